@@ -1,0 +1,2 @@
+#include <stdio.h>
+int main(void) { puts("goblin-core: under construction"); return 0; }

@@ -1,0 +1,18 @@
+/* macOS heap introspection: malloc_size and the task's resident size. */
+#include "mem.h"
+
+#include <mach/mach.h>
+#include <malloc/malloc.h>
+
+bool gb_plat_malloc_usable_supported(void) { return true; }
+
+size_t gb_plat_malloc_usable_size(void *p) { return p ? malloc_size(p) : 0; }
+
+size_t gb_plat_rss_bytes(void)
+{
+    mach_task_basic_info_data_t info;
+    mach_msg_type_number_t count = MACH_TASK_BASIC_INFO_COUNT;
+    if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
+        return 0;
+    return (size_t)info.resident_size;
+}

@@ -1,0 +1,23 @@
+/* Generic POSIX: the allocator cannot be asked for a block's size, and there is
+ * no portable resident-set figure beyond getrusage's peak. */
+#define _POSIX_C_SOURCE 200809L
+#include "mem.h"
+
+#include <sys/resource.h>
+
+bool gb_plat_malloc_usable_supported(void) { return false; }
+
+size_t gb_plat_malloc_usable_size(void *p)
+{
+    (void)p;
+    return 0;
+}
+
+size_t gb_plat_rss_bytes(void)
+{
+    /* POSIX only offers the peak (ru_maxrss, in KiB on Linux and the BSDs). */
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (size_t)ru.ru_maxrss * 1024u;
+}
