@@ -26,3 +26,14 @@ if(GOBLIN_PLATFORM STREQUAL "darwin" AND NOT CMAKE_SYSTEM_NAME STREQUAL "Darwin"
   message(FATAL_ERROR "GOBLIN_PLATFORM=darwin needs a macOS host")
 endif()
 message(STATUS "Goblin platform layer: ${GOBLIN_PLATFORM}")
+
+# System libraries the platform layer needs beyond libc. shm_open lived in
+# librt before glibc 2.34 (the library still exists, empty, after it).
+set(GB_PLATFORM_SYSTEM_LIBS "")
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  find_library(GB_LIBRT rt)
+  if(GB_LIBRT)
+    list(APPEND GB_PLATFORM_SYSTEM_LIBS ${GB_LIBRT})
+  endif()
+endif()
+include(GNUInstallDirs)

@@ -4,8 +4,10 @@
  *
  *   linux/darwin/posix each implement gb_clock_mono_ns and gb_clock_real_ms.
  *   The cycle counter is an architecture matter (rdtsc, cntvct_el0), with a
- *   clock_gettime fallback; gb_cycles_calibrate() measures its real rate
- *   against the monotonic clock so benchmarks report nanoseconds.
+ *   clock_gettime fallback; gb_cycles_ns_per_cycle() gives its real rate
+ *   (measured against the monotonic clock on x86, read from the counter's
+ *   frequency register or timebase elsewhere) so benchmarks report
+ *   nanoseconds.
  */
 #ifndef GB_PLATFORM_CLOCK_H
 #define GB_PLATFORM_CLOCK_H
@@ -32,5 +34,10 @@ uint64_t gb_cycles_now(void);
  * `sample_ms` milliseconds and returns nanoseconds per cycle (e.g. 0.333 on a
  * 3 GHz TSC, 41.67 on Apple's 24 MHz counter). */
 double gb_cycles_ns_per_cycle(unsigned sample_ms);
+
+/* What gb_cycles_now() reads: "tsc", "cntvct_el0", "mach_absolute_time" or
+ * "clock_gettime" (x86 without an invariant TSC, other architectures, posix).
+ * Benchmarks print it beside their numbers. */
+const char *gb_cycles_source(void);
 
 #endif

@@ -22,3 +22,5 @@ double gb_cycles_ns_per_cycle(unsigned sample_ms)
         return 1.0;
     return (double)tb.numer / (double)tb.denom;
 }
+
+const char *gb_cycles_source(void) { return "mach_absolute_time"; }

@@ -33,3 +33,5 @@ double gb_cycles_ns_per_cycle(unsigned sample_ms)
     (void)sample_ms;
     return 1.0;
 }
+
+const char *gb_cycles_source(void) { return "clock_gettime"; }

@@ -1,0 +1,48 @@
+/*
+ * Private to platform/: what the per-OS files and the OS-independent files in
+ * common/ share. Nothing outside platform/ includes this.
+ */
+#ifndef GB_PLATFORM_INTERNAL_H
+#define GB_PLATFORM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cpu.h"
+#include "goblin/error.h"
+#include "shm.h"
+#include "syscalls.h"
+
+/* The live syscall table and its defaults, both defined by <os>/syscalls.c. */
+extern gb_syscall_table gb__sys;
+extern const gb_syscall_table gb__sys_defaults;
+
+/* Records a failure: formats the message into the thread's last-error slot
+ * (gb_plat_last_error) and into err[errlen] when err is not NULL, and
+ * returns `code` so callers can write `return gb__fail(...)`. */
+int gb__fail(int code, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The GB_E* code for an errno value (EPERM -> GB_EPERM, ENOSYS -> GB_ENOTSUP,
+ * EPIPE -> GB_ECLOSED, anything unmapped -> GB_ESYS). */
+int gb__errno_code(int e);
+
+/* Range-list parser with the byte offset of the first bad character. */
+int gb__topo_parse_cpulist(const char *text, gb_cpuset *out, size_t *bad_at);
+
+/* Writes to every page of [addr, addr+len) without changing its contents,
+ * catching SIGBUS (empty huge-page pool, object truncated under us) and
+ * turning it into GB_ENOMEM. The previous SIGBUS disposition is restored
+ * before returning. */
+int gb__touch_pages(void *addr, size_t len);
+
+/* The shm_open object of darwin/posix (and Linux's fallback when the kernel
+ * lacks memfd): <= 31-char unique name, unlinked at once, sized once. */
+int gb__shm_create_named(size_t size, gb_shm *out, char *err, size_t errlen);
+
+/* mmap(MAP_SHARED) of fd; fills out (fd, addr, size, huge). */
+int gb__shm_map_fd(int fd, size_t size, bool huge, gb_shm *out, char *err, size_t errlen);
+
+static inline size_t gb__round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+#endif

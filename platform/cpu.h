@@ -1,0 +1,113 @@
+/*
+ * CPUs: which ones this process may use, pinning the calling thread, and the
+ * spin-wait hint.
+ *
+ *   linux  - sched_getaffinity / sched_setaffinity through the syscall table
+ *            (platform/syscalls.h), sched_getcpu.
+ *   darwin - no affinity API: "pinning" sets QoS USER_INTERACTIVE (keeps the
+ *            thread on performance cores) and tries THREAD_AFFINITY_POLICY,
+ *            which Apple Silicon rejects -> GB_ENOTSUP.
+ *   posix  - allowed = every online CPU; pinning/current CPU -> GB_ENOTSUP.
+ *
+ * All functions return 0 (or a count) on success and a negative GB_E* code on
+ * failure; gb_plat_last_error() has the words for the user.
+ */
+#ifndef GB_PLATFORM_CPU_H
+#define GB_PLATFORM_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Bytes between two words written by different cores. 128, not 64: Intel's
+ * adjacent-line prefetcher pulls lines in pairs, and Apple's M-series lines
+ * are 128 bytes. Shared index words (ring head/tail) sit this far apart. */
+#define GB_CACHE_ISOLATION 128
+
+/* A CPU set big enough for Linux's default CONFIG_NR_CPUS (1024); the same
+ * size and bit order as glibc's cpu_set_t, so it can be passed to the kernel. */
+#define GB_CPUSET_MAX 1024
+typedef struct {
+    uint64_t bits[GB_CPUSET_MAX / 64];
+} gb_cpuset;
+
+static inline void gb_cpuset_zero(gb_cpuset *s)
+{
+    for (int i = 0; i < GB_CPUSET_MAX / 64; i++)
+        s->bits[i] = 0;
+}
+
+/* Out-of-range CPUs are ignored by set/clear and never "in" the set. */
+static inline void gb_cpuset_set(gb_cpuset *s, int cpu)
+{
+    if (cpu >= 0 && cpu < GB_CPUSET_MAX)
+        s->bits[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+}
+
+static inline void gb_cpuset_clear(gb_cpuset *s, int cpu)
+{
+    if (cpu >= 0 && cpu < GB_CPUSET_MAX)
+        s->bits[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+}
+
+static inline bool gb_cpuset_test(const gb_cpuset *s, int cpu)
+{
+    return cpu >= 0 && cpu < GB_CPUSET_MAX && ((s->bits[cpu / 64] >> (cpu % 64)) & 1u);
+}
+
+static inline int gb_cpuset_count(const gb_cpuset *s)
+{
+    int n = 0;
+    for (int i = 0; i < GB_CPUSET_MAX / 64; i++)
+        n += __builtin_popcountll(s->bits[i]);
+    return n;
+}
+
+/* The lowest CPU in the set at or above `from`, or -1. Iterate with
+ * for (c = gb_cpuset_next(s, 0); c >= 0; c = gb_cpuset_next(s, c + 1)). */
+static inline int gb_cpuset_next(const gb_cpuset *s, int from)
+{
+    for (int c = from < 0 ? 0 : from; c < GB_CPUSET_MAX; c++)
+        if (gb_cpuset_test(s, c))
+            return c;
+    return -1;
+}
+
+/* The CPUs this process may run on (its affinity mask, which already
+ * reflects cgroup cpusets and taskset). Never empty on success. */
+int gb_cpu_allowed(gb_cpuset *out);
+
+/* Pins the calling thread to `cpu`. Linux checks `cpu` against
+ * gb_cpu_allowed() first, because sched_setaffinity silently intersects with
+ * the cpuset: a disallowed CPU is GB_EINVAL with the allowed list in the
+ * message, never a pin that quietly went elsewhere. darwin/posix: GB_ENOTSUP
+ * (darwin still applies QoS USER_INTERACTIVE first). */
+int gb_cpu_pin_current_thread(int cpu);
+
+/* Marks the calling thread as latency critical where the OS has a notion of
+ * it (darwin: QoS USER_INTERACTIVE, i.e. performance cores, no App Nap
+ * throttling). linux/posix: GB_ENOTSUP - there, pin instead. */
+int gb_thread_set_latency_critical(void);
+
+/* Number of online CPUs (>= 1). */
+int gb_cpu_count(void);
+
+/* The CPU the calling thread runs on right now (a hint: it can migrate the
+ * next instant unless pinned), or GB_ENOTSUP. */
+int gb_cpu_current(void);
+
+/* Spin-wait hint for busy-poll loops. x86 `pause` (de-pipelines the loop
+ * and yields the core to its SMT sibling); arm64 `isb` (a real ~10-40 ns
+ * delay; arm64 `yield` is a no-op that only gets the thread deprioritised
+ * by the hypervisor, which is why Rust, Go and OpenJDK moved to isb). */
+static inline void gb_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+    __asm__ __volatile__("isb" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+#endif

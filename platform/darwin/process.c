@@ -1,0 +1,25 @@
+/* macOS: no numa_maps (and no NUMA placement to report). */
+#include "common/internal.h"
+#include "process.h"
+
+static int unsupported(void) { return gb__fail(GB_ENOTSUP, NULL, 0, "macOS has no /proc/<pid>/numa_maps"); }
+
+int gb_proc_numa_maps_line(pid_t pid, const void *addr, char *out, size_t cap)
+{
+    (void)pid, (void)addr, (void)out, (void)cap;
+    return unsupported();
+}
+
+int gb_proc_numa_maps_nodes(pid_t pid, const void *addr, char *out, size_t cap)
+{
+    (void)pid, (void)addr;
+    if (out && cap)
+        out[0] = '\0';
+    return unsupported();
+}
+
+int gb_proc_numa_maps_pages(pid_t pid, const void *addr, size_t *pages, int nnodes)
+{
+    (void)pid, (void)addr, (void)pages, (void)nnodes;
+    return unsupported();
+}

@@ -1,0 +1,90 @@
+/* macOS wake descriptor: a non-blocking pipe (kqueue/libuv watch it like any
+ * fd). F_SETNOSIGPIPE on the write end turns "reader gone" into EPIPE
+ * instead of a SIGPIPE that would kill the signalling client. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "wakefd.h"
+
+static int set_flags(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    int fdfl = fcntl(fd, F_GETFD);
+    if (fl < 0 || fdfl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC) < 0)
+        return -1;
+    return 0;
+}
+
+int gb_wakefd_open(gb_wakefd *w)
+{
+    if (!w)
+        return GB_EINVAL;
+    int p[2];
+    w->read_fd = w->write_fd = -1;
+    if (pipe(p) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: pipe: %s", strerror(errno));
+    if (set_flags(p[0]) != 0 || set_flags(p[1]) != 0) {
+        int rc = gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: fcntl: %s", strerror(errno));
+        close(p[0]);
+        close(p[1]);
+        return rc;
+    }
+#ifdef F_SETNOSIGPIPE
+    (void)fcntl(p[1], F_SETNOSIGPIPE, 1);
+#endif
+    w->read_fd = p[0];
+    w->write_fd = p[1];
+    return 0;
+}
+
+int gb_wakefd_signal(int write_fd)
+{
+    /* write(2) and errno only: async-signal-safe. */
+    int saved = errno;
+    char one = 1;
+    ssize_t n;
+    do {
+        n = write(write_fd, &one, 1);
+    } while (n < 0 && errno == EINTR);
+    int rc = 0;
+    if (n < 0) {
+        if (errno == EPIPE)
+            rc = GB_ECLOSED;
+        else if (errno != EAGAIN) /* pipe full: a wake-up is already pending */
+            rc = errno == EBADF ? GB_EINVAL : GB_ESYS;
+    }
+    errno = saved;
+    return rc;
+}
+
+int gb_wakefd_drain(int read_fd)
+{
+    char buf[256];
+    int any = 0;
+    for (;;) {
+        ssize_t n = read(read_fd, buf, sizeof buf);
+        if (n > 0) {
+            any = 1;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 || (n < 0 && errno == EAGAIN))
+            return any;
+        return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd drain: %s", strerror(errno));
+    }
+}
+
+void gb_wakefd_close(gb_wakefd *w)
+{
+    if (!w)
+        return;
+    if (w->read_fd >= 0)
+        close(w->read_fd);
+    if (w->write_fd >= 0 && w->write_fd != w->read_fd)
+        close(w->write_fd);
+    w->read_fd = w->write_fd = -1;
+}

@@ -1,0 +1,84 @@
+/* Linux CPUs: the affinity mask through the syscall table, sched_getcpu. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "cpu.h"
+
+int gb_cpu_allowed(gb_cpuset *out)
+{
+    gb_cpuset_zero(out);
+    if (gb__sys.sched_getaffinity(0, sizeof out->bits, out->bits) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "sched_getaffinity: %s", strerror(errno));
+    if (gb_cpuset_count(out) == 0)
+        return gb__fail(GB_ESYS, NULL, 0, "sched_getaffinity returned an empty CPU set");
+    return 0;
+}
+
+/* "0-1,4" style text of a set, for messages. */
+static void format_set(const gb_cpuset *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int c = gb_cpuset_next(s, 0); c >= 0 && len + 1 < cap;) {
+        int end = c;
+        while (gb_cpuset_test(s, end + 1))
+            end++;
+        int n = end > c ? snprintf(buf + len, cap - len, "%s%d-%d", len ? "," : "", c, end)
+                        : snprintf(buf + len, cap - len, "%s%d", len ? "," : "", c);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+        c = gb_cpuset_next(s, end + 1);
+    }
+}
+
+int gb_cpu_pin_current_thread(int cpu)
+{
+    if (cpu < 0 || cpu >= GB_CPUSET_MAX)
+        return gb__fail(GB_EINVAL, NULL, 0, "CPU %d is out of range (0..%d)", cpu, GB_CPUSET_MAX - 1);
+    gb_cpuset allowed;
+    int rc = gb_cpu_allowed(&allowed);
+    if (rc < 0)
+        return rc;
+    if (!gb_cpuset_test(&allowed, cpu)) {
+        /* sched_setaffinity would intersect with the cpuset and, for a CPU
+         * outside it, fail with a bare EINVAL - say what is allowed. */
+        char list[256];
+        format_set(&allowed, list, sizeof list);
+        return gb__fail(GB_EINVAL, NULL, 0,
+                        "CPU %d is not in this process's allowed CPUs (%s): check taskset/cgroup cpuset "
+                        "or pick one of those",
+                        cpu, list);
+    }
+    gb_cpuset one;
+    gb_cpuset_zero(&one);
+    gb_cpuset_set(&one, cpu);
+    /* pid 0 = the calling thread (sched_setaffinity is per thread). */
+    if (gb__sys.sched_setaffinity(0, sizeof one.bits, one.bits) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "sched_setaffinity(CPU %d): %s", cpu, strerror(errno));
+    return 0;
+}
+
+int gb_thread_set_latency_critical(void)
+{
+    return gb__fail(GB_ENOTSUP, NULL, 0, "Linux has no latency QoS class for threads; pin with --cpu instead");
+}
+
+int gb_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int gb_cpu_current(void)
+{
+    int c = sched_getcpu();
+    if (c < 0)
+        return gb__fail(GB_ENOTSUP, NULL, 0, "sched_getcpu: %s", strerror(errno));
+    return c;
+}

@@ -1,0 +1,97 @@
+/* Generic POSIX wake descriptor: a non-blocking AF_UNIX socketpair. Not a
+ * pipe: writing to a pipe whose reader has exited raises SIGPIPE in the
+ * signaller (a client application); send() with MSG_NOSIGNAL (POSIX.1-2008)
+ * returns EPIPE instead. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "wakefd.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
+
+static int set_flags(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    int fdfl = fcntl(fd, F_GETFD);
+    if (fl < 0 || fdfl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC) < 0)
+        return -1;
+    return 0;
+}
+
+int gb_wakefd_open(gb_wakefd *w)
+{
+    if (!w)
+        return GB_EINVAL;
+    int sv[2];
+    w->read_fd = w->write_fd = -1;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: socketpair: %s", strerror(errno));
+    if (set_flags(sv[0]) != 0 || set_flags(sv[1]) != 0) {
+        int rc = gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: fcntl: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return rc;
+    }
+    shutdown(sv[0], SHUT_WR); /* one direction only: reader never writes */
+    w->read_fd = sv[0];
+    w->write_fd = sv[1];
+    return 0;
+}
+
+int gb_wakefd_signal(int write_fd)
+{
+    /* send(2) and errno only: async-signal-safe. */
+    int saved = errno;
+    char one = 1;
+    ssize_t n;
+    do {
+        n = send(write_fd, &one, 1, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    int rc = 0;
+    if (n < 0) {
+        if (errno == EPIPE || errno == ECONNRESET)
+            rc = GB_ECLOSED;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK) /* full: a wake-up is pending */
+            rc = errno == EBADF || errno == ENOTSOCK ? GB_EINVAL : GB_ESYS;
+    }
+    errno = saved;
+    return rc;
+}
+
+int gb_wakefd_drain(int read_fd)
+{
+    char buf[256];
+    int any = 0;
+    for (;;) {
+        ssize_t n = read(read_fd, buf, sizeof buf);
+        if (n > 0) {
+            any = 1;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return any;
+        if (n == 0)
+            return any; /* every writer closed: nothing more will come */
+        return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd drain: %s", strerror(errno));
+    }
+}
+
+void gb_wakefd_close(gb_wakefd *w)
+{
+    if (!w)
+        return;
+    if (w->read_fd >= 0)
+        close(w->read_fd);
+    if (w->write_fd >= 0 && w->write_fd != w->read_fd)
+        close(w->write_fd);
+    w->read_fd = w->write_fd = -1;
+}
