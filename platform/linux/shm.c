@@ -108,7 +108,7 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
         if (huge && rc == GB_ENOMEM) {
             long free_pages = meminfo_value("HugePages_Free");
             rc = gb__fail(GB_ENOMEM, err, errlen,
-                          "shm: the huge-page pool cannot supply %zu pages of %zu kB (HugePages_Free: %ld); "
+                          "shm: the huge-page pool cannot supply %zu page(s) of %zu kB (HugePages_Free: %ld); "
                           "raise /proc/sys/vm/nr_hugepages, or the node's "
                           "/sys/devices/system/node/node<N>/hugepages/hugepages-%zukB/nr_hugepages",
                           size / unit, unit / 1024, free_pages, unit / 1024);

@@ -1,0 +1,201 @@
+/* platform/cpu.h: the CPU-set helpers, the allowed set, pinning to an
+ * allowed CPU and refusing a disallowed one (real and injected), and the
+ * calls a variant may not support. */
+#include "tutil.h"
+
+#include <pthread.h>
+
+#include "cpu.h"
+
+static int reset_table(void **state)
+{
+    (void)state;
+    gb_syscalls_reset();
+    return 0;
+}
+
+static void test_cpuset_helpers(void **state)
+{
+    (void)state;
+    gb_cpuset s;
+    gb_cpuset_zero(&s);
+    assert_int_equal(gb_cpuset_count(&s), 0);
+    assert_int_equal(gb_cpuset_next(&s, 0), -1);
+    gb_cpuset_set(&s, 0);
+    gb_cpuset_set(&s, 63);
+    gb_cpuset_set(&s, 64);
+    gb_cpuset_set(&s, GB_CPUSET_MAX - 1);
+    gb_cpuset_set(&s, GB_CPUSET_MAX); /* ignored */
+    gb_cpuset_set(&s, -1);            /* ignored */
+    assert_int_equal(gb_cpuset_count(&s), 4);
+    assert_true(gb_cpuset_test(&s, 63) && gb_cpuset_test(&s, 64));
+    assert_false(gb_cpuset_test(&s, 1));
+    assert_false(gb_cpuset_test(&s, GB_CPUSET_MAX));
+    assert_false(gb_cpuset_test(&s, -5));
+    assert_int_equal(gb_cpuset_next(&s, 1), 63);
+    assert_int_equal(gb_cpuset_next(&s, 65), GB_CPUSET_MAX - 1);
+    gb_cpuset_clear(&s, 63);
+    assert_int_equal(gb_cpuset_count(&s), 3);
+    assert_int_equal(GB_CACHE_ISOLATION, 128);
+    assert_int_equal(sizeof(gb_cpuset), GB_CPUSET_MAX / 8);
+}
+
+static void test_allowed_and_count(void **state)
+{
+    (void)state;
+    int n = gb_cpu_count();
+    assert_true(n >= 1);
+    gb_cpuset allowed;
+    assert_rc(gb_cpu_allowed(&allowed), 0);
+    assert_true(gb_cpuset_count(&allowed) >= 1);
+    if (!gb_platform_has(GB_CAP_AFFINITY))
+        assert_int_equal(gb_cpuset_count(&allowed), n); /* every online CPU */
+    for (int i = 0; i < 1000; i++)
+        gb_cpu_relax();
+}
+
+static void test_current_and_qos(void **state)
+{
+    (void)state;
+    int c = gb_cpu_current();
+    if (gb_platform_has(GB_CAP_CPU_CURRENT))
+        assert_true(c >= 0 && c < GB_CPUSET_MAX);
+    else
+        assert_rc(c, GB_ENOTSUP);
+    int rc = gb_thread_set_latency_critical();
+    assert_rc(rc, gb_platform_has(GB_CAP_LATENCY_QOS) ? 0 : GB_ENOTSUP);
+}
+
+/* Pinning changes the calling thread: do it on a thread of its own. */
+typedef struct {
+    int cpu;
+    int rc;
+    int after;
+} pin_job;
+
+static void *pin_thread(void *arg)
+{
+    pin_job *j = arg;
+    j->rc = gb_cpu_pin_current_thread(j->cpu);
+    j->after = -1;
+    if (j->rc == 0 && gb_platform_has(GB_CAP_CPU_CURRENT))
+        for (int i = 0; i < 100; i++) /* pinned: must already run there */
+            j->after = gb_cpu_current();
+    return NULL;
+}
+
+static pin_job pin_on_thread(int cpu)
+{
+    pin_job j = {.cpu = cpu};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, pin_thread, &j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    return j;
+}
+
+static void test_pin_allowed_and_disallowed(void **state)
+{
+    (void)state;
+    gb_cpuset allowed;
+    assert_rc(gb_cpu_allowed(&allowed), 0);
+    int last = -1;
+    for (int c = gb_cpuset_next(&allowed, 0); c >= 0; c = gb_cpuset_next(&allowed, c + 1))
+        last = c;
+    pin_job j = pin_on_thread(last);
+    if (!gb_platform_has(GB_CAP_PIN)) {
+        assert_rc(j.rc, GB_ENOTSUP);
+    } else {
+        assert_rc(j.rc, 0);
+        if (gb_platform_has(GB_CAP_CPU_CURRENT))
+            assert_int_equal(j.after, last);
+    }
+    /* out of range everywhere */
+    assert_rc(pin_on_thread(-1).rc, GB_EINVAL);
+    assert_rc(pin_on_thread(GB_CPUSET_MAX).rc, GB_EINVAL);
+
+    if (gb_platform_has(GB_CAP_AFFINITY)) {
+        /* a real CPU number outside our affinity mask: refused with the
+         * allowed list, not silently intersected away */
+        int outside = 0;
+        while (outside < GB_CPUSET_MAX && gb_cpuset_test(&allowed, outside))
+            outside++;
+        if (outside < GB_CPUSET_MAX) {
+            j = pin_on_thread(outside);
+            assert_rc(j.rc, GB_EINVAL);
+        }
+    }
+}
+
+/* ---- injected affinity ---------------------------------------------------- */
+
+static int fake_get_only_cpu0(pid_t pid, size_t setsize, void *mask)
+{
+    (void)pid;
+    memset(mask, 0, setsize);
+    ((unsigned char *)mask)[0] = 1; /* a cgroup cpuset of {0} */
+    return 0;
+}
+
+static unsigned char set_mask_seen[GB_CPUSET_MAX / 8];
+static int set_calls;
+
+static int spy_set(pid_t pid, size_t setsize, const void *mask)
+{
+    assert_int_equal(pid, 0); /* the calling thread */
+    assert_true(setsize <= sizeof set_mask_seen);
+    memcpy(set_mask_seen, mask, setsize);
+    set_calls++;
+    return 0;
+}
+
+static int fail_set_eperm(pid_t pid, size_t setsize, const void *mask)
+{
+    (void)pid, (void)setsize, (void)mask;
+    errno = EPERM;
+    return -1;
+}
+
+static int fail_get_einval(pid_t pid, size_t setsize, void *mask)
+{
+    (void)pid, (void)setsize, (void)mask;
+    errno = EINVAL;
+    return -1;
+}
+
+static void test_pin_injected(void **state)
+{
+    (void)state;
+    if (!gb_platform_has(GB_CAP_AFFINITY))
+        skip(); /* no affinity syscalls to inject into */
+    GB_SYSCALL_OVERRIDE(sched_getaffinity, fake_get_only_cpu0);
+    GB_SYSCALL_OVERRIDE(sched_setaffinity, spy_set);
+    set_calls = 0;
+    assert_rc(gb_cpu_pin_current_thread(1), GB_EINVAL);
+    assert_contains(gb_plat_last_error(), "CPU 1 is not in this process's allowed CPUs (0)");
+    assert_int_equal(set_calls, 0); /* refused before the syscall */
+
+    assert_rc(gb_cpu_pin_current_thread(0), 0);
+    assert_int_equal(set_calls, 1);
+    assert_int_equal(set_mask_seen[0], 1);
+    for (size_t i = 1; i < sizeof set_mask_seen; i++)
+        assert_int_equal(set_mask_seen[i], 0);
+
+    GB_SYSCALL_OVERRIDE(sched_setaffinity, fail_set_eperm);
+    assert_rc(gb_cpu_pin_current_thread(0), GB_EPERM);
+    GB_SYSCALL_OVERRIDE(sched_getaffinity, fail_get_einval);
+    gb_cpuset s;
+    assert_rc(gb_cpu_allowed(&s), GB_EINVAL);
+    assert_rc(gb_cpu_pin_current_thread(0), GB_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpuset_helpers),
+        cmocka_unit_test(test_allowed_and_count),
+        cmocka_unit_test(test_current_and_qos),
+        cmocka_unit_test(test_pin_allowed_and_disallowed),
+        cmocka_unit_test_teardown(test_pin_injected, reset_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+/* platform/park.h: timeouts and argument checks, a thread wake, and the
+ * cross-process stress: two processes hand a turn back and forth a million
+ * times through a word in shared memory, spinning a random while before
+ * parking, so wakes race with every stage of going to sleep. A lost wake-up
+ * shows as a park that times out although the turn had already come; a
+ * deadlock trips the watchdog, which fails the test instead of hanging it. */
+#include "tutil.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+#include "cpu.h"
+#include "park.h"
+#include "shm.h"
+
+/* Kernel parking: the full million. The posix variant polls with up to 1 ms
+ * naps, so it gets a smaller count that still covers every race. */
+#define HANDOFFS_KERNEL 1000000u
+#define HANDOFFS_POLLING 20000u
+#define WATCHDOG_S 50
+/* A parked side that sees no change for this long although the turn is
+ * already its own has lost a wake-up. */
+#define PARK_TIMEOUT_NS (2ull * 1000000000ull)
+
+typedef struct {
+    _Atomic uint32_t turn; /* 0: parent's turn, 1: child's */
+    uint8_t pad1[GB_CACHE_ISOLATION - sizeof(uint32_t)];
+    _Atomic uint64_t done[2];     /* handoffs completed by each side */
+    _Atomic uint64_t parks[2];    /* times each side really parked */
+    _Atomic uint64_t lost[2];     /* lost wake-ups seen by each side */
+    _Atomic uint64_t stalls[2];   /* timeouts with the peer just slow */
+} arena;
+
+_Static_assert(offsetof(arena, done) == GB_CACHE_ISOLATION, "turn sits alone in its isolation unit");
+
+static void test_timeouts_and_args(void **state)
+{
+    (void)state;
+    gb_shm shm;
+    assert_rc(gb_shm_create(gb_page_size(), 0, &shm, NULL, 0), 0);
+    _Atomic uint32_t *w = shm.addr;
+    atomic_store(w, 5);
+    assert_rc(gb_park_wait(w, 4, GB_PARK_FOREVER), 0); /* value differs: at once */
+    assert_rc(gb_park_wait(w, 5, 0), GB_ETIMEDOUT);      /* 0: check only */
+    uint64_t t0 = gb_clock_mono_ns();
+    assert_rc(gb_park_wait(w, 5, 30 * 1000000ull), GB_ETIMEDOUT);
+    uint64_t waited = gb_clock_mono_ns() - t0;
+    assert_true(waited >= 30 * 1000000ull);
+    assert_true(waited < 3000 * 1000000ull);
+    assert_true(gb_park_wake(w, 1) >= 0); /* nobody waiting: fine */
+    assert_true(gb_park_wake(w, GB_PARK_WAKE_ALL) >= 0);
+    assert_rc(gb_park_wake(w, 0), GB_EINVAL);
+    _Atomic uint32_t *odd = (_Atomic uint32_t *)((char *)shm.addr + 2);
+    assert_rc(gb_park_wait(odd, 0, 1000), GB_EINVAL);
+    assert_rc(gb_park_wake(odd, 1), GB_EINVAL);
+    gb_shm_close(&shm);
+}
+
+static void *waiter(void *arg)
+{
+    _Atomic uint32_t *w = arg;
+    int rc = 0;
+    while (atomic_load_explicit(w, memory_order_acquire) == 0 && rc == 0)
+        rc = gb_park_wait(w, 0, GB_PARK_FOREVER);
+    return (void *)(intptr_t)rc;
+}
+
+static void test_wake_thread(void **state)
+{
+    (void)state;
+    gb_shm shm;
+    assert_rc(gb_shm_create(gb_page_size(), 0, &shm, NULL, 0), 0);
+    _Atomic uint32_t *w = shm.addr;
+    atomic_store(w, 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, waiter, (void *)w), 0);
+    struct timespec nap = {0, 20 * 1000000};
+    nanosleep(&nap, NULL); /* let it park */
+    atomic_store_explicit(w, 1, memory_order_release);
+    assert_true(gb_park_wake(w, GB_PARK_WAKE_ALL) >= 0);
+    void *ret;
+    assert_int_equal(pthread_join(t, &ret), 0);
+    assert_int_equal((intptr_t)ret, 0);
+    gb_shm_close(&shm);
+}
+
+/* ---- the stress --------------------------------------------------------- */
+
+static pid_t watchdog_child;
+
+static void watchdog(int sig)
+{
+    (void)sig;
+    static const char msg[] = "park/wake stress: watchdog expired - deadlock or lost wake-up\n";
+    ssize_t n = write(2, msg, sizeof msg - 1);
+    (void)n;
+    if (watchdog_child > 0)
+        kill(watchdog_child, SIGKILL);
+    _exit(3);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* One side: wait for my turn (spin a random while, then park), count, hand
+ * the turn over, wake the peer. */
+static void play(arena *a, uint32_t me, uint64_t rounds, uint64_t seed)
+{
+    uint32_t other = 1 - me;
+    uint64_t rng = seed;
+    for (uint64_t i = 0; i < rounds; i++) {
+        uint64_t r = xorshift(&rng);
+        /* mostly short spins (the peer is usually still busy), sometimes
+         * long ones (the handoff lands mid-spin), sometimes none */
+        uint64_t spins = (r & 3) == 0 ? 0 : (r & 3) == 1 ? (r >> 8) % 2048 : (r >> 8) % 64;
+        for (uint64_t s = 0; s < spins && atomic_load_explicit(&a->turn, memory_order_acquire) != me; s++)
+            gb_cpu_relax();
+        while (atomic_load_explicit(&a->turn, memory_order_acquire) != me) {
+            atomic_fetch_add_explicit(&a->parks[me], 1, memory_order_relaxed);
+            int rc = gb_park_wait(&a->turn, other, PARK_TIMEOUT_NS);
+            if (rc == GB_ETIMEDOUT) {
+                if (atomic_load_explicit(&a->turn, memory_order_acquire) == me)
+                    atomic_fetch_add_explicit(&a->lost[me], 1, memory_order_relaxed);
+                else
+                    atomic_fetch_add_explicit(&a->stalls[me], 1, memory_order_relaxed);
+            } else if (rc != 0) {
+                fprintf(stderr, "side %u: park failed: %s (%s)\n", me, gb_error_name(rc), gb_plat_last_error());
+                _exit(4);
+            }
+        }
+        atomic_fetch_add_explicit(&a->done[me], 1, memory_order_relaxed);
+        /* sometimes hold the turn a while, so the peer runs out of spin and
+         * parks, and our wake races with its going to sleep */
+        if (((r >> 40) & 15) == 0)
+            for (uint64_t s = (r >> 44) % 512; s; s--)
+                gb_cpu_relax();
+        /* release: the peer's acquire load of `turn` sees done[] too */
+        atomic_store_explicit(&a->turn, other, memory_order_release);
+        if (gb_park_wake(&a->turn, 1) < 0)
+            _exit(5);
+    }
+}
+
+static void test_cross_process_stress(void **state)
+{
+    (void)state;
+    const uint64_t handoffs = gb_platform_has(GB_CAP_PARK_KERNEL) ? HANDOFFS_KERNEL : HANDOFFS_POLLING;
+    const uint64_t per_side = handoffs / 2;
+    gb_shm shm;
+    assert_rc(gb_shm_create(sizeof(arena), 0, &shm, NULL, 0), 0);
+    assert_rc(gb_shm_prefault(shm.addr, shm.size), 0);
+    arena *a = shm.addr;
+    memset(a, 0, sizeof *a);
+
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watchdog;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old);
+    watchdog_child = 0;
+    uint64_t t0 = gb_clock_mono_ns();
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(WATCHDOG_S + 5); /* the parent's watchdog normally fires first */
+        play(a, 1, per_side, 0x9e3779b97f4a7c15ull);
+        _exit(0);
+    }
+    watchdog_child = pid;
+    alarm(WATCHDOG_S);
+    play(a, 0, per_side, 0xd1b54a32d192ed03ull);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    alarm(0);
+    sigaction(SIGALRM, &old, NULL);
+    double secs = (double)(gb_clock_mono_ns() - t0) / 1e9;
+
+    print_message("%llu handoffs in %.2f s (%.2f us each); parked %llu + %llu times; stalls %llu + %llu\n",
+                  (unsigned long long)handoffs, secs, secs * 1e6 / (double)handoffs,
+                  (unsigned long long)a->parks[0], (unsigned long long)a->parks[1],
+                  (unsigned long long)a->stalls[0], (unsigned long long)a->stalls[1]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("child side failed, status %d", status);
+    assert_int_equal(a->done[0], per_side);
+    assert_int_equal(a->done[1], per_side);
+    assert_int_equal(a->lost[0], 0);
+    assert_int_equal(a->lost[1], 0);
+    assert_true(a->parks[0] + a->parks[1] > 0); /* the park path was exercised */
+    assert_int_equal(atomic_load(&a->turn), 0);  /* an even number of handoffs */
+    gb_shm_close(&shm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timeouts_and_args),
+        cmocka_unit_test(test_wake_thread),
+        cmocka_unit_test(test_cross_process_stress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

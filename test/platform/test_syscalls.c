@@ -1,0 +1,89 @@
+/* platform/syscalls.h and the small shared pieces: overriding and restoring
+ * table entries, capabilities, the error texts. */
+#include "tutil.h"
+
+#include "numa.h"
+
+static int fake_madvise(void *addr, size_t len, int advice)
+{
+    (void)addr, (void)len, (void)advice;
+    errno = EIO;
+    return -1;
+}
+
+static void test_table_names(void **state)
+{
+    (void)state;
+    const char *want[] = {"set_mempolicy", "mbind", "get_mempolicy", "move_pages", "sched_setaffinity",
+                          "sched_getaffinity", "memfd_create", "futex", "madvise", "mmap", "ftruncate"};
+    size_t n = 0;
+    while (gb_syscalls_name(n))
+        n++;
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(gb_syscalls_name(i), want[i]);
+        assert_non_null(gb_syscalls_get(want[i])); /* every entry has a default */
+    }
+    assert_null(gb_syscalls_name(n));
+    assert_null(gb_syscalls_get("nope"));
+}
+
+static void test_override_and_reset(void **state)
+{
+    (void)state;
+    gb_syscall_ptr orig = gb_syscalls_get("madvise");
+    assert_rc(GB_SYSCALL_OVERRIDE(madvise, fake_madvise), 0);
+    assert_true(gb_syscalls_get("madvise") == (gb_syscall_ptr)fake_madvise);
+    assert_true(gb_syscalls_get("mmap") != (gb_syscall_ptr)fake_madvise);
+    assert_rc(gb_syscalls_override("madvise", NULL), 0); /* NULL: back to default */
+    assert_true(gb_syscalls_get("madvise") == orig);
+    assert_rc(gb_syscalls_override("madvise", (gb_syscall_ptr)fake_madvise), 0);
+    gb_syscalls_reset();
+    assert_true(gb_syscalls_get("madvise") == orig);
+    assert_rc(gb_syscalls_override("no_such_call", (gb_syscall_ptr)fake_madvise), GB_ENOENT);
+    assert_contains(gb_plat_last_error(), "no_such_call");
+    assert_rc(gb_syscalls_override(NULL, NULL), GB_EINVAL);
+}
+
+/* Non-Linux variants: the Linux-only entries answer ENOSYS. */
+static void test_stub_entries(void **state)
+{
+    (void)state;
+    if (gb_platform_has(GB_CAP_NUMA))
+        skip();
+    gb_sys_get_mempolicy_fn f = (gb_sys_get_mempolicy_fn)gb_syscalls_get("get_mempolicy");
+    int mode;
+    errno = 0;
+    assert_int_equal(f(&mode, NULL, 0, NULL, 0), -1);
+    assert_int_equal(errno, ENOSYS);
+}
+
+static void test_caps_and_errors(void **state)
+{
+    (void)state;
+    const char *name = gb_platform_name();
+    assert_true(strcmp(name, "linux") == 0 || strcmp(name, "darwin") == 0 || strcmp(name, "posix") == 0);
+    assert_true(gb_platform_has(0));
+    if (strcmp(name, "posix") == 0)
+        assert_false(gb_platform_has(GB_CAP_PIN | GB_CAP_NUMA | GB_CAP_HUGEPAGES | GB_CAP_PARK_KERNEL));
+    print_message("platform %s: pin %d numa %d huge %d memfd %d park %d\n", name, gb_platform_has(GB_CAP_PIN),
+                  gb_platform_has(GB_CAP_NUMA), gb_platform_has(GB_CAP_HUGEPAGES), gb_platform_has(GB_CAP_MEMFD),
+                  gb_platform_has(GB_CAP_PARK_KERNEL));
+    assert_string_equal(gb_error_name(GB_ENONUMA), "GB_ENONUMA");
+    assert_string_equal(gb_error_name(GB_EREMOTE), "GB_EREMOTE");
+    assert_string_equal(gb_strerror(GB_ENOTSUP), "not supported on this platform");
+    /* the last error is per thread and says what happened */
+    assert_rc(gb_numa_verify(NULL, 0, -1, NULL), gb_platform_has(GB_CAP_NUMA) ? GB_EINVAL : GB_ENOTSUP);
+    assert_true(strlen(gb_plat_last_error()) > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_names),
+        cmocka_unit_test(test_override_and_reset),
+        cmocka_unit_test(test_stub_entries),
+        cmocka_unit_test(test_caps_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,147 @@
+/* platform/wakefd.h: signal/drain, coalescing, poll readiness, a signal from
+ * a signal handler and from another process, and a vanished reader. */
+#include "tutil.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "wakefd.h"
+
+static bool readable(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+static void test_signal_drain_coalesce(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    assert_true(fcntl(w.read_fd, F_GETFD) & FD_CLOEXEC);
+    assert_true(fcntl(w.read_fd, F_GETFL) & O_NONBLOCK);
+    assert_true(fcntl(w.write_fd, F_GETFL) & O_NONBLOCK);
+    assert_false(readable(w.read_fd, 0));
+    assert_rc(gb_wakefd_drain(w.read_fd), 0); /* nothing pending, no blocking */
+    for (int i = 0; i < 3; i++)
+        assert_rc(gb_wakefd_signal(w.write_fd), 0);
+    assert_true(readable(w.read_fd, 0));
+    assert_rc(gb_wakefd_drain(w.read_fd), 1); /* three signals, one wake-up */
+    assert_rc(gb_wakefd_drain(w.read_fd), 0);
+    assert_false(readable(w.read_fd, 0));
+    gb_wakefd_close(&w);
+    assert_int_equal(w.read_fd, -1);
+    assert_int_equal(w.write_fd, -1);
+    gb_wakefd_close(&w); /* idempotent */
+}
+
+static void test_signal_never_blocks(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    /* far more than a pipe or socket buffer holds: must neither block nor fail */
+    for (int i = 0; i < 200000; i++)
+        assert_rc(gb_wakefd_signal(w.write_fd), 0);
+    assert_rc(gb_wakefd_drain(w.read_fd), 1);
+    assert_rc(gb_wakefd_drain(w.read_fd), 0);
+    gb_wakefd_close(&w);
+}
+
+static void test_errno_preserved(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    errno = EDOM;
+    assert_rc(gb_wakefd_signal(w.write_fd), 0);
+    assert_int_equal(errno, EDOM);
+    errno = EDOM;
+    assert_rc(gb_wakefd_signal(-1), GB_EINVAL); /* a failing write, too */
+    assert_int_equal(errno, EDOM);
+    gb_wakefd_close(&w);
+}
+
+static int handler_fd = -1;
+static volatile sig_atomic_t handler_rc = 99;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handler_rc = gb_wakefd_signal(handler_fd);
+}
+
+static void test_signal_from_handler(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    handler_fd = w.write_fd;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    raise(SIGUSR1);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(handler_rc, 0);
+    assert_true(readable(w.read_fd, 1000));
+    assert_rc(gb_wakefd_drain(w.read_fd), 1);
+    gb_wakefd_close(&w);
+}
+
+static void test_signal_from_other_process(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct timespec nap = {0, 30 * 1000000};
+        nanosleep(&nap, NULL);
+        _exit(gb_wakefd_signal(w.write_fd) == 0 ? 0 : 1);
+    }
+    assert_true(readable(w.read_fd, 5000)); /* woken by the child */
+    assert_rc(gb_wakefd_drain(w.read_fd), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    gb_wakefd_close(&w);
+}
+
+/* pipe/socket variants: the reader exits, the signaller (a client) must get
+ * an error, not a SIGPIPE that kills it. */
+static void test_reader_gone(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    if (w.read_fd == w.write_fd) { /* eventfd: one object, no reader to lose */
+        gb_wakefd_close(&w);
+        skip();
+    }
+    struct sigaction dfl, old;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL; /* the default would kill us */
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGPIPE, &dfl, &old);
+    close(w.read_fd);
+    assert_rc(gb_wakefd_signal(w.write_fd), GB_ECLOSED);
+    sigaction(SIGPIPE, &old, NULL);
+    close(w.write_fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_signal_drain_coalesce),
+        cmocka_unit_test(test_signal_never_blocks),
+        cmocka_unit_test(test_errno_preserved),
+        cmocka_unit_test(test_signal_from_handler),
+        cmocka_unit_test(test_signal_from_other_process),
+        cmocka_unit_test(test_reader_gone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
