@@ -1,2 +1,95 @@
+/*
+ * goblin-core: the server.
+ *
+ * Start-up order matters (see docs/architecture.md): settings, logging, then
+ * the parts that must exist before anything else is allocated (the ring pool,
+ * placed and verified on --cpu's NUMA node), then the engine, then the
+ * listeners. Any failure before the listeners open exits non-zero with one
+ * line that says what to do.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
-int main(void) { puts("goblin-core: under construction"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "engine/config.h"
+#include "engine/engine.h"
+#include "transport/net/server.h"
+
+#ifndef GOBLIN_VERSION
+#define GOBLIN_VERSION "0.1.0"
+#endif
+
+static FILE *open_log(const gb_settings *cfg)
+{
+    if (!cfg->logfile || !cfg->logfile[0])
+        return NULL;
+    FILE *f = fopen(cfg->logfile, "a");
+    if (!f) {
+        fprintf(stderr, "goblin-core: cannot open logfile '%s': %s\n", cfg->logfile, strerror(errno));
+        exit(1);
+    }
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    gb_settings cfg;
+    gb_settings_defaults(&cfg);
+    char err[512];
+    int rc = gb_config_parse_args(&cfg, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 1) {
+        gb_settings_free(&cfg);
+        return 0;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "goblin-core: %s\n", err);
+        gb_settings_free(&cfg);
+        return 1;
+    }
+    FILE *logf = open_log(&cfg);
+    gb_log_set(cfg.loglevel, logf);
+
+    gb_engine *eng = gb_engine_new(&cfg, err, sizeof err);
+    if (!eng) {
+        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
+        return 1;
+    }
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    gb_net_server *srv = gb_net_server_new(eng, &loop, err, sizeof err);
+    if (!srv) {
+        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
+        fprintf(stderr, "goblin-core: %s\n", err);
+        gb_engine_free(eng);
+        gb_settings_free(&cfg);
+        return 1;
+    }
+    struct utsname un;
+    uname(&un);
+    gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
+           "7.0.15", (long)getpid(), un.sysname, un.release, un.machine);
+    gb_log(GB_LOG_NOTICE, "Listening on %s; %d databases; maxmemory %s; lists: %s", gb_net_server_describe(srv),
+           cfg.databases, cfg.maxmemory ? "set" : "unlimited",
+           cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
+    if (cfg.requirepass && cfg.requirepass[0])
+        gb_log(GB_LOG_NOTICE, "Password protection is on (requirepass)");
+    if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && (!cfg.requirepass || !cfg.requirepass[0]))
+        gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password: anyone who can reach this host "
+                               "can read and change all data. Set --requirepass or bind to 127.0.0.1.");
+    gb_log(GB_LOG_NOTICE, "Ready to accept connections");
+
+    gb_net_server_run(srv);
+    gb_net_server_free(srv);
+    uv_loop_close(&loop);
+    gb_engine_free(eng);
+    gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
+    gb_settings_free(&cfg);
+    if (logf)
+        fclose(logf);
+    return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * The engine: all server state owned by the one engine thread — databases,
+ * settings, clients, the command table, statistics — and the entry points
+ * the transports and the server's main loop call.
+ *
+ * It is a struct, not globals, so that a sharded build could run several
+ * (one per core) side by side.
+ */
+#ifndef GB_ENGINE_ENGINE_H
+#define GB_ENGINE_ENGINE_H
+
+#include "engine/client.h"
+#include "engine/command.h"
+#include "engine/config.h"
+#include "engine/db.h"
+#include "engine/htable.h"
+#include "platform/clock.h"
+
+typedef struct gb_stats {
+    uint64_t total_connections_received;
+    uint64_t total_commands_processed;
+    uint64_t rejected_connections;
+    uint64_t expired_keys;
+    uint64_t keyspace_hits;
+    uint64_t keyspace_misses;
+    uint64_t total_net_input_bytes;
+    uint64_t total_net_output_bytes;
+    uint64_t total_error_replies;
+    uint64_t client_obuf_disconnects;
+    uint64_t client_qbuf_disconnects;
+    uint64_t protocol_errors;
+    uint64_t dirty; /* changes since start (persistence later) */
+    /* instantaneous_ops_per_sec: a ring of samples taken by the cron */
+    uint64_t ops_sample_last_count;
+    uint64_t ops_sample_last_ms;
+    uint64_t ops_samples[16];
+    unsigned ops_sample_idx;
+} gb_stats;
+
+/* Transport-provided facts for INFO (listeners, ring pool). */
+typedef struct gb_info_provider {
+    /* Appends "name:value\r\n" lines of a section to buf; returns bytes. */
+    void (*section)(void *ctx, const char *section, void (*line)(void *lctx, const char *text), void *lctx);
+    void *ctx;
+} gb_info_provider;
+
+typedef struct gb_engine {
+    gb_settings cfg;
+    gb_db *dbs;
+    int ndbs;
+
+    /* Cached clocks: transports refresh them once per batch of input
+     * (gb_engine_update_time), so a command costs no clock syscall. */
+    int64_t now_ms;          /* wall clock, Unix ms: expiry decisions */
+    uint64_t now_mono_ms;    /* monotonic ms: idle times, timeouts */
+    uint64_t start_mono_ms;
+    int64_t start_real_ms;
+    char run_id[41];
+    uint64_t hash_seed;
+    double ns_per_cycle;     /* cycle counter calibration (commandstats) */
+
+    gb_htable commands;      /* gb_command records by lower-case name */
+    size_t ncommands;
+
+    gb_client *clients;      /* doubly linked list of every client */
+    size_t nclients;
+    uint64_t next_client_id;
+    size_t blocked_clients;
+
+    gb_stats stats;
+    gb_info_provider info_provider;
+
+    /* blocking: keys that became ready during the current command */
+    struct gb_ready_key *ready_keys;
+    size_t nready, readycap;
+    bool serving_ready;
+    gb_client **bheap;       /* blocked clients with a deadline: min-heap */
+    size_t nbheap, bheapcap;
+
+    /* set by SHUTDOWN; the server's loop checks it */
+    bool shutdown_requested;
+    int current_client_depth;
+} gb_engine;
+
+/* Builds an engine from settings (copied). Returns NULL with err set. */
+gb_engine *gb_engine_new(const gb_settings *cfg, char *err, size_t errlen);
+void gb_engine_free(gb_engine *eng);
+
+static inline void gb_engine_update_time(gb_engine *eng)
+{
+    eng->now_ms = gb_clock_real_ms();
+    eng->now_mono_ms = gb_clock_mono_ms();
+}
+static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->now_mono_ms - eng->start_mono_ms; }
+
+/* Periodic work (the server calls it every 1000/hz ms): active expiry,
+ * incremental rehash, blocked-client timeouts, stats sampling. */
+void gb_engine_cron(gb_engine *eng);
+
+/* A key's value changed: invalidates WATCHers, bumps the dirty counter. */
+void gb_engine_key_modified(gb_db *db, gb_slice key);
+
+/* Whether used memory is over maxmemory (noeviction policy). */
+bool gb_engine_over_maxmemory(const gb_engine *eng);
+
+/* Appends the INFO text for `section` ("default", "all", "server", ...) to
+ * the callback. */
+void gb_engine_info(gb_engine *eng, const char *section, void (*out)(void *ctx, const char *s, size_t n), void *ctx);
+
+/* Logging, with the level filter from the settings. */
+void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb_log_set(int level, FILE *out);
+
+#endif

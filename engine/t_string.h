@@ -1,0 +1,42 @@
+/*
+ * Strings: the typed engine API. The RESP handlers (cmd_string.c) parse
+ * text arguments into these calls; the SBE ring path calls them with native
+ * values. Nothing here formats a reply.
+ */
+#ifndef GB_ENGINE_T_STRING_H
+#define GB_ENGINE_T_STRING_H
+
+#include "engine/db.h"
+#include "engine/result.h"
+
+enum {
+    GB_SET_NX = 1u << 0,      /* only if the key does not exist */
+    GB_SET_XX = 1u << 1,      /* only if it exists */
+    GB_SET_KEEPTTL = 1u << 2, /* keep the current expiry */
+    GB_SET_GET = 1u << 3,     /* return the old value */
+};
+
+/* The value of key as bytes (integers rendered into intbuf, GB_INT_BUF
+ * bytes). GB_R_NOTFOUND / GB_R_WRONGTYPE. */
+gb_result gb_string_get(gb_db *db, gb_slice key, gb_slice *out, char *intbuf);
+
+/* SET: flags GB_SET_*, expire_at_ms absolute Unix ms or -1 for none.
+ * With GB_SET_GET, *old (and old_found) receive the previous value, copied
+ * into a gb_malloc'd buffer the caller frees (*old_owned). Returns GB_R_OK,
+ * GB_R_SKIPPED (NX/XX prevented it) or GB_R_WRONGTYPE (GET on a non-string). */
+gb_result gb_string_set(gb_db *db, gb_slice key, gb_slice val, unsigned flags, int64_t expire_at_ms,
+                        bool *old_found, char **old_owned, size_t *old_len);
+
+/* INCRBY: GB_R_NOTINT, GB_R_OVERFLOW, GB_R_WRONGTYPE. */
+gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out);
+
+/* APPEND: new length in *out; GB_R_TOOBIG over max_len. */
+gb_result gb_string_append(gb_db *db, gb_slice key, gb_slice val, size_t max_len, size_t *out);
+
+/* SETRANGE: new length in *out. */
+gb_result gb_string_setrange(gb_db *db, gb_slice key, int64_t offset, gb_slice val, size_t max_len, size_t *out);
+
+/* STRLEN (0 when missing). */
+gb_result gb_string_strlen(gb_db *db, gb_slice key, size_t *out);
+
+#endif

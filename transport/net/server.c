@@ -1,0 +1,806 @@
+#define _POSIX_C_SOURCE 200809L
+#include "transport/net/server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "engine/blocking.h"
+#include "transport/resp/resp_parser.h"
+#include "transport/resp/resp_writer.h"
+
+/* Reads go into the query buffer in chunks of at least this many bytes. */
+#define READ_CHUNK (16 * 1024)
+/* Query buffers above this size are shrunk back when they empty out. */
+#define QBUF_KEEP (64 * 1024)
+/* Arguments parsed into a stack array up to this count. */
+#define STACK_ARGS 32
+
+typedef struct conn conn;
+
+typedef struct write_req {
+    uv_write_t req;
+    char *data;
+    size_t len;
+    conn *c;
+} write_req;
+
+struct conn {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    gb_net_server *srv;
+    gb_client *client;
+    gb_resp_parser parser;
+    char *qbuf;
+    size_t qlen, qcap;
+    gb_outbuf out;
+    size_t inflight;        /* bytes handed to uv_write, not yet confirmed */
+    int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
+    bool closing;
+    bool resume_queued;
+    bool is_unix;
+    char addr[64];
+    char laddr[64];
+    conn *next_resume;
+};
+
+typedef struct listener {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    gb_net_server *srv;
+    bool is_unix;
+    char desc[128];
+} listener;
+
+struct gb_net_server {
+    gb_engine *eng;
+    uv_loop_t *loop;
+    listener *listeners[16];
+    int nlisteners;
+    char *unix_path;
+    uv_timer_t cron;
+    int cron_hz;
+    uv_timer_t block_timer;
+    uint64_t block_timer_due;
+    uv_check_t check;
+    uv_idle_t idle;
+    bool idle_on;
+    uv_signal_t sigint, sigterm;
+    conn *resume_head;
+    gb_net_poller poller;
+    bool has_poller;
+    char desc[512];
+    int exit_code;
+};
+
+/* ---- connection life cycle ---------------------------------------------------- */
+
+static void conn_close(conn *c);
+static void conn_process(conn *c);
+static void conn_flush(conn *c);
+
+static void conn_free_cb(uv_handle_t *h)
+{
+    conn *c = h->data;
+    if (c->client)
+        gb_client_free(c->client);
+    gb_resp_parser_free(&c->parser);
+    free(c->qbuf);
+    gb_outbuf_free(&c->out);
+    free(c);
+}
+
+static void conn_close(conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    /* Out of the engine's sight at once: no more blocking wake-ups or
+     * CLIENT LIST entries for a connection that is going away. */
+    if (c->client) {
+        gb_client_free(c->client);
+        c->client = NULL;
+    }
+    uv_close(&c->h.handle, conn_free_cb);
+}
+
+/* ---- engine hooks --------------------------------------------------------------- */
+
+static void queue_resume(conn *c)
+{
+    if (c->resume_queued || c->closing)
+        return;
+    c->resume_queued = true;
+    c->next_resume = c->srv->resume_head;
+    c->srv->resume_head = c;
+    if (!c->srv->idle_on) {
+        /* An active idle handle makes the loop poll without blocking, so the
+         * resumed client runs in this iteration's check phase. */
+        uv_idle_start(&c->srv->idle, NULL);
+        c->srv->idle_on = true;
+    }
+}
+
+static void hook_flush(gb_client *gc)
+{
+    conn *c = gc->conn;
+    if (c->closing)
+        return;
+    conn_flush(c);
+    /* A client that was blocked may have pipelined more commands. */
+    if (!c->closing && c->qlen > 0)
+        queue_resume(c);
+}
+
+static void hook_close(gb_client *gc)
+{
+    conn *c = gc->conn;
+    /* Not synchronously: the engine may be iterating its client list. */
+    c->client->flags |= GB_CLIENT_CLOSE_ASAP;
+    queue_resume(c);
+}
+
+static void hook_describe(const gb_client *gc, gb_client_desc *d)
+{
+    const conn *c = gc->conn;
+    snprintf(d->addr, sizeof d->addr, "%s", c->addr);
+    snprintf(d->laddr, sizeof d->laddr, "%s", c->laddr);
+    uv_os_fd_t fd;
+    d->fd = uv_fileno(&c->h.handle, &fd) == 0 ? (int)fd : -1;
+    d->qbuf = c->qlen;
+    d->qbuf_free = c->qcap - c->qlen;
+    d->obuf = c->out.len + c->inflight;
+    d->omem = c->out.cap + c->inflight;
+}
+
+static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe};
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
+
+/* Enforces client-output-buffer-limit; returns false if the client was closed. */
+static bool check_output_limits(conn *c)
+{
+    const gb_settings *cfg = &c->srv->eng->cfg;
+    size_t pending = pending_output(c);
+    if (cfg->client_obuf_hard > 0 && pending > (size_t)cfg->client_obuf_hard) {
+        gb_log(GB_LOG_WARNING,
+               "Client %s closed: %zu bytes of replies pending exceed client-output-buffer-limit hard %lld "
+               "(the client is not reading its replies)",
+               c->addr, pending, cfg->client_obuf_hard);
+        c->srv->eng->stats.client_obuf_disconnects++;
+        conn_close(c);
+        return false;
+    }
+    if (cfg->client_obuf_soft > 0 && pending > (size_t)cfg->client_obuf_soft) {
+        int64_t now = (int64_t)c->srv->eng->now_mono_ms;
+        if (c->soft_since_ms == 0) {
+            c->soft_since_ms = now;
+        } else if (now - c->soft_since_ms > (int64_t)cfg->client_obuf_soft_seconds * 1000) {
+            gb_log(GB_LOG_WARNING, "Client %s closed: replies above client-output-buffer-limit soft %lld for %d s",
+                   c->addr, cfg->client_obuf_soft, cfg->client_obuf_soft_seconds);
+            c->srv->eng->stats.client_obuf_disconnects++;
+            conn_close(c);
+            return false;
+        }
+    } else {
+        c->soft_since_ms = 0;
+    }
+    return true;
+}
+
+static void write_done(uv_write_t *req, int status)
+{
+    write_req *w = (write_req *)req;
+    conn *c = w->c;
+    c->inflight -= w->len;
+    free(w->data);
+    free(w);
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->out.len)
+        conn_flush(c);
+    else if (c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
+        conn_close(c);
+}
+
+static void conn_flush(conn *c)
+{
+    if (c->closing || c->out.len == 0)
+        return;
+    gb_engine *eng = c->srv->eng;
+    if (c->inflight == 0) {
+        uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
+        int n = uv_try_write(&c->h.stream, &b, 1);
+        if (n > 0) {
+            eng->stats.total_net_output_bytes += (uint64_t)n;
+            gb_outbuf_consume(&c->out, (size_t)n);
+        } else if (n < 0 && n != UV_EAGAIN) {
+            conn_close(c);
+            return;
+        }
+    }
+    if (c->out.len == 0) {
+        if (c->inflight == 0 && c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
+            conn_close(c);
+        else if (c->out.cap > QBUF_KEEP) {
+            gb_outbuf_free(&c->out);
+        }
+        return;
+    }
+    if (c->inflight)
+        return; /* write_done continues */
+    /* The socket is full: hand the buffer to libuv and start a fresh one. */
+    write_req *w = malloc(sizeof *w);
+    if (!w) {
+        conn_close(c);
+        return;
+    }
+    w->data = c->out.data;
+    w->len = c->out.len;
+    w->c = c;
+    gb_outbuf_init(&c->out);
+    c->inflight += w->len;
+    eng->stats.total_net_output_bytes += w->len;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
+    if (uv_write(&w->req, &c->h.stream, &b, 1, write_done) != 0) {
+        c->inflight -= w->len;
+        free(w->data);
+        free(w);
+        conn_close(c);
+    }
+}
+
+/* ---- input ----------------------------------------------------------------------- */
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    conn *c = h->data;
+    size_t want = READ_CHUNK;
+    /* A big bulk in progress: read straight towards its end. */
+    size_t need = gb_resp_bytes_wanted(&c->parser);
+    if (need > c->qlen && need - c->qlen > want)
+        want = GB_MIN(need - c->qlen, (size_t)64 * 1024 * 1024);
+    if (c->qcap - c->qlen < want) {
+        size_t ncap = c->qcap ? c->qcap : READ_CHUNK;
+        while (ncap - c->qlen < want)
+            ncap *= 2;
+        char *q = realloc(c->qbuf, ncap);
+        if (!q) {
+            buf->base = NULL;
+            buf->len = 0;
+            return;
+        }
+        c->qbuf = q;
+        c->qcap = ncap;
+    }
+    buf->base = c->qbuf + c->qlen;
+    buf->len = c->qcap - c->qlen;
+}
+
+static void protocol_error(conn *c, const char *err)
+{
+    gb_engine *eng = c->srv->eng;
+    eng->stats.protocol_errors++;
+    gb_log(GB_LOG_VERBOSE, "Protocol error (%s) from client %s", err, c->addr);
+    gb_reply_error(c->client, err);
+    c->client->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+    c->qlen = 0;
+}
+
+/* Parses and executes as many complete requests as the buffer holds. */
+static void conn_process(conn *c)
+{
+    gb_engine *eng = c->srv->eng;
+    size_t pos = 0;
+    gb_slice stack_argv[STACK_ARGS];
+    char err[256];
+    while (!c->closing && c->client && pos < c->qlen) {
+        gb_client *gc = c->client;
+        if (gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP))
+            break;
+        c->parser.unauthenticated = !(gc->flags & GB_CLIENT_AUTHED);
+        c->parser.max_bulk = eng->cfg.proto_max_bulk_len;
+        size_t consumed = 0;
+        int rc = gb_resp_parse(&c->parser, c->qbuf + pos, c->qlen - pos, &consumed, err, sizeof err);
+        if (rc == GB_RESP_NEED_MORE)
+            break;
+        if (rc == GB_RESP_ERROR) {
+            pos = 0;
+            protocol_error(c, err);
+            break;
+        }
+        int argc = c->parser.argc;
+        if (argc > 0) {
+            gb_slice *argv = argc <= STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof *argv);
+            if (!argv) {
+                conn_close(c);
+                return;
+            }
+            gb_resp_args_to_slices(&c->parser, c->qbuf + pos, argv);
+            gb_client_execute(gc, argc, argv);
+            if (argv != stack_argv)
+                free(argv);
+        }
+        gb_resp_parser_reset(&c->parser);
+        pos += consumed;
+        if (c->closing || !c->client)
+            return;
+        if (!check_output_limits(c))
+            return;
+    }
+    if (c->closing)
+        return;
+    /* Keep the unparsed tail at the front of the buffer. */
+    if (pos > 0) {
+        memmove(c->qbuf, c->qbuf + pos, c->qlen - pos);
+        c->qlen -= pos;
+    }
+    if (c->qlen == 0 && c->qcap > QBUF_KEEP) {
+        free(c->qbuf);
+        c->qbuf = NULL;
+        c->qcap = 0;
+    }
+    if (c->client && (c->client->flags & GB_CLIENT_CLOSE_ASAP)) {
+        conn_close(c);
+        return;
+    }
+    conn_flush(c);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    conn *c = s->data;
+    if (c->closing)
+        return;
+    if (nread < 0) {
+        conn_close(c);
+        return;
+    }
+    if (nread == 0)
+        return;
+    gb_engine *eng = c->srv->eng;
+    gb_engine_update_time(eng);
+    eng->stats.total_net_input_bytes += (uint64_t)nread;
+    c->qlen += (size_t)nread;
+    if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
+        gb_log(GB_LOG_WARNING, "Client %s closed: query buffer of %zu bytes exceeds client-query-buffer-limit %lld",
+               c->addr, c->qlen, eng->cfg.client_qbuf_limit);
+        eng->stats.client_qbuf_disconnects++;
+        conn_close(c);
+        return;
+    }
+    conn_process(c);
+}
+
+/* ---- accepting ------------------------------------------------------------------- */
+
+static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr, size_t llen)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char ip[64];
+    addr[0] = laddr[0] = '\0';
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) == 0) {
+        int port = 0;
+        if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+            snprintf(addr, alen, "[%s]:%d", ip, port);
+        } else {
+            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+            snprintf(addr, alen, "%s:%d", ip, port);
+        }
+    }
+    len = sizeof ss;
+    if (uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+            snprintf(laddr, llen, "[%s]:%d", ip, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+        } else {
+            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+            snprintf(laddr, llen, "%s:%d", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+        }
+    }
+}
+
+static void reject_close_cb(uv_handle_t *h) { free(h); }
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    listener *l = server->data;
+    gb_net_server *srv = l->srv;
+    gb_engine *eng = srv->eng;
+    if (status < 0) {
+        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(status));
+        return;
+    }
+    gb_engine_update_time(eng);
+    conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    c->srv = srv;
+    c->is_unix = l->is_unix;
+    int rc = l->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
+    if (rc == 0)
+        rc = uv_accept(server, &c->h.stream);
+    c->h.handle.data = c;
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(rc));
+        uv_close(&c->h.handle, reject_close_cb);
+        return;
+    }
+    if (l->is_unix) {
+        snprintf(c->addr, sizeof c->addr, "%s:0", srv->unix_path);
+        snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
+    } else {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+        uv_tcp_keepalive(&c->h.tcp, 1, 300);
+        describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
+    }
+    size_t visible = eng->nclients;
+    if (visible >= (size_t)eng->cfg.maxclients) {
+        static const char msg[] = "-ERR max number of clients reached\r\n";
+        uv_buf_t b = uv_buf_init((char *)msg, sizeof msg - 1);
+        uv_try_write(&c->h.stream, &b, 1);
+        eng->stats.rejected_connections++;
+        uv_close(&c->h.handle, reject_close_cb);
+        return;
+    }
+    gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
+    gb_outbuf_init(&c->out);
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, &conn_hooks, c,
+                              l->is_unix ? GB_CLIENT_UNIX : 0);
+    if (!c->client) {
+        uv_close(&c->h.handle, reject_close_cb);
+        return;
+    }
+    eng->stats.total_connections_received++;
+    rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
+    if (rc != 0)
+        conn_close(c);
+}
+
+/* ---- loop phases ------------------------------------------------------------------- */
+
+static void cron_cb(uv_timer_t *t)
+{
+    gb_net_server *srv = t->data;
+    gb_engine *eng = srv->eng;
+    gb_engine_cron(eng);
+    /* Idle-client timeout (never for blocked clients, as in Redis). */
+    if (eng->cfg.timeout_s > 0) {
+        int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
+        for (gb_client *gc = eng->clients; gc; gc = gc->next) {
+            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_PROTECTED)) || !gc->hooks ||
+                gc->hooks != &conn_hooks)
+                continue;
+            if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
+                hook_close(gc);
+        }
+    }
+    if (eng->cfg.hz != srv->cron_hz) {
+        srv->cron_hz = eng->cfg.hz;
+        uv_timer_set_repeat(t, (uint64_t)(1000 / srv->cron_hz));
+    }
+}
+
+static void block_timer_cb(uv_timer_t *t)
+{
+    gb_net_server *srv = t->data;
+    srv->block_timer_due = 0;
+    gb_engine_update_time(srv->eng);
+    gb_blocking_expire(srv->eng);
+}
+
+static void rearm_block_timer(gb_net_server *srv)
+{
+    uint64_t due = gb_blocking_next_deadline(srv->eng);
+    if (due == srv->block_timer_due)
+        return;
+    srv->block_timer_due = due;
+    if (due == 0) {
+        uv_timer_stop(&srv->block_timer);
+        return;
+    }
+    uint64_t now = gb_clock_mono_ms();
+    uv_timer_start(&srv->block_timer, block_timer_cb, due > now ? due - now : 0, 0);
+}
+
+static void drain_resumes(gb_net_server *srv)
+{
+    while (srv->resume_head) {
+        conn *c = srv->resume_head;
+        srv->resume_head = c->next_resume;
+        c->resume_queued = false;
+        if (c->closing)
+            continue;
+        if (c->client && (c->client->flags & GB_CLIENT_CLOSE_ASAP)) {
+            conn_close(c);
+            continue;
+        }
+        gb_engine_update_time(srv->eng);
+        conn_process(c);
+    }
+}
+
+static void stop_everything(gb_net_server *srv);
+
+static void check_cb(uv_check_t *h)
+{
+    gb_net_server *srv = h->data;
+    drain_resumes(srv);
+    if (srv->has_poller && srv->poller.poll(srv->poller.ctx)) {
+        drain_resumes(srv);
+    }
+    bool busy = srv->resume_head != NULL;
+    if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
+        busy = true;
+    if (busy && !srv->idle_on) {
+        uv_idle_start(&srv->idle, NULL);
+        srv->idle_on = true;
+    } else if (!busy && srv->idle_on) {
+        uv_idle_stop(&srv->idle);
+        srv->idle_on = false;
+    }
+    rearm_block_timer(srv);
+    if (srv->eng->shutdown_requested)
+        stop_everything(srv);
+}
+
+static void signal_cb(uv_signal_t *s, int signum)
+{
+    gb_net_server *srv = s->data;
+    gb_log(GB_LOG_WARNING, "Received %s, scheduling shutdown...", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    stop_everything(srv);
+}
+
+static void walk_close(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void stop_everything(gb_net_server *srv)
+{
+    if (srv->exit_code < 0)
+        return;
+    srv->exit_code = -1;
+    for (int i = 0; i < srv->nlisteners; i++)
+        uv_close(&srv->listeners[i]->h.handle, NULL);
+    /* Every live connection has an engine client bound to conn_hooks. */
+    for (gb_client *gc = srv->eng->clients, *next; gc; gc = next) {
+        next = gc->next;
+        if (gc->hooks == &conn_hooks)
+            conn_close(gc->conn);
+    }
+    if (srv->has_poller && srv->poller.shutdown)
+        srv->poller.shutdown(srv->poller.ctx);
+    uv_close((uv_handle_t *)&srv->cron, NULL);
+    uv_close((uv_handle_t *)&srv->block_timer, NULL);
+    uv_close((uv_handle_t *)&srv->check, NULL);
+    uv_close((uv_handle_t *)&srv->idle, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    /* Anything else still open (a transport that did not close its own). */
+    uv_walk(srv->loop, walk_close, NULL);
+}
+
+/* ---- listeners -------------------------------------------------------------------- */
+
+static int listen_tcp(gb_net_server *srv, const char *addr, int port, char *err, size_t errlen)
+{
+    listener *l = calloc(1, sizeof *l);
+    l->srv = srv;
+    struct sockaddr_storage ss;
+    bool v6 = strchr(addr, ':') != NULL;
+    int rc = v6 ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss) : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
+    if (rc != 0) {
+        snprintf(err, errlen, "invalid bind address '%s' (expected an IPv4 or IPv6 address)", addr);
+        free(l);
+        return -1;
+    }
+    uv_tcp_init(srv->loop, &l->h.tcp);
+    l->h.handle.data = l;
+    rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, v6 ? UV_TCP_IPV6ONLY : 0);
+    if (rc == 0)
+        rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot listen on TCP %s%s%s:%d: %s%s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
+                 uv_strerror(rc),
+                 rc == UV_EADDRINUSE ? " (another server holds the port: stop it or pick --port)" : "");
+        uv_close(&l->h.handle, reject_close_cb);
+        return -1;
+    }
+    snprintf(l->desc, sizeof l->desc, "tcp %s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+    srv->listeners[srv->nlisteners++] = l;
+    return 0;
+}
+
+/* A socket file left by a dead server can be replaced; one a live server
+ * answers on cannot. */
+static int claim_unix_path(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : (snprintf(err, errlen, "cannot use %s: %s", path, strerror(errno)), -1);
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "cannot use %s: it exists and is not a socket (remove it or pick --unixsocket)", path);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket(): %s", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int live = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    close(fd);
+    if (live) {
+        snprintf(err, errlen, "cannot listen on %s: another server is accepting connections there "
+                              "(stop it or pick --unixsocket)", path);
+        return -1;
+    }
+    unlink(path);
+    return 0;
+}
+
+static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err, size_t errlen)
+{
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        snprintf(err, errlen, "unix socket path too long (%zu bytes): %s", strlen(path), path);
+        return -1;
+    }
+    if (claim_unix_path(path, err, errlen) != 0)
+        return -1;
+    listener *l = calloc(1, sizeof *l);
+    l->srv = srv;
+    l->is_unix = true;
+    uv_pipe_init(srv->loop, &l->h.pipe, 0);
+    l->h.handle.data = l;
+    int rc = uv_pipe_bind(&l->h.pipe, path);
+    if (rc == 0) {
+        /* Permissions before listen(): until then nobody can connect. */
+        if (chmod(path, (mode_t)perm) != 0) {
+            snprintf(err, errlen, "cannot set permissions %o on %s: %s", (unsigned)perm, path, strerror(errno));
+            uv_close(&l->h.handle, reject_close_cb);
+            unlink(path);
+            return -1;
+        }
+        rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, uv_strerror(rc));
+        uv_close(&l->h.handle, reject_close_cb);
+        return -1;
+    }
+    snprintf(l->desc, sizeof l->desc, "unix %s (mode %o)", path, (unsigned)perm);
+    srv->unix_path = strdup(path);
+    srv->listeners[srv->nlisteners++] = l;
+    return 0;
+}
+
+gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, size_t errlen)
+{
+    gb_net_server *srv = calloc(1, sizeof *srv);
+    srv->eng = eng;
+    srv->loop = loop;
+    const gb_settings *cfg = &eng->cfg;
+    if (cfg->port > 0) {
+        char *binds = strdup(cfg->bind && cfg->bind[0] ? cfg->bind : "127.0.0.1");
+        char *save = NULL;
+        for (char *a = strtok_r(binds, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+            if (srv->nlisteners >= 15) {
+                snprintf(err, errlen, "too many bind addresses (at most 15)");
+                free(binds);
+                goto fail;
+            }
+            if (listen_tcp(srv, a, cfg->port, err, errlen) != 0) {
+                free(binds);
+                goto fail;
+            }
+        }
+        free(binds);
+    }
+    if (cfg->unixsocket && cfg->unixsocket[0]) {
+        if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
+            goto fail;
+    }
+    if (srv->nlisteners == 0) {
+        snprintf(err, errlen, "nothing to listen on: --port is 0 and --unixsocket is empty");
+        goto fail;
+    }
+    size_t used = 0;
+    for (int i = 0; i < srv->nlisteners; i++)
+        used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
+                                 srv->listeners[i]->desc);
+
+    uv_timer_init(loop, &srv->cron);
+    srv->cron.data = srv;
+    srv->cron_hz = cfg->hz;
+    uv_timer_start(&srv->cron, cron_cb, (uint64_t)(1000 / cfg->hz), (uint64_t)(1000 / cfg->hz));
+    uv_timer_init(loop, &srv->block_timer);
+    srv->block_timer.data = srv;
+    uv_check_init(loop, &srv->check);
+    srv->check.data = srv;
+    uv_check_start(&srv->check, check_cb);
+    uv_idle_init(loop, &srv->idle);
+    srv->idle.data = srv;
+    uv_signal_init(loop, &srv->sigint);
+    srv->sigint.data = srv;
+    uv_signal_start(&srv->sigint, signal_cb, SIGINT);
+    uv_signal_init(loop, &srv->sigterm);
+    srv->sigterm.data = srv;
+    uv_signal_start(&srv->sigterm, signal_cb, SIGTERM);
+    signal(SIGPIPE, SIG_IGN);
+    return srv;
+fail:
+    for (int i = 0; i < srv->nlisteners; i++)
+        uv_close(&srv->listeners[i]->h.handle, reject_close_cb);
+    uv_run(loop, UV_RUN_NOWAIT);
+    if (srv->unix_path) {
+        unlink(srv->unix_path);
+        free(srv->unix_path);
+    }
+    free(srv);
+    return NULL;
+}
+
+void gb_net_server_set_poller(gb_net_server *srv, const gb_net_poller *p)
+{
+    srv->poller = *p;
+    srv->has_poller = true;
+}
+
+int gb_net_server_run(gb_net_server *srv)
+{
+    uv_run(srv->loop, UV_RUN_DEFAULT);
+    return 0;
+}
+
+void gb_net_server_free(gb_net_server *srv)
+{
+    if (!srv)
+        return;
+    if (srv->exit_code >= 0) {
+        stop_everything(srv);
+        uv_run(srv->loop, UV_RUN_DEFAULT);
+    }
+    for (int i = 0; i < srv->nlisteners; i++)
+        free(srv->listeners[i]);
+    if (srv->unix_path) {
+        unlink(srv->unix_path);
+        free(srv->unix_path);
+    }
+    free(srv);
+}
+
+const char *gb_net_server_describe(const gb_net_server *srv) { return srv->desc; }
+
+uv_loop_t *gb_net_server_loop(gb_net_server *srv) { return srv->loop; }

@@ -1,0 +1,264 @@
+#include "transport/resp/resp_parser.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/util.h"
+
+#define INITIAL_ARGS 8
+/* The argument array grows by doubling but never ahead of arguments that
+ * actually arrived, so "*2147483647\r\n" costs nothing. */
+
+void gb_resp_parser_init(gb_resp_parser *p, int64_t max_bulk)
+{
+    memset(p, 0, sizeof *p);
+    p->bulk_len = -1;
+    p->max_bulk = max_bulk;
+}
+
+void gb_resp_parser_free(gb_resp_parser *p)
+{
+    free(p->args);
+    p->args = NULL;
+    p->cap = 0;
+}
+
+void gb_resp_parser_reset(gb_resp_parser *p)
+{
+    p->kind = 0;
+    p->pos = 0;
+    p->remaining = 0;
+    p->bulk_len = -1;
+    p->argc = 0;
+}
+
+static bool push_arg(gb_resp_parser *p, size_t off, size_t len)
+{
+    if (p->argc == p->cap) {
+        int ncap = p->cap ? p->cap * 2 : INITIAL_ARGS;
+        gb_resp_arg *n = realloc(p->args, (size_t)ncap * sizeof *n);
+        if (!n)
+            return false;
+        p->args = n;
+        p->cap = ncap;
+    }
+    p->args[p->argc].off = off;
+    p->args[p->argc].len = len;
+    p->argc++;
+    return true;
+}
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+    snprintf(err, errlen, "ERR Protocol error: %s", msg);
+    return GB_RESP_ERROR;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Splits an inline request line in place, Redis's sdssplitargs rules:
+ * whitespace-separated words; "double quotes" with \n \r \t \b \a \\ \" and
+ * \xHH escapes; 'single quotes' with \' ; a closing quote must be followed by
+ * a space or the end. Decoded words are written back into the line (never
+ * longer than their source). Returns false on unbalanced quotes.
+ */
+static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r' ||
+                           line[i] == '\v' || line[i] == '\f'))
+            i++;
+        if (i >= len)
+            return true;
+        size_t out = i, start = i;
+        bool inq = false, insq = false, done = false;
+        while (!done) {
+            if (inq) {
+                if (i >= len)
+                    return false;
+                if (line[i] == '\\' && i + 3 < len && line[i + 1] == 'x' && hexval(line[i + 2]) >= 0 &&
+                    hexval(line[i + 3]) >= 0) {
+                    line[out++] = (char)(hexval(line[i + 2]) * 16 + hexval(line[i + 3]));
+                    i += 4;
+                } else if (line[i] == '\\' && i + 1 < len) {
+                    char c = line[i + 1];
+                    line[out++] = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c == 'b' ? '\b' : c == 'a' ? '\a' : c;
+                    i += 2;
+                } else if (line[i] == '"') {
+                    if (i + 1 < len && line[i + 1] != ' ' && line[i + 1] != '\t' && line[i + 1] != '\n' &&
+                        line[i + 1] != '\r')
+                        return false;
+                    i++;
+                    done = true;
+                } else {
+                    line[out++] = line[i++];
+                }
+            } else if (insq) {
+                if (i >= len)
+                    return false;
+                if (line[i] == '\\' && i + 1 < len && line[i + 1] == '\'') {
+                    line[out++] = '\'';
+                    i += 2;
+                } else if (line[i] == '\'') {
+                    if (i + 1 < len && line[i + 1] != ' ' && line[i + 1] != '\t' && line[i + 1] != '\n' &&
+                        line[i + 1] != '\r')
+                        return false;
+                    i++;
+                    done = true;
+                } else {
+                    line[out++] = line[i++];
+                }
+            } else {
+                if (i >= len || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r' ||
+                    line[i] == '\v' || line[i] == '\f') {
+                    done = true;
+                } else if (line[i] == '"') {
+                    inq = true;
+                    i++;
+                } else if (line[i] == '\'') {
+                    insq = true;
+                    i++;
+                } else {
+                    line[out++] = line[i++];
+                }
+            }
+        }
+        if (!push_arg(p, base + start, out - start))
+            return false;
+    }
+}
+
+static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen)
+{
+    char *nl = memchr(buf, '\n', len);
+    if (!nl) {
+        if (len > GB_RESP_INLINE_MAX)
+            return fail(err, errlen, "too big inline request");
+        return GB_RESP_NEED_MORE;
+    }
+    size_t linelen = (size_t)(nl - buf);
+    if (linelen > GB_RESP_INLINE_MAX)
+        return fail(err, errlen, "too big inline request");
+    size_t end = linelen;
+    if (end > 0 && buf[end - 1] == '\r')
+        end--;
+    p->argc = 0;
+    if (!split_inline(p, buf, end, 0))
+        return fail(err, errlen, "unbalanced quotes in request");
+    if (p->unauthenticated && p->argc > GB_RESP_UNAUTH_MAX_ARGS)
+        return fail(err, errlen, "unauthenticated multibulk length");
+    *consumed = linelen + 1;
+    return GB_RESP_COMMAND;
+}
+
+/* Reads a "<prefix><integer>\r\n" header at buf[pos]. Returns 1 with *v and
+ * *next set, 0 if the line is incomplete, -1 if too long (no '\r' within the
+ * inline limit). Like Redis it looks for '\r' and needs one more byte after. */
+static int read_header(const char *buf, size_t len, size_t pos, int64_t *v, bool *ok, size_t *next)
+{
+    const char *cr = memchr(buf + pos, '\r', len - pos);
+    if (!cr)
+        return (len - pos > GB_RESP_INLINE_MAX) ? -1 : 0;
+    size_t crpos = (size_t)(cr - buf);
+    if (crpos - pos > GB_RESP_INLINE_MAX)
+        return -1;
+    if (crpos + 1 >= len) /* wait for the '\n' */
+        return 0;
+    *ok = gb_str2ll(buf + pos + 1, crpos - pos - 1, v);
+    *next = crpos + 2;
+    return 1;
+}
+
+int gb_resp_parse(gb_resp_parser *p, const char *cbuf, size_t len, size_t *consumed, char *err, size_t errlen)
+{
+    char *buf = (char *)cbuf; /* inline decoding rewrites the line in place */
+    if (len == 0)
+        return GB_RESP_NEED_MORE;
+    if (p->kind == 0)
+        p->kind = buf[0] == '*' ? 1 : 2;
+    if (p->kind == 2)
+        return parse_inline(p, buf, len, consumed, err, errlen);
+
+    if (p->pos == 0) {
+        int64_t n;
+        bool ok;
+        size_t next;
+        int h = read_header(buf, len, 0, &n, &ok, &next);
+        if (h < 0)
+            return fail(err, errlen, "too big mbulk count string");
+        if (h == 0)
+            return GB_RESP_NEED_MORE;
+        if (!ok || n > INT32_MAX)
+            return fail(err, errlen, "invalid multibulk length");
+        if (n > GB_RESP_UNAUTH_MAX_ARGS && p->unauthenticated)
+            return fail(err, errlen, "unauthenticated multibulk length");
+        p->pos = next;
+        p->argc = 0;
+        if (n <= 0) {
+            *consumed = next;
+            return GB_RESP_COMMAND;
+        }
+        p->remaining = n;
+        p->bulk_len = -1;
+    }
+
+    while (p->remaining > 0) {
+        if (p->bulk_len < 0) {
+            if (p->pos >= len)
+                return GB_RESP_NEED_MORE;
+            int64_t n;
+            bool ok;
+            size_t next;
+            int h = read_header(buf, len, p->pos, &n, &ok, &next);
+            if (h < 0)
+                return fail(err, errlen, "too big bulk count string");
+            if (h == 0)
+                return GB_RESP_NEED_MORE;
+            if (buf[p->pos] != '$') {
+                char msg[64];
+                snprintf(msg, sizeof msg, "expected '$', got '%c'", buf[p->pos]);
+                return fail(err, errlen, msg);
+            }
+            if (!ok || n < 0 || n > p->max_bulk)
+                return fail(err, errlen, "invalid bulk length");
+            if (n > GB_RESP_UNAUTH_MAX_BULK && p->unauthenticated)
+                return fail(err, errlen, "unauthenticated bulk length");
+            p->bulk_len = n;
+            p->pos = next;
+        }
+        if (len - p->pos < (size_t)p->bulk_len + 2)
+            return GB_RESP_NEED_MORE;
+        if (!push_arg(p, p->pos, (size_t)p->bulk_len))
+            return fail(err, errlen, "out of memory");
+        p->pos += (size_t)p->bulk_len + 2;
+        p->bulk_len = -1;
+        p->remaining--;
+    }
+    *consumed = p->pos;
+    return GB_RESP_COMMAND;
+}
+
+void gb_resp_args_to_slices(const gb_resp_parser *p, const char *buf, gb_slice *argv)
+{
+    for (int i = 0; i < p->argc; i++)
+        argv[i] = gb_slice_make(buf + p->args[i].off, p->args[i].len);
+}
+
+size_t gb_resp_bytes_wanted(const gb_resp_parser *p)
+{
+    if (p->kind == 1 && p->bulk_len >= 0)
+        return p->pos + (size_t)p->bulk_len + 2;
+    return 0;
+}

@@ -1,0 +1,153 @@
+#include "transport/resp/resp_writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/score.h"
+#include "engine/util.h"
+
+void gb_outbuf_init(gb_outbuf *b)
+{
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void gb_outbuf_free(gb_outbuf *b)
+{
+    free(b->data);
+    gb_outbuf_init(b);
+}
+
+char *gb_outbuf_reserve(gb_outbuf *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t ncap = b->cap ? b->cap : 1024;
+        while (ncap < b->len + n)
+            ncap *= 2;
+        char *d = realloc(b->data, ncap);
+        if (!d) {
+            fprintf(stderr, "goblin-core: out of memory growing an output buffer to %zu bytes\n", ncap);
+            abort();
+        }
+        b->data = d;
+        b->cap = ncap;
+    }
+    return b->data + b->len;
+}
+
+void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n)
+{
+    char *p = gb_outbuf_reserve(b, n);
+    if (n)
+        memcpy(p, s, n);
+    b->len += n;
+}
+
+void gb_outbuf_consume(gb_outbuf *b, size_t n)
+{
+    if (n >= b->len) {
+        b->len = 0;
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+}
+
+/* "<prefix><int>\r\n" */
+static void put_prefixed_int(gb_outbuf *b, char prefix, int64_t v)
+{
+    char *p = gb_outbuf_reserve(b, 24);
+    p[0] = prefix;
+    size_t n = gb_ll2str(p + 1, v);
+    p[n + 1] = '\r';
+    p[n + 2] = '\n';
+    b->len += n + 3;
+}
+
+static void w_status(void *ctx, const char *s, size_t len)
+{
+    gb_outbuf *b = ctx;
+    char *p = gb_outbuf_reserve(b, len + 3);
+    p[0] = '+';
+    memcpy(p + 1, s, len);
+    p[len + 1] = '\r';
+    p[len + 2] = '\n';
+    b->len += len + 3;
+}
+
+static void w_error(void *ctx, const char *s, size_t len)
+{
+    gb_outbuf *b = ctx;
+    char *p = gb_outbuf_reserve(b, len + 3);
+    p[0] = '-';
+    memcpy(p + 1, s, len);
+    p[len + 1] = '\r';
+    p[len + 2] = '\n';
+    b->len += len + 3;
+}
+
+static void w_integer(void *ctx, int64_t v) { put_prefixed_int(ctx, ':', v); }
+
+static void w_bulk(void *ctx, const char *s, size_t len)
+{
+    gb_outbuf *b = ctx;
+    char *p = gb_outbuf_reserve(b, len + 26);
+    p[0] = '$';
+    size_t n = gb_ull2str(p + 1, len);
+    p[n + 1] = '\r';
+    p[n + 2] = '\n';
+    if (len)
+        memcpy(p + n + 3, s, len);
+    p[n + 3 + len] = '\r';
+    p[n + 4 + len] = '\n';
+    b->len += n + 5 + len;
+}
+
+static void w_dbl(void *ctx, double v)
+{
+    char buf[GB_SCORE_BUF];
+    size_t n = gb_score_format(v, buf);
+    w_bulk(ctx, buf, n);
+}
+
+static void w_nil(void *ctx) { gb_outbuf_append(ctx, "$-1\r\n", 5); }
+
+static void w_array(void *ctx, int64_t n)
+{
+    if (n < 0)
+        gb_outbuf_append(ctx, "*-1\r\n", 5);
+    else
+        put_prefixed_int(ctx, '*', n);
+}
+
+static size_t w_array_deferred(void *ctx)
+{
+    gb_outbuf *b = ctx;
+    return b->len;
+}
+
+static void w_set_deferred(void *ctx, size_t handle, int64_t n)
+{
+    gb_outbuf *b = ctx;
+    char hdr[24];
+    hdr[0] = '*';
+    size_t hl = gb_ll2str(hdr + 1, n) + 1;
+    hdr[hl++] = '\r';
+    hdr[hl++] = '\n';
+    gb_outbuf_reserve(b, hl);
+    memmove(b->data + handle + hl, b->data + handle, b->len - handle);
+    memcpy(b->data + handle, hdr, hl);
+    b->len += hl;
+}
+
+const gb_reply_ops gb_resp2_reply_ops = {
+    .status = w_status,
+    .error = w_error,
+    .integer = w_integer,
+    .dbl = w_dbl,
+    .bulk = w_bulk,
+    .nil = w_nil,
+    .array = w_array,
+    .array_deferred = w_array_deferred,
+    .set_deferred = w_set_deferred,
+};

@@ -1,0 +1,28 @@
+/*
+ * RESP2 reply writer: implements the engine's reply sink (engine/reply.h)
+ * by appending protocol bytes to a growable output buffer. Sockets and RESP
+ * rings both use it, so their replies are byte-for-byte identical.
+ */
+#ifndef GB_TRANSPORT_RESP_WRITER_H
+#define GB_TRANSPORT_RESP_WRITER_H
+
+#include "engine/reply.h"
+
+typedef struct gb_outbuf {
+    char *data;
+    size_t len;
+    size_t cap;
+} gb_outbuf;
+
+/* Reply ops whose ctx is a gb_outbuf *. */
+extern const gb_reply_ops gb_resp2_reply_ops;
+
+void gb_outbuf_init(gb_outbuf *b);
+void gb_outbuf_free(gb_outbuf *b);
+/* Makes room for n more bytes and returns where they go. */
+char *gb_outbuf_reserve(gb_outbuf *b, size_t n);
+void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n);
+/* Drops the first n bytes (after a partial write). */
+void gb_outbuf_consume(gb_outbuf *b, size_t n);
+
+#endif
