@@ -69,7 +69,8 @@ unsigned char *gb_lp_append(unsigned char *lp, gb_slice s);
 unsigned char *gb_lp_prepend(unsigned char *lp, gb_slice s);
 unsigned char *gb_lp_append_int(unsigned char *lp, int64_t v);
 /* Inserts s before (after == false) or after the entry p; *newp (if not NULL)
- * receives the handle of the inserted entry. */
+ * receives the handle of the inserted entry. p == NULL (or the END byte)
+ * inserts at the end. */
 unsigned char *gb_lp_insert(unsigned char *lp, unsigned char *p, bool after, gb_slice s,
                             unsigned char **newp);
 /* Replaces the entry at *p with s; *p is updated to the new handle. */
@@ -87,6 +88,44 @@ unsigned char *gb_lp_find(unsigned char *lp, unsigned char *p, gb_slice s, unsig
 
 /* Bytes the listpack would need to hold s as one entry (for size limits). */
 size_t gb_lp_entry_size(gb_slice s);
+
+/* Deletes `head` entries from the front and `tail` from the back (LTRIM). */
+unsigned char *gb_lp_trim_range(unsigned char *lp, size_t head, size_t tail);
+
+/* Largest string one entry can hold (32-bit length field). */
+#define GB_LP_MAX_STRING ((size_t)UINT32_MAX - 16)
+
+/* ---- Entry codec, shared with containers that store listpack entries
+ * without the listpack header (list_segmented.c leaves) ---- */
+
+/* Encodes s as one entry (tag, payload, back-length) at dst and returns its
+ * size; with dst == NULL only returns the size (== gb_lp_entry_size(s)). */
+size_t gb_lp_encode(unsigned char *dst, gb_slice s);
+/* Size of the entry at p including its back-length. */
+size_t gb_lp_entry_bytes(const unsigned char *p);
+/* Size of the entry that ends just before `end` (reads its back-length). */
+size_t gb_lp_prev_entry_bytes(const unsigned char *end);
+
+/* Appends `bytes` bytes of already-encoded entries (n of them), e.g. copied
+ * from another listpack or a segmented leaf. */
+unsigned char *gb_lp_append_raw(unsigned char *lp, const unsigned char *entries, size_t bytes,
+                                uint32_t n);
+
+/* A search key prepared once (its integer form parsed) and compared against
+ * many entries: what gb_lp_find and gb_lp_eq do internally. */
+typedef struct gb_lp_key {
+    gb_slice s;
+    bool is_int;
+    int64_t v;
+} gb_lp_key;
+void gb_lp_key_init(gb_lp_key *k, gb_slice s);
+bool gb_lp_key_eq(const unsigned char *p, const gb_lp_key *k);
+
+/* Canonical decimal <-> int64: str2int accepts exactly what int2str prints
+ * ("0123", "+1", "-0", " 1" and out-of-range values are not integers).
+ * int2str writes at most 20 bytes, no NUL, and returns the length. */
+bool gb_lp_str2int(const char *s, size_t len, int64_t *out);
+size_t gb_lp_int2str(int64_t v, char *buf);
 
 /* Structural check of an untrusted listpack (e.g. loaded from a snapshot):
  * every length, back-length and the END byte are consistent with total_bytes.
