@@ -186,7 +186,7 @@ void gb_shm_close(gb_shm *shm)
 #ifdef MSG_NOSIGNAL
 #define SEND_FLAGS MSG_NOSIGNAL /* a vanished peer is GB_ECLOSED, not SIGPIPE */
 #else
-#define SEND_FLAGS 0 /* macOS: callers set SO_NOSIGPIPE on the socket */
+#define SEND_FLAGS 0
 #endif
 
 int gb_shm_send_fds(int sock, const int *fds, int nfds, const void *data, size_t len)
@@ -200,6 +200,13 @@ int gb_shm_send_fds(int sock, const int *fds, int nfds, const void *data, size_t
         char buf[CMSG_SPACE(sizeof(int) * GB_SHM_MAX_FDS)];
     } ctl;
     memset(&ctl, 0, sizeof ctl);
+#ifdef SO_NOSIGPIPE
+    /* macOS/BSD: the socket-level switch is what reliably stops SIGPIPE.
+     * Descriptor passing happens at connection setup, so the extra syscall
+     * does not matter. */
+    int one = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
     const char *p = data;
     size_t left = len;
     bool fds_sent = nfds == 0;

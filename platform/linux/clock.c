@@ -51,7 +51,7 @@ static bool tsc_invariant(void)
     int s = atomic_load_explicit(&tsc_state, memory_order_relaxed);
     if (s == 0) {
         unsigned a, b, c, d;
-        bool ok = __get_cpuid_max(0x80000000u, NULL) >= 0x80000007u && __get_cpuid(0x80000007u, &a, &b, &c, &d) &&
+        bool ok = (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u && __get_cpuid(0x80000007u, &a, &b, &c, &d) &&
                   (d & (1u << 8)); /* CPUID.80000007H:EDX[8] = invariant TSC */
         s = ok ? 1 : 2;
         atomic_store_explicit(&tsc_state, s, memory_order_relaxed);

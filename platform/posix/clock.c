@@ -1,6 +1,7 @@
 /* Generic POSIX clocks: clock_gettime only; the "cycle counter" is the
  * monotonic clock itself (1 ns per tick). */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include "clock.h"
 
 #include <time.h>

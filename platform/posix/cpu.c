@@ -1,6 +1,7 @@
 /* Generic POSIX CPUs: no affinity API, so "allowed" is every online CPU and
  * pinning is not supported. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include <unistd.h>
 
 #include "common/internal.h"

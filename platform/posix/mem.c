@@ -1,6 +1,7 @@
 /* Generic POSIX: the allocator cannot be asked for a block's size, and there is
  * no portable resident-set figure beyond getrusage's peak. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include "mem.h"
 
 #include <sys/resource.h>

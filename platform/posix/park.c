@@ -5,6 +5,7 @@
  * idle waiter wakes ~1000 times a second. Waking is a no-op. Correct across
  * processes, because the word is all the state there is. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* Generic POSIX shared memory: the shm_open object (common/shm_common.c),
  * no huge pages, pre-faulting by a SIGBUS-guarded touch. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include <sys/stat.h>
 
 #include "common/internal.h"

@@ -1,6 +1,7 @@
 /* Generic POSIX defaults of the syscall table: the Linux-only entries fail
  * with ENOSYS; madvise is posix_madvise, mmap and ftruncate are libc's. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -3,6 +3,7 @@
  * signaller (a client application); send() with MSG_NOSIGNAL (POSIX.1-2008)
  * returns EPIPE instead. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -40,6 +41,11 @@ int gb_wakefd_open(gb_wakefd *w)
         return rc;
     }
     shutdown(sv[0], SHUT_WR); /* one direction only: reader never writes */
+#ifdef SO_NOSIGPIPE
+    /* BSD/macOS: MSG_NOSIGNAL may be missing or ignored there */
+    int one = 1;
+    (void)setsockopt(sv[1], SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
     w->read_fd = sv[0];
     w->write_fd = sv[1];
     return 0;
