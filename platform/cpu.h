@@ -5,8 +5,9 @@
  *   linux  - sched_getaffinity / sched_setaffinity through the syscall table
  *            (platform/syscalls.h), sched_getcpu.
  *   darwin - no affinity API: "pinning" sets QoS USER_INTERACTIVE (keeps the
- *            thread on performance cores) and tries THREAD_AFFINITY_POLICY,
- *            which Apple Silicon rejects -> GB_ENOTSUP.
+ *            thread on performance cores) and tries THREAD_AFFINITY_POLICY
+ *            (KERN_NOT_SUPPORTED on Apple Silicon, a mere cache-sharing hint
+ *            on Intel) -> GB_ENOTSUP.
  *   posix  - allowed = every online CPU; pinning/current CPU -> GB_ENOTSUP.
  *
  * All functions return 0 (or a count) on success and a negative GB_E* code on

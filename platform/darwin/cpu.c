@@ -2,7 +2,8 @@
  * the only levers are the QoS class (USER_INTERACTIVE keeps a thread on the
  * performance cores and out of App Nap throttling) and the affinity tag
  * (THREAD_AFFINITY_POLICY), a grouping hint that Intel Macs accept and Apple
- * Silicon rejects with KERN_NOT_SUPPORTED. */
+ * Silicon rejects with KERN_NOT_SUPPORTED. Pinning is GB_ENOTSUP either way,
+ * after both levers were pulled. */
 #include <errno.h>
 #include <mach/mach.h>
 #include <mach/mach_error.h>
@@ -70,9 +71,13 @@ int gb_cpu_pin_current_thread(int cpu)
                         cpu);
     if (kr != KERN_SUCCESS)
         return gb__fail(GB_ESYS, NULL, 0, "thread_policy_set(THREAD_AFFINITY_POLICY): %s", mach_error_string(kr));
-    /* Intel Mac: tag accepted. It keeps threads with different tags on
-     * different L2 caches; it does not bind this thread to `cpu`. */
-    return 0;
+    /* Intel Mac: the tag was accepted, but it only keeps threads with
+     * different tags on different L2 caches - it does not bind this thread
+     * to `cpu`. Saying "pinned" would be the silent success we never give. */
+    return gb__fail(GB_ENOTSUP, NULL, 0,
+                    "macOS cannot pin a thread to CPU %d; applied QoS USER_INTERACTIVE and affinity tag %d "
+                    "(a cache-sharing hint)",
+                    cpu, cpu + 1);
 }
 
 int gb_cpu_current(void)
