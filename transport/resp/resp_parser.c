@@ -181,9 +181,8 @@ static int read_header(const char *buf, size_t len, size_t pos, int64_t *v, bool
     return 1;
 }
 
-int gb_resp_parse(gb_resp_parser *p, const char *cbuf, size_t len, size_t *consumed, char *err, size_t errlen)
+int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen)
 {
-    char *buf = (char *)cbuf; /* inline decoding rewrites the line in place */
     if (len == 0)
         return GB_RESP_NEED_MORE;
     if (p->kind == 0)

@@ -58,14 +58,15 @@ void gb_resp_parser_init(gb_resp_parser *p, int64_t max_bulk);
 void gb_resp_parser_free(gb_resp_parser *p);
 
 /*
- * Parses from buf[0..len) (buf starts at the current request). On
+ * Parses from buf[0..len) (buf starts at the current request). Inline
+ * requests are unescaped in place, so buf must be writable. On
  * GB_RESP_COMMAND, *consumed is the request's length and p->args/p->argc
  * describe its arguments (argc may be 0 for an empty request, which the
  * caller skips); call gb_resp_parser_reset() before the next request. On
  * GB_RESP_ERROR, err holds Redis's text (e.g. "ERR Protocol error: invalid
  * bulk length").
  */
-int gb_resp_parse(gb_resp_parser *p, const char *buf, size_t len, size_t *consumed, char *err, size_t errlen);
+int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen);
 
 void gb_resp_parser_reset(gb_resp_parser *p);
 

@@ -1,0 +1,246 @@
+/* transport/resp/resp_parser.c: multibulk and inline requests fed whole,
+ * byte by byte and in random splits; every protocol error with Redis's
+ * text; limits for unauthenticated clients; hostile counts allocate nothing
+ * up front. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine/random.h"
+#include "transport/resp/resp_parser.h"
+
+#define MAX_BULK (512LL * 1024 * 1024)
+
+typedef struct parsed {
+    int ncmds;
+    char cmds[64][8][64]; /* up to 64 commands of 8 args */
+    int argc[64];
+    int status;           /* last status */
+    char err[256];
+} parsed;
+
+/* Feeds `input` to a parser in pieces of the given sizes (cycled), the way a
+ * connection would: unconsumed bytes stay at the front of a buffer. */
+static void feed(const char *input, size_t len, const size_t *pieces, size_t npieces, parsed *out)
+{
+    memset(out, 0, sizeof *out);
+    gb_resp_parser p;
+    gb_resp_parser_init(&p, MAX_BULK);
+    char *buf = malloc(len + 1);
+    size_t have = 0, fed = 0, pi = 0;
+    while (fed < len || have > 0) {
+        if (fed < len) {
+            size_t n = pieces[pi++ % npieces];
+            if (n > len - fed)
+                n = len - fed;
+            memcpy(buf + have, input + fed, n);
+            have += n;
+            fed += n;
+        }
+        size_t pos = 0;
+        for (;;) {
+            size_t consumed = 0;
+            int rc = gb_resp_parse(&p, buf + pos, have - pos, &consumed, out->err, sizeof out->err);
+            out->status = rc;
+            if (rc == GB_RESP_ERROR) {
+                free(buf);
+                gb_resp_parser_free(&p);
+                return;
+            }
+            if (rc == GB_RESP_NEED_MORE)
+                break;
+            gb_slice argv[8];
+            assert_true(p.argc <= 8);
+            gb_resp_args_to_slices(&p, buf + pos, argv);
+            if (p.argc > 0) {
+                int k = out->ncmds++;
+                out->argc[k] = p.argc;
+                for (int i = 0; i < p.argc; i++)
+                    snprintf(out->cmds[k][i], 64, "%.*s", (int)argv[i].len, argv[i].ptr);
+            }
+            gb_resp_parser_reset(&p);
+            pos += consumed;
+        }
+        memmove(buf, buf + pos, have - pos);
+        have -= pos;
+        if (fed >= len)
+            break;
+    }
+    free(buf);
+    gb_resp_parser_free(&p);
+}
+
+static const char PIPELINE[] = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n"
+                               "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"
+                               "PING\r\n"
+                               "set \"a b\" 'c d'\r\n"
+                               "*0\r\n"
+                               "\r\n"
+                               "*1\r\n$0\r\n\r\n"
+                               "echo \"\\x41\\n\"\n";
+
+static void check_pipeline(const parsed *r)
+{
+    assert_int_equal(r->status, GB_RESP_NEED_MORE);
+    assert_int_equal(r->ncmds, 6);
+    assert_int_equal(r->argc[0], 3);
+    assert_string_equal(r->cmds[0][0], "SET");
+    assert_string_equal(r->cmds[0][2], "value");
+    assert_string_equal(r->cmds[1][1], "key");
+    assert_string_equal(r->cmds[2][0], "PING");
+    assert_string_equal(r->cmds[3][1], "a b");
+    assert_string_equal(r->cmds[3][2], "c d");
+    assert_int_equal(r->argc[4], 1);
+    assert_string_equal(r->cmds[4][0], "");
+    assert_string_equal(r->cmds[5][1], "A\n");
+}
+
+static void test_whole(void **state)
+{
+    (void)state;
+    parsed r;
+    size_t all[] = {sizeof PIPELINE - 1};
+    feed(PIPELINE, sizeof PIPELINE - 1, all, 1, &r);
+    check_pipeline(&r);
+}
+
+static void test_byte_by_byte(void **state)
+{
+    (void)state;
+    parsed r;
+    size_t one[] = {1};
+    feed(PIPELINE, sizeof PIPELINE - 1, one, 1, &r);
+    check_pipeline(&r);
+}
+
+static void test_random_splits(void **state)
+{
+    (void)state;
+    gb_random_seed(2024);
+    for (int round = 0; round < 2000; round++) {
+        size_t pieces[16];
+        for (int i = 0; i < 16; i++)
+            pieces[i] = 1 + gb_random_below(12);
+        parsed r;
+        feed(PIPELINE, sizeof PIPELINE - 1, pieces, 16, &r);
+        check_pipeline(&r);
+    }
+}
+
+static void expect_error(const char *input, size_t len, bool unauth, const char *text)
+{
+    gb_resp_parser p;
+    gb_resp_parser_init(&p, MAX_BULK);
+    p.unauthenticated = unauth;
+    char err[256] = "";
+    size_t consumed;
+    char *copy = malloc(len); /* inline requests are decoded in place */
+    memcpy(copy, input, len);
+    int rc = gb_resp_parse(&p, copy, len, &consumed, err, sizeof err);
+    assert_int_equal(rc, GB_RESP_ERROR);
+    assert_string_equal(err, text);
+    free(copy);
+    gb_resp_parser_free(&p);
+}
+
+static void test_protocol_errors(void **state)
+{
+    (void)state;
+    expect_error("*abc\r\n", strlen("*abc\r\n"), false, "ERR Protocol error: invalid multibulk length");
+    expect_error("*2147483648\r\n", strlen("*2147483648\r\n"), false, "ERR Protocol error: invalid multibulk length");
+    expect_error("*1\r\n$-1\r\n", strlen("*1\r\n$-1\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$x\r\n", strlen("*1\r\n$x\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$536870913\r\n", strlen("*1\r\n$536870913\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$9223372036854775808\r\n", strlen("*1\r\n$9223372036854775808\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\nfoo\r\n", strlen("*1\r\nfoo\r\n"), false, "ERR Protocol error: expected '$', got 'f'");
+    expect_error("set \"a b\r\n", strlen("set \"a b\r\n"), false, "ERR Protocol error: unbalanced quotes in request");
+    expect_error("set \"a\"b\r\n", strlen("set \"a\"b\r\n"), false, "ERR Protocol error: unbalanced quotes in request");
+    expect_error("*11\r\n", strlen("*11\r\n"), true, "ERR Protocol error: unauthenticated multibulk length");
+    expect_error("*1\r\n$16385\r\n", strlen("*1\r\n$16385\r\n"), true, "ERR Protocol error: unauthenticated bulk length");
+    expect_error("a b c d e f g h i j k\r\n", strlen("a b c d e f g h i j k\r\n"), true, "ERR Protocol error: unauthenticated multibulk length");
+}
+
+static void test_too_big_lines(void **state)
+{
+    (void)state;
+    size_t n = GB_RESP_INLINE_MAX + 10;
+    char *big = malloc(n);
+    memset(big, 'A', n);
+    expect_error(big, n, false, "ERR Protocol error: too big inline request");
+    big[0] = '*';
+    expect_error(big, n, false, "ERR Protocol error: too big mbulk count string");
+    memcpy(big, "*1\r\n$", 5);
+    expect_error(big, n, false, "ERR Protocol error: too big bulk count string");
+    free(big);
+}
+
+static void test_hostile_counts_allocate_nothing(void **state)
+{
+    (void)state;
+    gb_resp_parser p;
+    gb_resp_parser_init(&p, MAX_BULK);
+    char err[128];
+    size_t consumed;
+    const char *req = "*2147483647\r\n$3\r\nGET\r\n";
+    int rc = gb_resp_parse(&p, req, strlen(req), &consumed, err, sizeof err);
+    assert_int_equal(rc, GB_RESP_NEED_MORE);
+    assert_true(p.cap <= 8); /* one argument arrived: the array did not follow the count */
+    /* A claimed 512 MB bulk: the parser waits, asking for that many bytes. */
+    gb_resp_parser_reset(&p);
+    const char *big = "*1\r\n$536870912\r\n";
+    rc = gb_resp_parse(&p, big, strlen(big), &consumed, err, sizeof err);
+    assert_int_equal(rc, GB_RESP_NEED_MORE);
+    assert_int_equal(gb_resp_bytes_wanted(&p), strlen(big) + 536870912u + 2);
+    gb_resp_parser_free(&p);
+}
+
+static void test_large_bulk_is_linear(void **state)
+{
+    (void)state;
+    /* A 4 MiB value fed in 1 KiB pieces: resuming where the parser stopped
+     * keeps this cheap (a quadratic parser would rescan ~8 GB here). */
+    size_t vlen = 4u << 20;
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof hdr, "*2\r\n$3\r\nSET\r\n$%zu\r\n", vlen);
+    size_t total = (size_t)hl + vlen + 2;
+    char *req = malloc(total);
+    memcpy(req, hdr, (size_t)hl);
+    memset(req + hl, 'v', vlen);
+    memcpy(req + hl + vlen, "\r\n", 2);
+    gb_resp_parser p;
+    gb_resp_parser_init(&p, MAX_BULK);
+    char err[128];
+    size_t consumed = 0, have = 0;
+    int rc = GB_RESP_NEED_MORE;
+    while (rc == GB_RESP_NEED_MORE && have < total) {
+        have += 1024;
+        if (have > total)
+            have = total;
+        rc = gb_resp_parse(&p, req, have, &consumed, err, sizeof err);
+    }
+    assert_int_equal(rc, GB_RESP_COMMAND);
+    assert_int_equal(consumed, total);
+    assert_int_equal(p.argc, 2);
+    assert_int_equal(p.args[1].len, vlen);
+    gb_resp_parser_free(&p);
+    free(req);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whole),
+        cmocka_unit_test(test_byte_by_byte),
+        cmocka_unit_test(test_random_splits),
+        cmocka_unit_test(test_protocol_errors),
+        cmocka_unit_test(test_too_big_lines),
+        cmocka_unit_test(test_hostile_counts_allocate_nothing),
+        cmocka_unit_test(test_large_bulk_is_linear),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
