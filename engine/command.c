@@ -97,5 +97,6 @@ void gb_commands_init(gb_engine *eng)
     REG(keys);
     REG(string);
     REG(multi);
+    REG(list);
 #undef REG
 }

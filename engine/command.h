@@ -71,6 +71,7 @@ GB_DECLARE_COMMANDS(server);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
 GB_DECLARE_COMMANDS(multi);
+GB_DECLARE_COMMANDS(list);
 
 #define GB_DEFINE_COMMANDS(mod, ...)                                             \
     const gb_command_def gb_commands_##mod[] = {__VA_ARGS__};                    \

@@ -4,7 +4,6 @@
 
 void gb_types_init(struct gb_engine *eng)
 {
-    /* Each value type registers its gb_type_ops and commands here as it
-     * lands (lists, hashes, sets, sorted sets). */
     (void)eng;
+    gb_list_type_register();
 }

@@ -8,4 +8,7 @@
 struct gb_engine;
 void gb_types_init(struct gb_engine *eng);
 
+/* Each value type's registration of its gb_type_ops (in its cmd_*.c). */
+void gb_list_type_register(void);
+
 #endif
