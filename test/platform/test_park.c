@@ -18,10 +18,10 @@
 
 /* Kernel parking: the full million (about 5 s on 2 cores). The posix
  * variant polls with naps of up to 1 ms whose real length depends on the
- * OS timer (Linux's 50 us slack, longer elsewhere), so it gets a quarter:
- * still hundreds of thousands of parks. */
+ * OS timer (Linux's 50 us slack, longer elsewhere), so it gets a tenth:
+ * still tens of thousands of parks. */
 #define HANDOFFS_KERNEL 1000000u
-#define HANDOFFS_POLLING 250000u
+#define HANDOFFS_POLLING 100000u
 #define WATCHDOG_S 50
 /* A parked side that sees no change for this long although the turn is
  * already its own has lost a wake-up. */
