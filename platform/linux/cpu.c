@@ -11,6 +11,8 @@
 
 int gb_cpu_allowed(gb_cpuset *out)
 {
+    if (!out)
+        return gb__fail(GB_EINVAL, NULL, 0, "gb_cpu_allowed: NULL set");
     gb_cpuset_zero(out);
     if (gb__sys.sched_getaffinity(0, sizeof out->bits, out->bits) != 0)
         return gb__fail(gb__errno_code(errno), NULL, 0, "sched_getaffinity: %s", strerror(errno));
