@@ -147,5 +147,8 @@ typedef struct gb_list_pma_stats {
     size_t moved;         /* slots moved by rebalances and resizes */
 } gb_list_pma_stats;
 void gb_list_pma_get_stats(const gb_list_pma *p, gb_list_pma_stats *out);
+/* Turns the insertion predictor off (the classic, evenly spread PMA) or on
+ * (default), to measure what adaptivity buys. */
+void gb_list_pma_set_adaptive(gb_list_pma *p, bool on);
 
 #endif

@@ -99,6 +99,7 @@ struct gb_list_pma {
     size_t lp_bytes; /* upper bound of the values' listpack size */
     size_t ext_mem;  /* usable bytes of external value blocks */
     predictor pred;
+    bool classic; /* adaptivity off: even splits (tests, benchmarks) */
     gb_list_pma_stats st;
 };
 
@@ -387,7 +388,8 @@ static uint64_t spot_weight(const predictor *pr, size_t lo, size_t hi)
  * 2^level segments starting at window-relative segment i. */
 static void plan(const plan_ctx *c, unsigned level, size_t i, size_t n, size_t rank_lo)
 {
-    const predictor *pr = &c->p->pred;
+    static const predictor none;
+    const predictor *pr = c->p->classic ? &none : &c->p->pred;
     bool has_head = rank_lo == 0;
     bool has_tail = rank_lo + n == c->total;
     if (level == 0) {
@@ -552,7 +554,8 @@ static void insert_slot(gb_list_pma *p, size_t k, const pslot *v)
     pred_insert(p, k);
     if (p->n == 0) {
         /* first value: where the predictor expects the next ones to grow */
-        const predictor *pr = &p->pred;
+        static const predictor none;
+        const predictor *pr = p->classic ? &none : &p->pred;
         size_t s = pr->head > pr->tail ? p->nseg - 1 : pr->tail > pr->head ? 0 : p->nseg / 2;
         p->off[s] = (uint16_t)(pr->head > pr->tail ? B - 1 : pr->tail > pr->head ? 0 : B / 2);
         *run(p, s) = *v;
@@ -674,6 +677,8 @@ size_t gb_list_pma_mem(const gb_list_pma *p)
     return gb_mem_usable((void *)p) + gb_mem_usable(p->slots) + gb_mem_usable(p->off) +
            gb_mem_usable(p->tree) + p->ext_mem;
 }
+
+void gb_list_pma_set_adaptive(gb_list_pma *p, bool on) { p->classic = !on; }
 
 void gb_list_pma_get_stats(const gb_list_pma *p, gb_list_pma_stats *out)
 {

@@ -65,6 +65,13 @@ struct gb_list_seg {
     size_t len;      /* entries */
     size_t bytes;    /* sum of (tail - head): listpack-entry bytes */
     gb_list_limit lim;
+    /* Access hint: where the last seek landed (leaf, local index, offset).
+     * Valid while hint_ver == ver; every edit that can move entries or
+     * leaves bumps ver. Repeated or nearby LINDEX/LSET/LRANGE then walk from
+     * the hint instead of from a leaf end. */
+    uint64_t ver, hint_ver;
+    size_t hint_j;
+    uint32_t hint_r, hint_off;
 };
 
 /* Listpack header (8) + END (1): the leaf limit counts them, as Redis's
@@ -202,20 +209,45 @@ static leaf *leaf_seal(leaf *lf)
     return nl;
 }
 
+/* Entry sizes for walks, with the common cases inline: a string of up to
+ * 63 bytes or a 7-bit integer forward; a 1-byte back-length backward. A walk
+ * is a chain of dependent loads, so each branch saved shows. */
+static inline uint32_t step_fwd(const unsigned char *p)
+{
+    unsigned t = p[0];
+    if (t < 0x80)
+        return 2;
+    if (t < 0xC0)
+        return (t & 0x3F) + 2u;
+    return (uint32_t)gb_lp_entry_bytes(p);
+}
+
+static inline uint32_t step_back(const unsigned char *end)
+{
+    unsigned b = end[-1];
+    if (!(b & 128))
+        return b + 1u;
+    return (uint32_t)gb_lp_prev_entry_bytes(end);
+}
+
+/* Offset of local entry r, walking from local entry r0 at offset off0. */
+static uint32_t walk(const leaf *lf, uint32_t r0, uint32_t off0, uint32_t r)
+{
+    const unsigned char *d = lf->data;
+    uint32_t off = off0;
+    for (; r0 < r; r0++)
+        off += step_fwd(d + off);
+    for (; r0 > r; r0--)
+        off -= step_back(d + off);
+    return off;
+}
+
 /* Offset of the local entry r of lf, walking from the nearer end. */
 static uint32_t leaf_seek(const leaf *lf, uint32_t r)
 {
-    const unsigned char *d = lf->data;
-    if (r <= lf->count / 2) {
-        uint32_t off = lf->head;
-        while (r--)
-            off += (uint32_t)gb_lp_entry_bytes(d + off);
-        return off;
-    }
-    uint32_t off = lf->tail;
-    for (uint32_t i = lf->count; i > r; i--)
-        off -= (uint32_t)gb_lp_prev_entry_bytes(d + off);
-    return off;
+    if (r <= lf->count / 2)
+        return walk(lf, 0, lf->head, r);
+    return walk(lf, lf->count, lf->tail, r);
 }
 
 /* ---- the index ---- */
@@ -324,6 +356,7 @@ gb_list_seg *gb_list_seg_new(gb_list_limit lim)
     gb_list_seg *s = gb_malloc(sizeof(*s));
     memset(s, 0, sizeof(*s));
     s->lim = lim;
+    s->ver = 1;
     s->slot_cap = 4;
     s->slots = gb_malloc(s->slot_cap * sizeof(slot));
     s->first = 2;
@@ -407,6 +440,7 @@ static unsigned char *reserve_end(gb_list_seg *s, gb_list_end end, size_t e)
 
 void gb_list_seg_push(gb_list_seg *s, gb_list_end end, gb_slice v)
 {
+    s->ver++;
     size_t e = gb_lp_encode(NULL, v);
     gb_lp_encode(reserve_end(s, end, e), v);
 }
@@ -444,6 +478,7 @@ static void emit_entry(gb_list_emit_fn emit, void *ctx, const unsigned char *p)
 size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_emit_fn emit,
                        void *ctx)
 {
+    s->ver++;
     if (count > s->len)
         count = s->len;
     size_t left = count;
@@ -455,11 +490,11 @@ size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_em
             if (emit) {
                 if (end == GB_LIST_HEAD) {
                     for (uint32_t off = lf->head; off < lf->tail;
-                         off += (uint32_t)gb_lp_entry_bytes(lf->data + off))
+                         off += step_fwd(lf->data + off))
                         emit_entry(emit, ctx, lf->data + off);
                 } else {
                     for (uint32_t off = lf->tail; off > lf->head;) {
-                        off -= (uint32_t)gb_lp_prev_entry_bytes(lf->data + off);
+                        off -= step_back(lf->data + off);
                         emit_entry(emit, ctx, lf->data + off);
                     }
                 }
@@ -484,14 +519,14 @@ size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_em
             for (uint32_t i = 0; i < k; i++) {
                 if (emit)
                     emit_entry(emit, ctx, lf->data + off);
-                off += (uint32_t)gb_lp_entry_bytes(lf->data + off);
+                off += step_fwd(lf->data + off);
             }
             lf->head = off;
             sl(s, 0)->start += k;
         } else {
             uint32_t off = lf->tail;
             for (uint32_t i = 0; i < k; i++) {
-                off -= (uint32_t)gb_lp_prev_entry_bytes(lf->data + off);
+                off -= step_back(lf->data + off);
                 if (emit)
                     emit_entry(emit, ctx, lf->data + off);
             }
@@ -515,11 +550,45 @@ void gb_list_seg_trim(gb_list_seg *s, size_t head, size_t tail)
 
 /* ---- by index ---- */
 
+/* Leaf, local index and offset of list index idx, using and refreshing the
+ * access hint. */
+static uint32_t seek(gb_list_seg *s, size_t idx, size_t *jp, uint32_t *rp)
+{
+    size_t j;
+    uint32_t r, off;
+    if (s->hint_ver == s->ver) {
+        j = s->hint_j;
+        const leaf *lf = lf_at(s, j);
+        int64_t v = sl(s, 0)->start + (int64_t)idx, st = sl(s, j)->start;
+        if (v >= st && v < st + lf->count) {
+            r = (uint32_t)(v - st);
+            uint32_t hr = s->hint_r;
+            uint32_t dh = r > hr ? r - hr : hr - r;
+            if (dh <= r && dh <= lf->count - r)
+                off = walk(lf, hr, s->hint_off, r);
+            else
+                off = leaf_seek(lf, r);
+            goto out;
+        }
+    }
+    j = find_leaf(s, idx, &r);
+    off = leaf_seek(lf_at(s, j), r);
+out:
+    s->hint_ver = s->ver;
+    s->hint_j = j;
+    s->hint_r = r;
+    s->hint_off = off;
+    *jp = j;
+    *rp = r;
+    return off;
+}
+
 void gb_list_seg_get(gb_list_seg *s, size_t idx, char *buf, gb_slice *out)
 {
+    size_t j;
     uint32_t r;
-    leaf *lf = lf_at(s, find_leaf(s, idx, &r));
-    *out = gb_lp_get_slice(lf->data + leaf_seek(lf, r), buf);
+    uint32_t off = seek(s, idx, &j, &r);
+    *out = gb_lp_get_slice(lf_at(s, j)->data + off, buf);
 }
 
 /* Inserts a new leaf (holding nl->count new entries) at slot position `at`,
@@ -561,10 +630,16 @@ static void split_leaf(gb_list_seg *s, size_t j, uint32_t r)
 
 /* Replaces the entry at local r of leaf j (old_e bytes) with v, or inserts v
  * before local r (old_e == 0), keeping leaves within the limit. */
-static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, size_t old_e, gb_slice v)
+static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, uint32_t at, size_t old_e, gb_slice v)
 {
     size_t e = gb_lp_encode(NULL, v);
     leaf *lf = lf_at(s, j);
+    if (e == old_e) {
+        /* same size: rewritten in place; offsets and the hint stay valid */
+        gb_lp_encode(lf->data + at, v);
+        return;
+    }
+    s->ver++;
     bool insert = old_e == 0;
     bool fits = insert ? leaf_accepts(s, lf, e)
                        : (lf->count == 1 ||
@@ -577,11 +652,13 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, size_t old_e, gb_slic
                 j--;
                 lf = lf_at(s, j);
                 r = lf->count;
+                at = lf->tail;
             } else if (r == lf->count && j + 1 < s->nleaves &&
                        leaf_accepts(s, lf_at(s, j + 1), e)) {
                 j++;
                 lf = lf_at(s, j);
                 r = 0;
+                at = lf->head;
             } else if (r == 0 || r == lf->count) {
                 leaf *nl = leaf_alloc(e);
                 nl->head = 0;
@@ -598,10 +675,11 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, size_t old_e, gb_slic
                 lf = lf_at(s, j);
                 r = lf->count;
                 if (!leaf_accepts(s, lf, e)) {
-                    leaf_put(s, j + 1, 0, 0, v);
+                    leaf_put(s, j + 1, 0, UINT32_MAX, 0, v);
                     return;
                 }
             }
+            at = UINT32_MAX;
         } else {
             /* the new value does not fit beside the others: isolate it */
             if (r + 1 < lf->count)
@@ -612,9 +690,11 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, size_t old_e, gb_slic
                 r = 0;
             }
             lf = lf_at(s, j);
+            at = UINT32_MAX;
         }
     }
-    uint32_t at = leaf_seek(lf, r);
+    if (at == UINT32_MAX)
+        at = leaf_seek(lf, r);
     unsigned char *dst;
     if (e > old_e) {
         uint32_t gpos;
@@ -641,14 +721,15 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, size_t old_e, gb_slic
 
 void gb_list_seg_set(gb_list_seg *s, size_t idx, gb_slice v)
 {
+    size_t j;
     uint32_t r;
-    size_t j = find_leaf(s, idx, &r);
-    leaf *lf = lf_at(s, j);
-    leaf_put(s, j, r, gb_lp_entry_bytes(lf->data + leaf_seek(lf, r)), v);
+    uint32_t at = seek(s, idx, &j, &r);
+    leaf_put(s, j, r, at, gb_lp_entry_bytes(lf_at(s, j)->data + at), v);
 }
 
 void gb_list_seg_insert_at(gb_list_seg *s, size_t idx, gb_slice v)
 {
+    s->ver++;
     if (idx == 0) {
         gb_list_seg_push(s, GB_LIST_HEAD, v);
         return;
@@ -657,9 +738,10 @@ void gb_list_seg_insert_at(gb_list_seg *s, size_t idx, gb_slice v)
         gb_list_seg_push(s, GB_LIST_TAIL, v);
         return;
     }
+    size_t j;
     uint32_t r;
-    size_t j = find_leaf(s, idx, &r);
-    leaf_put(s, j, r, 0, v);
+    uint32_t at = seek(s, idx, &j, &r);
+    leaf_put(s, j, r, at, 0, v);
 }
 
 /* ---- walks ---- */
@@ -670,10 +752,10 @@ size_t gb_list_seg_visit(gb_list_seg *s, size_t first, size_t last, bool rev,
     char buf[GB_LP_INT_BUF];
     size_t done = 0;
     uint32_t r;
+    size_t j;
     if (!rev) {
-        size_t j = find_leaf(s, first, &r);
+        uint32_t off = seek(s, first, &j, &r);
         leaf *lf = lf_at(s, j);
-        uint32_t off = leaf_seek(lf, r);
         for (size_t i = first; i <= last; i++) {
             if (off == lf->tail) {
                 lf = lf_at(s, ++j);
@@ -682,18 +764,18 @@ size_t gb_list_seg_visit(gb_list_seg *s, size_t first, size_t last, bool rev,
             done++;
             if (!visit(ctx, i, gb_lp_get_slice(lf->data + off, buf)))
                 break;
-            off += (uint32_t)gb_lp_entry_bytes(lf->data + off);
+            off += step_fwd(lf->data + off);
         }
     } else {
-        size_t j = find_leaf(s, last, &r);
+        uint32_t off = seek(s, last, &j, &r);
         leaf *lf = lf_at(s, j);
-        uint32_t off = leaf_seek(lf, r + 1);
+        off += step_fwd(lf->data + off);
         for (size_t i = last + 1; i-- > first;) {
             if (off == lf->head) {
                 lf = lf_at(s, --j);
                 off = lf->tail;
             }
-            off -= (uint32_t)gb_lp_prev_entry_bytes(lf->data + off);
+            off -= step_back(lf->data + off);
             done++;
             if (!visit(ctx, i, gb_lp_get_slice(lf->data + off, buf)))
                 break;
@@ -724,6 +806,7 @@ static bool try_merge(gb_list_seg *s, size_t j)
 
 size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
 {
+    s->ver++;
     gb_lp_key key;
     gb_lp_key_init(&key, v);
     size_t limit = count == 0 ? SIZE_MAX : (size_t)(count < 0 ? -count : count);
@@ -832,6 +915,7 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
 
 void gb_list_seg_rotate(gb_list_seg *s, gb_list_end from)
 {
+    s->ver++;
     if (s->len < 2)
         return;
     gb_list_end to = from == GB_LIST_HEAD ? GB_LIST_TAIL : GB_LIST_HEAD;
