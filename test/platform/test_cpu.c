@@ -166,7 +166,7 @@ static void test_pin_injected(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_AFFINITY))
-        skip(); /* no affinity syscalls to inject into */
+        skip_because("the %s platform layer has no affinity syscalls to inject into", gb_platform_name());
     GB_SYSCALL_OVERRIDE(sched_getaffinity, fake_get_only_cpu0);
     GB_SYSCALL_OVERRIDE(sched_setaffinity, spy_set);
     set_calls = 0;

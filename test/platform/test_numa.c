@@ -335,7 +335,7 @@ static bool have_numa(void)
         return false;
     int rc = gb_numa_available();
     if (rc == GB_ENONUMA) {
-        print_message("skipped: %s\n", gb_plat_last_error());
+        print_message("no NUMA here: %s\n", gb_plat_last_error());
         return false;
     }
     assert_rc(rc, 1);
@@ -346,7 +346,7 @@ static void test_real_strict_bind_memfd(void **state)
 {
     (void)state;
     if (!have_numa())
-        skip();
+        skip_because("no NUMA memory policies on this %s build/kernel", gb_platform_name());
     const size_t pages = 64;
     gb_shm shm;
     char err[256];
@@ -368,7 +368,7 @@ static void test_real_strict_bind_memfd(void **state)
     int rc = gb_proc_numa_maps_line(0, shm.addr, line, sizeof line);
     if (rc == GB_ENONUMA) {
         gb_shm_close(&shm);
-        skip();
+        skip_because("%s", gb_plat_last_error());
     }
     assert_rc(rc, 0);
     print_message("numa_maps: %s\n", line);
@@ -388,10 +388,10 @@ static void test_real_bind_missing_node(void **state)
 {
     (void)state;
     if (!have_numa())
-        skip();
+        skip_because("no NUMA memory policies on this %s build/kernel", gb_platform_name());
     int count = gb_topo_node_count(NULL);
     if (count < 1 || count >= GB_NUMA_MAX_NODES - 1)
-        skip();
+        skip_because("cannot count the NUMA nodes: %s", gb_plat_last_error());
     /* node numbers can be sparse: take one past the highest that exists */
     int missing = count;
     gb_cpuset s;
@@ -410,7 +410,7 @@ static void test_real_thread_policies(void **state)
 {
     (void)state;
     if (!have_numa())
-        skip();
+        skip_because("no NUMA memory policies on this %s build/kernel", gb_platform_name());
     assert_rc(gb_numa_set_preferred(0), 0);
     assert_rc(gb_numa_set_strict(0), 0);
     /* memory faulted now follows the strict policy */

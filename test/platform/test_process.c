@@ -21,9 +21,8 @@ static void test_numa_maps(void **state)
     }
     int rc = gb_proc_numa_maps_line(0, shm.addr, line, sizeof line);
     if (rc == GB_ENONUMA) {
-        print_message("skipped: %s\n", gb_plat_last_error());
         gb_shm_close(&shm);
-        skip();
+        skip_because("%s", gb_plat_last_error());
     }
     assert_rc(rc, 0);
     char start[32];

@@ -85,7 +85,7 @@ static void test_memfd_sealed(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_MEMFD))
-        skip();
+        skip_because("the %s platform layer has no memfd to seal", gb_platform_name());
     gb_shm a;
     assert_rc(gb_shm_create(2 * gb_page_size(), 0, &a, NULL, 0), 0);
     assert_int_equal(ftruncate(a.fd, (off_t)gb_page_size()), -1);
@@ -210,7 +210,8 @@ static void test_prefault_injected_madvise(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_POPULATE))
-        skip(); /* darwin/posix always touch; covered by the SIGBUS test */
+        skip_because("the %s platform layer has no MADV_POPULATE_WRITE (it always touches; see the SIGBUS test)",
+                     gb_platform_name());
     gb_shm a;
     assert_rc(gb_shm_create(16 * gb_page_size(), 0, &a, NULL, 0), 0);
     GB_SYSCALL_OVERRIDE(madvise, fake_madvise);
@@ -275,8 +276,7 @@ static void test_prefault_real_sigbus(void **state)
     if (!beyond_eof_is_sigbus(p, ps)) {
         munmap(p, 3 * ps);
         close(fd);
-        print_message("skipped: this OS does not raise SIGBUS past the end of a mapped file\n");
-        skip();
+        skip_because("this OS does not raise SIGBUS past the end of a mapped file");
     }
 
     /* our own SIGBUS handler must be back in place afterwards */

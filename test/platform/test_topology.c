@@ -296,17 +296,15 @@ static void test_real_sysfs(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_TOPOLOGY))
-        skip(); /* asserted GB_ENOTSUP above */
+        skip_because("the %s platform layer reads no sysfs (GB_ENOTSUP asserted above)", gb_platform_name());
     gb_cpuset allowed;
     assert_rc(gb_cpu_allowed(&allowed), 0);
     int cpu = gb_cpuset_next(&allowed, 0);
     int n = -1;
     char err[512];
     int rc = gb_topo_node_of_cpu(NULL, cpu, &n, err, sizeof err);
-    if (rc == GB_ENONUMA) {
-        print_message("skipped: %s\n", err);
-        skip();
-    }
+    if (rc == GB_ENONUMA)
+        skip_because("%s", err);
     assert_rc(rc, 0);
     assert_true(n >= 0);
     int count = gb_topo_node_count("");

@@ -50,6 +50,15 @@
             fail_msg("expected \"%s\" to contain \"%s\"", h_ ? h_ : "(null)", n_);           \
     } while (0)
 
+/* CMocka's skip() with the reason printed, so a skipped test says why. */
+#define skip_because(...)                 \
+    do {                                  \
+        print_message("skipped: ");       \
+        print_message(__VA_ARGS__);       \
+        print_message("\n");              \
+        skip();                           \
+    } while (0)
+
 /* How many descriptors are open (0..1023): to prove nothing leaked. */
 static inline int tu_open_fds(void)
 {
