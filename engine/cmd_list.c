@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "engine/list.h"
 #include "engine/mem.h"
+#include "engine/ops.h"
 #include "engine/types.h"
 #include "engine/util.h"
 
@@ -110,27 +111,60 @@ static bool arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, cons
 
 /* ---- push ------------------------------------------------------------------------ */
 
+gb_result gb_op_push(gb_db *db, gb_slice key, bool tail, size_t n, const gb_slice *vals, int64_t *len)
+{
+    gb_kv *kv = gb_db_lookup_write(db, key);
+    gb_list *l;
+    if (kv) {
+        if (kv->type != GB_TYPE_LIST)
+            return GB_R_WRONGTYPE;
+        l = kv->v.ptr;
+    } else {
+        gb_list_config cfg = list_config(db->eng);
+        l = gb_list_new(&cfg);
+        gb_db_add_object(db, key, GB_TYPE_LIST, l);
+    }
+    *len = (int64_t)gb_list_push(l, tail ? GB_LIST_TAIL : GB_LIST_HEAD, vals, n);
+    gb_engine_key_modified(db, key);
+    gb_blocking_signal_key(db, key);
+    return GB_R_OK;
+}
+
+gb_result gb_op_pop(gb_db *db, gb_slice key, bool tail, void (*emit)(void *ctx, gb_slice v), void *ctx)
+{
+    gb_kv *kv = gb_db_lookup_write(db, key);
+    if (!kv)
+        return GB_R_NOTFOUND;
+    if (kv->type != GB_TYPE_LIST)
+        return GB_R_WRONGTYPE;
+    gb_list *l = kv->v.ptr;
+    gb_list_pop(l, tail ? GB_LIST_TAIL : GB_LIST_HEAD, 1, emit, ctx);
+    if (gb_list_len(l) == 0)
+        gb_db_delete(db, key);
+    gb_engine_key_modified(db, key);
+    return GB_R_OK;
+}
+
 static void push_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end, bool only_existing)
 {
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return;
-    }
-    if (!l) {
-        if (only_existing) {
+    if (only_existing) {
+        bool wrong;
+        gb_list *l = lookup_list(c, argv[1], &wrong);
+        if (wrong) {
+            gb_reply_error(c, GB_ERR_WRONGTYPE);
+            return;
+        }
+        if (!l) {
             gb_reply_int(c, 0);
             return;
         }
-        gb_list_config cfg = list_config(c->eng);
-        l = gb_list_new(&cfg);
-        gb_db_add_object(c->db, argv[1], GB_TYPE_LIST, l);
     }
-    size_t len = gb_list_push(l, end, argv + 2, (size_t)(argc - 2));
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_blocking_signal_key(c->db, argv[1]);
-    gb_reply_int(c, (int64_t)len);
+    int64_t len;
+    gb_result r = gb_op_push(c->db, argv[1], end == GB_LIST_TAIL, (size_t)(argc - 2), argv + 2, &len);
+    if (r == GB_R_OK)
+        gb_reply_int(c, len);
+    else
+        gb_reply_result(c, r);
 }
 
 static void cmd_lpush(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_HEAD, false); }

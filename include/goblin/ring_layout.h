@@ -1,0 +1,169 @@
+/*
+ * The shared-memory layout of one Goblin Core ring slot.
+ *
+ * This header is the contract between the server and any client process (the
+ * C library in include/goblin/ring_client.h, or a client written in another
+ * language from docs/ring-protocol.md). Every field is little-endian (the
+ * only byte order the server runs on) and every offset is pinned by a
+ * _Static_assert below.
+ *
+ * A slot is one shared-memory object, handed to one client over its Unix
+ * socket (SCM_RIGHTS) when it claims the slot:
+ *
+ *   offset 0                     control block, 8 lines of 128 bytes
+ *   offset hdr.req_offset        request ring:  req_capacity bytes  (client -> server)
+ *   offset hdr.resp_offset       response ring: resp_capacity bytes (server -> client)
+ *
+ * Control block lines (each alone in its 128-byte line so that the two
+ * processes never write the same line; 128 covers Apple's line size and x86's
+ * adjacent-line prefetcher):
+ *
+ *   line  writer  field
+ *   0     server  gb_ring_header (written before the slot is handed out, then read-only)
+ *   1     server  req_head      bytes of the request ring the server has consumed
+ *   2     client  resp_head     bytes of the response ring the client has consumed
+ *   3     server  server_state  RUNNING or PARKED (asleep in its event loop)
+ *   4     client  client_state  SPINNING or PARKED (asleep on client_wake)
+ *   5     server  client_wake   futex word the parked client waits on; the server adds 1 to wake it
+ *   6     server  violations    count of protocol violations seen on this slot (diagnostics)
+ *   7     -       reserved
+ *
+ * Rings carry records. A record starts at an 8-byte-aligned position and is
+ *
+ *   u64 header = length (low 32 bits) | stamp (high 32 bits)
+ *   length bytes of payload, then padding to the next multiple of 8
+ *
+ * Positions are byte counts since the slot was claimed (monotonic u64); a
+ * record at position P lives at offset P % capacity. stamp =
+ * gb_ring_stamp(P, hdr.stamp_key), a function of the position, so a reader
+ * recognises a freshly published record without any shared index: stale
+ * bytes from the previous lap carry the previous lap's stamp. The key is
+ * random per claim and known only to the server and this slot's client, so
+ * no other client can plant bytes (say, in a value it stores) that pass for
+ * a future record header in this slot's response ring. The writer stores the payload first and the
+ * header last with release ordering; the reader loads the header with
+ * acquire ordering and, if the stamp matches, the payload is complete.
+ *
+ * A record never wraps. When one does not fit before the end of the ring,
+ * the writer first publishes a padding record (length GB_RING_PAD) covering
+ * the rest of the ring, and the record follows at the start.
+ *
+ * Flow control: a writer may have at most capacity bytes unconsumed, measured
+ * against the reader's head (line 1 or 2), which readers publish after
+ * consuming (release) and writers re-read only when the ring looks full.
+ *
+ * Sleeping (spin, then park; no lost wake-up):
+ *   - The server, idle for ring-spin-us, stores PARKED in server_state of
+ *     every attached slot, issues a full fence, re-checks every ring, and only
+ *     then sleeps in its event loop, which watches a wake descriptor.
+ *   - A client, after publishing a request, issues a full fence and reads
+ *     server_state; if PARKED it signals the wake descriptor (the descriptor
+ *     it received with the slot).
+ *   - A client waiting for a reply spins for its budget, then reads
+ *     client_wake (w), stores PARKED in client_state, fences, re-checks the
+ *     response ring, and waits on client_wake while it still equals w.
+ *   - The server, after publishing a reply, fences and reads client_state;
+ *     if PARKED it increments client_wake and wakes the waiter.
+ *
+ * Trust: the server treats this memory as hostile. It reads each header
+ * once into a local, checks every length against the capacity, copies the
+ * payload out before using it, and on any violation resets the slot and
+ * disconnects that client, logging why.
+ */
+#ifndef GOBLIN_RING_LAYOUT_H
+#define GOBLIN_RING_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GB_RING_MAGIC UINT64_C(0x474e4952424c4f47) /* "GOBLRING" */
+#define GB_RING_LAYOUT_VERSION 1u
+#define GB_RING_LINE 128u
+#define GB_RING_CTRL_SIZE (8u * GB_RING_LINE)
+
+enum gb_ring_protocol {
+    GB_RING_PROTO_SBE = 1, /* one SBE message per record (transport/sbe/goblin.xml) */
+    GB_RING_PROTO_RESP = 2 /* records carry a RESP2 byte stream, pipelining allowed */
+};
+
+enum { GB_RING_SERVER_RUNNING = 0, GB_RING_SERVER_PARKED = 1 };
+enum { GB_RING_CLIENT_SPINNING = 0, GB_RING_CLIENT_PARKED = 1 };
+
+/* Record header length marking a padding record (skip to the ring's start). */
+#define GB_RING_PAD UINT32_C(0xffffffff)
+#define GB_RING_RECORD_HEADER 8u
+
+/* The stamp a record at position pos carries: the position in 8-byte units
+ * mixed with the slot's key, with the low bit forced on so a zeroed (never
+ * written) ring never matches. */
+static inline uint32_t gb_ring_stamp(uint64_t pos, uint32_t key) { return ((uint32_t)(pos >> 3) ^ key) | 1u; }
+
+static inline uint64_t gb_ring_record_size(uint32_t len) { return (GB_RING_RECORD_HEADER + (uint64_t)len + 7u) & ~UINT64_C(7); }
+
+/* Line 0. All sizes in bytes; offsets from the start of the slot. */
+typedef struct gb_ring_header {
+    uint64_t magic;          /*  0: GB_RING_MAGIC */
+    uint32_t layout_version; /*  8: GB_RING_LAYOUT_VERSION */
+    uint32_t protocol;       /* 12: enum gb_ring_protocol, fixed per claim */
+    uint32_t slot_id;        /* 16: index in the server's pool */
+    uint32_t generation;     /* 20: increments each time the slot is handed out */
+    uint64_t slot_size;      /* 24: bytes of the whole mapping */
+    uint64_t req_offset;     /* 32: request ring start */
+    uint64_t req_capacity;   /* 40: power of two */
+    uint64_t resp_offset;    /* 48: response ring start */
+    uint64_t resp_capacity;  /* 56: power of two */
+    uint32_t max_payload;    /* 64: largest record payload either side may send */
+    uint16_t sbe_schema_id;  /* 68: SBE schema the server speaks (SBE claims) */
+    uint16_t sbe_version;    /* 70 */
+    uint32_t server_pid;     /* 72 */
+    uint32_t spin_us;        /* 76: the server's ring-spin-us (a hint for clients) */
+    uint32_t stamp_key;      /* 80: random per claim, mixed into record stamps */
+    uint8_t reserved[GB_RING_LINE - 84];
+} gb_ring_header;
+
+typedef struct gb_ring_ctrl {
+    gb_ring_header hdr;
+    uint64_t req_head; /* line 1, atomic: server writes (release) */
+    uint8_t pad1[GB_RING_LINE - 8];
+    uint64_t resp_head; /* line 2, atomic: client writes (release) */
+    uint8_t pad2[GB_RING_LINE - 8];
+    uint32_t server_state; /* line 3, atomic: server writes */
+    uint8_t pad3[GB_RING_LINE - 4];
+    uint32_t client_state; /* line 4, atomic: client writes */
+    uint8_t pad4[GB_RING_LINE - 4];
+    uint32_t client_wake; /* line 5, atomic futex word: server increments */
+    uint8_t pad5[GB_RING_LINE - 4];
+    uint64_t violations; /* line 6: server writes */
+    uint8_t pad6[GB_RING_LINE - 8];
+    uint8_t reserved[GB_RING_LINE]; /* line 7 */
+} gb_ring_ctrl;
+
+_Static_assert(sizeof(gb_ring_header) == GB_RING_LINE, "ring header is one line");
+_Static_assert(sizeof(gb_ring_ctrl) == GB_RING_CTRL_SIZE, "control block is 8 lines");
+_Static_assert(offsetof(gb_ring_ctrl, req_head) == 1 * GB_RING_LINE, "req_head in line 1");
+_Static_assert(offsetof(gb_ring_ctrl, resp_head) == 2 * GB_RING_LINE, "resp_head in line 2");
+_Static_assert(offsetof(gb_ring_ctrl, server_state) == 3 * GB_RING_LINE, "server_state in line 3");
+_Static_assert(offsetof(gb_ring_ctrl, client_state) == 4 * GB_RING_LINE, "client_state in line 4");
+_Static_assert(offsetof(gb_ring_ctrl, client_wake) == 5 * GB_RING_LINE, "client_wake in line 5");
+_Static_assert(offsetof(gb_ring_ctrl, violations) == 6 * GB_RING_LINE, "violations in line 6");
+_Static_assert(offsetof(gb_ring_header, max_payload) == 64, "header field offsets are the wire contract");
+
+/* The claim handshake (docs/ring-protocol.md): on its Unix-socket connection
+ * the client sends the RESP command
+ *     RING CLAIM <SBE|RESP> <layout-version> [<sbe-schema-version>]
+ * and receives, in one sendmsg with two descriptors attached (the slot's
+ * memory, then the server's wake descriptor), the reply
+ *     *4\r\n:<slot_id>\r\n:<slot_size>\r\n:<generation>\r\n:<max_payload>\r\n
+ * or a RESP error (pool full, version mismatch) with no descriptors. The slot
+ * stays the client's until that connection closes. */
+#define GB_RING_CLAIM_COMMAND "RING"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
