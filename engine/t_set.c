@@ -405,6 +405,12 @@ static void array_of(const gb_set *s, member_array *a)
     if (s->enc == GB_SET_INTSET) {
         a->ints = gb_malloc((n ? n : 1) * sizeof *a->ints);
         collect_ints(a, s);
+    } else if (s->enc == GB_SET_LISTPACK) {
+        /* Integer entries render into a buffer of their own each. */
+        unsigned char *lp = s->p;
+        a->ints = gb_malloc((n ? n : 1) * sizeof *a->ints);
+        for (unsigned char *p = gb_lp_first(lp); p; p = gb_lp_next(lp, p), a->n++)
+            a->m[a->n] = gb_lp_get_slice(p, a->ints[a->n]);
     } else {
         each_member(s, collect, a);
     }
