@@ -73,6 +73,13 @@ _Static_assert(sizeof(pslot) == 16, "PMA slot is 16 bytes");
 #define MAX_SEG 128
 
 #define SPOTS 8
+/* A spot predicts once it has seen SPOT_MIN inserts and at least 1/SPOT_SHARE
+ * of all recent ones, and SPOT_EXCESS times what uniformly random inserts
+ * would put within its +-B radius (2B/len of them): weaker spots are noise,
+ * and in a short list every insert is "near" some spot. */
+#define SPOT_MIN 8
+#define SPOT_SHARE 32
+#define SPOT_EXCESS 8
 #define DECAY_PERIOD 4096
 
 typedef struct spot {
@@ -82,6 +89,7 @@ typedef struct spot {
 
 typedef struct predictor {
     uint32_t head, tail; /* decayed insert counts at the ends */
+    uint32_t total;      /* decayed count of all inserts */
     uint32_t since_decay;
     uint32_t active; /* spots with w > 0 */
     spot spots[SPOTS];
@@ -296,6 +304,7 @@ static void pred_decay(predictor *pr)
 {
     pr->head >>= 1;
     pr->tail >>= 1;
+    pr->total >>= 1;
     pr->active = 0;
     for (int i = 0; i < SPOTS; i++) {
         pr->spots[i].w >>= 1;
@@ -310,6 +319,7 @@ static void pred_insert(gb_list_pma *p, size_t k)
     predictor *pr = &p->pred;
     if (++pr->since_decay >= DECAY_PERIOD)
         pred_decay(pr);
+    pr->total++;
     if (pr->active) {
         for (int i = 0; i < SPOTS; i++)
             if (pr->spots[i].w && pr->spots[i].rank >= k)
@@ -365,42 +375,78 @@ static void pred_forget_spots(gb_list_pma *p)
     p->pred.active = 0;
 }
 
-/* ---- planning a redistribution ---- */
+/* ---- planning a redistribution ----
+ *
+ * Every window splits its free slots between its halves in proportion to
+ * the inserts predicted for each: the head count if the half holds the list's
+ * first value, the tail count if it holds the last, the significant hot
+ * spots whose rank falls in it, and the unexplained rest of the recent
+ * inserts spread uniformly over the array ("background"). Uniform inserts
+ * thus give the classic even split, and one-sided patterns give all the
+ * room to the side where the next inserts will land.
+ */
 
 typedef struct plan_ctx {
-    const gb_list_pma *p;
-    size_t total; /* list length after the operation */
-    uint32_t *t;  /* per segment of the window: values */
-    uint16_t *o;  /* per segment: run offset */
+    const predictor *pr;
+    size_t total;     /* list length after the operation */
+    uint32_t *t;      /* per segment of the window: values */
+    uint16_t *o;      /* per segment: run offset */
     size_t B;
+    double bg_per_slot; /* background weight per slot of the array */
+    const gb_list_pma *p;
 } plan_ctx;
 
-static uint64_t spot_weight(const predictor *pr, size_t lo, size_t hi)
+static inline bool spot_significant(const plan_ctx *c, const spot *sp)
 {
-    uint64_t w = 0;
-    for (int i = 0; i < SPOTS; i++)
-        if (pr->spots[i].w && pr->spots[i].rank >= lo && pr->spots[i].rank < hi)
-            w += pr->spots[i].w;
+    double w = sp->w, total = c->pr->total;
+    return sp->w >= SPOT_MIN && w * SPOT_SHARE >= total &&
+           w * (double)c->total >= SPOT_EXCESS * 2.0 * (double)c->B * total;
+}
+
+static double spot_weight(const plan_ctx *c, size_t lo, size_t hi)
+{
+    double w = 0;
+    if (!c->pr->active)
+        return 0;
+    for (int i = 0; i < SPOTS; i++) {
+        const spot *sp = &c->pr->spots[i];
+        if (sp->rank >= lo && sp->rank < hi && spot_significant(c, sp))
+            w += sp->w;
+    }
     return w;
+}
+
+static void plan_init(plan_ctx *c, const gb_list_pma *p, size_t total, uint32_t *t, uint16_t *o)
+{
+    static const predictor none;
+    c->pr = p->classic ? &none : &p->pred;
+    c->total = total;
+    c->t = t;
+    c->o = o;
+    c->B = p->B;
+    c->p = p;
+    double explained = (double)c->pr->head + (double)c->pr->tail + spot_weight(c, 0, SIZE_MAX);
+    double bg = (double)c->pr->total - explained;
+    c->bg_per_slot = bg > 0 ? bg / (double)capacity(p) : 0;
 }
 
 /* Distributes n values, the first of which has list index rank_lo, over the
  * 2^level segments starting at window-relative segment i. */
 static void plan(const plan_ctx *c, unsigned level, size_t i, size_t n, size_t rank_lo)
 {
-    static const predictor none;
-    const predictor *pr = c->p->classic ? &none : &c->p->pred;
+    const predictor *pr = c->pr;
     bool has_head = rank_lo == 0;
     bool has_tail = rank_lo + n == c->total;
+    double bg = c->bg_per_slot * (double)(c->B << level);
     if (level == 0) {
-        uint64_t hw = has_head ? pr->head : 0, tw = has_tail ? pr->tail : 0;
-        uint64_t mw = pr->active ? spot_weight(pr, rank_lo, rank_lo + n + 1) : 0;
+        double hw = has_head ? pr->head : 0, tw = has_tail ? pr->tail : 0;
+        double mw = spot_weight(c, rank_lo, rank_lo + n + 1);
         size_t free_slots = c->B - n;
         c->t[i] = (uint32_t)n;
         /* the run goes away from where inserts are expected */
-        if (hw > tw && hw >= mw)
+        if (hw > tw + mw + bg)
             c->o[i] = (uint16_t)free_slots;
-        else if (tw > 0 && tw >= mw)
+        else if (tw > hw + mw + bg)
             c->o[i] = 0;
         else
             c->o[i] = (uint16_t)(free_slots / 2);
@@ -408,13 +454,10 @@ static void plan(const plan_ctx *c, unsigned level, size_t i, size_t n, size_t r
     }
     size_t cap_c = c->B << (level - 1);
     size_t mid = rank_lo + n / 2;
-    uint64_t wl = (has_head ? pr->head : 0) + (pr->active ? spot_weight(pr, rank_lo, mid) : 0);
-    uint64_t wr = (has_tail ? pr->tail : 0) +
-                  (pr->active ? spot_weight(pr, mid, rank_lo + n + 1) : 0);
+    double wl = (has_head ? pr->head : 0) + spot_weight(c, rank_lo, mid) + bg / 2;
+    double wr = (has_tail ? pr->tail : 0) + spot_weight(c, mid, rank_lo + n + 1) + bg / 2;
     size_t free_slots = 2 * cap_c - n;
-    /* free space to each half in proportion to its predicted inserts
-     * (+1 each: no prediction = even split, the classic PMA) */
-    size_t free_l = (size_t)((double)free_slots * (double)(wl + 1) / (double)(wl + wr + 2));
+    size_t free_l = wl + wr > 0 ? (size_t)((double)free_slots * wl / (wl + wr)) : free_slots / 2;
     size_t nl = cap_c > free_l ? cap_c - free_l : 0;
     size_t u = upper_count(c->p, level - 1);
     size_t hard_lo = n > cap_c ? n - cap_c : 0, hard_hi = n < cap_c ? n : cap_c;
@@ -462,7 +505,8 @@ static void rebalance(gb_list_pma *p, size_t a, unsigned level, size_t k, const 
     /* 3. plan and spread from the right (targets never precede sources) */
     uint32_t *t = gb_malloc(W * (sizeof(uint32_t) + sizeof(uint16_t)));
     uint16_t *o = (uint16_t *)(t + W);
-    plan_ctx c = {p, p->n + (ins ? 1 : 0), t, o, B};
+    plan_ctx c;
+    plan_init(&c, p, p->n + (ins ? 1 : 0), t, o);
     plan(&c, level, 0, n2, rank_lo);
     size_t src = n2;
     for (size_t i = W; i-- > 0;) {
@@ -492,7 +536,8 @@ static void resize(gb_list_pma *p, size_t k, const pslot *ins)
     alloc_arrays(p, nseg, B);
     uint32_t *t = gb_malloc(nseg * (sizeof(uint32_t) + sizeof(uint16_t)));
     uint16_t *o = (uint16_t *)(t + nseg);
-    plan_ctx c = {p, n2, t, o, B};
+    plan_ctx c;
+    plan_init(&c, p, n2, t, o);
     plan(&c, p->height, 0, n2, 0);
     /* stream the old runs, in order, into the new runs */
     size_t os = 0, oi = 0; /* old segment, position in its run */

@@ -242,6 +242,15 @@ static uint32_t walk(const leaf *lf, uint32_t r0, uint32_t off0, uint32_t r)
     return off;
 }
 
+/* Gives memory back when a leaf shrank to a quarter of its block (a big
+ * value replaced or removed). */
+static leaf *leaf_maybe_shrink(leaf *lf)
+{
+    if (lf->cap > 2 * LEAF_START_CAP && used(lf) < lf->cap / 4)
+        return leaf_seal(lf);
+    return lf;
+}
+
 /* Offset of the local entry r of lf, walking from the nearer end. */
 static uint32_t leaf_seek(const leaf *lf, uint32_t r)
 {
@@ -711,6 +720,10 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, uint32_t at, size_t o
         dst = lf->data + at;
     }
     gb_lp_encode(dst, v);
+    if (e < old_e) {
+        lf = leaf_maybe_shrink(lf);
+        sl(s, j)->lf = lf;
+    }
     s->bytes += e - old_e;
     if (insert) {
         lf->count++;
@@ -855,6 +868,8 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
         lf->count -= gone;
         s->len -= gone;
         s->bytes -= gone_bytes;
+        if (gone && lf->count)
+            sl(s, j)->lf = leaf_maybe_shrink(lf);
     }
     if (removed == 0)
         return 0;

@@ -559,7 +559,7 @@ static void run_config(const char *name, int fill, gb_list_impl impl, size_t ops
 static void test_compact_only(void **state)
 {
     (void)state;
-    run_config("compact-only(-5)", -5, GB_LIST_SEGMENTED, 30000, 40, 0, false);
+    run_config("compact-only(-5)", -5, GB_LIST_SEGMENTED, 100000, 40, 0, false);
 }
 
 #define CONFIG_TEST(fname, label, fill, impl, ops, maxlen, big)                                    \
@@ -569,18 +569,18 @@ static void test_compact_only(void **state)
         run_config(label, fill, impl, ops, maxlen, big, true);                                     \
     }
 
-CONFIG_TEST(test_seg_fill_1, "segmented fill=1", 1, GB_LIST_SEGMENTED, 30000, 300, 200)
-CONFIG_TEST(test_seg_fill_2, "segmented fill=2", 2, GB_LIST_SEGMENTED, 30000, 300, 200)
-CONFIG_TEST(test_seg_fill_128, "segmented fill=128", 128, GB_LIST_SEGMENTED, 40000, 1500, 300)
-CONFIG_TEST(test_seg_fill_m1, "segmented fill=-1", -1, GB_LIST_SEGMENTED, 40000, 1500, 300)
-CONFIG_TEST(test_seg_fill_m2, "segmented fill=-2", -2, GB_LIST_SEGMENTED, 40000, 2000, 300)
-CONFIG_TEST(test_seg_fill_m5, "segmented fill=-5", -5, GB_LIST_SEGMENTED, 40000, 8000, 100)
-CONFIG_TEST(test_pma_fill_1, "pma fill=1", 1, GB_LIST_PMA, 30000, 300, 200)
-CONFIG_TEST(test_pma_fill_2, "pma fill=2", 2, GB_LIST_PMA, 30000, 300, 200)
-CONFIG_TEST(test_pma_fill_128, "pma fill=128", 128, GB_LIST_PMA, 40000, 1500, 300)
-CONFIG_TEST(test_pma_fill_m1, "pma fill=-1", -1, GB_LIST_PMA, 40000, 1500, 300)
-CONFIG_TEST(test_pma_fill_m2, "pma fill=-2", -2, GB_LIST_PMA, 40000, 2000, 300)
-CONFIG_TEST(test_pma_fill_m5, "pma fill=-5", -5, GB_LIST_PMA, 40000, 8000, 100)
+CONFIG_TEST(test_seg_fill_1, "segmented fill=1", 1, GB_LIST_SEGMENTED, 100000, 300, 200)
+CONFIG_TEST(test_seg_fill_2, "segmented fill=2", 2, GB_LIST_SEGMENTED, 100000, 300, 200)
+CONFIG_TEST(test_seg_fill_128, "segmented fill=128", 128, GB_LIST_SEGMENTED, 150000, 1500, 300)
+CONFIG_TEST(test_seg_fill_m1, "segmented fill=-1", -1, GB_LIST_SEGMENTED, 150000, 1500, 300)
+CONFIG_TEST(test_seg_fill_m2, "segmented fill=-2", -2, GB_LIST_SEGMENTED, 150000, 2000, 300)
+CONFIG_TEST(test_seg_fill_m5, "segmented fill=-5", -5, GB_LIST_SEGMENTED, 150000, 8000, 100)
+CONFIG_TEST(test_pma_fill_1, "pma fill=1", 1, GB_LIST_PMA, 100000, 300, 200)
+CONFIG_TEST(test_pma_fill_2, "pma fill=2", 2, GB_LIST_PMA, 100000, 300, 200)
+CONFIG_TEST(test_pma_fill_128, "pma fill=128", 128, GB_LIST_PMA, 150000, 1500, 300)
+CONFIG_TEST(test_pma_fill_m1, "pma fill=-1", -1, GB_LIST_PMA, 150000, 1500, 300)
+CONFIG_TEST(test_pma_fill_m2, "pma fill=-2", -2, GB_LIST_PMA, 150000, 2000, 300)
+CONFIG_TEST(test_pma_fill_m5, "pma fill=-5", -5, GB_LIST_PMA, 150000, 8000, 100)
 
 /* ---- one million values ---- */
 
