@@ -32,8 +32,12 @@ static size_t vwidth;
 static gb_slice val(size_t i, size_t width)
 {
     if (width != vwidth) {
+        size_t mod = 1;
+        for (size_t d = 4; d < width && mod < 1000000000000ull; d++)
+            mod *= 10;
         for (size_t k = 0; k < NVALS; k++)
-            vlen[k] = (size_t)snprintf(vtab[k], 64, "job:%0*zu", (int)(width - 4), k * 7919);
+            vlen[k] = (size_t)snprintf(vtab[k], 64, "job:%0*zu", (int)(width - 4),
+                                       (k * 7919) % mod);
         vwidth = width;
     }
     return gb_slice_make(vtab[i % NVALS], vlen[i % NVALS]);
