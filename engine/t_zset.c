@@ -67,18 +67,18 @@ static zrec *rec_new(zbig *b, gb_slice m, double score)
     return r;
 }
 
-static zrec *big_find(zbig *b, gb_slice m)
-{
-    return (zrec *)gb_htable_find(&b->ht, &m, gb_hash_slice(m));
-}
+static zrec *big_find_h(zbig *b, gb_slice m, uint64_t h) { return (zrec *)gb_htable_find(&b->ht, &m, h); }
+static zrec *big_find(zbig *b, gb_slice m) { return big_find_h(b, m, gb_hash_slice(m)); }
 
-/* Adds a member known to be absent. */
-static void big_insert(zbig *b, gb_slice m, double score)
+/* Adds a member known to be absent (h: its hash). */
+static void big_insert_h(zbig *b, gb_slice m, double score, uint64_t h)
 {
     zrec *r = rec_new(b, m, score);
-    gb_htable_insert(&b->ht, &r->node, gb_hash_slice(m));
+    gb_htable_insert(&b->ht, &r->node, h);
     gb_ztree_insert(&b->tree, score, r->key);
 }
+
+static void big_insert(zbig *b, gb_slice m, double score) { big_insert_h(b, m, score, gb_hash_slice(m)); }
 
 static bool big_delete(zbig *b, gb_slice m)
 {
@@ -366,7 +366,8 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
         }
     }
     zbig *b = z->p;
-    zrec *r = big_find(b, m);
+    uint64_t h = gb_hash_slice(m);
+    zrec *r = big_find_h(b, m, h);
     if (r) {
         cur = r->score;
         if (nx) {
@@ -394,7 +395,7 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
         *out = OUT_NOP;
         return 0;
     }
-    big_insert(b, m, score);
+    big_insert_h(b, m, score, h);
     *newscore = score;
     *out = OUT_ADDED;
     return 0;
@@ -445,8 +446,10 @@ bool gb_zset_rank(const gb_zset *z, gb_slice member, bool reverse, size_t *rank,
     if (z->enc == GB_ZSET_LISTPACK) {
         unsigned char *lp = z->p;
         unsigned char *p = gb_lp_first(lp);
+        gb_lp_key key;
+        gb_lp_key_init(&key, member);
         for (; p; p = ZL_NEXT(lp, p), idx++)
-            if (gb_lp_eq(p, member))
+            if (gb_lp_key_eq(p, &key))
                 break;
         if (!p)
             return false;

@@ -41,7 +41,8 @@ static void mpush(mset *s, gb_slice m, size_t pos)
     }
     memmove(&s->e[pos + 1], &s->e[pos], (s->n - pos) * sizeof *s->e);
     s->e[pos].len = m.len;
-    memcpy(s->e[pos].m, m.ptr, m.len);
+    if (m.len)
+        memcpy(s->e[pos].m, m.ptr, m.len);
     s->n++;
 }
 
@@ -116,7 +117,8 @@ static void coll_emit(void *ctx, gb_slice m)
     }
     TU_CHECK(m.len < MLEN, "member too long");
     c->e[c->n].len = m.len;
-    memcpy(c->e[c->n].m, m.ptr, m.len);
+    if (m.len)
+        memcpy(c->e[c->n].m, m.ptr, m.len);
     c->n++;
 }
 

@@ -62,6 +62,8 @@ static void model_insert(zmodel *md, double s, gb_slice m)
 
 static void model_remove(zmodel *md, size_t i, size_t k)
 {
+    if (k == 0)
+        return;
     memmove(&md->e[i], &md->e[i + k], (md->n - i - k) * sizeof *md->e);
     md->n -= k;
 }
