@@ -108,6 +108,8 @@ static void m_insert(model *m, size_t at, gb_slice v)
 }
 static void m_delete(model *m, size_t at, size_t k)
 {
+    if (k == 0)
+        return;
     for (size_t i = 0; i < k; i++)
         free(m->a[at + i].p);
     memmove(m->a + at, m->a + at + k, (m->len - at - k) * sizeof(mstr));

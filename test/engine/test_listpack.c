@@ -472,7 +472,8 @@ static void test_random_model(void **state)
             /* find vs the model, skip 0 or 1 from a random start */
             size_t from = rn(n);
             unsigned skip = (unsigned)rn(2);
-            gb_slice key = rn(2) ? gb_slice_make(m[rn(n)].p, m[rn(n)].n) : rand_val(buf);
+            size_t pick = rn(n);
+            gb_slice key = rn(2) ? gb_slice_make(m[pick].p, m[pick].n) : rand_val(buf);
             size_t want = SIZE_MAX;
             for (size_t i = from; i < n; i += skip + 1)
                 if (m[i].n == key.len && (!key.len || !memcmp(m[i].p, key.ptr, key.len))) {
