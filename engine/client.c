@@ -39,6 +39,8 @@ gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, c
 void gb_client_free(gb_client *c)
 {
     gb_engine *eng = c->eng;
+    if (eng->client_free_hook)
+        eng->client_free_hook(eng->client_free_ctx, c);
     if (c->flags & GB_CLIENT_BLOCKED)
         gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT);
     gb_multi_discard(c);

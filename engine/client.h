@@ -49,6 +49,10 @@ typedef struct gb_client_hooks {
      * gb_client synchronously. */
     void (*close)(struct gb_client *c);
     void (*describe)(const struct gb_client *c, gb_client_desc *d);
+    /* Sends data with file descriptors attached (SCM_RIGHTS) after every
+     * reply already pending; NULL where the transport cannot pass
+     * descriptors. Returns 0 or a negative GB_E* code. */
+    int (*send_with_fds)(struct gb_client *c, const char *data, size_t len, const int *fds, int nfds);
 } gb_client_hooks;
 
 /* A command captured for later (MULTI queue, blocked command): argv copied

@@ -69,6 +69,10 @@ typedef struct gb_engine {
 
     gb_stats stats;
     gb_info_provider info_provider;
+    /* A transport that ties resources to a client (a ring slot to its
+     * control connection) learns here that the client is going away. */
+    void (*client_free_hook)(void *ctx, gb_client *c);
+    void *client_free_ctx;
 
     /* blocking: keys that became ready during the current command */
     struct gb_ready_key *ready_keys;

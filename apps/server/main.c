@@ -19,6 +19,7 @@
 #include "engine/config.h"
 #include "engine/engine.h"
 #include "transport/net/server.h"
+#include "transport/ring/ring_server.h"
 
 #ifndef GOBLIN_VERSION
 #define GOBLIN_VERSION "0.1.0"
@@ -54,6 +55,20 @@ int main(int argc, char **argv)
     FILE *logf = open_log(&cfg);
     gb_log_set(cfg.loglevel, logf);
 
+    /* The ring pool comes first: pinned, placed on the engine CPU's NUMA node
+     * and verified before anything else allocates (docs/numa.md). */
+    gb_ring_pool *rings = NULL;
+    char placement[1024] = "";
+    if (cfg.rings > 0 || cfg.cpu >= 0) {
+        rings = gb_ring_pool_create(&cfg, err, sizeof err, placement, sizeof placement);
+        if (!rings) {
+            gb_log(GB_LOG_WARNING, "Fatal: %s", err);
+            fprintf(stderr, "goblin-core: %s\n", err);
+            gb_settings_free(&cfg);
+            return 1;
+        }
+    }
+
     gb_engine *eng = gb_engine_new(&cfg, err, sizeof err);
     if (!eng) {
         gb_log(GB_LOG_WARNING, "Fatal: %s", err);
@@ -66,9 +81,12 @@ int main(int argc, char **argv)
         gb_log(GB_LOG_WARNING, "Fatal: %s", err);
         fprintf(stderr, "goblin-core: %s\n", err);
         gb_engine_free(eng);
+        gb_ring_pool_free(rings);
         gb_settings_free(&cfg);
         return 1;
     }
+    if (rings)
+        gb_ring_pool_attach(rings, eng, srv);
     struct utsname un;
     uname(&un);
     gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
@@ -76,6 +94,8 @@ int main(int argc, char **argv)
     gb_log(GB_LOG_NOTICE, "Listening on %s; %d databases; maxmemory %s; lists: %s", gb_net_server_describe(srv),
            cfg.databases, cfg.maxmemory ? "set" : "unlimited",
            cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
+    if (rings)
+        gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
     if (cfg.requirepass && cfg.requirepass[0])
         gb_log(GB_LOG_NOTICE, "Password protection is on (requirepass)");
     if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && (!cfg.requirepass || !cfg.requirepass[0]))
@@ -87,6 +107,7 @@ int main(int argc, char **argv)
     gb_net_server_free(srv);
     uv_loop_close(&loop);
     gb_engine_free(eng);
+    gb_ring_pool_free(rings);
     gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
     gb_settings_free(&cfg);
     if (logf)

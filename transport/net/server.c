@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/blocking.h"
+#include "platform/shm.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/resp/resp_writer.h"
 
@@ -167,7 +168,28 @@ static void hook_describe(const gb_client *gc, gb_client_desc *d)
     d->omem = c->out.cap + c->inflight;
 }
 
-static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe};
+static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const int *fds, int nfds)
+{
+    conn *c = gc->conn;
+    if (c->closing)
+        return GB_ECLOSED;
+    conn_flush(c);
+    /* Descriptors must travel with these bytes, after everything before them. */
+    if (c->out.len || c->inflight)
+        return GB_EBUSY;
+    uv_os_fd_t fd;
+    if (uv_fileno(&c->h.handle, &fd) != 0)
+        return GB_EIO;
+    int rc = gb_shm_send_fds((int)fd, fds, nfds, data, len);
+    if (rc == 0)
+        c->srv->eng->stats.total_net_output_bytes += len;
+    return rc;
+}
+
+static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL};
+static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds};
+
+static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hooks || gc->hooks == &unix_conn_hooks; }
 
 /* ---- output ---------------------------------------------------------------------- */
 
@@ -471,7 +493,7 @@ static void on_connection(uv_stream_t *server, int status)
     }
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
-    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, &conn_hooks, c,
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, l->is_unix ? &unix_conn_hooks : &conn_hooks, c,
                               l->is_unix ? GB_CLIENT_UNIX : 0);
     if (!c->client) {
         uv_close(&c->h.handle, reject_close_cb);
@@ -494,8 +516,7 @@ static void cron_cb(uv_timer_t *t)
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {
-            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_PROTECTED)) || !gc->hooks ||
-                gc->hooks != &conn_hooks)
+            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_PROTECTED)) || !is_conn_client(gc))
                 continue;
             if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
                 hook_close(gc);
@@ -594,7 +615,7 @@ static void stop_everything(gb_net_server *srv)
     /* Every live connection has an engine client bound to conn_hooks. */
     for (gb_client *gc = srv->eng->clients, *next; gc; gc = next) {
         next = gc->next;
-        if (gc->hooks == &conn_hooks)
+        if (is_conn_client(gc))
             conn_close(gc->conn);
     }
     if (srv->has_poller && srv->poller.shutdown)

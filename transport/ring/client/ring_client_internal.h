@@ -1,0 +1,50 @@
+/* Internals shared by the ring client library's files. */
+#ifndef GB_RING_CLIENT_INTERNAL_H
+#define GB_RING_CLIENT_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "goblin/ring_client.h"
+#include "goblin/ring_layout.h"
+#include "platform/shm.h"
+#include "transport/ring/ring_io.h"
+
+/* The SBE schema version this library speaks (transport/sbe/goblin.xml). */
+#define GB_RING_CLIENT_SBE_VERSION 1
+
+struct gb_ring_client {
+    int ctl_fd;          /* the Unix-socket connection that holds the claim */
+    int wake_fd;         /* the server's wake descriptor (write end) */
+    gb_ring_proto proto;
+    int slot_id;
+    gb_shm shm;
+    gb_ring_ctrl *ctrl;
+    gb_ring_writer wr;   /* requests */
+    gb_ring_reader rd;   /* replies */
+    uint32_t pending_len; /* payload length of the record handed out by recv */
+    uint64_t spin_cycles;
+    double ns_per_cycle;
+    /* RESP: reply bytes received but not yet parsed into replies */
+    char *stream;
+    size_t slen, scap;
+    /* scratch for encoding requests */
+    char *scratch;
+    size_t scratch_cap;
+    char err[256];
+};
+
+void gb_rc_fail(gb_ring_client *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t gb_rc_resp_encode(char *buf, size_t cap, int argc, const char *const *argv, const size_t *lens);
+int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf);
+void gb_rc_send_commit(gb_ring_client *rc, size_t len);
+void gb_rc_reply_clear(gb_reply *r);
+
+/* RESP side (ring_client_resp.c) */
+int gb_rc_resp_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
+int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply);
+
+/* SBE side (ring_client_sbe.c) */
+int gb_rc_sbe_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
+int gb_rc_sbe_collect(gb_ring_client *rc, gb_reply **reply);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * What a ring slot speaks: one table per protocol, chosen at claim time.
+ * The ring server (ring_server.c) moves records; the protocol turns request
+ * records into engine calls and replies into output bytes.
+ */
+#ifndef GB_TRANSPORT_RING_PROTO_H
+#define GB_TRANSPORT_RING_PROTO_H
+
+#include "engine/client.h"
+#include "transport/resp/resp_writer.h"
+
+/* The SBE schema the rings speak (transport/sbe/goblin.xml). */
+#define GB_RING_SBE_SCHEMA_ID 0x4742u
+#define GB_RING_SBE_SCHEMA_VERSION 1u
+
+typedef struct gb_ring_proto_ops {
+    uint32_t id;          /* enum gb_ring_protocol */
+    const char *name;     /* "sbe", "resp" */
+    bool stream;          /* replies form a byte stream that may be cut anywhere */
+    const gb_reply_ops *reply_ops;
+    void *(*new_state)(void);
+    void (*free_state)(void *st);
+    void *(*reply_ctx)(void *st); /* ctx for reply_ops */
+    /* Executes one request record (msg is a private, writable copy), or, with
+     * msg == NULL, continues with input buffered earlier (a RESP client that
+     * was blocked mid-pipeline). Returns 0, or GB_EPROTO when the bytes
+     * cannot be a message of this protocol (the slot is then dropped). */
+    int (*execute)(void *st, gb_client *c, char *msg, size_t len);
+    /* Whether input is buffered that execute(NULL) would continue with. */
+    bool (*has_input)(void *st);
+    /* Turns everything replied since the last call into output (SBE: one
+     * message). Called after each request and after a blocked client was
+     * served. */
+    void (*finish)(void *st);
+    /* The output to publish; the caller empties it (len = 0) once published. */
+    gb_outbuf *(*take_output)(void *st);
+} gb_ring_proto_ops;
+
+extern const gb_ring_proto_ops gb_ring_proto_resp;
+extern const gb_ring_proto_ops gb_ring_proto_sbe;
+
+#endif

@@ -1,0 +1,109 @@
+/* RESP over a ring: records carry a RESP2 byte stream (pipelining allowed,
+ * a command may span records); the same parser and writer as the sockets,
+ * so replies are identical byte for byte. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "transport/resp/resp_parser.h"
+#include "transport/ring/ring_proto.h"
+
+#define STACK_ARGS 32
+
+typedef struct resp_state {
+    gb_outbuf out;
+    gb_resp_parser parser;
+    char *in;
+    size_t inlen, incap;
+} resp_state;
+
+static void *resp_new(void)
+{
+    resp_state *st = calloc(1, sizeof *st);
+    gb_outbuf_init(&st->out);
+    gb_resp_parser_init(&st->parser, 512LL * 1024 * 1024);
+    return st;
+}
+
+static void resp_free(void *p)
+{
+    resp_state *st = p;
+    if (!st)
+        return;
+    gb_outbuf_free(&st->out);
+    gb_resp_parser_free(&st->parser);
+    free(st->in);
+    free(st);
+}
+
+static void *resp_ctx(void *p) { return &((resp_state *)p)->out; }
+
+static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
+{
+    resp_state *st = p;
+    if (msg && len) {
+        if (st->inlen + len > (size_t)c->eng->cfg.client_qbuf_limit)
+            return GB_EPROTO;
+        if (st->inlen + len > st->incap) {
+            size_t ncap = st->incap ? st->incap : 4096;
+            while (ncap < st->inlen + len)
+                ncap *= 2;
+            st->in = realloc(st->in, ncap);
+            st->incap = ncap;
+        }
+        memcpy(st->in + st->inlen, msg, len);
+        st->inlen += len;
+    }
+    size_t pos = 0;
+    gb_slice stack_argv[STACK_ARGS];
+    char err[256];
+    while (pos < st->inlen && !(c->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP))) {
+        st->parser.max_bulk = c->eng->cfg.proto_max_bulk_len;
+        size_t consumed = 0;
+        int rc = gb_resp_parse(&st->parser, st->in + pos, st->inlen - pos, &consumed, err, sizeof err);
+        if (rc == GB_RESP_NEED_MORE)
+            break;
+        if (rc == GB_RESP_ERROR) {
+            /* As on a socket: Redis's error text, then the ring is closed. */
+            gb_reply_error(c, err);
+            c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+            st->inlen = 0;
+            return 0;
+        }
+        int argc = st->parser.argc;
+        if (argc > 0) {
+            gb_slice *argv = argc <= STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof *argv);
+            gb_resp_args_to_slices(&st->parser, st->in + pos, argv);
+            gb_client_execute(c, argc, argv);
+            if (argv != stack_argv)
+                free(argv);
+        }
+        gb_resp_parser_reset(&st->parser);
+        pos += consumed;
+    }
+    if (pos) {
+        memmove(st->in, st->in + pos, st->inlen - pos);
+        st->inlen -= pos;
+    }
+    return 0;
+}
+
+static bool resp_has_input(void *p) { return ((resp_state *)p)->inlen > 0; }
+
+static void resp_finish(void *p) { (void)p; /* RESP replies are already bytes */ }
+
+static gb_outbuf *resp_take(void *p) { return &((resp_state *)p)->out; }
+
+const gb_ring_proto_ops gb_ring_proto_resp = {
+    .id = 2,
+    .name = "resp",
+    .stream = true,
+    .reply_ops = &gb_resp2_reply_ops,
+    .new_state = resp_new,
+    .free_state = resp_free,
+    .reply_ctx = resp_ctx,
+    .execute = resp_execute,
+    .has_input = resp_has_input,
+    .finish = resp_finish,
+    .take_output = resp_take,
+};
