@@ -426,6 +426,15 @@ int gb_zset_add(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, con
     return 0;
 }
 
+int gb_zset_incrby(gb_zset *z, const gb_types_config *cfg, gb_slice member, double incr, double *out)
+{
+    gb_zadd_result r;
+    int rc = gb_zset_add(z, cfg, GB_ZADD_INCR, 1, &incr, &member, &r);
+    if (rc == 0)
+        *out = r.score;
+    return rc;
+}
+
 /* ---- lookups ---- */
 
 bool gb_zset_score(const gb_zset *z, gb_slice member, double *score)

@@ -98,6 +98,10 @@ typedef struct gb_zadd_result {
 int gb_zset_add(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, const double *scores,
                 const gb_slice *members, gb_zadd_result *res);
 
+/* ZINCRBY: adds incr to member's score (creating it at incr). Returns 0 with
+ * the new score, or GB_ERANGE when the sum is NaN (+inf plus -inf). */
+int gb_zset_incrby(gb_zset *z, const gb_types_config *cfg, gb_slice member, double incr, double *out);
+
 /* ---- lookups ---- */
 
 bool gb_zset_score(const gb_zset *z, gb_slice member, double *score);

@@ -617,6 +617,11 @@ static void test_bad_flags_change_nothing(void **state)
     assert_int_equal(gb_zset_add(z, &cfg, GB_ZADD_INCR, 1, &minus, m, &r), GB_ERANGE);
     double got;
     assert_true(gb_zset_score(z, m[0], &got) && isinf(got) && got > 0);
+    assert_int_equal(gb_zset_incrby(z, &cfg, m[0], -INFINITY, &got), GB_ERANGE);
+    assert_int_equal(gb_zset_incrby(z, &cfg, m[1], 2.5, &got), 0);
+    assert_true(got == 2.5);
+    assert_int_equal(gb_zset_incrby(z, &cfg, m[1], -1, &got), 0);
+    assert_true(got == 1.5 && gb_zset_score(z, m[1], &got) && got == 1.5);
     gb_zset_free(z);
 }
 
