@@ -177,7 +177,10 @@ gb_intset *gb_intset_remove(gb_intset *is, int64_t v, bool *removed)
     return resize(is, is->len);
 }
 
-int64_t gb_intset_random(const gb_intset *is) { return get_w(is->data, is->width, (uint32_t)gb_random_below(is->len)); }
+int64_t gb_intset_random(const gb_intset *is)
+{
+    return get_w(is->data, is->width, (uint32_t)gb_random_below(is->len));
+}
 
 bool gb_intset_verify(const gb_intset *is)
 {

@@ -62,8 +62,14 @@ int gb_score_parse_range(gb_slice min, gb_slice max, gb_score_range *r);
 /* Whether no score can satisfy r (min > max, or min == max with an exclusive end). */
 bool gb_score_range_empty(const gb_score_range *r);
 
-static inline bool gb_score_gte_min(double v, const gb_score_range *r) { return r->minex ? v > r->min : v >= r->min; }
-static inline bool gb_score_lte_max(double v, const gb_score_range *r) { return r->maxex ? v < r->max : v <= r->max; }
+static inline bool gb_score_gte_min(double v, const gb_score_range *r)
+{
+    return r->minex ? v > r->min : v >= r->min;
+}
+static inline bool gb_score_lte_max(double v, const gb_score_range *r)
+{
+    return r->maxex ? v < r->max : v <= r->max;
+}
 static inline bool gb_score_in_range(double v, const gb_score_range *r)
 {
     return gb_score_gte_min(v, r) && gb_score_lte_max(v, r);

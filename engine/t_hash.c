@@ -141,7 +141,10 @@ void gb_hash_free(gb_hash *h)
     gb_free(h);
 }
 
-const char *gb_hash_encoding_name(const gb_hash *h) { return h->enc == GB_HASH_LISTPACK ? "listpack" : "hashtable"; }
+const char *gb_hash_encoding_name(const gb_hash *h)
+{
+    return h->enc == GB_HASH_LISTPACK ? "listpack" : "hashtable";
+}
 
 size_t gb_hash_len(const gb_hash *h)
 {
@@ -215,8 +218,8 @@ static bool too_long(const gb_types_config *cfg, gb_slice f, gb_slice v)
 
 bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
 {
-    if (h->enc == GB_HASH_LISTPACK && (too_long(cfg, f, v) || gb_lp_bytes(h->p) + f.len + v.len + 16 >
-                                                                  GB_TYPES_LISTPACK_MAX_BYTES))
+    if (h->enc == GB_HASH_LISTPACK &&
+        (too_long(cfg, f, v) || gb_lp_bytes(h->p) + f.len + v.len + 16 > GB_TYPES_LISTPACK_MAX_BYTES))
         to_hashtable(h);
     if (h->enc == GB_HASH_HASHTABLE)
         return hbig_set(h->p, f, v);

@@ -20,7 +20,7 @@ typedef struct zrec {
 
 typedef struct zbig {
     gb_htable ht;
-    gb_ztree tree;
+    gb_zset_tree tree;
     size_t rec_bytes; /* usable bytes of all records */
 } zbig;
 
@@ -40,7 +40,7 @@ static zbig *big_new(void)
 {
     zbig *b = gb_malloc(sizeof *b);
     gb_htable_init(&b->ht, &zrec_type);
-    gb_ztree_init(&b->tree);
+    gb_zset_tree_init(&b->tree);
     b->rec_bytes = 0;
     return b;
 }
@@ -53,7 +53,7 @@ static void free_rec_node(gb_hnode *n, void *ctx)
 
 static void big_free(zbig *b)
 {
-    gb_ztree_clear(&b->tree, NULL, NULL);
+    gb_zset_tree_clear(&b->tree, NULL, NULL);
     gb_htable_clear(&b->ht, free_rec_node, NULL);
     gb_free(b);
 }
@@ -75,7 +75,7 @@ static void big_insert_h(zbig *b, gb_slice m, double score, uint64_t h)
 {
     zrec *r = rec_new(b, m, score);
     gb_htable_insert(&b->ht, &r->node, h);
-    gb_ztree_insert(&b->tree, score, r->key);
+    gb_zset_tree_insert(&b->tree, score, r->key);
 }
 
 static void big_insert(zbig *b, gb_slice m, double score) { big_insert_h(b, m, score, gb_hash_slice(m)); }
@@ -85,13 +85,13 @@ static bool big_delete(zbig *b, gb_slice m)
     zrec *r = (zrec *)gb_htable_remove(&b->ht, &m, gb_hash_slice(m));
     if (!r)
         return false;
-    gb_ztree_delete(&b->tree, r->score, m);
+    gb_zset_tree_delete(&b->tree, r->score, m);
     b->rec_bytes -= gb_mem_usable(r);
     gb_free(r);
     return true;
 }
 
-/* gb_ztree_delete_range callback: the entry leaves the hash and is freed. */
+/* gb_zset_tree_delete_range callback: the entry leaves the hash and is freed. */
 static void big_drop_cb(double score, gb_zmember m, void *ctx)
 {
     (void)score;
@@ -104,7 +104,7 @@ static void big_drop_cb(double score, gb_zmember m, void *ctx)
 
 static void big_delete_ranks(zbig *b, uint64_t rank, uint64_t count)
 {
-    gb_ztree_delete_range(&b->tree, rank, count, big_drop_cb, b);
+    gb_zset_tree_delete_range(&b->tree, rank, count, big_drop_cb, b);
     gb_htable_maybe_shrink(&b->ht);
 }
 
@@ -215,13 +215,16 @@ void gb_zset_free(gb_zset *z)
     gb_free(z);
 }
 
-const char *gb_zset_encoding_name(const gb_zset *z) { return z->enc == GB_ZSET_LISTPACK ? "listpack" : "btree"; }
+const char *gb_zset_encoding_name(const gb_zset *z)
+{
+    return z->enc == GB_ZSET_LISTPACK ? "listpack" : "btree";
+}
 
 size_t gb_zset_card(const gb_zset *z)
 {
     if (z->enc == GB_ZSET_LISTPACK)
         return gb_lp_count(z->p) / 2;
-    return (size_t)gb_ztree_count(&((const zbig *)z->p)->tree);
+    return (size_t)gb_zset_tree_count(&((const zbig *)z->p)->tree);
 }
 
 size_t gb_zset_mem(const gb_zset *z)
@@ -229,7 +232,7 @@ size_t gb_zset_mem(const gb_zset *z)
     size_t n = gb_mem_usable((void *)z) + gb_mem_usable(z->p);
     if (z->enc == GB_ZSET_BTREE) {
         const zbig *b = z->p;
-        n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht) + gb_ztree_bytes(&b->tree);
+        n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht) + gb_zset_tree_bytes(&b->tree);
     }
     return n;
 }
@@ -251,11 +254,11 @@ static void to_listpack(gb_zset *z)
     zbig *b = z->p;
     unsigned char *lp = gb_lp_new(0);
     char buf[GB_LP_INT_BUF];
-    gb_ztree_iter it;
-    gb_ztree_seek(&b->tree, 0, &it);
+    gb_zset_tree_iter it;
+    gb_zset_tree_seek(&b->tree, 0, &it);
     double s;
     gb_zmember m;
-    while (gb_ztree_next(&it, &s, &m)) {
+    while (gb_zset_tree_next(&it, &s, &m)) {
         lp = gb_lp_append(lp, gb_zmember_slice(m));
         lp = gb_lp_append(lp, score_encode(s, buf));
     }
@@ -269,14 +272,14 @@ void gb_zset_convert_if_fits(gb_zset *z, const gb_types_config *cfg)
     if (z->enc != GB_ZSET_BTREE)
         return;
     zbig *b = z->p;
-    if (gb_ztree_count(&b->tree) > cfg->zset_max_listpack_entries)
+    if (gb_zset_tree_count(&b->tree) > cfg->zset_max_listpack_entries)
         return;
     size_t total = 0;
-    gb_ztree_iter it;
-    gb_ztree_seek(&b->tree, 0, &it);
+    gb_zset_tree_iter it;
+    gb_zset_tree_seek(&b->tree, 0, &it);
     double s;
     gb_zmember m;
-    while (gb_ztree_next(&it, &s, &m)) {
+    while (gb_zset_tree_next(&it, &s, &m)) {
         size_t len = gb_zmember_slice(m).len;
         if (len > cfg->zset_max_listpack_value)
             return;
@@ -300,11 +303,11 @@ gb_zset *gb_zset_dup(const gb_zset *z)
     }
     const zbig *b = z->p;
     zbig *nb = big_new();
-    gb_ztree_iter it;
-    gb_ztree_seek(&b->tree, 0, &it);
+    gb_zset_tree_iter it;
+    gb_zset_tree_seek(&b->tree, 0, &it);
     double s;
     gb_zmember m;
-    while (gb_ztree_next(&it, &s, &m))
+    while (gb_zset_tree_next(&it, &s, &m))
         big_insert(nb, gb_zmember_slice(m), s);
     c->p = nb;
     return c;
@@ -355,7 +358,8 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
             *out = OUT_NOP;
             return 0;
         }
-        if (gb_lp_count(lp) / 2 + 1 > cfg->zset_max_listpack_entries || m.len > cfg->zset_max_listpack_value ||
+        if (gb_lp_count(lp) / 2 + 1 > cfg->zset_max_listpack_entries ||
+            m.len > cfg->zset_max_listpack_value ||
             gb_lp_bytes(lp) + m.len + 32 > GB_TYPES_LISTPACK_MAX_BYTES) {
             to_btree(z);
         } else {
@@ -385,7 +389,7 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
         }
         *newscore = score;
         if (score != cur) {
-            gb_ztree_update(&b->tree, cur, r->key, score);
+            gb_zset_tree_update(&b->tree, cur, r->key, score);
             r->score = score;
             *out = OUT_UPDATED;
         }
@@ -469,7 +473,7 @@ bool gb_zset_rank(const gb_zset *z, gb_slice member, bool reverse, size_t *rank,
         if (!r)
             return false;
         s = r->score;
-        idx = (size_t)gb_ztree_count_before(&b->tree, GB_ZB_KEY_LT, s, member);
+        idx = (size_t)gb_zset_tree_count_before(&b->tree, GB_ZB_KEY_LT, s, member);
     }
     *rank = reverse ? card - 1 - idx : idx;
     if (score)
@@ -480,8 +484,8 @@ bool gb_zset_rank(const gb_zset *z, gb_slice member, bool reverse, size_t *rank,
 /* A uniform cursor over either representation, by rank, both directions. */
 typedef struct zcur {
     const gb_zset *z;
-    unsigned char *p; /* listpack: member entry */
-    gb_ztree_iter it; /* btree */
+    unsigned char *p;     /* listpack: member entry */
+    gb_zset_tree_iter it; /* btree */
     bool valid;
     double score;
     gb_slice member;
@@ -498,9 +502,9 @@ static void cur_load(zcur *c)
         }
         return;
     }
-    gb_ztree_iter peek = c->it;
+    gb_zset_tree_iter peek = c->it;
     gb_zmember m;
-    c->valid = gb_ztree_next(&peek, &c->score, &m);
+    c->valid = gb_zset_tree_next(&peek, &c->score, &m);
     if (c->valid)
         c->member = gb_zmember_slice(m);
 }
@@ -511,7 +515,7 @@ static void cur_seek(zcur *c, const gb_zset *z, size_t rank)
     if (z->enc == GB_ZSET_LISTPACK)
         c->p = gb_lp_seek(z->p, (long)(rank * 2));
     else
-        gb_ztree_seek(&((const zbig *)z->p)->tree, rank, &c->it);
+        gb_zset_tree_seek(&((const zbig *)z->p)->tree, rank, &c->it);
     cur_load(c);
 }
 
@@ -529,9 +533,9 @@ static void cur_step(zcur *c, bool reverse)
         double s;
         gb_zmember m;
         if (reverse)
-            gb_ztree_prev(&c->it, &s, &m);
+            gb_zset_tree_prev(&c->it, &s, &m);
         else
-            gb_ztree_next(&c->it, &s, &m);
+            gb_zset_tree_next(&c->it, &s, &m);
     }
     cur_load(c);
 }
@@ -553,10 +557,10 @@ static void score_ranks(const gb_zset *z, const gb_score_range *r, size_t *first
         *end = e;
         return;
     }
-    const gb_ztree *t = &((const zbig *)z->p)->tree;
+    const gb_zset_tree *t = &((const zbig *)z->p)->tree;
     gb_slice none = gb_slice_make(NULL, 0);
-    *first = (size_t)gb_ztree_count_before(t, r->minex ? GB_ZB_SCORE_LE : GB_ZB_SCORE_LT, r->min, none);
-    *end = (size_t)gb_ztree_count_before(t, r->maxex ? GB_ZB_SCORE_LT : GB_ZB_SCORE_LE, r->max, none);
+    *first = (size_t)gb_zset_tree_count_before(t, r->minex ? GB_ZB_SCORE_LE : GB_ZB_SCORE_LT, r->min, none);
+    *end = (size_t)gb_zset_tree_count_before(t, r->maxex ? GB_ZB_SCORE_LT : GB_ZB_SCORE_LE, r->max, none);
 }
 
 size_t gb_zset_count(const gb_zset *z, const gb_score_range *r)
@@ -582,7 +586,8 @@ static bool lex_first(const gb_zset *z, const gb_lex_range *r, size_t *rank)
         unsigned char *lp = z->p;
         char buf[GB_LP_INT_BUF];
         unsigned char *last = gb_lp_prev(lp, gb_lp_last(lp));
-        if (!gb_lex_gte_min(gb_lp_get_slice(last, buf), r) || !gb_lex_lte_max(gb_lp_get_slice(gb_lp_first(lp), buf), r))
+        if (!gb_lex_gte_min(gb_lp_get_slice(last, buf), r) ||
+            !gb_lex_lte_max(gb_lp_get_slice(gb_lp_first(lp), buf), r))
             return false;
         for (unsigned char *p = gb_lp_first(lp); p; p = ZL_NEXT(lp, p), i++) {
             gb_slice m = gb_lp_get_slice(p, buf);
@@ -593,10 +598,11 @@ static bool lex_first(const gb_zset *z, const gb_lex_range *r, size_t *rank)
         }
         return false;
     }
-    const gb_ztree *t = &((const zbig *)z->p)->tree;
-    uint64_t k = r->min.inf < 0   ? 0
-                 : r->min.inf > 0 ? card
-                                  : gb_ztree_count_before(t, r->min.ex ? GB_ZB_LEX_LE : GB_ZB_LEX_LT, 0, r->min.s);
+    const gb_zset_tree *t = &((const zbig *)z->p)->tree;
+    uint64_t k = r->min.inf < 0 ? 0
+                 : r->min.inf > 0
+                     ? card
+                     : gb_zset_tree_count_before(t, r->min.ex ? GB_ZB_LEX_LE : GB_ZB_LEX_LT, 0, r->min.s);
     if (k >= card)
         return false;
     zcur c;
@@ -614,7 +620,8 @@ static bool lex_last(const gb_zset *z, const gb_lex_range *r, size_t *rank)
         unsigned char *lp = z->p;
         char buf[GB_LP_INT_BUF];
         unsigned char *last = gb_lp_prev(lp, gb_lp_last(lp));
-        if (!gb_lex_gte_min(gb_lp_get_slice(last, buf), r) || !gb_lex_lte_max(gb_lp_get_slice(gb_lp_first(lp), buf), r))
+        if (!gb_lex_gte_min(gb_lp_get_slice(last, buf), r) ||
+            !gb_lex_lte_max(gb_lp_get_slice(gb_lp_first(lp), buf), r))
             return false;
         size_t i = card - 1;
         for (unsigned char *p = last; p;) {
@@ -629,10 +636,11 @@ static bool lex_last(const gb_zset *z, const gb_lex_range *r, size_t *rank)
         }
         return false;
     }
-    const gb_ztree *t = &((const zbig *)z->p)->tree;
-    uint64_t k = r->max.inf > 0   ? card
-                 : r->max.inf < 0 ? 0
-                                  : gb_ztree_count_before(t, r->max.ex ? GB_ZB_LEX_LT : GB_ZB_LEX_LE, 0, r->max.s);
+    const gb_zset_tree *t = &((const zbig *)z->p)->tree;
+    uint64_t k = r->max.inf > 0 ? card
+                 : r->max.inf < 0
+                     ? 0
+                     : gb_zset_tree_count_before(t, r->max.ex ? GB_ZB_LEX_LT : GB_ZB_LEX_LE, 0, r->max.s);
     if (k == 0)
         return false;
     zcur c;
@@ -700,8 +708,8 @@ size_t gb_zset_range_rank(const gb_zset *z, int64_t start, int64_t stop, bool re
  * at most limit (< 0: all), while in_range holds. */
 typedef bool (*in_range_fn)(const zcur *c, const void *range, bool reverse);
 
-static size_t walk(const gb_zset *z, size_t from, bool reverse, int64_t offset, int64_t limit, in_range_fn in_range,
-                   const void *range, gb_zset_emit_fn emit, void *ctx)
+static size_t walk(const gb_zset *z, size_t from, bool reverse, int64_t offset, int64_t limit,
+                   in_range_fn in_range, const void *range, gb_zset_emit_fn emit, void *ctx)
 {
     if (offset < 0 || limit == 0)
         return 0;
@@ -732,8 +740,8 @@ static bool lex_in(const zcur *c, const void *range, bool reverse)
     return reverse ? gb_lex_gte_min(c->member, r) : gb_lex_lte_max(c->member, r);
 }
 
-size_t gb_zset_range_score(const gb_zset *z, const gb_score_range *r, bool reverse, int64_t offset, int64_t limit,
-                           gb_zset_emit_fn emit, void *ctx)
+size_t gb_zset_range_score(const gb_zset *z, const gb_score_range *r, bool reverse, int64_t offset,
+                           int64_t limit, gb_zset_emit_fn emit, void *ctx)
 {
     if (gb_score_range_empty(r))
         return 0;
@@ -860,7 +868,7 @@ void gb_zset_random(const gb_zset *z, int64_t count, gb_zset_emit_fn emit, void 
     /* Compact sets: decode once into arrays; btree sets: select by rank. */
     gb_slice *ms = NULL;
     double *ss = NULL;
-    char (*ints)[GB_LP_INT_BUF] = NULL;
+    char(*ints)[GB_LP_INT_BUF] = NULL;
     if (z->enc == GB_ZSET_LISTPACK) {
         unsigned char *lp = z->p;
         ms = gb_malloc(card * sizeof *ms);
@@ -1051,7 +1059,7 @@ static gb_zset *acc_finish(acc *a, const gb_types_config *cfg)
         z->p = lp;
     } else {
         for (i = 0; i < n; i++)
-            gb_ztree_insert(&b->tree, v[i]->score, v[i]->key);
+            gb_zset_tree_insert(&b->tree, v[i]->score, v[i]->key);
         z->enc = GB_ZSET_BTREE;
         z->p = b;
     }
@@ -1166,15 +1174,15 @@ bool gb_zset_verify(const gb_zset *z, char *why, size_t whylen)
         return true;
     }
     zbig *b = z->p;
-    if (!gb_ztree_verify(&b->tree, why, whylen))
+    if (!gb_zset_tree_verify(&b->tree, why, whylen))
         return false;
-    if (gb_htable_size(&b->ht) != gb_ztree_count(&b->tree))
+    if (gb_htable_size(&b->ht) != gb_zset_tree_count(&b->tree))
         return vfail(why, whylen, "hash and tree sizes differ");
-    gb_ztree_iter it;
-    gb_ztree_seek(&b->tree, 0, &it);
+    gb_zset_tree_iter it;
+    gb_zset_tree_seek(&b->tree, 0, &it);
     double s;
     gb_zmember m;
-    while (gb_ztree_next(&it, &s, &m)) {
+    while (gb_zset_tree_next(&it, &s, &m)) {
         zrec *r = big_find(b, gb_zmember_slice(m));
         if (r != rec_of(m))
             return vfail(why, whylen, "tree entry not in the hash");

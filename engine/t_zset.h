@@ -119,8 +119,8 @@ size_t gb_zset_lexcount(const gb_zset *z, const gb_lex_range *r);
  * the high end. */
 size_t gb_zset_range_rank(const gb_zset *z, int64_t start, int64_t stop, bool reverse, gb_zset_emit_fn emit,
                           void *ctx);
-size_t gb_zset_range_score(const gb_zset *z, const gb_score_range *r, bool reverse, int64_t offset, int64_t limit,
-                           gb_zset_emit_fn emit, void *ctx);
+size_t gb_zset_range_score(const gb_zset *z, const gb_score_range *r, bool reverse, int64_t offset,
+                           int64_t limit, gb_zset_emit_fn emit, void *ctx);
 size_t gb_zset_range_lex(const gb_zset *z, const gb_lex_range *r, bool reverse, int64_t offset, int64_t limit,
                          gb_zset_emit_fn emit, void *ctx);
 

@@ -4,8 +4,8 @@
 
 #include "engine/mem.h"
 
-#define LCAP GB_ZTREE_LEAF_CAP
-#define ICAP GB_ZTREE_INNER_CAP
+#define LCAP GB_ZSET_TREE_LEAF_CAP
+#define ICAP GB_ZSET_TREE_INNER_CAP
 /* A non-root node that falls below a third full after a delete borrows from
  * or merges with a sibling. A third (not a half) leaves room between the
  * merge and split points, so alternating insert/delete at a boundary does
@@ -55,7 +55,7 @@ typedef struct zpath {
 
 static inline bool is_leaf(const void *n) { return ((const zhdr *)n)->leaf != 0; }
 
-static zleaf *leaf_new(gb_ztree *t)
+static zleaf *leaf_new(gb_zset_tree *t)
 {
     zleaf *l = gb_malloc(sizeof *l);
     memset(&l->h, 0, sizeof l->h);
@@ -65,7 +65,7 @@ static zleaf *leaf_new(gb_ztree *t)
     return l;
 }
 
-static zinner *inner_new(gb_ztree *t)
+static zinner *inner_new(gb_zset_tree *t)
 {
     zinner *in = gb_malloc(sizeof *in);
     memset(&in->h, 0, sizeof in->h);
@@ -73,23 +73,26 @@ static zinner *inner_new(gb_ztree *t)
     return in;
 }
 
-static void leaf_free(gb_ztree *t, zleaf *l)
+static void leaf_free(gb_zset_tree *t, zleaf *l)
 {
     t->leaves--;
     gb_free(l);
 }
 
-static void inner_free(gb_ztree *t, zinner *in)
+static void inner_free(gb_zset_tree *t, zinner *in)
 {
     t->inners--;
     gb_free(in);
 }
 
-void gb_ztree_init(gb_ztree *t) { memset(t, 0, sizeof *t); }
+void gb_zset_tree_init(gb_zset_tree *t) { memset(t, 0, sizeof *t); }
 
-size_t gb_ztree_bytes(const gb_ztree *t) { return (size_t)t->leaves * sizeof(zleaf) + (size_t)t->inners * sizeof(zinner); }
+size_t gb_zset_tree_bytes(const gb_zset_tree *t)
+{
+    return (size_t)t->leaves * sizeof(zleaf) + (size_t)t->inners * sizeof(zinner);
+}
 
-static void free_subtree(gb_ztree *t, void *n)
+static void free_subtree(gb_zset_tree *t, void *n)
 {
     if (is_leaf(n)) {
         leaf_free(t, n);
@@ -101,7 +104,7 @@ static void free_subtree(gb_ztree *t, void *n)
     inner_free(t, in);
 }
 
-void gb_ztree_clear(gb_ztree *t, void (*fn)(double score, gb_zmember m, void *ctx), void *ctx)
+void gb_zset_tree_clear(gb_zset_tree *t, void (*fn)(double score, gb_zmember m, void *ctx), void *ctx)
 {
     if (fn) {
         for (zleaf *l = t->first; l; l = l->next)
@@ -110,7 +113,7 @@ void gb_ztree_clear(gb_ztree *t, void (*fn)(double score, gb_zmember m, void *ct
     }
     if (t->root)
         free_subtree(t, t->root);
-    gb_ztree_init(t);
+    gb_zset_tree_init(t);
 }
 
 /* ---- searching ---- */
@@ -125,7 +128,7 @@ static inline int key_cmp(double s1, gb_zmember m1, double s2, gb_slice k)
 }
 
 typedef struct zpred {
-    gb_ztree_bound kind;
+    gb_zset_tree_bound kind;
     double s;
     gb_slice m;
 } zpred;
@@ -165,7 +168,7 @@ static int count_in(const double *sc, const gb_zmember *mm, int n, const zpred *
     return lo;
 }
 
-uint64_t gb_ztree_count_before(const gb_ztree *t, gb_ztree_bound kind, double s, gb_slice m)
+uint64_t gb_zset_tree_count_before(const gb_zset_tree *t, gb_zset_tree_bound kind, double s, gb_slice m)
 {
     if (!t->root)
         return 0;
@@ -186,7 +189,7 @@ uint64_t gb_ztree_count_before(const gb_ztree *t, gb_ztree_bound kind, double s,
 /* Finds where (s, m) is or would go: inner levels take the child whose
  * separator is <= the key (an existing key may be a separator: it then lives
  * in the right child), the leaf gives the first entry >= the key. */
-static zleaf *descend_key(const gb_ztree *t, double s, gb_slice m, zpath *path, int *pos)
+static zleaf *descend_key(const gb_zset_tree *t, double s, gb_slice m, zpath *path, int *pos)
 {
     zpred le = {GB_ZB_KEY_LE, s, m}, lt = {GB_ZB_KEY_LT, s, m};
     void *n = t->root;
@@ -205,7 +208,7 @@ static zleaf *descend_key(const gb_ztree *t, double s, gb_slice m, zpath *path, 
 }
 
 /* rank < count. path may be NULL. */
-static zleaf *descend_rank(const gb_ztree *t, uint64_t rank, zpath *path, int *pos)
+static zleaf *descend_rank(const gb_zset_tree *t, uint64_t rank, zpath *path, int *pos)
 {
     void *n = t->root;
     if (path)
@@ -233,8 +236,8 @@ static zleaf *descend_rank(const gb_ztree *t, uint64_t rank, zpath *path, int *p
 /* Inserts `right` as the child after path->idx[d] in path->node[d], with
  * separator (ss, sm) and the entry counts of the two halves; splits upward
  * as needed. d < 0 grows a new root. */
-static void insert_child(gb_ztree *t, zpath *path, int d, void *right, double ss, gb_zmember sm, uint64_t cl,
-                         uint64_t cr)
+static void insert_child(gb_zset_tree *t, zpath *path, int d, void *right, double ss, gb_zmember sm,
+                         uint64_t cl, uint64_t cr)
 {
     if (d < 0) {
         zinner *root = inner_new(t);
@@ -315,7 +318,7 @@ static void leaf_set(zleaf *l, const double *sc, const gb_zmember *mm, int n)
 }
 
 /* l is full and (score, m) goes at pos: spill into a sibling or split. */
-static void leaf_overflow(gb_ztree *t, zpath *path, zleaf *l, int pos, double score, gb_zmember m)
+static void leaf_overflow(gb_zset_tree *t, zpath *path, zleaf *l, int pos, double score, gb_zmember m)
 {
     double sc[2 * LCAP + 1];
     gb_zmember mm[2 * LCAP + 1];
@@ -392,7 +395,7 @@ static void leaf_overflow(gb_ztree *t, zpath *path, zleaf *l, int pos, double sc
     insert_child(t, path, path->depth - 1, r, r->score[0], r->mem[0], l->h.n, r->h.n);
 }
 
-void gb_ztree_insert(gb_ztree *t, double score, gb_zmember m)
+void gb_zset_tree_insert(gb_zset_tree *t, double score, gb_zmember m)
 {
     t->count++;
     if (!t->root) {
@@ -456,7 +459,7 @@ static void fix_first(zpath *path, zleaf *l)
 }
 
 /* path->node[d] lost a child: collapse the root, or refill / merge. */
-static void inner_fix(gb_ztree *t, zpath *path, int d)
+static void inner_fix(gb_zset_tree *t, zpath *path, int d)
 {
     zinner *in = path->node[d];
     if (d == 0) {
@@ -537,7 +540,7 @@ static void inner_fix(gb_ztree *t, zpath *path, int d)
 
 /* The non-root leaf l at the end of path is under-full: merge it with a
  * sibling or even the two out. */
-static void leaf_fix(gb_ztree *t, zpath *path, zleaf *l)
+static void leaf_fix(gb_zset_tree *t, zpath *path, zleaf *l)
 {
     int d = path->depth - 1;
     zinner *p = path->node[d];
@@ -584,7 +587,7 @@ static void leaf_fix(gb_ztree *t, zpath *path, zleaf *l)
 }
 
 /* Removes entries [pos, pos + k) of the leaf at the end of path. */
-static void remove_entries(gb_ztree *t, zpath *path, zleaf *l, int pos, int k)
+static void remove_entries(gb_zset_tree *t, zpath *path, zleaf *l, int pos, int k)
 {
     for (int d = 0; d < path->depth; d++)
         path->node[d]->cnt[path->idx[d]] -= (uint64_t)k;
@@ -607,7 +610,7 @@ static void remove_entries(gb_ztree *t, zpath *path, zleaf *l, int pos, int k)
         leaf_fix(t, path, l);
 }
 
-gb_zmember gb_ztree_delete(gb_ztree *t, double score, gb_slice member)
+gb_zmember gb_zset_tree_delete(gb_zset_tree *t, double score, gb_slice member)
 {
     if (!t->root)
         return NULL;
@@ -621,15 +624,15 @@ gb_zmember gb_ztree_delete(gb_ztree *t, double score, gb_slice member)
     return m;
 }
 
-void gb_ztree_delete_range(gb_ztree *t, uint64_t rank, uint64_t count,
-                           void (*fn)(double score, gb_zmember m, void *ctx), void *ctx)
+void gb_zset_tree_delete_range(gb_zset_tree *t, uint64_t rank, uint64_t count,
+                               void (*fn)(double score, gb_zmember m, void *ctx), void *ctx)
 {
     if (rank >= t->count)
         return;
     if (count > t->count - rank)
         count = t->count - rank;
     if (rank == 0 && count == t->count) {
-        gb_ztree_clear(t, fn, ctx);
+        gb_zset_tree_clear(t, fn, ctx);
         return;
     }
     while (count > 0) {
@@ -647,7 +650,7 @@ void gb_ztree_delete_range(gb_ztree *t, uint64_t rank, uint64_t count,
     }
 }
 
-void gb_ztree_update(gb_ztree *t, double old_score, gb_zmember m, double new_score)
+void gb_zset_tree_update(gb_zset_tree *t, double old_score, gb_zmember m, double new_score)
 {
     gb_slice ms = gb_zmember_slice(m);
     zpath path;
@@ -668,12 +671,12 @@ void gb_ztree_update(gb_ztree *t, double old_score, gb_zmember m, double new_sco
         return;
     }
     remove_entries(t, &path, l, pos, 1);
-    gb_ztree_insert(t, new_score, m);
+    gb_zset_tree_insert(t, new_score, m);
 }
 
 /* ---- iteration ---- */
 
-bool gb_ztree_seek(const gb_ztree *t, uint64_t rank, gb_ztree_iter *it)
+bool gb_zset_tree_seek(const gb_zset_tree *t, uint64_t rank, gb_zset_tree_iter *it)
 {
     if (rank >= t->count) {
         it->leaf = NULL;
@@ -684,7 +687,7 @@ bool gb_ztree_seek(const gb_ztree *t, uint64_t rank, gb_ztree_iter *it)
     return true;
 }
 
-bool gb_ztree_next(gb_ztree_iter *it, double *score, gb_zmember *m)
+bool gb_zset_tree_next(gb_zset_tree_iter *it, double *score, gb_zmember *m)
 {
     const zleaf *l = it->leaf;
     if (!l)
@@ -698,7 +701,7 @@ bool gb_ztree_next(gb_ztree_iter *it, double *score, gb_zmember *m)
     return true;
 }
 
-bool gb_ztree_prev(gb_ztree_iter *it, double *score, gb_zmember *m)
+bool gb_zset_tree_prev(gb_zset_tree_iter *it, double *score, gb_zmember *m)
 {
     const zleaf *l = it->leaf;
     if (!l)
@@ -715,7 +718,7 @@ bool gb_ztree_prev(gb_ztree_iter *it, double *score, gb_zmember *m)
 /* ---- verification ---- */
 
 typedef struct vstate {
-    const gb_ztree *t;
+    const gb_zset_tree *t;
     const zleaf *prev_leaf;
     bool have_last;
     double last_s;
@@ -793,7 +796,7 @@ static bool verify_node(vstate *v, const void *n, uint32_t depth, uint64_t *coun
     return true;
 }
 
-bool gb_ztree_verify(const gb_ztree *t, char *why, size_t whylen)
+bool gb_zset_tree_verify(const gb_zset_tree *t, char *why, size_t whylen)
 {
     vstate v = {.t = t, .why = why, .whylen = whylen};
     if (!t->root) {

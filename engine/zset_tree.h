@@ -45,8 +45,8 @@
 
 #include "engine/common.h"
 
-#define GB_ZTREE_LEAF_CAP 62
-#define GB_ZTREE_INNER_CAP 32
+#define GB_ZSET_TREE_LEAF_CAP 62
+#define GB_ZSET_TREE_INNER_CAP 32
 
 /* A member key: varint length, then the bytes. */
 typedef const unsigned char *gb_zmember;
@@ -93,66 +93,66 @@ static inline gb_slice gb_zmember_slice(gb_zmember m)
     return gb_slice_make((const char *)m + i, len);
 }
 
-typedef struct gb_ztree {
-    void *root;     /* NULL when empty */
-    void *first;    /* leftmost leaf */
-    void *last;     /* rightmost leaf */
-    uint64_t count; /* entries */
-    uint32_t height;/* 0 empty, 1 = the root is a leaf */
+typedef struct gb_zset_tree {
+    void *root;      /* NULL when empty */
+    void *first;     /* leftmost leaf */
+    void *last;      /* rightmost leaf */
+    uint64_t count;  /* entries */
+    uint32_t height; /* 0 empty, 1 = the root is a leaf */
     uint32_t leaves;
     uint32_t inners;
-} gb_ztree;
+} gb_zset_tree;
 
-void gb_ztree_init(gb_ztree *t);
+void gb_zset_tree_init(gb_zset_tree *t);
 /* Frees every node; calls fn (may be NULL) on each entry first, in order. */
-void gb_ztree_clear(gb_ztree *t, void (*fn)(double score, gb_zmember m, void *ctx), void *ctx);
+void gb_zset_tree_clear(gb_zset_tree *t, void (*fn)(double score, gb_zmember m, void *ctx), void *ctx);
 
-static inline uint64_t gb_ztree_count(const gb_ztree *t) { return t->count; }
+static inline uint64_t gb_zset_tree_count(const gb_zset_tree *t) { return t->count; }
 /* Bytes held by the nodes (not the member keys). */
-size_t gb_ztree_bytes(const gb_ztree *t);
+size_t gb_zset_tree_bytes(const gb_zset_tree *t);
 
 /* Inserts (score, m); the caller guarantees the member is not in the tree.
  * score must not be NaN. */
-void gb_ztree_insert(gb_ztree *t, double score, gb_zmember m);
+void gb_zset_tree_insert(gb_zset_tree *t, double score, gb_zmember m);
 /* Removes the entry (score, member); returns its member key pointer (for the
  * caller to free) or NULL when absent. */
-gb_zmember gb_ztree_delete(gb_ztree *t, double score, gb_slice member);
+gb_zmember gb_zset_tree_delete(gb_zset_tree *t, double score, gb_slice member);
 /* Changes the score of an existing entry (in place when the order allows). */
-void gb_ztree_update(gb_ztree *t, double old_score, gb_zmember m, double new_score);
+void gb_zset_tree_update(gb_zset_tree *t, double old_score, gb_zmember m, double new_score);
 
 /* Counting: the number of entries before a bound. */
-typedef enum gb_ztree_bound {
+typedef enum gb_zset_tree_bound {
     GB_ZB_KEY_LT,   /* (score, member) <  (s, m): the rank of (s, m) */
     GB_ZB_KEY_LE,   /* (score, member) <= (s, m) */
     GB_ZB_SCORE_LT, /* score <  s */
     GB_ZB_SCORE_LE, /* score <= s */
     GB_ZB_LEX_LT,   /* member <  m (meaningful when all scores are equal) */
     GB_ZB_LEX_LE,   /* member <= m */
-} gb_ztree_bound;
+} gb_zset_tree_bound;
 
-uint64_t gb_ztree_count_before(const gb_ztree *t, gb_ztree_bound kind, double s, gb_slice m);
+uint64_t gb_zset_tree_count_before(const gb_zset_tree *t, gb_zset_tree_bound kind, double s, gb_slice m);
 
 /* A position for walking entries in either direction. */
-typedef struct gb_ztree_iter {
+typedef struct gb_zset_tree_iter {
     const void *leaf;
     int idx;
-} gb_ztree_iter;
+} gb_zset_tree_iter;
 
 /* Positions it at rank (0-based); false (and an exhausted iterator) when
  * rank >= count. */
-bool gb_ztree_seek(const gb_ztree *t, uint64_t rank, gb_ztree_iter *it);
+bool gb_zset_tree_seek(const gb_zset_tree *t, uint64_t rank, gb_zset_tree_iter *it);
 /* Reads the entry under it and moves forward (next) or backward (prev);
  * false when the iterator is exhausted. */
-bool gb_ztree_next(gb_ztree_iter *it, double *score, gb_zmember *m);
-bool gb_ztree_prev(gb_ztree_iter *it, double *score, gb_zmember *m);
+bool gb_zset_tree_next(gb_zset_tree_iter *it, double *score, gb_zmember *m);
+bool gb_zset_tree_prev(gb_zset_tree_iter *it, double *score, gb_zmember *m);
 
 /* Removes count entries starting at rank, calling fn on each (in order)
  * before the tree forgets it. O(count + (count / leaf size) * log n). */
-void gb_ztree_delete_range(gb_ztree *t, uint64_t rank, uint64_t count,
-                           void (*fn)(double score, gb_zmember m, void *ctx), void *ctx);
+void gb_zset_tree_delete_range(gb_zset_tree *t, uint64_t rank, uint64_t count,
+                               void (*fn)(double score, gb_zmember m, void *ctx), void *ctx);
 
 /* Full structural check (orders, counts, separators, links, fill bounds,
  * uniform height). Returns true when sound; on failure writes a reason. */
-bool gb_ztree_verify(const gb_ztree *t, char *why, size_t whylen);
+bool gb_zset_tree_verify(const gb_zset_tree *t, char *why, size_t whylen);
 
 #endif

@@ -176,7 +176,8 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe)
             }
             /* HSET's up-front check: any argument too long converts first. */
             for (size_t i = 0; i < n; i++)
-                if (fields[i].len > cfg->hash_max_listpack_value || values[i].len > cfg->hash_max_listpack_value)
+                if (fields[i].len > cfg->hash_max_listpack_value ||
+                    values[i].len > cfg->hash_max_listpack_value)
                     md.big = true;
             size_t want = 0;
             for (size_t i = 0; i < n; i++)
@@ -204,7 +205,8 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe)
             int want = 0;
             if (at >= 0 && !gb_lp_str2int(md.e[at].v, md.e[at].vlen, &cur))
                 want = GB_EINVAL;
-            else if ((incr < 0 && cur < 0 && incr < INT64_MIN - cur) || (incr > 0 && cur > 0 && incr > INT64_MAX - cur))
+            else if ((incr < 0 && cur < 0 && incr < INT64_MIN - cur) ||
+                     (incr > 0 && cur > 0 && incr > INT64_MAX - cur))
                 want = GB_ERANGE;
             int rc = gb_hash_incrby(h, cfg, f, incr, &out);
             TU_CHECK(rc == want, "hincrby rc %d vs %d", rc, want);
@@ -246,7 +248,9 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe)
             int64_t cnt = counts[tu_rand(GB_ARRAY_LEN(counts))];
             coll c = {0};
             gb_hash_random(h, cnt, coll_emit, &c);
-            size_t expect_n = md.n == 0 ? 0 : cnt < 0 ? (size_t)-cnt : ((size_t)cnt < md.n ? (size_t)cnt : md.n);
+            size_t expect_n = md.n == 0 ? 0
+                              : cnt < 0 ? (size_t)-cnt
+                                        : ((size_t)cnt < md.n ? (size_t)cnt : md.n);
             TU_CHECK(c.n == expect_n, "hrandfield %" PRId64 ": %zu", cnt, c.n);
             for (size_t i = 0; i < c.n; i++) {
                 ssize_t k = hfind(&md, fs(&c.e[i]));
@@ -385,8 +389,8 @@ static void test_memory(void **state)
         gb_hash_set(h, &cfg, gb_slice_make(fbuf, (size_t)snprintf(fbuf, sizeof fbuf, "field:%zu", i)),
                     gb_slice_make(vbuf, (size_t)snprintf(vbuf, sizeof vbuf, "value:%zu", i)));
     size_t used = gb_mem_used() - before;
-    print_message("hash 1M fields (\"field:N\" = \"value:N\"): %.1f bytes/field (%s)\n", (double)used / (double)big_n,
-                  gb_hash_encoding_name(h));
+    print_message("hash 1M fields (\"field:N\" = \"value:N\"): %.1f bytes/field (%s)\n",
+                  (double)used / (double)big_n, gb_hash_encoding_name(h));
     gb_hash_free(h);
     TU_CHECK(gb_mem_used() == before, "leak");
 
@@ -412,7 +416,7 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_default), cmocka_unit_test(test_model_tiny),
+        cmocka_unit_test(test_model_default),  cmocka_unit_test(test_model_tiny),
         cmocka_unit_test(test_value_rewrites), cmocka_unit_test(test_incr_edges),
         cmocka_unit_test(test_memory),
     };

@@ -87,8 +87,18 @@ static void test_upgrade_edges(void **state)
 {
     (void)state;
     gb_intset *is = gb_intset_new();
-    int64_t vals[] = {5, -5, INT16_MAX, INT16_MIN, INT16_MAX + 1, INT16_MIN - 1, INT32_MAX, INT32_MIN,
-                      (int64_t)INT32_MAX + 1, (int64_t)INT32_MIN - 1, INT64_MAX, INT64_MIN};
+    int64_t vals[] = {5,
+                      -5,
+                      INT16_MAX,
+                      INT16_MIN,
+                      INT16_MAX + 1,
+                      INT16_MIN - 1,
+                      INT32_MAX,
+                      INT32_MIN,
+                      (int64_t)INT32_MAX + 1,
+                      (int64_t)INT32_MIN - 1,
+                      INT64_MAX,
+                      INT64_MIN};
     uint8_t widths[] = {2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8};
     for (size_t i = 0; i < GB_ARRAY_LEN(vals); i++) {
         bool added;

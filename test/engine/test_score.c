@@ -56,14 +56,18 @@ static void test_score_parse(void **state)
     expect_score_bad("nan");
     expect_score_bad("-nan");
     expect_score_bad("NaN");
-    expect_score_bad("1e400");  /* overflow */
+    expect_score_bad("1e400"); /* overflow */
     expect_score_bad("-1e400");
     expect_score_bad("1e-400"); /* underflow to zero */
     expect_score_bad("1.5.");
     expect_score_bad("--1");
     /* an embedded NUL ends strtod early: the rest is trailing garbage */
     double d;
-    assert_int_equal(gb_score_parse(gb_slice_make("1\0" "2", 3), &d), GB_EPARSE);
+    assert_int_equal(gb_score_parse(gb_slice_make("1\0"
+                                                  "2",
+                                                  3),
+                                    &d),
+                     GB_EPARSE);
     /* long inputs go through the heap copy */
     char big[300]; /* 0.000...05 = 5e-298: long but in range */
     memset(big, '0', sizeof big);
@@ -80,7 +84,8 @@ static void expect_range(const char *min, const char *max, double a, bool aex, d
     if (gb_score_parse_range(S(min), S(max), &r) != 0)
         fail_msg("range \"%s\" \"%s\" rejected", min, max);
     if (!(r.min == a && r.minex == aex && r.max == b && r.maxex == bex))
-        fail_msg("range \"%s\" \"%s\" = %s%g %s%g", min, max, r.minex ? "(" : "", r.min, r.maxex ? "(" : "", r.max);
+        fail_msg("range \"%s\" \"%s\" = %s%g %s%g", min, max, r.minex ? "(" : "", r.min, r.maxex ? "(" : "",
+                 r.max);
 }
 
 static void expect_range_bad(const char *min, const char *max)
@@ -98,7 +103,7 @@ static void test_range_parse(void **state)
     expect_range("-inf", "+inf", -INFINITY, false, INFINITY, false);
     expect_range("(-inf", "(inf", -INFINITY, true, INFINITY, true);
     /* zslParseRange is looser than ZADD: */
-    expect_range("", "(", 0, false, 0, true);  /* empty = 0 */
+    expect_range("", "(", 0, false, 0, true);    /* empty = 0 */
     expect_range(" 1", "2", 1, false, 2, false); /* leading space */
     expect_range("1e400", "-1e400", INFINITY, false, -INFINITY, false);
     expect_range_bad("1 ", "2");
@@ -141,9 +146,9 @@ static void test_lex_parse(void **state)
         const char *min, *max;
         bool empty;
     } cases[] = {
-        {"-", "+", false}, {"+", "-", true},  {"-", "-", true},   {"+", "+", true},   {"[b", "[a", true},
-        {"[a", "(a", true}, {"(a", "[a", true}, {"[a", "[a", false}, {"[a", "+", false}, {"-", "[a", false},
-        {"+", "[a", true},  {"[a", "-", true},
+        {"-", "+", false},  {"+", "-", true},   {"-", "-", true},   {"+", "+", true},
+        {"[b", "[a", true}, {"[a", "(a", true}, {"(a", "[a", true}, {"[a", "[a", false},
+        {"[a", "+", false}, {"-", "[a", false}, {"+", "[a", true},  {"[a", "-", true},
     };
     for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
         assert_int_equal(gb_lex_parse_range(S(cases[i].min), S(cases[i].max), &r), 0);
@@ -276,8 +281,8 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_score_parse),  cmocka_unit_test(test_range_parse),
-        cmocka_unit_test(test_lex_parse),    cmocka_unit_test(test_score_format),
+        cmocka_unit_test(test_score_parse),      cmocka_unit_test(test_range_parse),
+        cmocka_unit_test(test_lex_parse),        cmocka_unit_test(test_score_format),
         cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_long_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,8 +381,8 @@ static void test_intset_upgrades(void **state)
     (void)state;
     gb_types_config cfg = cfg_with(512, 128, 64);
     gb_set *s = gb_set_new_for(&cfg, gb_slice_cstr("1"), 1);
-    const char *vals[] = {"1", "-32768", "32767", "32768", "-2147483649", "9223372036854775807",
-                          "-9223372036854775808"};
+    const char *vals[] = {
+        "1", "-32768", "32767", "32768", "-2147483649", "9223372036854775807", "-9223372036854775808"};
     for (size_t i = 0; i < GB_ARRAY_LEN(vals); i++) {
         gb_set_add(s, &cfg, gb_slice_cstr(vals[i]));
         assert_int_equal(gb_set_encoding(s), GB_SET_INTSET);
@@ -479,7 +479,8 @@ static void test_algebra(void **state)
         /* Hashtable iteration order moves with incremental rehashing (a
          * lookup migrates buckets), so only compact inputs fix the order. */
         for (size_t j = 0; j < want.n; j++)
-            TU_CHECK(hashed_first ? contains(&got, ms(&want.e[j])) : gb_slice_eq(ms(&got.e[j]), ms(&want.e[j])),
+            TU_CHECK(hashed_first ? contains(&got, ms(&want.e[j]))
+                                  : gb_slice_eq(ms(&got.e[j]), ms(&want.e[j])),
                      "sinter order at %zu", j);
         size_t lim_want = limit && want.n > limit ? limit : want.n;
         TU_CHECK(gb_set_inter(cs, n, limit, NULL, NULL) == lim_want, "sintercard limit");
@@ -539,7 +540,7 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_default), cmocka_unit_test(test_model_tiny),
+        cmocka_unit_test(test_model_default),   cmocka_unit_test(test_model_tiny),
         cmocka_unit_test(test_intset_upgrades), cmocka_unit_test(test_algebra),
         cmocka_unit_test(test_memory),
     };

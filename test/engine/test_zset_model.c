@@ -253,8 +253,8 @@ static size_t model_lex(const zmodel *md, const gb_lex_range *r, bool reverse, i
     return n;
 }
 
-static size_t model_score(const zmodel *md, const gb_score_range *r, bool reverse, int64_t offset, int64_t limit,
-                          zent *out)
+static size_t model_score(const zmodel *md, const gb_score_range *r, bool reverse, int64_t offset,
+                          int64_t limit, zent *out)
 {
     if (gb_score_range_empty(r) || offset < 0 || limit == 0)
         return 0;
@@ -280,7 +280,8 @@ static void spot_checks(gb_zset *z, const zmodel *md, uint64_t universe, bool eq
     char buf[MLEN], buf2[MLEN];
     zent *want = malloc((md->n + 1) * sizeof *want);
     /* score and rank of a random (probably present) member */
-    gb_slice m = md->n && tu_rand(4) ? ms(&md->e[tu_rand(md->n)]) : gb_slice_make(buf, rand_member(buf, universe));
+    gb_slice m =
+        md->n && tu_rand(4) ? ms(&md->e[tu_rand(md->n)]) : gb_slice_make(buf, rand_member(buf, universe));
     ssize_t at = model_find(md, m);
     double s;
     TU_CHECK(gb_zset_score(z, m, &s) == (at >= 0), "score presence");
@@ -401,7 +402,8 @@ static int model_add(zmodel *md, const gb_types_config *cfg, int flags, size_t n
                 res->updated++;
             }
         } else if (!xx) {
-            if (!md->big && (md->n + 1 > cfg->zset_max_listpack_entries || mm[i].len > cfg->zset_max_listpack_value))
+            if (!md->big &&
+                (md->n + 1 > cfg->zset_max_listpack_entries || mm[i].len > cfg->zset_max_listpack_value))
                 md->big = true;
             model_insert(md, score, mm[i]);
             res->added++;
@@ -413,7 +415,13 @@ static int model_add(zmodel *md, const gb_types_config *cfg, int flags, size_t n
 }
 
 static const int flag_sets[] = {
-    0, GB_ZADD_NX, GB_ZADD_XX, GB_ZADD_GT, GB_ZADD_LT, GB_ZADD_XX | GB_ZADD_GT, GB_ZADD_XX | GB_ZADD_LT,
+    0,
+    GB_ZADD_NX,
+    GB_ZADD_XX,
+    GB_ZADD_GT,
+    GB_ZADD_LT,
+    GB_ZADD_XX | GB_ZADD_GT,
+    GB_ZADD_XX | GB_ZADD_LT,
     GB_ZADD_NX | GB_ZADD_XX, /* invalid */
     GB_ZADD_GT | GB_ZADD_LT, /* invalid */
 };
@@ -454,7 +462,8 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe, bool 
             int grc = gb_zset_add(z, cfg, flags, n, sc, mm, &got);
             TU_CHECK(grc == wrc, "zadd rc %d vs %d (flags %x)", grc, wrc, flags);
             if (grc == 0) {
-                TU_CHECK(got.added == want.added && got.updated == want.updated && got.processed == want.processed,
+                TU_CHECK(got.added == want.added && got.updated == want.updated &&
+                             got.processed == want.processed,
                          "zadd counts %zu/%zu/%zu vs %zu/%zu/%zu", got.added, got.updated, got.processed,
                          want.added, want.updated, want.processed);
                 if (want.processed)
@@ -634,8 +643,19 @@ static void test_listpack_score_forms(void **state)
     gb_types_config_defaults(&cfg);
     double digits;
     memcpy(&digits, "12345678", 8);
-    double scores[] = {-0.0, 0.0, 9223372036854775807.0, -9223372036854775808.0, 9223372036854775808.0,
-                       4611686018427387904.0, digits, 1e-300, -1.5, 127, 128, -4096, 5e-324};
+    double scores[] = {-0.0,
+                       0.0,
+                       9223372036854775807.0,
+                       -9223372036854775808.0,
+                       9223372036854775808.0,
+                       4611686018427387904.0,
+                       digits,
+                       1e-300,
+                       -1.5,
+                       127,
+                       128,
+                       -4096,
+                       5e-324};
     gb_zset *z = gb_zset_new(&cfg, 1, 1);
     char buf[16];
     for (size_t i = 0; i < GB_ARRAY_LEN(scores); i++) {
@@ -789,13 +809,15 @@ static void test_algebra(void **state)
             model_insert(&sorted, uni.e[i].score, ms(&uni.e[i]));
 
         zmodel *models[3] = {&sorted, &inter, &diff};
-        gb_zset *res[3] = {gb_zset_union(zs, n, ag, &cfg), gb_zset_inter(zs, n, ag, &cfg), gb_zset_diff(zs, n, &cfg)};
+        gb_zset *res[3] = {gb_zset_union(zs, n, ag, &cfg), gb_zset_inter(zs, n, ag, &cfg),
+                           gb_zset_diff(zs, n, &cfg)};
         static const char *names[] = {"union", "inter", "diff"};
         for (int k = 0; k < 3; k++) {
             size_t maxlen = 0;
             for (size_t i = 0; i < models[k]->n; i++)
                 maxlen = models[k]->e[i].len > maxlen ? models[k]->e[i].len : maxlen;
-            models[k]->big = !(models[k]->n <= cfg.zset_max_listpack_entries && maxlen <= cfg.zset_max_listpack_value);
+            models[k]->big =
+                !(models[k]->n <= cfg.zset_max_listpack_entries && maxlen <= cfg.zset_max_listpack_value);
             coll c = {0};
             gb_zset_range_rank(res[k], 0, -1, false, coll_emit, &c);
             expect_list(&c, models[k]->e, models[k]->n, names[k]);
@@ -878,10 +900,13 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_default),  cmocka_unit_test(test_model_tiny),
-        cmocka_unit_test(test_model_equal_scores), cmocka_unit_test(test_bad_flags_change_nothing),
+        cmocka_unit_test(test_model_default),
+        cmocka_unit_test(test_model_tiny),
+        cmocka_unit_test(test_model_equal_scores),
+        cmocka_unit_test(test_bad_flags_change_nothing),
         cmocka_unit_test(test_listpack_score_forms),
-        cmocka_unit_test(test_algebra),        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_algebra),
+        cmocka_unit_test(test_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,19 +58,19 @@ static inline void tu_reseed(const char *name)
     gb_random_seed(h);
 }
 
-#define TU_FAIL(...)                                                                                   \
-    do {                                                                                               \
-        char tu_msg_[512];                                                                             \
-        snprintf(tu_msg_, sizeof tu_msg_, __VA_ARGS__);                                                \
-        fail_msg("%s (replay with GOBLIN_TEST_SEED=%" PRIu64 ")", tu_msg_, tu_seed_value);             \
+#define TU_FAIL(...)                                                                                         \
+    do {                                                                                                     \
+        char tu_msg_[512];                                                                                   \
+        snprintf(tu_msg_, sizeof tu_msg_, __VA_ARGS__);                                                      \
+        fail_msg("%s (replay with GOBLIN_TEST_SEED=%" PRIu64 ")", tu_msg_, tu_seed_value);                   \
     } while (0)
 
-#define TU_CHECK(cond, ...)                                                                            \
-    do {                                                                                               \
-        if (!(cond)) {                                                                                 \
-            fprintf(stderr, "check failed: %s\n", #cond);                                              \
-            TU_FAIL(__VA_ARGS__);                                                                      \
-        }                                                                                              \
+#define TU_CHECK(cond, ...)                                                                                  \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "check failed: %s\n", #cond);                                                    \
+            TU_FAIL(__VA_ARGS__);                                                                            \
+        }                                                                                                    \
     } while (0)
 
 static inline uint64_t tu_rand(uint64_t n) { return n ? gb_random_below(n) : 0; }
