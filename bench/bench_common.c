@@ -1,0 +1,381 @@
+#define _GNU_SOURCE
+#include "bench_common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/clock.h"
+#include "goblin/error.h"
+#include "platform/cpu.h"
+
+/* ---- histogram ------------------------------------------------------------------ */
+
+gb_hist *gb_hist_new(void)
+{
+    gb_hist *h = calloc(1, sizeof *h);
+    gb_hist_reset(h);
+    return h;
+}
+
+void gb_hist_reset(gb_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->min = UINT64_MAX;
+}
+
+void gb_hist_add(gb_hist *h, uint64_t ns)
+{
+    if (ns < GB_HIST_LINEAR)
+        h->linear[ns]++;
+    else
+        h->log[63 - __builtin_clzll(ns)]++;
+    h->count++;
+    if (ns < h->min)
+        h->min = ns;
+    if (ns > h->max)
+        h->max = ns;
+}
+
+uint64_t gb_hist_quantile(const gb_hist *h, double q)
+{
+    if (h->count == 0)
+        return 0;
+    uint64_t target = (uint64_t)(q * (double)(h->count - 1)) + 1;
+    uint64_t seen = 0;
+    for (uint64_t i = 0; i < GB_HIST_LINEAR; i++) {
+        seen += h->linear[i];
+        if (seen >= target)
+            return i;
+    }
+    for (int b = 0; b < GB_HIST_LOG; b++) {
+        seen += h->log[b];
+        if (seen >= target)
+            return (uint64_t)1 << b; /* lower edge of the power-of-two bucket */
+    }
+    return h->max;
+}
+
+gb_lat_summary gb_hist_summary(const gb_hist *h)
+{
+    gb_lat_summary s;
+    s.p50 = (double)gb_hist_quantile(h, 0.50);
+    s.p90 = (double)gb_hist_quantile(h, 0.90);
+    s.p99 = (double)gb_hist_quantile(h, 0.99);
+    s.p999 = (double)gb_hist_quantile(h, 0.999);
+    s.min = h->count ? (double)h->min : 0;
+    s.max = (double)h->max;
+    s.samples = h->count;
+    return s;
+}
+
+void gb_hist_write_cdf(const gb_hist *h, const char *path, const char *label)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return;
+    /* about 200 points: every 0.5% quantile */
+    for (int i = 1; i <= 200; i++) {
+        double q = i / 200.0;
+        if (q > 0.9999)
+            q = 0.9999;
+        fprintf(f, "%s,%llu,%.4f\n", label, (unsigned long long)gb_hist_quantile(h, q), q);
+    }
+    fclose(f);
+}
+
+/* ---- timing and pinning ------------------------------------------------------------ */
+
+double gb_bench_ns_per_cycle(void)
+{
+    static double v;
+    if (v == 0)
+        v = gb_cycles_ns_per_cycle(200);
+    return v;
+}
+
+int gb_bench_env_int(const char *name, int def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    return atoi(v);
+}
+
+void gb_bench_pin(int cpu, const char *who)
+{
+    if (cpu < 0)
+        return;
+    int rc = gb_cpu_pin_current_thread(cpu);
+    if (rc == GB_ENOTSUP)
+        fprintf(stderr, "note: %s runs unpinned (pinning is not supported on this platform)\n", who);
+    else if (rc != 0)
+        fprintf(stderr, "note: cannot pin %s to CPU %d (%s); running unpinned\n", who, cpu, gb_strerror(rc));
+    gb_thread_set_latency_critical();
+}
+
+/* ---- server processes -------------------------------------------------------------- */
+
+static int free_tcp_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &l) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    int port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+int gb_bench_server_start(gb_bench_server *s, const char *binary, int server_cpu, const char *const *extra)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "/tmp/goblin-bench-XXXXXX");
+    if (!mkdtemp(s->dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(s->sock, sizeof s->sock, "%s/s.sock", s->dir);
+    s->port = free_tcp_port();
+    s->is_redis = strstr(binary, "redis") != NULL;
+    char port[16], cpu[16];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(cpu, sizeof cpu, "%d", server_cpu);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = binary;
+    argv[n++] = "--port";
+    argv[n++] = port;
+    argv[n++] = "--unixsocket";
+    argv[n++] = s->sock;
+    if (s->is_redis) {
+        argv[n++] = "--save";
+        argv[n++] = "";
+        argv[n++] = "--appendonly";
+        argv[n++] = "no";
+        argv[n++] = "--dir";
+        argv[n++] = s->dir;
+    } else if (server_cpu >= 0) {
+        argv[n++] = "--cpu";
+        argv[n++] = cpu;
+    }
+    for (int i = 0; extra && extra[i] && n < 62; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    s->pid = fork();
+    if (s->pid < 0) {
+        perror("fork");
+        return -1;
+    }
+    if (s->pid == 0) {
+        if (server_cpu >= 0)
+            gb_cpu_pin_current_thread(server_cpu); /* inherited across exec (redis) */
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            close(devnull);
+        }
+        execv(binary, (char *const *)argv);
+        fprintf(stderr, "cannot run %s: %s\n", binary, strerror(errno));
+        _exit(127);
+    }
+    for (int tries = 0; tries < 500; tries++) {
+        gb_resp_conn c;
+        if (gb_resp_connect_unix(&c, s->sock) == 0) {
+            char last = 0;
+            int ok = gb_resp_send(&c, "PING\r\n", 6) == 0 && gb_resp_read_replies(&c, 1, &last) == 0 && last == '+';
+            gb_resp_close(&c);
+            if (ok)
+                return 0;
+        }
+        int st;
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            fprintf(stderr, "%s exited during start-up\n", binary);
+            s->pid = 0;
+            return -1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "%s did not answer PING within 10 s\n", binary);
+    gb_bench_server_stop(s);
+    return -1;
+}
+
+void gb_bench_server_stop(gb_bench_server *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        for (int i = 0; i < 200; i++) {
+            if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+                s->pid = 0;
+                break;
+            }
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (s->pid > 0) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+        }
+        s->pid = 0;
+    }
+    unlink(s->sock);
+    rmdir(s->dir);
+}
+
+/* ---- RESP over a socket --------------------------------------------------------------- */
+
+static void conn_init(gb_resp_conn *c, int fd)
+{
+    c->fd = fd;
+    c->cap = 1 << 16;
+    c->buf = malloc(c->cap);
+    c->len = 0;
+}
+
+int gb_resp_connect_unix(gb_resp_conn *c, const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    conn_init(c, fd);
+    return 0;
+}
+
+int gb_resp_connect_tcp(gb_resp_conn *c, int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    conn_init(c, fd);
+    return 0;
+}
+
+void gb_resp_close(gb_resp_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->buf);
+    c->fd = -1;
+    c->buf = NULL;
+}
+
+int gb_resp_send(gb_resp_conn *c, const char *req, size_t len)
+{
+    while (len) {
+        ssize_t w = write(c->fd, req, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        req += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Length of one complete reply at p (n bytes available), 0 if incomplete. */
+static size_t reply_len(const char *p, size_t n)
+{
+    const char *cr = memchr(p, '\r', n);
+    if (!cr || (size_t)(cr - p) + 2 > n)
+        return 0;
+    size_t hdr = (size_t)(cr - p) + 2;
+    long long v = strtoll(p + 1, NULL, 10);
+    switch (p[0]) {
+    case '$':
+        if (v < 0)
+            return hdr;
+        return n >= hdr + (size_t)v + 2 ? hdr + (size_t)v + 2 : 0;
+    case '*': {
+        size_t pos = hdr;
+        for (long long i = 0; i < v; i++) {
+            size_t l = reply_len(p + pos, n - pos);
+            if (!l)
+                return 0;
+            pos += l;
+        }
+        return pos;
+    }
+    default:
+        return hdr;
+    }
+}
+
+int gb_resp_read_replies(gb_resp_conn *c, size_t n, char *last)
+{
+    size_t pos = 0;
+    while (n > 0) {
+        size_t l = pos < c->len ? reply_len(c->buf + pos, c->len - pos) : 0;
+        if (l) {
+            if (last)
+                *last = c->buf[pos];
+            pos += l;
+            n--;
+            continue;
+        }
+        memmove(c->buf, c->buf + pos, c->len - pos);
+        c->len -= pos;
+        pos = 0;
+        if (c->len == c->cap) {
+            c->cap *= 2;
+            c->buf = realloc(c->buf, c->cap);
+        }
+        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c->len += (size_t)r;
+    }
+    memmove(c->buf, c->buf + pos, c->len - pos);
+    c->len -= pos;
+    return 0;
+}
+
+size_t gb_resp_encode(char *out, size_t cap, int argc, const char *const *argv, const size_t *lens)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(out, cap, "*%d\r\n", argc);
+    for (int i = 0; i < argc && used < cap; i++) {
+        size_t l = lens ? lens[i] : strlen(argv[i]);
+        used += (size_t)snprintf(out + used, cap - used, "$%zu\r\n", l);
+        if (used + l + 2 > cap)
+            return 0;
+        memcpy(out + used, argv[i], l);
+        used += l;
+        out[used++] = '\r';
+        out[used++] = '\n';
+    }
+    return used;
+}

@@ -1,0 +1,43 @@
+/*
+ * ring_floor: the raw hardware floor of a shared-memory round trip on this
+ * machine (two pinned threads, one 128-byte-isolated line).
+ *
+ *   build-release/ring_floor [--seconds S] [--csv]
+ *   SERVER_CORE / CLIENT_CORE choose the two CPUs (default 0 and 1).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floor.h"
+
+int main(int argc, char **argv)
+{
+    double seconds = 3;
+    int csv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--csv"))
+            csv = 1;
+        else {
+            fprintf(stderr, "usage: %s [--seconds S] [--csv]\n", argv[0]);
+            return 2;
+        }
+    }
+    int a = gb_bench_env_int("CLIENT_CORE", 1), b = gb_bench_env_int("SERVER_CORE", 0);
+    gb_hist *h = gb_hist_new();
+    gb_bench_floor(a, b, seconds, h);
+    gb_lat_summary s = gb_hist_summary(h);
+    if (csv) {
+        printf("operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples\n");
+        printf("ROUNDTRIP,floor,%.0f,%.0f,%.0f,%.0f,%llu\n", s.p50, s.p90, s.p99, s.min,
+               (unsigned long long)s.samples);
+    } else {
+        printf("Hardware floor: cache-line ping-pong between CPU %d and CPU %d, %.1f s\n", a, b, seconds);
+        printf("  p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n", s.p50, s.p90,
+               s.p99, s.min, (unsigned long long)s.samples);
+    }
+    free(h);
+    return 0;
+}
