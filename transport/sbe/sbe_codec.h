@@ -1,0 +1,518 @@
+/*
+ * The SBE codec: Goblin Core's binary protocol (transport/sbe/goblin.xml) as
+ * hand-written C11, shared by the server (sbe_server.c) and the client
+ * library (sbe_client.c). It knows nothing of the engine: the only project
+ * header it uses is engine/common.h, for gb_slice.
+ *
+ * Wire rules (SBE 1.0, little-endian, docs/sbe.md):
+ *
+ *   message   = header, root block (header.blockLength bytes), groups, var-data
+ *   header    = u16 blockLength | u16 templateId | u16 schemaId | u16 version   (8 bytes)
+ *   group     = dimension, numInGroup entries
+ *     groupSizeEncoding       u16 blockLength | u16 numInGroup  (4 bytes; typed requests)
+ *     largeGroupSizeEncoding  u16 blockLength | u32 numInGroup  (6 bytes; Generic, ArrayReply)
+ *   entry     = entry block (dimension.blockLength bytes), then the entry's var-data
+ *   var-data  = u32 length | length bytes
+ *
+ * A decoder uses the blockLength it finds (never its own constant) to step
+ * over a block, so a newer peer's appended fields are skipped; a block
+ * shorter than this version's is malformed. Bytes after the last var-data a
+ * decoder knows are ignored (a newer peer's appended var-data).
+ *
+ * Encoders write into a caller buffer of `cap` bytes and return the message
+ * length, or 0 when it does not fit. Passed buf == NULL they write nothing
+ * and return the length the message needs (so a ring client can reserve an
+ * exact record first and encode straight into it).
+ *
+ * Decoders take untrusted bytes: every length and count is checked against
+ * the bytes that remain before it is used, and nothing outside [msg, msg+len)
+ * is ever read.
+ */
+#ifndef GB_TRANSPORT_SBE_CODEC_H
+#define GB_TRANSPORT_SBE_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/common.h"
+
+/* ---- schema ---------------------------------------------------------------------- */
+
+#define GB_SBE_SCHEMA_ID 18242u /* 0x4742, "GB" */
+#define GB_SBE_SCHEMA_VERSION 1u
+
+#define GB_SBE_HEADER_SIZE 8u
+#define GB_SBE_HEADER_BLOCK_LENGTH_OFFSET 0u
+#define GB_SBE_HEADER_TEMPLATE_ID_OFFSET 2u
+#define GB_SBE_HEADER_SCHEMA_ID_OFFSET 4u
+#define GB_SBE_HEADER_VERSION_OFFSET 6u
+
+#define GB_SBE_GROUP_DIM_SIZE 4u       /* groupSizeEncoding: u16 blockLength @0, u16 numInGroup @2 */
+#define GB_SBE_LARGE_GROUP_DIM_SIZE 6u /* largeGroupSizeEncoding: u16 blockLength @0, u32 numInGroup @2 */
+#define GB_SBE_GROUP_MAX 65535u
+#define GB_SBE_LARGE_GROUP_MAX UINT32_MAX
+#define GB_SBE_VAR_LEN_SIZE 4u         /* varDataEncoding: u32 length @0, bytes @4 */
+#define GB_SBE_VAR_MAX 1073741824u     /* varDataEncoding length maxValue (1 GiB) */
+
+/* Template ids (messageHeader.templateId). Requests are dense from 1 so the
+ * server dispatches through an array indexed by the id. */
+enum gb_sbe_template {
+    GB_SBE_PING = 1,
+    GB_SBE_GET = 2,
+    GB_SBE_SET = 3,
+    GB_SBE_DEL = 4,
+    GB_SBE_INCR = 5,
+    GB_SBE_HSET = 6,
+    GB_SBE_HGET = 7,
+    GB_SBE_ZADD = 8,
+    GB_SBE_ZSCORE = 9,
+    GB_SBE_LPUSH = 10,
+    GB_SBE_RPOP = 11,
+    GB_SBE_BLPOP = 12,
+    GB_SBE_GENERIC = 13,
+    GB_SBE_REQUEST_MAX = 13,
+
+    GB_SBE_STATUS_REPLY = 101,
+    GB_SBE_ERROR_REPLY = 102,
+    GB_SBE_INTEGER_REPLY = 103,
+    GB_SBE_DOUBLE_REPLY = 104,
+    GB_SBE_BULK_REPLY = 105,
+    GB_SBE_NIL_REPLY = 106,
+    GB_SBE_ARRAY_REPLY = 107,
+};
+
+/* SetFlags (uint8 set): bit positions as in the XML. */
+enum {
+    GB_SBE_SET_NX = 1u << 0,
+    GB_SBE_SET_XX = 1u << 1,
+    GB_SBE_SET_EX = 1u << 2,      /* expiry: relative seconds */
+    GB_SBE_SET_PX = 1u << 3,      /* expiry: relative milliseconds */
+    GB_SBE_SET_EXAT = 1u << 4,    /* expiry: absolute Unix seconds */
+    GB_SBE_SET_PXAT = 1u << 5,    /* expiry: absolute Unix milliseconds */
+    GB_SBE_SET_KEEPTTL = 1u << 6,
+    GB_SBE_SET_GET = 1u << 7,
+};
+
+/* ZAddFlags (uint8 set): the same bits as engine/ops.h's GB_ZADD_* (the
+ * server asserts it), so the server passes them through unchanged. */
+enum {
+    GB_SBE_ZADD_NX = 1u << 0,
+    GB_SBE_ZADD_XX = 1u << 1,
+    GB_SBE_ZADD_GT = 1u << 2,
+    GB_SBE_ZADD_LT = 1u << 3,
+    GB_SBE_ZADD_CH = 1u << 4,
+    GB_SBE_ZADD_INCR = 1u << 5,
+    GB_SBE_ZADD_ALL = 0x3fu,
+};
+
+/* ReplyKind (uint8 enum). 0 is not a kind, so zeroed memory never decodes. */
+enum gb_sbe_kind {
+    GB_SBE_KIND_STATUS = 1,
+    GB_SBE_KIND_ERROR = 2,
+    GB_SBE_KIND_INTEGER = 3,
+    GB_SBE_KIND_DOUBLE = 4,
+    GB_SBE_KIND_BULK = 5,
+    GB_SBE_KIND_NIL = 6,
+    GB_SBE_KIND_ARRAY = 7,
+};
+
+/* ---- fixed blocks, field by field -------------------------------------------------
+ * Offsets are from the start of the block (right after the header for a root
+ * block, right after the dimension or the previous entry for a group entry).
+ * The packed structs mirror the blocks byte for byte; the _Static_asserts
+ * pin them, and test_sbe_schema.c checks the same constants against the XML.
+ * Blocks are not padded: SBE allows unaligned fields and the codec only ever
+ * reads them with memcpy. */
+
+/* Set (3): expiry int64 @0, flags SetFlags @8 */
+#define GB_SBE_SET_BLOCK_LENGTH 9u
+#define GB_SBE_SET_EXPIRY_OFFSET 0u
+#define GB_SBE_SET_FLAGS_OFFSET 8u
+/* Incr (5): delta int64 @0 */
+#define GB_SBE_INCR_BLOCK_LENGTH 8u
+#define GB_SBE_INCR_DELTA_OFFSET 0u
+/* ZAdd (8): flags ZAddFlags @0; members entry: score double @0 */
+#define GB_SBE_ZADD_BLOCK_LENGTH 1u
+#define GB_SBE_ZADD_FLAGS_OFFSET 0u
+#define GB_SBE_ZADD_MEMBER_BLOCK_LENGTH 8u
+#define GB_SBE_ZADD_MEMBER_SCORE_OFFSET 0u
+/* BLPop (12): timeout double @0 */
+#define GB_SBE_BLPOP_BLOCK_LENGTH 8u
+#define GB_SBE_BLPOP_TIMEOUT_OFFSET 0u
+/* IntegerReply (103) / DoubleReply (104): value @0 */
+#define GB_SBE_INTEGER_REPLY_BLOCK_LENGTH 8u
+#define GB_SBE_INTEGER_REPLY_VALUE_OFFSET 0u
+#define GB_SBE_DOUBLE_REPLY_BLOCK_LENGTH 8u
+#define GB_SBE_DOUBLE_REPLY_VALUE_OFFSET 0u
+/* ArrayReply (107): length int64 @0; items entry: integer int64 @0, dbl double @8, kind ReplyKind @16 */
+#define GB_SBE_ARRAY_REPLY_BLOCK_LENGTH 8u
+#define GB_SBE_ARRAY_REPLY_LENGTH_OFFSET 0u
+#define GB_SBE_ARRAY_ITEM_BLOCK_LENGTH 17u
+#define GB_SBE_ARRAY_ITEM_INTEGER_OFFSET 0u
+#define GB_SBE_ARRAY_ITEM_DBL_OFFSET 8u
+#define GB_SBE_ARRAY_ITEM_KIND_OFFSET 16u
+
+typedef struct __attribute__((packed)) gb_sbe_wire_header {
+    uint16_t block_length;
+    uint16_t template_id;
+    uint16_t schema_id;
+    uint16_t version;
+} gb_sbe_wire_header;
+typedef struct __attribute__((packed)) gb_sbe_wire_set {
+    int64_t expiry;
+    uint8_t flags;
+} gb_sbe_wire_set;
+typedef struct __attribute__((packed)) gb_sbe_wire_incr {
+    int64_t delta;
+} gb_sbe_wire_incr;
+typedef struct __attribute__((packed)) gb_sbe_wire_zadd {
+    uint8_t flags;
+} gb_sbe_wire_zadd;
+typedef struct __attribute__((packed)) gb_sbe_wire_zadd_member {
+    double score;
+} gb_sbe_wire_zadd_member;
+typedef struct __attribute__((packed)) gb_sbe_wire_blpop {
+    double timeout;
+} gb_sbe_wire_blpop;
+typedef struct __attribute__((packed)) gb_sbe_wire_array_item {
+    int64_t integer;
+    double dbl;
+    uint8_t kind;
+} gb_sbe_wire_array_item;
+typedef struct __attribute__((packed)) gb_sbe_wire_group_dim {
+    uint16_t block_length;
+    uint16_t num_in_group;
+} gb_sbe_wire_group_dim;
+typedef struct __attribute__((packed)) gb_sbe_wire_large_group_dim {
+    uint16_t block_length;
+    uint32_t num_in_group;
+} gb_sbe_wire_large_group_dim;
+
+_Static_assert(sizeof(gb_sbe_wire_header) == GB_SBE_HEADER_SIZE, "messageHeader is 8 bytes");
+_Static_assert(offsetof(gb_sbe_wire_header, template_id) == GB_SBE_HEADER_TEMPLATE_ID_OFFSET, "templateId @2");
+_Static_assert(offsetof(gb_sbe_wire_header, schema_id) == GB_SBE_HEADER_SCHEMA_ID_OFFSET, "schemaId @4");
+_Static_assert(offsetof(gb_sbe_wire_header, version) == GB_SBE_HEADER_VERSION_OFFSET, "version @6");
+_Static_assert(sizeof(gb_sbe_wire_group_dim) == GB_SBE_GROUP_DIM_SIZE, "groupSizeEncoding is 4 bytes");
+_Static_assert(sizeof(gb_sbe_wire_large_group_dim) == GB_SBE_LARGE_GROUP_DIM_SIZE, "largeGroupSizeEncoding is 6 bytes");
+_Static_assert(sizeof(gb_sbe_wire_set) == GB_SBE_SET_BLOCK_LENGTH, "Set block");
+_Static_assert(offsetof(gb_sbe_wire_set, expiry) == GB_SBE_SET_EXPIRY_OFFSET, "Set.expiry");
+_Static_assert(offsetof(gb_sbe_wire_set, flags) == GB_SBE_SET_FLAGS_OFFSET, "Set.flags");
+_Static_assert(sizeof(gb_sbe_wire_incr) == GB_SBE_INCR_BLOCK_LENGTH, "Incr block");
+_Static_assert(offsetof(gb_sbe_wire_incr, delta) == GB_SBE_INCR_DELTA_OFFSET, "Incr.delta");
+_Static_assert(sizeof(gb_sbe_wire_zadd) == GB_SBE_ZADD_BLOCK_LENGTH, "ZAdd block");
+_Static_assert(offsetof(gb_sbe_wire_zadd, flags) == GB_SBE_ZADD_FLAGS_OFFSET, "ZAdd.flags");
+_Static_assert(sizeof(gb_sbe_wire_zadd_member) == GB_SBE_ZADD_MEMBER_BLOCK_LENGTH, "ZAdd.members block");
+_Static_assert(offsetof(gb_sbe_wire_zadd_member, score) == GB_SBE_ZADD_MEMBER_SCORE_OFFSET, "ZAdd.members.score");
+_Static_assert(sizeof(gb_sbe_wire_blpop) == GB_SBE_BLPOP_BLOCK_LENGTH, "BLPop block");
+_Static_assert(offsetof(gb_sbe_wire_blpop, timeout) == GB_SBE_BLPOP_TIMEOUT_OFFSET, "BLPop.timeout");
+_Static_assert(sizeof(gb_sbe_wire_array_item) == GB_SBE_ARRAY_ITEM_BLOCK_LENGTH, "ArrayReply.items block");
+_Static_assert(offsetof(gb_sbe_wire_array_item, integer) == GB_SBE_ARRAY_ITEM_INTEGER_OFFSET, "items.integer");
+_Static_assert(offsetof(gb_sbe_wire_array_item, dbl) == GB_SBE_ARRAY_ITEM_DBL_OFFSET, "items.dbl");
+_Static_assert(offsetof(gb_sbe_wire_array_item, kind) == GB_SBE_ARRAY_ITEM_KIND_OFFSET, "items.kind");
+_Static_assert(sizeof(double) == 8 && sizeof(int64_t) == 8, "SBE double is IEEE-754 binary64");
+
+/* ---- little-endian primitives -----------------------------------------------------
+ * memcpy keeps every access alignment-safe (blocks are unpadded); on the
+ * little-endian hosts the server runs on it compiles to a plain load/store. */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define GB_SBE_LE16(x) __builtin_bswap16(x)
+#define GB_SBE_LE32(x) __builtin_bswap32(x)
+#define GB_SBE_LE64(x) __builtin_bswap64(x)
+#else
+#define GB_SBE_LE16(x) (x)
+#define GB_SBE_LE32(x) (x)
+#define GB_SBE_LE64(x) (x)
+#endif
+
+static inline uint16_t gb_sbe_get_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return GB_SBE_LE16(v);
+}
+static inline uint32_t gb_sbe_get_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return GB_SBE_LE32(v);
+}
+static inline uint64_t gb_sbe_get_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return GB_SBE_LE64(v);
+}
+static inline int64_t gb_sbe_get_i64(const uint8_t *p) { return (int64_t)gb_sbe_get_u64(p); }
+static inline double gb_sbe_get_f64(const uint8_t *p)
+{
+    uint64_t u = gb_sbe_get_u64(p);
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+static inline void gb_sbe_put_u16(uint8_t *p, uint16_t v)
+{
+    v = GB_SBE_LE16(v);
+    memcpy(p, &v, 2);
+}
+static inline void gb_sbe_put_u32(uint8_t *p, uint32_t v)
+{
+    v = GB_SBE_LE32(v);
+    memcpy(p, &v, 4);
+}
+static inline void gb_sbe_put_u64(uint8_t *p, uint64_t v)
+{
+    v = GB_SBE_LE64(v);
+    memcpy(p, &v, 8);
+}
+static inline void gb_sbe_put_i64(uint8_t *p, int64_t v) { gb_sbe_put_u64(p, (uint64_t)v); }
+static inline void gb_sbe_put_f64(uint8_t *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    gb_sbe_put_u64(p, u);
+}
+
+/* ---- header ---------------------------------------------------------------------- */
+
+typedef struct gb_sbe_header {
+    uint16_t block_length;
+    uint16_t template_id;
+    uint16_t schema_id;
+    uint16_t version;
+} gb_sbe_header;
+
+/* Reads the header; false when len < 8. */
+static inline bool gb_sbe_read_header(const uint8_t *msg, size_t len, gb_sbe_header *h)
+{
+    if (len < GB_SBE_HEADER_SIZE)
+        return false;
+    h->block_length = gb_sbe_get_u16(msg + GB_SBE_HEADER_BLOCK_LENGTH_OFFSET);
+    h->template_id = gb_sbe_get_u16(msg + GB_SBE_HEADER_TEMPLATE_ID_OFFSET);
+    h->schema_id = gb_sbe_get_u16(msg + GB_SBE_HEADER_SCHEMA_ID_OFFSET);
+    h->version = gb_sbe_get_u16(msg + GB_SBE_HEADER_VERSION_OFFSET);
+    return true;
+}
+
+/* Writes a header with this schema's id and version. */
+static inline void gb_sbe_write_header(uint8_t *p, uint16_t block_length, uint16_t template_id)
+{
+    gb_sbe_put_u16(p + GB_SBE_HEADER_BLOCK_LENGTH_OFFSET, block_length);
+    gb_sbe_put_u16(p + GB_SBE_HEADER_TEMPLATE_ID_OFFSET, template_id);
+    gb_sbe_put_u16(p + GB_SBE_HEADER_SCHEMA_ID_OFFSET, (uint16_t)GB_SBE_SCHEMA_ID);
+    gb_sbe_put_u16(p + GB_SBE_HEADER_VERSION_OFFSET, (uint16_t)GB_SBE_SCHEMA_VERSION);
+}
+
+/* The template id of a message, or 0 if it is too short or of another schema. */
+static inline uint16_t gb_sbe_template_of(const uint8_t *msg, size_t len)
+{
+    gb_sbe_header h;
+    if (!gb_sbe_read_header(msg, len, &h) || h.schema_id != GB_SBE_SCHEMA_ID)
+        return 0;
+    return h.template_id;
+}
+
+/* ---- bounded reading ------------------------------------------------------------- */
+
+/* A read position in an untrusted message; every step checks the bytes left. */
+typedef struct gb_sbe_cursor {
+    const uint8_t *p;
+    const uint8_t *end;
+} gb_sbe_cursor;
+
+static inline size_t gb_sbe_left(const gb_sbe_cursor *c) { return (size_t)(c->end - c->p); }
+
+/* Takes n bytes (a block); false when fewer are left. */
+static inline bool gb_sbe_take(gb_sbe_cursor *c, size_t n, const uint8_t **out)
+{
+    if (gb_sbe_left(c) < n)
+        return false;
+    *out = c->p;
+    c->p += n;
+    return true;
+}
+
+/* Reads one var-data field into a slice that borrows the message. */
+static inline bool gb_sbe_take_var(gb_sbe_cursor *c, gb_slice *out)
+{
+    if (gb_sbe_left(c) < GB_SBE_VAR_LEN_SIZE)
+        return false;
+    uint32_t n = gb_sbe_get_u32(c->p);
+    c->p += GB_SBE_VAR_LEN_SIZE;
+    if (n > GB_SBE_VAR_MAX || gb_sbe_left(c) < n)
+        return false;
+    out->ptr = (const char *)c->p;
+    out->len = n;
+    c->p += n;
+    return true;
+}
+
+typedef struct gb_sbe_group {
+    uint16_t block_length; /* the sender's entry block length (>= ours) */
+    uint32_t count;
+} gb_sbe_group;
+
+/* Reads a group dimension (large: the 6-byte encoding). Checks that the
+ * sender's entry block is at least min_block bytes and that count entries of
+ * at least min_block + nvar length prefixes each fit in what is left, so a
+ * forged count is rejected before anyone sizes an array by it. */
+static inline bool gb_sbe_take_group(gb_sbe_cursor *c, bool large, size_t min_block, size_t nvar, gb_sbe_group *g)
+{
+    size_t dim = large ? GB_SBE_LARGE_GROUP_DIM_SIZE : GB_SBE_GROUP_DIM_SIZE;
+    if (gb_sbe_left(c) < dim)
+        return false;
+    g->block_length = gb_sbe_get_u16(c->p);
+    g->count = large ? gb_sbe_get_u32(c->p + 2) : gb_sbe_get_u16(c->p + 2);
+    c->p += dim;
+    if (g->block_length < min_block)
+        return false;
+    uint64_t per = (uint64_t)g->block_length + (uint64_t)nvar * GB_SBE_VAR_LEN_SIZE;
+    return (uint64_t)g->count * per <= gb_sbe_left(c);
+}
+
+/* ---- bounded writing ------------------------------------------------------------- */
+
+static inline uint8_t *gb_sbe_put_var(uint8_t *p, const void *bytes, size_t n)
+{
+    gb_sbe_put_u32(p, (uint32_t)n);
+    if (n)
+        memcpy(p + GB_SBE_VAR_LEN_SIZE, bytes, n);
+    return p + GB_SBE_VAR_LEN_SIZE + n;
+}
+
+/* ---- requests: encoders (client side) ------------------------------------------- */
+
+size_t gb_sbe_encode_ping(uint8_t *buf, size_t cap);
+size_t gb_sbe_encode_get(uint8_t *buf, size_t cap, gb_slice key);
+/* flags: GB_SBE_SET_*; expiry in the unit the expiry flag names (ignored without one). */
+size_t gb_sbe_encode_set(uint8_t *buf, size_t cap, gb_slice key, gb_slice value, unsigned flags, int64_t expiry);
+/* n <= GB_SBE_GROUP_MAX (else 0: send a Generic DEL) */
+size_t gb_sbe_encode_del(uint8_t *buf, size_t cap, size_t n, const gb_slice *keys);
+size_t gb_sbe_encode_incr(uint8_t *buf, size_t cap, gb_slice key, int64_t delta);
+size_t gb_sbe_encode_hset(uint8_t *buf, size_t cap, gb_slice key, size_t n, const gb_slice *fields,
+                          const gb_slice *values);
+size_t gb_sbe_encode_hget(uint8_t *buf, size_t cap, gb_slice key, gb_slice field);
+/* flags: GB_SBE_ZADD_* */
+size_t gb_sbe_encode_zadd(uint8_t *buf, size_t cap, gb_slice key, unsigned flags, size_t n, const double *scores,
+                          const gb_slice *members);
+size_t gb_sbe_encode_zscore(uint8_t *buf, size_t cap, gb_slice key, gb_slice member);
+size_t gb_sbe_encode_lpush(uint8_t *buf, size_t cap, gb_slice key, size_t n, const gb_slice *values);
+size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key);
+size_t gb_sbe_encode_blpop(uint8_t *buf, size_t cap, size_t n, const gb_slice *keys, double timeout_s);
+/* argv[0] is the command name. */
+size_t gb_sbe_encode_generic(uint8_t *buf, size_t cap, size_t argc, const gb_slice *argv);
+
+/* ---- requests: decoders (server side) ------------------------------------------- */
+
+/* Arrays for a request's group entries, reused from request to request (the
+ * server keeps one per client: no allocation once it has grown). */
+typedef struct gb_sbe_scratch {
+    gb_slice *a;
+    gb_slice *b;
+    double *d;
+    size_t cap;
+} gb_sbe_scratch;
+
+/* Makes room for n entries; GB_ENOMEM. */
+int gb_sbe_scratch_reserve(gb_sbe_scratch *s, size_t n);
+void gb_sbe_scratch_free(gb_sbe_scratch *s);
+
+/* A decoded request. Slices borrow the message bytes. Group entries are in
+ * the scratch arrays; a[-1] and a[n] are valid spare slots (for the server
+ * to turn the keys into an argv in place: name first, timeout last). */
+typedef struct gb_sbe_request {
+    gb_sbe_header hdr;
+    int64_t i64;    /* Set.expiry, Incr.delta */
+    double f64;     /* BLPop.timeout */
+    unsigned flags; /* Set.flags, ZAdd.flags */
+    gb_slice key;   /* every keyed template */
+    gb_slice arg;   /* Set.value, HGet.field, ZScore.member */
+    size_t n;       /* entries of the template's group */
+    gb_slice *a;    /* Del/BLPop keys, LPush values, HSet fields, ZAdd members, Generic args */
+    gb_slice *b;    /* HSet values */
+    double *d;      /* ZAdd scores */
+} gb_sbe_request;
+
+/* Decodes one request template's body (hdr already read, schema checked).
+ * Returns 0, or GB_EPARSE with *why naming what is wrong (a static string),
+ * or GB_ENOMEM. */
+typedef int gb_sbe_request_decoder(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s,
+                                   const char **why);
+
+/* Indexed by template id (1..GB_SBE_REQUEST_MAX); NULL elsewhere. */
+extern gb_sbe_request_decoder *const gb_sbe_request_decoders[GB_SBE_REQUEST_MAX + 1];
+
+/* Reads the header and dispatches to the template's decoder.
+ * GB_EPROTO: shorter than a header or another schema id (*why set);
+ * GB_ENOENT: not a request template; else as the decoders. */
+int gb_sbe_decode_request(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why);
+
+/* ---- replies: encoders (server side) -------------------------------------------- */
+
+size_t gb_sbe_encode_status_reply(uint8_t *buf, size_t cap, const char *s, size_t len);
+size_t gb_sbe_encode_error_reply(uint8_t *buf, size_t cap, const char *s, size_t len);
+size_t gb_sbe_encode_integer_reply(uint8_t *buf, size_t cap, int64_t v);
+size_t gb_sbe_encode_double_reply(uint8_t *buf, size_t cap, double v);
+size_t gb_sbe_encode_bulk_reply(uint8_t *buf, size_t cap, const char *s, size_t len);
+size_t gb_sbe_encode_nil_reply(uint8_t *buf, size_t cap);
+
+/* One node of an array reply, pre-order. Bytes live at base + off (the
+ * caller's arena), so the node array stays valid when the arena moves. */
+typedef struct gb_sbe_reply_item {
+    int64_t integer; /* integer value; array: element count (-1 null) */
+    double dbl;
+    size_t off;
+    size_t len;
+    uint8_t kind; /* enum gb_sbe_kind */
+} gb_sbe_reply_item;
+
+/* The size an ArrayReply of n items carrying `bytes` bytes of var-data in all
+ * needs (SIZE_MAX if it cannot be encoded at all: n or a length too large). */
+size_t gb_sbe_array_reply_size(size_t n, size_t bytes);
+/* An ArrayReply: `length` top-level elements (-1: null array), then the
+ * items of the whole tree in pre-order. */
+size_t gb_sbe_encode_array_reply(uint8_t *buf, size_t cap, int64_t length, size_t n, const gb_sbe_reply_item *items,
+                                 const char *base);
+
+/* ---- metadata (what test_sbe_schema.c compares with goblin.xml) ---------------- */
+
+typedef struct gb_sbe_field_desc {
+    const char *name;
+    const char *type;      /* the XML type: int64, double, SetFlags, ... */
+    const char *primitive; /* its primitive encoding: int64, double, uint8 */
+    unsigned offset;
+    unsigned size;
+} gb_sbe_field_desc;
+
+typedef struct gb_sbe_group_desc {
+    const char *name;
+    const char *dimension; /* groupSizeEncoding or largeGroupSizeEncoding */
+    unsigned block_length;
+    const gb_sbe_field_desc *fields;
+    size_t nfields;
+    const char *const *data; /* var-data names, in order */
+    size_t ndata;
+} gb_sbe_group_desc;
+
+typedef struct gb_sbe_message_desc {
+    const char *name;
+    unsigned id;
+    unsigned block_length;
+    const gb_sbe_field_desc *fields;
+    size_t nfields;
+    const gb_sbe_group_desc *groups;
+    size_t ngroups;
+    const char *const *data;
+    size_t ndata;
+} gb_sbe_message_desc;
+
+extern const gb_sbe_message_desc gb_sbe_messages[];
+extern const size_t gb_sbe_message_count;
+
+/* The template's name ("ZAdd") or NULL. */
+const char *gb_sbe_template_name(unsigned id);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * The server side of the SBE protocol: executing request messages against
+ * the engine and encoding the engine's replies as SBE reply messages.
+ *
+ * The ring server (transport/ring/) uses it per SBE client like this:
+ *
+ *     gb_sbe_replier_init(&slot->sbe, eng);                    // at claim
+ *     c = gb_client_new(eng, &gb_sbe_reply_ops, &slot->sbe, &hooks, slot, GB_CLIENT_RING);
+ *     ...
+ *     // each request record, copied out of the ring into private memory:
+ *     if (gb_sbe_execute(c, msg, len) == GB_EPROTO) drop the client;
+ *     while ((n = gb_sbe_reply_finish(&slot->sbe, &out)) > 0)
+ *         publish the n bytes at out.data + out.len - n as one response record;
+ *     // when a blocked client is served, hooks->flush runs: finish again.
+ *     ...
+ *     gb_client_free(c); gb_sbe_replier_free(&slot->sbe);       // at release
+ *
+ * Every command answers exactly one reply, so finish normally yields one
+ * message per request; the loop is what keeps the protocol in step if a
+ * command ever answers twice. A blocked BLPOP yields nothing until it is
+ * served or times out.
+ */
+#ifndef GB_TRANSPORT_SBE_SERVER_H
+#define GB_TRANSPORT_SBE_SERVER_H
+
+#include "engine/client.h"
+#include "transport/resp/resp_writer.h"
+#include "transport/sbe/sbe_codec.h"
+
+struct gb_engine;
+struct gb_command;
+
+/* One SBE client's reply accumulator and request scratch (the reply ops'
+ * ctx). Opaque to users: initialise, pass to gb_client_new, finish, free. */
+typedef struct gb_sbe_replier {
+    /* The replies since the last finish, as pre-order items (the ArrayReply
+     * encoding) whose bytes live in one arena; [head, nitems) are pending. */
+    gb_sbe_reply_item *items;
+    size_t head, nitems, capitems;
+    char *bytes;
+    size_t nbytes, capbytes;
+    /* Group entries of the request being executed (grows, never shrinks:
+     * no allocation per request once warm). */
+    gb_sbe_scratch scratch;
+    /* The command records typed templates account to (INFO commandstats),
+     * resolved once at init; NULL: the template always takes the argv path. */
+    struct gb_command *cmds[GB_SBE_REQUEST_MAX + 1];
+    struct gb_command *incrby; /* Incr with a delta other than 1 */
+} gb_sbe_replier;
+
+/* The reply sink; its ctx is a gb_sbe_replier *. */
+extern const gb_reply_ops gb_sbe_reply_ops;
+
+/* Prepares r for a client of eng (resolves the commands typed templates
+ * account to). */
+void gb_sbe_replier_init(gb_sbe_replier *r, struct gb_engine *eng);
+void gb_sbe_replier_free(gb_sbe_replier *r);
+
+/*
+ * Encodes the oldest complete reply given since the last finish as ONE SBE
+ * reply message appended to out, and returns its size; 0 when there is none
+ * (nothing replied yet, e.g. the client blocked in BLPOP). A reply that
+ * cannot be encoded at all (an element over 1 GiB) becomes an ErrorReply.
+ */
+size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out);
+
+/*
+ * Executes one request message (private memory: the caller copied it out of
+ * the ring). c must use gb_sbe_reply_ops. Typed templates run straight into
+ * the engine's typed calls with native values (no allocation), accounted
+ * like gb_client_call; in MULTI, before AUTH, over maxmemory for a write, or
+ * with arguments only the text path reports on (option conflicts, NaN
+ * scores, empty groups), they run as the equivalent argv through
+ * gb_client_execute, so replies are always the RESP path's. BLPop and
+ * Generic always do.
+ *
+ * Returns 0 when the message was answered (a malformed one with an
+ * "ERR SBE: ..." error reply: the client stays), GB_EPROTO when it is not
+ * this protocol at all (shorter than a header, another schema id: drop the
+ * client), GB_EINVAL when c is not an SBE client.
+ */
+int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len);
+
+#endif
