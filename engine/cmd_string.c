@@ -187,9 +187,8 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
     gb_slice expire = {0};
     if (!parse_set_options(c, argc, argv, 2, false, &flags, &expire))
         return;
-    int64_t when = -1;
-    if ((flags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, flags, "getex", &when))
-        return;
+    /* As in Redis: a missing key answers nil and a wrong type WRONGTYPE
+     * before the expire value is validated ("GETEX nokey EX 0" is nil). */
     gb_kv *kv = gb_db_lookup_read(c->db, argv[1]);
     if (!kv) {
         gb_reply_nil(c);
@@ -199,6 +198,9 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
     }
+    int64_t when = -1;
+    if ((flags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, flags, "getex", &when))
+        return;
     char buf[GB_INT_BUF];
     gb_reply_slice(c, gb_kv_string(kv, buf));
     if (when >= 0) {
