@@ -1,6 +1,7 @@
 /* Generic keyspace commands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, COPY,
  * MOVE, the EXPIRE family, OBJECT, and the database-level SELECT, SWAPDB,
  * DBSIZE, FLUSHDB, FLUSHALL. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -97,20 +98,23 @@ static void scan_collect(gb_hnode *node, void *ctx)
     st->keys[st->n++] = gb_kv_key(kv);
 }
 
-/* Parses a SCAN cursor: an unsigned 64-bit decimal (Redis's strtoull rules). */
+/* Parses a SCAN cursor with Redis 7.0's rules (parseScanCursorOrReply):
+ * strtoul() over the whole argument, refused only when it starts with white
+ * space, has trailing garbage or overflows. So "" is cursor 0 and "-1" is
+ * 2^64-1, as strtoul makes them. */
 bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out)
 {
-    char buf[32];
-    if (arg.len == 0 || arg.len >= sizeof buf || arg.ptr[0] == ' ' || arg.ptr[0] == '-') {
-        gb_reply_error(c, "ERR invalid cursor");
-        return false;
-    }
+    char stackbuf[64];
+    char *buf = arg.len < sizeof stackbuf ? stackbuf : gb_malloc(arg.len + 1);
     memcpy(buf, arg.ptr, arg.len);
     buf[arg.len] = '\0';
     char *end;
     errno = 0;
     unsigned long long v = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE || end == buf) {
+    bool ok = !isspace((unsigned char)buf[0]) && *end == '\0' && errno != ERANGE;
+    if (buf != stackbuf)
+        gb_free(buf);
+    if (!ok) {
         gb_reply_error(c, "ERR invalid cursor");
         return false;
     }
