@@ -290,12 +290,49 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     return kv;
 }
 
+/* Overwrites a string record's value where it stands when the new value fits
+ * the allocation it already has: a SET of a same-sized value (the common
+ * case: counters, caches, benchmarks) then costs no malloc and no free. */
+static bool overwrite_in_place(gb_kv *kv, gb_slice val)
+{
+    if (kv->type != GB_TYPE_STRING)
+        return false;
+    int64_t iv;
+    bool as_int = val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv);
+    if (kv->enc == GB_ENC_RAW) {
+        gb_str *s = kv->v.ptr;
+        if (as_int || val.len <= GB_EMBSTR_MAX || s->cap < val.len)
+            return false;
+        memcpy(s->data, val.ptr, val.len);
+        s->len = val.len;
+        return true;
+    }
+    if (as_int) {
+        kv->enc = GB_ENC_INT;
+        kv->v.i = iv;
+        return true;
+    }
+    size_t inline_off = gb_kv_key_offset(kv) + kv->keylen;
+    if (val.len > GB_EMBSTR_MAX || inline_off + val.len > gb_mem_usable(kv))
+        return false;
+    memcpy((char *)kv + inline_off, val.ptr, val.len);
+    kv->enc = GB_ENC_EMBSTR;
+    kv->v.len = val.len;
+    return true;
+}
+
 gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl)
 {
+    uint64_t h = gb_hash_slice(key);
+    gb_hnode **link = gb_htable_find_link(&db->keys, &key, h);
     int64_t expire = -1;
-    if (keep_ttl) {
-        gb_kv *old = (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
-        if (old && gb_kv_volatile(old))
+    if (link) {
+        gb_kv *old = (gb_kv *)*link;
+        if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val)) {
+            old->atime = now_atime(db);
+            return old;
+        }
+        if (keep_ttl && gb_kv_volatile(old))
             expire = gb_kv_expire(old);
     }
     gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire);

@@ -422,28 +422,28 @@ static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr,
 {
     struct sockaddr_storage ss;
     int len = sizeof ss;
-    char ip[64];
+    char ip[48]; /* INET6_ADDRSTRLEN: "[ip]:port" always fits a 64-byte field */
     addr[0] = laddr[0] = '\0';
     if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) == 0) {
         int port = 0;
         if (ss.ss_family == AF_INET6) {
             uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
             port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-            snprintf(addr, alen, "[%s]:%d", ip, port);
+            snprintf(addr, alen, "[%.46s]:%d", ip, port & 0xffff);
         } else {
             uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
             port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-            snprintf(addr, alen, "%s:%d", ip, port);
+            snprintf(addr, alen, "%.46s:%d", ip, port & 0xffff);
         }
     }
     len = sizeof ss;
     if (uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len) == 0) {
         if (ss.ss_family == AF_INET6) {
             uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-            snprintf(laddr, llen, "[%s]:%d", ip, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+            snprintf(laddr, llen, "[%.46s]:%u", ip, (unsigned)ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
         } else {
             uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-            snprintf(laddr, llen, "%s:%d", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+            snprintf(laddr, llen, "%.46s:%u", ip, (unsigned)ntohs(((struct sockaddr_in *)&ss)->sin_port));
         }
     }
 }
