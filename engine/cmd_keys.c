@@ -492,6 +492,8 @@ static const char *encoding_name(const gb_kv *kv)
 
 static void cmd_object(gb_client *c, int argc, gb_slice *argv)
 {
+    if (!gb_subcommand_check(c, "object", argc, argv))
+        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {

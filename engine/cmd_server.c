@@ -8,6 +8,7 @@
 #include "engine/cmd_util.h"
 #include "engine/engine.h"
 #include "engine/mem.h"
+#include "engine/multi.h"
 #include "engine/util.h"
 
 #ifndef GOBLIN_VERSION
@@ -343,6 +344,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_client(gb_client *c, int argc, gb_slice *argv)
 {
+    if (!gb_subcommand_check(c, "client", argc, argv))
+        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "id") && argc == 2) {
         gb_reply_int(c, (int64_t)c->id);
@@ -521,6 +524,9 @@ static void reply_command_doc(gb_client *c, const gb_command *cmd)
 typedef struct each_ctx {
     gb_client *c;
     int kind; /* 0 info, 1 docs, 2 names */
+    int filter; /* kind 2: 0 none, 1 pattern, 2 aclcat (the command's group), 3 module (none match) */
+    gb_slice arg;
+    int64_t n;
 } each_ctx;
 
 static void each_command(gb_command *cmd, void *ctx)
@@ -530,16 +536,28 @@ static void each_command(gb_command *cmd, void *ctx)
         reply_command_info(e->c, cmd);
     else if (e->kind == 1)
         reply_command_doc(e->c, cmd);
-    else
-        gb_reply_cstr(e->c, cmd->def->name);
+    else {
+        const char *name = cmd->def->name;
+        if (e->filter == 1 && !gb_glob_match(e->arg.ptr, e->arg.len, name, strlen(name), true))
+            return;
+        if (e->filter == 2 && !(cmd->def->group && strlen(cmd->def->group) == e->arg.len &&
+                                gb_slice_ieq(e->arg, cmd->def->group)))
+            return;
+        if (e->filter == 3)
+            return;
+        gb_reply_cstr(e->c, name);
+        e->n++;
+    }
 }
 
 static void cmd_command(gb_client *c, int argc, gb_slice *argv)
 {
     gb_engine *eng = c->eng;
+    if (!gb_subcommand_check(c, "command", argc, argv))
+        return;
     if (argc == 1) {
         gb_reply_array(c, (int64_t)eng->ncommands);
-        each_ctx e = {c, 0};
+        each_ctx e = {.c = c, .kind = 0};
         gb_commands_foreach(eng, each_command, &e);
         return;
     }
@@ -549,7 +567,7 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
     } else if (gb_slice_ieq(sub, "info")) {
         if (argc == 2) {
             gb_reply_array(c, (int64_t)eng->ncommands);
-            each_ctx e = {c, 0};
+            each_ctx e = {.c = c, .kind = 0};
             gb_commands_foreach(eng, each_command, &e);
             return;
         }
@@ -564,7 +582,7 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
     } else if (gb_slice_ieq(sub, "docs")) {
         if (argc == 2) {
             gb_reply_array(c, (int64_t)eng->ncommands * 2);
-            each_ctx e = {c, 1};
+            each_ctx e = {.c = c, .kind = 1};
             gb_commands_foreach(eng, each_command, &e);
             return;
         }
@@ -578,10 +596,26 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
             }
         }
         gb_reply_set_deferred(c, h, n);
-    } else if (gb_slice_ieq(sub, "list") && argc == 2) {
-        gb_reply_array(c, (int64_t)eng->ncommands);
-        each_ctx e = {c, 2};
+    } else if (gb_slice_ieq(sub, "list")) {
+        /* COMMAND LIST [FILTERBY MODULE name | ACLCAT cat | PATTERN glob];
+         * anything else is a syntax error, as in Redis. */
+        each_ctx e = {c, 2, 0, {0}, 0};
+        if (argc == 5 && gb_slice_ieq(argv[2], "filterby")) {
+            e.arg = argv[4];
+            if (gb_slice_ieq(argv[3], "pattern"))
+                e.filter = 1;
+            else if (gb_slice_ieq(argv[3], "aclcat"))
+                e.filter = 2;
+            else if (gb_slice_ieq(argv[3], "module"))
+                e.filter = 3;
+        }
+        if (argc != 2 && e.filter == 0) {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+        size_t h = gb_reply_array_deferred(c);
         gb_commands_foreach(eng, each_command, &e);
+        gb_reply_set_deferred(c, h, e.n);
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {
             "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -664,6 +698,8 @@ static void config_apply(gb_engine *eng, const char *name)
 
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)
 {
+    if (!gb_subcommand_check(c, "config", argc, argv))
+        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "get")) {
         if (argc < 3) {
@@ -683,50 +719,64 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         free(p.names);
         free(p.values);
     } else if (gb_slice_ieq(sub, "set")) {
-        if (argc < 4 || argc % 2 != 0) {
-            gb_reply_wrong_arity(c, "config|set");
+        if (argc % 2 != 0) { /* pairs; fewer than 4 arguments: gb_subcommand_check */
+            gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
-        /* All or nothing: apply to a scratch copy, commit if every pair is valid. */
+        /* As Redis 7.0: first every name is checked (unknown, immutable,
+         * duplicate, in argument order), then the values are applied to a
+         * scratch copy that is committed only if every one is valid. */
+        int npairs = (argc - 2) / 2;
+        const char **names = calloc((size_t)npairs, sizeof *names);
         gb_settings scratch;
         gb_settings_copy(&scratch, &c->eng->cfg);
-        char *names[64];
-        int npairs = 0;
-        for (int i = 2; i < argc && npairs < 64; i += 2) {
-            char name[64], value[4096];
-            if (!gb_ascii_lower(name, sizeof name, argv[i]) || argv[i + 1].len >= sizeof value) {
+        for (int p = 0; p < npairs; p++) {
+            gb_slice arg = argv[2 + 2 * p];
+            char name[64];
+            const char *canon = gb_ascii_lower(name, sizeof name, arg) ? gb_config_canonical(name) : NULL;
+            if (!canon) {
                 gb_reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
-                                (int)GB_MIN(argv[i].len, 64), argv[i].ptr);
+                                (int)GB_MIN(arg.len, 128), arg.ptr);
                 goto undo;
             }
-            memcpy(value, argv[i + 1].ptr, argv[i + 1].len);
-            value[argv[i + 1].len] = '\0';
-            if (!gb_config_canonical(name)) {
-                gb_reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
+            if (!gb_config_is_runtime(canon)) {
+                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+                                name);
                 goto undo;
             }
+            for (int q = 0; q < p; q++)
+                if (names[q] == canon) {
+                    gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
+                                    name);
+                    goto undo;
+                }
+            names[p] = canon;
+        }
+        for (int p = 0; p < npairs; p++) {
+            gb_slice v = argv[3 + 2 * p];
+            char *value = malloc(v.len + 1);
+            memcpy(value, v.ptr, v.len);
+            value[v.len] = '\0';
             char why[256];
-            int rc = gb_config_set(&scratch, name, value, true, why, sizeof why);
+            int rc = gb_config_set(&scratch, names[p], value, true, why, sizeof why);
+            free(value);
             if (rc != 0) {
+                char name[64];
+                gb_ascii_lower(name, sizeof name, argv[2 + 2 * p]);
                 gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why);
                 goto undo;
             }
-            names[npairs++] = strdup(gb_config_canonical(name));
         }
-        {
-            gb_settings_free(&c->eng->cfg);
-            c->eng->cfg = scratch;
-            for (int i = 0; i < npairs; i++) {
-                config_apply(c->eng, names[i]);
-                free(names[i]);
-            }
-            gb_reply_ok(c);
-            return;
-        }
+        gb_settings_free(&c->eng->cfg);
+        c->eng->cfg = scratch;
+        for (int p = 0; p < npairs; p++)
+            config_apply(c->eng, names[p]);
+        free(names);
+        gb_reply_ok(c);
+        return;
     undo:
         gb_settings_free(&scratch);
-        for (int i = 0; i < npairs; i++)
-            free(names[i]);
+        free(names);
         return;
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;
@@ -782,17 +832,32 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
 {
-    if (gb_slice_ieq(argv[1], "usage") && (argc == 3 || argc == 5)) {
-        if (argc == 5 && !gb_slice_ieq(argv[3], "samples")) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
+    if (!gb_subcommand_check(c, "memory", argc, argv))
+        return;
+    if (gb_slice_ieq(argv[1], "usage")) {
+        /* Redis: any number of "SAMPLES <count>" pairs, count >= 0. */
+        for (int j = 3; j < argc; j++) {
+            int64_t samples;
+            if (!gb_slice_ieq(argv[j], "samples") || j + 1 >= argc) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return;
+            }
+            if (!gb_slice2ll(argv[j + 1], &samples)) {
+                gb_reply_error(c, GB_ERR_NOT_INT);
+                return;
+            }
+            if (samples < 0) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return;
+            }
+            j++;
         }
         gb_kv *kv = gb_db_lookup_quiet(c->db, argv[2]);
         if (!kv)
             gb_reply_nil(c);
         else
             gb_reply_int(c, (int64_t)gb_kv_mem(kv));
-    } else if (gb_slice_ieq(argv[1], "help") && argc == 2) {
+    } else if (gb_slice_ieq(argv[1], "help")) {
         gb_reply_array(c, 2);
         gb_reply_status(c, "MEMORY USAGE <key> [SAMPLES <count>]");
         gb_reply_status(c, "    Return memory in bytes used by <key> and its value (exact, not sampled).");

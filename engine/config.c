@@ -138,6 +138,12 @@ const char *gb_config_canonical(const char *name)
     return o ? o->name : NULL;
 }
 
+bool gb_config_is_runtime(const char *name)
+{
+    const opt *o = find_opt(name);
+    return o && o->runtime;
+}
+
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
@@ -263,7 +269,7 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
                     strncat(list, ", ", sizeof list - strlen(list) - 1);
                 strncat(list, e->name, sizeof list - strlen(list) - 1);
             }
-            return fail(err, errlen, GB_EINVAL, "argument must be one of: %s", list);
+            return fail(err, errlen, GB_EINVAL, "argument(s) must be one of the following: %s", list);
         }
     case T_OCTAL: {
         char *end;

@@ -85,6 +85,8 @@ void gb_config_get(const gb_settings *s, gb_slice pattern,
 
 /* Whether `name` is an option (or alias), and its canonical name. */
 const char *gb_config_canonical(const char *name);
+/* True if CONFIG SET may change option `name` (or its alias). */
+bool gb_config_is_runtime(const char *name);
 
 /* --help text: every option, its default and what it does. */
 void gb_config_print_help(FILE *out, const char *prog);

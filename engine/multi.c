@@ -1,6 +1,8 @@
 #include "engine/multi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/engine.h"
 #include "engine/mem.h"
@@ -129,8 +131,66 @@ void gb_multi_unwatch_all(gb_client *c)
 
 /* ---- the queue ------------------------------------------------------------------ */
 
+/* Redis resolves a container command (CLIENT, CONFIG, ...) to its
+ * subcommand before anything else: an unknown subcommand gets "unknown
+ * subcommand 'x'. Try CLIENT HELP." and a known one with the wrong number of
+ * arguments "wrong number of arguments for 'client|kill' command"; inside
+ * MULTI either is rejected at once and aborts the transaction (EXECABORT),
+ * like an unknown command. The container handlers and the MULTI queue call
+ * gb_subcommand_check, which knows Redis 7.0's subcommand arities (including
+ * subcommands goblin-core answers as unknown when they run). */
+typedef struct subcmd_arity {
+    const char *container, *sub;
+    int arity;
+} subcmd_arity;
+
+static const subcmd_arity subcmd_arities[] = {
+    {"object", "encoding", 3}, {"object", "freq", 3}, {"object", "idletime", 3}, {"object", "refcount", 3},
+    {"object", "help", 2},
+    {"client", "caching", 3}, {"client", "getname", 2}, {"client", "getredir", 2}, {"client", "help", 2},
+    {"client", "id", 2}, {"client", "info", 2}, {"client", "kill", -3}, {"client", "list", -2},
+    {"client", "no-evict", 3}, {"client", "pause", -3}, {"client", "reply", 3}, {"client", "setname", 3},
+    {"client", "tracking", -3}, {"client", "trackinginfo", 2}, {"client", "unblock", -3}, {"client", "unpause", 2},
+    {"config", "get", -3}, {"config", "help", 2}, {"config", "resetstat", 2}, {"config", "rewrite", 2},
+    {"config", "set", -4},
+    {"command", "count", 2}, {"command", "docs", -2}, {"command", "getkeys", -3}, {"command", "getkeysandflags", -3},
+    {"command", "help", 2}, {"command", "info", -2}, {"command", "list", -2},
+    {"memory", "doctor", 2}, {"memory", "help", 2}, {"memory", "malloc-stats", 2}, {"memory", "purge", 2},
+    {"memory", "stats", 2}, {"memory", "usage", -3},
+};
+
+bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *argv)
+{
+    bool container = false;
+    for (size_t i = 0; i < GB_ARRAY_LEN(subcmd_arities); i++) {
+        const subcmd_arity *s = &subcmd_arities[i];
+        if (strcmp(s->container, name) != 0)
+            continue;
+        container = true;
+        if (argc < 2 || !gb_slice_ieq(argv[1], s->sub))
+            continue;
+        if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
+            char full[64];
+            snprintf(full, sizeof full, "%s|%s", s->container, s->sub);
+            gb_reply_wrong_arity(c, full);
+            return false;
+        }
+        return true;
+    }
+    if (container && argc >= 2) {
+        gb_reply_unknown_subcommand(c, argv[1], name);
+        return false;
+    }
+    return true;
+}
+
 void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
+    if (!gb_subcommand_check(c, cmd->def->name, argc, argv)) {
+        cmd->rejected_calls++;
+        c->flags |= GB_CLIENT_DIRTY_EXEC;
+        return;
+    }
     if (c->mcount == c->mcap) {
         c->mcap = c->mcap ? c->mcap * 2 : 8;
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);

@@ -20,6 +20,10 @@ void gb_multi_touch_key(gb_db *db, gb_slice key);
 void gb_multi_touch_swap(gb_db *emptied, gb_db *replaced_with);
 
 struct gb_command;
+/* For container commands (client, config, command, memory, object): checks
+ * argv[1] is a subcommand Redis knows and argc fits its arity; otherwise
+ * replies with Redis's error and returns false. Other commands: true. */
+bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *argv);
 void gb_multi_queue(gb_client *c, struct gb_command *cmd, int argc, gb_slice *argv);
 void gb_multi_discard(gb_client *c);
 void gb_multi_unwatch_all(gb_client *c);
