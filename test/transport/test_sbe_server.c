@@ -1,0 +1,366 @@
+/*
+ * transport/sbe/sbe_server.c: the reply encoder for every sink call (nested
+ * arrays, deferred lengths, null arrays, several replies, incomplete ones)
+ * and gb_sbe_execute's handling of malformed messages, statistics and
+ * blocking against a real engine.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/blocking.h"
+#include "sbe_test_util.h"
+
+/* ---- the reply sink ------------------------------------------------------------------ */
+
+typedef struct sink {
+    gb_sbe_replier r;
+    gb_outbuf out;
+} sink;
+
+static void sink_init(sink *s)
+{
+    memset(&s->r, 0, sizeof s->r); /* the sink needs no engine */
+    gb_outbuf_init(&s->out);
+}
+
+static void sink_free(sink *s)
+{
+    gb_sbe_replier_free(&s->r);
+    gb_outbuf_free(&s->out);
+}
+
+/* The next finished message, rendered (NULL when finish has none). */
+static char *next(sink *s)
+{
+    size_t before = s->out.len;
+    size_t n = gb_sbe_reply_finish(&s->r, &s->out);
+    if (!n)
+        return NULL;
+    assert_int_equal(s->out.len, before + n);
+    return render_sbe_message((const uint8_t *)s->out.data + before, n);
+}
+
+static void expect(sink *s, const char *want)
+{
+    char *got = next(s);
+    if (!got)
+        fail_msg("no reply; wanted %s", want);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static const gb_reply_ops *O = &gb_sbe_reply_ops;
+
+static void test_sink_scalars(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    assert_null(next(&s));
+    O->status(&s.r, "OK", 2);
+    expect(&s, "+OK");
+    O->error(&s.r, "ERR boom", 8);
+    expect(&s, "-ERR boom");
+    O->integer(&s.r, -42);
+    expect(&s, ":-42");
+    O->dbl(&s.r, 1.5);
+    expect(&s, "$1.5");
+    O->bulk(&s.r, "", 0);
+    expect(&s, "$");
+    O->bulk(&s.r, "a\0b", 3);
+    char *got = next(&s);
+    assert_memory_equal(got, "$a\0b", 4);
+    free(got);
+    O->nil(&s.r);
+    expect(&s, "$nil");
+    assert_null(next(&s));
+    /* A native double keeps its bits (no text round trip). */
+    s.out.len = 0;
+    O->dbl(&s.r, 0.1);
+    size_t n = gb_sbe_reply_finish(&s.r, &s.out);
+    gb_sbe_reply_view v;
+    assert_int_equal(gb_sbe_decode_reply((const uint8_t *)s.out.data, n, &v, NULL, NULL), 0);
+    assert_true(v.dbl == 0.1);
+    /* Everything was consumed: the arena is reused from the start. */
+    assert_int_equal(s.r.nitems, 0);
+    assert_int_equal(s.r.nbytes, 0);
+    sink_free(&s);
+}
+
+static void test_sink_arrays(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    O->array(&s.r, 0);
+    expect(&s, "*0[]");
+    O->array(&s.r, -1);
+    expect(&s, "*nil");
+    O->array(&s.r, -7); /* any negative length is the null array */
+    expect(&s, "*nil");
+    /* EXEC-like: [OK, [1, [a, nil]], null array, 2.5] */
+    O->array(&s.r, 4);
+    O->status(&s.r, "OK", 2);
+    O->array(&s.r, 2);
+    O->integer(&s.r, 1);
+    O->array(&s.r, 2);
+    O->bulk(&s.r, "a", 1);
+    assert_null(next(&s)); /* incomplete: one element still owed */
+    O->nil(&s.r);
+    assert_null(next(&s));
+    O->array(&s.r, -1);
+    O->dbl(&s.r, 2.5);
+    expect(&s, "*4[+OK *2[:1 *2[$a $nil]] *nil $2.5]");
+    assert_null(next(&s));
+    sink_free(&s);
+}
+
+static void test_sink_deferred(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    size_t h = O->array_deferred(&s.r);
+    O->bulk(&s.r, "x", 1);
+    size_t h2 = O->array_deferred(&s.r);
+    O->integer(&s.r, 1);
+    O->integer(&s.r, 2);
+    assert_null(next(&s)); /* lengths unset */
+    O->set_deferred(&s.r, h2, 2);
+    assert_null(next(&s));
+    O->bulk(&s.r, "y", 1);
+    O->set_deferred(&s.r, h, 3);
+    expect(&s, "*3[$x *2[:1 :2] $y]");
+    /* A deferred empty array, and a deferred array inside a known one. */
+    h = O->array_deferred(&s.r);
+    O->set_deferred(&s.r, h, 0);
+    expect(&s, "*0[]");
+    O->array(&s.r, 2);
+    h = O->array_deferred(&s.r);
+    O->status(&s.r, "a", 1);
+    O->set_deferred(&s.r, h, 1);
+    O->error(&s.r, "ERR e", 5);
+    expect(&s, "*2[*1[+a] -ERR e]");
+    /* Bogus handles are ignored rather than corrupting a reply. */
+    O->set_deferred(&s.r, 12345, 1);
+    O->integer(&s.r, 3);
+    O->set_deferred(&s.r, 0, 9); /* item 0 is an integer, not a deferred array */
+    expect(&s, ":3");
+    sink_free(&s);
+}
+
+static void test_sink_several(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    /* Two replies before a finish come out as two messages, in order. */
+    O->status(&s.r, "QUEUED", 6);
+    O->array(&s.r, 1);
+    O->integer(&s.r, 9);
+    O->bulk(&s.r, "tail", 4);
+    expect(&s, "+QUEUED");
+    expect(&s, "*1[:9]");
+    expect(&s, "$tail");
+    assert_null(next(&s));
+    /* An incomplete array holds back what follows it (order is kept). */
+    O->array(&s.r, 2);
+    O->integer(&s.r, 1);
+    assert_null(next(&s));
+    O->integer(&s.r, 2);
+    O->integer(&s.r, 3);
+    expect(&s, "*2[:1 :2]");
+    expect(&s, ":3");
+    sink_free(&s);
+}
+
+static void test_sink_large(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    /* A 2 MiB bulk and a 100000-element array (past uint16 counts). */
+    size_t big = 2u << 20;
+    char *v = malloc(big);
+    memset(v, 'z', big);
+    O->bulk(&s.r, v, big);
+    size_t n = gb_sbe_reply_finish(&s.r, &s.out);
+    gb_sbe_reply_view root;
+    assert_int_equal(gb_sbe_decode_reply((const uint8_t *)s.out.data, n, &root, NULL, NULL), 0);
+    assert_int_equal(root.len, big);
+    assert_memory_equal(root.ptr, v, big);
+    free(v);
+    s.out.len = 0;
+    size_t count = 100000;
+    O->array(&s.r, (int64_t)count);
+    for (size_t i = 0; i < count; i++)
+        O->integer(&s.r, (int64_t)i);
+    n = gb_sbe_reply_finish(&s.r, &s.out);
+    gb_sbe_reply_view *nodes = calloc(count, sizeof *nodes);
+    size_t nn = count;
+    assert_int_equal(gb_sbe_decode_reply((const uint8_t *)s.out.data, n, &root, nodes, &nn), 0);
+    assert_int_equal(root.nelems, count);
+    assert_int_equal(root.elems[count - 1].integer, (int64_t)count - 1);
+    free(nodes);
+    sink_free(&s);
+}
+
+/* ---- execute against an engine ------------------------------------------------------- */
+
+static uint8_t B[1 << 16];
+#define CAP sizeof B
+#define S(lit) gb_slice_make(lit, sizeof(lit) - 1)
+
+static void expect_run(sbe_conn *c, size_t len, const char *want)
+{
+    char *got;
+    assert_int_equal(sbe_run(c, B, len, &got), 0);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_execute_basics(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *c = sbe_conn_new(eng);
+    expect_run(c, gb_sbe_encode_ping(B, CAP), "+PONG");
+    expect_run(c, gb_sbe_encode_set(B, CAP, S("k"), S("v"), 0, 0), "+OK");
+    expect_run(c, gb_sbe_encode_get(B, CAP, S("k")), "$v");
+    expect_run(c, gb_sbe_encode_incr(B, CAP, S("n"), 5), ":5");
+    expect_run(c, gb_sbe_encode_incr(B, CAP, S("n"), 1), ":6");
+    gb_slice vals[] = {S("a"), S("b")};
+    expect_run(c, gb_sbe_encode_lpush(B, CAP, S("l"), 2, vals), ":2");
+    expect_run(c, gb_sbe_encode_rpop(B, CAP, S("l")), "$a");
+    gb_slice args[] = {S("LRANGE"), S("l"), S("0"), S("-1")};
+    expect_run(c, gb_sbe_encode_generic(B, CAP, 4, args), "*1[$b]");
+    gb_slice keys[] = {S("k"), S("n"), S("missing")};
+    expect_run(c, gb_sbe_encode_del(B, CAP, 3, keys), ":2");
+
+    /* Statistics: typed templates count in commandstats like RESP commands. */
+    gb_command *set = gb_command_lookup(eng, S("set")), *incr = gb_command_lookup(eng, S("incr")),
+               *incrby = gb_command_lookup(eng, S("incrby")), *ping = gb_command_lookup(eng, S("ping"));
+    assert_int_equal(set->calls, 1);
+    assert_int_equal(ping->calls, 1);
+    assert_int_equal(incr->calls, 1);
+    assert_int_equal(incrby->calls, 1);
+    assert_true(set->cycles > 0 || set->calls == 1);
+    assert_int_equal(eng->stats.total_commands_processed, 9);
+    expect_run(c, gb_sbe_encode_incr(B, CAP, S("l"), 1), "-WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_int_equal(incr->failed_calls, 1);
+    assert_ptr_equal(c->c->last_cmd, incr);
+
+    sbe_conn_free(c);
+    gb_engine_free(eng);
+}
+
+static void test_execute_malformed(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *c = sbe_conn_new(eng);
+    char *got;
+    /* Not this protocol: GB_EPROTO (the ring drops the client), no reply. */
+    assert_int_equal(sbe_run(c, B, 7, &got), GB_EPROTO);
+    assert_string_equal(got, "");
+    free(got);
+    size_t n = gb_sbe_encode_ping(B, CAP);
+    gb_sbe_put_u16(B + 4, 999);
+    assert_int_equal(sbe_run(c, B, n, &got), GB_EPROTO);
+    free(got);
+    /* Malformed but ours: an error reply, the client stays. */
+    n = gb_sbe_encode_ping(B, CAP);
+    gb_sbe_put_u16(B + 2, GB_SBE_BULK_REPLY);
+    expect_run(c, n, "-ERR SBE: template id 105 is not a request");
+    gb_sbe_put_u16(B + 2, 77);
+    expect_run(c, n, "-ERR SBE: template id 77 is not a request");
+    n = gb_sbe_encode_get(B, CAP, S("key"));
+    expect_run(c, n - 1, "-ERR SBE: Get: key exceeds the message");
+    n = gb_sbe_encode_set(B, CAP, S("k"), S("v"), 0, 0);
+    gb_sbe_put_u16(B, 3);
+    expect_run(c, n, "-ERR SBE: Set: root block shorter than 9 bytes or exceeds the message");
+    double sc = 1;
+    gb_slice m = S("m");
+    n = gb_sbe_encode_zadd(B, CAP, S("z"), 0x80, 1, &sc, &m);
+    expect_run(c, n, "-ERR SBE: ZAdd: unknown flag bits");
+    n = gb_sbe_encode_generic(B, CAP, 0, NULL);
+    expect_run(c, n, "-ERR SBE: Generic: empty argument list");
+    assert_true(eng->stats.protocol_errors >= 5);
+    /* Still serving. */
+    expect_run(c, gb_sbe_encode_ping(B, CAP), "+PONG");
+    /* A client whose sink is not SBE is refused. */
+    resp_conn *r = resp_conn_new(eng);
+    assert_int_equal(gb_sbe_execute(r->c, B, 8), GB_EINVAL);
+    resp_conn_free(r);
+    sbe_conn_free(c);
+    gb_engine_free(eng);
+}
+
+/* BLPOP blocks (no reply), and the reply arrives through the same sink when a
+ * typed LPUSH from another client serves it; a timeout gives the null array. */
+static void test_execute_blocking(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    gb_engine_update_time(eng);
+    sbe_conn *waiter = sbe_conn_new(eng), *pusher = sbe_conn_new(eng);
+    gb_slice keys[] = {S("q1"), S("q2")};
+    char *got;
+    size_t n = gb_sbe_encode_blpop(B, CAP, 2, keys, 0);
+    assert_int_equal(sbe_run(waiter, B, n, &got), 0);
+    assert_string_equal(got, "");
+    free(got);
+    assert_true(waiter->c->flags & GB_CLIENT_BLOCKED);
+    gb_slice v = S("job");
+    expect_run(pusher, gb_sbe_encode_lpush(B, CAP, S("q2"), 1, &v), ":1");
+    /* The push served the waiter: its reply is waiting in its sink. */
+    waiter->out.len = 0;
+    n = gb_sbe_reply_finish(&waiter->r, &waiter->out);
+    assert_true(n > 0);
+    got = render_sbe_message((const uint8_t *)waiter->out.data, n);
+    assert_string_equal(got, "*2[$q2 $job]");
+    free(got);
+    assert_false(waiter->c->flags & GB_CLIENT_BLOCKED);
+
+    /* Timeout: 0.01 s from a cached clock a second behind, so the deadline
+     * (gb_blocking_expire reads the real clock) has already passed. */
+    eng->now_mono_ms = gb_clock_mono_ms() - 1000;
+    n = gb_sbe_encode_blpop(B, CAP, 1, keys, 0.01);
+    assert_int_equal(sbe_run(waiter, B, n, &got), 0);
+    assert_string_equal(got, "");
+    free(got);
+    assert_int_equal(gb_blocking_expire(eng), 1);
+    waiter->out.len = 0;
+    n = gb_sbe_reply_finish(&waiter->r, &waiter->out);
+    got = render_sbe_message((const uint8_t *)waiter->out.data, n);
+    assert_string_equal(got, "*nil");
+    free(got);
+
+    /* Timeout texts come from the same parser as RESP's. */
+    expect_run(waiter, gb_sbe_encode_blpop(B, CAP, 1, keys, -1), "-ERR timeout is negative");
+    expect_run(waiter, gb_sbe_encode_blpop(B, CAP, 1, keys, NAN), "-ERR timeout is not a float or out of range");
+    expect_run(waiter, gb_sbe_encode_blpop(B, CAP, 0, keys, 1),
+               "-ERR wrong number of arguments for 'blpop' command");
+    sbe_conn_free(waiter);
+    sbe_conn_free(pusher);
+    gb_engine_free(eng);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sink_scalars),     cmocka_unit_test(test_sink_arrays),
+        cmocka_unit_test(test_sink_deferred),    cmocka_unit_test(test_sink_several),
+        cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
+        cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
