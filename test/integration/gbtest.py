@@ -1,0 +1,490 @@
+"""Shared helpers for the goblin-core integration tests.
+
+* Server: starts goblin-core or redis-server on a free TCP port and a Unix
+  socket inside a fresh temp dir, waits until PING answers, stops it (SIGTERM,
+  then SIGKILL to its process group) and keeps its log. Every server started
+  is also killed at interpreter exit and, through PR_SET_PDEATHSIG, when the
+  test process itself dies (ctest timeout), so none outlives a test.
+* Raw: a RESP2 client over a plain socket that returns both the exact reply
+  bytes and the parsed reply, for byte-exact comparison and protocol abuse.
+* memory figures: INFO memory used_memory and VmRSS from /proc/<pid>/status.
+
+Environment (set by test/integration/CMakeLists.txt): GOBLIN_SERVER,
+REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK, GOBLIN_BUILD_DIR. When run by hand
+the binaries are looked up in build*/ and on PATH.
+"""
+
+import atexit
+import ctypes
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def _find_goblin():
+    p = os.environ.get("GOBLIN_SERVER")
+    if p:
+        return p
+    cands = sorted(glob.glob(os.path.join(ROOT, "build*", "goblin-core")), key=os.path.getmtime, reverse=True)
+    if cands:
+        return cands[0]
+    raise RuntimeError("goblin-core not found: set GOBLIN_SERVER")
+
+
+def _tool(env, name):
+    return os.environ.get(env) or shutil.which(name) or ""
+
+
+GOBLIN = _find_goblin()
+REDIS_SERVER = _tool("REDIS_SERVER", "redis-server")
+REDIS_CLI = _tool("REDIS_CLI", "redis-cli")
+REDIS_BENCHMARK = _tool("REDIS_BENCHMARK", "redis-benchmark")
+
+# Multiplier for timeouts and waits: >1 under sanitizers (GOBLIN_TEST_SLOW=3),
+# detected automatically when the binary links libasan.
+SLOW = float(os.environ.get("GOBLIN_TEST_SLOW", "0") or 0)
+if not SLOW:
+    try:
+        with open(GOBLIN, "rb") as _f:
+            SLOW = 3.0 if b"__asan_init" in _f.read() else 1.0
+    except OSError:
+        SLOW = 1.0
+
+_LIVE = set()
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup():
+    # Own process group (so a stop can kill it all) and death with the parent.
+    os.setsid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def _kill_all():
+    for s in list(_LIVE):
+        try:
+            s.kill()
+        except Exception:
+            pass
+
+
+atexit.register(_kill_all)
+
+
+def _on_term(signum, frame):
+    _kill_all()
+    os._exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _on_term)
+
+
+def free_port():
+    """A TCP port that nothing listens on right now (bind to 0, release)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerError(Exception):
+    pass
+
+
+class Server:
+    """One server process. kind: 'goblin' or 'redis'.
+
+    Server(kind, args=[...]) starts it on a free port and <tmp>/x.sock;
+    port=0 disables TCP, unix=False disables the socket. config=text writes a
+    config file passed as the first argument (goblin-core and redis-server
+    both take one)."""
+
+    def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
+                 env=None):
+        self.kind = kind
+        self.dir = tempfile.mkdtemp(prefix="gbit-%s-" % kind)
+        self.sock = os.path.join(self.dir, "x.sock") if unix else None
+        self.port = free_port() if port is None else port
+        self.logpath = os.path.join(self.dir, "server.log")
+        self.proc = None
+        exe = GOBLIN if kind == "goblin" else REDIS_SERVER
+        if not exe:
+            raise unittest.SkipTest("%s binary not available" % kind)
+        cmd = [exe]
+        if config is not None:
+            cpath = os.path.join(self.dir, "server.conf")
+            with open(cpath, "w") as f:
+                f.write(config)
+            cmd.append(cpath)
+        cmd += ["--port", str(self.port)]
+        if kind == "goblin":
+            cmd += ["--unixsocket", self.sock or ""]
+        else:
+            if self.sock:
+                cmd += ["--unixsocket", self.sock]
+            cmd += ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir,
+                    "--daemonize", "no", "--protected-mode", "no"]
+        cmd += [str(a) for a in args]
+        self.cmd = cmd
+        self._log = open(self.logpath, "wb")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                     preexec_fn=_child_setup, cwd=self.dir, env=env)
+        _LIVE.add(self)
+        if wait:
+            self.wait_ready(timeout or 15 * SLOW)
+
+    # -- life cycle ------------------------------------------------------------
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def addr(self):
+        """Where clients connect: ('unix', path) or ('tcp', port)."""
+        return ("unix", self.sock) if self.sock else ("tcp", self.port)
+
+    def wait_ready(self, timeout):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise ServerError("%s exited with %s during start-up:\n%s" % (self.kind, self.proc.returncode,
+                                                                              self.log()))
+            try:
+                with Raw(self) as r:
+                    rep = r.call("PING")
+                    if rep in (b"PONG",) or isinstance(rep, Err):
+                        return
+            except OSError as e:
+                last = e
+            time.sleep(0.02)
+        self.kill()
+        raise ServerError("%s did not answer PING within %.0fs (%s):\n%s" % (self.kind, timeout, last, self.log()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=None):
+        """SIGTERM, wait, then SIGKILL the process group. Returns the exit code."""
+        timeout = timeout or 10 * SLOW
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        rc = self.proc.poll()
+        self.kill()
+        return rc
+
+    def kill(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        _LIVE.discard(self)
+        try:
+            self._log.close()
+        except Exception:
+            pass
+
+    def cleanup(self):
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def log(self):
+        try:
+            with open(self.logpath, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    # -- clients ---------------------------------------------------------------
+    def raw(self, tcp=False, timeout=None):
+        return Raw(self, tcp=tcp, timeout=timeout)
+
+    def redis(self, tcp=False, **kw):
+        import redis
+        if tcp or not self.sock:
+            return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=30 * SLOW, **kw)
+        return redis.Redis(unix_socket_path=self.sock, socket_timeout=30 * SLOW, **kw)
+
+    def info(self, section=None):
+        with Raw(self) as r:
+            return parse_info(r.call("INFO", section) if section else r.call("INFO"))
+
+    def used_memory(self):
+        return int(self.info("memory")["used_memory"])
+
+    def rss(self):
+        return rss_of(self.pid)
+
+    def ping_ok(self):
+        """A fresh connection gets PONG."""
+        with Raw(self) as r:
+            return r.call("PING") == b"PONG"
+
+
+def rss_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def parse_info(text):
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#") or ":" not in line:
+            continue
+        k, v = line.split(":", 1)
+        out[k] = v
+    return out
+
+
+# ---- raw RESP2 --------------------------------------------------------------------
+
+class Err(bytes):
+    """An error reply (text without the leading '-')."""
+
+    def __repr__(self):
+        return "Err(%s)" % bytes.__repr__(self)
+
+
+class Simple(bytes):
+    """A +status reply. Compares equal to the bytes, so r.call('PING') == b'PONG'."""
+
+
+class ProtocolViolation(Exception):
+    pass
+
+
+def encode(*args):
+    """RESP2 multibulk for args (str/bytes/int/float)."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, bytes):
+            b = a
+        elif isinstance(a, str):
+            b = a.encode()
+        else:
+            b = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(out)
+
+
+class Raw:
+    """A RESP2 connection over a socket that keeps the exact reply bytes.
+
+    read() returns (parsed, raw_bytes); call(*args) returns parsed;
+    call_raw(*args) returns the raw bytes."""
+
+    def __init__(self, target, tcp=False, timeout=None):
+        self.timeout = timeout or 30 * SLOW
+        if isinstance(target, Server):
+            if tcp or not target.sock:
+                fam, addr = socket.AF_INET, ("127.0.0.1", target.port)
+            else:
+                fam, addr = socket.AF_UNIX, target.sock
+        elif isinstance(target, str):
+            fam, addr = socket.AF_UNIX, target
+        else:
+            fam, addr = socket.AF_INET, target
+        self.s = socket.socket(fam, socket.SOCK_STREAM)
+        self.s.settimeout(self.timeout)
+        self.s.connect(addr)
+        self.buf = bytearray()
+
+    def close(self):
+        try:
+            self.s.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def send_cmd(self, *args):
+        self.s.sendall(encode(*args))
+
+    def _fill(self):
+        d = self.s.recv(65536)
+        if not d:
+            raise EOFError("connection closed by server")
+        self.buf += d
+
+    def _line(self, pos):
+        while True:
+            i = self.buf.find(b"\r\n", pos)
+            if i >= 0:
+                return i
+            self._fill()
+
+    def _parse(self, pos):
+        """Parses one reply at buf[pos:]; returns (value, end)."""
+        while len(self.buf) <= pos:
+            self._fill()
+        t = self.buf[pos:pos + 1]
+        e = self._line(pos)
+        body = bytes(self.buf[pos + 1:e])
+        if t == b"+":
+            return Simple(body), e + 2
+        if t == b"-":
+            return Err(body), e + 2
+        if t == b":":
+            return int(body), e + 2
+        if t == b"$":
+            n = int(body)
+            if n < 0:
+                return None, e + 2
+            while len(self.buf) < e + 2 + n + 2:
+                self._fill()
+            if self.buf[e + 2 + n:e + 4 + n] != b"\r\n":
+                raise ProtocolViolation("bulk not terminated by CRLF: %r" % bytes(self.buf[pos:e + 4 + n]))
+            return bytes(self.buf[e + 2:e + 2 + n]), e + 4 + n
+        if t == b"*":
+            n = int(body)
+            if n < 0:
+                return None, e + 2
+            items = []
+            p = e + 2
+            for _ in range(n):
+                v, p = self._parse(p)
+                items.append(v)
+            return items, p
+        raise ProtocolViolation("unexpected reply type byte %r in %r" % (t, bytes(self.buf[pos:pos + 80])))
+
+    def read(self):
+        v, end = self._parse(0)
+        raw = bytes(self.buf[:end])
+        del self.buf[:end]
+        return v, raw
+
+    def call(self, *args):
+        self.send_cmd(*args)
+        return self.read()[0]
+
+    def call_raw(self, *args):
+        self.send_cmd(*args)
+        return self.read()[1]
+
+    def read_raw_available(self, timeout=1.0):
+        """Everything that arrives until `timeout` of silence or EOF."""
+        out = bytearray(self.buf)
+        self.buf.clear()
+        self.s.settimeout(timeout)
+        try:
+            while True:
+                d = self.s.recv(1 << 20)
+                if not d:
+                    break
+                out += d
+        except (socket.timeout, ConnectionResetError):
+            pass
+        finally:
+            self.s.settimeout(self.timeout)
+        return bytes(out)
+
+    def read_until(self, suffix, timeout=None):
+        """Raw bytes up to and including `suffix`, or up to EOF/reset (then
+        b'<EOF>' is appended), or up to `timeout` (b'<TIMEOUT>' appended)."""
+        timeout = timeout or 5 * SLOW
+        deadline = time.time() + timeout
+        out = bytearray(self.buf)
+        self.buf.clear()
+        try:
+            while not out.endswith(suffix):
+                left = deadline - time.time()
+                if left <= 0:
+                    return bytes(out) + b"<TIMEOUT>"
+                self.s.settimeout(left)
+                d = self.s.recv(1 << 20)
+                if not d:
+                    return bytes(out) + b"<EOF>"
+                out += d
+        except (ConnectionResetError, BrokenPipeError):
+            return bytes(out) + b"<EOF>"
+        except socket.timeout:
+            return bytes(out) + b"<TIMEOUT>"
+        finally:
+            self.s.settimeout(self.timeout)
+        return bytes(out)
+
+    def expect_eof(self, timeout=None):
+        """True if the server closes the connection (EOF or reset) within
+        `timeout` seconds, after whatever replies are still pending."""
+        timeout = timeout or 10 * SLOW
+        deadline = time.time() + timeout
+        if self.buf:
+            return False
+        try:
+            while time.time() < deadline:
+                self.s.settimeout(max(0.01, deadline - time.time()))
+                d = self.s.recv(65536)
+                if not d:
+                    return True
+                self.buf += d
+                return False
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+        finally:
+            self.s.settimeout(self.timeout)
+        return False
+
+
+def wait_until(pred, timeout, interval=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(interval)
+    return pred()
+
+
+def run_tests():
+    """unittest.main that exits 1 on any failure or error (and 0 otherwise)."""
+    prog = unittest.main(exit=False, verbosity=2)
+    r = prog.result
+    ok = r.wasSuccessful() and r.testsRun > 0
+    _kill_all()
+    sys.exit(0 if ok else 1)
