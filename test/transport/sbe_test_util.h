@@ -250,14 +250,15 @@ static inline int sbe_run(sbe_conn *s, const uint8_t *msg, size_t len, char **re
     return rc;
 }
 
-/* Runs a RESP command (space-separated words) and renders its reply. */
+/* Runs a RESP command (space-separated words; '' is an empty argument) and
+ * renders its reply. */
 static inline char *resp_run(resp_conn *r, const char *cmdline)
 {
     char *copy = strdup(cmdline);
     gb_slice argv[64];
     int argc = 0;
     for (char *save = NULL, *w = strtok_r(copy, " ", &save); w && argc < 64; w = strtok_r(NULL, " ", &save))
-        argv[argc++] = gb_slice_cstr(w);
+        argv[argc++] = strcmp(w, "''") ? gb_slice_cstr(w) : gb_slice_make(w, 0);
     r->out.len = 0;
     gb_client_execute(r->c, argc, argv);
     text t = {0};

@@ -304,14 +304,28 @@ static void argv_ll(argv_buf *b, int64_t v)
     b->used += (size_t)k;
 }
 
-/* %.17g round-trips every double; inf/-inf/nan come out as the words the
- * text parsers accept or reject exactly as they would from a RESP client. */
+/* The shortest of %.15g/%.16g/%.17g that reads back as the same double
+ * (%.17g always does): the text a person would have typed ("0.1", not
+ * "0.10000000000000001"), so that even replies quoting arguments match the
+ * RESP path's. inf/-inf/nan come out as the words the text parsers accept
+ * or reject exactly as they would from a RESP client. */
+static size_t format_double(char *p, double v)
+{
+    int k = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        k = snprintf(p, NUM_ROOM, "%.*g", prec, v);
+        if (isnan(v) || strtod(p, NULL) == v)
+            break;
+    }
+    return (size_t)k;
+}
+
 static void argv_dbl(argv_buf *b, double v)
 {
     char *p = b->num + b->used;
-    int k = snprintf(p, NUM_ROOM, "%.17g", v);
-    argv_add(b, gb_slice_make(p, (size_t)k));
-    b->used += (size_t)k;
+    size_t k = format_double(p, v);
+    argv_add(b, gb_slice_make(p, k));
+    b->used += k;
 }
 
 static void argv_run(gb_client *c, argv_buf *b)
@@ -457,9 +471,9 @@ static void argv_rpop(gb_client *c, gb_sbe_request *q)
 static void argv_blpop(gb_client *c, gb_sbe_request *q)
 {
     char num[NUM_ROOM];
-    int k = snprintf(num, sizeof num, "%.17g", q->f64);
+    size_t k = format_double(num, q->f64);
     q->a[-1] = gb_slice_cstr("BLPOP");
-    q->a[q->n] = gb_slice_make(num, (size_t)k);
+    q->a[q->n] = gb_slice_make(num, k);
     gb_client_execute(c, (int)q->n + 2, q->a - 1);
 }
 
