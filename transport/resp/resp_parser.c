@@ -148,9 +148,10 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
             return fail(err, errlen, "too big inline request");
         return GB_RESP_NEED_MORE;
     }
+    /* Like Redis (processInlineBuffer) the 64 KiB limit applies only while
+     * no newline has arrived: a complete line of any length is a request
+     * (the query buffer limit still bounds it). */
     size_t linelen = (size_t)(nl - buf);
-    if (linelen > GB_RESP_INLINE_MAX)
-        return fail(err, errlen, "too big inline request");
     size_t end = linelen;
     if (end > 0 && buf[end - 1] == '\r')
         end--;
@@ -165,15 +166,14 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
 
 /* Reads a "<prefix><integer>\r\n" header at buf[pos]. Returns 1 with *v and
  * *next set, 0 if the line is incomplete, -1 if too long (no '\r' within the
- * inline limit). Like Redis it looks for '\r' and needs one more byte after. */
+ * inline limit). Like Redis it looks for '\r' and needs one more byte after;
+ * a long header that does end in '\r' is simply not a valid number. */
 static int read_header(const char *buf, size_t len, size_t pos, int64_t *v, bool *ok, size_t *next)
 {
     const char *cr = memchr(buf + pos, '\r', len - pos);
     if (!cr)
         return (len - pos > GB_RESP_INLINE_MAX) ? -1 : 0;
     size_t crpos = (size_t)(cr - buf);
-    if (crpos - pos > GB_RESP_INLINE_MAX)
-        return -1;
     if (crpos + 1 >= len) /* wait for the '\n' */
         return 0;
     *ok = gb_str2ll(buf + pos + 1, crpos - pos - 1, v);
