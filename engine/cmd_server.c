@@ -105,6 +105,11 @@ static void set_client_name(gb_client *c, gb_slice name)
 
 static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 {
+    /* Redis 7.0's order: version (not an integer; NOPROTO unless 2 or 3),
+     * options (syntax), AUTH (WRONGPASS), the NOAUTH check, then SETNAME's
+     * validation. RESP3 is refused only once all of that passed, so an
+     * unauthenticated "HELLO 3" gets NOAUTH as from Redis, and a valid
+     * "HELLO 3 AUTH ..." does not authenticate a connection it refuses. */
     int64_t ver = 0;
     int j = 1;
     if (argc >= 2) {
@@ -113,12 +118,7 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
             return;
         }
         j = 2;
-        if (ver == 3) {
-            gb_reply_error(c, "NOPROTO unsupported protocol version: goblin-core speaks RESP2 only for now "
-                              "(use HELLO 2 or no HELLO)");
-            return;
-        }
-        if (ver != 2) {
+        if (ver < 2 || ver > 3) {
             gb_reply_error(c, "NOPROTO unsupported protocol version");
             return;
         }
@@ -134,10 +134,6 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
             j += 2;
         } else if (gb_slice_ieq(argv[j], "setname") && more >= 1) {
             name = argv[j + 1];
-            if (!valid_client_name(name)) {
-                gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
-                return;
-            }
             have_name = true;
             j++;
         } else {
@@ -146,17 +142,30 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
+    bool authed = (c->flags & GB_CLIENT_AUTHED) != 0;
     if (have_auth) {
         if (!password_ok(c, user, pass)) {
             gb_reply_error(c, GB_ERR_WRONGPASS);
             return;
         }
-        c->flags |= GB_CLIENT_AUTHED;
+        authed = true;
     }
-    if (!(c->flags & GB_CLIENT_AUTHED)) {
+    if (!authed) {
+        /* Redis 7.0.15's text, word for word. */
         gb_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                          "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                          "AUTH <user> <pass> option can be used to authenticate the client and select the "
                           "RESP protocol version at the same time");
+        return;
+    }
+    if (ver == 3) {
+        gb_reply_error(c, "NOPROTO unsupported protocol version: goblin-core speaks RESP2 only for now "
+                          "(use HELLO 2 or no HELLO)");
+        return;
+    }
+    if (have_auth)
+        c->flags |= GB_CLIENT_AUTHED;
+    if (have_name && !valid_client_name(name)) {
+        gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
         return;
     }
     if (have_name)
