@@ -408,7 +408,11 @@ static void test_multi(void **state)
     pair_free(p);
 }
 
-static void with_password(gb_settings *s) { s->requirepass = strdup("secret"); }
+static void with_password(gb_settings *s)
+{
+    free(s->requirepass);
+    s->requirepass = strdup("secret");
+}
 
 static void test_auth(void **state)
 {

@@ -159,7 +159,7 @@ static void test_fuzz_execute(void **state)
 {
     (void)state;
     g_rng = env_ul("GOBLIN_FUZZ_SEED", 0x5BE5BE5Bul) | 1;
-    unsigned long iters = env_ul("GOBLIN_FUZZ_ITERS", 60000);
+    unsigned long iters = env_ul("GOBLIN_FUZZ_ITERS", 200000);
     build_corpus();
     gb_engine *eng = sbe_engine_new(NULL);
     sbe_conn *c = sbe_conn_new(eng);
@@ -222,7 +222,7 @@ static void test_fuzz_reply_decoder(void **state)
 {
     (void)state;
     g_rng = env_ul("GOBLIN_FUZZ_SEED", 0xDEC0DEul) | 1;
-    unsigned long iters = env_ul("GOBLIN_FUZZ_ITERS", 60000);
+    unsigned long iters = env_ul("GOBLIN_FUZZ_ITERS", 200000);
     gb_sbe_replier r;
     memset(&r, 0, sizeof r);
     gb_outbuf out;
