@@ -57,16 +57,13 @@ int main(int argc, char **argv)
 
     /* The ring pool comes first: pinned, placed on the engine CPU's NUMA node
      * and verified before anything else allocates (docs/numa.md). */
-    gb_ring_pool *rings = NULL;
     char placement[1024] = "";
-    if (cfg.rings > 0 || cfg.cpu >= 0) {
-        rings = gb_ring_pool_create(&cfg, err, sizeof err, placement, sizeof placement);
-        if (!rings) {
-            gb_log(GB_LOG_WARNING, "Fatal: %s", err);
-            fprintf(stderr, "goblin-core: %s\n", err);
-            gb_settings_free(&cfg);
-            return 1;
-        }
+    gb_ring_pool *rings = gb_ring_pool_create(&cfg, err, sizeof err, placement, sizeof placement);
+    if (!rings) {
+        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
+        fprintf(stderr, "goblin-core: %s\n", err);
+        gb_settings_free(&cfg);
+        return 1;
     }
 
     gb_engine *eng = gb_engine_new(&cfg, err, sizeof err);
@@ -85,8 +82,7 @@ int main(int argc, char **argv)
         gb_settings_free(&cfg);
         return 1;
     }
-    if (rings)
-        gb_ring_pool_attach(rings, eng, srv);
+    gb_ring_pool_attach(rings, eng, srv);
     struct utsname un;
     uname(&un);
     gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
@@ -94,8 +90,7 @@ int main(int argc, char **argv)
     gb_log(GB_LOG_NOTICE, "Listening on %s; %d databases; maxmemory %s; lists: %s", gb_net_server_describe(srv),
            cfg.databases, cfg.maxmemory ? "set" : "unlimited",
            cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
-    if (rings)
-        gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
+    gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
     if (cfg.requirepass && cfg.requirepass[0])
         gb_log(GB_LOG_NOTICE, "Password protection is on (requirepass)");
     if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && (!cfg.requirepass || !cfg.requirepass[0]))

@@ -74,6 +74,8 @@ struct gb_ring_pool {
     uint64_t last_work_cycles;
     uint64_t last_time_cycles;
     double ns_per_cycle;
+    uint64_t violations;  /* all slots, since start (INFO) */
+    uint64_t claims;
     uint64_t slice_cycles, spin_cycles, time_cycles;
     char desc[256];
 };
@@ -430,6 +432,7 @@ static void slot_violation(ring_slot *s, const char *why)
     if (s->state != SLOT_ATTACHED)
         return;
     __atomic_fetch_add(&s->ctrl->violations, 1, __ATOMIC_RELAXED);
+    s->pool->violations++;
     gb_log(GB_LOG_WARNING, "Ring slot %d (client %s): %s; slot reset and client disconnected", s->id, s->owner_addr,
            why);
     release_slot(s, true, true);
@@ -557,6 +560,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     s->exec->db = c->db;
     s->state = SLOT_ATTACHED;
     pool->nattached++;
+    pool->claims++;
 
     char reply[128];
     int n = snprintf(reply, sizeof reply, "*4\r\n:%d\r\n:%zu\r\n:%u\r\n:%u\r\n", s->id, s->shm.size, s->generation,
@@ -792,6 +796,10 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     snprintf(buf, sizeof buf, "ring_slots:%d", pool->nslots);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_slots_claimed:%d", pool->nattached);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_claims_total:%llu", (unsigned long long)pool->claims);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_violations_total:%llu", (unsigned long long)pool->violations);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_size_per_direction:%llu", (unsigned long long)pool->ring_bytes);
     line(lctx, buf);

@@ -38,6 +38,12 @@ void gb_rc_fail(gb_ring_client *rc, const char *fmt, ...)
 const char *gb_ring_client_error(const gb_ring_client *rc) { return rc->err; }
 gb_ring_proto gb_ring_client_protocol(const gb_ring_client *rc) { return rc->proto; }
 int gb_ring_client_slot(const gb_ring_client *rc) { return rc->slot_id; }
+
+void *gb_ring_client_memory(gb_ring_client *rc, size_t *size)
+{
+    *size = rc->shm.size;
+    return rc->shm.addr;
+}
 size_t gb_ring_client_max_message(const gb_ring_client *rc) { return rc->wr.max_payload; }
 
 /* ---- control connection ------------------------------------------------------------ */

@@ -1,0 +1,349 @@
+/*
+ * ring_tool: a ring client process for the integration and chaos tests
+ * (test/integration/test_rings.py). Every mode claims a slot on the given
+ * Unix socket with the given protocol.
+ *
+ *   ring_tool SOCK PROTO script           commands on stdin, replies on stdout
+ *   ring_tool SOCK PROTO hold SECONDS     claim, print "claimed <slot>", sleep
+ *   ring_tool SOCK PROTO churn N          N times: claim, SET/GET/INCR, release
+ *   ring_tool SOCK PROTO loop             PING/INCR forever (to be SIGKILLed)
+ *   ring_tool SOCK PROTO scribble SECS SEED
+ *                                         write random bytes over the whole slot
+ *                                         (control block and both rings), then
+ *                                         report whether the server dropped us
+ *   ring_tool SOCK PROTO typed            exercise every typed call, print results
+ *
+ * script: each command is a line "<argc>" followed by argc lines
+ * "<len>" + newline + <len> raw bytes + newline. Each reply is printed in
+ * RESP2 form (doubles as shortest round-trip bulk strings, as the socket
+ * path prints them), so the test can compare bytes with a socket's replies.
+ * PROTO is "sbe" or "resp".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "goblin/ring_client.h"
+#include "goblin/ring_layout.h"
+
+static void print_double(double d)
+{
+    char buf[64];
+    if (d != d)
+        snprintf(buf, sizeof buf, "nan");
+    else if (d == 1.0 / 0.0)
+        snprintf(buf, sizeof buf, "inf");
+    else if (d == -1.0 / 0.0)
+        snprintf(buf, sizeof buf, "-inf");
+    else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d)
+                break;
+        }
+    }
+    printf("$%zu\r\n%s\r\n", strlen(buf), buf);
+}
+
+static void print_reply(const gb_reply *r)
+{
+    switch (r->kind) {
+    case GB_REPLY_STATUS:
+        printf("+%s\r\n", r->str);
+        break;
+    case GB_REPLY_ERROR:
+        printf("-%s\r\n", r->str);
+        break;
+    case GB_REPLY_INTEGER:
+        printf(":%lld\r\n", (long long)r->integer);
+        break;
+    case GB_REPLY_DOUBLE:
+        print_double(r->dbl);
+        break;
+    case GB_REPLY_BULK:
+        printf("$%zu\r\n", r->len);
+        fwrite(r->str, 1, r->len, stdout);
+        printf("\r\n");
+        break;
+    case GB_REPLY_NIL:
+        printf("$-1\r\n");
+        break;
+    case GB_REPLY_NIL_ARRAY:
+        printf("*-1\r\n");
+        break;
+    case GB_REPLY_ARRAY:
+        printf("*%zu\r\n", r->nelem);
+        for (size_t i = 0; i < r->nelem; i++)
+            print_reply(&r->elem[i]);
+        break;
+    }
+}
+
+static gb_ring_client *claim(const char *sock, const char *proto)
+{
+    gb_ring_client *rc;
+    char err[256];
+    gb_ring_proto p = !strcmp(proto, "sbe") ? GB_RING_SBE : GB_RING_RESP;
+    int r = gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err);
+    if (r != 0) {
+        printf("claim failed: %s\n", err);
+        fflush(stdout);
+        return NULL;
+    }
+    return rc;
+}
+
+static int mode_script(gb_ring_client *rc)
+{
+    int argc;
+    while (scanf("%d", &argc) == 1) {
+        if (argc <= 0 || argc > 4096)
+            return 2;
+        char **argv = calloc((size_t)argc, sizeof *argv);
+        size_t *lens = calloc((size_t)argc, sizeof *lens);
+        for (int i = 0; i < argc; i++) {
+            if (scanf("%zu", &lens[i]) != 1)
+                return 2;
+            getchar(); /* newline */
+            argv[i] = malloc(lens[i] + 1);
+            if (fread(argv[i], 1, lens[i], stdin) != lens[i])
+                return 2;
+        }
+        gb_reply *reply;
+        int r = gb_ring_command(rc, argc, (const char *const *)argv, lens, &reply);
+        if (r != 0) {
+            printf("!call failed: %s\n", gb_ring_client_error(rc));
+            fflush(stdout);
+            return 1;
+        }
+        print_reply(reply);
+        fflush(stdout);
+        gb_reply_free(reply);
+        for (int i = 0; i < argc; i++)
+            free(argv[i]);
+        free(argv);
+        free(lens);
+    }
+    return 0;
+}
+
+/* Claims, waiting while the pool is exhausted (other churners hold it). */
+static gb_ring_client *claim_retry(const char *sock, const char *proto)
+{
+    gb_ring_proto p = !strcmp(proto, "sbe") ? GB_RING_SBE : GB_RING_RESP;
+    char err[256];
+    for (int tries = 0; tries < 20000; tries++) {
+        gb_ring_client *rc;
+        if (gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err) == 0)
+            return rc;
+        if (!strstr(err, "exhausted"))
+            break;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    printf("claim failed: %s\n", err);
+    return NULL;
+}
+
+static int mode_churn(const char *sock, const char *proto, int n)
+{
+    for (int i = 0; i < n; i++) {
+        gb_ring_client *rc = claim_retry(sock, proto);
+        if (!rc)
+            return 1;
+        char key[32], val[32], got[32];
+        int kl = snprintf(key, sizeof key, "churn:%d:%d", (int)getpid(), i);
+        int vl = snprintf(val, sizeof val, "v%d", i);
+        int64_t len = 0, v = 0;
+        if (gb_ring_set(rc, key, (size_t)kl, val, (size_t)vl, 0) || gb_ring_get(rc, key, (size_t)kl, got, sizeof got, &len) ||
+            len != vl || memcmp(got, val, (size_t)vl) != 0 || gb_ring_incrby(rc, "churn:counter", 13, 1, &v)) {
+            printf("churn %d failed: %s\n", i, gb_ring_client_error(rc));
+            gb_ring_client_close(rc);
+            return 1;
+        }
+        gb_ring_client_close(rc);
+    }
+    printf("churn ok\n");
+    return 0;
+}
+
+static void poke_server(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+        char buf[64];
+        if (write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof buf) < 0)
+            buf[0] = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static int mode_scribble(gb_ring_client *rc, const char *sock_path, double seconds, unsigned seed)
+{
+    size_t size;
+    unsigned char *mem = gb_ring_client_memory(rc, &size);
+    gb_ring_header hc; /* taken before the header itself gets scribbled on */
+    memcpy(&hc, mem, sizeof hc);
+    srand(seed);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned long writes = 0;
+    for (;;) {
+        /* Mostly small random writes anywhere, sometimes plausible headers. */
+        size_t off = ((size_t)rand() * 2654435761u) % size;
+        if (rand() % 4 == 0 && off + 8 <= size) {
+            uint64_t w = ((uint64_t)(unsigned)rand() << 32) | (unsigned)(rand() % 5000);
+            memcpy(mem + (off & ~(size_t)7), &w, 8);
+        } else {
+            mem[off] = (unsigned char)rand();
+        }
+        writes++;
+        if ((writes & 1023) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+                break;
+        }
+    }
+    /* Then a record the server cannot miss: a header with the right stamp for
+     * the first request position (nothing was sent yet) and an impossible
+     * length. The server must drop this slot, not read past its ring. */
+    if (hc.req_offset + 8 <= size) {
+        uint64_t w = (uint64_t)0xfffffff0u | ((uint64_t)gb_ring_stamp(0, hc.stamp_key) << 32);
+        memcpy(mem + hc.req_offset, &w, 8);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    }
+    /* The server may be parked in its event loop; any socket activity makes
+     * it look at the rings again (we deliberately do not use the wake
+     * descriptor: a hostile client need not be polite). */
+    poke_server(sock_path);
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    /* A request now: the server has dropped us (EOF on the control socket) or,
+     * if the scribbling happened to look empty, still answers. Either way it
+     * must stay alive (the test checks on other connections). */
+    gb_reply *reply = NULL;
+    const char *argv[] = {"PING"};
+    int r = gb_ring_command(rc, 1, argv, NULL, &reply);
+    printf("scribbled %lu writes; after: %s\n", writes, r == 0 ? "answered" : gb_ring_client_error(rc));
+    if (reply)
+        gb_reply_free(reply);
+    return 0;
+}
+
+static int mode_typed(gb_ring_client *rc)
+{
+    int64_t n = 0, len = 0;
+    char buf[64];
+    double score = 0;
+    int found = 0;
+#define CHECK(call)                                                                   \
+    do {                                                                              \
+        int _r = (call);                                                              \
+        if (_r != 0) {                                                                \
+            printf("FAIL %s: %s\n", #call, gb_ring_client_error(rc));                 \
+            return 1;                                                                 \
+        }                                                                             \
+    } while (0)
+    CHECK(gb_ring_ping(rc));
+    CHECK(gb_ring_set(rc, "t:s", 3, "hello", 5, 0));
+    CHECK(gb_ring_get(rc, "t:s", 3, buf, sizeof buf, &len));
+    printf("get %.*s %lld\n", (int)len, buf, (long long)len);
+    CHECK(gb_ring_get(rc, "t:missing", 9, buf, sizeof buf, &len));
+    printf("get-missing %lld\n", (long long)len);
+    CHECK(gb_ring_set(rc, "t:ttl", 5, "x", 1, 100000));
+    CHECK(gb_ring_incrby(rc, "t:n", 3, 5, &n));
+    printf("incrby %lld\n", (long long)n);
+    CHECK(gb_ring_del(rc, "t:s", 3, &n));
+    printf("del %lld\n", (long long)n);
+    const void *f[] = {"f1", "f2"};
+    size_t fl[] = {2, 2};
+    const void *v[] = {"v1", "v2"};
+    size_t vl[] = {2, 2};
+    CHECK(gb_ring_hset(rc, "t:h", 3, 2, f, fl, v, vl, &n));
+    printf("hset %lld\n", (long long)n);
+    CHECK(gb_ring_hget(rc, "t:h", 3, "f2", 2, buf, sizeof buf, &len));
+    printf("hget %.*s\n", (int)len, buf);
+    double sc[] = {1.5, -2.25};
+    const void *m[] = {"a", "b"};
+    size_t ml[] = {1, 1};
+    CHECK(gb_ring_zadd(rc, "t:z", 3, 0, 2, sc, m, ml, &n, NULL));
+    printf("zadd %lld\n", (long long)n);
+    double inc = 0.5;
+    CHECK(gb_ring_zadd(rc, "t:z", 3, GB_RING_ZADD_INCR, 1, &inc, m, ml, &n, &score));
+    printf("zadd-incr %lld %.17g\n", (long long)n, score);
+    CHECK(gb_ring_zscore(rc, "t:z", 3, "b", 1, &score, &found));
+    printf("zscore %d %.17g\n", found, score);
+    const void *lv[] = {"x", "y", "z"};
+    size_t lvl[] = {1, 1, 1};
+    CHECK(gb_ring_lpush(rc, "t:l", 3, 3, lv, lvl, &n));
+    printf("lpush %lld\n", (long long)n);
+    CHECK(gb_ring_rpop(rc, "t:l", 3, buf, sizeof buf, &len));
+    printf("rpop %.*s\n", (int)len, buf);
+    const void *bk[] = {"t:empty", "t:l"};
+    size_t bkl[] = {7, 3};
+    gb_reply *reply;
+    CHECK(gb_ring_blpop(rc, 2, bk, bkl, 0.1, &reply));
+    print_reply(reply);
+    gb_reply_free(reply);
+    CHECK(gb_ring_blpop(rc, 1, bk, bkl, 0.05, &reply));
+    print_reply(reply);
+    gb_reply_free(reply);
+    printf("typed ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: ring_tool SOCK sbe|resp MODE [args]\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    const char *sock = argv[1], *proto = argv[2], *mode = argv[3];
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    if (!strcmp(mode, "churn"))
+        return mode_churn(sock, proto, argc > 4 ? atoi(argv[4]) : 10);
+    gb_ring_client *rc = claim(sock, proto);
+    if (!rc)
+        return 1;
+    int rcode = 0;
+    if (!strcmp(mode, "script")) {
+        rcode = mode_script(rc);
+    } else if (!strcmp(mode, "hold")) {
+        printf("claimed %d\n", gb_ring_client_slot(rc));
+        fflush(stdout);
+        sleep((unsigned)(argc > 4 ? atoi(argv[4]) : 5));
+    } else if (!strcmp(mode, "loop")) {
+        printf("looping\n");
+        fflush(stdout);
+        for (int64_t n = 0;; n++) {
+            if (gb_ring_ping(rc) || gb_ring_incrby(rc, "loop:counter", 12, 1, &n))
+                break;
+        }
+        rcode = 1;
+    } else if (!strcmp(mode, "scribble")) {
+        rcode = mode_scribble(rc, sock, argc > 4 ? atof(argv[4]) : 1.0, argc > 5 ? (unsigned)atoi(argv[5]) : 1);
+    } else if (!strcmp(mode, "typed")) {
+        rcode = mode_typed(rc);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        rcode = 2;
+    }
+    fflush(stdout);
+    gb_ring_client_close(rc);
+    return rcode;
+}
