@@ -36,6 +36,11 @@ _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == 
 
 /* ---- the reply sink ---------------------------------------------------------------- */
 
+/* Buffers kept between requests; larger ones are released once used. */
+#define KEEP_ITEMS 4096u
+#define KEEP_BYTES (1u << 20)
+#define KEEP_SCRATCH 4096u
+
 /* An array_deferred whose length has not been set yet. */
 #define UNSET_LENGTH INT64_MIN
 
@@ -235,8 +240,18 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
             n = append_error(out, TOO_LARGE);
     }
     r->head = end;
-    if (r->head == r->nitems)
+    if (r->head == r->nitems) {
         r->head = r->nitems = r->nbytes = 0;
+        /* One huge reply (KEYS *) must not pin its buffers for the life of
+         * the client; ordinary ones keep theirs (no allocation per reply). */
+        if (GB_UNLIKELY(r->capitems > KEEP_ITEMS || r->capbytes > KEEP_BYTES)) {
+            free(r->items);
+            free(r->bytes);
+            r->items = NULL;
+            r->bytes = NULL;
+            r->capitems = r->capbytes = 0;
+        }
+    }
     return n;
 }
 
@@ -693,5 +708,7 @@ int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len)
         return 0;
     }
     run(c, r, &handlers[tid], &q);
+    if (GB_UNLIKELY(r->scratch.cap > KEEP_SCRATCH))
+        gb_sbe_scratch_free(&r->scratch);
     return 0;
 }
