@@ -323,7 +323,11 @@ class Raw:
             fam, addr = socket.AF_INET, target
         self.s = socket.socket(fam, socket.SOCK_STREAM)
         self.s.settimeout(self.timeout)
-        self.s.connect(addr)
+        try:
+            self.s.connect(addr)
+        except BaseException:
+            self.s.close()
+            raise
         self.buf = bytearray()
 
     def close(self):
