@@ -113,10 +113,10 @@ class Server:
     both take one)."""
 
     def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
-                 env=None):
+                 env=None, unixsocket=None):
         self.kind = kind
         self.dir = tempfile.mkdtemp(prefix="gbit-%s-" % kind)
-        self.sock = os.path.join(self.dir, "x.sock") if unix else None
+        self.sock = (unixsocket or os.path.join(self.dir, "x.sock")) if unix else None
         self.port = free_port() if port is None else port
         self.logpath = os.path.join(self.dir, "server.log")
         self.proc = None
@@ -141,7 +141,7 @@ class Server:
         self.cmd = cmd
         self._log = open(self.logpath, "wb")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     preexec_fn=_child_setup, cwd=self.dir, env=env)
+                                     preexec_fn=_child_setup, cwd=self.dir, env=_server_env(kind, env))
         _LIVE.add(self)
         if wait:
             self.wait_ready(timeout or 15 * SLOW)
@@ -211,8 +211,17 @@ class Server:
             pass
 
     def cleanup(self):
+        """Stops the server (SIGTERM first: a clean exit also lets a
+        sanitizer build report leaks), removes its directory, and raises if
+        its log has a sanitizer report."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.stop(timeout=5 * SLOW)
         self.kill()
+        report = sanitizer_report(self.log())
         shutil.rmtree(self.dir, ignore_errors=True)
+        if report:
+            SANITIZER_REPORTS.append(report)
+            raise AssertionError("sanitizer report from %s:\n%s" % (self.kind, report))
 
     def log(self):
         try:
@@ -251,6 +260,32 @@ class Server:
         """A fresh connection gets PONG."""
         with Raw(self) as r:
             return r.call("PING") == b"PONG"
+
+
+SANITIZER_REPORTS = []
+_SAN_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer",
+                "SUMMARY: UndefinedBehaviorSanitizer")
+
+
+def sanitizer_report(log):
+    """The sanitizer findings in a server log (from the first marker on), or ''."""
+    idx = [log.find(m) for m in _SAN_MARKERS if m in log]
+    if not idx:
+        return ""
+    start = log.rfind("\n", 0, min(idx)) + 1
+    return log[start:start + 20000]
+
+
+def _server_env(kind, env):
+    env = dict(os.environ if env is None else env)
+    if kind == "goblin":
+        # Sanitizer builds: report everything with stacks, free memory back to
+        # the OS so RSS checks mean something, keep the quarantine small.
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:allocator_release_to_os_interval_ms=50:"
+                                       "quarantine_size_mb=8:malloc_context_size=20")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0")
+        env.setdefault("LSAN_OPTIONS", "report_objects=0")
+    return env
 
 
 def rss_of(pid):
