@@ -98,5 +98,8 @@ void gb_commands_init(gb_engine *eng)
     REG(string);
     REG(multi);
     REG(list);
+    REG(hash);
+    REG(set);
+    REG(zset);
 #undef REG
 }

@@ -72,6 +72,9 @@ GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
 GB_DECLARE_COMMANDS(multi);
 GB_DECLARE_COMMANDS(list);
+GB_DECLARE_COMMANDS(hash);
+GB_DECLARE_COMMANDS(set);
+GB_DECLARE_COMMANDS(zset);
 
 #define GB_DEFINE_COMMANDS(mod, ...)                                             \
     const gb_command_def gb_commands_##mod[] = {__VA_ARGS__};                    \

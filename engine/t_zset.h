@@ -79,7 +79,8 @@ size_t gb_zset_mem(const gb_zset *z);
 #define GB_ZADD_XX 0x02   /* only update existing members */
 #define GB_ZADD_GT 0x04   /* update only when the new score is greater */
 #define GB_ZADD_LT 0x08   /* update only when the new score is less */
-#define GB_ZADD_INCR 0x10 /* the score is an increment (ZINCRBY, ZADD INCR) */
+#define GB_ZADD_CH 0x10   /* ignored here: tells the caller to reply added + updated */
+#define GB_ZADD_INCR 0x20 /* the score is an increment (ZINCRBY, ZADD INCR) */
 
 typedef struct gb_zadd_result {
     size_t added;     /* members created */

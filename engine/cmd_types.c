@@ -1,0 +1,157 @@
+#include "engine/cmd_types.h"
+
+#include "engine/blocking.h"
+#include "engine/cmd_util.h"
+#include "engine/mem.h"
+#include "engine/reply.h"
+#include "engine/util.h"
+
+void *gb_types_lookup(gb_client *c, gb_slice key, enum gb_type t, bool write, bool *wrong)
+{
+    *wrong = false;
+    gb_kv *kv = write ? gb_db_lookup_write(c->db, key) : gb_db_lookup_read(c->db, key);
+    if (!kv)
+        return NULL;
+    if (kv->type != t) {
+        *wrong = true;
+        return NULL;
+    }
+    return kv->v.ptr;
+}
+
+void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj)
+{
+    bool existed = gb_db_delete(c->db, key);
+    if (obj)
+        gb_db_add_object(c->db, key, t, obj); /* signals BZPOP* waiters for a zset */
+    if (obj || existed)
+        gb_engine_key_modified(c->db, key);
+}
+
+/* ---- SCAN family ------------------------------------------------------------------- */
+
+bool gb_types_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, gb_scan_opts *o)
+{
+    o->count = 10;
+    o->use_pat = false;
+    o->pat = gb_slice_make("", 0);
+    for (int i = first; i < argc; i += 2) {
+        bool more = i + 1 < argc;
+        if (gb_slice_ieq(argv[i], "count") && more) {
+            if (!gb_arg_ll(c, argv[i + 1], &o->count))
+                return false;
+            if (o->count < 1) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return false;
+            }
+        } else if (gb_slice_ieq(argv[i], "match") && more) {
+            o->pat = argv[i + 1];
+            o->use_pat = !(o->pat.len == 1 && o->pat.ptr[0] == '*');
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+void gb_scan_buf_init(gb_scan_buf *b, const gb_scan_opts *o)
+{
+    memset(b, 0, sizeof *b);
+    b->opts = o;
+}
+
+static size_t buf_put(gb_scan_buf *b, gb_slice s)
+{
+    if (b->nbytes + s.len > b->capbytes) {
+        size_t cap = b->capbytes ? b->capbytes : 256;
+        while (cap < b->nbytes + s.len)
+            cap *= 2;
+        b->bytes = gb_realloc(b->bytes, cap);
+        b->capbytes = cap;
+    }
+    size_t off = b->nbytes;
+    if (s.len)
+        memcpy(b->bytes + off, s.ptr, s.len);
+    b->nbytes += s.len;
+    return off;
+}
+
+void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double score)
+{
+    if (b->opts->use_pat && !gb_glob_match(b->opts->pat.ptr, b->opts->pat.len, member.ptr, member.len, false))
+        return;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = gb_realloc(b->items, b->cap * sizeof *b->items);
+    }
+    struct gb_scan_item *it = &b->items[b->n++];
+    it->off = buf_put(b, member);
+    it->len = member.len;
+    it->voff = buf_put(b, value);
+    it->vlen = value.len;
+    it->score = score;
+}
+
+size_t gb_scan_buf_items(const gb_scan_buf *b, enum gb_scan_kind kind)
+{
+    return kind == GB_SCAN_SET ? b->n : b->n * 2;
+}
+
+void gb_scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_scan_kind kind)
+{
+    char cbuf[24];
+    gb_reply_array(c, 2);
+    gb_reply_bulk(c, cbuf, gb_ull2str(cbuf, cursor));
+    gb_reply_array(c, (int64_t)gb_scan_buf_items(b, kind));
+    for (size_t i = 0; i < b->n; i++) {
+        const struct gb_scan_item *it = &b->items[i];
+        gb_reply_bulk(c, b->bytes + it->off, it->len);
+        if (kind == GB_SCAN_HASH)
+            gb_reply_bulk(c, b->bytes + it->voff, it->vlen);
+        else if (kind == GB_SCAN_ZSET)
+            gb_reply_double(c, it->score);
+    }
+    gb_free(b->bytes);
+    gb_free(b->items);
+    memset(b, 0, sizeof *b);
+}
+
+void gb_scan_reply_empty(gb_client *c)
+{
+    gb_reply_array(c, 2);
+    gb_reply_bulk(c, "0", 1);
+    gb_reply_array(c, 0);
+}
+
+/* ---- random counts ------------------------------------------------------------------- */
+
+bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out)
+{
+    if (!gb_arg_ll(c, arg, out))
+        return false;
+    if (*out == INT64_MIN) {
+        gb_reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
+                          "9223372036854775807");
+        return false;
+    }
+    return true;
+}
+
+bool gb_types_random_pairs_ok(gb_client *c, int64_t count)
+{
+    if (count < -INT64_MAX / 2 || count > INT64_MAX / 2) {
+        gb_reply_error(c, "ERR value is out of range");
+        return false;
+    }
+    return true;
+}
+
+bool gb_types_arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out)
+{
+    if (!gb_slice2ll(arg, out) || *out < min || *out > max) {
+        gb_reply_error(c, msg);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,103 @@
+/*
+ * Helpers shared by the hash, set and sorted-set command modules
+ * (cmd_hash.c, cmd_set.c, cmd_zset.c): the encoding thresholds as the type
+ * objects want them, the HSCAN/SSCAN/ZSCAN option parsing and reply, Redis's
+ * random-count argument rules, and storing a computed result under a key
+ * (the *STORE commands).
+ */
+#ifndef GB_ENGINE_CMD_TYPES_H
+#define GB_ENGINE_CMD_TYPES_H
+
+#include "engine/client.h"
+#include "engine/db.h"
+#include "engine/engine.h"
+#include "engine/types_common.h"
+
+/* The thresholds currently configured (eng->cfg): built per call, so a
+ * CONFIG SET applies to the next command. */
+static inline gb_types_config gb_types_cfg(const gb_engine *eng)
+{
+    gb_types_config c;
+    c.hash_max_listpack_entries = (size_t)eng->cfg.hash_max_listpack_entries;
+    c.hash_max_listpack_value = (size_t)eng->cfg.hash_max_listpack_value;
+    c.set_max_intset_entries = (size_t)eng->cfg.set_max_intset_entries;
+    c.set_max_listpack_entries = (size_t)eng->cfg.set_max_listpack_entries;
+    c.set_max_listpack_value = (size_t)eng->cfg.set_max_listpack_value;
+    c.zset_max_listpack_entries = (size_t)eng->cfg.zset_max_listpack_entries;
+    c.zset_max_listpack_value = (size_t)eng->cfg.zset_max_listpack_value;
+    return c;
+}
+
+/* Looks key up (read or write); returns its object when it holds type t,
+ * NULL when missing. *wrong is set (and NULL returned) when it holds another
+ * type; the caller replies WRONGTYPE. */
+void *gb_types_lookup(gb_client *c, gb_slice key, enum gb_type t, bool write, bool *wrong);
+
+/* Replaces whatever key holds (any type; its TTL goes too, as Redis's
+ * setKey) with obj of type t, or deletes the key when obj is NULL. Tells
+ * WATCH when something changed; a new zset key wakes BZPOP* waiters. */
+void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj);
+
+/* ---- SCAN family ---- */
+
+/* Parsed [MATCH pattern] [COUNT n] (Redis's scanGenericCommand: COUNT must
+ * be an integer >= 1, TYPE is refused for a key's elements). */
+typedef struct gb_scan_opts {
+    gb_slice pat;
+    bool use_pat;
+    int64_t count;
+} gb_scan_opts;
+
+/* Parses argv[first..]; replies the error and returns false on bad input. */
+bool gb_types_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, gb_scan_opts *o);
+
+/* Items collected by a scan batch: copies of the bytes (the type objects
+ * hand them out only during a callback), then one reply
+ * [cursor, [item, ...]] built from them. */
+typedef struct gb_scan_buf {
+    const gb_scan_opts *opts;
+    char *bytes;
+    size_t nbytes, capbytes;
+    struct gb_scan_item {
+        size_t off, len;  /* the field/member */
+        size_t voff, vlen; /* hash value */
+        double score;      /* zset score */
+    } *items;
+    size_t n, cap;
+} gb_scan_buf;
+
+enum gb_scan_kind { GB_SCAN_SET, GB_SCAN_HASH, GB_SCAN_ZSET };
+
+void gb_scan_buf_init(gb_scan_buf *b, const gb_scan_opts *o);
+/* Adds one element unless the pattern filters it out. value: hashes only. */
+void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double score);
+/* How many reply items so far (hash and zset elements count twice, as in
+ * Redis's COUNT accounting). */
+size_t gb_scan_buf_items(const gb_scan_buf *b, enum gb_scan_kind kind);
+/* Replies [cursor, [...]] and frees the buffer. */
+void gb_scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_scan_kind kind);
+/* The reply for a missing key: ["0", []]. */
+void gb_scan_reply_empty(gb_client *c);
+
+/* ---- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER ---- */
+
+/* The count argument, Redis 7.0.15's rules, checked in this order: an
+ * integer in [-LONG_MAX, LONG_MAX] ("value is out of range, value must
+ * between ..."); then (after the caller's syntax check) with WITHVALUES /
+ * WITHSCORES within +-LONG_MAX/2 ("value is out of range"). */
+bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out);
+bool gb_types_random_pairs_ok(gb_client *c, int64_t count);
+/* How many elements a random pick with count returns from a collection of
+ * len elements: count < 0 -> -count (repeats allowed); else min(count, len). */
+static inline uint64_t gb_types_random_n(int64_t count, size_t len)
+{
+    if (count < 0)
+        return (uint64_t)(-count);
+    return (uint64_t)count < len ? (uint64_t)count : len;
+}
+
+/* getRangeLongFromObjectOrReply with a message: the same text for "not an
+ * integer" and "out of range" (numkeys, COUNT, LIMIT arguments). */
+bool gb_types_arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out);
+
+#endif
