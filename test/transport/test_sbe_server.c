@@ -258,6 +258,26 @@ static void test_execute_basics(void **state)
     assert_int_equal(incr->failed_calls, 1);
     assert_ptr_equal(c->c->last_cmd, incr);
 
+    /* Hashes and sorted sets: typed, and a score comes back as a native double. */
+    gb_slice f[] = {S("f1"), S("f2")}, v[] = {S("v1"), S("v2")};
+    expect_run(c, gb_sbe_encode_hset(B, CAP, S("h"), 2, f, v), ":2");
+    expect_run(c, gb_sbe_encode_hget(B, CAP, S("h"), S("f2")), "$v2");
+    double sc[] = {0.1, -3};
+    expect_run(c, gb_sbe_encode_zadd(B, CAP, S("z"), GB_SBE_ZADD_CH, 2, sc, f), ":2");
+    expect_run(c, gb_sbe_encode_zadd(B, CAP, S("z"), GB_SBE_ZADD_INCR, 1, sc, f + 1), "$-2.9");
+    size_t n = gb_sbe_encode_zscore(B, CAP, S("z"), S("f1"));
+    c->out.len = 0;
+    assert_int_equal(gb_sbe_execute(c->c, B, n), 0);
+    n = gb_sbe_reply_finish(&c->r, &c->out);
+    gb_sbe_reply_view view;
+    assert_int_equal(gb_sbe_decode_reply((const uint8_t *)c->out.data, n, &view, NULL, NULL), 0);
+    assert_int_equal(view.kind, GB_SBE_KIND_DOUBLE);
+    assert_true(view.dbl == 0.1);
+    assert_int_equal(gb_command_lookup(eng, S("hset"))->calls, 1);
+    assert_int_equal(gb_command_lookup(eng, S("hget"))->calls, 1);
+    assert_int_equal(gb_command_lookup(eng, S("zadd"))->calls, 2);
+    assert_int_equal(gb_command_lookup(eng, S("zscore"))->calls, 1);
+
     sbe_conn_free(c);
     gb_engine_free(eng);
 }

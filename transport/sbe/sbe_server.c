@@ -631,6 +631,83 @@ static bool typed_rpop(gb_client *c, gb_sbe_request *q)
     return true;
 }
 
+static bool typed_hset(gb_client *c, gb_sbe_request *q)
+{
+    if (q->n == 0)
+        return false; /* wrong number of arguments */
+    int64_t added;
+    gb_result r = gb_op_hset(c->db, q->key, q->n, q->a, q->b, &added);
+    if (r == GB_R_OK)
+        gb_reply_int(c, added);
+    else
+        gb_reply_result(c, r);
+    return true;
+}
+
+static bool typed_hget(gb_client *c, gb_sbe_request *q)
+{
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_op_hget(c->db, q->key, q->arg, &v, buf);
+    if (r == GB_R_OK)
+        gb_reply_slice(c, v);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else
+        gb_reply_result(c, r);
+    return true;
+}
+
+/* Option combinations Redis refuses, each with its own text: left to the
+ * text path. */
+static bool zadd_flags_ok(unsigned f, size_t n)
+{
+    if ((f & GB_SBE_ZADD_NX) && (f & GB_SBE_ZADD_XX))
+        return false;
+    if ((f & GB_SBE_ZADD_NX) && (f & (GB_SBE_ZADD_GT | GB_SBE_ZADD_LT)))
+        return false;
+    if ((f & GB_SBE_ZADD_GT) && (f & GB_SBE_ZADD_LT))
+        return false;
+    return !((f & GB_SBE_ZADD_INCR) && n != 1);
+}
+
+static bool typed_zadd(gb_client *c, gb_sbe_request *q)
+{
+    if (q->n == 0 || !zadd_flags_ok(q->flags, q->n))
+        return false;
+    for (size_t i = 0; i < q->n; i++)
+        if (isnan(q->d[i]))
+            return false; /* "value is not a valid float" */
+    gb_zadd_result res;
+    gb_result r = gb_op_zadd(c->db, q->key, (int)q->flags, q->n, q->d, q->a, &res);
+    if (r == GB_R_NAN) {
+        gb_reply_error(c, "ERR resulting score is not a number (NaN)"); /* INCR inf + -inf */
+    } else if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (q->flags & GB_SBE_ZADD_INCR) {
+        if (res.processed)
+            gb_reply_double(c, res.score);
+        else
+            gb_reply_nil(c); /* NX/XX/GT/LT skipped it */
+    } else {
+        gb_reply_int(c, (int64_t)((q->flags & GB_SBE_ZADD_CH) ? res.added + res.updated : res.added));
+    }
+    return true;
+}
+
+static bool typed_zscore(gb_client *c, gb_sbe_request *q)
+{
+    double score;
+    gb_result r = gb_op_zscore(c->db, q->key, q->arg, &score);
+    if (r == GB_R_OK)
+        gb_reply_double(c, score);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else
+        gb_reply_result(c, r);
+    return true;
+}
+
 /* ---- dispatch ----------------------------------------------------------------------- */
 
 typedef bool typed_fn(gb_client *c, gb_sbe_request *q);
@@ -647,10 +724,10 @@ static const handler handlers[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_SET] = {typed_set, argv_set},
     [GB_SBE_DEL] = {typed_del, argv_del},
     [GB_SBE_INCR] = {typed_incr, argv_incr},
-    [GB_SBE_HSET] = {NULL, argv_hset},
-    [GB_SBE_HGET] = {NULL, argv_hget},
-    [GB_SBE_ZADD] = {NULL, argv_zadd},
-    [GB_SBE_ZSCORE] = {NULL, argv_zscore},
+    [GB_SBE_HSET] = {typed_hset, argv_hset},
+    [GB_SBE_HGET] = {typed_hget, argv_hget},
+    [GB_SBE_ZADD] = {typed_zadd, argv_zadd},
+    [GB_SBE_ZSCORE] = {typed_zscore, argv_zscore},
     [GB_SBE_LPUSH] = {typed_lpush, argv_lpush},
     [GB_SBE_RPOP] = {typed_rpop, argv_rpop},
     [GB_SBE_BLPOP] = {NULL, argv_blpop},
