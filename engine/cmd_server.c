@@ -389,7 +389,13 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
                 nids++;
             }
         } else if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
-            if (!gb_slice_ieq(argv[3], "normal")) {
+            gb_slice t = argv[3];
+            if (!gb_slice_ieq(t, "normal") && !gb_slice_ieq(t, "master") && !gb_slice_ieq(t, "replica") &&
+                !gb_slice_ieq(t, "slave") && !gb_slice_ieq(t, "pubsub")) {
+                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
+                return;
+            }
+            if (!gb_slice_ieq(t, "normal")) { /* no replicas or pub/sub clients (yet) */
                 gb_reply_bulk(c, "", 0);
                 return;
             }
