@@ -13,9 +13,10 @@ maker to TYPE_MAKERS for a new type, so WRONGTYPE cases appear), naming the
 family in ENABLED_FAMILIES, and a comparator in COMPARE if its replies are not
 byte-exact (floats, unordered sets).
 
-Environment: GOBLIN_DIFF_SEEDS (default 25), GOBLIN_DIFF_OPS (default 3000),
+Environment: GOBLIN_DIFF_SEEDS (default 40), GOBLIN_DIFF_OPS (default 4000),
 GOBLIN_DIFF_SEED (run only this seed), GOBLIN_DIFF_FAMILIES (extra families,
-comma separated, e.g. "float").
+comma separated, e.g. "float"), GOBLIN_DIFF_MINIMIZE=0 (no ddmin of a failing
+stream; by default it is shrunk to a minimal reproduction, at most 60 s).
 """
 
 import os
@@ -26,8 +27,8 @@ import unittest
 import gbtest
 from gbtest import Err, Raw, Server, encode
 
-SEEDS = int(os.environ.get("GOBLIN_DIFF_SEEDS", "25"))
-OPS = int(os.environ.get("GOBLIN_DIFF_OPS", "3000"))
+SEEDS = int(os.environ.get("GOBLIN_DIFF_SEEDS", "40"))
+OPS = int(os.environ.get("GOBLIN_DIFF_OPS", "4000"))
 ONE_SEED = os.environ.get("GOBLIN_DIFF_SEED")
 
 ENABLED_FAMILIES = {"conn", "string", "keys", "expire", "db", "multi", "arity"}

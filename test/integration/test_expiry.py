@@ -70,7 +70,7 @@ class ActiveExpiry(unittest.TestCase):
             self.assertEqual(dbsize(c), 0, "not all expired keys reclaimed")
             print("\n    200,000 expired keys reclaimed in %.2fs, worst PING %.1f ms" % (
                 time.time() - t0, worst * 1000), end=" ")
-            self.assertLess(worst, 0.25 * SLOW, "PING waited %.0f ms during the sweep" % (worst * 1000))
+            self.assertLess(worst, 0.5 * SLOW, "PING waited %.0f ms during the sweep" % (worst * 1000))
             self.assertEqual(int(stat(c, "expired_keys")), n)
 
 

@@ -30,6 +30,9 @@ def start_expect_failure(args, timeout=20):
     """Runs goblin-core with args that must make it exit non-zero at start-up
     (it must not start serving); returns (rc, stdout+stderr)."""
     rc, out, err = run_goblin(args, timeout)
+    report = gbtest.sanitizer_report(out + err)
+    if report:
+        raise AssertionError("sanitizer report:\n" + report)
     return rc, out + err
 
 
