@@ -592,7 +592,7 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
             if (cmd)
                 reply_command_info(c, cmd);
             else
-                gb_reply_nil_array(c);
+                gb_reply_nil(c); /* Redis: addReplyNull, "$-1" in RESP2 */
         }
     } else if (gb_slice_ieq(sub, "docs")) {
         if (argc == 2) {
