@@ -7,18 +7,16 @@
 #define GB_TRANSPORT_RING_PROTO_H
 
 #include "engine/client.h"
-#include "transport/resp/resp_writer.h"
 
-/* The SBE schema the rings speak (transport/sbe/goblin.xml). */
-#define GB_RING_SBE_SCHEMA_ID 0x4742u
-#define GB_RING_SBE_SCHEMA_VERSION 1u
+struct gb_engine;
+#include "transport/resp/resp_writer.h"
 
 typedef struct gb_ring_proto_ops {
     uint32_t id;          /* enum gb_ring_protocol */
     const char *name;     /* "sbe", "resp" */
     bool stream;          /* replies form a byte stream that may be cut anywhere */
     const gb_reply_ops *reply_ops;
-    void *(*new_state)(void);
+    void *(*new_state)(struct gb_engine *eng);
     void (*free_state)(void *st);
     void *(*reply_ctx)(void *st); /* ctx for reply_ops */
     /* Executes one request record (msg is a private, writable copy), or, with
@@ -32,8 +30,13 @@ typedef struct gb_ring_proto_ops {
      * message). Called after each request and after a blocked client was
      * served. */
     void (*finish)(void *st);
-    /* The output to publish; the caller empties it (len = 0) once published. */
+    /* The output to publish; the caller empties it (len = 0) once published.
+     * Stream protocols: raw bytes. Message protocols: frames of a u32 length
+     * followed by that many bytes, one frame per record. */
     gb_outbuf *(*take_output)(void *st);
+    /* Message protocols: encodes an error reply (for a reply too large for
+     * the ring) into buf; returns its length or 0. */
+    size_t (*encode_error)(char *buf, size_t cap, const char *msg);
 } gb_ring_proto_ops;
 
 extern const gb_ring_proto_ops gb_ring_proto_resp;

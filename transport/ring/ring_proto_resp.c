@@ -17,8 +17,9 @@ typedef struct resp_state {
     size_t inlen, incap;
 } resp_state;
 
-static void *resp_new(void)
+static void *resp_new(struct gb_engine *eng)
 {
+    (void)eng;
     resp_state *st = calloc(1, sizeof *st);
     gb_outbuf_init(&st->out);
     gb_resp_parser_init(&st->parser, 512LL * 1024 * 1024);
@@ -106,4 +107,5 @@ const gb_ring_proto_ops gb_ring_proto_resp = {
     .has_input = resp_has_input,
     .finish = resp_finish,
     .take_output = resp_take,
+    .encode_error = NULL, /* a stream: never oversize, it is cut into records */
 };

@@ -22,6 +22,7 @@
 #include "transport/resp/resp_writer.h"
 #include "transport/ring/ring_io.h"
 #include "transport/ring/ring_proto.h"
+#include "transport/sbe/sbe_codec.h"
 
 /* The poller spins over the rings for at most this long before it lets the
  * event loop look at the sockets (one non-blocking epoll/kqueue call), so
@@ -150,8 +151,8 @@ static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_o
     h->resp_offset = req_off + pool->ring_bytes;
     h->resp_capacity = pool->ring_bytes;
     h->max_payload = (uint32_t)(pool->ring_bytes / 4);
-    h->sbe_schema_id = GB_RING_SBE_SCHEMA_ID;
-    h->sbe_version = GB_RING_SBE_SCHEMA_VERSION;
+    h->sbe_schema_id = GB_SBE_SCHEMA_ID;
+    h->sbe_version = GB_SBE_SCHEMA_VERSION;
     h->server_pid = (uint32_t)getpid();
     h->spin_us = (uint32_t)pool->eng->cfg.ring_spin_us;
     h->stamp_key = (uint32_t)gb_random_u64();
@@ -372,21 +373,37 @@ static bool flush_replies(ring_slot *s)
     if (!out || out->len == 0)
         return true;
     bool ok = true;
+    size_t off = 0;
     if (s->proto->stream) {
         /* RESP is a byte stream: cut it into records of at most max_payload. */
-        size_t off = 0;
         while (ok && off < out->len) {
             size_t n = GB_MIN(out->len - off, (size_t)s->wr.max_payload);
             ok = publish(s, out->data + off, n);
             off += n;
         }
     } else {
-        ok = publish(s, out->data, out->len);
+        /* One message per frame, one frame per record. */
+        while (ok && off + 4 <= out->len) {
+            uint32_t len;
+            memcpy(&len, out->data + off, 4);
+            const char *msg = out->data + off + 4;
+            if (len > s->wr.max_payload) {
+                char err[160], enc[256];
+                snprintf(err, sizeof err,
+                         "ERR reply of %u bytes exceeds the ring's largest record (%u bytes): use the socket for it",
+                         len, s->wr.max_payload);
+                size_t n = s->proto->encode_error(enc, sizeof enc, err);
+                ok = publish(s, enc, n);
+            } else {
+                ok = publish(s, msg, len);
+            }
+            off += 4 + (size_t)len;
+        }
     }
-    if (ok)
+    if (ok) {
         out->len = 0;
-    if (ok)
         wake_client(s);
+    }
     return ok;
 }
 
@@ -503,10 +520,6 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR RING CLAIM protocol must be SBE or RESP");
         return;
     }
-    if (!proto->execute) {
-        gb_reply_errorf(c, "ERR %s over rings is not available in this build", proto->name);
-        return;
-    }
     int64_t layout;
     if (!gb_arg_ll(c, argv[3], &layout))
         return;
@@ -519,9 +532,9 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         int64_t v;
         if (!gb_arg_ll(c, argv[4], &v))
             return;
-        if (v > GB_RING_SBE_SCHEMA_VERSION) {
+        if (v > GB_SBE_SCHEMA_VERSION) {
             gb_reply_errorf(c, "ERR SBE schema version %lld is newer than this server's %u", (long long)v,
-                            GB_RING_SBE_SCHEMA_VERSION);
+                            GB_SBE_SCHEMA_VERSION);
             return;
         }
     }
@@ -548,7 +561,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     }
     slot_prepare(pool, s, proto);
     s->proto = proto;
-    s->proto_state = proto->new_state();
+    s->proto_state = proto->new_state(c->eng);
     gb_outbuf_init(&s->pending);
     gb_client_desc d = {.fd = -1};
     if (c->hooks->describe)

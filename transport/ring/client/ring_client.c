@@ -182,7 +182,7 @@ int gb_ring_client_connect(const char *path, gb_ring_proto proto, const gb_ring_
     }
     char lv[16], sv[16];
     snprintf(lv, sizeof lv, "%u", GB_RING_LAYOUT_VERSION);
-    snprintf(sv, sizeof sv, "%u", GB_RING_CLIENT_SBE_VERSION);
+    snprintf(sv, sizeof sv, "%u", GB_SBE_SCHEMA_VERSION);
     const char *argv[5] = {"RING", "CLAIM", proto == GB_RING_SBE ? "SBE" : "RESP", lv, sv};
     size_t n = gb_rc_resp_encode(buf, sizeof buf, proto == GB_RING_SBE ? 5 : 4, argv, NULL);
     if (write_all(fd, buf, n) != 0) {

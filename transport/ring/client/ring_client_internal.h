@@ -8,9 +8,8 @@
 #include "goblin/ring_layout.h"
 #include "platform/shm.h"
 #include "transport/ring/ring_io.h"
+#include "transport/sbe/sbe_codec.h"
 
-/* The SBE schema version this library speaks (transport/sbe/goblin.xml). */
-#define GB_RING_CLIENT_SBE_VERSION 1
 
 struct gb_ring_client {
     int ctl_fd;          /* the Unix-socket connection that holds the claim */

@@ -1,84 +1,384 @@
-/* The SBE paths of the client library's calls. The SBE codec
- * (transport/sbe/) is landing separately; until then a client that claimed
- * an SBE slot cannot exist (the server refuses the claim), and these report
- * GB_ENOTSUP with a sentence should one be called anyway. */
-#include "transport/ring/client/ring_client_sbe.h"
+/*
+ * The SBE paths of the client library's calls: each typed call encodes its
+ * template straight into the request ring (no intermediate buffer), then
+ * decodes the reply message in place (no allocation for scalar replies).
+ */
+#include <stdlib.h>
+#include <string.h>
 
-static int unavailable(gb_ring_client *rc)
+#include "transport/ring/client/ring_client_sbe.h"
+#include "transport/sbe/sbe_client.h"
+
+/* Encodes with `enc` (called twice: once for the length, once into the ring)
+ * and publishes. The macro keeps each call site a one-liner. */
+#define SEND(rc, enc_expr_len, enc_expr_into)                                            \
+    do {                                                                                 \
+        size_t _len = (enc_expr_len);                                                    \
+        if (_len == 0) {                                                                 \
+            gb_rc_fail((rc), "request does not fit an SBE message (too many elements?)"); \
+            return GB_ERANGE;                                                            \
+        }                                                                                \
+        uint8_t *buf;                                                                    \
+        int _r = gb_rc_send_begin((rc), _len, &buf);                                     \
+        if (_r != 0)                                                                     \
+            return _r;                                                                   \
+        size_t _cap = _len;                                                              \
+        (void)_cap;                                                                      \
+        (enc_expr_into);                                                                 \
+        gb_rc_send_commit((rc), _len);                                                   \
+    } while (0)
+
+/* Waits for the reply and decodes a scalar (arrays need nodes: see below). */
+static int recv_scalar(gb_ring_client *rc, gb_sbe_reply_view *v)
 {
-    gb_rc_fail(rc, "this client library was built without the SBE codec");
-    return GB_ENOTSUP;
+    const void *msg;
+    size_t len;
+    int r = gb_ring_client_recv(rc, &msg, &len, UINT64_MAX);
+    if (r != 0)
+        return r;
+    size_t nn = 0;
+    r = gb_sbe_decode_reply(msg, len, v, NULL, &nn);
+    if (r != 0) {
+        gb_ring_client_recv_done(rc);
+        gb_rc_fail(rc, r == GB_ERANGE ? "unexpected array reply" : "malformed SBE reply from the server");
+        return GB_EPROTO;
+    }
+    return 0; /* the caller calls gb_ring_client_recv_done after using v */
+}
+
+/* An error reply becomes GB_EPROTO with the server's words. */
+static int check(gb_ring_client *rc, const gb_sbe_reply_view *v, uint8_t want)
+{
+    if (v->kind == GB_SBE_KIND_ERROR) {
+        gb_rc_fail(rc, "%.*s", (int)v->len, v->ptr);
+        return GB_EPROTO;
+    }
+    if (v->kind != want) {
+        gb_rc_fail(rc, "unexpected SBE reply kind %u (wanted %u)", v->kind, want);
+        return GB_EPROTO;
+    }
+    return 0;
+}
+
+static int finish_int(gb_ring_client *rc, int64_t *out)
+{
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    r = check(rc, &v, GB_SBE_KIND_INTEGER);
+    if (!r && out)
+        *out = v.integer;
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+/* Bulk or nil into a caller buffer; *len = -1 for nil. */
+static int finish_bulk(gb_ring_client *rc, void *buf, size_t cap, int64_t *len)
+{
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    if (v.kind == GB_SBE_KIND_NIL) {
+        *len = -1;
+    } else if ((r = check(rc, &v, GB_SBE_KIND_BULK)) == 0) {
+        *len = (int64_t)v.len;
+        if (buf && cap)
+            memcpy(buf, v.ptr, v.len < cap ? v.len : cap);
+    }
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+static gb_slice sl(const void *p, size_t n) { return gb_slice_make(p, n); }
+
+int gb_rc_sbe_ping(gb_ring_client *rc)
+{
+    SEND(rc, gb_sbe_encode_ping(NULL, 0), gb_sbe_encode_ping(buf, _cap));
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    r = check(rc, &v, GB_SBE_KIND_STATUS);
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+int gb_rc_sbe_get(gb_ring_client *rc, const void *key, size_t klen, void *buf_out, size_t cap, int64_t *len)
+{
+    SEND(rc, gb_sbe_encode_get(NULL, 0, sl(key, klen)), gb_sbe_encode_get(buf, _cap, sl(key, klen)));
+    return finish_bulk(rc, buf_out, cap, len);
+}
+
+int gb_rc_sbe_set(gb_ring_client *rc, const void *key, size_t klen, const void *val, size_t vlen, int64_t ttl_ms)
+{
+    unsigned flags = ttl_ms > 0 ? GB_SBE_SET_PX : 0;
+    SEND(rc, gb_sbe_encode_set(NULL, 0, sl(key, klen), sl(val, vlen), flags, ttl_ms),
+         gb_sbe_encode_set(buf, _cap, sl(key, klen), sl(val, vlen), flags, ttl_ms));
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    r = check(rc, &v, GB_SBE_KIND_STATUS);
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+int gb_rc_sbe_del(gb_ring_client *rc, const void *key, size_t klen, int64_t *deleted)
+{
+    gb_slice k = sl(key, klen);
+    SEND(rc, gb_sbe_encode_del(NULL, 0, 1, &k), gb_sbe_encode_del(buf, _cap, 1, &k));
+    return finish_int(rc, deleted);
+}
+
+int gb_rc_sbe_incrby(gb_ring_client *rc, const void *key, size_t klen, int64_t by, int64_t *value)
+{
+    SEND(rc, gb_sbe_encode_incr(NULL, 0, sl(key, klen), by), gb_sbe_encode_incr(buf, _cap, sl(key, klen), by));
+    return finish_int(rc, value);
+}
+
+/* Builds slice arrays for group entries (small counts on the stack). */
+typedef struct slices {
+    gb_slice stack[16];
+    gb_slice *v;
+} slices;
+
+static gb_slice *slices_of(slices *s, size_t n, const void *const *p, const size_t *lens)
+{
+    s->v = n <= 16 ? s->stack : malloc(n * sizeof *s->v);
+    for (size_t i = 0; i < n; i++)
+        s->v[i] = gb_slice_make(p[i], lens[i]);
+    return s->v;
+}
+
+static void slices_free(slices *s)
+{
+    if (s->v != s->stack)
+        free(s->v);
+}
+
+int gb_rc_sbe_hset(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *fields,
+                   const size_t *flens, const void *const *values, const size_t *vlens, int64_t *added)
+{
+    slices fs, vs;
+    gb_slice *f = slices_of(&fs, n, fields, flens), *v = slices_of(&vs, n, values, vlens);
+    size_t len = gb_sbe_encode_hset(NULL, 0, sl(key, klen), n, f, v);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "HSET does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_hset(buf, len, sl(key, klen), n, f, v);
+        gb_rc_send_commit(rc, len);
+    }
+    slices_free(&fs);
+    slices_free(&vs);
+    return r ? r : finish_int(rc, added);
+}
+
+int gb_rc_sbe_hget(gb_ring_client *rc, const void *key, size_t klen, const void *field, size_t flen, void *buf_out,
+                   size_t cap, int64_t *len)
+{
+    SEND(rc, gb_sbe_encode_hget(NULL, 0, sl(key, klen), sl(field, flen)),
+         gb_sbe_encode_hget(buf, _cap, sl(key, klen), sl(field, flen)));
+    return finish_bulk(rc, buf_out, cap, len);
+}
+
+int gb_rc_sbe_zadd(gb_ring_client *rc, const void *key, size_t klen, int flags, size_t n, const double *scores,
+                   const void *const *members, const size_t *mlens, int64_t *result, double *score)
+{
+    /* The library's GB_RING_ZADD_* bits are the schema's ZAddFlags bits. */
+    _Static_assert((int)GB_RING_ZADD_NX == (int)GB_SBE_ZADD_NX && (int)GB_RING_ZADD_XX == (int)GB_SBE_ZADD_XX &&
+                       (int)GB_RING_ZADD_GT == (int)GB_SBE_ZADD_GT && (int)GB_RING_ZADD_LT == (int)GB_SBE_ZADD_LT &&
+                       (int)GB_RING_ZADD_CH == (int)GB_SBE_ZADD_CH &&
+                       (int)GB_RING_ZADD_INCR == (int)GB_SBE_ZADD_INCR,
+                   "ZADD flag bits");
+    slices ms;
+    gb_slice *m = slices_of(&ms, n, members, mlens);
+    size_t len = gb_sbe_encode_zadd(NULL, 0, sl(key, klen), (unsigned)flags, n, scores, m);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "ZADD does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_zadd(buf, len, sl(key, klen), (unsigned)flags, n, scores, m);
+        gb_rc_send_commit(rc, len);
+    }
+    slices_free(&ms);
+    if (r)
+        return r;
+    if (!(flags & GB_RING_ZADD_INCR))
+        return finish_int(rc, result);
+    gb_sbe_reply_view v;
+    r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    if (v.kind == GB_SBE_KIND_NIL) {
+        *result = 0;
+    } else if ((r = check(rc, &v, GB_SBE_KIND_DOUBLE)) == 0) {
+        *result = 1;
+        if (score)
+            *score = v.dbl;
+    }
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+int gb_rc_sbe_zscore(gb_ring_client *rc, const void *key, size_t klen, const void *member, size_t mlen, double *score,
+                     int *found)
+{
+    SEND(rc, gb_sbe_encode_zscore(NULL, 0, sl(key, klen), sl(member, mlen)),
+         gb_sbe_encode_zscore(buf, _cap, sl(key, klen), sl(member, mlen)));
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    *found = 0;
+    if (v.kind != GB_SBE_KIND_NIL && (r = check(rc, &v, GB_SBE_KIND_DOUBLE)) == 0) {
+        *found = 1;
+        *score = v.dbl;
+    }
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
+int gb_rc_sbe_lpush(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *vals,
+                    const size_t *vlens, int64_t *len_out)
+{
+    slices vs;
+    gb_slice *v = slices_of(&vs, n, vals, vlens);
+    size_t len = gb_sbe_encode_lpush(NULL, 0, sl(key, klen), n, v);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "LPUSH does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_lpush(buf, len, sl(key, klen), n, v);
+        gb_rc_send_commit(rc, len);
+    }
+    slices_free(&vs);
+    return r ? r : finish_int(rc, len_out);
+}
+
+int gb_rc_sbe_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf_out, size_t cap, int64_t *len)
+{
+    SEND(rc, gb_sbe_encode_rpop(NULL, 0, sl(key, klen)), gb_sbe_encode_rpop(buf, _cap, sl(key, klen)));
+    return finish_bulk(rc, buf_out, cap, len);
+}
+
+/* ---- replies as trees (generic command, BLPOP) ---------------------------------------- */
+
+static void view_to_reply(const gb_sbe_reply_view *v, gb_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (v->kind) {
+    case GB_SBE_KIND_STATUS:
+    case GB_SBE_KIND_ERROR:
+    case GB_SBE_KIND_BULK:
+        out->kind = v->kind == GB_SBE_KIND_STATUS ? GB_REPLY_STATUS
+                    : v->kind == GB_SBE_KIND_ERROR ? GB_REPLY_ERROR
+                                                   : GB_REPLY_BULK;
+        out->len = v->len;
+        out->str = malloc(v->len + 1);
+        if (v->len)
+            memcpy(out->str, v->ptr, v->len);
+        out->str[v->len] = '\0';
+        break;
+    case GB_SBE_KIND_INTEGER:
+        out->kind = GB_REPLY_INTEGER;
+        out->integer = v->integer;
+        break;
+    case GB_SBE_KIND_DOUBLE:
+        out->kind = GB_REPLY_DOUBLE;
+        out->dbl = v->dbl;
+        break;
+    case GB_SBE_KIND_NIL:
+        out->kind = GB_REPLY_NIL;
+        break;
+    case GB_SBE_KIND_ARRAY:
+        if (v->integer < 0) {
+            out->kind = GB_REPLY_NIL_ARRAY;
+            break;
+        }
+        out->kind = GB_REPLY_ARRAY;
+        out->nelem = v->nelems;
+        out->elem = calloc(v->nelems ? v->nelems : 1, sizeof *out->elem);
+        for (size_t i = 0; i < v->nelems; i++)
+            view_to_reply(&v->elems[i], &out->elem[i]);
+        break;
+    }
+}
+
+int gb_rc_sbe_collect(gb_ring_client *rc, gb_reply **reply)
+{
+    const void *msg;
+    size_t len;
+    int r = gb_ring_client_recv(rc, &msg, &len, UINT64_MAX);
+    if (r != 0)
+        return r;
+    gb_sbe_reply_view root, stack_nodes[32], *nodes = stack_nodes;
+    size_t nn = 32;
+    r = gb_sbe_decode_reply(msg, len, &root, nodes, &nn);
+    if (r == GB_ERANGE) {
+        nodes = malloc(nn * sizeof *nodes);
+        r = gb_sbe_decode_reply(msg, len, &root, nodes, &nn);
+    }
+    if (r == 0) {
+        *reply = calloc(1, sizeof **reply);
+        view_to_reply(&root, *reply);
+    } else {
+        gb_rc_fail(rc, "malformed SBE reply from the server");
+        r = GB_EPROTO;
+    }
+    if (nodes != stack_nodes)
+        free(nodes);
+    gb_ring_client_recv_done(rc);
+    return r;
 }
 
 int gb_rc_sbe_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens)
 {
-    (void)argc, (void)argv, (void)lens;
-    return unavailable(rc);
+    gb_slice stack[16], *a = argc <= 16 ? stack : malloc((size_t)argc * sizeof *a);
+    for (int i = 0; i < argc; i++)
+        a[i] = gb_slice_make(argv[i], lens ? lens[i] : strlen(argv[i]));
+    size_t len = gb_sbe_encode_generic(NULL, 0, (size_t)argc, a);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "command does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_generic(buf, len, (size_t)argc, a);
+        gb_rc_send_commit(rc, len);
+    }
+    if (a != stack)
+        free(a);
+    return r;
 }
-int gb_rc_sbe_collect(gb_ring_client *rc, gb_reply **reply)
-{
-    (void)reply;
-    return unavailable(rc);
-}
-int gb_rc_sbe_ping(gb_ring_client *rc) { return unavailable(rc); }
-int gb_rc_sbe_get(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len)
-{
-    (void)key, (void)klen, (void)buf, (void)cap, (void)len;
-    return unavailable(rc);
-}
-int gb_rc_sbe_set(gb_ring_client *rc, const void *key, size_t klen, const void *val, size_t vlen, int64_t ttl_ms)
-{
-    (void)key, (void)klen, (void)val, (void)vlen, (void)ttl_ms;
-    return unavailable(rc);
-}
-int gb_rc_sbe_del(gb_ring_client *rc, const void *key, size_t klen, int64_t *deleted)
-{
-    (void)key, (void)klen, (void)deleted;
-    return unavailable(rc);
-}
-int gb_rc_sbe_incrby(gb_ring_client *rc, const void *key, size_t klen, int64_t by, int64_t *value)
-{
-    (void)key, (void)klen, (void)by, (void)value;
-    return unavailable(rc);
-}
-int gb_rc_sbe_hset(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *fields,
-                   const size_t *flens, const void *const *values, const size_t *vlens, int64_t *added)
-{
-    (void)key, (void)klen, (void)n, (void)fields, (void)flens, (void)values, (void)vlens, (void)added;
-    return unavailable(rc);
-}
-int gb_rc_sbe_hget(gb_ring_client *rc, const void *key, size_t klen, const void *field, size_t flen, void *buf,
-                   size_t cap, int64_t *len)
-{
-    (void)key, (void)klen, (void)field, (void)flen, (void)buf, (void)cap, (void)len;
-    return unavailable(rc);
-}
-int gb_rc_sbe_zadd(gb_ring_client *rc, const void *key, size_t klen, int flags, size_t n, const double *scores,
-                   const void *const *members, const size_t *mlens, int64_t *result, double *score)
-{
-    (void)key, (void)klen, (void)flags, (void)n, (void)scores, (void)members, (void)mlens, (void)result, (void)score;
-    return unavailable(rc);
-}
-int gb_rc_sbe_zscore(gb_ring_client *rc, const void *key, size_t klen, const void *member, size_t mlen, double *score,
-                     int *found)
-{
-    (void)key, (void)klen, (void)member, (void)mlen, (void)score, (void)found;
-    return unavailable(rc);
-}
-int gb_rc_sbe_lpush(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *vals,
-                    const size_t *vlens, int64_t *len)
-{
-    (void)key, (void)klen, (void)n, (void)vals, (void)vlens, (void)len;
-    return unavailable(rc);
-}
-int gb_rc_sbe_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len)
-{
-    (void)key, (void)klen, (void)buf, (void)cap, (void)len;
-    return unavailable(rc);
-}
+
 int gb_rc_sbe_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens, double timeout_s,
                     gb_reply **reply)
 {
-    (void)nkeys, (void)keys, (void)klens, (void)timeout_s, (void)reply;
-    return unavailable(rc);
+    slices ks;
+    gb_slice *k = slices_of(&ks, nkeys, keys, klens);
+    size_t len = gb_sbe_encode_blpop(NULL, 0, nkeys, k, timeout_s);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "BLPOP does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_blpop(buf, len, nkeys, k, timeout_s);
+        gb_rc_send_commit(rc, len);
+    }
+    slices_free(&ks);
+    if (r)
+        return r;
+    r = gb_rc_sbe_collect(rc, reply);
+    if (r == 0 && (*reply)->kind == GB_REPLY_ERROR) {
+        gb_rc_fail(rc, "%s", (*reply)->str);
+        gb_reply_free(*reply);
+        *reply = NULL;
+        return GB_EPROTO;
+    }
+    return r;
 }

@@ -1,0 +1,284 @@
+"""Shared-memory rings: the real server and real ring client processes
+(test/integration/ring_tool.c over the client library).
+
+Covers: replies over both protocols equal to the socket path's; every typed
+call; claim/release errors and a full pool; 50 clients churning slots; a
+client SIGKILLed mid-request; a hostile client scribbling over its slot;
+blocking commands over a ring; idle CPU once the spin budget is spent;
+placement with --cpu (numa_maps) and the fatal empty-huge-page-pool path.
+"""
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import gbtest
+from gbtest import Server, Raw, wait_until
+
+RING_TOOL = os.environ.get("RING_TOOL")
+# GOBLIN_RING_PROTOCOLS=resp narrows a debugging run to one protocol.
+PROTOCOLS = tuple(os.environ.get("GOBLIN_RING_PROTOCOLS", "resp,sbe").split(","))
+
+
+def tool(server, proto, *args, **kw):
+    return subprocess.Popen([RING_TOOL, server.sock, proto] + [str(a) for a in args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+
+
+def script_input(commands):
+    out = bytearray()
+    for cmd in commands:
+        out += b"%d\n" % len(cmd)
+        for a in cmd:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out += b"%d\n" % len(a) + a + b"\n"
+    return bytes(out)
+
+
+def split_replies(data):
+    """Splits a RESP2 byte stream into one bytes object per top-level reply."""
+    out, pos = [], 0
+
+    def one(p):
+        end = data.index(b"\r\n", p)
+        t, n = data[p:p + 1], data[p + 1:end]
+        p = end + 2
+        if t == b"$" and int(n) >= 0:
+            return p + int(n) + 2
+        if t == b"*" and int(n) > 0:
+            for _ in range(int(n)):
+                p = one(p)
+        return p
+
+    while pos < len(data):
+        end = one(pos)
+        out.append(data[pos:end])
+        pos = end
+    return out
+
+
+# Commands whose replies must match byte for byte (no time, no randomness).
+CORPUS = [
+    ["PING"], ["PING", "hello"], ["ECHO", "bin\x00ary"], ["SET", "s", "v"], ["GET", "s"], ["GET", "missing"],
+    ["SET", "n", "10"], ["INCR", "n"], ["INCRBY", "n", "-20"], ["DECRBY", "n", "x"], ["APPEND", "s", "more"],
+    ["STRLEN", "s"], ["GETRANGE", "s", "1", "-2"], ["SETRANGE", "s", "10", "zz"], ["MSET", "a", "1", "b", "2"],
+    ["MGET", "a", "b", "nope"], ["SET", "x", "1", "NX"], ["SET", "x", "2", "XX", "GET"], ["GETDEL", "x"],
+    ["EXISTS", "a", "b", "c"], ["DEL", "a", "zz"], ["TYPE", "b"], ["RENAME", "b", "c"], ["RENAME", "nope", "d"],
+    ["EXPIRE", "c", "100"], ["PERSIST", "c"], ["TTL", "c"], ["LPUSH", "l", "1", "2", "3"], ["RPUSH", "l", "x"],
+    ["LRANGE", "l", "0", "-1"], ["LPOP", "l", "2"], ["LINDEX", "l", "-1"], ["LLEN", "l"], ["LPOS", "l", "1"],
+    ["LMOVE", "l", "l2", "LEFT", "RIGHT"], ["RPOPLPUSH", "l2", "l"], ["LMPOP", "2", "nope", "l", "RIGHT", "COUNT", "5"],
+    ["BLPOP", "nope", "l", "0.01"], ["INCR", "l"], ["LPUSH", "s", "x"], ["MULTI"], ["INCR", "n"], ["INCR", "n"],
+    ["EXEC"], ["MULTI"], ["NOSUCHCMD"], ["EXEC"], ["SELECT", "3"], ["SET", "k3", "v"], ["DBSIZE"], ["SELECT", "0"],
+    ["DBSIZE"], ["GET"], ["WRONGNUMBER"], ["SET", "e", "1", "EX", "-5"], ["OBJECT", "ENCODING", "l"],
+    ["HSET", "h", "f", "v", "g", "w"], ["HGET", "h", "g"], ["ZADD", "z", "1.5", "a", "-2", "b"],
+    ["ZSCORE", "z", "a"], ["ZINCRBY", "z", "0.25", "b"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+    ["SADD", "st", "1", "2"], ["SCARD", "st"], ["FLUSHDB"], ["DBSIZE"],
+]
+
+
+class RingTests(unittest.TestCase):
+    def server(self, *args):
+        s = Server("goblin", list(args))
+        self.addCleanup(s.cleanup)
+        return s
+
+    def run_script(self, srv, proto, commands):
+        p = tool(srv, proto, "script")
+        out, _ = p.communicate(script_input(commands), timeout=60 * gbtest.SLOW)
+        self.assertEqual(p.returncode, 0, out[-500:])
+        return split_replies(out)
+
+    def socket_replies(self, srv, commands):
+        out = []
+        with Raw(srv) as r:
+            for c in commands:
+                out.append(r.call_raw(*c))
+        return out
+
+    def test_replies_equal_socket_path(self):
+        """The same command stream over a ring and over the Unix socket, each on
+        a fresh server, gives byte-identical replies (doubles are compared in the
+        form the socket prints them)."""
+        want = self.socket_replies(self.server(), CORPUS)
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                got = self.run_script(self.server(), proto, CORPUS)
+                self.assertEqual(len(got), len(want))
+                for i, (g, w) in enumerate(zip(got, want)):
+                    self.assertEqual(g, w, "command %d %r over %s" % (i, CORPUS[i], proto))
+
+    def test_typed_calls(self):
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server()
+                p = tool(srv, proto, "typed")
+                out, _ = p.communicate(timeout=30 * gbtest.SLOW)
+                text = out.decode(errors="replace")
+                self.assertEqual(p.returncode, 0, text)
+                for line in ("get hello 5", "get-missing -1", "incrby 5", "del 1", "hset 2", "hget v2", "zadd 2",
+                             "zadd-incr 1 2", "zscore 1 -2.25", "lpush 3", "rpop x", "typed ok"):
+                    self.assertIn(line, text)
+                # LPUSH x y z leaves z at the head: BLPOP gets it, then times out (null array)
+                self.assertIn("*2\r\n$3\r\nt:l\r\n$1\r\nz\r\n", text)
+                self.assertIn("*-1\r\n", text)
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("GET", "t:n"), b"5")
+                    self.assertTrue(0 < int(r.call("PTTL", "t:ttl")) <= 100000)
+
+    def test_claim_errors_and_full_pool(self):
+        srv = self.server("--rings", "2")
+        holders = [tool(srv, "resp", "hold", 30) for _ in range(2)]
+        self.addCleanup(lambda: [h.kill() for h in holders])
+        for h in holders:
+            self.assertTrue(h.stdout.readline().startswith(b"claimed"))
+        p = tool(srv, "resp", "hold", 1)
+        out, _ = p.communicate(timeout=10)
+        self.assertIn(b"ring pool exhausted: all 2 slots are claimed", out)
+        self.assertNotEqual(p.returncode, 0)
+        with Raw(srv) as r:
+            self.assertIn(b"only on the Unix socket",
+                          Raw(srv, tcp=True).call("RING", "CLAIM", "RESP", "1"))
+            self.assertIn(b"layout version mismatch", r.call("RING", "CLAIM", "RESP", "99"))
+            self.assertIn(b"must be SBE or RESP", r.call("RING", "CLAIM", "XML", "1"))
+            self.assertIn(b"holds no ring slot", r.call("RING", "RELEASE"))
+            self.assertEqual(r.call("RING", "HELP")[0][:4], b"RING")
+        info = srv.info("rings")
+        self.assertEqual(info["ring_slots_claimed"], "2")
+        for h in holders:
+            h.kill()
+            h.wait()
+        self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0", 1.0 * gbtest.SLOW),
+                        "a closed control connection returns its slot within a second")
+
+    def test_rings_disabled(self):
+        srv = self.server("--rings", "0")
+        with Raw(srv) as r:
+            self.assertIn(b"rings are disabled", r.call("RING", "CLAIM", "RESP", "1"))
+
+    def test_fifty_clients_churn(self):
+        srv = self.server("--rings", "16")
+        procs = [tool(srv, PROTOCOLS[i % len(PROTOCOLS)], "churn", 10) for i in range(50)]
+        for p in procs:
+            out, _ = p.communicate(timeout=120 * gbtest.SLOW)
+            self.assertEqual(p.returncode, 0, out)
+        with Raw(srv) as r:
+            self.assertEqual(r.call("GET", "churn:counter"), b"500")
+        self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0", 2 * gbtest.SLOW))
+        self.assertEqual(srv.info("rings")["ring_violations_total"], "0")
+
+    def test_sigkill_mid_request(self):
+        srv = self.server("--rings", "8")
+        loops = [tool(srv, PROTOCOLS[i % len(PROTOCOLS)], "loop") for i in range(3)]
+        self.addCleanup(lambda: [p.kill() for p in loops])
+        for p in loops:
+            self.assertEqual(p.stdout.readline(), b"looping\n")
+        time.sleep(0.2)
+        loops[0].send_signal(signal.SIGKILL)
+        loops[0].wait()
+        self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "2", 1.0 * gbtest.SLOW),
+                        "the killed client's slot is reclaimed within a second")
+        with Raw(srv) as r:
+            a = int(r.call("GET", "loop:counter"))
+            time.sleep(0.3)
+            b = int(r.call("GET", "loop:counter"))
+        self.assertGreater(b, a, "the surviving ring clients keep going")
+        for p in loops[1:]:
+            self.assertIsNone(p.poll())
+        self.assertTrue(srv.ping_ok())
+
+    def test_hostile_scribbler(self):
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server("--rings", "4")
+                good = tool(srv, "resp", "loop")
+                self.addCleanup(good.kill)
+                self.assertEqual(good.stdout.readline(), b"looping\n")
+                bad = tool(srv, proto, "scribble", 2, 1234)
+                out, _ = bad.communicate(timeout=60 * gbtest.SLOW)
+                self.assertIn(b"server closed the ring", out, out)
+                self.assertTrue(srv.ping_ok())
+                self.assertGreaterEqual(int(srv.info("rings")["ring_violations_total"]), 1)
+                self.assertRegex(srv.log(), r"Ring slot \d+ .*slot reset and client disconnected")
+                with Raw(srv) as r:
+                    a = int(r.call("GET", "loop:counter"))
+                    time.sleep(0.3)
+                    b = int(r.call("GET", "loop:counter"))
+                self.assertGreater(b, a, "the well-behaved ring client is unaffected")
+                self.assertIsNone(good.poll())
+                good.kill()
+                good.wait()
+
+    def test_blocking_over_ring(self):
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server()
+                p = tool(srv, proto, "script")
+                p.stdin.write(script_input([["BLPOP", "q", "0"]]))
+                p.stdin.flush()
+                time.sleep(0.3)
+                self.assertTrue(wait_until(lambda: srv.info("clients")["blocked_clients"] == "1", 2))
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("RPUSH", "q", "job"), 1)
+                p.stdin.close()
+                out = p.stdout.read()
+                p.wait(timeout=10)
+                self.assertEqual(split_replies(out)[0], b"*2\r\n$1\r\nq\r\n$3\r\njob\r\n")
+
+    def test_idle_server_cpu(self):
+        """Once the spin budget is spent, a server with attached (idle) ring
+        clients sleeps: under 1% of a core."""
+        srv = self.server("--ring-spin-us", "50")
+        holders = [tool(srv, proto, "hold", 10) for proto in PROTOCOLS]
+        self.addCleanup(lambda: [h.kill() for h in holders])
+        for h in holders:
+            self.assertTrue(h.stdout.readline().startswith(b"claimed"))
+        time.sleep(0.5)
+
+        def cpu_seconds():
+            with open("/proc/%d/stat" % srv.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        c0, t0 = cpu_seconds(), time.time()
+        time.sleep(3)
+        used = (cpu_seconds() - c0) / (time.time() - t0)
+        self.assertLess(used, 0.01, "idle server used %.2f%% of a core" % (used * 100))
+        self.assertEqual(srv.info("rings")["ring_server_parked"], "yes")
+
+    @unittest.skipUnless(os.path.exists("/proc/self/numa_maps"), "no /proc/<pid>/numa_maps (not Linux or no NUMA)")
+    def test_placement_cpu_binds_and_verifies(self):
+        cpu = 1 if os.cpu_count() and os.cpu_count() > 1 else 0
+        srv = self.server("--cpu", str(cpu), "--numa-arena")
+        info = srv.info("rings")
+        if info.get("ring_numa_node") == "-1":
+            self.skipTest("kernel or container without NUMA: placement is a logged no-op (%s)" % srv.log()[-200:])
+        node = info["ring_numa_node"]
+        self.assertEqual(info["ring_placement_verified"], "yes")
+        self.assertEqual(info["ring_engine_pinned"], "yes")
+        with open("/proc/%d/numa_maps" % srv.pid) as f:
+            lines = [l for l in f if "memfd:goblin-shm" in l]
+        self.assertTrue(lines, "ring mappings are visible in numa_maps")
+        for l in lines:
+            nodes = re.findall(r"\bN(\d+)=", l)
+            self.assertTrue(nodes, l)
+            self.assertEqual(set(nodes), {node}, l)
+        self.assertIn("bound strictly to NUMA node %s" % node, srv.log())
+
+    @unittest.skipUnless(os.path.exists("/proc/sys/vm/nr_hugepages"), "no huge page pool on this system")
+    def test_hugepages_from_empty_pool_is_fatal(self):
+        with open("/proc/sys/vm/nr_hugepages") as f:
+            if int(f.read()) != 0:
+                self.skipTest("this machine has huge pages reserved; the empty-pool path needs nr_hugepages=0")
+        srv = Server("goblin", ["--ring-hugepages", "yes", "--rings", "2"], wait=False)
+        self.addCleanup(srv.cleanup)
+        rc = srv.proc.wait(timeout=30)
+        log = srv.log()
+        self.assertGreater(rc, 0, "exit status, not a signal or core dump: %s" % log)
+        self.assertIn("huge", log.lower())
+        self.assertIn("--ring-hugepages no", log)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
