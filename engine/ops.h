@@ -12,6 +12,7 @@
 
 #include "engine/db.h"
 #include "engine/result.h"
+#include "engine/t_hash.h"
 #include "engine/t_zset.h"
 
 /* ---- lists (engine/cmd_list.c) ---- */

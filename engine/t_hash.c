@@ -225,16 +225,19 @@ bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
         return hbig_set(h->p, f, v);
     unsigned char *lp = h->p;
     unsigned char *p = gb_lp_find(lp, gb_lp_first(lp), f, 1);
+    bool created = !p;
     if (p) {
         unsigned char *vp = gb_lp_next(lp, p);
         h->p = gb_lp_replace(lp, &vp, v);
-        return false;
+    } else {
+        lp = gb_lp_append(lp, f);
+        h->p = gb_lp_append(lp, v);
     }
-    lp = gb_lp_append(lp, f);
-    h->p = gb_lp_append(lp, v);
+    /* After an update too, as Redis's hashTypeSet: a hash left over the
+     * threshold by a CONFIG SET converts at its next write. */
     if (gb_lp_count(h->p) / 2 > cfg->hash_max_listpack_entries)
         to_hashtable(h);
-    return true;
+    return created;
 }
 
 size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const gb_slice *fields,

@@ -43,6 +43,8 @@ static bool hset(hmodel *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
     if (at >= 0) {
         h->e[at].vlen = v.len;
         memcpy(h->e[at].v, v.ptr, v.len);
+        if (h->n > cfg->hash_max_listpack_entries) /* after a CONFIG SET lowered it */
+            h->big = true;
         return false;
     }
     if (h->n == h->cap) {
