@@ -1,5 +1,7 @@
 #include "engine/blocking.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -155,8 +157,16 @@ bool gb_blocking_allowed(const gb_client *c) { return !(c->flags & (GB_CLIENT_IN
 
 bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms)
 {
-    /* Redis: getTimeoutFromObjectOrReply with UNIT_SECONDS parses a long
-     * double; NaN/inf and trailing garbage are "not a float or out of range". */
+    /* Redis 7.0 (timeout.c getTimeoutFromObjectOrReply, UNIT_SECONDS):
+     *   string2ld: strtold on at most 5 KiB; leading whitespace, trailing
+     *   garbage, NaN, EINVAL, and ERANGE overflow or underflow to zero are
+     *   "not a float or out of range" (inf is accepted);
+     *   tval = (long long)ceill(secs * 1000): sub-millisecond timeouts wait
+     *   1 ms, and -0.0009 s rounds to 0 = forever;
+     *   tval < 0 is "timeout is negative". A product outside long long
+     *   (inf, 1e16 s) converts to LLONG_MIN on x86-64, so Redis calls it
+     *   negative too: we do the same on every platform. Any other value is
+     *   accepted (a deadline centuries away). */
     long double secs;
     /* Fast path: up to 9 plain digits ("0", "1", "30": what queues send)
      * are exactly what strtold would make of them, without its cost. */
@@ -167,7 +177,7 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
     if (i > 0 && i == arg.len) {
         secs = isecs;
     } else {
-        char buf[64];
+        char buf[5 * 1024]; /* Redis's MAX_LONG_DOUBLE_CHARS */
         if (arg.len == 0 || arg.len >= sizeof buf) {
             gb_reply_error(c, "ERR timeout is not a float or out of range");
             return false;
@@ -175,30 +185,25 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
         memcpy(buf, arg.ptr, arg.len);
         buf[arg.len] = '\0';
         char *end;
+        errno = 0;
         secs = strtold(buf, &end);
-        if (*end != '\0' || buf[0] == ' ' || isnan((double)secs) || isinf((double)secs)) {
+        if (isspace((unsigned char)buf[0]) || *end != '\0' ||
+            (errno == ERANGE && (secs == HUGE_VALL || secs == -HUGE_VALL || fpclassify(secs) == FP_ZERO)) ||
+            errno == EINVAL || isnan(secs)) {
             gb_reply_error(c, "ERR timeout is not a float or out of range");
             return false;
         }
     }
-    if (secs < 0) {
+    long double ms = ceill(secs * 1000.0L);
+    if (!(ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L) || ms < 0) {
         gb_reply_error(c, "ERR timeout is negative");
-        return false;
-    }
-    long double ms = secs * 1000.0L;
-    /* Redis rounds up sub-millisecond timeouts: 0.0001 s still waits 1 ms,
-     * never "forever". */
-    if (ms > 0 && ms < 1)
-        ms = 1;
-    if (ms > (long double)(INT64_MAX / 2)) {
-        gb_reply_error(c, "ERR timeout is out of range");
         return false;
     }
     if (c->flags & GB_CLIENT_REEXEC) {
         *deadline_ms = c->reexec_deadline;
         return true;
     }
-    uint64_t ims = (uint64_t)ms;
+    uint64_t ims = (uint64_t)ms; /* < 2^63: now + ims cannot wrap */
     *deadline_ms = ims ? c->eng->now_mono_ms + ims : 0;
     return true;
 }
