@@ -410,7 +410,11 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
             if (rank == INT64_MIN) {
-                gb_reply_error(c, "ERR value is out of range");
+                /* Redis 7.0 negates LONG_MIN here (undefined behaviour: it
+                 * acts as RANK -1 until COUNT overflows too); 7.2 rejects it
+                 * with getRangeLongFromObjectOrReply's text, as we do. */
+                gb_reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
+                                  "9223372036854775807");
                 return;
             }
         } else if (gb_slice_ieq(argv[j], "count") && more) {
