@@ -6,6 +6,7 @@ noeviction, --logfile, signals, --databases, --timeout.
 
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -136,7 +137,6 @@ class CommandLine(unittest.TestCase):
                 self.assertEqual(cfg["client-output-buffer-limit"], "normal %d %d 60" % (64 << 20, 16 << 20))
                 r.close()
         finally:
-            import shutil
             shutil.rmtree(d, ignore_errors=True)
 
     def test_config_file_errors_name_line_and_option(self):
@@ -157,7 +157,6 @@ class CommandLine(unittest.TestCase):
                     for n in needles:
                         self.assertIn(n, out)
         finally:
-            import shutil
             shutil.rmtree(d, ignore_errors=True)
 
 
@@ -169,13 +168,13 @@ class Listeners(unittest.TestCase):
         port = holder.getsockname()[1]
         try:
             d = tempfile.mkdtemp(prefix="gbit-")
+            self.addCleanup(shutil.rmtree, d, True)
             rc, out = start_expect_failure(["--port", port, "--unixsocket", os.path.join(d, "x.sock")])
             self.assertNotEqual(rc, 0)
             lines = [l for l in out.splitlines() if str(port) in l]
             self.assertTrue(lines, out)
             self.assertTrue(all("already in use" in l for l in lines), out)
             self.assertFalse(os.path.exists(os.path.join(d, "x.sock")), "socket file left behind")
-            os.rmdir(d)
         finally:
             holder.close()
 
@@ -190,6 +189,7 @@ class Listeners(unittest.TestCase):
 
     def test_stale_socket_file_is_replaced(self):
         d = tempfile.mkdtemp(prefix="gbit-")
+        self.addCleanup(shutil.rmtree, d, True)
         path = os.path.join(d, "stale.sock")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.bind(path)
@@ -199,10 +199,10 @@ class Listeners(unittest.TestCase):
             self.assertTrue(srv.ping_ok())
             self.assertIn("Ready to accept", srv.log())
         self.assertFalse(os.path.exists(path))
-        os.rmdir(d)
 
     def test_regular_file_at_socket_path_is_refused(self):
         d = tempfile.mkdtemp(prefix="gbit-")
+        self.addCleanup(shutil.rmtree, d, True)
         path = os.path.join(d, "file.sock")
         with open(path, "w") as f:
             f.write("precious")
@@ -211,8 +211,6 @@ class Listeners(unittest.TestCase):
         self.assertIn("not a socket", out)
         with open(path) as f:
             self.assertEqual(f.read(), "precious")
-        os.unlink(path)
-        os.rmdir(d)
 
     def test_unixsocketperm(self):
         for perm, mode in (("700", 0o700), ("755", 0o755), ("770", 0o770)):
@@ -440,7 +438,6 @@ class Limits(unittest.TestCase):
                 self.assertIn(srv.sock, text)
                 self.assertNotIn("Ready to accept", srv.log(), "log lines on stderr despite --logfile")
         finally:
-            import shutil
             shutil.rmtree(d, ignore_errors=True)
 
     @unittest.skipUnless(os.environ.get("GOBLIN_TEST_KNOWN_BUGS"),
@@ -461,7 +458,6 @@ class Limits(unittest.TestCase):
                 self.assertIn("Protocol error", text)
                 self.assertNotIn("Protocol error", srv.log())
         finally:
-            import shutil
             shutil.rmtree(d, ignore_errors=True)
 
     def test_startup_log_summary(self):
