@@ -17,11 +17,32 @@
 
 /* ---- the type --------------------------------------------------------------- */
 
-static void hash_free(void *obj) { gb_hash_free(obj); }
-static void *hash_dup(const void *obj) { return gb_hash_dup(obj); }
-static const char *hash_encoding(const void *obj) { return gb_hash_encoding_name(obj); }
-static size_t hash_mem(const void *obj) { return gb_hash_mem(obj); }
-static size_t hash_length(const void *obj) { return gb_hash_len(obj); }
+/* The keyspace holds packed pointers (engine/cmd_types.h). */
+static void hash_free(void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    gb_hash_release(&u.h);
+}
+static void *hash_dup(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_tobj_adopt(gb_hash_dup(&u.h));
+}
+static const char *hash_encoding(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_hash_encoding_name(&u.h);
+}
+static size_t hash_mem(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_hash_payload_mem(&u.h);
+}
+static size_t hash_length(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_hash_len(&u.h);
+}
 
 static const gb_type_ops hash_type_ops = {"hash", hash_free, hash_dup, hash_encoding, hash_mem, hash_length};
 
@@ -29,31 +50,37 @@ void gb_hash_type_register(void) { gb_type_register(GB_TYPE_HASH, &hash_type_ops
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static gb_hash *lookup_hash(gb_client *c, gb_slice key, bool write, bool *wrong)
+/* The hash under key in o (NULL when missing); NULL after replying
+ * WRONGTYPE, with *wrong set. */
+static gb_hash *lookup_hash(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    return gb_types_lookup(c, key, GB_TYPE_HASH, write, wrong);
+    int r = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, write, o);
+    *wrong = r < 0;
+    if (*wrong)
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    return r > 0 ? &o->o.h : NULL;
 }
 
 /* Redis's hashTypeLookupWriteOrCreate: the hash under key, created empty
  * (and added to the db) when missing; NULL after replying WRONGTYPE. */
-static gb_hash *lookup_or_create(gb_client *c, gb_slice key)
+static gb_hash *lookup_or_create(gb_client *c, gb_slice key, gb_tobj *o)
 {
     bool wrong;
-    gb_hash *h = lookup_hash(c, key, true, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_hash *h = lookup_hash(c, key, true, o, &wrong);
+    if (wrong)
         return NULL;
-    }
     if (!h) {
-        h = gb_hash_new();
-        gb_db_add_object(c->db, key, GB_TYPE_HASH, h);
+        gb_tobj_add(c->db, key, GB_TYPE_HASH, gb_hash_new(), o);
+        h = &o->o.h;
     }
     return h;
 }
 
-static void delete_if_empty(gb_client *c, gb_slice key, gb_hash *h)
+/* After a change: writes the header back, deletes the key when empty. */
+static void sync_or_delete(gb_client *c, gb_slice key, gb_tobj *o)
 {
-    if (gb_hash_len(h) == 0)
+    gb_tobj_sync(o);
+    if (gb_hash_len(&o->o.h) == 0)
         gb_db_delete(c->db, key);
 }
 
@@ -63,33 +90,28 @@ gb_result gb_op_hset(gb_db *db, gb_slice key, size_t n, const gb_slice *fields, 
                      int64_t *added)
 {
     *added = 0;
-    gb_kv *kv = gb_db_lookup_write(db, key);
-    gb_hash *h;
-    if (kv) {
-        if (kv->type != GB_TYPE_HASH)
-            return GB_R_WRONGTYPE;
-        h = kv->v.ptr;
-    } else {
-        if (n == 0)
-            return GB_R_OK;
-        h = gb_hash_new();
-        gb_db_add_object(db, key, GB_TYPE_HASH, h);
-    }
+    gb_tobj o;
+    int found = gb_tobj_lookup(db, key, GB_TYPE_HASH, true, &o);
+    if (found < 0)
+        return GB_R_WRONGTYPE;
+    if (n == 0)
+        return GB_R_OK;
+    if (!found)
+        gb_tobj_add(db, key, GB_TYPE_HASH, gb_hash_new(), &o);
     gb_types_config cfg = gb_types_cfg(db->eng);
-    *added = (int64_t)gb_hash_set_many(h, &cfg, n, fields, values);
-    if (n)
-        gb_engine_key_modified(db, key);
+    *added = (int64_t)gb_hash_set_many(&o.o.h, &cfg, n, fields, values);
+    gb_tobj_sync(&o);
+    gb_engine_key_modified(db, key);
     return GB_R_OK;
 }
 
 gb_result gb_op_hget(gb_db *db, gb_slice key, gb_slice field, gb_slice *out, char *buf)
 {
-    gb_kv *kv = gb_db_lookup_read(db, key);
-    if (!kv)
-        return GB_R_NOTFOUND;
-    if (kv->type != GB_TYPE_HASH)
-        return GB_R_WRONGTYPE;
-    return gb_hash_get(kv->v.ptr, field, out, buf) ? GB_R_OK : GB_R_NOTFOUND;
+    gb_tobj o;
+    int found = gb_tobj_lookup(db, key, GB_TYPE_HASH, false, &o);
+    if (found <= 0)
+        return found < 0 ? GB_R_WRONGTYPE : GB_R_NOTFOUND;
+    return gb_hash_get(&o.o.h, field, out, buf) ? GB_R_OK : GB_R_NOTFOUND;
 }
 
 /* ---- writes ------------------------------------------------------------------- */
@@ -102,7 +124,7 @@ static void hset_generic(gb_client *c, int argc, gb_slice *argv, bool hmset)
         return;
     }
     size_t n = (size_t)(argc - 2) / 2;
-    gb_slice stackf[16], stackv[16];
+    gb_slice stackf[16] = {{0}}, stackv[16] = {{0}}; /* (zeroed: keeps gcc -O2 from a false "maybe uninitialized") */
     gb_slice *fields = n <= 16 ? stackf : gb_malloc(n * sizeof *fields);
     gb_slice *values = n <= 16 ? stackv : gb_malloc(n * sizeof *values);
     for (size_t i = 0; i < n; i++) {
@@ -129,11 +151,13 @@ static void cmd_hmset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, 
 static void cmd_hsetnx(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_hash *h = lookup_or_create(c, argv[1]);
+    gb_tobj o;
+    gb_hash *h = lookup_or_create(c, argv[1], &o);
     if (!h)
         return;
     gb_types_config cfg = gb_types_cfg(c->eng);
     if (gb_hash_setnx(h, &cfg, argv[2], argv[3])) {
+        gb_tobj_sync(&o);
         gb_engine_key_modified(c->db, argv[1]);
         gb_reply_int(c, 1);
     } else {
@@ -144,18 +168,17 @@ static void cmd_hsetnx(gb_client *c, int argc, gb_slice *argv)
 static void cmd_hdel(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_hash *h = lookup_hash(c, argv[1], true, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_tobj o;
+    gb_hash *h = lookup_hash(c, argv[1], true, &o, &wrong);
+    if (wrong)
         return;
-    }
     if (!h) {
         gb_reply_int(c, 0);
         return;
     }
     size_t n = gb_hash_del(h, (size_t)(argc - 2), argv + 2);
     if (n) {
-        delete_if_empty(c, argv[1], h);
+        sync_or_delete(c, argv[1], &o);
         gb_engine_key_modified(c->db, argv[1]);
     }
     gb_reply_int(c, (int64_t)n);
@@ -167,7 +190,8 @@ static void cmd_hincrby(gb_client *c, int argc, gb_slice *argv)
     int64_t incr;
     if (!gb_arg_ll(c, argv[3], &incr))
         return;
-    gb_hash *h = lookup_or_create(c, argv[1]);
+    gb_tobj o;
+    gb_hash *h = lookup_or_create(c, argv[1], &o);
     if (!h)
         return;
     gb_types_config cfg = gb_types_cfg(c->eng);
@@ -181,8 +205,7 @@ static void cmd_hincrby(gb_client *c, int argc, gb_slice *argv)
         gb_engine_key_modified(c->db, argv[1]);
         gb_reply_int(c, v);
     }
-    if (rc)
-        delete_if_empty(c, argv[1], h); /* a key created for nothing goes again */
+    sync_or_delete(c, argv[1], &o); /* a key created for nothing goes again */
 }
 
 static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
@@ -197,7 +220,8 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR value is NaN or Infinity");
         return;
     }
-    gb_hash *h = lookup_or_create(c, argv[1]);
+    gb_tobj o;
+    gb_hash *h = lookup_or_create(c, argv[1], &o);
     if (!h)
         return;
     gb_types_config cfg = gb_types_cfg(c->eng);
@@ -212,8 +236,7 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
         gb_engine_key_modified(c->db, argv[1]);
         gb_reply_bulk(c, buf, len);
     }
-    if (rc)
-        delete_if_empty(c, argv[1], h);
+    sync_or_delete(c, argv[1], &o);
 }
 
 /* ---- reads -------------------------------------------------------------------- */
@@ -235,11 +258,10 @@ static void cmd_hget(gb_client *c, int argc, gb_slice *argv)
 static void cmd_hmget(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_hash *h = lookup_hash(c, argv[1], false, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_tobj o;
+    gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
+    if (wrong)
         return;
-    }
     gb_reply_array(c, argc - 2);
     for (int i = 2; i < argc; i++) {
         char buf[GB_HASH_VALUE_BUF];
@@ -257,11 +279,10 @@ enum int_query { Q_LEN, Q_EXISTS, Q_STRLEN };
 static void int_query(gb_client *c, gb_slice *argv, enum int_query q)
 {
     bool wrong;
-    gb_hash *h = lookup_hash(c, argv[1], false, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_tobj o;
+    gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
+    if (wrong)
         return;
-    }
     int64_t v = 0;
     if (h) {
         if (q == Q_LEN)
@@ -309,11 +330,10 @@ static void emit_pair(void *ctx, gb_slice field, gb_slice value)
 static void getall_generic(gb_client *c, gb_slice key, int want)
 {
     bool wrong;
-    gb_hash *h = lookup_hash(c, key, false, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_tobj o;
+    gb_hash *h = lookup_hash(c, key, false, &o, &wrong);
+    if (wrong)
         return;
-    }
     if (!h) {
         gb_reply_array(c, 0);
         return;
@@ -344,11 +364,12 @@ static void cmd_hvals(gb_client *c, int argc, gb_slice *argv)
 static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
+    gb_tobj o;
     if (argc == 2) {
-        gb_hash *h = lookup_hash(c, argv[1], false, &wrong);
+        gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
         if (wrong)
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
-        else if (!h)
+            return;
+        if (!h)
             gb_reply_nil(c);
         else {
             emit_ctx e = {c, WANT_FIELD};
@@ -369,11 +390,9 @@ static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
         if (!gb_types_random_pairs_ok(c, count))
             return;
     }
-    gb_hash *h = lookup_hash(c, argv[1], false, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
+    if (wrong)
         return;
-    }
     if (!h || count == 0) {
         gb_reply_array(c, 0);
         return;
@@ -393,24 +412,23 @@ static void cmd_hscan(gb_client *c, int argc, gb_slice *argv)
     if (!gb_parse_scan_cursor(c, argv[2], &cursor))
         return;
     bool wrong;
-    gb_hash *h = lookup_hash(c, argv[1], false, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    gb_tobj o;
+    gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
+    if (wrong)
         return;
-    }
     if (!h) {
         gb_scan_reply_empty(c);
         return;
     }
-    gb_scan_opts o;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &o))
+    gb_scan_opts so;
+    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
         return;
     gb_scan_buf b;
-    gb_scan_buf_init(&b, &o);
-    int64_t budget = o.count * 10;
+    gb_scan_buf_init(&b, &so);
+    int64_t budget = so.count * 10;
     do {
         cursor = gb_hash_scan(h, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_HASH) < (size_t)o.count);
+    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_HASH) < (size_t)so.count);
     gb_scan_buf_reply(c, &b, cursor, GB_SCAN_HASH);
 }
 

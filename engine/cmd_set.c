@@ -13,11 +13,32 @@
 
 /* ---- the type ---------------------------------------------------------------- */
 
-static void set_free(void *obj) { gb_set_free(obj); }
-static void *set_dup(const void *obj) { return gb_set_dup(obj); }
-static const char *set_encoding(const void *obj) { return gb_set_encoding_name(obj); }
-static size_t set_mem(const void *obj) { return gb_set_mem(obj); }
-static size_t set_length(const void *obj) { return gb_set_card(obj); }
+/* The keyspace holds packed pointers (engine/cmd_types.h). */
+static void set_free(void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    gb_set_release(&u.s);
+}
+static void *set_dup(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_tobj_adopt(gb_set_dup(&u.s));
+}
+static const char *set_encoding(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_set_encoding_name(&u.s);
+}
+static size_t set_mem(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_set_payload_mem(&u.s);
+}
+static size_t set_length(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_set_card(&u.s);
+}
 
 static const gb_type_ops set_type_ops = {"set", set_free, set_dup, set_encoding, set_mem, set_length};
 
@@ -25,9 +46,21 @@ void gb_set_type_register(void) { gb_type_register(GB_TYPE_SET, &set_type_ops); 
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static gb_set *lookup_set(gb_client *c, gb_slice key, bool write, bool *wrong)
+/* The set under key in o (NULL when missing); *wrong when it holds another
+ * type (nothing replied: SMOVE decides the order of its checks). */
+static gb_set *lookup_set(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    return gb_types_lookup(c, key, GB_TYPE_SET, write, wrong);
+    int r = gb_tobj_lookup(c->db, key, GB_TYPE_SET, write, o);
+    *wrong = r < 0;
+    return r > 0 ? &o->o.s : NULL;
+}
+
+/* After a change: writes the header back, deletes the key when empty. */
+static void sync_or_delete(gb_client *c, gb_slice key, gb_tobj *o)
+{
+    gb_tobj_sync(o);
+    if (gb_set_card(&o->o.s) == 0)
+        gb_db_delete(c->db, key);
 }
 
 static void emit_bulk(void *ctx, gb_slice m) { gb_reply_slice(ctx, m); }
@@ -37,17 +70,19 @@ static void emit_bulk(void *ctx, gb_slice m) { gb_reply_slice(ctx, m); }
 static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
     }
     gb_types_config cfg = gb_types_cfg(c->eng);
     if (!s) {
-        s = gb_set_new_for(&cfg, argv[2], (size_t)(argc - 2));
-        gb_db_add_object(c->db, argv[1], GB_TYPE_SET, s);
+        gb_tobj_add(c->db, argv[1], GB_TYPE_SET, gb_set_new_for(&cfg, argv[2], (size_t)(argc - 2)), &o);
+        s = &o.o.s;
     }
     size_t added = gb_set_add_many(s, &cfg, (size_t)(argc - 2), argv + 2);
+    gb_tobj_sync(&o);
     if (added)
         gb_engine_key_modified(c->db, argv[1]);
     gb_reply_int(c, (int64_t)added);
@@ -56,7 +91,8 @@ static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
 static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -67,8 +103,7 @@ static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
     }
     size_t n = gb_set_remove_many(s, (size_t)(argc - 2), argv + 2);
     if (n) {
-        if (gb_set_card(s) == 0)
-            gb_db_delete(c->db, argv[1]);
+        sync_or_delete(c, argv[1], &o);
         gb_engine_key_modified(c->db, argv[1]);
     }
     gb_reply_int(c, (int64_t)n);
@@ -79,8 +114,9 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     bool wrong_src, wrong_dst;
-    gb_set *src = lookup_set(c, argv[1], true, &wrong_src);
-    gb_set *dst = lookup_set(c, argv[2], true, &wrong_dst);
+    gb_tobj os, od;
+    gb_set *src = lookup_set(c, argv[1], true, &os, &wrong_src);
+    gb_set *dst = lookup_set(c, argv[2], true, &od, &wrong_dst);
     if (!src && !wrong_src) {
         gb_reply_int(c, 0);
         return;
@@ -89,7 +125,7 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
     }
-    if (src == dst) {
+    if (dst && os.kv == od.kv) { /* the same key */
         gb_reply_int(c, gb_set_ismember(src, argv[3]));
         return;
     }
@@ -98,19 +134,19 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     gb_types_config cfg = gb_types_cfg(c->eng);
-    bool created = false;
-    if (!dst) {
-        dst = gb_set_new_for(&cfg, argv[3], 1);
-        created = true;
-    }
+    gb_set *fresh = NULL;
+    if (!dst)
+        dst = fresh = gb_set_new_for(&cfg, argv[3], 1);
     size_t before = gb_set_card(dst);
     gb_set_move(src, dst, &cfg, argv[3]);
-    if (gb_set_card(src) == 0)
-        gb_db_delete(c->db, argv[1]);
-    if (created)
-        gb_db_add_object(c->db, argv[2], GB_TYPE_SET, dst);
+    size_t after = gb_set_card(dst);
+    if (!fresh)
+        gb_tobj_sync(&od);
+    sync_or_delete(c, argv[1], &os);
+    if (fresh)
+        gb_tobj_add(c->db, argv[2], GB_TYPE_SET, fresh, &od);
     gb_engine_key_modified(c->db, argv[1]);
-    if (gb_set_card(dst) != before)
+    if (after != before)
         gb_engine_key_modified(c->db, argv[2]);
     gb_reply_int(c, 1);
 }
@@ -129,7 +165,8 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
         !gb_types_arg_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -149,8 +186,7 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     if (argc == 3)
         gb_reply_array(c, (int64_t)GB_MIN((uint64_t)count, gb_set_card(s)));
     gb_set_pop(s, &cfg, (size_t)count, emit_pop, c);
-    if (gb_set_card(s) == 0)
-        gb_db_delete(c->db, argv[1]);
+    sync_or_delete(c, argv[1], &o);
     gb_engine_key_modified(c->db, argv[1]);
 }
 
@@ -160,7 +196,8 @@ static void cmd_sismember(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
     if (wrong)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else
@@ -170,7 +207,8 @@ static void cmd_sismember(gb_client *c, int argc, gb_slice *argv)
 static void cmd_smismember(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -184,7 +222,8 @@ static void cmd_scard(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
     if (wrong)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else
@@ -199,8 +238,9 @@ static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     bool wrong;
+    gb_tobj o;
     if (argc == 2) {
-        gb_set *s = lookup_set(c, argv[1], false, &wrong);
+        gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
         if (wrong)
             gb_reply_error(c, GB_ERR_WRONGTYPE);
         else if (!s)
@@ -212,7 +252,7 @@ static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
     int64_t count;
     if (!gb_types_random_count(c, argv[2], &count))
         return;
-    gb_set *s = lookup_set(c, argv[1], false, &wrong);
+    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -227,15 +267,20 @@ static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- algebra ------------------------------------------------------------------------- */
 
-/* Looks up every key (missing: NULL, an empty set); replies WRONGTYPE and
- * returns false at the first key of another type. *missing counts the
- * missing keys. */
-static bool lookup_sets(gb_client *c, gb_slice *keys, size_t n, const gb_set **sets, size_t *missing)
+/* Looks up every key (missing: NULL, an empty set) into objs[] and
+ * sets[]; the same key named twice gives the same pointer (the algebra
+ * recognizes repeated inputs). Replies WRONGTYPE and returns false at the
+ * first key of another type. *missing counts the missing keys. */
+static bool lookup_sets(gb_client *c, gb_slice *keys, size_t n, gb_tobj *objs, const gb_set **sets,
+                        size_t *missing)
 {
     *missing = 0;
     for (size_t i = 0; i < n; i++) {
         bool wrong;
-        sets[i] = lookup_set(c, keys[i], false, &wrong);
+        sets[i] = lookup_set(c, keys[i], false, &objs[i], &wrong);
+        for (size_t j = 0; sets[i] && j < i; j++)
+            if (objs[j].kv == objs[i].kv)
+                sets[i] = sets[j];
         if (wrong) {
             gb_reply_error(c, GB_ERR_WRONGTYPE);
             return false;
@@ -275,9 +320,11 @@ enum { MODE_REPLY, MODE_STORE, MODE_CARD };
 static void sinter_generic(gb_client *c, gb_slice *keys, size_t n, const gb_slice *dst, int mode, size_t limit)
 {
     const gb_set *stack[8];
+    gb_tobj stackobj[8];
     const gb_set **sets = n <= 8 ? stack : gb_malloc(n * sizeof *sets);
+    gb_tobj *objs = n <= 8 ? stackobj : gb_malloc(n * sizeof *objs);
     size_t missing;
-    if (!lookup_sets(c, keys, n, sets, &missing))
+    if (!lookup_sets(c, keys, n, objs, sets, &missing))
         goto out;
     if (missing) {
         if (mode == MODE_STORE)
@@ -300,8 +347,10 @@ static void sinter_generic(gb_client *c, gb_slice *keys, size_t n, const gb_slic
         gb_reply_set_deferred(c, h, (int64_t)k);
     }
 out:
-    if (sets != stack)
+    if (sets != stack) {
         gb_free((void *)sets);
+        gb_free(objs);
+    }
 }
 
 static void cmd_sinter(gb_client *c, int argc, gb_slice *argv)
@@ -346,9 +395,11 @@ static void cmd_sintercard(gb_client *c, int argc, gb_slice *argv)
 static void sunion_diff_generic(gb_client *c, gb_slice *keys, size_t n, const gb_slice *dst, bool diff)
 {
     const gb_set *stack[8];
+    gb_tobj stackobj[8];
     const gb_set **sets = n <= 8 ? stack : gb_malloc(n * sizeof *sets);
+    gb_tobj *objs = n <= 8 ? stackobj : gb_malloc(n * sizeof *objs);
     size_t missing;
-    if (lookup_sets(c, keys, n, sets, &missing)) {
+    if (lookup_sets(c, keys, n, objs, sets, &missing)) {
         gb_types_config cfg = gb_types_cfg(c->eng);
         gb_set *r = diff ? gb_set_diff(sets, n, &cfg) : gb_set_union(sets, n, &cfg);
         if (dst) {
@@ -359,8 +410,10 @@ static void sunion_diff_generic(gb_client *c, gb_slice *keys, size_t n, const gb
             gb_set_free(r);
         }
     }
-    if (sets != stack)
+    if (sets != stack) {
         gb_free((void *)sets);
+        gb_free(objs);
+    }
 }
 
 static void cmd_sunion(gb_client *c, int argc, gb_slice *argv)
@@ -389,7 +442,8 @@ static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
     if (!gb_parse_scan_cursor(c, argv[2], &cursor))
         return;
     bool wrong;
-    gb_set *s = lookup_set(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -398,15 +452,15 @@ static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
         gb_scan_reply_empty(c);
         return;
     }
-    gb_scan_opts o;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &o))
+    gb_scan_opts so;
+    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
         return;
     gb_scan_buf b;
-    gb_scan_buf_init(&b, &o);
-    int64_t budget = o.count * 10;
+    gb_scan_buf_init(&b, &so);
+    int64_t budget = so.count * 10;
     do {
         cursor = gb_set_scan(s, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_SET) < (size_t)o.count);
+    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_SET) < (size_t)so.count);
     gb_scan_buf_reply(c, &b, cursor, GB_SCAN_SET);
 }
 

@@ -1,29 +1,48 @@
 #include "engine/cmd_types.h"
 
+#include <stdlib.h>
+
 #include "engine/blocking.h"
 #include "engine/cmd_util.h"
 #include "engine/mem.h"
 #include "engine/reply.h"
 #include "engine/util.h"
 
-void *gb_types_lookup(gb_client *c, gb_slice key, enum gb_type t, bool write, bool *wrong)
+int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj *o)
 {
-    *wrong = false;
-    gb_kv *kv = write ? gb_db_lookup_write(c->db, key) : gb_db_lookup_read(c->db, key);
+    gb_kv *kv = write ? gb_db_lookup_write(db, key) : gb_db_lookup_read(db, key);
+    o->kv = NULL;
     if (!kv)
-        return NULL;
-    if (kv->type != t) {
-        *wrong = true;
-        return NULL;
-    }
-    return kv->v.ptr;
+        return 0;
+    if (kv->type != t)
+        return -1;
+    o->kv = kv;
+    o->o = gb_tobj_unpack(kv->v.ptr);
+    return 1;
+}
+
+void *gb_tobj_adopt(void *heap_hdr)
+{
+    gb_tobj_hdr *u = heap_hdr;
+    void *packed = gb_tobj_pack(u->h.enc, u->h.p);
+    if (((uintptr_t)u->h.p & 3u) || u->h.enc > 3)
+        abort(); /* representations are malloc'd: never */
+    gb_free(heap_hdr);
+    return packed;
+}
+
+void gb_tobj_add(gb_db *db, gb_slice key, enum gb_type t, void *heap_hdr, gb_tobj *o)
+{
+    void *packed = gb_tobj_adopt(heap_hdr);
+    o->kv = gb_db_add_object(db, key, t, packed);
+    o->o = gb_tobj_unpack(packed);
 }
 
 void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj)
 {
     bool existed = gb_db_delete(c->db, key);
     if (obj)
-        gb_db_add_object(c->db, key, t, obj); /* signals BZPOP* waiters for a zset */
+        gb_db_add_object(c->db, key, t, gb_tobj_adopt(obj)); /* signals BZPOP* waiters for a zset */
     if (obj || existed)
         gb_engine_key_modified(c->db, key);
 }

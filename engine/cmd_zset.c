@@ -18,11 +18,32 @@
 
 /* ---- the type ------------------------------------------------------------------ */
 
-static void zset_free(void *obj) { gb_zset_free(obj); }
-static void *zset_dup(const void *obj) { return gb_zset_dup(obj); }
-static const char *zset_encoding(const void *obj) { return gb_zset_encoding_name(obj); }
-static size_t zset_mem(const void *obj) { return gb_zset_mem(obj); }
-static size_t zset_length(const void *obj) { return gb_zset_card(obj); }
+/* The keyspace holds packed pointers (engine/cmd_types.h). */
+static void zset_free(void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    gb_zset_release(&u.z);
+}
+static void *zset_dup(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_tobj_adopt(gb_zset_dup(&u.z));
+}
+static const char *zset_encoding(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_zset_encoding_name(&u.z);
+}
+static size_t zset_mem(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_zset_payload_mem(&u.z);
+}
+static size_t zset_length(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return gb_zset_card(&u.z);
+}
 
 static const gb_type_ops zset_type_ops = {"zset", zset_free, zset_dup, zset_encoding, zset_mem, zset_length};
 
@@ -34,15 +55,21 @@ void gb_zset_type_register(void) { gb_type_register(GB_TYPE_ZSET, &zset_type_ops
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static gb_zset *lookup_zset(gb_client *c, gb_slice key, bool write, bool *wrong)
+/* The sorted set under key in o (NULL when missing); *wrong when it holds
+ * another type (the caller replies). */
+static gb_zset *lookup_zset(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    return gb_types_lookup(c, key, GB_TYPE_ZSET, write, wrong);
+    int r = gb_tobj_lookup(c->db, key, GB_TYPE_ZSET, write, o);
+    *wrong = r < 0;
+    return r > 0 ? &o->o.z : NULL;
 }
 
-static void delete_if_empty(gb_client *c, gb_slice key, gb_zset *z)
+/* After a change: writes the header back, deletes the key when empty. */
+static void sync_or_delete(gb_db *db, gb_slice key, gb_tobj *o)
 {
-    if (gb_zset_card(z) == 0)
-        gb_db_delete(c->db, key);
+    gb_tobj_sync(o);
+    if (gb_zset_card(&o->o.z) == 0)
+        gb_db_delete(db, key);
 }
 
 /* Replies member (and score) for each emitted pair. */
@@ -88,29 +115,24 @@ gb_result gb_op_zadd(gb_db *db, gb_slice key, int flags, size_t n, const double 
     bool nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX, gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
     if ((nx && xx) || (nx && (gt || lt)) || (gt && lt) || ((flags & GB_ZADD_INCR) && n != 1))
         return GB_R_SYNTAX;
-    gb_kv *kv = gb_db_lookup_write(db, key);
-    gb_zset *z;
-    if (kv) {
-        if (kv->type != GB_TYPE_ZSET)
-            return GB_R_WRONGTYPE;
-        z = kv->v.ptr;
-    } else {
+    gb_tobj o;
+    int found = gb_tobj_lookup(db, key, GB_TYPE_ZSET, true, &o);
+    if (found < 0)
+        return GB_R_WRONGTYPE;
+    gb_types_config cfg = gb_types_cfg(db->eng);
+    if (!found) {
         if (xx || n == 0)
             return GB_R_OK;
-        gb_types_config cfg = gb_types_cfg(db->eng);
         /* redis-server 7.0 sizes a new set by its first member only. */
-        z = gb_zset_new(&cfg, 1, members[0].len);
-        gb_db_add_object(db, key, GB_TYPE_ZSET, z);
+        gb_tobj_add(db, key, GB_TYPE_ZSET, gb_zset_new(&cfg, 1, members[0].len), &o);
     }
-    gb_types_config cfg = gb_types_cfg(db->eng);
-    int rc = gb_zset_add(z, &cfg, flags & ~GB_ZADD_CH, n, scores, members, res);
+    int rc = gb_zset_add(&o.o.z, &cfg, flags & ~GB_ZADD_CH, n, scores, members, res);
     if (res->added || res->updated) {
         gb_engine_key_modified(db, key);
         if (res->added)
             gb_blocking_signal_key(db, key);
     }
-    if (gb_zset_card(z) == 0)
-        gb_db_delete(db, key); /* created, then nothing was added */
+    sync_or_delete(db, key, &o); /* deleted when created and then nothing was added */
     if (rc == 0)
         return GB_R_OK;
     return rc == GB_ERANGE ? GB_R_NAN : GB_R_SYNTAX;
@@ -118,12 +140,11 @@ gb_result gb_op_zadd(gb_db *db, gb_slice key, int flags, size_t n, const double 
 
 gb_result gb_op_zscore(gb_db *db, gb_slice key, gb_slice member, double *out)
 {
-    gb_kv *kv = gb_db_lookup_read(db, key);
-    if (!kv)
-        return GB_R_NOTFOUND;
-    if (kv->type != GB_TYPE_ZSET)
-        return GB_R_WRONGTYPE;
-    return gb_zset_score(kv->v.ptr, member, out) ? GB_R_OK : GB_R_NOTFOUND;
+    gb_tobj o;
+    int found = gb_tobj_lookup(db, key, GB_TYPE_ZSET, false, &o);
+    if (found <= 0)
+        return found < 0 ? GB_R_WRONGTYPE : GB_R_NOTFOUND;
+    return gb_zset_score(&o.o.z, member, out) ? GB_R_OK : GB_R_NOTFOUND;
 }
 
 /* ---- ZADD / ZINCRBY ---------------------------------------------------------------------- */
@@ -227,7 +248,8 @@ static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
 static void cmd_zmscore(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -246,7 +268,8 @@ static void cmd_zcard(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else
@@ -262,7 +285,8 @@ static void cmd_zcount(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else
@@ -278,7 +302,8 @@ static void cmd_zlexcount(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else
@@ -301,7 +326,8 @@ static void rank_generic(gb_client *c, int argc, gb_slice *argv, bool reverse)
         withscore = true;
     }
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -419,7 +445,8 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
     }
 
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[start], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[start], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -492,7 +519,8 @@ static void cmd_zrevrangebylex(gb_client *c, int argc, gb_slice *argv)
 static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -503,7 +531,7 @@ static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
     }
     size_t n = gb_zset_remove(z, (size_t)(argc - 2), argv + 2);
     if (n) {
-        delete_if_empty(c, argv[1], z);
+        sync_or_delete(c->db, argv[1], &o);
         gb_engine_key_modified(c->db, argv[1]);
     }
     gb_reply_int(c, (int64_t)n);
@@ -527,7 +555,8 @@ static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
         return;
     }
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -544,7 +573,7 @@ static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
     else
         n = gb_zset_remrange_lex(z, &lr);
     if (n) {
-        delete_if_empty(c, argv[1], z);
+        sync_or_delete(c->db, argv[1], &o);
         gb_engine_key_modified(c->db, argv[1]);
     }
     gb_reply_int(c, (int64_t)n);
@@ -573,8 +602,9 @@ static void cmd_zremrangebylex(gb_client *c, int argc, gb_slice *argv)
  * [key, [[member, score], ...]] (ZMPOP, BZMPOP). */
 enum pop_shape { POP_FLAT, POP_BZPOP, POP_MPOP };
 
-static void pop_reply(gb_client *c, gb_slice key, gb_zset *z, bool max, size_t count, enum pop_shape shape)
+static void pop_reply(gb_client *c, gb_slice key, gb_tobj *o, bool max, size_t count, enum pop_shape shape)
 {
+    gb_zset *z = &o->o.z;
     size_t n = GB_MIN(count, gb_zset_card(z));
     emit_ctx ec = {c, true, shape == POP_MPOP};
     if (shape == POP_FLAT) {
@@ -588,7 +618,7 @@ static void pop_reply(gb_client *c, gb_slice key, gb_zset *z, bool max, size_t c
         gb_reply_array(c, (int64_t)n);
     }
     gb_zset_pop(z, max, n, emit_reply, &ec);
-    delete_if_empty(c, key, z);
+    sync_or_delete(c->db, key, o);
     gb_engine_key_modified(c->db, key);
 }
 
@@ -603,7 +633,8 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
         !gb_types_arg_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], true, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -612,7 +643,7 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
         gb_reply_array(c, 0);
         return;
     }
-    pop_reply(c, argv[1], z, max, count == -1 ? 1 : (size_t)count, POP_FLAT);
+    pop_reply(c, argv[1], &o, max, count == -1 ? 1 : (size_t)count, POP_FLAT);
 }
 
 static void cmd_zpopmin(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, false); }
@@ -661,14 +692,15 @@ static void cmd_zmpop(gb_client *c, int argc, gb_slice *argv)
     if (!parse_mpop(c, argc, argv, 1, &numkeys, &max, &count))
         return;
     for (int i = 0; i < numkeys; i++) {
-        gb_kv *kv = gb_db_lookup_write(c->db, argv[2 + i]);
-        if (!kv)
+        gb_tobj o;
+        int found = gb_tobj_lookup(c->db, argv[2 + i], GB_TYPE_ZSET, true, &o);
+        if (!found)
             continue;
-        if (kv->type != GB_TYPE_ZSET) {
+        if (found < 0) {
             gb_reply_error(c, GB_ERR_WRONGTYPE);
             return;
         }
-        pop_reply(c, argv[2 + i], kv->v.ptr, max, (size_t)count, POP_MPOP);
+        pop_reply(c, argv[2 + i], &o, max, (size_t)count, POP_MPOP);
         return;
     }
     gb_reply_nil_array(c);
@@ -681,14 +713,15 @@ static bool bpop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t
 {
     for (int i = 0; i < nkeys; i++) {
         bool wrong;
-        gb_zset *z = lookup_zset(c, keys[i], true, &wrong);
+        gb_tobj o;
+        gb_zset *z = lookup_zset(c, keys[i], true, &o, &wrong);
         if (wrong) {
             gb_reply_error(c, GB_ERR_WRONGTYPE);
             return true;
         }
         if (!z || gb_zset_card(z) == 0)
             continue;
-        pop_reply(c, keys[i], z, max, count, shape);
+        pop_reply(c, keys[i], &o, max, count, shape);
         return true;
     }
     return false;
@@ -738,7 +771,8 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
 {
     bool wrong;
     if (argc == 2) {
-        gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+        gb_tobj o;
+        gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
         if (wrong)
             gb_reply_error(c, GB_ERR_WRONGTYPE);
         else if (!z)
@@ -762,7 +796,8 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
         if (!gb_types_random_pairs_ok(c, count))
             return;
     }
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -786,7 +821,8 @@ static void cmd_zscan(gb_client *c, int argc, gb_slice *argv)
     if (!gb_parse_scan_cursor(c, argv[2], &cursor))
         return;
     bool wrong;
-    gb_zset *z = lookup_zset(c, argv[1], false, &wrong);
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
     if (wrong) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -795,15 +831,15 @@ static void cmd_zscan(gb_client *c, int argc, gb_slice *argv)
         gb_scan_reply_empty(c);
         return;
     }
-    gb_scan_opts o;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &o))
+    gb_scan_opts so;
+    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
         return;
     gb_scan_buf b;
-    gb_scan_buf_init(&b, &o);
-    int64_t budget = o.count * 10;
+    gb_scan_buf_init(&b, &so);
+    int64_t budget = so.count * 10;
     do {
         cursor = gb_zset_scan(z, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_ZSET) < (size_t)o.count);
+    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_ZSET) < (size_t)so.count);
     gb_scan_buf_reply(c, &b, cursor, GB_SCAN_ZSET);
 }
 
@@ -831,19 +867,28 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
     }
     size_t n = (size_t)setnum;
     gb_zsrc stacksrc[8];
+    gb_tobj stackobj[8];
     gb_zsrc *src = n <= 8 ? stacksrc : gb_malloc(n * sizeof *src);
+    gb_tobj *objs = n <= 8 ? stackobj : gb_malloc(n * sizeof *objs);
     int j = numkeys_idx + 1;
     for (size_t i = 0; i < n; i++, j++) {
         src[i].zset = NULL;
         src[i].set = NULL;
         src[i].weight = 1.0;
-        gb_kv *kv = gb_db_lookup_read(c->db, argv[j]);
-        if (!kv)
+        objs[i].kv = gb_db_lookup_read(c->db, argv[j]);
+        if (!objs[i].kv)
             continue;
-        if (kv->type == GB_TYPE_ZSET) {
-            src[i].zset = kv->v.ptr;
-        } else if (kv->type == GB_TYPE_SET) {
-            src[i].set = kv->v.ptr;
+        size_t first = i; /* the same key twice: the same object (the algebra compares pointers) */
+        for (size_t k = 0; k < i; k++)
+            if (objs[k].kv == objs[i].kv) {
+                first = k;
+                break;
+            }
+        objs[i].o = gb_tobj_unpack(objs[i].kv->v.ptr);
+        if (objs[i].kv->type == GB_TYPE_ZSET) {
+            src[i].zset = &objs[first].o.z;
+        } else if (objs[i].kv->type == GB_TYPE_SET) {
+            src[i].set = &objs[first].o.s;
         } else {
             gb_reply_error(c, GB_ERR_WRONGTYPE);
             goto out;
@@ -914,8 +959,10 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
         gb_zset_free(z);
     }
 out:
-    if (src != stacksrc)
+    if (src != stacksrc) {
         gb_free(src);
+        gb_free(objs);
+    }
 }
 
 static void cmd_zunion(gb_client *c, int argc, gb_slice *argv)

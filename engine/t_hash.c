@@ -130,14 +130,20 @@ gb_hash *gb_hash_new(void)
     return h;
 }
 
-void gb_hash_free(gb_hash *h)
+void gb_hash_release(gb_hash *h)
 {
-    if (!h)
-        return;
     if (h->enc == GB_HASH_LISTPACK)
         gb_lp_free(h->p);
     else
         hbig_free(h->p);
+    h->p = NULL;
+}
+
+void gb_hash_free(gb_hash *h)
+{
+    if (!h)
+        return;
+    gb_hash_release(h);
     gb_free(h);
 }
 
@@ -153,9 +159,11 @@ size_t gb_hash_len(const gb_hash *h)
     return gb_htable_size(&((const hbig *)h->p)->ht);
 }
 
-size_t gb_hash_mem(const gb_hash *h)
+size_t gb_hash_mem(const gb_hash *h) { return gb_mem_usable((void *)h) + gb_hash_payload_mem(h); }
+
+size_t gb_hash_payload_mem(const gb_hash *h)
 {
-    size_t n = gb_mem_usable((void *)h) + gb_mem_usable(h->p);
+    size_t n = gb_mem_usable(h->p);
     if (h->enc == GB_HASH_HASHTABLE) {
         const hbig *b = h->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht);

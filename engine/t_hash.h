@@ -51,6 +51,9 @@ typedef void (*gb_hash_emit_fn)(void *ctx, gb_slice field, gb_slice value);
 /* An empty hash (listpack). */
 gb_hash *gb_hash_new(void);
 void gb_hash_free(gb_hash *h);
+/* Frees the representation only, for a header the caller owns (the
+ * command layer keeps headers on the stack; see engine/cmd_types.h). */
+void gb_hash_release(gb_hash *h);
 gb_hash *gb_hash_dup(const gb_hash *h);
 
 static inline gb_hash_enc gb_hash_encoding(const gb_hash *h) { return (gb_hash_enc)h->enc; }
@@ -58,6 +61,8 @@ const char *gb_hash_encoding_name(const gb_hash *h);
 size_t gb_hash_len(const gb_hash *h);
 /* Bytes held (header, listpack or records + buckets), as allocated. */
 size_t gb_hash_mem(const gb_hash *h);
+/* The same without the 16-byte header. */
+size_t gb_hash_payload_mem(const gb_hash *h);
 
 /* HSET one pair; returns true when the field is new. */
 bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice field, gb_slice value);

@@ -125,11 +125,17 @@ gb_set *gb_set_new_for(const gb_types_config *cfg, gb_slice first, size_t size_h
     return s;
 }
 
+void gb_set_release(gb_set *s)
+{
+    rep_free(s->enc, s->p);
+    s->p = NULL;
+}
+
 void gb_set_free(gb_set *s)
 {
     if (!s)
         return;
-    rep_free(s->enc, s->p);
+    gb_set_release(s);
     gb_free(s);
 }
 
@@ -151,9 +157,11 @@ size_t gb_set_card(const gb_set *s)
     }
 }
 
-size_t gb_set_mem(const gb_set *s)
+size_t gb_set_mem(const gb_set *s) { return gb_mem_usable((void *)s) + gb_set_payload_mem(s); }
+
+size_t gb_set_payload_mem(const gb_set *s)
 {
-    size_t n = gb_mem_usable((void *)s) + gb_mem_usable(s->p);
+    size_t n = gb_mem_usable(s->p);
     if (s->enc == GB_SET_HASHTABLE) {
         const sbig *b = s->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht);

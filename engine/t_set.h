@@ -58,6 +58,9 @@ gb_set *gb_set_new(void);
  * else listpack if size_hint <= set-max-listpack-entries, else hashtable. */
 gb_set *gb_set_new_for(const gb_types_config *cfg, gb_slice first, size_t size_hint);
 void gb_set_free(gb_set *s);
+/* Frees the representation only, for a header the caller owns (the
+ * command layer keeps headers on the stack; see engine/cmd_types.h). */
+void gb_set_release(gb_set *s);
 gb_set *gb_set_dup(const gb_set *s);
 
 static inline gb_set_enc gb_set_encoding(const gb_set *s) { return (gb_set_enc)s->enc; }
@@ -65,6 +68,8 @@ const char *gb_set_encoding_name(const gb_set *s);
 size_t gb_set_card(const gb_set *s);
 /* Bytes held (header, blocks, records, buckets), as allocated. */
 size_t gb_set_mem(const gb_set *s);
+/* The same without the 16-byte header. */
+size_t gb_set_payload_mem(const gb_set *s);
 
 /* Adds m; returns true when it was not a member. */
 bool gb_set_add(gb_set *s, const gb_types_config *cfg, gb_slice m);

@@ -204,14 +204,20 @@ gb_zset *gb_zset_new(const gb_types_config *cfg, size_t size_hint, size_t maxlen
     return z;
 }
 
-void gb_zset_free(gb_zset *z)
+void gb_zset_release(gb_zset *z)
 {
-    if (!z)
-        return;
     if (z->enc == GB_ZSET_LISTPACK)
         gb_lp_free(z->p);
     else
         big_free(z->p);
+    z->p = NULL;
+}
+
+void gb_zset_free(gb_zset *z)
+{
+    if (!z)
+        return;
+    gb_zset_release(z);
     gb_free(z);
 }
 
@@ -227,9 +233,11 @@ size_t gb_zset_card(const gb_zset *z)
     return (size_t)gb_zset_tree_count(&((const zbig *)z->p)->tree);
 }
 
-size_t gb_zset_mem(const gb_zset *z)
+size_t gb_zset_mem(const gb_zset *z) { return gb_mem_usable((void *)z) + gb_zset_payload_mem(z); }
+
+size_t gb_zset_payload_mem(const gb_zset *z)
 {
-    size_t n = gb_mem_usable((void *)z) + gb_mem_usable(z->p);
+    size_t n = gb_mem_usable(z->p);
     if (z->enc == GB_ZSET_BTREE) {
         const zbig *b = z->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht) + gb_zset_tree_bytes(&b->tree);

@@ -65,6 +65,9 @@ typedef void (*gb_zset_emit_fn)(void *ctx, gb_slice member, double score);
  * to match redis-server 7.0, which only looks at the first member. */
 gb_zset *gb_zset_new(const gb_types_config *cfg, size_t size_hint, size_t maxlen_hint);
 void gb_zset_free(gb_zset *z);
+/* Frees the representation only, for a header the caller owns (the
+ * command layer keeps headers on the stack; see engine/cmd_types.h). */
+void gb_zset_release(gb_zset *z);
 gb_zset *gb_zset_dup(const gb_zset *z);
 
 static inline gb_zset_enc gb_zset_encoding(const gb_zset *z) { return (gb_zset_enc)z->enc; }
@@ -72,6 +75,8 @@ const char *gb_zset_encoding_name(const gb_zset *z);
 size_t gb_zset_card(const gb_zset *z);
 /* Bytes held (header, listpack or nodes + records + buckets), as allocated. */
 size_t gb_zset_mem(const gb_zset *z);
+/* The same without the 16-byte header. */
+size_t gb_zset_payload_mem(const gb_zset *z);
 
 /* ---- ZADD / ZINCRBY ---- */
 
