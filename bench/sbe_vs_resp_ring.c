@@ -54,21 +54,22 @@ int main(int argc, char **argv)
     const char *extra[] = {"--ring-spin-us", "1000000", NULL};
     if (gb_bench_server_start(&srv, server, scpu, extra) != 0)
         return 1;
+    if (cdf)
+        unlink(cdf);
+    /* The floor first, while this thread is unpinned: its helper thread
+     * inherits our affinity and must still be able to move to the server's
+     * CPU (the server is idle meanwhile). */
+    gb_hist *h = gb_hist_new();
+    gb_bench_floor(ccpu, scpu < 0 ? -1 : scpu, seconds, h);
+    gb_lat_summary floor = gb_hist_summary(h);
+    if (cdf)
+        gb_hist_write_cdf(h, cdf, "floor");
     gb_bench_pin(ccpu, "client");
     gb_ring_client *sbe = claim(srv.sock, GB_RING_SBE), *resp = claim(srv.sock, GB_RING_RESP);
     if (!sbe || !resp || bench_ring_prepare(sbe) != 0) {
         gb_bench_server_stop(&srv);
         return 1;
     }
-    if (cdf)
-        unlink(cdf);
-    gb_hist *h = gb_hist_new();
-    gb_bench_floor(ccpu, scpu < 0 ? -1 : scpu, seconds, h);
-    gb_lat_summary floor = gb_hist_summary(h);
-    if (cdf)
-        gb_hist_write_cdf(h, cdf, "floor");
-    /* The floor used a helper thread on the server's CPU: re-pin ourselves. */
-    gb_bench_pin(ccpu, "client");
 
     gb_lat_summary res[2][sizeof ops / sizeof ops[0]];
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {

@@ -121,6 +121,10 @@ static void conn_close(conn *c)
 
 /* ---- engine hooks --------------------------------------------------------------- */
 
+/* An active idle handle only makes the loop poll without blocking; libuv
+ * refuses to start one without a callback, hence this empty one. */
+static void idle_noop(uv_idle_t *h) { (void)h; }
+
 static void queue_resume(conn *c)
 {
     if (c->resume_queued || c->closing)
@@ -131,7 +135,7 @@ static void queue_resume(conn *c)
     if (!c->srv->idle_on) {
         /* An active idle handle makes the loop poll without blocking, so the
          * resumed client runs in this iteration's check phase. */
-        uv_idle_start(&c->srv->idle, NULL);
+        uv_idle_start(&c->srv->idle, idle_noop);
         c->srv->idle_on = true;
     }
 }
@@ -580,7 +584,7 @@ static void check_cb(uv_check_t *h)
     if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
         busy = true;
     if (busy && !srv->idle_on) {
-        uv_idle_start(&srv->idle, NULL);
+        uv_idle_start(&srv->idle, idle_noop);
         srv->idle_on = true;
     } else if (!busy && srv->idle_on) {
         uv_idle_stop(&srv->idle);
