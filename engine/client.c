@@ -139,6 +139,15 @@ void gb_client_execute(gb_client *c, int argc, gb_slice *argv)
     const gb_command_def *d = cmd->def;
     if (!arity_ok(d, argc)) {
         cmd->rejected_calls++;
+        if (d->proc == gb_multi_exec_proc) {
+            /* Redis's execCommandAbort: a rejected EXEC discards the
+             * transaction (if any) and says why. */
+            gb_reply_errorf(c, "EXECABORT Transaction discarded because of: wrong number of arguments for '%s' command",
+                            d->name);
+            gb_multi_discard(c);
+            gb_multi_unwatch_all(c);
+            return;
+        }
         gb_reply_wrong_arity(c, d->name);
         if (c->flags & GB_CLIENT_MULTI)
             c->flags |= GB_CLIENT_DIRTY_EXEC;

@@ -708,7 +708,7 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
 static void config_apply(gb_engine *eng, const char *name)
 {
     if (strcmp(name, "loglevel") == 0)
-        gb_log_set(eng->cfg.loglevel, NULL);
+        gb_log_set_level(eng->cfg.loglevel);
 }
 
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)

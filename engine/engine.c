@@ -25,6 +25,8 @@ void gb_log_set(int level, FILE *out)
     log_out = out;
 }
 
+void gb_log_set_level(int level) { log_level = level; }
+
 void gb_log(int level, const char *fmt, ...)
 {
     if (level < log_level)

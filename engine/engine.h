@@ -114,5 +114,7 @@ void gb_engine_info(gb_engine *eng, const char *section, void (*out)(void *ctx, 
 /* Logging, with the level filter from the settings. */
 void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb_log_set(int level, FILE *out);
+/* Changes the level only (CONFIG SET loglevel keeps --logfile). */
+void gb_log_set_level(int level);
 
 #endif

@@ -78,7 +78,7 @@ size_t gb_list_compact_remove(unsigned char **lpp, gb_slice v, long long count)
 {
     unsigned char *lp = *lpp;
     size_t removed = 0;
-    size_t limit = count == 0 ? SIZE_MAX : (size_t)(count < 0 ? -count : count);
+    size_t limit = count == 0 ? SIZE_MAX : (count < 0 ? (size_t)0 - (size_t)count : (size_t)count); /* no signed negation: count may be LLONG_MIN */
     if (count >= 0) {
         unsigned char *p = gb_lp_first(lp);
         while (p && removed < limit) {

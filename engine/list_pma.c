@@ -909,7 +909,7 @@ size_t gb_list_pma_visit(gb_list_pma *p, size_t first, size_t last, bool rev,
 
 size_t gb_list_pma_remove(gb_list_pma *p, gb_slice v, long long count)
 {
-    size_t limit = count == 0 ? SIZE_MAX : (size_t)(count < 0 ? -count : count);
+    size_t limit = count == 0 ? SIZE_MAX : (count < 0 ? (size_t)0 - (size_t)count : (size_t)count); /* no signed negation: count may be LLONG_MIN */
     size_t removed = 0;
     if (p->n == 0)
         return 0;

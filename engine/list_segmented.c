@@ -822,7 +822,7 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
     s->ver++;
     gb_lp_key key;
     gb_lp_key_init(&key, v);
-    size_t limit = count == 0 ? SIZE_MAX : (size_t)(count < 0 ? -count : count);
+    size_t limit = count == 0 ? SIZE_MAX : (count < 0 ? (size_t)0 - (size_t)count : (size_t)count); /* no signed negation: count may be LLONG_MIN */
     size_t removed = 0;
     bool fwd = count >= 0;
     size_t scanned = 0;

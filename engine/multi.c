@@ -236,7 +236,7 @@ static void cmd_discard(gb_client *c, int argc, gb_slice *argv)
     gb_reply_ok(c);
 }
 
-static void cmd_exec(gb_client *c, int argc, gb_slice *argv)
+void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     (void)argv;
@@ -300,7 +300,7 @@ static void cmd_unwatch(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(multi,
     {"multi", 1, GB_CMD_NOMULTI | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_multi, "transactions",
      "Starts a transaction.", "1.2.0"},
-    {"exec", 1, GB_CMD_NOMULTI | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_exec, "transactions",
+    {"exec", 1, GB_CMD_NOMULTI | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, gb_multi_exec_proc, "transactions",
      "Executes all commands in a transaction.", "1.2.0"},
     {"discard", 1, GB_CMD_NOMULTI | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_discard,
      "transactions", "Discards a transaction.", "2.0.0"},

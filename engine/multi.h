@@ -27,5 +27,7 @@ bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *arg
 void gb_multi_queue(gb_client *c, struct gb_command *cmd, int argc, gb_slice *argv);
 void gb_multi_discard(gb_client *c);
 void gb_multi_unwatch_all(gb_client *c);
+/* EXEC's handler (the engine recognises EXEC by it when rejecting). */
+void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv);
 
 #endif

@@ -37,6 +37,16 @@ static FILE *open_log(const gb_settings *cfg)
     return f;
 }
 
+/* A start-up failure: one line in the log, and on the terminal too when the
+ * log goes to a file. */
+static int fatal(FILE *logf, const char *msg)
+{
+    gb_log(GB_LOG_WARNING, "Fatal: %s", msg);
+    if (logf)
+        fprintf(stderr, "goblin-core: %s\n", msg);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     gb_settings cfg;
@@ -60,26 +70,29 @@ int main(int argc, char **argv)
     char placement[1024] = "";
     gb_ring_pool *rings = gb_ring_pool_create(&cfg, err, sizeof err, placement, sizeof placement);
     if (!rings) {
-        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
-        fprintf(stderr, "goblin-core: %s\n", err);
+        fatal(logf, err);
         gb_settings_free(&cfg);
         return 1;
     }
 
     gb_engine *eng = gb_engine_new(&cfg, err, sizeof err);
     if (!eng) {
-        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
+        fatal(logf, err);
+        gb_ring_pool_free(rings);
+        gb_settings_free(&cfg);
         return 1;
     }
     uv_loop_t loop;
     uv_loop_init(&loop);
     gb_net_server *srv = gb_net_server_new(eng, &loop, err, sizeof err);
     if (!srv) {
-        gb_log(GB_LOG_WARNING, "Fatal: %s", err);
-        fprintf(stderr, "goblin-core: %s\n", err);
+        fatal(logf, err);
+        uv_loop_close(&loop);
         gb_engine_free(eng);
         gb_ring_pool_free(rings);
         gb_settings_free(&cfg);
+        if (logf)
+            fclose(logf);
         return 1;
     }
     gb_ring_pool_attach(rings, eng, srv);

@@ -23,11 +23,6 @@ import redis
 
 def run_goblin(args, timeout=20):
     env = dict(os.environ)
-    # Start-up failures exit without freeing what main() set up so far;
-    # LeakSanitizer would report the libuv loop (apps/server/main.c returns
-    # without uv_loop_close when the listeners fail). Other sanitizer
-    # findings still fail the test.
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
     p = subprocess.run([GOBLIN] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        stdin=subprocess.DEVNULL, timeout=timeout * SLOW, env=env)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
@@ -440,9 +435,6 @@ class Limits(unittest.TestCase):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
-    @unittest.skipUnless(os.environ.get("GOBLIN_TEST_KNOWN_BUGS"),
-                         "known bug: CONFIG SET loglevel sends the log to stderr (cmd_server.c config_apply calls "
-                         "gb_log_set(level, NULL), dropping --logfile's FILE)")
     def test_logfile_survives_config_set_loglevel(self):
         d = tempfile.mkdtemp(prefix="gbit-log-")
         logfile = os.path.join(d, "goblin.log")
