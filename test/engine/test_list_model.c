@@ -342,7 +342,7 @@ static void one_op(world *w, int phase)
         char ib[GB_LIST_INT_BUF];
         gb_slice v;
         bool ok = gb_list_index(l, i, ib, &v);
-        size_t at;
+        size_t at = 0;
         bool want = norm_idx(i, m->len, &at);
         CHECK(ok == want, "index %lld: %d, want %d", i, ok, want);
         if (ok)
@@ -352,7 +352,7 @@ static void one_op(world *w, int phase)
         long long i = rand_index(m->len);
         gb_slice v = gen_value(buf, w->big_every);
         bool ok = gb_list_set(l, i, v);
-        size_t at;
+        size_t at = 0;
         bool want = norm_idx(i, m->len, &at);
         CHECK(ok == want, "set %lld: %d, want %d", i, ok, want);
         if (ok) {

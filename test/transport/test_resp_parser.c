@@ -186,13 +186,13 @@ static void test_hostile_counts_allocate_nothing(void **state)
     gb_resp_parser_init(&p, MAX_BULK);
     char err[128];
     size_t consumed;
-    const char *req = "*2147483647\r\n$3\r\nGET\r\n";
+    char req[] = "*2147483647\r\n$3\r\nGET\r\n";
     int rc = gb_resp_parse(&p, req, strlen(req), &consumed, err, sizeof err);
     assert_int_equal(rc, GB_RESP_NEED_MORE);
     assert_true(p.cap <= 8); /* one argument arrived: the array did not follow the count */
     /* A claimed 512 MB bulk: the parser waits, asking for that many bytes. */
     gb_resp_parser_reset(&p);
-    const char *big = "*1\r\n$536870912\r\n";
+    char big[] = "*1\r\n$536870912\r\n";
     rc = gb_resp_parse(&p, big, strlen(big), &consumed, err, sizeof err);
     assert_int_equal(rc, GB_RESP_NEED_MORE);
     assert_int_equal(gb_resp_bytes_wanted(&p), strlen(big) + 536870912u + 2);
