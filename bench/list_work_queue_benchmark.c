@@ -4,7 +4,11 @@
  *
  *   goblin_core_list_work_queue_benchmark <server-binary> <measured-commands> <pipeline-depth>
  *       [--compare-redis /usr/bin/redis-server] [--csv] [--trials N]
- *       [--only ROW-PREFIX] [--handoffs N] [--no-park] [--no-spin]
+ *       [--csv-out FILE] [--only ROW-PREFIX] [--handoffs N] [--no-park] [--no-spin]
+ *
+ * --csv prints CSV instead of the table; --csv-out FILE writes the same CSV
+ * next to the table (bench/list_chart.py draws docs/img/lists-work-queue.svg
+ * from it).
  *
  * A native C client speaks RESP2 over a Unix socket to one goblin-core per
  * large-list backend (--list-implementation segmented, then pma) and, with
@@ -572,7 +576,8 @@ int main(int argc, char **argv)
     if (argc < 4) {
         fprintf(stderr,
                 "usage: %s <server-binary> <measured-commands> <pipeline-depth> [--compare-redis <redis-server>]\n"
-                "       [--csv] [--trials N] [--only ROW-PREFIX] [--handoffs N] [--no-park] [--no-spin]\n"
+                "       [--csv] [--csv-out FILE] [--trials N] [--only ROW-PREFIX] [--handoffs N]\n"
+                "       [--no-park] [--no-spin]\n"
                 "SERVER_CORE / CLIENT_CORE (default 0 / 1) choose the CPUs.\n",
                 argv[0]);
         return 2;
@@ -582,7 +587,7 @@ int main(int argc, char **argv)
     if (measured_ll <= 0 || depth_ll <= 0 || depth_ll > 100000)
         die("measured-commands and pipeline-depth must be positive (depth at most 100000)");
     size_t measured = (size_t)measured_ll, depth = (size_t)depth_ll;
-    const char *redis = NULL, *only = NULL;
+    const char *redis = NULL, *only = NULL, *csv_out = NULL;
     bool csv = false, park = true;
     int trials = 3;
     size_t handoffs = 10000;
@@ -591,6 +596,8 @@ int main(int argc, char **argv)
             redis = argv[++i];
         else if (!strcmp(argv[i], "--csv"))
             csv = true;
+        else if (!strcmp(argv[i], "--csv-out") && i + 1 < argc)
+            csv_out = argv[++i];
         else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
             trials = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -643,8 +650,11 @@ int main(int argc, char **argv)
                ccpu, LIST_ITEMS, VALUE_LEN);
     }
 
-    if (csv)
-        printf("operation,backend,commands_per_sec,values_per_sec\n");
+    FILE *csvf = csv ? stdout : NULL;
+    if (csv_out && !(csvf = fopen(csv_out, "w")))
+        die("cannot write the --csv-out file");
+    if (csvf)
+        fprintf(csvf, "operation,backend,commands_per_sec,values_per_sec\n");
     double rate[NROWS][MAX_BACKENDS], cpu[NROWS][MAX_BACKENDS];
     memset(rate, 0, sizeof rate);
     memset(cpu, 0, sizeof cpu);
@@ -659,10 +669,12 @@ int main(int argc, char **argv)
         for (int k = 0; k < nbe; k++) {
             rate[ri][k] = median(t[k], trials);
             cpu[ri][k] = median(u[k], trials);
-            if (csv)
-                printf("\"%s\",%s,%.0f,%.0f\n", r->name, be[k].name, rate[ri][k],
-                       r->values ? rate[ri][k] * r->values : 0.0);
+            if (csvf)
+                fprintf(csvf, "\"%s\",%s,%.0f,%.0f\n", r->name, be[k].name, rate[ri][k],
+                        r->values ? rate[ri][k] * r->values : 0.0);
         }
+        if (csvf)
+            fflush(csvf);
         if (csv) {
             fflush(stdout);
             continue;
@@ -746,20 +758,22 @@ int main(int argc, char **argv)
     }
 
     if (park && handoffs > 0) {
-        if (csv)
-            printf("\npark_to_wake,backend,p50_us,p99_us,handoffs\n");
-        else
+        if (csvf)
+            fprintf(csvf, "\npark_to_wake,backend,p50_us,p99_us,handoffs\n");
+        if (!csv)
             printf("\npark-to-wake (LPUSH to a consumer already blocked in BLPOP), %zu handoffs:\n", handoffs);
         for (int k = 0; k < nbe; k++) {
             park_result pr = park_to_wake(&be[k], handoffs);
-            if (csv)
-                printf("LPUSH->BLPOP,%s,%.2f,%.2f,%zu\n", be[k].name, pr.p50_us, pr.p99_us, handoffs);
-            else
+            if (csvf)
+                fprintf(csvf, "LPUSH->BLPOP,%s,%.2f,%.2f,%zu\n", be[k].name, pr.p50_us, pr.p99_us, handoffs);
+            if (!csv)
                 printf("  %-9s median %7.2f us   p99 %7.2f us\n", be[k].name, pr.p50_us, pr.p99_us);
             fflush(stdout);
         }
     }
 
+    if (csvf && csvf != stdout)
+        fclose(csvf);
     for (int k = 0; k < nbe; k++) {
         gb_resp_close(&be[k].conn);
         gb_resp_close(&be[k].ctl);
