@@ -60,6 +60,7 @@ struct gb_ring_pool {
     ring_slot *slots;
     int nslots;
     int nattached;
+    ring_slot **active;  /* the attached slots, so the spin loop visits only them */
     uint64_t ring_bytes;  /* per direction, power of two */
     size_t slot_size;
     int node;             /* -1 without NUMA */
@@ -235,6 +236,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
     }
 
     pool->slots = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->slots);
+    pool->active = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->active);
     for (int i = 0; i < pool->nslots; i++) {
         ring_slot *s = &pool->slots[i];
         s->id = i;
@@ -253,6 +255,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
                 gb_shm_close(&pool->slots[j].shm);
             gb_numa_reset();
             free(pool->slots);
+            free(pool->active);
             free(pool);
             return NULL;
         }
@@ -461,7 +464,11 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
-    pool->nattached--;
+    for (int i = 0; i < pool->nattached; i++)
+        if (pool->active[i] == s) {
+            pool->active[i] = pool->active[--pool->nattached];
+            break;
+        }
     gb_client *exec = s->exec, *owner = s->owner;
     s->exec = NULL;
     s->owner = NULL;
@@ -572,7 +579,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
                             GB_CLIENT_RING | GB_CLIENT_AUTHED);
     s->exec->db = c->db;
     s->state = SLOT_ATTACHED;
-    pool->nattached++;
+    pool->active[pool->nattached++] = s;
     pool->claims++;
 
     char reply[128];
@@ -699,19 +706,18 @@ static bool serve_slot(ring_slot *s)
 
 static void set_server_state(gb_ring_pool *pool, uint32_t st)
 {
-    for (int i = 0; i < pool->nslots; i++)
-        if (pool->slots[i].state == SLOT_ATTACHED)
-            __atomic_store_n(&pool->slots[i].ctrl->server_state, st, __ATOMIC_RELAXED);
+    for (int i = 0; i < pool->nattached; i++)
+        __atomic_store_n(&pool->active[i]->ctrl->server_state, st, __ATOMIC_RELAXED);
 }
 
 static bool poll_once(gb_ring_pool *pool)
 {
     bool worked = false;
-    for (int i = 0; i < pool->nslots; i++) {
-        ring_slot *s = &pool->slots[i];
-        if (s->state == SLOT_ATTACHED && serve_slot(s))
+    /* serve_slot may release slots (reordering `active`): a slot moved into
+     * an index already passed waits for the next pass, which is soon. */
+    for (int i = 0; i < pool->nattached; i++)
+        if (serve_slot(pool->active[i]))
             worked = true;
-    }
     if (worked && pool->eng->nready)
         gb_blocking_serve_ready(pool->eng);
     return worked;
@@ -729,21 +735,29 @@ static bool pool_poll(void *ctx)
     }
     uint64_t start = gb_cycles_now(), now = start;
     bool any = false;
-    for (unsigned iter = 0;; iter++) {
+    for (unsigned iter = 1;; iter++) {
+        /* The engine's clock (expiry decisions) is at most time_cycles stale
+         * when a request is served: refreshed here, cheaply, not per command. */
         if (now - pool->last_time_cycles > pool->time_cycles) {
             gb_engine_update_time(pool->eng);
             pool->last_time_cycles = now;
         }
         if (poll_once(pool)) {
             any = true;
+            now = gb_cycles_now();
             pool->last_work_cycles = now;
+        } else if ((iter & 15) == 0) {
+            /* Idle: read the clock only every 16 passes, so a pass is a few
+             * loads and a pause and a request is noticed within nanoseconds. */
+            now = gb_cycles_now();
+            if (now - pool->last_work_cycles > pool->spin_cycles)
+                break;
+        } else {
+            gb_cpu_relax();
+            continue;
         }
-        now = gb_cycles_now();
         if (now - start > pool->slice_cycles || pool->nattached == 0)
             break;
-        if (now - pool->last_work_cycles > pool->spin_cycles)
-            break;
-        gb_cpu_relax();
     }
     return any;
 }
@@ -761,10 +775,8 @@ static bool pool_prepare_sleep(void *ctx)
         return false;
     set_server_state(pool, GB_RING_SERVER_PARKED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (int i = 0; i < pool->nslots; i++) {
-        ring_slot *s = &pool->slots[i];
-        if (s->state != SLOT_ATTACHED)
-            continue;
+    for (int i = 0; i < pool->nattached; i++) {
+        ring_slot *s = pool->active[i];
         const uint8_t *p;
         uint32_t l;
         bool blocked = (s->exec->flags & GB_CLIENT_BLOCKED) != 0;
@@ -873,6 +885,7 @@ void gb_ring_pool_free(gb_ring_pool *pool)
         free(pool->slots[i].inbuf);
     }
     free(pool->slots);
+    free(pool->active);
     gb_wakefd_close(&pool->wake);
     if (the_pool == pool)
         the_pool = NULL;
