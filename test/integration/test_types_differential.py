@@ -31,8 +31,8 @@ Replies are compared byte for byte except:
 ZRANK/ZREVRANK ... WITHSCORE (Redis 7.2) is not sent: 7.0 rejects it.
 
 A mismatch prints the seed, the index, the command, both replies and the
-commands before it. Environment: GOBLIN_TYPES_SEEDS (default 12),
-GOBLIN_TYPES_OPS (default 2500), GOBLIN_TYPES_SEED (run only this seed).
+commands before it. Environment: GOBLIN_TYPES_SEEDS (default 30),
+GOBLIN_TYPES_OPS (default 3000), GOBLIN_TYPES_SEED (run only this seed).
 """
 
 import os
@@ -43,8 +43,8 @@ import unittest
 import gbtest
 from gbtest import Err, Raw, Server
 
-SEEDS = int(os.environ.get("GOBLIN_TYPES_SEEDS", "12"))
-OPS = int(os.environ.get("GOBLIN_TYPES_OPS", "2500"))
+SEEDS = int(os.environ.get("GOBLIN_TYPES_SEEDS", "30"))
+OPS = int(os.environ.get("GOBLIN_TYPES_OPS", "3000"))
 ONE_SEED = os.environ.get("GOBLIN_TYPES_SEED")
 STRICT = os.environ.get("GOBLIN_TYPES_STRICT") == "1"
 
@@ -146,7 +146,7 @@ class Gen:
         return self.rng.choice([b"abc", b"", b"-9223372036854775808", b"9223372036854775807", b"1.5"])
 
     def timeout(self):
-        return self.rng.choice([b"0.01", b"0.02", b"0.005", b"-1", b"abc", b"", b"0.01"])
+        return self.rng.choice([b"0.01", b"0.02", b"0.005", b"-1", b"abc", b"", b"1e400", b"-1e400", b"0.01"])
 
     def case(self, name):
         if self.rng.random() < 0.1:
