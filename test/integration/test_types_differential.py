@@ -514,12 +514,14 @@ class Pair:
     def __init__(self, goblin, redis, seed):
         self.g = Raw(goblin)
         self.r = Raw(redis)
+        self.g2 = Raw(goblin)  # the blocked client of blocking() scenarios
+        self.r2 = Raw(redis)
         self.seed = seed
         self.hist = []
 
     def close(self):
-        self.g.close()
-        self.r.close()
+        for c in (self.g, self.r, self.g2, self.r2):
+            c.close()
 
     def both(self, argv):
         out = []
@@ -702,6 +704,20 @@ class Pair:
             self.fail(idx, argv, gi, ri, "full scan")
         return ga
 
+    def blocking(self, idx, block_argv, writes):
+        """A second client blocks (BZPOPMIN/BZPOPMAX/BZMPOP) while the first
+        runs `writes`; the blocked client's reply (served, or timed out)
+        must be the same on both servers."""
+        self.hist.append((idx, "(client 2, blocking) " + fmt(block_argv)))
+        for c in (self.g2, self.r2):
+            c.send_cmd(*block_argv)
+        time.sleep(0.02)  # both servers have parked it
+        for mode, argv in writes:
+            self.run(idx, mode, argv)
+        (ga, gr), (ra, rr) = self.g2.read(), self.r2.read()
+        if gr != rr and not same_float(ga, ra):
+            self.fail(idx, block_argv, gr, rr, "reply to the blocked client")
+
     def multi(self, idx, cmds):
         self.run(idx, "exact", [b"MULTI"])
         for argv in cmds:
@@ -745,6 +761,22 @@ def run_stream(goblin, redis, seed, nops):
                 set_profile(pair, rng.choice(profiles), i)
             elif r < 0.02:
                 pair.multi(i, [multi_cmds(g) for _ in range(rng.randint(1, 4))])
+            elif r < 0.026:
+                ks = g.keys(1, 2)
+                block = rng.choice([[b"BZPOPMIN"] + ks + [b"0.3"], [b"BZPOPMAX"] + ks + [b"0.3"],
+                                    [b"BZMPOP", b"0.3", str(len(ks)).encode()] + ks +
+                                    [rng.choice([b"MIN", b"MAX"]), b"COUNT", rng.choice([b"1", b"3"])]])
+                k = rng.choice(ks)
+                writes = [rng.choice([
+                    ("float", [b"ZADD", k, g.score(), g.member(), g.score(), g.member()]),
+                    ("float", [b"ZINCRBY", k, b"1", g.member()]),
+                    ("exact", [b"ZUNIONSTORE", k, b"2", g.key(), g.key()]),
+                    ("exact", [b"ZRANGESTORE", k, g.key(), b"0", b"-1"]),
+                    ("exact", [b"SADD", k, g.member()]),
+                    ("exact", [b"DEL", k]),
+                    ("exact", [b"RENAME", g.key(), k]),
+                ]) for _ in range(rng.randint(1, 2))]
+                pair.blocking(i, block, writes)
             else:
                 mode, argv = rng.choices(fns, weights)[0](g)
                 pair.run(i, mode, argv)
