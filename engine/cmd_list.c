@@ -49,11 +49,12 @@ static gb_list_config list_config(const gb_engine *eng)
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-/* Looks key up for writing; *wrongtype when it holds another type. */
-static gb_list *lookup_list(gb_client *c, gb_slice key, bool *wrongtype)
+/* The list under key (NULL when missing); *wrongtype when it holds another
+ * type. Reads count keyspace hits/misses, writes do not (as in Redis). */
+static gb_list *lookup_list_for(gb_client *c, gb_slice key, bool write, bool *wrongtype)
 {
     *wrongtype = false;
-    gb_kv *kv = gb_db_lookup_write(c->db, key);
+    gb_kv *kv = write ? gb_db_lookup_write(c->db, key) : gb_db_lookup_read(c->db, key);
     if (!kv)
         return NULL;
     if (kv->type != GB_TYPE_LIST) {
@@ -63,17 +64,14 @@ static gb_list *lookup_list(gb_client *c, gb_slice key, bool *wrongtype)
     return kv->v.ptr;
 }
 
+static gb_list *lookup_list(gb_client *c, gb_slice key, bool *wrongtype)
+{
+    return lookup_list_for(c, key, true, wrongtype);
+}
+
 static gb_list *lookup_list_read(gb_client *c, gb_slice key, bool *wrongtype)
 {
-    *wrongtype = false;
-    gb_kv *kv = gb_db_lookup_read(c->db, key);
-    if (!kv)
-        return NULL;
-    if (kv->type != GB_TYPE_LIST) {
-        *wrongtype = true;
-        return NULL;
-    }
-    return kv->v.ptr;
+    return lookup_list_for(c, key, false, wrongtype);
 }
 
 /* After a removal: an empty list's key is deleted, as in Redis. */

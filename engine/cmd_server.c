@@ -467,9 +467,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             "HELP",
             "    Print this help.",
         };
-        gb_reply_array(c, (int64_t)GB_ARRAY_LEN(lines));
-        for (size_t i = 0; i < GB_ARRAY_LEN(lines); i++)
-            gb_reply_status(c, lines[i]);
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         static const char *known[] = {"id", "setname", "getname", "info", "list", "kill", "unblock", "help"};
         for (size_t i = 0; i < GB_ARRAY_LEN(known); i++)
@@ -647,9 +645,7 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
             "HELP",
             "    Print this help.",
         };
-        gb_reply_array(c, (int64_t)GB_ARRAY_LEN(lines));
-        for (size_t i = 0; i < GB_ARRAY_LEN(lines); i++)
-            gb_reply_status(c, lines[i]);
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         gb_reply_unknown_subcommand(c, sub, "command");
     }
@@ -811,9 +807,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
             "HELP",
             "    Print this help.",
         };
-        gb_reply_array(c, (int64_t)GB_ARRAY_LEN(lines));
-        for (size_t i = 0; i < GB_ARRAY_LEN(lines); i++)
-            gb_reply_status(c, lines[i]);
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         gb_reply_unknown_subcommand(c, sub, "config");
     }

@@ -73,3 +73,10 @@ void gb_reply_nil_array(gb_client *c) { c->rops->array(c->rctx, -1); }
 size_t gb_reply_array_deferred(gb_client *c) { return c->rops->array_deferred(c->rctx); }
 
 void gb_reply_set_deferred(gb_client *c, size_t handle, int64_t n) { c->rops->set_deferred(c->rctx, handle, n); }
+
+void gb_reply_help(gb_client *c, const char *const *lines, size_t n)
+{
+    gb_reply_array(c, (int64_t)n);
+    for (size_t i = 0; i < n; i++)
+        gb_reply_status(c, lines[i]);
+}

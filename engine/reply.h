@@ -42,6 +42,8 @@ void gb_reply_bulk_ll(struct gb_client *c, int64_t v);
 void gb_reply_nil(struct gb_client *c);
 void gb_reply_array(struct gb_client *c, int64_t n);
 void gb_reply_nil_array(struct gb_client *c);
+/* The HELP subcommands' reply: one status line per text. */
+void gb_reply_help(struct gb_client *c, const char *const *lines, size_t n);
 size_t gb_reply_array_deferred(struct gb_client *c);
 void gb_reply_set_deferred(struct gb_client *c, size_t handle, int64_t n);
 

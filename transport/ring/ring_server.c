@@ -630,9 +630,7 @@ static void cmd_ring(gb_client *c, int argc, gb_slice *argv)
             "HELP",
             "    Print this help.",
         };
-        gb_reply_array(c, (int64_t)GB_ARRAY_LEN(lines));
-        for (size_t i = 0; i < GB_ARRAY_LEN(lines); i++)
-            gb_reply_status(c, lines[i]);
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         gb_reply_unknown_subcommand(c, argv[1], "ring");
     }
