@@ -284,8 +284,11 @@ def _server_env(kind, env):
     if kind == "goblin":
         # Sanitizer builds: report everything with stacks, free memory back to
         # the OS so RSS checks mean something, keep the quarantine small.
-        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:allocator_release_to_os_interval_ms=50:"
-                                       "quarantine_size_mb=8:malloc_context_size=20")
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:malloc_context_size=20")
+        # Appended even to options the caller set (`make test-sanitize` sets
+        # its own): later settings win, and without these ASan's quarantine
+        # keeps freed memory resident and every RSS check fails.
+        env["ASAN_OPTIONS"] += ":allocator_release_to_os_interval_ms=50:quarantine_size_mb=8"
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0")
         env.setdefault("LSAN_OPTIONS", "report_objects=0")
     return env
