@@ -26,7 +26,8 @@ static bool dup_visit(void *ctx, size_t index, gb_slice v)
 static void *list_dup(const void *obj)
 {
     gb_list *src = (gb_list *)obj;
-    gb_list *dst = gb_list_new(NULL);
+    gb_list_config cfg = gb_list_config_of(src); /* not the defaults: the server's settings */
+    gb_list *dst = gb_list_new(&cfg);
     gb_list_range(src, 0, -1, false, dup_visit, dst);
     return dst;
 }

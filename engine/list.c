@@ -43,6 +43,12 @@ gb_list *gb_list_new(const gb_list_config *cfg)
     return l;
 }
 
+gb_list_config gb_list_config_of(const gb_list *l)
+{
+    gb_list_config cfg = {l->fill, (gb_list_impl)l->large_impl};
+    return cfg;
+}
+
 static void rep_free(gb_list *l)
 {
     switch (l->enc) {

@@ -91,6 +91,9 @@ size_t gb_list_len(const gb_list *l);
 gb_list_encoding gb_list_encoding_of(const gb_list *l);
 /* OBJECT ENCODING: "listpack", "segmented" or "pma". */
 const char *gb_list_encoding_name(const gb_list *l);
+/* The settings the list was created with (COPY gives the copy the same, as
+ * Redis's quicklistDup keeps the source's fill). */
+gb_list_config gb_list_config_of(const gb_list *l);
 /* Bytes held for this list (struct + every block, by gb_mem_usable). */
 size_t gb_list_mem_usage(const gb_list *l);
 /* Structural self-check of the current representation, for tests. On failure

@@ -439,6 +439,28 @@ class ListDifferentialTest(unittest.TestCase):
             with self.subTest(seed=seed):
                 self.run_seed(seed, OPS)
 
+    def test_copy_keeps_the_list_settings(self):
+        """COPY of a list: same values everywhere, and on goblin the copy uses
+        the server's representation and size limit (not the built-in
+        defaults), as Redis's quicklistDup keeps the source's fill."""
+        for name, srv in self.servers:
+            with Raw(srv) as r:
+                r.call("FLUSHALL")
+                r.call("RPUSH", "big", *[b"v%d" % i for i in range(10)])
+                r.call("RPUSH", "small", "a", "b", "c")
+                self.assertEqual(r.call("COPY", "big", "big2"), 1)
+                self.assertEqual(r.call("COPY", "small", "small2"), 1)
+                self.assertEqual(r.call("LRANGE", "big2", 0, -1), [b"v%d" % i for i in range(10)])
+                if name == "redis":
+                    continue
+                impl, size = name.split("/")
+                want_big = impl if size == "4" else "listpack"
+                self.assertEqual(r.call("OBJECT", "ENCODING", "big2"), want_big.encode(), name)
+                self.assertEqual(r.call("OBJECT", "ENCODING", "small2"), b"listpack", name)
+                r.call("RPUSH", "small2", "d", "e")  # past 4 entries: converts to the server's backend
+                self.assertEqual(r.call("OBJECT", "ENCODING", "small2"), (impl if size == "4" else "listpack").encode(),
+                                 name)
+
     def test_z_servers_alive(self):
         for name, srv in self.servers:
             self.assertTrue(srv.alive(), "%s died:\n%s" % (name, srv.log()[-3000:]))
