@@ -73,9 +73,9 @@ void gb_kv_free(gb_kv *kv)
 
 size_t gb_kv_mem(const gb_kv *kv)
 {
-    size_t n = gb_mem_usable((void *)kv);
+    size_t n = gb_mem_accounted((void *)kv);
     if (kv->enc == GB_ENC_RAW)
-        n += gb_mem_usable(kv->v.ptr);
+        n += gb_mem_accounted(kv->v.ptr);
     else if (kv->enc == GB_ENC_OBJ && kv->v.ptr && type_ops[kv->type]->mem)
         n += type_ops[kv->type]->mem(kv->v.ptr);
     return n;

@@ -32,7 +32,7 @@ size_t gb_htable_buckets(const gb_htable *ht) { return (size_t)(buckets_of(ht, 0
 
 size_t gb_htable_overhead_bytes(const gb_htable *ht)
 {
-    return gb_mem_usable(ht->tab[0]) + gb_mem_usable(ht->tab[1]);
+    return gb_mem_accounted(ht->tab[0]) + gb_mem_accounted(ht->tab[1]);
 }
 
 void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)

@@ -93,10 +93,10 @@ const char *gb_list_encoding_name(const gb_list *l)
 
 size_t gb_list_mem_usage(const gb_list *l)
 {
-    size_t m = gb_mem_usable((void *)l);
+    size_t m = gb_mem_accounted((void *)l);
     switch (l->enc) {
     case GB_LIST_ENC_COMPACT:
-        return m + gb_mem_usable(l->u.lp);
+        return m + gb_mem_accounted(l->u.lp);
     case GB_LIST_ENC_SEGMENTED:
         return m + gb_list_seg_mem(l->u.seg);
     default:

@@ -154,7 +154,7 @@ static void slot_make(gb_list_pma *p, pslot *d, gb_slice v)
     } else {
         char *q = gb_malloc(v.len);
         memcpy(q, v.ptr, v.len);
-        p->ext_mem += gb_mem_usable(q);
+        p->ext_mem += gb_mem_accounted(q);
         d->b[0] = EXT_TAG;
         uint64_t len = v.len;
         for (int i = 1; i <= 7; i++, len >>= 8)
@@ -169,7 +169,7 @@ static void slot_release(gb_list_pma *p, pslot *d)
     p->lp_bytes -= est_lp(slot_len(d));
     if (d->b[0] == EXT_TAG) {
         char *q = slot_ext_ptr(d);
-        p->ext_mem -= gb_mem_usable(q);
+        p->ext_mem -= gb_mem_accounted(q);
         gb_free(q);
     }
 }
@@ -719,8 +719,8 @@ size_t gb_list_pma_lp_bytes(const gb_list_pma *p) { return p->lp_bytes; }
 
 size_t gb_list_pma_mem(const gb_list_pma *p)
 {
-    return gb_mem_usable((void *)p) + gb_mem_usable(p->slots) + gb_mem_usable(p->off) +
-           gb_mem_usable(p->tree) + p->ext_mem;
+    return gb_mem_accounted((void *)p) + gb_mem_accounted(p->slots) + gb_mem_accounted(p->off) +
+           gb_mem_accounted(p->tree) + p->ext_mem;
 }
 
 void gb_list_pma_set_adaptive(gb_list_pma *p, bool on) { p->classic = !on; }
@@ -985,7 +985,7 @@ bool gb_list_pma_verify(const gb_list_pma *p)
             if (tag == EXT_TAG) {
                 GB_LIST_CHECK(slot_len(&rp[j]) > INLINE_MAX, "short external value");
                 GB_LIST_CHECK(slot_ext_ptr(&rp[j]) != NULL, "null external pointer");
-                ext += gb_mem_usable(slot_ext_ptr(&rp[j]));
+                ext += gb_mem_accounted(slot_ext_ptr(&rp[j]));
             }
             lp += est_lp(slot_len(&rp[j]));
         }

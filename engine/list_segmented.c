@@ -388,9 +388,9 @@ size_t gb_list_seg_leaves(const gb_list_seg *s) { return s->nleaves; }
 
 size_t gb_list_seg_mem(const gb_list_seg *s)
 {
-    size_t m = gb_mem_usable((void *)s) + gb_mem_usable(s->slots);
+    size_t m = gb_mem_accounted((void *)s) + gb_mem_accounted(s->slots);
     for (size_t j = 0; j < s->nleaves; j++)
-        m += gb_mem_usable(lf_at(s, j));
+        m += gb_mem_accounted(lf_at(s, j));
     return m;
 }
 

@@ -120,3 +120,10 @@ size_t gb_mem_usable(void *p)
 }
 
 size_t gb_mem_used(void) { return used_bytes; }
+
+size_t gb_mem_accounted(void *p)
+{
+    if (!p)
+        return 0;
+    return gb_mem_usable(p) + (have_usable() ? 0 : PREFIX);
+}

@@ -22,8 +22,14 @@ void *gb_realloc(void *p, size_t n);
 void gb_free(void *p);
 char *gb_memdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
 
-/* Bytes the allocator holds for p (0 for NULL). */
+/* Bytes of p the caller may use (at least what was asked for; malloc's
+ * usable size where the platform tells it). For capacity decisions. */
 size_t gb_mem_usable(void *p);
+
+/* Bytes p costs in gb_mem_used() (the usable size plus, on platforms
+ * without malloc_usable_size, the size prefix). For memory reports, so
+ * that the parts of a structure add up to what INFO memory counts. */
+size_t gb_mem_accounted(void *p);
 
 /* Bytes currently allocated through gb_malloc & co. */
 size_t gb_mem_used(void);

@@ -96,7 +96,7 @@ static bool hbig_set(hbig *b, gb_slice f, gb_slice v)
             b->rec_bytes -= usable;
             r = gb_realloc(r, need);
             *link = &r->node; /* realloc copied the chain pointer */
-            b->rec_bytes += gb_mem_usable(r);
+            b->rec_bytes += gb_mem_accounted(r);
         }
         put_bytes((unsigned char *)r + off, v);
         return false;
@@ -104,7 +104,7 @@ static bool hbig_set(hbig *b, gb_slice f, gb_slice v)
     hrec *r = gb_malloc(need);
     put_bytes(r->data, f);
     put_bytes(r->data + gb_zmember_size(f.len) + f.len, v);
-    b->rec_bytes += gb_mem_usable(r);
+    b->rec_bytes += gb_mem_accounted(r);
     gb_htable_insert(&b->ht, &r->node, h);
     return true;
 }
@@ -114,7 +114,7 @@ static bool hbig_del(hbig *b, gb_slice f)
     gb_hnode *n = gb_htable_remove(&b->ht, &f, gb_hash_slice(f));
     if (!n)
         return false;
-    b->rec_bytes -= gb_mem_usable(n);
+    b->rec_bytes -= gb_mem_accounted(n);
     gb_free(n);
     return true;
 }
@@ -159,11 +159,11 @@ size_t gb_hash_len(const gb_hash *h)
     return gb_htable_size(&((const hbig *)h->p)->ht);
 }
 
-size_t gb_hash_mem(const gb_hash *h) { return gb_mem_usable((void *)h) + gb_hash_payload_mem(h); }
+size_t gb_hash_mem(const gb_hash *h) { return gb_mem_accounted((void *)h) + gb_hash_payload_mem(h); }
 
 size_t gb_hash_payload_mem(const gb_hash *h)
 {
-    size_t n = gb_mem_usable(h->p);
+    size_t n = gb_mem_accounted(h->p);
     if (h->enc == GB_HASH_HASHTABLE) {
         const hbig *b = h->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht);

@@ -63,7 +63,7 @@ static bool sbig_add(sbig *b, gb_slice m, uint64_t h)
         return false;
     srec *r = gb_malloc(sizeof *r + gb_zmember_size(m.len) + m.len);
     gb_zmember_write(r->key, m);
-    b->rec_bytes += gb_mem_usable(r);
+    b->rec_bytes += gb_mem_accounted(r);
     gb_htable_insert(&b->ht, &r->node, h);
     return true;
 }
@@ -73,7 +73,7 @@ static bool sbig_remove(sbig *b, gb_slice m)
     gb_hnode *n = gb_htable_remove(&b->ht, &m, gb_hash_slice(m));
     if (!n)
         return false;
-    b->rec_bytes -= gb_mem_usable(n);
+    b->rec_bytes -= gb_mem_accounted(n);
     gb_free(n);
     gb_htable_maybe_shrink(&b->ht);
     return true;
@@ -157,11 +157,11 @@ size_t gb_set_card(const gb_set *s)
     }
 }
 
-size_t gb_set_mem(const gb_set *s) { return gb_mem_usable((void *)s) + gb_set_payload_mem(s); }
+size_t gb_set_mem(const gb_set *s) { return gb_mem_accounted((void *)s) + gb_set_payload_mem(s); }
 
 size_t gb_set_payload_mem(const gb_set *s)
 {
-    size_t n = gb_mem_usable(s->p);
+    size_t n = gb_mem_accounted(s->p);
     if (s->enc == GB_SET_HASHTABLE) {
         const sbig *b = s->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht);

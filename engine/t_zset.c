@@ -63,7 +63,7 @@ static zrec *rec_new(zbig *b, gb_slice m, double score)
     zrec *r = gb_malloc(sizeof *r + gb_zmember_size(m.len) + m.len);
     r->score = score;
     gb_zmember_write(r->key, m);
-    b->rec_bytes += gb_mem_usable(r);
+    b->rec_bytes += gb_mem_accounted(r);
     return r;
 }
 
@@ -86,7 +86,7 @@ static bool big_delete(zbig *b, gb_slice m)
     if (!r)
         return false;
     gb_zset_tree_delete(&b->tree, r->score, m);
-    b->rec_bytes -= gb_mem_usable(r);
+    b->rec_bytes -= gb_mem_accounted(r);
     gb_free(r);
     return true;
 }
@@ -98,7 +98,7 @@ static void big_drop_cb(double score, gb_zmember m, void *ctx)
     zbig *b = ctx;
     gb_slice s = gb_zmember_slice(m);
     zrec *r = (zrec *)gb_htable_remove(&b->ht, &s, gb_hash_slice(s));
-    b->rec_bytes -= gb_mem_usable(r);
+    b->rec_bytes -= gb_mem_accounted(r);
     gb_free(r);
 }
 
@@ -233,11 +233,11 @@ size_t gb_zset_card(const gb_zset *z)
     return (size_t)gb_zset_tree_count(&((const zbig *)z->p)->tree);
 }
 
-size_t gb_zset_mem(const gb_zset *z) { return gb_mem_usable((void *)z) + gb_zset_payload_mem(z); }
+size_t gb_zset_mem(const gb_zset *z) { return gb_mem_accounted((void *)z) + gb_zset_payload_mem(z); }
 
 size_t gb_zset_payload_mem(const gb_zset *z)
 {
-    size_t n = gb_mem_usable(z->p);
+    size_t n = gb_mem_accounted(z->p);
     if (z->enc == GB_ZSET_BTREE) {
         const zbig *b = z->p;
         n += b->rec_bytes + gb_htable_overhead_bytes(&b->ht) + gb_zset_tree_bytes(&b->tree);
