@@ -2,6 +2,7 @@
 #include "engine/cmd_util.h"
 #include "engine/engine.h"
 #include "engine/mem.h"
+#include "engine/score.h"
 #include "engine/t_string.h"
 #include "engine/util.h"
 
@@ -305,6 +306,18 @@ static void cmd_decrby(gb_client *c, int argc, gb_slice *argv)
     incr_generic(c, argv[1], -by);
 }
 
+static void cmd_incrbyfloat(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    char buf[GB_LONG_DOUBLE_BUF];
+    size_t n;
+    gb_result r = gb_string_incrbyfloat(c->db, argv[1], argv[2], buf, &n);
+    if (r == GB_R_OK)
+        gb_reply_bulk(c, buf, n);
+    else
+        gb_reply_result(c, r);
+}
+
 static void cmd_append(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -415,6 +428,8 @@ GB_DEFINE_COMMANDS(string,
     {"decr", 2, WF, 1, 1, 1, cmd_decr, "string", "Decrements the integer value of a key by one.", "1.0.0"},
     {"incrby", 3, WF, 1, 1, 1, cmd_incrby, "string", "Increments the integer value of a key by a number.", "1.0.0"},
     {"decrby", 3, WF, 1, 1, 1, cmd_decrby, "string", "Decrements a number from the integer value of a key.", "1.0.0"},
+    {"incrbyfloat", 3, WF, 1, 1, 1, cmd_incrbyfloat, "string", "Increment the floating point value of a key by a number.",
+     "2.6.0"},
     {"append", 3, WF, 1, 1, 1, cmd_append, "string", "Appends a string to the value of a key.", "2.0.0"},
     {"strlen", 2, RF, 1, 1, 1, cmd_strlen, "string", "Returns the length of a string value.", "2.2.0"},
     {"setrange", 4, W, 1, 1, 1, cmd_setrange, "string",

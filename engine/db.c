@@ -100,17 +100,23 @@ static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, 
     return kv;
 }
 
+/* How a new string value is encoded: by its content (an integer-looking
+ * value becomes GB_ENC_INT), as text (embedded or heap by size: INCRBYFLOAT's
+ * results), or kept in a heap buffer (COPY/RENAME/MOVE of a raw string keep
+ * its encoding, as Redis's objects do). */
+enum str_mode { STR_AUTO, STR_TEXT, STR_RAW };
+
 /* Fills a fresh record's string value from val. */
-static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile_, int64_t expire)
+static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile_, int64_t expire, enum str_mode mode)
 {
     int64_t iv;
-    if (val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv)) {
+    if (mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv)) {
         gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
         kv->enc = GB_ENC_INT;
         kv->v.i = iv;
         return kv;
     }
-    if (val.len <= GB_EMBSTR_MAX) {
+    if (mode != STR_RAW && val.len <= GB_EMBSTR_MAX) {
         gb_kv *kv = kv_alloc(db, key, volatile_, expire, val.len);
         kv->enc = GB_ENC_EMBSTR;
         kv->v.len = val.len;
@@ -121,7 +127,8 @@ static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile
     gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
     gb_str *s = gb_malloc(sizeof(gb_str) + val.len);
     s->len = s->cap = val.len;
-    memcpy(s->data, val.ptr, val.len);
+    if (val.len)
+        memcpy(s->data, val.ptr, val.len);
     kv->enc = GB_ENC_RAW;
     kv->v.ptr = s;
     return kv;
@@ -293,12 +300,12 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 /* Overwrites a string record's value where it stands when the new value fits
  * the allocation it already has: a SET of a same-sized value (the common
  * case: counters, caches, benchmarks) then costs no malloc and no free. */
-static bool overwrite_in_place(gb_kv *kv, gb_slice val)
+static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
 {
     if (kv->type != GB_TYPE_STRING)
         return false;
     int64_t iv;
-    bool as_int = val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv);
+    bool as_int = mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv);
     if (kv->enc == GB_ENC_RAW) {
         gb_str *s = kv->v.ptr;
         if (as_int || val.len <= GB_EMBSTR_MAX || s->cap < val.len)
@@ -321,23 +328,33 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val)
     return true;
 }
 
-gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl)
+static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
 {
     uint64_t h = gb_hash_slice(key);
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, h);
     int64_t expire = -1;
     if (link) {
         gb_kv *old = (gb_kv *)*link;
-        if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val)) {
+        if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
             old->atime = now_atime(db);
             return old;
         }
         if (keep_ttl && gb_kv_volatile(old))
             expire = gb_kv_expire(old);
     }
-    gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire);
+    gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, mode);
     install(db, kv);
     return kv;
+}
+
+gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl)
+{
+    return set_string(db, key, val, keep_ttl, STR_AUTO);
+}
+
+gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl)
+{
+    return set_string(db, key, val, keep_ttl, STR_TEXT);
 }
 
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
@@ -385,7 +402,8 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
     gb_kv *kv;
     if (src->type == GB_TYPE_STRING && src->enc != GB_ENC_OBJ) {
         char buf[GB_INT_BUF];
-        kv = kv_new_string(db, key, gb_kv_string(src, buf), expire >= 0, expire);
+        enum str_mode mode = src->enc == GB_ENC_INT ? STR_AUTO : src->enc == GB_ENC_RAW ? STR_RAW : STR_TEXT;
+        kv = kv_new_string(db, key, gb_kv_string(src, buf), expire >= 0, expire, mode);
     } else {
         kv = kv_alloc(db, key, expire >= 0, expire, 0);
         kv->type = src->type;

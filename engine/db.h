@@ -48,6 +48,9 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj);
 /* Sets key to a string value, replacing any value of any type. With
  * keep_ttl the old expiry (if any) is kept, else it is cleared. */
 gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl);
+/* The same, but never with the integer encoding (INCRBYFLOAT's results are
+ * text in Redis: OBJECT ENCODING says embstr/raw, not int). */
+gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl);
 /* Sets key to an integer string value (INCR & co), keeping the TTL. */
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v);
 /* Makes the string value of kv a heap gb_str with room for cap bytes and

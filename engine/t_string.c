@@ -1,7 +1,10 @@
 #include "engine/t_string.h"
 
+#include <math.h>
+
 #include "engine/engine.h"
 #include "engine/mem.h"
+#include "engine/score.h"
 #include "engine/util.h"
 
 gb_result gb_string_get(gb_db *db, gb_slice key, gb_slice *out, char *intbuf)
@@ -66,6 +69,28 @@ gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out)
     gb_db_set_int(db, key, cur);
     gb_engine_key_modified(db, key);
     *out = cur;
+    return GB_R_OK;
+}
+
+gb_result gb_string_incrbyfloat(gb_db *db, gb_slice key, gb_slice incr, char *buf, size_t *len)
+{
+    gb_kv *kv = gb_db_lookup_write(db, key);
+    long double cur = 0, by;
+    if (kv) {
+        if (kv->type != GB_TYPE_STRING)
+            return GB_R_WRONGTYPE;
+        char ib[GB_INT_BUF];
+        if (gb_parse_long_double(gb_kv_string(kv, ib), &cur) != 0)
+            return GB_R_NOTFLOAT;
+    }
+    if (gb_parse_long_double(incr, &by) != 0)
+        return GB_R_NOTFLOAT;
+    cur += by;
+    if (isnan(cur) || isinf(cur))
+        return GB_R_NAN;
+    *len = gb_format_long_double(cur, buf, GB_LONG_DOUBLE_BUF);
+    gb_db_set_string_text(db, key, gb_slice_make(buf, *len), true);
+    gb_engine_key_modified(db, key);
     return GB_R_OK;
 }
 

@@ -30,6 +30,12 @@ gb_result gb_string_set(gb_db *db, gb_slice key, gb_slice val, unsigned flags, i
 /* INCRBY: GB_R_NOTINT, GB_R_OVERFLOW, GB_R_WRONGTYPE. */
 gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out);
 
+/* INCRBYFLOAT: the new value as Redis formats it (LD_STR_HUMAN) into buf
+ * (GB_LONG_DOUBLE_BUF bytes), length in *len. GB_R_NOTFLOAT when the value
+ * or the increment is not a float, GB_R_NAN when the result is not finite.
+ * The key keeps its TTL. */
+gb_result gb_string_incrbyfloat(gb_db *db, gb_slice key, gb_slice incr, char *buf, size_t *len);
+
 /* APPEND: new length in *out; GB_R_TOOBIG over max_len. */
 gb_result gb_string_append(gb_db *db, gb_slice key, gb_slice val, size_t max_len, size_t *out);
 

@@ -31,7 +31,7 @@ SEEDS = int(os.environ.get("GOBLIN_DIFF_SEEDS", "40"))
 OPS = int(os.environ.get("GOBLIN_DIFF_OPS", "4000"))
 ONE_SEED = os.environ.get("GOBLIN_DIFF_SEED")
 
-ENABLED_FAMILIES = {"conn", "string", "keys", "expire", "db", "multi", "arity"}
+ENABLED_FAMILIES = {"conn", "string", "float", "keys", "expire", "db", "multi", "arity", "list"}
 ENABLED_FAMILIES |= {f for f in os.environ.get("GOBLIN_DIFF_FAMILIES", "").split(",") if f}
 
 # ---- the data the generators draw from ------------------------------------------
@@ -202,7 +202,7 @@ def g_incr_family(c):
     return [name, c.key(), n]
 
 
-def g_incrbyfloat(c):  # family "float" (enable when goblin-core has INCRBYFLOAT)
+def g_incrbyfloat(c):  # family "float"
     rng = c.rng
     inc = rng.choice([b"0.1", b"-1.5", b"1e3", b"3", b"abc", b"inf", b"-inf", b"nan", b"1.7976931348623157e308",
                       b"5.0e-1", b" 1", b""])
@@ -479,12 +479,6 @@ def _freq(a, b, ra, rb):
 
 
 def _encoding(a, b, ra, rb):
-    # Known divergence: RENAME, MOVE and COPY re-create a string value in
-    # goblin-core, which re-derives its encoding from the content (so an
-    # APPENDed short string turns from raw into embstr or int); Redis keeps
-    # the object (raw stays raw). Any other difference fails.
-    if a in (b"embstr", b"int") and b == b"raw":
-        return True
     # Redis 7.0 always answers quicklist for a list; goblin-core names its
     # compact form listpack (as Redis 7.2 does).
     if a == b"listpack" and b == b"quicklist":
