@@ -35,12 +35,26 @@ void gb_hist_reset(gb_hist *h)
     h->min = UINT64_MAX;
 }
 
+/* Above the linear range: power of two (msb >= 16) and 5 more bits. */
+static size_t log_bucket(uint64_t ns)
+{
+    int msb = 63 - __builtin_clzll(ns);
+    size_t b = (size_t)(msb - 16) * GB_HIST_SUB + ((ns >> (msb - 5)) & (GB_HIST_SUB - 1));
+    return b < GB_HIST_LOG ? b : GB_HIST_LOG - 1;
+}
+
+static uint64_t log_bucket_floor(size_t b)
+{
+    int msb = (int)(b / GB_HIST_SUB) + 16;
+    return ((uint64_t)1 << msb) | ((uint64_t)(b % GB_HIST_SUB) << (msb - 5));
+}
+
 void gb_hist_add(gb_hist *h, uint64_t ns)
 {
     if (ns < GB_HIST_LINEAR)
         h->linear[ns]++;
     else
-        h->log[63 - __builtin_clzll(ns)]++;
+        h->log[log_bucket(ns)]++;
     h->count++;
     if (ns < h->min)
         h->min = ns;
@@ -59,10 +73,10 @@ uint64_t gb_hist_quantile(const gb_hist *h, double q)
         if (seen >= target)
             return i;
     }
-    for (int b = 0; b < GB_HIST_LOG; b++) {
+    for (size_t b = 0; b < GB_HIST_LOG; b++) {
         seen += h->log[b];
         if (seen >= target)
-            return (uint64_t)1 << b; /* lower edge of the power-of-two bucket */
+            return log_bucket_floor(b); /* lower edge: within 3% */
     }
     return h->max;
 }

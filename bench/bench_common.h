@@ -15,7 +15,8 @@
 /* ---- latency histogram ---- */
 
 #define GB_HIST_LINEAR 65536 /* 1 ns buckets below this many ns */
-#define GB_HIST_LOG 64       /* then one bucket per power of two */
+#define GB_HIST_SUB 32       /* then 32 buckets per power of two (3% wide) */
+#define GB_HIST_LOG (48 * GB_HIST_SUB)
 
 typedef struct gb_hist {
     uint64_t linear[GB_HIST_LINEAR];

@@ -56,11 +56,13 @@ def main():
         for m in (1, 2, 5):
             v = decade * m
             if lo <= v <= hi:
-                out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (x(v), top, x(v), h - bottom))
-                label = "%g ns" % v if v < 1000 else "%g µs" % (v / 1000)
-                out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(v), h - bottom + 16, label))
+                out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>'
+                           % (x(v), top, x(v), h - bottom, "#ccc" if m == 1 else "#eee"))
+                if m == 1:  # label decades only: 2x and 5x would collide
+                    label = "%g ns" % v if v < 1000 else "%g µs" % (v / 1000)
+                    out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(v), h - bottom + 16, label))
         decade *= 10
-    for frac in (0, 0.5, 0.9, 0.99, 1.0):
+    for frac in (0, 0.5, 0.9, 0.99):
         out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>' % (left, y(frac), w - right, y(frac)))
         out.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (left - 6, y(frac) + 4, frac))
     for i, label in enumerate(order):

@@ -70,6 +70,12 @@ class Server:
         with open("/proc/%d/status" % self.proc.pid) as f:
             return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) * 1024
 
+    def cpu_seconds(self):
+        """User + system CPU time of the server process so far."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         self.proc.terminate()
         try:
@@ -137,14 +143,18 @@ def main():
 
     servers = {"goblin": a.goblin, "redis": a.redis}
     results = {}  # (server, pipeline, test) -> [rates]
+    cpu = {}  # (server, pipeline, test) -> [server CPU microseconds per request]
     for trial in range(a.trials):
         order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
         for name in order:
             srv = Server(servers[name], name)
             try:
                 for pipeline, n in ((1, 200000), (64, 2000000)):
-                    for test, rate in redis_benchmark(srv.sock, "set,get,incr", pipeline, n).items():
-                        results.setdefault((name, pipeline, test), []).append(rate)
+                    for test in ("set", "get", "incr"):
+                        c0 = srv.cpu_seconds()
+                        for t, rate in redis_benchmark(srv.sock, test, pipeline, n).items():
+                            results.setdefault((name, pipeline, t), []).append(rate)
+                            cpu.setdefault((name, pipeline, t), []).append((srv.cpu_seconds() - c0) * 1e6 / n)
             finally:
                 srv.stop()
             print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
@@ -161,29 +171,33 @@ def main():
         finally:
             srv.stop()
 
-    cpu = "unknown"
+    model = "unknown"
     with open("/proc/cpuinfo") as f:
         m = re.search(r"model name\s*:\s*(.*)", f.read())
         if m:
-            cpu = m.group(1)
+            model = m.group(1)
     if a.csv:
         print("test,pipeline,goblin_rps,redis_rps,ratio")
     else:
         print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, redis-benchmark on CPU %s; median of %d trials\n"
-              % (os.cpu_count(), cpu, os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
-        print("| test | pipeline | goblin-core req/s | redis-server req/s | goblin / redis |")
-        print("|---|---|---|---|---|")
+              % (os.cpu_count(), model, os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
+        print("| test | pipeline | goblin-core req/s | redis-server req/s | goblin / redis "
+              "| goblin CPU µs/req | redis CPU µs/req | CPU redis / goblin |")
+        print("|---|---|---|---|---|---|---|---|")
     bars = []
     for pipeline in (1, 64):
         for test in ("SET", "GET", "INCR"):
             g = statistics.median(results.get(("goblin", pipeline, test), [0]))
             r = statistics.median(results.get(("redis", pipeline, test), [0]))
+            gc = statistics.median(cpu.get(("goblin", pipeline, test), [0]))
+            rc = statistics.median(cpu.get(("redis", pipeline, test), [0]))
             ratio = g / r if r else 0
             bars.append(("%s -P %d" % (test, pipeline), ratio))
             if a.csv:
                 print("%s,%d,%.0f,%.0f,%.3f" % (test, pipeline, g, r, ratio))
             else:
-                print("| %s | %d | %.0f | %.0f | %.2fx |" % (test, pipeline, g, r, ratio))
+                print("| %s | %d | %.0f | %.0f | %.2fx | %.2f | %.2f | %.2fx |"
+                      % (test, pipeline, g, r, ratio, gc, rc, rc / gc if gc else 0))
     if not a.csv:
         print("\n| server | bytes/key (used_memory) | bytes/key (RSS) |")
         print("|---|---|---|")
