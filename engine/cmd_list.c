@@ -97,17 +97,6 @@ static bool parse_end(gb_client *c, gb_slice arg, gb_list_end *out)
     return true;
 }
 
-/* Redis's getRangeLongFromObjectOrReply with a custom message for both "not
- * an integer" and "out of range". */
-static bool arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out)
-{
-    if (!gb_slice2ll(arg, out) || *out < min || *out > max) {
-        gb_reply_error(c, msg);
-        return false;
-    }
-    return true;
-}
-
 /* ---- push ------------------------------------------------------------------------ */
 
 gb_result gb_op_push(gb_db *db, gb_slice key, bool tail, size_t n, const gb_slice *vals, int64_t *len)
@@ -181,7 +170,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         gb_reply_wrong_arity(c, end == GB_LIST_HEAD ? "lpop" : "rpop");
         return;
     }
-    if (hascount && !arg_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
+    if (hascount && !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
@@ -417,10 +406,10 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         } else if (gb_slice_ieq(argv[j], "count") && more) {
-            if (!arg_range(c, argv[++j], 0, INT64_MAX, "ERR COUNT can't be negative", &count))
+            if (!gb_arg_ll_range(c, argv[++j], 0, INT64_MAX, "ERR COUNT can't be negative", &count))
                 return;
         } else if (gb_slice_ieq(argv[j], "maxlen") && more) {
-            if (!arg_range(c, argv[++j], 0, INT64_MAX, "ERR MAXLEN can't be negative", &maxlen))
+            if (!gb_arg_ll_range(c, argv[++j], 0, INT64_MAX, "ERR MAXLEN can't be negative", &maxlen))
                 return;
         } else {
             gb_reply_error(c, GB_ERR_SYNTAX);
@@ -539,27 +528,10 @@ static bool mpop_first(gb_client *c, gb_slice *keys, int nkeys, gb_list_end end,
 static bool parse_mpop(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, int64_t *numkeys, gb_list_end *end,
                        int64_t *count)
 {
-    if (!arg_range(c, argv[numkeys_idx], 1, INT64_MAX, "ERR numkeys should be greater than 0", numkeys))
+    bool right;
+    if (!gb_parse_mpop_args(c, argc, argv, numkeys_idx, "left", "right", numkeys, &right, count))
         return false;
-    if (*numkeys > argc - numkeys_idx - 1 - 1) { /* room for the keys and LEFT|RIGHT */
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return false;
-    }
-    int where_idx = numkeys_idx + (int)*numkeys + 1;
-    if (!parse_end(c, argv[where_idx], end))
-        return false;
-    *count = -1;
-    for (int j = where_idx + 1; j < argc; j++) {
-        if (*count == -1 && gb_slice_ieq(argv[j], "count") && j + 1 < argc) {
-            if (!arg_range(c, argv[++j], 1, INT64_MAX, "ERR count should be greater than 0", count))
-                return false;
-        } else {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return false;
-        }
-    }
-    if (*count == -1)
-        *count = 1;
+    *end = right ? GB_LIST_TAIL : GB_LIST_HEAD;
     return true;
 }
 

@@ -162,7 +162,7 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     }
     int64_t count = 1;
     if (argc == 3 &&
-        !gb_types_arg_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
+        !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
     bool wrong;
     gb_tobj o;
@@ -373,7 +373,7 @@ static void cmd_sinterstore(gb_client *c, int argc, gb_slice *argv)
 static void cmd_sintercard(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t numkeys, limit = 0;
-    if (!gb_types_arg_range(c, argv[1], 1, INT64_MAX, "ERR numkeys should be greater than 0", &numkeys))
+    if (!gb_arg_ll_range(c, argv[1], 1, INT64_MAX, "ERR numkeys should be greater than 0", &numkeys))
         return;
     if (numkeys > argc - 2) {
         gb_reply_error(c, "ERR Number of keys can't be greater than number of args");
@@ -381,7 +381,7 @@ static void cmd_sintercard(gb_client *c, int argc, gb_slice *argv)
     }
     for (int j = 2 + (int)numkeys; j < argc; j++) {
         if (gb_slice_ieq(argv[j], "limit") && j + 1 < argc) {
-            if (!gb_types_arg_range(c, argv[++j], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
+            if (!gb_arg_ll_range(c, argv[++j], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
                 return;
         } else {
             gb_reply_error(c, GB_ERR_SYNTAX);

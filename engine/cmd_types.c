@@ -165,12 +165,3 @@ bool gb_types_random_pairs_ok(gb_client *c, int64_t count)
     }
     return true;
 }
-
-bool gb_types_arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out)
-{
-    if (!gb_slice2ll(arg, out) || *out < min || *out > max) {
-        gb_reply_error(c, msg);
-        return false;
-    }
-    return true;
-}

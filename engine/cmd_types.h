@@ -144,8 +144,4 @@ static inline uint64_t gb_types_random_n(int64_t count, size_t len)
     return (uint64_t)count < len ? (uint64_t)count : len;
 }
 
-/* getRangeLongFromObjectOrReply with a message: the same text for "not an
- * integer" and "out of range" (numkeys, COUNT, LIMIT arguments). */
-bool gb_types_arg_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out);
-
 #endif

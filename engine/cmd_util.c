@@ -50,13 +50,44 @@ bool gb_arg_ll(gb_client *c, gb_slice arg, int64_t *out)
     return false;
 }
 
-bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *err_range, int64_t *out)
+bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out)
 {
-    if (!gb_arg_ll(c, arg, out))
-        return false;
-    if (*out < min || *out > max) {
-        gb_reply_error(c, err_range ? err_range : GB_ERR_NOT_INT);
+    if (!gb_slice2ll(arg, out) || *out < min || *out > max) {
+        gb_reply_error(c, msg);
         return false;
     }
+    return true;
+}
+
+bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, const char *where0,
+                        const char *where1, int64_t *numkeys, bool *is_where1, int64_t *count)
+{
+    if (!gb_arg_ll_range(c, argv[numkeys_idx], 1, INT64_MAX, "ERR numkeys should be greater than 0", numkeys))
+        return false;
+    if (*numkeys > argc - numkeys_idx - 1 - 1) { /* room for the keys and WHERE */
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return false;
+    }
+    int where_idx = numkeys_idx + (int)*numkeys + 1;
+    if (gb_slice_ieq(argv[where_idx], where0)) {
+        *is_where1 = false;
+    } else if (gb_slice_ieq(argv[where_idx], where1)) {
+        *is_where1 = true;
+    } else {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return false;
+    }
+    *count = -1;
+    for (int j = where_idx + 1; j < argc; j++) {
+        if (*count == -1 && gb_slice_ieq(argv[j], "count") && j + 1 < argc) {
+            if (!gb_arg_ll_range(c, argv[++j], 1, INT64_MAX, "ERR count should be greater than 0", count))
+                return false;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return false;
+        }
+    }
+    if (*count == -1)
+        *count = 1;
     return true;
 }

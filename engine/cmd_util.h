@@ -14,9 +14,17 @@ void gb_reply_result(gb_client *c, gb_result r);
 /* Parses an integer argument; on failure replies "value is not an integer or
  * out of range" and returns false. */
 bool gb_arg_ll(gb_client *c, gb_slice arg, int64_t *out);
-/* Same, additionally requiring min <= v <= max, else replies err_range
- * (NULL: the not-an-integer text). */
-bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *err_range, int64_t *out);
+/* Redis's getRangeLongFromObjectOrReply with a message: an integer in
+ * [min, max], else replies msg (the same text for "not an integer" and "out
+ * of range": numkeys, COUNT, LIMIT arguments) and returns false. */
+bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out);
+
+/* Parses "numkeys key [key ...] WHERE [COUNT count]" (LMPOP, BLMPOP, ZMPOP,
+ * BZMPOP) from argv[numkeys_idx], WHERE being where0 or where1
+ * (case-insensitive; *is_where1 says which). Redis's error texts; replies
+ * and returns false on bad input. *count is 1 without COUNT. */
+bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, const char *where0,
+                        const char *where1, int64_t *numkeys, bool *is_where1, int64_t *count);
 
 /* SCAN-family cursor argument ("ERR invalid cursor"). */
 bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out);

@@ -630,7 +630,7 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     }
     int64_t count = -1;
     if (argc == 3 &&
-        !gb_types_arg_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
+        !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
     bool wrong;
     gb_tobj o;
@@ -649,47 +649,13 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
 static void cmd_zpopmin(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, false); }
 static void cmd_zpopmax(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, true); }
 
-/* Parses "numkeys key... MIN|MAX [COUNT n]" from argv[numkeys_idx]. */
-static bool parse_mpop(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, int64_t *numkeys, bool *max,
-                       int64_t *count)
-{
-    if (!gb_types_arg_range(c, argv[numkeys_idx], 1, INT64_MAX, "ERR numkeys should be greater than 0", numkeys))
-        return false;
-    if (*numkeys >= argc - numkeys_idx - 1) { /* where_idx >= argc */
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return false;
-    }
-    int where_idx = numkeys_idx + (int)*numkeys + 1;
-    if (gb_slice_ieq(argv[where_idx], "min"))
-        *max = false;
-    else if (gb_slice_ieq(argv[where_idx], "max"))
-        *max = true;
-    else {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return false;
-    }
-    *count = -1;
-    for (int j = where_idx + 1; j < argc; j++) {
-        if (*count == -1 && gb_slice_ieq(argv[j], "count") && j + 1 < argc) {
-            if (!gb_types_arg_range(c, argv[++j], 1, INT64_MAX, "ERR count should be greater than 0", count))
-                return false;
-        } else {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return false;
-        }
-    }
-    if (*count == -1)
-        *count = 1;
-    return true;
-}
-
 /* ZMPOP: the first existing key decides (its type is checked; later keys
  * are not looked at). Replies nil when every key is missing. */
 static void cmd_zmpop(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t numkeys, count;
     bool max;
-    if (!parse_mpop(c, argc, argv, 1, &numkeys, &max, &count))
+    if (!gb_parse_mpop_args(c, argc, argv, 1, "min", "max", &numkeys, &max, &count))
         return;
     for (int i = 0; i < numkeys; i++) {
         gb_tobj o;
@@ -750,7 +716,7 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t numkeys, count;
     bool max;
-    if (!parse_mpop(c, argc, argv, 2, &numkeys, &max, &count))
+    if (!gb_parse_mpop_args(c, argc, argv, 2, "min", "max", &numkeys, &max, &count))
         return;
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
@@ -927,7 +893,7 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
             remaining--;
             withscores = true;
         } else if (card_only && remaining >= 2 && gb_slice_ieq(argv[j], "limit")) {
-            if (!gb_types_arg_range(c, argv[j + 1], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
+            if (!gb_arg_ll_range(c, argv[j + 1], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
                 goto out;
             j += 2;
             remaining -= 2;
