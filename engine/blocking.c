@@ -26,7 +26,6 @@ typedef struct gb_blocked {
     gb_slice *keys;   /* point into the wait_queue records' bytes */
     uint64_t deadline; /* monotonic ms, 0 = forever */
     size_t heap_idx;   /* position in the deadline heap, SIZE_MAX if none */
-    enum gb_block_timeout_reply on_timeout;
     enum gb_type wait_type; /* the value type that can serve it */
 } gb_blocked;
 
@@ -210,8 +209,8 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
 
 /* ---- block / unblock --------------------------------------------------------------- */
 
-void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms,
-                       enum gb_block_timeout_reply on_timeout, enum gb_type wait_type, int argc, const gb_slice *argv)
+void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
+                       int argc, const gb_slice *argv)
 {
     gb_engine *eng = c->eng;
     gb_blocked *b = gb_malloc(sizeof *b);
@@ -221,7 +220,6 @@ void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t d
     b->keys = gb_malloc((size_t)nkeys * sizeof *b->keys);
     b->deadline = deadline_ms;
     b->heap_idx = SIZE_MAX;
-    b->on_timeout = on_timeout;
     b->wait_type = wait_type;
     c->blocked = b;
     c->flags |= GB_CLIENT_BLOCKED;
@@ -293,15 +291,11 @@ void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why)
 {
     if (!(c->flags & GB_CLIENT_BLOCKED))
         return;
-    enum gb_block_timeout_reply tr = c->blocked->on_timeout;
     gb_argv_copy cmd = detach(c);
     gb_argv_copy_free(&cmd);
     switch (why) {
     case GB_UNBLOCK_TIMEOUT:
-        if (tr == GB_BLOCK_REPLY_NIL)
-            gb_reply_nil(c);
-        else
-            gb_reply_nil_array(c);
+        gb_reply_nil_array(c);
         break;
     case GB_UNBLOCK_ERROR:
         gb_reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");

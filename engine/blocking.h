@@ -35,12 +35,6 @@ enum gb_unblock_reason {
     GB_UNBLOCK_DISCONNECT, /* client went away: no reply */
 };
 
-/* What a timed-out command answers. */
-enum gb_block_timeout_reply {
-    GB_BLOCK_REPLY_NIL_ARRAY, /* *-1 (BLPOP, BRPOP, BLMPOP, BZPOP*, BLMOVE, BRPOPLPUSH) */
-    GB_BLOCK_REPLY_NIL,       /* $-1 */
-};
-
 void gb_blocking_db_init(gb_db *db);
 void gb_blocking_db_destroy(gb_db *db);
 void gb_blocking_engine_destroy(struct gb_engine *eng);
@@ -55,9 +49,10 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
 bool gb_blocking_allowed(const gb_client *c);
 
 /* Blocks c on keys (in c->db) until served, the deadline (0 = none) or an
- * unblock. The command's argv is copied for re-execution. */
-void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms,
-                       enum gb_block_timeout_reply on_timeout, enum gb_type wait_type, int argc, const gb_slice *argv);
+ * unblock. The command's argv is copied for re-execution. On timeout every
+ * blocking command answers a nil array (*-1). */
+void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
+                       int argc, const gb_slice *argv);
 
 /* A list/zset under key was created or grew. */
 void gb_blocking_signal_key(gb_db *db, gb_slice key);

@@ -575,7 +575,7 @@ static void bpop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, keys, nkeys, deadline, GB_BLOCK_REPLY_NIL_ARRAY, GB_TYPE_LIST, argc, argv);
+    gb_blocking_block(c, keys, nkeys, deadline, GB_TYPE_LIST, argc, argv);
 }
 
 static void cmd_blpop(gb_client *c, int argc, gb_slice *argv) { bpop_generic(c, argc, argv, GB_LIST_HEAD); }
@@ -598,7 +598,7 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
         gb_reply_nil(c); /* Redis answers a null bulk here, a null array on timeout */
         return;
     }
-    gb_blocking_block(c, argv + 1, 1, deadline, GB_BLOCK_REPLY_NIL_ARRAY, GB_TYPE_LIST, argc, argv);
+    gb_blocking_block(c, argv + 1, 1, deadline, GB_TYPE_LIST, argc, argv);
 }
 
 static void cmd_blmove(gb_client *c, int argc, gb_slice *argv)
@@ -636,7 +636,7 @@ static void cmd_blmpop(gb_client *c, int argc, gb_slice *argv)
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, argv + 3, (int)numkeys, deadline, GB_BLOCK_REPLY_NIL_ARRAY, GB_TYPE_LIST, argc, argv);
+    gb_blocking_block(c, argv + 3, (int)numkeys, deadline, GB_TYPE_LIST, argc, argv);
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)

@@ -705,7 +705,7 @@ static void bzpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, argv + 1, argc - 2, deadline, GB_BLOCK_REPLY_NIL_ARRAY, GB_TYPE_ZSET, argc, argv);
+    gb_blocking_block(c, argv + 1, argc - 2, deadline, GB_TYPE_ZSET, argc, argv);
 }
 
 static void cmd_bzpopmin(gb_client *c, int argc, gb_slice *argv) { bzpop_generic(c, argc, argv, false); }
@@ -727,7 +727,7 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, argv + 3, (int)numkeys, deadline, GB_BLOCK_REPLY_NIL_ARRAY, GB_TYPE_ZSET, argc, argv);
+    gb_blocking_block(c, argv + 3, (int)numkeys, deadline, GB_TYPE_ZSET, argc, argv);
 }
 
 /* ---- random and scan ---------------------------------------------------------------------- */
