@@ -12,41 +12,7 @@
 #include "engine/ops.h"
 #include "engine/score.h"
 #include "engine/t_hash.h"
-#include "engine/types.h"
 #include "engine/util.h"
-
-/* ---- the type --------------------------------------------------------------- */
-
-/* The keyspace holds packed pointers (engine/cmd_types.h). */
-static void hash_free(void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    gb_hash_release(&u.h);
-}
-static void *hash_dup(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_tobj_adopt(gb_hash_dup(&u.h));
-}
-static const char *hash_encoding(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_hash_encoding_name(&u.h);
-}
-static size_t hash_mem(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_hash_payload_mem(&u.h);
-}
-static size_t hash_length(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_hash_len(&u.h);
-}
-
-static const gb_type_ops hash_type_ops = {"hash", hash_free, hash_dup, hash_encoding, hash_mem, hash_length};
-
-void gb_hash_type_register(void) { gb_type_register(GB_TYPE_HASH, &hash_type_ops); }
 
 /* ---- helpers ---------------------------------------------------------------- */
 

@@ -8,41 +8,7 @@
 #include "engine/engine.h"
 #include "engine/mem.h"
 #include "engine/t_set.h"
-#include "engine/types.h"
 #include "engine/util.h"
-
-/* ---- the type ---------------------------------------------------------------- */
-
-/* The keyspace holds packed pointers (engine/cmd_types.h). */
-static void set_free(void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    gb_set_release(&u.s);
-}
-static void *set_dup(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_tobj_adopt(gb_set_dup(&u.s));
-}
-static const char *set_encoding(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_set_encoding_name(&u.s);
-}
-static size_t set_mem(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_set_payload_mem(&u.s);
-}
-static size_t set_length(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_set_card(&u.s);
-}
-
-static const gb_type_ops set_type_ops = {"set", set_free, set_dup, set_encoding, set_mem, set_length};
-
-void gb_set_type_register(void) { gb_type_register(GB_TYPE_SET, &set_type_ops); }
 
 /* ---- helpers ----------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "engine/cmd_util.h"
 #include "engine/mem.h"
 #include "engine/reply.h"
+#include "engine/types.h"
 #include "engine/util.h"
 
 int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj *o)
@@ -46,6 +47,44 @@ void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj)
     if (obj || existed)
         gb_engine_key_modified(c->db, key);
 }
+
+/* ---- the types' gb_type_ops ---------------------------------------------------------- */
+
+/* The keyspace holds packed pointers: each callback rebuilds the header (M,
+ * its gb_tobj_hdr member) and calls the type module's gb_T_release, _dup,
+ * _encoding_name, _payload_mem and LEN. */
+#define TOBJ_TYPE_OPS(T, M, LEN, TYPE)                                                                               \
+    static void T##_free(void *obj)                                                                                  \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        gb_##T##_release(&u.M);                                                                                      \
+    }                                                                                                                \
+    static void *T##_dup(const void *obj)                                                                            \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        return gb_tobj_adopt(gb_##T##_dup(&u.M));                                                                    \
+    }                                                                                                                \
+    static const char *T##_encoding(const void *obj)                                                                 \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        return gb_##T##_encoding_name(&u.M);                                                                         \
+    }                                                                                                                \
+    static size_t T##_mem(const void *obj)                                                                           \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        return gb_##T##_payload_mem(&u.M);                                                                           \
+    }                                                                                                                \
+    static size_t T##_length(const void *obj)                                                                        \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        return LEN(&u.M);                                                                                            \
+    }                                                                                                                \
+    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem, T##_length};             \
+    void gb_##T##_type_register(void) { gb_type_register(TYPE, &T##_type_ops); }
+
+TOBJ_TYPE_OPS(hash, h, gb_hash_len, GB_TYPE_HASH)
+TOBJ_TYPE_OPS(set, s, gb_set_card, GB_TYPE_SET)
+TOBJ_TYPE_OPS(zset, z, gb_zset_card, GB_TYPE_ZSET)
 
 /* ---- SCAN family ------------------------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /*
  * Helpers shared by the hash, set and sorted-set command modules
  * (cmd_hash.c, cmd_set.c, cmd_zset.c): the encoding thresholds as the type
- * objects want them, the HSCAN/SSCAN/ZSCAN option parsing and reply, Redis's
- * random-count argument rules, and storing a computed result under a key
- * (the *STORE commands).
+ * objects want them, their gb_type_ops, the HSCAN/SSCAN/ZSCAN option
+ * parsing and reply, Redis's random-count argument rules, and storing a
+ * computed result under a key (the *STORE commands).
  */
 #ifndef GB_ENGINE_CMD_TYPES_H
 #define GB_ENGINE_CMD_TYPES_H

@@ -13,41 +13,7 @@
 #include "engine/score.h"
 #include "engine/t_set.h"
 #include "engine/t_zset.h"
-#include "engine/types.h"
 #include "engine/util.h"
-
-/* ---- the type ------------------------------------------------------------------ */
-
-/* The keyspace holds packed pointers (engine/cmd_types.h). */
-static void zset_free(void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    gb_zset_release(&u.z);
-}
-static void *zset_dup(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_tobj_adopt(gb_zset_dup(&u.z));
-}
-static const char *zset_encoding(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_zset_encoding_name(&u.z);
-}
-static size_t zset_mem(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_zset_payload_mem(&u.z);
-}
-static size_t zset_length(const void *obj)
-{
-    gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return gb_zset_card(&u.z);
-}
-
-static const gb_type_ops zset_type_ops = {"zset", zset_free, zset_dup, zset_encoding, zset_mem, zset_length};
-
-void gb_zset_type_register(void) { gb_type_register(GB_TYPE_ZSET, &zset_type_ops); }
 
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_MINMAX "ERR min or max is not a float"

@@ -1,6 +1,6 @@
 /*
  * Registers the value types (list, hash, set, zset) with the engine: their
- * gb_type_ops and their command tables.
+ * gb_type_ops.
  */
 #ifndef GB_ENGINE_TYPES_H
 #define GB_ENGINE_TYPES_H
@@ -8,7 +8,8 @@
 struct gb_engine;
 void gb_types_init(struct gb_engine *eng);
 
-/* Each value type's registration of its gb_type_ops (in its cmd_*.c). */
+/* Each value type's registration of its gb_type_ops (the list's in
+ * cmd_list.c; the hash, set and zset ones in cmd_types.c). */
 void gb_list_type_register(void);
 void gb_hash_type_register(void);
 void gb_set_type_register(void);
