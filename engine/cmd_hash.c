@@ -20,11 +20,7 @@
  * WRONGTYPE, with *wrong set. */
 static gb_hash *lookup_hash(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    int r = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, write, o);
-    *wrong = r < 0;
-    if (*wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    return r > 0 ? &o->o.h : NULL;
+    return gb_tobj_lookup_or_reply(c, key, GB_TYPE_HASH, write, o, wrong) ? &o->o.h : NULL;
 }
 
 /* Redis's hashTypeLookupWriteOrCreate: the hash under key, created empty
@@ -370,32 +366,15 @@ static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
 }
 
 static void scan_add(void *ctx, gb_slice field, gb_slice value) { gb_scan_buf_add(ctx, field, value, 0); }
+static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
+{
+    return gb_hash_scan(&o->h, cursor, scan_add, b);
+}
 
 /* HSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_hscan(gb_client *c, int argc, gb_slice *argv)
 {
-    uint64_t cursor;
-    if (!gb_parse_scan_cursor(c, argv[2], &cursor))
-        return;
-    bool wrong;
-    gb_tobj o;
-    gb_hash *h = lookup_hash(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        return;
-    if (!h) {
-        gb_scan_reply_empty(c);
-        return;
-    }
-    gb_scan_opts so;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
-        return;
-    gb_scan_buf b;
-    gb_scan_buf_init(&b, &so);
-    int64_t budget = so.count * 10;
-    do {
-        cursor = gb_hash_scan(h, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_HASH) < (size_t)so.count);
-    gb_scan_buf_reply(c, &b, cursor, GB_SCAN_HASH);
+    gb_types_scan(c, argc, argv, GB_TYPE_HASH, scan_batch);
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)

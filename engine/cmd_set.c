@@ -12,13 +12,11 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-/* The set under key in o (NULL when missing); *wrong when it holds another
- * type (nothing replied: SMOVE decides the order of its checks). */
+/* The set under key in o (NULL when missing); NULL after replying
+ * WRONGTYPE, with *wrong set. */
 static gb_set *lookup_set(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    int r = gb_tobj_lookup(c->db, key, GB_TYPE_SET, write, o);
-    *wrong = r < 0;
-    return r > 0 ? &o->o.s : NULL;
+    return gb_tobj_lookup_or_reply(c, key, GB_TYPE_SET, write, o, wrong) ? &o->o.s : NULL;
 }
 
 /* After a change: writes the header back, deletes the key when empty. */
@@ -38,10 +36,8 @@ static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     gb_types_config cfg = gb_types_cfg(c->eng);
     if (!s) {
         gb_tobj_add(c->db, argv[1], GB_TYPE_SET, gb_set_new_for(&cfg, argv[2], (size_t)(argc - 2)), &o);
@@ -59,10 +55,8 @@ static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!s) {
         gb_reply_int(c, 0);
         return;
@@ -79,18 +73,18 @@ static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
 static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    bool wrong_src, wrong_dst;
-    gb_tobj os, od;
-    gb_set *src = lookup_set(c, argv[1], true, &os, &wrong_src);
-    gb_set *dst = lookup_set(c, argv[2], true, &od, &wrong_dst);
-    if (!src && !wrong_src) {
+    gb_tobj os, od; /* looked up before replying anything: SMOVE decides the order of its checks */
+    int found_src = gb_tobj_lookup(c->db, argv[1], GB_TYPE_SET, true, &os);
+    int found_dst = gb_tobj_lookup(c->db, argv[2], GB_TYPE_SET, true, &od);
+    if (found_src == 0) {
         gb_reply_int(c, 0);
         return;
     }
-    if (wrong_src || wrong_dst) {
+    if (found_src < 0 || found_dst < 0) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
     }
+    gb_set *src = &os.o.s, *dst = found_dst ? &od.o.s : NULL;
     if (dst && os.kv == od.kv) { /* the same key */
         gb_reply_int(c, gb_set_ismember(src, argv[3]));
         return;
@@ -117,8 +111,6 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
     gb_reply_int(c, 1);
 }
 
-static void emit_pop(void *ctx, gb_slice m) { gb_reply_slice(ctx, m); }
-
 /* SPOP key [count] */
 static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
 {
@@ -133,10 +125,8 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!s) {
         if (argc == 3)
             gb_reply_array(c, 0);
@@ -151,7 +141,7 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     gb_types_config cfg = gb_types_cfg(c->eng);
     if (argc == 3)
         gb_reply_array(c, (int64_t)GB_MIN((uint64_t)count, gb_set_card(s)));
-    gb_set_pop(s, &cfg, (size_t)count, emit_pop, c);
+    gb_set_pop(s, &cfg, (size_t)count, emit_bulk, c);
     sync_or_delete(c, argv[1], &o);
     gb_engine_key_modified(c->db, argv[1]);
 }
@@ -164,9 +154,7 @@ static void cmd_sismember(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, s && gb_set_ismember(s, argv[2]));
 }
 
@@ -175,10 +163,8 @@ static void cmd_smismember(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     gb_reply_array(c, argc - 2);
     for (int j = 2; j < argc; j++)
         gb_reply_int(c, s && gb_set_ismember(s, argv[j]));
@@ -190,9 +176,7 @@ static void cmd_scard(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, s ? (int64_t)gb_set_card(s) : 0);
 }
 
@@ -207,22 +191,18 @@ static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
     gb_tobj o;
     if (argc == 2) {
         gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-        if (wrong)
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
-        else if (!s)
-            gb_reply_nil(c);
-        else
+        if (s)
             gb_set_random(s, 1, emit_bulk, c);
+        else if (!wrong)
+            gb_reply_nil(c);
         return;
     }
     int64_t count;
     if (!gb_types_random_count(c, argv[2], &count))
         return;
     gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!s || count == 0) {
         gb_reply_array(c, 0);
         return;
@@ -247,10 +227,8 @@ static bool lookup_sets(gb_client *c, gb_slice *keys, size_t n, gb_tobj *objs, c
         for (size_t j = 0; sets[i] && j < i; j++)
             if (objs[j].kv == objs[i].kv)
                 sets[i] = sets[j];
-        if (wrong) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
+        if (wrong)
             return false;
-        }
         if (!sets[i])
             (*missing)++;
     }
@@ -400,34 +378,15 @@ static void cmd_sdiffstore(gb_client *c, int argc, gb_slice *argv)
 }
 
 static void scan_add(void *ctx, gb_slice m) { gb_scan_buf_add(ctx, m, gb_slice_make("", 0), 0); }
+static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
+{
+    return gb_set_scan(&o->s, cursor, scan_add, b);
+}
 
 /* SSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
 {
-    uint64_t cursor;
-    if (!gb_parse_scan_cursor(c, argv[2], &cursor))
-        return;
-    bool wrong;
-    gb_tobj o;
-    gb_set *s = lookup_set(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return;
-    }
-    if (!s) {
-        gb_scan_reply_empty(c);
-        return;
-    }
-    gb_scan_opts so;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
-        return;
-    gb_scan_buf b;
-    gb_scan_buf_init(&b, &so);
-    int64_t budget = so.count * 10;
-    do {
-        cursor = gb_set_scan(s, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_SET) < (size_t)so.count);
-    gb_scan_buf_reply(c, &b, cursor, GB_SCAN_SET);
+    gb_types_scan(c, argc, argv, GB_TYPE_SET, scan_batch);
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)

@@ -48,6 +48,15 @@ void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj)
         gb_engine_key_modified(c->db, key);
 }
 
+bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool write, gb_tobj *o, bool *wrong)
+{
+    int r = gb_tobj_lookup(c->db, key, t, write, o);
+    *wrong = r < 0;
+    if (*wrong)
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    return r > 0;
+}
+
 /* ---- the types' gb_type_ops ---------------------------------------------------------- */
 
 /* The keyspace holds packed pointers: each callback rebuilds the header (M,
@@ -86,9 +95,17 @@ TOBJ_TYPE_OPS(hash, h, gb_hash_len, GB_TYPE_HASH)
 TOBJ_TYPE_OPS(set, s, gb_set_card, GB_TYPE_SET)
 TOBJ_TYPE_OPS(zset, z, gb_zset_card, GB_TYPE_ZSET)
 
-/* ---- SCAN family ------------------------------------------------------------------- */
+/* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */
 
-bool gb_types_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, gb_scan_opts *o)
+/* Parsed [MATCH pattern] [COUNT n]. */
+typedef struct scan_opts {
+    gb_slice pat;
+    bool use_pat;
+    int64_t count;
+} scan_opts;
+
+/* Parses argv[first..]; replies the error and returns false on bad input. */
+static bool parse_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, scan_opts *o)
 {
     o->count = 10;
     o->use_pat = false;
@@ -113,11 +130,20 @@ bool gb_types_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, gb_sc
     return true;
 }
 
-void gb_scan_buf_init(gb_scan_buf *b, const gb_scan_opts *o)
-{
-    memset(b, 0, sizeof *b);
-    b->opts = o;
-}
+/* Items collected by a scan batch: copies of the bytes (the type objects
+ * hand them out only during a callback), then one reply
+ * [cursor, [item, ...]] built from them. */
+struct gb_scan_buf {
+    const scan_opts *opts;
+    char *bytes;
+    size_t nbytes, capbytes;
+    struct scan_item {
+        size_t off, len;   /* the field/member */
+        size_t voff, vlen; /* hash value */
+        double score;      /* zset score */
+    } *items;
+    size_t n, cap;
+};
 
 static size_t buf_put(gb_scan_buf *b, gb_slice s)
 {
@@ -143,7 +169,7 @@ void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double sco
         b->cap = b->cap ? b->cap * 2 : 16;
         b->items = gb_realloc(b->items, b->cap * sizeof *b->items);
     }
-    struct gb_scan_item *it = &b->items[b->n++];
+    struct scan_item *it = &b->items[b->n++];
     it->off = buf_put(b, member);
     it->len = member.len;
     it->voff = buf_put(b, value);
@@ -151,35 +177,58 @@ void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double sco
     it->score = score;
 }
 
-size_t gb_scan_buf_items(const gb_scan_buf *b, enum gb_scan_kind kind)
+/* How many reply items so far (hash and zset elements count twice, as in
+ * Redis's COUNT accounting). */
+static size_t scan_buf_items(const gb_scan_buf *b, enum gb_type t)
 {
-    return kind == GB_SCAN_SET ? b->n : b->n * 2;
+    return t == GB_TYPE_SET ? b->n : b->n * 2;
 }
 
-void gb_scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_scan_kind kind)
+/* Replies [cursor, [...]] and frees the buffer. */
+static void scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_type t)
 {
     char cbuf[24];
     gb_reply_array(c, 2);
     gb_reply_bulk(c, cbuf, gb_ull2str(cbuf, cursor));
-    gb_reply_array(c, (int64_t)gb_scan_buf_items(b, kind));
+    gb_reply_array(c, (int64_t)scan_buf_items(b, t));
     for (size_t i = 0; i < b->n; i++) {
-        const struct gb_scan_item *it = &b->items[i];
+        const struct scan_item *it = &b->items[i];
         gb_reply_bulk(c, b->bytes + it->off, it->len);
-        if (kind == GB_SCAN_HASH)
+        if (t == GB_TYPE_HASH)
             gb_reply_bulk(c, b->bytes + it->voff, it->vlen);
-        else if (kind == GB_SCAN_ZSET)
+        else if (t == GB_TYPE_ZSET)
             gb_reply_double(c, it->score);
     }
     gb_free(b->bytes);
     gb_free(b->items);
-    memset(b, 0, sizeof *b);
 }
 
-void gb_scan_reply_empty(gb_client *c)
+void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t, gb_types_scan_fn scan)
 {
-    gb_reply_array(c, 2);
-    gb_reply_bulk(c, "0", 1);
-    gb_reply_array(c, 0);
+    uint64_t cursor;
+    if (!gb_parse_scan_cursor(c, argv[2], &cursor))
+        return;
+    bool wrong;
+    gb_tobj o;
+    if (!gb_tobj_lookup_or_reply(c, argv[1], t, false, &o, &wrong)) {
+        if (!wrong) { /* a missing key: ["0", []] */
+            gb_reply_array(c, 2);
+            gb_reply_bulk(c, "0", 1);
+            gb_reply_array(c, 0);
+        }
+        return;
+    }
+    scan_opts so;
+    if (!parse_scan_opts(c, argc, argv, 3, &so))
+        return;
+    gb_scan_buf b;
+    memset(&b, 0, sizeof b);
+    b.opts = &so;
+    int64_t budget = so.count * 10;
+    do {
+        cursor = scan(&o.o, cursor, &b);
+    } while (cursor && budget-- > 0 && scan_buf_items(&b, t) < (size_t)so.count);
+    scan_buf_reply(c, &b, cursor, t);
 }
 
 /* ---- random counts ------------------------------------------------------------------- */

@@ -1,8 +1,8 @@
 /*
  * Helpers shared by the hash, set and sorted-set command modules
  * (cmd_hash.c, cmd_set.c, cmd_zset.c): the encoding thresholds as the type
- * objects want them, their gb_type_ops, the HSCAN/SSCAN/ZSCAN option
- * parsing and reply, Redis's random-count argument rules, and storing a
+ * objects want them, their gb_type_ops, lookups that reply WRONGTYPE,
+ * HSCAN/SSCAN/ZSCAN, Redis's random-count argument rules, and storing a
  * computed result under a key (the *STORE commands).
  */
 #ifndef GB_ENGINE_CMD_TYPES_H
@@ -86,46 +86,29 @@ void gb_tobj_add(gb_db *db, gb_slice key, enum gb_type t, void *heap_hdr, gb_tob
  * when obj is NULL. Tells WATCH when something changed. */
 void gb_types_store(gb_client *c, gb_slice key, enum gb_type t, void *obj);
 
-/* ---- SCAN family ---- */
+/* gb_tobj_lookup for a command handler: true when key holds type t (o
+ * filled); false when it is missing, or holds another type: then *wrong is
+ * set and WRONGTYPE replied. */
+bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool write, gb_tobj *o, bool *wrong);
 
-/* Parsed [MATCH pattern] [COUNT n] (Redis's scanGenericCommand: COUNT must
- * be an integer >= 1, TYPE is refused for a key's elements). */
-typedef struct gb_scan_opts {
-    gb_slice pat;
-    bool use_pat;
-    int64_t count;
-} gb_scan_opts;
+/* ---- HSCAN / SSCAN / ZSCAN ---- */
 
-/* Parses argv[first..]; replies the error and returns false on bad input. */
-bool gb_types_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, gb_scan_opts *o);
+/* The elements a scan collects (private to cmd_types.c). */
+typedef struct gb_scan_buf gb_scan_buf;
 
-/* Items collected by a scan batch: copies of the bytes (the type objects
- * hand them out only during a callback), then one reply
- * [cursor, [item, ...]] built from them. */
-typedef struct gb_scan_buf {
-    const gb_scan_opts *opts;
-    char *bytes;
-    size_t nbytes, capbytes;
-    struct gb_scan_item {
-        size_t off, len;  /* the field/member */
-        size_t voff, vlen; /* hash value */
-        double score;      /* zset score */
-    } *items;
-    size_t n, cap;
-} gb_scan_buf;
-
-enum gb_scan_kind { GB_SCAN_SET, GB_SCAN_HASH, GB_SCAN_ZSET };
-
-void gb_scan_buf_init(gb_scan_buf *b, const gb_scan_opts *o);
-/* Adds one element unless the pattern filters it out. value: hashes only. */
+/* Adds one element unless the MATCH pattern filters it out. value: hashes
+ * only; score: sorted sets only. */
 void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double score);
-/* How many reply items so far (hash and zset elements count twice, as in
- * Redis's COUNT accounting). */
-size_t gb_scan_buf_items(const gb_scan_buf *b, enum gb_scan_kind kind);
-/* Replies [cursor, [...]] and frees the buffer. */
-void gb_scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_scan_kind kind);
-/* The reply for a missing key: ["0", []]. */
-void gb_scan_reply_empty(gb_client *c);
+
+/* Scans one batch of o from cursor, adding each element to b; returns the
+ * next cursor (the type module's gb_*_scan). */
+typedef uint64_t (*gb_types_scan_fn)(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b);
+
+/* "xSCAN key cursor [MATCH pattern] [COUNT count]" on a hash, set or sorted
+ * set (t): Redis's scanGenericCommand (COUNT must be an integer >= 1, TYPE
+ * is refused for a key's elements; hash and zset elements count twice
+ * towards COUNT). Replies [cursor, [element, ...]]. */
+void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t, gb_types_scan_fn scan);
 
 /* ---- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER ---- */
 

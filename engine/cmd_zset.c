@@ -21,13 +21,11 @@
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-/* The sorted set under key in o (NULL when missing); *wrong when it holds
- * another type (the caller replies). */
+/* The sorted set under key in o (NULL when missing); NULL after replying
+ * WRONGTYPE, with *wrong set. */
 static gb_zset *lookup_zset(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
 {
-    int r = gb_tobj_lookup(c->db, key, GB_TYPE_ZSET, write, o);
-    *wrong = r < 0;
-    return r > 0 ? &o->o.z : NULL;
+    return gb_tobj_lookup_or_reply(c, key, GB_TYPE_ZSET, write, o, wrong) ? &o->o.z : NULL;
 }
 
 /* After a change: writes the header back, deletes the key when empty. */
@@ -216,10 +214,8 @@ static void cmd_zmscore(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     gb_reply_array(c, argc - 2);
     for (int j = 2; j < argc; j++) {
         double s;
@@ -236,9 +232,7 @@ static void cmd_zcard(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, z ? (int64_t)gb_zset_card(z) : 0);
 }
 
@@ -253,9 +247,7 @@ static void cmd_zcount(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, z ? (int64_t)gb_zset_count(z, &r) : 0);
 }
 
@@ -270,9 +262,7 @@ static void cmd_zlexcount(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, z ? (int64_t)gb_zset_lexcount(z, &r) : 0);
 }
 
@@ -294,10 +284,8 @@ static void rank_generic(gb_client *c, int argc, gb_slice *argv, bool reverse)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     size_t rank;
     double score;
     if (z && gb_zset_rank(z, argv[2], reverse, &rank, &score)) {
@@ -413,10 +401,8 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[start], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!z) {
         if (store)
             store_result(c, *dst, NULL);
@@ -487,10 +473,8 @@ static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!z) {
         gb_reply_int(c, 0);
         return;
@@ -523,10 +507,8 @@ static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!z) {
         gb_reply_int(c, 0);
         return;
@@ -601,10 +583,8 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!z || count == 0) {
         gb_reply_array(c, 0);
         return;
@@ -647,10 +627,8 @@ static bool bpop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t
         bool wrong;
         gb_tobj o;
         gb_zset *z = lookup_zset(c, keys[i], true, &o, &wrong);
-        if (wrong) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
+        if (wrong)
             return true;
-        }
         if (!z || gb_zset_card(z) == 0)
             continue;
         pop_reply(c, keys[i], &o, max, count, shape);
@@ -705,13 +683,11 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
     if (argc == 2) {
         gb_tobj o;
         gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-        if (wrong)
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
-        else if (!z)
-            gb_reply_nil(c);
-        else {
+        if (z) {
             emit_ctx ec = {c, false, false};
             gb_zset_random(z, 1, emit_reply, &ec);
+        } else if (!wrong) {
+            gb_reply_nil(c);
         }
         return;
     }
@@ -730,10 +706,8 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
     }
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!z || count == 0) {
         gb_reply_array(c, 0);
         return;
@@ -745,34 +719,15 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
 }
 
 static void scan_add(void *ctx, gb_slice m, double score) { gb_scan_buf_add(ctx, m, gb_slice_make("", 0), score); }
+static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
+{
+    return gb_zset_scan(&o->z, cursor, scan_add, b);
+}
 
 /* ZSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_zscan(gb_client *c, int argc, gb_slice *argv)
 {
-    uint64_t cursor;
-    if (!gb_parse_scan_cursor(c, argv[2], &cursor))
-        return;
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return;
-    }
-    if (!z) {
-        gb_scan_reply_empty(c);
-        return;
-    }
-    gb_scan_opts so;
-    if (!gb_types_scan_opts(c, argc, argv, 3, &so))
-        return;
-    gb_scan_buf b;
-    gb_scan_buf_init(&b, &so);
-    int64_t budget = so.count * 10;
-    do {
-        cursor = gb_zset_scan(z, cursor, scan_add, &b);
-    } while (cursor && budget-- > 0 && gb_scan_buf_items(&b, GB_SCAN_ZSET) < (size_t)so.count);
-    gb_scan_buf_reply(c, &b, cursor, GB_SCAN_ZSET);
+    gb_types_scan(c, argc, argv, GB_TYPE_ZSET, scan_batch);
 }
 
 /* ---- algebra ------------------------------------------------------------------------------ */
