@@ -70,6 +70,32 @@ static size_t rank_range_len(int64_t start, int64_t end, size_t card)
     return (size_t)(end - start + 1);
 }
 
+enum rtype { RT_AUTO = 0, RT_RANK, RT_SCORE, RT_LEX };
+
+/* The bounds of a rank, score or lex range. */
+typedef struct range_args {
+    int64_t start, end; /* RT_RANK */
+    gb_score_range score;
+    gb_lex_range lex;
+} range_args;
+
+/* Parses min and max as a range of type rt (not RT_AUTO); replies Redis's
+ * error and returns false on bad input. */
+static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max, range_args *r)
+{
+    if (rt == RT_RANK)
+        return gb_arg_ll(c, min, &r->start) && gb_arg_ll(c, max, &r->end);
+    if (rt == RT_SCORE && gb_score_parse_range(min, max, &r->score) != 0) {
+        gb_reply_error(c, ERR_MINMAX);
+        return false;
+    }
+    if (rt == RT_LEX && gb_lex_parse_range(min, max, &r->lex) != 0) {
+        gb_reply_error(c, ERR_LEX);
+        return false;
+    }
+    return true;
+}
+
 /* ---- typed operations (engine/ops.h) --------------------------------------------------- */
 
 gb_result gb_op_zadd(gb_db *db, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members,
@@ -236,34 +262,28 @@ static void cmd_zcard(gb_client *c, int argc, gb_slice *argv)
         gb_reply_int(c, z ? (int64_t)gb_zset_card(z) : 0);
 }
 
+/* ZCOUNT / ZLEXCOUNT key min max */
+static void count_generic(gb_client *c, gb_slice *argv, enum rtype rt)
+{
+    range_args r;
+    if (!parse_range(c, rt, argv[2], argv[3], &r))
+        return;
+    bool wrong;
+    gb_tobj o;
+    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
+    if (!wrong)
+        gb_reply_int(c, !z ? 0 : (int64_t)(rt == RT_SCORE ? gb_zset_count(z, &r.score) : gb_zset_lexcount(z, &r.lex)));
+}
+
 static void cmd_zcount(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_score_range r;
-    if (gb_score_parse_range(argv[2], argv[3], &r) != 0) {
-        gb_reply_error(c, ERR_MINMAX);
-        return;
-    }
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (!wrong)
-        gb_reply_int(c, z ? (int64_t)gb_zset_count(z, &r) : 0);
+    count_generic(c, argv, RT_SCORE);
 }
-
 static void cmd_zlexcount(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_lex_range r;
-    if (gb_lex_parse_range(argv[2], argv[3], &r) != 0) {
-        gb_reply_error(c, ERR_LEX);
-        return;
-    }
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (!wrong)
-        gb_reply_int(c, z ? (int64_t)gb_zset_lexcount(z, &r) : 0);
+    count_generic(c, argv, RT_LEX);
 }
 
 /* ZRANK/ZREVRANK key member [WITHSCORE] (WITHSCORE: Redis 7.2). */
@@ -306,7 +326,6 @@ static void cmd_zrevrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(
 
 /* ---- ranges ------------------------------------------------------------------------------ */
 
-enum rtype { RT_AUTO = 0, RT_RANK, RT_SCORE, RT_LEX };
 enum rdir { DIR_AUTO = 0, DIR_FWD, DIR_REV };
 
 /* ZRANGESTORE's sink: every emitted pair goes into a new set. */
@@ -382,21 +401,9 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
         minidx = maxidx;
         maxidx = t;
     }
-    int64_t rstart = 0, rend = 0;
-    gb_score_range sr;
-    gb_lex_range lr;
-    if (rt == RT_RANK) {
-        if (!gb_arg_ll(c, argv[minidx], &rstart) || !gb_arg_ll(c, argv[maxidx], &rend))
-            return;
-    } else if (rt == RT_SCORE) {
-        if (gb_score_parse_range(argv[minidx], argv[maxidx], &sr) != 0) {
-            gb_reply_error(c, ERR_MINMAX);
-            return;
-        }
-    } else if (gb_lex_parse_range(argv[minidx], argv[maxidx], &lr) != 0) {
-        gb_reply_error(c, ERR_LEX);
+    range_args r;
+    if (!parse_range(c, rt, argv[minidx], argv[maxidx], &r))
         return;
-    }
 
     bool wrong;
     gb_tobj o;
@@ -423,19 +430,19 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
     }
     if (rt == RT_RANK) {
         if (!store) {
-            size_t n = rank_range_len(rstart, rend, gb_zset_card(z));
+            size_t n = rank_range_len(r.start, r.end, gb_zset_card(z));
             gb_reply_array(c, (int64_t)(withscores ? n * 2 : n));
             if (n == 0)
                 return;
         }
-        gb_zset_range_rank(z, rstart, rend, rev, emit, ctx);
+        gb_zset_range_rank(z, r.start, r.end, rev, emit, ctx);
     } else {
         size_t h = store ? 0 : gb_reply_array_deferred(c);
         size_t n;
         if (rt == RT_SCORE)
-            n = gb_zset_range_score(z, &sr, rev, offset, limit, emit, ctx);
+            n = gb_zset_range_score(z, &r.score, rev, offset, limit, emit, ctx);
         else
-            n = gb_zset_range_lex(z, &lr, rev, offset, limit, emit, ctx);
+            n = gb_zset_range_lex(z, &r.lex, rev, offset, limit, emit, ctx);
         if (!store)
             gb_reply_set_deferred(c, h, (int64_t)(withscores ? n * 2 : n));
     }
@@ -489,21 +496,9 @@ static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
 
 static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
 {
-    int64_t start = 0, end = 0;
-    gb_score_range sr;
-    gb_lex_range lr;
-    if (rt == RT_RANK) {
-        if (!gb_arg_ll(c, argv[2], &start) || !gb_arg_ll(c, argv[3], &end))
-            return;
-    } else if (rt == RT_SCORE) {
-        if (gb_score_parse_range(argv[2], argv[3], &sr) != 0) {
-            gb_reply_error(c, ERR_MINMAX);
-            return;
-        }
-    } else if (gb_lex_parse_range(argv[2], argv[3], &lr) != 0) {
-        gb_reply_error(c, ERR_LEX);
+    range_args r;
+    if (!parse_range(c, rt, argv[2], argv[3], &r))
         return;
-    }
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
@@ -515,11 +510,11 @@ static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
     }
     size_t n;
     if (rt == RT_RANK)
-        n = gb_zset_remrange_rank(z, start, end);
+        n = gb_zset_remrange_rank(z, r.start, r.end);
     else if (rt == RT_SCORE)
-        n = gb_zset_remrange_score(z, &sr);
+        n = gb_zset_remrange_score(z, &r.score);
     else
-        n = gb_zset_remrange_lex(z, &lr);
+        n = gb_zset_remrange_lex(z, &r.lex);
     if (n) {
         sync_or_delete(c->db, argv[1], &o);
         gb_engine_key_modified(c->db, argv[1]);
