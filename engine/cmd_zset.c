@@ -53,23 +53,6 @@ static void emit_reply(void *ctx, gb_slice m, double score)
         gb_reply_double(e->c, score);
 }
 
-/* The number of elements a rank range selects (Redis's sanitizing). */
-static size_t rank_range_len(int64_t start, int64_t end, size_t card)
-{
-    int64_t llen = (int64_t)card;
-    if (start < 0)
-        start += llen;
-    if (end < 0)
-        end += llen;
-    if (start < 0)
-        start = 0;
-    if (start > end || start >= llen)
-        return 0;
-    if (end >= llen)
-        end = llen - 1;
-    return (size_t)(end - start + 1);
-}
-
 enum rtype { RT_AUTO = 0, RT_RANK, RT_SCORE, RT_LEX };
 
 /* The bounds of a rank, score or lex range. */
@@ -430,7 +413,8 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
     }
     if (rt == RT_RANK) {
         if (!store) {
-            size_t n = rank_range_len(r.start, r.end, gb_zset_card(z));
+            size_t first, last;
+            size_t n = gb_index_range(r.start, r.end, gb_zset_card(z), &first, &last) ? last - first + 1 : 0;
             gb_reply_array(c, (int64_t)(withscores ? n * 2 : n));
             if (n == 0)
                 return;

@@ -15,6 +15,7 @@
 
 #include "engine/list_impl.h"
 #include "engine/mem.h"
+#include "engine/util.h"
 
 struct gb_list {
     uint8_t enc;
@@ -193,25 +194,6 @@ static bool norm_index(long long index, size_t len, size_t *out)
     return true;
 }
 
-/* LRANGE/LTRIM normalisation; false when the range is empty. */
-static bool norm_range(long long start, long long stop, size_t len, size_t *first, size_t *last)
-{
-    long long n = (long long)len;
-    if (start < 0)
-        start += n;
-    if (stop < 0)
-        stop += n;
-    if (start < 0)
-        start = 0;
-    if (start > stop || start >= n)
-        return false;
-    if (stop >= n)
-        stop = n - 1;
-    *first = (size_t)start;
-    *last = (size_t)stop;
-    return true;
-}
-
 /* ---- ends ---- */
 
 size_t gb_list_push(gb_list *l, gb_list_end end, const gb_slice *vals, size_t n)
@@ -356,7 +338,7 @@ size_t gb_list_range(gb_list *l, long long start, long long stop, bool reverse,
                      gb_list_visit_fn fn, void *ctx)
 {
     size_t first, last;
-    if (!norm_range(start, stop, gb_list_len(l), &first, &last))
+    if (!gb_index_range(start, stop, gb_list_len(l), &first, &last))
         return 0;
     return visit(l, first, last, reverse, fn, ctx);
 }
@@ -364,7 +346,7 @@ size_t gb_list_range(gb_list *l, long long start, long long stop, bool reverse,
 size_t gb_list_range_len(const gb_list *l, long long start, long long stop)
 {
     size_t first, last;
-    if (!norm_range(start, stop, gb_list_len(l), &first, &last))
+    if (!gb_index_range(start, stop, gb_list_len(l), &first, &last))
         return 0;
     return last - first + 1;
 }
@@ -374,7 +356,7 @@ size_t gb_list_range_len(const gb_list *l, long long start, long long stop)
 void gb_list_trim(gb_list *l, long long start, long long stop)
 {
     size_t len = gb_list_len(l), first, last, head, tail;
-    if (norm_range(start, stop, len, &first, &last)) {
+    if (gb_index_range(start, stop, len, &first, &last)) {
         head = first;
         tail = len - 1 - last;
     } else {

@@ -8,6 +8,7 @@
 #include "engine/listpack.h"
 #include "engine/mem.h"
 #include "engine/random.h"
+#include "engine/util.h"
 #include "engine/zset_tree.h"
 
 /* ---- btree representation: records shared by the htable and the tree ---- */
@@ -677,30 +678,11 @@ size_t gb_zset_lexcount(const gb_zset *z, const gb_lex_range *r)
 
 /* ---- ranges ---- */
 
-/* Redis's start/stop normalisation; false for an empty range. */
-static bool norm_ranks(int64_t start, int64_t stop, size_t card, size_t *a, size_t *b)
-{
-    int64_t n = (int64_t)card;
-    if (start < 0)
-        start += n;
-    if (stop < 0)
-        stop += n;
-    if (start < 0)
-        start = 0;
-    if (start > stop || start >= n)
-        return false;
-    if (stop >= n)
-        stop = n - 1;
-    *a = (size_t)start;
-    *b = (size_t)stop;
-    return true;
-}
-
 size_t gb_zset_range_rank(const gb_zset *z, int64_t start, int64_t stop, bool reverse, gb_zset_emit_fn emit,
                           void *ctx)
 {
     size_t card = gb_zset_card(z), a, b;
-    if (!norm_ranks(start, stop, card, &a, &b))
+    if (!gb_index_range(start, stop, card, &a, &b))
         return 0;
     size_t n = b - a + 1;
     zcur c;
@@ -803,7 +785,7 @@ static void delete_ranks(gb_zset *z, size_t rank, size_t count)
 size_t gb_zset_remrange_rank(gb_zset *z, int64_t start, int64_t stop)
 {
     size_t a, b;
-    if (!norm_ranks(start, stop, gb_zset_card(z), &a, &b))
+    if (!gb_index_range(start, stop, gb_zset_card(z), &a, &b))
         return 0;
     delete_ranks(z, a, b - a + 1);
     return b - a + 1;
