@@ -50,8 +50,9 @@ static gb_list_config list_config(const gb_engine *eng)
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-/* The list under key (NULL when missing); *wrongtype when it holds another
- * type. Reads count keyspace hits/misses, writes do not (as in Redis). */
+/* The list under key (NULL when missing); NULL after replying WRONGTYPE,
+ * with *wrongtype set, when it holds another type. Reads count keyspace
+ * hits/misses, writes do not (as in Redis). */
 static gb_list *lookup_list_for(gb_client *c, gb_slice key, bool write, bool *wrongtype)
 {
     *wrongtype = false;
@@ -60,6 +61,7 @@ static gb_list *lookup_list_for(gb_client *c, gb_slice key, bool write, bool *wr
         return NULL;
     if (kv->type != GB_TYPE_LIST) {
         *wrongtype = true;
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
         return NULL;
     }
     return kv->v.ptr;
@@ -138,10 +140,8 @@ static void push_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
     if (only_existing) {
         bool wrong;
         gb_list *l = lookup_list(c, argv[1], &wrong);
-        if (wrong) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
+        if (wrong)
             return;
-        }
         if (!l) {
             gb_reply_int(c, 0);
             return;
@@ -174,10 +174,8 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         return;
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         if (hascount)
             gb_reply_nil_array(c);
@@ -210,9 +208,7 @@ static void cmd_llen(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     bool wrong;
     gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else
+    if (!wrong)
         gb_reply_int(c, l ? (int64_t)gb_list_len(l) : 0);
 }
 
@@ -221,10 +217,8 @@ static void cmd_lindex(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     bool wrong;
     gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         gb_reply_nil(c);
         return;
@@ -245,10 +239,8 @@ static void cmd_lset(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         gb_reply_error(c, GB_ERR_NO_KEY);
         return;
@@ -279,10 +271,8 @@ static void cmd_lrange(gb_client *c, int argc, gb_slice *argv)
         return;
     bool wrong;
     gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         gb_reply_array(c, 0);
         return;
@@ -299,10 +289,8 @@ static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
         return;
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (l) {
         gb_list_trim(l, start, stop);
         delete_if_empty(c, argv[1], l);
@@ -319,10 +307,8 @@ static void cmd_lrem(gb_client *c, int argc, gb_slice *argv)
         return;
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         gb_reply_int(c, 0);
         return;
@@ -349,10 +335,8 @@ static void cmd_linsert(gb_client *c, int argc, gb_slice *argv)
     }
     bool wrong;
     gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         gb_reply_int(c, 0);
         return;
@@ -418,10 +402,8 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
     }
     bool wrong;
     gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!l) {
         if (count != -1)
             gb_reply_array(c, 0);
@@ -452,19 +434,15 @@ static void move_generic(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_li
 {
     bool wrong;
     gb_list *src = lookup_list(c, src_key, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (!src || gb_list_len(src) == 0) {
         gb_reply_nil(c);
         return;
     }
     gb_list *dst = lookup_list(c, dst_key, &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     bool created = false;
     if (!dst) {
         gb_list_config cfg = list_config(c->eng);
@@ -506,10 +484,8 @@ static bool mpop_first(gb_client *c, gb_slice *keys, int nkeys, gb_list_end end,
     for (int i = 0; i < nkeys; i++) {
         bool wrong;
         gb_list *l = lookup_list(c, keys[i], &wrong);
-        if (wrong) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
+        if (wrong)
             return true;
-        }
         if (!l || gb_list_len(l) == 0)
             continue;
         size_t n = GB_MIN((size_t)count, gb_list_len(l));
@@ -558,10 +534,8 @@ static void bpop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
     for (int i = 0; i < nkeys; i++) {
         bool wrong;
         gb_list *l = lookup_list(c, keys[i], &wrong);
-        if (wrong) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
+        if (wrong)
             return;
-        }
         if (!l || gb_list_len(l) == 0)
             continue;
         gb_reply_array(c, 2);
@@ -586,10 +560,8 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
 {
     bool wrong;
     gb_list *src = lookup_list(c, argv[1], &wrong);
-    if (wrong) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    if (wrong)
         return;
-    }
     if (src) {
         move_generic(c, argv[1], argv[2], from, to);
         return;
