@@ -55,48 +55,6 @@ static inline void lp_set_count(unsigned char *lp, uint32_t v) { wr_u32(lp + 4, 
 
 /* ---- integers as text ---- */
 
-bool gb_lp_str2int(const char *s, size_t len, int64_t *out)
-{
-    /* Canonical decimal only: what gb_lp_int2str would print back. Rejects
-     * "", "-", "+1", " 1", "01", "-0" and anything beyond int64. */
-    if (len == 0 || len > 20)
-        return false;
-    size_t i = 0;
-    bool neg = false;
-    if (s[0] == '-') {
-        neg = true;
-        i = 1;
-        if (len == 1)
-            return false;
-    }
-    if (s[i] == '0') {
-        if (len == 1) {
-            *out = 0;
-            return true;
-        }
-        return false;
-    }
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9)
-            return false;
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    if (neg) {
-        if (v > (uint64_t)INT64_MAX + 1)
-            return false;
-        *out = (int64_t)(0 - v); /* two's complement; v == 2^63 gives INT64_MIN */
-    } else {
-        if (v > (uint64_t)INT64_MAX)
-            return false;
-        *out = (int64_t)v;
-    }
-    return true;
-}
-
 size_t gb_lp_int2str(int64_t v, char *buf)
 {
     char tmp[24];

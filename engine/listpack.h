@@ -30,6 +30,7 @@
 #define GB_ENGINE_LISTPACK_H
 
 #include "engine/common.h"
+#include "engine/util.h"
 
 #define GB_LP_HEADER_SIZE 8
 #define GB_LP_INT_BUF 24 /* buffer size for rendering an integer entry */
@@ -122,9 +123,10 @@ void gb_lp_key_init(gb_lp_key *k, gb_slice s);
 bool gb_lp_key_eq(const unsigned char *p, const gb_lp_key *k);
 
 /* Canonical decimal <-> int64: str2int accepts exactly what int2str prints
- * ("0123", "+1", "-0", " 1" and out-of-range values are not integers).
- * int2str writes at most 20 bytes, no NUL, and returns the length. */
-bool gb_lp_str2int(const char *s, size_t len, int64_t *out);
+ * ("0123", "+1", "-0", " 1" and out-of-range values are not integers): it is
+ * Redis's string2ll, gb_str2ll. int2str writes at most 20 bytes, no NUL, and
+ * returns the length. */
+static inline bool gb_lp_str2int(const char *s, size_t len, int64_t *out) { return gb_str2ll(s, len, out); }
 size_t gb_lp_int2str(int64_t v, char *buf);
 
 /* Structural check of an untrusted listpack (e.g. loaded from a snapshot):
