@@ -457,6 +457,26 @@ void gb_set_random(const gb_set *s, int64_t count, gb_set_emit_fn emit, void *ct
     array_free(&a);
 }
 
+/* SPOP's copy of a member about to be removed (its bytes die with it);
+ * the buffer grows as needed and is reused. */
+typedef struct member_copy {
+    char *p;
+    size_t cap;
+} member_copy;
+
+static gb_slice copy_member(member_copy *c, gb_slice m)
+{
+    if (m.len > c->cap) {
+        c->cap = m.len * 2;
+        gb_free(c->p);
+        c->p = gb_malloc(c->cap);
+    }
+    if (m.len)
+        memcpy(c->p, m.ptr, m.len);
+    m.ptr = c->p;
+    return m;
+}
+
 size_t gb_set_pop(gb_set *s, const gb_types_config *cfg, size_t count, gb_set_emit_fn emit, void *ctx)
 {
     size_t size = gb_set_card(s);
@@ -472,23 +492,13 @@ size_t gb_set_pop(gb_set *s, const gb_types_config *cfg, size_t count, gb_set_em
     size_t remaining = size - count;
     char buf[GB_LP_INT_BUF];
     if (remaining * SPOP_MOVE_MUL > count) {
-        char *copy = NULL;
-        size_t copycap = 0;
+        member_copy copy = {NULL, 0};
         for (size_t i = 0; i < count; i++) {
-            gb_slice m = random_member(s, buf);
-            /* The member's bytes die with its removal: copy them first. */
-            if (m.len > copycap) {
-                copycap = m.len * 2;
-                gb_free(copy);
-                copy = gb_malloc(copycap);
-            }
-            if (m.len)
-                memcpy(copy, m.ptr, m.len);
-            m.ptr = copy;
+            gb_slice m = copy_member(&copy, random_member(s, buf));
             emit(ctx, m);
             gb_set_remove(s, m);
         }
-        gb_free(copy);
+        gb_free(copy.p);
         return count;
     }
     /* Most members go: move the few survivors to a fresh object (intset
@@ -496,22 +506,13 @@ size_t gb_set_pop(gb_set *s, const gb_types_config *cfg, size_t count, gb_set_em
      * the usual rules), then emit what is left in the old one. */
     gb_set fresh = {.enc = s->enc == GB_SET_INTSET ? GB_SET_INTSET : GB_SET_LISTPACK};
     fresh.p = fresh.enc == GB_SET_INTSET ? (void *)gb_intset_new() : (void *)gb_lp_new(0);
-    char *copy = NULL;
-    size_t copycap = 0;
+    member_copy copy = {NULL, 0};
     for (size_t i = 0; i < remaining; i++) {
-        gb_slice m = random_member(s, buf);
-        if (m.len > copycap) {
-            copycap = m.len * 2;
-            gb_free(copy);
-            copy = gb_malloc(copycap);
-        }
-        if (m.len)
-            memcpy(copy, m.ptr, m.len);
-        m.ptr = copy;
+        gb_slice m = copy_member(&copy, random_member(s, buf));
         gb_set_add(&fresh, cfg, m);
         gb_set_remove(s, m);
     }
-    gb_free(copy);
+    gb_free(copy.p);
     each_member(s, emit, ctx);
     rep_free(s->enc, s->p);
     s->enc = fresh.enc;
