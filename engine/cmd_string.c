@@ -73,21 +73,10 @@ static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const c
         gb_reply_error(c, GB_ERR_NOT_INT);
         return false;
     }
-    bool seconds = (flags & (O_EX | O_EXAT)) != 0;
-    if (v <= 0 || (seconds && v > INT64_MAX / 1000)) {
+    if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
         gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
         return false;
     }
-    if (seconds)
-        v *= 1000;
-    if (flags & (O_EX | O_PX)) {
-        if (v > INT64_MAX - c->eng->now_ms) {
-            gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
-            return false;
-        }
-        v += c->eng->now_ms;
-    }
-    *out = v;
     return true;
 }
 

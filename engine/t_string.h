@@ -27,6 +27,26 @@ gb_result gb_string_get(gb_db *db, gb_slice key, gb_slice *out, char *intbuf);
 gb_result gb_string_set(gb_db *db, gb_slice key, gb_slice val, unsigned flags, int64_t expire_at_ms,
                         bool *old_found, char **old_owned, size_t *old_len);
 
+/* SET's EX/PX/EXAT/PXAT value as absolute Unix ms (Redis's
+ * getExpireMillisecondsOrReply): v is in seconds when seconds, else ms, and
+ * relative to now_ms when relative (EX, PX), else a Unix time (EXAT, PXAT).
+ * False where Redis answers "invalid expire time": v <= 0, or a result
+ * beyond int64. */
+static inline bool gb_string_expire_at(int64_t v, bool seconds, bool relative, int64_t now_ms, int64_t *out)
+{
+    if (v <= 0 || (seconds && v > INT64_MAX / 1000))
+        return false;
+    if (seconds)
+        v *= 1000;
+    if (relative) {
+        if (v > INT64_MAX - now_ms)
+            return false;
+        v += now_ms;
+    }
+    *out = v;
+    return true;
+}
+
 /* INCRBY: GB_R_NOTINT, GB_R_OVERFLOW, GB_R_WRONGTYPE. */
 gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out);
 

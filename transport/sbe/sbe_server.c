@@ -535,22 +535,10 @@ static bool typed_set(gb_client *c, gb_sbe_request *q)
     unsigned exp = f & (GB_SBE_SET_EX | GB_SBE_SET_PX | GB_SBE_SET_EXAT | GB_SBE_SET_PXAT);
     if (((f & GB_SBE_SET_NX) && (f & GB_SBE_SET_XX)) || (exp & (exp - 1)) || ((f & GB_SBE_SET_KEEPTTL) && exp))
         return false; /* syntax error: the text path says it */
+    bool seconds = exp & (GB_SBE_SET_EX | GB_SBE_SET_EXAT), relative = exp & (GB_SBE_SET_EX | GB_SBE_SET_PX);
     int64_t when = -1;
-    if (exp) {
-        int64_t v = q->i64;
-        bool seconds = (exp & (GB_SBE_SET_EX | GB_SBE_SET_EXAT)) != 0;
-        int64_t now = c->eng->now_ms;
-        if (v <= 0 || (seconds && v > INT64_MAX / 1000))
-            return false; /* "invalid expire time in 'set' command" */
-        if (seconds)
-            v *= 1000;
-        if (exp & (GB_SBE_SET_EX | GB_SBE_SET_PX)) {
-            if (v > INT64_MAX - now)
-                return false;
-            v += now;
-        }
-        when = v;
-    }
+    if (exp && !gb_string_expire_at(q->i64, seconds, relative, c->eng->now_ms, &when))
+        return false; /* "invalid expire time in 'set' command" */
     unsigned sf = 0;
     if (f & GB_SBE_SET_NX)
         sf |= GB_SET_NX;
