@@ -209,12 +209,7 @@ static void cmd_hget(gb_client *c, int argc, gb_slice *argv)
     char buf[GB_HASH_VALUE_BUF];
     gb_slice v;
     gb_result r = gb_op_hget(c->db, argv[1], argv[2], &v, buf);
-    if (r == GB_R_OK)
-        gb_reply_slice(c, v);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
+    gb_reply_read_result(c, r, &v);
 }
 
 static void cmd_hmget(gb_client *c, int argc, gb_slice *argv)

@@ -14,12 +14,7 @@ static void cmd_get(gb_client *c, int argc, gb_slice *argv)
     gb_slice v;
     char buf[GB_INT_BUF];
     gb_result r = gb_string_get(c->db, argv[1], &v, buf);
-    if (r == GB_R_OK)
-        gb_reply_slice(c, v);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
+    gb_reply_read_result(c, r, &v);
 }
 
 /* Option bits local to SET/GETEX parsing (Redis's OBJ_* flags). */

@@ -6,10 +6,23 @@
 
 #include "engine/client.h"
 #include "engine/command.h"
+#include "engine/reply.h"
 #include "engine/result.h"
 
 /* Replies with Redis's error text for a failed typed call. */
 void gb_reply_result(gb_client *c, gb_result r);
+
+/* Replies a typed read's outcome (GET, HGET): *v for GB_R_OK, nil for
+ * GB_R_NOTFOUND, else r's error text. */
+static inline void gb_reply_read_result(gb_client *c, gb_result r, const gb_slice *v)
+{
+    if (r == GB_R_OK)
+        gb_reply_slice(c, *v);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else
+        gb_reply_result(c, r);
+}
 
 /* Parses an integer argument; on failure replies "value is not an integer or
  * out of range" and returns false. */

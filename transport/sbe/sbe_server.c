@@ -519,12 +519,7 @@ static bool typed_get(gb_client *c, gb_sbe_request *q)
     gb_slice v;
     char buf[GB_INT_BUF];
     gb_result r = gb_string_get(c->db, q->key, &v, buf);
-    if (r == GB_R_OK)
-        gb_reply_slice(c, v);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
+    gb_reply_read_result(c, r, &v);
     return true;
 }
 
@@ -637,12 +632,7 @@ static bool typed_hget(gb_client *c, gb_sbe_request *q)
     gb_slice v;
     char buf[GB_INT_BUF];
     gb_result r = gb_op_hget(c->db, q->key, q->arg, &v, buf);
-    if (r == GB_R_OK)
-        gb_reply_slice(c, v);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
+    gb_reply_read_result(c, r, &v);
     return true;
 }
 
