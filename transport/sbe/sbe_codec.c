@@ -60,16 +60,8 @@ static uint8_t *put_large_group_dim(uint8_t *p, uint16_t block_length, size_t n)
 
 /* ---- request encoders ------------------------------------------------------------ */
 
-size_t gb_sbe_encode_ping(uint8_t *buf, size_t cap)
-{
-    size_t n = check_fit(buf, cap, GB_SBE_HEADER_SIZE);
-    if (!n || !buf)
-        return n;
-    gb_sbe_write_header(buf, 0, GB_SBE_PING);
-    return n;
-}
-
-/* Messages whose body is only var-data fields (Get, HGet, ZScore, RPop). */
+/* Messages whose body is only var-data fields, maybe none (Ping, Get,
+ * HGet, ZScore, RPop; the status, error, bulk and nil replies). */
 static size_t encode_vars(uint8_t *buf, size_t cap, uint16_t tid, size_t nv, const gb_slice *v)
 {
     size_t n = check_fit(buf, cap, add(GB_SBE_HEADER_SIZE, vars_size(nv, v)));
@@ -81,6 +73,8 @@ static size_t encode_vars(uint8_t *buf, size_t cap, uint16_t tid, size_t nv, con
         p = gb_sbe_put_var(p, v[i].ptr, v[i].len);
     return n;
 }
+
+size_t gb_sbe_encode_ping(uint8_t *buf, size_t cap) { return encode_vars(buf, cap, GB_SBE_PING, 0, NULL); }
 
 size_t gb_sbe_encode_get(uint8_t *buf, size_t cap, gb_slice key) { return encode_vars(buf, cap, GB_SBE_GET, 1, &key); }
 
@@ -262,11 +256,15 @@ static int bad(const char **why, const char *what)
     return GB_EPARSE;
 }
 
-/* Positions c after the root block, which must be at least `min` bytes
- * (the sender's may be longer: a newer version's fields are skipped). */
-static bool take_root(const uint8_t *msg, size_t len, const gb_sbe_request *req, size_t min, gb_sbe_cursor *c,
+/* Every decoder's start: clears req but for its header, and positions c
+ * after the root block, which must be at least `min` bytes (the sender's
+ * may be longer: a newer version's fields are skipped). */
+static bool take_root(const uint8_t *msg, size_t len, gb_sbe_request *req, size_t min, gb_sbe_cursor *c,
                       const uint8_t **block)
 {
+    gb_sbe_header h = req->hdr;
+    memset(req, 0, sizeof *req);
+    req->hdr = h;
     c->p = msg + GB_SBE_HEADER_SIZE;
     c->end = msg + len;
     return req->hdr.block_length >= min && gb_sbe_take(c, req->hdr.block_length, block);
@@ -308,19 +306,11 @@ static int take_list(gb_sbe_cursor *c, bool large, gb_sbe_request *req, gb_sbe_s
     return 0;
 }
 
-static void clear(gb_sbe_request *req)
-{
-    gb_sbe_header h = req->hdr;
-    memset(req, 0, sizeof *req);
-    req->hdr = h;
-}
-
 static int dec_ping(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
 {
     (void)s;
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     return 0;
@@ -332,7 +322,6 @@ static int dec_key(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_s
     (void)s;
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     if (!gb_sbe_take_var(&c, &req->key))
@@ -346,7 +335,6 @@ static int dec_key_arg(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_s
     (void)s;
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     if (!gb_sbe_take_var(&c, &req->key))
@@ -362,7 +350,6 @@ static int dec_set(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_s
     (void)s;
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, GB_SBE_SET_BLOCK_LENGTH, &c, &blk))
         return bad(why, "root block shorter than 9 bytes or exceeds the message");
     req->i64 = gb_sbe_get_i64(blk + GB_SBE_SET_EXPIRY_OFFSET);
@@ -379,7 +366,6 @@ static int dec_incr(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_
     (void)s;
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, GB_SBE_INCR_BLOCK_LENGTH, &c, &blk))
         return bad(why, "root block shorter than 8 bytes or exceeds the message");
     req->i64 = gb_sbe_get_i64(blk + GB_SBE_INCR_DELTA_OFFSET);
@@ -392,7 +378,6 @@ static int dec_del(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_s
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     return take_list(&c, false, req, s, why, "keys group exceeds the message", "keys entry exceeds the message");
@@ -402,7 +387,6 @@ static int dec_lpush(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     int rc = take_list(&c, false, req, s, why, "values group exceeds the message", "values entry exceeds the message");
@@ -417,7 +401,6 @@ static int dec_blpop(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, GB_SBE_BLPOP_BLOCK_LENGTH, &c, &blk))
         return bad(why, "root block shorter than 8 bytes or exceeds the message");
     req->f64 = gb_sbe_get_f64(blk + GB_SBE_BLPOP_TIMEOUT_OFFSET);
@@ -428,7 +411,6 @@ static int dec_generic(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_s
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     return take_list(&c, true, req, s, why, "args group exceeds the message", "args entry exceeds the message");
@@ -438,7 +420,6 @@ static int dec_hset(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, 0, &c, &blk))
         return bad(why, "root block exceeds the message");
     gb_sbe_group g;
@@ -461,7 +442,6 @@ static int dec_zadd(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_
 {
     gb_sbe_cursor c;
     const uint8_t *blk;
-    clear(req);
     if (!take_root(msg, len, req, GB_SBE_ZADD_BLOCK_LENGTH, &c, &blk))
         return bad(why, "root block shorter than 1 byte or exceeds the message");
     req->flags = blk[GB_SBE_ZADD_FLAGS_OFFSET];
@@ -536,11 +516,7 @@ size_t gb_sbe_encode_bulk_reply(uint8_t *buf, size_t cap, const char *s, size_t 
 
 size_t gb_sbe_encode_nil_reply(uint8_t *buf, size_t cap)
 {
-    size_t n = check_fit(buf, cap, GB_SBE_HEADER_SIZE);
-    if (!n || !buf)
-        return n;
-    gb_sbe_write_header(buf, 0, GB_SBE_NIL_REPLY);
-    return n;
+    return encode_vars(buf, cap, GB_SBE_NIL_REPLY, 0, NULL);
 }
 
 size_t gb_sbe_encode_integer_reply(uint8_t *buf, size_t cap, int64_t v)
