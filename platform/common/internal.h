@@ -43,6 +43,10 @@ int gb__shm_create_named(size_t size, gb_shm *out, char *err, size_t errlen);
 /* mmap(MAP_SHARED) of fd; fills out (fd, addr, size, huge). */
 int gb__shm_map_fd(int fd, size_t size, bool huge, gb_shm *out, char *err, size_t errlen);
 
+/* Makes fd non-blocking and close-on-exec (the darwin and posix wake
+ * descriptors); -1 with errno set on failure. */
+int gb__fd_set_nonblock_cloexec(int fd);
+
 static inline size_t gb__round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 #endif

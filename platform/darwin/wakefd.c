@@ -9,15 +9,6 @@
 #include "common/internal.h"
 #include "wakefd.h"
 
-static int set_flags(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    int fdfl = fcntl(fd, F_GETFD);
-    if (fl < 0 || fdfl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC) < 0)
-        return -1;
-    return 0;
-}
-
 int gb_wakefd_open(gb_wakefd *w)
 {
     if (!w)
@@ -26,7 +17,7 @@ int gb_wakefd_open(gb_wakefd *w)
     w->read_fd = w->write_fd = -1;
     if (pipe(p) != 0)
         return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: pipe: %s", strerror(errno));
-    if (set_flags(p[0]) != 0 || set_flags(p[1]) != 0) {
+    if (gb__fd_set_nonblock_cloexec(p[0]) != 0 || gb__fd_set_nonblock_cloexec(p[1]) != 0) {
         int rc = gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: fcntl: %s", strerror(errno));
         close(p[0]);
         close(p[1]);
@@ -76,15 +67,4 @@ int gb_wakefd_drain(int read_fd)
             return any;
         return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd drain: %s", strerror(errno));
     }
-}
-
-void gb_wakefd_close(gb_wakefd *w)
-{
-    if (!w)
-        return;
-    if (w->read_fd >= 0)
-        close(w->read_fd);
-    if (w->write_fd >= 0 && w->write_fd != w->read_fd)
-        close(w->write_fd);
-    w->read_fd = w->write_fd = -1;
 }

@@ -54,14 +54,3 @@ int gb_wakefd_drain(int read_fd)
     return gb__fail(n < 0 ? gb__errno_code(errno) : GB_EIO, NULL, 0, "wakefd drain: %s",
                     n < 0 ? strerror(errno) : "short read");
 }
-
-void gb_wakefd_close(gb_wakefd *w)
-{
-    if (!w)
-        return;
-    if (w->read_fd >= 0)
-        close(w->read_fd);
-    if (w->write_fd >= 0 && w->write_fd != w->read_fd)
-        close(w->write_fd);
-    w->read_fd = w->write_fd = -1;
-}

@@ -17,15 +17,6 @@
 #define MSG_NOSIGNAL 0
 #endif
 
-static int set_flags(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    int fdfl = fcntl(fd, F_GETFD);
-    if (fl < 0 || fdfl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC) < 0)
-        return -1;
-    return 0;
-}
-
 int gb_wakefd_open(gb_wakefd *w)
 {
     if (!w)
@@ -34,7 +25,7 @@ int gb_wakefd_open(gb_wakefd *w)
     w->read_fd = w->write_fd = -1;
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: socketpair: %s", strerror(errno));
-    if (set_flags(sv[0]) != 0 || set_flags(sv[1]) != 0) {
+    if (gb__fd_set_nonblock_cloexec(sv[0]) != 0 || gb__fd_set_nonblock_cloexec(sv[1]) != 0) {
         int rc = gb__fail(gb__errno_code(errno), NULL, 0, "wakefd: fcntl: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
@@ -89,15 +80,4 @@ int gb_wakefd_drain(int read_fd)
             return any; /* every writer closed: nothing more will come */
         return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd drain: %s", strerror(errno));
     }
-}
-
-void gb_wakefd_close(gb_wakefd *w)
-{
-    if (!w)
-        return;
-    if (w->read_fd >= 0)
-        close(w->read_fd);
-    if (w->write_fd >= 0 && w->write_fd != w->read_fd)
-        close(w->write_fd);
-    w->read_fd = w->write_fd = -1;
 }
