@@ -43,6 +43,11 @@ int gb__shm_create_named(size_t size, gb_shm *out, char *err, size_t errlen);
 /* mmap(MAP_SHARED) of fd; fills out (fd, addr, size, huge). */
 int gb__shm_map_fd(int fd, size_t size, bool huge, gb_shm *out, char *err, size_t errlen);
 
+/* gb_shm_map on every platform: checks that fd is an object holding at
+ * least size bytes (0: all of it), then maps it. detect_hugetlbfs (Linux):
+ * a block size above the page size marks a huge-page object. */
+int gb__shm_map_checked(int fd, size_t size, bool detect_hugetlbfs, gb_shm *out);
+
 /* Makes fd non-blocking and close-on-exec (the darwin and posix wake
  * descriptors); -1 with errno set on failure. */
 int gb__fd_set_nonblock_cloexec(int fd);

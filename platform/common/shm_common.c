@@ -1,6 +1,7 @@
 /* The parts of platform/shm.h that are the same on every POSIX system: the
- * page size, the SIGBUS-guarded touch, the shm_open object, unmapping, and
- * descriptor passing over Unix sockets (SCM_RIGHTS).
+ * page size, the SIGBUS-guarded touch, the shm_open object, mapping a
+ * received object, unmapping, and descriptor passing over Unix sockets
+ * (SCM_RIGHTS).
  *
  * _GNU_SOURCE: glibc hides MSG_CMSG_CLOEXEC and friends without it; macOS and
  * the BSDs expose everything by default. Every non-POSIX name used below is
@@ -161,6 +162,22 @@ int gb__shm_map_fd(int fd, size_t size, bool huge, gb_shm *out, char *err, size_
     out->size = size;
     out->huge = huge;
     return 0;
+}
+
+int gb__shm_map_checked(int fd, size_t size, bool detect_hugetlbfs, gb_shm *out)
+{
+    struct stat st;
+    if (!out || fd < 0 || fstat(fd, &st) != 0)
+        return gb__fail(GB_EINVAL, NULL, 0, "shm_map: bad descriptor %d", fd);
+    if (size == 0)
+        size = (size_t)st.st_size;
+    if (size == 0 || (off_t)size > st.st_size)
+        return gb__fail(GB_EINVAL, NULL, 0,
+                        "shm_map: object is %lld bytes, %zu asked; mapping past its end would SIGBUS",
+                        (long long)st.st_size, size);
+    /* hugetlbfs reports its page size as the block size. */
+    bool huge = detect_hugetlbfs && (size_t)st.st_blksize > gb_page_size();
+    return gb__shm_map_fd(fd, size, huge, out, NULL, 0);
 }
 
 void gb_shm_unmap(gb_shm *shm)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/internal.h"
@@ -119,21 +118,7 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
     return 0;
 }
 
-int gb_shm_map(int fd, size_t size, gb_shm *out)
-{
-    struct stat st;
-    if (!out || fd < 0 || fstat(fd, &st) != 0)
-        return gb__fail(GB_EINVAL, NULL, 0, "shm_map: bad descriptor %d", fd);
-    if (size == 0)
-        size = (size_t)st.st_size;
-    if (size == 0 || (off_t)size > st.st_size)
-        return gb__fail(GB_EINVAL, NULL, 0,
-                        "shm_map: object is %lld bytes, %zu asked; mapping past its end would SIGBUS",
-                        (long long)st.st_size, size);
-    /* hugetlbfs reports its page size as the block size. */
-    bool huge = (size_t)st.st_blksize > gb_page_size();
-    return gb__shm_map_fd(fd, size, huge, out, NULL, 0);
-}
+int gb_shm_map(int fd, size_t size, gb_shm *out) { return gb__shm_map_checked(fd, size, true, out); }
 
 int gb_shm_prefault(void *addr, size_t len)
 {

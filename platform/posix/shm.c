@@ -2,8 +2,6 @@
  * no huge pages, pre-faulting by a SIGBUS-guarded touch. */
 #define _POSIX_C_SOURCE 200809L
 #define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
-#include <sys/stat.h>
-
 #include "common/internal.h"
 #include "shm.h"
 
@@ -22,17 +20,6 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
     return gb__shm_create_named(size, out, err, errlen);
 }
 
-int gb_shm_map(int fd, size_t size, gb_shm *out)
-{
-    struct stat st;
-    if (!out || fd < 0 || fstat(fd, &st) != 0)
-        return gb__fail(GB_EINVAL, NULL, 0, "shm_map: bad descriptor %d", fd);
-    if (size == 0)
-        size = (size_t)st.st_size;
-    if (size == 0 || (off_t)size > st.st_size)
-        return gb__fail(GB_EINVAL, NULL, 0, "shm_map: object is %lld bytes, %zu asked; mapping past its end would SIGBUS",
-                        (long long)st.st_size, size);
-    return gb__shm_map_fd(fd, size, false, out, NULL, 0);
-}
+int gb_shm_map(int fd, size_t size, gb_shm *out) { return gb__shm_map_checked(fd, size, false, out); }
 
 int gb_shm_prefault(void *addr, size_t len) { return gb__touch_pages(addr, len); }
