@@ -6,39 +6,20 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
 
-uint64_t gb_clock_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock_ns.h"
 
-int64_t gb_clock_real_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+uint64_t gb_clock_mono_ns(void) { return gb__clock_ns(CLOCK_MONOTONIC); }
 
-int64_t gb_clock_real_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+int64_t gb_clock_real_ms(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000000u); }
 
-static uint64_t raw_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+int64_t gb_clock_real_us(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000u); }
+
+static uint64_t raw_ns(void) { return gb__clock_ns(CLOCK_MONOTONIC_RAW); }
 
 #if defined(__x86_64__) || defined(__i386__)
 /* 0 = not checked yet, 1 = invariant TSC, 2 = no (use raw_ns). A TSC that

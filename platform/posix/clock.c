@@ -4,28 +4,13 @@
 #define _DARWIN_C_SOURCE /* when built on macOS: keep _SC_NPROCESSORS_ONLN, SO_NOSIGPIPE visible */
 #include "clock.h"
 
-#include <time.h>
+#include "common/clock_ns.h"
 
-uint64_t gb_clock_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+uint64_t gb_clock_mono_ns(void) { return gb__clock_ns(CLOCK_MONOTONIC); }
 
-int64_t gb_clock_real_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+int64_t gb_clock_real_ms(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000000u); }
 
-int64_t gb_clock_real_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+int64_t gb_clock_real_us(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000u); }
 
 uint64_t gb_cycles_now(void) { return gb_clock_mono_ns(); }
 
