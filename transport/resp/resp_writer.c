@@ -64,27 +64,20 @@ static void put_prefixed_int(gb_outbuf *b, char prefix, int64_t v)
     b->len += n + 3;
 }
 
-static void w_status(void *ctx, const char *s, size_t len)
+/* "<prefix><s>\r\n" */
+static inline void put_prefixed_line(gb_outbuf *b, char prefix, const char *s, size_t len)
 {
-    gb_outbuf *b = ctx;
     char *p = gb_outbuf_reserve(b, len + 3);
-    p[0] = '+';
+    p[0] = prefix;
     memcpy(p + 1, s, len);
     p[len + 1] = '\r';
     p[len + 2] = '\n';
     b->len += len + 3;
 }
 
-static void w_error(void *ctx, const char *s, size_t len)
-{
-    gb_outbuf *b = ctx;
-    char *p = gb_outbuf_reserve(b, len + 3);
-    p[0] = '-';
-    memcpy(p + 1, s, len);
-    p[len + 1] = '\r';
-    p[len + 2] = '\n';
-    b->len += len + 3;
-}
+static void w_status(void *ctx, const char *s, size_t len) { put_prefixed_line(ctx, '+', s, len); }
+
+static void w_error(void *ctx, const char *s, size_t len) { put_prefixed_line(ctx, '-', s, len); }
 
 static void w_integer(void *ctx, int64_t v) { put_prefixed_int(ctx, ':', v); }
 
