@@ -66,6 +66,12 @@ static int hexval(char c)
     return -1;
 }
 
+/* Whether the quote at line[i] may close a word: followed by a space or the end. */
+static bool quote_closes_word(const char *line, size_t i, size_t len)
+{
+    return i + 1 >= len || line[i + 1] == ' ' || line[i + 1] == '\t' || line[i + 1] == '\n' || line[i + 1] == '\r';
+}
+
 /*
  * Splits an inline request line in place, Redis's sdssplitargs rules:
  * whitespace-separated words; "double quotes" with \n \r \t \b \a \\ \" and
@@ -97,8 +103,7 @@ static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
                     line[out++] = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c == 'b' ? '\b' : c == 'a' ? '\a' : c;
                     i += 2;
                 } else if (line[i] == '"') {
-                    if (i + 1 < len && line[i + 1] != ' ' && line[i + 1] != '\t' && line[i + 1] != '\n' &&
-                        line[i + 1] != '\r')
+                    if (!quote_closes_word(line, i, len))
                         return false;
                     i++;
                     done = true;
@@ -112,8 +117,7 @@ static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
                     line[out++] = '\'';
                     i += 2;
                 } else if (line[i] == '\'') {
-                    if (i + 1 < len && line[i + 1] != ' ' && line[i + 1] != '\t' && line[i + 1] != '\n' &&
-                        line[i + 1] != '\r')
+                    if (!quote_closes_word(line, i, len))
                         return false;
                     i++;
                     done = true;
