@@ -60,6 +60,17 @@ static int check(gb_ring_client *rc, const gb_sbe_reply_view *v, uint8_t want)
     return 0;
 }
 
+static int finish_status(gb_ring_client *rc)
+{
+    gb_sbe_reply_view v;
+    int r = recv_scalar(rc, &v);
+    if (r)
+        return r;
+    r = check(rc, &v, GB_SBE_KIND_STATUS);
+    gb_ring_client_recv_done(rc);
+    return r;
+}
+
 static int finish_int(gb_ring_client *rc, int64_t *out)
 {
     gb_sbe_reply_view v;
@@ -96,13 +107,7 @@ static gb_slice sl(const void *p, size_t n) { return gb_slice_make(p, n); }
 int gb_rc_sbe_ping(gb_ring_client *rc)
 {
     SEND(rc, gb_sbe_encode_ping(NULL, 0), gb_sbe_encode_ping(buf, _cap));
-    gb_sbe_reply_view v;
-    int r = recv_scalar(rc, &v);
-    if (r)
-        return r;
-    r = check(rc, &v, GB_SBE_KIND_STATUS);
-    gb_ring_client_recv_done(rc);
-    return r;
+    return finish_status(rc);
 }
 
 int gb_rc_sbe_get(gb_ring_client *rc, const void *key, size_t klen, void *buf_out, size_t cap, int64_t *len)
@@ -116,13 +121,7 @@ int gb_rc_sbe_set(gb_ring_client *rc, const void *key, size_t klen, const void *
     unsigned flags = ttl_ms > 0 ? GB_SBE_SET_PX : 0;
     SEND(rc, gb_sbe_encode_set(NULL, 0, sl(key, klen), sl(val, vlen), flags, ttl_ms),
          gb_sbe_encode_set(buf, _cap, sl(key, klen), sl(val, vlen), flags, ttl_ms));
-    gb_sbe_reply_view v;
-    int r = recv_scalar(rc, &v);
-    if (r)
-        return r;
-    r = check(rc, &v, GB_SBE_KIND_STATUS);
-    gb_ring_client_recv_done(rc);
-    return r;
+    return finish_status(rc);
 }
 
 int gb_rc_sbe_del(gb_ring_client *rc, const void *key, size_t klen, int64_t *deleted)
