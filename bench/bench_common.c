@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,23 +319,27 @@ int gb_resp_send(gb_resp_conn *c, const char *req, size_t len)
     return 0;
 }
 
-/* Length of one complete reply at p (n bytes available), 0 if incomplete. */
-static size_t reply_len(const char *p, size_t n)
+size_t gb_resp_reply_len(const char *p, size_t n)
 {
     const char *cr = memchr(p, '\r', n);
     if (!cr || (size_t)(cr - p) + 2 > n)
         return 0;
     size_t hdr = (size_t)(cr - p) + 2;
-    long long v = strtoll(p + 1, NULL, 10);
+    long long v = 0;
+    bool neg = p[1] == '-';
+    for (const char *q = p + 1 + neg; q < cr; q++)
+        v = v * 10 + (*q - '0');
     switch (p[0]) {
     case '$':
-        if (v < 0)
+        if (neg)
             return hdr;
         return n >= hdr + (size_t)v + 2 ? hdr + (size_t)v + 2 : 0;
     case '*': {
+        if (neg)
+            return hdr;
         size_t pos = hdr;
         for (long long i = 0; i < v; i++) {
-            size_t l = reply_len(p + pos, n - pos);
+            size_t l = pos < n ? gb_resp_reply_len(p + pos, n - pos) : 0;
             if (!l)
                 return 0;
             pos += l;
@@ -346,11 +351,23 @@ static size_t reply_len(const char *p, size_t n)
     }
 }
 
+ssize_t gb_resp_recv_more(gb_resp_conn *c, int flags)
+{
+    if (c->len == c->cap) {
+        c->cap *= 2;
+        c->buf = realloc(c->buf, c->cap);
+    }
+    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, flags);
+    if (r > 0)
+        c->len += (size_t)r;
+    return r;
+}
+
 int gb_resp_read_replies(gb_resp_conn *c, size_t n, char *last)
 {
     size_t pos = 0;
     while (n > 0) {
-        size_t l = pos < c->len ? reply_len(c->buf + pos, c->len - pos) : 0;
+        size_t l = pos < c->len ? gb_resp_reply_len(c->buf + pos, c->len - pos) : 0;
         if (l) {
             if (last)
                 *last = c->buf[pos];
@@ -361,16 +378,11 @@ int gb_resp_read_replies(gb_resp_conn *c, size_t n, char *last)
         memmove(c->buf, c->buf + pos, c->len - pos);
         c->len -= pos;
         pos = 0;
-        if (c->len == c->cap) {
-            c->cap *= 2;
-            c->buf = realloc(c->buf, c->cap);
-        }
-        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        ssize_t r = gb_resp_recv_more(c, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
-        c->len += (size_t)r;
     }
     memmove(c->buf, c->buf + pos, c->len - pos);
     c->len -= pos;

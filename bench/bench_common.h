@@ -87,6 +87,12 @@ int gb_resp_send(gb_resp_conn *c, const char *req, size_t len);
 /* Reads exactly n complete replies (any type); returns 0 or -1. When
  * `last` is not NULL it receives the first byte of the last reply. */
 int gb_resp_read_replies(gb_resp_conn *c, size_t n, char *last);
+/* Length of the complete RESP2 reply at p (n bytes there); 0 while it is
+ * not all there yet. */
+size_t gb_resp_reply_len(const char *p, size_t n);
+/* Reads what the socket has (recv(2) with flags) onto the end of c's
+ * buffer, growing it when full; returns recv's result. */
+ssize_t gb_resp_recv_more(gb_resp_conn *c, int flags);
 /* Encodes a command into out (cap bytes) as RESP; returns the length. */
 size_t gb_resp_encode(char *out, size_t cap, int argc, const char *const *argv, const size_t *lens);
 

@@ -142,16 +142,11 @@ static void call(gb_resp_conn *c, char *line, size_t linecap, int argc, const ch
             line[n] = '\0';
             break;
         }
-        if (c->len == c->cap) {
-            c->cap *= 2;
-            c->buf = realloc(c->buf, c->cap);
-        }
-        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        ssize_t r = gb_resp_recv_more(c, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             die("connection closed");
-        c->len += (size_t)r;
     }
     if (gb_resp_read_replies(c, 1, NULL) != 0)
         die("read failed");
@@ -291,39 +286,6 @@ static void batch_free(batch *bt)
     free(bt->end);
 }
 
-/* Length of one complete reply at p (n bytes available), 0 if incomplete. */
-static size_t reply_len(const char *p, size_t n)
-{
-    const char *cr = memchr(p, '\r', n);
-    if (!cr || (size_t)(cr - p) + 2 > n)
-        return 0;
-    size_t hdr = (size_t)(cr - p) + 2;
-    long long v = 0;
-    bool neg = p[1] == '-';
-    for (const char *q = p + 1 + neg; q < cr; q++)
-        v = v * 10 + (*q - '0');
-    switch (p[0]) {
-    case '$':
-        if (neg)
-            return hdr;
-        return n >= hdr + (size_t)v + 2 ? hdr + (size_t)v + 2 : 0;
-    case '*': {
-        if (neg)
-            return hdr;
-        size_t pos = hdr;
-        for (long long i = 0; i < v; i++) {
-            size_t l = pos < n ? reply_len(p + pos, n - pos) : 0;
-            if (!l)
-                return 0;
-            pos += l;
-        }
-        return pos;
-    }
-    default:
-        return hdr;
-    }
-}
-
 /* gb_resp_read_replies, but (unless --no-spin) it polls the socket
  * (MSG_DONTWAIT) on its own core instead of sleeping in read(), so the
  * client's wake-up latency is not part of every pipeline round trip. Counts
@@ -334,7 +296,7 @@ static void read_replies(gb_resp_conn *c, size_t n, size_t *nils)
 {
     size_t pos = 0;
     while (n > 0) {
-        size_t l = pos < c->len ? reply_len(c->buf + pos, c->len - pos) : 0;
+        size_t l = pos < c->len ? gb_resp_reply_len(c->buf + pos, c->len - pos) : 0;
         if (l) {
             if (nils && c->buf[pos + 1] == '-' && (c->buf[pos] == '*' || c->buf[pos] == '$'))
                 (*nils)++;
@@ -349,16 +311,11 @@ static void read_replies(gb_resp_conn *c, size_t n, size_t *nils)
         memmove(c->buf, c->buf + pos, c->len - pos);
         c->len -= pos;
         pos = 0;
-        if (c->len == c->cap) {
-            c->cap *= 2;
-            c->buf = realloc(c->buf, c->cap);
-        }
-        ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, spin_reads ? MSG_DONTWAIT : 0);
+        ssize_t r = gb_resp_recv_more(c, spin_reads ? MSG_DONTWAIT : 0);
         if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (r <= 0)
             die("connection closed");
-        c->len += (size_t)r;
     }
     memmove(c->buf, c->buf + pos, c->len - pos);
     c->len -= pos;
@@ -503,16 +460,11 @@ static int blocked_clients(gb_resp_conn *c)
         } else if (c->len > 0) {
             die("unexpected INFO reply");
         }
-        if (c->len == c->cap) {
-            c->cap *= 2;
-            c->buf = realloc(c->buf, c->cap);
-        }
-        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        ssize_t r = gb_resp_recv_more(c, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             die("connection closed");
-        c->len += (size_t)r;
     }
 }
 
