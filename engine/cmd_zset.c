@@ -574,33 +574,11 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
 static void cmd_zpopmin(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, false); }
 static void cmd_zpopmax(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, true); }
 
-/* ZMPOP: the first existing key decides (its type is checked; later keys
- * are not looked at). Replies nil when every key is missing. */
-static void cmd_zmpop(gb_client *c, int argc, gb_slice *argv)
-{
-    int64_t numkeys, count;
-    bool max;
-    if (!gb_parse_mpop_args(c, argc, argv, 1, "min", "max", &numkeys, &max, &count))
-        return;
-    for (int i = 0; i < numkeys; i++) {
-        gb_tobj o;
-        int found = gb_tobj_lookup(c->db, argv[2 + i], GB_TYPE_ZSET, true, &o);
-        if (!found)
-            continue;
-        if (found < 0) {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
-            return;
-        }
-        pop_reply(c, argv[2 + i], &o, max, (size_t)count, POP_MPOP);
-        return;
-    }
-    gb_reply_nil_array(c);
-}
-
-/* The blocking pops' first pass: pops from the first non-empty zset among
- * keys and returns true after replying (WRONGTYPE included); false when
- * every key is missing or empty. */
-static bool bpop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t count, enum pop_shape shape)
+/* ZMPOP's and the blocking pops' first pass: pops from the first non-empty
+ * zset among keys (the first existing one: an empty zset's key is deleted)
+ * and returns true after replying, WRONGTYPE for a key of another type met
+ * first included; false when every key is missing. */
+static bool pop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t count, enum pop_shape shape)
 {
     for (int i = 0; i < nkeys; i++) {
         bool wrong;
@@ -616,13 +594,24 @@ static bool bpop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t
     return false;
 }
 
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT n]: nil when every key is missing. */
+static void cmd_zmpop(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t numkeys, count;
+    bool max;
+    if (!gb_parse_mpop_args(c, argc, argv, 1, "min", "max", &numkeys, &max, &count))
+        return;
+    if (!pop_first(c, argv + 2, (int)numkeys, max, (size_t)count, POP_MPOP))
+        gb_reply_nil_array(c);
+}
+
 /* BZPOPMIN/BZPOPMAX key [key ...] timeout */
 static void bzpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
 {
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[argc - 1], &deadline))
         return;
-    if (bpop_first(c, argv + 1, argc - 2, max, 1, POP_BZPOP))
+    if (pop_first(c, argv + 1, argc - 2, max, 1, POP_BZPOP))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
@@ -644,7 +633,7 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
         return;
-    if (bpop_first(c, argv + 3, (int)numkeys, max, (size_t)count, POP_MPOP))
+    if (pop_first(c, argv + 3, (int)numkeys, max, (size_t)count, POP_MPOP))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
