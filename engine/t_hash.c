@@ -159,8 +159,6 @@ size_t gb_hash_len(const gb_hash *h)
     return gb_htable_size(&((const hbig *)h->p)->ht);
 }
 
-size_t gb_hash_mem(const gb_hash *h) { return gb_mem_accounted((void *)h) + gb_hash_payload_mem(h); }
-
 size_t gb_hash_payload_mem(const gb_hash *h)
 {
     size_t n = gb_mem_accounted(h->p);

@@ -59,9 +59,8 @@ gb_hash *gb_hash_dup(const gb_hash *h);
 static inline gb_hash_enc gb_hash_encoding(const gb_hash *h) { return (gb_hash_enc)h->enc; }
 const char *gb_hash_encoding_name(const gb_hash *h);
 size_t gb_hash_len(const gb_hash *h);
-/* Bytes held (header, listpack or records + buckets), as allocated. */
-size_t gb_hash_mem(const gb_hash *h);
-/* The same without the 16-byte header. */
+/* Bytes held (listpack or records + buckets), as allocated: the 16-byte header
+ * not counted (the keyspace holds none, engine/cmd_types.h). */
 size_t gb_hash_payload_mem(const gb_hash *h);
 
 /* HSET one pair; returns true when the field is new. */

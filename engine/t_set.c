@@ -157,8 +157,6 @@ size_t gb_set_card(const gb_set *s)
     }
 }
 
-size_t gb_set_mem(const gb_set *s) { return gb_mem_accounted((void *)s) + gb_set_payload_mem(s); }
-
 size_t gb_set_payload_mem(const gb_set *s)
 {
     size_t n = gb_mem_accounted(s->p);

@@ -66,9 +66,8 @@ gb_set *gb_set_dup(const gb_set *s);
 static inline gb_set_enc gb_set_encoding(const gb_set *s) { return (gb_set_enc)s->enc; }
 const char *gb_set_encoding_name(const gb_set *s);
 size_t gb_set_card(const gb_set *s);
-/* Bytes held (header, blocks, records, buckets), as allocated. */
-size_t gb_set_mem(const gb_set *s);
-/* The same without the 16-byte header. */
+/* Bytes held (blocks, records, buckets), as allocated: the 16-byte header
+ * not counted (the keyspace holds none, engine/cmd_types.h). */
 size_t gb_set_payload_mem(const gb_set *s);
 
 /* Adds m; returns true when it was not a member. */

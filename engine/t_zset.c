@@ -234,8 +234,6 @@ size_t gb_zset_card(const gb_zset *z)
     return (size_t)gb_zset_tree_count(&((const zbig *)z->p)->tree);
 }
 
-size_t gb_zset_mem(const gb_zset *z) { return gb_mem_accounted((void *)z) + gb_zset_payload_mem(z); }
-
 size_t gb_zset_payload_mem(const gb_zset *z)
 {
     size_t n = gb_mem_accounted(z->p);

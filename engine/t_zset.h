@@ -73,9 +73,8 @@ gb_zset *gb_zset_dup(const gb_zset *z);
 static inline gb_zset_enc gb_zset_encoding(const gb_zset *z) { return (gb_zset_enc)z->enc; }
 const char *gb_zset_encoding_name(const gb_zset *z);
 size_t gb_zset_card(const gb_zset *z);
-/* Bytes held (header, listpack or nodes + records + buckets), as allocated. */
-size_t gb_zset_mem(const gb_zset *z);
-/* The same without the 16-byte header. */
+/* Bytes held (listpack or nodes + records + buckets), as allocated: the 16-byte header
+ * not counted (the keyspace holds none, engine/cmd_types.h). */
 size_t gb_zset_payload_mem(const gb_zset *z);
 
 /* ---- ZADD / ZINCRBY ---- */
