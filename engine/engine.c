@@ -80,7 +80,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg, char *err, size_t errlen)
     }
 
     gb_commands_init(eng);
-    gb_types_init(eng);
+    gb_types_init();
     return eng;
 }
 

@@ -5,8 +5,9 @@
 #ifndef GB_ENGINE_TYPES_H
 #define GB_ENGINE_TYPES_H
 
-struct gb_engine;
-void gb_types_init(struct gb_engine *eng);
+/* The type table is process-wide (engine/db.c): registering again is
+ * harmless. */
+void gb_types_init(void);
 
 /* Each value type's registration of its gb_type_ops (the list's in
  * cmd_list.c; the hash, set and zset ones in cmd_types.c). */
