@@ -149,10 +149,7 @@ static void push_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
     }
     int64_t len;
     gb_result r = gb_op_push(c->db, argv[1], end == GB_LIST_TAIL, (size_t)(argc - 2), argv + 2, &len);
-    if (r == GB_R_OK)
-        gb_reply_int(c, len);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, len);
 }
 
 static void cmd_lpush(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_HEAD, false); }

@@ -246,10 +246,7 @@ static void incr_generic(gb_client *c, gb_slice key, int64_t by)
 {
     int64_t out;
     gb_result r = gb_string_incrby(c->db, key, by, &out);
-    if (r == GB_R_OK)
-        gb_reply_int(c, out);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, out);
 }
 
 static void cmd_incr(gb_client *c, int argc, gb_slice *argv)
@@ -307,10 +304,7 @@ static void cmd_append(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     size_t n;
     gb_result r = gb_string_append(c->db, argv[1], argv[2], max_len(c), &n);
-    if (r == GB_R_OK)
-        gb_reply_int(c, (int64_t)n);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, (int64_t)n);
 }
 
 static void cmd_strlen(gb_client *c, int argc, gb_slice *argv)
@@ -318,10 +312,7 @@ static void cmd_strlen(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     size_t n;
     gb_result r = gb_string_strlen(c->db, argv[1], &n);
-    if (r == GB_R_OK)
-        gb_reply_int(c, (int64_t)n);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, (int64_t)n);
 }
 
 static void cmd_setrange(gb_client *c, int argc, gb_slice *argv)

@@ -12,6 +12,16 @@
 /* Replies with Redis's error text for a failed typed call. */
 void gb_reply_result(gb_client *c, gb_result r);
 
+/* Replies a typed call's integer outcome: v for GB_R_OK, else r's error
+ * text. */
+static inline void gb_reply_int_result(gb_client *c, gb_result r, int64_t v)
+{
+    if (r == GB_R_OK)
+        gb_reply_int(c, v);
+    else
+        gb_reply_result(c, r);
+}
+
 /* Replies a typed read's outcome (GET, HGET): *v for GB_R_OK, nil for
  * GB_R_NOTFOUND, else r's error text. */
 static inline void gb_reply_read_result(gb_client *c, gb_result r, const gb_slice *v)

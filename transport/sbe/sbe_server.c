@@ -582,10 +582,7 @@ static bool typed_incr(gb_client *c, gb_sbe_request *q)
 {
     int64_t out;
     gb_result r = gb_string_incrby(c->db, q->key, q->i64, &out);
-    if (r == GB_R_OK)
-        gb_reply_int(c, out);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, out);
     return true;
 }
 
@@ -595,10 +592,7 @@ static bool typed_lpush(gb_client *c, gb_sbe_request *q)
         return false;
     int64_t len;
     gb_result r = gb_op_push(c->db, q->key, false, q->n, q->a, &len);
-    if (r == GB_R_OK)
-        gb_reply_int(c, len);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, len);
     return true;
 }
 
@@ -620,10 +614,7 @@ static bool typed_hset(gb_client *c, gb_sbe_request *q)
         return false; /* wrong number of arguments */
     int64_t added;
     gb_result r = gb_op_hset(c->db, q->key, q->n, q->a, q->b, &added);
-    if (r == GB_R_OK)
-        gb_reply_int(c, added);
-    else
-        gb_reply_result(c, r);
+    gb_reply_int_result(c, r, added);
     return true;
 }
 
