@@ -270,7 +270,13 @@ int gb_resp_connect_unix(gb_resp_conn *c, const char *path)
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    size_t plen = strlen(path);
+    if (plen >= sizeof a.sun_path) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    memcpy(a.sun_path, path, plen + 1);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         if (fd >= 0)
             close(fd);

@@ -47,8 +47,3 @@ if(_gb_tune_flags)
   add_compile_options(${_gb_tune_flags})
 endif()
 message(STATUS "Goblin CPU tuning: ${GOBLIN_TUNE}")
-
-# Large, hot code paths want -O2 at least in every build that is measured.
-if(CMAKE_BUILD_TYPE STREQUAL "Release")
-  add_compile_options(-O2)
-endif()

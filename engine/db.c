@@ -360,13 +360,20 @@ gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_tt
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
 {
     gb_kv *old = (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
-    if (old && old->enc == GB_ENC_INT) {
+    if (old && old->type == GB_TYPE_STRING) {
+        /* An integer fits any string record: no reallocation. Inline bytes
+         * of an embedded string stay allocated (they go with the key). */
+        if (old->enc == GB_ENC_RAW)
+            gb_free(old->v.ptr);
+        old->enc = GB_ENC_INT;
         old->v.i = v;
         return old;
     }
-    char buf[GB_INT_BUF];
-    size_t n = gb_ll2str(buf, v);
-    return gb_db_set_string(db, key, gb_slice_make(buf, n), true);
+    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
+    kv->enc = GB_ENC_INT;
+    kv->v.i = v;
+    install(db, kv);
+    return kv;
 }
 
 gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
