@@ -26,7 +26,6 @@ enum {
     GB_CLIENT_UNIX = 1u << 7,        /* connected over the Unix socket */
     GB_CLIENT_RING = 1u << 8,        /* a shared-memory ring client */
     GB_CLIENT_CLOSE_ASAP = 1u << 9,  /* killed: the transport closes it at the next chance */
-    GB_CLIENT_PROTECTED = 1u << 10,  /* internal (benchmarks' control link): not in CLIENT LIST */
     GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
 };
 

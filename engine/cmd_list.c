@@ -35,9 +35,8 @@ static void *list_dup(const void *obj)
 static void list_free(void *obj) { gb_list_free(obj); }
 static const char *list_encoding(const void *obj) { return gb_list_encoding_name(obj); }
 static size_t list_mem(const void *obj) { return gb_list_mem_usage(obj); }
-static size_t list_length(const void *obj) { return gb_list_len(obj); }
 
-static const gb_type_ops list_type_ops = {"list", list_free, list_dup, list_encoding, list_mem, list_length};
+static const gb_type_ops list_type_ops = {"list", list_free, list_dup, list_encoding, list_mem};
 
 void gb_list_type_register(void) { gb_type_register(GB_TYPE_LIST, &list_type_ops); }
 

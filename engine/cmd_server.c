@@ -244,7 +244,7 @@ static void sb_add(strbuf *b, const char *s, size_t n)
 static gb_client *client_by_id(gb_engine *eng, uint64_t id)
 {
     for (gb_client *x = eng->clients; x; x = x->next)
-        if (x->id == id && !(x->flags & GB_CLIENT_PROTECTED))
+        if (x->id == id)
             return x;
     return NULL;
 }
@@ -265,8 +265,6 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     if (argc == 3) {
         /* Old form: CLIENT KILL addr:port */
         for (gb_client *x = c->eng->clients; x; x = x->next) {
-            if (x->flags & GB_CLIENT_PROTECTED)
-                continue;
             gb_client_desc d = {.fd = -1};
             if (x->hooks && x->hooks->describe)
                 x->hooks->describe(x, &d);
@@ -330,8 +328,6 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     }
     int64_t killed = 0;
     for (gb_client *x = c->eng->clients; x; x = x->next) {
-        if (x->flags & GB_CLIENT_PROTECTED)
-            continue;
         if (id > 0 && x->id != (uint64_t)id)
             continue;
         if (skipme && x == c)
@@ -406,8 +402,6 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
         strbuf b = {0};
         char line[1024];
         for (gb_client *x = c->eng->clients; x; x = x->next) {
-            if (x->flags & GB_CLIENT_PROTECTED)
-                continue;
             if (nids) {
                 bool hit = false;
                 for (int i = 0; i < nids; i++)

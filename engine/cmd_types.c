@@ -61,8 +61,8 @@ bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool wr
 
 /* The keyspace holds packed pointers: each callback rebuilds the header (M,
  * its gb_tobj_hdr member) and calls the type module's gb_T_release, _dup,
- * _encoding_name, _payload_mem and LEN. */
-#define TOBJ_TYPE_OPS(T, M, LEN, TYPE)                                                                               \
+ * _encoding_name and _payload_mem. */
+#define TOBJ_TYPE_OPS(T, M, TYPE)                                                                                    \
     static void T##_free(void *obj)                                                                                  \
     {                                                                                                                \
         gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
@@ -83,17 +83,12 @@ bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool wr
         gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
         return gb_##T##_payload_mem(&u.M);                                                                           \
     }                                                                                                                \
-    static size_t T##_length(const void *obj)                                                                        \
-    {                                                                                                                \
-        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
-        return LEN(&u.M);                                                                                            \
-    }                                                                                                                \
-    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem, T##_length};             \
+    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem};                          \
     void gb_##T##_type_register(void) { gb_type_register(TYPE, &T##_type_ops); }
 
-TOBJ_TYPE_OPS(hash, h, gb_hash_len, GB_TYPE_HASH)
-TOBJ_TYPE_OPS(set, s, gb_set_card, GB_TYPE_SET)
-TOBJ_TYPE_OPS(zset, z, gb_zset_card, GB_TYPE_ZSET)
+TOBJ_TYPE_OPS(hash, h, GB_TYPE_HASH)
+TOBJ_TYPE_OPS(set, s, GB_TYPE_SET)
+TOBJ_TYPE_OPS(zset, z, GB_TYPE_ZSET)
 
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */
 

@@ -510,7 +510,6 @@ size_t gb_db_active_expire(gb_db *db, uint64_t deadline_ns)
         if ((iter & 15) == 15 && gb_clock_mono_ns() >= deadline_ns)
             break;
     }
-    db->expire_cursor_hits += deleted;
     if (deleted)
         gb_htable_maybe_shrink(&db->keys);
     return deleted;

@@ -23,7 +23,6 @@ typedef struct gb_db {
     gb_htable blocking;   /* key -> clients blocked on it (engine/blocking.c) */
     struct gb_engine *eng;
     int id;
-    uint64_t expire_cursor_hits; /* stats for INFO: keys expired actively */
 } gb_db;
 
 void gb_db_init(gb_db *db, struct gb_engine *eng, int id);

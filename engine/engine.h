@@ -83,7 +83,6 @@ typedef struct gb_engine {
 
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
-    int current_client_depth;
 } gb_engine;
 
 /* Builds an engine from settings (copied). Returns NULL with err set. */

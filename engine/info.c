@@ -78,12 +78,8 @@ static void section_server(gb_engine *eng, out_ctx *o)
 
 static void section_clients(gb_engine *eng, out_ctx *o)
 {
-    size_t visible = 0;
-    for (gb_client *c = eng->clients; c; c = c->next)
-        if (!(c->flags & GB_CLIENT_PROTECTED))
-            visible++;
     emitf(o, "# Clients\r\n");
-    emitf(o, "connected_clients:%zu\r\n", visible);
+    emitf(o, "connected_clients:%zu\r\n", eng->nclients);
     emitf(o, "cluster_connections:0\r\n");
     emitf(o, "maxclients:%d\r\n", eng->cfg.maxclients);
     emitf(o, "blocked_clients:%zu\r\n", eng->blocked_clients);

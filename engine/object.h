@@ -101,7 +101,6 @@ typedef struct gb_type_ops {
     void *(*dup)(const void *obj);          /* COPY */
     const char *(*encoding)(const void *obj); /* OBJECT ENCODING */
     size_t (*mem)(const void *obj);         /* MEMORY USAGE / accounting */
-    size_t (*length)(const void *obj);      /* elements (INFO, SCAN TYPE) */
 } gb_type_ops;
 
 void gb_type_register(enum gb_type t, const gb_type_ops *ops);
