@@ -516,6 +516,28 @@ class Raw:
         return False
 
 
+class GoblinAndRedisCase(unittest.TestCase):
+    """A test case with one goblin-core (cls.goblin) and one redis-server
+    (cls.redis) on their defaults, for the differential suites; skipped when
+    redis-server is not installed."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not REDIS_SERVER:
+            raise unittest.SkipTest("redis-server not installed")
+        cls.goblin = Server("goblin")
+        try:
+            cls.redis = Server("redis")
+        except BaseException:
+            cls.goblin.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.goblin.cleanup()
+        cls.redis.cleanup()
+
+
 def wait_until(pred, timeout, interval=0.05):
     deadline = time.time() + timeout
     while time.time() < deadline:

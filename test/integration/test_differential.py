@@ -22,10 +22,9 @@ stream; by default it is shrunk to a minimal reproduction, at most 60 s).
 import os
 import random
 import time
-import unittest
 
 import gbtest
-from gbtest import Err, Raw, Server, encode
+from gbtest import Err, Raw, encode
 
 SEEDS = int(os.environ.get("GOBLIN_DIFF_SEEDS", "40"))
 OPS = int(os.environ.get("GOBLIN_DIFF_OPS", "4000"))
@@ -954,23 +953,7 @@ RAW_CORPUS = [
 ]
 
 
-class DifferentialTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise unittest.SkipTest("redis-server not installed")
-        cls.goblin = Server("goblin")
-        try:
-            cls.redis = Server("redis")
-        except BaseException:
-            cls.goblin.cleanup()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.goblin.cleanup()
-        cls.redis.cleanup()
-
+class DifferentialTest(gbtest.GoblinAndRedisCase):
     def test_corpus(self):
         st = Stream(self.goblin, self.redis, "corpus")
         try:

@@ -38,10 +38,9 @@ GOBLIN_TYPES_OPS (default 3000), GOBLIN_TYPES_SEED (run only this seed).
 import os
 import random
 import time
-import unittest
 
 import gbtest
-from gbtest import Err, Raw, Server
+from gbtest import Err, Raw
 
 SEEDS = int(os.environ.get("GOBLIN_TYPES_SEEDS", "30"))
 OPS = int(os.environ.get("GOBLIN_TYPES_OPS", "3000"))
@@ -795,23 +794,7 @@ def run_stream(goblin, redis, seed, nops):
         pair.close()
 
 
-class TypesDifferentialTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise unittest.SkipTest("redis-server not installed")
-        cls.goblin = Server("goblin")
-        try:
-            cls.redis = Server("redis")
-        except BaseException:
-            cls.goblin.cleanup()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.goblin.cleanup()
-        cls.redis.cleanup()
-
+class TypesDifferentialTest(gbtest.GoblinAndRedisCase):
     def test_random_streams(self):
         seeds = [int(ONE_SEED)] if ONE_SEED else list(range(1, SEEDS + 1))
         t0 = time.time()
