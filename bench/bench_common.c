@@ -63,6 +63,19 @@ void gb_hist_add(gb_hist *h, uint64_t ns)
         h->max = ns;
 }
 
+void gb_hist_merge(gb_hist *dst, const gb_hist *src)
+{
+    for (size_t i = 0; i < GB_HIST_LINEAR; i++)
+        dst->linear[i] += src->linear[i];
+    for (size_t b = 0; b < GB_HIST_LOG; b++)
+        dst->log[b] += src->log[b];
+    dst->count += src->count;
+    if (src->count && src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+}
+
 uint64_t gb_hist_quantile(const gb_hist *h, double q)
 {
     if (h->count == 0)

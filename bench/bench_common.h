@@ -29,6 +29,8 @@ typedef struct gb_hist {
 gb_hist *gb_hist_new(void);
 void gb_hist_reset(gb_hist *h);
 void gb_hist_add(gb_hist *h, uint64_t ns);
+/* Adds src's samples to dst. */
+void gb_hist_merge(gb_hist *dst, const gb_hist *src);
 /* Value at quantile q in [0,1] (nanoseconds). */
 uint64_t gb_hist_quantile(const gb_hist *h, double q);
 

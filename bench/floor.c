@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "platform/clock.h"
 #include "platform/cpu.h"
@@ -13,53 +14,106 @@ typedef struct {
     char pad[GB_CACHE_ISOLATION - sizeof(uint64_t)];
 } isolated_line;
 
-static isolated_line line;
-static _Atomic int stop;
-
-typedef struct {
+struct gb_floor {
+    isolated_line line;
     int cpu;
-} echo_arg;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned window; /* incremented to start a window (under mu) */
+    bool quit;       /* under mu */
+    _Atomic int stop; /* ends the current window's echo loop */
+};
 
-static void *echo(void *p)
+/* Answers every odd value with the next even one until the window stops. */
+static void echo_window(gb_floor *f)
 {
-    echo_arg *a = p;
-    gb_bench_pin(a->cpu, "floor echo thread");
     uint64_t expect = 1;
     for (;;) {
         uint64_t v;
-        while ((v = atomic_load_explicit(&line.word, memory_order_acquire)) != expect) {
-            if (atomic_load_explicit(&stop, memory_order_relaxed))
-                return NULL;
+        while ((v = atomic_load_explicit(&f->line.word, memory_order_acquire)) != expect) {
+            if (atomic_load_explicit(&f->stop, memory_order_relaxed))
+                return;
             gb_cpu_relax();
         }
-        atomic_store_explicit(&line.word, v + 1, memory_order_release);
+        atomic_store_explicit(&f->line.word, v + 1, memory_order_release);
         expect = v + 2;
     }
 }
 
-void gb_bench_floor(int cpu_a, int cpu_b, double seconds, gb_hist *h)
+static void *echo_thread(void *p)
 {
-    atomic_store(&line.word, 0);
-    atomic_store(&stop, 0);
-    echo_arg a = {cpu_b};
-    pthread_t t;
-    pthread_create(&t, NULL, echo, &a);
-    gb_bench_pin(cpu_a, "floor ping thread");
+    gb_floor *f = p;
+    gb_bench_pin(f->cpu, "floor echo thread");
+    unsigned seen = 0;
+    pthread_mutex_lock(&f->mu);
+    for (;;) {
+        while (f->window == seen && !f->quit)
+            pthread_cond_wait(&f->cv, &f->mu);
+        if (f->quit)
+            break;
+        seen = f->window;
+        pthread_mutex_unlock(&f->mu);
+        echo_window(f);
+        pthread_mutex_lock(&f->mu);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+gb_floor *gb_bench_floor_start(int cpu_b)
+{
+    gb_floor *f = calloc(1, sizeof *f);
+    f->cpu = cpu_b;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    pthread_create(&f->thread, NULL, echo_thread, f);
+    return f;
+}
+
+void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
+{
+    atomic_store(&f->line.word, 0);
+    atomic_store(&f->stop, 0);
+    pthread_mutex_lock(&f->mu);
+    f->window++;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
     double npc = gb_bench_ns_per_cycle();
     uint64_t end = gb_clock_mono_ns() + (uint64_t)(seconds * 1e9);
     uint64_t v = 1;
     for (uint64_t i = 0;; i++) {
         uint64_t t0 = gb_cycles_now();
-        atomic_store_explicit(&line.word, v, memory_order_release);
-        while (atomic_load_explicit(&line.word, memory_order_acquire) != v + 1)
+        atomic_store_explicit(&f->line.word, v, memory_order_release);
+        while (atomic_load_explicit(&f->line.word, memory_order_acquire) != v + 1)
             gb_cpu_relax();
         uint64_t t1 = gb_cycles_now();
         v += 2;
-        if (i > 10000) /* warm-up excluded */
+        if (i > 10000) /* warm-up (and the echo thread's wake-up) excluded */
             gb_hist_add(h, (uint64_t)((double)(t1 - t0) * npc));
         if ((i & 1023) == 0 && gb_clock_mono_ns() > end)
             break;
     }
-    atomic_store(&stop, 1);
-    pthread_join(t, NULL);
+    atomic_store(&f->stop, 1);
+}
+
+void gb_bench_floor_stop(gb_floor *f)
+{
+    atomic_store(&f->stop, 1);
+    pthread_mutex_lock(&f->mu);
+    f->quit = true;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    pthread_join(f->thread, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f);
+}
+
+void gb_bench_floor(int cpu_a, int cpu_b, double seconds, gb_hist *h)
+{
+    gb_floor *f = gb_bench_floor_start(cpu_b);
+    gb_bench_pin(cpu_a, "floor ping thread");
+    gb_bench_floor_window(f, seconds, h);
+    gb_bench_floor_stop(f);
 }

@@ -109,14 +109,15 @@ void gb_client_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
     gb_engine *eng = c->eng;
     uint64_t errors_before = eng->stats.total_error_replies;
-    /* The cycle counter (rdtsc / cntvct) costs a few ns where clock_gettime
-     * costs tens: this runs on every ring round trip. */
-    uint64_t t0 = gb_cycles_now();
+    bool timed = gb_command_timed(cmd);
+    uint64_t t0 = timed ? gb_cycles_now() : 0;
     c->last_cmd = cmd;
     cmd->def->proc(c, argc, argv);
-    uint64_t cycles = gb_cycles_now() - t0;
+    if (timed) {
+        cmd->cycles += gb_cycles_now() - t0;
+        cmd->timed_calls++;
+    }
     cmd->calls++;
-    cmd->cycles += cycles;
     if (eng->stats.total_error_replies != errors_before)
         cmd->failed_calls++;
     eng->stats.total_commands_processed++;

@@ -68,7 +68,7 @@ void gb_commands_foreach(gb_engine *eng, void (*fn)(gb_command *cmd, void *ctx),
 static void reset_one(gb_command *cmd, void *ctx)
 {
     (void)ctx;
-    cmd->calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
+    cmd->calls = cmd->timed_calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
 }
 
 void gb_commands_reset_stats(gb_engine *eng) { gb_commands_foreach(eng, reset_one, NULL); }

@@ -169,7 +169,10 @@ static void cmdstat_one(gb_command *cmd, void *ctx)
     cmdstat_ctx *cc = ctx;
     if (!cmd->calls && !cmd->rejected_calls && !cmd->failed_calls)
         return;
-    double usec = (double)cmd->cycles * cc->eng->ns_per_cycle / 1000.0;
+    /* Only some calls are timed (gb_command_timed): scale their time up. */
+    double usec = cmd->timed_calls ? (double)cmd->cycles * cc->eng->ns_per_cycle / 1000.0 * (double)cmd->calls /
+                                         (double)cmd->timed_calls
+                                   : 0.0;
     emitf(cc->o, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
           cmd->def->name, (unsigned long long)cmd->calls, (unsigned long long)usec,
           cmd->calls ? usec / (double)cmd->calls : 0.0, (unsigned long long)cmd->rejected_calls,

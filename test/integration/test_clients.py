@@ -383,6 +383,15 @@ class RedisPy(unittest.TestCase):
         stats = r.info("commandstats")
         self.assertGreaterEqual(stats["cmdstat_set"]["calls"], 2)
         self.assertIn("usec_per_call", stats["cmdstat_set"])
+        # Commandstats time 1 call in 16 and scale up: 40 calls (3 timed)
+        # still report every call and a positive time for all of them.
+        r.config_resetstat()
+        for i in range(40):
+            r.incr("counter")
+        incr = r.info("commandstats")["cmdstat_incrby"]  # redis-py sends INCRBY key 1
+        self.assertEqual(incr["calls"], 40)
+        self.assertGreater(incr["usec_per_call"], 0)
+        self.assertAlmostEqual(incr["usec"], incr["usec_per_call"] * 40, delta=1 + incr["usec"] * 0.05)
         self.assertEqual(set(r.info("memory")) >= {"used_memory", "used_memory_human", "maxmemory"}, True)
         self.assertTrue(r.config_resetstat())
         self.assertEqual(r.info("stats")["keyspace_hits"], 0)

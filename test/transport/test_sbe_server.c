@@ -123,6 +123,52 @@ static void test_sink_arrays(void **state)
     sink_free(&s);
 }
 
+/* Frame mode: every finished reply lands in the frame buffer as
+ * [u32 length][message], in the order given, whether it went the direct
+ * path (a scalar with nothing pending) or through the item list. */
+static void expect_frames(gb_outbuf *f, const char *const *want, size_t nwant)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < nwant; i++) {
+        uint32_t len;
+        assert_true(off + 4 <= f->len);
+        memcpy(&len, f->data + off, 4);
+        assert_true(off + 4 + len <= f->len);
+        char *got = render_sbe_message((const uint8_t *)f->data + off + 4, len);
+        assert_string_equal(got, want[i]);
+        free(got);
+        off += 4 + len;
+    }
+    assert_int_equal(off, f->len);
+}
+
+static void test_sink_frames(void **state)
+{
+    (void)state;
+    sink s;
+    sink_init(&s);
+    gb_sbe_replier_set_frames(&s.r, &s.out);
+    /* Scalars go straight to the frames: no items, nothing to finish. */
+    O->status(&s.r, "PONG", 4);
+    O->integer(&s.r, 7);
+    assert_int_equal(s.r.nitems, 0);
+    /* An array collects items; a scalar given while it is pending is one of
+     * its elements, not a reply of its own. */
+    size_t h = O->array_deferred(&s.r);
+    O->bulk(&s.r, "a", 1);
+    O->nil(&s.r);
+    O->set_deferred(&s.r, h, 2);
+    /* A scalar after a complete but unfinished array waits behind it. */
+    O->dbl(&s.r, 2.5);
+    assert_int_equal(s.r.nitems, 4);
+    gb_sbe_reply_finish_frames(&s.r);
+    O->error(&s.r, "ERR x", 5); /* nothing pending again: direct */
+    const char *want[] = {"+PONG", ":7", "*2[$a $nil]", "$2.5", "-ERR x"};
+    expect_frames(&s.out, want, 5);
+    assert_int_equal(s.r.nitems, 0);
+    sink_free(&s);
+}
+
 static void test_sink_deferred(void **state)
 {
     (void)state;
@@ -379,6 +425,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sink_scalars),     cmocka_unit_test(test_sink_arrays),
         cmocka_unit_test(test_sink_deferred),    cmocka_unit_test(test_sink_several),
+        cmocka_unit_test(test_sink_frames),
         cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
         cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
     };

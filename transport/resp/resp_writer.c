@@ -18,20 +18,18 @@ void gb_outbuf_free(gb_outbuf *b)
     gb_outbuf_init(b);
 }
 
-char *gb_outbuf_reserve(gb_outbuf *b, size_t n)
+char *gb_outbuf_grow(gb_outbuf *b, size_t n)
 {
-    if (b->len + n > b->cap) {
-        size_t ncap = b->cap ? b->cap : 1024;
-        while (ncap < b->len + n)
-            ncap *= 2;
-        char *d = realloc(b->data, ncap);
-        if (!d) {
-            fprintf(stderr, "goblin-core: out of memory growing an output buffer to %zu bytes\n", ncap);
-            abort();
-        }
-        b->data = d;
-        b->cap = ncap;
+    size_t ncap = b->cap ? b->cap : 1024;
+    while (ncap < b->len + n)
+        ncap *= 2;
+    char *d = realloc(b->data, ncap);
+    if (!d) {
+        fprintf(stderr, "goblin-core: out of memory growing an output buffer to %zu bytes\n", ncap);
+        abort();
     }
+    b->data = d;
+    b->cap = ncap;
     return b->data + b->len;
 }
 

@@ -19,8 +19,16 @@ extern const gb_reply_ops gb_resp2_reply_ops;
 
 void gb_outbuf_init(gb_outbuf *b);
 void gb_outbuf_free(gb_outbuf *b);
-/* Makes room for n more bytes and returns where they go. */
-char *gb_outbuf_reserve(gb_outbuf *b, size_t n);
+/* Grows the buffer for gb_outbuf_reserve (aborts when memory runs out). */
+char *gb_outbuf_grow(gb_outbuf *b, size_t n);
+/* Makes room for n more bytes and returns where they go. Inline: it runs
+ * several times per reply on the ring's hot path. */
+static inline char *gb_outbuf_reserve(gb_outbuf *b, size_t n)
+{
+    if (__builtin_expect(b->len + n <= b->cap, 1))
+        return b->data + b->len;
+    return gb_outbuf_grow(b, n);
+}
 void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n);
 /* Drops the first n bytes (after a partial write). */
 void gb_outbuf_consume(gb_outbuf *b, size_t n);

@@ -16,6 +16,7 @@ static void *sbe_new(struct gb_engine *eng)
     sbe_state *st = calloc(1, sizeof *st);
     gb_sbe_replier_init(&st->replier, eng);
     gb_outbuf_init(&st->out);
+    gb_sbe_replier_set_frames(&st->replier, &st->out);
     return st;
 }
 
@@ -47,22 +48,7 @@ static bool sbe_has_input(void *p)
 }
 
 /* Every complete reply becomes one frame: a u32 length, then the message. */
-static void sbe_finish(void *p)
-{
-    sbe_state *st = p;
-    for (;;) {
-        size_t at = st->out.len;
-        gb_outbuf_reserve(&st->out, 4);
-        st->out.len += 4;
-        size_t n = gb_sbe_reply_finish(&st->replier, &st->out);
-        if (n == 0) {
-            st->out.len = at;
-            return;
-        }
-        uint32_t n32 = (uint32_t)n;
-        memcpy(st->out.data + at, &n32, 4);
-    }
-}
+static void sbe_finish(void *p) { gb_sbe_reply_finish_frames(&((sbe_state *)p)->replier); }
 
 static gb_outbuf *sbe_take(void *p) { return &((sbe_state *)p)->out; }
 

@@ -94,29 +94,68 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
     r->nbytes += len;
 }
 
+static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out);
+
+/* Appends one scalar message to a frame buffer as [u32 length][message]. */
+static void append_frame(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
+{
+    size_t at = out->len;
+    gb_outbuf_reserve(out, 4);
+    out->len += 4;
+    uint32_t n32 = (uint32_t)append_scalar(it, bytes, out);
+    memcpy(out->data + at, &n32, 4);
+}
+
+/* A scalar reply with nothing pending is a whole message by itself: with
+ * a frame buffer set, encode it there now instead of listing it as an item
+ * for gb_sbe_reply_finish (the ring's hot path: PING, GET, SET, INCR ...). */
+static bool direct(gb_sbe_replier *r, uint8_t kind, const char *s, size_t len, int64_t integer, double dbl)
+{
+    if (!r->frames || r->head != r->nitems)
+        return false;
+    gb_sbe_reply_item it = {.integer = integer, .dbl = dbl, .len = len, .kind = kind};
+    append_frame(&it, s, r->frames);
+    return true;
+}
+
 static void s_status(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
-    push_bytes(r, push_item(r, GB_SBE_KIND_STATUS), s, len);
+    if (!direct(r, GB_SBE_KIND_STATUS, s, len, 0, 0))
+        push_bytes(r, push_item(r, GB_SBE_KIND_STATUS), s, len);
 }
 
 static void s_error(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
-    push_bytes(r, push_item(r, GB_SBE_KIND_ERROR), s, len);
+    if (!direct(r, GB_SBE_KIND_ERROR, s, len, 0, 0))
+        push_bytes(r, push_item(r, GB_SBE_KIND_ERROR), s, len);
 }
 
-static void s_integer(void *ctx, int64_t v) { push_item(ctx, GB_SBE_KIND_INTEGER)->integer = v; }
+static void s_integer(void *ctx, int64_t v)
+{
+    if (!direct(ctx, GB_SBE_KIND_INTEGER, NULL, 0, v, 0))
+        push_item(ctx, GB_SBE_KIND_INTEGER)->integer = v;
+}
 
-static void s_dbl(void *ctx, double v) { push_item(ctx, GB_SBE_KIND_DOUBLE)->dbl = v; }
+static void s_dbl(void *ctx, double v)
+{
+    if (!direct(ctx, GB_SBE_KIND_DOUBLE, NULL, 0, 0, v))
+        push_item(ctx, GB_SBE_KIND_DOUBLE)->dbl = v;
+}
 
 static void s_bulk(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
-    push_bytes(r, push_item(r, GB_SBE_KIND_BULK), s, len);
+    if (!direct(r, GB_SBE_KIND_BULK, s, len, 0, 0))
+        push_bytes(r, push_item(r, GB_SBE_KIND_BULK), s, len);
 }
 
-static void s_nil(void *ctx) { push_item(ctx, GB_SBE_KIND_NIL); }
+static void s_nil(void *ctx)
+{
+    if (!direct(ctx, GB_SBE_KIND_NIL, NULL, 0, 0, 0))
+        push_item(ctx, GB_SBE_KIND_NIL);
+}
 
 static void s_array(void *ctx, int64_t n) { push_item(ctx, GB_SBE_KIND_ARRAY)->integer = n < 0 ? -1 : n; }
 
@@ -163,7 +202,8 @@ static size_t append_error(gb_outbuf *out, const char *text)
 
 #define TOO_LARGE "ERR SBE: reply too large to encode"
 
-static size_t append_scalar(gb_sbe_replier *r, const gb_sbe_reply_item *it, gb_outbuf *out)
+/* bytes: the item's text (status, error, bulk), if any. */
+static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
 {
     /* Every scalar reply is at most header + 8 bytes or header + var-data. */
     size_t fixed = GB_SBE_HEADER_SIZE + 8 + GB_SBE_VAR_LEN_SIZE;
@@ -171,7 +211,8 @@ static size_t append_scalar(gb_sbe_replier *r, const gb_sbe_reply_item *it, gb_o
         return append_error(out, TOO_LARGE);
     uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, fixed + it->len);
     size_t cap = fixed + it->len, n = 0;
-    const char *bytes = it->len ? r->bytes + it->off : "";
+    if (!it->len)
+        bytes = "";
     switch (it->kind) {
     case GB_SBE_KIND_STATUS:
         n = gb_sbe_encode_status_reply(p, cap, bytes, it->len);
@@ -203,7 +244,7 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
     const gb_sbe_reply_item *first = &r->items[r->head];
     size_t n, end;
     if (GB_LIKELY(first->kind != GB_SBE_KIND_ARRAY)) {
-        n = append_scalar(r, first, out);
+        n = append_scalar(first, r->bytes + first->off, out);
         end = r->head + 1;
     } else {
         /* The extent of this array: its elements follow it in pre-order, so
@@ -253,6 +294,23 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
         }
     }
     return n;
+}
+
+void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
+{
+    gb_outbuf *out = r->frames;
+    for (;;) {
+        size_t at = out->len;
+        gb_outbuf_reserve(out, 4);
+        out->len += 4;
+        size_t n = gb_sbe_reply_finish(r, out);
+        if (n == 0) {
+            out->len = at;
+            return;
+        }
+        uint32_t n32 = (uint32_t)n;
+        memcpy(out->data + at, &n32, 4);
+    }
 }
 
 /* ---- init -------------------------------------------------------------------------- */
@@ -715,9 +773,13 @@ static void run(gb_client *c, gb_sbe_replier *r, const handler *h, gb_sbe_reques
         uint64_t errors_before = eng->stats.total_error_replies;
         const gb_command *prev = c->last_cmd;
         c->last_cmd = cmd;
-        uint64_t t0 = gb_cycles_now();
+        bool timed = gb_command_timed(cmd);
+        uint64_t t0 = timed ? gb_cycles_now() : 0;
         if (h->typed(c, q)) {
-            cmd->cycles += gb_cycles_now() - t0;
+            if (timed) {
+                cmd->cycles += gb_cycles_now() - t0;
+                cmd->timed_calls++;
+            }
             cmd->calls++;
             if (eng->stats.total_error_replies != errors_before)
                 cmd->failed_calls++;

@@ -46,6 +46,10 @@ typedef struct gb_sbe_replier {
      * resolved once at init; NULL: the template always takes the argv path. */
     struct gb_command *cmds[GB_SBE_REQUEST_MAX + 1];
     struct gb_command *incrby; /* Incr with a delta other than 1 */
+    /* Frame mode (gb_sbe_replier_set_frames): where finished replies go as
+     * frames of [u32 length, native order][message]. NULL: the caller takes
+     * them one by one with gb_sbe_reply_finish. */
+    gb_outbuf *frames;
 } gb_sbe_replier;
 
 /* The reply sink; its ctx is a gb_sbe_replier *. */
@@ -63,6 +67,16 @@ void gb_sbe_replier_free(gb_sbe_replier *r);
  * cannot be encoded at all (an element over 1 GiB) becomes an ErrorReply.
  */
 size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out);
+
+/*
+ * Frame mode, for transports that publish message by message (the ring):
+ * every finished reply is appended to `frames` as [u32 length][message].
+ * A scalar reply given while nothing is pending (PING, GET, SET, INCR ...)
+ * is encoded there at once, without becoming an item; arrays still collect
+ * items until gb_sbe_reply_finish_frames() moves every complete reply over.
+ */
+static inline void gb_sbe_replier_set_frames(gb_sbe_replier *r, gb_outbuf *frames) { r->frames = frames; }
+void gb_sbe_reply_finish_frames(gb_sbe_replier *r);
 
 /*
  * Executes one request message (private memory: the caller copied it out of
