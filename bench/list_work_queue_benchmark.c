@@ -610,17 +610,29 @@ int main(int argc, char **argv)
     double rate[NROWS][MAX_BACKENDS], cpu[NROWS][MAX_BACKENDS];
     memset(rate, 0, sizeof rate);
     memset(cpu, 0, sizeof cpu);
+    /* Trial rounds are the outer loop: every row and backend runs once per
+     * round, so rows compared with each other (BLPOP with LPOP) are measured
+     * minutes apart no more than backends are. A VM's vCPUs can move between
+     * sharing one physical core and having two while the benchmark runs,
+     * which changes every rate; interleaving gives each row the same mix. */
+    static double t[NROWS][MAX_BACKENDS][MAX_TRIALS], u[NROWS][MAX_BACKENDS][MAX_TRIALS];
+    for (int tr = 0; tr < trials; tr++) {
+        if (!csv)
+            fprintf(stderr, "trial round %d of %d ...\n", tr + 1, trials);
+        for (size_t ri = 0; ri < NROWS; ri++) {
+            if (only && strncmp(rows[ri].name, only, strlen(only)) != 0)
+                continue;
+            for (int k = 0; k < nbe; k++)
+                t[ri][k][tr] = trial(&be[k], &rows[ri], measured, depth, warmup, &u[ri][k][tr]);
+        }
+    }
     for (size_t ri = 0; ri < NROWS; ri++) {
         const row *r = &rows[ri];
         if (only && strncmp(r->name, only, strlen(only)) != 0)
             continue;
-        double t[MAX_BACKENDS][MAX_TRIALS], u[MAX_BACKENDS][MAX_TRIALS];
-        for (int tr = 0; tr < trials; tr++)
-            for (int k = 0; k < nbe; k++)
-                t[k][tr] = trial(&be[k], r, measured, depth, warmup, &u[k][tr]);
         for (int k = 0; k < nbe; k++) {
-            rate[ri][k] = median(t[k], trials);
-            cpu[ri][k] = median(u[k], trials);
+            rate[ri][k] = median(t[ri][k], trials);
+            cpu[ri][k] = median(u[ri][k], trials);
             if (csvf)
                 fprintf(csvf, "\"%s\",%s,%.0f,%.0f\n", r->name, be[k].name, rate[ri][k],
                         r->values ? rate[ri][k] * r->values : 0.0);

@@ -166,15 +166,16 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
      *   (inf, 1e16 s) converts to LLONG_MIN on x86-64, so Redis calls it
      *   negative too: we do the same on every platform. Any other value is
      *   accepted (a deadline centuries away). */
-    long double secs;
     /* Fast path: up to 9 plain digits ("0", "1", "30": what queues send)
-     * are exactly what strtold would make of them, without its cost. */
+     * are exactly what strtold would make of them, and whole seconds are
+     * whole milliseconds: no long double arithmetic. */
+    uint64_t ims;
     uint32_t isecs = 0;
     size_t i = 0;
     while (i < arg.len && i < 9 && arg.ptr[i] >= '0' && arg.ptr[i] <= '9')
         isecs = isecs * 10 + (uint32_t)(arg.ptr[i++] - '0');
     if (i > 0 && i == arg.len) {
-        secs = isecs;
+        ims = (uint64_t)isecs * 1000u;
     } else {
         char buf[5 * 1024]; /* Redis's MAX_LONG_DOUBLE_CHARS */
         if (arg.len == 0 || arg.len >= sizeof buf) {
@@ -185,24 +186,24 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
         buf[arg.len] = '\0';
         char *end;
         errno = 0;
-        secs = strtold(buf, &end);
+        long double secs = strtold(buf, &end);
         if (isspace((unsigned char)buf[0]) || *end != '\0' ||
             (errno == ERANGE && (secs == HUGE_VALL || secs == -HUGE_VALL || fpclassify(secs) == FP_ZERO)) ||
             errno == EINVAL || isnan(secs)) {
             gb_reply_error(c, "ERR timeout is not a float or out of range");
             return false;
         }
-    }
-    long double ms = ceill(secs * 1000.0L);
-    if (!(ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L) || ms < 0) {
-        gb_reply_error(c, "ERR timeout is negative");
-        return false;
+        long double ms = ceill(secs * 1000.0L);
+        if (!(ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L) || ms < 0) {
+            gb_reply_error(c, "ERR timeout is negative");
+            return false;
+        }
+        ims = (uint64_t)ms; /* < 2^63: now + ims cannot wrap */
     }
     if (c->flags & GB_CLIENT_REEXEC) {
         *deadline_ms = c->reexec_deadline;
         return true;
     }
-    uint64_t ims = (uint64_t)ms; /* < 2^63: now + ims cannot wrap */
     *deadline_ms = ims ? c->eng->now_mono_ms + ims : 0;
     return true;
 }

@@ -163,6 +163,35 @@ static void test_protocol_errors(void **state)
     expect_error("*11\r\n", strlen("*11\r\n"), true, "ERR Protocol error: unauthenticated multibulk length");
     expect_error("*1\r\n$16385\r\n", strlen("*1\r\n$16385\r\n"), true, "ERR Protocol error: unauthenticated bulk length");
     expect_error("a b c d e f g h i j k\r\n", strlen("a b c d e f g h i j k\r\n"), true, "ERR Protocol error: unauthenticated multibulk length");
+    /* Headers the digit fast path leaves to the general conversion give
+     * Redis's answers: a leading zero, a sign, trailing garbage, and lengths
+     * of 18 and 19 digits (one past the fast path, one past int64). */
+    expect_error("*1\r\n$05\r\n", strlen("*1\r\n$05\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*01\r\n", strlen("*01\r\n"), false, "ERR Protocol error: invalid multibulk length");
+    expect_error("*1\r\n$+5\r\n", strlen("*1\r\n$+5\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$5x\r\n", strlen("*1\r\n$5x\r\n"), false, "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$100000000000000000\r\n", strlen("*1\r\n$100000000000000000\r\n"), false,
+                 "ERR Protocol error: invalid bulk length");
+    expect_error("*1\r\n$99999999999999999999\r\n", strlen("*1\r\n$99999999999999999999\r\n"), false,
+                 "ERR Protocol error: invalid bulk length");
+}
+
+/* "$0", "*1" and multi-digit lengths take the fast path; a header cut
+ * before its "\n" waits for it. */
+static void test_header_fast_path(void **state)
+{
+    (void)state;
+    static const char in[] = "*3\r\n$0\r\n\r\n$10\r\n0123456789\r\n$1\r\nx\r\n";
+    parsed r;
+    for (size_t piece = 1; piece <= sizeof in - 1; piece++) {
+        size_t pieces[] = {piece};
+        feed(in, sizeof in - 1, pieces, 1, &r);
+        assert_int_equal(r.ncmds, 1);
+        assert_int_equal(r.argc[0], 3);
+        assert_string_equal(r.cmds[0][0], "");
+        assert_string_equal(r.cmds[0][1], "0123456789");
+        assert_string_equal(r.cmds[0][2], "x");
+    }
 }
 
 static void test_too_big_lines(void **state)
@@ -238,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_byte_by_byte),
         cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_protocol_errors),
+        cmocka_unit_test(test_header_fast_path),
         cmocka_unit_test(test_too_big_lines),
         cmocka_unit_test(test_hostile_counts_allocate_nothing),
         cmocka_unit_test(test_large_bulk_is_linear),

@@ -51,12 +51,28 @@ void gb_outbuf_consume(gb_outbuf *b, size_t n)
     b->len -= n;
 }
 
+/* Writes v's digits at p and returns how many. Lengths and counts in
+ * replies are nearly always below 100: those skip the general conversion. */
+static inline size_t put_small_or_ull(char *p, uint64_t v)
+{
+    if (v < 10) {
+        p[0] = (char)('0' + v);
+        return 1;
+    }
+    if (v < 100) {
+        p[0] = (char)('0' + v / 10);
+        p[1] = (char)('0' + v % 10);
+        return 2;
+    }
+    return gb_ull2str(p, v);
+}
+
 /* "<prefix><int>\r\n" */
 static void put_prefixed_int(gb_outbuf *b, char prefix, int64_t v)
 {
     char *p = gb_outbuf_reserve(b, 24);
     p[0] = prefix;
-    size_t n = gb_ll2str(p + 1, v);
+    size_t n = v >= 0 ? put_small_or_ull(p + 1, (uint64_t)v) : gb_ll2str(p + 1, v);
     p[n + 1] = '\r';
     p[n + 2] = '\n';
     b->len += n + 3;
@@ -84,7 +100,7 @@ static void w_bulk(void *ctx, const char *s, size_t len)
     gb_outbuf *b = ctx;
     char *p = gb_outbuf_reserve(b, len + 26);
     p[0] = '$';
-    size_t n = gb_ull2str(p + 1, len);
+    size_t n = put_small_or_ull(p + 1, len);
     p[n + 1] = '\r';
     p[n + 2] = '\n';
     if (len)
