@@ -33,9 +33,9 @@ void gb_resp_parser_reset(gb_resp_parser *p)
     p->argc = 0;
 }
 
-static bool push_arg(gb_resp_parser *p, size_t off, size_t len)
+static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
 {
-    if (p->argc == p->cap) {
+    if (__builtin_expect(p->argc == p->cap, 0)) {
         int ncap = p->cap ? p->cap * 2 : INITIAL_ARGS;
         gb_resp_arg *n = realloc(p->args, (size_t)ncap * sizeof *n);
         if (!n)
@@ -168,17 +168,35 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
     return GB_RESP_COMMAND;
 }
 
+/* The general case of read_header (below): like Redis it looks for '\r'
+ * and needs one more byte after; a long header that does end in '\r' is
+ * simply not a valid number. */
+__attribute__((noinline)) static int read_header_slow(const char *buf, size_t len, size_t pos, int64_t *v, bool *ok,
+                                                      size_t *next)
+{
+    const char *cr = memchr(buf + pos, '\r', len - pos);
+    if (!cr)
+        return (len - pos > GB_RESP_INLINE_MAX) ? -1 : 0;
+    size_t crpos = (size_t)(cr - buf);
+    if (crpos + 1 >= len) /* wait for the '\n' */
+        return 0;
+    *ok = gb_str2ll(buf + pos + 1, crpos - pos - 1, v);
+    *next = crpos + 2;
+    return 1;
+}
+
 /* Reads a "<prefix><integer>\r\n" header at buf[pos]. Returns 1 with *v and
  * *next set, 0 if the line is incomplete, -1 if too long (no '\r' within the
- * inline limit). Like Redis it looks for '\r' and needs one more byte after;
- * a long header that does end in '\r' is simply not a valid number. */
-static int read_header(const char *buf, size_t len, size_t pos, int64_t *v, bool *ok, size_t *next)
+ * inline limit).
+ *
+ * Inline fast path for what clients send: 1-17 digits without a leading
+ * zero (or a lone "0") followed by "\r" and one more byte. That is exactly
+ * the case where the general path's first '\r' ends a string gb_str2ll
+ * accepts, so the result is the same, without memchr and the general
+ * conversion on every argument. */
+static inline __attribute__((always_inline)) int read_header(const char *buf, size_t len, size_t pos, int64_t *v,
+                                                             bool *ok, size_t *next)
 {
-    /* Fast path for what clients send: 1-17 digits without a leading zero
-     * (or a lone "0") followed by "\r" and one more byte. That is exactly
-     * the case where the slow path's first '\r' ends a string gb_str2ll
-     * accepts, so the result is the same, without memchr and the general
-     * conversion on every argument. */
     size_t i = pos + 1, end = len - pos > 19 ? pos + 19 : len; /* <= 18 digits: no overflow */
     if (i < end && buf[i] >= '1' && buf[i] <= '9') {
         uint64_t n = 0;
@@ -196,15 +214,7 @@ static int read_header(const char *buf, size_t len, size_t pos, int64_t *v, bool
         *next = i + 3;
         return 1;
     }
-    const char *cr = memchr(buf + pos, '\r', len - pos);
-    if (!cr)
-        return (len - pos > GB_RESP_INLINE_MAX) ? -1 : 0;
-    size_t crpos = (size_t)(cr - buf);
-    if (crpos + 1 >= len) /* wait for the '\n' */
-        return 0;
-    *ok = gb_str2ll(buf + pos + 1, crpos - pos - 1, v);
-    *next = crpos + 2;
-    return 1;
+    return read_header_slow(buf, len, pos, v, ok, next);
 }
 
 int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen)
@@ -239,40 +249,55 @@ int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, ch
         p->bulk_len = -1;
     }
 
+    /* The parser's state lives in locals inside the loop (the compiler
+     * cannot keep p->... in registers across the calls) and is stored back
+     * whenever the request is incomplete. */
+    size_t pos = p->pos;
+    int64_t bulk_len = p->bulk_len;
+    int rc = GB_RESP_COMMAND;
     while (p->remaining > 0) {
-        if (p->bulk_len < 0) {
-            if (p->pos >= len)
-                return GB_RESP_NEED_MORE;
+        if (bulk_len < 0) {
+            if (pos >= len) {
+                rc = GB_RESP_NEED_MORE;
+                break;
+            }
             int64_t n;
             bool ok;
             size_t next;
-            int h = read_header(buf, len, p->pos, &n, &ok, &next);
+            int h = read_header(buf, len, pos, &n, &ok, &next);
             if (h < 0)
                 return fail(err, errlen, "too big bulk count string");
-            if (h == 0)
-                return GB_RESP_NEED_MORE;
-            if (buf[p->pos] != '$') {
+            if (h == 0) {
+                rc = GB_RESP_NEED_MORE;
+                break;
+            }
+            if (buf[pos] != '$') {
                 char msg[64];
-                snprintf(msg, sizeof msg, "expected '$', got '%c'", buf[p->pos]);
+                snprintf(msg, sizeof msg, "expected '$', got '%c'", buf[pos]);
                 return fail(err, errlen, msg);
             }
             if (!ok || n < 0 || n > p->max_bulk)
                 return fail(err, errlen, "invalid bulk length");
             if (n > GB_RESP_UNAUTH_MAX_BULK && p->unauthenticated)
                 return fail(err, errlen, "unauthenticated bulk length");
-            p->bulk_len = n;
-            p->pos = next;
+            bulk_len = n;
+            pos = next;
         }
-        if (len - p->pos < (size_t)p->bulk_len + 2)
-            return GB_RESP_NEED_MORE;
-        if (!push_arg(p, p->pos, (size_t)p->bulk_len))
+        if (len - pos < (size_t)bulk_len + 2) {
+            rc = GB_RESP_NEED_MORE;
+            break;
+        }
+        if (!push_arg(p, pos, (size_t)bulk_len))
             return fail(err, errlen, "out of memory");
-        p->pos += (size_t)p->bulk_len + 2;
-        p->bulk_len = -1;
+        pos += (size_t)bulk_len + 2;
+        bulk_len = -1;
         p->remaining--;
     }
-    *consumed = p->pos;
-    return GB_RESP_COMMAND;
+    p->pos = pos;
+    p->bulk_len = bulk_len;
+    if (rc == GB_RESP_COMMAND)
+        *consumed = pos;
+    return rc;
 }
 
 void gb_resp_args_to_slices(const gb_resp_parser *p, const char *buf, gb_slice *argv)

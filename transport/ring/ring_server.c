@@ -534,6 +534,10 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR RING CLAIM protocol must be SBE or RESP");
         return;
     }
+    if (!c->hooks || !c->hooks->send_with_fds) {
+        gb_reply_error(c, "ERR RING CLAIM works only on the Unix socket (the slot travels as a file descriptor)");
+        return;
+    }
     int64_t layout;
     if (!gb_arg_ll(c, argv[3], &layout))
         return;
@@ -551,10 +555,6 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
                             GB_SBE_SCHEMA_VERSION);
             return;
         }
-    }
-    if (!c->hooks || !c->hooks->send_with_fds) {
-        gb_reply_error(c, "ERR RING CLAIM works only on the Unix socket (the slot travels as a file descriptor)");
-        return;
     }
     if (c->flags & (GB_CLIENT_MULTI | GB_CLIENT_IN_EXEC)) {
         gb_reply_error(c, "ERR RING CLAIM is not allowed inside a transaction");

@@ -299,6 +299,8 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
 void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
 {
     gb_outbuf *out = r->frames;
+    if (r->head == r->nitems)
+        return; /* the usual case: scalar replies went out directly */
     for (;;) {
         size_t at = out->len;
         gb_outbuf_reserve(out, 4);
