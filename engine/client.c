@@ -107,20 +107,10 @@ static bool arity_ok(const gb_command_def *d, int argc) { return d->arity > 0 ? 
 /* Runs a resolved command and accounts for it. */
 void gb_client_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    gb_engine *eng = c->eng;
-    uint64_t errors_before = eng->stats.total_error_replies;
-    bool timed = gb_command_timed(cmd);
-    uint64_t t0 = timed ? gb_cycles_now() : 0;
+    gb_call_stats st = gb_call_begin(c->eng, cmd);
     c->last_cmd = cmd;
     cmd->def->proc(c, argc, argv);
-    if (timed) {
-        cmd->cycles += gb_cycles_now() - t0;
-        cmd->timed_calls++;
-    }
-    cmd->calls++;
-    if (eng->stats.total_error_replies != errors_before)
-        cmd->failed_calls++;
-    eng->stats.total_commands_processed++;
+    gb_call_end(c->eng, cmd, st);
 }
 
 void gb_client_execute(gb_client *c, int argc, gb_slice *argv)

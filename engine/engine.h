@@ -96,6 +96,36 @@ static inline void gb_engine_update_time(gb_engine *eng)
 }
 static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->now_mono_ms - eng->start_mono_ms; }
 
+/* The accounting of one command call: INFO commandstats (calls, time of
+ * the sampled calls, failed calls) and total_commands_processed. Shared by
+ * gb_client_call and the SBE typed path: begin right before the command
+ * runs, end once it ran (a call abandoned in between is not counted). */
+typedef struct gb_call_stats {
+    uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
+    uint64_t t0;            /* cycle counter at begin, when timed */
+    bool timed;             /* gb_command_timed() */
+} gb_call_stats;
+
+static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command *cmd)
+{
+    gb_call_stats s = {eng->stats.total_error_replies, 0, gb_command_timed(cmd)};
+    if (s.timed)
+        s.t0 = gb_cycles_now();
+    return s;
+}
+
+static inline void gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
+{
+    if (s.timed) {
+        cmd->cycles += gb_cycles_now() - s.t0;
+        cmd->timed_calls++;
+    }
+    cmd->calls++;
+    if (eng->stats.total_error_replies != s.errors_before)
+        cmd->failed_calls++;
+    eng->stats.total_commands_processed++;
+}
+
 /* Periodic work (the server calls it every 1000/hz ms): active expiry,
  * incremental rehash, blocked-client timeouts, stats sampling. */
 void gb_engine_cron(gb_engine *eng);

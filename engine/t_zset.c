@@ -326,12 +326,28 @@ gb_zset *gb_zset_dup(const gb_zset *z)
 #define OUT_ADDED 2
 #define OUT_UPDATED 4
 
+/* ZADD's rules for a member that already has score cur, the same for both
+ * encodings: NX keeps it, INCR adds to it, LT/GT keep it unless the new
+ * score is lower/higher. Returns 1 when the score becomes *score (which may
+ * equal cur), 0 when nothing changes, GB_ERANGE when INCR makes a NaN. */
+static int existing_member_score(int flags, double cur, double *score)
+{
+    if (flags & GB_ZADD_NX)
+        return 0;
+    if (flags & GB_ZADD_INCR) {
+        *score += cur;
+        if (isnan(*score))
+            return GB_ERANGE;
+    }
+    if (((flags & GB_ZADD_LT) && *score >= cur) || ((flags & GB_ZADD_GT) && *score <= cur))
+        return 0;
+    return 1;
+}
+
 /* Redis's zsetAdd for one pair. */
 static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double score, gb_slice m, int *out,
                    double *newscore)
 {
-    bool incr = flags & GB_ZADD_INCR, nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX;
-    bool gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
     double cur;
     *out = 0;
     if (isnan(score))
@@ -340,18 +356,10 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
         unsigned char *lp = z->p;
         unsigned char *p = zl_find(lp, m, &cur);
         if (p) {
-            if (nx) {
-                *out = OUT_NOP;
-                return 0;
-            }
-            if (incr) {
-                score += cur;
-                if (isnan(score))
-                    return GB_ERANGE;
-            }
-            if ((lt && score >= cur) || (gt && score <= cur)) {
-                *out = OUT_NOP;
-                return 0;
+            int rc = existing_member_score(flags, cur, &score);
+            if (rc <= 0) {
+                *out = rc == 0 ? OUT_NOP : 0;
+                return rc;
             }
             *newscore = score;
             if (score != cur) {
@@ -361,7 +369,7 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
             }
             return 0;
         }
-        if (xx) {
+        if (flags & GB_ZADD_XX) {
             *out = OUT_NOP;
             return 0;
         }
@@ -381,18 +389,10 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
     zrec *r = big_find_h(b, m, h);
     if (r) {
         cur = r->score;
-        if (nx) {
-            *out = OUT_NOP;
-            return 0;
-        }
-        if (incr) {
-            score += cur;
-            if (isnan(score))
-                return GB_ERANGE;
-        }
-        if ((lt && score >= cur) || (gt && score <= cur)) {
-            *out = OUT_NOP;
-            return 0;
+        int rc = existing_member_score(flags, cur, &score);
+        if (rc <= 0) {
+            *out = rc == 0 ? OUT_NOP : 0;
+            return rc;
         }
         *newscore = score;
         if (score != cur) {
@@ -402,7 +402,7 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
         }
         return 0;
     }
-    if (xx) {
+    if (flags & GB_ZADD_XX) {
         *out = OUT_NOP;
         return 0;
     }

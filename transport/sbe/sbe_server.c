@@ -96,14 +96,27 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
 
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out);
 
-/* Appends one scalar message to a frame buffer as [u32 length][message]. */
-static void append_frame(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
+/* A frame is [u32 length][message]: open leaves room for the length and
+ * says where it goes; close writes it once the message is appended. */
+static size_t frame_open(gb_outbuf *out)
 {
     size_t at = out->len;
     gb_outbuf_reserve(out, 4);
     out->len += 4;
-    uint32_t n32 = (uint32_t)append_scalar(it, bytes, out);
+    return at;
+}
+
+static void frame_close(gb_outbuf *out, size_t at, size_t n)
+{
+    uint32_t n32 = (uint32_t)n;
     memcpy(out->data + at, &n32, 4);
+}
+
+/* Appends one scalar message to a frame buffer. */
+static void append_frame(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
+{
+    size_t at = frame_open(out);
+    frame_close(out, at, append_scalar(it, bytes, out));
 }
 
 /* A scalar reply with nothing pending is a whole message by itself: with
@@ -302,16 +315,13 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
     if (r->head == r->nitems)
         return; /* the usual case: scalar replies went out directly */
     for (;;) {
-        size_t at = out->len;
-        gb_outbuf_reserve(out, 4);
-        out->len += 4;
+        size_t at = frame_open(out);
         size_t n = gb_sbe_reply_finish(r, out);
         if (n == 0) {
-            out->len = at;
+            out->len = at; /* nothing complete: drop the opened frame */
             return;
         }
-        uint32_t n32 = (uint32_t)n;
-        memcpy(out->data + at, &n32, 4);
+        frame_close(out, at, n);
     }
 }
 
@@ -772,20 +782,11 @@ static void run(gb_client *c, gb_sbe_replier *r, const handler *h, gb_sbe_reques
     c->last_ms = (int64_t)eng->now_mono_ms;
     if (GB_LIKELY(h->typed && cmd && (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED) &&
         !((cmd->def->flags & GB_CMD_DENYOOM) && gb_engine_over_maxmemory(eng))) {
-        uint64_t errors_before = eng->stats.total_error_replies;
         const gb_command *prev = c->last_cmd;
         c->last_cmd = cmd;
-        bool timed = gb_command_timed(cmd);
-        uint64_t t0 = timed ? gb_cycles_now() : 0;
+        gb_call_stats st = gb_call_begin(eng, cmd);
         if (h->typed(c, q)) {
-            if (timed) {
-                cmd->cycles += gb_cycles_now() - t0;
-                cmd->timed_calls++;
-            }
-            cmd->calls++;
-            if (eng->stats.total_error_replies != errors_before)
-                cmd->failed_calls++;
-            eng->stats.total_commands_processed++;
+            gb_call_end(eng, cmd, st);
             /* A push may have made keys ready (gb_client_execute does the same). */
             if (eng->nready && !eng->serving_ready)
                 gb_blocking_serve_ready(eng);
