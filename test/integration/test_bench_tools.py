@@ -1,0 +1,91 @@
+"""The benchmark programs run end to end and say what docs/benchmarks.md says
+they say: sbe_vs_resp_ring's interleaved rounds (every row paired with a
+floor window, the per-placement table, its argument checks) and the list
+work-queue benchmark's trial rounds (CSV rows per backend, key lengths
+checked after every row).
+
+Shape only: these runs are short and the machine is shared, so no figure is
+compared with another (performance lives in bench/, never in tests).
+"""
+import os
+import subprocess
+import unittest
+
+import gbtest
+
+BUILD = os.environ.get("GOBLIN_BUILD_DIR") or os.path.dirname(gbtest.GOBLIN)
+
+
+def run(args, timeout=300):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+
+
+@unittest.skipIf((os.cpu_count() or 1) < 2, "the floor's two spinning threads need two CPUs")
+class SbeVsRespRing(unittest.TestCase):
+    BIN = os.path.join(BUILD, "sbe_vs_resp_ring")
+
+    def test_csv_rows(self):
+        p = run([self.BIN, gbtest.GOBLIN, "--seconds", "0.4", "--rounds", "2", "--csv"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        lines = p.stdout.decode().strip().splitlines()
+        self.assertEqual(lines[0], "operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples")
+        rows = [l.split(",") for l in lines[1:]]
+        self.assertEqual(rows[0][:2], ["ROUNDTRIP", "floor"])
+        ops = [(r[0], r[1]) for r in rows[1:]]
+        self.assertEqual(ops, [(op, proto) for op in ("PING", "ZADD1", "ZADD10", "HSET1", "HSET10")
+                               for proto in ("sbe", "resp")])
+        for r in rows:
+            p50, p90, p99, mn, n = (float(x) for x in r[2:])
+            self.assertGreater(n, 0, r)
+            self.assertTrue(0 < mn <= p50 <= p90 <= p99, r)
+
+    def test_table_has_placement_split(self):
+        p = run([self.BIN, gbtest.GOBLIN, "--seconds", "0.4", "--rounds", "2"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        out = p.stdout.decode()
+        self.assertIn("in 2 interleaved rounds", out)
+        self.assertIn("floor medians before each row", out)
+        split = out.split("x floor by placement")[1].strip().splitlines()
+        self.assertEqual([l.split()[0] for l in split[2:]], ["PING", "ZADD1", "ZADD10", "HSET1", "HSET10"])
+        for line in split[2:]:
+            # two cells per protocol ("1.40x(2)" or "-"), rounds adding up to 2
+            counts = [int(c.split("(")[1].rstrip(")")) for c in line.replace("/", " ").split()[1:] if "(" in c]
+            self.assertEqual(sum(counts), 4, line)
+
+    def test_bad_arguments(self):
+        for args in (["--rounds", "0"], ["--rounds", "101"], ["--seconds", "0"]):
+            p = run([self.BIN, gbtest.GOBLIN] + args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(b"--rounds must be 1..100", p.stderr)
+        p = run([self.BIN, "--bogus"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"usage:", p.stderr)
+
+
+class ListWorkQueueBenchmark(unittest.TestCase):
+    BIN = os.path.join(BUILD, "goblin_core_list_work_queue_benchmark")
+
+    def test_trial_rounds_csv(self):
+        p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--only", "BLPOP", "--trials", "3", "--no-park",
+                 "--csv"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        lines = p.stdout.decode().strip().splitlines()
+        self.assertEqual(lines[0], "operation,backend,commands_per_sec,values_per_sec")
+        rows = [l.rsplit(",", 3) for l in lines[1:]]
+        self.assertEqual([(r[0], r[1]) for r in rows],
+                         [('"BLPOP ready, two keys"', "segmented"), ('"BLPOP ready, two keys"', "pma")])
+        for r in rows:
+            self.assertGreater(float(r[2]), 0)
+
+    def test_progress_and_goals(self):
+        p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--only", "LMPOP", "--trials", "2", "--no-park"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        err, out = p.stderr.decode(), p.stdout.decode()
+        self.assertIn("trial round 1 of 2", err)
+        self.assertIn("trial round 2 of 2", err)
+        self.assertIn("median of 2 trials", out)
+        self.assertIn("PMA LMPOP COUNT 8 / segmented", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
