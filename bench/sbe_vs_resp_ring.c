@@ -161,7 +161,10 @@ int main(int argc, char **argv)
                 snprintf(label, sizeof label, "%s %s", bench_op_names[ops[k]], p ? "resp" : "sbe");
                 gb_hist_write_cdf(all[p][k], cdf, label);
             }
+            free(all[p][k]);
         }
+    free(win);
+    free(floor_all);
 
     if (csv) {
         printf("operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples\n");
