@@ -340,34 +340,34 @@ int gb_resp_send(gb_resp_conn *c, const char *req, size_t len)
 
 size_t gb_resp_reply_len(const char *p, size_t n)
 {
-    const char *cr = memchr(p, '\r', n);
-    if (!cr || (size_t)(cr - p) + 2 > n)
+    if (n < 3)
         return 0;
-    size_t hdr = (size_t)(cr - p) + 2;
-    long long v = 0;
+    if (p[0] != '$' && p[0] != '*') { /* simple string, error, integer: one line */
+        const char *cr = memchr(p, '\r', n);
+        return cr && (size_t)(cr - p) + 2 <= n ? (size_t)(cr - p) + 2 : 0;
+    }
+    /* "$<len>" or "*<count>", read inline: the benchmarks call this on
+     * every reply, and its cost is part of every pipeline round trip. */
+    size_t i = 1, v = 0;
     bool neg = p[1] == '-';
-    for (const char *q = p + 1 + neg; q < cr; q++)
-        v = v * 10 + (*q - '0');
-    switch (p[0]) {
-    case '$':
-        if (neg)
-            return hdr;
-        return n >= hdr + (size_t)v + 2 ? hdr + (size_t)v + 2 : 0;
-    case '*': {
-        if (neg)
-            return hdr;
-        size_t pos = hdr;
-        for (long long i = 0; i < v; i++) {
-            size_t l = pos < n ? gb_resp_reply_len(p + pos, n - pos) : 0;
-            if (!l)
-                return 0;
-            pos += l;
-        }
-        return pos;
-    }
-    default:
+    i += neg;
+    while (i < n && (unsigned char)(p[i] - '0') < 10)
+        v = v * 10 + (size_t)(p[i++] - '0');
+    if (i + 2 > n)
+        return 0;
+    size_t hdr = i + 2;
+    if (neg) /* nil */
         return hdr;
+    if (p[0] == '$')
+        return n >= hdr + v + 2 ? hdr + v + 2 : 0;
+    size_t pos = hdr;
+    for (size_t k = 0; k < v; k++) {
+        size_t l = pos < n ? gb_resp_reply_len(p + pos, n - pos) : 0;
+        if (!l)
+            return 0;
+        pos += l;
     }
+    return pos;
 }
 
 ssize_t gb_resp_recv_more(gb_resp_conn *c, int flags)

@@ -77,6 +77,29 @@ class ListWorkQueueBenchmark(unittest.TestCase):
         for r in rows:
             self.assertGreater(float(r[2]), 0)
 
+    def test_paired_blpop_lpop(self):
+        # A whole run (every row once) ends with the paired BLPOP/LPOP
+        # measurement: in the goals and as a second CSV section.
+        p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--trials", "1", "--no-park"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        out = p.stdout.decode()
+        self.assertIn("paired BLPOP/LPOP round 1 of 1", p.stderr.decode())
+        self.assertIn("ready BLPOP / LPOP, paired", out)
+        self.assertIn("ready BLPOP / LPOP from the table's rows", out)
+        p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--trials", "1", "--no-park", "--csv"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        sections = p.stdout.decode().strip().split("\n\n")
+        self.assertEqual(len(sections), 2)
+        self.assertEqual(len(sections[0].splitlines()), 1 + 15 * 2)
+        lines = sections[1].splitlines()
+        self.assertEqual(lines[0], "paired,backend,lpop_per_sec,blpop_per_sec,blpop_over_lpop")
+        self.assertEqual([l.split(",")[:2] for l in lines[1:]], [["BLPOP/LPOP", "segmented"], ["BLPOP/LPOP", "pma"]])
+        for l in lines[1:]:
+            _, _, lpop, blpop, ratio = l.split(",")
+            # one trial: the ratio is exactly the two rates divided
+            self.assertAlmostEqual(float(ratio), float(blpop) / float(lpop), delta=0.005)
+            self.assertGreater(float(ratio), 0)
+
     def test_progress_and_goals(self):
         p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--only", "LMPOP", "--trials", "2", "--no-park"])
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))

@@ -26,11 +26,13 @@ typedef struct parsed {
 
 /* Feeds `input` to a parser in pieces of the given sizes (cycled), the way a
  * connection would: unconsumed bytes stay at the front of a buffer. */
-static void feed(const char *input, size_t len, const size_t *pieces, size_t npieces, parsed *out)
+static void feed_as(const char *input, size_t len, const size_t *pieces, size_t npieces, bool unauth,
+                    int64_t max_bulk, parsed *out)
 {
     memset(out, 0, sizeof *out);
     gb_resp_parser p;
-    gb_resp_parser_init(&p, MAX_BULK);
+    gb_resp_parser_init(&p, max_bulk);
+    p.unauthenticated = unauth;
     char *buf = malloc(len + 1);
     size_t have = 0, fed = 0, pi = 0;
     while (fed < len || have > 0) {
@@ -73,6 +75,11 @@ static void feed(const char *input, size_t len, const size_t *pieces, size_t npi
     }
     free(buf);
     gb_resp_parser_free(&p);
+}
+
+static void feed(const char *input, size_t len, const size_t *pieces, size_t npieces, parsed *out)
+{
+    feed_as(input, len, pieces, npieces, false, MAX_BULK, out);
 }
 
 static const char PIPELINE[] = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n"
@@ -194,6 +201,68 @@ static void test_header_fast_path(void **state)
     }
 }
 
+/* Appends one random argument header and (usually) its data: mostly what
+ * clients send, sometimes each kind of header the whole-argument fast path
+ * leaves to the general path (a leading zero, a sign, garbage, 9 and 10
+ * digits, a wrong prefix, a length over the limits), and any byte after
+ * each '\r'. */
+static size_t random_arg(char *out)
+{
+    size_t n = 0, len = gb_random_below(20);
+    char after = gb_random_below(4) ? '\n' : (char)('A' + gb_random_below(26));
+    switch (gb_random_below(12)) {
+    case 0: n = (size_t)sprintf(out, "$0%zu\r%c", len, after); break;
+    case 1: n = (size_t)sprintf(out, "$+%zu\r%c", len, after); break;
+    case 2: n = (size_t)sprintf(out, "$%zux\r%c", len, after); break;
+    case 3: n = (size_t)sprintf(out, "$%s\r%c", gb_random_below(2) ? "999999999" : "1000000000", after); break;
+    case 4: n = (size_t)sprintf(out, ":%zu\r%c", len, after); break;
+    case 5: n = (size_t)sprintf(out, "$%s\r%c", gb_random_below(2) ? "16385" : "-1", after); break;
+    case 6: n = (size_t)sprintf(out, "$%zu", len); return n; /* cut short */
+    default: n = (size_t)sprintf(out, "$%zu\r%c", len, after); break;
+    }
+    for (size_t i = 0; i < len; i++)
+        out[n++] = (char)('a' + gb_random_below(26));
+    out[n++] = '\r';
+    out[n++] = after;
+    return n;
+}
+
+/* A request fed whole goes through the whole-argument fast path; fed byte
+ * by byte (or in small pieces) it goes through the general path. Both must
+ * give the same commands, the same final status and the same error text,
+ * for authenticated and unauthenticated clients and a small max bulk. */
+static void test_fast_and_general_paths_agree(void **state)
+{
+    (void)state;
+    gb_random_seed(77);
+    char *in = malloc(1 << 16);
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        int ncmds = 1 + (int)gb_random_below(4);
+        for (int c = 0; c < ncmds; c++) {
+            int argc = 1 + (int)gb_random_below(6);
+            len += (size_t)sprintf(in + len, "*%d\r\n", argc);
+            for (int a = 0; a < argc; a++)
+                len += random_arg(in + len);
+        }
+        bool unauth = gb_random_below(2);
+        int64_t max_bulk = gb_random_below(3) ? MAX_BULK : 10;
+        static parsed whole, split;
+        size_t all[] = {len}, one[] = {1}, small[] = {3, 1, 7, 2};
+        feed_as(in, len, all, 1, unauth, max_bulk, &whole);
+        feed_as(in, len, gb_random_below(2) ? one : small, gb_random_below(2) ? 1 : 4, unauth, max_bulk, &split);
+        assert_int_equal(whole.status, split.status);
+        assert_string_equal(whole.err, split.err);
+        assert_int_equal(whole.ncmds, split.ncmds);
+        for (int c = 0; c < whole.ncmds; c++) {
+            assert_int_equal(whole.argc[c], split.argc[c]);
+            for (int a = 0; a < whole.argc[c]; a++)
+                assert_string_equal(whole.cmds[c][a], split.cmds[c][a]);
+        }
+    }
+    free(in);
+}
+
 static void test_too_big_lines(void **state)
 {
     (void)state;
@@ -268,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_protocol_errors),
         cmocka_unit_test(test_header_fast_path),
+        cmocka_unit_test(test_fast_and_general_paths_agree),
         cmocka_unit_test(test_too_big_lines),
         cmocka_unit_test(test_hostile_counts_allocate_nothing),
         cmocka_unit_test(test_large_bulk_is_linear),

@@ -217,6 +217,36 @@ static inline __attribute__((always_inline)) int read_header(const char *buf, si
     return read_header_slow(buf, len, pos, v, ok, next);
 }
 
+/* One whole argument as clients send it: "$", 1-9 digits without a
+ * leading zero, "\r" and one more byte, then the data and two more bytes,
+ * all in the buffer, the length at most limit. Returns the length, with
+ * *data set to where the argument starts; -1 for anything else, which the
+ * general path in gb_resp_parse then handles with its partial-input rules
+ * and error texts. It accepts exactly what that path accepts for these
+ * inputs (like it and Redis, it skips the two bytes after each '\r'
+ * unread). */
+static inline __attribute__((always_inline)) int64_t fast_arg(const char *buf, size_t len, size_t pos, int64_t limit,
+                                                              size_t *data)
+{
+    if (len - pos < 4 || buf[pos] != '$')
+        return -1;
+    size_t i = pos + 1;
+    unsigned d = (unsigned char)buf[i] - '0';
+    if (d - 1 > 8) /* not 1-9 */
+        return -1;
+    uint64_t n = d;
+    size_t stop = len - pos > 10 ? pos + 10 : len; /* at most 9 digits */
+    while (++i < stop && (d = (unsigned char)buf[i] - '0') < 10)
+        n = n * 10 + d;
+    if (i + 1 >= len || buf[i] != '\r' || (int64_t)n > limit)
+        return -1;
+    size_t start = i + 2;
+    if (len - start < n + 2)
+        return -1;
+    *data = start;
+    return (int64_t)n;
+}
+
 int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen)
 {
     if (len == 0)
@@ -253,15 +283,27 @@ int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, ch
      * cannot keep p->... in registers across the calls) and is stored back
      * whenever the request is incomplete. */
     size_t pos = p->pos;
-    int64_t bulk_len = p->bulk_len;
+    int64_t bulk_len = p->bulk_len, remaining = p->remaining;
+    /* fast_arg's single bound: every length above it gets one of the two
+     * errors below, which the general path tells apart */
+    int64_t fast_limit =
+        p->unauthenticated && p->max_bulk > GB_RESP_UNAUTH_MAX_BULK ? GB_RESP_UNAUTH_MAX_BULK : p->max_bulk;
     int rc = GB_RESP_COMMAND;
-    while (p->remaining > 0) {
+    while (remaining > 0) {
         if (bulk_len < 0) {
+            size_t data;
+            int64_t n = fast_arg(buf, len, pos, fast_limit, &data);
+            if (n >= 0) {
+                if (!push_arg(p, data, (size_t)n))
+                    return fail(err, errlen, "out of memory");
+                pos = data + (size_t)n + 2;
+                remaining--;
+                continue;
+            }
             if (pos >= len) {
                 rc = GB_RESP_NEED_MORE;
                 break;
             }
-            int64_t n;
             bool ok;
             size_t next;
             int h = read_header(buf, len, pos, &n, &ok, &next);
@@ -291,10 +333,11 @@ int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, ch
             return fail(err, errlen, "out of memory");
         pos += (size_t)bulk_len + 2;
         bulk_len = -1;
-        p->remaining--;
+        remaining--;
     }
     p->pos = pos;
     p->bulk_len = bulk_len;
+    p->remaining = remaining;
     if (rc == GB_RESP_COMMAND)
         *consumed = pos;
     return rc;
