@@ -449,6 +449,7 @@ static double median(double *v, int n)
 
 typedef struct pair_result {
     double lpop_rate, blpop_rate; /* commands/s, each over its own summed time */
+    double lpop_cpu, blpop_cpu;   /* server CPU ns per command over the same chunks (0: unknown) */
 } pair_result;
 
 /* The goal "ready BLPOP at least 80% of LPOP" divides two rows of the table,
@@ -474,16 +475,23 @@ static pair_result paired_trial(backend *be, size_t measured, size_t depth, size
     batch_build(&a, lp, depth, 0);
     batch_build(&b, bl, depth, 0);
     size_t nils = run_cmds(&be->conn, &a, warmup) + run_cmds(&be->conn, &b, warmup);
-    uint64_t ta = 0, tb = 0;
+    uint64_t ta = 0, tb = 0, ca = 0, cb = 0;
     for (size_t done = 0; done < measured;) {
         size_t n = measured - done < PAIR_CHUNK * depth ? measured - done : PAIR_CHUNK * depth;
+        /* the server's CPU clock is read outside the timed windows */
+        uint64_t c0 = server_cpu_ns(be->srv.pid);
         uint64_t t0 = now_ns();
         nils += run_cmds(&be->conn, &a, n);
         uint64_t t1 = now_ns();
-        nils += run_cmds(&be->conn, &b, n);
+        uint64_t c1 = server_cpu_ns(be->srv.pid);
         uint64_t t2 = now_ns();
+        nils += run_cmds(&be->conn, &b, n);
+        uint64_t t3 = now_ns();
+        uint64_t c2 = server_cpu_ns(be->srv.pid);
         ta += t1 - t0;
-        tb += t2 - t1;
+        tb += t3 - t2;
+        ca += c1 - c0;
+        cb += c2 - c1;
         done += n;
     }
     batch_free(&a);
@@ -492,7 +500,8 @@ static pair_result paired_trial(backend *be, size_t measured, size_t depth, size
         die("the paired LPOP/BLPOP measurement got nil replies");
     if (llen(ctl, "lwq:q") != RESERVE || llen(ctl, "lwq:empty") != 0)
         die("the paired LPOP/BLPOP measurement left the queue at the wrong length");
-    pair_result r = {(double)measured * 1e9 / (double)ta, (double)measured * 1e9 / (double)tb};
+    pair_result r = {(double)measured * 1e9 / (double)ta, (double)measured * 1e9 / (double)tb,
+                     (double)ca / (double)measured, (double)cb / (double)measured};
     return r;
 }
 
@@ -696,8 +705,10 @@ int main(int argc, char **argv)
      * rounds after the table's; not with --only, which picks rows. */
     paired = paired && !only;
     double pair_ratio[MAX_BACKENDS] = {0}, pair_lpop[MAX_BACKENDS] = {0}, pair_blpop[MAX_BACKENDS] = {0};
+    double pair_cpu_ratio[MAX_BACKENDS] = {0}; /* server CPU per BLPOP / per LPOP */
     if (paired) {
         static double pr[MAX_BACKENDS][MAX_TRIALS], pl[MAX_BACKENDS][MAX_TRIALS], pb[MAX_BACKENDS][MAX_TRIALS];
+        static double pcr[MAX_BACKENDS][MAX_TRIALS];
         for (int tr = 0; tr < trials; tr++) {
             if (!csv)
                 fprintf(stderr, "paired BLPOP/LPOP round %d of %d ...\n", tr + 1, trials);
@@ -706,12 +717,14 @@ int main(int argc, char **argv)
                 pl[k][tr] = x.lpop_rate;
                 pb[k][tr] = x.blpop_rate;
                 pr[k][tr] = x.blpop_rate / x.lpop_rate;
+                pcr[k][tr] = x.lpop_cpu > 0 ? x.blpop_cpu / x.lpop_cpu : 0;
             }
         }
         for (int k = 0; k < nbe; k++) {
             pair_ratio[k] = median(pr[k], trials);
             pair_lpop[k] = median(pl[k], trials);
             pair_blpop[k] = median(pb[k], trials);
+            pair_cpu_ratio[k] = median(pcr[k], trials);
         }
     }
     for (size_t ri = 0; ri < NROWS; ri++) {
@@ -788,8 +801,8 @@ int main(int argc, char **argv)
             printf("  ready BLPOP / LPOP, paired (the two alternate in chunks of %d batches; median of %d):\n",
                    PAIR_CHUNK, trials);
             for (int k = 0; k < nbe; k++)
-                printf("    %-9s %5.0f%%  (goal >= 80%%)  LPOP %.0f/s, BLPOP %.0f/s\n", be[k].name,
-                       100 * pair_ratio[k], pair_lpop[k], pair_blpop[k]);
+                printf("    %-9s %5.0f%%  (goal >= 80%%)  LPOP %.0f/s, BLPOP %.0f/s; server CPU per BLPOP %.2fx LPOP\n",
+                       be[k].name, 100 * pair_ratio[k], pair_lpop[k], pair_blpop[k], pair_cpu_ratio[k]);
         }
         if (rate[lpop][0] > 0 && rate[blpop][0] > 0) {
             printf("  ready BLPOP / LPOP from the table's rows (timed seconds apart):\n");
@@ -818,9 +831,10 @@ int main(int argc, char **argv)
     }
 
     if (paired && csvf) {
-        fprintf(csvf, "\npaired,backend,lpop_per_sec,blpop_per_sec,blpop_over_lpop\n");
+        fprintf(csvf, "\npaired,backend,lpop_per_sec,blpop_per_sec,blpop_over_lpop,server_cpu_blpop_over_lpop\n");
         for (int k = 0; k < nbe; k++)
-            fprintf(csvf, "BLPOP/LPOP,%s,%.0f,%.0f,%.3f\n", be[k].name, pair_lpop[k], pair_blpop[k], pair_ratio[k]);
+            fprintf(csvf, "BLPOP/LPOP,%s,%.0f,%.0f,%.3f,%.3f\n", be[k].name, pair_lpop[k], pair_blpop[k],
+                    pair_ratio[k], pair_cpu_ratio[k]);
         fflush(csvf);
     }
 

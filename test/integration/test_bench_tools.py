@@ -92,13 +92,14 @@ class ListWorkQueueBenchmark(unittest.TestCase):
         self.assertEqual(len(sections), 2)
         self.assertEqual(len(sections[0].splitlines()), 1 + 15 * 2)
         lines = sections[1].splitlines()
-        self.assertEqual(lines[0], "paired,backend,lpop_per_sec,blpop_per_sec,blpop_over_lpop")
+        self.assertEqual(lines[0], "paired,backend,lpop_per_sec,blpop_per_sec,blpop_over_lpop,server_cpu_blpop_over_lpop")
         self.assertEqual([l.split(",")[:2] for l in lines[1:]], [["BLPOP/LPOP", "segmented"], ["BLPOP/LPOP", "pma"]])
         for l in lines[1:]:
-            _, _, lpop, blpop, ratio = l.split(",")
+            _, _, lpop, blpop, ratio, cpu = l.split(",")
             # one trial: the ratio is exactly the two rates divided
             self.assertAlmostEqual(float(ratio), float(blpop) / float(lpop), delta=0.005)
             self.assertGreater(float(ratio), 0)
+            self.assertGreaterEqual(float(cpu), 0)  # 0 where /proc/<pid>/schedstat is missing
 
     def test_progress_and_goals(self):
         p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--only", "LMPOP", "--trials", "2", "--no-park"])

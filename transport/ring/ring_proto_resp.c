@@ -74,6 +74,12 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
         int argc = st->parser.argc;
         if (argc > 0) {
             gb_slice *argv = argc <= STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof *argv);
+            if (!argv) { /* as a socket does: this client goes, everyone else stays */
+                gb_reply_error(c, "ERR out of memory");
+                c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+                st->inlen = 0;
+                return 0;
+            }
             gb_resp_args_to_slices(&st->parser, st->in + pos, argv);
             gb_client_execute(c, argc, argv);
             if (argv != stack_argv)
