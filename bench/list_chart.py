@@ -6,8 +6,8 @@
     python3 bench/list_chart.py lwq.csv docs/img/lists-work-queue.svg [--title TEXT]
 
 Reads the benchmark's --csv output (operation,backend,commands_per_sec,
-values_per_sec; the park-to-wake block after it is ignored) and draws one
-group of horizontal bars per operation: segmented, pma and, when present,
+values_per_sec; the paired and park-to-wake blocks after it are ignored)
+and draws one group of horizontal bars per operation: segmented, pma and, when present,
 redis, in commands per second, each labelled with its value.
 """
 
