@@ -250,7 +250,8 @@ static void test_fast_and_general_paths_agree(void **state)
         static parsed whole, split;
         size_t all[] = {len}, one[] = {1}, small[] = {3, 1, 7, 2};
         feed_as(in, len, all, 1, unauth, max_bulk, &whole);
-        feed_as(in, len, gb_random_below(2) ? one : small, gb_random_below(2) ? 1 : 4, unauth, max_bulk, &split);
+        bool bytewise = gb_random_below(2);
+        feed_as(in, len, bytewise ? one : small, bytewise ? 1 : 4, unauth, max_bulk, &split);
         assert_int_equal(whole.status, split.status);
         assert_string_equal(whole.err, split.err);
         assert_int_equal(whole.ncmds, split.ncmds);
