@@ -20,8 +20,6 @@
 #define READ_CHUNK (16 * 1024)
 /* Query buffers above this size are shrunk back when they empty out. */
 #define QBUF_KEEP (64 * 1024)
-/* Arguments parsed into a stack array up to this count. */
-#define STACK_ARGS 32
 
 typedef struct conn conn;
 
@@ -339,7 +337,6 @@ static void conn_process(conn *c)
 {
     gb_engine *eng = c->srv->eng;
     size_t pos = 0;
-    gb_slice stack_argv[STACK_ARGS];
     char err[256];
     while (!c->closing && c->client && pos < c->qlen) {
         gb_client *gc = c->client;
@@ -356,17 +353,9 @@ static void conn_process(conn *c)
             protocol_error(c, err);
             break;
         }
-        int argc = c->parser.argc;
-        if (argc > 0) {
-            gb_slice *argv = argc <= STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof *argv);
-            if (!argv) {
-                conn_close(c);
-                return;
-            }
-            gb_resp_args_to_slices(&c->parser, c->qbuf + pos, argv);
-            gb_client_execute(gc, argc, argv);
-            if (argv != stack_argv)
-                free(argv);
+        if (!gb_resp_execute(&c->parser, c->qbuf + pos, gc)) {
+            conn_close(c);
+            return;
         }
         gb_resp_parser_reset(&c->parser);
         pos += consumed;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/client.h"
 #include "engine/util.h"
 
 #define INITIAL_ARGS 8
@@ -347,6 +348,21 @@ void gb_resp_args_to_slices(const gb_resp_parser *p, const char *buf, gb_slice *
 {
     for (int i = 0; i < p->argc; i++)
         argv[i] = gb_slice_make(buf + p->args[i].off, p->args[i].len);
+}
+
+bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
+{
+    if (p->argc == 0)
+        return true;
+    gb_slice stack_argv[GB_RESP_STACK_ARGS];
+    gb_slice *argv = p->argc <= GB_RESP_STACK_ARGS ? stack_argv : malloc((size_t)p->argc * sizeof *argv);
+    if (!argv)
+        return false;
+    gb_resp_args_to_slices(p, buf, argv);
+    gb_client_execute(c, p->argc, argv);
+    if (argv != stack_argv)
+        free(argv);
+    return true;
 }
 
 size_t gb_resp_bytes_wanted(const gb_resp_parser *p)

@@ -8,8 +8,6 @@
 #include "transport/resp/resp_parser.h"
 #include "transport/ring/ring_proto.h"
 
-#define STACK_ARGS 32
-
 typedef struct resp_state {
     gb_outbuf out;
     gb_resp_parser parser;
@@ -56,7 +54,6 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
         st->inlen += len;
     }
     size_t pos = 0;
-    gb_slice stack_argv[STACK_ARGS];
     char err[256];
     while (pos < st->inlen && !(c->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP))) {
         st->parser.max_bulk = c->eng->cfg.proto_max_bulk_len;
@@ -71,19 +68,11 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
             st->inlen = 0;
             return 0;
         }
-        int argc = st->parser.argc;
-        if (argc > 0) {
-            gb_slice *argv = argc <= STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof *argv);
-            if (!argv) { /* as a socket does: this client goes, everyone else stays */
-                gb_reply_error(c, "ERR out of memory");
-                c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
-                st->inlen = 0;
-                return 0;
-            }
-            gb_resp_args_to_slices(&st->parser, st->in + pos, argv);
-            gb_client_execute(c, argc, argv);
-            if (argv != stack_argv)
-                free(argv);
+        if (!gb_resp_execute(&st->parser, st->in + pos, c)) { /* as on a socket: this client goes */
+            gb_reply_error(c, "ERR out of memory");
+            c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+            st->inlen = 0;
+            return 0;
         }
         gb_resp_parser_reset(&st->parser);
         pos += consumed;
