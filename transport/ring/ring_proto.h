@@ -21,8 +21,9 @@ typedef struct gb_ring_proto_ops {
     void *(*reply_ctx)(void *st); /* ctx for reply_ops */
     /* Executes one request record (msg is a private, writable copy), or, with
      * msg == NULL, continues with input buffered earlier (a RESP client that
-     * was blocked mid-pipeline). Returns 0, or GB_EPROTO when the bytes
-     * cannot be a message of this protocol (the slot is then dropped). */
+     * was blocked mid-pipeline). Returns 0, GB_EPROTO when the bytes
+     * cannot be a message of this protocol, or GB_ENOMEM when they cannot
+     * be buffered (either way the slot is then dropped). */
     int (*execute)(void *st, gb_client *c, char *msg, size_t len);
     /* Whether input is buffered that execute(NULL) would continue with. */
     bool (*has_input)(void *st);

@@ -47,7 +47,10 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
             size_t ncap = st->incap ? st->incap : 4096;
             while (ncap < st->inlen + len)
                 ncap *= 2;
-            st->in = realloc(st->in, ncap);
+            char *in = realloc(st->in, ncap);
+            if (!in)
+                return GB_ENOMEM;
+            st->in = in;
             st->incap = ncap;
         }
         memcpy(st->in + st->inlen, msg, len);

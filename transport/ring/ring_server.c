@@ -680,8 +680,14 @@ static bool serve_slot(ring_slot *s)
         }
         /* Private copy first: the client can rewrite ring bytes at any time. */
         if (len > s->incap) {
-            s->incap = len < 256 ? 256 : len;
-            s->inbuf = realloc(s->inbuf, s->incap);
+            size_t cap = len < 256 ? 256 : len;
+            char *inbuf = realloc(s->inbuf, cap);
+            if (!inbuf) {
+                slot_violation(s, "no memory to copy the request");
+                return true;
+            }
+            s->inbuf = inbuf;
+            s->incap = cap;
         }
         memcpy(s->inbuf, payload, len);
         gb_ring_read_consume(&s->rd, len);
@@ -692,8 +698,9 @@ static bool serve_slot(ring_slot *s)
             return true; /* the command released the slot (CLIENT KILL on itself) */
         s->proto->finish(s->proto_state);
         if (rc != 0) {
-            slot_violation(s, rc == GB_EPROTO ? "request is not a valid message for the claimed protocol"
-                                              : "request rejected");
+            slot_violation(s, rc == GB_EPROTO   ? "request is not a valid message for the claimed protocol"
+                              : rc == GB_ENOMEM ? "no memory to buffer the request"
+                                                : "request rejected");
             return true;
         }
         if (s->exec->flags & (GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP)) {
