@@ -7,8 +7,8 @@
 
 Reads the benchmark's --csv output (operation,backend,commands_per_sec,
 values_per_sec; the paired and park-to-wake blocks after it are ignored)
-and draws one group of horizontal bars per operation: segmented, pma and, when present,
-redis, in commands per second, each labelled with its value.
+and draws one group of horizontal bars per operation: segmented, pma and,
+when present, redis, in commands per second, each labelled with its value.
 """
 
 import argparse

@@ -644,6 +644,9 @@ int main(int argc, char **argv)
     }
     if (trials < 1 || trials > MAX_TRIALS)
         die("--trials must be 1..15");
+    if (strcmp(rows[ROW_LPOP].argv[0], "LPOP") || strcmp(rows[ROW_BLPOP].argv[0], "BLPOP") ||
+        strcmp(rows[ROW_LMPOP].argv[0], "LMPOP"))
+        die("ROW_LPOP, ROW_BLPOP and ROW_LMPOP no longer index their rows");
     size_t warmup = (WARMUP_MIN + depth - 1) / depth * depth;
     int scpu = gb_bench_env_int("SERVER_CORE", 0), ccpu = gb_bench_env_int("CLIENT_CORE", 1);
 
@@ -795,7 +798,6 @@ int main(int argc, char **argv)
             }
         }
         /* the goals, stated plainly */
-        size_t lpop = ROW_LPOP, blpop = ROW_BLPOP, lmpop = ROW_LMPOP;
         printf("\ngoals:\n");
         if (paired) {
             printf("  ready BLPOP / LPOP, paired (the two alternate in chunks of %d batches; median of %d):\n",
@@ -804,13 +806,13 @@ int main(int argc, char **argv)
                 printf("    %-9s %5.0f%%  (goal >= 80%%)  LPOP %.0f/s, BLPOP %.0f/s; server CPU per BLPOP %.2fx LPOP\n",
                        be[k].name, 100 * pair_ratio[k], pair_lpop[k], pair_blpop[k], pair_cpu_ratio[k]);
         }
-        if (rate[lpop][0] > 0 && rate[blpop][0] > 0) {
+        if (rate[ROW_LPOP][0] > 0 && rate[ROW_BLPOP][0] > 0) {
             printf("  ready BLPOP / LPOP from the table's rows (timed seconds apart):\n");
             for (int k = 0; k < nbe; k++)
-                printf("    %-9s %5.0f%%\n", be[k].name, 100 * rate[blpop][k] / rate[lpop][k]);
+                printf("    %-9s %5.0f%%\n", be[k].name, 100 * rate[ROW_BLPOP][k] / rate[ROW_LPOP][k]);
         }
-        if (rate[lmpop][0] > 0)
-            printf("  PMA LMPOP COUNT 8 / segmented    %5.2fx  (goal >= 4x)\n", rate[lmpop][1] / rate[lmpop][0]);
+        if (rate[ROW_LMPOP][0] > 0)
+            printf("  PMA LMPOP COUNT 8 / segmented    %5.2fx  (goal >= 4x)\n", rate[ROW_LMPOP][1] / rate[ROW_LMPOP][0]);
         if (redis) {
             for (int k = 0; k < 2; k++) {
                 int below = 0, under13 = 0;
