@@ -735,6 +735,16 @@ static bool poll_once(gb_ring_pool *pool)
     return worked;
 }
 
+/* The engine's clock (expiry decisions) is at most time_cycles stale when a
+ * request is served: refreshed by the poller, cheaply, not per command. */
+static inline void refresh_engine_time(gb_ring_pool *pool, uint64_t now)
+{
+    if (now - pool->last_time_cycles > pool->time_cycles) {
+        gb_engine_update_time(pool->eng);
+        pool->last_time_cycles = now;
+    }
+}
+
 static bool pool_poll(void *ctx)
 {
     gb_ring_pool *pool = ctx;
@@ -746,10 +756,7 @@ static bool pool_poll(void *ctx)
         gb_wakefd_drain(pool->wake.read_fd);
     }
     uint64_t start = gb_cycles_now(), now = start;
-    if (start - pool->last_time_cycles > pool->time_cycles) {
-        gb_engine_update_time(pool->eng);
-        pool->last_time_cycles = start;
-    }
+    refresh_engine_time(pool, start);
     bool any = false, worked = false;
     unsigned idle_passes = HOT_PASSES;
     for (unsigned iter = 1;; iter++) {
@@ -770,12 +777,7 @@ static bool pool_poll(void *ctx)
         } else if (now - pool->last_work_cycles > pool->spin_cycles) {
             break;
         }
-        /* The engine's clock (expiry decisions) is at most time_cycles stale
-         * when a request is served: refreshed here, cheaply, not per command. */
-        if (now - pool->last_time_cycles > pool->time_cycles) {
-            gb_engine_update_time(pool->eng);
-            pool->last_time_cycles = now;
-        }
+        refresh_engine_time(pool, now);
         if (now - start > pool->slice_cycles || pool->nattached == 0)
             break;
     }
