@@ -101,6 +101,12 @@ class ListWorkQueueBenchmark(unittest.TestCase):
             self.assertGreater(float(ratio), 0)
             self.assertGreaterEqual(float(cpu), 0)  # 0 where /proc/<pid>/schedstat is missing
 
+    def test_no_paired(self):
+        p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--trials", "1", "--no-park", "--no-paired"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        self.assertNotIn("paired", p.stdout.decode() + p.stderr.decode())
+        self.assertIn("ready BLPOP / LPOP from the table's rows", p.stdout.decode())
+
     def test_progress_and_goals(self):
         p = run([self.BIN, gbtest.GOBLIN, "2000", "64", "--only", "LMPOP", "--trials", "2", "--no-park"])
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
@@ -109,6 +115,7 @@ class ListWorkQueueBenchmark(unittest.TestCase):
         self.assertIn("trial round 2 of 2", err)
         self.assertIn("median of 2 trials", out)
         self.assertIn("PMA LMPOP COUNT 8 / segmented", out)
+        self.assertNotIn("paired", out + err)  # --only picks rows: no paired measurement
 
 
 if __name__ == "__main__":
