@@ -839,7 +839,7 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
         return;
     if (gb_slice_ieq(argv[1], "usage")) {
         /* Redis: any number of "SAMPLES <count>" pairs, count >= 0. */
-        for (int j = 3; j < argc; j++) {
+        for (int j = 3; j < argc; j += 2) {
             int64_t samples;
             if (!gb_slice_ieq(argv[j], "samples") || j + 1 >= argc) {
                 gb_reply_error(c, GB_ERR_SYNTAX);
@@ -853,7 +853,6 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
                 gb_reply_error(c, GB_ERR_SYNTAX);
                 return;
             }
-            j++;
         }
         gb_kv *kv = gb_db_lookup_quiet(c->db, argv[2]);
         if (!kv)
