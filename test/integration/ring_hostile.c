@@ -30,7 +30,9 @@
  * reads EOF) and paces itself with short sleeps: the test measures what the
  * protocol lets a neighbour do to another client, not how much CPU a busy
  * process takes from it on a small machine. Prints "ready" once the first
- * claim is held, and a summary line at the end.
+ * claim is held, and a summary line when SECONDS have passed or SIGTERM
+ * arrives (drained= counts wake-ups it swallowed: with a wake descriptor of
+ * its own there are none to swallow).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +54,7 @@
 #include <unistd.h>
 
 #include "goblin/ring_layout.h"
+#include "platform/shm_atomic.h"
 
 typedef struct slot {
     int ctl;    /* the control connection that holds the claim */
@@ -64,7 +67,13 @@ typedef struct slot {
 } slot;
 
 static const char *sock_path, *proto_name;
-static volatile int stop_all;
+static volatile sig_atomic_t stop_all;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop_all = 1;
+}
 static unsigned long claims, drops, drained, spammed;
 static int truncate_errno = -1, punch_errno = -1;
 
@@ -190,6 +199,15 @@ static bool ensure(slot *s, const char *proto)
     return false;
 }
 
+/* A record header, the way ring_io.h writes one: the length, then the stamp
+ * with release (ordering the length and the payload before it). */
+static void publish(uint8_t *at, uint64_t stamp, uint32_t len)
+{
+    gb_ring_record_header *h = (gb_ring_record_header *)(void *)at;
+    gb_shm_store_relaxed_u32(&h->len, len);
+    gb_shm_store_release_u64(&h->stamp, stamp);
+}
+
 /* ---- the modes: one round of each ------------------------------------------- */
 
 static void do_drain(slot *s, int timeout_ms)
@@ -248,8 +266,7 @@ static void do_ring(slot *s)
         req[((size_t)rand() * 2654435761u) % cap] = (uint8_t)rand();
     if (rand() % 8 == 0) {
         /* Correctly stamped, impossible length: the server must drop us. */
-        uint64_t w = (uint64_t)0xfffffff0u | ((uint64_t)gb_ring_stamp(0, s->hdr.stamp_key) << 32);
-        memcpy(req, &w, 8);
+        publish(req, gb_ring_stamp(0, s->hdr.stamp_key), 0xfffffff0u);
         uint64_t one = 1;
         if (write(s->wake, &one, sizeof one) < 0) {
         }
@@ -259,11 +276,18 @@ static void do_ring(slot *s)
 
 static void do_truncate(slot *s)
 {
-    off_t sizes[] = {0, (off_t)(s->size / 2), (off_t)(s->size * 2), (off_t)s->size};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        int r = ftruncate(s->memfd, sizes[i]);
-        if (i == 0)
-            truncate_errno = r == 0 ? 0 : errno;
+    /* Shorter, then to zero, and leave it so while the server is woken to
+     * look at this slot: on memory that is not sealed its next access
+     * faults. Then longer, and back to the size (if it is still ours). */
+    int r = ftruncate(s->memfd, (off_t)(s->size / 2));
+    truncate_errno = r == 0 ? 0 : errno;
+    if (ftruncate(s->memfd, 0) == 0)
+        truncate_errno = 0;
+    uint64_t one = 1;
+    if (write(s->wake, &one, sizeof one) < 0) {
+    }
+    sleep_us(5000);
+    if (ftruncate(s->memfd, (off_t)(s->size * 2)) != 0 || ftruncate(s->memfd, (off_t)s->size) != 0) {
     }
     sleep_us(200);
 }
@@ -308,20 +332,18 @@ static bool put_ping(slot *s)
     uint64_t cap = s->hdr.req_capacity, size = gb_ring_record_size(len);
     uint64_t idx = s->tail & (cap - 1);
     gb_ring_ctrl *c = (gb_ring_ctrl *)s->mem;
-    uint64_t head = __atomic_load_n(&c->req_head, __ATOMIC_ACQUIRE);
+    uint64_t head = gb_shm_load_acquire_u64(&c->req_head); /* the server is done with the bytes before it */
     uint64_t pad = idx + size > cap ? cap - idx : 0;
     if (s->tail + pad + size - head > cap)
         return false;
     uint8_t *ring = s->mem + s->hdr.req_offset;
     if (pad) {
-        uint64_t w = (uint64_t)GB_RING_PAD | ((uint64_t)gb_ring_stamp(s->tail, s->hdr.stamp_key) << 32);
-        __atomic_store_n((uint64_t *)(ring + idx), w, __ATOMIC_RELEASE);
+        publish(ring + idx, gb_ring_stamp(s->tail, s->hdr.stamp_key), GB_RING_PAD);
         s->tail += pad;
         idx = 0;
     }
     memcpy(ring + idx + GB_RING_RECORD_HEADER, ping, len);
-    uint64_t w = (uint64_t)len | ((uint64_t)gb_ring_stamp(s->tail, s->hdr.stamp_key) << 32);
-    __atomic_store_n((uint64_t *)(ring + idx), w, __ATOMIC_RELEASE);
+    publish(ring + idx, gb_ring_stamp(s->tail, s->hdr.stamp_key), len);
     s->tail += size;
     return true;
 }
@@ -347,8 +369,7 @@ static void do_die(void)
             /* Half a record: payload bytes, then a header promising more. */
             uint8_t *req = s.mem + s.hdr.req_offset;
             memset(req + GB_RING_RECORD_HEADER, '*', 64);
-            uint64_t w = (uint64_t)4000 | ((uint64_t)gb_ring_stamp(0, s.hdr.stamp_key) << 32);
-            __atomic_store_n((uint64_t *)req, w, __ATOMIC_RELEASE);
+            publish(req, gb_ring_stamp(0, s.hdr.stamp_key), 4000);
         }
         kill(getpid(), SIGKILL);
         _exit(1);
@@ -400,6 +421,7 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, on_term);
     sock_path = argv[1];
     proto_name = strcmp(argv[2], "sbe") == 0 ? "SBE" : "RESP";
     int m = -1;
@@ -423,7 +445,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
     uint64_t t0 = now_ns();
-    while (now_ns() < end) {
+    while (now_ns() < end && !stop_all) {
         mode cur = (mode)m;
         if (m == M_ALL) /* rotate through drain..die, 100 ms each */
             cur = (mode)(((now_ns() - t0) / 100000000u) % M_ALL);

@@ -38,6 +38,7 @@
 
 #include "goblin/ring_client.h"
 #include "goblin/ring_layout.h"
+#include "platform/shm_atomic.h"
 
 static void print_double(double d)
 {
@@ -149,7 +150,7 @@ static gb_ring_client *claim_retry(const char *sock, const char *proto)
         gb_ring_client *rc;
         if (gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err) == 0)
             return rc;
-        if (!strstr(err, "exhausted"))
+        if (!strstr(err, "exhausted") && !strstr(err, "busy"))
             break;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -225,10 +226,11 @@ static int mode_scribble(gb_ring_client *rc, const char *sock_path, double secon
     /* Then a record the server cannot miss: a header with the right stamp for
      * the first request position (nothing was sent yet) and an impossible
      * length. The server must drop this slot, not read past its ring. */
-    if (hc.req_offset + 8 <= size) {
-        uint64_t w = (uint64_t)0xfffffff0u | ((uint64_t)gb_ring_stamp(0, hc.stamp_key) << 32);
-        memcpy(mem + hc.req_offset, &w, 8);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (hc.req_offset + GB_RING_RECORD_HEADER <= size) {
+        gb_ring_record_header *rec = (gb_ring_record_header *)(void *)(mem + hc.req_offset);
+        gb_shm_store_relaxed_u32(&rec->len, 0xfffffff0u);
+        gb_shm_store_release_u64(&rec->stamp, gb_ring_stamp(0, hc.stamp_key)); /* the length before the stamp */
+        gb_shm_fence_full();
     }
     /* The server may be parked in its event loop; any socket activity makes
      * it look at the rings again (we deliberately do not use the wake
