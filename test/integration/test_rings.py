@@ -264,9 +264,13 @@ class RingTests(unittest.TestCase):
             self.assertEqual(stats["drained"], "0", "%s: %s" % (mode, summary))
             if mode == "ring":
                 self.assertGreater(int(stats["drops"]), 0, "the scribbler was dropped and re-claimed: " + summary)
+            info = srv.info("rings")
             if mode == "truncate":
                 # Sealed memory refuses (EPERM); elsewhere the server's SIGBUS guard drops the slot.
-                self.assertTrue(stats["truncate_errno"] == "1" or int(stats["drops"]) > 0, summary)
+                self.assertTrue(stats["truncate_errno"] == "1" or int(info["ring_sigbus_caught_total"]) > 0,
+                                "%s; %s" % (summary, info))
+            if mode == "spam":
+                self.assertGreater(int(info["ring_wake_mutes_total"]), 0, "the flooded descriptor was muted")
             alone.append(self.victim_phase(victim, samples, pause_us))
             base = max(alone[-2], alone[-1])
             rows.append((mode, with_bad, base))

@@ -133,6 +133,8 @@ struct gb_ring_pool {
     uint64_t last_time_cycles;
     double ns_per_cycle;
     uint64_t violations;  /* all slots, since start (INFO) */
+    uint64_t wake_mutes;  /* flooded wake descriptors unwatched (INFO) */
+    uint64_t sigbus_caught; /* slots dropped after the SIGBUS guard fired (INFO) */
     uint64_t claims;
     uint64_t slice_cycles, spin_cycles, time_cycles;
     char desc[256];
@@ -352,7 +354,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
     pool->require_seals = gb_platform_has(GB_CAP_MEMFD);
 
     /* Before pinning: the refill thread inherits this thread's affinity. */
-    if (uv_mutex_init(&pool->refill_mu) == 0) {
+    if (pool->nslots > 0 && uv_mutex_init(&pool->refill_mu) == 0) {
         if (uv_cond_init(&pool->refill_cv) == 0) {
             if (uv_thread_create(&pool->refill_thread, refill_main, pool) == 0)
                 pool->refill_running = true;
@@ -362,7 +364,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         if (!pool->refill_running)
             uv_mutex_destroy(&pool->refill_mu);
     }
-    if (!pool->refill_running)
+    if (pool->nslots > 0 && !pool->refill_running)
         note(log, loglen, "no refill thread: released ring slots get fresh memory on the engine thread");
 
     if (cfg->cpu >= 0) {
@@ -698,6 +700,7 @@ static void slot_mute(ring_slot *s)
     s->muted = true;
     s->mute_until = gb_clock_mono_ns() + MUTE_NS;
     s->pool->nmuted++;
+    s->pool->wake_mutes++;
     gb_log(GB_LOG_VERBOSE, "Ring slot %d (client %s): its wake descriptor signals without requests; unwatched for "
                            "%u ms at a time", s->id, s->owner_addr, MUTE_NS / 1000000u);
 }
@@ -840,7 +843,6 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     w->slot = s;
-    w->poll.data = w;
     int urc = uv_poll_init(pool->loop, &w->poll, w->fd.read_fd);
     if (urc != 0) {
         gb_wakefd_close(&w->fd);
@@ -848,6 +850,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         gb_reply_errorf(c, "ERR cannot watch the ring's wake descriptor: %s", uv_strerror(urc));
         return;
     }
+    w->poll.data = w; /* after init: wake_cb and wake_closed find the claim through it */
     /* A client that truncates or frees its memory under us makes our next
      * access fault: the guard turns that SIGBUS into a flag on this slot. */
     if (gb_shm_guard(&s->shm) != 0) {
@@ -1026,8 +1029,10 @@ static void drop_faulted(gb_ring_pool *pool)
         if (i >= pool->nattached)
             continue;
         ring_slot *s = pool->active[i];
-        if (gb_shm_faulted(&s->shm))
-            slot_violation(s, "the client truncated or freed the slot's memory under the server (SIGBUS caught)");
+        if (!gb_shm_faulted(&s->shm))
+            continue;
+        pool->sigbus_caught++;
+        slot_violation(s, "the client truncated or freed the slot's memory under the server (SIGBUS caught)");
     }
 }
 
@@ -1155,6 +1160,10 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     snprintf(buf, sizeof buf, "ring_claims_total:%llu", (unsigned long long)pool->claims);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_violations_total:%llu", (unsigned long long)pool->violations);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_wake_mutes_total:%llu", (unsigned long long)pool->wake_mutes);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_sigbus_caught_total:%llu", (unsigned long long)pool->sigbus_caught);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_size_per_direction:%llu", (unsigned long long)pool->ring_bytes);
     line(lctx, buf);
