@@ -1,6 +1,7 @@
 /* Linux CPUs: the affinity mask through the syscall table, sched_getcpu. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,16 @@ int gb_cpu_pin_current_thread(int cpu)
 int gb_thread_set_latency_critical(void)
 {
     return gb__fail(GB_ENOTSUP, NULL, 0, "Linux has no latency QoS class for threads; pin with --cpu instead");
+}
+
+int gb_thread_set_background(void)
+{
+    /* Linux applies scheduling policy per thread; lowering needs no privilege. */
+    struct sched_param p = {.sched_priority = 0};
+    int e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    if (e != 0)
+        return gb__fail(gb__errno_code(e), NULL, 0, "pthread_setschedparam(SCHED_IDLE): %s", strerror(e));
+    return 0;
 }
 
 int gb_cpu_count(void)
