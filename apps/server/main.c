@@ -16,8 +16,9 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "engine/config.h"
-#include "engine/engine.h"
+#include "engine/core/config.h"
+#include "engine/core/engine.h"
+#include "engine/modules.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
 

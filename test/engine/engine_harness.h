@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
+#include "engine/modules.h"
 
 typedef struct harness_out {
     char buf[1 << 16];

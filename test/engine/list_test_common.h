@@ -1,5 +1,5 @@
 /*
- * Public-API tests of engine/list.h shared by test_list_compact.c,
+ * Public-API tests of engine/ds/list.h shared by test_list_compact.c,
  * test_list_segmented.c and test_list_pma.c. Each of those sets g_cfg (and
  * g_large_name, the encoding lists of two or more values must have) before
  * running LIST_COMMON_TESTS, so the same edge cases run on every
@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "engine/list.h"
-#include "engine/mem.h"
+#include "engine/ds/list.h"
+#include "engine/base/mem.h"
 
 static gb_list_config g_cfg;
 static const char *g_large_name; /* encoding expected once len >= g_name_from */

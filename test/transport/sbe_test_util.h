@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
-#include "engine/score.h"
+#include "engine/core/engine.h"
+#include "engine/modules.h"
+#include "engine/base/score.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_client.h"
 #include "transport/sbe/sbe_server.h"

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "engine/blocking.h"
+#include "engine/core/blocking.h"
 #include "platform/shm.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/resp/resp_writer.h"

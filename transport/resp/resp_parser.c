@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/client.h"
-#include "engine/util.h"
+#include "engine/core/client.h"
+#include "engine/base/util.h"
 
 #define INITIAL_ARGS 8
 /* The argument array grows by doubling but never ahead of arguments that

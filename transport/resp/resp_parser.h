@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/common.h"
+#include "engine/base/common.h"
 
 /* Redis's PROTO_INLINE_MAX_SIZE: longest inline request / header line. */
 #define GB_RESP_INLINE_MAX (64 * 1024)

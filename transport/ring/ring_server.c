@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/blocking.h"
-#include "engine/cmd_util.h"
-#include "engine/random.h"
+#include "engine/core/blocking.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/base/random.h"
 #include "platform/clock.h"
 #include "platform/cpu.h"
 #include "platform/errmsg.h"

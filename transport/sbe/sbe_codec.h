@@ -2,7 +2,7 @@
  * The SBE codec: Goblin Core's binary protocol (transport/sbe/goblin.xml) as
  * hand-written C11, shared by the server (sbe_server.c) and the client
  * library (sbe_client.c). It knows nothing of the engine: the only project
- * header it uses is engine/common.h, for gb_slice.
+ * header it uses is engine/base/common.h, for gb_slice.
  *
  * Wire rules (SBE 1.0, little-endian, docs/sbe.md):
  *
@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/common.h"
+#include "engine/base/common.h"
 
 /* ---- schema ---------------------------------------------------------------------- */
 
@@ -95,7 +95,7 @@ enum {
     GB_SBE_SET_GET = 1u << 7,
 };
 
-/* ZAddFlags (uint8 set): the same bits as engine/ops.h's GB_ZADD_* (the
+/* ZAddFlags (uint8 set): the same bits as engine/types/t_list.h's GB_ZADD_* (the
  * server asserts it), so the server passes them through unchanged. */
 enum {
     GB_SBE_ZADD_NX = 1u << 0,

@@ -20,19 +20,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/blocking.h"
-#include "engine/cmd_util.h"
-#include "engine/command.h"
-#include "engine/engine.h"
-#include "engine/mem.h"
-#include "engine/object.h"
-#include "engine/ops.h"
-#include "engine/t_string.h"
+#include "engine/core/blocking.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/command.h"
+#include "engine/core/engine.h"
+#include "engine/base/mem.h"
+#include "engine/core/object.h"
+#include "engine/types/t_hash.h"
+#include "engine/types/t_list.h"
+#include "engine/types/t_zset.h"
+#include "engine/types/t_string.h"
 
 _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == (int)GB_ZADD_XX &&
                    (int)GB_SBE_ZADD_GT == (int)GB_ZADD_GT && (int)GB_SBE_ZADD_LT == (int)GB_ZADD_LT &&
                    (int)GB_SBE_ZADD_CH == (int)GB_ZADD_CH && (int)GB_SBE_ZADD_INCR == (int)GB_ZADD_INCR,
-               "ZAddFlags bits are engine/ops.h's GB_ZADD_* bits");
+               "ZAddFlags bits are engine/types/t_list.h's GB_ZADD_* bits");
 
 /* ---- the reply sink ---------------------------------------------------------------- */
 
@@ -593,7 +595,7 @@ static bool typed_get(gb_client *c, gb_sbe_request *q)
     return true;
 }
 
-/* engine/cmd_string.c's do_set with native options. */
+/* engine/commands/cmd_string.c's do_set with native options. */
 static bool typed_set(gb_client *c, gb_sbe_request *q)
 {
     unsigned f = q->flags;

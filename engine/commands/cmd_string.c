@@ -1,0 +1,414 @@
+/* String commands: RESP argument parsing on top of t_string.h. */
+#include "engine/commands/cmd_util.h"
+#include "engine/core/engine.h"
+#include "engine/base/mem.h"
+#include "engine/base/score.h"
+#include "engine/types/t_string.h"
+#include "engine/base/util.h"
+
+static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
+
+static void cmd_get(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
+    gb_reply_read_result(c, r, &v);
+}
+
+/* Option bits local to SET/GETEX parsing (Redis's OBJ_* flags). */
+enum { O_NX = 1, O_XX = 2, O_GET = 4, O_KEEPTTL = 8, O_PERSIST = 16, O_EX = 32, O_PX = 64, O_EXAT = 128, O_PXAT = 256 };
+#define O_ANY_EXPIRE (O_EX | O_PX | O_EXAT | O_PXAT)
+
+/* Redis's parseExtendedStringArgumentsOrReply, option by option, including
+ * its tolerance of a repeated EX/PX (the last wins). */
+static bool parse_set_options(gb_client *c, int argc, gb_slice *argv, int first, bool is_set, unsigned *flags,
+                              gb_slice *expire)
+{
+    for (int j = first; j < argc; j++) {
+        gb_slice o = argv[j];
+        bool has_next = j + 1 < argc;
+        if (gb_slice_ieq(o, "nx") && !(*flags & O_XX) && is_set) {
+            *flags |= O_NX;
+        } else if (gb_slice_ieq(o, "xx") && !(*flags & O_NX) && is_set) {
+            *flags |= O_XX;
+        } else if (gb_slice_ieq(o, "get") && is_set) {
+            *flags |= O_GET;
+        } else if (gb_slice_ieq(o, "keepttl") && !(*flags & (O_PERSIST | O_ANY_EXPIRE)) && is_set) {
+            *flags |= O_KEEPTTL;
+        } else if (gb_slice_ieq(o, "persist") && !is_set && !(*flags & (O_ANY_EXPIRE | O_KEEPTTL))) {
+            *flags |= O_PERSIST;
+        } else if (gb_slice_ieq(o, "ex") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EXAT | O_PX | O_PXAT)) && has_next) {
+            *flags |= O_EX;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "px") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_EXAT | O_PXAT)) && has_next) {
+            *flags |= O_PX;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "exat") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_PX | O_PXAT)) && has_next) {
+            *flags |= O_EXAT;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "pxat") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_EXAT | O_PX)) && has_next) {
+            *flags |= O_PXAT;
+            *expire = argv[++j];
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Turns an EX/PX/EXAT/PXAT argument into absolute Unix ms (Redis's
+ * getExpireMillisecondsOrReply). */
+static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const char *cmdname, int64_t *out)
+{
+    int64_t v;
+    if (!gb_slice2ll(arg, &v)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return false;
+    }
+    if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
+        gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
+        return false;
+    }
+    return true;
+}
+
+static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb_slice expire, const char *cmdname,
+                   bool reply_int)
+{
+    int64_t when = -1;
+    if ((oflags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, oflags, cmdname, &when))
+        return;
+    unsigned f = 0;
+    if (oflags & O_NX)
+        f |= GB_SET_NX;
+    if (oflags & O_XX)
+        f |= GB_SET_XX;
+    if (oflags & O_KEEPTTL)
+        f |= GB_SET_KEEPTTL;
+    if (oflags & O_GET)
+        f |= GB_SET_GET;
+    bool found = false;
+    char *old = NULL;
+    size_t oldlen = 0;
+    gb_result r = gb_string_set(c->db, key, val, f, when, &found, &old, &oldlen);
+    if (r == GB_R_WRONGTYPE) {
+        gb_reply_result(c, r);
+        return;
+    }
+    if (oflags & O_GET) {
+        if (found)
+            gb_reply_bulk(c, old, oldlen);
+        else
+            gb_reply_nil(c);
+        gb_free(old);
+        return;
+    }
+    if (reply_int)
+        gb_reply_int(c, r == GB_R_OK ? 1 : 0);
+    else if (r == GB_R_OK)
+        gb_reply_ok(c);
+    else
+        gb_reply_nil(c);
+}
+
+static void cmd_set(gb_client *c, int argc, gb_slice *argv)
+{
+    unsigned flags = 0;
+    gb_slice expire = {0};
+    if (!parse_set_options(c, argc, argv, 3, true, &flags, &expire))
+        return;
+    do_set(c, argv[1], argv[2], flags, expire, "set", false);
+}
+
+static void cmd_setnx(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[2], O_NX, (gb_slice){0}, "setnx", true);
+}
+
+static void cmd_setex(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[3], O_EX, argv[2], "setex", false);
+}
+
+static void cmd_psetex(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[3], O_PX, argv[2], "psetex", false);
+}
+
+static void cmd_getset(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[2], O_GET, (gb_slice){0}, "getset", false);
+}
+
+static void cmd_getdel(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
+    if (r == GB_R_NOTFOUND) {
+        gb_reply_nil(c);
+        return;
+    }
+    if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+        return;
+    }
+    gb_reply_slice(c, v); /* copied into the reply before the key goes */
+    gb_db_delete(c->db, argv[1]);
+    gb_engine_key_modified(c->db, argv[1]);
+}
+
+static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
+{
+    unsigned flags = 0;
+    gb_slice expire = {0};
+    if (!parse_set_options(c, argc, argv, 2, false, &flags, &expire))
+        return;
+    /* As in Redis: a missing key answers nil and a wrong type WRONGTYPE
+     * before the expire value is validated ("GETEX nokey EX 0" is nil). */
+    gb_kv *kv = gb_db_lookup_read(c->db, argv[1]);
+    if (!kv) {
+        gb_reply_nil(c);
+        return;
+    }
+    if (kv->type != GB_TYPE_STRING) {
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+        return;
+    }
+    int64_t when = -1;
+    if ((flags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, flags, "getex", &when))
+        return;
+    char buf[GB_INT_BUF];
+    gb_reply_slice(c, gb_kv_string(kv, buf));
+    if (when >= 0) {
+        if (when <= c->eng->now_ms) {
+            gb_db_delete(c->db, argv[1]);
+        } else {
+            gb_db_set_expire(c->db, kv, when);
+        }
+        gb_engine_key_modified(c->db, argv[1]);
+    } else if ((flags & O_PERSIST) && gb_kv_volatile(kv)) {
+        gb_db_persist(c->db, kv);
+        gb_engine_key_modified(c->db, argv[1]);
+    }
+}
+
+static void cmd_mget(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_reply_array(c, argc - 1);
+    for (int i = 1; i < argc; i++) {
+        gb_kv *kv = gb_db_lookup_read(c->db, argv[i]);
+        if (!kv || kv->type != GB_TYPE_STRING) {
+            gb_reply_nil(c);
+            continue;
+        }
+        char buf[GB_INT_BUF];
+        gb_reply_slice(c, gb_kv_string(kv, buf));
+    }
+}
+
+static void mset_generic(gb_client *c, int argc, gb_slice *argv, bool nx, const char *name)
+{
+    if (argc % 2 == 0) {
+        gb_reply_wrong_arity(c, name);
+        return;
+    }
+    if (nx) {
+        for (int i = 1; i < argc; i += 2)
+            if (gb_db_lookup_write(c->db, argv[i])) {
+                gb_reply_int(c, 0);
+                return;
+            }
+    }
+    for (int i = 1; i < argc; i += 2) {
+        gb_db_set_string(c->db, argv[i], argv[i + 1], false);
+        gb_engine_key_modified(c->db, argv[i]);
+    }
+    if (nx)
+        gb_reply_int(c, 1);
+    else
+        gb_reply_ok(c);
+}
+
+static void cmd_mset(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, false, "mset"); }
+
+static void cmd_msetnx(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, true, "msetnx"); }
+
+static void incr_generic(gb_client *c, gb_slice key, int64_t by)
+{
+    int64_t out;
+    gb_result r = gb_string_incrby(c->db, key, by, &out);
+    gb_reply_int_result(c, r, out);
+}
+
+static void cmd_incr(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    incr_generic(c, argv[1], 1);
+}
+
+static void cmd_decr(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    incr_generic(c, argv[1], -1);
+}
+
+static void cmd_incrby(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t by;
+    if (!gb_slice2ll(argv[2], &by)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    incr_generic(c, argv[1], by);
+}
+
+static void cmd_decrby(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t by;
+    if (!gb_slice2ll(argv[2], &by)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    if (by == INT64_MIN) {
+        gb_reply_error(c, "ERR decrement would overflow");
+        return;
+    }
+    incr_generic(c, argv[1], -by);
+}
+
+static void cmd_incrbyfloat(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    char buf[GB_LONG_DOUBLE_BUF];
+    size_t n;
+    gb_result r = gb_string_incrbyfloat(c->db, argv[1], argv[2], buf, &n);
+    if (r == GB_R_OK)
+        gb_reply_bulk(c, buf, n);
+    else
+        gb_reply_result(c, r);
+}
+
+static void cmd_append(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    size_t n;
+    gb_result r = gb_string_append(c->db, argv[1], argv[2], max_len(c), &n);
+    gb_reply_int_result(c, r, (int64_t)n);
+}
+
+static void cmd_strlen(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    size_t n;
+    gb_result r = gb_string_strlen(c->db, argv[1], &n);
+    gb_reply_int_result(c, r, (int64_t)n);
+}
+
+static void cmd_setrange(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t off;
+    if (!gb_slice2ll(argv[2], &off)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    size_t n;
+    gb_result r = gb_string_setrange(c->db, argv[1], off, argv[3], max_len(c), &n);
+    if (r == GB_R_OK)
+        gb_reply_int(c, (int64_t)n);
+    else if (r == GB_R_RANGE)
+        gb_reply_error(c, "ERR offset is out of range");
+    else
+        gb_reply_result(c, r);
+}
+
+static void cmd_getrange(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t start, end;
+    if (!gb_slice2ll(argv[2], &start) || !gb_slice2ll(argv[3], &end)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
+    if (r == GB_R_NOTFOUND) {
+        gb_reply_bulk(c, "", 0);
+        return;
+    }
+    if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+        return;
+    }
+    int64_t len = (int64_t)v.len;
+    if (start < 0 && end < 0 && start > end) {
+        gb_reply_bulk(c, "", 0);
+        return;
+    }
+    if (start < 0)
+        start += len;
+    if (end < 0)
+        end += len;
+    if (start < 0)
+        start = 0;
+    if (end < 0)
+        end = 0;
+    if (end >= len)
+        end = len - 1;
+    if (start > end || len == 0)
+        gb_reply_bulk(c, "", 0);
+    else
+        gb_reply_bulk(c, v.ptr + start, (size_t)(end - start + 1));
+}
+
+#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
+#define WF (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
+#define RF (GB_CMD_READONLY | GB_CMD_FAST)
+
+GB_DEFINE_COMMANDS(string,
+    {"get", 2, RF, 1, 1, 1, cmd_get, "string", "Returns the string value of a key.", "1.0.0"},
+    {"set", -3, W, 1, 1, 1, cmd_set, "string",
+     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0"},
+    {"setnx", 3, WF, 1, 1, 1, cmd_setnx, "string", "Set the string value of a key only when the key doesn't exist.",
+     "1.0.0"},
+    {"setex", 4, W, 1, 1, 1, cmd_setex, "string",
+     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0"},
+    {"psetex", 4, W, 1, 1, 1, cmd_psetex, "string",
+     "Sets both string value and expiration time in milliseconds of a key.", "2.6.0"},
+    {"getset", 3, WF, 1, 1, 1, cmd_getset, "string", "Returns the previous string value of a key after setting it.",
+     "1.0.0"},
+    {"getdel", 2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getdel, "string",
+     "Returns the string value of a key after deleting the key.", "6.2.0"},
+    {"getex", -2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getex, "string",
+     "Returns the string value of a key after setting its expiration time.", "6.2.0"},
+    {"mget", -2, RF, 1, -1, 1, cmd_mget, "string", "Atomically returns the string values of one or more keys.",
+     "1.0.0"},
+    {"mset", -3, W, 1, -1, 2, cmd_mset, "string", "Atomically creates or modifies the string values of one or more keys.",
+     "1.0.1"},
+    {"msetnx", -3, W, 1, -1, 2, cmd_msetnx, "string",
+     "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1"},
+    {"incr", 2, WF, 1, 1, 1, cmd_incr, "string", "Increments the integer value of a key by one.", "1.0.0"},
+    {"decr", 2, WF, 1, 1, 1, cmd_decr, "string", "Decrements the integer value of a key by one.", "1.0.0"},
+    {"incrby", 3, WF, 1, 1, 1, cmd_incrby, "string", "Increments the integer value of a key by a number.", "1.0.0"},
+    {"decrby", 3, WF, 1, 1, 1, cmd_decrby, "string", "Decrements a number from the integer value of a key.", "1.0.0"},
+    {"incrbyfloat", 3, WF, 1, 1, 1, cmd_incrbyfloat, "string", "Increment the floating point value of a key by a number.",
+     "2.6.0"},
+    {"append", 3, WF, 1, 1, 1, cmd_append, "string", "Appends a string to the value of a key.", "2.0.0"},
+    {"strlen", 2, RF, 1, 1, 1, cmd_strlen, "string", "Returns the length of a string value.", "2.2.0"},
+    {"setrange", 4, W, 1, 1, 1, cmd_setrange, "string",
+     "Overwrites a part of a string value with another by an offset.", "2.2.0"},
+    {"getrange", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring of the string stored at a key.",
+     "2.4.0"},
+    {"substr", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring from a string value.", "1.0.0"});

@@ -1,0 +1,94 @@
+/*
+ * Settings: one table describes every option — its name, type, default,
+ * limits, whether CONFIG SET may change it at run time, and the help text
+ * `--help` prints. The same table serves the config file (Redis-style
+ * "name value" lines), command-line flags (--name value) and CONFIG GET/SET,
+ * so an option cannot exist in one place and be missing in another.
+ */
+#ifndef GB_ENGINE_CONFIG_H
+#define GB_ENGINE_CONFIG_H
+
+#include <stdio.h>
+
+#include "engine/base/common.h"
+
+enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
+enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
+
+typedef struct gb_settings {
+    /* network */
+    int port;
+    char *bind;
+    char *unixsocket;
+    int unixsocketperm;
+    int tcp_backlog;
+    int maxclients;
+    int timeout_s;
+    /* security */
+    char *requirepass;
+    /* keyspace */
+    int databases;
+    long long maxmemory;
+    int maxmemory_policy; /* only noeviction (0) exists */
+    int hz;
+    /* client limits */
+    long long client_obuf_hard;
+    long long client_obuf_soft;
+    int client_obuf_soft_seconds;
+    long long client_qbuf_limit;
+    long long proto_max_bulk_len;
+    /* logging */
+    int loglevel;
+    char *logfile;
+    /* data types */
+    int list_max_listpack_size;
+    int list_implementation;
+    int hash_max_listpack_entries;
+    int hash_max_listpack_value;
+    int set_max_intset_entries;
+    int set_max_listpack_entries;
+    int set_max_listpack_value;
+    int zset_max_listpack_entries;
+    int zset_max_listpack_value;
+    /* rings and placement (transport/ring) */
+    int rings;
+    long long ring_size;
+    int ring_hugepages;
+    int ring_spin_us;
+    int cpu;        /* -1: not pinned */
+    int numa_arena;
+} gb_settings;
+
+/* Fills s with every option's default. */
+void gb_settings_defaults(gb_settings *s);
+void gb_settings_free(gb_settings *s);
+/* Deep copy (strings duplicated). */
+void gb_settings_copy(gb_settings *dst, const gb_settings *src);
+
+/* Sets option `name` from text. On failure returns a negative GB_E* code and
+ * writes a message for the user into err. `at_runtime` refuses options that
+ * cannot change while the server runs. */
+int gb_config_set(gb_settings *s, const char *name, const char *value, bool at_runtime, char *err, size_t errlen);
+
+/* Loads a config file: "name value" per line, '#' comments, quoted values.
+ * On error, err names the file, line and option. */
+int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen);
+
+/* Parses argv (after the program name): an optional config file path first,
+ * then --name value pairs (booleans may omit "yes"). Returns 0, GB_EINVAL
+ * with err set, or 1 if --help/--version was handled (caller exits 0). */
+int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_t errlen);
+
+/* CONFIG GET: calls emit(name, value) for every option matching the glob. */
+void gb_config_get(const gb_settings *s, gb_slice pattern,
+                   void (*emit)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* Whether `name` is an option (or alias), and its canonical name. */
+const char *gb_config_canonical(const char *name);
+/* True if CONFIG SET may change option `name` (or its alias). */
+bool gb_config_is_runtime(const char *name);
+
+/* --help text: every option, its default and what it does. */
+void gb_config_print_help(FILE *out, const char *prog);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * The engine as the server runs it: the core (engine/core) with every
+ * value type (engine/types) and every command module (engine/commands)
+ * registered. The only file above the command handlers.
+ */
+#ifndef GB_ENGINE_MODULES_H
+#define GB_ENGINE_MODULES_H
+
+#include "engine/core/engine.h"
+
+/* Builds the server's engine from settings (copied). Returns NULL with err
+ * set. */
+gb_engine *gb_engine_new(const gb_settings *cfg, char *err, size_t errlen);
+
+#endif
