@@ -7,6 +7,8 @@
 
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/core/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_hash.h"
@@ -67,6 +69,13 @@ static void hset_generic(gb_client *c, int argc, gb_slice *argv, bool hmset)
         gb_reply_ok(c);
     else
         gb_reply_int(c, added);
+}
+
+void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, const gb_slice *values)
+{
+    int64_t added;
+    gb_result r = gb_op_hset(c->db, key, n, fields, values, &added);
+    gb_reply_int_result(c, r, added);
 }
 
 static void cmd_hset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, false); }
@@ -159,19 +168,27 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
     } else {
         gb_engine_key_modified(c->db, argv[1]);
         gb_reply_bulk(c, buf, len);
+        /* The result, not the increment (Redis: HSET key field value). */
+        gb_slice eff[4] = {gb_slice_cstr("HSET"), argv[1], argv[2], gb_slice_make(buf, len)};
+        gb_propagate_command(c, 4, eff);
     }
     gb_tobj_sync_or_delete(c->db, argv[1], &o);
 }
 
 /* ---- reads -------------------------------------------------------------------- */
 
+void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field)
+{
+    char buf[GB_HASH_VALUE_BUF];
+    gb_slice v;
+    gb_result r = gb_op_hget(c->db, key, field, &v, buf);
+    gb_reply_read_result(c, r, &v);
+}
+
 static void cmd_hget(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    char buf[GB_HASH_VALUE_BUF];
-    gb_slice v;
-    gb_result r = gb_op_hget(c->db, argv[1], argv[2], &v, buf);
-    gb_reply_read_result(c, r, &v);
+    gb_cmd_hget(c, argv[1], argv[2]);
 }
 
 static void cmd_hmget(gb_client *c, int argc, gb_slice *argv)

@@ -7,22 +7,25 @@
 
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
 
-static void cmd_del(gb_client *c, int argc, gb_slice *argv)
+void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
 {
     int64_t n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (gb_db_lookup_write(c->db, argv[i]) && gb_db_delete(c->db, argv[i])) {
-            gb_engine_key_modified(c->db, argv[i]);
+    for (size_t i = 0; i < nkeys; i++) {
+        if (gb_db_lookup_write(c->db, keys[i]) && gb_db_delete(c->db, keys[i])) {
+            gb_engine_key_modified(c->db, keys[i]);
             n++;
         }
     }
     gb_reply_int(c, n);
 }
+
+static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
 
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {
@@ -382,10 +385,14 @@ static void expire_generic(gb_client *c, int argc, gb_slice *argv, int64_t base,
         gb_reply_int(c, 0);
         return;
     }
+    /* Propagated absolute (Redis 7.0): a replay later must expire the key
+     * at the same moment, and a time already past is the deletion. */
     if (when <= c->eng->now_ms) {
         gb_db_delete(c->db, argv[1]);
+        gb_propagate_del(c, argv[1]);
     } else {
         gb_db_set_expire(c->db, kv, when);
+        gb_propagate_pexpireat(c, argv[1], when);
     }
     gb_engine_key_modified(c->db, argv[1]);
     gb_reply_int(c, 1);

@@ -7,6 +7,8 @@
 
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/core/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/ds/list.h"
 #include "engine/base/mem.h"
@@ -78,8 +80,13 @@ static void push_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
             return;
         }
     }
+    gb_cmd_push(c, argv[1], end == GB_LIST_TAIL, (size_t)(argc - 2), argv + 2);
+}
+
+void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals)
+{
     int64_t len;
-    gb_result r = gb_op_push(c->db, argv[1], end == GB_LIST_TAIL, (size_t)(argc - 2), argv + 2, &len);
+    gb_result r = gb_op_push(c->db, key, tail, n, vals, &len);
     gb_reply_int_result(c, r, len);
 }
 
@@ -124,6 +131,26 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
     }
     delete_if_empty(c, argv[1], l);
     gb_engine_key_modified(c->db, argv[1]);
+}
+
+void gb_cmd_pop(gb_client *c, gb_slice key, bool tail)
+{
+    gb_slice argv[2] = {gb_slice_cstr(tail ? "RPOP" : "LPOP"), key};
+    pop_generic(c, 2, argv, tail ? GB_LIST_TAIL : GB_LIST_HEAD);
+}
+
+/* The effect of a pop that a blocking or multi-key command did: LPOP/RPOP
+ * key [count] (Redis 7.0 propagates BLPOP, BLMPOP and LMPOP so). */
+static void propagate_pop(gb_client *c, gb_slice key, gb_list_end end, int64_t count)
+{
+    if (!gb_propagating(&c->eng->prop))
+        return;
+    char num[GB_INT_BUF];
+    gb_slice eff[3] = {gb_slice_cstr(end == GB_LIST_TAIL ? "RPOP" : "LPOP"), key};
+    int n = 2;
+    if (count >= 0)
+        eff[n++] = gb_slice_make(num, gb_ll2str(num, count));
+    gb_propagate_command(c, n, eff);
 }
 
 static void cmd_lpop(gb_client *c, int argc, gb_slice *argv) { pop_generic(c, argc, argv, GB_LIST_HEAD); }
@@ -423,6 +450,7 @@ static bool mpop_first(gb_client *c, gb_slice *keys, int nkeys, gb_list_end end,
         gb_list_pop(l, end, n, emit_bulk, c);
         delete_if_empty(c, keys[i], l);
         gb_engine_key_modified(c->db, keys[i]);
+        propagate_pop(c, keys[i], end, (int64_t)n);
         return true;
     }
     return false;
@@ -471,6 +499,7 @@ static void bpop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
         gb_list_pop(l, end, 1, emit_bulk, c);
         delete_if_empty(c, keys[i], l);
         gb_engine_key_modified(c->db, keys[i]);
+        propagate_pop(c, keys[i], end, -1);
         return;
     }
     if (!gb_blocking_allowed(c)) {
@@ -492,6 +521,11 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
         return;
     if (src) {
         move_generic(c, argv[1], argv[2], from, to);
+        /* Propagated as the LMOVE it was: never a blocking command. */
+        gb_slice eff[5] = {gb_slice_cstr("LMOVE"), argv[1], argv[2],
+                           gb_slice_cstr(from == GB_LIST_HEAD ? "LEFT" : "RIGHT"),
+                           gb_slice_cstr(to == GB_LIST_HEAD ? "LEFT" : "RIGHT")};
+        gb_propagate_command(c, 5, eff);
         return;
     }
     if (!gb_blocking_allowed(c)) {

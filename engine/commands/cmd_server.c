@@ -6,6 +6,7 @@
 
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -24,8 +25,10 @@ static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
     if (argc == 2)
         gb_reply_slice(c, argv[1]);
     else
-        gb_reply_status(c, "PONG");
+        gb_cmd_ping(c);
 }
+
+void gb_cmd_ping(gb_client *c) { gb_reply_status(c, "PONG"); }
 
 static void cmd_echo(gb_client *c, int argc, gb_slice *argv)
 {

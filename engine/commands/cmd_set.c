@@ -5,6 +5,7 @@
  */
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/core/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/ds/set.h"
@@ -103,6 +104,37 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
     gb_reply_int(c, 1);
 }
 
+/* SPOP's effect: which members were popped is chance, so it is
+ * propagated as SREM key member ... (in batches, as Redis 7.0 does). */
+#define SPOP_BATCH 1024
+typedef struct spop_effect {
+    gb_client *c;
+    gb_slice key;
+    size_t n;
+    gb_slice argv[2 + SPOP_BATCH]; /* SREM key, then owned copies of members */
+} spop_effect;
+
+static void spop_effect_flush(spop_effect *e)
+{
+    if (!e->n)
+        return;
+    e->argv[0] = gb_slice_cstr("SREM");
+    e->argv[1] = e->key;
+    gb_propagate_command(e->c, (int)e->n + 2, e->argv);
+    for (size_t i = 0; i < e->n; i++)
+        gb_free((void *)e->argv[2 + i].ptr);
+    e->n = 0;
+}
+
+static void spop_emit(void *ctx, gb_slice m)
+{
+    spop_effect *e = ctx;
+    gb_reply_slice(e->c, m);
+    e->argv[2 + e->n++] = gb_slice_make(gb_memdup(m.ptr, m.len), m.len);
+    if (e->n == SPOP_BATCH)
+        spop_effect_flush(e);
+}
+
 /* SPOP key [count] */
 static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
 {
@@ -133,7 +165,15 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     gb_types_config cfg = gb_types_cfg(c->eng);
     if (argc == 3)
         gb_reply_array(c, (int64_t)GB_MIN((uint64_t)count, gb_set_card(s)));
-    gb_set_pop(s, &cfg, (size_t)count, emit_bulk, c);
+    if (gb_propagating(&c->eng->prop) && (uint64_t)count < gb_set_card(s)) {
+        spop_effect e = {c, argv[1], 0, {{0}}};
+        gb_set_pop(s, &cfg, (size_t)count, spop_emit, &e);
+        spop_effect_flush(&e);
+    } else {
+        gb_set_pop(s, &cfg, (size_t)count, emit_bulk, c);
+        /* All of it (or nobody listens): the effect is the key's deletion. */
+        gb_propagate_del(c, argv[1]);
+    }
     gb_tobj_sync_or_delete(c->db, argv[1], &o);
     gb_engine_key_modified(c->db, argv[1]);
 }

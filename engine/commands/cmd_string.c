@@ -1,5 +1,7 @@
-/* String commands: RESP argument parsing on top of t_string.h. */
+/* String commands: RESP argument parsing on top of engine/types/t_string.h. */
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/core/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
@@ -8,18 +10,33 @@
 
 static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
 
-static void cmd_get(gb_client *c, int argc, gb_slice *argv)
+void gb_cmd_get(gb_client *c, gb_slice key)
 {
-    (void)argc;
     gb_slice v;
     char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
+    gb_result r = gb_string_get(c->db, key, &v, buf);
     gb_reply_read_result(c, r, &v);
 }
 
-/* Option bits local to SET/GETEX parsing (Redis's OBJ_* flags). */
-enum { O_NX = 1, O_XX = 2, O_GET = 4, O_KEEPTTL = 8, O_PERSIST = 16, O_EX = 32, O_PX = 64, O_EXAT = 128, O_PXAT = 256 };
-#define O_ANY_EXPIRE (O_EX | O_PX | O_EXAT | O_PXAT)
+static void cmd_get(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_cmd_get(c, argv[1]);
+}
+
+/* SET/GETEX option bits, short names for this file. */
+enum {
+    O_NX = GB_SETOPT_NX,
+    O_XX = GB_SETOPT_XX,
+    O_GET = GB_SETOPT_GET,
+    O_KEEPTTL = GB_SETOPT_KEEPTTL,
+    O_PERSIST = GB_SETOPT_PERSIST,
+    O_EX = GB_SETOPT_EX,
+    O_PX = GB_SETOPT_PX,
+    O_EXAT = GB_SETOPT_EXAT,
+    O_PXAT = GB_SETOPT_PXAT,
+};
+#define O_ANY_EXPIRE GB_SETOPT_ANY_EXPIRE
 
 /* Redis's parseExtendedStringArgumentsOrReply, option by option, including
  * its tolerance of a repeated EX/PX (the last wins). */
@@ -59,15 +76,10 @@ static bool parse_set_options(gb_client *c, int argc, gb_slice *argv, int first,
     return true;
 }
 
-/* Turns an EX/PX/EXAT/PXAT argument into absolute Unix ms (Redis's
- * getExpireMillisecondsOrReply). */
-static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const char *cmdname, int64_t *out)
+/* Turns an EX/PX/EXAT/PXAT value into absolute Unix ms (Redis's
+ * getExpireMillisecondsOrReply, after the integer parse). */
+static bool expire_to_ms(gb_client *c, int64_t v, unsigned flags, const char *cmdname, int64_t *out)
 {
-    int64_t v;
-    if (!gb_slice2ll(arg, &v)) {
-        gb_reply_error(c, GB_ERR_NOT_INT);
-        return false;
-    }
     if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
         gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
         return false;
@@ -75,11 +87,53 @@ static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const c
     return true;
 }
 
-static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb_slice expire, const char *cmdname,
-                   bool reply_int)
+/* The integer of an expiry option, then its absolute time. */
+static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const char *cmdname, int64_t *out)
 {
+    int64_t v;
+    if (!gb_slice2ll(arg, &v)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return false;
+    }
+    return expire_to_ms(c, v, flags, cmdname, out);
+}
+
+/* Options that cannot go together (the text parser never produces them;
+ * a typed call may). */
+static bool set_options_conflict(unsigned f)
+{
+    unsigned exp = f & O_ANY_EXPIRE;
+    return ((f & O_NX) && (f & O_XX)) || (exp & (exp - 1)) || ((f & O_KEEPTTL) && exp) || (f & O_PERSIST);
+}
+
+/* A SET that happened propagates as SET key value, with the absolute
+ * expiry it got (PXAT) or KEEPTTL: relative times and the conditions that
+ * held need not be replayed. */
+static void propagate_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t when)
+{
+    if (!gb_propagating(&c->eng->prop))
+        return;
+    char num[GB_INT_BUF];
+    gb_slice v[5] = {gb_slice_cstr("SET"), key, val};
+    int n = 3;
+    if (when >= 0) {
+        v[n++] = gb_slice_cstr("PXAT");
+        v[n++] = gb_slice_make(num, gb_ll2str(num, when));
+    } else if (oflags & O_KEEPTTL) {
+        v[n++] = gb_slice_cstr("KEEPTTL");
+    }
+    gb_propagate_command(c, n, v);
+}
+
+void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t expire, const char *cmdname,
+                bool reply_int)
+{
+    if (set_options_conflict(oflags)) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
     int64_t when = -1;
-    if ((oflags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, oflags, cmdname, &when))
+    if ((oflags & O_ANY_EXPIRE) && !expire_to_ms(c, expire, oflags, cmdname, &when))
         return;
     unsigned f = 0;
     if (oflags & O_NX)
@@ -98,6 +152,8 @@ static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb
         gb_reply_result(c, r);
         return;
     }
+    if (r == GB_R_OK)
+        propagate_set(c, key, val, oflags, when);
     if (oflags & O_GET) {
         if (found)
             gb_reply_bulk(c, old, oldlen);
@@ -112,6 +168,18 @@ static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb
         gb_reply_ok(c);
     else
         gb_reply_nil(c);
+}
+
+/* SET-family handlers: the expiry argument (if any) parsed, then gb_cmd_set. */
+static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb_slice expire, const char *cmdname,
+                   bool reply_int)
+{
+    int64_t v = 0;
+    if ((oflags & O_ANY_EXPIRE) && !gb_slice2ll(expire, &v)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    gb_cmd_set(c, key, val, oflags, v, cmdname, reply_int);
 }
 
 static void cmd_set(gb_client *c, int argc, gb_slice *argv)
@@ -164,6 +232,8 @@ static void cmd_getdel(gb_client *c, int argc, gb_slice *argv)
     gb_reply_slice(c, v); /* copied into the reply before the key goes */
     gb_db_delete(c->db, argv[1]);
     gb_engine_key_modified(c->db, argv[1]);
+    gb_slice eff[2] = {gb_slice_cstr("DEL"), argv[1]};
+    gb_propagate_command(c, 2, eff); /* Redis propagates GETDEL as DEL */
 }
 
 static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
@@ -191,13 +261,17 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
     if (when >= 0) {
         if (when <= c->eng->now_ms) {
             gb_db_delete(c->db, argv[1]);
+            gb_propagate_del(c, argv[1]);
         } else {
             gb_db_set_expire(c->db, kv, when);
+            gb_propagate_pexpireat(c, argv[1], when);
         }
         gb_engine_key_modified(c->db, argv[1]);
     } else if ((flags & O_PERSIST) && gb_kv_volatile(kv)) {
         gb_db_persist(c->db, kv);
         gb_engine_key_modified(c->db, argv[1]);
+        gb_slice eff[2] = {gb_slice_cstr("PERSIST"), argv[1]};
+        gb_propagate_command(c, 2, eff);
     }
 }
 
@@ -242,12 +316,14 @@ static void cmd_mset(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, a
 
 static void cmd_msetnx(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, true, "msetnx"); }
 
-static void incr_generic(gb_client *c, gb_slice key, int64_t by)
+void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by)
 {
     int64_t out;
     gb_result r = gb_string_incrby(c->db, key, by, &out);
     gb_reply_int_result(c, r, out);
 }
+
+static void incr_generic(gb_client *c, gb_slice key, int64_t by) { gb_cmd_incrby(c, key, by); }
 
 static void cmd_incr(gb_client *c, int argc, gb_slice *argv)
 {
@@ -293,10 +369,15 @@ static void cmd_incrbyfloat(gb_client *c, int argc, gb_slice *argv)
     char buf[GB_LONG_DOUBLE_BUF];
     size_t n;
     gb_result r = gb_string_incrbyfloat(c->db, argv[1], argv[2], buf, &n);
-    if (r == GB_R_OK)
-        gb_reply_bulk(c, buf, n);
-    else
+    if (r != GB_R_OK) {
         gb_reply_result(c, r);
+        return;
+    }
+    gb_reply_bulk(c, buf, n);
+    /* The result, not the increment: float arithmetic need not replay
+     * bit for bit elsewhere (Redis: SET key value KEEPTTL). */
+    gb_slice eff[4] = {gb_slice_cstr("SET"), argv[1], gb_slice_make(buf, n), gb_slice_cstr("KEEPTTL")};
+    gb_propagate_command(c, 4, eff);
 }
 
 static void cmd_append(gb_client *c, int argc, gb_slice *argv)

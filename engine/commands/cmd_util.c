@@ -1,5 +1,7 @@
 #include "engine/commands/cmd_util.h"
 
+#include "engine/core/engine.h"
+#include "engine/core/propagate.h"
 #include "engine/core/reply.h"
 #include "engine/base/util.h"
 
@@ -90,4 +92,19 @@ bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx,
     if (*count == -1)
         *count = 1;
     return true;
+}
+
+void gb_propagate_del(gb_client *c, gb_slice key)
+{
+    gb_slice eff[2] = {gb_slice_cstr("DEL"), key};
+    gb_propagate_command(c, 2, eff);
+}
+
+void gb_propagate_pexpireat(gb_client *c, gb_slice key, int64_t when_ms)
+{
+    if (!gb_propagating(&c->eng->prop))
+        return;
+    char num[GB_INT_BUF];
+    gb_slice eff[3] = {gb_slice_cstr("PEXPIREAT"), key, gb_slice_make(num, gb_ll2str(num, when_ms))};
+    gb_propagate_command(c, 3, eff);
 }

@@ -52,6 +52,11 @@ bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx,
 /* SCAN-family cursor argument ("ERR invalid cursor"). */
 bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out);
 
+/* Effects several commands choose (engine/core/propagate.h): DEL key, and
+ * PEXPIREAT key <absolute ms> for any expiry set relative to now. */
+void gb_propagate_del(gb_client *c, gb_slice key);
+void gb_propagate_pexpireat(gb_client *c, gb_slice key, int64_t when_ms);
+
 struct gb_engine;
 struct gb_db;
 /* FLUSHDB for one database: tells WATCHers, frees everything. */

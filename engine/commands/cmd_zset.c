@@ -4,9 +4,13 @@
  * Argument order, error texts and reply shapes (RESP2) follow Redis 7.0's
  * t_zset.c; ZRANK/ZREVRANK also take 7.2's WITHSCORE.
  */
+#include <math.h>
+
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/core/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_zset.h"
@@ -75,9 +79,57 @@ static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max,
 
 /* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
  * why "ZINCRBY k nx m" is a syntax error), then score-member pairs. */
+/* Redis's option rules for ZADD, each with its own text; replies and
+ * returns false when broken. */
+static bool zadd_flags_ok(gb_client *c, int flags, size_t n)
+{
+    bool incr = flags & GB_ZADD_INCR, nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX;
+    bool gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
+    if (nx && xx) {
+        gb_reply_error(c, "ERR XX and NX options at the same time are not compatible");
+        return false;
+    }
+    if ((gt && nx) || (lt && nx) || (gt && lt)) {
+        gb_reply_error(c, "ERR GT, LT, and/or NX options at the same time are not compatible");
+        return false;
+    }
+    if (incr && n > 1) {
+        gb_reply_error(c, "ERR INCR option supports a single increment-element pair");
+        return false;
+    }
+    return true;
+}
+
+void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members)
+{
+    if (!zadd_flags_ok(c, flags, n))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(scores[i])) { /* what the text parser says of "nan" */
+            gb_reply_error(c, GB_ERR_NOT_FLOAT);
+            return;
+        }
+    }
+    gb_zadd_result res;
+    gb_result r = gb_op_zadd(c->db, key, flags, n, scores, members, &res);
+    if (r == GB_R_WRONGTYPE)
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    else if (r == GB_R_NAN)
+        gb_reply_error(c, ERR_NAN);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    else if (flags & GB_ZADD_INCR) {
+        if (res.processed)
+            gb_reply_double(c, res.score);
+        else
+            gb_reply_nil(c);
+    } else {
+        gb_reply_int(c, (int64_t)((flags & GB_ZADD_CH) ? res.added + res.updated : res.added));
+    }
+}
+
 static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
 {
-    bool ch = false;
     int idx = 2;
     for (; idx < argc; idx++) {
         gb_slice o = argv[idx];
@@ -86,7 +138,7 @@ static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
         else if (gb_slice_ieq(o, "xx"))
             flags |= GB_ZADD_XX;
         else if (gb_slice_ieq(o, "ch"))
-            ch = true;
+            flags |= GB_ZADD_CH;
         else if (gb_slice_ieq(o, "incr"))
             flags |= GB_ZADD_INCR;
         else if (gb_slice_ieq(o, "gt"))
@@ -102,26 +154,12 @@ static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
         return;
     }
     size_t n = (size_t)elements / 2;
-    bool incr = flags & GB_ZADD_INCR, nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX;
-    bool gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
-    if (nx && xx) {
-        gb_reply_error(c, "ERR XX and NX options at the same time are not compatible");
+    if (!zadd_flags_ok(c, flags, n))
         return;
-    }
-    if ((gt && nx) || (lt && nx) || (gt && lt)) {
-        gb_reply_error(c, "ERR GT, LT, and/or NX options at the same time are not compatible");
-        return;
-    }
-    if (incr && n > 1) {
-        gb_reply_error(c, "ERR INCR option supports a single increment-element pair");
-        return;
-    }
     double stacks[16];
     gb_slice stackm[16];
     double *scores = n <= 16 ? stacks : gb_malloc(n * sizeof *scores);
     gb_slice *members = n <= 16 ? stackm : gb_malloc(n * sizeof *members);
-    gb_zadd_result res;
-    gb_result r = GB_R_OK;
     for (size_t j = 0; j < n; j++) {
         if (gb_score_parse(argv[idx + 2 * j], &scores[j]) != 0) {
             gb_reply_error(c, GB_ERR_NOT_FLOAT);
@@ -129,21 +167,7 @@ static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
         }
         members[j] = argv[idx + 2 * j + 1];
     }
-    r = gb_op_zadd(c->db, argv[1], flags, n, scores, members, &res);
-    if (r == GB_R_WRONGTYPE)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else if (r == GB_R_NAN)
-        gb_reply_error(c, ERR_NAN);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    else if (incr) {
-        if (res.processed)
-            gb_reply_double(c, res.score);
-        else
-            gb_reply_nil(c);
-    } else {
-        gb_reply_int(c, (int64_t)(ch ? res.added + res.updated : res.added));
-    }
+    gb_cmd_zadd(c, argv[1], flags, n, scores, members);
 done:
     if (scores != stacks) {
         gb_free(scores);
@@ -156,17 +180,22 @@ static void cmd_zincrby(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c
 
 /* ---- lookups ----------------------------------------------------------------------------- */
 
-static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
+void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member)
 {
-    (void)argc;
     double s;
-    gb_result r = gb_op_zscore(c->db, argv[1], argv[2], &s);
+    gb_result r = gb_op_zscore(c->db, key, member, &s);
     if (r == GB_R_OK)
         gb_reply_double(c, s);
     else if (r == GB_R_NOTFOUND)
         gb_reply_nil(c);
     else
         gb_reply_result(c, r);
+}
+
+static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_cmd_zscore(c, argv[1], argv[2]);
 }
 
 static void cmd_zmscore(gb_client *c, int argc, gb_slice *argv)
@@ -498,6 +527,13 @@ static void pop_reply(gb_client *c, gb_slice key, gb_tobj *o, bool max, size_t c
     gb_zset_pop(z, max, n, emit_reply, &ec);
     gb_tobj_sync_or_delete(c->db, key, o);
     gb_engine_key_modified(c->db, key);
+    if (shape != POP_FLAT && gb_propagating(&c->eng->prop)) {
+        /* A blocking or multi-key pop is propagated as the ZPOPMIN/ZPOPMAX
+         * that happened, as Redis 7.0 does. */
+        char num[GB_INT_BUF];
+        gb_slice eff[3] = {gb_slice_cstr(max ? "ZPOPMAX" : "ZPOPMIN"), key, gb_slice_make(num, gb_ll2str(num, (int64_t)n))};
+        gb_propagate_command(c, shape == POP_BZPOP ? 2 : 3, eff);
+    }
 }
 
 static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/gate.h"
 #include "engine/base/mem.h"
 
 /* A key's FIFO of waiting clients. */
@@ -387,7 +388,7 @@ static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
         gb_argv_copy cmd = detach(c);
         c->flags |= GB_CLIENT_REEXEC;
         c->reexec_deadline = deadline;
-        gb_client_call(c, (gb_command *)cmd.cmd, cmd.argc, cmd.argv);
+        gb_gate_call(c, (gb_command *)cmd.cmd, cmd.argc, cmd.argv);
         c->flags &= ~GB_CLIENT_REEXEC;
         gb_argv_copy_free(&cmd);
         if (c->hooks && c->hooks->flush)

@@ -1,6 +1,5 @@
 #include "engine/core/client.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/core/blocking.h"
@@ -79,94 +78,4 @@ void gb_argv_copy_free(gb_argv_copy *a)
     gb_free(a->argv);
     a->argv = NULL;
     a->argc = 0;
-}
-
-/* Redis's "unknown command" text quotes the first arguments, up to 128
- * bytes in all. */
-static void reply_unknown_command(gb_client *c, int argc, gb_slice *argv)
-{
-    char args[512];
-    size_t used = 0;
-    args[0] = '\0';
-    for (int i = 1; i < argc && used < 128; i++) {
-        int room = 128 - (int)used;
-        int n = snprintf(args + used, sizeof args - used, "'%.*s' ", (int)GB_MIN(argv[i].len, (size_t)room),
-                         argv[i].ptr);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-        if (used >= sizeof args)
-            used = sizeof args - 1;
-    }
-    gb_reply_errorf(c, "ERR unknown command '%.*s', with args beginning with: %s", (int)GB_MIN(argv[0].len, 128),
-                    argv[0].ptr, args);
-}
-
-static bool arity_ok(const gb_command_def *d, int argc) { return d->arity > 0 ? argc == d->arity : argc >= -d->arity; }
-
-/* Runs a resolved command and accounts for it. */
-void gb_client_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
-{
-    gb_call_stats st = gb_call_begin(c->eng, cmd);
-    c->last_cmd = cmd;
-    cmd->def->proc(c, argc, argv);
-    gb_call_end(c->eng, cmd, st);
-}
-
-void gb_client_execute(gb_client *c, int argc, gb_slice *argv)
-{
-    gb_engine *eng = c->eng;
-    if (argc == 0)
-        return;
-    c->last_ms = (int64_t)eng->now_mono_ms;
-
-    gb_command *cmd = gb_command_lookup(eng, argv[0]);
-    if (!cmd) {
-        reply_unknown_command(c, argc, argv);
-        if (c->flags & GB_CLIENT_MULTI)
-            c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
-    const gb_command_def *d = cmd->def;
-    if (!arity_ok(d, argc)) {
-        cmd->rejected_calls++;
-        if (d->proc == gb_multi_exec_proc) {
-            /* Redis's execCommandAbort: a rejected EXEC discards the
-             * transaction (if any) and says why. */
-            gb_reply_errorf(c, "EXECABORT Transaction discarded because of: wrong number of arguments for '%s' command",
-                            d->name);
-            gb_multi_discard(c);
-            gb_multi_unwatch_all(c);
-            return;
-        }
-        gb_reply_wrong_arity(c, d->name);
-        if (c->flags & GB_CLIENT_MULTI)
-            c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
-    if (!(c->flags & GB_CLIENT_AUTHED) && !(d->flags & GB_CMD_NOAUTH)) {
-        cmd->rejected_calls++;
-        gb_reply_error(c, GB_ERR_NOAUTH);
-        if (c->flags & GB_CLIENT_MULTI)
-            c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
-    if ((d->flags & GB_CMD_DENYOOM) && gb_engine_over_maxmemory(eng)) {
-        cmd->rejected_calls++;
-        gb_reply_error(c, GB_ERR_OOM);
-        if (c->flags & GB_CLIENT_MULTI)
-            c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
-    if ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI)) {
-        gb_multi_queue(c, cmd, argc, argv);
-        return;
-    }
-
-    gb_client_call(c, cmd, argc, argv);
-
-    /* Keys that became ready during this command are served now, after it
-     * completed (Redis's handleClientsBlockedOnKeys). */
-    if (eng->nready && !eng->serving_ready)
-        gb_blocking_serve_ready(eng);
 }

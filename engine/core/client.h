@@ -86,6 +86,7 @@ typedef struct gb_client {
 
     gb_argv_copy *mqueue;       /* MULTI */
     int mcount, mcap;
+    uint32_t mcmd_flags;        /* the queued commands' GB_CMD_* flags, or'ed (EXEC's memory check) */
     gb_watched_key *watched;    /* WATCH */
     int nwatched, watchcap;
 
@@ -101,16 +102,6 @@ gb_client *gb_client_new(struct gb_engine *eng, const gb_reply_ops *rops, void *
 /* Unregisters and frees (the transport calls this when the connection ends):
  * unblocks, unwatches, discards MULTI. */
 void gb_client_free(gb_client *c);
-
-/* Executes one command: lookup, arity, auth, MULTI queueing, OOM check,
- * call, statistics, and serving clients unblocked by it. argv is borrowed
- * for the duration of the call. */
-void gb_client_execute(gb_client *c, int argc, gb_slice *argv);
-
-/* Runs an already resolved and checked command (EXEC, blocked-client
- * re-execution) with statistics. */
-struct gb_command;
-void gb_client_call(gb_client *c, struct gb_command *cmd, int argc, gb_slice *argv);
 
 gb_argv_copy gb_argv_copy_make(const struct gb_command *cmd, int argc, const gb_slice *argv);
 void gb_argv_copy_free(gb_argv_copy *a);

@@ -2,6 +2,8 @@
 
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/multi.h"
+#include "engine/core/propagate.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/util.h"
@@ -216,13 +218,17 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
     if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms)
         return false;
     gb_slice key = gb_kv_key(kv);
-    /* WATCH sees an expired key as modified (Redis 7 semantics). Copy the key:
-     * the record is freed below. */
+    /* WATCH sees an expired key as modified (Redis 7 semantics); the
+     * deletion is propagated as DEL. It is not a change a command made:
+     * dirty does not move (the gate would take the command for a write).
+     * Copy the key: the record is freed below. */
     char stackbuf[128];
     char *kcopy = key.len <= sizeof stackbuf ? stackbuf : gb_malloc(key.len);
     memcpy(kcopy, key.ptr, key.len);
     unlink_and_free(db, kv);
-    gb_engine_key_modified(db, gb_slice_make(kcopy, key.len));
+    gb_slice k = gb_slice_make(kcopy, key.len);
+    gb_multi_touch_key(db, k);
+    gb_propagate_expired(db, k);
     db->eng->stats.expired_keys++;
     if (kcopy != stackbuf)
         gb_free(kcopy);
@@ -436,9 +442,13 @@ bool gb_db_delete(gb_db *db, gb_slice key)
     bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms;
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
-    gb_kv_free(kv);
-    if (expired)
+    if (expired) {
+        /* Found expired by the deletion itself: an expiry, propagated as
+         * such (the key bytes are still valid until the free below). */
         db->eng->stats.expired_keys++;
+        gb_propagate_expired(db, key);
+    }
+    gb_kv_free(kv);
     gb_htable_maybe_shrink(&db->keys);
     return !expired;
 }

@@ -95,6 +95,7 @@ void gb_engine_free(gb_engine *eng)
     free(eng->dbs);
     gb_commands_destroy(eng);
     gb_blocking_engine_destroy(eng);
+    gb_propagate_destroy(eng);
     gb_settings_free(&eng->cfg);
     free(eng);
 }

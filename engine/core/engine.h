@@ -13,6 +13,7 @@
 #include "engine/core/command.h"
 #include "engine/core/config.h"
 #include "engine/core/db.h"
+#include "engine/core/propagate.h"
 #include "engine/ds/htable.h"
 #include "platform/clock.h"
 
@@ -81,6 +82,8 @@ typedef struct gb_engine {
     gb_client **bheap;       /* blocked clients with a deadline: min-heap */
     size_t nbheap, bheapcap;
 
+    gb_propagation prop;     /* write propagation: sinks and the current unit */
+
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 } gb_engine;
@@ -100,9 +103,9 @@ static inline void gb_engine_update_time(gb_engine *eng)
 static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->now_mono_ms - eng->start_mono_ms; }
 
 /* The accounting of one command call: INFO commandstats (calls, time of
- * the sampled calls, failed calls) and total_commands_processed. Shared by
- * gb_client_call and the SBE typed path: begin right before the command
- * runs, end once it ran (a call abandoned in between is not counted). */
+ * the sampled calls, failed calls) and total_commands_processed. The gate
+ * (engine/core/gate.c) begins right before a command runs and ends once it
+ * ran (a call abandoned in between is not counted). */
 typedef struct gb_call_stats {
     uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
     uint64_t t0;            /* cycle counter at begin, when timed */
@@ -133,7 +136,8 @@ static inline void gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
  * incremental rehash, blocked-client timeouts, stats sampling. */
 void gb_engine_cron(gb_engine *eng);
 
-/* A key's value changed: invalidates WATCHers, bumps the dirty counter. */
+/* A key's value changed: invalidates WATCHers, bumps the dirty counter
+ * (which is how the gate knows a command changed the dataset). */
 void gb_engine_key_modified(gb_db *db, gb_slice key);
 
 /* Whether used memory is over maxmemory (noeviction policy). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/gate.h"
 #include "engine/base/mem.h"
 
 /* ---- the watched-keys registry ------------------------------------------------ */
@@ -143,6 +144,7 @@ void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);
     }
     c->mqueue[c->mcount++] = gb_argv_copy_make(cmd, argc, argv);
+    c->mcmd_flags |= cmd->def->flags;
     gb_reply_status(c, "QUEUED");
 }
 
@@ -153,6 +155,7 @@ void gb_multi_discard(gb_client *c)
     gb_free(c->mqueue);
     c->mqueue = NULL;
     c->mcount = c->mcap = 0;
+    c->mcmd_flags = 0;
     c->flags &= ~(GB_CLIENT_MULTI | GB_CLIENT_DIRTY_EXEC | GB_CLIENT_DIRTY_CAS);
 }
 
@@ -184,16 +187,17 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
     int n = c->mcount;
     c->mqueue = NULL;
     c->mcount = c->mcap = 0;
+    c->mcmd_flags = 0;
     c->flags &= ~GB_CLIENT_MULTI;
     c->flags |= GB_CLIENT_IN_EXEC;
     gb_reply_array(c, n);
+    /* Each queued command is a nested call of the gate: its statistics and
+     * effects; the effects of the whole EXEC are one unit (MULTI ... EXEC to
+     * the sinks), and ready keys are served once it is all done. The memory
+     * check was made for the whole transaction when EXEC was admitted, as
+     * Redis 7.0 does. */
     for (int i = 0; i < n; i++) {
-        gb_command *cmd = (gb_command *)queue[i].cmd;
-        /* Memory may have crossed maxmemory during the transaction. */
-        if ((cmd->def->flags & GB_CMD_DENYOOM) && gb_engine_over_maxmemory(c->eng))
-            gb_reply_error(c, GB_ERR_OOM);
-        else
-            gb_client_call(c, cmd, queue[i].argc, queue[i].argv);
+        gb_gate_call(c, (gb_command *)queue[i].cmd, queue[i].argc, queue[i].argv);
         gb_argv_copy_free(&queue[i]);
     }
     gb_free(queue);

@@ -13,6 +13,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/modules.h"
+#include "engine/core/gate.h"
 
 typedef struct harness_out {
     char buf[1 << 16];
@@ -129,7 +130,7 @@ static inline const char *run(harness *h, const char *cmdline)
         argv[argc++] = gb_slice_cstr(t);
     h->out.len = 0;
     h->out.buf[0] = '\0';
-    gb_client_execute(h->c, argc, argv);
+    gb_gate_execute(h->c, argc, argv);
     free(copy);
     return h->out.buf;
 }

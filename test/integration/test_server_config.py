@@ -290,6 +290,10 @@ class RuntimeConfig(unittest.TestCase):
             self.assertTrue(r.ping(), "an already connected client stays authenticated")
             with Raw(self.srv) as c:
                 self.assertEqual(c.call("GET", "k"), gbtest.Err(b"NOAUTH Authentication required."))
+                # A rejected EXEC says why it aborted (Redis's execCommandAbort).
+                self.assertEqual(c.call("MULTI"), gbtest.Err(b"NOAUTH Authentication required."))
+                self.assertEqual(c.call("EXEC"), gbtest.Err(
+                    b"EXECABORT Transaction discarded because of: NOAUTH Authentication required."))
                 self.assertEqual(c.call("AUTH", "newpass"), b"OK")
                 self.assertEqual(c.call("CONFIG", "SET", "requirepass", ""), b"OK")
             with Raw(self.srv) as c:
@@ -376,13 +380,25 @@ class Limits(unittest.TestCase):
                 self.assertEqual(c.call("STRLEN", "key:1"), 200)
                 self.assertEqual(c.call("DEL", *["key:%d" % i for i in range(n // 2)]), n // 2)
                 self.assertEqual(c.call("SET", "another", "x"), b"OK")
-                # Inside MULTI a denied write is refused at queue time.
+                # Inside MULTI every command but EXEC/DISCARD is refused at
+                # queue time, reads too: queueing itself takes memory
+                # (Redis 7.0's processCommand; checked against redis-server).
                 self.assertEqual(c.call("CONFIG", "SET", "maxmemory", "1"), b"OK")
                 self.assertEqual(c.call("MULTI"), b"OK")
                 self.assertEqual(c.call("SET", "in-multi", "x"),
                                  gbtest.Err(b"OOM command not allowed when used memory > 'maxmemory'."))
-                self.assertEqual(c.call("GET", "another"), b"QUEUED")
-                self.assertTrue(c.call("EXEC").startswith(b"EXECABORT"))
+                self.assertEqual(c.call("GET", "another"),
+                                 gbtest.Err(b"OOM command not allowed when used memory > 'maxmemory'."))
+                self.assertEqual(c.call("EXEC"),
+                                 gbtest.Err(b"EXECABORT Transaction discarded because of previous errors."))
+                # A transaction queued under the limit whose EXEC comes over
+                # it is refused whole when it holds a write.
+                self.assertEqual(c.call("CONFIG", "SET", "maxmemory", "0"), b"OK")
+                self.assertEqual(c.call("MULTI"), b"OK")
+                self.assertEqual(c.call("SET", "in-multi", "x"), b"QUEUED")
+                self.assertTrue(r.config_set("maxmemory", "1"))  # from another client
+                self.assertEqual(c.call("EXEC"), gbtest.Err(
+                    b"EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'."))
                 self.assertEqual(c.call("CONFIG", "SET", "maxmemory", "0"), b"OK")
                 self.assertEqual(c.call("SET", "in-multi", "x"), b"OK")
             r.close()

@@ -15,6 +15,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/modules.h"
+#include "engine/core/gate.h"
 #include "engine/base/score.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_client.h"
@@ -261,7 +262,7 @@ static inline char *resp_run(resp_conn *r, const char *cmdline)
     for (char *save = NULL, *w = strtok_r(copy, " ", &save); w && argc < 64; w = strtok_r(NULL, " ", &save))
         argv[argc++] = strcmp(w, "''") ? gb_slice_cstr(w) : gb_slice_make(w, 0);
     r->out.len = 0;
-    gb_client_execute(r->c, argc, argv);
+    gb_gate_execute(r->c, argc, argv);
     text t = {0};
     const char *p = r->out.data, *end = r->out.data + r->out.len;
     if (r->out.len == 0)

@@ -1,6 +1,6 @@
 /*
  * Every SBE template against a real engine, compared with the RESP path:
- * two engines run the same sequence, one through gb_client_execute with the
+ * two engines run the same sequence, one through gb_gate_execute with the
  * RESP2 writer, the other through gb_sbe_execute; each pair of replies must
  * mean the same (canonical text, sbe_test_util.h), and at the end both
  * engines must hold the same INFO commandstats. Covers the typed fast paths,

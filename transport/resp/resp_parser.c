@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/core/client.h"
+#include "engine/core/gate.h"
 #include "engine/base/util.h"
 
 #define INITIAL_ARGS 8
@@ -359,7 +360,7 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
     if (!argv)
         return false;
     gb_resp_args_to_slices(p, buf, argv);
-    gb_client_execute(c, p->argc, argv);
+    gb_gate_execute(c, p->argc, argv);
     if (argv != stack_argv)
         free(argv);
     return true;

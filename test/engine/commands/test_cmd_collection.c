@@ -55,7 +55,7 @@ static const char *prun(peer *p, const char *cmdline)
     int argc = 0;
     for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
         argv[argc++] = gb_slice_cstr(t);
-    gb_client_execute(p->c, argc, argv);
+    gb_gate_execute(p->c, argc, argv);
     free(copy);
     snprintf(last, sizeof last, "%s", p->out.buf);
     p->out.len = 0;

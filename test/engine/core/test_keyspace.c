@@ -13,7 +13,7 @@
 #include "engine/base/mem.h"
 
 /* Moves the engine's wall clock; commands see it because tests call
- * gb_client_execute without a transport refreshing the time. */
+ * gb_gate_execute without a transport refreshing the time. */
 static void advance(harness *h, int64_t ms) { h->eng->now_ms += ms; }
 
 static void test_lazy_expiry(void **state)
@@ -119,7 +119,7 @@ static void test_watch_invalidation(void **state)
     run(h, "MULTI");
     assert_string_equal(run(h, "INCR k"), "+QUEUED");
     gb_slice argv[] = {gb_slice_cstr("SET"), gb_slice_cstr("k"), gb_slice_cstr("2")};
-    gb_client_execute(other, 3, argv);
+    gb_gate_execute(other, 3, argv);
     assert_string_equal(run(h, "EXEC"), "*-1");
     /* A watched key that expires also aborts the transaction. */
     run(h, "SET t 1 PX 10");
