@@ -6,7 +6,12 @@
 
 #include "platform/clock.h"
 
+/* Process-wide: every user (SRANDMEMBER, RANDOMKEY, SPOP, expiry sampling,
+ * the LFU counter) runs on the one engine thread, and a test that seeds it
+ * must get the same stream whatever engines it creates afterwards. Not for
+ * secrets: values a client must not predict come from the OS. */
 static uint64_t s[4] = {0x9E3779B97F4A7C15u, 0xBF58476D1CE4E5B9u, 0x94D049BB133111EBu, 0x2545F4914F6CDD1Du};
+static bool seeded;
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -22,6 +27,13 @@ void gb_random_seed(uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
         s[i] = splitmix(&seed);
+    seeded = true;
+}
+
+void gb_random_seed_once_from_os(void)
+{
+    if (!seeded)
+        gb_random_seed_from_os();
 }
 
 uint64_t gb_random_seed_from_os(void)

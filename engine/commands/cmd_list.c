@@ -10,6 +10,7 @@
 #include "engine/commands/typed.h"
 #include "engine/core/propagate.h"
 #include "engine/core/engine.h"
+#include "engine/core/multi.h"
 #include "engine/ds/list.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_list.h"
@@ -247,9 +248,16 @@ static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
     if (wrong)
         return;
     if (l) {
+        size_t before = gb_list_len(l);
         gb_list_trim(l, start, stop);
+        bool trimmed = gb_list_len(l) != before;
         delete_if_empty(c, argv[1], l);
-        gb_engine_key_modified(c->db, argv[1]);
+        /* WATCH sees every LTRIM of an existing list (Redis signals the key
+         * either way); only one that removed something is a change. */
+        if (trimmed)
+            gb_engine_key_modified(c->db, argv[1]);
+        else
+            gb_multi_touch_key(c->db, argv[1]);
     }
     gb_reply_ok(c);
 }

@@ -58,8 +58,8 @@ gb_engine *gb_engine_create(const gb_settings *cfg, char *err, size_t errlen)
         return NULL;
     }
     gb_settings_copy(&eng->cfg, cfg);
-    eng->hash_seed = gb_random_seed_from_os();
-    gb_hash_set_seed(gb_random_u64());
+    gb_random_seed_once_from_os();
+    gb_hash_seed_once(gb_random_u64());
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 40; i++)
         eng->run_id[i] = hex[gb_random_u64() & 15];

@@ -57,7 +57,6 @@ typedef struct gb_engine {
     uint64_t start_mono_ms;
     int64_t start_real_ms;
     char run_id[41];
-    uint64_t hash_seed;
     double ns_per_cycle;     /* cycle counter calibration (commandstats) */
 
     gb_htable commands;      /* gb_command records by lower-case name */

@@ -13,9 +13,20 @@
  * a sparse table, as Redis's dictRehash does). */
 #define HT_EMPTY_VISITS 10u
 
+/* Process-wide: every table in the process (each engine's keyspaces and
+ * registries, the command table) hashes with it for as long as it exists,
+ * and a table cannot be re-keyed; so it is chosen once, by the first engine,
+ * and shared by any created later (tests run several side by side). */
 static uint64_t hash_seed;
+static bool hash_seed_set;
 
-void gb_hash_set_seed(uint64_t seed) { hash_seed = seed; }
+void gb_hash_seed_once(uint64_t seed)
+{
+    if (hash_seed_set)
+        return;
+    hash_seed = seed;
+    hash_seed_set = true;
+}
 
 uint64_t gb_hash_bytes(const void *p, size_t len) { return XXH3_64bits_withSeed(p, len, hash_seed); }
 

@@ -48,8 +48,9 @@ typedef struct gb_htable {
     int pause_rehash;   /* > 0 while an iterator or scan holds positions */
 } gb_htable;
 
-/* Per-process hash seed; set once at start-up (random), before any table is used. */
-void gb_hash_set_seed(uint64_t seed);
+/* Sets the process's hash seed (random, before any table is used) unless it
+ * was set already: the first engine's choice holds for the process. */
+void gb_hash_seed_once(uint64_t seed);
 uint64_t gb_hash_bytes(const void *p, size_t len);
 static inline uint64_t gb_hash_slice(gb_slice s) { return gb_hash_bytes(s.ptr, s.len); }
 

@@ -184,7 +184,7 @@ static void test_random_and_iteration(void **state)
 
 int main(void)
 {
-    gb_hash_set_seed(12345);
+    gb_hash_seed_once(12345);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_insert_find_remove_model),
         cmocka_unit_test(test_rehash_is_incremental),
