@@ -17,11 +17,9 @@ GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 
-gb_engine *gb_engine_new(const gb_settings *cfg, char *err, size_t errlen)
+gb_engine *gb_engine_new(const gb_settings *cfg)
 {
-    gb_engine *eng = gb_engine_create(cfg, err, errlen);
-    if (!eng)
-        return NULL;
+    gb_engine *eng = gb_engine_create(cfg);
     gb_types_init();
 #define REG(mod) gb_commands_register(eng, gb_commands_##mod, gb_commands_##mod##_count)
     REG(server);

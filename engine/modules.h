@@ -8,8 +8,8 @@
 
 #include "engine/core/engine.h"
 
-/* Builds the server's engine from settings (copied). Returns NULL with err
- * set. */
-gb_engine *gb_engine_new(const gb_settings *cfg, char *err, size_t errlen);
+/* Builds the server's engine from settings (copied). Out of memory here,
+ * at start-up, is fatal (engine/base/mem.h). */
+gb_engine *gb_engine_new(const gb_settings *cfg);
 
 #endif

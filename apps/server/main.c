@@ -76,13 +76,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    gb_engine *eng = gb_engine_new(&cfg, err, sizeof err);
-    if (!eng) {
-        fatal(logf, err);
-        gb_ring_pool_free(rings);
-        gb_settings_free(&cfg);
-        return 1;
-    }
+    gb_engine *eng = gb_engine_new(&cfg);
     uv_loop_t loop;
     uv_loop_init(&loop);
     gb_net_server *srv = gb_net_server_new(eng, &loop, err, sizeof err);

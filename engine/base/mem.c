@@ -1,4 +1,4 @@
-#include "mem.h"
+#include "engine/base/mem.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +11,10 @@
  * (keeps 16-byte alignment) records it. */
 #define PREFIX 16
 
+/* Process-wide, like Redis's zmalloc counter: only the engine thread
+ * allocates through these functions, so a plain counter is exact, and the
+ * allocator it mirrors is the process's too (tests that run several engines
+ * side by side see their sum). */
 static size_t used_bytes;
 static int usable_mode = -1; /* -1 unknown, 1 allocator tells sizes, 0 prefix */
 
@@ -107,6 +111,8 @@ char *gb_memdup(const void *p, size_t n)
     q[n] = '\0';
     return q;
 }
+
+char *gb_strdup(const char *s) { return gb_memdup(s, strlen(s)); }
 
 size_t gb_mem_usable(void *p)
 {

@@ -21,6 +21,7 @@ void *gb_calloc(size_t count, size_t size);
 void *gb_realloc(void *p, size_t n);
 void gb_free(void *p);
 char *gb_memdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
+char *gb_strdup(const char *s);
 
 /* Bytes of p the caller may use (at least what was asked for; malloc's
  * usable size where the platform tells it). For capacity decisions. */

@@ -97,10 +97,10 @@ static bool valid_client_name(gb_slice name)
 
 static void set_client_name(gb_client *c, gb_slice name)
 {
-    free(c->name);
+    gb_free(c->name);
     c->name = NULL;
     if (name.len) {
-        c->name = malloc(name.len + 1);
+        c->name = gb_malloc(name.len + 1);
         memcpy(c->name, name.ptr, name.len);
         c->name[name.len] = '\0';
     }
@@ -690,11 +690,11 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
             return;
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 16;
-        p->names = realloc(p->names, p->cap * sizeof *p->names);
-        p->values = realloc(p->values, p->cap * sizeof *p->values);
+        p->names = gb_realloc(p->names, p->cap * sizeof *p->names);
+        p->values = gb_realloc(p->values, p->cap * sizeof *p->values);
     }
-    p->names[p->n] = strdup(name);
-    p->values[p->n] = strdup(value);
+    p->names[p->n] = gb_strdup(name);
+    p->values[p->n] = gb_strdup(value);
     p->n++;
 }
 
@@ -721,11 +721,11 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         for (size_t i = 0; i < p.n; i++) {
             gb_reply_cstr(c, p.names[i]);
             gb_reply_cstr(c, p.values[i]);
-            free(p.names[i]);
-            free(p.values[i]);
+            gb_free(p.names[i]);
+            gb_free(p.values[i]);
         }
-        free(p.names);
-        free(p.values);
+        gb_free(p.names);
+        gb_free(p.values);
     } else if (gb_slice_ieq(sub, "set")) {
         if (argc % 2 != 0) { /* pairs; fewer than 4 arguments: gb_subcommand_check */
             gb_reply_error(c, GB_ERR_SYNTAX);
@@ -735,7 +735,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
          * duplicate, in argument order), then the values are applied to a
          * scratch copy that is committed only if every one is valid. */
         int npairs = (argc - 2) / 2;
-        const char **names = calloc((size_t)npairs, sizeof *names);
+        const char **names = gb_calloc((size_t)npairs, sizeof *names);
         gb_settings scratch;
         gb_settings_copy(&scratch, &c->eng->cfg);
         for (int p = 0; p < npairs; p++) {
@@ -762,12 +762,12 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
         for (int p = 0; p < npairs; p++) {
             gb_slice v = argv[3 + 2 * p];
-            char *value = malloc(v.len + 1);
+            char *value = gb_malloc(v.len + 1);
             memcpy(value, v.ptr, v.len);
             value[v.len] = '\0';
             char why[256];
             int rc = gb_config_set(&scratch, names[p], value, true, why, sizeof why);
-            free(value);
+            gb_free(value);
             if (rc != 0) {
                 char name[64];
                 gb_ascii_lower(name, sizeof name, argv[2 + 2 * p]);
@@ -779,12 +779,12 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         c->eng->cfg = scratch;
         for (int p = 0; p < npairs; p++)
             config_apply(c->eng, names[p]);
-        free(names);
+        gb_free(names);
         gb_reply_ok(c);
         return;
     undo:
         gb_settings_free(&scratch);
-        free(names);
+        gb_free(names);
         return;
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;

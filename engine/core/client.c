@@ -11,9 +11,7 @@
 gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, const gb_client_hooks *hooks,
                          void *conn, uint32_t flags)
 {
-    gb_client *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
+    gb_client *c = gb_calloc(1, sizeof *c);
     c->id = eng->next_client_id++;
     c->eng = eng;
     c->db = &eng->dbs[0];
@@ -44,7 +42,7 @@ void gb_client_free(gb_client *c)
         gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT);
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);
-    free(c->watched);
+    gb_free(c->watched);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -52,8 +50,8 @@ void gb_client_free(gb_client *c)
     if (c->next)
         c->next->prev = c->prev;
     eng->nclients--;
-    free(c->name);
-    free(c);
+    gb_free(c->name);
+    gb_free(c);
 }
 
 gb_argv_copy gb_argv_copy_make(const gb_command *cmd, int argc, const gb_slice *argv)

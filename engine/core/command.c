@@ -1,4 +1,5 @@
 #include "engine/core/command.h"
+#include "engine/base/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
     if (!eng->commands.type)
         gb_htable_init(&eng->commands, &cmd_table_type);
     for (size_t i = 0; i < n; i++) {
-        cmd_rec *r = calloc(1, sizeof *r);
+        cmd_rec *r = gb_calloc(1, sizeof *r);
         r->cmd.def = &defs[i];
         gb_slice name = gb_slice_cstr(defs[i].name);
         gb_htable_insert(&eng->commands, &r->node, gb_hash_slice(name));
@@ -42,7 +43,7 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
 static void free_rec(gb_hnode *n, void *ctx)
 {
     (void)ctx;
-    free(n);
+    gb_free(n);
 }
 
 void gb_commands_destroy(gb_engine *eng) { gb_htable_clear(&eng->commands, free_rec, NULL); }

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/core/config.h"
+#include "engine/base/mem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -252,8 +253,8 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
         return 0;
     case T_STRING: {
         char **p = field(s, o);
-        free(*p);
-        *p = strdup(value);
+        gb_free(*p);
+        *p = gb_strdup(value);
         return 0;
     }
     case T_ENUM:
@@ -310,7 +311,7 @@ void gb_settings_copy(gb_settings *dst, const gb_settings *src)
         if (options[i].type == T_STRING) {
             char **p = field(dst, &options[i]);
             if (*p)
-                *p = strdup(*p);
+                *p = gb_strdup(*p);
         }
 }
 
@@ -319,7 +320,7 @@ void gb_settings_free(gb_settings *s)
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].type == T_STRING) {
             char **p = field(s, &options[i]);
-            free(*p);
+            gb_free(*p);
             *p = NULL;
         }
 }

@@ -50,13 +50,9 @@ void gb_log(int level, const char *fmt, ...)
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-gb_engine *gb_engine_create(const gb_settings *cfg, char *err, size_t errlen)
+gb_engine *gb_engine_create(const gb_settings *cfg)
 {
-    gb_engine *eng = calloc(1, sizeof *eng);
-    if (!eng) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    gb_engine *eng = gb_calloc(1, sizeof *eng); /* out of memory is fatal here: start-up */
     gb_settings_copy(&eng->cfg, cfg);
     gb_random_seed_once_from_os();
     gb_hash_seed_once(gb_random_u64());
@@ -71,7 +67,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg, char *err, size_t errlen)
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
 
     eng->ndbs = cfg->databases;
-    eng->dbs = calloc((size_t)eng->ndbs, sizeof *eng->dbs);
+    eng->dbs = gb_calloc((size_t)eng->ndbs, sizeof *eng->dbs);
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db_init(&eng->dbs[i], eng, i);
         gb_multi_db_init(&eng->dbs[i]);
@@ -92,12 +88,12 @@ void gb_engine_free(gb_engine *eng)
         gb_multi_db_destroy(&eng->dbs[i]);
         gb_db_destroy(&eng->dbs[i]);
     }
-    free(eng->dbs);
+    gb_free(eng->dbs);
     gb_commands_destroy(eng);
     gb_blocking_engine_destroy(eng);
     gb_propagate_destroy(eng);
     gb_settings_free(&eng->cfg);
-    free(eng);
+    gb_free(eng);
 }
 
 /* ---- change notification ------------------------------------------------------ */

@@ -89,9 +89,8 @@ typedef struct gb_engine {
 
 /* The core of an engine from settings (copied): databases and clients, an
  * empty command table. The server's engine, with every value type and
- * command module, is gb_engine_new (engine/modules.h). Returns NULL with err
- * set. */
-gb_engine *gb_engine_create(const gb_settings *cfg, char *err, size_t errlen);
+ * command module, is gb_engine_new (engine/modules.h). */
+gb_engine *gb_engine_create(const gb_settings *cfg);
 void gb_engine_free(gb_engine *eng);
 
 static inline void gb_engine_update_time(gb_engine *eng)

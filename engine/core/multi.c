@@ -98,7 +98,7 @@ void gb_multi_watch_key(gb_client *c, gb_slice key)
     r->clients[r->n++] = c;
     if (c->nwatched == c->watchcap) {
         c->watchcap = c->watchcap ? c->watchcap * 2 : 4;
-        c->watched = realloc(c->watched, (size_t)c->watchcap * sizeof *c->watched);
+        c->watched = gb_realloc(c->watched, (size_t)c->watchcap * sizeof *c->watched);
     }
     /* The client's copy of the key points at the registry record's bytes,
      * which live exactly as long as the client watches the key. */

@@ -107,8 +107,7 @@ static inline harness *harness_new(void (*tweak)(gb_settings *s))
     gb_settings_defaults(&s);
     if (tweak)
         tweak(&s);
-    char err[256];
-    h->eng = gb_engine_new(&s, err, sizeof err);
+    h->eng = gb_engine_new(&s);
     gb_settings_free(&s);
     h->c = gb_client_new(h->eng, &harness_ops, &h->out, NULL, NULL, 0);
     return h;

@@ -27,13 +27,8 @@ static inline gb_engine *sbe_engine_new(void (*tweak)(gb_settings *s))
     gb_settings_defaults(&s);
     if (tweak)
         tweak(&s);
-    char err[256];
-    gb_engine *eng = gb_engine_new(&s, err, sizeof err);
+    gb_engine *eng = gb_engine_new(&s);
     gb_settings_free(&s);
-    if (!eng) {
-        fprintf(stderr, "gb_engine_new: %s\n", err);
-        abort();
-    }
     return eng;
 }
 
