@@ -1,5 +1,6 @@
 #include "engine/modules.h"
 
+#include "engine/persist/persist.h"
 #include "engine/types/registry.h"
 
 /* Every command module's table, defined by GB_DEFINE_COMMANDS in its
@@ -16,6 +17,7 @@ GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
+GB_DECLARE_COMMANDS(persist);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -30,6 +32,8 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(hash);
     REG(set);
     REG(zset);
+    REG(persist);
 #undef REG
+    gb_persist_new(eng);
     return eng;
 }

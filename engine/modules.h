@@ -1,7 +1,8 @@
 /*
  * The engine as the server runs it: the core (engine/core) with every
  * value type (engine/types) and every command module (engine/commands)
- * registered. The only file above the command handlers.
+ * registered, and persistence (engine/persist) as its service. The only
+ * file above the command handlers.
  */
 #ifndef GB_ENGINE_MODULES_H
 #define GB_ENGINE_MODULES_H

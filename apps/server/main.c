@@ -19,6 +19,7 @@
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/modules.h"
+#include "engine/persist/persist.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
 
@@ -77,6 +78,13 @@ int main(int argc, char **argv)
     }
 
     gb_engine *eng = gb_engine_new(&cfg);
+    if (gb_persist_load(gb_persist_of(eng), err, sizeof err) != 0) {
+        fatal(logf, err);
+        gb_engine_free(eng);
+        gb_ring_pool_free(rings);
+        gb_settings_free(&cfg);
+        return 1;
+    }
     uv_loop_t loop;
     uv_loop_init(&loop);
     gb_net_server *srv = gb_net_server_new(eng, &loop, err, sizeof err);

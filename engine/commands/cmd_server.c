@@ -831,7 +831,21 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
+    bool save = false, nosave = false;
+    for (int i = 1; i < argc; i++) {
+        save |= gb_slice_ieq(argv[i], "save");
+        nosave |= gb_slice_ieq(argv[i], "nosave");
+    }
+    if (save && nosave) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
     gb_log(GB_LOG_WARNING, "User requested shutdown...");
+    /* A save that fails keeps the server up (Redis's prepareForShutdown). */
+    if (gb_engine_prepare_shutdown(c->eng, save, nosave) != 0) {
+        gb_reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     c->eng->shutdown_requested = true;
     c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
 }

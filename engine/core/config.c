@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/base/util.h"
 
@@ -15,7 +16,7 @@
 #define GOBLIN_VERSION "0.1.0"
 #endif
 
-enum opt_type { T_INT, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF };
+enum opt_type { T_INT, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE };
 
 typedef struct opt_enum {
     const char *name;
@@ -32,90 +33,146 @@ typedef struct opt {
     bool runtime;          /* CONFIG SET may change it */
     const opt_enum *enums; /* T_ENUM */
     const char *help;
+    /* T_STRING: refuses a value with Redis's reason, or returns NULL. */
+    const char *(*check)(const char *value);
 } opt;
 
 static const opt_enum loglevels[] = {
     {"debug", GB_LOG_DEBUG}, {"verbose", GB_LOG_VERBOSE}, {"notice", GB_LOG_NOTICE}, {"warning", GB_LOG_WARNING}, {NULL, 0}};
 static const opt_enum policies[] = {{"noeviction", 0}, {NULL, 0}};
 static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
+static const opt_enum fsyncs[] = {
+    {"always", GB_FSYNC_ALWAYS}, {"everysec", GB_FSYNC_EVERYSEC}, {"no", GB_FSYNC_NO}, {NULL, 0}};
+
+/* Redis's checks: a file name is a name, not a path (persistence builds
+ * the path from `dir`). */
+static const char *check_dbfilename(const char *v)
+{
+    return strchr(v, '/') ? "dbfilename can't be a path, just a filename" : NULL;
+}
+static const char *check_appendfilename(const char *v)
+{
+    return strchr(v, '/') || !*v ? "appendfilename can't be a path, just a filename" : NULL;
+}
+static const char *check_appenddirname(const char *v)
+{
+    return strchr(v, '/') || !*v ? "appenddirname can't be a path, just a dirname" : NULL;
+}
+/* `dir` must name a directory that exists (Redis chdirs into it). */
+static const char *check_dir(const char *v)
+{
+    struct stat st;
+    if (stat(v, &st) != 0)
+        return strerror(errno);
+    return S_ISDIR(st.st_mode) ? NULL : strerror(ENOTDIR);
+}
 
 #define OFF(f) offsetof(gb_settings, f)
 
 static const opt options[] = {
     /* network */
     {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", false, NULL,
-     "TCP port to listen on; 0 disables TCP."},
+     "TCP port to listen on; 0 disables TCP.", NULL},
     {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", false, NULL,
-     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose)."},
+     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose).", NULL},
     {"unixsocket", NULL, T_STRING, OFF(unixsocket), 0, 0, "/tmp/goblin-core.sock", false, NULL,
-     "Unix socket path (also where ring clients claim slots); empty disables it."},
+     "Unix socket path (also where ring clients claim slots); empty disables it.", NULL},
     {"unixsocketperm", NULL, T_OCTAL, OFF(unixsocketperm), 0, 0777, "700", false, NULL,
-     "Permissions of the Unix socket, octal; applied before it accepts anything."},
+     "Permissions of the Unix socket, octal; applied before it accepts anything.", NULL},
     {"tcp-backlog", NULL, T_INT, OFF(tcp_backlog), 1, 65535, "511", false, NULL,
-     "Listen backlog for TCP and the Unix socket."},
+     "Listen backlog for TCP and the Unix socket.", NULL},
     {"maxclients", NULL, T_INT, OFF(maxclients), 1, 1000000, "10000", true, NULL,
-     "Connections beyond this are refused with '-ERR max number of clients reached'."},
+     "Connections beyond this are refused with '-ERR max number of clients reached'.", NULL},
     {"timeout", NULL, T_INT, OFF(timeout_s), 0, 100000000, "0", true, NULL,
-     "Close a client idle for this many seconds; 0 never."},
+     "Close a client idle for this many seconds; 0 never.", NULL},
     /* security */
     {"requirepass", NULL, T_STRING, OFF(requirepass), 0, 0, "", true, NULL,
-     "Password clients must give with AUTH (or HELLO ... AUTH); empty: no password."},
+     "Password clients must give with AUTH (or HELLO ... AUTH); empty: no password.", NULL},
     /* keyspace */
     {"databases", NULL, T_INT, OFF(databases), 1, 1024, "16", false, NULL,
-     "Number of databases (SELECT 0 .. databases-1)."},
+     "Number of databases (SELECT 0 .. databases-1).", NULL},
     {"maxmemory", NULL, T_MEMORY, OFF(maxmemory), 0, INT64_MAX, "0", true, NULL,
-     "Memory limit for data (e.g. 4gb); over it, commands that grow memory get an OOM error. 0: no limit."},
+     "Memory limit for data (e.g. 4gb); over it, commands that grow memory get an OOM error. 0: no limit.", NULL},
     {"maxmemory-policy", NULL, T_ENUM, OFF(maxmemory_policy), 0, 0, "noeviction", true, policies,
-     "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work)."},
+     "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work).", NULL},
     {"hz", NULL, T_INT, OFF(hz), 1, 500, "10", true, NULL,
-     "Background task frequency (active expiry, rehashing, timeouts) per second."},
+     "Background task frequency (active expiry, rehashing, timeouts) per second.", NULL},
     /* client limits */
     {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0", true, NULL,
      "'normal <hard> <soft> <soft-seconds>': a client whose pending replies exceed hard, or stay over soft "
-     "for soft-seconds, is disconnected (Redis's default is unlimited; this is bounded)."},
+     "for soft-seconds, is disconnected (Redis's default is unlimited; this is bounded).", NULL},
     {"client-query-buffer-limit", NULL, T_MEMORY, OFF(client_qbuf_limit), 1024 * 1024, INT64_MAX, "1gb", true, NULL,
-     "Largest unparsed input a client may accumulate before it is disconnected."},
+     "Largest unparsed input a client may accumulate before it is disconnected.", NULL},
     {"proto-max-bulk-len", NULL, T_MEMORY, OFF(proto_max_bulk_len), 1024 * 1024, INT64_MAX, "512mb", true, NULL,
-     "Largest single argument accepted ('Protocol error: invalid bulk length' beyond)."},
+     "Largest single argument accepted ('Protocol error: invalid bulk length' beyond).", NULL},
     /* logging */
     {"loglevel", NULL, T_ENUM, OFF(loglevel), 0, 0, "notice", true, loglevels,
-     "debug, verbose, notice or warning."},
+     "debug, verbose, notice or warning.", NULL},
     {"logfile", NULL, T_STRING, OFF(logfile), 0, 0, "", false, NULL,
-     "Log to this file instead of standard error."},
+     "Log to this file instead of standard error.", NULL},
     /* data types */
     {"list-max-listpack-size", "list-max-ziplist-size", T_INT, OFF(list_max_listpack_size), -5, 65535, "-2", true,
      NULL,
-     "Compact-list limit: N > 0 entries, or -1..-5 for 4/8/16/32/64 KiB. Larger lists use list-implementation."},
+     "Compact-list limit: N > 0 entries, or -1..-5 for 4/8/16/32/64 KiB. Larger lists use list-implementation.", NULL},
     {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
-     "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array)."},
+     "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_INT, OFF(hash_max_listpack_entries), 0, INT32_MAX,
-     "128", true, NULL, "Hashes with more fields use a hash table."},
+     "128", true, NULL, "Hashes with more fields use a hash table.", NULL},
     {"hash-max-listpack-value", "hash-max-ziplist-value", T_INT, OFF(hash_max_listpack_value), 0, INT32_MAX, "64",
-     true, NULL, "Hashes with a longer field or value use a hash table."},
+     true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
     {"set-max-intset-entries", NULL, T_INT, OFF(set_max_intset_entries), 0, INT32_MAX, "512", true, NULL,
-     "Integer-only sets up to this size use the sorted integer array."},
+     "Integer-only sets up to this size use the sorted integer array.", NULL},
     {"set-max-listpack-entries", NULL, T_INT, OFF(set_max_listpack_entries), 0, INT32_MAX, "128", true, NULL,
-     "Sets up to this size (short members) use the compact encoding."},
+     "Sets up to this size (short members) use the compact encoding.", NULL},
     {"set-max-listpack-value", NULL, T_INT, OFF(set_max_listpack_value), 0, INT32_MAX, "64", true, NULL,
-     "Sets with a longer member use a hash table."},
+     "Sets with a longer member use a hash table.", NULL},
     {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_INT, OFF(zset_max_listpack_entries), 0, INT32_MAX,
-     "128", true, NULL, "Sorted sets with more members use the B+tree."},
+     "128", true, NULL, "Sorted sets with more members use the B+tree.", NULL},
     {"zset-max-listpack-value", "zset-max-ziplist-value", T_INT, OFF(zset_max_listpack_value), 0, INT32_MAX, "64",
-     true, NULL, "Sorted sets with a longer member use the B+tree."},
+     true, NULL, "Sorted sets with a longer member use the B+tree.", NULL},
     /* rings and placement */
+    /* persistence */
+    {"save", NULL, T_SAVE, 0, 0, 0, "3600 1 300 100 60 10000", true, NULL,
+     "Snapshot automatically after <seconds> if at least <changes> writes happened, as pairs; \"\" turns it off. "
+     "A configured policy also saves on SHUTDOWN and SIGTERM.", NULL},
+    {"dir", NULL, T_STRING, OFF(dir), 0, 0, "./", true, NULL,
+     "Directory of the snapshot file and the append-only log directory (must exist).", check_dir},
+    {"dbfilename", NULL, T_STRING, OFF(dbfilename), 0, 0, "dump.gdb", true, NULL,
+     "Snapshot file name inside dir (Goblin's own format, docs/persistence.md; not an RDB file).", check_dbfilename},
+    {"rdbcompression", NULL, T_BOOL, OFF(rdbcompression), 0, 1, "yes", true, NULL,
+     "Compress snapshot blocks with zstd.", NULL},
+    {"rdb-compression-level", NULL, T_INT, OFF(rdb_compression_level), 1, 19, "1", true, NULL,
+     "zstd level of snapshot blocks (1 fastest, 19 smallest).", NULL},
+    {"stop-writes-on-bgsave-error", NULL, T_BOOL, OFF(stop_writes_on_bgsave_error), 0, 1, "yes", true, NULL,
+     "Refuse writes (MISCONF) while the last background save failed and a save policy is set.", NULL},
+    {"appendonly", NULL, T_BOOL, OFF(appendonly), 0, 1, "no", true, NULL,
+     "Log every write to the append-only log (appenddirname inside dir) and load it at start-up.", NULL},
+    {"appendfsync", NULL, T_ENUM, OFF(appendfsync), 0, 0, "everysec", true, fsyncs,
+     "always: a write is acknowledged once on disk (group commit); everysec: sync every second, a crash loses "
+     "about the last 2 s; no: leave it to the OS.", NULL},
+    {"appenddirname", NULL, T_STRING, OFF(appenddirname), 0, 0, "appendonlydir", false, NULL,
+     "Directory, inside dir, of the append-only log's files and manifest.", check_appenddirname},
+    {"appendfilename", NULL, T_STRING, OFF(appendfilename), 0, 0, "appendonly.aof", false, NULL,
+     "Base name of the append-only log's files.", check_appendfilename},
+    {"auto-aof-rewrite-percentage", NULL, T_INT, OFF(auto_aof_rewrite_percentage), 0, INT32_MAX, "100", true, NULL,
+     "Rewrite the log when it grew by this percentage since the last rewrite (0: never automatically).", NULL},
+    {"auto-aof-rewrite-min-size", NULL, T_MEMORY, OFF(auto_aof_rewrite_min_size), 0, INT64_MAX, "64mb", true, NULL,
+     "...but not before the log is at least this big.", NULL},
+    {"aof-load-truncated", NULL, T_BOOL, OFF(aof_load_truncated), 0, 1, "yes", true, NULL,
+     "At start-up, drop a log's last command when it was cut short by a crash (logged) instead of refusing to start.", NULL},
     {"rings", NULL, T_INT, OFF(rings), 0, 4096, "16", false, NULL,
-     "Shared-memory ring slots created at start-up (0 disables rings)."},
+     "Shared-memory ring slots created at start-up (0 disables rings).", NULL},
     {"ring-size", NULL, T_MEMORY, OFF(ring_size), 4096, 1LL << 30, "1mb", false, NULL,
-     "Bytes per direction of each ring (rounded up to a power of two)."},
+     "Bytes per direction of each ring (rounded up to a power of two).", NULL},
     {"ring-hugepages", NULL, T_BOOL, OFF(ring_hugepages), 0, 1, "no", false, NULL,
-     "Back the ring pool with huge pages (Linux); refuses to start if the pool cannot be filled."},
+     "Back the ring pool with huge pages (Linux); refuses to start if the pool cannot be filled.", NULL},
     {"ring-spin-us", NULL, T_INT, OFF(ring_spin_us), 0, 10000000, "50", true, NULL,
-     "Microseconds the engine busy-polls idle rings before it parks (and a client spins before it sleeps)."},
+     "Microseconds the engine busy-polls idle rings before it parks (and a client spins before it sleeps).", NULL},
     {"cpu", NULL, T_INT, OFF(cpu), -1, 1048575, "-1", false, NULL,
      "Pin the engine thread to this CPU, bind the ring pool strictly to its NUMA node and verify every page; "
-     "-1: no pinning."},
+     "-1: no pinning.", NULL},
     {"numa-arena", NULL, T_BOOL, OFF(numa_arena), 0, 1, "no", false, NULL,
-     "With --cpu: prefer the CPU's NUMA node for all other memory (best effort, never fatal)."},
+     "With --cpu: prefer the CPU's NUMA node for all other memory (best effort, never fatal).", NULL},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])
@@ -225,6 +282,39 @@ static int set_obuf(gb_settings *s, const char *value, char *err, size_t errlen)
     return 0;
 }
 
+/* "<seconds> <changes> ..." pairs, or "" for none (Redis's "Invalid save
+ * parameters" otherwise). */
+static int set_save(gb_settings *s, const char *value, char *err, size_t errlen)
+{
+    long long v[2 * GB_SAVE_PARAMS_MAX];
+    int n = 0;
+    const char *p = value;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        char word[32];
+        size_t k = strcspn(p, " \t");
+        if (k >= sizeof word || n == (int)GB_ARRAY_LEN(v))
+            return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+        memcpy(word, p, k);
+        word[k] = '\0';
+        p += k;
+        if (!parse_int(word, &v[n]) || v[n] < 0)
+            return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+        n++;
+    }
+    if (n % 2)
+        return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+    s->save_n = n / 2;
+    for (int i = 0; i < n / 2; i++) {
+        s->save_seconds[i] = v[2 * i];
+        s->save_changes[i] = v[2 * i + 1];
+    }
+    return 0;
+}
+
 static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, size_t errlen)
 {
     long long n;
@@ -252,11 +342,16 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
             return fail(err, errlen, GB_EINVAL, "argument must be 'yes' or 'no'");
         return 0;
     case T_STRING: {
+        const char *why = o->check ? o->check(value) : NULL;
+        if (why)
+            return fail(err, errlen, GB_EINVAL, "%s", why);
         char **p = field(s, o);
         gb_free(*p);
         *p = gb_strdup(value);
         return 0;
     }
+    case T_SAVE:
+        return set_save(s, value, err, errlen);
     case T_ENUM:
         for (const opt_enum *e = o->enums; e->name; e++)
             if (gb_strcasecmp(e->name, value) == 0) {
@@ -358,6 +453,14 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
         snprintf(buf, cap, "normal %lld %lld %d", s->client_obuf_hard, s->client_obuf_soft,
                  s->client_obuf_soft_seconds);
         return;
+    case T_SAVE: {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < s->save_n && used < cap; i++)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%lld %lld", i ? " " : "", s->save_seconds[i],
+                                     s->save_changes[i]);
+        return;
+    }
     }
 }
 
@@ -440,6 +543,7 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
     char line[4096];
     int lineno = 0;
     int rc = 0;
+    int saves_seen = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t len = strlen(line);
@@ -475,6 +579,14 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
         if (n < 2 && o->type != T_STRING) {
             rc = fail(err, errlen, GB_EPARSE, "%s:%d: option '%s' needs a value", path, lineno, o->name);
             break;
+        }
+        /* Redis: several "save" lines in a file add up ("save ''" resets). */
+        if (o->type == T_SAVE && saves_seen++ > 0 && value[0]) {
+            char both[4096];
+            format_opt(s, o, both, sizeof both);
+            size_t bl = strlen(both);
+            snprintf(both + bl, sizeof both - bl, "%s%s", bl ? " " : "", value);
+            snprintf(value, sizeof value, "%s", both);
         }
         char why[256];
         if (set_opt(s, o, value, why, sizeof why) != 0) {
@@ -548,6 +660,7 @@ void gb_config_print_help(FILE *out, const char *prog)
                           : o->type == T_OCTAL  ? "OCTAL"
                           : o->type == T_ENUM   ? "CHOICE"
                           : o->type == T_OBUF   ? "LIMITS"
+                          : o->type == T_SAVE   ? "\"SECONDS CHANGES ...\""
                                                 : "TEXT";
         fprintf(out, "  --%s %s%s\n      %s\n      default: %s\n", o->name, arg, o->runtime ? "  [runtime]" : "",
                 o->help, o->def[0] ? o->def : "(empty)");

@@ -14,6 +14,10 @@
 
 enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
 enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
+enum gb_appendfsync { GB_FSYNC_ALWAYS = 0, GB_FSYNC_EVERYSEC = 1, GB_FSYNC_NO = 2 };
+
+/* `save <seconds> <changes> ...`: at most this many pairs. */
+#define GB_SAVE_PARAMS_MAX 16
 
 typedef struct gb_settings {
     /* network */
@@ -50,6 +54,22 @@ typedef struct gb_settings {
     int set_max_listpack_value;
     int zset_max_listpack_entries;
     int zset_max_listpack_value;
+    /* persistence (engine/persist) */
+    int save_n;                                   /* 0: no automatic snapshots */
+    long long save_seconds[GB_SAVE_PARAMS_MAX];
+    long long save_changes[GB_SAVE_PARAMS_MAX];
+    char *dir;
+    char *dbfilename;
+    int rdbcompression;
+    int rdb_compression_level;
+    int stop_writes_on_bgsave_error;
+    int appendonly;
+    int appendfsync;
+    char *appenddirname;
+    char *appendfilename;
+    int auto_aof_rewrite_percentage;
+    long long auto_aof_rewrite_min_size;
+    int aof_load_truncated;
     /* rings and placement (transport/ring) */
     int rings;
     long long ring_size;

@@ -83,6 +83,22 @@ size_t gb_kv_mem(const gb_kv *kv)
     return n;
 }
 
+/* A background save's copy-on-write (gb_cow, db.h): saves a key present
+ * when the snapshot began before it changes or goes. */
+static inline void before_write(gb_db *db, gb_kv *kv)
+{
+    gb_cow *cow = &db->eng->cow;
+    if (GB_UNLIKELY(gb_cow_pending(cow, kv)))
+        cow->save_key(cow->ctx, db, kv);
+}
+
+static inline void before_db_change(gb_db *db)
+{
+    gb_cow *cow = &db->eng->cow;
+    if (GB_UNLIKELY(cow->active))
+        cow->save_db(cow->ctx, db);
+}
+
 static uint32_t now_atime(const gb_db *db) { return (uint32_t)(gb_engine_uptime_ms(db->eng) / 1000u); }
 
 /* Allocates a record for key with room for `extra` inline value bytes. */
@@ -92,7 +108,8 @@ static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, 
     gb_kv *kv = gb_malloc(hdr + key.len + extra);
     memset(kv, 0, sizeof *kv);
     kv->keylen = (uint32_t)key.len;
-    kv->flags = volatile_ ? GB_KV_VOLATILE : 0;
+    /* Born saved: a key created during a snapshot was not there when it began. */
+    kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | db->eng->cow.mark);
     kv->atime = now_atime(db);
     kv->lfu = 5; /* Redis's LFU_INIT_VAL: new keys are not instantly evictable */
     if (volatile_)
@@ -178,6 +195,7 @@ static void free_kv_cb(gb_hnode *n, void *ctx)
 
 void gb_db_flush(gb_db *db)
 {
+    before_db_change(db);
     gb_htable_clear(&db->keys, free_kv_cb, NULL);
     gb_free(db->vol);
     db->vol = NULL;
@@ -188,6 +206,8 @@ void gb_db_destroy(gb_db *db) { gb_db_flush(db); }
 
 void gb_db_swap_data(gb_db *a, gb_db *b)
 {
+    before_db_change(a);
+    before_db_change(b);
     gb_htable tk = a->keys;
     a->keys = b->keys;
     b->keys = tk;
@@ -215,8 +235,9 @@ static void unlink_and_free(gb_db *db, gb_kv *kv)
 /* Deletes kv if its time has come; returns true if it did. */
 static bool expire_if_needed(gb_db *db, gb_kv *kv)
 {
-    if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms)
+    if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms || db->eng->loading)
         return false;
+    before_write(db, kv);
     gb_slice key = gb_kv_key(kv);
     /* WATCH sees an expired key as modified (Redis 7 semantics); the
      * deletion is propagated as DEL. It is not a change a command made:
@@ -264,7 +285,13 @@ gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
     return kv;
 }
 
-gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key) { return lookup(db, key, true); }
+gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key)
+{
+    gb_kv *kv = lookup(db, key, true);
+    if (kv)
+        before_write(db, kv); /* the caller may change it */
+    return kv;
+}
 
 gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key) { return lookup(db, key, false); }
 
@@ -278,6 +305,7 @@ static void install(gb_db *db, gb_kv *kv)
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, h);
     if (link) {
         gb_kv *old = (gb_kv *)*link;
+        before_write(db, old);
         gb_htable_replace_at(link, &kv->node);
         if (gb_kv_volatile(old))
             vol_remove(db, old);
@@ -341,6 +369,7 @@ static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, e
     int64_t expire = -1;
     if (link) {
         gb_kv *old = (gb_kv *)*link;
+        before_write(db, old);
         if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
             old->atime = now_atime(db);
             return old;
@@ -366,6 +395,8 @@ gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_tt
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
 {
     gb_kv *old = (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
+    if (old)
+        before_write(db, old);
     if (old && old->type == GB_TYPE_STRING) {
         /* An integer fits any string record: no reallocation. Inline bytes
          * of an embedded string stay allocated (they go with the key). */
@@ -384,7 +415,7 @@ gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
 
 gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
 {
-    (void)db;
+    before_write(db, kv);
     if (kv->enc == GB_ENC_RAW) {
         gb_str *s = kv->v.ptr;
         if (s->cap < cap) {
@@ -439,7 +470,8 @@ bool gb_db_delete(gb_db *db, gb_slice key)
     gb_kv *kv = (gb_kv *)gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
         return false;
-    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms;
+    before_write(db, kv);
+    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading;
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
     if (expired) {
@@ -481,6 +513,7 @@ static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
 
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms)
 {
+    before_write(db, kv);
     if (gb_kv_volatile(kv)) {
         memcpy((char *)kv + sizeof(gb_kv), &when_ms, sizeof when_ms);
         return kv;
@@ -490,6 +523,7 @@ gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms)
 
 gb_kv *gb_db_persist(gb_db *db, gb_kv *kv)
 {
+    before_write(db, kv);
     if (!gb_kv_volatile(kv))
         return kv;
     return rebuild(db, kv, false, 0);

@@ -14,6 +14,34 @@
 #include "engine/core/object.h"
 
 struct gb_engine;
+struct gb_db;
+
+/*
+ * Copy-on-write by key, for a snapshot taken without fork (engine/persist):
+ * the snapshot is of the moment it began, serialised in slices between
+ * commands. A key is pending while its GB_KV_COW_MARK bit differs from
+ * `mark`; the snapshot's begin flips `mark`, so every key present then is
+ * pending, and a key created later is born with the new mark (nothing to
+ * save: it was not there). Before anything changes or deletes a pending key
+ * (a write lookup, an overwrite, an expiry, a delete), the db calls
+ * save_key, which serialises the key's value as it still is and sets its
+ * mark; before a whole database changes at once (FLUSHDB, FLUSHALL,
+ * SWAPDB), save_db. The invariant: a key is serialised exactly once, with
+ * the value it had when the snapshot began, or not at all if it did not
+ * exist then.
+ */
+typedef struct gb_cow {
+    bool active;
+    uint8_t mark; /* GB_KV_COW_MARK or 0: what "already saved" looks like */
+    void (*save_key)(void *ctx, struct gb_db *db, gb_kv *kv);
+    void (*save_db)(void *ctx, struct gb_db *db);
+    void *ctx;
+} gb_cow;
+
+static inline bool gb_cow_pending(const gb_cow *cow, const gb_kv *kv)
+{
+    return cow->active && (kv->flags & GB_KV_COW_MARK) != cow->mark;
+}
 
 typedef struct gb_db {
     gb_htable keys;       /* gb_kv records */
@@ -58,7 +86,9 @@ gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap);
 /* Installs a copy of src's value under key in db (COPY, MOVE, RENAME),
  * replacing any existing value; returns the new record. expire < 0 = none. */
 gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_value, int64_t expire);
-/* Detaches kv's value (so deleting kv does not free it) — for moves. */
+/* Detaches kv's value (so deleting kv does not free it) — for moves. kv
+ * comes from gb_db_lookup_write (which saved it for a snapshot in
+ * progress: the value is about to leave it). */
 void gb_db_steal_value(gb_kv *kv);
 
 bool gb_db_delete(gb_db *db, gb_slice key);

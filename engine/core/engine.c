@@ -64,6 +64,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     eng->start_real_ms = gb_clock_real_ms();
     gb_engine_update_time(eng);
     eng->next_client_id = 1;
+    eng->active_expire_enabled = true;
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
 
     eng->ndbs = cfg->databases;
@@ -81,6 +82,8 @@ void gb_engine_free(gb_engine *eng)
 {
     if (!eng)
         return;
+    if (eng->service)
+        eng->service->destroy(eng->service->ctx);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -133,7 +136,7 @@ void gb_engine_cron(gb_engine *eng)
     uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
-        if (db->nvol)
+        if (db->nvol && eng->active_expire_enabled)
             gb_db_active_expire(db, deadline);
         if (gb_htable_is_rehashing(&db->keys))
             gb_htable_rehash_ms(&db->keys, 1);
@@ -142,4 +145,11 @@ void gb_engine_cron(gb_engine *eng)
     }
     gb_blocking_cron(eng);
     sample_ops(eng);
+    if (eng->service)
+        eng->service->cron(eng->service->ctx);
+}
+
+int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave)
+{
+    return eng->service ? eng->service->shutdown(eng->service->ctx, save, nosave) : 0;
 }

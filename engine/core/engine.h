@@ -45,6 +45,37 @@ typedef struct gb_info_provider {
     void *ctx;
 } gb_info_provider;
 
+/* A subsystem above the core that needs the engine's loop (persistence):
+ * the cron tick, slices of background work between event batches, the
+ * moment before replies leave (durability), and shutdown. Installed by the
+ * layer that owns it; the core and the transports call it through
+ * gb_engine_service_*() below. */
+typedef struct gb_service {
+    void (*cron)(void *ctx);
+    /* Runs background work until deadline_ns (monotonic); returns true while
+     * work remains (the loop then polls instead of sleeping). */
+    bool (*step)(void *ctx, uint64_t deadline_ns);
+    /* Called before replies written since the last call are sent: whatever
+     * they acknowledge must be durable by the time it returns
+     * (appendfsync always). */
+    void (*before_replies)(void *ctx);
+    /* Whether replies must wait for before_replies (true only while a write
+     * is not yet durable under appendfsync always): transports that send at
+     * once otherwise hold them until the end of the loop iteration. */
+    bool (*replies_held)(void *ctx);
+    /* SHUTDOWN / SIGTERM: saves as configured. Returns 0, or a negative
+     * GB_E* code with the reason logged (the server keeps running). */
+    int (*shutdown)(void *ctx, bool save, bool nosave);
+    /* Why writes are refused now (Redis's MISCONF text after a failed
+     * background save or log write), or NULL. */
+    const char *(*write_refusal)(void *ctx);
+    /* INFO persistence's fields after "loading": one "name:value" each. */
+    void (*info)(void *ctx, void (*line)(void *lctx, const char *text), void *lctx);
+    /* The engine is being freed. */
+    void (*destroy)(void *ctx);
+    void *ctx;
+} gb_service;
+
 typedef struct gb_engine {
     gb_settings cfg;
     gb_db *dbs;
@@ -82,6 +113,13 @@ typedef struct gb_engine {
     size_t nbheap, bheapcap;
 
     gb_propagation prop;     /* write propagation: sinks and the current unit */
+    gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
+    /* Replaying a log or snapshot: keys past their expiry are not expired
+     * (Redis's rule while loading: the load restores what the log says, and
+     * the log itself holds the DELs of expiries that happened). */
+    bool loading;
+    bool active_expire_enabled; /* DEBUG SET-ACTIVE-EXPIRE */
+    const struct gb_service *service; /* persistence's hooks into the loop, or NULL */
 
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
@@ -131,8 +169,27 @@ static inline void gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
 }
 
 /* Periodic work (the server calls it every 1000/hz ms): active expiry,
- * incremental rehash, blocked-client timeouts, stats sampling. */
+ * incremental rehash, blocked-client timeouts, stats sampling, and the
+ * service's cron. */
 void gb_engine_cron(gb_engine *eng);
+
+/* The service's loop hooks, as the transports call them (no-ops without a
+ * service). */
+static inline bool gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
+{
+    return eng->service && eng->service->step(eng->service->ctx, deadline_ns);
+}
+static inline bool gb_engine_replies_held(const gb_engine *eng)
+{
+    return eng->service && eng->service->replies_held(eng->service->ctx);
+}
+static inline void gb_engine_before_replies(gb_engine *eng)
+{
+    if (eng->service)
+        eng->service->before_replies(eng->service->ctx);
+}
+/* Prepares a shutdown: 0 to go ahead; otherwise the server keeps running. */
+int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave);
 
 /* A key's value changed: invalidates WATCHers, bumps the dirty counter
  * (which is how the gate knows a command changed the dataset). */

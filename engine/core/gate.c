@@ -183,6 +183,19 @@ static bool refused_for_memory(const gb_client *c, const gb_command *cmd)
     return may_grow && gb_engine_over_maxmemory(c->eng);
 }
 
+/* Redis 7.0's disk-error rule: while persistence refuses writes (MISCONF),
+ * write commands, an EXEC holding one, and PING are refused. */
+static const char *refused_for_disk(const gb_client *c, const gb_command *cmd)
+{
+    const gb_service *sv = c->eng->service;
+    const char *why = sv ? sv->write_refusal(sv->ctx) : NULL;
+    if (GB_LIKELY(!why))
+        return NULL;
+    uint32_t f = cmd->def->flags;
+    bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+    return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -196,6 +209,11 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
     }
     if (!(c->flags & GB_CLIENT_AUTHED) && !(d->flags & GB_CMD_NOAUTH)) {
         reject(c, cmd, GB_ERR_NOAUTH);
+        return false;
+    }
+    const char *disk = refused_for_disk(c, cmd);
+    if (disk) {
+        reject(c, cmd, disk);
         return false;
     }
     if (refused_for_memory(c, cmd)) {
@@ -239,7 +257,7 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
      * MULTI, memory not in question. Anything else takes the RESP form
      * through admission, which answers exactly as for a RESP client. */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
-                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd));
+                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;

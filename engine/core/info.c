@@ -111,13 +111,18 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "mem_allocator:libc\r\n");
 }
 
+static void service_line(void *lctx, const char *text)
+{
+    emitf(lctx, "%s\r\n", text);
+}
+
+/* The persistence service writes the section's fields (Redis's names). */
 static void section_persistence(gb_engine *eng, out_ctx *o)
 {
     emitf(o, "# Persistence\r\n");
-    emitf(o, "loading:0\r\n");
-    emitf(o, "rdb_changes_since_last_save:%llu\r\n", (unsigned long long)eng->stats.dirty);
-    emitf(o, "rdb_bgsave_in_progress:0\r\n");
-    emitf(o, "aof_enabled:0\r\n");
+    emitf(o, "loading:%d\r\n", eng->loading ? 1 : 0);
+    if (eng->service)
+        eng->service->info(eng->service->ctx, service_line, o);
 }
 
 static void section_stats(gb_engine *eng, out_ctx *o)

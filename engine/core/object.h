@@ -12,7 +12,8 @@
  *   16      4     keylen    key length in bytes
  *   20      1     type      GB_TYPE_*
  *   21      1     enc       GB_ENC_*
- *   22      1     flags     GB_KV_VOLATILE: the expiry field is present
+ *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
+ *                           GB_KV_COW_MARK: the background-save mark (db.h)
  *   23      1     lfu       logarithmic access counter (OBJECT FREQ)
  *   24      4     atime     last access, seconds since the engine started (OBJECT IDLETIME)
  *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
@@ -44,6 +45,7 @@ enum gb_enc {
 };
 
 #define GB_KV_VOLATILE 0x01u
+#define GB_KV_COW_MARK 0x02u
 
 /* Strings up to this many bytes live inline in the gb_kv (Redis: 44). */
 #define GB_EMBSTR_MAX 44

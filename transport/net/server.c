@@ -570,6 +570,11 @@ static void check_cb(uv_check_t *h)
         drain_resumes(srv);
     }
     bool busy = srv->resume_head != NULL;
+    /* A slice of the engine's background work (a background save), between
+     * batches of events; while some remains the loop polls instead of
+     * sleeping. */
+    if (gb_engine_background_step(srv->eng, UINT64_MAX))
+        busy = true;
     if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
         busy = true;
     if (busy && !srv->idle_on) {
@@ -588,6 +593,12 @@ static void signal_cb(uv_signal_t *s, int signum)
 {
     gb_net_server *srv = s->data;
     gb_log(GB_LOG_WARNING, "Received %s, scheduling shutdown...", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    gb_engine_update_time(srv->eng);
+    if (gb_engine_prepare_shutdown(srv->eng, false, false) != 0) {
+        gb_log(GB_LOG_WARNING, "%s received but errors trying to shut down the server, check the logs for more "
+                               "information", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        return;
+    }
     stop_everything(srv);
 }
 

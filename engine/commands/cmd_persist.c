@@ -1,0 +1,135 @@
+/*
+ * Persistence commands (SAVE, BGSAVE, LASTSAVE) and DEBUG's subcommands that
+ * Redis's own test tooling relies on (RELOAD, SLEEP, SET-ACTIVE-EXPIRE), on
+ * top of engine/persist/persist.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "engine/base/score.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/engine.h"
+#include "engine/persist/persist.h"
+
+static void cmd_save(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[640];
+    if (gb_persist_save(gb_persist_of(c->eng), err, sizeof err) == 0)
+        gb_reply_ok(c);
+    else if (strcmp(err, "Background save already in progress") == 0)
+        gb_reply_error(c, "ERR Background save already in progress");
+    else
+        gb_reply_error(c, "ERR");
+}
+
+static void cmd_bgsave(gb_client *c, int argc, gb_slice *argv)
+{
+    bool schedule = false;
+    if (argc > 1) {
+        if (argc == 2 && gb_slice_ieq(argv[1], "schedule")) {
+            schedule = true;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    char err[640];
+    switch (gb_persist_bgsave(gb_persist_of(c->eng), schedule, err, sizeof err)) {
+    case GB_BGSAVE_STARTED:
+        gb_reply_status(c, "Background saving started");
+        break;
+    case GB_BGSAVE_SCHEDULED:
+        gb_reply_status(c, "Background saving scheduled");
+        break;
+    case GB_BGSAVE_BUSY:
+        gb_reply_error(c, "ERR Background save already in progress");
+        break;
+    case GB_BGSAVE_ERROR:
+        gb_reply_error(c, "ERR");
+        break;
+    }
+}
+
+static void cmd_lastsave(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    gb_reply_int(c, gb_persist_lastsave(gb_persist_of(c->eng)));
+}
+
+/* ---- DEBUG ------------------------------------------------------------------------------ */
+
+static void debug_sleep(gb_client *c, gb_slice arg)
+{
+    long double secs;
+    if (gb_parse_long_double(arg, &secs) != 0 || isnan(secs) || secs < 0) {
+        gb_reply_error(c, "ERR value is not a valid float");
+        return;
+    }
+    /* The whole server sleeps: that is what the command is for (tests of
+     * timeouts and of clients that must cope with a stalled server). */
+    long double whole = floorl(secs);
+    struct timespec ts = {(time_t)whole, (long)((secs - whole) * 1e9L)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    gb_engine_update_time(c->eng);
+    gb_reply_ok(c);
+}
+
+static const char *const debug_help[] = {
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "RELOAD",
+    "    Save the dataset to disk, empty it, and load it back from the file.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Turn the active expiry cycle off or on (lazy expiry stays on).",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds> (decimals allowed).",
+    "HELP",
+    "    Print this help.",
+};
+
+static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_slice sub = argv[1];
+    if (gb_slice_ieq(sub, "help") && argc == 2) {
+        gb_reply_help(c, debug_help, GB_ARRAY_LEN(debug_help));
+    } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
+        debug_sleep(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "set-active-expire") && argc == 3) {
+        int64_t on;
+        if (!gb_arg_ll(c, argv[2], &on))
+            return;
+        c->eng->active_expire_enabled = on != 0;
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "reload") && argc == 2) {
+        char err[640];
+        gb_persist *p = gb_persist_of(c->eng);
+        int rc = gb_persist_debug_reload(p, err, sizeof err);
+        if (rc == GB_EIO) {
+            gb_reply_error(c, "ERR"); /* Redis's reply when the save fails */
+            return;
+        }
+        if (rc != 0) {
+            gb_reply_error(c, "ERR Error trying to load the RDB dump, check server logs.");
+            return;
+        }
+        gb_log(GB_LOG_WARNING, "DB reloaded by DEBUG RELOAD");
+        gb_reply_ok(c);
+    } else {
+        gb_reply_unknown_subcommand(c, sub, "debug");
+    }
+}
+
+#define ADMIN (GB_CMD_ADMIN | GB_CMD_NOSCRIPT)
+
+GB_DEFINE_COMMANDS(persist,
+    {"save", 1, ADMIN, 0, 0, 0, cmd_save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"},
+    {"bgsave", -1, ADMIN, 0, 0, 0, cmd_bgsave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"},
+    {"lastsave", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_lastsave, "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
+    {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_debug, "server",
+     "A container for debugging commands.", "1.0.0"});
