@@ -1,7 +1,7 @@
 /*
- * Persistence commands (SAVE, BGSAVE, LASTSAVE) and DEBUG's subcommands that
- * Redis's own test tooling relies on (RELOAD, SLEEP, SET-ACTIVE-EXPIRE), on
- * top of engine/persist/persist.h.
+ * Persistence commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE) and DEBUG's
+ * subcommands that Redis's own test tooling relies on (RELOAD, LOADAOF,
+ * SLEEP, SET-ACTIVE-EXPIRE), on top of engine/persist/persist.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -20,8 +20,8 @@ static void cmd_save(gb_client *c, int argc, gb_slice *argv)
     char err[640];
     if (gb_persist_save(gb_persist_of(c->eng), err, sizeof err) == 0)
         gb_reply_ok(c);
-    else if (strcmp(err, "Background save already in progress") == 0)
-        gb_reply_error(c, "ERR Background save already in progress");
+    else if (strncmp(err, "Background", 10) == 0)
+        gb_reply_errorf(c, "ERR %s", err);
     else
         gb_reply_error(c, "ERR");
 }
@@ -46,10 +46,32 @@ static void cmd_bgsave(gb_client *c, int argc, gb_slice *argv)
         gb_reply_status(c, "Background saving scheduled");
         break;
     case GB_BGSAVE_BUSY:
-        gb_reply_error(c, "ERR Background save already in progress");
+        gb_reply_errorf(c, "ERR %s", err);
         break;
     case GB_BGSAVE_ERROR:
         gb_reply_error(c, "ERR");
+        break;
+    }
+}
+
+static void cmd_bgrewriteaof(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[640];
+    switch (gb_persist_bgrewriteaof(gb_persist_of(c->eng), err, sizeof err)) {
+    case GB_BGREWRITE_STARTED:
+        gb_reply_status(c, "Background append only file rewriting started");
+        break;
+    case GB_BGREWRITE_SCHEDULED:
+        gb_reply_status(c, "Background append only file rewriting scheduled");
+        break;
+    case GB_BGREWRITE_BUSY:
+        gb_reply_errorf(c, "ERR %s", err);
+        break;
+    case GB_BGREWRITE_ERROR:
+        gb_reply_error(c, "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                          "information.");
         break;
     }
 }
@@ -82,6 +104,8 @@ static void debug_sleep(gb_client *c, gb_slice arg)
 
 static const char *const debug_help[] = {
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOADAOF",
+    "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
     "RELOAD",
     "    Save the dataset to disk, empty it, and load it back from the file.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -104,6 +128,19 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
         if (!gb_arg_ll(c, argv[2], &on))
             return;
         c->eng->active_expire_enabled = on != 0;
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "loadaof") && argc == 2) {
+        char err[640];
+        int rc = gb_persist_debug_loadaof(gb_persist_of(c->eng), err, sizeof err);
+        if (rc == GB_EINVAL) {
+            gb_reply_errorf(c, "ERR %s", err);
+            return;
+        }
+        if (rc != 0) {
+            gb_reply_error(c, "ERR Error trying to load the AOF files, check server logs.");
+            return;
+        }
+        gb_log(GB_LOG_WARNING, "Append Only File loaded by DEBUG LOADAOF");
         gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "reload") && argc == 2) {
         char err[640];
@@ -129,6 +166,8 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(persist,
     {"save", 1, ADMIN, 0, 0, 0, cmd_save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"},
     {"bgsave", -1, ADMIN, 0, 0, 0, cmd_bgsave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"},
+    {"bgrewriteaof", 1, ADMIN, 0, 0, 0, cmd_bgrewriteaof, "server",
+     "Asynchronously rewrites the append-only file to disk.", "1.0.0"},
     {"lastsave", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_lastsave, "server",
      "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
     {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_debug, "server",

@@ -7,6 +7,7 @@
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
+#include "engine/persist/persist.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -698,10 +699,24 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
     p->n++;
 }
 
-static void config_apply(gb_engine *eng, const char *name)
+/* Settings that take an action when they change. Returns false after
+ * replying an error (the change is then undone). */
+static bool config_apply(gb_client *c, const char *name)
 {
+    gb_engine *eng = c->eng;
     if (strcmp(name, "loglevel") == 0)
         gb_log_set_level(eng->cfg.loglevel);
+    if (strcmp(name, "appendonly") == 0) {
+        char err[640];
+        if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
+            gb_log(GB_LOG_WARNING, "Unable to turn on AOF: %s", err);
+            eng->cfg.appendonly = 0;
+            gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn "
+                              "on AOF. Check server logs.");
+            return false;
+        }
+    }
+    return true;
 }
 
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)
@@ -777,10 +792,12 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
         gb_settings_free(&c->eng->cfg);
         c->eng->cfg = scratch;
-        for (int p = 0; p < npairs; p++)
-            config_apply(c->eng, names[p]);
+        bool applied = true;
+        for (int p = 0; p < npairs && applied; p++)
+            applied = config_apply(c, names[p]);
         gb_free(names);
-        gb_reply_ok(c);
+        if (applied)
+            gb_reply_ok(c);
         return;
     undo:
         gb_settings_free(&scratch);

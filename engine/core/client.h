@@ -27,6 +27,7 @@ enum {
     GB_CLIENT_RING = 1u << 8,        /* a shared-memory ring client */
     GB_CLIENT_CLOSE_ASAP = 1u << 9,  /* killed: the transport closes it at the next chance */
     GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
+    GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */

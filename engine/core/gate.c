@@ -211,14 +211,18 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, GB_ERR_NOAUTH);
         return false;
     }
-    const char *disk = refused_for_disk(c, cmd);
-    if (disk) {
-        reject(c, cmd, disk);
-        return false;
-    }
-    if (refused_for_memory(c, cmd)) {
-        reject(c, cmd, GB_ERR_OOM);
-        return false;
+    /* A log being replayed already happened: it is obeyed (Redis's
+     * mustObeyClient), whatever memory or the disk say now. */
+    if (!(c->flags & GB_CLIENT_OBEY)) {
+        const char *disk = refused_for_disk(c, cmd);
+        if (disk) {
+            reject(c, cmd, disk);
+            return false;
+        }
+        if (refused_for_memory(c, cmd)) {
+            reject(c, cmd, GB_ERR_OOM);
+            return false;
+        }
     }
     if ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI)) {
         gb_multi_queue(c, cmd, argc, argv);

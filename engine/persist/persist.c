@@ -9,6 +9,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
+#include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapshot.h"
@@ -27,15 +28,27 @@
  * short enough that other clients' commands wait little. */
 #define SLICE_NS 500000u
 
+/* What the one background snapshot at a time is for. */
+enum bg_kind { BG_RDB, BG_AOF_REWRITE };
+
 struct gb_persist {
     gb_engine *eng;
     gb_service service;
+    gb_aof *aof;
 
-    /* the background save in progress, if any */
+    /* the background snapshot in progress, if any */
     gb_snapshot *bg;
+    enum bg_kind bg_kind;
     int64_t bg_start_ms;
     uint64_t bg_dirty_at_start;
     bool bg_scheduled;       /* BGSAVE SCHEDULE: start when possible */
+    bool rw_scheduled;       /* BGREWRITEAOF while a BGSAVE runs */
+
+    /* append-only log rewrites */
+    int64_t last_rw_try_ms;
+    bool last_rw_ok;
+    int64_t last_rw_secs;    /* -1: none yet */
+    uint64_t rewrites;
 
     /* results */
     uint64_t dirty_at_save;  /* stats.dirty when the last save began */
@@ -61,7 +74,8 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
     if (p->bg) {
-        snprintf(err, errlen, "Background save already in progress");
+        snprintf(err, errlen, p->bg_kind == BG_RDB ? "Background save already in progress"
+                                                   : "Background append only file rewriting in progress");
         return -1;
     }
     char path[4096];
@@ -103,6 +117,7 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
         gb_log(GB_LOG_WARNING, "Can't save in background: %s", err);
         return GB_BGSAVE_ERROR;
     }
+    p->bg_kind = BG_RDB;
     p->bg_start_ms = eng->now_ms;
     p->bg_dirty_at_start = eng->stats.dirty;
     p->bg_scheduled = false;
@@ -110,8 +125,81 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
     return GB_BGSAVE_STARTED;
 }
 
+/* ---- append-only log rewrites ------------------------------------------------------------- */
+
+static int rw_start(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    p->last_rw_try_ms = eng->now_ms;
+    char base[4400];
+    /* The new incremental file and the snapshot begin at the same moment:
+     * no command runs between them. */
+    if (gb_aof_rewrite_begin(p->aof, base, sizeof base, err, errlen) != 0) {
+        p->last_rw_ok = false;
+        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        return -1;
+    }
+    p->bg = gb_snapshot_begin(eng, base, level_of(eng), err, errlen);
+    if (!p->bg) {
+        gb_aof_rewrite_end(p->aof, false);
+        p->last_rw_ok = false;
+        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        return -1;
+    }
+    p->bg_kind = BG_AOF_REWRITE;
+    p->bg_start_ms = eng->now_ms;
+    p->rw_scheduled = false;
+    gb_log(GB_LOG_NOTICE, "Background append only file rewriting started");
+    return 0;
+}
+
+enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen)
+{
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE) {
+        snprintf(err, errlen, "Background append only file rewriting already in progress");
+        return GB_BGREWRITE_BUSY;
+    }
+    if (p->bg) {
+        p->rw_scheduled = true;
+        return GB_BGREWRITE_SCHEDULED;
+    }
+    return rw_start(p, err, errlen) == 0 ? GB_BGREWRITE_STARTED : GB_BGREWRITE_ERROR;
+}
+
+int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (!eng->cfg.appendonly) {
+        if (p->bg && p->bg_kind == BG_AOF_REWRITE)
+            bg_abandon(p, "appendonly turned off");
+        gb_aof_disable(p->aof);
+        return 0;
+    }
+    if (gb_aof_on(p->aof))
+        return 0;
+    if (gb_aof_enable(p->aof, err, errlen) != 0)
+        return -1;
+    /* The log needs a base: the dataset as it is now. */
+    if (p->bg && p->bg_kind == BG_RDB) {
+        p->rw_scheduled = true;
+        return 0;
+    }
+    if (p->bg)
+        bg_abandon(p, "appendonly turned on: the log needs a new base");
+    if (rw_start(p, err, errlen) != 0) {
+        gb_aof_disable(p->aof);
+        return -1;
+    }
+    return 0;
+}
+
 enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err, size_t errlen)
 {
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE && !schedule) {
+        snprintf(err, errlen, "An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order "
+                              "to schedule a BGSAVE whenever possible.");
+        return GB_BGSAVE_BUSY;
+    }
     if (p->bg) {
         if (schedule) {
             p->bg_scheduled = true;
@@ -129,6 +217,19 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
     uint64_t keys = gb_snapshot_keys(p->bg), bytes = gb_snapshot_bytes(p->bg);
     gb_snapshot_free(p->bg);
     p->bg = NULL;
+    if (p->bg_kind == BG_AOF_REWRITE) {
+        gb_aof_rewrite_end(p->aof, ok);
+        p->last_rw_ok = ok;
+        p->last_rw_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+        if (ok) {
+            p->rewrites++;
+            gb_log(GB_LOG_NOTICE, "Background AOF rewrite finished successfully: a %.1f MB base of %llu keys",
+                   (double)bytes / 1e6, (unsigned long long)keys);
+        } else {
+            gb_log(GB_LOG_WARNING, "Background AOF rewrite failed: %s", err);
+        }
+        return;
+    }
     p->last_bg_ok = ok;
     p->last_bg_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
     if (ok) {
@@ -144,9 +245,12 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
 
 static void bg_abandon(gb_persist *p, const char *why)
 {
-    gb_log(GB_LOG_WARNING, "Background saving abandoned: %s", why);
+    gb_log(GB_LOG_WARNING, "Background %s abandoned: %s",
+           p->bg_kind == BG_RDB ? "saving" : "append only file rewriting", why);
     gb_snapshot_free(p->bg);
     p->bg = NULL;
+    if (p->bg_kind == BG_AOF_REWRITE)
+        gb_aof_rewrite_end(p->aof, false);
 }
 
 static void bg_check_done(gb_persist *p)
@@ -169,9 +273,26 @@ static void policy_check(gb_persist *p)
     if (p->bg)
         return;
     char err[640];
+    if (p->rw_scheduled) {
+        rw_start(p, err, sizeof err);
+        return;
+    }
     if (p->bg_scheduled) {
         bg_start(p, err, sizeof err);
         return;
+    }
+    /* The log rewrites itself once it grew by the configured percentage
+     * since the last rewrite (and is past the minimum size). */
+    const gb_settings *cfg = &eng->cfg;
+    uint64_t size = gb_aof_size(p->aof), base = gb_aof_base_size(p->aof);
+    if (gb_aof_on(p->aof) && cfg->auto_aof_rewrite_percentage > 0 && size > (uint64_t)cfg->auto_aof_rewrite_min_size &&
+        (p->last_rw_ok || eng->now_ms - p->last_rw_try_ms > BGSAVE_RETRY_DELAY_MS)) {
+        uint64_t grown = base ? (size - (size > base ? base : size)) * 100 / base : UINT64_MAX;
+        if (size > base && grown >= (uint64_t)cfg->auto_aof_rewrite_percentage) {
+            gb_log(GB_LOG_NOTICE, "Starting automatic rewriting of AOF on %llu%% growth", (unsigned long long)grown);
+            rw_start(p, err, sizeof err);
+            return;
+        }
     }
     uint64_t changes = eng->stats.dirty - p->dirty_at_save;
     int64_t now = eng->now_ms;
@@ -193,7 +314,7 @@ const char *gb_persist_write_refusal(const gb_persist *p)
     const gb_settings *cfg = &p->eng->cfg;
     if (cfg->stop_writes_on_bgsave_error && cfg->save_n > 0 && !p->last_bg_ok)
         return MISCONF_RDB;
-    return NULL;
+    return gb_aof_write_refusal(p->aof);
 }
 
 /* ---- loading ------------------------------------------------------------------------------- */
@@ -234,19 +355,6 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     return 0;
 }
 
-int gb_persist_load(gb_persist *p, char *err, size_t errlen)
-{
-    gb_engine *eng = p->eng;
-    char path[4096];
-    snapshot_path(p, path, sizeof path);
-    int rc = load_snapshot_file(eng, path, err, errlen);
-    if (rc == GB_ENOENT)
-        return 0; /* nothing saved yet */
-    if (rc == 0)
-        p->lastsave_s = eng->now_ms / 1000;
-    return rc;
-}
-
 static void flush_all(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++) {
@@ -254,6 +362,48 @@ static void flush_all(gb_engine *eng)
         gb_db_flush(&eng->dbs[i]);
     }
 }
+
+int gb_persist_load(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (eng->cfg.appendonly) {
+        int rc = gb_aof_load(p->aof, err, errlen);
+        if (rc != GB_ENOENT)
+            return rc;
+    }
+    char path[4096];
+    snapshot_path(p, path, sizeof path);
+    int rc = load_snapshot_file(eng, path, err, errlen);
+    if (rc == 0)
+        p->lastsave_s = eng->now_ms / 1000;
+    else if (rc != GB_ENOENT)
+        return rc;
+    /* appendonly yes without a log yet: start one, its base the dataset
+     * just loaded (or nothing). */
+    if (eng->cfg.appendonly && gb_persist_appendonly_changed(p, err, errlen) != 0)
+        return GB_EIO;
+    return 0;
+}
+
+int gb_persist_debug_loadaof(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (!gb_aof_on(p->aof)) {
+        snprintf(err, errlen, "the append-only log is off");
+        return GB_EINVAL;
+    }
+    if (p->bg)
+        bg_abandon(p, "DEBUG LOADAOF reloads the log");
+    gb_aof_disable(p->aof);
+    flush_all(eng);
+    int rc = gb_aof_load(p->aof, err, errlen);
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "DEBUG LOADAOF could not load the log: %s", err);
+        flush_all(eng);
+    }
+    return rc;
+}
+
 
 int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
 {
@@ -280,6 +430,7 @@ int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
 static void svc_cron(void *ctx)
 {
     gb_persist *p = ctx;
+    gb_aof_cron(p->aof);
     bg_check_done(p);
     policy_check(p);
 }
@@ -303,11 +454,16 @@ static bool svc_step(void *ctx, uint64_t deadline_ns)
     return true;
 }
 
-static void svc_before_replies(void *ctx) { (void)ctx; }
+static void svc_before_replies(void *ctx)
+{
+    gb_persist *p = ctx;
+    gb_aof_flush(p->aof, p->eng->cfg.appendfsync == GB_FSYNC_ALWAYS);
+}
+
 static bool svc_replies_held(void *ctx)
 {
-    (void)ctx;
-    return false;
+    gb_persist *p = ctx;
+    return gb_aof_unsynced(p->aof);
 }
 
 static int svc_shutdown(void *ctx, bool save, bool nosave)
@@ -315,6 +471,10 @@ static int svc_shutdown(void *ctx, bool save, bool nosave)
     gb_persist *p = ctx;
     if (p->bg)
         bg_abandon(p, "shutting down");
+    if (gb_aof_on(p->aof)) {
+        gb_log(GB_LOG_NOTICE, "Calling fsync() on the AOF file.");
+        gb_aof_flush(p->aof, true);
+    }
     if (nosave || (!save && p->eng->cfg.save_n == 0))
         return 0;
     gb_log(GB_LOG_NOTICE, "Saving the final snapshot before exiting.");
@@ -356,14 +516,15 @@ static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void 
          p->bg ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
     line(out, octx, "rdb_saves:%llu", (unsigned long long)p->saves);
     line(out, octx, "rdb_last_cow_size:0");
-    line(out, octx, "aof_enabled:0");
-    line(out, octx, "aof_rewrite_in_progress:0");
-    line(out, octx, "aof_rewrite_scheduled:0");
-    line(out, octx, "aof_last_rewrite_time_sec:-1");
-    line(out, octx, "aof_current_rewrite_time_sec:-1");
-    line(out, octx, "aof_last_bgrewrite_status:ok");
-    line(out, octx, "aof_rewrites:0");
-    line(out, octx, "aof_last_write_status:ok");
+    bool rw = p->bg && p->bg_kind == BG_AOF_REWRITE;
+    line(out, octx, "aof_enabled:%d", gb_aof_on(p->aof) ? 1 : 0);
+    line(out, octx, "aof_rewrite_in_progress:%d", rw ? 1 : 0);
+    line(out, octx, "aof_rewrite_scheduled:%d", p->rw_scheduled ? 1 : 0);
+    line(out, octx, "aof_last_rewrite_time_sec:%lld", (long long)p->last_rw_secs);
+    line(out, octx, "aof_current_rewrite_time_sec:%lld", rw ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
+    line(out, octx, "aof_last_bgrewrite_status:%s", p->last_rw_ok ? "ok" : "err");
+    line(out, octx, "aof_rewrites:%llu", (unsigned long long)p->rewrites);
+    gb_aof_info(p->aof, out, octx);
     line(out, octx, "module_fork_in_progress:0");
     line(out, octx, "module_fork_last_cow_size:0");
 }
@@ -376,6 +537,9 @@ gb_persist *gb_persist_new(gb_engine *eng)
     p->last_bg_secs = -1;
     p->lastsave_s = eng->now_ms / 1000;
     p->dirty_at_save = eng->stats.dirty;
+    p->last_rw_ok = true;
+    p->last_rw_secs = -1;
+    p->aof = gb_aof_new(eng);
     p->service = (gb_service){svc_cron,          svc_step, svc_before_replies, svc_replies_held, svc_shutdown,
                               svc_write_refusal, svc_info, svc_destroy,        p};
     eng->service = &p->service;
@@ -390,6 +554,7 @@ void gb_persist_free(gb_persist *p)
         return;
     if (p->bg)
         bg_abandon(p, "the server is stopping");
+    gb_aof_free(p->aof);
     if (p->eng->service == &p->service)
         p->eng->service = NULL;
     gb_free(p);

@@ -31,6 +31,17 @@ enum gb_bgsave_result { GB_BGSAVE_STARTED, GB_BGSAVE_SCHEDULED, GB_BGSAVE_BUSY, 
 /* BGSAVE [SCHEDULE]. */
 enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err, size_t errlen);
 
+enum gb_bgrewrite_result { GB_BGREWRITE_STARTED, GB_BGREWRITE_SCHEDULED, GB_BGREWRITE_BUSY, GB_BGREWRITE_ERROR };
+/* BGREWRITEAOF (also with appendonly no, as Redis: a new base only). */
+enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen);
+
+/* CONFIG SET appendonly: starts the log (a rewrite makes its base) or
+ * stops it. 0 or -1 with err. */
+int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen);
+
+/* DEBUG LOADAOF: empties the databases and loads the log back. */
+int gb_persist_debug_loadaof(gb_persist *p, char *err, size_t errlen);
+
 /* LASTSAVE: Unix seconds of the last successful save. */
 int64_t gb_persist_lastsave(const gb_persist *p);
 

@@ -47,10 +47,12 @@ struct conn {
     int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
     bool resume_queued;
+    bool held;              /* replies wait for the log's sync (appendfsync always) */
     bool is_unix;
     char addr[64];
     char laddr[64];
     conn *next_resume;
+    conn *next_held;
 };
 
 typedef struct listener {
@@ -80,6 +82,7 @@ struct gb_net_server {
     bool idle_on;
     uv_signal_t sigint, sigterm;
     conn *resume_head;
+    conn *held_head;        /* connections whose replies wait for the log's sync */
     gb_net_poller poller;
     bool has_poller;
     char desc[512];
@@ -103,11 +106,23 @@ static void conn_free_cb(uv_handle_t *h)
     free(c);
 }
 
+static void unhold(conn *c)
+{
+    for (conn **pp = &c->srv->held_head; *pp; pp = &(*pp)->next_held)
+        if (*pp == c) {
+            *pp = c->next_held;
+            break;
+        }
+    c->held = false;
+}
+
 static void conn_close(conn *c)
 {
     if (c->closing)
         return;
     c->closing = true;
+    if (c->held)
+        unhold(c);
     /* Out of the engine's sight at once: no more blocking wake-ups or
      * CLIENT LIST entries for a connection that is going away. */
     if (c->client) {
@@ -252,6 +267,17 @@ static void conn_flush(conn *c)
     if (c->closing || c->out.len == 0)
         return;
     gb_engine *eng = c->srv->eng;
+    /* appendfsync always: replies that acknowledge writes leave once the
+     * log is synced, at the end of this loop iteration, together with every
+     * other client's (one sync for all: group commit). */
+    if (GB_UNLIKELY(gb_engine_replies_held(eng))) {
+        if (!c->held) {
+            c->held = true;
+            c->next_held = c->srv->held_head;
+            c->srv->held_head = c;
+        }
+        return;
+    }
     if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
         int n = uv_try_write(&c->h.stream, &b, 1);
@@ -562,6 +588,19 @@ static void drain_resumes(gb_net_server *srv)
 
 static void stop_everything(gb_net_server *srv);
 
+/* The durability point: what this iteration's commands wrote reaches the
+ * log (synced under appendfsync always), then the replies held for it go. */
+static void release_replies(gb_net_server *srv)
+{
+    gb_engine_before_replies(srv->eng);
+    while (srv->held_head) {
+        conn *c = srv->held_head;
+        srv->held_head = c->next_held;
+        c->held = false;
+        conn_flush(c);
+    }
+}
+
 static void check_cb(uv_check_t *h)
 {
     gb_net_server *srv = h->data;
@@ -569,6 +608,7 @@ static void check_cb(uv_check_t *h)
     if (srv->has_poller && srv->poller.poll(srv->poller.ctx)) {
         drain_resumes(srv);
     }
+    release_replies(srv);
     bool busy = srv->resume_head != NULL;
     /* A slice of the engine's background work (a background save), between
      * batches of events; while some remains the loop polls instead of
