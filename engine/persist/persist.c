@@ -265,6 +265,8 @@ static void bg_check_done(gb_persist *p)
 
 int64_t gb_persist_lastsave(const gb_persist *p) { return p->lastsave_s; }
 
+bool gb_persist_bg_in_progress(const gb_persist *p) { return p->bg != NULL; }
+
 /* ---- the save policy ------------------------------------------------------------------------ */
 
 static void policy_check(gb_persist *p)

@@ -42,6 +42,9 @@ int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen);
 /* DEBUG LOADAOF: empties the databases and loads the log back. */
 int gb_persist_debug_loadaof(gb_persist *p, char *err, size_t errlen);
 
+/* Whether a background snapshot (BGSAVE or a log rewrite) is running. */
+bool gb_persist_bg_in_progress(const gb_persist *p);
+
 /* LASTSAVE: Unix seconds of the last successful save. */
 int64_t gb_persist_lastsave(const gb_persist *p);
 
