@@ -302,17 +302,10 @@ bool gb_snap_get_str(gb_snap_reader *r, char **buf, size_t *cap, size_t *len, ui
     return true;
 }
 
-bool gb_snap_reader_finish(gb_snap_reader *r, uint64_t keys)
+/* Reads the trailer (its first bytes were taken for a block header) and
+ * checks it against the blocks read. */
+static bool read_trailer(gb_snap_reader *r, uint8_t t[GB_SNAP_TRAILER_SIZE])
 {
-    if (r->failed)
-        return false;
-    if (r->rawpos < r->rawlen)
-        return gb_snap_reader_fail(r, "bytes after the EOF record");
-    if (next_block(r))
-        return gb_snap_reader_fail(r, "a block after the EOF record");
-    if (r->failed)
-        return false;
-    uint8_t t[GB_SNAP_TRAILER_SIZE];
     memcpy(t, r->trailer_head, GB_SNAP_BLOCK_HEADER_SIZE);
     if (!read_file(r, t + GB_SNAP_BLOCK_HEADER_SIZE, GB_SNAP_TRAILER_SIZE - GB_SNAP_BLOCK_HEADER_SIZE, "the trailer"))
         return false;
@@ -324,12 +317,37 @@ bool gb_snap_reader_finish(gb_snap_reader *r, uint64_t keys)
                                    (unsigned long long)r->blocks, (unsigned long long)r->raw_total);
     if (gb_le64_get(t + 32) != XXH3_64bits_digest(r->chain))
         return gb_snap_reader_fail(r, "the blocks are not the ones written (chain checksum mismatch)");
+    uint8_t extra;
+    if (gb_read_full(r->fd, &extra, 1) != 0)
+        return gb_snap_reader_fail(r, "bytes after the trailer");
+    return true;
+}
+
+bool gb_snap_reader_finish(gb_snap_reader *r, uint64_t keys)
+{
+    if (r->failed)
+        return false;
+    if (r->rawpos < r->rawlen)
+        return gb_snap_reader_fail(r, "bytes after the EOF record");
+    if (next_block(r))
+        return gb_snap_reader_fail(r, "a block after the EOF record");
+    if (r->failed)
+        return false;
+    uint8_t t[GB_SNAP_TRAILER_SIZE];
+    if (!read_trailer(r, t))
+        return false;
     if (gb_le64_get(t + 24) != keys)
         return gb_snap_reader_fail(r, "trailer counts %llu keys, the records hold %llu",
                                    (unsigned long long)gb_le64_get(t + 24), (unsigned long long)keys);
-    uint8_t extra;
-    ssize_t k = gb_read_full(r->fd, &extra, 1);
-    if (k != 0)
-        return gb_snap_reader_fail(r, "bytes after the trailer");
     return true;
+}
+
+bool gb_snap_reader_verify(gb_snap_reader *r)
+{
+    while (next_block(r))
+        ;
+    if (r->failed)
+        return false;
+    uint8_t t[GB_SNAP_TRAILER_SIZE];
+    return read_trailer(r, t);
 }

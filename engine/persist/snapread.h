@@ -43,6 +43,11 @@ bool gb_snap_reader_finish(gb_snap_reader *r, uint64_t keys);
  * an unknown record, a duplicate key). Returns false. */
 bool gb_snap_reader_fail(gb_snap_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Checks every block and the trailer without decoding the records (the
+ * repair tool: checksums cover every byte). true, or false with the
+ * reason in gb_snap_reader_error(r). */
+bool gb_snap_reader_verify(gb_snap_reader *r);
+
 /* "'<path>' at offset <n>: <check>" for the first failure. */
 const char *gb_snap_reader_error(const gb_snap_reader *r);
 
