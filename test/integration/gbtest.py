@@ -113,9 +113,12 @@ class Server:
     both take one)."""
 
     def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
-                 env=None, unixsocket=None):
+                 env=None, unixsocket=None, dir=None):
         self.kind = kind
-        self.dir = tempfile.mkdtemp(prefix="gbit-%s-" % kind)
+        # dir: run in an existing directory (its files survive the server:
+        # restarts over the same snapshot or log); the caller removes it.
+        self.own_dir = dir is None
+        self.dir = dir or tempfile.mkdtemp(prefix="gbit-%s-" % kind)
         self.sock = (unixsocket or os.path.join(self.dir, "x.sock")) if unix else None
         self.port = free_port() if port is None else port
         self.logpath = os.path.join(self.dir, "server.log")
@@ -220,7 +223,8 @@ class Server:
             self.stop(timeout=5 * SLOW)
         self.kill()
         report = sanitizer_report(self.log())
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
         if report:
             SANITIZER_REPORTS.append((self.kind, " ".join(self.cmd), report))
             sys.stderr.write("\n*** sanitizer report from %s (%s):\n%s\n" % (self.kind, " ".join(self.cmd),
