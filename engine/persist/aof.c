@@ -521,6 +521,20 @@ static int load_base(gb_aof *a, const char *name, char *err, size_t errlen)
     return ok ? 0 : GB_EPARSE;
 }
 
+/* Keeps the manifest and the files it names. */
+static bool named_or_manifest(void *ctx, const char *name)
+{
+    const gb_aof *a = ctx;
+    char mname[300];
+    snprintf(mname, sizeof mname, "%s.manifest", a->eng->cfg.appendfilename);
+    if (strcmp(name, mname) == 0)
+        return true;
+    for (size_t i = 0; i < a->man.n; i++)
+        if (strcmp(a->man.files[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 int gb_aof_load(gb_aof *a, char *err, size_t errlen)
 {
     gb_engine *eng = a->eng;
@@ -532,6 +546,11 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen)
     int rc = gb_manifest_read(&a->man, mpath, err, errlen);
     if (rc != 0)
         return rc;
+    /* Files of this log the manifest does not name are leftovers of a
+     * rewrite or a manifest switch a crash interrupted. */
+    int removed = gb_remove_prefixed(a->dir, eng->cfg.appendfilename, named_or_manifest, a);
+    if (removed)
+        gb_log(GB_LOG_NOTICE, "Removed %d append-only file(s) no manifest names (an interrupted rewrite)", removed);
     uint64_t t0 = gb_clock_mono_ns();
     eng->loading = true;
     uint64_t commands = 0;

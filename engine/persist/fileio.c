@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/persist/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,4 +71,24 @@ int gb_path_join(char *out, size_t cap, const char *dir, const char *name)
     size_t dl = strlen(dir);
     int n = dl && dir[dl - 1] == '/' ? snprintf(out, cap, "%s%s", dir, name) : snprintf(out, cap, "%s/%s", dir, name);
     return n >= 0 && (size_t)n < cap;
+}
+
+int gb_remove_prefixed(const char *dir, const char *prefix, bool (*keep)(void *ctx, const char *name), void *ctx)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t pl = strlen(prefix);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, pl) != 0 || (keep && keep(ctx, e->d_name)))
+            continue;
+        char path[4400];
+        if (gb_path_join(path, sizeof path, dir, e->d_name) && unlink(path) == 0)
+            n++;
+    }
+    closedir(d);
+    if (n)
+        gb_plat_dir_sync(dir);
+    return n;
 }

@@ -6,6 +6,7 @@
 #ifndef GB_ENGINE_PERSIST_FILEIO_H
 #define GB_ENGINE_PERSIST_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +20,11 @@ int gb_file_sync_fd(int fd);
 int gb_rename_durably(const char *tmp, const char *path);
 /* Syncs the directory holding path (after creating or removing it). */
 int gb_sync_parent_dir(const char *path);
+/* Removes the files of dir whose names start with prefix, except those
+ * keep() says to keep (keep may be NULL). Returns how many it removed;
+ * what it removes is logged by the caller's choice of prefix. */
+int gb_remove_prefixed(const char *dir, const char *prefix, bool (*keep)(void *ctx, const char *name), void *ctx);
+
 /* dir + "/" + name into out (cap bytes); false if it does not fit. */
 int gb_path_join(char *out, size_t cap, const char *dir, const char *name);
 

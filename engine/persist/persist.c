@@ -368,6 +368,13 @@ static void flush_all(gb_engine *eng)
 int gb_persist_load(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
+    /* Saves a crash cut short leave their temporary files: the previous
+     * file is the one that counts. */
+    char tmp_prefix[300];
+    snprintf(tmp_prefix, sizeof tmp_prefix, "%s.tmp-", eng->cfg.dbfilename);
+    int removed = gb_remove_prefixed(eng->cfg.dir, tmp_prefix, NULL, NULL);
+    if (removed)
+        gb_log(GB_LOG_NOTICE, "Removed %d temporary snapshot file(s) left by an interrupted save", removed);
     if (eng->cfg.appendonly) {
         int rc = gb_aof_load(p->aof, err, errlen);
         if (rc != GB_ENOENT)
