@@ -331,6 +331,44 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     return kv;
 }
 
+/* ---- loading ----------------------------------------------------------------- */
+
+/* Inserts kv (its hash h) unless its key exists: returns false (kv not
+ * inserted) when it does. One hash, one chain walk: a snapshot's load
+ * checks for a key twice and inserts at the same time. */
+static bool insert_new(gb_db *db, gb_kv *kv, uint64_t h)
+{
+    gb_slice key = gb_kv_key(kv);
+    if (gb_htable_find(&db->keys, &key, h))
+        return false;
+    gb_htable_insert(&db->keys, &kv->node, h);
+    if (gb_kv_volatile(kv))
+        vol_add(db, kv);
+    return true;
+}
+
+gb_kv *gb_db_load_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire)
+{
+    gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, STR_AUTO);
+    if (insert_new(db, kv, gb_hash_slice(key)))
+        return kv;
+    gb_kv_free(kv);
+    return NULL;
+}
+
+gb_kv *gb_db_load_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire)
+{
+    gb_kv *kv = kv_alloc(db, key, expire >= 0, expire, 0);
+    kv->type = (uint8_t)t;
+    kv->enc = GB_ENC_OBJ;
+    kv->v.ptr = obj;
+    if (insert_new(db, kv, gb_hash_slice(key)))
+        return kv;
+    kv->v.ptr = NULL; /* the object stays the caller's */
+    gb_kv_free(kv);
+    return NULL;
+}
+
 /* Overwrites a string record's value where it stands when the new value fits
  * the allocation it already has: a SET of a same-sized value (the common
  * case: counters, caches, benchmarks) then costs no malloc and no free. */

@@ -93,6 +93,13 @@ void gb_db_steal_value(gb_kv *kv);
 
 bool gb_db_delete(gb_db *db, gb_slice key);
 
+/* Loading a snapshot: adds key with its value and expiry (< 0: none) unless
+ * it exists, returning NULL then (a string value freed; an object left to
+ * the caller). Watchers and waiters are not told: nothing waits during a
+ * load. */
+gb_kv *gb_db_load_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire);
+gb_kv *gb_db_load_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire);
+
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);
 gb_kv *gb_db_persist(gb_db *db, gb_kv *kv);

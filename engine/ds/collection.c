@@ -1,5 +1,8 @@
 #include "engine/ds/collection.h"
 
+#include "engine/ds/htable.h"
+#include "engine/ds/listpack.h"
+
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 
@@ -97,4 +100,40 @@ void gb_sample_distinct(uint64_t n, uint64_t k, uint64_t *out)
             out[i++] = r;
     }
     gb_u64set_free(&seen);
+}
+
+bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)
+{
+    size_t n = (gb_lp_count(lp) + stride - 1) / stride;
+    if (n < 2)
+        return true;
+    size_t cap = 8;
+    while (cap < 2 * n)
+        cap *= 2;
+    unsigned char **slot = gb_calloc(cap, sizeof *slot);
+    uint64_t *hash = gb_malloc(cap * sizeof *hash);
+    bool unique = true;
+    unsigned char *p = gb_lp_first(lp);
+    for (size_t i = 0; p && unique; i++) {
+        char buf[GB_LP_INT_BUF];
+        gb_slice k = gb_lp_get_slice(p, buf);
+        uint64_t h = gb_hash_slice(k);
+        for (size_t j = h & (cap - 1);; j = (j + 1) & (cap - 1)) {
+            if (!slot[j]) {
+                slot[j] = p;
+                hash[j] = h;
+                break;
+            }
+            char obuf[GB_LP_INT_BUF];
+            if (hash[j] == h && gb_slice_eq(gb_lp_get_slice(slot[j], obuf), k)) {
+                unique = false;
+                break;
+            }
+        }
+        for (unsigned s = 0; s < stride && p; s++)
+            p = gb_lp_next(lp, p);
+    }
+    gb_free(slot);
+    gb_free(hash);
+    return unique;
 }

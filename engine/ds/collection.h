@@ -40,6 +40,12 @@ void gb_u64set_init(gb_u64set *s, size_t expected);
 bool gb_u64set_add(gb_u64set *s, uint64_t k);
 void gb_u64set_free(gb_u64set *s);
 
+/* Whether the entries at positions 0, stride, 2*stride, ... of a
+ * (validated) listpack are all different: a hash's fields (stride 2), a
+ * set's members (1), a sorted set's members (2). O(n): each entry is hashed
+ * into a table of its own; equal hashes are compared byte for byte. */
+bool gb_lp_keys_unique(unsigned char *lp, unsigned stride);
+
 /* Writes k distinct indices drawn uniformly from [0, n) (k <= n) into out,
  * in random order. */
 void gb_sample_distinct(uint64_t n, uint64_t k, uint64_t *out);

@@ -1,5 +1,7 @@
 #include "engine/ds/hash.h"
 
+#include "engine/ds/collection.h"
+
 #include <math.h>
 
 #include "engine/ds/htable.h"
@@ -127,6 +129,44 @@ gb_hash *gb_hash_new(void)
     memset(h, 0, sizeof *h);
     h->enc = GB_HASH_LISTPACK;
     h->p = gb_lp_new(0);
+    return h;
+}
+
+static void to_hashtable(gb_hash *h);
+
+/* Whether any entry of lp is longer than max bytes. */
+static bool lp_has_longer(unsigned char *lp, size_t max)
+{
+    for (unsigned char *p = gb_lp_first(lp); p; p = gb_lp_next(lp, p)) {
+        gb_lp_entry e;
+        gb_lp_get(p, &e);
+        if (!e.is_int && e.len > max)
+            return true;
+    }
+    return false;
+}
+
+gb_hash *gb_hash_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why)
+{
+    uint32_t n = 0;
+    if (!gb_lp_validate(lp, size))
+        *why = "a damaged listpack";
+    else if ((n = gb_lp_count(lp)) == 0 || n % 2)
+        *why = "a hash listpack without field, value pairs";
+    else if (!gb_lp_keys_unique(lp, 2))
+        *why = "a hash listpack with a field twice";
+    else
+        *why = NULL;
+    if (*why) {
+        gb_lp_free(lp);
+        return NULL;
+    }
+    gb_hash *h = gb_malloc(sizeof *h);
+    memset(h, 0, sizeof *h);
+    h->enc = GB_HASH_LISTPACK;
+    h->p = lp;
+    if (n / 2 > cfg->hash_max_listpack_entries || lp_has_longer(lp, cfg->hash_max_listpack_value))
+        to_hashtable(h);
     return h;
 }
 

@@ -50,6 +50,17 @@ typedef void (*gb_hash_emit_fn)(void *ctx, gb_slice field, gb_slice value);
 
 /* An empty hash (listpack). */
 gb_hash *gb_hash_new(void);
+/* A hash made from an untrusted listpack of field, value pairs (a
+ * snapshot's), taking ownership of lp (size bytes, gb_malloc'd). NULL (lp
+ * freed, *why set) when it is not one: a damaged listpack, an odd count, a
+ * field twice, no fields. Past the thresholds it becomes a hash table. */
+gb_hash *gb_hash_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why);
+/* The listpack of a listpack-encoded hash, or NULL: what a snapshot stores
+ * as it is. */
+static inline const unsigned char *gb_hash_listpack(const gb_hash *h)
+{
+    return h->enc == GB_HASH_LISTPACK ? (const unsigned char *)h->p : NULL;
+}
 void gb_hash_free(gb_hash *h);
 /* Frees the representation only, for a header the caller owns (the
  * command layer keeps headers on the stack; see engine/commands/cmd_collection.h). */

@@ -97,6 +97,15 @@ static void resize_to(gb_htable *ht, uint64_t buckets)
     ht->rehash_idx = 0;
 }
 
+void gb_htable_reserve(gb_htable *ht, size_t n)
+{
+    if (gb_htable_size(ht) == 0 && !gb_htable_is_rehashing(ht)) {
+        gb_free(ht->tab[0]);
+        ht->tab[0] = NULL;
+        resize_to(ht, next_pow2(n));
+    }
+}
+
 static void finish_rehash(gb_htable *ht)
 {
     gb_free(ht->tab[0]);

@@ -86,6 +86,9 @@ gb_hnode *gb_htable_random(gb_htable *ht);
 
 /* Migrates up to n buckets; returns true if more remain. */
 bool gb_htable_rehash_step(gb_htable *ht, size_t n);
+/* Sizes an empty table for n entries at once (a snapshot's load knows how
+ * many keys come): no growth and rehash on the way. No-op otherwise. */
+void gb_htable_reserve(gb_htable *ht, size_t n);
 /* Rehashes for about `ms` milliseconds; returns buckets migrated. */
 size_t gb_htable_rehash_ms(gb_htable *ht, unsigned ms);
 /* Shrinks the table when it is sparse (call after bulk deletions). */

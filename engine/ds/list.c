@@ -44,6 +44,37 @@ gb_list *gb_list_new(const gb_list_config *cfg)
     return l;
 }
 
+static bool visit_push(void *ctx, size_t index, gb_slice v)
+{
+    (void)index;
+    gb_list_push(ctx, GB_LIST_TAIL, &v, 1);
+    return true;
+}
+
+gb_list *gb_list_from_listpack(const gb_list_config *cfg, unsigned char *lp, size_t size, const char **why)
+{
+    *why = !gb_lp_validate(lp, size) ? "a damaged listpack" : gb_lp_count(lp) == 0 ? "an empty list" : NULL;
+    if (*why) {
+        gb_lp_free(lp);
+        return NULL;
+    }
+    gb_list *l = gb_list_new(cfg);
+    gb_list_limit lim = limit_of(l);
+    if (!gb_list_limit_exceeded(&lim, size, gb_lp_count(lp))) {
+        gb_lp_free(l->u.lp);
+        l->u.lp = lp;
+        return l;
+    }
+    /* Bigger than this server keeps compact: the values go in one by one
+     * and the list picks its representation as it grows. */
+    gb_list tmp = {.enc = GB_LIST_ENC_COMPACT, .u.lp = lp};
+    gb_list_range(&tmp, 0, -1, false, visit_push, l);
+    gb_lp_free(lp);
+    return l;
+}
+
+const unsigned char *gb_list_listpack(const gb_list *l) { return l->enc == GB_LIST_ENC_COMPACT ? l->u.lp : NULL; }
+
 gb_list_config gb_list_config_of(const gb_list *l)
 {
     gb_list_config cfg = {l->fill, (gb_list_impl)l->large_impl};

@@ -83,6 +83,12 @@ typedef void (*gb_list_pos_fn)(void *ctx, size_t index);
 /* An empty compact list (cfg NULL = GB_LIST_CONFIG_DEFAULT). Empty lists are
  * legal; the keyspace deletes a key whose list became empty. */
 gb_list *gb_list_new(const gb_list_config *cfg);
+/* A list made from an untrusted listpack (a snapshot's), taking ownership
+ * of lp (gb_malloc'd). NULL (lp freed, *why set) when it is damaged or
+ * empty. Past the compact limit of cfg it takes the large representation. */
+gb_list *gb_list_from_listpack(const gb_list_config *cfg, unsigned char *lp, size_t size, const char **why);
+/* The listpack of a compact list, or NULL: what a snapshot stores as is. */
+const unsigned char *gb_list_listpack(const gb_list *l);
 void gb_list_free(gb_list *l);
 
 /* ---- size & introspection ---- */

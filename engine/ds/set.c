@@ -125,6 +125,77 @@ gb_set *gb_set_new_for(const gb_types_config *cfg, gb_slice first, size_t size_h
     return s;
 }
 
+static void to_hashtable(gb_set *s);
+static void intset_to_listpack(gb_set *s);
+
+static gb_set *set_of(uint8_t enc, void *p)
+{
+    gb_set *s = gb_malloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->enc = enc;
+    s->p = p;
+    return s;
+}
+
+/* Whether any member of lp is longer than max bytes. */
+static bool lp_has_longer(unsigned char *lp, size_t max)
+{
+    for (unsigned char *p = gb_lp_first(lp); p; p = gb_lp_next(lp, p)) {
+        gb_lp_entry e;
+        gb_lp_get(p, &e);
+        if (!e.is_int && e.len > max)
+            return true;
+    }
+    return false;
+}
+
+gb_set *gb_set_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why)
+{
+    if (!gb_lp_validate(lp, size))
+        *why = "a damaged listpack";
+    else if (gb_lp_count(lp) == 0)
+        *why = "an empty set";
+    else if (!gb_lp_keys_unique(lp, 1))
+        *why = "a set listpack with a member twice";
+    else
+        *why = NULL;
+    if (*why) {
+        gb_lp_free(lp);
+        return NULL;
+    }
+    gb_set *s = set_of(GB_SET_LISTPACK, lp);
+    if (gb_lp_count(lp) > cfg->set_max_listpack_entries || lp_has_longer(lp, cfg->set_max_listpack_value))
+        to_hashtable(s);
+    return s;
+}
+
+gb_set *gb_set_from_intset(void *bytes, size_t size, const gb_types_config *cfg, const char **why)
+{
+    gb_intset *is = bytes;
+    *why = NULL;
+    if (size < sizeof *is || (is->width != 2 && is->width != 4 && is->width != 8) ||
+        size != sizeof *is + (size_t)is->width * is->len)
+        *why = "a damaged intset";
+    else if (is->len == 0)
+        *why = "an empty set";
+    for (uint32_t i = 1; !*why && i < is->len; i++)
+        if (gb_intset_get(is, i - 1) >= gb_intset_get(is, i))
+            *why = "an intset out of order or with a member twice";
+    if (*why) {
+        gb_free(bytes);
+        return NULL;
+    }
+    gb_set *s = set_of(GB_SET_INTSET, is);
+    if (is->len > cfg->set_max_intset_entries) {
+        intset_to_listpack(s);
+        if (gb_lp_count(s->p) > cfg->set_max_listpack_entries)
+            to_hashtable(s);
+    }
+    return s;
+}
+
+size_t gb_set_intset_bytes(const gb_set *s) { return gb_intset_bytes(s->p); }
+
 void gb_set_release(gb_set *s)
 {
     rep_free(s->enc, s->p);

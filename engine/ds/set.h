@@ -53,6 +53,21 @@ typedef void (*gb_set_emit_fn)(void *ctx, gb_slice member);
 
 /* An empty set (intset encoding), for results built by adding. */
 gb_set *gb_set_new(void);
+/* Sets made from untrusted bytes (a snapshot's), taking ownership of them
+ * (gb_malloc'd): a listpack of members, or an intset (8-byte header: width
+ * 2, 4 or 8, count; then the values, strictly ascending). NULL (the bytes
+ * freed, *why set) when they are not one: damaged, empty, a member twice,
+ * out of order. Past the thresholds they take the larger encoding. */
+gb_set *gb_set_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why);
+gb_set *gb_set_from_intset(void *bytes, size_t size, const gb_types_config *cfg, const char **why);
+/* The listpack or intset (its header and values: gb_set_intset_bytes
+ * long) of a set in that encoding, or NULL. */
+static inline const unsigned char *gb_set_listpack(const gb_set *s)
+{
+    return s->enc == GB_SET_LISTPACK ? (const unsigned char *)s->p : NULL;
+}
+static inline const void *gb_set_intset(const gb_set *s) { return s->enc == GB_SET_INTSET ? s->p : NULL; }
+size_t gb_set_intset_bytes(const gb_set *s);
 /* A set about to receive `first` and size_hint - 1 more members (SADD):
  * intset if first is an integer and size_hint <= set-max-intset-entries,
  * else listpack if size_hint <= set-max-listpack-entries, else hashtable. */

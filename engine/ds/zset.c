@@ -256,6 +256,60 @@ static void to_btree(gb_zset *z)
     z->p = b;
 }
 
+/* A score entry as score_encode writes it: an integer, or the 8 bytes of a
+ * double (9 with the marker). */
+static bool score_entry_ok(const unsigned char *p, double *out)
+{
+    gb_lp_entry e;
+    gb_lp_get(p, &e);
+    if (!e.is_int && e.len != 8 && !(e.len == 9 && e.ptr[8] == 'x'))
+        return false;
+    *out = score_decode(p);
+    return !isnan(*out);
+}
+
+gb_zset *gb_zset_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why)
+{
+    *why = NULL;
+    uint32_t n = 0;
+    if (!gb_lp_validate(lp, size))
+        *why = "a damaged listpack";
+    else if ((n = gb_lp_count(lp)) == 0 || n % 2)
+        *why = "a sorted-set listpack without member, score pairs";
+    size_t maxlen = 0;
+    double prev_s = 0;
+    gb_slice prev_m = {0};
+    char pbuf[GB_LP_INT_BUF], mbuf[GB_LP_INT_BUF];
+    for (unsigned char *p = *why ? NULL : gb_lp_first(lp); p && !*why; p = ZL_NEXT(lp, p)) {
+        double s;
+        if (!score_entry_ok(gb_lp_next(lp, p), &s)) {
+            *why = "a sorted-set listpack with a score that is not one";
+            break;
+        }
+        gb_slice m = gb_lp_get_slice(p, mbuf);
+        if (prev_m.ptr && pair_cmp(prev_s, prev_m, s, m) >= 0)
+            *why = "a sorted-set listpack out of order";
+        maxlen = GB_MAX(maxlen, m.len);
+        /* keep the previous member's bytes: mbuf is reused */
+        memcpy(pbuf, mbuf, sizeof pbuf);
+        prev_m = m.ptr == mbuf ? gb_slice_make(pbuf, m.len) : m;
+        prev_s = s;
+    }
+    if (!*why && !gb_lp_keys_unique(lp, 2))
+        *why = "a sorted-set listpack with a member twice";
+    if (*why) {
+        gb_lp_free(lp);
+        return NULL;
+    }
+    gb_zset *z = gb_malloc(sizeof *z);
+    memset(z, 0, sizeof *z);
+    z->enc = GB_ZSET_LISTPACK;
+    z->p = lp;
+    if (n / 2 > cfg->zset_max_listpack_entries || maxlen > cfg->zset_max_listpack_value)
+        to_btree(z);
+    return z;
+}
+
 static void to_listpack(gb_zset *z)
 {
     zbig *b = z->p;

@@ -64,6 +64,17 @@ typedef void (*gb_zset_emit_fn)(void *ctx, gb_slice member, double score);
  * zsetTypeCreate). ZADD on a new key passes (1, length of its first member)
  * to match redis-server 7.0, which only looks at the first member. */
 gb_zset *gb_zset_new(const gb_types_config *cfg, size_t size_hint, size_t maxlen_hint);
+/* A sorted set made from an untrusted listpack of member, score pairs in
+ * the order this module keeps them (a snapshot's), taking ownership of lp
+ * (gb_malloc'd). NULL (lp freed, *why set) when it is not one: damaged,
+ * empty, a score that is not one (or NaN), pairs out of (score, member)
+ * order, a member twice. Past the thresholds it becomes a tree. */
+gb_zset *gb_zset_from_listpack(unsigned char *lp, size_t size, const gb_types_config *cfg, const char **why);
+/* The listpack of a listpack-encoded sorted set, or NULL. */
+static inline const unsigned char *gb_zset_listpack(const gb_zset *z)
+{
+    return z->enc == GB_ZSET_LISTPACK ? (const unsigned char *)z->p : NULL;
+}
 void gb_zset_free(gb_zset *z);
 /* Frees the representation only, for a header the caller owns (the
  * command layer keeps headers on the stack; see engine/commands/cmd_collection.h). */

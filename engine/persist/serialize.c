@@ -3,7 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/ds/listpack.h"
 #include "engine/persist/snapfmt.h"
 #include "engine/types/t_list.h"
 #include "engine/types/tobj.h"
@@ -23,13 +25,6 @@ static bool put_list_elem(void *ctx, size_t index, gb_slice v)
 
 static void put_member(void *ctx, gb_slice m) { gb_snap_put_str(ctx, m.ptr, m.len); }
 
-static void put_int_member(void *ctx, gb_slice m)
-{
-    int64_t v = 0;
-    gb_str2ll(m.ptr, m.len, &v); /* an intset's members are canonical integers */
-    gb_snap_put_svarint(ctx, v);
-}
-
 static void put_pair(void *ctx, gb_slice f, gb_slice v)
 {
     gb_snap_put_str(ctx, f.ptr, f.len);
@@ -42,28 +37,55 @@ static void put_scored(void *ctx, gb_slice m, double score)
     gb_snap_put_f64(ctx, score);
 }
 
-void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
+static void put_blob(gb_snap_writer *w, const void *p, size_t n) { gb_snap_put_str(w, p, n); }
+
+/* The record type of kv, and its compact bytes when it has them. */
+static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, size_t *bloblen)
 {
-    uint8_t type;
-    gb_tobj_hdr o;
+    *blob = NULL;
     switch (kv->type) {
     case GB_TYPE_STRING:
-        type = kv->enc == GB_ENC_INT ? GB_SNAP_T_STRING_INT : GB_SNAP_T_STRING;
-        break;
+        return kv->enc == GB_ENC_INT ? GB_SNAP_T_STRING_INT : GB_SNAP_T_STRING;
     case GB_TYPE_LIST:
-        type = GB_SNAP_T_LIST;
-        break;
+        if ((*blob = gb_list_listpack(kv->v.ptr)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_LIST_LISTPACK;
+        }
+        return GB_SNAP_T_LIST;
     case GB_TYPE_SET:
-        o = gb_tobj_unpack(kv->v.ptr);
-        type = strcmp(gb_set_encoding_name(&o.s), "intset") == 0 ? GB_SNAP_T_SET_INTS : GB_SNAP_T_SET;
-        break;
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_set_intset(&o->s)) != NULL) {
+            *bloblen = gb_set_intset_bytes(&o->s);
+            return GB_SNAP_T_SET_INTSET;
+        }
+        if ((*blob = gb_set_listpack(&o->s)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_SET_LISTPACK;
+        }
+        return GB_SNAP_T_SET;
     case GB_TYPE_HASH:
-        type = GB_SNAP_T_HASH;
-        break;
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_HASH_LISTPACK;
+        }
+        return GB_SNAP_T_HASH;
     default:
-        type = GB_SNAP_T_ZSET;
-        break;
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_zset_listpack(&o->z)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_ZSET_LISTPACK;
+        }
+        return GB_SNAP_T_ZSET;
     }
+}
+
+void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
+{
+    gb_tobj_hdr o;
+    const void *blob;
+    size_t bloblen = 0;
+    uint8_t type = type_of_kv(kv, &o, &blob, &bloblen);
     gb_snap_put_u8(w, GB_SNAP_OP_KEY);
     gb_snap_put_u8(w, type);
     gb_snap_put_u8(w, gb_kv_volatile(kv) ? GB_SNAP_KEY_HAS_EXPIRE : 0);
@@ -71,6 +93,10 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
         gb_snap_put_u64(w, (uint64_t)gb_kv_expire(kv));
     gb_slice key = gb_kv_key(kv);
     gb_snap_put_str(w, key.ptr, key.len);
+    if (blob) {
+        put_blob(w, blob, bloblen);
+        return;
+    }
     switch (type) {
     case GB_SNAP_T_STRING_INT:
         gb_snap_put_svarint(w, kv->v.i);
@@ -86,17 +112,14 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
         gb_list_range(kv->v.ptr, 0, -1, false, put_list_elem, w);
         break;
     case GB_SNAP_T_SET:
-    case GB_SNAP_T_SET_INTS:
         gb_snap_put_varint(w, gb_set_card(&o.s));
-        gb_set_members(&o.s, type == GB_SNAP_T_SET ? put_member : put_int_member, w);
+        gb_set_members(&o.s, put_member, w);
         break;
     case GB_SNAP_T_HASH:
-        o = gb_tobj_unpack(kv->v.ptr);
         gb_snap_put_varint(w, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, w);
         break;
     default:
-        o = gb_tobj_unpack(kv->v.ptr);
         gb_snap_put_varint(w, gb_zset_card(&o.z));
         gb_zset_range_rank(&o.z, 0, -1, false, put_scored, w);
         break;
@@ -110,12 +133,20 @@ static void put_aux(gb_snap_writer *w, const char *name, const char *value)
     gb_snap_put_str(w, value, strlen(value));
 }
 
-void gb_snap_write_aux(gb_snap_writer *w, int64_t now_ms)
+void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng)
 {
     char t[32];
-    gb_ll2str(t, now_ms / 1000);
+    gb_ll2str(t, eng->now_ms / 1000);
     put_aux(w, "goblin-ver", GOBLIN_VERSION);
     put_aux(w, "ctime", t);
+    for (int d = 0; d < eng->ndbs; d++) {
+        size_t n = gb_db_size(&eng->dbs[d]);
+        if (!n)
+            continue;
+        gb_snap_put_u8(w, GB_SNAP_OP_DBSIZE);
+        gb_snap_put_varint(w, (uint64_t)d);
+        gb_snap_put_varint(w, n);
+    }
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -141,14 +172,16 @@ typedef struct loader {
     gb_list_config lcfg;
 } loader;
 
+static bool fail_key(loader *L, const char *what)
+{
+    return gb_snap_reader_fail(L->r, "key '%.*s' holds %s", (int)GB_MIN(L->key.len, 64), L->key.p, what);
+}
+
 static bool load_count(loader *L, uint64_t *n)
 {
     if (!gb_snap_get_varint(L->r, n))
         return false;
-    if (*n == 0)
-        return gb_snap_reader_fail(L->r, "key '%.*s' holds an empty collection", (int)GB_MIN(L->key.len, 64),
-                                   L->key.p);
-    return true;
+    return *n ? true : fail_key(L, "an empty collection");
 }
 
 static bool dup(loader *L, const char *what, gb_slice elem)
@@ -174,25 +207,16 @@ static void *load_list(loader *L)
     return l;
 }
 
-static void *load_set(loader *L, bool ints)
+static void *load_set(loader *L)
 {
     uint64_t n;
     if (!load_count(L, &n))
         return NULL;
     gb_set *s = NULL;
     for (uint64_t i = 0; i < n; i++) {
-        char num[GB_INT_BUF];
-        gb_slice m;
-        if (ints) {
-            int64_t v;
-            if (!gb_snap_get_svarint(L->r, &v))
-                goto fail;
-            m = gb_slice_make(num, gb_ll2str(num, v));
-        } else {
-            if (!get_s(L->r, &L->a))
-                goto fail;
-            m = sl(&L->a);
-        }
+        if (!get_s(L->r, &L->a))
+            goto fail;
+        gb_slice m = sl(&L->a);
         if (!s)
             s = gb_set_new_for(&L->tcfg, m, (size_t)GB_MIN(n, (uint64_t)1 << 20));
         if (!gb_set_add(s, &L->tcfg, m)) {
@@ -238,7 +262,7 @@ static void *load_zset(loader *L)
         if (!get_s(L->r, &L->a) || !gb_snap_get_f64(L->r, &score))
             goto fail;
         if (isnan(score)) {
-            gb_snap_reader_fail(L->r, "key '%.*s' has a NaN score", (int)GB_MIN(L->key.len, 64), L->key.p);
+            fail_key(L, "a NaN score");
             goto fail;
         }
         gb_slice m = sl(&L->a);
@@ -256,18 +280,70 @@ fail:
     return NULL;
 }
 
-static const enum gb_type type_of[] = {
-    [GB_SNAP_T_STRING] = GB_TYPE_STRING, [GB_SNAP_T_STRING_INT] = GB_TYPE_STRING, [GB_SNAP_T_LIST] = GB_TYPE_LIST,
-    [GB_SNAP_T_SET] = GB_TYPE_SET,       [GB_SNAP_T_SET_INTS] = GB_TYPE_SET,      [GB_SNAP_T_HASH] = GB_TYPE_HASH,
-    [GB_SNAP_T_ZSET] = GB_TYPE_ZSET,
+/* A compact encoding's bytes, checked whole by the type's module before
+ * anything uses them. */
+static void *load_blob(loader *L, uint8_t type)
+{
+    if (!get_s(L->r, &L->a))
+        return NULL;
+    size_t n = L->a.len;
+    unsigned char *bytes = gb_malloc(n ? n : 1);
+    memcpy(bytes, L->a.p, n);
+    const char *why = NULL;
+    void *obj = NULL;
+    switch (type) {
+    case GB_SNAP_T_LIST_LISTPACK:
+        obj = gb_list_from_listpack(&L->lcfg, bytes, n, &why);
+        return obj ? obj : (fail_key(L, why), NULL);
+    case GB_SNAP_T_SET_LISTPACK:
+        obj = gb_set_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    case GB_SNAP_T_SET_INTSET:
+        obj = gb_set_from_intset(bytes, n, &L->tcfg, &why);
+        break;
+    case GB_SNAP_T_HASH_LISTPACK:
+        obj = gb_hash_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    default:
+        obj = gb_zset_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    }
+    if (!obj) {
+        fail_key(L, why);
+        return NULL;
+    }
+    return gb_tobj_adopt(obj);
+}
+
+static const enum gb_type type_of[GB_SNAP_T_MAX + 1] = {
+    [GB_SNAP_T_STRING] = GB_TYPE_STRING,       [GB_SNAP_T_STRING_INT] = GB_TYPE_STRING,
+    [GB_SNAP_T_LIST] = GB_TYPE_LIST,           [GB_SNAP_T_SET] = GB_TYPE_SET,
+    [GB_SNAP_T_HASH] = GB_TYPE_HASH,           [GB_SNAP_T_ZSET] = GB_TYPE_ZSET,
+    [GB_SNAP_T_LIST_LISTPACK] = GB_TYPE_LIST,  [GB_SNAP_T_SET_LISTPACK] = GB_TYPE_SET,
+    [GB_SNAP_T_SET_INTSET] = GB_TYPE_SET,      [GB_SNAP_T_HASH_LISTPACK] = GB_TYPE_HASH,
+    [GB_SNAP_T_ZSET_LISTPACK] = GB_TYPE_ZSET,
 };
 
-/* Frees a value built for a key that is then not kept. */
+static void *load_value(loader *L, uint8_t type)
+{
+    switch (type) {
+    case GB_SNAP_T_LIST:
+        return load_list(L);
+    case GB_SNAP_T_SET:
+        return load_set(L);
+    case GB_SNAP_T_HASH:
+        return load_hash(L);
+    case GB_SNAP_T_ZSET:
+        return load_zset(L);
+    default:
+        return load_blob(L, type);
+    }
+}
+
 static void drop_value(uint8_t type, void *obj)
 {
-    const gb_type_ops *ops = gb_type_get(type_of[type]);
-    if (obj && ops)
-        ops->free(obj);
+    if (obj)
+        gb_type_get(type_of[type])->free(obj);
 }
 
 static bool load_key(loader *L, gb_snap_load_stats *st)
@@ -276,7 +352,7 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     uint64_t expire = 0;
     if (!gb_snap_get_u8(L->r, &type) || !gb_snap_get_u8(L->r, &flags))
         return false;
-    if (type > GB_SNAP_T_ZSET)
+    if (type > GB_SNAP_T_MAX)
         return gb_snap_reader_fail(L->r, "unknown value type %u", type);
     if (flags & ~GB_SNAP_KEY_HAS_EXPIRE)
         return gb_snap_reader_fail(L->r, "unknown key flags 0x%x", flags);
@@ -285,52 +361,53 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     if (!get_s(L->r, &L->key))
         return false;
     gb_slice key = sl(&L->key);
-    if (gb_db_lookup_quiet(L->db, key))
-        return gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
-                                   L->db->id);
     int64_t ival = 0;
     void *obj = NULL;
-    switch (type) {
-    case GB_SNAP_T_STRING:
+    if (type == GB_SNAP_T_STRING) {
         if (!get_s(L->r, &L->a))
             return false;
-        break;
-    case GB_SNAP_T_STRING_INT:
+    } else if (type == GB_SNAP_T_STRING_INT) {
         if (!gb_snap_get_svarint(L->r, &ival))
             return false;
-        break;
-    case GB_SNAP_T_LIST:
-        obj = load_list(L);
-        break;
-    case GB_SNAP_T_SET:
-    case GB_SNAP_T_SET_INTS:
-        obj = load_set(L, type == GB_SNAP_T_SET_INTS);
-        break;
-    case GB_SNAP_T_HASH:
-        obj = load_hash(L);
-        break;
-    default:
-        obj = load_zset(L);
-        break;
-    }
-    if (type >= GB_SNAP_T_LIST && !obj)
+    } else if (!(obj = load_value(L, type))) {
         return false;
-    bool volatile_ = flags & GB_SNAP_KEY_HAS_EXPIRE;
-    if (volatile_ && (int64_t)expire <= L->eng->now_ms && !L->eng->loading) {
+    }
+    int64_t when = (flags & GB_SNAP_KEY_HAS_EXPIRE) ? (int64_t)expire : -1;
+    if (when >= 0 && when <= L->eng->now_ms && !L->eng->loading) {
         drop_value(type, obj); /* already expired: as Redis, not loaded */
         st->expired++;
         return true;
     }
     gb_kv *kv;
-    if (type == GB_SNAP_T_STRING)
-        kv = gb_db_set_string(L->db, key, sl(&L->a), false);
-    else if (type == GB_SNAP_T_STRING_INT)
-        kv = gb_db_set_int(L->db, key, ival);
-    else
-        kv = gb_db_add_object(L->db, key, type_of[type], obj);
-    if (volatile_)
-        gb_db_set_expire(L->db, kv, (int64_t)expire);
+    if (type == GB_SNAP_T_STRING_INT) {
+        char num[GB_INT_BUF];
+        kv = gb_db_load_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
+    } else if (type == GB_SNAP_T_STRING) {
+        kv = gb_db_load_string(L->db, key, sl(&L->a), when);
+    } else {
+        kv = gb_db_load_object(L->db, key, type_of[type], obj, when);
+        if (!kv)
+            drop_value(type, obj);
+    }
+    if (!kv)
+        return gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
+                                   L->db->id);
     st->keys++;
+    return true;
+}
+
+/* Sizes a database's table for the keys that come (bounded by the file's
+ * size: a key takes more than a byte of it, whatever a record claims). */
+static bool load_dbsize(loader *L)
+{
+    uint64_t db, n;
+    if (!gb_snap_get_varint(L->r, &db) || !gb_snap_get_varint(L->r, &n))
+        return false;
+    if (db >= (uint64_t)L->eng->ndbs)
+        return gb_snap_reader_fail(L->r, "database %llu does not exist (databases is %d)", (unsigned long long)db,
+                                   L->eng->ndbs);
+    uint64_t cap = gb_snap_reader_size(L->r);
+    gb_htable_reserve(&L->eng->dbs[db].keys, (size_t)GB_MIN(n, cap));
     return true;
 }
 
@@ -366,6 +443,9 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
                 break;
             }
             L.db = &eng->dbs[db];
+        } else if (op == GB_SNAP_OP_DBSIZE) {
+            if (!load_dbsize(&L))
+                break;
         } else if (op == GB_SNAP_OP_AUX) {
             if (!load_aux(&L))
                 break;

@@ -12,8 +12,9 @@
 /* One KEY record: kv's type, expiry, key and value as it is now. */
 void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv);
 
-/* The AUX records every snapshot starts with (version, creation time). */
-void gb_snap_write_aux(gb_snap_writer *w, int64_t now_ms);
+/* The records every snapshot starts with: AUX (version, creation time)
+ * and each database's key count (the loader sizes its table once). */
+void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng);
 
 /* What a load read. */
 typedef struct gb_snap_load_stats {

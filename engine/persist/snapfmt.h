@@ -35,22 +35,33 @@
  * signed integers zigzag varints ("svarint"), a "str" is varint length
  * then bytes.
  *
- *   AUX      0xFA  str name, str value            (goblin-version, ctime...)
+ *   AUX      0xFA  str name, str value            (goblin-ver, ctime)
+ *   DBSIZE   0xFB  varint db, varint keys         (before the keys: the table is sized once)
  *   SELECTDB 0xFE  varint db
  *   KEY      0xFD  u8 type, u8 flags, [i64 expire ms if flags & 1], str key,
  *                  value by type:
- *        0 STRING       str
- *        1 STRING_INT   svarint                   (an integer-encoded string)
- *        2 LIST         varint n, n x str
- *        3 SET          varint n, n x str
- *        4 SET_INTS     varint n, n x svarint     (an intset)
- *        5 HASH         varint n, n x (str field, str value)
- *        6 ZSET         varint n, n x (str member, f64 score)
+ *        0 STRING          str
+ *        1 STRING_INT      svarint                (an integer-encoded string)
+ *        2 LIST            varint n, n x str
+ *        3 SET             varint n, n x str
+ *        4 HASH            varint n, n x (str field, str value)
+ *        5 ZSET            varint n, n x (str member, f64 score)
+ *        6 LIST_LISTPACK   str: a listpack (engine/ds/listpack.h), as the list holds it
+ *        7 SET_LISTPACK    str: a listpack of members
+ *        8 SET_INTSET      str: an intset (engine/ds/intset.h: u8 width, 3 x 0, u32 count, values)
+ *        9 HASH_LISTPACK   str: a listpack of field, value pairs
+ *       10 ZSET_LISTPACK   str: a listpack of member, score pairs in order
+ *                          (scores as engine/ds/zset.c encodes them)
  *   EOF      0xFF  varint keys                    (then the trailer)
  *
- * Encodings are not stored: a loaded value takes the encoding the current
- * thresholds give it (listpack, intset, hash table, tree; segmented or PMA
- * list), as Redis does when it loads an RDB file.
+ * Small collections are stored as their compact encoding's bytes: saving
+ * and loading them is a copy, and a load checks them whole (structure,
+ * duplicates, order) before they are used. Large ones are stored element by
+ * element and rebuilt.
+ *
+ * A loaded value takes the encoding the current thresholds give it (a
+ * compact one converts when it exceeds them; a large one is rebuilt and
+ * picks its own), as Redis does when it loads an RDB file.
  */
 #ifndef GB_ENGINE_PERSIST_SNAPFMT_H
 #define GB_ENGINE_PERSIST_SNAPFMT_H
@@ -72,6 +83,7 @@ enum gb_snap_codec { GB_SNAP_CODEC_NONE = 0, GB_SNAP_CODEC_ZSTD = 1 };
 
 enum gb_snap_op {
     GB_SNAP_OP_AUX = 0xFA,
+    GB_SNAP_OP_DBSIZE = 0xFB,
     GB_SNAP_OP_KEY = 0xFD,
     GB_SNAP_OP_SELECTDB = 0xFE,
     GB_SNAP_OP_EOF = 0xFF,
@@ -82,9 +94,14 @@ enum gb_snap_type {
     GB_SNAP_T_STRING_INT = 1,
     GB_SNAP_T_LIST = 2,
     GB_SNAP_T_SET = 3,
-    GB_SNAP_T_SET_INTS = 4,
-    GB_SNAP_T_HASH = 5,
-    GB_SNAP_T_ZSET = 6,
+    GB_SNAP_T_HASH = 4,
+    GB_SNAP_T_ZSET = 5,
+    GB_SNAP_T_LIST_LISTPACK = 6,
+    GB_SNAP_T_SET_LISTPACK = 7,
+    GB_SNAP_T_SET_INTSET = 8,
+    GB_SNAP_T_HASH_LISTPACK = 9,
+    GB_SNAP_T_ZSET_LISTPACK = 10,
+    GB_SNAP_T_MAX = 10,
 };
 
 #define GB_SNAP_KEY_HAS_EXPIRE 0x01u

@@ -77,7 +77,7 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char
     s->eng = eng;
     s->w = w;
     s->stream_db = -1;
-    gb_snap_write_aux(w, eng->now_ms);
+    gb_snap_write_header_records(w, eng);
     /* The moment of the snapshot: every key present now becomes pending. */
     eng->cow.mark ^= GB_KV_COW_MARK;
     eng->cow.save_key = save_key;

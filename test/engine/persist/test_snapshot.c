@@ -26,7 +26,9 @@
 #include "engine/modules.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/serialize.h"
+#include "engine/ds/listpack.h"
 #include "engine/persist/snapfmt.h"
+#include <math.h>
 #include "platform/clock.h"
 #include <xxhash.h>
 
@@ -440,6 +442,163 @@ static void test_forged_sizes_are_bounded(void **state)
     assert_false(try_load(path));
 }
 
+/* ---- crafted files: valid checksums, hostile records ------------------------------------ */
+
+typedef void (*craft_fn)(gb_snap_writer *w);
+
+/* Writes a file whose blocks and trailer are all in order around one
+ * crafted KEY record (after `SELECTDB 0`), then loads it: the reason for
+ * refusing must mention want. */
+static void expect_refused(craft_fn craft, const char *want)
+{
+    char path[320], err[640];
+    snprintf(path, sizeof path, "%s/crafted.gdb", dir);
+    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, err, sizeof err);
+    assert_non_null(w);
+    gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
+    gb_snap_put_varint(w, 0);
+    craft(w);
+    gb_snap_put_u8(w, GB_SNAP_OP_EOF);
+    gb_snap_put_varint(w, 1);
+    gb_snap_writer_close(w, 1);
+    assert_int_equal(gb_snap_writer_wait(w, err, sizeof err), 1);
+    gb_snap_writer_free(w);
+    gb_engine *eng = engine_in_dir(0);
+    gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    gb_snap_load_stats st;
+    bool ok = gb_snap_load(eng, r, &st, NULL, NULL);
+    if (ok || !strstr(gb_snap_reader_error(r), want))
+        fail_msg("expected a refusal saying '%s', got %s: %s", want, ok ? "a load" : "a refusal",
+                 ok ? "" : gb_snap_reader_error(r));
+    gb_snap_reader_free(r);
+    gb_engine_free(eng);
+}
+
+static void key_head(gb_snap_writer *w, uint8_t type)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_KEY);
+    gb_snap_put_u8(w, type);
+    gb_snap_put_u8(w, 0);
+    gb_snap_put_str(w, "k", 1);
+}
+
+/* A listpack of the given string entries. */
+static void put_lp(gb_snap_writer *w, int n, const char *const *items)
+{
+    unsigned char *lp = gb_lp_new(0);
+    for (int i = 0; i < n; i++)
+        lp = gb_lp_append(lp, gb_slice_cstr(items[i]));
+    gb_snap_put_str(w, lp, gb_lp_bytes(lp));
+    gb_lp_free(lp);
+}
+
+static void c_hash_dup(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_HASH_LISTPACK);
+    put_lp(w, 4, (const char *[]){"f", "1", "f", "2"});
+}
+static void c_hash_odd(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_HASH_LISTPACK);
+    put_lp(w, 3, (const char *[]){"f", "1", "g"});
+}
+static void c_set_dup(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_LISTPACK);
+    put_lp(w, 3, (const char *[]){"a", "b", "a"});
+}
+static void c_zset_order(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 4, (const char *[]){"a", "5", "b", "1"});
+}
+static void c_zset_score(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 2, (const char *[]){"a", "abc"}); /* 3 bytes: not a score entry */
+}
+static void c_zset_dup_member(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 4, (const char *[]){"a", "1", "a", "2"});
+}
+static void c_lp_garbage(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST_LISTPACK);
+    gb_snap_put_str(w, "\x20\x00\x00\x00\x05\x00\x00\x00garbagegarbagegarbage", 32);
+}
+static void c_intset_width(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_INTSET);
+    uint8_t is[16] = {3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 2, 0};
+    gb_snap_put_str(w, is, 14);
+}
+static void c_intset_order(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_INTSET);
+    uint8_t is[12] = {2, 0, 0, 0, 2, 0, 0, 0, 5, 0, 3, 0};
+    gb_snap_put_str(w, is, 12);
+}
+static void c_empty_list(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST);
+    gb_snap_put_varint(w, 0);
+}
+static void c_list_count_lies(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST);
+    gb_snap_put_varint(w, 1000000000); /* a billion elements, one present */
+    gb_snap_put_str(w, "x", 1);
+}
+static void c_bad_type(gb_snap_writer *w) { key_head(w, 77); }
+static void c_twice(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_str(w, "v", 1);
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_str(w, "v", 1);
+}
+static void c_bad_db(gb_snap_writer *w)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
+    gb_snap_put_varint(w, 9999);
+}
+static void c_huge_string(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_varint(w, (uint64_t)3 << 30); /* 3 GB claimed, 4 bytes present */
+    gb_snap_put(w, "abcd", 4);
+}
+static void c_nan_score(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET);
+    gb_snap_put_varint(w, 1);
+    gb_snap_put_str(w, "m", 1);
+    gb_snap_put_f64(w, NAN);
+}
+
+static void test_crafted_records_are_checked(void **state)
+{
+    (void)state;
+    expect_refused(c_hash_dup, "field twice");
+    expect_refused(c_hash_odd, "without field, value pairs");
+    expect_refused(c_set_dup, "member twice");
+    expect_refused(c_zset_order, "out of order");
+    expect_refused(c_zset_score, "score that is not one");
+    expect_refused(c_zset_dup_member, "member twice");
+    expect_refused(c_lp_garbage, "damaged listpack");
+    expect_refused(c_intset_width, "damaged intset");
+    expect_refused(c_intset_order, "out of order");
+    expect_refused(c_empty_list, "empty collection");
+    expect_refused(c_list_count_lies, "records end before");
+    expect_refused(c_bad_type, "unknown value type");
+    expect_refused(c_twice, "appears twice");
+    expect_refused(c_bad_db, "does not exist");
+    expect_refused(c_huge_string, "records end before");
+    expect_refused(c_nan_score, "NaN score");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -466,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_abandoned_bgsave_leaves_marks_even),
         cmocka_unit_test(test_damaged_files_are_refused),
         cmocka_unit_test(test_forged_sizes_are_bounded),
+        cmocka_unit_test(test_crafted_records_are_checked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
