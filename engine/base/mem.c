@@ -1,5 +1,7 @@
 #include "engine/base/mem.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +13,25 @@
  * (keeps 16-byte alignment) records it. */
 #define PREFIX 16
 
-/* Process-wide, like Redis's zmalloc counter: only the engine thread
- * allocates through these functions, so a plain counter is exact, and the
- * allocator it mirrors is the process's too (tests that run several engines
- * side by side see their sum). */
+/* Process-wide, like Redis's zmalloc counter: the engine thread allocates
+ * and frees through these functions with a plain counter (exact, and
+ * nothing on its hot path), and the allocator it mirrors is the process's
+ * too (tests that run several engines side by side see their sum). The one
+ * other thread that frees engine memory (lazy freeing, engine/core/lazyfree.c)
+ * marks itself off-thread and counts into an atomic that gb_mem_used adds. */
 static size_t used_bytes;
+static _Atomic(int64_t) offthread_bytes;
+static _Thread_local bool offthread;
+
+static inline void account(int64_t delta)
+{
+    if (__builtin_expect(offthread, 0))
+        atomic_fetch_add_explicit(&offthread_bytes, delta, memory_order_relaxed);
+    else
+        used_bytes += (size_t)delta;
+}
+
+void gb_mem_set_offthread(void) { offthread = true; }
 static int usable_mode = -1; /* -1 unknown, 1 allocator tells sizes, 0 prefix */
 
 static inline int have_usable(void)
@@ -38,7 +54,7 @@ void *gb_malloc(size_t n)
         void *p = malloc(n ? n : 1);
         if (!p)
             oom(n);
-        used_bytes += gb_plat_malloc_usable_size(p);
+        account((int64_t)gb_plat_malloc_usable_size(p));
         return p;
     }
     if (n > SIZE_MAX - PREFIX)
@@ -47,7 +63,7 @@ void *gb_malloc(size_t n)
     if (!raw)
         oom(n);
     memcpy(raw, &n, sizeof n);
-    used_bytes += n + PREFIX;
+    account((int64_t)(n + PREFIX));
     return raw + PREFIX;
 }
 
@@ -69,8 +85,7 @@ void *gb_realloc(void *p, size_t n)
         void *q = realloc(p, n ? n : 1);
         if (!q)
             oom(n);
-        used_bytes += gb_plat_malloc_usable_size(q);
-        used_bytes -= old;
+        account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
         return q;
     }
     if (n > SIZE_MAX - PREFIX)
@@ -82,8 +97,7 @@ void *gb_realloc(void *p, size_t n)
     if (!q)
         oom(n);
     memcpy(q, &n, sizeof n);
-    used_bytes += n;
-    used_bytes -= old;
+    account((int64_t)n - (int64_t)old);
     return q + PREFIX;
 }
 
@@ -92,14 +106,14 @@ void gb_free(void *p)
     if (!p)
         return;
     if (have_usable()) {
-        used_bytes -= gb_plat_malloc_usable_size(p);
+        account(-(int64_t)gb_plat_malloc_usable_size(p));
         free(p);
         return;
     }
     char *raw = (char *)p - PREFIX;
     size_t n;
     memcpy(&n, raw, sizeof n);
-    used_bytes -= n + PREFIX;
+    account(-(int64_t)(n + PREFIX));
     free(raw);
 }
 
@@ -125,7 +139,10 @@ size_t gb_mem_usable(void *p)
     return n;
 }
 
-size_t gb_mem_used(void) { return used_bytes; }
+size_t gb_mem_used(void)
+{
+    return used_bytes + (size_t)atomic_load_explicit(&offthread_bytes, memory_order_relaxed);
+}
 
 size_t gb_mem_accounted(void *p)
 {

@@ -10,6 +10,10 @@
  *
  * Out of memory is fatal, as in Redis: the process logs the size and aborts.
  * Client-driven sizes are bounded *before* they reach the allocator.
+ *
+ * Threads: the engine thread uses these freely; a thread that frees engine
+ * memory in the background (lazy freeing) calls gb_mem_set_offthread()
+ * first, so its frees are counted without a race.
  */
 #ifndef GB_ENGINE_MEM_H
 #define GB_ENGINE_MEM_H
@@ -31,6 +35,10 @@ size_t gb_mem_usable(void *p);
  * without malloc_usable_size, the size prefix). For memory reports, so
  * that the parts of a structure add up to what INFO memory counts. */
 size_t gb_mem_accounted(void *p);
+
+/* Marks the calling thread as one that is not the engine's (its
+ * allocations and frees counted atomically). */
+void gb_mem_set_offthread(void);
 
 /* Bytes currently allocated through gb_malloc & co. */
 size_t gb_mem_used(void);

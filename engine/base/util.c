@@ -111,13 +111,18 @@ static size_t match_token(const char *p, size_t pl, char c, bool nocase, bool *o
             if (p[i + 1] == c)
                 match = true;
             i += 2;
-        } else if (i + 2 < pl && p[i + 1] == '-' && p[i + 2] != ']') {
-            char a = fold(p[i], nocase), b = fold(p[i + 2], nocase);
+        } else if (i + 2 < pl && p[i + 1] == '-') {
+            /* As Redis's stringmatchlen: any "x-y" is a range, "]" included
+             * ("[a-]" is the range from ']' to 'a'), ordered before it is
+             * folded to lower case. */
+            char a = p[i], b = p[i + 2];
             if (a > b) {
                 char t = a;
                 a = b;
                 b = t;
             }
+            a = fold(a, nocase);
+            b = fold(b, nocase);
             if (fc >= a && fc <= b)
                 match = true;
             i += 3;
@@ -138,6 +143,11 @@ static size_t match_token(const char *p, size_t pl, char c, bool nocase, bool *o
  * O(len * patlen) even for hostile patterns like "*a*a*a*a*b". */
 bool gb_glob_match(const char *pat, size_t patlen, const char *str, size_t len, bool nocase)
 {
+    /* Redis matches nothing against an empty string but the empty pattern
+     * ("**" does not match ""; KEYS and SCAN answer a lone "*" without
+     * matching, which is how "*" still lists an empty key). */
+    if (len == 0)
+        return patlen == 0;
     size_t pi = 0, si = 0;
     size_t star_p = SIZE_MAX, star_s = 0;
     while (si < len) {

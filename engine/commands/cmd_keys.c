@@ -13,11 +13,12 @@
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
 
-void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
+/* DEL (lazy as lazyfree-lazy-user-del says) and UNLINK (always lazy). */
+static void del_generic(gb_client *c, size_t nkeys, const gb_slice *keys, bool lazy)
 {
     int64_t n = 0;
     for (size_t i = 0; i < nkeys; i++) {
-        if (gb_db_lookup_write(c->db, keys[i]) && gb_db_delete(c->db, keys[i])) {
+        if (gb_db_lookup_write(c->db, keys[i]) && gb_db_delete_lazy(c->db, keys[i], lazy)) {
             gb_engine_key_modified(c->db, keys[i]);
             n++;
         }
@@ -25,7 +26,13 @@ void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
     gb_reply_int(c, n);
 }
 
+void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
+{
+    del_generic(c, nkeys, keys, c->eng->cfg.lazyfree_lazy_user_del);
+}
+
 static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
+static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { del_generic(c, (size_t)argc - 1, argv + 1, true); }
 
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {
@@ -608,18 +615,27 @@ static bool parse_flush_mode(gb_client *c, int argc, gb_slice *argv)
     return false;
 }
 
-void gb_flush_db(gb_engine *eng, gb_db *db)
+void gb_flush_db(gb_engine *eng, gb_db *db, bool lazy)
 {
     gb_multi_touch_swap(db, NULL);
-    gb_db_flush(db);
+    if (lazy)
+        gb_db_flush_lazy(db);
+    else
+        gb_db_flush(db);
     eng->stats.dirty++;
+}
+
+/* ASYNC, SYNC, or neither: then lazyfree-lazy-user-flush decides. */
+static bool flush_is_lazy(gb_client *c, int argc, gb_slice *argv)
+{
+    return argc == 2 ? gb_slice_ieq(argv[1], "async") : c->eng->cfg.lazyfree_lazy_user_flush;
 }
 
 static void cmd_flushdb(gb_client *c, int argc, gb_slice *argv)
 {
     if (!parse_flush_mode(c, argc, argv))
         return;
-    gb_flush_db(c->eng, c->db);
+    gb_flush_db(c->eng, c->db, flush_is_lazy(c, argc, argv));
     gb_reply_ok(c);
 }
 
@@ -627,8 +643,9 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
 {
     if (!parse_flush_mode(c, argc, argv))
         return;
+    bool lazy = flush_is_lazy(c, argc, argv);
     for (int i = 0; i < c->eng->ndbs; i++)
-        gb_flush_db(c->eng, &c->eng->dbs[i]);
+        gb_flush_db(c->eng, &c->eng->dbs[i], lazy);
     gb_reply_ok(c);
 }
 
@@ -638,7 +655,7 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
 
 GB_DEFINE_COMMANDS(keys,
     {"del", -2, GB_CMD_WRITE, 1, -1, 1, cmd_del, "generic", "Deletes one or more keys.", "1.0.0"},
-    {"unlink", -2, WF, 1, -1, 1, cmd_del, "generic", "Asynchronously deletes one or more keys.", "4.0.0"},
+    {"unlink", -2, WF, 1, -1, 1, cmd_unlink, "generic", "Asynchronously deletes one or more keys.", "4.0.0"},
     {"exists", -2, RF, 1, -1, 1, cmd_exists, "generic", "Determines whether one or more keys exist.", "1.0.0"},
     {"touch", -2, RF, 1, -1, 1, cmd_touch, "generic",
      "Returns the number of existing keys out of those specified after updating the time they were last accessed.",

@@ -70,6 +70,11 @@ typedef struct gb_settings {
     int auto_aof_rewrite_percentage;
     long long auto_aof_rewrite_min_size;
     int aof_load_truncated;
+    /* lazy freeing (engine/core/lazyfree.h) */
+    int lazyfree_lazy_expire;
+    int lazyfree_lazy_server_del;
+    int lazyfree_lazy_user_del;
+    int lazyfree_lazy_user_flush;
     /* rings and placement (transport/ring) */
     int rings;
     long long ring_size;

@@ -2,6 +2,7 @@
 
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
 #include "engine/base/mem.h"
@@ -202,6 +203,17 @@ void gb_db_flush(gb_db *db)
     db->nvol = db->volcap = 0;
 }
 
+void gb_db_flush_lazy(gb_db *db)
+{
+    before_db_change(db);
+    /* The table goes to the lazy-free thread whole; the database gets a
+     * new, empty one at once. */
+    gb_lazyfree_table(db->eng, &db->keys, db->vol);
+    gb_htable_init(&db->keys, db->keys.type);
+    db->vol = NULL;
+    db->nvol = db->volcap = 0;
+}
+
 void gb_db_destroy(gb_db *db) { gb_db_flush(db); }
 
 void gb_db_swap_data(gb_db *a, gb_db *b)
@@ -223,13 +235,23 @@ void gb_db_swap_data(gb_db *a, gb_db *b)
 
 /* ---- lookups --------------------------------------------------------------- */
 
+/* Frees a record that left its table: now, or by the lazy-free thread
+ * when lazy says so and its value is big. */
+static void release(gb_db *db, gb_kv *kv, bool lazy)
+{
+    if (lazy)
+        gb_lazyfree_kv(db->eng, kv);
+    else
+        gb_kv_free(kv);
+}
+
 static void unlink_and_free(gb_db *db, gb_kv *kv)
 {
     gb_slice key = gb_kv_key(kv);
     gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
-    gb_kv_free(kv);
+    release(db, kv, db->eng->cfg.lazyfree_lazy_expire);
 }
 
 /* Deletes kv if its time has come; returns true if it did. */
@@ -309,7 +331,7 @@ static void install(gb_db *db, gb_kv *kv)
         gb_htable_replace_at(link, &kv->node);
         if (gb_kv_volatile(old))
             vol_remove(db, old);
-        gb_kv_free(old);
+        release(db, old, db->eng->cfg.lazyfree_lazy_server_del);
     } else {
         gb_htable_insert(&db->keys, &kv->node, h);
     }
@@ -503,7 +525,9 @@ void gb_db_steal_value(gb_kv *kv)
         kv->v.ptr = NULL;
 }
 
-bool gb_db_delete(gb_db *db, gb_slice key)
+bool gb_db_delete(gb_db *db, gb_slice key) { return gb_db_delete_lazy(db, key, db->eng->cfg.lazyfree_lazy_server_del); }
+
+bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
 {
     gb_kv *kv = (gb_kv *)gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
@@ -518,7 +542,7 @@ bool gb_db_delete(gb_db *db, gb_slice key)
         db->eng->stats.expired_keys++;
         gb_propagate_expired(db, key);
     }
-    gb_kv_free(kv);
+    release(db, kv, lazy);
     gb_htable_maybe_shrink(&db->keys);
     return !expired;
 }

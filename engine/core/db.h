@@ -56,6 +56,8 @@ typedef struct gb_db {
 void gb_db_init(gb_db *db, struct gb_engine *eng, int id);
 /* Deletes every key (FLUSHDB). Watchers are told by the caller. */
 void gb_db_flush(gb_db *db);
+/* The same, the values freed in the background (FLUSHDB ASYNC). */
+void gb_db_flush_lazy(gb_db *db);
 /* Frees everything, including the registries (shutdown). */
 void gb_db_destroy(gb_db *db);
 /* Exchanges the data sets (keys + volatile arrays) of two databases (SWAPDB). */
@@ -91,7 +93,11 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
  * progress: the value is about to leave it). */
 void gb_db_steal_value(gb_kv *kv);
 
+/* Deletes key; false when it was not there (or already expired). The
+ * value is freed now, or in the background for a big one when
+ * lazyfree-lazy-server-del is on (an implicit deletion), or when lazy. */
 bool gb_db_delete(gb_db *db, gb_slice key);
+bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy);
 
 /* Loading a snapshot: adds key with its value and expiry (< 0: none) unless
  * it exists, returning NULL then (a string value freed; an object left to

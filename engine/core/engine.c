@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/core/blocking.h"
+#include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/base/random.h"
@@ -65,6 +66,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     gb_engine_update_time(eng);
     eng->next_client_id = 1;
     eng->active_expire_enabled = true;
+    eng->lazyfree = gb_lazyfree_new();
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
 
     eng->ndbs = cfg->databases;
@@ -95,6 +97,7 @@ void gb_engine_free(gb_engine *eng)
     gb_commands_destroy(eng);
     gb_blocking_engine_destroy(eng);
     gb_propagate_destroy(eng);
+    gb_lazyfree_free(eng->lazyfree);
     gb_settings_free(&eng->cfg);
     gb_free(eng);
 }

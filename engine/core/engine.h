@@ -114,6 +114,7 @@ typedef struct gb_engine {
 
     gb_propagation prop;     /* write propagation: sinks and the current unit */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
+    struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/lazyfree.h) */
     /* Replaying a log or snapshot: keys past their expiry are not expired
      * (Redis's rule while loading: the load restores what the log says, and
      * the log itself holds the DELs of expiries that happened). */

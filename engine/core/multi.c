@@ -10,9 +10,17 @@
 
 /* ---- the watched-keys registry ------------------------------------------------ */
 
+/* One client watching the key. expired: the key was already expired (in
+ * the table, past its time) when it was watched; its deletion then is no
+ * change (Redis 7.0's watchedKey.expired). */
+typedef struct watcher {
+    gb_client *c;
+    bool expired;
+} watcher;
+
 typedef struct watch_rec {
     gb_hnode node;
-    gb_client **clients;
+    watcher *clients;
     uint32_t n, cap;
     uint32_t keylen;
     char key[];
@@ -45,15 +53,32 @@ static void free_wr(gb_hnode *n, void *ctx)
 
 void gb_multi_db_destroy(gb_db *db) { gb_htable_clear(&db->watched, free_wr, NULL); }
 
+/* Whether key is in db's table but past its expiry (Redis's keyIsExpired:
+ * nothing is deleted). */
+static bool key_is_expired(gb_db *db, gb_slice key, uint64_t h)
+{
+    const gb_kv *kv = (const gb_kv *)gb_htable_find(&db->keys, &key, h);
+    return kv && gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms;
+}
+
 void gb_multi_touch_key(gb_db *db, gb_slice key)
 {
     if (gb_htable_size(&db->watched) == 0)
         return;
-    watch_rec *r = (watch_rec *)gb_htable_find(&db->watched, &key, gb_hash_slice(key));
+    uint64_t h = gb_hash_slice(key);
+    watch_rec *r = (watch_rec *)gb_htable_find(&db->watched, &key, h);
     if (!r)
         return;
-    for (uint32_t i = 0; i < r->n; i++)
-        r->clients[i]->flags |= GB_CLIENT_DIRTY_CAS;
+    bool present = gb_htable_find(&db->keys, &key, h) != NULL;
+    for (uint32_t i = 0; i < r->n; i++) {
+        watcher *w = &r->clients[i];
+        if (w->expired && !present) {
+            /* Watched already expired, now gone: logically no change. */
+            w->expired = false;
+            continue;
+        }
+        w->c->flags |= GB_CLIENT_DIRTY_CAS;
+    }
 }
 
 void gb_multi_touch_swap(gb_db *emptied, gb_db *replaced_with)
@@ -66,12 +91,27 @@ void gb_multi_touch_swap(gb_db *emptied, gb_db *replaced_with)
         watch_rec *r = (watch_rec *)n;
         gb_slice key = gb_slice_make(r->key, r->keylen);
         uint64_t h = gb_hash_slice(key);
-        /* Only keys that existed (or will exist after a swap) changed. */
-        if (!gb_htable_find(&emptied->keys, &key, h) &&
-            !(replaced_with && gb_htable_find(&replaced_with->keys, &key, h)))
+        /* Only keys that existed (or will exist after a swap) changed, and
+         * an expired key is no key (Redis 7.0's touchAllWatchedKeysInDb). */
+        bool in_emptied = gb_htable_find(&emptied->keys, &key, h) != NULL;
+        bool in_replacement = replaced_with && gb_htable_find(&replaced_with->keys, &key, h);
+        if (!in_emptied && !in_replacement)
             continue;
-        for (uint32_t i = 0; i < r->n; i++)
-            r->clients[i]->flags |= GB_CLIENT_DIRTY_CAS;
+        for (uint32_t i = 0; i < r->n; i++) {
+            watcher *w = &r->clients[i];
+            if (w->expired) {
+                if (!in_replacement) {
+                    w->expired = false; /* expired, now gone: no change */
+                    continue;
+                }
+                if (key_is_expired(replaced_with, key, h))
+                    continue; /* expired, still expired */
+            } else if (!in_emptied && key_is_expired(replaced_with, key, h)) {
+                w->expired = true; /* a missing key replaced by an expired one */
+                continue;
+            }
+            w->c->flags |= GB_CLIENT_DIRTY_CAS;
+        }
     }
     gb_htable_iter_done(&it);
 }
@@ -95,7 +135,8 @@ void gb_multi_watch_key(gb_client *c, gb_slice key)
         r->cap = r->cap ? r->cap * 2 : 4;
         r->clients = gb_realloc(r->clients, r->cap * sizeof *r->clients);
     }
-    r->clients[r->n++] = c;
+    r->clients[r->n].c = c;
+    r->clients[r->n++].expired = key_is_expired(db, key, gb_hash_slice(key));
     if (c->nwatched == c->watchcap) {
         c->watchcap = c->watchcap ? c->watchcap * 2 : 4;
         c->watched = gb_realloc(c->watched, (size_t)c->watchcap * sizeof *c->watched);
@@ -117,7 +158,7 @@ void gb_multi_unwatch_all(gb_client *c)
         if (!r)
             continue;
         for (uint32_t j = 0; j < r->n; j++)
-            if (r->clients[j] == c) {
+            if (r->clients[j].c == c) {
                 r->clients[j] = r->clients[--r->n];
                 break;
             }

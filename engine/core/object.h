@@ -103,6 +103,9 @@ typedef struct gb_type_ops {
     void *(*dup)(const void *obj);          /* COPY */
     const char *(*encoding)(const void *obj); /* OBJECT ENCODING */
     size_t (*mem)(const void *obj);         /* MEMORY USAGE / accounting */
+    /* How many allocations freeing obj touches, about: lazy freeing hands
+     * it to a thread past GB_LAZYFREE_THRESHOLD (Redis's free effort). */
+    size_t (*free_effort)(const void *obj);
 } gb_type_ops;
 
 void gb_type_register(enum gb_type t, const gb_type_ops *ops);

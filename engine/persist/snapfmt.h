@@ -1,5 +1,5 @@
 /*
- * The snapshot file format, version 1 (docs/persistence.md has the same
+ * The snapshot file format, version 2 (docs/persistence.md has the same
  * with examples). Every integer is little-endian, whatever the machine.
  *
  * File = header, blocks, trailer.
@@ -7,7 +7,7 @@
  * Header, 32 bytes:
  *   offset size field
  *   0      8    magic "GOBLINSN"
- *   8      4    format version (1)
+ *   8      4    format version (2)
  *   12     4    flags (0; a reader refuses bits it does not know)
  *   16     8    created, Unix ms
  *   24     8    XXH3-64 of bytes 0..23
@@ -69,7 +69,7 @@
 #include <stdint.h>
 
 #define GB_SNAP_MAGIC "GOBLINSN"
-#define GB_SNAP_VERSION 1u
+#define GB_SNAP_VERSION 2u
 #define GB_SNAP_HEADER_SIZE 32u
 #define GB_SNAP_BLOCK_MAGIC 0x4B4C4247u   /* "GBLK" */
 #define GB_SNAP_BLOCK_HEADER_SIZE 24u

@@ -29,7 +29,13 @@ static void list_free(void *obj) { gb_list_free(obj); }
 static const char *list_encoding(const void *obj) { return gb_list_encoding_name(obj); }
 static size_t list_mem(const void *obj) { return gb_list_mem_usage(obj); }
 
-static const gb_type_ops list_type_ops = {"list", list_free, list_dup, list_encoding, list_mem};
+static size_t list_effort(const void *obj)
+{
+    const gb_list *l = obj;
+    return gb_list_listpack(l) ? 1 : gb_list_len(l);
+}
+
+static const gb_type_ops list_type_ops = {"list", list_free, list_dup, list_encoding, list_mem, list_effort};
 
 void gb_list_type_register(void) { gb_type_register(GB_TYPE_LIST, &list_type_ops); }
 

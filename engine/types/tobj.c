@@ -90,8 +90,26 @@ void gb_types_store(gb_db *db, gb_slice key, enum gb_type t, void *obj)
         gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
         return gb_##T##_payload_mem(&u.M);                                                                           \
     }                                                                                                                \
-    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem};                          \
+    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem, T##_effort};             \
     void gb_##T##_type_register(void) { gb_type_register(TYPE, &T##_type_ops); }
+
+/* Free effort: one allocation for a compact encoding, one per element for
+ * a large one. */
+static size_t hash_effort(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return u.h.enc == GB_HASH_HASHTABLE ? gb_hash_len(&u.h) : 1;
+}
+static size_t set_effort(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return u.s.enc == GB_SET_HASHTABLE ? gb_set_card(&u.s) : 1;
+}
+static size_t zset_effort(const void *obj)
+{
+    gb_tobj_hdr u = gb_tobj_unpack(obj);
+    return u.z.enc == GB_ZSET_BTREE ? gb_zset_card(&u.z) : 1;
+}
 
 TOBJ_TYPE_OPS(hash, h, GB_TYPE_HASH)
 TOBJ_TYPE_OPS(set, s, GB_TYPE_SET)

@@ -42,8 +42,18 @@ static bool g(const char *pat, const char *s) { return gb_glob_match(pat, strlen
 static void test_glob(void **state)
 {
     (void)state;
-    assert_true(g("*", ""));
+    /* Redis's stringmatchlen matches nothing against an empty string but
+     * the empty pattern; KEYS and SCAN answer a lone "*" without matching. */
+    assert_false(g("*", ""));
+    assert_false(g("**", ""));
+    assert_true(g("", ""));
     assert_true(g("*", "anything"));
+    /* "x-y" is a range even when y is ']': "[a-]" is ']'..'a' */
+    assert_true(g("[a-]", "a"));
+    assert_true(g("[a-]", "]"));
+    assert_true(g("[a-]", "_"));
+    assert_false(g("[a-]", "-"));
+    assert_false(g("[a-]", "b"));
     assert_true(g("h?llo", "hello"));
     assert_false(g("h?llo", "hllo"));
     assert_true(g("h*llo", "heeeello"));
