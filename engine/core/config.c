@@ -16,7 +16,7 @@
 #define GOBLIN_VERSION "0.1.0"
 #endif
 
-enum opt_type { T_INT, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE };
+enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE };
 
 typedef struct opt_enum {
     const char *name;
@@ -81,9 +81,9 @@ static const opt options[] = {
      "Permissions of the Unix socket, octal; applied before it accepts anything.", NULL},
     {"tcp-backlog", NULL, T_INT, OFF(tcp_backlog), 1, 65535, "511", false, NULL,
      "Listen backlog for TCP and the Unix socket.", NULL},
-    {"maxclients", NULL, T_INT, OFF(maxclients), 1, 1000000, "10000", true, NULL,
+    {"maxclients", NULL, T_LONG, OFF(maxclients), 1, UINT32_MAX, "10000", true, NULL,
      "Connections beyond this are refused with '-ERR max number of clients reached'.", NULL},
-    {"timeout", NULL, T_INT, OFF(timeout_s), 0, 100000000, "0", true, NULL,
+    {"timeout", NULL, T_INT, OFF(timeout_s), 0, INT32_MAX, "0", true, NULL,
      "Close a client idle for this many seconds; 0 never.", NULL},
     /* security */
     {"requirepass", NULL, T_STRING, OFF(requirepass), 0, 0, "", true, NULL,
@@ -95,7 +95,7 @@ static const opt options[] = {
      "Memory limit for data (e.g. 4gb); over it, commands that grow memory get an OOM error. 0: no limit.", NULL},
     {"maxmemory-policy", NULL, T_ENUM, OFF(maxmemory_policy), 0, 0, "noeviction", true, policies,
      "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work).", NULL},
-    {"hz", NULL, T_INT, OFF(hz), 1, 500, "10", true, NULL,
+    {"hz", NULL, T_INT, OFF(hz), 0, INT32_MAX, "10", true, NULL,
      "Background task frequency (active expiry, rehashing, timeouts) per second.", NULL},
     /* client limits */
     {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0", true, NULL,
@@ -111,24 +111,24 @@ static const opt options[] = {
     {"logfile", NULL, T_STRING, OFF(logfile), 0, 0, "", false, NULL,
      "Log to this file instead of standard error.", NULL},
     /* data types */
-    {"list-max-listpack-size", "list-max-ziplist-size", T_INT, OFF(list_max_listpack_size), -5, 65535, "-2", true,
+    {"list-max-listpack-size", "list-max-ziplist-size", T_INT, OFF(list_max_listpack_size), INT32_MIN, INT32_MAX, "-2", true,
      NULL,
      "Compact-list limit: N > 0 entries, or -1..-5 for 4/8/16/32/64 KiB. Larger lists use list-implementation.", NULL},
     {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
      "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
-    {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_INT, OFF(hash_max_listpack_entries), 0, INT32_MAX,
+    {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,
      "128", true, NULL, "Hashes with more fields use a hash table.", NULL},
-    {"hash-max-listpack-value", "hash-max-ziplist-value", T_INT, OFF(hash_max_listpack_value), 0, INT32_MAX, "64",
+    {"hash-max-listpack-value", "hash-max-ziplist-value", T_LONG, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
-    {"set-max-intset-entries", NULL, T_INT, OFF(set_max_intset_entries), 0, INT32_MAX, "512", true, NULL,
+    {"set-max-intset-entries", NULL, T_LONG, OFF(set_max_intset_entries), 0, INT64_MAX, "512", true, NULL,
      "Integer-only sets up to this size use the sorted integer array.", NULL},
-    {"set-max-listpack-entries", NULL, T_INT, OFF(set_max_listpack_entries), 0, INT32_MAX, "128", true, NULL,
+    {"set-max-listpack-entries", NULL, T_LONG, OFF(set_max_listpack_entries), 0, INT64_MAX, "128", true, NULL,
      "Sets up to this size (short members) use the compact encoding.", NULL},
-    {"set-max-listpack-value", NULL, T_INT, OFF(set_max_listpack_value), 0, INT32_MAX, "64", true, NULL,
+    {"set-max-listpack-value", NULL, T_LONG, OFF(set_max_listpack_value), 0, INT64_MAX, "64", true, NULL,
      "Sets with a longer member use a hash table.", NULL},
-    {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_INT, OFF(zset_max_listpack_entries), 0, INT32_MAX,
+    {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_LONG, OFF(zset_max_listpack_entries), 0, INT64_MAX,
      "128", true, NULL, "Sorted sets with more members use the B+tree.", NULL},
-    {"zset-max-listpack-value", "zset-max-ziplist-value", T_INT, OFF(zset_max_listpack_value), 0, INT32_MAX, "64",
+    {"zset-max-listpack-value", "zset-max-ziplist-value", T_LONG, OFF(zset_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Sorted sets with a longer member use the B+tree.", NULL},
     /* rings and placement */
     /* persistence */
@@ -335,6 +335,17 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
         if (n < o->min || n > o->max)
             return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
         *(int *)field(s, o) = (int)n;
+        /* Redis accepts any hz and keeps it within what the cron can do
+         * (CONFIG_MIN_HZ .. CONFIG_MAX_HZ): CONFIG GET answers the clamped value. */
+        if (o->offset == OFF(hz))
+            s->hz = s->hz < 1 ? 1 : s->hz > 500 ? 500 : s->hz;
+        return 0;
+    case T_LONG:
+        if (!parse_int(value, &n))
+            return fail(err, errlen, GB_EINVAL, "argument couldn't be parsed into an integer");
+        if (n < o->min || n > o->max)
+            return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
+        *(long long *)field(s, o) = n;
         return 0;
     case T_MEMORY:
         if (!parse_memory(value, &n))
@@ -452,6 +463,7 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
         return;
     }
     case T_MEMORY:
+    case T_LONG:
         snprintf(buf, cap, "%lld", *(const long long *)cfield(s, o));
         return;
     case T_STRING: {
@@ -666,7 +678,7 @@ void gb_config_print_help(FILE *out, const char *prog)
         const opt *o = &options[i];
         const char *arg = o->type == T_BOOL     ? "yes|no"
                           : o->type == T_MEMORY ? "BYTES"
-                          : o->type == T_INT    ? "N"
+                          : o->type == T_INT || o->type == T_LONG ? "N"
                           : o->type == T_OCTAL  ? "OCTAL"
                           : o->type == T_ENUM   ? "CHOICE"
                           : o->type == T_OBUF   ? "LIMITS"

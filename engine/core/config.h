@@ -26,7 +26,7 @@ typedef struct gb_settings {
     char *unixsocket;
     int unixsocketperm;
     int tcp_backlog;
-    int maxclients;
+    long long maxclients;
     int timeout_s;
     /* security */
     char *requirepass;
@@ -47,13 +47,13 @@ typedef struct gb_settings {
     /* data types */
     int list_max_listpack_size;
     int list_implementation;
-    int hash_max_listpack_entries;
-    int hash_max_listpack_value;
-    int set_max_intset_entries;
-    int set_max_listpack_entries;
-    int set_max_listpack_value;
-    int zset_max_listpack_entries;
-    int zset_max_listpack_value;
+    long long hash_max_listpack_entries;
+    long long hash_max_listpack_value;
+    long long set_max_intset_entries;
+    long long set_max_listpack_entries;
+    long long set_max_listpack_value;
+    long long zset_max_listpack_entries;
+    long long zset_max_listpack_value;
     /* persistence (engine/persist) */
     int save_n;                                   /* 0: no automatic snapshots */
     long long save_seconds[GB_SAVE_PARAMS_MAX];

@@ -82,7 +82,7 @@ static void section_clients(gb_engine *eng, out_ctx *o)
     emitf(o, "# Clients\r\n");
     emitf(o, "connected_clients:%zu\r\n", eng->nclients);
     emitf(o, "cluster_connections:0\r\n");
-    emitf(o, "maxclients:%d\r\n", eng->cfg.maxclients);
+    emitf(o, "maxclients:%lld\r\n", eng->cfg.maxclients);
     emitf(o, "blocked_clients:%zu\r\n", eng->blocked_clients);
     emitf(o, "tracking_clients:0\r\n");
 }

@@ -172,6 +172,22 @@ class MemoryAndAuth(GoblinAndRedisCase):
                     c.call("CONFIG", "SET", "requirepass", "")
 
 
+class ConfigSet(GoblinAndRedisCase):
+    CASES = [("hz", "1000"), ("hz", "0"), ("hz", "-1"), ("hz", "10"),
+             ("list-max-listpack-size", "-10"), ("list-max-listpack-size", "100000"),
+             ("list-max-listpack-size", "-2147483648"), ("list-max-listpack-size", "-2"),
+             ("hash-max-listpack-entries", "3000000000"), ("hash-max-listpack-entries", "-1"),
+             ("hash-max-listpack-entries", "128"), ("set-max-intset-entries", "3000000000"),
+             ("set-max-intset-entries", "512"), ("zset-max-listpack-value", "99999999999"),
+             ("zset-max-listpack-value", "64"), ("maxclients", "0"), ("maxclients", "4294967296"),
+             ("timeout", "-1"), ("timeout", "2147483647"), ("timeout", "0")]
+
+    def test_ranges_and_clamping(self):
+        for name, value in self.CASES:
+            both(self, "CONFIG", "SET", name, value)
+            both(self, "CONFIG", "GET", name)
+
+
 class LazyFree(unittest.TestCase):
     """The longest PING gap while a big value is freed, goblin and Redis in
     the same run: a pinging client measures the time between replies while
