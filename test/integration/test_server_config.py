@@ -321,10 +321,10 @@ class RuntimeConfig(unittest.TestCase):
                 if self.redis:
                     with Raw(self.redis) as c:
                         self.assertEqual(got, c.call_raw(*args))
-        with Raw(self.srv) as c:  # goblin-core's own range (Redis allows up to 2^32-1)
+        with Raw(self.srv) as c:  # Redis's range: 1 to 2^32-1
             self.assertEqual(c.call_raw("CONFIG", "SET", "maxclients", "0"),
                              b"-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be "
-                             b"between 1 and 1000000 inclusive\r\n")
+                             b"between 1 and 4294967295 inclusive\r\n")
         # port: immutable here (Redis can rebind at run time); Redis's text.
         with Raw(self.srv) as c:
             self.assertEqual(c.call_raw("CONFIG", "SET", "port", "1"),
