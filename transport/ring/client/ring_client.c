@@ -4,6 +4,9 @@
  * docs/ring-protocol.md).
  */
 #define _POSIX_C_SOURCE 200809L
+/* On macOS _POSIX_C_SOURCE alone hides everything beyond POSIX, MSG_DONTWAIT
+ * included; _DARWIN_C_SOURCE brings it back (glibc ignores it). */
+#define _DARWIN_C_SOURCE
 #include "transport/ring/client/ring_client_internal.h"
 
 #include <errno.h>
