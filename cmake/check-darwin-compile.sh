@@ -69,7 +69,10 @@ stage_deps() {
     [ -e "/usr/include/$h" ] || { log "/usr/include/$h missing: run cmake/install-deps.sh --test"; exit 1; }
     cp -R "/usr/include/$h" "$stage/include/"
   done
-  cp -R "$src/cmake/darwin-sdk-compat/." "$stage/include/"
+  # Part of the SDK as far as the sources can tell: on the compiler's own
+  # system include path (the zig-cc wrapper), not on a target's.
+  mkdir -p "$stage/sdk"
+  cp -R "$src/cmake/darwin-sdk-compat/." "$stage/sdk/"
   local m
   for m in libuv libxxhash libzstd cmocka; do
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include\n' \
@@ -81,8 +84,15 @@ zig=$(fetch_zig)
 export ZIG_GLOBAL_CACHE_DIR="$out/zig-cache" ZIG_LOCAL_CACHE_DIR="$out/zig-cache"
 log "compiler: zig $("$zig" version) cc -target $TARGET"
 stage_deps "$out/stage"
-printf '#!/bin/sh\nexec "%s" cc -target %s "$@"\n' "$zig" "$TARGET" >"$out/zig-cc"
+printf '#!/bin/sh\nexec "%s" cc -target %s -isystem "%s" "$@"\n' "$zig" "$TARGET" "$out/stage/sdk" >"$out/zig-cc"
 chmod +x "$out/zig-cc"
+# platform/darwin/park.c compiles its os_sync path only when the SDK has the
+# header (__has_include): make sure this one does, or the check would
+# quietly skip that path.
+printf '#include <os/os_sync_wait_on_address.h>\nint main(void) { return OS_SYNC_WAIT_ON_ADDRESS_SHARED; }\n' \
+  >"$out/os_sync_probe.c"
+"$out/zig-cc" -c -o "$out/os_sync_probe.o" "$out/os_sync_probe.c" ||
+  { log "the SDK seen by $out/zig-cc has no os_sync_wait_on_address.h"; exit 1; }
 
 # Both variants a Mac builds: `make test` there runs the darwin and the
 # generic POSIX platform layer.

@@ -5,8 +5,9 @@
 # checks are compiled as static libraries.
 #
 #   GB_DARWIN_CC      wrapper that runs `zig cc -target aarch64-macos.13.0`
-#   GB_DARWIN_STAGE   folder with include/ (dependency headers + the
-#                     os_sync_wait_on_address declaration header) and
+#                     with the os_sync_wait_on_address declaration header on
+#                     its system include path (stage/sdk)
+#   GB_DARWIN_STAGE   folder with include/ (the dependency headers) and
 #                     pkgconfig/ (.pc files pointing there)
 set(CMAKE_SYSTEM_NAME Darwin)
 set(CMAKE_SYSTEM_PROCESSOR arm64)

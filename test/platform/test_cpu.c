@@ -42,8 +42,9 @@ static void test_cpuset_helpers(void **state)
 }
 
 /* The 128-byte isolation covers the line this CPU reports (64 on x86 and on
- * arm64 servers, which the arm64 check runs under qemu): whole lines, never
- * a line shared by the two sides of a ring. */
+ * arm64 servers; qemu-user's emulated arm64 CPU, which the arm64 check runs
+ * on, reports 32): whole lines, never a line shared by the two sides of a
+ * ring. */
 static void test_isolation_covers_the_cache_line(void **state)
 {
     (void)state;
