@@ -506,8 +506,6 @@ static const char *encoding_name(const gb_kv *kv)
 
 static void cmd_object(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "object", argc, argv))
-        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {
@@ -685,7 +683,8 @@ GB_DEFINE_COMMANDS(keys,
     {"pexpiretime", 2, RF, 1, 1, 1, cmd_pexpiretime, "generic",
      "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"},
     {"persist", 2, WF, 1, 1, 1, cmd_persist, "generic", "Removes the expiration time of a key.", "2.2.0"},
-    {"object", -2, R, 2, 2, 1, cmd_object, "generic", "A container for object introspection commands.", "2.2.3"},
+    {"object", -2, 0, 0, 0, 0, cmd_object, "generic", "A container for object introspection commands.", "2.2.3",
+     "encoding freq help idletime refcount"},
     {"select", 2, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_select, "connection",
      "Changes the selected database.", "1.0.0"},
     {"swapdb", 3, WF, 0, 0, 0, cmd_swapdb, "server", "Swaps two Redis databases.", "4.0.0"},

@@ -250,20 +250,10 @@ static void cmd_zlexcount(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* ZRANK/ZREVRANK key member [WITHSCORE] (WITHSCORE: Redis 7.2). */
-static void rank_generic(gb_client *c, int argc, gb_slice *argv, bool reverse)
+/* ZRANK/ZREVRANK key member: Redis 7.0's form (7.2's WITHSCORE is refused
+ * by the arity, as 7.0 refuses it). */
+static void rank_generic(gb_client *c, gb_slice *argv, bool reverse)
 {
-    bool withscore = false;
-    if (argc > 4) {
-        gb_reply_wrong_arity(c, reverse ? "zrevrank" : "zrank");
-        return;
-    }
-    if (argc == 4) {
-        if (!gb_slice_ieq(argv[3], "withscore")) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
-        withscore = true;
-    }
     bool wrong;
     gb_tobj o;
     gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
@@ -271,21 +261,14 @@ static void rank_generic(gb_client *c, int argc, gb_slice *argv, bool reverse)
         return;
     size_t rank;
     double score;
-    if (z && gb_zset_rank(z, argv[2], reverse, &rank, &score)) {
-        if (withscore)
-            gb_reply_array(c, 2);
+    if (z && gb_zset_rank(z, argv[2], reverse, &rank, &score))
         gb_reply_int(c, (int64_t)rank);
-        if (withscore)
-            gb_reply_double(c, score);
-    } else if (withscore) {
-        gb_reply_nil_array(c);
-    } else {
+    else
         gb_reply_nil(c);
-    }
 }
 
-static void cmd_zrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argc, argv, false); }
-static void cmd_zrevrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argc, argv, true); }
+static void cmd_zrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argv, false); }
+static void cmd_zrevrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argv, true); }
 
 /* ---- ranges ------------------------------------------------------------------------------ */
 
@@ -850,8 +833,8 @@ GB_DEFINE_COMMANDS(zset,
     {"zcard", 2, RF, 1, 1, 1, cmd_zcard, "sorted-set", "Returns the number of members in a sorted set.", "1.2.0"},
     {"zcount", 4, RF, 1, 1, 1, cmd_zcount, "sorted-set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"},
     {"zlexcount", 4, RF, 1, 1, 1, cmd_zlexcount, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrank", -3, RF, 1, 1, 1, cmd_zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"},
-    {"zrevrank", -3, RF, 1, 1, 1, cmd_zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"},
+    {"zrank", 3, RF, 1, 1, 1, cmd_zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"},
+    {"zrevrank", 3, RF, 1, 1, 1, cmd_zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"},
     {"zrange", -4, R, 1, 1, 1, cmd_zrange, "sorted-set", "Returns members in a sorted set within a range of indexes.", "1.2.0"},
     {"zrangestore", -5, WD, 1, 2, 1, cmd_zrangestore, "sorted-set", "Stores a range of members from sorted set in a key.", "6.2.0"},
     {"zrevrange", -4, R, 1, 1, 1, cmd_zrevrange, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"},
@@ -866,8 +849,8 @@ GB_DEFINE_COMMANDS(zset,
     {"zpopmin", -2, WF, 1, 1, 1, cmd_zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
     {"zpopmax", -2, WF, 1, 1, 1, cmd_zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
     {"zmpop", -4, WR | MK, 0, 0, 0, cmd_zmpop, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0"},
-    {"bzpopmin", -3, B | GB_CMD_FAST, 1, -2, 1, cmd_bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0"},
-    {"bzpopmax", -3, B | GB_CMD_FAST, 1, -2, 1, cmd_bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0"},
+    {"bzpopmin", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0"},
+    {"bzpopmax", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0"},
     {"bzmpop", -5, B | MK, 0, 0, 0, cmd_bzmpop, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "7.0.0"},
     {"zrandmember", -2, R, 1, 1, 1, cmd_zrandmember, "sorted-set", "Returns one or more random members from a sorted set.", "6.2.0"},
     {"zscan", -3, R, 1, 1, 1, cmd_zscan, "sorted-set", "Iterates over members and scores of a sorted set.", "2.8.0"},

@@ -93,7 +93,7 @@ static inline void frame_abandon(gb_client *c, call_frame f)
 static inline bool wants_default_effect(const gb_engine *eng, const gb_command *cmd, call_frame f)
 {
     return GB_UNLIKELY(gb_propagating(&eng->prop)) && eng->stats.dirty != f.dirty && !eng->prop.explicit_effect &&
-           (cmd->def->flags & GB_CMD_WRITE);
+           (cmd->flags & GB_CMD_WRITE);
 }
 
 /* Statistics; then, at the outermost call, the unit's effects go to the
@@ -169,17 +169,14 @@ static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
     reject(c, NULL, err);
 }
 
-static bool arity_ok(const gb_command_def *d, int argc) { return d->arity > 0 ? argc == d->arity : argc >= -d->arity; }
-
 /* Redis 7.0's memory rule (processCommand): over maxmemory, refuse a
  * command that may grow memory; inside MULTI refuse everything but EXEC,
  * DISCARD and QUIT, because queueing itself consumes memory; refuse an
  * EXEC whose transaction holds a command that may grow memory. */
 static bool refused_for_memory(const gb_client *c, const gb_command *cmd)
 {
-    const gb_command_def *d = cmd->def;
-    bool may_grow = (d->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
-                    ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI));
+    bool may_grow = (cmd->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
+                    ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
     return may_grow && gb_engine_over_maxmemory(c->eng);
 }
 
@@ -191,23 +188,36 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd)
     const char *why = sv ? sv->write_refusal(sv->ctx) : NULL;
     if (GB_LIKELY(!why))
         return NULL;
-    uint32_t f = cmd->def->flags;
+    uint32_t f = cmd->flags;
     bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
+/* Redis's text for a container's unknown subcommand: "unknown subcommand
+ * 'x'. Try CONFIG HELP." */
+static void reject_unknown_subcommand(gb_client *c, gb_command *container, gb_slice sub)
+{
+    char upper[32];
+    size_t n = 0;
+    for (const char *p = container->fullname; *p && n < sizeof upper - 1; p++)
+        upper[n++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+    upper[n] = '\0';
+    char err[256];
+    snprintf(err, sizeof err, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)GB_MIN(sub.len, 128), sub.ptr, upper);
+    reject(c, NULL, err); /* no statistics: Redis found no command */
 }
 
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    const gb_command_def *d = cmd->def;
-    if (!arity_ok(d, argc)) {
+    if (!gb_command_arity_ok(cmd, argc)) {
         char err[128];
-        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", d->name);
+        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->fullname);
         reject(c, cmd, err);
         return false;
     }
-    if (!(c->flags & GB_CLIENT_AUTHED) && !(d->flags & GB_CMD_NOAUTH)) {
+    if (!(c->flags & GB_CLIENT_AUTHED) && !(cmd->flags & GB_CMD_NOAUTH)) {
         reject(c, cmd, GB_ERR_NOAUTH);
         return false;
     }
@@ -224,7 +234,7 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             return false;
         }
     }
-    if ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI)) {
+    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
         gb_multi_queue(c, cmd, argc, argv);
         return false;
     }
@@ -240,6 +250,16 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
     if (!cmd) {
         reject_unknown(c, argc, argv);
         return;
+    }
+    /* A container with a subcommand is that subcommand (Redis 7's
+     * lookupCommand); alone, it fails its own arity below. */
+    if (gb_command_is_container(cmd) && argc >= 2) {
+        gb_command *sub = gb_subcommand_lookup(cmd, argv[1]);
+        if (!sub) {
+            reject_unknown_subcommand(c, cmd, argv[1]);
+            return;
+        }
+        cmd = sub;
     }
     if (admit(c, cmd, argc, argv))
         gb_gate_call(c, cmd, argc, argv);

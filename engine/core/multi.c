@@ -175,17 +175,12 @@ void gb_multi_unwatch_all(gb_client *c)
 
 void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, cmd->def->name, argc, argv)) {
-        cmd->rejected_calls++;
-        c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
     if (c->mcount == c->mcap) {
         c->mcap = c->mcap ? c->mcap * 2 : 8;
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);
     }
     c->mqueue[c->mcount++] = gb_argv_copy_make(cmd, argc, argv);
-    c->mcmd_flags |= cmd->def->flags;
+    c->mcmd_flags |= cmd->flags;
     gb_reply_status(c, "QUEUED");
 }
 
