@@ -8,7 +8,9 @@ side (skipped, saying why, without a redis-server 7.0):
 * WATCH of a key that had already expired when it was watched;
 * over maxmemory, commands queued in MULTI, and EXEC before AUTH;
 * lazy freeing: UNLINK and FLUSHDB ASYNC of a big value keep the server
-  answering (the longest PING gap is measured against redis-server's).
+  answering (the longest PING gap is measured against redis-server's);
+* a blocked BZPOPMIN served when ZUNIONSTORE/ZRANGESTORE overwrites its key
+  (a deliberate departure, asserted against redis-server's behaviour).
 """
 
 import socket
@@ -140,6 +142,37 @@ class WatchExpired(GoblinAndRedisCase):
             self.assertEqual(got, want, "WATCH of an expired key, then %s" % name)
         self.assertEqual(self.run_case(self.goblin, cases["read"]), [b"OK"])
         self.assertEqual(self.run_case(self.goblin, cases["recreated"]), None)
+
+
+class OverwriteServesWaiter(GoblinAndRedisCase):
+    """A deliberate departure (docs/types.md): a client blocked in BZPOPMIN
+    on a key that another client then overwrites with a sorted set
+    (ZUNIONSTORE, ZRANGESTORE over a string there) is served at once by
+    goblin-core. Redis 7.0 does not signal an overwrite, so its waiter
+    sleeps until the key is created again (7.2 signals it, as goblin-core
+    does). Both behaviours are asserted, so a change in either shows."""
+
+    def waiter_served(self, srv, store):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            writer.call("ZADD", "src", "1", "m")
+            waiter.send_cmd("BZPOPMIN", "dst", "0")
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            writer.call("SET", "dst", "string")  # the wrong type: the waiter keeps waiting
+            self.assertEqual(writer.call(*store), 1)
+            served = waiter.read_raw_available(timeout=0.5 * SLOW)
+            if not served:
+                writer.call("DEL", "dst")
+                writer.call("ZADD", "dst", "2", "n")  # a key created anew wakes either server
+                return False, waiter.read_raw_available(timeout=5 * SLOW)
+            return True, served
+
+    def test_overwrite(self):
+        for store in (["ZUNIONSTORE", "dst", "1", "src"], ["ZRANGESTORE", "dst", "src", "0", "-1"]):
+            self.assertEqual(self.waiter_served(self.goblin, store),
+                             (True, b"*3\r\n$3\r\ndst\r\n$1\r\nm\r\n$1\r\n1\r\n"), store)
+            self.assertEqual(self.waiter_served(self.redis, store),
+                             (False, b"*3\r\n$3\r\ndst\r\n$1\r\nn\r\n$1\r\n2\r\n"), store)
 
 
 class MemoryAndAuth(GoblinAndRedisCase):
