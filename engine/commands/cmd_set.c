@@ -409,16 +409,10 @@ static void cmd_sdiffstore(gb_client *c, int argc, gb_slice *argv)
     sunion_diff_generic(c, argv + 2, (size_t)(argc - 2), &argv[1], true);
 }
 
-static void scan_add(void *ctx, gb_slice m) { gb_scan_buf_add(ctx, m, gb_slice_make("", 0), 0); }
-static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
-{
-    return gb_set_scan(&o->s, cursor, scan_add, b);
-}
-
 /* SSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_types_scan(c, argc, argv, GB_TYPE_SET, scan_batch);
+    gb_types_scan(c, argc, argv, GB_TYPE_SET);
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)

@@ -673,16 +673,10 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
     gb_zset_random(z, count, emit_reply, &ec);
 }
 
-static void scan_add(void *ctx, gb_slice m, double score) { gb_scan_buf_add(ctx, m, gb_slice_make("", 0), score); }
-static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
-{
-    return gb_zset_scan(&o->z, cursor, scan_add, b);
-}
-
 /* ZSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_zscan(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_types_scan(c, argc, argv, GB_TYPE_ZSET, scan_batch);
+    gb_types_scan(c, argc, argv, GB_TYPE_ZSET);
 }
 
 /* ---- algebra ------------------------------------------------------------------------------ */
