@@ -5,15 +5,6 @@
 #include "engine/core/reply.h"
 #include "engine/base/util.h"
 
-bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool write, gb_tobj *o, bool *wrong)
-{
-    int r = gb_tobj_lookup(c->db, key, t, write, o);
-    *wrong = r < 0;
-    if (*wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    return r > 0;
-}
-
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */
 
 /* Parses [MATCH pattern] [COUNT n] from argv[first..]; returns the error

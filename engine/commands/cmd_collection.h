@@ -9,11 +9,6 @@
 #include "engine/core/client.h"
 #include "engine/types/tobj.h"
 
-/* gb_tobj_lookup for a command handler: true when key holds type t (o
- * filled); false when it is missing, or holds another type: then *wrong is
- * set and WRONGTYPE replied. */
-bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool write, gb_tobj *o, bool *wrong);
-
 /* ---- HSCAN / SSCAN / ZSCAN ---- */
 
 /* "xSCAN key cursor [MATCH pattern] [COUNT count]" on a hash, set or sorted
