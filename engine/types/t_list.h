@@ -14,8 +14,9 @@
  *
  * Operations are named after the command they implement, gb_<type>_<command>
  * (gb_list_lpush is LPUSH on a key; gb_list_push in engine/ds/list.h is a
- * push on a list). A left/right pair is one operation taking the end,
- * named after its left form.
+ * push on a list). Commands that differ in one argument (LPUSH/RPUSH,
+ * ZPOPMIN/ZPOPMAX, ZUNION/ZINTER/ZDIFF) are one operation taking it, named
+ * after the first form. String commands carry no type letter: gb_string_get.
  */
 #ifndef GB_ENGINE_TYPES_T_LIST_H
 #define GB_ENGINE_TYPES_T_LIST_H
