@@ -55,15 +55,18 @@ static void cmd_rpushx(gb_client *c, int argc, gb_slice *argv) { pushx(c, argc, 
 
 /* ---- pop ------------------------------------------------------------------------- */
 
-void gb_cmd_pop(gb_client *c, gb_slice key, bool tail)
+/* LPOP/RPOP key: one value, not in an array. */
+static inline void pop_one(gb_client *c, gb_slice key, gb_list_end end)
 {
     gb_sink s = {.value = emit_bulk, .ctx = c};
-    gb_result r = gb_list_lpop(c->db, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD, 1, &s);
+    gb_result r = gb_list_lpop(c->db, key, end, 1, &s);
     if (r == GB_R_NOTFOUND)
         gb_reply_nil(c);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
 }
+
+void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD); }
 
 static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
 {
@@ -72,7 +75,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         return;
     }
     if (argc == 2) {
-        gb_cmd_pop(c, argv[1], end == GB_LIST_TAIL);
+        pop_one(c, argv[1], end);
         return;
     }
     int64_t count;
@@ -317,7 +320,6 @@ typedef struct mpop_ctx {
     const gb_slice *keys;
     size_t which;
     size_t n;
-    bool nested;
 } mpop_ctx;
 
 static void mpop_open(void *ctx, size_t n)
@@ -326,20 +328,28 @@ static void mpop_open(void *ctx, size_t n)
     m->n = n;
     gb_reply_array(m->c, 2);
     gb_reply_slice(m->c, m->keys[m->which]);
-    if (m->nested)
-        gb_reply_array(m->c, (int64_t)n);
+    gb_reply_array(m->c, (int64_t)n);
 }
 
 static void mpop_value(void *ctx, gb_slice v) { gb_reply_slice(((mpop_ctx *)ctx)->c, v); }
 
+/* BLPOP's one value, after its key: no count to announce. */
+static void bpop_value(void *ctx, gb_slice v)
+{
+    mpop_ctx *m = ctx;
+    gb_reply_array(m->c, 2);
+    gb_reply_slice(m->c, m->keys[m->which]);
+    gb_reply_slice(m->c, v);
+}
+
 /* Pops up to count from the first non-empty list among keys, replies and
  * propagates the pop. Returns false (nothing replied) if every key is empty
  * or missing; true after replying (including WRONGTYPE). nested: LMPOP's
- * shape, propagated with its count. */
+ * shape, propagated with its count; else BLPOP's (count 1). */
 static bool mpop_first(gb_client *c, const gb_slice *keys, int nkeys, gb_list_end end, int64_t count, bool nested)
 {
-    mpop_ctx m = {c, keys, 0, 0, nested};
-    gb_sink s = {.len = mpop_open, .value = mpop_value, .ctx = &m};
+    mpop_ctx m = {c, keys, 0, 0};
+    gb_sink s = {.len = nested ? mpop_open : NULL, .value = nested ? mpop_value : bpop_value, .ctx = &m};
     gb_result r = gb_list_lmpop(c->db, (size_t)nkeys, keys, end, (size_t)count, &s, &m.which);
     if (r == GB_R_NOTFOUND)
         return false;

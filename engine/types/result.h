@@ -41,10 +41,10 @@ typedef enum gb_result {
  * a caller leaves the others NULL.
  *
  * len is called once, after the key passed its checks and before the first
- * element, with how many elements follow (or GB_SINK_LEN_UNKNOWN); an
- * operation writes the out-parameters that describe what follows (which
- * key of several, the collection's size) before it, so the callback may
- * read them through ctx. NULL: not wanted. */
+ * element, with how many elements follow (or GB_SINK_LEN_UNKNOWN); NULL:
+ * not wanted. An operation writes the out-parameters that describe what
+ * follows (which key of several, the collection's size) before the sink
+ * hears anything, so the callbacks may read them through ctx. */
 typedef struct gb_sink {
     void (*len)(void *ctx, size_t n);
     void (*value)(void *ctx, gb_slice v);                     /* list values, set members, hash values, keys */

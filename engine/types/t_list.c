@@ -112,9 +112,11 @@ gb_result gb_list_lpushx(gb_db *db, gb_slice key, gb_list_end end, size_t n, con
     return GB_R_OK;
 }
 
-static void pop_from(gb_db *db, gb_slice key, gb_list *l, gb_list_end end, size_t count, const gb_sink *sink)
+/* Pops n values (at most the list's length when a sink wants the count;
+ * a plain pop need not count the list first: gb_list_pop stops at its
+ * end). */
+static void pop_n(gb_db *db, gb_slice key, gb_list *l, gb_list_end end, size_t n, const gb_sink *sink)
 {
-    size_t n = GB_MIN(count, gb_list_len(l));
     gb_sink_len(sink, n);
     if (n == 0)
         return;
@@ -129,7 +131,7 @@ gb_result gb_list_lpop(gb_db *db, gb_slice key, gb_list_end end, size_t count, c
     int found = list_lookup(db, key, true, &l);
     if (found <= 0)
         return lookup_result(found);
-    pop_from(db, key, l, end, count, sink);
+    pop_n(db, key, l, end, sink->len ? GB_MIN(count, gb_list_len(l)) : count, sink);
     return GB_R_OK;
 }
 
@@ -141,10 +143,11 @@ gb_result gb_list_lmpop(gb_db *db, size_t nkeys, const gb_slice *keys, gb_list_e
         int found = list_lookup(db, keys[i], true, &l);
         if (found < 0)
             return GB_R_WRONGTYPE;
-        if (!found || gb_list_len(l) == 0)
+        size_t len = found ? gb_list_len(l) : 0;
+        if (len == 0)
             continue;
         *which = i;
-        pop_from(db, keys[i], l, end, count, sink);
+        pop_n(db, keys[i], l, end, GB_MIN(count, len), sink);
         return GB_R_OK;
     }
     return GB_R_NOTFOUND;

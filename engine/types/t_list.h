@@ -49,7 +49,7 @@ gb_result gb_list_lpushx(gb_db *db, gb_slice key, gb_list_end end, size_t n, con
 gb_result gb_list_lpop(gb_db *db, gb_slice key, gb_list_end end, size_t count, const gb_sink *sink);
 
 /* LMPOP, BLMPOP, BLPOP, BRPOP: gb_list_lpop on the first of keys that holds
- * a list; *which (its index in keys) is set before sink->len.
+ * a list; *which (its index in keys) is set before the sink hears of it.
  * GB_R_NOTFOUND when none does; GB_R_WRONGTYPE at a key of another type met
  * before any list. */
 gb_result gb_list_lmpop(gb_db *db, size_t nkeys, const gb_slice *keys, gb_list_end end, size_t count,
