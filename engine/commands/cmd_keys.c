@@ -419,8 +419,10 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
         gb_reply_int(c, 1);
     else if (gb_slice_ieq(sub, "idletime"))
         gb_reply_int(c, info.idle_s);
-    else
-        gb_reply_int(c, info.freq);
+    else /* FREQ: frequencies are tracked only under an LFU policy, and the only policy is noeviction */
+        gb_reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+                          "that when switching between policies at runtime LRU and LFU data will take some time "
+                          "to adjust.");
 }
 
 /* ---- databases --------------------------------------------------------------------------- */

@@ -389,15 +389,16 @@ static void bpop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[argc - 1], &deadline))
         return;
-    gb_slice *keys = argv + 1;
+    const gb_slice *keys = argv + 1;
     int nkeys = argc - 2;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
     if (mpop_first(c, keys, nkeys, end, 1, false))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, keys, nkeys, deadline, GB_TYPE_LIST, argc, argv);
+    gb_blocking_block(c, argv + 1, argc - 2, deadline, GB_TYPE_LIST, argc, argv);
 }
 
 static void cmd_blpop(gb_client *c, int argc, gb_slice *argv) { bpop_generic(c, argc, argv, GB_LIST_HEAD); }
@@ -414,8 +415,9 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
             gb_reply_nil(c);
         else if (r != GB_R_OK)
             gb_reply_result(c, r);
-        /* Propagated as the LMOVE it was: never a blocking command. (Also
-         * when the destination held another type and nothing moved.) */
+        if (r != GB_R_OK)
+            return; /* nothing moved (the destination holds another type): nothing to replay */
+        /* Propagated as the LMOVE it was: never a blocking command. */
         gb_slice eff[5] = {gb_slice_cstr("LMOVE"), argv[1], argv[2],
                            gb_slice_cstr(from == GB_LIST_HEAD ? "LEFT" : "RIGHT"),
                            gb_slice_cstr(to == GB_LIST_HEAD ? "LEFT" : "RIGHT")};
@@ -462,7 +464,10 @@ static void cmd_blmpop(gb_client *c, int argc, gb_slice *argv)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
         return;
-    if (mpop_first(c, argv + 3, (int)numkeys, end, count, true))
+    const gb_slice *keys = argv + 3;
+    int nkeys = (int)numkeys;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (mpop_first(c, keys, nkeys, end, count, true))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);

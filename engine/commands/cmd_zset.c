@@ -505,7 +505,10 @@ static void bzpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[argc - 1], &deadline))
         return;
-    if (pop_first(c, argv + 1, argc - 2, max, 1, false))
+    const gb_slice *keys = argv + 1;
+    int nkeys = argc - 2;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (pop_first(c, keys, nkeys, max, 1, false))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
@@ -527,7 +530,10 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
         return;
-    if (pop_first(c, argv + 3, (int)numkeys, max, (size_t)count, true))
+    const gb_slice *keys = argv + 3;
+    int nkeys = (int)numkeys;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (pop_first(c, keys, nkeys, max, (size_t)count, true))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);

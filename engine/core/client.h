@@ -93,6 +93,7 @@ typedef struct gb_client {
 
     struct gb_blocked *blocked; /* engine/core/blocking.c state while BLOCKED */
     uint64_t reexec_deadline;   /* the original deadline while REEXEC */
+    gb_slice reexec_key;        /* the key that became ready, while REEXEC */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;

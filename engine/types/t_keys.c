@@ -5,9 +5,11 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/ds/list.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/multi.h"
+#include "engine/types/tobj.h"
 
 /* ---- existence and deletion ------------------------------------------------------------ */
 
@@ -96,7 +98,7 @@ gb_result gb_keys_scan(gb_db *db, uint64_t cursor, const gb_keys_scan_opts *opts
 {
     scan_refs st = {NULL, 0, 0};
     /* Visit buckets until `count` keys or 10x as many empty steps (Redis). */
-    int64_t budget = opts->count * 10;
+    int64_t budget = gb_scan_step_budget(opts->count);
     do {
         cursor = gb_htable_scan(&db->keys, cursor, scan_collect, &st);
     } while (cursor && budget-- > 0 && (int64_t)st.n < opts->count);
@@ -263,7 +265,7 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
     if (!kv)
         return GB_R_NOTFOUND;
     info->encoding = encoding_name(kv);
-    info->freq = kv->lfu;
+    info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(kv->v.ptr) : NULL;
     info->idle_s = (int64_t)(gb_engine_uptime_ms(db->eng) / 1000u) - (int64_t)kv->atime;
     return GB_R_OK;
 }

@@ -131,7 +131,7 @@ gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor,
         return GB_R_BADARG;
     scan_filter f = {opts, sink, 0};
     size_t per = t == GB_TYPE_SET ? 1 : 2;
-    int64_t budget = opts->count * 10;
+    int64_t budget = gb_scan_step_budget(opts->count);
     do {
         cursor = scan_batch(&o.o, t, cursor, &f);
     } while (cursor && budget-- > 0 && f.n * per < (size_t)opts->count);

@@ -108,6 +108,11 @@ typedef struct gb_scan_opts {
     int64_t count;    /* COUNT, >= 1 */
 } gb_scan_opts;
 
+/* How many steps a scan may take without finding count elements: ten per
+ * element asked for (Redis's), saturating so that a client's huge COUNT
+ * cannot overflow. */
+static inline int64_t gb_scan_step_budget(int64_t count) { return count > INT64_MAX / 10 ? INT64_MAX : count * 10; }
+
 /* HSCAN, SSCAN, ZSCAN on the collection of type t under key: batches from
  * cursor until about opts->count elements (hash and sorted-set elements
  * count twice, as Redis counts its reply's items) or ten times as many

@@ -175,6 +175,40 @@ class OverwriteServesWaiter(GoblinAndRedisCase):
                              (False, b"*3\r\n$3\r\ndst\r\n$1\r\nn\r\n$1\r\n2\r\n"), store)
 
 
+class BlockedServedFromReadyKey(GoblinAndRedisCase):
+    """A client blocked on several keys is served from the key that became
+    ready, as Redis 7.0 does: an earlier key holding another type is no
+    WRONGTYPE, and of two keys made ready by one EXEC the first to get data
+    serves it, not the first in the command."""
+
+    SCENARIOS = [
+        (["BZPOPMIN", "bk", "bk2", "0"], [["LPUSH", "bk", "1"], ["ZADD", "bk2", "1", "m"]]),
+        (["BLPOP", "a", "b", "0"], [["MULTI"], ["RPUSH", "b", "x"], ["RPUSH", "a", "y"], ["EXEC"]]),
+        (["BRPOP", "a", "b", "0"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "5"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BZMPOP", "0", "2", "z1", "z2", "MAX"], [["HSET", "z1", "f", "v"], ["ZADD", "z2", "1", "a", "2", "b"]]),
+        (["BZPOPMAX", "z1", "z2", "0"], [["MULTI"], ["ZADD", "z2", "1", "q"], ["ZADD", "z1", "5", "p"], ["EXEC"]]),
+    ]
+
+    def run_case(self, srv, block, writes):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            waiter.send_cmd(*block)
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            for w in writes:
+                writer.call(*w)
+            served = waiter.read()[0]
+            state = sorted((k, writer.call("TYPE", k)) for k in writer.call("KEYS", "*"))
+            return served, state
+
+    def test_scenarios(self):
+        for block, writes in self.SCENARIOS:
+            got = self.run_case(self.goblin, block, writes)
+            want = self.run_case(self.redis, block, writes)
+            self.assertEqual(got, want, "%r after %r" % (block, writes))
+            self.assertNotIsInstance(got[0], gbtest.Err, block)
+
+
 class MemoryAndAuth(GoblinAndRedisCase):
     def test_multi_over_maxmemory(self):
         for srv in (self.goblin, self.redis):

@@ -1000,6 +1000,8 @@ static void test_noop_writes_emit_nothing(void **state)
         {"SET k v", "GET k"},
         {"RPUSH l a", "LTRIM l 0 -1"},
         {"SET k v", "EXPIRE k 100 GT"},
+        {"RPUSH l a;SET d x", "BLMOVE l d LEFT RIGHT 0"},  /* WRONGTYPE on the destination */
+        {"RPUSH l a;SET d x", "BRPOPLPUSH l d 0"},
     };
     for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++)
         expect_effects(cases[i][0], cases[i][1], "");

@@ -66,7 +66,7 @@ static void test_del_exists_type(void **state)
     assert_string_equal(name, "list");
     assert_int_equal(gb_keys_type(f->db, S("none"), &name), GB_R_NOTFOUND);
     assert_string_equal(name, "none");
-    assert_int_equal(gb_keys_del(f->db, 4, keys, &n), GB_R_OK);
+    assert_int_equal(gb_keys_del(f->db, 4, keys, false, &n), GB_R_OK);
     assert_int_equal(n, 2);
     assert_int_equal(key_type(f->db, "a"), -1);
     assert_int_equal(key_type(f->db, "l"), -1);
@@ -109,7 +109,7 @@ static void test_iteration(void **state)
     gb_slice key;
     assert_int_equal(gb_keys_randomkey(f->db, &key), GB_R_OK);
     assert_true(key.len >= 2);
-    gb_keys_flushdb(f->db);
+    gb_keys_flushdb(f->db, false);
     assert_int_equal(gb_db_size(f->db), 0);
     assert_int_equal(gb_keys_randomkey(f->db, &key), GB_R_NOTFOUND);
 }
@@ -198,7 +198,10 @@ static void test_object_and_dbs(void **state)
     assert_string_equal(info.encoding, "embstr");
     put_list(f->db, "l");
     assert_int_equal(gb_keys_object(f->db, S("l"), &info), GB_R_OK);
-    assert_string_equal(info.encoding, "listpack");
+    assert_string_equal(info.encoding, "quicklist"); /* Redis 7.0's word for any list */
+    assert_string_equal(info.representation, "listpack");
+    assert_int_equal(gb_keys_object(f->db, S("k"), &info), GB_R_OK);
+    assert_null(info.representation);
 
     gb_db *db1 = &f->h->eng->dbs[1];
     uint64_t dirty = f->h->eng->stats.dirty;
