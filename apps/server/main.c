@@ -67,6 +67,17 @@ int main(int argc, char **argv)
     FILE *logf = open_log(&cfg);
     gb_log_set(cfg.loglevel, logf);
 
+    /* Helper threads (lazy freeing, snapshot writing, log fsync) get the
+     * CPUs this process may use minus the engine's: recorded now, before the
+     * ring pool pins this thread and every thread it starts would inherit
+     * the one CPU. */
+    if (cfg.cpu >= 0 && gb_cpu_allowed(&cfg.helper_cpus) == 0) {
+        gb_cpuset_clear(&cfg.helper_cpus, cfg.cpu);
+        if (gb_cpuset_count(&cfg.helper_cpus) == 0)
+            gb_log(GB_LOG_WARNING, "--cpu %d is the only CPU this process may use: helper threads (saves, lazy "
+                   "freeing, log fsync) will share it with the engine", cfg.cpu);
+    }
+
     /* The ring pool comes first: pinned, placed on the engine CPU's NUMA node
      * and verified before anything else allocates (docs/numa.md). */
     char placement[1024] = "";

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "engine/base/common.h"
+#include "platform/cpu.h"
 
 enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
 enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
@@ -82,6 +83,10 @@ typedef struct gb_settings {
     int ring_spin_us;
     int cpu;        /* -1: not pinned */
     int numa_arena;
+    /* Not an option: where helper threads run (engine/base/helper_thread.h),
+     * set by the server at start-up to the CPUs it was allowed minus --cpu;
+     * empty: wherever they are created. */
+    gb_cpuset helper_cpus;
 } gb_settings;
 
 /* Fills s with every option's default. */

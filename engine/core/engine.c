@@ -66,7 +66,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     gb_engine_update_time(eng);
     eng->next_client_id = 1;
     eng->active_expire_enabled = true;
-    eng->lazyfree = gb_lazyfree_new();
+    eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
 
     eng->ndbs = cfg->databases;

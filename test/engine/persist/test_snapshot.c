@@ -453,7 +453,7 @@ static void expect_refused(craft_fn craft, const char *want)
 {
     char path[320], err[640];
     snprintf(path, sizeof path, "%s/crafted.gdb", dir);
-    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, err, sizeof err);
+    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, NULL, err, sizeof err);
     assert_non_null(w);
     gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
     gb_snap_put_varint(w, 0);
