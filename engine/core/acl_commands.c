@@ -46,6 +46,7 @@ void gb_acl_commands_init(gb_acl_commands *u)
         for (uint8_t j = 0; j < m->nsubcommands; j++)
             add(u, &m->subcommands[j], id);
     }
+    u->nredis = u->n;
 }
 
 void gb_acl_commands_free(gb_acl_commands *u)

@@ -44,6 +44,7 @@ typedef struct gb_acl_cmd {
 typedef struct gb_acl_commands {
     gb_acl_cmd *cmd; /* by id; GB_ACL_FUTURE_ID entries */
     uint16_t n;      /* ids in use */
+    uint16_t nredis; /* ids below are Redis's commands, the others the server's own */
     uint16_t *top;   /* the id of gb_command_meta_table[i] */
 } gb_acl_commands;
 

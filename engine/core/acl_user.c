@@ -89,11 +89,14 @@ static void bits_category(uint64_t *bits, const gb_acl_commands *cmds, uint32_t 
             bits_change(bits, cmds, id, value);
 }
 
+/* Counts Redis's commands only (not the server's own, RING): the choice
+ * of categories in a description is then exactly Redis's, and a command
+ * of our own that does not follow its categories shows as a single rule. */
 static void count_category(const uint64_t *bits, const gb_acl_commands *cmds, uint32_t category, unsigned long *on,
                            unsigned long *off)
 {
     *on = *off = 0;
-    for (uint16_t id = 0; id < cmds->n; id++)
+    for (uint16_t id = 0; id < cmds->nredis; id++)
         if (cmds->cmd[id].meta->acl_categories & category) {
             if (gb_acl_bit(bits, id))
                 (*on)++;
@@ -482,27 +485,26 @@ int gb_acl_merge_selector_args(const gb_slice *rules, int n, gb_slice **out, int
     int m = 0, open = -1;
     for (int i = 0; i < n; i++) {
         gb_slice r = rules[i];
+        bool opens = r.len && r.ptr[0] == '(' && r.ptr[r.len - 1] != ')';
         bool closes = r.len && r.ptr[r.len - 1] == ')';
-        if (open < 0) {
+        if (opens || open < 0) {
+            /* A new rule; an argument that opens a selector starts over
+             * even inside an open one (Redis drops the unclosed part). */
             merged[m] = gb_slice_make(store, r.len);
-            if (r.len)
-                memcpy(store, r.ptr, r.len);
-            store += r.len;
-            if (r.len && r.ptr[0] == '(' && !closes)
-                open = i; /* continued by the next arguments */
-            else
+            open = opens ? i : -1;
+            if (!opens)
                 m++;
-            continue;
+        } else {
+            *store++ = ' ';
+            merged[m].len += 1 + r.len;
+            if (closes) {
+                open = -1;
+                m++;
+            }
         }
-        *store++ = ' ';
         if (r.len)
             memcpy(store, r.ptr, r.len);
         store += r.len;
-        merged[m].len += 1 + r.len;
-        if (closes) {
-            open = -1;
-            m++;
-        }
     }
     if (open >= 0) {
         gb_free(merged);
