@@ -19,6 +19,7 @@ GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(acl);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -35,6 +36,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(set);
     REG(zset);
     REG(persist);
+    REG(acl);
 #undef REG
     gb_persist_new(eng);
     return eng;

@@ -19,6 +19,8 @@
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/modules.h"
+#include "engine/core/acl.h"
+#include "engine/core/acl_file.h"
 #include "engine/persist/persist.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
@@ -110,6 +112,18 @@ int main(int argc, char **argv)
         return 1;
     }
     gb_ring_pool_attach(rings, eng, srv);
+    /* Users last: their rules may name any command, RING included. */
+    if (gb_acl_load_at_startup(eng, err, sizeof err) != 0) {
+        fatal(logf, err);
+        gb_net_server_free(srv);
+        uv_loop_close(&loop);
+        gb_engine_free(eng);
+        gb_ring_pool_free(rings);
+        gb_settings_free(&cfg);
+        if (logf)
+            fclose(logf);
+        return 1;
+    }
     struct utsname un;
     uname(&un);
     gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
@@ -118,11 +132,12 @@ int main(int argc, char **argv)
            cfg.databases, cfg.maxmemory ? "set" : "unlimited",
            cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
     gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
-    if (cfg.requirepass && cfg.requirepass[0])
-        gb_log(GB_LOG_NOTICE, "Password protection is on (requirepass)");
-    if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && (!cfg.requirepass || !cfg.requirepass[0]))
-        gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password: anyone who can reach this host "
-                               "can read and change all data. Set --requirepass or bind to 127.0.0.1.");
+    if (gb_acl_auth_required(eng))
+        gb_log(GB_LOG_NOTICE, "Password protection is on (the default user has a password or is off)");
+    else if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && !cfg.protected_mode)
+        gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password and with protected-mode off: "
+                               "anyone who can reach this host can read and change all data. Set --requirepass, "
+                               "define users (docs/acl.md) or bind to 127.0.0.1.");
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
     gb_net_server_run(srv);

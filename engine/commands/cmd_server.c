@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
@@ -47,21 +48,6 @@ static void cmd_quit(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- authentication -------------------------------------------------------- */
 
-static bool password_ok(gb_client *c, gb_slice user, gb_slice pass)
-{
-    const char *req = c->eng->cfg.requirepass;
-    if (!gb_slice_eq(user, gb_slice_cstr("default")))
-        return false;
-    if (!req || !req[0])
-        return true; /* the default user has no password: any is accepted */
-    /* Constant-time comparison: the reply must not leak how much matched. */
-    size_t rl = strlen(req);
-    unsigned diff = (unsigned)(rl ^ pass.len);
-    for (size_t i = 0; i < pass.len; i++)
-        diff |= (unsigned char)pass.ptr[i] ^ (unsigned char)req[i % (rl ? rl : 1)];
-    return diff == 0;
-}
-
 static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
 {
     if (argc > 3) {
@@ -70,7 +56,7 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
     }
     gb_slice user = gb_slice_cstr("default"), pass;
     if (argc == 2) {
-        if (!c->eng->cfg.requirepass || !c->eng->cfg.requirepass[0]) {
+        if (c->eng->acl->default_user->flags & GB_ACL_USER_NOPASS) {
             gb_reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
                               "Are you sure your configuration is correct?");
             return;
@@ -80,8 +66,9 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
         user = argv[1];
         pass = argv[2];
     }
-    if (password_ok(c, user, pass)) {
-        c->flags |= GB_CLIENT_AUTHED;
+    const gb_acl_user *u = gb_acl_check_credentials(c, user, pass, argv[0]);
+    if (u) {
+        gb_acl_login(c, u);
         gb_reply_ok(c);
     } else {
         gb_reply_error(c, GB_ERR_WRONGPASS);
@@ -147,8 +134,10 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
         }
     }
     bool authed = (c->flags & GB_CLIENT_AUTHED) != 0;
+    const gb_acl_user *as = NULL;
     if (have_auth) {
-        if (!password_ok(c, user, pass)) {
+        as = gb_acl_check_credentials(c, user, pass, argv[0]);
+        if (!as) {
             gb_reply_error(c, GB_ERR_WRONGPASS);
             return;
         }
@@ -166,8 +155,8 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
                           "(use HELLO 2 or no HELLO)");
         return;
     }
-    if (have_auth)
-        c->flags |= GB_CLIENT_AUTHED;
+    if (as)
+        gb_acl_login(c, as);
     if (have_name && !valid_client_name(name)) {
         gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
         return;
@@ -193,40 +182,13 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- CLIENT ------------------------------------------------------------------ */
 
-/* One CLIENT LIST line, in Redis's field order. */
+/* One CLIENT LIST line. */
 static size_t client_line(gb_client *c, char *buf, size_t cap)
 {
-    gb_client_desc d = {.fd = -1};
-    if (c->hooks && c->hooks->describe)
-        c->hooks->describe(c, &d);
-    char flags[8];
-    int nf = 0;
-    if (c->flags & GB_CLIENT_MULTI)
-        flags[nf++] = 'x';
-    if (c->flags & GB_CLIENT_BLOCKED)
-        flags[nf++] = 'b';
-    if (c->flags & GB_CLIENT_DIRTY_CAS)
-        flags[nf++] = 'd';
-    if (c->flags & GB_CLIENT_CLOSE_AFTER_REPLY)
-        flags[nf++] = 'c';
-    if (c->flags & GB_CLIENT_UNIX)
-        flags[nf++] = 'U';
-    if (nf == 0)
-        flags[nf++] = 'N';
-    flags[nf] = '\0';
-    int64_t now = (int64_t)c->eng->now_mono_ms;
-    int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
-                     "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
-                     "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d%s\n",
-                     (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
-                     (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
-                     c->db->id, (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
-                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->def->name : "NULL", c->resp,
-                     (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+    size_t n = gb_client_info(c, buf, cap - 1);
+    buf[n++] = '\n';
+    buf[n] = '\0';
+    return n;
 }
 
 typedef struct strbuf {
@@ -288,6 +250,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     int64_t id = -1;
     gb_slice addr = {0}, laddr = {0};
     bool skipme = true, have_addr = false, have_laddr = false;
+    const gb_acl_user *user = NULL;
     for (int i = 2; i < argc; i += 2) {
         gb_slice k = argv[i], v = argv[i + 1];
         if (gb_slice_ieq(k, "id")) {
@@ -321,7 +284,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         } else if (gb_slice_ieq(k, "user")) {
-            if (!gb_slice_ieq(v, "default")) {
+            user = gb_acl_find_user(c->eng, v);
+            if (!user) {
                 gb_reply_errorf(c, "ERR No such user '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
                 return;
             }
@@ -334,7 +298,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     for (gb_client *x = c->eng->clients; x; x = x->next) {
         if (id > 0 && x->id != (uint64_t)id)
             continue;
-        if (skipme && x == c)
+        if ((skipme && x == c) || (user && x->user != user))
             continue;
         if (have_addr || have_laddr) {
             gb_client_desc d = {.fd = -1};
@@ -453,7 +417,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-            "    TYPE normal, USER default, SKIPME (YES|NO).",
+            "    TYPE normal, USER <username>, SKIPME (YES|NO).",
             "LIST [TYPE normal] [ID <id> [<id> ...]]",
             "    Return information about client connections.",
             "SETNAME <name>",
@@ -534,6 +498,8 @@ static bool config_apply(gb_client *c, const char *name)
     gb_engine *eng = c->eng;
     if (strcmp(name, "loglevel") == 0)
         gb_log_set_level(eng->cfg.loglevel);
+    if (strcmp(name, "requirepass") == 0)
+        gb_acl_requirepass_changed(eng);
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/engine.h"
 #include "engine/base/util.h"
 
@@ -82,7 +83,7 @@ static int sub_cmp(const void *a, const void *b)
 
 /* One record per implemented subcommand of a container: the handler is the
  * container's, the arity, flags and statistics the subcommand's own. */
-static void register_subcommands(gb_command *container)
+static void register_subcommands(gb_engine *eng, gb_command *container)
 {
     const gb_command_meta *m = container->meta;
     const char *list = container->def->subcommands;
@@ -107,6 +108,7 @@ static void register_subcommands(gb_command *container)
         s->meta = sub;
         s->fullname = sub->name;
         s->flags = engine_flags(sub, container->def);
+        gb_acl_register_command(eng, s);
     }
     qsort(container->subs, container->nsubs, sizeof *container->subs, sub_cmp);
 }
@@ -125,8 +127,9 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
             r->cmd.meta = &r->own_meta;
         }
         r->cmd.flags = engine_flags(r->cmd.meta, &defs[i]);
+        gb_acl_register_command(eng, &r->cmd);
         if (gb_command_is_container(&r->cmd))
-            register_subcommands(&r->cmd);
+            register_subcommands(eng, &r->cmd);
         gb_slice name = gb_slice_cstr(defs[i].name);
         gb_htable_insert(&eng->commands, &r->node, gb_hash_slice(name));
         eng->ncommands++;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/multi.h"
@@ -207,6 +208,83 @@ static void reject_unknown_subcommand(gb_client *c, gb_command *container, gb_sl
     reject(c, NULL, err); /* no statistics: Redis found no command */
 }
 
+/* ---- permissions (engine/core/acl.h) ---- */
+
+/* The user may run cmd with these arguments: one bit test for what the
+ * user may run with any arguments, the full check (keys, channels, other
+ * selectors) only when that bit is clear. On a denial *why and *argpos
+ * say what was refused. */
+static inline bool permitted(const gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv,
+                             enum gb_acl_denial *why, int *argpos)
+{
+    if (GB_LIKELY(gb_acl_permits_any_args(c->user, cmd->acl_id)))
+        return true;
+    *why = gb_acl_check(c, cmd, argc, argv, argpos);
+    return *why == GB_ACL_ALLOWED;
+}
+
+static enum gb_acl_log_context log_context(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_MULTI | GB_CLIENT_IN_EXEC)) ? GB_ACL_CTX_MULTI : GB_ACL_CTX_TOPLEVEL;
+}
+
+/* Redis 7.0's NOPERM replies (processCommand). */
+static void reject_for_permission(gb_client *c, gb_command *cmd, int argc, gb_slice *argv, enum gb_acl_denial why,
+                                  int argpos)
+{
+    c->last_cmd = cmd; /* the client's last command, as CLIENT LIST in the log entry shows it */
+    gb_acl_log_denial(c, why, log_context(c), cmd, argc, argv, argpos);
+    char err[256];
+    if (why == GB_ACL_DENIED_CMD)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to run the '%s' command", cmd->fullname);
+    else if (why == GB_ACL_DENIED_KEY)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to access one of the keys used as arguments");
+    else
+        snprintf(err, sizeof err,
+                 "NOPERM this user has no permissions to access one of the channels used as arguments");
+    reject(c, cmd, err);
+}
+
+void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(c, cmd, argc, argv, &why, &argpos))) {
+        gb_gate_call(c, cmd, argc, argv);
+        return;
+    }
+    /* The rules changed since the command was queued (Redis's execCommand
+     * checks again, with its own words). */
+    gb_acl_log_denial(c, why, GB_ACL_CTX_MULTI, cmd, argc, argv, argpos);
+    const char *reason = why == GB_ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+                         : why == GB_ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                                    : "no permission to access one of the channels used as arguments";
+    gb_reply_errorf(c,
+                    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+                    "call. This command is no longer allowed for the following reason: %s",
+                    reason);
+}
+
+const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(caller, cmd, argc, argv, &why, &argpos)))
+        return NULL;
+    gb_acl_log_denial(caller, why, GB_ACL_CTX_LUA, cmd, argc, argv, argpos);
+    switch (why) {
+    case GB_ACL_DENIED_CMD:
+        return "The user executing the script can't run this command or subcommand";
+    case GB_ACL_DENIED_KEY:
+        return "The user executing the script can't access at least one of the keys mentioned in the command "
+               "arguments";
+    case GB_ACL_DENIED_CHANNEL:
+        return "The user executing the script can't publish to the channel mentioned in the command";
+    default:
+        return "The user executing the script is lacking the permissions for the command";
+    }
+}
+
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -217,8 +295,15 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, err);
         return false;
     }
-    if (!(c->flags & GB_CLIENT_AUTHED) && !(cmd->flags & GB_CMD_NOAUTH)) {
+    if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
+        gb_acl_auth_required(c->eng)) {
         reject(c, cmd, GB_ERR_NOAUTH);
+        return false;
+    }
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_UNLIKELY(!permitted(c, cmd, argc, argv, &why, &argpos))) {
+        reject_for_permission(c, cmd, argc, argv, why, argpos);
         return false;
     }
     /* A log being replayed already happened: it is obeyed (Redis's
@@ -278,9 +363,12 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
 {
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
-     * MULTI, memory not in question. Anything else takes the RESP form
-     * through admission, which answers exactly as for a RESP client. */
+     * MULTI whose user may run the command with any arguments, memory not
+     * in question. Anything else takes the RESP form through admission,
+     * which answers exactly as for a RESP client (a user limited to some
+     * keys is checked there, on the keys of the RESP form). */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
+                 gb_acl_permits_any_args(c->user, cmd->acl_id) &&
                  !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);

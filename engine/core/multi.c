@@ -233,7 +233,7 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
      * check was made for the whole transaction when EXEC was admitted, as
      * Redis 7.0 does. */
     for (int i = 0; i < n; i++) {
-        gb_gate_call(c, (gb_command *)queue[i].cmd, queue[i].argc, queue[i].argv);
+        gb_gate_call_queued(c, (gb_command *)queue[i].cmd, queue[i].argc, queue[i].argv);
         gb_argv_copy_free(&queue[i]);
     }
     gb_free(queue);
