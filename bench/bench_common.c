@@ -191,14 +191,14 @@ int gb_bench_server_start(gb_bench_server *s, const char *binary, int server_cpu
     argv[n++] = port;
     argv[n++] = "--unixsocket";
     argv[n++] = s->sock;
-    if (s->is_redis) {
-        argv[n++] = "--save";
-        argv[n++] = "";
-        argv[n++] = "--appendonly";
-        argv[n++] = "no";
-        argv[n++] = "--dir";
-        argv[n++] = s->dir;
-    } else if (server_cpu >= 0) {
+    /* Both servers: no snapshots, files (if any) in the scratch directory. */
+    argv[n++] = "--save";
+    argv[n++] = "";
+    argv[n++] = "--appendonly";
+    argv[n++] = "no";
+    argv[n++] = "--dir";
+    argv[n++] = s->dir;
+    if (!s->is_redis && server_cpu >= 0) {
         argv[n++] = "--cpu";
         argv[n++] = cpu;
     }

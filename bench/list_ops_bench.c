@@ -1,6 +1,6 @@
 /*
  * list_ops_bench: operation rates of the list representations behind
- * engine/list.h, without the server around them (no parsing, no replies).
+ * engine/ds/list.h, without the server around them (no parsing, no replies).
  * Shows where each backend spends time; the end-to-end numbers are the
  * work-queue benchmark's job.
  *
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/list.h"
-#include "engine/mem.h"
+#include "engine/ds/list.h"
+#include "engine/base/mem.h"
 #include "platform/clock.h"
 
 static double now_s(void) { return (double)gb_clock_mono_ns() * 1e-9; }

@@ -34,10 +34,9 @@ class Server:
     def __init__(self, binary, kind):
         self.dir = tempfile.mkdtemp(prefix="gbbench-")
         self.sock = os.path.join(self.dir, "s.sock")
-        args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", self.sock]
-        if kind == "redis":
-            args += ["--save", "", "--appendonly", "no", "--dir", self.dir]
-        else:
+        args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", self.sock,
+                "--save", "", "--appendonly", "no", "--dir", self.dir]
+        if kind != "redis":
             args += ["--rings", "0"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):

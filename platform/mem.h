@@ -1,10 +1,10 @@
 /*
- * Heap introspection the allocator accounting in engine/mem.c builds on.
+ * Heap introspection the allocator accounting in engine/base/mem.c builds on.
  *
  * gb_plat_malloc_usable_size() returns how many bytes the system allocator
  * really reserved for `p` (malloc_usable_size on glibc, malloc_size on macOS).
  * Where the platform cannot tell (the generic POSIX variant) it returns 0 and
- * gb_plat_malloc_usable_supported() is false; engine/mem.c then prefixes each
+ * gb_plat_malloc_usable_supported() is false; engine/base/mem.c then prefixes each
  * block with its size instead.
  */
 #ifndef GB_PLATFORM_MEM_H

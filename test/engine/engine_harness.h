@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
+#include "engine/modules.h"
+#include "engine/core/gate.h"
 
 typedef struct harness_out {
     char buf[1 << 16];
@@ -105,8 +107,7 @@ static inline harness *harness_new(void (*tweak)(gb_settings *s))
     gb_settings_defaults(&s);
     if (tweak)
         tweak(&s);
-    char err[256];
-    h->eng = gb_engine_new(&s, err, sizeof err);
+    h->eng = gb_engine_new(&s);
     gb_settings_free(&s);
     h->c = gb_client_new(h->eng, &harness_ops, &h->out, NULL, NULL, 0);
     return h;
@@ -128,7 +129,7 @@ static inline const char *run(harness *h, const char *cmdline)
         argv[argc++] = gb_slice_cstr(t);
     h->out.len = 0;
     h->out.buf[0] = '\0';
-    gb_client_execute(h->c, argc, argv);
+    gb_gate_execute(h->c, argc, argv);
     free(copy);
     return h->out.buf;
 }

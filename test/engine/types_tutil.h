@@ -24,9 +24,9 @@
 
 #include <cmocka.h>
 
-#include "engine/common.h"
-#include "engine/mem.h"
-#include "engine/random.h"
+#include "engine/base/common.h"
+#include "engine/base/mem.h"
+#include "engine/base/random.h"
 
 static uint64_t tu_seed_value;
 

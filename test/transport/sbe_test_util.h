@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
-#include "engine/score.h"
+#include "engine/core/engine.h"
+#include "engine/modules.h"
+#include "engine/core/gate.h"
+#include "engine/base/score.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_client.h"
 #include "transport/sbe/sbe_server.h"
@@ -25,13 +27,8 @@ static inline gb_engine *sbe_engine_new(void (*tweak)(gb_settings *s))
     gb_settings_defaults(&s);
     if (tweak)
         tweak(&s);
-    char err[256];
-    gb_engine *eng = gb_engine_new(&s, err, sizeof err);
+    gb_engine *eng = gb_engine_new(&s);
     gb_settings_free(&s);
-    if (!eng) {
-        fprintf(stderr, "gb_engine_new: %s\n", err);
-        abort();
-    }
     return eng;
 }
 
@@ -260,7 +257,7 @@ static inline char *resp_run(resp_conn *r, const char *cmdline)
     for (char *save = NULL, *w = strtok_r(copy, " ", &save); w && argc < 64; w = strtok_r(NULL, " ", &save))
         argv[argc++] = strcmp(w, "''") ? gb_slice_cstr(w) : gb_slice_make(w, 0);
     r->out.len = 0;
-    gb_client_execute(r->c, argc, argv);
+    gb_gate_execute(r->c, argc, argv);
     text t = {0};
     const char *p = r->out.data, *end = r->out.data + r->out.len;
     if (r->out.len == 0)

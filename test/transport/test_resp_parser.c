@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/random.h"
+#include "engine/base/random.h"
 #include "transport/resp/resp_parser.h"
 
 #define MAX_BULK (512LL * 1024 * 1024)

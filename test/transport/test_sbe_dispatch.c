@@ -1,6 +1,6 @@
 /*
  * Every SBE template against a real engine, compared with the RESP path:
- * two engines run the same sequence, one through gb_client_execute with the
+ * two engines run the same sequence, one through gb_gate_execute with the
  * RESP2 writer, the other through gb_sbe_execute; each pair of replies must
  * mean the same (canonical text, sbe_test_util.h), and at the end both
  * engines must hold the same INFO commandstats. Covers the typed fast paths,
@@ -84,7 +84,7 @@ static int by_cmd(const void *a, const void *b)
 static void snap(gb_engine *eng, snapshot *s)
 {
     s->n = 0;
-    gb_commands_foreach(eng, snap_one, s);
+    gb_commands_foreach(eng, true, snap_one, s);
     qsort(s->rows, s->n, sizeof s->rows[0], by_cmd);
     s->processed = eng->stats.total_commands_processed;
     s->errors = eng->stats.total_error_replies;
@@ -409,8 +409,9 @@ static void test_multi(void **state)
 
 static void with_password(gb_settings *s)
 {
-    free(s->requirepass);
-    s->requirepass = strdup("secret");
+    char err[128];
+    /* through the config layer: it owns the string's allocator (gb_malloc, which is not libc's in every build) */
+    assert_int_equal(gb_config_set(s, "requirepass", "secret", false, err, sizeof err), 0);
 }
 
 static void test_auth(void **state)

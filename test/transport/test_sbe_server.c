@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/blocking.h"
+#include "engine/core/blocking.h"
 #include "sbe_test_util.h"
 
 /* ---- the reply sink ------------------------------------------------------------------ */

@@ -11,7 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "engine/blocking.h"
+#include "engine/core/acl.h"
+#include "engine/core/blocking.h"
 #include "platform/shm.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/resp/resp_writer.h"
@@ -47,10 +48,12 @@ struct conn {
     int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
     bool resume_queued;
+    bool held;              /* replies wait for the log's sync (appendfsync always) */
     bool is_unix;
     char addr[64];
     char laddr[64];
     conn *next_resume;
+    conn *next_held;
 };
 
 typedef struct listener {
@@ -80,6 +83,7 @@ struct gb_net_server {
     bool idle_on;
     uv_signal_t sigint, sigterm;
     conn *resume_head;
+    conn *held_head;        /* connections whose replies wait for the log's sync */
     gb_net_poller poller;
     bool has_poller;
     char desc[512];
@@ -103,11 +107,23 @@ static void conn_free_cb(uv_handle_t *h)
     free(c);
 }
 
+static void unhold(conn *c)
+{
+    for (conn **pp = &c->srv->held_head; *pp; pp = &(*pp)->next_held)
+        if (*pp == c) {
+            *pp = c->next_held;
+            break;
+        }
+    c->held = false;
+}
+
 static void conn_close(conn *c)
 {
     if (c->closing)
         return;
     c->closing = true;
+    if (c->held)
+        unhold(c);
     /* Out of the engine's sight at once: no more blocking wake-ups or
      * CLIENT LIST entries for a connection that is going away. */
     if (c->client) {
@@ -252,6 +268,17 @@ static void conn_flush(conn *c)
     if (c->closing || c->out.len == 0)
         return;
     gb_engine *eng = c->srv->eng;
+    /* appendfsync always: replies that acknowledge writes leave once the
+     * log is synced, at the end of this loop iteration, together with every
+     * other client's (one sync for all: group commit). */
+    if (GB_UNLIKELY(gb_engine_replies_held(eng))) {
+        if (!c->held) {
+            c->held = true;
+            c->next_held = c->srv->held_head;
+            c->srv->held_head = c;
+        }
+        return;
+    }
     if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
         int n = uv_try_write(&c->h.stream, &b, 1);
@@ -443,6 +470,35 @@ static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr,
 
 static void reject_close_cb(uv_handle_t *h) { free(h); }
 
+/* Whether a TCP peer is this host's loopback address, as Redis 7.0 tells
+ * (the peer's address is exactly 127.0.0.1 or ::1). */
+static bool peer_is_loopback(uv_tcp_t *t)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) != 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) == 0x7f000001u;
+    if (ss.ss_family == AF_INET6) {
+        static const unsigned char one[16] = {[15] = 1};
+        return memcmp(&((struct sockaddr_in6 *)&ss)->sin6_addr, one, 16) == 0;
+    }
+    return false;
+}
+
+/* Sends a refusal (one error line) to a connection that never gets a
+ * client, and closes it. */
+static void refuse_connection(conn *c, const char *text)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line, "-%s\r\n", text);
+    uv_buf_t b = uv_buf_init(line, (unsigned)GB_MIN((size_t)n, sizeof line - 1));
+    uv_try_write(&c->h.stream, &b, 1);
+    c->srv->eng->stats.rejected_connections++;
+    uv_close(&c->h.handle, reject_close_cb);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     listener *l = server->data;
@@ -475,13 +531,14 @@ static void on_connection(uv_stream_t *server, int status)
         uv_tcp_keepalive(&c->h.tcp, 1, 300);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
     }
+    /* Redis's order: the client limit, then protected mode. */
     size_t visible = eng->nclients;
     if (visible >= (size_t)eng->cfg.maxclients) {
-        static const char msg[] = "-ERR max number of clients reached\r\n";
-        uv_buf_t b = uv_buf_init((char *)msg, sizeof msg - 1);
-        uv_try_write(&c->h.stream, &b, 1);
-        eng->stats.rejected_connections++;
-        uv_close(&c->h.handle, reject_close_cb);
+        refuse_connection(c, "ERR max number of clients reached");
+        return;
+    }
+    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !peer_is_loopback(&c->h.tcp)) {
+        refuse_connection(c, GB_ERR_PROTECTED_MODE);
         return;
     }
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
@@ -562,6 +619,19 @@ static void drain_resumes(gb_net_server *srv)
 
 static void stop_everything(gb_net_server *srv);
 
+/* The durability point: what this iteration's commands wrote reaches the
+ * log (synced under appendfsync always), then the replies held for it go. */
+static void release_replies(gb_net_server *srv)
+{
+    gb_engine_before_replies(srv->eng);
+    while (srv->held_head) {
+        conn *c = srv->held_head;
+        srv->held_head = c->next_held;
+        c->held = false;
+        conn_flush(c);
+    }
+}
+
 static void check_cb(uv_check_t *h)
 {
     gb_net_server *srv = h->data;
@@ -569,7 +639,13 @@ static void check_cb(uv_check_t *h)
     if (srv->has_poller && srv->poller.poll(srv->poller.ctx)) {
         drain_resumes(srv);
     }
+    release_replies(srv);
     bool busy = srv->resume_head != NULL;
+    /* A slice of the engine's background work (a background save), between
+     * batches of events; while some remains the loop polls instead of
+     * sleeping. */
+    if (gb_engine_background_step(srv->eng, UINT64_MAX))
+        busy = true;
     if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
         busy = true;
     if (busy && !srv->idle_on) {
@@ -588,6 +664,12 @@ static void signal_cb(uv_signal_t *s, int signum)
 {
     gb_net_server *srv = s->data;
     gb_log(GB_LOG_WARNING, "Received %s, scheduling shutdown...", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    gb_engine_update_time(srv->eng);
+    if (gb_engine_prepare_shutdown(srv->eng, false, false) != 0) {
+        gb_log(GB_LOG_WARNING, "%s received but errors trying to shut down the server, check the logs for more "
+                               "information", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        return;
+    }
     stop_everything(srv);
 }
 

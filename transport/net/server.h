@@ -13,7 +13,7 @@
 
 #include <uv.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 typedef struct gb_net_server gb_net_server;
 

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/client.h"
-#include "engine/util.h"
+#include "engine/core/client.h"
+#include "engine/core/gate.h"
+#include "engine/base/util.h"
 
 #define INITIAL_ARGS 8
 /* The argument array grows by doubling but never ahead of arguments that
@@ -67,25 +68,33 @@ static int hexval(char c)
     return -1;
 }
 
-/* Whether the quote at line[i] may close a word: followed by a space or the end. */
+/* sdssplitargs's two notions of space: isspace() between words and after
+ * a closing quote, but only these four inside a word (so "GET a\fb" is one
+ * argument, as in Redis). A line never holds a NUL (parse_inline). */
+static inline bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+static inline bool ends_word(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Whether the quote at line[i] may close a word: followed by a blank or the end. */
 static bool quote_closes_word(const char *line, size_t i, size_t len)
 {
-    return i + 1 >= len || line[i + 1] == ' ' || line[i + 1] == '\t' || line[i + 1] == '\n' || line[i + 1] == '\r';
+    return i + 1 >= len || is_blank(line[i + 1]);
 }
 
 /*
  * Splits an inline request line in place, Redis's sdssplitargs rules:
- * whitespace-separated words; "double quotes" with \n \r \t \b \a \\ \" and
+ * blank-separated words; "double quotes" with \n \r \t \b \a \\ \" and
  * \xHH escapes; 'single quotes' with \' ; a closing quote must be followed by
- * a space or the end. Decoded words are written back into the line (never
+ * a blank or the end. Decoded words are written back into the line (never
  * longer than their source). Returns false on unbalanced quotes.
  */
 static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
 {
     size_t i = 0;
     for (;;) {
-        while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r' ||
-                           line[i] == '\v' || line[i] == '\f'))
+        while (i < len && is_blank(line[i]))
             i++;
         if (i >= len)
             return true;
@@ -126,8 +135,7 @@ static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
                     line[out++] = line[i++];
                 }
             } else {
-                if (i >= len || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r' ||
-                    line[i] == '\v' || line[i] == '\f') {
+                if (i >= len || ends_word(line[i])) {
                     done = true;
                 } else if (line[i] == '"') {
                     inq = true;
@@ -147,7 +155,12 @@ static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
 
 static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, char *err, size_t errlen)
 {
+    /* Redis finds the end of an inline request with strchr, which stops at
+     * a NUL: a NUL before the newline means no line yet (until the 64 KiB
+     * limit says the request is too big). Matched here byte for byte. */
     char *nl = memchr(buf, '\n', len);
+    if (nl && memchr(buf, '\0', (size_t)(nl - buf)))
+        nl = NULL;
     if (!nl) {
         if (len > GB_RESP_INLINE_MAX)
             return fail(err, errlen, "too big inline request");
@@ -359,7 +372,7 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
     if (!argv)
         return false;
     gb_resp_args_to_slices(p, buf, argv);
-    gb_client_execute(c, p->argc, argv);
+    gb_gate_execute(c, p->argc, argv);
     if (argv != stack_argv)
         free(argv);
     return true;

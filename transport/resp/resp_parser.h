@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/common.h"
+#include "engine/base/common.h"
 
 /* Redis's PROTO_INLINE_MAX_SIZE: longest inline request / header line. */
 #define GB_RESP_INLINE_MAX (64 * 1024)
@@ -78,10 +78,10 @@ void gb_resp_args_to_slices(const gb_resp_parser *p, const char *buf, gb_slice *
 
 struct gb_client;
 /* Runs the request gb_resp_parse just completed (buf: its first byte) on
- * client c with gb_client_execute; an empty request runs nothing. False,
- * with nothing run, when the argument array of a request with more than
- * GB_RESP_STACK_ARGS arguments cannot be allocated: the caller drops that
- * client and keeps serving everyone else. */
+ * client c through the command gate (gb_gate_execute); an empty request
+ * runs nothing. False, with nothing run, when the argument array of a
+ * request with more than GB_RESP_STACK_ARGS arguments cannot be allocated:
+ * the caller drops that client and keeps serving everyone else. */
 bool gb_resp_execute(const gb_resp_parser *p, const char *buf, struct gb_client *c);
 
 /* Bytes of input the current partial request still needs at least (for

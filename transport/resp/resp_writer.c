@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/score.h"
-#include "engine/util.h"
+#include "engine/base/score.h"
+#include "engine/base/util.h"
 
 void gb_outbuf_init(gb_outbuf *b)
 {

@@ -1,12 +1,12 @@
 /*
- * RESP2 reply writer: implements the engine's reply sink (engine/reply.h)
+ * RESP2 reply writer: implements the engine's reply sink (engine/core/reply.h)
  * by appending protocol bytes to a growable output buffer. Sockets and RESP
  * rings both use it, so their replies are byte-for-byte identical.
  */
 #ifndef GB_TRANSPORT_RESP_WRITER_H
 #define GB_TRANSPORT_RESP_WRITER_H
 
-#include "engine/reply.h"
+#include "engine/core/reply.h"
 
 typedef struct gb_outbuf {
     char *data;

@@ -6,7 +6,7 @@
 #ifndef GB_TRANSPORT_RING_PROTO_H
 #define GB_TRANSPORT_RING_PROTO_H
 
-#include "engine/client.h"
+#include "engine/core/client.h"
 
 struct gb_engine;
 #include "transport/resp/resp_writer.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/ring/ring_proto.h"
 

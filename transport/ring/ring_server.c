@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/blocking.h"
-#include "engine/cmd_util.h"
+#include "engine/base/helper_thread.h"
+#include "engine/core/blocking.h"
+#include "engine/commands/cmd_util.h"
 #include "platform/caps.h"
 #include "platform/clock.h"
 #include "platform/cpu.h"
@@ -118,7 +119,7 @@ struct gb_ring_pool {
      * and dies in a loop cannot stall the other clients' requests. It is
      * created before the engine thread is pinned, so it does not share the
      * engine's CPU. */
-    uv_thread_t refill_thread;
+    gb_helper_thread refill_thread; /* "gb-ring-refill", on the helper CPUs */
     uv_mutex_t refill_mu;
     uv_cond_t refill_cv;
     ring_slot *refill_todo, *refill_todo_tail, *refill_done; /* under refill_mu */
@@ -235,7 +236,7 @@ static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_o
 
 /* ---- the refill thread --------------------------------------------------------- */
 
-static void refill_main(void *arg)
+static void *refill_main(void *arg)
 {
     gb_ring_pool *pool = arg;
     /* Its work (unmapping, zeroing and faulting in two rings' pages: about
@@ -265,7 +266,7 @@ static void refill_main(void *arg)
         if (pool->refill_async_on)
             uv_async_send(&pool->refill_async);
     }
-    uv_mutex_unlock(&pool->refill_mu);
+    uv_mutex_unlock(&pool->refill_mu);    return NULL;
 }
 
 /* Engine thread: slots the refill thread has finished are free again. */
@@ -317,7 +318,7 @@ static void refill_stop(gb_ring_pool *pool)
     pool->refill_quit = true;
     uv_cond_signal(&pool->refill_cv);
     uv_mutex_unlock(&pool->refill_mu);
-    uv_thread_join(&pool->refill_thread);
+    gb_helper_thread_join(&pool->refill_thread);
     pool->refill_running = false;
     refill_collect(pool);
     uv_cond_destroy(&pool->refill_cv);
@@ -358,10 +359,12 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
     pool->slot_size = (raw + page - 1) / page * page;
     pool->require_seals = gb_platform_has(GB_CAP_MEMFD);
 
-    /* Before pinning: the refill thread inherits this thread's affinity. */
+    /* Kept off the engine's --cpu with the other helper threads: a refill
+     * faults in two rings' pages, work the pinned engine must not share its
+     * core with. */
     if (pool->nslots > 0 && uv_mutex_init(&pool->refill_mu) == 0) {
         if (uv_cond_init(&pool->refill_cv) == 0) {
-            if (uv_thread_create(&pool->refill_thread, refill_main, pool) == 0)
+            if (gb_helper_thread_start(&pool->refill_thread, "gb-ring-refill", &cfg->helper_cpus, refill_main, pool))
                 pool->refill_running = true;
             else
                 uv_cond_destroy(&pool->refill_cv);

@@ -12,7 +12,7 @@
 #ifndef GB_TRANSPORT_RING_SERVER_H
 #define GB_TRANSPORT_RING_SERVER_H
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "transport/net/server.h"
 
 typedef struct gb_ring_pool gb_ring_pool;

@@ -7,12 +7,12 @@
  * parsing), and group entries are decoded into per-client scratch arrays
  * that stop growing after the first few requests (no allocation).
  *
- * Why it is still exactly Redis: the typed path handles only the cases whose
- * reply it can give without the text path's parsing (valid flag combinations,
- * non-empty groups, real numbers); everything else — and any client in
- * MULTI, not authenticated, or writing over maxmemory — is turned into the
- * equivalent argument vector and run through gb_client_execute, the same code
- * the RESP path runs.
+ * Why it is still exactly Redis: each template is a typed call through the
+ * command gate (engine/core/gate.h) into the same engine function its RESP
+ * handler calls after parsing (engine/commands/typed.h): one set of rules,
+ * replies and effects. The gate admits it as it admits any command, and
+ * runs its RESP form where only that can answer (MULTI, NOAUTH, memory,
+ * empty groups).
  */
 #include "transport/sbe/sbe_server.h"
 
@@ -20,19 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/blocking.h"
-#include "engine/cmd_util.h"
-#include "engine/command.h"
-#include "engine/engine.h"
-#include "engine/mem.h"
-#include "engine/object.h"
-#include "engine/ops.h"
-#include "engine/t_string.h"
+#include "engine/commands/typed.h"
+#include "engine/core/command.h"
+#include "engine/core/engine.h"
+#include "engine/core/gate.h"
 
 _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == (int)GB_ZADD_XX &&
                    (int)GB_SBE_ZADD_GT == (int)GB_ZADD_GT && (int)GB_SBE_ZADD_LT == (int)GB_ZADD_LT &&
                    (int)GB_SBE_ZADD_CH == (int)GB_ZADD_CH && (int)GB_SBE_ZADD_INCR == (int)GB_ZADD_INCR,
-               "ZAddFlags bits are engine/ops.h's GB_ZADD_* bits");
+               "ZAddFlags bits are engine/ds/zset.h's GB_ZADD_* bits");
 
 /* ---- the reply sink ---------------------------------------------------------------- */
 
@@ -350,451 +346,268 @@ void gb_sbe_replier_free(gb_sbe_replier *r)
     memset(r, 0, sizeof *r);
 }
 
-/* ---- the argv path ------------------------------------------------------------------ */
+/* ---- typed calls ------------------------------------------------------------------ */
+/* Each template is a typed call through the command gate: `run` decodes
+ * nothing further and calls the engine's command with native values
+ * (engine/commands/typed.h); `to_argv` gives the same call's RESP form,
+ * which the gate uses for MULTI's queue, for replies only the text path can
+ * give exactly (empty groups: the RESP form's arity error), and for
+ * propagation. Neither checks authentication, memory or MULTI state: the
+ * gate does, for every transport alike. */
 
-/* An argument vector built from a typed request; numbers are rendered into
- * `num` (32 bytes each is room for any int64 or %.17g double). */
-typedef struct argv_buf {
-    gb_slice *v;
-    int n;
-    char *num;
-    size_t used;
-} argv_buf;
+typedef gb_sbe_request req;
 
-#define NUM_ROOM 32
-
-static bool argv_init(gb_client *c, argv_buf *b, size_t nslices, size_t nnums)
+static bool run_ping(gb_client *c, void *a)
 {
-    b->n = 0;
-    b->used = 0;
-    b->v = malloc(nslices * sizeof *b->v);
-    b->num = malloc(nnums * NUM_ROOM + 1);
-    if (!b->v || !b->num) {
-        free(b->v);
-        free(b->num);
-        gb_reply_error(c, "ERR SBE: out of memory");
-        return false;
-    }
+    (void)a;
+    gb_cmd_ping(c);
     return true;
 }
 
-static void argv_add(argv_buf *b, gb_slice s) { b->v[b->n++] = s; }
-static void argv_lit(argv_buf *b, const char *lit) { argv_add(b, gb_slice_cstr(lit)); }
-
-static void argv_ll(argv_buf *b, int64_t v)
+static void argv_ping(void *a, gb_argv_builder *b)
 {
-    char *p = b->num + b->used;
-    int k = snprintf(p, NUM_ROOM, "%lld", (long long)v);
-    argv_add(b, gb_slice_make(p, (size_t)k));
-    b->used += (size_t)k;
+    (void)a;
+    gb_argv_init(b, 1, 0);
+    gb_argv_lit(b, "PING");
 }
 
-/* The shortest of %.15g/%.16g/%.17g that reads back as the same double
- * (%.17g always does): the text a person would have typed ("0.1", not
- * "0.10000000000000001"), so that even replies quoting arguments match the
- * RESP path's. inf/-inf/nan come out as the words the text parsers accept
- * or reject exactly as they would from a RESP client. */
-static size_t format_double(char *p, double v)
+static bool run_get(gb_client *c, void *a)
 {
-    int k = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        k = snprintf(p, NUM_ROOM, "%.*g", prec, v);
-        if (isnan(v) || strtod(p, NULL) == v)
-            break;
+    gb_cmd_get(c, ((req *)a)->key);
+    return true;
+}
+
+static void argv_key(gb_argv_builder *b, const char *name, req *q, size_t extra)
+{
+    gb_argv_init(b, 2 + extra, 0);
+    gb_argv_lit(b, name);
+    gb_argv_add(b, q->key);
+}
+
+static void argv_get(void *a, gb_argv_builder *b) { argv_key(b, "GET", a, 0); }
+
+/* The SetFlags bits of the schema, as the engine's SET options. */
+static const struct {
+    unsigned sbe, opt;
+    const char *word;
+    bool takes_value;
+} set_flags[] = {
+    {GB_SBE_SET_NX, GB_SETOPT_NX, "NX", false},       {GB_SBE_SET_XX, GB_SETOPT_XX, "XX", false},
+    {GB_SBE_SET_GET, GB_SETOPT_GET, "GET", false},    {GB_SBE_SET_KEEPTTL, GB_SETOPT_KEEPTTL, "KEEPTTL", false},
+    {GB_SBE_SET_EX, GB_SETOPT_EX, "EX", true},        {GB_SBE_SET_PX, GB_SETOPT_PX, "PX", true},
+    {GB_SBE_SET_EXAT, GB_SETOPT_EXAT, "EXAT", true},  {GB_SBE_SET_PXAT, GB_SETOPT_PXAT, "PXAT", true},
+};
+
+static bool run_set(gb_client *c, void *a)
+{
+    req *q = a;
+    unsigned opts = 0;
+    for (size_t i = 0; i < GB_ARRAY_LEN(set_flags); i++)
+        if (q->flags & set_flags[i].sbe)
+            opts |= set_flags[i].opt;
+    gb_cmd_set(c, q->key, q->arg, opts, q->i64, "set", false);
+    return true;
+}
+
+/* Every flag becomes its word, conflicting ones included, so SET's own
+ * option parser gives Redis's reply ("ERR syntax error"). */
+static void argv_set(void *a, gb_argv_builder *b)
+{
+    req *q = a;
+    gb_argv_init(b, 3 + 2 * GB_ARRAY_LEN(set_flags), 4);
+    gb_argv_lit(b, "SET");
+    gb_argv_add(b, q->key);
+    gb_argv_add(b, q->arg);
+    for (size_t i = 0; i < GB_ARRAY_LEN(set_flags); i++) {
+        if (!(q->flags & set_flags[i].sbe))
+            continue;
+        gb_argv_lit(b, set_flags[i].word);
+        if (set_flags[i].takes_value)
+            gb_argv_ll(b, q->i64);
     }
-    return (size_t)k;
 }
 
-static void argv_dbl(argv_buf *b, double v)
+static bool run_del(gb_client *c, void *a)
 {
-    char *p = b->num + b->used;
-    size_t k = format_double(p, v);
-    argv_add(b, gb_slice_make(p, k));
-    b->used += k;
+    req *q = a;
+    if (q->n == 0)
+        return false; /* wrong number of arguments */
+    gb_cmd_del(c, q->n, q->a);
+    return true;
 }
 
-static void argv_run(gb_client *c, argv_buf *b)
+static void argv_del(void *a, gb_argv_builder *b)
 {
-    gb_client_execute(c, b->n, b->v);
-    free(b->v);
-    free(b->num);
+    req *q = a;
+    gb_argv_init(b, 1 + q->n, 0);
+    gb_argv_lit(b, "DEL");
+    for (size_t i = 0; i < q->n; i++)
+        gb_argv_add(b, q->a[i]);
 }
 
-static void argv_ping(gb_client *c, gb_sbe_request *q)
+static bool run_incr(gb_client *c, void *a)
 {
-    (void)q;
-    gb_slice v = gb_slice_cstr("PING");
-    gb_client_execute(c, 1, &v);
+    req *q = a;
+    gb_cmd_incrby(c, q->key, q->i64);
+    return true;
 }
 
-static void argv_get(gb_client *c, gb_sbe_request *q)
+static void argv_incr(void *a, gb_argv_builder *b)
 {
-    gb_slice v[2] = {gb_slice_cstr("GET"), q->key};
-    gb_client_execute(c, 2, v);
-}
-
-static void argv_set(gb_client *c, gb_sbe_request *q)
-{
-    argv_buf b;
-    if (!argv_init(c, &b, 16, 4))
-        return;
-    argv_lit(&b, "SET");
-    argv_add(&b, q->key);
-    argv_add(&b, q->arg);
-    unsigned f = q->flags;
-    /* Every flag becomes its word, conflicting ones included, so SET's own
-     * option parser gives Redis's reply ("ERR syntax error"). */
-    if (f & GB_SBE_SET_NX)
-        argv_lit(&b, "NX");
-    if (f & GB_SBE_SET_XX)
-        argv_lit(&b, "XX");
-    if (f & GB_SBE_SET_GET)
-        argv_lit(&b, "GET");
-    if (f & GB_SBE_SET_KEEPTTL)
-        argv_lit(&b, "KEEPTTL");
-    static const struct {
-        unsigned bit;
-        const char *word;
-    } exp[] = {{GB_SBE_SET_EX, "EX"}, {GB_SBE_SET_PX, "PX"}, {GB_SBE_SET_EXAT, "EXAT"}, {GB_SBE_SET_PXAT, "PXAT"}};
-    for (size_t i = 0; i < GB_ARRAY_LEN(exp); i++) {
-        if (f & exp[i].bit) {
-            argv_lit(&b, exp[i].word);
-            argv_ll(&b, q->i64);
-        }
-    }
-    argv_run(c, &b);
-}
-
-/* Templates whose argv is name, the group entries, then the key (Del has no
- * key; LPush puts the key first). Built in the scratch's spare slots where
- * possible. */
-static void argv_del(gb_client *c, gb_sbe_request *q)
-{
-    q->a[-1] = gb_slice_cstr("DEL");
-    gb_client_execute(c, (int)q->n + 1, q->a - 1);
-}
-
-static void argv_incr(gb_client *c, gb_sbe_request *q)
-{
+    req *q = a;
     if (q->i64 == 1) {
-        gb_slice v[2] = {gb_slice_cstr("INCR"), q->key};
-        gb_client_execute(c, 2, v);
+        argv_key(b, "INCR", q, 0);
         return;
     }
-    char num[NUM_ROOM];
-    int k = snprintf(num, sizeof num, "%lld", (long long)q->i64);
-    gb_slice v[3] = {gb_slice_cstr("INCRBY"), q->key, gb_slice_make(num, (size_t)k)};
-    gb_client_execute(c, 3, v);
+    gb_argv_init(b, 3, 1);
+    gb_argv_lit(b, "INCRBY");
+    gb_argv_add(b, q->key);
+    gb_argv_ll(b, q->i64);
 }
 
-static void argv_hset(gb_client *c, gb_sbe_request *q)
+static bool run_hset(gb_client *c, void *a)
 {
-    argv_buf b;
-    if (!argv_init(c, &b, 2 + 2 * q->n, 0))
-        return;
-    argv_lit(&b, "HSET");
-    argv_add(&b, q->key);
+    req *q = a;
+    if (q->n == 0)
+        return false; /* wrong number of arguments */
+    gb_cmd_hset(c, q->key, q->n, q->a, q->b);
+    return true;
+}
+
+static void argv_hset(void *a, gb_argv_builder *b)
+{
+    req *q = a;
+    argv_key(b, "HSET", q, 2 * q->n);
     for (size_t i = 0; i < q->n; i++) {
-        argv_add(&b, q->a[i]);
-        argv_add(&b, q->b[i]);
+        gb_argv_add(b, q->a[i]);
+        gb_argv_add(b, q->b[i]);
     }
-    argv_run(c, &b);
 }
 
-static void argv_key_arg(gb_client *c, gb_sbe_request *q, const char *name)
+static bool run_hget(gb_client *c, void *a)
 {
-    gb_slice v[3] = {gb_slice_cstr(name), q->key, q->arg};
-    gb_client_execute(c, 3, v);
+    req *q = a;
+    gb_cmd_hget(c, q->key, q->arg);
+    return true;
 }
 
-static void argv_hget(gb_client *c, gb_sbe_request *q) { argv_key_arg(c, q, "HGET"); }
-static void argv_zscore(gb_client *c, gb_sbe_request *q) { argv_key_arg(c, q, "ZSCORE"); }
-
-static void argv_zadd(gb_client *c, gb_sbe_request *q)
+static void argv_hget(void *a, gb_argv_builder *b)
 {
-    argv_buf b;
-    if (!argv_init(c, &b, 8 + 2 * q->n, q->n))
-        return;
-    argv_lit(&b, "ZADD");
-    argv_add(&b, q->key);
+    argv_key(b, "HGET", a, 1);
+    gb_argv_add(b, ((req *)a)->arg);
+}
+
+static bool run_zadd(gb_client *c, void *a)
+{
+    req *q = a;
+    if (q->n == 0)
+        return false; /* "ZADD key" (arity) or "ZADD key NX" (syntax) */
+    gb_cmd_zadd(c, q->key, (int)q->flags, q->n, q->d, q->a);
+    return true;
+}
+
+static void argv_zadd(void *a, gb_argv_builder *b)
+{
+    req *q = a;
     static const struct {
         unsigned bit;
         const char *word;
     } opt[] = {{GB_SBE_ZADD_NX, "NX"}, {GB_SBE_ZADD_XX, "XX"}, {GB_SBE_ZADD_GT, "GT"},
                {GB_SBE_ZADD_LT, "LT"}, {GB_SBE_ZADD_CH, "CH"}, {GB_SBE_ZADD_INCR, "INCR"}};
+    gb_argv_init(b, 2 + GB_ARRAY_LEN(opt) + 2 * q->n, q->n);
+    gb_argv_lit(b, "ZADD");
+    gb_argv_add(b, q->key);
     for (size_t i = 0; i < GB_ARRAY_LEN(opt); i++)
         if (q->flags & opt[i].bit)
-            argv_lit(&b, opt[i].word);
+            gb_argv_lit(b, opt[i].word);
     for (size_t i = 0; i < q->n; i++) {
-        argv_dbl(&b, q->d[i]);
-        argv_add(&b, q->a[i]);
+        gb_argv_dbl(b, q->d[i]);
+        gb_argv_add(b, q->a[i]);
     }
-    argv_run(c, &b);
 }
 
-static void argv_lpush(gb_client *c, gb_sbe_request *q)
+static bool run_zscore(gb_client *c, void *a)
 {
-    argv_buf b;
-    if (!argv_init(c, &b, 2 + q->n, 0))
-        return;
-    argv_lit(&b, "LPUSH");
-    argv_add(&b, q->key);
+    req *q = a;
+    gb_cmd_zscore(c, q->key, q->arg);
+    return true;
+}
+
+static void argv_zscore(void *a, gb_argv_builder *b)
+{
+    argv_key(b, "ZSCORE", a, 1);
+    gb_argv_add(b, ((req *)a)->arg);
+}
+
+static bool run_lpush(gb_client *c, void *a)
+{
+    req *q = a;
+    if (q->n == 0)
+        return false; /* wrong number of arguments */
+    gb_cmd_push(c, q->key, false, q->n, q->a);
+    return true;
+}
+
+static void argv_lpush(void *a, gb_argv_builder *b)
+{
+    req *q = a;
+    argv_key(b, "LPUSH", q, q->n);
     for (size_t i = 0; i < q->n; i++)
-        argv_add(&b, q->a[i]);
-    argv_run(c, &b);
+        gb_argv_add(b, q->a[i]);
 }
 
-static void argv_rpop(gb_client *c, gb_sbe_request *q)
+static bool run_rpop(gb_client *c, void *a)
 {
-    gb_slice v[2] = {gb_slice_cstr("RPOP"), q->key};
-    gb_client_execute(c, 2, v);
+    gb_cmd_pop(c, ((req *)a)->key, true);
+    return true;
 }
 
-/* BLPOP always runs as argv: blocking keeps a copy of it anyway. The keys
- * sit in the scratch with a spare slot on each side: name before, timeout
- * after, no allocation. */
-static void argv_blpop(gb_client *c, gb_sbe_request *q)
+static void argv_rpop(void *a, gb_argv_builder *b) { argv_key(b, "RPOP", a, 0); }
+
+static const gb_typed_call typed_calls[GB_SBE_REQUEST_MAX + 1] = {
+    [GB_SBE_PING] = {run_ping, argv_ping},       [GB_SBE_GET] = {run_get, argv_get},
+    [GB_SBE_SET] = {run_set, argv_set},          [GB_SBE_DEL] = {run_del, argv_del},
+    [GB_SBE_INCR] = {run_incr, argv_incr},       [GB_SBE_HSET] = {run_hset, argv_hset},
+    [GB_SBE_HGET] = {run_hget, argv_hget},       [GB_SBE_ZADD] = {run_zadd, argv_zadd},
+    [GB_SBE_ZSCORE] = {run_zscore, argv_zscore}, [GB_SBE_LPUSH] = {run_lpush, argv_lpush},
+    [GB_SBE_RPOP] = {run_rpop, argv_rpop},
+};
+
+/* The templates without a typed call run as argument vectors. BLPop: the
+ * keys sit in the scratch with a spare slot on each side (name before,
+ * timeout after), no allocation; blocking keeps a copy anyway. */
+static void execute_blpop(gb_client *c, req *q)
 {
-    char num[NUM_ROOM];
-    size_t k = format_double(num, q->f64);
+    char num[GB_ARGV_NUM_ROOM];
+    size_t k = gb_format_double_arg(num, q->f64);
     q->a[-1] = gb_slice_cstr("BLPOP");
     q->a[q->n] = gb_slice_make(num, k);
-    gb_client_execute(c, (int)q->n + 2, q->a - 1);
+    gb_gate_execute(c, (int)q->n + 2, q->a - 1);
 }
 
-static void argv_generic(gb_client *c, gb_sbe_request *q)
+static void execute_generic(gb_client *c, req *q)
 {
     if (q->n == 0) {
-        /* gb_client_execute ignores an empty argv; the client still waits
-         * for one reply. */
+        /* the gate runs nothing for an empty argv; the client still waits
+         * for one reply */
         gb_reply_error(c, "ERR SBE: Generic: empty argument list");
         return;
     }
-    gb_client_execute(c, (int)q->n, q->a);
+    gb_gate_execute(c, (int)q->n, q->a);
 }
 
-/* ---- the typed path ----------------------------------------------------------------- */
-/* Each returns false, having done and replied nothing, when the request needs
- * the text path's handling (see the file comment). */
-
-static bool typed_ping(gb_client *c, gb_sbe_request *q)
+static void dispatch(gb_client *c, gb_sbe_replier *r, req *q)
 {
-    (void)q;
-    gb_reply_status(c, "PONG");
-    return true;
-}
-
-static bool typed_get(gb_client *c, gb_sbe_request *q)
-{
-    gb_slice v;
-    char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, q->key, &v, buf);
-    gb_reply_read_result(c, r, &v);
-    return true;
-}
-
-/* engine/cmd_string.c's do_set with native options. */
-static bool typed_set(gb_client *c, gb_sbe_request *q)
-{
-    unsigned f = q->flags;
-    unsigned exp = f & (GB_SBE_SET_EX | GB_SBE_SET_PX | GB_SBE_SET_EXAT | GB_SBE_SET_PXAT);
-    if (((f & GB_SBE_SET_NX) && (f & GB_SBE_SET_XX)) || (exp & (exp - 1)) || ((f & GB_SBE_SET_KEEPTTL) && exp))
-        return false; /* syntax error: the text path says it */
-    bool seconds = exp & (GB_SBE_SET_EX | GB_SBE_SET_EXAT), relative = exp & (GB_SBE_SET_EX | GB_SBE_SET_PX);
-    int64_t when = -1;
-    if (exp && !gb_string_expire_at(q->i64, seconds, relative, c->eng->now_ms, &when))
-        return false; /* "invalid expire time in 'set' command" */
-    unsigned sf = 0;
-    if (f & GB_SBE_SET_NX)
-        sf |= GB_SET_NX;
-    if (f & GB_SBE_SET_XX)
-        sf |= GB_SET_XX;
-    if (f & GB_SBE_SET_KEEPTTL)
-        sf |= GB_SET_KEEPTTL;
-    if (f & GB_SBE_SET_GET)
-        sf |= GB_SET_GET;
-    bool found = false;
-    char *old = NULL;
-    size_t oldlen = 0;
-    gb_result r = gb_string_set(c->db, q->key, q->arg, sf, when, &found, &old, &oldlen);
-    if (r == GB_R_WRONGTYPE) {
-        gb_reply_result(c, r);
-    } else if (f & GB_SBE_SET_GET) {
-        if (found)
-            gb_reply_bulk(c, old, oldlen);
-        else
-            gb_reply_nil(c);
-        gb_free(old);
-    } else if (r == GB_R_OK) {
-        gb_reply_ok(c);
-    } else {
-        gb_reply_nil(c);
-    }
-    return true;
-}
-
-static bool typed_del(gb_client *c, gb_sbe_request *q)
-{
-    if (q->n == 0)
-        return false; /* wrong number of arguments */
-    int64_t n = 0;
-    for (size_t i = 0; i < q->n; i++) {
-        if (gb_db_lookup_write(c->db, q->a[i]) && gb_db_delete(c->db, q->a[i])) {
-            gb_engine_key_modified(c->db, q->a[i]);
-            n++;
-        }
-    }
-    gb_reply_int(c, n);
-    return true;
-}
-
-static bool typed_incr(gb_client *c, gb_sbe_request *q)
-{
-    int64_t out;
-    gb_result r = gb_string_incrby(c->db, q->key, q->i64, &out);
-    gb_reply_int_result(c, r, out);
-    return true;
-}
-
-static bool typed_lpush(gb_client *c, gb_sbe_request *q)
-{
-    if (q->n == 0)
-        return false;
-    int64_t len;
-    gb_result r = gb_op_push(c->db, q->key, false, q->n, q->a, &len);
-    gb_reply_int_result(c, r, len);
-    return true;
-}
-
-static void emit_bulk(void *ctx, gb_slice v) { gb_reply_slice(ctx, v); }
-
-static bool typed_rpop(gb_client *c, gb_sbe_request *q)
-{
-    gb_result r = gb_op_pop(c->db, q->key, true, emit_bulk, c);
-    if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    return true;
-}
-
-static bool typed_hset(gb_client *c, gb_sbe_request *q)
-{
-    if (q->n == 0)
-        return false; /* wrong number of arguments */
-    int64_t added;
-    gb_result r = gb_op_hset(c->db, q->key, q->n, q->a, q->b, &added);
-    gb_reply_int_result(c, r, added);
-    return true;
-}
-
-static bool typed_hget(gb_client *c, gb_sbe_request *q)
-{
-    gb_slice v;
-    char buf[GB_INT_BUF];
-    gb_result r = gb_op_hget(c->db, q->key, q->arg, &v, buf);
-    gb_reply_read_result(c, r, &v);
-    return true;
-}
-
-/* Option combinations Redis refuses, each with its own text: left to the
- * text path. */
-static bool zadd_flags_ok(unsigned f, size_t n)
-{
-    if ((f & GB_SBE_ZADD_NX) && (f & GB_SBE_ZADD_XX))
-        return false;
-    if ((f & GB_SBE_ZADD_NX) && (f & (GB_SBE_ZADD_GT | GB_SBE_ZADD_LT)))
-        return false;
-    if ((f & GB_SBE_ZADD_GT) && (f & GB_SBE_ZADD_LT))
-        return false;
-    return !((f & GB_SBE_ZADD_INCR) && n != 1);
-}
-
-static bool typed_zadd(gb_client *c, gb_sbe_request *q)
-{
-    if (q->n == 0 || !zadd_flags_ok(q->flags, q->n))
-        return false;
-    for (size_t i = 0; i < q->n; i++)
-        if (isnan(q->d[i]))
-            return false; /* "value is not a valid float" */
-    gb_zadd_result res;
-    gb_result r = gb_op_zadd(c->db, q->key, (int)q->flags, q->n, q->d, q->a, &res);
-    if (r == GB_R_NAN) {
-        gb_reply_error(c, "ERR resulting score is not a number (NaN)"); /* INCR inf + -inf */
-    } else if (r != GB_R_OK) {
-        gb_reply_result(c, r);
-    } else if (q->flags & GB_SBE_ZADD_INCR) {
-        if (res.processed)
-            gb_reply_double(c, res.score);
-        else
-            gb_reply_nil(c); /* NX/XX/GT/LT skipped it */
-    } else {
-        gb_reply_int(c, (int64_t)((q->flags & GB_SBE_ZADD_CH) ? res.added + res.updated : res.added));
-    }
-    return true;
-}
-
-static bool typed_zscore(gb_client *c, gb_sbe_request *q)
-{
-    double score;
-    gb_result r = gb_op_zscore(c->db, q->key, q->arg, &score);
-    if (r == GB_R_OK)
-        gb_reply_double(c, score);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
-    return true;
-}
-
-/* ---- dispatch ----------------------------------------------------------------------- */
-
-typedef bool typed_fn(gb_client *c, gb_sbe_request *q);
-typedef void argv_fn(gb_client *c, gb_sbe_request *q);
-
-typedef struct handler {
-    typed_fn *typed; /* NULL: always the argv path */
-    argv_fn *argv;
-} handler;
-
-static const handler handlers[GB_SBE_REQUEST_MAX + 1] = {
-    [GB_SBE_PING] = {typed_ping, argv_ping},
-    [GB_SBE_GET] = {typed_get, argv_get},
-    [GB_SBE_SET] = {typed_set, argv_set},
-    [GB_SBE_DEL] = {typed_del, argv_del},
-    [GB_SBE_INCR] = {typed_incr, argv_incr},
-    [GB_SBE_HSET] = {typed_hset, argv_hset},
-    [GB_SBE_HGET] = {typed_hget, argv_hget},
-    [GB_SBE_ZADD] = {typed_zadd, argv_zadd},
-    [GB_SBE_ZSCORE] = {typed_zscore, argv_zscore},
-    [GB_SBE_LPUSH] = {typed_lpush, argv_lpush},
-    [GB_SBE_RPOP] = {typed_rpop, argv_rpop},
-    [GB_SBE_BLPOP] = {NULL, argv_blpop},
-    [GB_SBE_GENERIC] = {NULL, argv_generic},
-};
-
-/* A typed call, accounted as gb_client_call accounts a command. */
-static void run(gb_client *c, gb_sbe_replier *r, const handler *h, gb_sbe_request *q)
-{
-    gb_engine *eng = c->eng;
     unsigned tid = q->hdr.template_id;
-    gb_command *cmd = (tid == GB_SBE_INCR && q->i64 != 1) ? r->incrby : r->cmds[tid];
-    c->last_ms = (int64_t)eng->now_mono_ms;
-    if (GB_LIKELY(h->typed && cmd && (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED) &&
-        !((cmd->def->flags & GB_CMD_DENYOOM) && gb_engine_over_maxmemory(eng))) {
-        const gb_command *prev = c->last_cmd;
-        c->last_cmd = cmd;
-        gb_call_stats st = gb_call_begin(eng, cmd);
-        if (h->typed(c, q)) {
-            gb_call_end(eng, cmd, st);
-            /* A push may have made keys ready (gb_client_execute does the same). */
-            if (eng->nready && !eng->serving_ready)
-                gb_blocking_serve_ready(eng);
-            return;
-        }
-        c->last_cmd = prev;
+    const gb_typed_call *t = &typed_calls[tid];
+    if (GB_LIKELY(t->run != NULL)) {
+        gb_command *cmd = (tid == GB_SBE_INCR && q->i64 != 1) ? r->incrby : r->cmds[tid];
+        gb_gate_execute_typed(c, cmd, t, q);
+    } else if (tid == GB_SBE_BLPOP) {
+        execute_blpop(c, q);
+    } else {
+        execute_generic(c, q);
     }
-    h->argv(c, q);
 }
 
 int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len)
@@ -818,7 +631,7 @@ int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len)
         gb_reply_errorf(c, "ERR SBE: %s: %s", gb_sbe_template_name(tid), why);
         return 0;
     }
-    run(c, r, &handlers[tid], &q);
+    dispatch(c, r, &q);
     if (GB_UNLIKELY(r->scratch.cap > KEEP_SCRATCH))
         gb_sbe_scratch_free(&r->scratch);
     return 0;

@@ -23,7 +23,7 @@
 #ifndef GB_TRANSPORT_SBE_SERVER_H
 #define GB_TRANSPORT_SBE_SERVER_H
 
-#include "engine/client.h"
+#include "engine/core/client.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_codec.h"
 
@@ -80,13 +80,10 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r);
 
 /*
  * Executes one request message (private memory: the caller copied it out of
- * the ring). c must use gb_sbe_reply_ops. Typed templates run straight into
- * the engine's typed calls with native values (no allocation), accounted
- * like gb_client_call; in MULTI, before AUTH, over maxmemory for a write, or
- * with arguments only the text path reports on (option conflicts, NaN
- * scores, empty groups), they run as the equivalent argv through
- * gb_client_execute, so replies are always the RESP path's. BLPop and
- * Generic always do.
+ * the ring). c must use gb_sbe_reply_ops. Typed templates are typed calls
+ * through the command gate (gb_gate_execute_typed) into the engine's
+ * commands with native values (no allocation); BLPop and Generic run as
+ * argument vectors (gb_gate_execute). Replies are always the RESP path's.
  *
  * Returns 0 when the message was answered (a malformed one with an
  * "ERR SBE: ..." error reply: the client stays), GB_EPROTO when it is not

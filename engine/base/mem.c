@@ -1,0 +1,152 @@
+#include "engine/base/mem.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform/mem.h"
+#include "platform/shm_atomic.h"
+
+/* Where the platform cannot report a block's size, a prefix of this many bytes
+ * (keeps 16-byte alignment) records it. */
+#define PREFIX 16
+
+/* Process-wide, like Redis's zmalloc counter: the engine thread allocates
+ * and frees through these functions with a plain counter (exact, and
+ * nothing on its hot path), and the allocator it mirrors is the process's
+ * too (tests that run several engines side by side see their sum). The one
+ * other thread that frees engine memory (lazy freeing, engine/core/lazyfree.c)
+ * marks itself off-thread and counts into an atomic that gb_mem_used adds. */
+static size_t used_bytes;
+static uint64_t offthread_bytes; /* two's complement sum of signed deltas */
+static _Thread_local bool offthread;
+
+static inline void account(int64_t delta)
+{
+    if (__builtin_expect(offthread, 0))
+        gb_shm_fetch_add_relaxed_u64(&offthread_bytes, (uint64_t)delta);
+    else
+        used_bytes += (size_t)delta;
+}
+
+void gb_mem_set_offthread(void) { offthread = true; }
+static int usable_mode = -1; /* -1 unknown, 1 allocator tells sizes, 0 prefix */
+
+static inline int have_usable(void)
+{
+    if (__builtin_expect(usable_mode < 0, 0))
+        usable_mode = gb_plat_malloc_usable_supported() ? 1 : 0;
+    return usable_mode;
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "goblin-core: out of memory allocating %zu bytes; aborting\n", n);
+    fflush(stderr);
+    abort();
+}
+
+void *gb_malloc(size_t n)
+{
+    if (have_usable()) {
+        void *p = malloc(n ? n : 1);
+        if (!p)
+            oom(n);
+        account((int64_t)gb_plat_malloc_usable_size(p));
+        return p;
+    }
+    if (n > SIZE_MAX - PREFIX)
+        oom(n);
+    char *raw = malloc(n + PREFIX);
+    if (!raw)
+        oom(n);
+    memcpy(raw, &n, sizeof n);
+    account((int64_t)(n + PREFIX));
+    return raw + PREFIX;
+}
+
+void *gb_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    void *p = gb_malloc(count * size);
+    memset(p, 0, count * size);
+    return p;
+}
+
+void *gb_realloc(void *p, size_t n)
+{
+    if (!p)
+        return gb_malloc(n);
+    if (have_usable()) {
+        size_t old = gb_plat_malloc_usable_size(p);
+        void *q = realloc(p, n ? n : 1);
+        if (!q)
+            oom(n);
+        account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
+        return q;
+    }
+    if (n > SIZE_MAX - PREFIX)
+        oom(n);
+    char *raw = (char *)p - PREFIX;
+    size_t old;
+    memcpy(&old, raw, sizeof old);
+    char *q = realloc(raw, n + PREFIX);
+    if (!q)
+        oom(n);
+    memcpy(q, &n, sizeof n);
+    account((int64_t)n - (int64_t)old);
+    return q + PREFIX;
+}
+
+void gb_free(void *p)
+{
+    if (!p)
+        return;
+    if (have_usable()) {
+        account(-(int64_t)gb_plat_malloc_usable_size(p));
+        free(p);
+        return;
+    }
+    char *raw = (char *)p - PREFIX;
+    size_t n;
+    memcpy(&n, raw, sizeof n);
+    account(-(int64_t)(n + PREFIX));
+    free(raw);
+}
+
+char *gb_memdup(const void *p, size_t n)
+{
+    char *q = gb_malloc(n + 1);
+    if (n)
+        memcpy(q, p, n);
+    q[n] = '\0';
+    return q;
+}
+
+char *gb_strdup(const char *s) { return gb_memdup(s, strlen(s)); }
+
+size_t gb_mem_usable(void *p)
+{
+    if (!p)
+        return 0;
+    if (have_usable())
+        return gb_plat_malloc_usable_size(p);
+    size_t n;
+    memcpy(&n, (char *)p - PREFIX, sizeof n);
+    return n;
+}
+
+size_t gb_mem_used(void)
+{
+    return used_bytes + (size_t)gb_shm_load_relaxed_u64(&offthread_bytes);
+}
+
+size_t gb_mem_accounted(void *p)
+{
+    if (!p)
+        return 0;
+    return gb_mem_usable(p) + (have_usable() ? 0 : PREFIX);
+}

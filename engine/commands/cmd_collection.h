@@ -1,0 +1,29 @@
+/*
+ * Helpers shared by the hash, set and sorted-set command modules
+ * (cmd_hash.c, cmd_set.c, cmd_zset.c): HSCAN/SSCAN/ZSCAN, and Redis's
+ * random-count argument rules.
+ */
+#ifndef GB_ENGINE_CMD_TYPES_H
+#define GB_ENGINE_CMD_TYPES_H
+
+#include "engine/core/client.h"
+#include "engine/types/tobj.h"
+
+/* ---- HSCAN / SSCAN / ZSCAN ---- */
+
+/* "xSCAN key cursor [MATCH pattern] [COUNT count]" on a hash, set or sorted
+ * set (t): Redis's scanGenericCommand (COUNT must be an integer >= 1, TYPE
+ * is refused for a key's elements; the key is checked before the options).
+ * Replies [cursor, [element, ...]]. */
+void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t);
+
+/* ---- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER ---- */
+
+/* The count argument, Redis 7.0.15's rules, checked in this order: an
+ * integer in [-LONG_MAX, LONG_MAX] ("value is out of range, value must
+ * between ..."); then (after the caller's syntax check) with WITHVALUES /
+ * WITHSCORES within +-LONG_MAX/2 ("value is out of range"). */
+bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out);
+bool gb_types_random_pairs_ok(gb_client *c, int64_t count);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * Persistence commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE) and DEBUG's
+ * subcommands that Redis's own test tooling relies on (RELOAD, LOADAOF,
+ * SLEEP, SET-ACTIVE-EXPIRE), on top of engine/persist/persist.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "engine/base/score.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/engine.h"
+#include "engine/persist/persist.h"
+#include "engine/types/t_keys.h"
+
+static void cmd_save(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[640];
+    if (gb_persist_save(gb_persist_of(c->eng), err, sizeof err) == 0)
+        gb_reply_ok(c);
+    else if (strncmp(err, "Background", 10) == 0)
+        gb_reply_errorf(c, "ERR %s", err);
+    else
+        gb_reply_error(c, "ERR");
+}
+
+static void cmd_bgsave(gb_client *c, int argc, gb_slice *argv)
+{
+    bool schedule = false;
+    if (argc > 1) {
+        if (argc == 2 && gb_slice_ieq(argv[1], "schedule")) {
+            schedule = true;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    char err[640];
+    switch (gb_persist_bgsave(gb_persist_of(c->eng), schedule, err, sizeof err)) {
+    case GB_BGSAVE_STARTED:
+        gb_reply_status(c, "Background saving started");
+        break;
+    case GB_BGSAVE_SCHEDULED:
+        gb_reply_status(c, "Background saving scheduled");
+        break;
+    case GB_BGSAVE_BUSY:
+        gb_reply_errorf(c, "ERR %s", err);
+        break;
+    case GB_BGSAVE_ERROR:
+        gb_reply_error(c, "ERR");
+        break;
+    }
+}
+
+static void cmd_bgrewriteaof(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[640];
+    switch (gb_persist_bgrewriteaof(gb_persist_of(c->eng), err, sizeof err)) {
+    case GB_BGREWRITE_STARTED:
+        gb_reply_status(c, "Background append only file rewriting started");
+        break;
+    case GB_BGREWRITE_SCHEDULED:
+        gb_reply_status(c, "Background append only file rewriting scheduled");
+        break;
+    case GB_BGREWRITE_BUSY:
+        gb_reply_errorf(c, "ERR %s", err);
+        break;
+    case GB_BGREWRITE_ERROR:
+        gb_reply_error(c, "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                          "information.");
+        break;
+    }
+}
+
+static void cmd_lastsave(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    gb_reply_int(c, gb_persist_lastsave(gb_persist_of(c->eng)));
+}
+
+/* ---- DEBUG ------------------------------------------------------------------------------ */
+
+static void debug_sleep(gb_client *c, gb_slice arg)
+{
+    long double secs;
+    if (gb_parse_long_double(arg, &secs) != 0 || isnan(secs) || secs < 0) {
+        gb_reply_error(c, "ERR value is not a valid float");
+        return;
+    }
+    /* The whole server sleeps: that is what the command is for (tests of
+     * timeouts and of clients that must cope with a stalled server). */
+    long double whole = floorl(secs);
+    struct timespec ts = {(time_t)whole, (long)((secs - whole) * 1e9L)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    gb_engine_update_time(c->eng);
+    gb_reply_ok(c);
+}
+
+/* DEBUG OBJECT key: Redis's "key:value" fields that hold here (the
+ * encoding as OBJECT ENCODING reports it, the idle time), and for a list
+ * the representation behind "quicklist" (segmented or pma). */
+static void debug_object(gb_client *c, gb_slice key)
+{
+    gb_object_info info;
+    if (gb_keys_object(c->db, key, &info) != GB_R_OK) {
+        gb_reply_error(c, GB_ERR_NO_KEY);
+        return;
+    }
+    char line[256];
+    int n = snprintf(line, sizeof line, "Value at:%p refcount:1 encoding:%s lru_seconds_idle:%lld",
+                     (void *)gb_db_lookup_quiet(c->db, key), info.encoding, (long long)info.idle_s);
+    if (info.representation)
+        snprintf(line + n, sizeof line - (size_t)n, " representation:%s", info.representation);
+    gb_reply_status(c, line);
+}
+
+static const char *const debug_help[] = {
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOADAOF",
+    "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
+    "RELOAD",
+    "    Save the dataset to disk, empty it, and load it back from the file.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Turn the active expiry cycle off or on (lazy expiry stays on).",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds> (decimals allowed).",
+    "HELP",
+    "    Print this help.",
+};
+
+static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_slice sub = argv[1];
+    if (gb_slice_ieq(sub, "help") && argc == 2) {
+        gb_reply_help(c, debug_help, GB_ARRAY_LEN(debug_help));
+    } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
+        debug_sleep(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "object") && argc == 3) {
+        debug_object(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "set-active-expire") && argc == 3) {
+        int64_t on;
+        if (!gb_arg_ll(c, argv[2], &on))
+            return;
+        c->eng->active_expire_enabled = on != 0;
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "loadaof") && argc == 2) {
+        char err[640];
+        int rc = gb_persist_debug_loadaof(gb_persist_of(c->eng), err, sizeof err);
+        if (rc == GB_EINVAL) {
+            gb_reply_errorf(c, "ERR %s", err);
+            return;
+        }
+        if (rc != 0) {
+            gb_reply_error(c, "ERR Error trying to load the AOF files, check server logs.");
+            return;
+        }
+        gb_log(GB_LOG_WARNING, "Append Only File loaded by DEBUG LOADAOF");
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "reload") && argc == 2) {
+        char err[640];
+        gb_persist *p = gb_persist_of(c->eng);
+        int rc = gb_persist_debug_reload(p, err, sizeof err);
+        if (rc == GB_EIO) {
+            gb_reply_error(c, "ERR"); /* Redis's reply when the save fails */
+            return;
+        }
+        if (rc != 0) {
+            gb_reply_error(c, "ERR Error trying to load the RDB dump, check server logs.");
+            return;
+        }
+        gb_log(GB_LOG_WARNING, "DB reloaded by DEBUG RELOAD");
+        gb_reply_ok(c);
+    } else {
+        gb_reply_unknown_subcommand(c, sub, "debug");
+    }
+}
+
+#define ADMIN (GB_CMD_ADMIN | GB_CMD_NOSCRIPT)
+
+GB_DEFINE_COMMANDS(persist,
+    {"save", 1, ADMIN, 0, 0, 0, cmd_save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"},
+    {"bgsave", -1, ADMIN, 0, 0, 0, cmd_bgsave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"},
+    {"bgrewriteaof", 1, ADMIN, 0, 0, 0, cmd_bgrewriteaof, "server",
+     "Asynchronously rewrites the append-only file to disk.", "1.0.0"},
+    {"lastsave", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_lastsave, "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
+    {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_debug, "server",
+     "A container for debugging commands.", "1.0.0"});

@@ -1,0 +1,718 @@
+/* Connection and server commands: PING, ECHO, QUIT, AUTH, HELLO, CLIENT,
+ * INFO, CONFIG, TIME, SHUTDOWN, MEMORY. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/core/acl.h"
+#include "engine/core/blocking.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/persist/persist.h"
+#include "engine/core/engine.h"
+#include "engine/base/mem.h"
+#include "engine/core/multi.h"
+#include "engine/base/util.h"
+
+#ifndef GOBLIN_VERSION
+#define GOBLIN_VERSION "0.1.0"
+#endif
+
+static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc > 2) {
+        gb_reply_wrong_arity(c, "ping");
+        return;
+    }
+    if (argc == 2)
+        gb_reply_slice(c, argv[1]);
+    else
+        gb_cmd_ping(c);
+}
+
+void gb_cmd_ping(gb_client *c) { gb_reply_status(c, "PONG"); }
+
+static void cmd_echo(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_reply_slice(c, argv[1]);
+}
+
+static void cmd_quit(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    gb_reply_ok(c);
+    c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+}
+
+/* ---- authentication -------------------------------------------------------- */
+
+static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc > 3) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    gb_slice user = gb_slice_cstr("default"), pass;
+    if (argc == 2) {
+        if (c->eng->acl->default_user->flags & GB_ACL_USER_NOPASS) {
+            gb_reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
+                              "Are you sure your configuration is correct?");
+            return;
+        }
+        pass = argv[1];
+    } else {
+        user = argv[1];
+        pass = argv[2];
+    }
+    const gb_acl_user *u = gb_acl_check_credentials(c, user, pass, argv[0]);
+    if (u) {
+        gb_acl_login(c, u);
+        gb_reply_ok(c);
+    } else {
+        gb_reply_error(c, GB_ERR_WRONGPASS);
+    }
+}
+
+static bool valid_client_name(gb_slice name)
+{
+    for (size_t i = 0; i < name.len; i++)
+        if (name.ptr[i] < '!' || name.ptr[i] > '~')
+            return false;
+    return true;
+}
+
+static void set_client_name(gb_client *c, gb_slice name)
+{
+    gb_free(c->name);
+    c->name = NULL;
+    if (name.len) {
+        c->name = gb_malloc(name.len + 1);
+        memcpy(c->name, name.ptr, name.len);
+        c->name[name.len] = '\0';
+    }
+}
+
+static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
+{
+    /* Redis 7.0's order: version (not an integer; NOPROTO unless 2 or 3),
+     * options (syntax), AUTH (WRONGPASS), the NOAUTH check, then SETNAME's
+     * validation. RESP3 is refused only once all of that passed, so an
+     * unauthenticated "HELLO 3" gets NOAUTH as from Redis, and a valid
+     * "HELLO 3 AUTH ..." does not authenticate a connection it refuses. */
+    int64_t ver = 0;
+    int j = 1;
+    if (argc >= 2) {
+        if (!gb_slice2ll(argv[1], &ver)) {
+            gb_reply_error(c, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        j = 2;
+        if (ver < 2 || ver > 3) {
+            gb_reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    gb_slice user = {0}, pass = {0}, name = {0};
+    bool have_auth = false, have_name = false;
+    for (; j < argc; j++) {
+        int more = argc - 1 - j;
+        if (gb_slice_ieq(argv[j], "auth") && more >= 2) {
+            user = argv[j + 1];
+            pass = argv[j + 2];
+            have_auth = true;
+            j += 2;
+        } else if (gb_slice_ieq(argv[j], "setname") && more >= 1) {
+            name = argv[j + 1];
+            have_name = true;
+            j++;
+        } else {
+            gb_reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)GB_MIN(argv[j].len, 128),
+                            argv[j].ptr);
+            return;
+        }
+    }
+    bool authed = (c->flags & GB_CLIENT_AUTHED) != 0;
+    const gb_acl_user *as = NULL;
+    if (have_auth) {
+        as = gb_acl_check_credentials(c, user, pass, argv[0]);
+        if (!as) {
+            gb_reply_error(c, GB_ERR_WRONGPASS);
+            return;
+        }
+        authed = true;
+    }
+    if (!authed) {
+        /* Redis 7.0.15's text, word for word. */
+        gb_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                          "AUTH <user> <pass> option can be used to authenticate the client and select the "
+                          "RESP protocol version at the same time");
+        return;
+    }
+    if (ver == 3) {
+        gb_reply_error(c, "NOPROTO unsupported protocol version: goblin-core speaks RESP2 only for now "
+                          "(use HELLO 2 or no HELLO)");
+        return;
+    }
+    if (as)
+        gb_acl_login(c, as);
+    if (have_name && !valid_client_name(name)) {
+        gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    if (have_name)
+        set_client_name(c, name);
+    gb_reply_array(c, 14);
+    gb_reply_cstr(c, "server");
+    gb_reply_cstr(c, "goblin-core");
+    gb_reply_cstr(c, "version");
+    gb_reply_cstr(c, "7.0.15");
+    gb_reply_cstr(c, "proto");
+    gb_reply_int(c, 2);
+    gb_reply_cstr(c, "id");
+    gb_reply_int(c, (int64_t)c->id);
+    gb_reply_cstr(c, "mode");
+    gb_reply_cstr(c, "standalone");
+    gb_reply_cstr(c, "role");
+    gb_reply_cstr(c, "master");
+    gb_reply_cstr(c, "modules");
+    gb_reply_array(c, 0);
+}
+
+/* ---- CLIENT ------------------------------------------------------------------ */
+
+/* One CLIENT LIST line. */
+static size_t client_line(gb_client *c, char *buf, size_t cap)
+{
+    size_t n = gb_client_info(c, buf, cap - 1);
+    buf[n++] = '\n';
+    buf[n] = '\0';
+    return n;
+}
+
+typedef struct strbuf {
+    char *p;
+    size_t len, cap;
+} strbuf;
+
+static void sb_add(strbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->p = gb_realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static gb_client *client_by_id(gb_engine *eng, uint64_t id)
+{
+    for (gb_client *x = eng->clients; x; x = x->next)
+        if (x->id == id)
+            return x;
+    return NULL;
+}
+
+static void kill_client(gb_client *self, gb_client *victim)
+{
+    if (victim == self) {
+        self->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+        return;
+    }
+    victim->flags |= GB_CLIENT_CLOSE_ASAP;
+    if (victim->hooks && victim->hooks->close)
+        victim->hooks->close(victim);
+}
+
+static void client_kill(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc == 3) {
+        /* Old form: CLIENT KILL addr:port */
+        for (gb_client *x = c->eng->clients; x; x = x->next) {
+            gb_client_desc d = {.fd = -1};
+            if (x->hooks && x->hooks->describe)
+                x->hooks->describe(x, &d);
+            if (gb_slice_eq(argv[2], gb_slice_cstr(d.addr))) {
+                kill_client(c, x);
+                gb_reply_ok(c);
+                return;
+            }
+        }
+        gb_reply_error(c, "ERR No such client");
+        return;
+    }
+    if ((argc - 2) % 2 != 0) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    int64_t id = -1;
+    gb_slice addr = {0}, laddr = {0};
+    bool skipme = true, have_addr = false, have_laddr = false;
+    const gb_acl_user *user = NULL;
+    for (int i = 2; i < argc; i += 2) {
+        gb_slice k = argv[i], v = argv[i + 1];
+        if (gb_slice_ieq(k, "id")) {
+            if (!gb_slice2ll(v, &id) || id <= 0) {
+                gb_reply_error(c, "ERR client-id should be greater than 0");
+                return;
+            }
+        } else if (gb_slice_ieq(k, "addr")) {
+            addr = v;
+            have_addr = true;
+        } else if (gb_slice_ieq(k, "laddr")) {
+            laddr = v;
+            have_laddr = true;
+        } else if (gb_slice_ieq(k, "skipme")) {
+            if (gb_slice_ieq(v, "yes"))
+                skipme = true;
+            else if (gb_slice_ieq(v, "no"))
+                skipme = false;
+            else {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return;
+            }
+        } else if (gb_slice_ieq(k, "type")) {
+            if (!gb_slice_ieq(v, "normal") && !gb_slice_ieq(v, "master") && !gb_slice_ieq(v, "replica") &&
+                !gb_slice_ieq(v, "slave") && !gb_slice_ieq(v, "pubsub")) {
+                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
+                return;
+            }
+            if (!gb_slice_ieq(v, "normal")) {
+                gb_reply_int(c, 0); /* no replicas or pub/sub clients exist here */
+                return;
+            }
+        } else if (gb_slice_ieq(k, "user")) {
+            user = gb_acl_find_user(c->eng, v);
+            if (!user) {
+                gb_reply_errorf(c, "ERR No such user '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
+                return;
+            }
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    int64_t killed = 0;
+    for (gb_client *x = c->eng->clients; x; x = x->next) {
+        if (id > 0 && x->id != (uint64_t)id)
+            continue;
+        if ((skipme && x == c) || (user && x->user != user))
+            continue;
+        if (have_addr || have_laddr) {
+            gb_client_desc d = {.fd = -1};
+            if (x->hooks && x->hooks->describe)
+                x->hooks->describe(x, &d);
+            if (have_addr && !gb_slice_eq(addr, gb_slice_cstr(d.addr)))
+                continue;
+            if (have_laddr && !gb_slice_eq(laddr, gb_slice_cstr(d.laddr)))
+                continue;
+        }
+        kill_client(c, x);
+        killed++;
+    }
+    gb_reply_int(c, killed);
+}
+
+static void cmd_client(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_slice sub = argv[1];
+    if (gb_slice_ieq(sub, "id") && argc == 2) {
+        gb_reply_int(c, (int64_t)c->id);
+    } else if (gb_slice_ieq(sub, "setname") && argc == 3) {
+        if (!valid_client_name(argv[2])) {
+            gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+            return;
+        }
+        set_client_name(c, argv[2]);
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "getname") && argc == 2) {
+        if (c->name)
+            gb_reply_cstr(c, c->name);
+        else
+            gb_reply_nil(c);
+    } else if (gb_slice_ieq(sub, "info") && argc == 2) {
+        char line[1024];
+        size_t n = client_line(c, line, sizeof line);
+        gb_reply_bulk(c, line, n);
+    } else if (gb_slice_ieq(sub, "list")) {
+        /* CLIENT LIST [TYPE normal] [ID id ...] */
+        int64_t *ids = NULL;
+        int nids = 0;
+        if (argc >= 4 && gb_slice_ieq(argv[2], "id")) {
+            ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
+            for (int i = 3; i < argc; i++) {
+                if (!gb_slice2ll(argv[i], &ids[nids]) || ids[nids] <= 0) {
+                    gb_free(ids);
+                    gb_reply_error(c, "ERR Invalid client ID");
+                    return;
+                }
+                nids++;
+            }
+        } else if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
+            gb_slice t = argv[3];
+            if (!gb_slice_ieq(t, "normal") && !gb_slice_ieq(t, "master") && !gb_slice_ieq(t, "replica") &&
+                !gb_slice_ieq(t, "slave") && !gb_slice_ieq(t, "pubsub")) {
+                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
+                return;
+            }
+            if (!gb_slice_ieq(t, "normal")) { /* no replicas or pub/sub clients (yet) */
+                gb_reply_bulk(c, "", 0);
+                return;
+            }
+        } else if (argc != 2) {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+        strbuf b = {0};
+        char line[1024];
+        for (gb_client *x = c->eng->clients; x; x = x->next) {
+            if (nids) {
+                bool hit = false;
+                for (int i = 0; i < nids; i++)
+                    if ((uint64_t)ids[i] == x->id)
+                        hit = true;
+                if (!hit)
+                    continue;
+            }
+            size_t n = client_line(x, line, sizeof line);
+            sb_add(&b, line, n);
+        }
+        gb_reply_bulk(c, b.p ? b.p : "", b.len);
+        gb_free(b.p);
+        gb_free(ids);
+    } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
+        client_kill(c, argc, argv);
+    } else if (gb_slice_ieq(sub, "unblock") && (argc == 3 || argc == 4)) {
+        int64_t id;
+        if (!gb_arg_ll(c, argv[2], &id))
+            return;
+        bool as_error = false;
+        if (argc == 4) {
+            if (gb_slice_ieq(argv[3], "error"))
+                as_error = true;
+            else if (!gb_slice_ieq(argv[3], "timeout")) {
+                gb_reply_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+                return;
+            }
+        }
+        gb_client *x = id > 0 ? client_by_id(c->eng, (uint64_t)id) : NULL;
+        if (x && (x->flags & GB_CLIENT_BLOCKED)) {
+            gb_blocking_unblock(x, as_error ? GB_UNBLOCK_ERROR : GB_UNBLOCK_TIMEOUT);
+            gb_reply_int(c, 1);
+        } else {
+            gb_reply_int(c, 0);
+        }
+    } else if (gb_slice_ieq(sub, "help") && argc == 2) {
+        static const char *lines[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
+            "    TYPE normal, USER <username>, SKIPME (YES|NO).",
+            "LIST [TYPE normal] [ID <id> [<id> ...]]",
+            "    Return information about client connections.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
+            "HELP",
+            "    Print this help.",
+        };
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
+    } else {
+        static const char *known[] = {"id", "setname", "getname", "info", "list", "kill", "unblock", "help"};
+        for (size_t i = 0; i < GB_ARRAY_LEN(known); i++)
+            if (gb_slice_ieq(sub, known[i])) {
+                char name[32];
+                snprintf(name, sizeof name, "client|%s", known[i]);
+                gb_reply_wrong_arity(c, name);
+                return;
+            }
+        gb_reply_unknown_subcommand(c, sub, "client");
+    }
+}
+
+/* ---- INFO ---------------------------------------------------------------------------- */
+
+static void info_out(void *ctx, const char *s, size_t n) { sb_add(ctx, s, n); }
+
+static void cmd_info(gb_client *c, int argc, gb_slice *argv)
+{
+    strbuf b = {0};
+    if (argc == 1) {
+        gb_engine_info(c->eng, "default", info_out, &b);
+    } else {
+        for (int i = 1; i < argc; i++) {
+            char sec[32];
+            if (!gb_ascii_lower(sec, sizeof sec, argv[i]))
+                continue;
+            size_t before = b.len;
+            if (b.len)
+                sb_add(&b, "\r\n", 2);
+            gb_engine_info(c->eng, sec, info_out, &b);
+            if (b.len == before + (before ? 2 : 0))
+                b.len = before; /* unknown section: nothing, like Redis */
+        }
+    }
+    gb_reply_bulk(c, b.p ? b.p : "", b.len);
+    gb_free(b.p);
+}
+
+/* ---- CONFIG ---------------------------------------------------------------------------- */
+
+typedef struct cfg_pairs {
+    char **names;
+    char **values;
+    size_t n, cap;
+} cfg_pairs;
+
+static void cfg_emit(void *ctx, const char *name, const char *value)
+{
+    cfg_pairs *p = ctx;
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->names[i], name) == 0)
+            return;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->names = gb_realloc(p->names, p->cap * sizeof *p->names);
+        p->values = gb_realloc(p->values, p->cap * sizeof *p->values);
+    }
+    p->names[p->n] = gb_strdup(name);
+    p->values[p->n] = gb_strdup(value);
+    p->n++;
+}
+
+/* Settings that take an action when they change. Returns false after
+ * replying an error (the change is then undone). */
+static bool config_apply(gb_client *c, const char *name)
+{
+    gb_engine *eng = c->eng;
+    if (strcmp(name, "loglevel") == 0)
+        gb_log_set_level(eng->cfg.loglevel);
+    if (strcmp(name, "requirepass") == 0)
+        gb_acl_requirepass_changed(eng);
+    if (strcmp(name, "appendonly") == 0) {
+        char err[640];
+        if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
+            gb_log(GB_LOG_WARNING, "Unable to turn on AOF: %s", err);
+            eng->cfg.appendonly = 0;
+            gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn "
+                              "on AOF. Check server logs.");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void cmd_config(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_slice sub = argv[1];
+    if (gb_slice_ieq(sub, "get")) {
+        if (argc < 3) {
+            gb_reply_wrong_arity(c, "config|get");
+            return;
+        }
+        cfg_pairs p = {0};
+        for (int i = 2; i < argc; i++)
+            gb_config_get(&c->eng->cfg, argv[i], cfg_emit, &p);
+        gb_reply_array(c, (int64_t)p.n * 2);
+        for (size_t i = 0; i < p.n; i++) {
+            gb_reply_cstr(c, p.names[i]);
+            gb_reply_cstr(c, p.values[i]);
+            gb_free(p.names[i]);
+            gb_free(p.values[i]);
+        }
+        gb_free(p.names);
+        gb_free(p.values);
+    } else if (gb_slice_ieq(sub, "set")) {
+        if (argc % 2 != 0) { /* pairs (the gate checked config|set has at least one) */
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+        /* As Redis 7.0: first every name is checked (unknown, immutable,
+         * duplicate, in argument order), then the values are applied to a
+         * scratch copy that is committed only if every one is valid. */
+        int npairs = (argc - 2) / 2;
+        const char **names = gb_calloc((size_t)npairs, sizeof *names);
+        gb_settings scratch;
+        gb_settings_copy(&scratch, &c->eng->cfg);
+        for (int p = 0; p < npairs; p++) {
+            gb_slice arg = argv[2 + 2 * p];
+            char name[64];
+            const char *canon = gb_ascii_lower(name, sizeof name, arg) ? gb_config_canonical(name) : NULL;
+            if (!canon) {
+                gb_reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+                                (int)GB_MIN(arg.len, 128), arg.ptr);
+                goto undo;
+            }
+            if (!gb_config_is_runtime(canon)) {
+                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+                                name);
+                goto undo;
+            }
+            for (int q = 0; q < p; q++)
+                if (names[q] == canon) {
+                    gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
+                                    name);
+                    goto undo;
+                }
+            names[p] = canon;
+        }
+        for (int p = 0; p < npairs; p++) {
+            gb_slice v = argv[3 + 2 * p];
+            char *value = gb_malloc(v.len + 1);
+            memcpy(value, v.ptr, v.len);
+            value[v.len] = '\0';
+            char why[256];
+            int rc = gb_config_set(&scratch, names[p], value, true, why, sizeof why);
+            gb_free(value);
+            if (rc != 0) {
+                char name[64];
+                gb_ascii_lower(name, sizeof name, argv[2 + 2 * p]);
+                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why);
+                goto undo;
+            }
+        }
+        gb_settings_free(&c->eng->cfg);
+        c->eng->cfg = scratch;
+        bool applied = true;
+        for (int p = 0; p < npairs && applied; p++)
+            applied = config_apply(c, names[p]);
+        gb_free(names);
+        if (applied)
+            gb_reply_ok(c);
+        return;
+    undo:
+        gb_settings_free(&scratch);
+        gb_free(names);
+        return;
+    } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
+        gb_engine *eng = c->eng;
+        memset(&eng->stats, 0, sizeof eng->stats);
+        eng->stats.ops_sample_last_ms = eng->now_mono_ms;
+        gb_commands_reset_stats(eng);
+        gb_reply_ok(c);
+    } else if (gb_slice_ieq(sub, "help") && argc == 2) {
+        static const char *lines[] = {
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "HELP",
+            "    Print this help.",
+        };
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
+    } else {
+        gb_reply_unknown_subcommand(c, sub, "config");
+    }
+}
+
+/* ---- misc ---------------------------------------------------------------------------------- */
+
+static void cmd_time(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    int64_t us = gb_clock_real_us();
+    gb_reply_array(c, 2);
+    gb_reply_bulk_ll(c, us / 1000000);
+    gb_reply_bulk_ll(c, us % 1000000);
+}
+
+static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!gb_slice_ieq(argv[i], "nosave") && !gb_slice_ieq(argv[i], "save") && !gb_slice_ieq(argv[i], "now") &&
+            !gb_slice_ieq(argv[i], "force")) {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    bool save = false, nosave = false;
+    for (int i = 1; i < argc; i++) {
+        save |= gb_slice_ieq(argv[i], "save");
+        nosave |= gb_slice_ieq(argv[i], "nosave");
+    }
+    if (save && nosave) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    gb_log(GB_LOG_WARNING, "User requested shutdown...");
+    /* A save that fails keeps the server up (Redis's prepareForShutdown). */
+    if (gb_engine_prepare_shutdown(c->eng, save, nosave) != 0) {
+        gb_reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
+    c->eng->shutdown_requested = true;
+    c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+}
+
+static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
+{
+    if (gb_slice_ieq(argv[1], "usage")) {
+        /* Redis: any number of "SAMPLES <count>" pairs, count >= 0. */
+        for (int j = 3; j < argc; j += 2) {
+            int64_t samples;
+            if (!gb_slice_ieq(argv[j], "samples") || j + 1 >= argc) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return;
+            }
+            if (!gb_slice2ll(argv[j + 1], &samples)) {
+                gb_reply_error(c, GB_ERR_NOT_INT);
+                return;
+            }
+            if (samples < 0) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return;
+            }
+        }
+        gb_kv *kv = gb_db_lookup_quiet(c->db, argv[2]);
+        if (!kv)
+            gb_reply_nil(c);
+        else
+            gb_reply_int(c, (int64_t)gb_kv_mem(kv));
+    } else if (gb_slice_ieq(argv[1], "help")) {
+        gb_reply_array(c, 2);
+        gb_reply_status(c, "MEMORY USAGE <key> [SAMPLES <count>]");
+        gb_reply_status(c, "    Return memory in bytes used by <key> and its value (exact, not sampled).");
+    } else {
+        gb_reply_unknown_subcommand(c, argv[1], "memory");
+    }
+}
+
+#define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)
+
+GB_DEFINE_COMMANDS(server,
+    {"ping", -1, GB_CMD_FAST, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
+     "1.0.0"},
+    {"echo", 2, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
+    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
+     "1.0.0"},
+    {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_auth, "connection",
+     "Authenticates the connection.", "1.0.0"},
+    {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_hello, "connection",
+     "Handshakes with the server.", "6.0.0"},
+    {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
+     "A container for client connection commands.", "2.4.0", "getname help id info kill list setname unblock"},
+    {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
+     "Returns information and statistics about the server.", "1.0.0"},
+    {"config", -2, 0, 0, 0, 0, cmd_config, "server",
+     "A container for server configuration commands.", "2.0.0", "get help resetstat set"},
+    {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
+     "Returns the server time.", "2.6.0"},
+    {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
+     "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"},
+    {"memory", -2, 0, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.", "4.0.0",
+     "help usage"});

@@ -1,0 +1,314 @@
+/*
+ * Set commands: the arguments, the replies and the propagated effects
+ * around engine/types/t_set.h (the work on the keys). Argument order, error
+ * texts and reply shapes follow Redis 7.0's t_set.c (7.0.15's SRANDMEMBER
+ * count range); encodings follow Redis 7.2 (listpack for small non-integer
+ * sets).
+ */
+#include "engine/commands/cmd_collection.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/propagate.h"
+#include "engine/core/engine.h"
+#include "engine/base/mem.h"
+#include "engine/types/t_set.h"
+#include "engine/base/util.h"
+
+/* ---- replies -------------------------------------------------------------------- */
+
+static void reply_len(void *ctx, size_t n) { gb_reply_array(ctx, (int64_t)n); }
+static void emit_bulk(void *ctx, gb_slice m) { gb_reply_slice(ctx, m); }
+
+/* An element stream replied as an array: its length first. */
+static gb_sink array_sink(gb_client *c)
+{
+    gb_sink s = {.len = reply_len, .value = emit_bulk, .ctx = c};
+    return s;
+}
+
+/* ---- writes -------------------------------------------------------------------- */
+
+static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_set_sadd(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_set_srem(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+/* SMOVE source destination member */
+static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t n;
+    gb_result r = gb_set_smove(c->db, argv[1], argv[2], argv[3], &n);
+    gb_reply_int_result(c, r, n);
+}
+
+/* SPOP's effect: which members were popped is chance, so it is propagated
+ * as SREM key member ... (in batches, as Redis 7.0 does), unless the whole
+ * set went (or nobody listens): then as the key's deletion. */
+#define SPOP_BATCH 1024
+typedef struct spop_ctx {
+    gb_client *c;
+    gb_slice key;
+    int64_t count;  /* -1: SPOP key (one member, not in an array) */
+    size_t card;    /* the set's size before the pop */
+    size_t popping; /* how many go */
+    bool srem;
+    size_t n;
+    gb_slice argv[2 + SPOP_BATCH]; /* SREM key, then owned copies of members */
+} spop_ctx;
+
+static void spop_flush(spop_ctx *e)
+{
+    if (!e->n)
+        return;
+    e->argv[0] = gb_slice_cstr("SREM");
+    e->argv[1] = e->key;
+    gb_propagate_command(e->c, (int)e->n + 2, e->argv);
+    for (size_t i = 0; i < e->n; i++)
+        gb_free((void *)e->argv[2 + i].ptr);
+    e->n = 0;
+}
+
+static void spop_len(void *ctx, size_t n)
+{
+    spop_ctx *e = ctx;
+    e->popping = n;
+    if (e->count >= 0)
+        gb_reply_array(e->c, (int64_t)n);
+    e->srem = gb_propagating(&e->c->eng->prop) && (uint64_t)(e->count < 0 ? 1 : e->count) < e->card;
+}
+
+static void spop_value(void *ctx, gb_slice m)
+{
+    spop_ctx *e = ctx;
+    gb_reply_slice(e->c, m);
+    if (!e->srem)
+        return;
+    e->argv[2 + e->n++] = gb_slice_make(gb_memdup(m.ptr, m.len), m.len);
+    if (e->n == SPOP_BATCH)
+        spop_flush(e);
+}
+
+/* SPOP key [count] */
+static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc > 3) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    int64_t count = -1;
+    if (argc == 3 &&
+        !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
+        return;
+    spop_ctx e;
+    e.c = c;
+    e.key = argv[1];
+    e.count = count;
+    e.popping = e.n = 0;
+    e.srem = false;
+    gb_sink s = {.len = spop_len, .value = spop_value, .ctx = &e};
+    gb_result r = gb_set_spop(c->db, argv[1], count < 0 ? 1 : (size_t)count, &s, &e.card);
+    if (r == GB_R_NOTFOUND) {
+        if (count >= 0)
+            gb_reply_array(c, 0);
+        else
+            gb_reply_nil(c);
+    } else if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (e.srem) {
+        spop_flush(&e);
+    } else if (e.popping) {
+        gb_propagate_del(c, argv[1]);
+    }
+}
+
+/* ---- reads ------------------------------------------------------------------------ */
+
+static void cmd_sismember(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t is;
+    gb_result r = gb_set_sismember(c->db, argv[1], argv[2], &is);
+    gb_reply_int_result(c, r, is);
+}
+
+static void reply_one(void *ctx, gb_slice m)
+{
+    (void)m;
+    gb_reply_int(ctx, 1);
+}
+static void reply_zero(void *ctx) { gb_reply_int(ctx, 0); }
+
+static void cmd_smismember(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_sink s = {.len = reply_len, .value = reply_one, .missing = reply_zero, .ctx = c};
+    gb_result r = gb_set_smismember(c->db, argv[1], (size_t)(argc - 2), argv + 2, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+
+static void cmd_scard(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t n;
+    gb_result r = gb_set_scard(c->db, argv[1], &n);
+    gb_reply_int_result(c, r, n);
+}
+
+/* SRANDMEMBER key [count] */
+static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc > 3) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    gb_sink s = array_sink(c);
+    int64_t count = 1;
+    if (argc == 2)
+        s.len = NULL; /* one member, not in an array */
+    else if (!gb_types_random_count(c, argv[2], &count))
+        return;
+    gb_result r = gb_set_srandmember(c->db, argv[1], count, &s);
+    if (r == GB_R_NOTFOUND && argc == 2)
+        gb_reply_nil(c);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_array(c, 0);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+
+/* ---- algebra ------------------------------------------------------------------------- */
+
+/* A stream whose length is known once it is replied (SINTER, SMEMBERS). */
+typedef struct deferred_ctx {
+    gb_client *c;
+    size_t handle;
+} deferred_ctx;
+
+static void deferred_open(void *ctx, size_t n)
+{
+    (void)n;
+    deferred_ctx *d = ctx;
+    d->handle = gb_reply_array_deferred(d->c);
+}
+
+static void deferred_value(void *ctx, gb_slice m) { gb_reply_slice(((deferred_ctx *)ctx)->c, m); }
+
+static void inter_reply(gb_client *c, gb_slice *keys, size_t nkeys)
+{
+    deferred_ctx d = {c, 0};
+    gb_sink s = {.len = deferred_open, .value = deferred_value, .ctx = &d};
+    size_t n;
+    gb_result r = gb_set_sinter(c->db, nkeys, keys, &s, &n);
+    if (r == GB_R_OK)
+        gb_reply_set_deferred(c, d.handle, (int64_t)n);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_array(c, 0);
+    else
+        gb_reply_result(c, r);
+}
+
+static void cmd_sinter(gb_client *c, int argc, gb_slice *argv) { inter_reply(c, argv + 1, (size_t)(argc - 1)); }
+
+static void cmd_smembers(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    inter_reply(c, argv + 1, 1);
+}
+
+static void cmd_sinterstore(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_set_sinterstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+/* SINTERCARD numkeys key [key ...] [LIMIT limit] */
+static void cmd_sintercard(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t numkeys, limit = 0;
+    if (!gb_arg_ll_range(c, argv[1], 1, INT64_MAX, "ERR numkeys should be greater than 0", &numkeys))
+        return;
+    if (numkeys > argc - 2) {
+        gb_reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    for (int j = 2 + (int)numkeys; j < argc; j++) {
+        if (gb_slice_ieq(argv[j], "limit") && j + 1 < argc) {
+            if (!gb_arg_ll_range(c, argv[++j], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
+                return;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    int64_t n;
+    gb_result r = gb_set_sintercard(c->db, (size_t)numkeys, argv + 2, (size_t)limit, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+static void cmd_sunion(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_sink s = array_sink(c);
+    gb_result r = gb_set_sunion(c->db, (size_t)(argc - 1), argv + 1, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+static void cmd_sdiff(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_sink s = array_sink(c);
+    gb_result r = gb_set_sdiff(c->db, (size_t)(argc - 1), argv + 1, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+static void cmd_sunionstore(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_set_sunionstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
+}
+static void cmd_sdiffstore(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_set_sdiffstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+/* SSCAN key cursor [MATCH pattern] [COUNT count] */
+static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_types_scan(c, argc, argv, GB_TYPE_SET);
+}
+
+#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
+#define WD (GB_CMD_WRITE | GB_CMD_DENYOOM)
+#define WF (GB_CMD_WRITE | GB_CMD_FAST)
+#define R (GB_CMD_READONLY)
+#define RF (GB_CMD_READONLY | GB_CMD_FAST)
+
+GB_DEFINE_COMMANDS(set,
+    {"sadd", -3, W, 1, 1, 1, cmd_sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist.", "1.0.0"},
+    {"srem", -3, WF, 1, 1, 1, cmd_srem, "set", "Removes one or more members from a set. Deletes the set if the last member was removed.", "1.0.0"},
+    {"smove", 4, WF, 1, 2, 1, cmd_smove, "set", "Moves a member from one set to another.", "1.0.0"},
+    {"sismember", 3, RF, 1, 1, 1, cmd_sismember, "set", "Determines whether a member belongs to a set.", "1.0.0"},
+    {"smismember", -3, RF, 1, 1, 1, cmd_smismember, "set", "Determines whether multiple members belong to a set.", "6.2.0"},
+    {"smembers", 2, R, 1, 1, 1, cmd_smembers, "set", "Returns all members of a set.", "1.0.0"},
+    {"scard", 2, RF, 1, 1, 1, cmd_scard, "set", "Returns the number of members in a set.", "1.0.0"},
+    {"spop", -2, WF, 1, 1, 1, cmd_spop, "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "1.0.0"},
+    {"srandmember", -2, R, 1, 1, 1, cmd_srandmember, "set", "Get one or multiple random members from a set", "1.0.0"},
+    {"sinter", -2, R, 1, -1, 1, cmd_sinter, "set", "Returns the intersect of multiple sets.", "1.0.0"},
+    {"sintercard", -3, R | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_sintercard, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0"},
+    {"sinterstore", -3, WD, 1, -1, 1, cmd_sinterstore, "set", "Stores the intersect of multiple sets in a key.", "1.0.0"},
+    {"sunion", -2, R, 1, -1, 1, cmd_sunion, "set", "Returns the union of multiple sets.", "1.0.0"},
+    {"sunionstore", -3, WD, 1, -1, 1, cmd_sunionstore, "set", "Stores the union of multiple sets in a key.", "1.0.0"},
+    {"sdiff", -2, R, 1, -1, 1, cmd_sdiff, "set", "Returns the difference of multiple sets.", "1.0.0"},
+    {"sdiffstore", -3, WD, 1, -1, 1, cmd_sdiffstore, "set", "Stores the difference of multiple sets in a key.", "1.0.0"},
+    {"sscan", -3, R, 1, 1, 1, cmd_sscan, "set", "Iterates over members of a set.", "2.8.0"});

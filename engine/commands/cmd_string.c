@@ -1,0 +1,441 @@
+/* String commands: the arguments, the replies and the propagated effects
+ * around engine/types/t_string.h (the work on the keys). */
+#include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
+#include "engine/core/propagate.h"
+#include "engine/core/engine.h"
+#include "engine/base/mem.h"
+#include "engine/base/score.h"
+#include "engine/types/t_string.h"
+#include "engine/base/util.h"
+
+static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
+
+void gb_cmd_get(gb_client *c, gb_slice key)
+{
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_get(c->db, key, &v, buf);
+    gb_reply_read_result(c, r, &v);
+}
+
+static void cmd_get(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_cmd_get(c, argv[1]);
+}
+
+/* SET/GETEX option bits, short names for this file. */
+enum {
+    O_NX = GB_SETOPT_NX,
+    O_XX = GB_SETOPT_XX,
+    O_GET = GB_SETOPT_GET,
+    O_KEEPTTL = GB_SETOPT_KEEPTTL,
+    O_PERSIST = GB_SETOPT_PERSIST,
+    O_EX = GB_SETOPT_EX,
+    O_PX = GB_SETOPT_PX,
+    O_EXAT = GB_SETOPT_EXAT,
+    O_PXAT = GB_SETOPT_PXAT,
+};
+#define O_ANY_EXPIRE GB_SETOPT_ANY_EXPIRE
+
+/* Redis's parseExtendedStringArgumentsOrReply, option by option, including
+ * its tolerance of a repeated EX/PX (the last wins). */
+static bool parse_set_options(gb_client *c, int argc, gb_slice *argv, int first, bool is_set, unsigned *flags,
+                              gb_slice *expire)
+{
+    for (int j = first; j < argc; j++) {
+        gb_slice o = argv[j];
+        bool has_next = j + 1 < argc;
+        if (gb_slice_ieq(o, "nx") && !(*flags & O_XX) && is_set) {
+            *flags |= O_NX;
+        } else if (gb_slice_ieq(o, "xx") && !(*flags & O_NX) && is_set) {
+            *flags |= O_XX;
+        } else if (gb_slice_ieq(o, "get") && is_set) {
+            *flags |= O_GET;
+        } else if (gb_slice_ieq(o, "keepttl") && !(*flags & (O_PERSIST | O_ANY_EXPIRE)) && is_set) {
+            *flags |= O_KEEPTTL;
+        } else if (gb_slice_ieq(o, "persist") && !is_set && !(*flags & (O_ANY_EXPIRE | O_KEEPTTL))) {
+            *flags |= O_PERSIST;
+        } else if (gb_slice_ieq(o, "ex") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EXAT | O_PX | O_PXAT)) && has_next) {
+            *flags |= O_EX;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "px") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_EXAT | O_PXAT)) && has_next) {
+            *flags |= O_PX;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "exat") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_PX | O_PXAT)) && has_next) {
+            *flags |= O_EXAT;
+            *expire = argv[++j];
+        } else if (gb_slice_ieq(o, "pxat") && !(*flags & (O_KEEPTTL | O_PERSIST | O_EX | O_EXAT | O_PX)) && has_next) {
+            *flags |= O_PXAT;
+            *expire = argv[++j];
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Turns an EX/PX/EXAT/PXAT value into absolute Unix ms (Redis's
+ * getExpireMillisecondsOrReply, after the integer parse). */
+static bool expire_to_ms(gb_client *c, int64_t v, unsigned flags, const char *cmdname, int64_t *out)
+{
+    if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
+        gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
+        return false;
+    }
+    return true;
+}
+
+/* Options that cannot go together (the text parser never produces them;
+ * a typed call may). */
+static bool set_options_conflict(unsigned f)
+{
+    unsigned exp = f & O_ANY_EXPIRE;
+    return ((f & O_NX) && (f & O_XX)) || (exp & (exp - 1)) || ((f & O_KEEPTTL) && exp) || (f & O_PERSIST);
+}
+
+/* A SET that happened propagates as SET key value, with the absolute
+ * expiry it got (PXAT) or KEEPTTL: relative times and the conditions that
+ * held need not be replayed. */
+static void propagate_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t when)
+{
+    if (!gb_propagating(&c->eng->prop))
+        return;
+    char num[GB_INT_BUF];
+    gb_slice v[5] = {gb_slice_cstr("SET"), key, val};
+    int n = 3;
+    if (when >= 0) {
+        v[n++] = gb_slice_cstr("PXAT");
+        v[n++] = gb_slice_make(num, gb_ll2str(num, when));
+    } else if (oflags & O_KEEPTTL) {
+        v[n++] = gb_slice_cstr("KEEPTTL");
+    }
+    gb_propagate_command(c, n, v);
+}
+
+void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t expire, const char *cmdname,
+                bool reply_int)
+{
+    if (set_options_conflict(oflags)) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    int64_t when = -1;
+    if ((oflags & O_ANY_EXPIRE) && !expire_to_ms(c, expire, oflags, cmdname, &when))
+        return;
+    unsigned f = 0;
+    if (oflags & O_NX)
+        f |= GB_SET_NX;
+    if (oflags & O_XX)
+        f |= GB_SET_XX;
+    if (oflags & O_KEEPTTL)
+        f |= GB_SET_KEEPTTL;
+    if (oflags & O_GET)
+        f |= GB_SET_GET;
+    bool found = false;
+    char *old = NULL;
+    size_t oldlen = 0;
+    gb_result r = gb_string_set(c->db, key, val, f, when, &found, &old, &oldlen);
+    if (r == GB_R_WRONGTYPE) {
+        gb_reply_result(c, r);
+        return;
+    }
+    if (r == GB_R_OK)
+        propagate_set(c, key, val, oflags, when);
+    if (oflags & O_GET) {
+        if (found)
+            gb_reply_bulk(c, old, oldlen);
+        else
+            gb_reply_nil(c);
+        gb_free(old);
+        return;
+    }
+    if (reply_int)
+        gb_reply_int(c, r == GB_R_OK ? 1 : 0);
+    else if (r == GB_R_OK)
+        gb_reply_ok(c);
+    else
+        gb_reply_nil(c);
+}
+
+/* SET-family handlers: the expiry argument (if any) parsed, then gb_cmd_set. */
+static void do_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, gb_slice expire, const char *cmdname,
+                   bool reply_int)
+{
+    int64_t v = 0;
+    if ((oflags & O_ANY_EXPIRE) && !gb_slice2ll(expire, &v)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    gb_cmd_set(c, key, val, oflags, v, cmdname, reply_int);
+}
+
+static void cmd_set(gb_client *c, int argc, gb_slice *argv)
+{
+    unsigned flags = 0;
+    gb_slice expire = {0};
+    if (!parse_set_options(c, argc, argv, 3, true, &flags, &expire))
+        return;
+    do_set(c, argv[1], argv[2], flags, expire, "set", false);
+}
+
+static void cmd_setnx(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[2], O_NX, (gb_slice){0}, "setnx", true);
+}
+
+static void cmd_setex(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[3], O_EX, argv[2], "setex", false);
+}
+
+static void cmd_psetex(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[3], O_PX, argv[2], "psetex", false);
+}
+
+static void cmd_getset(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    do_set(c, argv[1], argv[2], O_GET, (gb_slice){0}, "getset", false);
+}
+
+static void emit_bulk(void *ctx, gb_slice v) { gb_reply_slice(ctx, v); }
+static void reply_len(void *ctx, size_t n) { gb_reply_array(ctx, (int64_t)n); }
+static void reply_nil(void *ctx) { gb_reply_nil(ctx); }
+
+static void cmd_getdel(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_result r = gb_string_getdel(c->db, argv[1], &s);
+    if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    else
+        gb_propagate_del(c, argv[1]); /* Redis propagates GETDEL as DEL */
+}
+
+static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
+{
+    unsigned flags = 0;
+    gb_slice expire = {0};
+    if (!parse_set_options(c, argc, argv, 2, false, &flags, &expire))
+        return;
+    /* As in Redis: a missing key answers nil and a wrong type WRONGTYPE
+     * before the expire value is validated ("GETEX nokey EX 0" is nil). */
+    int64_t when = -1, v;
+    const char *err = NULL;
+    if (flags & O_ANY_EXPIRE) {
+        if (!gb_slice2ll(expire, &v))
+            err = GB_ERR_NOT_INT;
+        else if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, &when))
+            err = "ERR invalid expire time in 'getex' command";
+    }
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_expiry_change change;
+    gb_result r = gb_string_getex(c->db, argv[1], err ? NULL : &when, flags & O_PERSIST, &s, &change);
+    if (r == GB_R_NOTFOUND) {
+        gb_reply_nil(c);
+    } else if (r == GB_R_BADARG) {
+        gb_reply_error(c, err);
+    } else if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (change == GB_EXPIRY_SET) {
+        gb_propagate_pexpireat(c, argv[1], when);
+    } else if (change == GB_EXPIRY_DELETED) {
+        gb_propagate_del(c, argv[1]);
+    } else if (change == GB_EXPIRY_PERSISTED) {
+        gb_slice eff[2] = {gb_slice_cstr("PERSIST"), argv[1]};
+        gb_propagate_command(c, 2, eff);
+    }
+}
+
+static void cmd_mget(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_sink s = {.len = reply_len, .value = emit_bulk, .missing = reply_nil, .ctx = c};
+    gb_result r = gb_string_mget(c->db, (size_t)(argc - 1), argv + 1, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+
+static void mset_generic(gb_client *c, int argc, gb_slice *argv, bool nx, const char *name)
+{
+    if (argc % 2 == 0) {
+        gb_reply_wrong_arity(c, name);
+        return;
+    }
+    bool set;
+    gb_result r = gb_string_mset(c->db, (size_t)(argc - 1) / 2, argv + 1, nx, &set);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    else if (nx)
+        gb_reply_int(c, set);
+    else
+        gb_reply_ok(c);
+}
+
+static void cmd_mset(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, false, "mset"); }
+
+static void cmd_msetnx(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, true, "msetnx"); }
+
+void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by)
+{
+    int64_t out;
+    gb_result r = gb_string_incrby(c->db, key, by, &out);
+    gb_reply_int_result(c, r, out);
+}
+
+static void incr_generic(gb_client *c, gb_slice key, int64_t by) { gb_cmd_incrby(c, key, by); }
+
+static void cmd_incr(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    incr_generic(c, argv[1], 1);
+}
+
+static void cmd_decr(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    incr_generic(c, argv[1], -1);
+}
+
+static void cmd_incrby(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t by;
+    if (!gb_slice2ll(argv[2], &by)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    incr_generic(c, argv[1], by);
+}
+
+static void cmd_decrby(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t by;
+    if (!gb_slice2ll(argv[2], &by)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    if (by == INT64_MIN) {
+        gb_reply_error(c, "ERR decrement would overflow");
+        return;
+    }
+    incr_generic(c, argv[1], -by);
+}
+
+static void cmd_incrbyfloat(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    char buf[GB_LONG_DOUBLE_BUF];
+    size_t n;
+    gb_result r = gb_string_incrbyfloat(c->db, argv[1], argv[2], buf, &n);
+    if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+        return;
+    }
+    gb_reply_bulk(c, buf, n);
+    /* The result, not the increment: float arithmetic need not replay
+     * bit for bit elsewhere (Redis: SET key value KEEPTTL). */
+    gb_slice eff[4] = {gb_slice_cstr("SET"), argv[1], gb_slice_make(buf, n), gb_slice_cstr("KEEPTTL")};
+    gb_propagate_command(c, 4, eff);
+}
+
+static void cmd_append(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    size_t n;
+    gb_result r = gb_string_append(c->db, argv[1], argv[2], max_len(c), &n);
+    gb_reply_int_result(c, r, (int64_t)n);
+}
+
+static void cmd_strlen(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    size_t n;
+    gb_result r = gb_string_strlen(c->db, argv[1], &n);
+    gb_reply_int_result(c, r, (int64_t)n);
+}
+
+static void cmd_setrange(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t off;
+    if (!gb_slice2ll(argv[2], &off)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    size_t n;
+    gb_result r = gb_string_setrange(c->db, argv[1], off, argv[3], max_len(c), &n);
+    if (r == GB_R_OK)
+        gb_reply_int(c, (int64_t)n);
+    else if (r == GB_R_RANGE)
+        gb_reply_error(c, "ERR offset is out of range");
+    else
+        gb_reply_result(c, r);
+}
+
+static void cmd_getrange(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    int64_t start, end;
+    if (!gb_slice2ll(argv[2], &start) || !gb_slice2ll(argv[3], &end)) {
+        gb_reply_error(c, GB_ERR_NOT_INT);
+        return;
+    }
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_getrange(c->db, argv[1], start, end, &v, buf);
+    if (r == GB_R_OK || r == GB_R_NOTFOUND)
+        gb_reply_bulk(c, v.ptr, v.len);
+    else
+        gb_reply_result(c, r);
+}
+
+#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
+#define WF (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
+#define RF (GB_CMD_READONLY | GB_CMD_FAST)
+
+GB_DEFINE_COMMANDS(string,
+    {"get", 2, RF, 1, 1, 1, cmd_get, "string", "Returns the string value of a key.", "1.0.0"},
+    {"set", -3, W, 1, 1, 1, cmd_set, "string",
+     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0"},
+    {"setnx", 3, WF, 1, 1, 1, cmd_setnx, "string", "Set the string value of a key only when the key doesn't exist.",
+     "1.0.0"},
+    {"setex", 4, W, 1, 1, 1, cmd_setex, "string",
+     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0"},
+    {"psetex", 4, W, 1, 1, 1, cmd_psetex, "string",
+     "Sets both string value and expiration time in milliseconds of a key.", "2.6.0"},
+    {"getset", 3, WF, 1, 1, 1, cmd_getset, "string", "Returns the previous string value of a key after setting it.",
+     "1.0.0"},
+    {"getdel", 2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getdel, "string",
+     "Returns the string value of a key after deleting the key.", "6.2.0"},
+    {"getex", -2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getex, "string",
+     "Returns the string value of a key after setting its expiration time.", "6.2.0"},
+    {"mget", -2, RF, 1, -1, 1, cmd_mget, "string", "Atomically returns the string values of one or more keys.",
+     "1.0.0"},
+    {"mset", -3, W, 1, -1, 2, cmd_mset, "string", "Atomically creates or modifies the string values of one or more keys.",
+     "1.0.1"},
+    {"msetnx", -3, W, 1, -1, 2, cmd_msetnx, "string",
+     "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1"},
+    {"incr", 2, WF, 1, 1, 1, cmd_incr, "string", "Increments the integer value of a key by one.", "1.0.0"},
+    {"decr", 2, WF, 1, 1, 1, cmd_decr, "string", "Decrements the integer value of a key by one.", "1.0.0"},
+    {"incrby", 3, WF, 1, 1, 1, cmd_incrby, "string", "Increments the integer value of a key by a number.", "1.0.0"},
+    {"decrby", 3, WF, 1, 1, 1, cmd_decrby, "string", "Decrements a number from the integer value of a key.", "1.0.0"},
+    {"incrbyfloat", 3, WF, 1, 1, 1, cmd_incrbyfloat, "string", "Increment the floating point value of a key by a number.",
+     "2.6.0"},
+    {"append", 3, WF, 1, 1, 1, cmd_append, "string", "Appends a string to the value of a key.", "2.0.0"},
+    {"strlen", 2, RF, 1, 1, 1, cmd_strlen, "string", "Returns the length of a string value.", "2.2.0"},
+    {"setrange", 4, W, 1, 1, 1, cmd_setrange, "string",
+     "Overwrites a part of a string value with another by an offset.", "2.2.0"},
+    {"getrange", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring of the string stored at a key.",
+     "2.4.0"},
+    {"substr", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring from a string value.", "1.0.0"});

@@ -1,0 +1,60 @@
+/*
+ * Helpers shared by the RESP command handlers (engine/cmd_*.c).
+ */
+#ifndef GB_ENGINE_CMD_UTIL_H
+#define GB_ENGINE_CMD_UTIL_H
+
+#include "engine/core/client.h"
+#include "engine/core/command.h"
+#include "engine/core/reply.h"
+#include "engine/types/result.h"
+
+/* Replies with Redis's error text for a failed typed call. */
+void gb_reply_result(gb_client *c, gb_result r);
+
+/* Replies a typed call's integer outcome: v for GB_R_OK, else r's error
+ * text. */
+static inline void gb_reply_int_result(gb_client *c, gb_result r, int64_t v)
+{
+    if (r == GB_R_OK)
+        gb_reply_int(c, v);
+    else
+        gb_reply_result(c, r);
+}
+
+/* Replies a typed read's outcome (GET, HGET): *v for GB_R_OK, nil for
+ * GB_R_NOTFOUND, else r's error text. */
+static inline void gb_reply_read_result(gb_client *c, gb_result r, const gb_slice *v)
+{
+    if (r == GB_R_OK)
+        gb_reply_slice(c, *v);
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else
+        gb_reply_result(c, r);
+}
+
+/* Parses an integer argument; on failure replies "value is not an integer or
+ * out of range" and returns false. */
+bool gb_arg_ll(gb_client *c, gb_slice arg, int64_t *out);
+/* Redis's getRangeLongFromObjectOrReply with a message: an integer in
+ * [min, max], else replies msg (the same text for "not an integer" and "out
+ * of range": numkeys, COUNT, LIMIT arguments) and returns false. */
+bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out);
+
+/* Parses "numkeys key [key ...] WHERE [COUNT count]" (LMPOP, BLMPOP, ZMPOP,
+ * BZMPOP) from argv[numkeys_idx], WHERE being where0 or where1
+ * (case-insensitive; *is_where1 says which). Redis's error texts; replies
+ * and returns false on bad input. *count is 1 without COUNT. */
+bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, const char *where0,
+                        const char *where1, int64_t *numkeys, bool *is_where1, int64_t *count);
+
+/* SCAN-family cursor argument ("ERR invalid cursor"). */
+bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out);
+
+/* Effects several commands choose (engine/core/propagate.h): DEL key, and
+ * PEXPIREAT key <absolute ms> for any expiry set relative to now. */
+void gb_propagate_del(gb_client *c, gb_slice key);
+void gb_propagate_pexpireat(gb_client *c, gb_slice key, int64_t when_ms);
+
+#endif

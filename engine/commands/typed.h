@@ -1,0 +1,66 @@
+/*
+ * Commands with native arguments: what a RESP handler calls once it has
+ * parsed its text, and what a binary transport (SBE over the ring) calls
+ * with the values it decoded. One implementation of each command's rules,
+ * replies and effect (engine/core/propagate.h), whichever wire it came
+ * from. The transport reaches them through the gate
+ * (gb_gate_execute_typed), never directly.
+ *
+ * Each replies exactly as Redis does to the equivalent RESP command, with
+ * two exceptions the caller handles before calling: argument counts (an
+ * empty group is the RESP form's arity error) and text that does not parse.
+ */
+#ifndef GB_ENGINE_COMMANDS_TYPED_H
+#define GB_ENGINE_COMMANDS_TYPED_H
+
+#include "engine/core/client.h"
+#include "engine/ds/zset.h"
+
+/* PING without a message: +PONG. */
+void gb_cmd_ping(gb_client *c);
+
+void gb_cmd_get(gb_client *c, gb_slice key);
+
+/* SET's options (Redis's OBJ_* flags); an expiry option takes the value
+ * given with it (seconds or milliseconds, relative or a Unix time). */
+enum {
+    GB_SETOPT_NX = 1u << 0,
+    GB_SETOPT_XX = 1u << 1,
+    GB_SETOPT_GET = 1u << 2,
+    GB_SETOPT_KEEPTTL = 1u << 3,
+    GB_SETOPT_PERSIST = 1u << 4, /* GETEX only */
+    GB_SETOPT_EX = 1u << 5,
+    GB_SETOPT_PX = 1u << 6,
+    GB_SETOPT_EXAT = 1u << 7,
+    GB_SETOPT_PXAT = 1u << 8,
+};
+#define GB_SETOPT_ANY_EXPIRE (GB_SETOPT_EX | GB_SETOPT_PX | GB_SETOPT_EXAT | GB_SETOPT_PXAT)
+
+/* SET key value with options. Conflicting options are "ERR syntax error";
+ * an expiry out of range "ERR invalid expire time in '<cmdname>' command".
+ * reply_int: SETNX's 1/0 instead of OK/nil. */
+void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned opts, int64_t expire, const char *cmdname,
+                bool reply_int);
+
+/* DEL key [key ...] (n >= 1). */
+void gb_cmd_del(gb_client *c, size_t n, const gb_slice *keys);
+
+/* INCRBY key by (INCR, DECR, DECRBY too). */
+void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by);
+
+/* HSET key field value [field value ...] (n >= 1 pairs). */
+void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, const gb_slice *values);
+void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field);
+
+/* ZADD key [flags] score member ... (n >= 1 pairs; flags GB_ZADD_*,
+ * incompatible ones refused with Redis's texts; a NaN score is "not a
+ * valid float"). ZINCRBY is ZADD INCR. */
+void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members);
+void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member);
+
+/* LPUSH/RPUSH key value [value ...] (n >= 1). */
+void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);
+/* LPOP/RPOP key (one value, no COUNT). */
+void gb_cmd_pop(gb_client *c, gb_slice key, bool tail);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+ * BZPOPMAX, BZMPOP): the generic machinery, independent of the data type.
+ *
+ * Rules (Redis 7's, see docs/lists.md):
+ *   - A command that finds nothing to serve calls gb_blocking_block(): the
+ *     client joins the FIFO wait queue of every key it names, with a deadline.
+ *   - Any path that creates or grows a list/zset calls gb_blocking_signal_key();
+ *     the key is queued as "ready" (once) if someone waits on it.
+ *   - Ready keys are served after the current command (or whole EXEC) has
+ *     completed: waiters are woken in FIFO order and their command is
+ *     re-executed from scratch with its original deadline, so a multi-key
+ *     BLPOP pops from the first non-empty key in argument order.
+ *   - Serving can make further keys ready (BLMOVE pushes): the loop runs until
+ *     no key is ready.
+ *   - Deadlines are absolute monotonic milliseconds in a min-heap; the server
+ *     arms a timer for gb_blocking_next_deadline(). 0.001 s is 1 ms, never
+ *     "forever"; a timeout of 0 is forever.
+ *   - A client that disconnects is removed from every queue; nothing is
+ *     popped for it. Inside MULTI/EXEC a blocking command never blocks.
+ */
+#ifndef GB_ENGINE_BLOCKING_H
+#define GB_ENGINE_BLOCKING_H
+
+#include "engine/core/client.h"
+#include "engine/core/db.h"
+#include "engine/core/object.h"
+
+struct gb_engine;
+
+enum gb_unblock_reason {
+    GB_UNBLOCK_SERVED,     /* data arrived: the command is re-executed */
+    GB_UNBLOCK_TIMEOUT,    /* deadline passed: the command's timeout reply */
+    GB_UNBLOCK_ERROR,      /* CLIENT UNBLOCK ... ERROR */
+    GB_UNBLOCK_DISCONNECT, /* client went away: no reply */
+};
+
+void gb_blocking_db_init(gb_db *db);
+void gb_blocking_db_destroy(gb_db *db);
+void gb_blocking_engine_destroy(struct gb_engine *eng);
+
+/* Parses a blocking timeout argument (seconds as a double, Redis's rules and
+ * error texts) into an absolute monotonic deadline in ms (0 = forever). If the
+ * client is being re-executed after a wake-up, its original deadline is
+ * returned instead. Replies with the error and returns false on bad input. */
+bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms);
+
+/* The keys a multi-key blocking pop takes from: all of them, except when
+ * the client is being served after a wake-up, when only the key that
+ * became ready counts (Redis 7.0 serves a waiter from that key: an earlier
+ * key holding another type is no WRONGTYPE, and an earlier key that also
+ * got data waits its turn). Narrows keys and nkeys in place. */
+void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys);
+
+/* Whether this invocation may block (false inside MULTI/EXEC). */
+bool gb_blocking_allowed(const gb_client *c);
+
+/* Blocks c on keys (in c->db) until served, the deadline (0 = none) or an
+ * unblock. The command's argv is copied for re-execution. On timeout every
+ * blocking command answers a nil array (*-1). */
+void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
+                       int argc, const gb_slice *argv);
+
+/* A list/zset under key was created or grew. */
+void gb_blocking_signal_key(gb_db *db, gb_slice key);
+/* Every key in db with waiters that now holds a value is ready (SWAPDB, FLUSH, MOVE). */
+void gb_blocking_signal_db(gb_db *db);
+
+/* Serves ready keys until none is left (called after each command). */
+void gb_blocking_serve_ready(struct gb_engine *eng);
+
+/* Unblocks c for a reason other than being served (timeout, error, disconnect). */
+void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why);
+
+/* Times out every client whose deadline has passed; returns how many. */
+size_t gb_blocking_expire(struct gb_engine *eng);
+/* The earliest deadline (monotonic ms), or 0 if no client waits with one. */
+uint64_t gb_blocking_next_deadline(const struct gb_engine *eng);
+void gb_blocking_cron(struct gb_engine *eng);
+
+/* Number of clients waiting on key in db (tests, INFO). */
+size_t gb_blocking_waiters(gb_db *db, gb_slice key);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * An engine-side client: one per connection or claimed ring, whatever the
+ * transport. It carries the selected database, authentication, transaction
+ * and blocking state, and the hooks through which the engine reaches its
+ * transport (reply sink, flush, close, describe for CLIENT LIST).
+ */
+#ifndef GB_ENGINE_CLIENT_H
+#define GB_ENGINE_CLIENT_H
+
+#include "engine/base/common.h"
+#include "engine/core/reply.h"
+
+struct gb_engine;
+struct gb_db;
+struct gb_command;
+struct gb_blocked;
+struct gb_acl_user;
+
+enum {
+    GB_CLIENT_MULTI = 1u << 0,       /* inside MULTI: commands are queued */
+    GB_CLIENT_DIRTY_CAS = 1u << 1,   /* a WATCHed key changed: EXEC fails */
+    GB_CLIENT_DIRTY_EXEC = 1u << 2,  /* a queued command was rejected: EXEC aborts */
+    GB_CLIENT_AUTHED = 1u << 3,      /* passed AUTH (or no password is set) */
+    GB_CLIENT_CLOSE_AFTER_REPLY = 1u << 4,
+    GB_CLIENT_BLOCKED = 1u << 5,     /* waiting in a blocking command */
+    GB_CLIENT_IN_EXEC = 1u << 6,     /* running EXEC's queue: blocking ops don't block */
+    GB_CLIENT_UNIX = 1u << 7,        /* connected over the Unix socket */
+    GB_CLIENT_RING = 1u << 8,        /* a shared-memory ring client */
+    GB_CLIENT_CLOSE_ASAP = 1u << 9,  /* killed: the transport closes it at the next chance */
+    GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
+    GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
+};
+
+/* What CLIENT LIST / CLIENT INFO show about the transport side. */
+typedef struct gb_client_desc {
+    char addr[64];   /* "127.0.0.1:50012" or "/tmp/goblin-core.sock:0" */
+    char laddr[64];
+    int fd;
+    size_t qbuf;     /* bytes of unparsed input */
+    size_t qbuf_free;
+    size_t obuf;     /* bytes of replies not yet sent */
+    size_t omem;     /* memory held by the output buffer */
+} gb_client_desc;
+
+typedef struct gb_client_hooks {
+    /* Replies were added outside the transport's own read handling (a
+     * blocked client was served): send them. */
+    void (*flush)(struct gb_client *c);
+    /* Close the client as soon as possible (CLIENT KILL); must not free the
+     * gb_client synchronously. */
+    void (*close)(struct gb_client *c);
+    void (*describe)(const struct gb_client *c, gb_client_desc *d);
+    /* Sends data with file descriptors attached (SCM_RIGHTS) after every
+     * reply already pending; NULL where the transport cannot pass
+     * descriptors. Returns 0 or a negative GB_E* code. */
+    int (*send_with_fds)(struct gb_client *c, const char *data, size_t len, const int *fds, int nfds);
+} gb_client_hooks;
+
+/* A command captured for later (MULTI queue, blocked command): argv copied
+ * into one allocation. */
+typedef struct gb_argv_copy {
+    const struct gb_command *cmd;
+    int argc;
+    gb_slice *argv; /* points into the same allocation */
+} gb_argv_copy;
+
+typedef struct gb_watched_key {
+    int dbid;
+    gb_slice key; /* owned copy */
+} gb_watched_key;
+
+typedef struct gb_client {
+    uint64_t id;
+    struct gb_engine *eng;
+    struct gb_db *db;
+    uint32_t flags;
+    int resp;                   /* protocol version (2) */
+    /* Who the client is (engine/core/acl.h): "default" until AUTH or
+     * HELLO AUTH; a ring's is its claimer's. Never NULL. */
+    const struct gb_acl_user *user;
+
+    const gb_reply_ops *rops;   /* the transport's reply writer */
+    void *rctx;
+    const gb_client_hooks *hooks;
+    void *conn;                 /* the transport's connection object */
+
+    char *name;                 /* CLIENT SETNAME */
+    int64_t ctime_ms;           /* creation, monotonic ms */
+    int64_t last_ms;            /* last interaction, monotonic ms */
+    const struct gb_command *last_cmd;
+
+    gb_argv_copy *mqueue;       /* MULTI */
+    int mcount, mcap;
+    uint32_t mcmd_flags;        /* the queued commands' GB_CMD_* flags, or'ed (EXEC's memory check) */
+    gb_watched_key *watched;    /* WATCH */
+    int nwatched, watchcap;
+
+    struct gb_blocked *blocked; /* engine/core/blocking.c state while BLOCKED */
+    uint64_t reexec_deadline;   /* the original deadline while REEXEC */
+    gb_slice reexec_key;        /* the key that became ready, while REEXEC */
+
+    struct gb_client *prev, *next; /* engine's client list */
+} gb_client;
+
+/* Creates a client bound to a transport and registers it with the engine. */
+gb_client *gb_client_new(struct gb_engine *eng, const gb_reply_ops *rops, void *rctx,
+                         const gb_client_hooks *hooks, void *conn, uint32_t flags);
+/* Unregisters and frees (the transport calls this when the connection ends):
+ * unblocks, unwatches, discards MULTI. */
+void gb_client_free(gb_client *c);
+
+/* The client's CLIENT LIST line (Redis's fields and order, no newline)
+ * into buf; returns its length. */
+size_t gb_client_info(const gb_client *c, char *buf, size_t cap);
+
+gb_argv_copy gb_argv_copy_make(const struct gb_command *cmd, int argc, const gb_slice *argv);
+void gb_argv_copy_free(gb_argv_copy *a);
+
+#endif

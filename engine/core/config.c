@@ -1,0 +1,754 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/core/config.h"
+#include "engine/base/mem.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/base/util.h"
+
+#ifndef GOBLIN_VERSION
+#define GOBLIN_VERSION "0.1.0"
+#endif
+
+enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE };
+
+typedef struct opt_enum {
+    const char *name;
+    int value;
+} opt_enum;
+
+typedef struct opt {
+    const char *name;
+    const char *alias;     /* Redis's older name, accepted on input */
+    enum opt_type type;
+    size_t offset;         /* into gb_settings */
+    long long min, max;    /* T_INT, T_MEMORY */
+    const char *def;       /* default, as text (parsed at start-up) */
+    bool runtime;          /* CONFIG SET may change it */
+    const opt_enum *enums; /* T_ENUM */
+    const char *help;
+    /* T_STRING: refuses a value with Redis's reason, or returns NULL. */
+    const char *(*check)(const char *value);
+} opt;
+
+static const opt_enum loglevels[] = {
+    {"debug", GB_LOG_DEBUG}, {"verbose", GB_LOG_VERBOSE}, {"notice", GB_LOG_NOTICE}, {"warning", GB_LOG_WARNING}, {NULL, 0}};
+static const opt_enum pubsub_defaults[] = {{"allchannels", GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS},
+                                           {"resetchannels", GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS},
+                                           {NULL, 0}};
+static const opt_enum policies[] = {{"noeviction", 0}, {NULL, 0}};
+static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
+static const opt_enum fsyncs[] = {
+    {"always", GB_FSYNC_ALWAYS}, {"everysec", GB_FSYNC_EVERYSEC}, {"no", GB_FSYNC_NO}, {NULL, 0}};
+
+/* Redis's checks: a file name is a name, not a path (persistence builds
+ * the path from `dir`). */
+static const char *check_dbfilename(const char *v)
+{
+    return strchr(v, '/') ? "dbfilename can't be a path, just a filename" : NULL;
+}
+static const char *check_appendfilename(const char *v)
+{
+    return strchr(v, '/') || !*v ? "appendfilename can't be a path, just a filename" : NULL;
+}
+static const char *check_appenddirname(const char *v)
+{
+    return strchr(v, '/') || !*v ? "appenddirname can't be a path, just a dirname" : NULL;
+}
+/* `dir` must name a directory that exists (Redis chdirs into it). */
+static const char *check_dir(const char *v)
+{
+    struct stat st;
+    if (stat(v, &st) != 0)
+        return strerror(errno);
+    return S_ISDIR(st.st_mode) ? NULL : strerror(ENOTDIR);
+}
+
+#define OFF(f) offsetof(gb_settings, f)
+
+static const opt options[] = {
+    /* network */
+    {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", false, NULL,
+     "TCP port to listen on; 0 disables TCP.", NULL},
+    {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", false, NULL,
+     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose).", NULL},
+    {"unixsocket", NULL, T_STRING, OFF(unixsocket), 0, 0, "/tmp/goblin-core.sock", false, NULL,
+     "Unix socket path (also where ring clients claim slots); empty disables it.", NULL},
+    {"unixsocketperm", NULL, T_OCTAL, OFF(unixsocketperm), 0, 0777, "700", false, NULL,
+     "Permissions of the Unix socket, octal; applied before it accepts anything.", NULL},
+    {"tcp-backlog", NULL, T_INT, OFF(tcp_backlog), 1, 65535, "511", false, NULL,
+     "Listen backlog for TCP and the Unix socket.", NULL},
+    {"maxclients", NULL, T_LONG, OFF(maxclients), 1, UINT32_MAX, "10000", true, NULL,
+     "Connections beyond this are refused with '-ERR max number of clients reached'.", NULL},
+    {"timeout", NULL, T_INT, OFF(timeout_s), 0, INT32_MAX, "0", true, NULL,
+     "Close a client idle for this many seconds; 0 never.", NULL},
+    /* security */
+    {"requirepass", NULL, T_STRING, OFF(requirepass), 0, 0, "", true, NULL,
+     "The default user's password (AUTH <password>, HELLO ... AUTH default <password>); empty: none (nopass). "
+     "Users are set with `user` lines, --user, the aclfile or ACL SETUSER (docs/acl.md).", NULL},
+    {"protected-mode", NULL, T_BOOL, OFF(protected_mode), 0, 1, "yes", true, NULL,
+     "While the default user has no password, refuse TCP connections that do not come from 127.0.0.1 or ::1.",
+     NULL},
+    {"aclfile", NULL, T_STRING, OFF(aclfile), 0, 0, "", false, NULL,
+     "File of users (one `user <name> <rules>` per line) loaded at start-up and by ACL LOAD, written by ACL SAVE. "
+     "Not together with `user` lines in the config.", NULL},
+    {"acllog-max-len", NULL, T_LONG, OFF(acllog_max_len), 0, INT64_MAX, "128", true, NULL,
+     "Most entries ACL LOG keeps (denied commands, keys, channels, failed authentications).", NULL},
+    {"acl-pubsub-default", NULL, T_ENUM, OFF(acl_pubsub_default), 0, 0, "resetchannels", true, pubsub_defaults,
+     "The channels a new user (or selector) starts with: resetchannels (none) or allchannels.", NULL},
+    /* keyspace */
+    {"databases", NULL, T_INT, OFF(databases), 1, 1024, "16", false, NULL,
+     "Number of databases (SELECT 0 .. databases-1).", NULL},
+    {"maxmemory", NULL, T_MEMORY, OFF(maxmemory), 0, INT64_MAX, "0", true, NULL,
+     "Memory limit for data (e.g. 4gb); over it, commands that grow memory get an OOM error. 0: no limit.", NULL},
+    {"maxmemory-policy", NULL, T_ENUM, OFF(maxmemory_policy), 0, 0, "noeviction", true, policies,
+     "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work).", NULL},
+    {"hz", NULL, T_INT, OFF(hz), 0, INT32_MAX, "10", true, NULL,
+     "Background task frequency (active expiry, rehashing, timeouts) per second.", NULL},
+    /* client limits */
+    {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0", true, NULL,
+     "'normal <hard> <soft> <soft-seconds>': a client whose pending replies exceed hard, or stay over soft "
+     "for soft-seconds, is disconnected (Redis's default is unlimited; this is bounded).", NULL},
+    {"client-query-buffer-limit", NULL, T_MEMORY, OFF(client_qbuf_limit), 1024 * 1024, INT64_MAX, "1gb", true, NULL,
+     "Largest unparsed input a client may accumulate before it is disconnected.", NULL},
+    {"proto-max-bulk-len", NULL, T_MEMORY, OFF(proto_max_bulk_len), 1024 * 1024, INT64_MAX, "512mb", true, NULL,
+     "Largest single argument accepted ('Protocol error: invalid bulk length' beyond).", NULL},
+    /* logging */
+    {"loglevel", NULL, T_ENUM, OFF(loglevel), 0, 0, "notice", true, loglevels,
+     "debug, verbose, notice or warning.", NULL},
+    {"logfile", NULL, T_STRING, OFF(logfile), 0, 0, "", false, NULL,
+     "Log to this file instead of standard error.", NULL},
+    /* data types */
+    {"list-max-listpack-size", "list-max-ziplist-size", T_INT, OFF(list_max_listpack_size), INT32_MIN, INT32_MAX, "-2", true,
+     NULL,
+     "Compact-list limit: N > 0 entries, or -1..-5 for 4/8/16/32/64 KiB. Larger lists use list-implementation.", NULL},
+    {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
+     "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
+    {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,
+     "128", true, NULL, "Hashes with more fields use a hash table.", NULL},
+    {"hash-max-listpack-value", "hash-max-ziplist-value", T_LONG, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
+     true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
+    {"set-max-intset-entries", NULL, T_LONG, OFF(set_max_intset_entries), 0, INT64_MAX, "512", true, NULL,
+     "Integer-only sets up to this size use the sorted integer array.", NULL},
+    {"set-max-listpack-entries", NULL, T_LONG, OFF(set_max_listpack_entries), 0, INT64_MAX, "128", true, NULL,
+     "Sets up to this size (short members) use the compact encoding.", NULL},
+    {"set-max-listpack-value", NULL, T_LONG, OFF(set_max_listpack_value), 0, INT64_MAX, "64", true, NULL,
+     "Sets with a longer member use a hash table.", NULL},
+    {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_LONG, OFF(zset_max_listpack_entries), 0, INT64_MAX,
+     "128", true, NULL, "Sorted sets with more members use the B+tree.", NULL},
+    {"zset-max-listpack-value", "zset-max-ziplist-value", T_LONG, OFF(zset_max_listpack_value), 0, INT64_MAX, "64",
+     true, NULL, "Sorted sets with a longer member use the B+tree.", NULL},
+    /* rings and placement */
+    /* persistence */
+    {"save", NULL, T_SAVE, 0, 0, 0, "3600 1 300 100 60 10000", true, NULL,
+     "Snapshot automatically after <seconds> if at least <changes> writes happened, as pairs; \"\" turns it off. "
+     "A configured policy also saves on SHUTDOWN and SIGTERM.", NULL},
+    {"dir", NULL, T_STRING, OFF(dir), 0, 0, "./", true, NULL,
+     "Directory of the snapshot file and the append-only log directory (must exist).", check_dir},
+    {"dbfilename", NULL, T_STRING, OFF(dbfilename), 0, 0, "dump.gdb", true, NULL,
+     "Snapshot file name inside dir (Goblin's own format, docs/persistence.md; not an RDB file).", check_dbfilename},
+    {"rdbcompression", NULL, T_BOOL, OFF(rdbcompression), 0, 1, "yes", true, NULL,
+     "Compress snapshot blocks with zstd.", NULL},
+    {"rdb-compression-level", NULL, T_INT, OFF(rdb_compression_level), 1, 19, "1", true, NULL,
+     "zstd level of snapshot blocks (1 fastest, 19 smallest).", NULL},
+    {"stop-writes-on-bgsave-error", NULL, T_BOOL, OFF(stop_writes_on_bgsave_error), 0, 1, "yes", true, NULL,
+     "Refuse writes (MISCONF) while the last background save failed and a save policy is set.", NULL},
+    {"appendonly", NULL, T_BOOL, OFF(appendonly), 0, 1, "no", true, NULL,
+     "Log every write to the append-only log (appenddirname inside dir) and load it at start-up.", NULL},
+    {"appendfsync", NULL, T_ENUM, OFF(appendfsync), 0, 0, "everysec", true, fsyncs,
+     "always: a write is acknowledged once on disk (group commit); everysec: sync every second, a crash loses "
+     "about the last 2 s; no: leave it to the OS.", NULL},
+    {"appenddirname", NULL, T_STRING, OFF(appenddirname), 0, 0, "appendonlydir", false, NULL,
+     "Directory, inside dir, of the append-only log's files and manifest.", check_appenddirname},
+    {"appendfilename", NULL, T_STRING, OFF(appendfilename), 0, 0, "appendonly.aof", false, NULL,
+     "Base name of the append-only log's files.", check_appendfilename},
+    {"auto-aof-rewrite-percentage", NULL, T_INT, OFF(auto_aof_rewrite_percentage), 0, INT32_MAX, "100", true, NULL,
+     "Rewrite the log when it grew by this percentage since the last rewrite (0: never automatically).", NULL},
+    {"auto-aof-rewrite-min-size", NULL, T_MEMORY, OFF(auto_aof_rewrite_min_size), 0, INT64_MAX, "64mb", true, NULL,
+     "...but not before the log is at least this big.", NULL},
+    {"aof-load-truncated", NULL, T_BOOL, OFF(aof_load_truncated), 0, 1, "yes", true, NULL,
+     "At start-up, drop a log's last command when it was cut short by a crash (logged) instead of refusing to start.", NULL},
+    /* lazy freeing */
+    {"lazyfree-lazy-expire", NULL, T_BOOL, OFF(lazyfree_lazy_expire), 0, 1, "no", true, NULL,
+     "Free the values of expired keys on a background thread.", NULL},
+    {"lazyfree-lazy-server-del", NULL, T_BOOL, OFF(lazyfree_lazy_server_del), 0, 1, "no", true, NULL,
+     "Free values a command replaces or deletes implicitly (SET over a key, RENAME's target) in the background.",
+     NULL},
+    {"lazyfree-lazy-user-del", NULL, T_BOOL, OFF(lazyfree_lazy_user_del), 0, 1, "no", true, NULL,
+     "Make DEL free in the background, as UNLINK does.", NULL},
+    {"lazyfree-lazy-user-flush", NULL, T_BOOL, OFF(lazyfree_lazy_user_flush), 0, 1, "no", true, NULL,
+     "Make FLUSHDB and FLUSHALL without SYNC or ASYNC free in the background.", NULL},
+    {"rings", NULL, T_INT, OFF(rings), 0, 4096, "16", false, NULL,
+     "Shared-memory ring slots created at start-up (0 disables rings).", NULL},
+    {"ring-size", NULL, T_MEMORY, OFF(ring_size), 4096, 1LL << 30, "1mb", false, NULL,
+     "Bytes per direction of each ring (rounded up to a power of two).", NULL},
+    {"ring-hugepages", NULL, T_BOOL, OFF(ring_hugepages), 0, 1, "no", false, NULL,
+     "Back the ring pool with huge pages (Linux); refuses to start if the pool cannot be filled.", NULL},
+    {"ring-spin-us", NULL, T_INT, OFF(ring_spin_us), 0, 10000000, "50", true, NULL,
+     "Microseconds the engine busy-polls idle rings before it parks (and a client spins before it sleeps).", NULL},
+    {"cpu", NULL, T_INT, OFF(cpu), -1, 1048575, "-1", false, NULL,
+     "Pin the engine thread to this CPU, bind the ring pool strictly to its NUMA node and verify every page; "
+     "-1: no pinning.", NULL},
+    {"numa-arena", NULL, T_BOOL, OFF(numa_arena), 0, 1, "no", false, NULL,
+     "With --cpu: prefer the CPU's NUMA node for all other memory (best effort, never fatal).", NULL},
+};
+
+#define NOPTS (sizeof options / sizeof options[0])
+
+static void *field(gb_settings *s, const opt *o) { return (char *)s + o->offset; }
+static const void *cfield(const gb_settings *s, const opt *o) { return (const char *)s + o->offset; }
+
+static const opt *find_opt(const char *name)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        if (gb_strcasecmp(options[i].name, name) == 0 ||
+            (options[i].alias && gb_strcasecmp(options[i].alias, name) == 0))
+            return &options[i];
+    }
+    return NULL;
+}
+
+const char *gb_config_canonical(const char *name)
+{
+    const opt *o = find_opt(name);
+    return o ? o->name : NULL;
+}
+
+bool gb_config_is_runtime(const char *name)
+{
+    const opt *o = find_opt(name);
+    return o && o->runtime;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Redis's memtoull: digits with an optional b/k/kb/m/mb/g/gb suffix
+ * (k = 1000, kb = 1024 ...), case-insensitive. */
+static bool parse_memory(const char *v, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!*v || *v == '-' || isspace((unsigned char)*v))
+        return false;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v)
+        return false;
+    unsigned long long mul = 1;
+    if (*end) {
+        static const struct {
+            const char *suf;
+            unsigned long long mul;
+        } sufs[] = {{"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000000}, {"mb", 1024 * 1024},
+                    {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
+        bool found = false;
+        for (size_t i = 0; i < sizeof sufs / sizeof sufs[0]; i++)
+            if (gb_strcasecmp(end, sufs[i].suf) == 0) {
+                mul = sufs[i].mul;
+                found = true;
+            }
+        if (!found)
+            return false;
+    }
+    if (n > (unsigned long long)INT64_MAX / mul)
+        return false;
+    *out = (long long)(n * mul);
+    return true;
+}
+
+static bool parse_int(const char *v, long long *out)
+{
+    int64_t x;
+    /* Accept Redis's strict integer form, plus a leading '+'. */
+    if (*v == '+')
+        v++;
+    if (!gb_str2ll(v, strlen(v), &x))
+        return false;
+    *out = x;
+    return true;
+}
+
+static int set_obuf(gb_settings *s, const char *value, char *err, size_t errlen)
+{
+    /* "normal <hard> <soft> <seconds>" (class names of Redis other than
+     * "normal" do not exist here: no replicas, no pub/sub yet). */
+    char buf[256];
+    if (strlen(value) >= sizeof buf)
+        return fail(err, errlen, GB_EINVAL, "value too long");
+    strcpy(buf, value);
+    char *tok[4];
+    int n = 0;
+    for (char *p = strtok(buf, " \t"); p && n < 4; p = strtok(NULL, " \t"))
+        tok[n++] = p;
+    if (n != 4 || gb_strcasecmp(tok[0], "normal") != 0)
+        return fail(err, errlen, GB_EINVAL, "expected 'normal <hard> <soft> <soft-seconds>'");
+    long long hard, soft, secs;
+    if (!parse_memory(tok[1], &hard) || !parse_memory(tok[2], &soft) || !parse_int(tok[3], &secs) || secs < 0 ||
+        secs > INT32_MAX)
+        return fail(err, errlen, GB_EINVAL, "limits must be sizes (e.g. 256mb) and seconds a non-negative integer");
+    s->client_obuf_hard = hard;
+    s->client_obuf_soft = soft;
+    s->client_obuf_soft_seconds = (int)secs;
+    return 0;
+}
+
+/* "<seconds> <changes> ..." pairs, or "" for none (Redis's "Invalid save
+ * parameters" otherwise). */
+static int set_save(gb_settings *s, const char *value, char *err, size_t errlen)
+{
+    long long v[2 * GB_SAVE_PARAMS_MAX];
+    int n = 0;
+    const char *p = value;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        char word[32];
+        size_t k = strcspn(p, " \t");
+        if (k >= sizeof word || n == (int)GB_ARRAY_LEN(v))
+            return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+        memcpy(word, p, k);
+        word[k] = '\0';
+        p += k;
+        if (!parse_int(word, &v[n]) || v[n] < 0)
+            return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+        n++;
+    }
+    if (n % 2)
+        return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
+    s->save_n = n / 2;
+    for (int i = 0; i < n / 2; i++) {
+        s->save_seconds[i] = v[2 * i];
+        s->save_changes[i] = v[2 * i + 1];
+    }
+    return 0;
+}
+
+static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, size_t errlen)
+{
+    long long n;
+    switch (o->type) {
+    case T_INT:
+        if (!parse_int(value, &n))
+            return fail(err, errlen, GB_EINVAL, "argument couldn't be parsed into an integer");
+        if (n < o->min || n > o->max)
+            return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
+        *(int *)field(s, o) = (int)n;
+        /* Redis accepts any hz and keeps it within what the cron can do
+         * (CONFIG_MIN_HZ .. CONFIG_MAX_HZ): CONFIG GET answers the clamped value. */
+        if (o->offset == OFF(hz))
+            s->hz = s->hz < 1 ? 1 : s->hz > 500 ? 500 : s->hz;
+        return 0;
+    case T_LONG:
+        if (!parse_int(value, &n))
+            return fail(err, errlen, GB_EINVAL, "argument couldn't be parsed into an integer");
+        if (n < o->min || n > o->max)
+            return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
+        *(long long *)field(s, o) = n;
+        return 0;
+    case T_MEMORY:
+        if (!parse_memory(value, &n))
+            return fail(err, errlen, GB_EINVAL, "argument must be a memory value");
+        if (n < o->min || n > o->max)
+            return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
+        *(long long *)field(s, o) = n;
+        return 0;
+    case T_BOOL:
+        if (gb_strcasecmp(value, "yes") == 0)
+            *(int *)field(s, o) = 1;
+        else if (gb_strcasecmp(value, "no") == 0)
+            *(int *)field(s, o) = 0;
+        else
+            return fail(err, errlen, GB_EINVAL, "argument must be 'yes' or 'no'");
+        return 0;
+    case T_STRING: {
+        const char *why = o->check ? o->check(value) : NULL;
+        if (why)
+            return fail(err, errlen, GB_EINVAL, "%s", why);
+        char **p = field(s, o);
+        gb_free(*p);
+        *p = gb_strdup(value);
+        return 0;
+    }
+    case T_SAVE:
+        return set_save(s, value, err, errlen);
+    case T_ENUM:
+        for (const opt_enum *e = o->enums; e->name; e++)
+            if (gb_strcasecmp(e->name, value) == 0) {
+                *(int *)field(s, o) = e->value;
+                return 0;
+            }
+        {
+            char list[128] = "";
+            for (const opt_enum *e = o->enums; e->name; e++) {
+                if (list[0])
+                    strncat(list, ", ", sizeof list - strlen(list) - 1);
+                strncat(list, e->name, sizeof list - strlen(list) - 1);
+            }
+            return fail(err, errlen, GB_EINVAL, "argument(s) must be one of the following: %s", list);
+        }
+    case T_OCTAL: {
+        char *end;
+        errno = 0;
+        long v = strtol(value, &end, 8);
+        if (errno || end == value || *end || v < o->min || v > o->max)
+            return fail(err, errlen, GB_EINVAL, "argument must be an octal permission between 0 and 777");
+        *(int *)field(s, o) = (int)v;
+        return 0;
+    }
+    case T_OBUF:
+        return set_obuf(s, value, err, errlen);
+    }
+    return GB_EINVAL;
+}
+
+int gb_config_set(gb_settings *s, const char *name, const char *value, bool at_runtime, char *err, size_t errlen)
+{
+    const opt *o = find_opt(name);
+    if (!o)
+        return fail(err, errlen, GB_ENOENT, "unknown option '%s'", name);
+    if (at_runtime && !o->runtime)
+        return fail(err, errlen, GB_EPERM, "can't set immutable config");
+    return set_opt(s, o, value, err, errlen);
+}
+
+/* Keeps a `user` line for engine/core/acl_file.c. */
+static void add_user_line(gb_settings *s, const char *line, size_t len, const char *origin)
+{
+    s->users = gb_realloc(s->users, (size_t)(s->nusers + 1) * sizeof *s->users);
+    s->users[s->nusers].line = gb_memdup(line, len);
+    s->users[s->nusers].origin = gb_strdup(origin);
+    s->nusers++;
+}
+
+static void free_user_lines(gb_settings *s)
+{
+    for (int i = 0; i < s->nusers; i++) {
+        gb_free(s->users[i].line);
+        gb_free(s->users[i].origin);
+    }
+    gb_free(s->users);
+    s->users = NULL;
+    s->nusers = 0;
+}
+
+void gb_settings_defaults(gb_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < NOPTS; i++)
+        (void)set_opt(s, &options[i], options[i].def, NULL, 0); /* ours and valid: test_config asserts it */
+}
+
+void gb_settings_copy(gb_settings *dst, const gb_settings *src)
+{
+    *dst = *src;
+    dst->users = NULL;
+    dst->nusers = 0;
+    for (int i = 0; i < src->nusers; i++)
+        add_user_line(dst, src->users[i].line, strlen(src->users[i].line), src->users[i].origin);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (options[i].type == T_STRING) {
+            char **p = field(dst, &options[i]);
+            if (*p)
+                *p = gb_strdup(*p);
+        }
+}
+
+void gb_settings_free(gb_settings *s)
+{
+    free_user_lines(s);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (options[i].type == T_STRING) {
+            char **p = field(s, &options[i]);
+            gb_free(*p);
+            *p = NULL;
+        }
+}
+
+static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap)
+{
+    switch (o->type) {
+    case T_INT:
+    case T_BOOL:
+    case T_ENUM:
+    case T_OCTAL: {
+        int v = *(const int *)cfield(s, o);
+        if (o->type == T_BOOL)
+            snprintf(buf, cap, "%s", v ? "yes" : "no");
+        else if (o->type == T_OCTAL)
+            snprintf(buf, cap, "%o", (unsigned)v);
+        else if (o->type == T_ENUM) {
+            buf[0] = 0;
+            for (const opt_enum *e = o->enums; e->name; e++)
+                if (e->value == v)
+                    snprintf(buf, cap, "%s", e->name);
+        } else
+            snprintf(buf, cap, "%d", v);
+        return;
+    }
+    case T_MEMORY:
+    case T_LONG:
+        snprintf(buf, cap, "%lld", *(const long long *)cfield(s, o));
+        return;
+    case T_STRING: {
+        const char *v = *(char *const *)cfield(s, o);
+        snprintf(buf, cap, "%s", v ? v : "");
+        return;
+    }
+    case T_OBUF:
+        snprintf(buf, cap, "normal %lld %lld %d", s->client_obuf_hard, s->client_obuf_soft,
+                 s->client_obuf_soft_seconds);
+        return;
+    case T_SAVE: {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < s->save_n && used < cap; i++)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%lld %lld", i ? " " : "", s->save_seconds[i],
+                                     s->save_changes[i]);
+        return;
+    }
+    }
+}
+
+void gb_config_get(const gb_settings *s, gb_slice pattern,
+                   void (*emit)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt *o = &options[i];
+        bool hit = gb_glob_match(pattern.ptr, pattern.len, o->name, strlen(o->name), true);
+        const char *name = o->name;
+        /* Redis answers an exact alias query under the alias's name. */
+        if (!hit && o->alias && gb_glob_match(pattern.ptr, pattern.len, o->alias, strlen(o->alias), true) &&
+            !memchr(pattern.ptr, '*', pattern.len) && !memchr(pattern.ptr, '?', pattern.len)) {
+            hit = true;
+            name = o->alias;
+        }
+        if (!hit)
+            continue;
+        char buf[1024];
+        format_opt(s, o, buf, sizeof buf);
+        emit(ctx, name, buf);
+    }
+}
+
+/* Splits a config line into at most `max` words, honouring "double" and
+ * 'single' quotes with backslash escapes in double quotes. Returns the count
+ * or -1 on unbalanced quotes. Words are written into `store`. */
+static int split_line(const char *line, char **words, int max, char *store, size_t cap)
+{
+    int n = 0;
+    size_t used = 0;
+    const char *p = line;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            return n;
+        if (n == max)
+            return -2;
+        char *w = store + used;
+        words[n++] = w;
+        char q = 0;
+        if (*p == '"' || *p == '\'')
+            q = *p++;
+        for (;;) {
+            if (used + 2 >= cap)
+                return -2;
+            if (q) {
+                if (!*p)
+                    return -1;
+                if (*p == q) {
+                    p++;
+                    if (*p && !isspace((unsigned char)*p))
+                        return -1;
+                    break;
+                }
+                if (q == '"' && *p == '\\' && p[1]) {
+                    p++;
+                    char c = *p;
+                    store[used++] = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+                    p++;
+                    continue;
+                }
+                store[used++] = *p++;
+            } else {
+                if (!*p || isspace((unsigned char)*p))
+                    break;
+                store[used++] = *p++;
+            }
+        }
+        store[used++] = '\0';
+    }
+}
+
+int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(err, errlen, GB_ENOENT, "cannot open config file '%s': %s", path, strerror(errno));
+    char line[4096];
+    int lineno = 0;
+    int rc = 0;
+    int saves_seen = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            rc = fail(err, errlen, GB_EPARSE, "%s:%d: line longer than %zu bytes", path, lineno, sizeof line - 2);
+            break;
+        }
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p || *p == '#')
+            continue;
+        /* `user <name> <rules ...>`: kept whole, any number of rules
+         * (Redis's config keyword, case-insensitive). */
+        if (gb_slice_ieq(gb_slice_make(p, 4), "user") && isspace((unsigned char)p[4])) {
+            char origin[4200];
+            snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+            size_t n = strlen(p + 5);
+            while (n && (p[5 + n - 1] == '\n' || p[5 + n - 1] == '\r'))
+                n--;
+            add_user_line(s, p + 5, n, origin);
+            continue;
+        }
+        char *words[8];
+        char store[4096 + 16];
+        int n = split_line(p, words, 8, store, sizeof store);
+        if (n < 0) {
+            rc = fail(err, errlen, GB_EPARSE, "%s:%d: unbalanced quotes or too many words", path, lineno);
+            break;
+        }
+        if (n == 0)
+            continue;
+        const opt *o = find_opt(words[0]);
+        if (!o) {
+            rc = fail(err, errlen, GB_ENOENT, "%s:%d: unknown option '%s' (goblin-core --help lists them)", path,
+                      lineno, words[0]);
+            break;
+        }
+        /* Multi-word values (bind, client-output-buffer-limit) are rejoined. */
+        char value[4096] = "";
+        for (int i = 1; i < n; i++) {
+            if (i > 1)
+                strncat(value, " ", sizeof value - strlen(value) - 1);
+            strncat(value, words[i], sizeof value - strlen(value) - 1);
+        }
+        if (n < 2 && o->type != T_STRING) {
+            rc = fail(err, errlen, GB_EPARSE, "%s:%d: option '%s' needs a value", path, lineno, o->name);
+            break;
+        }
+        /* Redis: several "save" lines in a file add up ("save ''" resets). */
+        if (o->type == T_SAVE && saves_seen++ > 0 && value[0]) {
+            char both[4096];
+            format_opt(s, o, both, sizeof both);
+            size_t bl = strlen(both);
+            snprintf(both + bl, sizeof both - bl, "%s%s", bl ? " " : "", value);
+            snprintf(value, sizeof value, "%s", both);
+        }
+        char why[256];
+        if (set_opt(s, o, value, why, sizeof why) != 0) {
+            rc = fail(err, errlen, GB_EINVAL, "%s:%d: bad value '%s' for '%s': %s", path, lineno, value, o->name,
+                      why);
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_t errlen)
+{
+    int i = 0;
+    if (i < argc && strcmp(argv[i], "--help") && strcmp(argv[i], "-h") && strncmp(argv[i], "--", 2) != 0 &&
+        strcmp(argv[i], "-v")) {
+        int rc = gb_config_load_file(s, argv[i], err, errlen);
+        if (rc)
+            return rc;
+        i++;
+    }
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            gb_config_print_help(stdout, "goblin-core");
+            return 1;
+        }
+        if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+            printf("goblin-core %s\n", GOBLIN_VERSION);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            return fail(err, errlen, GB_EINVAL, "unexpected argument '%s': options are --name value (see --help)", a);
+        if (strcmp(a, "--user") == 0) {
+            if (i + 1 >= argc)
+                return fail(err, errlen, GB_EINVAL, "option '--user' needs a value (see --help)");
+            i++;
+            add_user_line(s, argv[i], strlen(argv[i]), "--user");
+            continue;
+        }
+        const opt *o = find_opt(a + 2);
+        if (!o)
+            return fail(err, errlen, GB_ENOENT, "unknown option '%s' (goblin-core --help lists them)", a);
+        const char *value;
+        if (o->type == T_BOOL && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)) {
+            value = "yes"; /* "--numa-arena" alone means yes */
+        } else {
+            if (i + 1 >= argc)
+                return fail(err, errlen, GB_EINVAL, "option '%s' needs a value (see --help)", a);
+            value = argv[++i];
+        }
+        char why[256];
+        if (set_opt(s, o, value, why, sizeof why) != 0)
+            return fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
+    }
+    return 0;
+}
+
+void gb_config_print_help(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "Usage: %s [/path/to/goblin.conf] [--option value ...]\n"
+            "\n"
+            "Goblin Core %s: a Redis-compatible in-memory data server with shared-memory rings.\n"
+            "Options come from the config file (Redis-style 'name value' lines), then from the\n"
+            "command line, which wins. CONFIG GET reads them; CONFIG SET changes the ones marked\n"
+            "[runtime].\n"
+            "\n"
+            "  --help, -h        this text\n"
+            "  --version, -v     print the version and exit\n\n",
+            prog, GOBLIN_VERSION);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt *o = &options[i];
+        const char *arg = o->type == T_BOOL     ? "yes|no"
+                          : o->type == T_MEMORY ? "BYTES"
+                          : o->type == T_INT || o->type == T_LONG ? "N"
+                          : o->type == T_OCTAL  ? "OCTAL"
+                          : o->type == T_ENUM   ? "CHOICE"
+                          : o->type == T_OBUF   ? "LIMITS"
+                          : o->type == T_SAVE   ? "\"SECONDS CHANGES ...\""
+                                                : "TEXT";
+        fprintf(out, "  --%s %s%s\n      %s\n      default: %s\n", o->name, arg, o->runtime ? "  [runtime]" : "",
+                o->help, o->def[0] ? o->def : "(empty)");
+        if (o->alias)
+            fprintf(out, "      also accepted as: %s\n", o->alias);
+    }
+    fprintf(out, "  --user \"NAME RULES...\"\n      A user, as a `user NAME RULES...` line of the config file "
+                 "(several allowed; docs/acl.md).\n");
+    fprintf(out, "\nMemory sizes accept k, kb, m, mb, g, gb (k = 1000, kb = 1024).\n");
+}

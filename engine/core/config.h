@@ -1,0 +1,142 @@
+/*
+ * Settings: one table describes every option — its name, type, default,
+ * limits, whether CONFIG SET may change it at run time, and the help text
+ * `--help` prints. The same table serves the config file (Redis-style
+ * "name value" lines), command-line flags (--name value) and CONFIG GET/SET,
+ * so an option cannot exist in one place and be missing in another.
+ */
+#ifndef GB_ENGINE_CONFIG_H
+#define GB_ENGINE_CONFIG_H
+
+#include <stdio.h>
+
+#include "engine/base/common.h"
+#include "platform/cpu.h"
+
+enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
+enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
+enum gb_appendfsync { GB_FSYNC_ALWAYS = 0, GB_FSYNC_EVERYSEC = 1, GB_FSYNC_NO = 2 };
+
+/* acl-pubsub-default: the channel flag a new selector starts with (the
+ * value is engine/core/acl_user.h's GB_ACL_SEL_ALLCHANNELS). */
+enum { GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS = 0, GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS = 1 << 2 };
+
+/* A `user <name> <rules...>` line of the config file (or a --user flag),
+ * kept as written: users are made once every command is registered
+ * (engine/core/acl_file.h). */
+typedef struct gb_config_user {
+    char *line;   /* after the word "user" */
+    char *origin; /* "path:line" or "--user", for error messages */
+} gb_config_user;
+
+/* `save <seconds> <changes> ...`: at most this many pairs. */
+#define GB_SAVE_PARAMS_MAX 16
+
+typedef struct gb_settings {
+    /* network */
+    int port;
+    char *bind;
+    char *unixsocket;
+    int unixsocketperm;
+    int tcp_backlog;
+    long long maxclients;
+    int timeout_s;
+    /* security (engine/core/acl.h) */
+    char *requirepass;
+    int protected_mode;
+    char *aclfile;
+    long long acllog_max_len;
+    int acl_pubsub_default; /* GB_ACL_PUBSUB_DEFAULT_* */
+    gb_config_user *users;
+    int nusers;
+    /* keyspace */
+    int databases;
+    long long maxmemory;
+    int maxmemory_policy; /* only noeviction (0) exists */
+    int hz;
+    /* client limits */
+    long long client_obuf_hard;
+    long long client_obuf_soft;
+    int client_obuf_soft_seconds;
+    long long client_qbuf_limit;
+    long long proto_max_bulk_len;
+    /* logging */
+    int loglevel;
+    char *logfile;
+    /* data types */
+    int list_max_listpack_size;
+    int list_implementation;
+    long long hash_max_listpack_entries;
+    long long hash_max_listpack_value;
+    long long set_max_intset_entries;
+    long long set_max_listpack_entries;
+    long long set_max_listpack_value;
+    long long zset_max_listpack_entries;
+    long long zset_max_listpack_value;
+    /* persistence (engine/persist) */
+    int save_n;                                   /* 0: no automatic snapshots */
+    long long save_seconds[GB_SAVE_PARAMS_MAX];
+    long long save_changes[GB_SAVE_PARAMS_MAX];
+    char *dir;
+    char *dbfilename;
+    int rdbcompression;
+    int rdb_compression_level;
+    int stop_writes_on_bgsave_error;
+    int appendonly;
+    int appendfsync;
+    char *appenddirname;
+    char *appendfilename;
+    int auto_aof_rewrite_percentage;
+    long long auto_aof_rewrite_min_size;
+    int aof_load_truncated;
+    /* lazy freeing (engine/core/lazyfree.h) */
+    int lazyfree_lazy_expire;
+    int lazyfree_lazy_server_del;
+    int lazyfree_lazy_user_del;
+    int lazyfree_lazy_user_flush;
+    /* rings and placement (transport/ring) */
+    int rings;
+    long long ring_size;
+    int ring_hugepages;
+    int ring_spin_us;
+    int cpu;        /* -1: not pinned */
+    int numa_arena;
+    /* Not an option: where helper threads run (engine/base/helper_thread.h),
+     * set by the server at start-up to the CPUs it was allowed minus --cpu;
+     * empty: wherever they are created. */
+    gb_cpuset helper_cpus;
+} gb_settings;
+
+/* Fills s with every option's default. */
+void gb_settings_defaults(gb_settings *s);
+void gb_settings_free(gb_settings *s);
+/* Deep copy (strings duplicated). */
+void gb_settings_copy(gb_settings *dst, const gb_settings *src);
+
+/* Sets option `name` from text. On failure returns a negative GB_E* code and
+ * writes a message for the user into err. `at_runtime` refuses options that
+ * cannot change while the server runs. */
+int gb_config_set(gb_settings *s, const char *name, const char *value, bool at_runtime, char *err, size_t errlen);
+
+/* Loads a config file: "name value" per line, '#' comments, quoted values.
+ * On error, err names the file, line and option. */
+int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen);
+
+/* Parses argv (after the program name): an optional config file path first,
+ * then --name value pairs (booleans may omit "yes"). Returns 0, GB_EINVAL
+ * with err set, or 1 if --help/--version was handled (caller exits 0). */
+int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_t errlen);
+
+/* CONFIG GET: calls emit(name, value) for every option matching the glob. */
+void gb_config_get(const gb_settings *s, gb_slice pattern,
+                   void (*emit)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* Whether `name` is an option (or alias), and its canonical name. */
+const char *gb_config_canonical(const char *name);
+/* True if CONFIG SET may change option `name` (or its alias). */
+bool gb_config_is_runtime(const char *name);
+
+/* --help text: every option, its default and what it does. */
+void gb_config_print_help(FILE *out, const char *prog);
+
+#endif

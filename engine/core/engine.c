@@ -1,0 +1,161 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/core/engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/core/acl.h"
+#include "engine/core/blocking.h"
+#include "engine/core/lazyfree.h"
+#include "engine/base/mem.h"
+#include "engine/core/multi.h"
+#include "engine/base/random.h"
+#include "platform/clock.h"
+
+/* ---- logging --------------------------------------------------------------- */
+
+static int log_level = GB_LOG_NOTICE;
+static FILE *log_out;
+
+void gb_log_set(int level, FILE *out)
+{
+    log_level = level;
+    log_out = out;
+}
+
+void gb_log_set_level(int level) { log_level = level; }
+
+void gb_log(int level, const char *fmt, ...)
+{
+    if (level < log_level)
+        return;
+    FILE *out = log_out ? log_out : stderr;
+    static const char marks[] = {'.', '-', '*', '#'};
+    char ts[64];
+    int64_t now = gb_clock_real_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    localtime_r(&secs, &tm);
+    size_t n = strftime(ts, sizeof ts, "%d %b %Y %H:%M:%S", &tm);
+    snprintf(ts + n, sizeof ts - n, ".%03d", (int)(now % 1000));
+    fprintf(out, "%d:M %s %c ", (int)getpid(), ts, marks[level < 0 ? 0 : level > 3 ? 3 : level]);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+    fflush(out);
+}
+
+/* ---- life cycle -------------------------------------------------------------- */
+
+gb_engine *gb_engine_create(const gb_settings *cfg)
+{
+    gb_engine *eng = gb_calloc(1, sizeof *eng); /* out of memory is fatal here: start-up */
+    gb_settings_copy(&eng->cfg, cfg);
+    gb_random_seed_once_from_os();
+    gb_hash_seed_once(gb_random_u64());
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 40; i++)
+        eng->run_id[i] = hex[gb_random_u64() & 15];
+    eng->run_id[40] = '\0';
+    eng->start_mono_ms = gb_clock_mono_ms();
+    eng->start_real_ms = gb_clock_real_ms();
+    gb_engine_update_time(eng);
+    eng->next_client_id = 1;
+    eng->active_expire_enabled = true;
+    eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
+    eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
+    gb_acl_new(eng); /* before any command registers: each gets an ACL id */
+
+    eng->ndbs = cfg->databases;
+    eng->dbs = gb_calloc((size_t)eng->ndbs, sizeof *eng->dbs);
+    for (int i = 0; i < eng->ndbs; i++) {
+        gb_db_init(&eng->dbs[i], eng, i);
+        gb_multi_db_init(&eng->dbs[i]);
+        gb_blocking_db_init(&eng->dbs[i]);
+    }
+
+    return eng;
+}
+
+void gb_engine_free(gb_engine *eng)
+{
+    if (!eng)
+        return;
+    if (eng->service)
+        eng->service->destroy(eng->service->ctx);
+    while (eng->clients)
+        gb_client_free(eng->clients);
+    for (int i = 0; i < eng->ndbs; i++) {
+        gb_blocking_db_destroy(&eng->dbs[i]);
+        gb_multi_db_destroy(&eng->dbs[i]);
+        gb_db_destroy(&eng->dbs[i]);
+    }
+    gb_free(eng->dbs);
+    gb_commands_destroy(eng);
+    gb_acl_free(eng->acl);
+    gb_blocking_engine_destroy(eng);
+    gb_propagate_destroy(eng);
+    gb_lazyfree_free(eng->lazyfree);
+    gb_settings_free(&eng->cfg);
+    gb_free(eng);
+}
+
+/* ---- change notification ------------------------------------------------------ */
+
+void gb_engine_key_modified(gb_db *db, gb_slice key)
+{
+    db->eng->stats.dirty++;
+    gb_multi_touch_key(db, key);
+}
+
+bool gb_engine_over_maxmemory(const gb_engine *eng)
+{
+    return eng->cfg.maxmemory > 0 && gb_mem_used() > (size_t)eng->cfg.maxmemory;
+}
+
+/* ---- cron ------------------------------------------------------------------------ */
+
+static void sample_ops(gb_engine *eng)
+{
+    gb_stats *st = &eng->stats;
+    uint64_t now = eng->now_mono_ms;
+    uint64_t dt = now - st->ops_sample_last_ms;
+    if (dt < 100)
+        return;
+    uint64_t ops = st->total_commands_processed - st->ops_sample_last_count;
+    st->ops_samples[st->ops_sample_idx++ % GB_ARRAY_LEN(st->ops_samples)] = ops * 1000 / dt;
+    st->ops_sample_last_ms = now;
+    st->ops_sample_last_count = st->total_commands_processed;
+}
+
+void gb_engine_cron(gb_engine *eng)
+{
+    gb_engine_update_time(eng);
+    /* Active expiry gets at most a quarter of the cron period, shared by all
+     * databases; rehashing gets 1 ms per database that needs it. */
+    uint64_t period_ns = 1000000000ull / (uint64_t)(eng->cfg.hz > 0 ? eng->cfg.hz : 10);
+    uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
+    for (int i = 0; i < eng->ndbs; i++) {
+        gb_db *db = &eng->dbs[i];
+        if (db->nvol && eng->active_expire_enabled)
+            gb_db_active_expire(db, deadline);
+        if (gb_htable_is_rehashing(&db->keys))
+            gb_htable_rehash_ms(&db->keys, 1);
+        else
+            gb_htable_maybe_shrink(&db->keys);
+    }
+    gb_blocking_cron(eng);
+    sample_ops(eng);
+    if (eng->service)
+        eng->service->cron(eng->service->ctx);
+}
+
+int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave)
+{
+    return eng->service ? eng->service->shutdown(eng->service->ctx, save, nosave) : 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * The engine: all server state owned by the one engine thread — databases,
+ * settings, clients, the command table, statistics — and the entry points
+ * the transports and the server's main loop call.
+ *
+ * It is a struct, not globals, so that a sharded build could run several
+ * (one per core) side by side.
+ */
+#ifndef GB_ENGINE_ENGINE_H
+#define GB_ENGINE_ENGINE_H
+
+#include "engine/core/client.h"
+#include "engine/core/command.h"
+#include "engine/core/config.h"
+#include "engine/core/db.h"
+#include "engine/core/propagate.h"
+#include "engine/ds/htable.h"
+#include "platform/clock.h"
+
+typedef struct gb_stats {
+    uint64_t total_connections_received;
+    uint64_t total_commands_processed;
+    uint64_t rejected_connections;
+    uint64_t expired_keys;
+    uint64_t keyspace_hits;
+    uint64_t keyspace_misses;
+    uint64_t total_net_input_bytes;
+    uint64_t total_net_output_bytes;
+    uint64_t total_error_replies;
+    uint64_t client_obuf_disconnects;
+    uint64_t client_qbuf_disconnects;
+    uint64_t protocol_errors;
+    uint64_t dirty; /* changes since start (persistence later) */
+    /* instantaneous_ops_per_sec: a ring of samples taken by the cron */
+    uint64_t ops_sample_last_count;
+    uint64_t ops_sample_last_ms;
+    uint64_t ops_samples[16];
+    unsigned ops_sample_idx;
+} gb_stats;
+
+/* Transport-provided facts for INFO (listeners, ring pool). */
+typedef struct gb_info_provider {
+    /* Appends "name:value\r\n" lines of a section to buf; returns bytes. */
+    void (*section)(void *ctx, const char *section, void (*line)(void *lctx, const char *text), void *lctx);
+    void *ctx;
+} gb_info_provider;
+
+/* A subsystem above the core that needs the engine's loop (persistence):
+ * the cron tick, slices of background work between event batches, the
+ * moment before replies leave (durability), and shutdown. Installed by the
+ * layer that owns it; the core and the transports call it through
+ * gb_engine_service_*() below. */
+typedef struct gb_service {
+    void (*cron)(void *ctx);
+    /* Runs background work until deadline_ns (monotonic); returns true while
+     * work remains (the loop then polls instead of sleeping). */
+    bool (*step)(void *ctx, uint64_t deadline_ns);
+    /* Called before replies written since the last call are sent: whatever
+     * they acknowledge must be durable by the time it returns
+     * (appendfsync always). */
+    void (*before_replies)(void *ctx);
+    /* Whether replies must wait for before_replies (true only while a write
+     * is not yet durable under appendfsync always): transports that send at
+     * once otherwise hold them until the end of the loop iteration. */
+    bool (*replies_held)(void *ctx);
+    /* SHUTDOWN / SIGTERM: saves as configured. Returns 0, or a negative
+     * GB_E* code with the reason logged (the server keeps running). */
+    int (*shutdown)(void *ctx, bool save, bool nosave);
+    /* Why writes are refused now (Redis's MISCONF text after a failed
+     * background save or log write), or NULL. */
+    const char *(*write_refusal)(void *ctx);
+    /* INFO persistence's fields after "loading": one "name:value" each. */
+    void (*info)(void *ctx, void (*line)(void *lctx, const char *text), void *lctx);
+    /* The engine is being freed. */
+    void (*destroy)(void *ctx);
+    void *ctx;
+} gb_service;
+
+typedef struct gb_engine {
+    gb_settings cfg;
+    gb_db *dbs;
+    int ndbs;
+
+    /* Cached clocks: transports refresh them once per batch of input
+     * (gb_engine_update_time), so a command costs no clock syscall. */
+    int64_t now_ms;          /* wall clock, Unix ms: expiry decisions */
+    uint64_t now_mono_ms;    /* monotonic ms: idle times, timeouts */
+    uint64_t start_mono_ms;
+    int64_t start_real_ms;
+    char run_id[41];
+    double ns_per_cycle;     /* cycle counter calibration (commandstats) */
+
+    gb_htable commands;      /* gb_command records by lower-case name */
+    size_t ncommands;
+
+    gb_client *clients;      /* doubly linked list of every client */
+    size_t nclients;
+    uint64_t next_client_id;
+    size_t blocked_clients;
+
+    gb_stats stats;
+    gb_info_provider info_provider;
+    /* A transport that ties resources to a client (a ring slot to its
+     * control connection) learns here that the client is going away. */
+    void (*client_free_hook)(void *ctx, gb_client *c);
+    void *client_free_ctx;
+
+    /* blocking: keys that became ready during the current command */
+    struct gb_ready_key *ready_keys;
+    size_t nready, readycap;
+    bool serving_ready;
+    gb_client **bheap;       /* blocked clients with a deadline: min-heap */
+    size_t nbheap, bheapcap;
+
+    struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
+    gb_propagation prop;     /* write propagation: sinks and the current unit */
+    gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
+    struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/lazyfree.h) */
+    /* Replaying a log or snapshot: keys past their expiry are not expired
+     * (Redis's rule while loading: the load restores what the log says, and
+     * the log itself holds the DELs of expiries that happened). */
+    bool loading;
+    bool active_expire_enabled; /* DEBUG SET-ACTIVE-EXPIRE */
+    const struct gb_service *service; /* persistence's hooks into the loop, or NULL */
+
+    /* set by SHUTDOWN; the server's loop checks it */
+    bool shutdown_requested;
+} gb_engine;
+
+/* The core of an engine from settings (copied): databases and clients, an
+ * empty command table. The server's engine, with every value type and
+ * command module, is gb_engine_new (engine/modules.h). */
+gb_engine *gb_engine_create(const gb_settings *cfg);
+void gb_engine_free(gb_engine *eng);
+
+static inline void gb_engine_update_time(gb_engine *eng)
+{
+    eng->now_ms = gb_clock_real_ms();
+    eng->now_mono_ms = gb_clock_mono_ms();
+}
+static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->now_mono_ms - eng->start_mono_ms; }
+
+/* The accounting of one command call: INFO commandstats (calls, time of
+ * the sampled calls, failed calls) and total_commands_processed. The gate
+ * (engine/core/gate.c) begins right before a command runs and ends once it
+ * ran (a call abandoned in between is not counted). */
+typedef struct gb_call_stats {
+    uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
+    uint64_t t0;            /* cycle counter at begin, when timed */
+    bool timed;             /* gb_command_timed() */
+} gb_call_stats;
+
+static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command *cmd)
+{
+    gb_call_stats s = {eng->stats.total_error_replies, 0, gb_command_timed(cmd)};
+    if (s.timed)
+        s.t0 = gb_cycles_now();
+    return s;
+}
+
+static inline void gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
+{
+    if (s.timed) {
+        cmd->cycles += gb_cycles_now() - s.t0;
+        cmd->timed_calls++;
+    }
+    cmd->calls++;
+    if (eng->stats.total_error_replies != s.errors_before)
+        cmd->failed_calls++;
+    eng->stats.total_commands_processed++;
+}
+
+/* Periodic work (the server calls it every 1000/hz ms): active expiry,
+ * incremental rehash, blocked-client timeouts, stats sampling, and the
+ * service's cron. */
+void gb_engine_cron(gb_engine *eng);
+
+/* The service's loop hooks, as the transports call them (no-ops without a
+ * service). */
+static inline bool gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
+{
+    return eng->service && eng->service->step(eng->service->ctx, deadline_ns);
+}
+static inline bool gb_engine_replies_held(const gb_engine *eng)
+{
+    return eng->service && eng->service->replies_held(eng->service->ctx);
+}
+static inline void gb_engine_before_replies(gb_engine *eng)
+{
+    if (eng->service)
+        eng->service->before_replies(eng->service->ctx);
+}
+/* Prepares a shutdown: 0 to go ahead; otherwise the server keeps running. */
+int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave);
+
+/* A key's value changed: invalidates WATCHers, bumps the dirty counter
+ * (which is how the gate knows a command changed the dataset). */
+void gb_engine_key_modified(gb_db *db, gb_slice key);
+
+/* Whether used memory is over maxmemory (noeviction policy). */
+bool gb_engine_over_maxmemory(const gb_engine *eng);
+
+/* Appends the INFO text for `section` ("default", "all", "server", ...) to
+ * the callback. */
+void gb_engine_info(gb_engine *eng, const char *section, void (*out)(void *ctx, const char *s, size_t n), void *ctx);
+
+/* Logging, with the level filter from the settings. */
+void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb_log_set(int level, FILE *out);
+/* Changes the level only (CONFIG SET loglevel keeps --logfile). */
+void gb_log_set_level(int level);
+
+#endif

@@ -1,0 +1,393 @@
+#include "engine/core/gate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/base/mem.h"
+#include "engine/core/acl.h"
+#include "engine/core/blocking.h"
+#include "engine/core/engine.h"
+#include "engine/core/multi.h"
+#include "engine/core/propagate.h"
+
+/* ---- argument vectors built from native values ------------------------------------ */
+
+void gb_argv_init(gb_argv_builder *b, size_t nslices, size_t nnums)
+{
+    b->n = 0;
+    b->used = 0;
+    b->v = nslices <= GB_ARRAY_LEN(b->vstack) ? b->vstack : gb_malloc(nslices * sizeof *b->v);
+    b->num = nnums * GB_ARGV_NUM_ROOM <= sizeof b->numstack ? b->numstack : gb_malloc(nnums * GB_ARGV_NUM_ROOM);
+}
+
+void gb_argv_free(gb_argv_builder *b)
+{
+    if (b->v != b->vstack)
+        gb_free(b->v);
+    if (b->num != b->numstack)
+        gb_free(b->num);
+    b->v = NULL;
+    b->num = NULL;
+}
+
+void gb_argv_ll(gb_argv_builder *b, int64_t v)
+{
+    char *p = b->num + b->used;
+    int k = snprintf(p, GB_ARGV_NUM_ROOM, "%lld", (long long)v);
+    gb_argv_add(b, gb_slice_make(p, (size_t)k));
+    b->used += (size_t)k;
+}
+
+size_t gb_format_double_arg(char *p, double v)
+{
+    /* inf/-inf/nan come out as the words the text parsers accept or reject
+     * exactly as they would from a RESP client. */
+    int k = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        k = snprintf(p, GB_ARGV_NUM_ROOM, "%.*g", prec, v);
+        if (isnan(v) || strtod(p, NULL) == v)
+            break;
+    }
+    return (size_t)k;
+}
+
+void gb_argv_dbl(gb_argv_builder *b, double v)
+{
+    char *p = b->num + b->used;
+    size_t k = gb_format_double_arg(p, v);
+    gb_argv_add(b, gb_slice_make(p, k));
+    b->used += k;
+}
+
+/* ---- the call ------------------------------------------------------------------------ */
+
+/* The state one call saves on entry and restores on exit, so that calls
+ * nest (EXEC's queue, scripts). */
+typedef struct call_frame {
+    gb_call_stats stats;
+    uint64_t dirty;
+    bool explicit_effect;
+} call_frame;
+
+static inline call_frame frame_open(gb_client *c, gb_command *cmd)
+{
+    gb_engine *eng = c->eng;
+    call_frame f = {gb_call_begin(eng, cmd), eng->stats.dirty, eng->prop.explicit_effect};
+    eng->prop.explicit_effect = false;
+    eng->prop.depth++;
+    c->last_cmd = cmd;
+    return f;
+}
+
+/* Undoes frame_open for a call that did not run (a typed call handing over
+ * to its RESP form): nothing is counted. */
+static inline void frame_abandon(gb_client *c, call_frame f)
+{
+    c->eng->prop.depth--;
+    c->eng->prop.explicit_effect = f.explicit_effect;
+}
+
+/* Whether the call that ran since frame_open needs its argument vector
+ * recorded as its effect: something listens, the command is a write, it
+ * changed the dataset and chose no effect of its own. */
+static inline bool wants_default_effect(const gb_engine *eng, const gb_command *cmd, call_frame f)
+{
+    return GB_UNLIKELY(gb_propagating(&eng->prop)) && eng->stats.dirty != f.dirty && !eng->prop.explicit_effect &&
+           (cmd->flags & GB_CMD_WRITE);
+}
+
+/* Statistics; then, at the outermost call, the unit's effects go to the
+ * sinks and the clients whose keys became ready are served (Redis's
+ * handleClientsBlockedOnKeys, after the whole command or EXEC). */
+static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f)
+{
+    gb_engine *eng = c->eng;
+    gb_call_end(eng, cmd, f.stats);
+    eng->prop.explicit_effect = f.explicit_effect;
+    if (--eng->prop.depth == 0) {
+        if (GB_UNLIKELY(eng->prop.npending))
+            gb_propagate_flush(eng);
+        if (eng->nready && !eng->serving_ready)
+            gb_blocking_serve_ready(eng);
+    }
+}
+
+void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    call_frame f = frame_open(c, cmd);
+    cmd->def->proc(c, argc, argv);
+    if (wants_default_effect(c->eng, cmd, f))
+        gb_propagate_record(c->eng, c->db->id, argc, argv);
+    frame_close(c, cmd, f);
+}
+
+/* ---- admission ----------------------------------------------------------------------- */
+
+static bool is_exec(const gb_command *cmd) { return cmd->def->proc == gb_multi_exec_proc; }
+
+/* Redis's rejectCommand: the error reply, and inside MULTI the transaction
+ * is flagged to abort; a rejected EXEC aborts it now, saying why. err is the
+ * error text as Redis replies it ("ERR ..." or "NOAUTH ..."); EXECABORT
+ * quotes it without the generic "ERR " prefix, as Redis's
+ * execCommandAbort does. */
+static void reject(gb_client *c, gb_command *cmd, const char *err)
+{
+    if (cmd)
+        cmd->rejected_calls++;
+    if (cmd && is_exec(cmd)) {
+        const char *why = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
+        gb_reply_errorf(c, "EXECABORT Transaction discarded because of: %s", why);
+        gb_multi_discard(c);
+        gb_multi_unwatch_all(c);
+        return;
+    }
+    gb_reply_error(c, err);
+    if (c->flags & GB_CLIENT_MULTI)
+        c->flags |= GB_CLIENT_DIRTY_EXEC;
+}
+
+/* Redis's "unknown command" text quotes the first arguments, up to 128
+ * bytes in all. */
+static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
+{
+    char args[512];
+    size_t used = 0;
+    args[0] = '\0';
+    for (int i = 1; i < argc && used < 128; i++) {
+        int room = 128 - (int)used;
+        int n = snprintf(args + used, sizeof args - used, "'%.*s' ", (int)GB_MIN(argv[i].len, (size_t)room),
+                         argv[i].ptr);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+        if (used >= sizeof args)
+            used = sizeof args - 1;
+    }
+    char err[768];
+    snprintf(err, sizeof err, "ERR unknown command '%.*s', with args beginning with: %s", (int)GB_MIN(argv[0].len, 128),
+             argv[0].ptr, args);
+    reject(c, NULL, err);
+}
+
+/* Redis 7.0's memory rule (processCommand): over maxmemory, refuse a
+ * command that may grow memory; inside MULTI refuse everything but EXEC,
+ * DISCARD and QUIT, because queueing itself consumes memory; refuse an
+ * EXEC whose transaction holds a command that may grow memory. */
+static bool refused_for_memory(const gb_client *c, const gb_command *cmd)
+{
+    bool may_grow = (cmd->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
+                    ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
+    return may_grow && gb_engine_over_maxmemory(c->eng);
+}
+
+/* Redis 7.0's disk-error rule: while persistence refuses writes (MISCONF),
+ * write commands, an EXEC holding one, and PING are refused. */
+static const char *refused_for_disk(const gb_client *c, const gb_command *cmd)
+{
+    const gb_service *sv = c->eng->service;
+    const char *why = sv ? sv->write_refusal(sv->ctx) : NULL;
+    if (GB_LIKELY(!why))
+        return NULL;
+    uint32_t f = cmd->flags;
+    bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+    return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
+/* Redis's text for a container's unknown subcommand: "unknown subcommand
+ * 'x'. Try CONFIG HELP." */
+static void reject_unknown_subcommand(gb_client *c, gb_command *container, gb_slice sub)
+{
+    char upper[32];
+    size_t n = 0;
+    for (const char *p = container->fullname; *p && n < sizeof upper - 1; p++)
+        upper[n++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+    upper[n] = '\0';
+    char err[256];
+    snprintf(err, sizeof err, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)GB_MIN(sub.len, 128), sub.ptr, upper);
+    reject(c, NULL, err); /* no statistics: Redis found no command */
+}
+
+/* ---- permissions (engine/core/acl.h) ---- */
+
+/* The user may run cmd with these arguments: one bit test for what the
+ * user may run with any arguments, the full check (keys, channels, other
+ * selectors) only when that bit is clear. On a denial *why and *argpos
+ * say what was refused. */
+static inline bool permitted(const gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv,
+                             enum gb_acl_denial *why, int *argpos)
+{
+    if (GB_LIKELY(gb_acl_permits_any_args(c->user, cmd->acl_id)))
+        return true;
+    *why = gb_acl_check(c, cmd, argc, argv, argpos);
+    return *why == GB_ACL_ALLOWED;
+}
+
+static enum gb_acl_log_context log_context(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_MULTI | GB_CLIENT_IN_EXEC)) ? GB_ACL_CTX_MULTI : GB_ACL_CTX_TOPLEVEL;
+}
+
+/* Redis 7.0's NOPERM replies (processCommand). */
+static void reject_for_permission(gb_client *c, gb_command *cmd, int argc, gb_slice *argv, enum gb_acl_denial why,
+                                  int argpos)
+{
+    c->last_cmd = cmd; /* the client's last command, as CLIENT LIST in the log entry shows it */
+    gb_acl_log_denial(c, why, log_context(c), cmd, argc, argv, argpos);
+    char err[256];
+    if (why == GB_ACL_DENIED_CMD)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to run the '%s' command", cmd->fullname);
+    else if (why == GB_ACL_DENIED_KEY)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to access one of the keys used as arguments");
+    else
+        snprintf(err, sizeof err,
+                 "NOPERM this user has no permissions to access one of the channels used as arguments");
+    reject(c, cmd, err);
+}
+
+void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(c, cmd, argc, argv, &why, &argpos))) {
+        gb_gate_call(c, cmd, argc, argv);
+        return;
+    }
+    /* The rules changed since the command was queued (Redis's execCommand
+     * checks again, with its own words). */
+    gb_acl_log_denial(c, why, GB_ACL_CTX_MULTI, cmd, argc, argv, argpos);
+    const char *reason = why == GB_ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+                         : why == GB_ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                                    : "no permission to access one of the channels used as arguments";
+    gb_reply_errorf(c,
+                    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+                    "call. This command is no longer allowed for the following reason: %s",
+                    reason);
+}
+
+const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(caller, cmd, argc, argv, &why, &argpos)))
+        return NULL;
+    gb_acl_log_denial(caller, why, GB_ACL_CTX_LUA, cmd, argc, argv, argpos);
+    switch (why) {
+    case GB_ACL_DENIED_CMD:
+        return "The user executing the script can't run this command or subcommand";
+    case GB_ACL_DENIED_KEY:
+        return "The user executing the script can't access at least one of the keys mentioned in the command "
+               "arguments";
+    case GB_ACL_DENIED_CHANNEL:
+        return "The user executing the script can't publish to the channel mentioned in the command";
+    default:
+        return "The user executing the script is lacking the permissions for the command";
+    }
+}
+
+/* Every check before a command runs. Returns true when it should run now;
+ * false when it was rejected or queued (and answered). */
+static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    if (!gb_command_arity_ok(cmd, argc)) {
+        char err[128];
+        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->fullname);
+        reject(c, cmd, err);
+        return false;
+    }
+    if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
+        gb_acl_auth_required(c->eng)) {
+        reject(c, cmd, GB_ERR_NOAUTH);
+        return false;
+    }
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_UNLIKELY(!permitted(c, cmd, argc, argv, &why, &argpos))) {
+        reject_for_permission(c, cmd, argc, argv, why, argpos);
+        return false;
+    }
+    /* A log being replayed already happened: it is obeyed (Redis's
+     * mustObeyClient), whatever memory or the disk say now. */
+    if (!(c->flags & GB_CLIENT_OBEY)) {
+        const char *disk = refused_for_disk(c, cmd);
+        if (disk) {
+            reject(c, cmd, disk);
+            return false;
+        }
+        if (refused_for_memory(c, cmd)) {
+            reject(c, cmd, GB_ERR_OOM);
+            return false;
+        }
+    }
+    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
+        gb_multi_queue(c, cmd, argc, argv);
+        return false;
+    }
+    return true;
+}
+
+void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc == 0)
+        return;
+    c->last_ms = (int64_t)c->eng->now_mono_ms;
+    gb_command *cmd = gb_command_lookup(c->eng, argv[0]);
+    if (!cmd) {
+        reject_unknown(c, argc, argv);
+        return;
+    }
+    /* A container with a subcommand is that subcommand (Redis 7's
+     * lookupCommand); alone, it fails its own arity below. */
+    if (gb_command_is_container(cmd) && argc >= 2) {
+        gb_command *sub = gb_subcommand_lookup(cmd, argv[1]);
+        if (!sub) {
+            reject_unknown_subcommand(c, cmd, argv[1]);
+            return;
+        }
+        cmd = sub;
+    }
+    if (admit(c, cmd, argc, argv))
+        gb_gate_call(c, cmd, argc, argv);
+}
+
+/* The RESP form of a typed call through the whole gate. */
+static void execute_as_argv(gb_client *c, const gb_typed_call *t, void *args)
+{
+    gb_argv_builder b;
+    t->to_argv(args, &b);
+    gb_gate_execute(c, b.n, b.v);
+    gb_argv_free(&b);
+}
+
+void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t, void *args)
+{
+    gb_engine *eng = c->eng;
+    /* The common case, checked in one go: an authenticated client outside
+     * MULTI whose user may run the command with any arguments, memory not
+     * in question. Anything else takes the RESP form through admission,
+     * which answers exactly as for a RESP client (a user limited to some
+     * keys is checked there, on the keys of the RESP form). */
+    bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
+                 gb_acl_permits_any_args(c->user, cmd->acl_id) &&
+                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
+    if (GB_UNLIKELY(!plain)) {
+        execute_as_argv(c, t, args);
+        return;
+    }
+    c->last_ms = (int64_t)eng->now_mono_ms;
+    const gb_command *prev = c->last_cmd;
+    call_frame f = frame_open(c, cmd);
+    if (GB_UNLIKELY(!t->run(c, args))) {
+        frame_abandon(c, f);
+        c->last_cmd = prev;
+        execute_as_argv(c, t, args);
+        return;
+    }
+    if (wants_default_effect(eng, cmd, f)) {
+        gb_argv_builder b;
+        t->to_argv(args, &b);
+        gb_propagate_record(eng, c->db->id, b.n, b.v);
+        gb_argv_free(&b);
+    }
+    frame_close(c, cmd, f);
+}

@@ -1,0 +1,74 @@
+/*
+ * The reply sink: how the engine answers without knowing the wire.
+ *
+ * Handlers call gb_reply_*(client, ...). Each client carries a gb_reply_ops
+ * table and a context, installed by its transport: the RESP2 writer
+ * (transport/resp/resp_writer.c) for sockets and RESP rings, the SBE writer
+ * for SBE rings. The engine never formats protocol bytes itself.
+ */
+#ifndef GB_ENGINE_REPLY_H
+#define GB_ENGINE_REPLY_H
+
+#include "engine/base/common.h"
+
+typedef struct gb_reply_ops {
+    void (*status)(void *ctx, const char *s, size_t len);  /* +OK */
+    void (*error)(void *ctx, const char *s, size_t len);   /* "ERR ..." (no '-') */
+    void (*integer)(void *ctx, int64_t v);
+    void (*dbl)(void *ctx, double v);                      /* RESP2: bulk string */
+    void (*bulk)(void *ctx, const char *s, size_t len);
+    void (*nil)(void *ctx);                                /* null bulk */
+    void (*array)(void *ctx, int64_t n);                   /* n < 0: null array */
+    /* An array whose length is known only after its elements: returns a
+     * handle for set_deferred. */
+    size_t (*array_deferred)(void *ctx);
+    void (*set_deferred)(void *ctx, size_t handle, int64_t n);
+    /* Aggregates that RESP3 tells apart and RESP2 sends as arrays. NULL:
+     * the array of the same elements (a map of n pairs is 2n of them). */
+    void (*map)(void *ctx, int64_t npairs);
+    void (*set)(void *ctx, int64_t n);
+    void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
+} gb_reply_ops;
+
+struct gb_client;
+
+void gb_reply_status(struct gb_client *c, const char *s);
+void gb_reply_ok(struct gb_client *c);
+/* err is the full text after '-', e.g. "ERR syntax error" or "WRONGTYPE ...".
+ * CR/LF in it are replaced by spaces so the protocol stays intact. */
+void gb_reply_error(struct gb_client *c, const char *err);
+void gb_reply_errorf(struct gb_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb_reply_int(struct gb_client *c, int64_t v);
+void gb_reply_double(struct gb_client *c, double v);
+void gb_reply_bulk(struct gb_client *c, const char *s, size_t len);
+static inline void gb_reply_slice(struct gb_client *c, gb_slice s) { gb_reply_bulk(c, s.ptr, s.len); }
+void gb_reply_cstr(struct gb_client *c, const char *s);
+void gb_reply_bulk_ll(struct gb_client *c, int64_t v);
+void gb_reply_nil(struct gb_client *c);
+void gb_reply_array(struct gb_client *c, int64_t n);
+void gb_reply_nil_array(struct gb_client *c);
+/* The HELP subcommands' reply: one status line per text. */
+void gb_reply_help(struct gb_client *c, const char *const *lines, size_t n);
+size_t gb_reply_array_deferred(struct gb_client *c);
+void gb_reply_set_deferred(struct gb_client *c, size_t handle, int64_t n);
+/* A map of npairs key/value pairs (each pair: two replies), a set of n
+ * members; RESP2 sends both as arrays. */
+void gb_reply_map(struct gb_client *c, int64_t npairs);
+void gb_reply_set(struct gb_client *c, int64_t n);
+/* A map whose size is known after its pairs (handle from
+ * gb_reply_array_deferred). */
+void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
+
+/* Redis's standard error texts. */
+#define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define GB_ERR_SYNTAX "ERR syntax error"
+#define GB_ERR_NOT_INT "ERR value is not an integer or out of range"
+#define GB_ERR_NOT_FLOAT "ERR value is not a valid float"
+#define GB_ERR_NOAUTH "NOAUTH Authentication required."
+#define GB_ERR_WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
+#define GB_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+#define GB_ERR_NO_KEY "ERR no such key"
+#define GB_ERR_DB_RANGE "ERR DB index is out of range"
+#define GB_ERR_OVERFLOW "ERR increment or decrement would overflow"
+
+#endif

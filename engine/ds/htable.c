@@ -1,0 +1,386 @@
+#include "engine/ds/htable.h"
+
+#include <xxhash.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/random.h"
+#include "platform/clock.h"
+
+#define HT_INITIAL_BUCKETS 4u
+/* Buckets migrated per ordinary operation while rehashing. */
+#define HT_STEP_PER_OP 1u
+/* Empty buckets visited per step before giving up (bounds a step's cost on
+ * a sparse table, as Redis's dictRehash does). */
+#define HT_EMPTY_VISITS 10u
+
+/* Process-wide: every table in the process (each engine's keyspaces and
+ * registries, the command table) hashes with it for as long as it exists,
+ * and a table cannot be re-keyed; so it is chosen once, by the first engine,
+ * and shared by any created later (tests run several side by side). */
+static uint64_t hash_seed;
+static bool hash_seed_set;
+
+void gb_hash_seed_once(uint64_t seed)
+{
+    if (hash_seed_set)
+        return;
+    hash_seed = seed;
+    hash_seed_set = true;
+}
+
+uint64_t gb_hash_bytes(const void *p, size_t len) { return XXH3_64bits_withSeed(p, len, hash_seed); }
+
+void gb_htable_init(gb_htable *ht, const gb_htable_type *type)
+{
+    memset(ht, 0, sizeof *ht);
+    ht->type = type;
+    ht->rehash_idx = -1;
+}
+
+static uint64_t buckets_of(const gb_htable *ht, int t) { return ht->tab[t] ? ht->mask[t] + 1 : 0; }
+
+size_t gb_htable_buckets(const gb_htable *ht) { return (size_t)(buckets_of(ht, 0) + buckets_of(ht, 1)); }
+
+size_t gb_htable_overhead_bytes(const gb_htable *ht)
+{
+    return gb_mem_accounted(ht->tab[0]) + gb_mem_accounted(ht->tab[1]);
+}
+
+void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)
+{
+    for (int t = 0; t < 2; t++) {
+        if (!ht->tab[t])
+            continue;
+        if (free_rec) {
+            uint64_t nb = ht->mask[t] + 1;
+            for (uint64_t i = 0; i < nb; i++) {
+                gb_hnode *n = ht->tab[t][i];
+                while (n) {
+                    gb_hnode *next = n->next;
+                    free_rec(n, ctx);
+                    n = next;
+                }
+            }
+        }
+        gb_free(ht->tab[t]);
+        ht->tab[t] = NULL;
+        ht->mask[t] = 0;
+        ht->used[t] = 0;
+    }
+    ht->rehash_idx = -1;
+}
+
+static uint64_t next_pow2(uint64_t n)
+{
+    uint64_t s = HT_INITIAL_BUCKETS;
+    while (s < n && s < (UINT64_C(1) << 62))
+        s <<= 1;
+    return s;
+}
+
+/* Starts a migration to a bucket array of `buckets` (a power of two). */
+static void resize_to(gb_htable *ht, uint64_t buckets)
+{
+    if (gb_htable_is_rehashing(ht))
+        return;
+    if (ht->tab[0] && buckets == ht->mask[0] + 1)
+        return;
+    gb_hnode **nt = gb_calloc((size_t)buckets, sizeof *nt);
+    if (!ht->tab[0]) {
+        ht->tab[0] = nt;
+        ht->mask[0] = buckets - 1;
+        return;
+    }
+    ht->tab[1] = nt;
+    ht->mask[1] = buckets - 1;
+    ht->used[1] = 0;
+    ht->rehash_idx = 0;
+}
+
+void gb_htable_reserve(gb_htable *ht, size_t n)
+{
+    if (gb_htable_size(ht) == 0 && !gb_htable_is_rehashing(ht)) {
+        gb_free(ht->tab[0]);
+        ht->tab[0] = NULL;
+        resize_to(ht, next_pow2(n));
+    }
+}
+
+static void finish_rehash(gb_htable *ht)
+{
+    gb_free(ht->tab[0]);
+    ht->tab[0] = ht->tab[1];
+    ht->mask[0] = ht->mask[1];
+    ht->used[0] = ht->used[1];
+    ht->tab[1] = NULL;
+    ht->mask[1] = 0;
+    ht->used[1] = 0;
+    ht->rehash_idx = -1;
+}
+
+bool gb_htable_rehash_step(gb_htable *ht, size_t n)
+{
+    if (!gb_htable_is_rehashing(ht))
+        return false;
+    size_t empty_budget = n * HT_EMPTY_VISITS;
+    uint64_t nb0 = ht->mask[0] + 1;
+    while (n > 0 && ht->used[0] > 0) {
+        while ((uint64_t)ht->rehash_idx < nb0 && ht->tab[0][ht->rehash_idx] == NULL) {
+            ht->rehash_idx++;
+            if (--empty_budget == 0)
+                return true;
+        }
+        if ((uint64_t)ht->rehash_idx >= nb0)
+            break;
+        gb_hnode *e = ht->tab[0][ht->rehash_idx];
+        while (e) {
+            gb_hnode *next = e->next;
+            uint64_t b = ht->type->hash(e) & ht->mask[1];
+            e->next = ht->tab[1][b];
+            ht->tab[1][b] = e;
+            ht->used[0]--;
+            ht->used[1]++;
+            e = next;
+        }
+        ht->tab[0][ht->rehash_idx] = NULL;
+        ht->rehash_idx++;
+        n--;
+    }
+    if (ht->used[0] == 0) {
+        finish_rehash(ht);
+        return false;
+    }
+    return true;
+}
+
+size_t gb_htable_rehash_ms(gb_htable *ht, unsigned ms)
+{
+    if (!gb_htable_is_rehashing(ht) || ht->pause_rehash)
+        return 0;
+    uint64_t deadline = gb_clock_mono_ns() + (uint64_t)ms * 1000000u;
+    size_t moved = 0;
+    while (gb_htable_rehash_step(ht, 100)) {
+        moved += 100;
+        if (gb_clock_mono_ns() >= deadline)
+            break;
+    }
+    return moved;
+}
+
+static inline void step_if_rehashing(gb_htable *ht)
+{
+    if (GB_UNLIKELY(ht->rehash_idx >= 0) && ht->pause_rehash == 0)
+        gb_htable_rehash_step(ht, HT_STEP_PER_OP);
+}
+
+static void maybe_grow(gb_htable *ht)
+{
+    if (gb_htable_is_rehashing(ht))
+        return;
+    if (!ht->tab[0]) {
+        resize_to(ht, HT_INITIAL_BUCKETS);
+        return;
+    }
+    if (ht->used[0] >= ht->mask[0] + 1)
+        resize_to(ht, next_pow2(ht->used[0] + 1));
+}
+
+void gb_htable_maybe_shrink(gb_htable *ht)
+{
+    if (gb_htable_is_rehashing(ht) || !ht->tab[0] || ht->pause_rehash)
+        return;
+    uint64_t nb = ht->mask[0] + 1;
+    if (nb > HT_INITIAL_BUCKETS && ht->used[0] * 8 < nb)
+        resize_to(ht, next_pow2(ht->used[0] ? ht->used[0] : 1));
+}
+
+/* Finds the link pointing at `key`'s record and which bucket array holds it. */
+static gb_hnode **find_link(gb_htable *ht, const void *key, uint64_t hash, int *table)
+{
+    if (gb_htable_size(ht) == 0)
+        return NULL;
+    step_if_rehashing(ht);
+    for (int t = 0; t < 2; t++) {
+        if (!ht->tab[t])
+            continue;
+        /* Buckets of tab[0] below rehash_idx are already empty. */
+        uint64_t b = hash & ht->mask[t];
+        if (t == 0 && ht->rehash_idx >= 0 && b < (uint64_t)ht->rehash_idx)
+            continue;
+        for (gb_hnode **link = &ht->tab[t][b]; *link; link = &(*link)->next) {
+            if (ht->type->key_eq(*link, key)) {
+                *table = t;
+                return link;
+            }
+        }
+        if (!gb_htable_is_rehashing(ht))
+            break;
+    }
+    return NULL;
+}
+
+gb_hnode **gb_htable_find_link(gb_htable *ht, const void *key, uint64_t hash)
+{
+    int t;
+    return find_link(ht, key, hash, &t);
+}
+
+gb_hnode *gb_htable_find(gb_htable *ht, const void *key, uint64_t hash)
+{
+    int t;
+    gb_hnode **link = find_link(ht, key, hash, &t);
+    return link ? *link : NULL;
+}
+
+void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
+{
+    step_if_rehashing(ht);
+    maybe_grow(ht);
+    /* While rehashing, new records go straight to the new array. */
+    int t = gb_htable_is_rehashing(ht) ? 1 : 0;
+    uint64_t b = hash & ht->mask[t];
+    n->next = ht->tab[t][b];
+    ht->tab[t][b] = n;
+    ht->used[t]++;
+}
+
+gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash)
+{
+    int t;
+    gb_hnode **link = find_link(ht, key, hash, &t);
+    if (!link)
+        return NULL;
+    gb_hnode *n = *link;
+    *link = n->next;
+    n->next = NULL;
+    ht->used[t]--;
+    return n;
+}
+
+gb_hnode *gb_htable_random(gb_htable *ht)
+{
+    if (gb_htable_size(ht) == 0)
+        return NULL;
+    step_if_rehashing(ht);
+    gb_hnode *head = NULL;
+    /* Random bucket in the union of both arrays, skipping migrated ones. */
+    while (!head) {
+        if (gb_htable_is_rehashing(ht)) {
+            uint64_t nb0 = ht->mask[0] + 1, nb1 = ht->mask[1] + 1;
+            uint64_t lo = (uint64_t)ht->rehash_idx;
+            uint64_t r = lo + gb_random_u64() % (nb0 + nb1 - lo);
+            head = r >= nb0 ? ht->tab[1][r - nb0] : ht->tab[0][r];
+        } else {
+            head = ht->tab[0][gb_random_u64() & ht->mask[0]];
+        }
+    }
+    size_t len = 0;
+    for (gb_hnode *e = head; e; e = e->next)
+        len++;
+    size_t pick = (size_t)(gb_random_u64() % len);
+    while (pick--)
+        head = head->next;
+    return head;
+}
+
+static inline uint64_t rev64(uint64_t v)
+{
+    v = ((v >> 1) & UINT64_C(0x5555555555555555)) | ((v & UINT64_C(0x5555555555555555)) << 1);
+    v = ((v >> 2) & UINT64_C(0x3333333333333333)) | ((v & UINT64_C(0x3333333333333333)) << 2);
+    v = ((v >> 4) & UINT64_C(0x0F0F0F0F0F0F0F0F)) | ((v & UINT64_C(0x0F0F0F0F0F0F0F0F)) << 4);
+    v = ((v >> 8) & UINT64_C(0x00FF00FF00FF00FF)) | ((v & UINT64_C(0x00FF00FF00FF00FF)) << 8);
+    v = ((v >> 16) & UINT64_C(0x0000FFFF0000FFFF)) | ((v & UINT64_C(0x0000FFFF0000FFFF)) << 16);
+    return (v >> 32) | (v << 32);
+}
+
+static void scan_bucket(gb_hnode *e, gb_htable_scan_fn fn, void *ctx)
+{
+    while (e) {
+        gb_hnode *next = e->next;
+        fn(e, ctx);
+        e = next;
+    }
+}
+
+uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *ctx)
+{
+    if (gb_htable_size(ht) == 0)
+        return 0;
+    ht->pause_rehash++;
+    if (!gb_htable_is_rehashing(ht)) {
+        uint64_t m0 = ht->mask[0];
+        scan_bucket(ht->tab[0][v & m0], fn, ctx);
+        v |= ~m0;
+        v = rev64(v);
+        v++;
+        v = rev64(v);
+    } else {
+        int t0 = 0, t1 = 1;
+        if (ht->mask[0] > ht->mask[1]) {
+            t0 = 1;
+            t1 = 0;
+        }
+        uint64_t m0 = ht->mask[t0], m1 = ht->mask[t1];
+        scan_bucket(ht->tab[t0][v & m0], fn, ctx);
+        /* Visit every bucket of the larger table that expands the smaller's. */
+        do {
+            scan_bucket(ht->tab[t1][v & m1], fn, ctx);
+            v |= ~m1;
+            v = rev64(v);
+            v++;
+            v = rev64(v);
+        } while (v & (m0 ^ m1));
+    }
+    ht->pause_rehash--;
+    return v;
+}
+
+void gb_htable_iter_init(gb_htable_iter *it, gb_htable *ht)
+{
+    it->ht = ht;
+    it->table = 0;
+    it->bucket = 0;
+    it->next = NULL;
+    it->started = false;
+}
+
+gb_hnode *gb_htable_iter_next(gb_htable_iter *it)
+{
+    gb_htable *ht = it->ht;
+    if (!it->started) {
+        it->started = true;
+        ht->pause_rehash++;
+        it->next = NULL;
+        it->table = 0;
+        it->bucket = 0;
+        if (ht->tab[0])
+            it->next = ht->tab[0][0];
+    }
+    for (;;) {
+        if (it->next) {
+            gb_hnode *n = it->next;
+            it->next = n->next;
+            return n;
+        }
+        if (!ht->tab[it->table])
+            return NULL;
+        it->bucket++;
+        if (it->bucket > ht->mask[it->table]) {
+            if (it->table == 1 || !gb_htable_is_rehashing(ht))
+                return NULL;
+            it->table = 1;
+            it->bucket = 0;
+            it->next = ht->tab[1][0];
+            continue;
+        }
+        it->next = ht->tab[it->table][it->bucket];
+    }
+}
+
+void gb_htable_iter_done(gb_htable_iter *it)
+{
+    if (it->started) {
+        it->ht->pause_rehash--;
+        it->started = false;
+    }
+}

@@ -1,0 +1,116 @@
+/*
+ * htable: an intrusive, chained hash table with incremental rehash.
+ *
+ * The keyspace, large hashes, large sets and the member->score side of large
+ * sorted sets all use it. "Intrusive" means the table stores pointers to the
+ * caller's own records, which begin with a gb_hnode (the chain link): one
+ * allocation per element, no separate dict entry.
+ *
+ *   table[i] -> rec -> rec -> NULL        (rec = caller struct, first field gb_hnode)
+ *
+ * Sizing: bucket arrays are powers of two. The table grows to the next power
+ * of two >= used when used reaches the bucket count (load factor 1) and
+ * shrinks when used falls under 1/8 of it. Growing or shrinking does not
+ * move everything at once: a second bucket array is allocated and buckets
+ * migrate a few at a time, on each operation and from gb_htable_rehash_ms()
+ * (called by the server's cron), so no command pays for the whole table.
+ * While two arrays exist, lookups check both.
+ *
+ * Hashing is the caller's job (the type's hash callback); the engine uses
+ * XXH3-64 with a per-process random seed (gb_hash_bytes) to defeat
+ * hash-flooding.
+ *
+ * Scanning uses Redis's reverse-binary cursor: every element present for the
+ * whole scan is returned at least once even while the table resizes.
+ */
+#ifndef GB_ENGINE_HTABLE_H
+#define GB_ENGINE_HTABLE_H
+
+#include "engine/base/common.h"
+
+typedef struct gb_hnode {
+    struct gb_hnode *next;
+} gb_hnode;
+
+typedef struct gb_htable_type {
+    /* Hash of the record's key (must match gb_hash_* of the lookup key). */
+    uint64_t (*hash)(const gb_hnode *n);
+    /* Whether the record's key equals `key` (opaque, e.g. a gb_slice *). */
+    bool (*key_eq)(const gb_hnode *n, const void *key);
+} gb_htable_type;
+
+typedef struct gb_htable {
+    const gb_htable_type *type;
+    gb_hnode **tab[2];
+    uint64_t mask[2];   /* bucket count - 1 (0 with tab == NULL) */
+    size_t used[2];
+    int64_t rehash_idx; /* next bucket of tab[0] to migrate; -1 when not rehashing */
+    int pause_rehash;   /* > 0 while an iterator or scan holds positions */
+} gb_htable;
+
+/* Sets the process's hash seed (random, before any table is used) unless it
+ * was set already: the first engine's choice holds for the process. */
+void gb_hash_seed_once(uint64_t seed);
+uint64_t gb_hash_bytes(const void *p, size_t len);
+static inline uint64_t gb_hash_slice(gb_slice s) { return gb_hash_bytes(s.ptr, s.len); }
+
+void gb_htable_init(gb_htable *ht, const gb_htable_type *type);
+/* Frees the bucket arrays; records are passed to free_rec (may be NULL). */
+void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx);
+
+static inline size_t gb_htable_size(const gb_htable *ht) { return ht->used[0] + ht->used[1]; }
+static inline bool gb_htable_is_rehashing(const gb_htable *ht) { return ht->rehash_idx >= 0; }
+/* Number of buckets (both arrays), for memory accounting. */
+size_t gb_htable_buckets(const gb_htable *ht);
+/* Bytes held by the bucket arrays (not the records). */
+size_t gb_htable_overhead_bytes(const gb_htable *ht);
+
+gb_hnode *gb_htable_find(gb_htable *ht, const void *key, uint64_t hash);
+/* The link that points at the record with `key` (for in-place replacement),
+ * or NULL. Valid until the next mutation. */
+gb_hnode **gb_htable_find_link(gb_htable *ht, const void *key, uint64_t hash);
+/* Inserts a record whose key is not in the table (caller checked). */
+void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash);
+/* Unlinks and returns the record with `key`, or NULL. */
+gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash);
+/* Replaces the record at *link (from gb_htable_find_link) with n, which has
+ * the same key (e.g. the record was reallocated). */
+static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
+{
+    n->next = (*link)->next;
+    *link = n;
+}
+
+/* A uniformly chosen bucket, then a uniformly chosen record in it; NULL if empty. */
+gb_hnode *gb_htable_random(gb_htable *ht);
+
+/* Migrates up to n buckets; returns true if more remain. */
+bool gb_htable_rehash_step(gb_htable *ht, size_t n);
+/* Sizes an empty table for n entries at once (a snapshot's load knows how
+ * many keys come): no growth and rehash on the way. No-op otherwise. */
+void gb_htable_reserve(gb_htable *ht, size_t n);
+/* Rehashes for about `ms` milliseconds; returns buckets migrated. */
+size_t gb_htable_rehash_ms(gb_htable *ht, unsigned ms);
+/* Shrinks the table when it is sparse (call after bulk deletions). */
+void gb_htable_maybe_shrink(gb_htable *ht);
+
+/* Calls fn on each record of the cursor's bucket(s) and returns the next
+ * cursor (0 when the scan is complete). fn must not modify the table. */
+typedef void (*gb_htable_scan_fn)(gb_hnode *n, void *ctx);
+uint64_t gb_htable_scan(gb_htable *ht, uint64_t cursor, gb_htable_scan_fn fn, void *ctx);
+
+/* Full iteration. Rehashing pauses while an iterator is live; the record just
+ * returned may be removed (and freed) before the next call. */
+typedef struct gb_htable_iter {
+    gb_htable *ht;
+    int table;
+    uint64_t bucket;
+    gb_hnode *next;
+    bool started;
+} gb_htable_iter;
+
+void gb_htable_iter_init(gb_htable_iter *it, gb_htable *ht);
+gb_hnode *gb_htable_iter_next(gb_htable_iter *it);
+void gb_htable_iter_done(gb_htable_iter *it);
+
+#endif

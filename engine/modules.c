@@ -1,0 +1,43 @@
+#include "engine/modules.h"
+
+#include "engine/persist/persist.h"
+#include "engine/types/registry.h"
+
+/* Every command module's table, defined by GB_DEFINE_COMMANDS in its
+ * engine/commands/cmd_*.c file. */
+#define GB_DECLARE_COMMANDS(mod)                     \
+    extern const gb_command_def gb_commands_##mod[]; \
+    extern const size_t gb_commands_##mod##_count
+
+GB_DECLARE_COMMANDS(server);
+GB_DECLARE_COMMANDS(command);
+GB_DECLARE_COMMANDS(keys);
+GB_DECLARE_COMMANDS(string);
+GB_DECLARE_COMMANDS(multi);
+GB_DECLARE_COMMANDS(list);
+GB_DECLARE_COMMANDS(hash);
+GB_DECLARE_COMMANDS(set);
+GB_DECLARE_COMMANDS(zset);
+GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(acl);
+
+gb_engine *gb_engine_new(const gb_settings *cfg)
+{
+    gb_engine *eng = gb_engine_create(cfg);
+    gb_types_init();
+#define REG(mod) gb_commands_register(eng, gb_commands_##mod, gb_commands_##mod##_count)
+    REG(server);
+    REG(command);
+    REG(keys);
+    REG(string);
+    REG(multi);
+    REG(list);
+    REG(hash);
+    REG(set);
+    REG(zset);
+    REG(persist);
+    REG(acl);
+#undef REG
+    gb_persist_new(eng);
+    return eng;
+}

@@ -1,0 +1,570 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/persist/persist.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/base/mem.h"
+#include "engine/core/multi.h"
+#include "engine/persist/aof.h"
+#include "engine/persist/fileio.h"
+#include "engine/persist/serialize.h"
+#include "engine/persist/snapshot.h"
+#include "platform/clock.h"
+
+#define MISCONF_RDB                                                                                              \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands " \
+    "that may modify the data set are disabled, because this instance is configured to report errors during "   \
+    "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for "   \
+    "details about the RDB error."
+
+/* Redis's CONFIG_BGSAVE_RETRY_DELAY: after a failed background save the
+ * policy waits this long before trying again. */
+#define BGSAVE_RETRY_DELAY_MS 5000
+/* A background slice between event batches: long enough to make progress,
+ * short enough that other clients' commands wait little. */
+#define SLICE_NS 500000u
+
+/* What the one background snapshot at a time is for. */
+enum bg_kind { BG_RDB, BG_AOF_REWRITE };
+
+struct gb_persist {
+    gb_engine *eng;
+    gb_service service;
+    gb_aof *aof;
+
+    /* the background snapshot in progress, if any */
+    gb_snapshot *bg;
+    enum bg_kind bg_kind;
+    int64_t bg_start_ms;
+    uint64_t bg_dirty_at_start;
+    bool bg_scheduled;       /* BGSAVE SCHEDULE: start when possible */
+    bool rw_scheduled;       /* BGREWRITEAOF while a BGSAVE runs */
+
+    /* append-only log rewrites */
+    int64_t last_rw_try_ms;
+    bool last_rw_ok;
+    int64_t last_rw_secs;    /* -1: none yet */
+    uint64_t rewrites;
+
+    /* results */
+    uint64_t dirty_at_save;  /* stats.dirty when the last save began */
+    int64_t lastsave_s;      /* last successful save, Unix seconds */
+    int64_t last_try_ms;     /* last background save attempt */
+    bool last_bg_ok;
+    int64_t last_bg_secs;    /* -1: none yet */
+    uint64_t saves;          /* successful saves (rdb_saves) */
+};
+
+static void snapshot_path(const gb_persist *p, char *out, size_t cap)
+{
+    gb_path_join(out, cap, p->eng->cfg.dir, p->eng->cfg.dbfilename);
+}
+
+static int level_of(const gb_engine *eng) { return eng->cfg.rdbcompression ? eng->cfg.rdb_compression_level : 0; }
+
+/* ---- foreground save ------------------------------------------------------------------ */
+
+static void bg_abandon(gb_persist *p, const char *why);
+
+int gb_persist_save(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (p->bg) {
+        snprintf(err, errlen, p->bg_kind == BG_RDB ? "Background save already in progress"
+                                                   : "Background append only file rewriting in progress");
+        return -1;
+    }
+    char path[4096];
+    snapshot_path(p, path, sizeof path);
+    uint64_t t0 = gb_clock_mono_ns();
+    uint64_t dirty = eng->stats.dirty;
+    gb_snapshot *s = gb_snapshot_begin(eng, path, level_of(eng), err, errlen);
+    if (!s) {
+        gb_log(GB_LOG_WARNING, "Failed saving the DB: %s", err);
+        return -1;
+    }
+    int rc = gb_snapshot_run(s, err, errlen);
+    uint64_t keys = gb_snapshot_keys(s), bytes = gb_snapshot_bytes(s);
+    gb_snapshot_free(s);
+    if (rc != 1) {
+        gb_log(GB_LOG_WARNING, "Failed saving the DB: %s", err);
+        return -1;
+    }
+    p->dirty_at_save = dirty;
+    p->lastsave_s = eng->now_ms / 1000;
+    p->saves++;
+    double secs = (double)(gb_clock_mono_ns() - t0) / 1e9;
+    gb_log(GB_LOG_NOTICE, "DB saved on disk: %llu keys, %.1f MB in %.3f s", (unsigned long long)keys,
+           (double)bytes / 1e6, secs);
+    return 0;
+}
+
+/* ---- background save --------------------------------------------------------------------- */
+
+static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    char path[4096];
+    snapshot_path(p, path, sizeof path);
+    p->last_try_ms = eng->now_ms;
+    p->bg = gb_snapshot_begin(eng, path, level_of(eng), err, errlen);
+    if (!p->bg) {
+        p->last_bg_ok = false;
+        gb_log(GB_LOG_WARNING, "Can't save in background: %s", err);
+        return GB_BGSAVE_ERROR;
+    }
+    p->bg_kind = BG_RDB;
+    p->bg_start_ms = eng->now_ms;
+    p->bg_dirty_at_start = eng->stats.dirty;
+    p->bg_scheduled = false;
+    gb_log(GB_LOG_NOTICE, "Background saving started");
+    return GB_BGSAVE_STARTED;
+}
+
+/* ---- append-only log rewrites ------------------------------------------------------------- */
+
+static int rw_start(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    p->last_rw_try_ms = eng->now_ms;
+    char base[4400];
+    /* The new incremental file and the snapshot begin at the same moment:
+     * no command runs between them. */
+    if (gb_aof_rewrite_begin(p->aof, base, sizeof base, err, errlen) != 0) {
+        p->last_rw_ok = false;
+        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        return -1;
+    }
+    p->bg = gb_snapshot_begin(eng, base, level_of(eng), err, errlen);
+    if (!p->bg) {
+        gb_aof_rewrite_end(p->aof, false);
+        p->last_rw_ok = false;
+        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        return -1;
+    }
+    p->bg_kind = BG_AOF_REWRITE;
+    p->bg_start_ms = eng->now_ms;
+    p->rw_scheduled = false;
+    gb_log(GB_LOG_NOTICE, "Background append only file rewriting started");
+    return 0;
+}
+
+enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen)
+{
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE) {
+        snprintf(err, errlen, "Background append only file rewriting already in progress");
+        return GB_BGREWRITE_BUSY;
+    }
+    if (p->bg) {
+        p->rw_scheduled = true;
+        return GB_BGREWRITE_SCHEDULED;
+    }
+    return rw_start(p, err, errlen) == 0 ? GB_BGREWRITE_STARTED : GB_BGREWRITE_ERROR;
+}
+
+int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (!eng->cfg.appendonly) {
+        if (p->bg && p->bg_kind == BG_AOF_REWRITE)
+            bg_abandon(p, "appendonly turned off");
+        gb_aof_disable(p->aof);
+        return 0;
+    }
+    if (gb_aof_on(p->aof))
+        return 0;
+    if (gb_aof_enable(p->aof, err, errlen) != 0)
+        return -1;
+    /* The log needs a base: the dataset as it is now. */
+    if (p->bg && p->bg_kind == BG_RDB) {
+        p->rw_scheduled = true;
+        return 0;
+    }
+    if (p->bg)
+        bg_abandon(p, "appendonly turned on: the log needs a new base");
+    if (rw_start(p, err, errlen) != 0) {
+        gb_aof_disable(p->aof);
+        return -1;
+    }
+    return 0;
+}
+
+enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err, size_t errlen)
+{
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE && !schedule) {
+        snprintf(err, errlen, "An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order "
+                              "to schedule a BGSAVE whenever possible.");
+        return GB_BGSAVE_BUSY;
+    }
+    if (p->bg) {
+        if (schedule) {
+            p->bg_scheduled = true;
+            return GB_BGSAVE_SCHEDULED;
+        }
+        snprintf(err, errlen, "Background save already in progress");
+        return GB_BGSAVE_BUSY;
+    }
+    return bg_start(p, err, errlen);
+}
+
+static void bg_done(gb_persist *p, bool ok, const char *err)
+{
+    gb_engine *eng = p->eng;
+    uint64_t keys = gb_snapshot_keys(p->bg), bytes = gb_snapshot_bytes(p->bg);
+    gb_snapshot_free(p->bg);
+    p->bg = NULL;
+    if (p->bg_kind == BG_AOF_REWRITE) {
+        gb_aof_rewrite_end(p->aof, ok);
+        p->last_rw_ok = ok;
+        p->last_rw_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+        if (ok) {
+            p->rewrites++;
+            gb_log(GB_LOG_NOTICE, "Background AOF rewrite finished successfully: a %.1f MB base of %llu keys",
+                   (double)bytes / 1e6, (unsigned long long)keys);
+        } else {
+            gb_log(GB_LOG_WARNING, "Background AOF rewrite failed: %s", err);
+        }
+        return;
+    }
+    p->last_bg_ok = ok;
+    p->last_bg_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+    if (ok) {
+        p->dirty_at_save = p->bg_dirty_at_start;
+        p->lastsave_s = p->bg_start_ms / 1000;
+        p->saves++;
+        gb_log(GB_LOG_NOTICE, "Background saving terminated with success: %llu keys, %.1f MB",
+               (unsigned long long)keys, (double)bytes / 1e6);
+    } else {
+        gb_log(GB_LOG_WARNING, "Background saving error: %s", err);
+    }
+}
+
+static void bg_abandon(gb_persist *p, const char *why)
+{
+    gb_log(GB_LOG_WARNING, "Background %s abandoned: %s",
+           p->bg_kind == BG_RDB ? "saving" : "append only file rewriting", why);
+    gb_snapshot_free(p->bg);
+    p->bg = NULL;
+    if (p->bg_kind == BG_AOF_REWRITE)
+        gb_aof_rewrite_end(p->aof, false);
+}
+
+static void bg_check_done(gb_persist *p)
+{
+    if (!p->bg)
+        return;
+    char err[640];
+    int rc = gb_snapshot_poll(p->bg, err, sizeof err);
+    if (rc != 0)
+        bg_done(p, rc == 1, err);
+}
+
+int64_t gb_persist_lastsave(const gb_persist *p) { return p->lastsave_s; }
+
+bool gb_persist_bg_in_progress(const gb_persist *p) { return p->bg != NULL; }
+
+/* ---- the save policy ------------------------------------------------------------------------ */
+
+static void policy_check(gb_persist *p)
+{
+    gb_engine *eng = p->eng;
+    if (p->bg)
+        return;
+    char err[640];
+    if (p->rw_scheduled) {
+        rw_start(p, err, sizeof err);
+        return;
+    }
+    if (p->bg_scheduled) {
+        bg_start(p, err, sizeof err);
+        return;
+    }
+    /* The log rewrites itself once it grew by the configured percentage
+     * since the last rewrite (and is past the minimum size). */
+    const gb_settings *cfg = &eng->cfg;
+    uint64_t size = gb_aof_size(p->aof), base = gb_aof_base_size(p->aof);
+    if (gb_aof_on(p->aof) && cfg->auto_aof_rewrite_percentage > 0 && size > (uint64_t)cfg->auto_aof_rewrite_min_size &&
+        (p->last_rw_ok || eng->now_ms - p->last_rw_try_ms > BGSAVE_RETRY_DELAY_MS)) {
+        uint64_t grown = base ? (size - (size > base ? base : size)) * 100 / base : UINT64_MAX;
+        if (size > base && grown >= (uint64_t)cfg->auto_aof_rewrite_percentage) {
+            gb_log(GB_LOG_NOTICE, "Starting automatic rewriting of AOF on %llu%% growth", (unsigned long long)grown);
+            rw_start(p, err, sizeof err);
+            return;
+        }
+    }
+    uint64_t changes = eng->stats.dirty - p->dirty_at_save;
+    int64_t now = eng->now_ms;
+    for (int i = 0; i < eng->cfg.save_n; i++) {
+        if (changes < (uint64_t)eng->cfg.save_changes[i] || now - p->lastsave_s * 1000 < eng->cfg.save_seconds[i] * 1000)
+            continue;
+        /* After a failure, wait before trying again (Redis's rule). */
+        if (!p->last_bg_ok && now - p->last_try_ms < BGSAVE_RETRY_DELAY_MS)
+            continue;
+        gb_log(GB_LOG_NOTICE, "%lld changes in %lld seconds. Saving...", eng->cfg.save_changes[i],
+               eng->cfg.save_seconds[i]);
+        bg_start(p, err, sizeof err);
+        return;
+    }
+}
+
+const char *gb_persist_write_refusal(const gb_persist *p)
+{
+    const gb_settings *cfg = &p->eng->cfg;
+    if (cfg->stop_writes_on_bgsave_error && cfg->save_n > 0 && !p->last_bg_ok)
+        return MISCONF_RDB;
+    return gb_aof_write_refusal(p->aof);
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+typedef struct load_progress {
+    uint64_t t0;
+} load_progress;
+
+static void log_progress(void *ctx, const gb_snap_reader *r, const gb_snap_load_stats *st)
+{
+    load_progress *lp = ctx;
+    double secs = (double)(gb_clock_mono_ns() - lp->t0) / 1e9;
+    double mb = (double)gb_snap_reader_offset(r) / 1e6, total = (double)gb_snap_reader_size(r) / 1e6;
+    gb_log(GB_LOG_NOTICE, "Loading: %llu keys, %.0f of %.0f MB (%.0f%%), %.0f MB/s", (unsigned long long)st->keys, mb,
+           total, total > 0 ? 100 * mb / total : 100.0, secs > 0 ? mb / secs : 0.0);
+}
+
+/* Loads a snapshot file into the (empty) databases. 0, GB_ENOENT when the
+ * file does not exist, or GB_EPARSE with the reason in err. */
+static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_t errlen)
+{
+    gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
+    if (!r)
+        return errno == ENOENT ? GB_ENOENT : GB_EIO;
+    load_progress lp = {gb_clock_mono_ns()};
+    gb_snap_load_stats st;
+    bool ok = gb_snap_load(eng, r, &st, log_progress, &lp);
+    if (!ok) {
+        snprintf(err, errlen, "%s", gb_snap_reader_error(r));
+        gb_snap_reader_free(r);
+        return GB_EPARSE;
+    }
+    double secs = (double)(gb_clock_mono_ns() - lp.t0) / 1e9;
+    double mb = (double)gb_snap_reader_size(r) / 1e6;
+    gb_log(GB_LOG_NOTICE, "DB loaded from disk: %llu keys (%llu expired, not loaded), %.1f MB in %.3f s (%.0f MB/s)",
+           (unsigned long long)st.keys, (unsigned long long)st.expired, mb, secs, secs > 0 ? mb / secs : 0.0);
+    gb_snap_reader_free(r);
+    return 0;
+}
+
+static void flush_all(gb_engine *eng)
+{
+    for (int i = 0; i < eng->ndbs; i++) {
+        gb_multi_touch_swap(&eng->dbs[i], NULL);
+        gb_db_flush(&eng->dbs[i]);
+    }
+}
+
+int gb_persist_load(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    /* Saves a crash cut short leave their temporary files: the previous
+     * file is the one that counts. */
+    char tmp_prefix[300];
+    snprintf(tmp_prefix, sizeof tmp_prefix, "%s.tmp-", eng->cfg.dbfilename);
+    int removed = gb_remove_prefixed(eng->cfg.dir, tmp_prefix, NULL, NULL);
+    if (removed)
+        gb_log(GB_LOG_NOTICE, "Removed %d temporary snapshot file(s) left by an interrupted save", removed);
+    if (eng->cfg.appendonly) {
+        int rc = gb_aof_load(p->aof, err, errlen);
+        if (rc != GB_ENOENT)
+            return rc;
+    }
+    char path[4096];
+    snapshot_path(p, path, sizeof path);
+    int rc = load_snapshot_file(eng, path, err, errlen);
+    if (rc == 0)
+        p->lastsave_s = eng->now_ms / 1000;
+    else if (rc != GB_ENOENT)
+        return rc;
+    /* appendonly yes without a log yet: start one, its base the dataset
+     * just loaded (or nothing). */
+    if (eng->cfg.appendonly && gb_persist_appendonly_changed(p, err, errlen) != 0)
+        return GB_EIO;
+    return 0;
+}
+
+int gb_persist_debug_loadaof(gb_persist *p, char *err, size_t errlen)
+{
+    gb_engine *eng = p->eng;
+    if (!gb_aof_on(p->aof)) {
+        snprintf(err, errlen, "the append-only log is off");
+        return GB_EINVAL;
+    }
+    if (p->bg)
+        bg_abandon(p, "DEBUG LOADAOF reloads the log");
+    gb_aof_disable(p->aof);
+    flush_all(eng);
+    int rc = gb_aof_load(p->aof, err, errlen);
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "DEBUG LOADAOF could not load the log: %s", err);
+        flush_all(eng);
+    }
+    return rc;
+}
+
+
+int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
+{
+    if (p->bg)
+        bg_abandon(p, "DEBUG RELOAD saves now");
+    if (gb_persist_save(p, err, errlen) != 0)
+        return GB_EIO;
+    gb_engine *eng = p->eng;
+    flush_all(eng);
+    char path[4096];
+    snapshot_path(p, path, sizeof path);
+    int rc = load_snapshot_file(eng, path, err, errlen);
+    if (rc != 0) {
+        /* Never a half-loaded dataset: empty is what the log says. */
+        gb_log(GB_LOG_WARNING, "DEBUG RELOAD could not load what it saved: %s", err);
+        flush_all(eng);
+        return GB_EPARSE;
+    }
+    return 0;
+}
+
+/* ---- the service ----------------------------------------------------------------------------- */
+
+static void svc_cron(void *ctx)
+{
+    gb_persist *p = ctx;
+    gb_aof_cron(p->aof);
+    bg_check_done(p);
+    policy_check(p);
+}
+
+static bool svc_step(void *ctx, uint64_t deadline_ns)
+{
+    gb_persist *p = ctx;
+    if (!p->bg)
+        return false;
+    uint64_t now = gb_clock_mono_ns();
+    uint64_t until = now + SLICE_NS < deadline_ns ? now + SLICE_NS : deadline_ns;
+    if (gb_snapshot_step(p->bg, until)) {
+        bg_check_done(p); /* the writer may already be done */
+        return false;     /* the cron notices the writer finishing */
+    }
+    char err[640];
+    if (gb_snapshot_poll(p->bg, err, sizeof err) < 0) {
+        bg_done(p, false, err);
+        return false;
+    }
+    return true;
+}
+
+static void svc_before_replies(void *ctx)
+{
+    gb_persist *p = ctx;
+    gb_aof_flush(p->aof, p->eng->cfg.appendfsync == GB_FSYNC_ALWAYS);
+}
+
+static bool svc_replies_held(void *ctx)
+{
+    gb_persist *p = ctx;
+    return gb_aof_unsynced(p->aof);
+}
+
+static int svc_shutdown(void *ctx, bool save, bool nosave)
+{
+    gb_persist *p = ctx;
+    if (p->bg)
+        bg_abandon(p, "shutting down");
+    if (gb_aof_on(p->aof)) {
+        gb_log(GB_LOG_NOTICE, "Calling fsync() on the AOF file.");
+        gb_aof_flush(p->aof, true);
+    }
+    if (nosave || (!save && p->eng->cfg.save_n == 0))
+        return 0;
+    gb_log(GB_LOG_NOTICE, "Saving the final snapshot before exiting.");
+    char err[640];
+    if (gb_persist_save(p, err, sizeof err) != 0) {
+        gb_log(GB_LOG_WARNING, "Error trying to save the DB, can't exit.");
+        return GB_EIO;
+    }
+    return 0;
+}
+
+static const char *svc_write_refusal(void *ctx) { return gb_persist_write_refusal(ctx); }
+
+static void svc_destroy(void *ctx) { gb_persist_free(ctx); }
+
+static void line(void (*out)(void *, const char *), void *octx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void line(void (*out)(void *, const char *), void *octx, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    out(octx, buf);
+}
+
+static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void *octx)
+{
+    gb_persist *p = ctx;
+    gb_engine *eng = p->eng;
+    line(out, octx, "async_loading:0");
+    line(out, octx, "rdb_changes_since_last_save:%llu", (unsigned long long)(eng->stats.dirty - p->dirty_at_save));
+    line(out, octx, "rdb_bgsave_in_progress:%d", p->bg ? 1 : 0);
+    line(out, octx, "rdb_last_save_time:%lld", (long long)p->lastsave_s);
+    line(out, octx, "rdb_last_bgsave_status:%s", p->last_bg_ok ? "ok" : "err");
+    line(out, octx, "rdb_last_bgsave_time_sec:%lld", (long long)p->last_bg_secs);
+    line(out, octx, "rdb_current_bgsave_time_sec:%lld",
+         p->bg ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
+    line(out, octx, "rdb_saves:%llu", (unsigned long long)p->saves);
+    line(out, octx, "rdb_last_cow_size:0");
+    bool rw = p->bg && p->bg_kind == BG_AOF_REWRITE;
+    line(out, octx, "aof_enabled:%d", gb_aof_on(p->aof) ? 1 : 0);
+    line(out, octx, "aof_rewrite_in_progress:%d", rw ? 1 : 0);
+    line(out, octx, "aof_rewrite_scheduled:%d", p->rw_scheduled ? 1 : 0);
+    line(out, octx, "aof_last_rewrite_time_sec:%lld", (long long)p->last_rw_secs);
+    line(out, octx, "aof_current_rewrite_time_sec:%lld", rw ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
+    line(out, octx, "aof_last_bgrewrite_status:%s", p->last_rw_ok ? "ok" : "err");
+    line(out, octx, "aof_rewrites:%llu", (unsigned long long)p->rewrites);
+    gb_aof_info(p->aof, out, octx);
+    line(out, octx, "module_fork_in_progress:0");
+    line(out, octx, "module_fork_last_cow_size:0");
+}
+
+gb_persist *gb_persist_new(gb_engine *eng)
+{
+    gb_persist *p = gb_calloc(1, sizeof *p);
+    p->eng = eng;
+    p->last_bg_ok = true;
+    p->last_bg_secs = -1;
+    p->lastsave_s = eng->now_ms / 1000;
+    p->dirty_at_save = eng->stats.dirty;
+    p->last_rw_ok = true;
+    p->last_rw_secs = -1;
+    p->aof = gb_aof_new(eng);
+    p->service = (gb_service){svc_cron,          svc_step, svc_before_replies, svc_replies_held, svc_shutdown,
+                              svc_write_refusal, svc_info, svc_destroy,        p};
+    eng->service = &p->service;
+    return p;
+}
+
+gb_persist *gb_persist_of(gb_engine *eng) { return eng->service ? eng->service->ctx : NULL; }
+
+void gb_persist_free(gb_persist *p)
+{
+    if (!p)
+        return;
+    if (p->bg)
+        bg_abandon(p, "the server is stopping");
+    gb_aof_free(p->aof);
+    if (p->eng->service == &p->service)
+        p->eng->service = NULL;
+    gb_free(p);
+}

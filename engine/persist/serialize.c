@@ -1,0 +1,472 @@
+#include "engine/persist/serialize.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/util.h"
+#include "engine/ds/listpack.h"
+#include "engine/persist/snapfmt.h"
+#include "engine/types/t_list.h"
+#include "engine/types/tobj.h"
+
+#ifndef GOBLIN_VERSION
+#define GOBLIN_VERSION "0.1.0"
+#endif
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static bool put_list_elem(void *ctx, size_t index, gb_slice v)
+{
+    (void)index;
+    gb_snap_put_str(ctx, v.ptr, v.len);
+    return true;
+}
+
+static void put_member(void *ctx, gb_slice m) { gb_snap_put_str(ctx, m.ptr, m.len); }
+
+static void put_pair(void *ctx, gb_slice f, gb_slice v)
+{
+    gb_snap_put_str(ctx, f.ptr, f.len);
+    gb_snap_put_str(ctx, v.ptr, v.len);
+}
+
+static void put_scored(void *ctx, gb_slice m, double score)
+{
+    gb_snap_put_str(ctx, m.ptr, m.len);
+    gb_snap_put_f64(ctx, score);
+}
+
+static void put_blob(gb_snap_writer *w, const void *p, size_t n) { gb_snap_put_str(w, p, n); }
+
+/* The record type of kv, and its compact bytes when it has them. */
+static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, size_t *bloblen)
+{
+    *blob = NULL;
+    switch (kv->type) {
+    case GB_TYPE_STRING:
+        return kv->enc == GB_ENC_INT ? GB_SNAP_T_STRING_INT : GB_SNAP_T_STRING;
+    case GB_TYPE_LIST:
+        if ((*blob = gb_list_listpack(kv->v.ptr)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_LIST_LISTPACK;
+        }
+        return GB_SNAP_T_LIST;
+    case GB_TYPE_SET:
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_set_intset(&o->s)) != NULL) {
+            *bloblen = gb_set_intset_bytes(&o->s);
+            return GB_SNAP_T_SET_INTSET;
+        }
+        if ((*blob = gb_set_listpack(&o->s)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_SET_LISTPACK;
+        }
+        return GB_SNAP_T_SET;
+    case GB_TYPE_HASH:
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_HASH_LISTPACK;
+        }
+        return GB_SNAP_T_HASH;
+    default:
+        *o = gb_tobj_unpack(kv->v.ptr);
+        if ((*blob = gb_zset_listpack(&o->z)) != NULL) {
+            *bloblen = gb_lp_bytes(*blob);
+            return GB_SNAP_T_ZSET_LISTPACK;
+        }
+        return GB_SNAP_T_ZSET;
+    }
+}
+
+void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
+{
+    gb_tobj_hdr o;
+    const void *blob;
+    size_t bloblen = 0;
+    uint8_t type = type_of_kv(kv, &o, &blob, &bloblen);
+    gb_snap_put_u8(w, GB_SNAP_OP_KEY);
+    gb_snap_put_u8(w, type);
+    gb_snap_put_u8(w, gb_kv_volatile(kv) ? GB_SNAP_KEY_HAS_EXPIRE : 0);
+    if (gb_kv_volatile(kv))
+        gb_snap_put_u64(w, (uint64_t)gb_kv_expire(kv));
+    gb_slice key = gb_kv_key(kv);
+    gb_snap_put_str(w, key.ptr, key.len);
+    if (blob) {
+        put_blob(w, blob, bloblen);
+        return;
+    }
+    switch (type) {
+    case GB_SNAP_T_STRING_INT:
+        gb_snap_put_svarint(w, kv->v.i);
+        break;
+    case GB_SNAP_T_STRING: {
+        char buf[GB_INT_BUF];
+        gb_slice v = gb_kv_string(kv, buf);
+        gb_snap_put_str(w, v.ptr, v.len);
+        break;
+    }
+    case GB_SNAP_T_LIST:
+        gb_snap_put_varint(w, gb_list_len(kv->v.ptr));
+        gb_list_range(kv->v.ptr, 0, -1, false, put_list_elem, w);
+        break;
+    case GB_SNAP_T_SET:
+        gb_snap_put_varint(w, gb_set_card(&o.s));
+        gb_set_members(&o.s, put_member, w);
+        break;
+    case GB_SNAP_T_HASH:
+        gb_snap_put_varint(w, gb_hash_len(&o.h));
+        gb_hash_each(&o.h, put_pair, w);
+        break;
+    default:
+        gb_snap_put_varint(w, gb_zset_card(&o.z));
+        gb_zset_range_rank(&o.z, 0, -1, false, put_scored, w);
+        break;
+    }
+}
+
+static void put_aux(gb_snap_writer *w, const char *name, const char *value)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_AUX);
+    gb_snap_put_str(w, name, strlen(name));
+    gb_snap_put_str(w, value, strlen(value));
+}
+
+void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng)
+{
+    char t[32];
+    gb_ll2str(t, eng->now_ms / 1000);
+    put_aux(w, "goblin-ver", GOBLIN_VERSION);
+    put_aux(w, "ctime", t);
+    for (int d = 0; d < eng->ndbs; d++) {
+        size_t n = gb_db_size(&eng->dbs[d]);
+        if (!n)
+            continue;
+        gb_snap_put_u8(w, GB_SNAP_OP_DBSIZE);
+        gb_snap_put_varint(w, (uint64_t)d);
+        gb_snap_put_varint(w, n);
+    }
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+/* A string read from the stream (system allocator: the reader grows it). */
+typedef struct sbuf {
+    char *p;
+    size_t cap, len;
+} sbuf;
+
+/* A value's elements are limited by what a client could have stored. */
+#define MAX_STRING ((uint64_t)1 << 32)
+
+static bool get_s(gb_snap_reader *r, sbuf *b) { return gb_snap_get_str(r, &b->p, &b->cap, &b->len, MAX_STRING); }
+static gb_slice sl(const sbuf *b) { return gb_slice_make(b->p, b->len); }
+
+typedef struct loader {
+    gb_engine *eng;
+    gb_snap_reader *r;
+    gb_db *db;
+    sbuf key, a, b;
+    gb_types_config tcfg;
+    gb_list_config lcfg;
+} loader;
+
+static bool fail_key(loader *L, const char *what)
+{
+    return gb_snap_reader_fail(L->r, "key '%.*s' holds %s", (int)GB_MIN(L->key.len, 64), L->key.p, what);
+}
+
+static bool load_count(loader *L, uint64_t *n)
+{
+    if (!gb_snap_get_varint(L->r, n))
+        return false;
+    return *n ? true : fail_key(L, "an empty collection");
+}
+
+static bool dup(loader *L, const char *what, gb_slice elem)
+{
+    return gb_snap_reader_fail(L->r, "key '%.*s' holds the %s '%.*s' twice", (int)GB_MIN(L->key.len, 64), L->key.p, what,
+                               (int)GB_MIN(elem.len, 64), elem.ptr);
+}
+
+static void *load_list(loader *L)
+{
+    uint64_t n;
+    if (!load_count(L, &n))
+        return NULL;
+    gb_list *l = gb_list_new(&L->lcfg);
+    for (uint64_t i = 0; i < n; i++) {
+        if (!get_s(L->r, &L->a)) {
+            gb_list_free(l);
+            return NULL;
+        }
+        gb_slice v = sl(&L->a);
+        gb_list_push(l, GB_LIST_TAIL, &v, 1);
+    }
+    return l;
+}
+
+static void *load_set(loader *L)
+{
+    uint64_t n;
+    if (!load_count(L, &n))
+        return NULL;
+    gb_set *s = NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!get_s(L->r, &L->a))
+            goto fail;
+        gb_slice m = sl(&L->a);
+        if (!s)
+            s = gb_set_new_for(&L->tcfg, m, (size_t)GB_MIN(n, (uint64_t)1 << 20));
+        if (!gb_set_add(s, &L->tcfg, m)) {
+            dup(L, "member", m);
+            goto fail;
+        }
+    }
+    return gb_tobj_adopt(s);
+fail:
+    if (s)
+        gb_set_free(s);
+    return NULL;
+}
+
+static void *load_hash(loader *L)
+{
+    uint64_t n;
+    if (!load_count(L, &n))
+        return NULL;
+    gb_hash *h = gb_hash_new();
+    for (uint64_t i = 0; i < n; i++) {
+        if (!get_s(L->r, &L->a) || !get_s(L->r, &L->b))
+            goto fail;
+        if (!gb_hash_set(h, &L->tcfg, sl(&L->a), sl(&L->b))) {
+            dup(L, "field", sl(&L->a));
+            goto fail;
+        }
+    }
+    return gb_tobj_adopt(h);
+fail:
+    gb_hash_free(h);
+    return NULL;
+}
+
+static void *load_zset(loader *L)
+{
+    uint64_t n;
+    if (!load_count(L, &n))
+        return NULL;
+    gb_zset *z = gb_zset_new(&L->tcfg, (size_t)GB_MIN(n, (uint64_t)1 << 20), 0);
+    for (uint64_t i = 0; i < n; i++) {
+        double score;
+        if (!get_s(L->r, &L->a) || !gb_snap_get_f64(L->r, &score))
+            goto fail;
+        if (isnan(score)) {
+            fail_key(L, "a NaN score");
+            goto fail;
+        }
+        gb_slice m = sl(&L->a);
+        gb_zadd_result res;
+        gb_zset_add(z, &L->tcfg, 0, 1, &score, &m, &res);
+        if (res.added != 1) {
+            dup(L, "member", m);
+            goto fail;
+        }
+    }
+    gb_zset_convert_if_fits(z, &L->tcfg);
+    return gb_tobj_adopt(z);
+fail:
+    gb_zset_free(z);
+    return NULL;
+}
+
+/* A compact encoding's bytes, checked whole by the type's module before
+ * anything uses them. */
+static void *load_blob(loader *L, uint8_t type)
+{
+    if (!get_s(L->r, &L->a))
+        return NULL;
+    size_t n = L->a.len;
+    unsigned char *bytes = gb_malloc(n ? n : 1);
+    memcpy(bytes, L->a.p, n);
+    const char *why = NULL;
+    void *obj = NULL;
+    switch (type) {
+    case GB_SNAP_T_LIST_LISTPACK:
+        obj = gb_list_from_listpack(&L->lcfg, bytes, n, &why);
+        return obj ? obj : (fail_key(L, why), NULL);
+    case GB_SNAP_T_SET_LISTPACK:
+        obj = gb_set_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    case GB_SNAP_T_SET_INTSET:
+        obj = gb_set_from_intset(bytes, n, &L->tcfg, &why);
+        break;
+    case GB_SNAP_T_HASH_LISTPACK:
+        obj = gb_hash_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    default:
+        obj = gb_zset_from_listpack(bytes, n, &L->tcfg, &why);
+        break;
+    }
+    if (!obj) {
+        fail_key(L, why);
+        return NULL;
+    }
+    return gb_tobj_adopt(obj);
+}
+
+static const enum gb_type type_of[GB_SNAP_T_MAX + 1] = {
+    [GB_SNAP_T_STRING] = GB_TYPE_STRING,       [GB_SNAP_T_STRING_INT] = GB_TYPE_STRING,
+    [GB_SNAP_T_LIST] = GB_TYPE_LIST,           [GB_SNAP_T_SET] = GB_TYPE_SET,
+    [GB_SNAP_T_HASH] = GB_TYPE_HASH,           [GB_SNAP_T_ZSET] = GB_TYPE_ZSET,
+    [GB_SNAP_T_LIST_LISTPACK] = GB_TYPE_LIST,  [GB_SNAP_T_SET_LISTPACK] = GB_TYPE_SET,
+    [GB_SNAP_T_SET_INTSET] = GB_TYPE_SET,      [GB_SNAP_T_HASH_LISTPACK] = GB_TYPE_HASH,
+    [GB_SNAP_T_ZSET_LISTPACK] = GB_TYPE_ZSET,
+};
+
+static void *load_value(loader *L, uint8_t type)
+{
+    switch (type) {
+    case GB_SNAP_T_LIST:
+        return load_list(L);
+    case GB_SNAP_T_SET:
+        return load_set(L);
+    case GB_SNAP_T_HASH:
+        return load_hash(L);
+    case GB_SNAP_T_ZSET:
+        return load_zset(L);
+    default:
+        return load_blob(L, type);
+    }
+}
+
+static void drop_value(uint8_t type, void *obj)
+{
+    if (obj)
+        gb_type_get(type_of[type])->free(obj);
+}
+
+static bool load_key(loader *L, gb_snap_load_stats *st)
+{
+    uint8_t type, flags;
+    uint64_t expire = 0;
+    if (!gb_snap_get_u8(L->r, &type) || !gb_snap_get_u8(L->r, &flags))
+        return false;
+    if (type > GB_SNAP_T_MAX)
+        return gb_snap_reader_fail(L->r, "unknown value type %u", type);
+    if (flags & ~GB_SNAP_KEY_HAS_EXPIRE)
+        return gb_snap_reader_fail(L->r, "unknown key flags 0x%x", flags);
+    if ((flags & GB_SNAP_KEY_HAS_EXPIRE) && !gb_snap_get_u64(L->r, &expire))
+        return false;
+    if (!get_s(L->r, &L->key))
+        return false;
+    gb_slice key = sl(&L->key);
+    int64_t ival = 0;
+    void *obj = NULL;
+    if (type == GB_SNAP_T_STRING) {
+        if (!get_s(L->r, &L->a))
+            return false;
+    } else if (type == GB_SNAP_T_STRING_INT) {
+        if (!gb_snap_get_svarint(L->r, &ival))
+            return false;
+    } else if (!(obj = load_value(L, type))) {
+        return false;
+    }
+    int64_t when = (flags & GB_SNAP_KEY_HAS_EXPIRE) ? (int64_t)expire : -1;
+    if (when >= 0 && when <= L->eng->now_ms && !L->eng->loading) {
+        drop_value(type, obj); /* already expired: as Redis, not loaded */
+        st->expired++;
+        return true;
+    }
+    gb_kv *kv;
+    if (type == GB_SNAP_T_STRING_INT) {
+        char num[GB_INT_BUF];
+        kv = gb_db_load_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
+    } else if (type == GB_SNAP_T_STRING) {
+        kv = gb_db_load_string(L->db, key, sl(&L->a), when);
+    } else {
+        kv = gb_db_load_object(L->db, key, type_of[type], obj, when);
+        if (!kv)
+            drop_value(type, obj);
+    }
+    if (!kv)
+        return gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
+                                   L->db->id);
+    st->keys++;
+    return true;
+}
+
+/* Sizes a database's table for the keys that come (bounded by the file's
+ * size: a key takes more than a byte of it, whatever a record claims). */
+static bool load_dbsize(loader *L)
+{
+    uint64_t db, n;
+    if (!gb_snap_get_varint(L->r, &db) || !gb_snap_get_varint(L->r, &n))
+        return false;
+    if (db >= (uint64_t)L->eng->ndbs)
+        return gb_snap_reader_fail(L->r, "database %llu does not exist (databases is %d)", (unsigned long long)db,
+                                   L->eng->ndbs);
+    uint64_t cap = gb_snap_reader_size(L->r);
+    gb_htable_reserve(&L->eng->dbs[db].keys, (size_t)GB_MIN(n, cap));
+    return true;
+}
+
+static bool load_aux(loader *L)
+{
+    /* Read and checked for form; nothing in them changes the dataset. */
+    return get_s(L->r, &L->a) && get_s(L->r, &L->b);
+}
+
+bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
+                  void (*progress)(void *ctx, const gb_snap_reader *r, const gb_snap_load_stats *st), void *pctx)
+{
+    loader L = {.eng = eng, .r = r, .db = &eng->dbs[0]};
+    L.tcfg = gb_types_cfg(eng);
+    L.lcfg = gb_list_config_for(eng);
+    memset(st, 0, sizeof *st);
+    uint64_t next_report = 64u << 20;
+    bool ok = false;
+    for (;;) {
+        uint8_t op;
+        if (!gb_snap_get_u8(r, &op))
+            break;
+        if (op == GB_SNAP_OP_KEY) {
+            if (!load_key(&L, st))
+                break;
+        } else if (op == GB_SNAP_OP_SELECTDB) {
+            uint64_t db;
+            if (!gb_snap_get_varint(r, &db))
+                break;
+            if (db >= (uint64_t)eng->ndbs) {
+                gb_snap_reader_fail(r, "database %llu does not exist (databases is %d)", (unsigned long long)db,
+                                    eng->ndbs);
+                break;
+            }
+            L.db = &eng->dbs[db];
+        } else if (op == GB_SNAP_OP_DBSIZE) {
+            if (!load_dbsize(&L))
+                break;
+        } else if (op == GB_SNAP_OP_AUX) {
+            if (!load_aux(&L))
+                break;
+        } else if (op == GB_SNAP_OP_EOF) {
+            uint64_t keys;
+            ok = gb_snap_get_varint(r, &keys) && gb_snap_reader_finish(r, keys);
+            if (ok && keys != st->keys + st->expired)
+                ok = gb_snap_reader_fail(r, "EOF counts %llu keys, the records hold %llu", (unsigned long long)keys,
+                                         (unsigned long long)(st->keys + st->expired));
+            break;
+        } else {
+            gb_snap_reader_fail(r, "unknown record type 0x%02x", op);
+            break;
+        }
+        if (progress && gb_snap_reader_offset(r) >= next_report) {
+            progress(pctx, r, st);
+            next_report = gb_snap_reader_offset(r) + (64u << 20);
+        }
+    }
+    free(L.key.p);
+    free(L.a.p);
+    free(L.b.p);
+    return ok;
+}

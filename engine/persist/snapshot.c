@@ -1,0 +1,193 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/persist/snapshot.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "engine/persist/serialize.h"
+#include "engine/persist/snapfmt.h"
+#include "platform/clock.h"
+
+/* Blocks allowed to wait for the writer before the scan pauses: bounds the
+ * snapshot's memory at this many MB (copy-on-write saves never pause). */
+#define MAX_BACKLOG 16
+
+struct gb_snapshot {
+    gb_engine *eng;
+    gb_snap_writer *w;
+    int db;           /* the database the scan is in */
+    uint64_t cursor;  /* its table cursor */
+    int stream_db;    /* the database of the last KEY record */
+    uint64_t keys;
+    bool scanned;     /* every key serialised, the stream closed */
+};
+
+/* ---- serialising one key -------------------------------------------------------------- */
+
+static void save(gb_snapshot *s, gb_db *db, gb_kv *kv)
+{
+    if (s->stream_db != db->id) {
+        gb_snap_put_u8(s->w, GB_SNAP_OP_SELECTDB);
+        gb_snap_put_varint(s->w, (uint64_t)db->id);
+        s->stream_db = db->id;
+    }
+    gb_snap_write_key(s->w, kv);
+    kv->flags = (uint8_t)((kv->flags & ~GB_KV_COW_MARK) | s->eng->cow.mark);
+    s->keys++;
+}
+
+/* The copy-on-write hook: kv is about to change or go. */
+static void save_key(void *ctx, gb_db *db, gb_kv *kv) { save(ctx, db, kv); }
+
+typedef struct scan_ctx {
+    gb_snapshot *s;
+    gb_db *db;
+} scan_ctx;
+
+static void scan_one(gb_hnode *n, void *ctx)
+{
+    scan_ctx *sc = ctx;
+    gb_kv *kv = (gb_kv *)n;
+    if (gb_cow_pending(&sc->s->eng->cow, kv))
+        save(sc->s, sc->db, kv);
+}
+
+/* Serialises every key of db still pending (the whole table, now). */
+static void save_db(void *ctx, gb_db *db)
+{
+    scan_ctx sc = {ctx, db};
+    uint64_t cur = 0;
+    do
+        cur = gb_htable_scan(&db->keys, cur, scan_one, &sc);
+    while (cur);
+}
+
+/* ---- the snapshot ---------------------------------------------------------------------- */
+
+gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char *err, size_t errlen)
+{
+    if (eng->cow.active) {
+        snprintf(err, errlen, "a snapshot is already in progress");
+        return NULL;
+    }
+    gb_snap_writer *w = gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, err, errlen);
+    if (!w)
+        return NULL;
+    gb_snapshot *s = calloc(1, sizeof *s);
+    s->eng = eng;
+    s->w = w;
+    s->stream_db = -1;
+    gb_snap_write_header_records(w, eng);
+    /* The moment of the snapshot: every key present now becomes pending. */
+    eng->cow.mark ^= GB_KV_COW_MARK;
+    eng->cow.save_key = save_key;
+    eng->cow.save_db = save_db;
+    eng->cow.ctx = s;
+    eng->cow.active = true;
+    return s;
+}
+
+/* Marks every key still pending as saved without saving it: an abandoned
+ * snapshot must leave all marks equal, or the next one would take the keys
+ * it did not reach for already saved. */
+static void mark_rest(gb_snapshot *s)
+{
+    gb_engine *eng = s->eng;
+    uint8_t mark = eng->cow.mark;
+    for (int d = 0; d < eng->ndbs; d++) {
+        gb_htable_iter it;
+        gb_htable_iter_init(&it, &eng->dbs[d].keys);
+        for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
+            gb_kv *kv = (gb_kv *)n;
+            kv->flags = (uint8_t)((kv->flags & ~GB_KV_COW_MARK) | mark);
+        }
+        gb_htable_iter_done(&it);
+    }
+}
+
+/* A write error: the keys not reached are marked, the stream closed so the
+ * writer reports the error. */
+static void abandon_stream(gb_snapshot *s)
+{
+    mark_rest(s);
+    gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
+    gb_snap_writer_close(s->w, s->keys);
+    s->eng->cow.active = false;
+    s->scanned = true;
+}
+
+/* Nothing pending remains: the stream ends, copy-on-write stops. */
+static void finish_stream(gb_snapshot *s)
+{
+    gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
+    gb_snap_put_varint(s->w, s->keys);
+    gb_snap_writer_close(s->w, s->keys);
+    s->eng->cow.active = false;
+    s->scanned = true;
+}
+
+bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns)
+{
+    if (s->scanned)
+        return true;
+    if (gb_snap_writer_failed(s->w))
+        return false;
+    if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
+        return false; /* the writer catches up first */
+    gb_engine *eng = s->eng;
+    unsigned n = 0;
+    while (s->db < eng->ndbs) {
+        gb_db *db = &eng->dbs[s->db];
+        scan_ctx sc = {s, db};
+        s->cursor = gb_htable_scan(&db->keys, s->cursor, scan_one, &sc);
+        if (s->cursor == 0)
+            s->db++;
+        /* The clock is read every 64 buckets: a bucket holds a key or two. */
+        if ((++n & 63) == 0 && gb_clock_mono_ns() >= deadline_ns)
+            return false;
+    }
+    finish_stream(s);
+    return true;
+}
+
+int gb_snapshot_poll(gb_snapshot *s, char *err, size_t errlen)
+{
+    if (!s->scanned) {
+        if (!gb_snap_writer_failed(s->w))
+            return 0;
+        abandon_stream(s);
+    }
+    return gb_snap_writer_poll(s->w, err, errlen);
+}
+
+int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
+{
+    while (!gb_snapshot_step(s, UINT64_MAX)) {
+        if (gb_snap_writer_failed(s->w))
+            break;
+        if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG) {
+            /* Waiting for the writer is all a foreground save can do. */
+            struct timespec ts = {0, 200 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (!s->scanned)
+        abandon_stream(s);
+    return gb_snap_writer_wait(s->w, err, errlen);
+}
+
+uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
+uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
+
+void gb_snapshot_free(gb_snapshot *s)
+{
+    if (!s)
+        return;
+    if (!s->scanned) {
+        mark_rest(s);
+        s->eng->cow.active = false;
+    }
+    s->eng->cow.ctx = NULL;
+    gb_snap_writer_free(s->w);
+    free(s);
+}

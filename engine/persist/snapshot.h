@@ -1,0 +1,48 @@
+/*
+ * A snapshot of the whole dataset at one moment, taken without fork.
+ *
+ * The engine is single-threaded, so a snapshot is serialised in slices
+ * between commands, scanning each database's table with a cursor. It is of
+ * the moment it began because of copy-on-write by key (gb_cow,
+ * engine/core/db.h): before a command changes or deletes a key the scan has
+ * not reached, the key's value as it still is gets serialised first; keys
+ * created after the beginning are born marked as saved. So each key present
+ * at the beginning is written exactly once, with its value of that moment,
+ * and no key created later is written. A write to a large unsaved key pays
+ * for serialising it first (once); FLUSHDB/FLUSHALL/SWAPDB during a
+ * snapshot serialise what is left of the databases they touch first.
+ *
+ * Memory: no copy of the dataset, only the blocks on their way to the
+ * writer thread (engine/persist/snapwrite.h).
+ */
+#ifndef GB_ENGINE_PERSIST_SNAPSHOT_H
+#define GB_ENGINE_PERSIST_SNAPSHOT_H
+
+#include "engine/core/engine.h"
+
+typedef struct gb_snapshot gb_snapshot;
+
+/* Begins a snapshot into path (level: zstd level, 0 = none). NULL with err
+ * set when the file cannot be started. Only one at a time per engine. */
+gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char *err, size_t errlen);
+
+/* Serialises until deadline_ns (monotonic) or the end. Returns true once
+ * everything is serialised (the file is then being finished by the writer:
+ * poll it); false while work remains or after a write error (poll says). */
+bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns);
+
+/* 1 done (file in place), -1 failed (err), 0 still working. */
+int gb_snapshot_poll(gb_snapshot *s, char *err, size_t errlen);
+
+/* Runs a whole snapshot to its end (SAVE, shutdown): 1 or -1 as poll. */
+int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen);
+
+/* Keys serialised so far, stream bytes so far. */
+uint64_t gb_snapshot_keys(const gb_snapshot *s);
+uint64_t gb_snapshot_bytes(const gb_snapshot *s);
+
+/* Ends the snapshot's hold on the engine and frees it; an unfinished one is
+ * abandoned (its temporary file removed, the previous file intact). */
+void gb_snapshot_free(gb_snapshot *s);
+
+#endif

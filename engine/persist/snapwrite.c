@@ -1,0 +1,407 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/persist/snapwrite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "engine/base/helper_thread.h"
+#include "engine/persist/fileio.h"
+#include "engine/persist/snapfmt.h"
+
+/* A raw block on its way to the writer thread. */
+typedef struct block {
+    struct block *next;
+    size_t len;
+    uint8_t data[];
+} block;
+
+struct gb_snap_writer {
+    /* engine thread */
+    block *cur;              /* being filled */
+    uint64_t bytes;          /* stream bytes so far */
+    char path[4096], tmp[4096 + 32];
+    int level;
+
+    /* shared, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* work for the thread, or its outcome */
+    block *head, *tail;
+    size_t queued;
+    bool closing;            /* no more blocks after the queue */
+    uint64_t keys;
+    int outcome;             /* 0 so far so good, 1 file in place, -1 failed */
+    bool finished;           /* the thread is done: outcome is final */
+    bool stop;               /* abandon: discard and return */
+    char err[512];
+
+    /* writer thread */
+    gb_helper_thread thread;
+    bool thread_started;
+    int fd;
+    uint64_t blocks, raw_total, chain;
+    XXH3_state_t *chain_state;
+    ZSTD_CCtx *cctx;
+    uint8_t *out;
+    size_t outcap;
+};
+
+/* ---- the writer thread ----------------------------------------------------------------- */
+
+static void fail_locked(gb_snap_writer *w, const char *what, int e)
+{
+    if (w->outcome == 0) {
+        snprintf(w->err, sizeof w->err, "%s '%.300s': %.100s", what, w->tmp, strerror(e));
+        w->outcome = -1;
+    }
+}
+
+static int write_block(gb_snap_writer *w, const block *b)
+{
+    uint8_t *payload = (uint8_t *)b->data;
+    size_t stored = b->len;
+    uint8_t codec = GB_SNAP_CODEC_NONE;
+    if (w->level != 0) {
+        size_t n = ZSTD_compressCCtx(w->cctx, w->out + GB_SNAP_BLOCK_HEADER_SIZE, w->outcap - GB_SNAP_BLOCK_HEADER_SIZE,
+                                     b->data, b->len, w->level);
+        if (!ZSTD_isError(n) && n < b->len) {
+            payload = w->out + GB_SNAP_BLOCK_HEADER_SIZE;
+            stored = n;
+            codec = GB_SNAP_CODEC_ZSTD;
+        }
+    }
+    uint8_t hdr[GB_SNAP_BLOCK_HEADER_SIZE] = {0};
+    gb_le32_put(hdr, GB_SNAP_BLOCK_MAGIC);
+    gb_le32_put(hdr + 4, (uint32_t)stored);
+    gb_le32_put(hdr + 8, (uint32_t)b->len);
+    hdr[12] = codec;
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    XXH3_64bits_update(&st, hdr, 16);
+    XXH3_64bits_update(&st, payload, stored);
+    uint64_t sum = XXH3_64bits_digest(&st);
+    gb_le64_put(hdr + 16, sum);
+    uint8_t sumle[8];
+    gb_le64_put(sumle, sum);
+    XXH3_64bits_update(w->chain_state, sumle, 8);
+    w->blocks++;
+    w->raw_total += b->len;
+    if (gb_write_all(w->fd, hdr, sizeof hdr) != 0 || gb_write_all(w->fd, payload, stored) != 0)
+        return -1;
+    return 0;
+}
+
+static int write_trailer(gb_snap_writer *w, uint64_t keys)
+{
+    uint8_t t[GB_SNAP_TRAILER_SIZE] = {0};
+    gb_le32_put(t, GB_SNAP_TRAILER_MAGIC);
+    gb_le64_put(t + 8, w->blocks);
+    gb_le64_put(t + 16, w->raw_total);
+    gb_le64_put(t + 24, keys);
+    gb_le64_put(t + 32, XXH3_64bits_digest(w->chain_state));
+    gb_le64_put(t + 40, XXH3_64bits(t, 40));
+    return gb_write_all(w->fd, t, sizeof t);
+}
+
+static void *writer_main(void *arg)
+{
+    gb_snap_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->closing && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->stop)
+            break;
+        block *b = w->head;
+        if (b) {
+            w->head = b->next;
+            if (!w->head)
+                w->tail = NULL;
+            w->queued--;
+            bool failed = w->outcome != 0;
+            pthread_mutex_unlock(&w->mu);
+            int rc = failed ? 0 : write_block(w, b);
+            int e = errno;
+            free(b);
+            pthread_mutex_lock(&w->mu);
+            if (rc != 0)
+                fail_locked(w, "cannot write snapshot", e);
+            pthread_cond_broadcast(&w->cv); /* the backlog shrank */
+            continue;
+        }
+        /* closing, queue empty: trailer, sync, rename, sync the directory */
+        uint64_t keys = w->keys;
+        bool failed = w->outcome != 0;
+        pthread_mutex_unlock(&w->mu);
+        const char *step = "cannot write snapshot";
+        int rc = failed ? -1 : write_trailer(w, keys);
+        if (rc == 0) {
+            step = "cannot sync snapshot";
+            rc = gb_file_sync_fd(w->fd);
+        }
+        int e = errno;
+        if (close(w->fd) != 0 && rc == 0) {
+            rc = -1;
+            e = errno;
+        }
+        w->fd = -1;
+        if (rc == 0) {
+            step = "cannot rename snapshot into place from";
+            rc = gb_rename_durably(w->tmp, w->path);
+            e = errno;
+        }
+        if (rc != 0)
+            unlink(w->tmp);
+        pthread_mutex_lock(&w->mu);
+        if (rc != 0 && !failed)
+            fail_locked(w, step, e);
+        if (w->outcome == 0)
+            w->outcome = 1;
+        w->finished = true;
+        pthread_cond_broadcast(&w->cv);
+        break;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* ---- the engine side ----------------------------------------------------------------- */
+
+static block *block_new(void)
+{
+    block *b = malloc(sizeof *b + GB_SNAP_BLOCK_MAX);
+    if (!b) {
+        fprintf(stderr, "goblin-core: out of memory for a snapshot block; aborting\n");
+        abort();
+    }
+    b->next = NULL;
+    b->len = 0;
+    return b;
+}
+
+gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus, char *err,
+                                    size_t errlen)
+{
+    gb_snap_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->fd = -1;
+    w->level = level;
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp-%ld", path, (long)getpid());
+    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", w->tmp, strerror(errno));
+        free(w);
+        return NULL;
+    }
+    uint8_t hdr[GB_SNAP_HEADER_SIZE] = {0};
+    memcpy(hdr, GB_SNAP_MAGIC, 8);
+    gb_le32_put(hdr + 8, GB_SNAP_VERSION);
+    gb_le64_put(hdr + 16, (uint64_t)created_ms);
+    gb_le64_put(hdr + 24, XXH3_64bits(hdr, 24));
+    if (gb_write_all(w->fd, hdr, sizeof hdr) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", w->tmp, strerror(errno));
+        close(w->fd);
+        unlink(w->tmp);
+        free(w);
+        return NULL;
+    }
+    w->chain_state = XXH3_createState();
+    XXH3_64bits_reset(w->chain_state);
+    if (level != 0) {
+        w->cctx = ZSTD_createCCtx();
+        w->outcap = GB_SNAP_BLOCK_HEADER_SIZE + ZSTD_compressBound(GB_SNAP_BLOCK_MAX);
+        w->out = malloc(w->outcap);
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->cur = block_new();
+    if (!w->chain_state || (level != 0 && (!w->cctx || !w->out)) ||
+        !gb_helper_thread_start(&w->thread, "gb-snapshot", cpus, writer_main, w)) {
+        snprintf(err, errlen, "cannot start the snapshot writer thread");
+        gb_snap_writer_free(w);
+        return NULL;
+    }
+    w->thread_started = true;
+    return w;
+}
+
+static void enqueue(gb_snap_writer *w, block *b)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->tail)
+        w->tail->next = b;
+    else
+        w->head = b;
+    w->tail = b;
+    w->queued++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gb_snap_put(gb_snap_writer *w, const void *p, size_t n)
+{
+    const uint8_t *src = p;
+    w->bytes += n;
+    while (n) {
+        size_t room = GB_SNAP_BLOCK_MAX - w->cur->len;
+        size_t k = n < room ? n : room;
+        memcpy(w->cur->data + w->cur->len, src, k);
+        w->cur->len += k;
+        src += k;
+        n -= k;
+        if (w->cur->len == GB_SNAP_BLOCK_MAX) {
+            enqueue(w, w->cur);
+            w->cur = block_new();
+        }
+    }
+}
+
+void gb_snap_put_u8(gb_snap_writer *w, uint8_t v)
+{
+    if (GB_SNAP_BLOCK_MAX - w->cur->len >= 1) {
+        w->cur->data[w->cur->len++] = v;
+        w->bytes++;
+        if (w->cur->len == GB_SNAP_BLOCK_MAX) {
+            enqueue(w, w->cur);
+            w->cur = block_new();
+        }
+        return;
+    }
+    gb_snap_put(w, &v, 1);
+}
+
+void gb_snap_put_varint(gb_snap_writer *w, uint64_t v)
+{
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        b[n++] = (uint8_t)(byte | (v ? 0x80 : 0));
+    } while (v);
+    gb_snap_put(w, b, n);
+}
+
+void gb_snap_put_svarint(gb_snap_writer *w, int64_t v)
+{
+    gb_snap_put_varint(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+void gb_snap_put_str(gb_snap_writer *w, const void *p, size_t n)
+{
+    gb_snap_put_varint(w, n);
+    gb_snap_put(w, p, n);
+}
+
+void gb_snap_put_u64(gb_snap_writer *w, uint64_t v)
+{
+    uint8_t b[8];
+    gb_le64_put(b, v);
+    gb_snap_put(w, b, 8);
+}
+
+void gb_snap_put_f64(gb_snap_writer *w, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    gb_snap_put_u64(w, u);
+}
+
+uint64_t gb_snap_writer_bytes(const gb_snap_writer *w) { return w->bytes; }
+
+size_t gb_snap_writer_backlog(gb_snap_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t n = w->queued;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+bool gb_snap_writer_failed(gb_snap_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    bool f = w->outcome < 0;
+    pthread_mutex_unlock(&w->mu);
+    return f;
+}
+
+void gb_snap_writer_close(gb_snap_writer *w, uint64_t keys)
+{
+    if (w->cur->len)
+        enqueue(w, w->cur);
+    else
+        free(w->cur);
+    w->cur = NULL;
+    pthread_mutex_lock(&w->mu);
+    w->keys = keys;
+    w->closing = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static int outcome_locked(gb_snap_writer *w, char *err, size_t errlen)
+{
+    if (!w->finished)
+        return 0;
+    if (w->outcome < 0 && err)
+        snprintf(err, errlen, "%s", w->err);
+    return w->outcome;
+}
+
+int gb_snap_writer_poll(gb_snap_writer *w, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&w->mu);
+    int rc = outcome_locked(w, err, errlen);
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+int gb_snap_writer_wait(gb_snap_writer *w, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->finished)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int rc = outcome_locked(w, err, errlen);
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+void gb_snap_writer_free(gb_snap_writer *w)
+{
+    if (!w)
+        return;
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = true;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        gb_helper_thread_join(&w->thread);
+    }
+    if (w->fd >= 0) {
+        close(w->fd);
+        unlink(w->tmp); /* abandoned: the previous file stays */
+    }
+    for (block *b = w->head, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    free(w->cur);
+    free(w->out);
+    ZSTD_freeCCtx(w->cctx);
+    if (w->chain_state)
+        XXH3_freeState(w->chain_state);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}

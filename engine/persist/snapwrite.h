@@ -1,0 +1,65 @@
+/*
+ * Writing a snapshot file (engine/persist/snapfmt.h): the engine thread
+ * appends records to the current block; full blocks go to a writer thread
+ * that compresses (zstd), checksums and writes them, so serialising and
+ * compressing overlap. The file is written under a temporary name, synced,
+ * renamed over the target and the directory synced: a crash at any point
+ * leaves the previous file intact.
+ *
+ * Block buffers are allocated with the system allocator, not gb_malloc:
+ * they are freed by the writer thread, and the engine's byte counter is
+ * not atomic. They are bounded by the backlog the caller keeps
+ * (gb_snap_writer_backlog).
+ */
+#ifndef GB_ENGINE_PERSIST_SNAPWRITE_H
+#define GB_ENGINE_PERSIST_SNAPWRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/cpu.h"
+
+typedef struct gb_snap_writer gb_snap_writer;
+
+/* Starts writing path (through path + ".tmp-<pid>"). level: the zstd level,
+ * or 0 to store blocks uncompressed. Returns NULL with a message in err
+ * (the directory or file cannot be created). */
+gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus, char *err,
+                                    size_t errlen);
+
+/* Record bytes, appended to the stream. */
+void gb_snap_put(gb_snap_writer *w, const void *p, size_t n);
+void gb_snap_put_u8(gb_snap_writer *w, uint8_t v);
+void gb_snap_put_varint(gb_snap_writer *w, uint64_t v);
+void gb_snap_put_svarint(gb_snap_writer *w, int64_t v);
+void gb_snap_put_str(gb_snap_writer *w, const void *p, size_t n);
+void gb_snap_put_u64(gb_snap_writer *w, uint64_t v);
+void gb_snap_put_f64(gb_snap_writer *w, double v);
+
+/* Bytes of the stream so far (INFO, progress). */
+uint64_t gb_snap_writer_bytes(const gb_snap_writer *w);
+/* Full blocks waiting for the writer thread. */
+size_t gb_snap_writer_backlog(gb_snap_writer *w);
+
+/* Ends the stream (the caller wrote its EOF record): the last block, the
+ * trailer; the thread syncs, renames and syncs the directory. Does not
+ * wait: poll gb_snap_writer_poll. keys goes into the trailer. */
+void gb_snap_writer_close(gb_snap_writer *w, uint64_t keys);
+
+/* 1 when the file is complete and in place, -1 when writing failed (the
+ * reason in err; the temporary file removed, the previous file intact), 0
+ * while the thread works. Frees nothing. */
+int gb_snap_writer_poll(gb_snap_writer *w, char *err, size_t errlen);
+/* Waits for the outcome gb_snap_writer_poll would give. */
+int gb_snap_writer_wait(gb_snap_writer *w, char *err, size_t errlen);
+
+/* Whether writing already failed (a disk error): the caller may stop
+ * serialising. */
+bool gb_snap_writer_failed(gb_snap_writer *w);
+
+/* Stops and removes the temporary file (an abandoned save), then frees
+ * the writer; or frees a writer whose outcome was polled. */
+void gb_snap_writer_free(gb_snap_writer *w);
+
+#endif

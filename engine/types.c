@@ -1,9 +1,0 @@
-#include "engine/types.h"
-
-void gb_types_init(void)
-{
-    gb_list_type_register();
-    gb_hash_type_register();
-    gb_set_type_register();
-    gb_zset_type_register();
-}

@@ -1,0 +1,13 @@
+/*
+ * Registers the value types (list, hash, set, zset) with the keyspace:
+ * their gb_type_ops (engine/core/object.h).
+ */
+#ifndef GB_ENGINE_TYPES_REGISTRY_H
+#define GB_ENGINE_TYPES_REGISTRY_H
+
+/* The type table is process-wide (engine/core/db.c; the ops are constant
+ * functions of the type, the same for every engine): registering again is
+ * harmless. */
+void gb_types_init(void);
+
+#endif

@@ -1,0 +1,11 @@
+/* Linux: fdatasync writes the data and the metadata needed to read it back
+ * (the size), without the timestamps fsync also writes. */
+#define _POSIX_C_SOURCE 200809L
+#include "file.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+
+int gb_plat_file_sync(int fd) { return fdatasync(fd) == 0 ? 0 : gb__errno_code(errno); }

@@ -1,0 +1,10 @@
+/* Generic POSIX: fsync, the one call the standard promises. */
+#define _POSIX_C_SOURCE 200809L
+#include "file.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+
+int gb_plat_file_sync(int fd) { return fsync(fd) == 0 ? 0 : gb__errno_code(errno); }

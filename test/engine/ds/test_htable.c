@@ -1,0 +1,195 @@
+/* engine/ds/htable.c: insert/find/remove against a model, incremental rehash
+ * under load (both directions), the scan guarantee during resizes, random
+ * sampling, iteration with deletion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine/ds/htable.h"
+#include "engine/base/random.h"
+
+typedef struct rec {
+    gb_hnode node;
+    uint64_t key;
+    int seen;
+} rec;
+
+static uint64_t rec_hash(const gb_hnode *n) { return gb_hash_bytes(&((const rec *)n)->key, 8); }
+static bool rec_eq(const gb_hnode *n, const void *k) { return ((const rec *)n)->key == *(const uint64_t *)k; }
+static const gb_htable_type T = {rec_hash, rec_eq};
+
+static uint64_t h(uint64_t k) { return gb_hash_bytes(&k, 8); }
+
+static rec *mk(uint64_t k)
+{
+    rec *r = calloc(1, sizeof *r);
+    r->key = k;
+    return r;
+}
+
+static void free_rec(gb_hnode *n, void *ctx)
+{
+    (void)ctx;
+    free(n);
+}
+
+static void test_insert_find_remove_model(void **state)
+{
+    (void)state;
+    gb_random_seed(42);
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    enum { N = 20000 };
+    static bool present[N];
+    memset(present, 0, sizeof present);
+    size_t count = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t k = gb_random_below(N);
+        int op = (int)gb_random_below(3);
+        if (op < 2 && !present[k]) {
+            gb_htable_insert(&ht, &mk(k)->node, h(k));
+            present[k] = true;
+            count++;
+        } else if (op == 2 && present[k]) {
+            gb_hnode *n = gb_htable_remove(&ht, &k, h(k));
+            assert_non_null(n);
+            free(n);
+            present[k] = false;
+            count--;
+            gb_htable_maybe_shrink(&ht);
+        }
+        assert_int_equal(gb_htable_size(&ht), count);
+        if ((i & 1023) == 0) {
+            for (uint64_t j = 0; j < N; j += 97)
+                assert_int_equal(gb_htable_find(&ht, &j, h(j)) != NULL, present[j]);
+        }
+    }
+    for (uint64_t j = 0; j < N; j++)
+        assert_int_equal(gb_htable_find(&ht, &j, h(j)) != NULL, present[j]);
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
+static void test_rehash_is_incremental(void **state)
+{
+    (void)state;
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    /* Fill to exactly a power of two, then one more insert starts a resize. */
+    for (uint64_t k = 0; k < 4096; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    while (gb_htable_is_rehashing(&ht))
+        gb_htable_rehash_step(&ht, 1000);
+    gb_htable_insert(&ht, &mk(4096)->node, h(4096));
+    assert_true(gb_htable_is_rehashing(&ht));
+    /* While two arrays exist, every key stays findable. */
+    int steps = 0;
+    while (gb_htable_is_rehashing(&ht)) {
+        gb_htable_rehash_step(&ht, 1);
+        steps++;
+        uint64_t probe = (uint64_t)(steps * 31) % 4097;
+        assert_non_null(gb_htable_find(&ht, &probe, h(probe)));
+    }
+    assert_true(steps > 10); /* it took many small steps, not one big one */
+    assert_int_equal(gb_htable_size(&ht), 4097);
+    /* Shrinking after mass deletion also migrates incrementally. */
+    for (uint64_t k = 0; k < 4000; k++)
+        free(gb_htable_remove(&ht, &k, h(k)));
+    gb_htable_maybe_shrink(&ht);
+    assert_true(gb_htable_is_rehashing(&ht));
+    while (gb_htable_rehash_step(&ht, 1))
+        ;
+    assert_true(gb_htable_buckets(&ht) <= 128);
+    for (uint64_t k = 4000; k <= 4096; k++)
+        assert_non_null(gb_htable_find(&ht, &k, h(k)));
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
+static void mark_seen(gb_hnode *n, void *ctx)
+{
+    (void)ctx;
+    ((rec *)n)->seen++;
+}
+
+/* Every element present for the whole scan is returned at least once, even
+ * while the table grows and shrinks between cursor calls. */
+static void test_scan_survives_resizes(void **state)
+{
+    (void)state;
+    gb_random_seed(7);
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    enum { STABLE = 3000 };
+    rec *stable[STABLE];
+    for (uint64_t k = 0; k < STABLE; k++) {
+        stable[k] = mk(k);
+        gb_htable_insert(&ht, &stable[k]->node, h(k));
+    }
+    uint64_t cursor = 0, extra = 1000000;
+    int calls = 0;
+    do {
+        cursor = gb_htable_scan(&ht, cursor, mark_seen, NULL);
+        calls++;
+        /* churn: grow with temporary keys, then remove them to shrink */
+        if (calls % 3 == 0) {
+            for (int i = 0; i < 500; i++, extra++)
+                gb_htable_insert(&ht, &mk(extra)->node, h(extra));
+        } else if (calls % 3 == 1 && extra > 1000000) {
+            for (uint64_t k = 1000000; k < extra; k++) {
+                gb_hnode *n = gb_htable_remove(&ht, &k, h(k));
+                free(n);
+            }
+            extra = 1000000;
+            gb_htable_maybe_shrink(&ht);
+        }
+        gb_htable_rehash_step(&ht, 3);
+    } while (cursor != 0 && calls < 1000000);
+    for (int i = 0; i < STABLE; i++)
+        assert_true(stable[i]->seen >= 1);
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
+static void test_random_and_iteration(void **state)
+{
+    (void)state;
+    gb_random_seed(99);
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    assert_null(gb_htable_random(&ht));
+    for (uint64_t k = 0; k < 100; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    int hits[100] = {0};
+    for (int i = 0; i < 20000; i++)
+        hits[((rec *)gb_htable_random(&ht))->key]++;
+    for (int i = 0; i < 100; i++)
+        assert_true(hits[i] > 0);
+    /* Iterate and delete the current element as we go. */
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, &ht);
+    int n = 0;
+    for (gb_hnode *x; (x = gb_htable_iter_next(&it));) {
+        uint64_t k = ((rec *)x)->key;
+        if (k % 2 == 0)
+            free(gb_htable_remove(&ht, &k, h(k)));
+        n++;
+    }
+    gb_htable_iter_done(&it);
+    assert_int_equal(n, 100);
+    assert_int_equal(gb_htable_size(&ht), 50);
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
+int main(void)
+{
+    gb_hash_seed_once(12345);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_insert_find_remove_model),
+        cmocka_unit_test(test_rehash_is_incremental),
+        cmocka_unit_test(test_scan_survives_resizes),
+        cmocka_unit_test(test_random_and_iteration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,631 @@
+/*
+ * Snapshots (engine/persist/snapshot.c, serialize.c, snapread.c,
+ * snapwrite.c): every type, encoding, list representation, expiry and
+ * database round-trips; a background save is the dataset of the moment it
+ * began whatever is written meanwhile; an abandoned one leaves nothing
+ * behind; a damaged file (flipped bytes, truncations, splices, forged sizes)
+ * is refused with the file, the offset and the check, never a crash (the
+ * suite runs under ASan too).
+ */
+#define _GNU_SOURCE /* mkdtemp: glibc hides it under _POSIX_C_SOURCE alone, macOS under any _POSIX_C_SOURCE */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dataset_dump.h"
+#include "engine/base/random.h"
+#include "engine/modules.h"
+#include "engine/persist/persist.h"
+#include "engine/persist/serialize.h"
+#include "engine/ds/listpack.h"
+#include "engine/persist/snapfmt.h"
+#include <math.h>
+#include "platform/clock.h"
+#include <xxhash.h>
+
+/* ---- engines in a scratch directory ---------------------------------------------------- */
+
+static char dir[256];
+
+static gb_engine *engine_in_dir(int list_impl)
+{
+    gb_settings s;
+    gb_settings_defaults(&s);
+    gb_config_set(&s, "dir", dir, false, NULL, 0);
+    gb_config_set(&s, "save", "", false, NULL, 0);
+    s.list_implementation = list_impl;
+    gb_engine *eng = gb_engine_new(&s);
+    gb_settings_free(&s);
+    gb_engine_update_time(eng);
+    return eng;
+}
+
+/* Runs a space-separated command (replies ignored). */
+static void cmd(gb_engine *eng, const char *line)
+{
+    static collect sink;
+    gb_client *c = gb_client_new(eng, &collect_ops, &sink, NULL, NULL, GB_CLIENT_AUTHED);
+    char *copy = strdup(line);
+    gb_slice argv[64];
+    int argc = 0;
+    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
+        argv[argc++] = gb_slice_cstr(t);
+    gb_gate_execute(c, argc, argv);
+    col_clear(&sink);
+    free(copy);
+    gb_client_free(c);
+}
+
+static void cmdf(gb_engine *eng, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cmdf(gb_engine *eng, const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    cmd(eng, line);
+}
+
+/* OBJECT ENCODING of every key, so a round trip keeps encodings too. */
+static char *encodings(gb_engine *eng)
+{
+    dd_text t = {0};
+    dd_cstr(&t, "");
+    for (int d = 0; d < eng->ndbs; d++) {
+        gb_htable_iter it;
+        gb_htable_iter_init(&it, &eng->dbs[d].keys);
+        char **lines = NULL;
+        size_t n = 0;
+        for (gb_hnode *h; (h = gb_htable_iter_next(&it));) {
+            gb_kv *kv = (gb_kv *)h;
+            const gb_type_ops *ops = gb_type_get((enum gb_type)kv->type);
+            const char *enc = kv->enc == GB_ENC_INT      ? "int"
+                              : kv->enc == GB_ENC_EMBSTR ? "embstr"
+                              : kv->enc == GB_ENC_RAW    ? "raw"
+                                                         : ops->encoding(kv->v.ptr);
+            gb_slice k = gb_kv_key(kv);
+            lines = realloc(lines, (n + 1) * sizeof *lines);
+            lines[n] = malloc(k.len + 64);
+            snprintf(lines[n++], k.len + 64, "%d %.*s %s\n", d, (int)k.len, k.ptr, enc);
+        }
+        gb_htable_iter_done(&it);
+        qsort(lines, n, sizeof *lines, cmp_line);
+        for (size_t i = 0; i < n; i++) {
+            dd_cstr(&t, lines[i]);
+            free(lines[i]);
+        }
+        free(lines);
+    }
+    return t.s;
+}
+
+static void snapshot_path(char *out, size_t cap) { snprintf(out, cap, "%s/dump.gdb", dir); }
+
+static void fill_every_type(gb_engine *eng)
+{
+    cmd(eng, "SET int 12345");
+    cmd(eng, "SET neg -9223372036854775808");
+    cmd(eng, "SET emb hello");
+    char big[300];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cmdf(eng, "SET raw %s", big);
+    cmd(eng, "SET empty-ish 0");
+    cmd(eng, "RPUSH small-list a b 3 c");
+    for (int i = 0; i < 3000; i++)
+        cmdf(eng, "RPUSH big-list item-%d %d", i, i);
+    cmd(eng, "SADD intset 1 2 3 -5 9223372036854775807");
+    cmd(eng, "SADD lp-set a b c");
+    for (int i = 0; i < 300; i++)
+        cmdf(eng, "SADD ht-set member-%d", i);
+    cmd(eng, "HSET lp-hash f1 v1 f2 2");
+    for (int i = 0; i < 300; i++)
+        cmdf(eng, "HSET ht-hash field-%d value-%d", i, i);
+    cmdf(eng, "HSET long-value-hash f %s", big);
+    cmd(eng, "ZADD lp-zset 1 a 2.5 b -3 c");
+    for (int i = 0; i < 300; i++)
+        cmdf(eng, "ZADD bt-zset %d.%d m-%d", i, i, i);
+    cmd(eng, "ZADD inf-zset inf top -inf bottom 0 zero");
+    cmd(eng, "SET ttl-key v PX 600000");
+    cmd(eng, "RPUSH ttl-list a");
+    cmd(eng, "PEXPIRE ttl-list 700000");
+    cmd(eng, "SELECT 7");
+    cmd(eng, "SET other-db 1");
+    /* a separate client selected 7: the SELECT above does not carry over */
+    gb_client *c = gb_client_new(eng, &collect_ops, &(collect){0}, NULL, NULL, GB_CLIENT_AUTHED);
+    c->db = &eng->dbs[7];
+    gb_slice argv[3] = {gb_slice_cstr("SET"), gb_slice_cstr("in-seven"), gb_slice_cstr("yes")};
+    gb_gate_execute(c, 3, argv);
+    gb_client_free(c);
+}
+
+static void roundtrip(int list_impl)
+{
+    gb_engine *a = engine_in_dir(list_impl);
+    fill_every_type(a);
+    char err[640];
+    assert_int_equal(gb_persist_save(gb_persist_of(a), err, sizeof err), 0);
+    gb_engine *b = engine_in_dir(list_impl);
+    b->now_ms = a->now_ms;
+    assert_int_equal(gb_persist_load(gb_persist_of(b), err, sizeof err), 0);
+    char *want = dump_dataset(a), *got = dump_dataset(b);
+    assert_string_equal(got, want);
+    char *we = encodings(a), *ge = encodings(b);
+    assert_string_equal(ge, we);
+    assert_non_null(strstr(we, "intset"));
+    assert_non_null(strstr(we, "hashtable"));
+    assert_non_null(strstr(we, "btree"));
+    free(want);
+    free(got);
+    free(we);
+    free(ge);
+    gb_engine_free(a);
+    gb_engine_free(b);
+}
+
+static void test_roundtrip_segmented(void **state)
+{
+    (void)state;
+    roundtrip(GB_LISTIMPL_SEGMENTED);
+}
+
+static void test_roundtrip_pma(void **state)
+{
+    (void)state;
+    roundtrip(GB_LISTIMPL_PMA);
+}
+
+/* A key expired by the time the file is loaded is not loaded. */
+static void test_expired_keys_are_not_loaded(void **state)
+{
+    (void)state;
+    gb_engine *a = engine_in_dir(0);
+    cmd(a, "SET soon v PX 50");
+    cmd(a, "SET later v PX 500000");
+    char err[640];
+    assert_int_equal(gb_persist_save(gb_persist_of(a), err, sizeof err), 0);
+    gb_engine *b = engine_in_dir(0);
+    b->now_ms = a->now_ms + 100;
+    assert_int_equal(gb_persist_load(gb_persist_of(b), err, sizeof err), 0);
+    assert_null(gb_db_lookup_quiet(&b->dbs[0], gb_slice_cstr("soon")));
+    assert_non_null(gb_db_lookup_quiet(&b->dbs[0], gb_slice_cstr("later")));
+    gb_engine_free(a);
+    gb_engine_free(b);
+}
+
+/* ---- a background save is the moment it began ------------------------------------------- */
+
+static const char *const words[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"};
+
+static void random_write(gb_engine *eng)
+{
+    const char *k = words[gb_random_below(GB_ARRAY_LEN(words))];
+    const char *k2 = words[gb_random_below(GB_ARRAY_LEN(words))];
+    int v = (int)gb_random_below(1000);
+    switch (gb_random_below(16)) {
+    case 0: cmdf(eng, "SET %s v%d", k, v); break;
+    case 1: cmdf(eng, "DEL %s", k); break;
+    case 2: cmdf(eng, "RPUSH %s x%d y", k, v); break;
+    case 3: cmdf(eng, "LPOP %s", k); break;
+    case 4: cmdf(eng, "HSET %s f%d %d", k, v % 5, v); break;
+    case 5: cmdf(eng, "SADD %s %d m%d", k, v, v); break;
+    case 6: cmdf(eng, "ZADD %s %d z%d", k, v, v % 7); break;
+    case 7: cmdf(eng, "EXPIRE %s 1000", k); break;
+    case 8: cmdf(eng, "RENAME %s %s", k, k2); break;
+    case 9: cmdf(eng, "APPEND %s tail", k); break;
+    case 10: cmdf(eng, "INCR %s", k); break;
+    case 11: cmdf(eng, "MOVE %s 1", k); break;
+    case 12: cmdf(eng, "SPOP %s", k); break;
+    case 13: cmdf(eng, "COPY %s %s REPLACE", k, k2); break;
+    case 14:
+        if (gb_random_below(20) == 0)
+            cmd(eng, gb_random_below(2) ? "FLUSHDB" : "SWAPDB 0 2");
+        break;
+    default: cmdf(eng, "GETDEL %s", k); break;
+    }
+}
+
+static void fill_many(gb_engine *eng, int n)
+{
+    for (int i = 0; i < n; i++) {
+        switch (i % 5) {
+        case 0: cmdf(eng, "SET key:%d value-%d", i, i); break;
+        case 1: cmdf(eng, "RPUSH key:%d a b c %d", i, i); break;
+        case 2: cmdf(eng, "HSET key:%d f %d g x", i, i); break;
+        case 3: cmdf(eng, "SADD key:%d 1 2 %d", i, i); break;
+        default: cmdf(eng, "ZADD key:%d 1 a %d b", i, i); break;
+        }
+    }
+    for (int i = 0; i < (int)GB_ARRAY_LEN(words); i++)
+        cmdf(eng, "SET %s seed", words[i]);
+}
+
+static void test_bgsave_is_the_moment_it_began(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        gb_engine *eng = engine_in_dir(0);
+        gb_random_seed(seed);
+        fill_many(eng, 4000);
+        char *want = dump_dataset(eng);
+        char err[640];
+        gb_persist *p = gb_persist_of(eng);
+        assert_int_equal(gb_persist_bgsave(p, false, err, sizeof err), GB_BGSAVE_STARTED);
+        int steps = 0;
+        while (gb_persist_bg_in_progress(p)) {
+            random_write(eng);
+            random_write(eng);
+            /* a thin slice, so writes land between slices */
+            gb_engine_background_step(eng, gb_clock_mono_ns() + 20000);
+            gb_engine_cron(eng);
+            steps++;
+            assert_true(steps < 2000000);
+        }
+        gb_engine *fresh = engine_in_dir(0);
+        fresh->now_ms = eng->now_ms;
+        assert_int_equal(gb_persist_load(gb_persist_of(fresh), err, sizeof err), 0);
+        char *got = dump_dataset(fresh);
+        if (strcmp(want, got) != 0)
+            fail_msg("seed %llu: the snapshot is not the dataset of the moment BGSAVE began", (unsigned long long)seed);
+        assert_true(steps > 3); /* the writes really interleaved */
+        free(want);
+        free(got);
+        gb_engine_free(fresh);
+        gb_engine_free(eng);
+    }
+}
+
+/* DEBUG RELOAD abandons a background save half way: the next snapshot
+ * must still hold every key (the marks of the keys it did not reach). */
+static void test_abandoned_bgsave_leaves_marks_even(void **state)
+{
+    (void)state;
+    gb_engine *eng = engine_in_dir(0);
+    fill_many(eng, 3000);
+    char err[640];
+    gb_persist *p = gb_persist_of(eng);
+    assert_int_equal(gb_persist_bgsave(p, false, err, sizeof err), GB_BGSAVE_STARTED);
+    gb_engine_background_step(eng, gb_clock_mono_ns() + 10000);
+    cmd(eng, "SET new-key 1");
+    char *before = dump_dataset(eng);
+    assert_int_equal(gb_persist_debug_reload(p, err, sizeof err), 0);
+    char *after = dump_dataset(eng);
+    assert_string_equal(after, before);
+    /* and once more, from a clean state */
+    assert_int_equal(gb_persist_debug_reload(p, err, sizeof err), 0);
+    free(after);
+    after = dump_dataset(eng);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
+    gb_engine_free(eng);
+}
+
+/* ---- damaged files ------------------------------------------------------------------------ */
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*len ? *len : 1);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+static void write_all(const char *path, const uint8_t *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    fclose(f);
+}
+
+/* Loads path into a fresh engine: true if it loaded; otherwise the reason
+ * must name the file and an offset. */
+static bool try_load(const char *path)
+{
+    gb_engine *eng = engine_in_dir(0);
+    char err[640];
+    gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
+    bool ok = false;
+    if (!r) {
+        assert_non_null(strstr(err, path));
+    } else {
+        gb_snap_load_stats st;
+        ok = gb_snap_load(eng, r, &st, NULL, NULL);
+        if (!ok) {
+            const char *why = gb_snap_reader_error(r);
+            assert_non_null(strstr(why, path));
+            assert_non_null(strstr(why, "at offset"));
+        }
+        gb_snap_reader_free(r);
+    }
+    gb_engine_free(eng);
+    return ok;
+}
+
+static void test_damaged_files_are_refused(void **state)
+{
+    (void)state;
+    gb_engine *eng = engine_in_dir(0);
+    /* Enough data for more than one block. */
+    for (int i = 0; i < 12000; i++)
+        cmdf(eng, "SET key:%d %0100d", i, i);
+    fill_every_type(eng);
+    char path[300], bad[320], err[640];
+    snapshot_path(path, sizeof path);
+    snprintf(bad, sizeof bad, "%s/damaged.gdb", dir);
+    assert_int_equal(gb_persist_save(gb_persist_of(eng), err, sizeof err), 0);
+    gb_engine_free(eng);
+    size_t len;
+    uint8_t *orig = read_all(path, &len);
+    assert_true(len > 2 * GB_SNAP_BLOCK_HEADER_SIZE);
+    assert_true(try_load(path));
+    uint8_t *m = malloc(len * 2);
+    gb_random_seed(42);
+    int refused = 0, rounds = 400;
+    for (int round = 0; round < rounds; round++) {
+        memcpy(m, orig, len);
+        size_t n = len;
+        switch (round % 4) {
+        case 0: /* flip bytes */
+            for (int k = 1 + (int)gb_random_below(4); k > 0; k--)
+                m[gb_random_below(n)] ^= (uint8_t)(1u << gb_random_below(8));
+            break;
+        case 1: /* truncate */
+            n = (size_t)gb_random_below(len);
+            break;
+        case 2: { /* cut a range out */
+            size_t a = (size_t)gb_random_below(len), b = a + (size_t)gb_random_below(len - a);
+            memmove(m + a, m + b, len - b);
+            n = len - (b - a);
+            if (n == len && n)
+                n--;
+            break;
+        }
+        default: { /* splice: a range repeated elsewhere */
+            size_t a = (size_t)gb_random_below(len), k = 1 + (size_t)gb_random_below(len - a);
+            size_t at = (size_t)gb_random_below(len);
+            memmove(m + at + k, m + at, len - at);
+            memcpy(m + at, orig + a, k);
+            n = len + k;
+            break;
+        }
+        }
+        if (n == len && memcmp(m, orig, len) == 0)
+            continue;
+        write_all(bad, m, n);
+        if (!try_load(bad))
+            refused++;
+    }
+    /* Checksums catch every damage of these kinds. */
+    assert_int_equal(refused, rounds);
+    free(m);
+    free(orig);
+}
+
+/* A forged block or string size allocates nothing by itself. */
+static void test_forged_sizes_are_bounded(void **state)
+{
+    (void)state;
+    char path[320];
+    snprintf(path, sizeof path, "%s/forged.gdb", dir);
+    uint8_t f[GB_SNAP_HEADER_SIZE + GB_SNAP_BLOCK_HEADER_SIZE] = {0};
+    memcpy(f, GB_SNAP_MAGIC, 8);
+    gb_le32_put(f + 8, GB_SNAP_VERSION);
+    gb_le64_put(f + 24, XXH3_64bits(f, 24));
+    uint8_t *b = f + GB_SNAP_HEADER_SIZE;
+    gb_le32_put(b, GB_SNAP_BLOCK_MAGIC);
+    gb_le32_put(b + 4, 0xFFFFFFF0u); /* stored: 4 GB */
+    gb_le32_put(b + 8, 0xFFFFFFF0u);
+    write_all(path, f, sizeof f);
+    assert_false(try_load(path));
+    /* header only: the save never finished */
+    write_all(path, f, GB_SNAP_HEADER_SIZE);
+    assert_false(try_load(path));
+    /* not a snapshot at all */
+    write_all(path, (const uint8_t *)"REDIS0011", 9);
+    assert_false(try_load(path));
+}
+
+/* ---- crafted files: valid checksums, hostile records ------------------------------------ */
+
+typedef void (*craft_fn)(gb_snap_writer *w);
+
+/* Writes a file whose blocks and trailer are all in order around one
+ * crafted KEY record (after `SELECTDB 0`), then loads it: the reason for
+ * refusing must mention want. */
+static void expect_refused(craft_fn craft, const char *want)
+{
+    char path[320], err[640];
+    snprintf(path, sizeof path, "%s/crafted.gdb", dir);
+    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, NULL, err, sizeof err);
+    assert_non_null(w);
+    gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
+    gb_snap_put_varint(w, 0);
+    craft(w);
+    gb_snap_put_u8(w, GB_SNAP_OP_EOF);
+    gb_snap_put_varint(w, 1);
+    gb_snap_writer_close(w, 1);
+    assert_int_equal(gb_snap_writer_wait(w, err, sizeof err), 1);
+    gb_snap_writer_free(w);
+    gb_engine *eng = engine_in_dir(0);
+    gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    gb_snap_load_stats st;
+    bool ok = gb_snap_load(eng, r, &st, NULL, NULL);
+    if (ok || !strstr(gb_snap_reader_error(r), want))
+        fail_msg("expected a refusal saying '%s', got %s: %s", want, ok ? "a load" : "a refusal",
+                 ok ? "" : gb_snap_reader_error(r));
+    gb_snap_reader_free(r);
+    gb_engine_free(eng);
+}
+
+static void key_head(gb_snap_writer *w, uint8_t type)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_KEY);
+    gb_snap_put_u8(w, type);
+    gb_snap_put_u8(w, 0);
+    gb_snap_put_str(w, "k", 1);
+}
+
+/* A listpack of the given string entries. */
+static void put_lp(gb_snap_writer *w, int n, const char *const *items)
+{
+    unsigned char *lp = gb_lp_new(0);
+    for (int i = 0; i < n; i++)
+        lp = gb_lp_append(lp, gb_slice_cstr(items[i]));
+    gb_snap_put_str(w, lp, gb_lp_bytes(lp));
+    gb_lp_free(lp);
+}
+
+static void c_hash_dup(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_HASH_LISTPACK);
+    put_lp(w, 4, (const char *[]){"f", "1", "f", "2"});
+}
+static void c_hash_odd(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_HASH_LISTPACK);
+    put_lp(w, 3, (const char *[]){"f", "1", "g"});
+}
+static void c_set_dup(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_LISTPACK);
+    put_lp(w, 3, (const char *[]){"a", "b", "a"});
+}
+static void c_zset_order(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 4, (const char *[]){"a", "5", "b", "1"});
+}
+static void c_zset_score(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 2, (const char *[]){"a", "abc"}); /* 3 bytes: not a score entry */
+}
+static void c_zset_dup_member(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET_LISTPACK);
+    put_lp(w, 4, (const char *[]){"a", "1", "a", "2"});
+}
+static void c_lp_garbage(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST_LISTPACK);
+    gb_snap_put_str(w, "\x20\x00\x00\x00\x05\x00\x00\x00garbagegarbagegarbage", 32);
+}
+static void c_intset_width(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_INTSET);
+    uint8_t is[16] = {3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 2, 0};
+    gb_snap_put_str(w, is, 14);
+}
+static void c_intset_order(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_SET_INTSET);
+    uint8_t is[12] = {2, 0, 0, 0, 2, 0, 0, 0, 5, 0, 3, 0};
+    gb_snap_put_str(w, is, 12);
+}
+static void c_empty_list(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST);
+    gb_snap_put_varint(w, 0);
+}
+static void c_list_count_lies(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_LIST);
+    gb_snap_put_varint(w, 1000000000); /* a billion elements, one present */
+    gb_snap_put_str(w, "x", 1);
+}
+static void c_bad_type(gb_snap_writer *w) { key_head(w, 77); }
+static void c_twice(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_str(w, "v", 1);
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_str(w, "v", 1);
+}
+static void c_bad_db(gb_snap_writer *w)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
+    gb_snap_put_varint(w, 9999);
+}
+static void c_huge_string(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_STRING);
+    gb_snap_put_varint(w, (uint64_t)3 << 30); /* 3 GB claimed, 4 bytes present */
+    gb_snap_put(w, "abcd", 4);
+}
+static void c_nan_score(gb_snap_writer *w)
+{
+    key_head(w, GB_SNAP_T_ZSET);
+    gb_snap_put_varint(w, 1);
+    gb_snap_put_str(w, "m", 1);
+    gb_snap_put_f64(w, NAN);
+}
+
+static void test_crafted_records_are_checked(void **state)
+{
+    (void)state;
+    expect_refused(c_hash_dup, "field twice");
+    expect_refused(c_hash_odd, "without field, value pairs");
+    expect_refused(c_set_dup, "member twice");
+    expect_refused(c_zset_order, "out of order");
+    expect_refused(c_zset_score, "score that is not one");
+    expect_refused(c_zset_dup_member, "member twice");
+    expect_refused(c_lp_garbage, "damaged listpack");
+    expect_refused(c_intset_width, "damaged intset");
+    expect_refused(c_intset_order, "out of order");
+    expect_refused(c_empty_list, "empty collection");
+    expect_refused(c_list_count_lies, "records end before");
+    expect_refused(c_bad_type, "unknown value type");
+    expect_refused(c_twice, "appears twice");
+    expect_refused(c_bad_db, "does not exist");
+    expect_refused(c_huge_string, "records end before");
+    expect_refused(c_nan_score, "NaN score");
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/gb-snap-test-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    return system(rm) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_segmented),
+        cmocka_unit_test(test_roundtrip_pma),
+        cmocka_unit_test(test_expired_keys_are_not_loaded),
+        cmocka_unit_test(test_bgsave_is_the_moment_it_began),
+        cmocka_unit_test(test_abandoned_bgsave_leaves_marks_even),
+        cmocka_unit_test(test_damaged_files_are_refused),
+        cmocka_unit_test(test_forged_sizes_are_bounded),
+        cmocka_unit_test(test_crafted_records_are_checked),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,323 @@
+"""Details where an independent fuzzing campaign found goblin-core answering
+differently from Redis 7.0, each now compared with redis-server side by
+side (skipped, saying why, without a redis-server 7.0):
+
+* glob matching in KEYS and SCAN MATCH ("[a-]" is a range, "**" never
+  matches an empty key);
+* inline commands (a form feed inside a word, a NUL ending the line);
+* WATCH of a key that had already expired when it was watched;
+* over maxmemory, commands queued in MULTI, and EXEC before AUTH;
+* lazy freeing: UNLINK and FLUSHDB ASYNC of a big value keep the server
+  answering (the longest PING gap is measured against redis-server's);
+* a blocked BZPOPMIN served when ZUNIONSTORE/ZRANGESTORE overwrites its key
+  (a deliberate departure, asserted against redis-server's behaviour).
+"""
+
+import socket
+import threading
+import time
+import unittest
+
+import gbtest
+from gbtest import Raw, Server, SLOW, encode, GoblinAndRedisCase
+
+
+def both(case, *cmd):
+    """The same command on both servers; the replies must be equal."""
+    with Raw(case.goblin) as g, Raw(case.redis) as r:
+        got, want = g.call(*cmd), r.call(*cmd)
+    case.assertEqual(got, want, "%r: goblin %r, redis %r" % (cmd, got, want))
+    return got
+
+
+class Glob(GoblinAndRedisCase):
+    KEYS = ["", "a", "b", "]", "^", "_", "`", "-", "[", "\\", "ab", "aXb", "a]b", "*", "?", "hello", "hallo",
+            "h]llo", "x-y", "A", "Z"]
+    PATTERNS = ["*", "**", "***", "?", "[a-]", "[^a-]", "[]-a]", "[a-c", "[c-a]", "[--0]", "[\\]]", "a[", "[",
+                "\\", "*a*", "a*b", "h[a-]llo", "[!a]", "[a-]*", "*[", "[]]", "[A-a]", "x[-]y", "?*", "*?*"]
+
+    def setUp(self):
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("FLUSHALL")
+                for k in self.KEYS:
+                    c.call("SET", k, "v")
+
+    def test_keys(self):
+        for p in self.PATTERNS:
+            with Raw(self.goblin) as g, Raw(self.redis) as r:
+                got, want = sorted(g.call("KEYS", p)), sorted(r.call("KEYS", p))
+            self.assertEqual(got, want, "KEYS %r" % p)
+
+    def test_scan_match(self):
+        for p in self.PATTERNS:
+            seen = {}
+            for name, srv in (("goblin", self.goblin), ("redis", self.redis)):
+                with Raw(srv) as c:
+                    cur, out = b"0", set()
+                    while True:
+                        cur, batch = c.call("SCAN", cur, "MATCH", p, "COUNT", "100")
+                        out.update(batch)
+                        if cur == b"0":
+                            break
+                seen[name] = out
+            self.assertEqual(seen["goblin"], seen["redis"], "SCAN MATCH %r" % p)
+
+
+class Inline(GoblinAndRedisCase):
+    LINES = [b"SET a\x0cb v\r\n", b"GET a\x0cb\r\n", b"ECHO \x0cx\r\n", b"ECHO x\x0b\r\n",
+             b"ECHO \"q\"\x0c\r\n", b"ECHO 'x'\x0b\r\n", b"ECHO \"a\"b\r\n"]
+
+    def test_nul_means_no_line_yet(self):
+        # Redis finds the newline with strchr: a NUL before it hides it, so
+        # the request waits for more until the inline limit refuses it.
+        replies = []
+        for srv in (self.goblin, self.redis):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(0.3)
+            s.connect(srv.sock)
+            s.sendall(b"ECHO a\x00b\r\n")
+            try:
+                early = s.recv(100)
+            except socket.timeout:
+                early = b""
+            s.settimeout(5 * SLOW)
+            s.sendall(b"x" * 70000)
+            data = b""
+            while b"\r\n" not in data:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            replies.append((early, data))
+        self.assertEqual(replies[0], replies[1])
+        self.assertEqual(replies[0], (b"", b"-ERR Protocol error: too big inline request\r\n"))
+
+    def test_inline_words(self):
+        for line in self.LINES:
+            replies = []
+            for srv in (self.goblin, self.redis):
+                s = socket.socket(socket.AF_UNIX)
+                s.settimeout(5 * SLOW)
+                s.connect(srv.sock)
+                s.sendall(line + b"PING\r\n")
+                data = b""
+                while not data.endswith(b"+PONG\r\n"):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                s.close()
+                replies.append(data)
+            self.assertEqual(replies[0], replies[1], "inline %r" % line)
+
+
+class WatchExpired(GoblinAndRedisCase):
+    def run_case(self, srv, reclaim):
+        with Raw(srv) as c, Raw(srv) as other:
+            c.call("FLUSHALL")
+            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            c.call("SET", "k", "v", "PX", "1")
+            time.sleep(0.02)  # expired, not yet reclaimed
+            self.assertEqual(c.call("WATCH", "k"), b"OK")
+            reclaim(other)
+            c.call("MULTI")
+            c.call("SET", "done", "1")
+            res = c.call("EXEC")
+            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            return res
+
+    def test_reclaimed_expired_key_is_no_change(self):
+        cases = {
+            "read": lambda o: o.call("GET", "k"),
+            "exists": lambda o: o.call("EXISTS", "k"),
+            "flushall": lambda o: o.call("FLUSHALL"),
+            "swapdb": lambda o: o.call("SWAPDB", "0", "1"),
+            "recreated": lambda o: o.call("SET", "k", "new"),
+        }
+        for name, reclaim in cases.items():
+            got = self.run_case(self.goblin, reclaim)
+            want = self.run_case(self.redis, reclaim)
+            self.assertEqual(got, want, "WATCH of an expired key, then %s" % name)
+        self.assertEqual(self.run_case(self.goblin, cases["read"]), [b"OK"])
+        self.assertEqual(self.run_case(self.goblin, cases["recreated"]), None)
+
+
+class OverwriteServesWaiter(GoblinAndRedisCase):
+    """A deliberate departure (docs/types.md): a client blocked in BZPOPMIN
+    on a key that another client then overwrites with a sorted set
+    (ZUNIONSTORE, ZRANGESTORE over a string there) is served at once by
+    goblin-core. Redis 7.0 does not signal an overwrite, so its waiter
+    sleeps until the key is created again (7.2 signals it, as goblin-core
+    does). Both behaviours are asserted, so a change in either shows."""
+
+    def waiter_served(self, srv, store):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            writer.call("ZADD", "src", "1", "m")
+            waiter.send_cmd("BZPOPMIN", "dst", "0")
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            writer.call("SET", "dst", "string")  # the wrong type: the waiter keeps waiting
+            self.assertEqual(writer.call(*store), 1)
+            served = waiter.read_raw_available(timeout=0.5 * SLOW)
+            if not served:
+                writer.call("DEL", "dst")
+                writer.call("ZADD", "dst", "2", "n")  # a key created anew wakes either server
+                return False, waiter.read_raw_available(timeout=5 * SLOW)
+            return True, served
+
+    def test_overwrite(self):
+        for store in (["ZUNIONSTORE", "dst", "1", "src"], ["ZRANGESTORE", "dst", "src", "0", "-1"]):
+            self.assertEqual(self.waiter_served(self.goblin, store),
+                             (True, b"*3\r\n$3\r\ndst\r\n$1\r\nm\r\n$1\r\n1\r\n"), store)
+            self.assertEqual(self.waiter_served(self.redis, store),
+                             (False, b"*3\r\n$3\r\ndst\r\n$1\r\nn\r\n$1\r\n2\r\n"), store)
+
+
+class BlockedServedFromReadyKey(GoblinAndRedisCase):
+    """A client blocked on several keys is served from the key that became
+    ready, as Redis 7.0 does: an earlier key holding another type is no
+    WRONGTYPE, and of two keys made ready by one EXEC the first to get data
+    serves it, not the first in the command."""
+
+    SCENARIOS = [
+        (["BZPOPMIN", "bk", "bk2", "0"], [["LPUSH", "bk", "1"], ["ZADD", "bk2", "1", "m"]]),
+        (["BLPOP", "a", "b", "0"], [["MULTI"], ["RPUSH", "b", "x"], ["RPUSH", "a", "y"], ["EXEC"]]),
+        (["BRPOP", "a", "b", "0"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "5"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BZMPOP", "0", "2", "z1", "z2", "MAX"], [["HSET", "z1", "f", "v"], ["ZADD", "z2", "1", "a", "2", "b"]]),
+        (["BZPOPMAX", "z1", "z2", "0"], [["MULTI"], ["ZADD", "z2", "1", "q"], ["ZADD", "z1", "5", "p"], ["EXEC"]]),
+    ]
+
+    def run_case(self, srv, block, writes):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            waiter.send_cmd(*block)
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            for w in writes:
+                writer.call(*w)
+            served = waiter.read()[0]
+            state = sorted((k, writer.call("TYPE", k)) for k in writer.call("KEYS", "*"))
+            return served, state
+
+    def test_scenarios(self):
+        for block, writes in self.SCENARIOS:
+            got = self.run_case(self.goblin, block, writes)
+            want = self.run_case(self.redis, block, writes)
+            self.assertEqual(got, want, "%r after %r" % (block, writes))
+            self.assertNotIsInstance(got[0], gbtest.Err, block)
+
+
+class MemoryAndAuth(GoblinAndRedisCase):
+    def test_multi_over_maxmemory(self):
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("SET", "x", "1")
+        both(self, "CONFIG", "SET", "maxmemory", "1")
+        try:
+            with Raw(self.goblin) as g, Raw(self.redis) as r:
+                for cmd in (("MULTI",), ("ECHO", "x" * 1000), ("GET", "x"), ("EXEC",)):
+                    self.assertEqual(g.call(*cmd), r.call(*cmd), cmd)
+        finally:
+            both(self, "CONFIG", "SET", "maxmemory", "0")
+
+    def test_exec_before_auth(self):
+        both(self, "CONFIG", "SET", "requirepass", "pw")
+        try:
+            with Raw(self.goblin) as g, Raw(self.redis) as r:
+                for cmd in (("MULTI",), ("EXEC",)):
+                    self.assertEqual(g.call(*cmd), r.call(*cmd), cmd)
+                g.call("AUTH", "pw")
+                r.call("AUTH", "pw")
+                for cmd in (("CONFIG", "SET", "requirepass", ""),):
+                    self.assertEqual(g.call(*cmd), r.call(*cmd), cmd)
+        finally:
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    c.call("AUTH", "pw")
+                    c.call("CONFIG", "SET", "requirepass", "")
+
+
+class ConfigSet(GoblinAndRedisCase):
+    CASES = [("hz", "1000"), ("hz", "0"), ("hz", "-1"), ("hz", "10"),
+             ("list-max-listpack-size", "-10"), ("list-max-listpack-size", "100000"),
+             ("list-max-listpack-size", "-2147483648"), ("list-max-listpack-size", "-2"),
+             ("hash-max-listpack-entries", "3000000000"), ("hash-max-listpack-entries", "-1"),
+             ("hash-max-listpack-entries", "128"), ("set-max-intset-entries", "3000000000"),
+             ("set-max-intset-entries", "512"), ("zset-max-listpack-value", "99999999999"),
+             ("zset-max-listpack-value", "64"), ("maxclients", "0"), ("maxclients", "4294967296"),
+             ("timeout", "-1"), ("timeout", "2147483647"), ("timeout", "0")]
+
+    def test_ranges_and_clamping(self):
+        for name, value in self.CASES:
+            both(self, "CONFIG", "SET", name, value)
+            both(self, "CONFIG", "GET", name)
+
+
+class LazyFree(unittest.TestCase):
+    """The longest PING gap while a big value is freed, goblin and Redis in
+    the same run: a pinging client measures the time between replies while
+    another client deletes a 1M-member set (UNLINK) or flushes (FLUSHDB
+    ASYNC)."""
+
+    N = 1000000
+
+    def gap_during(self, kind, make, delete):
+        with Server(kind) as srv, Raw(srv) as c:
+            make(c)
+            stop, gaps = threading.Event(), []
+
+            def pinger():
+                with Raw(srv) as p:
+                    last = time.perf_counter()
+                    while not stop.is_set():
+                        p.call("PING")
+                        now = time.perf_counter()
+                        gaps.append(now - last)
+                        last = now
+
+            t = threading.Thread(target=pinger)
+            t.start()
+            time.sleep(0.2)
+            before = len(gaps)
+            delete(c)
+            time.sleep(0.5)
+            stop.set()
+            t.join()
+            return max(gaps[before:]) if len(gaps) > before else 0.0
+
+    def make_set(self, c):
+        for base in range(0, self.N, 100000):
+            c.call("SADD", "big", *[str(i) for i in range(base, base + 100000)])
+        self.assertEqual(c.call("SCARD", "big"), self.N)
+
+    def test_unlink_and_flush_async_do_not_stall(self):
+        rows = []
+        for what, delete in (("UNLINK", lambda c: self.assertEqual(c.call("UNLINK", "big"), 1)),
+                             ("FLUSHDB ASYNC", lambda c: self.assertEqual(c.call("FLUSHDB", "ASYNC"), b"OK"))):
+            g = self.gap_during("goblin", self.make_set, delete)
+            r = self.gap_during("redis", self.make_set, delete) if gbtest.REDIS_SERVER else None
+            rows.append((what, g, r))
+            # Freeing 1M members in the foreground takes ~0.4 s here; in the
+            # background the longest gap stays near a round trip.
+            self.assertLess(g, 0.05 * SLOW, "%s stalled PING for %.3f s" % (what, g))
+        print("\n    longest PING gap while freeing a 1M-member set (goblin / redis): " +
+              ", ".join("%s %.2f / %s ms" % (w, g * 1e3, "%.2f" % (r * 1e3) if r is not None else "n/a")
+                        for w, g, r in rows), end=" ")
+
+    def test_lazy_settings(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            for name in ("lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
+                         "lazyfree-lazy-user-flush"):
+                self.assertEqual(c.call("CONFIG", "GET", name), [name.encode(), b"no"])
+            c.call("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+            c.call("SADD", "s", *[str(i) for i in range(1000)])
+            self.assertEqual(c.call("DEL", "s"), 1)
+            self.assertTrue(gbtest.wait_until(
+                lambda: int(gbtest.parse_info(c.call("INFO", "stats"))["lazyfreed_objects"]) >= 1, 5 * SLOW))
+            self.assertIn("lazyfree_pending_objects", gbtest.parse_info(c.call("INFO", "memory")))
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
