@@ -3,6 +3,7 @@
 #   make test           install missing packages (incl. test tools), build, run every test
 #                       (native platform layer and the generic POSIX one)
 #   make test-sanitize  the whole suite under ASan + UBSan
+#   make fuzz           build the libFuzzer harnesses (clang) and run each briefly (docs/fuzzing.md)
 #   make bench          build the benchmarks (see docs/benchmarks.md for how to run them)
 #   make package        per-OS tarball: server, client library, headers, SBE schema
 JOBS ?= $(shell (nproc || sysctl -n hw.ncpu || echo 2) 2>/dev/null)
@@ -10,7 +11,7 @@ CTEST_FLAGS ?= --output-on-failure
 UNAME := $(shell uname -s)
 NATIVE_PLATFORM := $(if $(filter Darwin,$(UNAME)),darwin,$(if $(filter Linux,$(UNAME)),linux,posix))
 
-.PHONY: run build deps test-deps test test-native test-posix test-sanitize bench package clean
+.PHONY: run build deps test-deps test test-native test-posix test-sanitize fuzz bench package clean
 
 deps:
 	@cmake/install-deps.sh
@@ -43,6 +44,9 @@ test-sanitize: test-deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan $(CTEST_FLAGS) -j $(JOBS) -LE nosanitize
 
+fuzz: test-deps
+	cmake/run-fuzzers.sh
+
 bench: deps
 	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DGOBLIN_BUILD_TESTS=OFF
 	cmake --build build-release -j $(JOBS)
@@ -53,4 +57,4 @@ package: deps
 	cd build-package && cpack
 
 clean:
-	rm -rf build-release build-test build-test-posix build-asan build-package
+	rm -rf build-release build-test build-test-posix build-asan build-fuzz build-package

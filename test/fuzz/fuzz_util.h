@@ -1,0 +1,172 @@
+/*
+ * What the fuzz harnesses share (docs/fuzzing.md): the libFuzzer entry
+ * point's prototype, a check that holds in every build, reading an input
+ * piece by piece, a scratch directory for harnesses whose parser reads a
+ * file, and an engine to load or execute into.
+ *
+ * A harness is compiled two ways (test/fuzz/CMakeLists.txt): with libFuzzer,
+ * and with replay_main.c for the ctest replay of its corpus and regressions.
+ * Nothing here depends on which.
+ */
+#ifndef GB_TEST_FUZZ_UTIL_H
+#define GB_TEST_FUZZ_UTIL_H
+
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/core/config.h"
+#include "engine/core/engine.h"
+#include "engine/core/reply.h"
+#include "engine/modules.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An invariant the harness checks. Not assert(): release builds define
+ * NDEBUG, and a harness that checks nothing finds only crashes. abort() is
+ * what libFuzzer (and the replay test) reports as a failure. */
+#define FUZZ_CHECK(cond, ...)                                                          \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                              \
+            fputc('\n', stderr);                                                       \
+            abort();                                                                   \
+        }                                                                              \
+    } while (0)
+
+/* ---- taking an input apart --------------------------------------------------------------- */
+
+/* The input as a stream: control bytes first, the bytes under test after.
+ * Past the end every take yields zeros, so short inputs still run. */
+typedef struct fuzz_in {
+    const uint8_t *p;
+    size_t left;
+} fuzz_in;
+
+static inline uint8_t fuzz_u8(fuzz_in *in)
+{
+    if (!in->left)
+        return 0;
+    in->left--;
+    return *in->p++;
+}
+
+static inline uint16_t fuzz_u16(fuzz_in *in)
+{
+    uint16_t lo = fuzz_u8(in);
+    return (uint16_t)(lo | (uint16_t)fuzz_u8(in) << 8);
+}
+
+/* A copy of the n bytes in exactly n bytes of heap (at least 1), so that a
+ * read one byte past the end is an ASan report, not a read of the next
+ * input byte. */
+static inline uint8_t *fuzz_dup(const void *p, size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    FUZZ_CHECK(d != NULL, "out of memory for %zu bytes", n);
+    if (n)
+        memcpy(d, p, n);
+    return d;
+}
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+static char fuzz_dir_path[512];
+
+static void fuzz_dir_remove(void) { rmdir(fuzz_dir_path); }
+
+/* A private directory under $TMPDIR (cmake/run-fuzzers.sh points it at
+ * memory: a harness writes a file per input), made on first use and removed
+ * at exit; harnesses remove their files after each input. */
+static inline const char *fuzz_scratch_dir(void)
+{
+    if (!fuzz_dir_path[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(fuzz_dir_path, sizeof fuzz_dir_path, "%s/gb-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        FUZZ_CHECK(mkdtemp(fuzz_dir_path) != NULL, "mkdtemp %s: %s", fuzz_dir_path, strerror(errno));
+        atexit(fuzz_dir_remove);
+    }
+    return fuzz_dir_path;
+}
+
+/* dir/name into path. */
+static inline void fuzz_path(char *path, size_t cap, const char *name)
+{
+    int n = snprintf(path, cap, "%s/%s", fuzz_scratch_dir(), name);
+    FUZZ_CHECK(n > 0 && (size_t)n < cap, "path too long");
+}
+
+/* Writes n bytes as the scratch file `name`; its path into path. */
+static inline void fuzz_write_file(const char *name, const void *p, size_t n, char *path, size_t cap)
+{
+    fuzz_path(path, cap, name);
+    FILE *f = fopen(path, "wb");
+    FUZZ_CHECK(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    FUZZ_CHECK(n == 0 || fwrite(p, 1, n, f) == n, "cannot write %s", path);
+    FUZZ_CHECK(fclose(f) == 0, "cannot write %s: %s", path, strerror(errno));
+}
+
+/* ---- an engine ---------------------------------------------------------------------------- */
+
+/* The server's engine (every type and command, persistence attached) with
+ * its files in the scratch directory, no automatic saves, and the smallest
+ * proto-max-bulk-len: a command may not grow a string past 1 MB, so an
+ * input of a few bytes (SETRANGE k 500000000 x) cannot spend a second
+ * filling memory. tweak, when not NULL, changes the settings further.
+ * The log is silenced: a harness runs millions of inputs. */
+static inline gb_engine *fuzz_engine_new(void (*tweak)(gb_settings *s, void *ctx), void *ctx)
+{
+    gb_log_set_level(GB_LOG_WARNING + 1);
+    gb_settings s;
+    gb_settings_defaults(&s);
+    char err[256];
+    FUZZ_CHECK(gb_config_set(&s, "dir", fuzz_scratch_dir(), false, err, sizeof err) == 0, "%s", err);
+    FUZZ_CHECK(gb_config_set(&s, "save", "", false, err, sizeof err) == 0, "%s", err);
+    FUZZ_CHECK(gb_config_set(&s, "proto-max-bulk-len", "1mb", false, err, sizeof err) == 0, "%s", err);
+    if (tweak)
+        tweak(&s, ctx);
+    gb_engine *eng = gb_engine_new(&s);
+    gb_settings_free(&s);
+    gb_engine_update_time(eng);
+    return eng;
+}
+
+/* Commands a harness that executes fuzzer-chosen commands does not run:
+ * they leave the scratch directory (CONFIG SET dir, logfile), sleep
+ * (DEBUG SLEEP), or start background threads and files that outlive the
+ * input (SAVE, BGSAVE, BGREWRITEAOF, SHUTDOWN's save). What they parse is
+ * covered by the command tests; running them here would only make inputs
+ * slow and results depend on the ones before. */
+static inline bool fuzz_command_denied(gb_slice name)
+{
+    static const char *const denied[] = {"config", "debug", "save", "bgsave", "bgrewriteaof", "shutdown"};
+    for (size_t i = 0; i < sizeof denied / sizeof *denied; i++)
+        if (gb_slice_ieq(name, denied[i]))
+            return true;
+    return false;
+}
+
+/* ---- a reply sink that keeps nothing ------------------------------------------------------ */
+
+static inline void fz_status(void *ctx, const char *s, size_t n) { (void)ctx, (void)s, (void)n; }
+static inline void fz_integer(void *ctx, int64_t v) { (void)ctx, (void)v; }
+static inline void fz_dbl(void *ctx, double v) { (void)ctx, (void)v; }
+static inline void fz_nil(void *ctx) { (void)ctx; }
+static inline void fz_array(void *ctx, int64_t n) { (void)ctx, (void)n; }
+static inline size_t fz_deferred(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+static inline void fz_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
+static const gb_reply_ops fuzz_discard_ops = {fz_status, fz_status, fz_integer, fz_dbl,         fz_status,
+                                              fz_nil,    fz_array,  fz_deferred, fz_set_deferred};
+
+#endif

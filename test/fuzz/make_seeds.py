@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of test/fuzz/corpus/ (docs/fuzzing.md).
+
+    test/fuzz/make_seeds.py path/to/goblin-core
+
+Each harness's input layout is described at the top of its fuzz_<name>.c;
+the seeds here follow it. The persistence seeds are made by the engine
+itself: a goblin-core started in a scratch directory is given small mixed
+datasets (every type and encoding, expiries, two databases), saves them
+(SAVE, compressed and not) and logs them (appendonly yes), and its files
+become the seeds of snapshot, snaprecord, aof and manifest.
+
+Run again after a format change and commit the result; the fuzzers grow
+their own corpora in scratch copies, never here.
+"""
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def write(harness, name, data):
+    d = os.path.join(CORPUS, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+# ---- resp: [flags][max_bulk][seed u16] stream ---------------------------------------------
+
+def resp_seeds():
+    seeds = {
+        "multibulk-get": (0, 0, 1, resp("GET", "k")),
+        "multibulk-pipeline": (0, 0, 7, resp("SET", "k", "hello") + resp("PING") + resp("ECHO", "")),
+        "inline-quotes": (0, 0, 3, b"SET k \"a\\x41\\n b\" 'it\\'s'\r\nPING\n  \r\n"),
+        "inline-then-multibulk": (0, 0, 9, b"PING\r\n" + resp("PING")),
+        "empty-and-negative": (0, 0, 5, b"*0\r\n*-1\r\n\r\n"),
+        "unauth-too-many": (1, 0, 11, b"*11\r\n$1\r\na\r\n"),
+        "unauth-inline": (1, 0, 13, b"AUTH pass\r\na b c d e f g h i j k\r\n"),
+        "small-max-bulk": (2, 4, 17, resp("abcd", "abcde")),
+        "big-bulk-partial": (0, 0, 19, b"*1\r\n$100\r\n" + b"x" * 40),
+        "leading-zero-and-sign": (0, 0, 23, b"*2\r\n$03\r\nGET\r\n$+1\r\nk\r\n"),
+        "bad-prefix": (0, 0, 29, b"*2\r\n$3\r\nGET\r\n:1\r\nk\r\n"),
+        "unbalanced": (0, 0, 31, b"SET \"abc\r\n"),
+        "nul-in-inline": (0, 0, 37, b"GET a\x00b\r\nPING\r\n"),
+    }
+    for name, (flags, small, seed, body) in seeds.items():
+        write("resp", name, bytes([flags, small]) + struct.pack("<H", seed) + body)
+
+
+# ---- sbe: [mode] message, or [mode|1] ([u16 len] message)* --------------------------------
+
+SCHEMA, VERSION = 18242, 1
+
+
+def hdr(block_len, tid):
+    return struct.pack("<HHHH", block_len, tid, SCHEMA, VERSION)
+
+
+def var(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    return struct.pack("<I", len(b)) + b
+
+
+def group(entries, block=b"", large=False):
+    dim = struct.pack("<HI" if large else "<HH", len(block) if entries else 0, len(entries))
+    return dim + b"".join(entries)
+
+
+def sbe_messages():
+    return {
+        "ping": hdr(0, 1),
+        "get": hdr(0, 2) + var("k"),
+        "set-px-nx": hdr(9, 3) + struct.pack("<qB", 100, 1 | 8) + var("k") + var("v"),
+        "set-get-ex": hdr(9, 3) + struct.pack("<qB", 5, 128 | 4) + var("n") + var("10"),
+        "del": hdr(0, 4) + group([var("k"), var("l"), var("")]),
+        "incr": hdr(8, 5) + struct.pack("<q", -7) + var("n"),
+        "hset": hdr(0, 6) + group([var("f1") + var("v1"), var("f2") + var("2")]) + var("h"),
+        "hget": hdr(0, 7) + var("h") + var("f1"),
+        "zadd": hdr(1, 8) + struct.pack("<B", 16)
+        + struct.pack("<HH", 8, 2) + struct.pack("<d", 1.5) + var("a") + struct.pack("<d", -2) + var("b") + var("z"),
+        "zscore": hdr(0, 9) + var("z") + var("a"),
+        "lpush": hdr(0, 10) + group([var("x"), var("y"), var("1")]) + var("l"),
+        "rpop": hdr(0, 11) + var("l"),
+        "blpop": hdr(8, 12) + struct.pack("<d", 0.01) + group([var("l"), var("m")]),
+        "generic-lrange": hdr(0, 13) + group([var("LRANGE"), var("l"), var("0"), var("-1")], large=True),
+        "generic-multi": hdr(0, 13) + group([var("MULTI")], large=True),
+        "generic-exec": hdr(0, 13) + group([var("EXEC")], large=True),
+        "reply-array": hdr(8, 107) + struct.pack("<q", 2) + struct.pack("<HI", 17, 3)
+        + struct.pack("<qdB", 1, 0, 3) + var("")
+        + struct.pack("<qdB", 1, 0, 7) + var("")
+        + struct.pack("<qdB", 0, 0, 5) + var("ab"),
+        "reply-status": hdr(0, 101) + var("OK"),
+        "reply-double": hdr(8, 104) + struct.pack("<d", 2.5),
+    }
+
+
+def sbe_seeds():
+    msgs = sbe_messages()
+    for name, m in msgs.items():
+        write("sbe", "decode-" + name, b"\x00" + m)
+    session = ["set-px-nx", "get", "lpush", "rpop", "hset", "hget", "zadd", "zscore", "incr", "del",
+               "generic-multi", "get", "generic-lrange", "generic-exec", "blpop", "ping"]
+    write("sbe", "execute-session", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n] for n in session))
+    for name in ("blpop", "generic-lrange", "zadd"):
+        write("sbe", "execute-" + name, b"\x01" + struct.pack("<H", len(msgs[name])) + msgs[name])
+
+
+# ---- config: [0] file, or [1|2] name\0value -------------------------------------------------
+
+def config_seeds():
+    write("config", "file-typical", b"\x00" + b"""# a typical file
+port 7000
+bind 127.0.0.1 ::1
+requirepass "s3cr\\"et"
+maxmemory 4gb
+save 3600 1
+save 300 100
+client-output-buffer-limit normal 256mb 64mb 60
+list-max-ziplist-size -2
+dir ./
+dbfilename 'dump.gdb'
+appendonly no
+""")
+    write("config", "file-errors", b"\x00" + b"port 70000\nunknown-option 1\n")
+    write("config", "file-quotes", b"\x00" + b"requirepass \"a\\x41\\n\"\nlogfile ''\nsave ''\n")
+    for name, value in (("maxmemory", "1kb"), ("hz", "0"), ("save", "900 1 300 10"),
+                        ("client-output-buffer-limit", "normal 1gb 0 0"), ("loglevel", "WARNING"),
+                        ("requirepass", "pw"), ("unixsocketperm", "755"), ("port", "+80"),
+                        ("list-max-listpack-size", "-5"), ("dir", "/")):
+        write("config", "set-" + name, b"\x03" + name.encode() + b"\x00" + value.encode())
+
+
+# ---- manifest and aof: made by the server ---------------------------------------------------
+
+def manifest_seeds():
+    write("manifest", "base-and-incr", b"file appendonly.aof.1.base.gdb seq 1 type b\n"
+                                       b"file appendonly.aof.1.incr.aof seq 1 type i\n")
+    write("manifest", "comments-crlf", b"# made by hand\r\nfile a.aof seq 7 type i\r\nfile b.aof seq 8 type i\r\n")
+    write("manifest", "bad-name", b"file ../etc/passwd seq 1 type i\n")
+
+
+class Server:
+    def __init__(self, binary, directory, *args):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--unixsocket", "", "--rings", "0",
+                                      "--dir", directory, "--save", ""] + list(args),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("goblin-core did not start")
+        self.buf = b""
+
+    def call(self, *args):
+        self.sock.sendall(resp(*args))
+        return self._reply()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self.buf += self.sock.recv(65536)
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind in (b"+", b":"):
+            return rest
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.sock.recv(65536)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        return [self._reply() for _ in range(int(rest))]
+
+    def save(self):
+        """SAVE, once the log's first rewrite (started by appendonly yes) is done."""
+        for _ in range(200):
+            try:
+                return self.call("SAVE")
+            except RuntimeError as e:
+                if "in progress" not in str(e):
+                    raise
+                time.sleep(0.05)
+        raise RuntimeError("SAVE kept finding a background job in progress")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def fill(srv):
+    """Every type and encoding the thresholds allow, expiries, two databases."""
+    srv.call("SET", "int", "12345")
+    srv.call("SET", "neg", "-9223372036854775808")
+    srv.call("SET", "emb", "hello")
+    srv.call("SET", "raw", "x" * 80)
+    srv.call("SET", "ttl", "v", "PX", "600000000")
+    srv.call("RPUSH", "list", "a", "b", "3", "c", "-17", "")
+    srv.call("SADD", "intset", "1", "2", "3", "-5", "9223372036854775807")
+    srv.call("SADD", "set", "a", "b", "c")
+    srv.call("HSET", "hash", "f1", "v1", "f2", "2", "f3", "")
+    srv.call("ZADD", "zset", "1", "a", "2.5", "b", "-3", "c", "inf", "top", "-inf", "bottom")
+    srv.call("PEXPIRE", "list", "700000000")
+    srv.call("SELECT", "3")
+    srv.call("SET", "other-db", "1")
+    srv.call("HSET", "h3", "k", "v")
+    srv.call("SELECT", "0")
+
+
+def snapshot_records(data):
+    """The record stream and key count of an uncompressed one-block snapshot."""
+    assert data[:8] == b"GOBLINSN"
+    magic, stored, raw, codec = struct.unpack_from("<IIIB", data, 32)
+    assert magic == 0x4B4C4247 and codec == 0 and stored == raw, "expected one stored block"
+    trailer = data[56 + stored:]
+    assert len(trailer) == 48 and trailer[:4] == b"GEND", "expected one block"
+    keys = struct.unpack_from("<Q", trailer, 24)[0]
+    return data[56:56 + stored], keys
+
+
+def persistence_seeds(binary):
+    runs = {
+        "compact": [],
+        "large": ["--list-max-listpack-size", "2", "--hash-max-listpack-entries", "2",
+                  "--set-max-intset-entries", "2", "--set-max-listpack-entries", "2",
+                  "--zset-max-listpack-entries", "2"],
+        "pma": ["--list-implementation", "pma", "--list-max-listpack-size", "1"],
+    }
+    for run, args in runs.items():
+        d = tempfile.mkdtemp(prefix="gb-seeds-")
+        try:
+            srv = Server(binary, d, "--appendonly", "yes", "--rdbcompression", "no", *args)
+            try:
+                fill(srv)
+                srv.save()
+                srv.call("CONFIG", "SET", "rdbcompression", "yes")
+                srv.call("CONFIG", "SET", "dbfilename", "dump-zstd.gdb")
+                srv.save()
+            finally:
+                srv.stop()
+            plain = open(os.path.join(d, "dump.gdb"), "rb").read()
+            write("snapshot", run + ".gdb", plain)
+            write("snapshot", run + "-zstd.gdb", open(os.path.join(d, "dump-zstd.gdb"), "rb").read())
+            records, keys = snapshot_records(plain)
+            settings = {"compact": 0, "large": 2, "pma": 1}[run]
+            write("snaprecord", run, bytes([settings, keys & 0xFF]) + records)
+            aofdir = os.path.join(d, "appendonlydir")
+            for name in sorted(os.listdir(aofdir)):
+                data = open(os.path.join(aofdir, name), "rb").read()
+                if name.endswith(".manifest"):
+                    write("manifest", "server-" + run, data)
+                elif name.endswith(".incr.aof") and data:
+                    write("aof", "parse-" + run, b"\x00" + data)
+                    write("aof", "replay-" + run, b"\x05" + data)
+        finally:
+            shutil.rmtree(d)
+    write("aof", "replay-torn", b"\x03" + resp("SET", "a", "1") + resp("MULTI") + resp("INCR", "a")[:-3])
+    write("aof", "parse-bad", b"\x00" + resp("SET", "a", "1") + b"*1\r\n$3\r\nGETX\r\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    resp_seeds()
+    sbe_seeds()
+    config_seeds()
+    manifest_seeds()
+    persistence_seeds(os.path.abspath(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    main()
