@@ -1,7 +1,7 @@
 /*
  * Fuzz harness: the append-only log's reader (engine/persist/aof_reader.h):
  * gb_aof_parse_command over arbitrary bytes, and gb_aof_replay of a file
- * into a fresh engine.
+ * into an empty engine.
  *
  * Input: [mode u8][the log's bytes]
  *   mode bit 0 clear: parse command after command as gb_aof_walk does.
@@ -9,8 +9,8 @@
  *     the same from exactly those bytes; every proper prefix of it is
  *     "incomplete", never "malformed" (a log cut short by a crash must be
  *     told from a damaged one: aof-load-truncated depends on it).
- *   mode bit 0 set: replay the bytes as an incremental file into a fresh
- *     engine, as start-up does (eng->loading), allowing a torn tail when
+ *   mode bit 0 set: replay the bytes as an incremental file into an
+ *     emptied engine, as start-up does (eng->loading), allowing a torn tail when
  *     bit 1 is set (the file is then cut there: checked). With bit 2 set,
  *     a dataset the replay built must survive a snapshot: SAVE, load into
  *     another engine, and every key reads back the same.
@@ -99,19 +99,29 @@ static bool has_denied(const uint8_t *bytes, size_t len)
     return denied;
 }
 
-/* SAVE, load into a fresh engine, compare every key. */
+/* The harness's two engines, made once, emptied for each input
+ * (fuzz_engine_reset): a replays, b loads a's snapshot. */
+static gb_engine *engine(int which)
+{
+    static gb_engine *eng[2];
+    if (!eng[which])
+        eng[which] = fuzz_engine_new(NULL, NULL);
+    fuzz_engine_reset(eng[which]);
+    return eng[which];
+}
+
+/* SAVE, load into the other engine, compare every key. */
 static void check_snapshot_roundtrip(gb_engine *a)
 {
     char err[700];
     FUZZ_CHECK(gb_persist_save(gb_persist_of(a), err, sizeof err) == 0, "SAVE failed: %s", err);
-    gb_engine *b = fuzz_engine_new(NULL, NULL);
+    gb_engine *b = engine(1);
     b->now_ms = a->now_ms;
     FUZZ_CHECK(gb_persist_load(gb_persist_of(b), err, sizeof err) == 0, "the snapshot does not load: %s", err);
     char *want = dump_dataset(a), *got = dump_dataset(b);
     FUZZ_CHECK(strcmp(want, got) == 0, "the snapshot loads another dataset:\n%.2000s\n---\n%.2000s", want, got);
     free(want);
     free(got);
-    gb_engine_free(b);
     char path[600];
     fuzz_path(path, sizeof path, "dump.gdb");
     unlink(path);
@@ -123,7 +133,7 @@ static void replay(const uint8_t *bytes, size_t len, uint8_t mode)
         return;
     char path[600];
     fuzz_write_file("appendonly.aof.1.incr.aof", bytes, len, path, sizeof path);
-    gb_engine *eng = fuzz_engine_new(NULL, NULL);
+    gb_engine *eng = engine(0);
     bool allow_truncate = mode & 2;
     gb_aof_read_result res;
     char err[700];
@@ -141,7 +151,6 @@ static void replay(const uint8_t *bytes, size_t len, uint8_t mode)
     }
     if (rc == 0 && (mode & 4))
         check_snapshot_roundtrip(eng);
-    gb_engine_free(eng);
     unlink(path);
 }
 

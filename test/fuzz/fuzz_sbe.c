@@ -10,7 +10,7 @@
  *     inside the message, every count is one the message can hold, a tree
  *     of array nodes is consistent.
  *   mode bit 0 set: up to 32 messages, each [u16 length][bytes], executed
- *     in order by one SBE client of a fresh engine (so MULTI, WATCH, keys
+ *     in order by one SBE client of an emptied engine (so MULTI, WATCH, keys
  *     of each type, blocking reach state the earlier messages built). Each
  *     message is answered by exactly one well-formed reply message, or the
  *     server says GB_EPROTO (not our protocol: the ring drops the client,
@@ -120,7 +120,10 @@ static bool denied(const uint8_t *msg, size_t len, gb_sbe_scratch *s)
 
 static void execute(fuzz_in *in)
 {
-    gb_engine *eng = fuzz_engine_new(NULL, NULL);
+    static gb_engine *eng;
+    if (!eng)
+        eng = fuzz_engine_new(NULL, NULL);
+    fuzz_engine_reset(eng);
     sbe_conn *c = sbe_conn_new(eng);
     gb_sbe_scratch s = {0};
     for (int i = 0; i < MAX_MESSAGES && in->left; i++) {
@@ -149,7 +152,6 @@ static void execute(fuzz_in *in)
     }
     gb_sbe_scratch_free(&s);
     sbe_conn_free(c);
-    gb_engine_free(eng);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -14,8 +14,8 @@
  * The record stream (AUX, DBSIZE, SELECTDB, KEY ... EOF records,
  * engine/persist/snapfmt.h) is written into a valid file with the engine's
  * own writer (gb_snap_writer_open / gb_snap_put / gb_snap_writer_close,
- * stored blocks, the trailer counting the given keys), then loaded into a
- * fresh engine. The seeds are the record streams of the real snapshots of
+ * stored blocks, the trailer counting the given keys), then loaded into an
+ * empty engine. The seeds are the record streams of the real snapshots of
  * corpus/snapshot/.
  *
  * Checked as fuzz_snapshot: a refusal names the file and the offset; a
@@ -44,13 +44,24 @@ static void tweak(gb_settings *s, void *ctx)
     }
 }
 
-static gb_engine *make_engine(void *ctx) { return fuzz_engine_new(tweak, ctx); }
+/* Two engines per combination of the settings bits 0-1, made once and
+ * emptied for each input (fuzz_engine_reset): [0] loads the input, [1]
+ * the round trip's file. */
+static gb_engine *engine(uint8_t bits, int which)
+{
+    static gb_engine *eng[4][2];
+    uint8_t settings = bits & 3;
+    if (!eng[settings][which])
+        eng[settings][which] = fuzz_engine_new(tweak, &settings);
+    fuzz_engine_reset(eng[settings][which]);
+    return eng[settings][which];
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_in in = {data, size};
     uint8_t bits = fuzz_u8(&in), keys = fuzz_u8(&in);
-    gb_engine *eng = make_engine(&bits);
+    gb_engine *eng = engine(bits, 0);
 
     char path[600], err[700];
     fuzz_path(path, sizeof path, "records.gdb");
@@ -67,9 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     eng->loading = false;
     if (ok) {
         snap_check_dataset(eng);
-        snap_check_roundtrip(eng, make_engine, &bits);
+        snap_check_roundtrip(eng, engine(bits, 1));
     }
-    gb_engine_free(eng);
     unlink(path);
     return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
+#include "engine/core/gate.h"
 #include "engine/core/reply.h"
 #include "engine/modules.h"
 
@@ -113,6 +114,22 @@ static inline void fuzz_write_file(const char *name, const void *p, size_t n, ch
     FUZZ_CHECK(fclose(f) == 0, "cannot write %s: %s", path, strerror(errno));
 }
 
+/* ---- a reply sink that keeps nothing ------------------------------------------------------ */
+
+static inline void fz_status(void *ctx, const char *s, size_t n) { (void)ctx, (void)s, (void)n; }
+static inline void fz_integer(void *ctx, int64_t v) { (void)ctx, (void)v; }
+static inline void fz_dbl(void *ctx, double v) { (void)ctx, (void)v; }
+static inline void fz_nil(void *ctx) { (void)ctx; }
+static inline void fz_array(void *ctx, int64_t n) { (void)ctx, (void)n; }
+static inline size_t fz_deferred(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+static inline void fz_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
+static const gb_reply_ops fuzz_discard_ops = {fz_status, fz_status, fz_integer, fz_dbl,         fz_status,
+                                              fz_nil,    fz_array,  fz_deferred, fz_set_deferred};
+
 /* ---- an engine ---------------------------------------------------------------------------- */
 
 /* The server's engine (every type and command, persistence attached) with
@@ -138,6 +155,24 @@ static inline gb_engine *fuzz_engine_new(void (*tweak)(gb_settings *s, void *ctx
     return eng;
 }
 
+/* Empties eng for the next input, as a fresh engine would be: every
+ * database flushed (FLUSHALL SYNC through the gate, so WATCH, blocking and
+ * the expiry arrays see it as a client's would be), not loading, the clock
+ * now. Harnesses keep their engines across inputs because making one
+ * calibrates the cycle counter (milliseconds: a fresh engine per input
+ * would cap a harness at a few hundred inputs per second). */
+static inline void fuzz_engine_reset(gb_engine *eng)
+{
+    gb_client *c = gb_client_new(eng, &fuzz_discard_ops, NULL, NULL, NULL, GB_CLIENT_AUTHED);
+    gb_slice argv[2] = {gb_slice_cstr("FLUSHALL"), gb_slice_cstr("SYNC")};
+    gb_gate_execute(c, 2, argv);
+    gb_client_free(c);
+    for (int d = 0; d < eng->ndbs; d++)
+        FUZZ_CHECK(gb_db_size(&eng->dbs[d]) == 0, "database %d not empty after FLUSHALL", d);
+    eng->loading = false;
+    gb_engine_update_time(eng);
+}
+
 /* Commands a harness that executes fuzzer-chosen commands does not run:
  * they leave the scratch directory (CONFIG SET dir, logfile), sleep
  * (DEBUG SLEEP), or start background threads and files that outlive the
@@ -152,21 +187,5 @@ static inline bool fuzz_command_denied(gb_slice name)
             return true;
     return false;
 }
-
-/* ---- a reply sink that keeps nothing ------------------------------------------------------ */
-
-static inline void fz_status(void *ctx, const char *s, size_t n) { (void)ctx, (void)s, (void)n; }
-static inline void fz_integer(void *ctx, int64_t v) { (void)ctx, (void)v; }
-static inline void fz_dbl(void *ctx, double v) { (void)ctx, (void)v; }
-static inline void fz_nil(void *ctx) { (void)ctx; }
-static inline void fz_array(void *ctx, int64_t n) { (void)ctx, (void)n; }
-static inline size_t fz_deferred(void *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-static inline void fz_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
-static const gb_reply_ops fuzz_discard_ops = {fz_status, fz_status, fz_integer, fz_dbl,         fz_status,
-                                              fz_nil,    fz_array,  fz_deferred, fz_set_deferred};
 
 #endif
