@@ -363,13 +363,20 @@ static bool snap_load(gb_engine *eng, const char *path, gb_snap_load_stats *st)
     gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
     if (!r) {
         FUZZ_CHECK(strstr(err, path) != NULL, "a refusal without the file: %s", err);
+        if (fuzz_verbose())
+            fprintf(stderr, "snapshot refused: %s\n", err);
         return false;
     }
     bool ok = gb_snap_load(eng, r, st, NULL, NULL);
     if (!ok) {
         const char *why = gb_snap_reader_error(r);
         FUZZ_CHECK(why[0] == '\'' && strstr(why, "' at offset "), "a refusal without the offset: %s", why);
+        if (fuzz_verbose())
+            fprintf(stderr, "snapshot refused: %s\n", why);
     } else {
+        if (fuzz_verbose())
+            fprintf(stderr, "snapshot loaded: %llu keys, %llu expired\n", (unsigned long long)st->keys,
+                    (unsigned long long)st->expired);
         uint64_t keys = 0;
         for (int d = 0; d < eng->ndbs; d++)
             keys += gb_db_size(&eng->dbs[d]);

@@ -42,6 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                              \
     } while (0)
 
+/* FUZZ_VERBOSE=1 in the environment: harnesses say what became of each
+ * input (loaded, refused and why), for checking that seeds get past the
+ * first checks. */
+static inline bool fuzz_verbose(void)
+{
+    static int v = -1;
+    if (v < 0)
+        v = getenv("FUZZ_VERBOSE") != NULL;
+    return v;
+}
+
 /* ---- taking an input apart --------------------------------------------------------------- */
 
 /* The input as a stream: control bytes first, the bytes under test after.

@@ -14,6 +14,7 @@ Run again after a format change and commit the result; the fuzzers grow
 their own corpora in scratch copies, never here.
 """
 import os
+import re
 import shutil
 import socket
 import struct
@@ -286,6 +287,123 @@ def persistence_seeds(binary):
     write("aof", "parse-bad", b"\x00" + resp("SET", "a", "1") + b"*1\r\n$3\r\nGETX\r\n")
 
 
+# ---- snaprecord: hand-made records with every compact entry encoding ------------------------
+# (engine/persist/snapfmt.h, engine/ds/listpack.c). The server's seeds above
+# hold what small datasets hold; these add every integer width and string
+# length form, intsets of each width, and the element-by-element records.
+
+INT_RE = re.compile(rb"-?(0|[1-9][0-9]*)")
+
+
+def as_int(b):
+    """gb_lp_str2int: the canonical integers the encoder stores as such."""
+    if len(b) > 20 or not INT_RE.fullmatch(b) or b == b"-0":
+        return None
+    v = int(b)
+    return v if -2**63 <= v < 2**63 else None
+
+
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+
+
+def svarint(v):
+    return varint(((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF)  # zigzag
+
+
+def sstr(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    return varint(len(b)) + b
+
+
+def backlen(n):
+    k = 1 if n <= 127 else 2 if n < 16384 else 3 if n < 2097152 else 4
+    out = bytearray(k)
+    for i in range(k):
+        out[k - 1 - i] = ((n >> (7 * i)) & 127) | (128 if i != k - 1 else 0)
+    return bytes(out)
+
+
+def lp_entry(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    v = as_int(b)
+    if v is not None:
+        u = v & 0xFFFFFFFFFFFFFFFF
+        if 0 <= v <= 127:
+            enc = bytes([v])
+        elif -4096 <= v <= 4095:
+            enc = bytes([0xC0 | ((u >> 8) & 0x1F), u & 0xFF])
+        else:
+            for tag, width in ((0xF1, 2), (0xF2, 3), (0xF3, 4), (0xF4, 8)):
+                if -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
+                    enc = bytes([tag]) + (u & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+                    break
+    elif len(b) <= 63:
+        enc = bytes([0x80 | len(b)]) + b
+    elif len(b) <= 4095:
+        enc = bytes([0xE0 | (len(b) >> 8), len(b) & 0xFF]) + b
+    else:
+        enc = b"\xF0" + struct.pack("<I", len(b)) + b
+    return enc + backlen(len(enc))
+
+
+def listpack(items):
+    body = b"".join(lp_entry(i) for i in items)
+    return struct.pack("<II", 8 + len(body) + 1, len(items)) + body + b"\xFF"
+
+
+def zscore(d):
+    """engine/ds/zset.c score_encode: integers as text, else the 8 bytes (+'x')."""
+    if d == d and abs(d) < 2.0**63 and d == int(d) and not (d == 0 and struct.pack("<d", d)[7] & 0x80):
+        return str(int(d)).encode()
+    raw = struct.pack("<d", d)
+    return raw + b"x" if as_int(raw) is not None else raw
+
+
+def intset(width, values):
+    fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
+    return struct.pack("<BxxxI", width, len(values)) + b"".join(struct.pack(fmt, v) for v in sorted(values))
+
+
+def key(t, name, value, expire=None):
+    head = b"\xFD" + bytes([t, 1 if expire is not None else 0])
+    return head + (struct.pack("<Q", expire) if expire is not None else b"") + sstr(name) + value
+
+
+def snaprecord_seeds():
+    ints = ["0", "127", "-1", "128", "4095", "-4096", "32767", "-32768", "8388607", "-8388608",
+            "2147483647", "-2147483648", "9223372036854775807", "-9223372036854775808"]
+    strs = ["", "a", "x" * 63, "y" * 64, "z" * 300, "007", "-0", "+1", "1.5"]
+    zs = sorted([(1.0, b"a"), (2.5, b"b"), (-3.0, b"c"), (float("inf"), b"top"), (float("-inf"), b"bottom"),
+                 (0.1, b"tenth"), (2.0**70, b"huge")])
+    recs = {  # name: the KEY records
+        "list-listpack": [key(6, "l", sstr(listpack(ints + strs)))],
+        "set-listpack": [key(7, "s", sstr(listpack(["a", "b", "-5", "100000", "x" * 70])))],
+        "intset-16": [key(8, "i2", sstr(intset(2, [-3, 1, 7])))],
+        "intset-32": [key(8, "i4", sstr(intset(4, [-70000, 5, 70000])))],
+        "intset-64": [key(8, "i8", sstr(intset(8, [-2**40, 0, 2**40])))],
+        "hash-listpack": [key(9, "h", sstr(listpack(["f", "v", "n", "12", "long", "w" * 100, "", "empty"])))],
+        "zset-listpack": [key(10, "z", sstr(listpack([x for sc, m in zs for x in (m, zscore(sc))])))],
+        "elements": [key(2, "L", varint(3) + sstr("a") + sstr("1") + sstr("")),
+                     key(3, "S", varint(2) + sstr("m") + sstr("2")),
+                     key(4, "H", varint(1) + sstr("f") + sstr("v")),
+                     key(5, "Z", varint(2) + sstr("m") + struct.pack("<d", 1.5) + sstr("n") + struct.pack("<d", -0.0)),
+                     key(0, "str", sstr("hello")),
+                     key(1, "num", svarint(-42), expire=2**62)],
+    }
+    aux = b"\xFA" + sstr("goblin-ver") + sstr("0.1.0") + b"\xFB" + varint(0) + varint(1)
+    for name, keys in recs.items():
+        # settings bits (fuzz_snaprecord.c): 1 pma lists, 2 tiny thresholds, 4 loading
+        for settings in (0, 1, 4) if name == "elements" else (0, 2):
+            body = aux + b"\xFE" + varint(0) + b"".join(keys) + b"\xFF" + varint(len(keys))
+            write("snaprecord", "%s-%d" % (name, settings), bytes([settings, len(keys)]) + body)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -293,6 +411,7 @@ def main():
     sbe_seeds()
     config_seeds()
     manifest_seeds()
+    snaprecord_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 
