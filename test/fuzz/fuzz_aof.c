@@ -11,7 +11,8 @@
  *     told from a damaged one: aof-load-truncated depends on it).
  *   mode bit 0 set: replay the bytes as an incremental file into an
  *     emptied engine, as start-up does (eng->loading), allowing a torn tail when
- *     bit 1 is set (the file is then cut there: checked). With bit 2 set,
+ *     bit 1 is set (the file is then cut there: checked). Every value then
+ *     passes its data structure's own check. With bit 2 set,
  *     a dataset the replay built must survive a snapshot: SAVE, load into
  *     another engine, and every key reads back the same.
  * Logs naming commands that leave the scratch directory, sleep or start
@@ -149,6 +150,7 @@ static void replay(const uint8_t *bytes, size_t len, uint8_t mode)
         FUZZ_CHECK((size_t)res.truncated_at <= len, "cut at %lld, past its %zu bytes", (long long)res.truncated_at,
                    len);
     }
+    fuzz_verify_dataset(eng);
     if (rc == 0 && (mode & 4))
         check_snapshot_roundtrip(eng);
     unlink(path);

@@ -15,7 +15,8 @@
  *     message is answered by exactly one well-formed reply message, or the
  *     server says GB_EPROTO (not our protocol: the ring drops the client,
  *     so the harness stops there). A BLPop that blocks is timed out, as the
- *     ring's deadline would.
+ *     ring's deadline would. Afterwards every value passes its data
+ *     structure's own check (fuzz_verify_dataset).
  * Commands that leave the scratch directory, sleep or start background
  * work (fuzz_command_denied) are decoded but not executed.
  */
@@ -152,6 +153,7 @@ static void execute(fuzz_in *in)
     }
     gb_sbe_scratch_free(&s);
     sbe_conn_free(c);
+    fuzz_verify_dataset(eng);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

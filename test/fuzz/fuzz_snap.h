@@ -301,6 +301,7 @@ static void check_key(gb_client *c, snap_reply *r, int type, gb_slice key)
 /* Every live key: consistent, then written to, then consistent again. */
 static void snap_check_dataset(gb_engine *eng)
 {
+    fuzz_verify_dataset(eng);
     snap_reply r = {0};
     gb_client *c = gb_client_new(eng, &snap_reply_ops, &r, NULL, NULL, GB_CLIENT_AUTHED);
     for (int d = 0; d < eng->ndbs; d++) {
@@ -329,6 +330,7 @@ static void snap_check_dataset(gb_engine *eng)
             check_key(c, &r, types[i], key);
             free(keys[i].s);
         }
+        fuzz_verify_dataset(eng);
         free(keys);
         free(types);
     }

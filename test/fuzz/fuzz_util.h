@@ -24,6 +24,8 @@
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
+#include "engine/ds/list.h"
+#include "engine/types/tobj.h"
 #include "engine/core/reply.h"
 #include "engine/modules.h"
 
@@ -182,6 +184,35 @@ static inline void fuzz_engine_reset(gb_engine *eng)
         FUZZ_CHECK(gb_db_size(&eng->dbs[d]) == 0, "database %d not empty after FLUSHALL", d);
     eng->loading = false;
     gb_engine_update_time(eng);
+}
+
+/* Every value of every database passes its data structure's own check
+ * (gb_list_verify, gb_set_verify, ... : the invariants the code relies on,
+ * deeper than any reply shows), so a command or a load that left a
+ * structure inconsistent is caught at the input that did it. */
+static inline void fuzz_verify_dataset(gb_engine *eng)
+{
+    for (int d = 0; d < eng->ndbs; d++) {
+        gb_htable_iter it;
+        gb_htable_iter_init(&it, &eng->dbs[d].keys);
+        for (gb_hnode *h; (h = gb_htable_iter_next(&it));) {
+            gb_kv *kv = (gb_kv *)h;
+            gb_slice k = gb_kv_key(kv);
+            char why[256] = "";
+            bool ok = true;
+            if (kv->type == GB_TYPE_LIST) {
+                ok = gb_list_verify(kv->v.ptr);
+            } else if (kv->type != GB_TYPE_STRING) {
+                gb_tobj_hdr o = gb_tobj_unpack(kv->v.ptr);
+                ok = kv->type == GB_TYPE_SET    ? gb_set_verify(&o.s)
+                     : kv->type == GB_TYPE_HASH ? gb_hash_verify(&o.h)
+                                                : gb_zset_verify(&o.z, why, sizeof why);
+            }
+            FUZZ_CHECK(ok, "db %d key '%.*s' (type %d) fails its structure's check %s", d, (int)GB_MIN(k.len, 64),
+                       k.ptr, kv->type, why);
+        }
+        gb_htable_iter_done(&it);
+    }
 }
 
 /* Commands a harness that executes fuzzer-chosen commands does not run:
