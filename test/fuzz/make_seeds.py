@@ -268,8 +268,12 @@ def persistence_seeds(binary):
             finally:
                 srv.stop()
             plain = open(os.path.join(d, "dump.gdb"), "rb").read()
-            write("snapshot", run + ".gdb", plain)
-            write("snapshot", run + "-zstd.gdb", open(os.path.join(d, "dump-zstd.gdb"), "rb").read())
+            zstd = open(os.path.join(d, "dump-zstd.gdb"), "rb").read()
+            # mode byte (fuzz_snapshot.c): 0 as is, 1 checksums made right
+            write("snapshot", run + ".gdb", b"\x00" + plain)
+            write("snapshot", run + "-zstd.gdb", b"\x00" + zstd)
+            write("snapshot", run + "-fixsums.gdb", b"\x01" + plain)
+            write("snapshot", run + "-zstd-fixsums.gdb", b"\x01" + zstd)
             records, keys = snapshot_records(plain)
             settings = {"compact": 0, "large": 2, "pma": 1}[run]
             write("snaprecord", run, bytes([settings, keys & 0xFF]) + records)
