@@ -2,22 +2,34 @@
 #   make run            install missing packages, build Release, start the server on its defaults
 #   make test           install missing packages (incl. test tools), build, run every test
 #                       (native platform layer and the generic POSIX one)
-#   make test-sanitize  the whole suite under ASan + UBSan
+#   make test-sanitize  the whole suite under ASan + UBSan (+ LeakSanitizer on Linux)
 #   make fuzz           build the libFuzzer harnesses (clang) and run each briefly (docs/fuzzing.md)
 #   make bench          build the benchmarks (see docs/benchmarks.md for how to run them)
 #   make package        per-OS tarball: server, client library, headers, SBE schema
+#   make package-aarch64  the same for arm64 Linux, cross-built (Debian/Ubuntu x86-64 host)
+#   make checks         the cross checks CI runs next to make test (Debian/Ubuntu; see
+#                       docs/platform.md, "What is checked where"): check-clang,
+#                       check-darwin, check-aarch64, check-tsan
 JOBS ?= $(shell (nproc || sysctl -n hw.ncpu || echo 2) 2>/dev/null)
 CTEST_FLAGS ?= --output-on-failure
 UNAME := $(shell uname -s)
 NATIVE_PLATFORM := $(if $(filter Darwin,$(UNAME)),darwin,$(if $(filter Linux,$(UNAME)),linux,posix))
 
-.PHONY: run build deps test-deps test test-native test-posix test-sanitize fuzz bench package clean
+# LeakSanitizer exists on Linux only; Apple's AddressSanitizer refuses to
+# start with detect_leaks=1.
+LEAK_CHECKS := $(if $(filter Linux,$(UNAME)),1,0)
+
+.PHONY: run build deps test-deps check-deps test test-native test-posix test-sanitize fuzz bench package \
+        package-aarch64 checks check-clang check-darwin check-aarch64 check-tsan clean
 
 deps:
 	@cmake/install-deps.sh
 
 test-deps:
 	@cmake/install-deps.sh --test
+
+check-deps:
+	@cmake/install-deps.sh --checks
 
 build: deps
 	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DGOBLIN_BUILD_TESTS=OFF
@@ -41,7 +53,7 @@ test-posix:
 test-sanitize: test-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGOBLIN_WERROR=ON -DGOBLIN_SANITIZE=address,undefined
 	cmake --build build-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=$(LEAK_CHECKS):abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan $(CTEST_FLAGS) -j $(JOBS) -LE nosanitize
 
 fuzz: test-deps
@@ -56,5 +68,30 @@ package: deps
 	cmake --build build-package -j $(JOBS)
 	cd build-package && cpack
 
+package-aarch64: check-deps
+	cmake -S . -B build-package-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/linux-aarch64-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=Release -DGOBLIN_BUILD_TESTS=OFF -DGOBLIN_PLATFORM=linux
+	cmake --build build-package-aarch64 -j $(JOBS)
+	cd build-package-aarch64 && cpack
+
+checks: check-clang check-darwin check-aarch64 check-tsan
+
+# The whole tree with clang and -Werror (clang warns where gcc does not), unit suite run.
+check-clang: test-deps
+	cmake -S . -B build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGOBLIN_WERROR=ON \
+	  -DGOBLIN_PLATFORM=$(NATIVE_PLATFORM)
+	cmake --build build-clang -j $(JOBS)
+	ctest --test-dir build-clang $(CTEST_FLAGS) -j $(JOBS) -L unit
+
+check-darwin: check-deps
+	JOBS=$(JOBS) cmake/check-darwin-compile.sh
+
+check-aarch64: check-deps
+	JOBS=$(JOBS) cmake/check-aarch64.sh
+
+check-tsan: test-deps
+	JOBS=$(JOBS) cmake/check-tsan.sh
+
 clean:
-	rm -rf build-release build-test build-test-posix build-asan build-fuzz build-package
+	rm -rf build-release build-test build-test-posix build-asan build-fuzz build-package build-package-aarch64 \
+	  build-clang build-darwin-check build-aarch64 build-tsan

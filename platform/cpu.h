@@ -84,6 +84,16 @@ int gb_cpu_allowed(gb_cpuset *out);
  * (darwin still applies QoS USER_INTERACTIVE first). */
 int gb_cpu_pin_current_thread(int cpu);
 
+/* Restricts the calling thread to the CPUs of set (helper threads kept off
+ * the engine's pinned CPU). An empty set changes nothing. Linux:
+ * sched_setaffinity, which intersects with the cgroup cpuset; darwin/posix:
+ * GB_ENOTSUP (no per-CPU affinity there). */
+int gb_cpu_restrict_current_thread(const gb_cpuset *set);
+
+/* Names the calling thread for top -H, ps -L and debuggers (at most 15
+ * bytes are kept). Linux/darwin: pthread_setname_np; posix: GB_ENOTSUP. */
+int gb_thread_set_name(const char *name);
+
 /* Marks the calling thread as latency critical where the OS has a notion of
  * it (darwin: QoS USER_INTERACTIVE, i.e. performance cores, no App Nap
  * throttling). linux/posix: GB_ENOTSUP - there, pin instead. */
@@ -95,6 +105,27 @@ int gb_cpu_count(void);
 /* The CPU the calling thread runs on right now (a hint: it can migrate the
  * next instant unless pinned), or GB_ENOTSUP. */
 int gb_cpu_current(void);
+
+/* The data-cache line size the CPU reports to user code, in bytes, or 0
+ * where the architecture has no such answer. x86: CPUID.01H:EBX[15:8] x 8
+ * (the CLFLUSH line, 64); arm64: CTR_EL0.DminLine, the smallest data-cache
+ * line (64 on Neoverse/Graviton/Ampere, 256 on A64FX; Apple reports 64 while
+ * its lines are 128, which is why GB_CACHE_ISOLATION is not derived from
+ * this). test_cpu checks GB_CACHE_ISOLATION is a multiple of it. */
+static inline unsigned gb_cpu_cache_line(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 1, b, c = 0, d;
+    __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    return ((b >> 8) & 0xffu) * 8u;
+#elif defined(__aarch64__)
+    uint64_t ctr;
+    __asm__ __volatile__("mrs %0, ctr_el0" : "=r"(ctr));
+    return 4u << ((ctr >> 16) & 0xfu); /* DminLine: log2 of the line in 4-byte words */
+#else
+    return 0;
+#endif
+}
 
 /* Spin-wait hint for busy-poll loops. x86 `pause` (de-pipelines the loop
  * and yields the core to its SMT sibling); arm64 `isb` (a real ~10-40 ns

@@ -10,6 +10,8 @@
 #ifndef GOBLIN_ERROR_H
 #define GOBLIN_ERROR_H
 
+#include "goblin/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,10 +44,10 @@ enum gb_error {
 };
 
 /* A short, static, human-readable description of a GB_E* code. */
-const char *gb_strerror(int code);
+GB_EXPORT const char *gb_strerror(int code);
 
 /* The symbolic name of a code ("GB_ENOMEM"), for logs and test messages. */
-const char *gb_error_name(int code);
+GB_EXPORT const char *gb_error_name(int code);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,9 @@
 #include <stdint.h>
 
 #include "goblin/error.h"
+#include "goblin/export.h"
+#include "goblin/ring_layout.h" /* GB_RING_PROTO_* */
+#include "goblin/sbe_schema.h"  /* GB_SBE_ZADD_* */
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,9 +34,10 @@ extern "C" {
 
 typedef struct gb_ring_client gb_ring_client;
 
+/* The ring's protocol ids (goblin/ring_layout.h), under the library's names. */
 typedef enum gb_ring_proto {
-    GB_RING_SBE = 1,  /* binary messages (transport/sbe/goblin.xml): native numbers */
-    GB_RING_RESP = 2, /* RESP2, the same bytes as on a socket */
+    GB_RING_SBE = GB_RING_PROTO_SBE,   /* binary messages (transport/sbe/goblin.xml): native numbers */
+    GB_RING_RESP = GB_RING_PROTO_RESP, /* RESP2, the same bytes as on a socket */
 } gb_ring_proto;
 
 typedef struct gb_ring_client_options {
@@ -69,74 +73,83 @@ typedef struct gb_reply {
     struct gb_reply *elem;
 } gb_reply;
 
-void gb_reply_free(gb_reply *r);
+GB_EXPORT void gb_reply_free(gb_reply *r);
 
 /* ---- connection ---- */
 
-int gb_ring_client_connect(const char *socket_path, gb_ring_proto proto, const gb_ring_client_options *opt,
-                           gb_ring_client **out, char *err, size_t errlen);
+GB_EXPORT int gb_ring_client_connect(const char *socket_path, gb_ring_proto proto, const gb_ring_client_options *opt,
+                                     gb_ring_client **out, char *err, size_t errlen);
 /* Releases the slot (closing the control connection) and unmaps it. */
-void gb_ring_client_close(gb_ring_client *rc);
-const char *gb_ring_client_error(const gb_ring_client *rc);
-gb_ring_proto gb_ring_client_protocol(const gb_ring_client *rc);
+GB_EXPORT void gb_ring_client_close(gb_ring_client *rc);
+GB_EXPORT const char *gb_ring_client_error(const gb_ring_client *rc);
+GB_EXPORT gb_ring_proto gb_ring_client_protocol(const gb_ring_client *rc);
 /* The slot's number in the server's pool (INFO rings) and its record limit. */
-int gb_ring_client_slot(const gb_ring_client *rc);
-size_t gb_ring_client_max_message(const gb_ring_client *rc);
+GB_EXPORT int gb_ring_client_slot(const gb_ring_client *rc);
+GB_EXPORT size_t gb_ring_client_max_message(const gb_ring_client *rc);
 
 /* ---- any command, either protocol ---- */
 
 /* Sends argv (argc arguments; lens[i] bytes each, lens NULL = strlen) and
  * waits for the reply (*reply: free with gb_reply_free). Over SBE this uses
  * the generic template. */
-int gb_ring_command(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens, gb_reply **reply);
+GB_EXPORT int gb_ring_command(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens,
+                              gb_reply **reply);
 
 /* Pipelining: submit many, then collect as many replies, in order. */
-int gb_ring_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
-int gb_ring_collect(gb_ring_client *rc, gb_reply **reply);
+GB_EXPORT int gb_ring_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
+GB_EXPORT int gb_ring_collect(gb_ring_client *rc, gb_reply **reply);
 
 /* ---- typed calls (SBE templates; over RESP they send the equivalent command) ---- */
 
-int gb_ring_ping(gb_ring_client *rc);
+GB_EXPORT int gb_ring_ping(gb_ring_client *rc);
 /* GET: copies up to cap bytes into buf; *len receives the full length, or -1
  * when the key does not exist. */
-int gb_ring_get(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len);
+GB_EXPORT int gb_ring_get(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len);
 /* SET key value [PX ttl_ms] (ttl_ms 0 = none). */
-int gb_ring_set(gb_ring_client *rc, const void *key, size_t klen, const void *val, size_t vlen, int64_t ttl_ms);
-int gb_ring_del(gb_ring_client *rc, const void *key, size_t klen, int64_t *deleted);
-int gb_ring_incrby(gb_ring_client *rc, const void *key, size_t klen, int64_t by, int64_t *value);
+GB_EXPORT int gb_ring_set(gb_ring_client *rc, const void *key, size_t klen, const void *val, size_t vlen,
+                          int64_t ttl_ms);
+GB_EXPORT int gb_ring_del(gb_ring_client *rc, const void *key, size_t klen, int64_t *deleted);
+GB_EXPORT int gb_ring_incrby(gb_ring_client *rc, const void *key, size_t klen, int64_t by, int64_t *value);
 /* HSET key f1 v1 ... (n pairs); *added = new fields. */
-int gb_ring_hset(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *fields,
-                 const size_t *flens, const void *const *values, const size_t *vlens, int64_t *added);
-int gb_ring_hget(gb_ring_client *rc, const void *key, size_t klen, const void *field, size_t flen, void *buf,
-                 size_t cap, int64_t *len);
+GB_EXPORT int gb_ring_hset(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *fields,
+                           const size_t *flens, const void *const *values, const size_t *vlens, int64_t *added);
+GB_EXPORT int gb_ring_hget(gb_ring_client *rc, const void *key, size_t klen, const void *field, size_t flen, void *buf,
+                           size_t cap, int64_t *len);
 /* ZADD key [flags] score member ... ; flags: GB_ZADD_* below. *result =
  * added (or changed with CH); with INCR, *score receives the new score and
  * *result is 0 when the increment was not applied (NX/XX/GT/LT). */
-enum { GB_RING_ZADD_NX = 1, GB_RING_ZADD_XX = 2, GB_RING_ZADD_GT = 4, GB_RING_ZADD_LT = 8, GB_RING_ZADD_CH = 16,
-       GB_RING_ZADD_INCR = 32 };
-int gb_ring_zadd(gb_ring_client *rc, const void *key, size_t klen, int flags, size_t n, const double *scores,
-                 const void *const *members, const size_t *mlens, int64_t *result, double *score);
+enum {
+    /* the schema's ZAddFlags bits (goblin/sbe_schema.h), sent as they are */
+    GB_RING_ZADD_NX = GB_SBE_ZADD_NX,
+    GB_RING_ZADD_XX = GB_SBE_ZADD_XX,
+    GB_RING_ZADD_GT = GB_SBE_ZADD_GT,
+    GB_RING_ZADD_LT = GB_SBE_ZADD_LT,
+    GB_RING_ZADD_CH = GB_SBE_ZADD_CH,
+    GB_RING_ZADD_INCR = GB_SBE_ZADD_INCR,
+};
+GB_EXPORT int gb_ring_zadd(gb_ring_client *rc, const void *key, size_t klen, int flags, size_t n, const double *scores,
+                           const void *const *members, const size_t *mlens, int64_t *result, double *score);
 /* ZSCORE: *found = 0 when the key or member is missing. */
-int gb_ring_zscore(gb_ring_client *rc, const void *key, size_t klen, const void *member, size_t mlen, double *score,
-                   int *found);
-int gb_ring_lpush(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *vals,
-                  const size_t *vlens, int64_t *len);
-int gb_ring_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len);
+GB_EXPORT int gb_ring_zscore(gb_ring_client *rc, const void *key, size_t klen, const void *member, size_t mlen,
+                             double *score, int *found);
+GB_EXPORT int gb_ring_lpush(gb_ring_client *rc, const void *key, size_t klen, size_t n, const void *const *vals,
+                            const size_t *vlens, int64_t *len);
+GB_EXPORT int gb_ring_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len);
 /* BLPOP keys... timeout_s (0 = forever): *reply is [key, value] or NIL_ARRAY. */
-int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens, double timeout_s,
-                  gb_reply **reply);
+GB_EXPORT int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens,
+                            double timeout_s, gb_reply **reply);
 
 /* ---- raw records (protocol implementers, benchmarks) ---- */
 
 /* Publishes one request record (copies msg). Waits while the ring is full. */
-int gb_ring_client_send(gb_ring_client *rc, const void *msg, size_t len);
+GB_EXPORT int gb_ring_client_send(gb_ring_client *rc, const void *msg, size_t len);
 /* Waits for the next reply record; *msg stays valid until
  * gb_ring_client_recv_done(). timeout_ns UINT64_MAX = forever. */
-int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint64_t timeout_ns);
-void gb_ring_client_recv_done(gb_ring_client *rc);
+GB_EXPORT int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint64_t timeout_ns);
+GB_EXPORT void gb_ring_client_recv_done(gb_ring_client *rc);
 
 /* The slot's mapping (diagnostics and the hostile-client tests). */
-void *gb_ring_client_memory(gb_ring_client *rc, size_t *size);
+GB_EXPORT void *gb_ring_client_memory(gb_ring_client *rc, size_t *size);
 
 #ifdef __cplusplus
 }

@@ -161,6 +161,9 @@ _Static_assert(offsetof(gb_ring_header, max_payload) == 64, "header field offset
  * or a RESP error (pool full, version mismatch) with no descriptors. The slot
  * stays the client's until that connection closes. */
 #define GB_RING_CLAIM_COMMAND "RING"
+#define GB_RING_CLAIM_SUBCOMMAND "CLAIM"
+#define GB_RING_CLAIM_SBE "SBE"   /* the protocol word for GB_RING_PROTO_SBE */
+#define GB_RING_CLAIM_RESP "RESP" /* the protocol word for GB_RING_PROTO_RESP */
 
 #ifdef __cplusplus
 }

@@ -5,8 +5,10 @@
 #ifndef GB_PLATFORM_INTERNAL_H
 #define GB_PLATFORM_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cpu.h"
 #include "goblin/error.h"
@@ -16,6 +18,12 @@
 /* The live syscall table and its defaults, both defined by <os>/syscalls.c. */
 extern gb_syscall_table gb__sys;
 extern const gb_syscall_table gb__sys_defaults;
+
+/* Why this variant has no NUMA placement, topology or numa_maps: the end of
+ * the messages of the shared "not supported" files (common/numa_none.c,
+ * topology_none.c, process_none.c). Defined by <os>/caps.c of the variants
+ * that use them (darwin, posix). */
+extern const char gb__no_numa_why[];
 
 /* Records a failure: formats the message into the thread's last-error slot
  * (gb_plat_last_error) and into err[errlen] when err is not NULL, and
@@ -51,6 +59,19 @@ int gb__shm_map_checked(int fd, size_t size, bool detect_hugetlbfs, gb_shm *out)
 /* Makes fd non-blocking and close-on-exec (the darwin and posix wake
  * descriptors); -1 with errno set on failure. */
 int gb__fd_set_nonblock_cloexec(int fd);
+
+/* The start of every gb_park_wait (common/park_common.c): GB_EINVAL for a
+ * misaligned word, 0 when *word already differs from expected, GB_ETIMEDOUT
+ * for a zero timeout; GB__PARK_WAIT when the caller must wait, with
+ * *deadline_ns the gb_clock_mono_ns() time to give up at
+ * (GB__PARK_NO_DEADLINE: never). */
+#define GB__PARK_WAIT 1
+#define GB__PARK_NO_DEADLINE UINT64_MAX
+int gb__park_enter(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns, uint64_t *deadline_ns);
+
+/* gb_park_wake's argument check: 0, or GB_EINVAL for a misaligned word or a
+ * count below 1. */
+int gb__park_wake_check(_Atomic uint32_t *word, int count);
 
 static inline size_t gb__round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 

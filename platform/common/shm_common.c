@@ -26,16 +26,19 @@
 #include "common/internal.h"
 #include "shm.h"
 
+static size_t page_size_first(_Atomic size_t *cached)
+{
+    long v = sysconf(_SC_PAGESIZE);
+    size_t ps = v > 0 ? (size_t)v : 4096u; /* sysconf cannot fail here in practice */
+    atomic_store_explicit(cached, ps, memory_order_relaxed);
+    return ps;
+}
+
 size_t gb_page_size(void)
 {
     static _Atomic size_t cached;
     size_t ps = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (!ps) {
-        long v = sysconf(_SC_PAGESIZE);
-        ps = v > 0 ? (size_t)v : 4096u; /* sysconf cannot fail here in practice */
-        atomic_store_explicit(&cached, ps, memory_order_relaxed);
-    }
-    return ps;
+    return ps ? ps : page_size_first(&cached);
 }
 
 /* ---- SIGBUS-guarded touch ---------------------------------------------

@@ -1,6 +1,7 @@
 /* macOS clocks: clock_gettime_nsec_np for monotonic/wall time; the cycle
  * counter is mach_absolute_time (cntvct_el0 at 24 MHz on Apple Silicon),
- * calibrated against CLOCK_UPTIME_RAW. */
+ * converted with the timebase the kernel reports (mach_timebase_info), not
+ * measured: the rate is architectural. */
 #include "clock.h"
 
 #include <mach/mach_time.h>

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "common/internal.h"
@@ -28,6 +29,16 @@ extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
 
 enum { WOKE = 0, TIMED_OUT = 1, AGAIN = 2 };
 
+/* ENOMEM from a wait: the kernel could not allocate its wait-queue entry
+ * just now (memory pressure). Transient, not a reason to fail the caller's
+ * wait: back off 50 us and wait again (the caller's deadline still ends it). */
+static int again_after_enomem(void)
+{
+    struct timespec ts = {0, 50 * 1000};
+    nanosleep(&ts, NULL);
+    return AGAIN;
+}
+
 /* One kernel wait of at most left_ns (0: no limit). */
 static int wait_once(_Atomic uint32_t *word, uint32_t expected, uint64_t left_ns)
 {
@@ -46,6 +57,8 @@ static int wait_once(_Atomic uint32_t *word, uint32_t expected, uint64_t left_ns
             return TIMED_OUT;
         if (errno == EINTR || errno == EFAULT)
             return AGAIN;
+        if (errno == ENOMEM)
+            return again_after_enomem();
         return gb__fail(gb__errno_code(errno), NULL, 0, "park: os_sync_wait_on_address: %s", strerror(errno));
     }
 #endif
@@ -61,26 +74,20 @@ static int wait_once(_Atomic uint32_t *word, uint32_t expected, uint64_t left_ns
         return TIMED_OUT;
     if (r == -EINTR || r == -EFAULT)
         return AGAIN;
+    if (r == -ENOMEM)
+        return again_after_enomem();
     return gb__fail(gb__errno_code(-r), NULL, 0, "park: __ulock_wait: %s", strerror(-r));
 }
 
 int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
-    if (!word || ((uintptr_t)word & 3u))
-        return gb__fail(GB_EINVAL, NULL, 0, "park: word %p is not 4-byte aligned", (void *)word);
-    /* acquire: pairs with the waker's release store */
-    if (atomic_load_explicit(word, memory_order_acquire) != expected)
-        return 0;
-    if (timeout_ns == 0)
-        return GB_ETIMEDOUT;
-    uint64_t deadline = 0;
-    if (timeout_ns != GB_PARK_FOREVER) {
-        uint64_t now = gb_clock_mono_ns();
-        deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-    }
+    uint64_t deadline;
+    int rc = gb__park_enter(word, expected, timeout_ns, &deadline);
+    if (rc != GB__PARK_WAIT)
+        return rc;
     for (;;) {
-        uint64_t left = 0;
-        if (deadline) {
+        uint64_t left = 0; /* 0: no limit */
+        if (deadline != GB__PARK_NO_DEADLINE) {
             uint64_t now = gb_clock_mono_ns();
             if (now >= deadline)
                 return GB_ETIMEDOUT;
@@ -102,8 +109,9 @@ int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 
 int gb_park_wake(_Atomic uint32_t *word, int count)
 {
-    if (!word || ((uintptr_t)word & 3u) || count < 1)
-        return gb__fail(GB_EINVAL, NULL, 0, "park: wake needs an aligned word and count >= 1");
+    int rc = gb__park_wake_check(word, count);
+    if (rc < 0)
+        return rc;
 #if HAVE_OS_SYNC
     if (__builtin_available(macOS 14.4, *)) {
         int r = count == 1 ? os_sync_wake_by_address_any((void *)word, sizeof(uint32_t), OS_SYNC_WAKE_BY_ADDRESS_SHARED)

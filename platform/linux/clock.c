@@ -19,9 +19,11 @@ int64_t gb_clock_real_ms(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) /
 
 int64_t gb_clock_real_us(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000u); }
 
+/* The cycle counter: one block per architecture, each defining
+ * gb_cycles_now, gb_cycles_source and gb_cycles_ns_per_cycle. */
+#if defined(__x86_64__) || defined(__i386__)
 static uint64_t raw_ns(void) { return gb__clock_ns(CLOCK_MONOTONIC_RAW); }
 
-#if defined(__x86_64__) || defined(__i386__)
 /* 0 = not checked yet, 1 = invariant TSC, 2 = no (use raw_ns). A TSC that
  * is not invariant changes rate with P-states and stops in deep C-states,
  * so cycles would not convert to time. */
@@ -46,48 +48,16 @@ static uint64_t rdtsc(void)
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
     return ((uint64_t)hi << 32) | lo;
 }
-#endif
 
-uint64_t gb_cycles_now(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return tsc_invariant() ? rdtsc() : raw_ns();
-#elif defined(__aarch64__)
-    uint64_t v;
-    /* isb: keep the read from being hoisted above earlier instructions. */
-    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
-    return v;
-#else
-    return raw_ns();
-#endif
-}
+uint64_t gb_cycles_now(void) { return tsc_invariant() ? rdtsc() : raw_ns(); }
 
-const char *gb_cycles_source(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return tsc_invariant() ? "tsc" : "clock_gettime";
-#elif defined(__aarch64__)
-    return "cntvct_el0";
-#else
-    return "clock_gettime";
-#endif
-}
+const char *gb_cycles_source(void) { return tsc_invariant() ? "tsc" : "clock_gettime"; }
 
+/* The TSC's rate is not architectural: measure it against the raw clock. */
 double gb_cycles_ns_per_cycle(unsigned sample_ms)
 {
-#if defined(__aarch64__)
-    /* The generic timer says its own frequency; no need to measure. */
-    (void)sample_ms;
-    uint64_t hz;
-    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
-    return hz ? 1e9 / (double)hz : 1.0;
-#else
-#if defined(__x86_64__) || defined(__i386__)
     if (!tsc_invariant())
         return 1.0; /* the fallback counter is nanoseconds already */
-#else
-    return 1.0;
-#endif
     if (sample_ms == 0)
         sample_ms = 1;
     uint64_t ns0 = raw_ns(), c0 = gb_cycles_now();
@@ -100,5 +70,36 @@ double gb_cycles_ns_per_cycle(unsigned sample_ms)
     if (c1 <= c0)
         return 1.0;
     return (double)(ns1 - ns0) / (double)(c1 - c0);
-#endif
 }
+
+#elif defined(__aarch64__)
+uint64_t gb_cycles_now(void)
+{
+    uint64_t v;
+    /* isb: keep the read from being hoisted above earlier instructions. */
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return v;
+}
+
+const char *gb_cycles_source(void) { return "cntvct_el0"; }
+
+/* The generic timer says its own frequency; no need to measure. */
+double gb_cycles_ns_per_cycle(unsigned sample_ms)
+{
+    (void)sample_ms;
+    uint64_t hz;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+    return hz ? 1e9 / (double)hz : 1.0;
+}
+
+#else
+uint64_t gb_cycles_now(void) { return gb__clock_ns(CLOCK_MONOTONIC_RAW); }
+
+const char *gb_cycles_source(void) { return "clock_gettime"; }
+
+double gb_cycles_ns_per_cycle(unsigned sample_ms)
+{
+    (void)sample_ms;
+    return 1.0; /* the counter is nanoseconds */
+}
+#endif

@@ -17,22 +17,13 @@
 
 int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
-    if (!word || ((uintptr_t)word & 3u))
-        return gb__fail(GB_EINVAL, NULL, 0, "park: word %p is not 4-byte aligned", (void *)word);
-    /* acquire: pairs with the waker's release store, so what it wrote before
-     * changing the word is visible once we see the change. */
-    if (atomic_load_explicit(word, memory_order_acquire) != expected)
-        return 0;
-    if (timeout_ns == 0)
-        return GB_ETIMEDOUT;
-    uint64_t deadline = 0;
-    if (timeout_ns != GB_PARK_FOREVER) {
-        uint64_t now = gb_clock_mono_ns();
-        deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-    }
+    uint64_t deadline;
+    int rc = gb__park_enter(word, expected, timeout_ns, &deadline);
+    if (rc != GB__PARK_WAIT)
+        return rc;
     for (;;) {
         struct timespec ts, *tsp = NULL;
-        if (deadline) {
+        if (deadline != GB__PARK_NO_DEADLINE) {
             uint64_t now = gb_clock_mono_ns();
             if (now >= deadline)
                 return GB_ETIMEDOUT;
@@ -64,8 +55,9 @@ int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 
 int gb_park_wake(_Atomic uint32_t *word, int count)
 {
-    if (!word || ((uintptr_t)word & 3u) || count < 1)
-        return gb__fail(GB_EINVAL, NULL, 0, "park: wake needs an aligned word and count >= 1");
+    int rc = gb__park_wake_check(word, count);
+    if (rc < 0)
+        return rc;
     long n = gb__sys.futex((void *)word, FUTEX_WAKE_, (uint32_t)count, NULL, NULL, 0);
     if (n < 0)
         return gb__fail(gb__errno_code(errno), NULL, 0, "park: futex wake on %p: %s", (void *)word,

@@ -14,11 +14,19 @@ size_t gb_plat_malloc_usable_size(void *p)
     return 0;
 }
 
+/* The unit of ru_maxrss, which POSIX leaves open: KiB on Linux and the BSDs,
+ * bytes on macOS (getrusage(2) of each). */
+#if defined(__APPLE__)
+#define MAXRSS_UNIT 1u
+#else
+#define MAXRSS_UNIT 1024u
+#endif
+
 size_t gb_plat_rss_bytes(void)
 {
-    /* POSIX only offers the peak (ru_maxrss, in KiB on Linux and the BSDs). */
+    /* POSIX only offers the peak. */
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
-    return (size_t)ru.ru_maxrss * 1024u;
+    return (size_t)ru.ru_maxrss * MAXRSS_UNIT;
 }

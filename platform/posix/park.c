@@ -19,23 +19,17 @@
 
 int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
-    if (!word || ((uintptr_t)word & 3u))
-        return gb__fail(GB_EINVAL, NULL, 0, "park: word %p is not 4-byte aligned", (void *)word);
-    /* acquire: pairs with the waker's release store */
-    if (atomic_load_explicit(word, memory_order_acquire) != expected)
-        return 0;
-    if (timeout_ns == 0)
-        return GB_ETIMEDOUT;
-    uint64_t start = gb_clock_mono_ns();
-    uint64_t deadline = timeout_ns == GB_PARK_FOREVER || timeout_ns > UINT64_MAX - start ? UINT64_MAX
-                                                                                         : start + timeout_ns;
+    uint64_t deadline;
+    int rc = gb__park_enter(word, expected, timeout_ns, &deadline);
+    if (rc != GB__PARK_WAIT)
+        return rc;
     uint64_t nap = 1000; /* ns */
     for (unsigned i = 0;; i++) {
         if (atomic_load_explicit(word, memory_order_acquire) != expected)
             return 0;
         uint64_t now = gb_clock_mono_ns();
-        if (now >= deadline)
-            return GB_ETIMEDOUT;
+        if (now >= deadline) /* the word may have changed since the look above */
+            return atomic_load_explicit(word, memory_order_acquire) != expected ? 0 : GB_ETIMEDOUT;
         if (i < YIELDS) {
             sched_yield();
             continue;
@@ -51,7 +45,6 @@ int gb_park_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 
 int gb_park_wake(_Atomic uint32_t *word, int count)
 {
-    if (!word || ((uintptr_t)word & 3u) || count < 1)
-        return gb__fail(GB_EINVAL, NULL, 0, "park: wake needs an aligned word and count >= 1");
-    return 0; /* pollers see the store by themselves */
+    int rc = gb__park_wake_check(word, count);
+    return rc < 0 ? rc : 0; /* pollers see the store by themselves */
 }

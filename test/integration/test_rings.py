@@ -236,14 +236,9 @@ class RingTests(unittest.TestCase):
             self.assertTrue(h.stdout.readline().startswith(b"claimed"))
         time.sleep(0.5)
 
-        def cpu_seconds():
-            with open("/proc/%d/stat" % srv.pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-        c0, t0 = cpu_seconds(), time.time()
+        c0, t0 = gbtest.cpu_seconds_of(srv.pid), time.time()
         time.sleep(3)
-        used = (cpu_seconds() - c0) / (time.time() - t0)
+        used = (gbtest.cpu_seconds_of(srv.pid) - c0) / (time.time() - t0)
         self.assertLess(used, 0.01, "idle server used %.2f%% of a core" % (used * 100))
         self.assertEqual(srv.info("rings")["ring_server_parked"], "yes")
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "cpu.h"
+#include "goblin/ring_layout.h"
 
 static int reset_table(void **state)
 {
@@ -38,6 +39,23 @@ static void test_cpuset_helpers(void **state)
     assert_int_equal(gb_cpuset_count(&s), 3);
     assert_int_equal(GB_CACHE_ISOLATION, 128);
     assert_int_equal(sizeof(gb_cpuset), GB_CPUSET_MAX / 8);
+}
+
+/* The 128-byte isolation covers the line this CPU reports (64 on x86 and on
+ * arm64 servers; qemu-user's emulated arm64 CPU, which the arm64 check runs
+ * on, reports 32): whole lines, never a line shared by the two sides of a
+ * ring. */
+static void test_isolation_covers_the_cache_line(void **state)
+{
+    (void)state;
+    unsigned line = gb_cpu_cache_line();
+    if (line == 0)
+        skip_because("this architecture reports no cache line size to user code");
+    print_message("CPU reports %u-byte cache lines; GB_CACHE_ISOLATION %d, ring lines %u\n", line,
+                  GB_CACHE_ISOLATION, GB_RING_LINE);
+    assert_true(line >= 16 && line <= GB_CACHE_ISOLATION);
+    assert_int_equal(GB_CACHE_ISOLATION % line, 0);
+    assert_int_equal(GB_RING_LINE % line, 0);
 }
 
 static void test_allowed_and_count(void **state)
@@ -192,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpuset_helpers),
+        cmocka_unit_test(test_isolation_covers_the_cache_line),
         cmocka_unit_test(test_allowed_and_count),
         cmocka_unit_test(test_current_and_qos),
         cmocka_unit_test(test_pin_allowed_and_disallowed),

@@ -182,6 +182,8 @@ static void test_hugepages_empty_pool(void **state)
         assert_rc(gb_shm_create(2u << 20, GB_SHM_HUGEPAGES, &a, err, sizeof err), GB_ENOTSUP);
         return;
     }
+    if (tu_emulator())
+        skip_because("%s does not emulate MAP_HUGETLB mappings (its mmap answers EINVAL)", tu_emulator());
     /* ask for more than the pool has: with nr_hugepages=0 (as here), 1 page */
     size_t want = ((size_t)free_pages + 1) * huge;
     int before = tu_open_fds();
@@ -287,8 +289,12 @@ static void test_prefault_real_sigbus(void **state)
     assert_int_equal(sigaction(SIGBUS, &mine, &old), 0);
 
     if (gb_platform_has(GB_CAP_POPULATE)) {
-        /* the real MADV_POPULATE_WRITE reports it as an error... */
-        assert_rc(gb_shm_prefault(p, 3 * ps), GB_ENOMEM);
+        /* the real MADV_POPULATE_WRITE reports it as an error (qemu-user
+         * answers 0 without populating anything: not checked there)... */
+        if (tu_emulator())
+            print_message("not checked under %s: MADV_POPULATE_WRITE past the end of the file\n", tu_emulator());
+        else
+            assert_rc(gb_shm_prefault(p, 3 * ps), GB_ENOMEM);
         /* ...and the fallback for old kernels catches the real SIGBUS */
         madvise_errno = EINVAL;
         GB_SYSCALL_OVERRIDE(madvise, fake_madvise);

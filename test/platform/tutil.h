@@ -59,6 +59,16 @@
         skip();                           \
     } while (0)
 
+/* The emulator these tests run under (qemu-aarch64 in the arm64 cross
+ * check; test/CMakeLists.txt sets GOBLIN_TEST_EMULATOR), or NULL natively.
+ * qemu-user implements mmap, madvise and /proc/self itself, not every corner
+ * of them: the checks it cannot answer skip with this name in the reason. */
+static inline const char *tu_emulator(void)
+{
+    const char *e = getenv("GOBLIN_TEST_EMULATOR");
+    return e && *e ? e : NULL;
+}
+
 /* How many descriptors are open (0..1023): to prove nothing leaked. */
 static inline int tu_open_fds(void)
 {

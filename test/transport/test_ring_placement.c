@@ -38,13 +38,22 @@ static void settings(gb_settings *s, int cpu, bool huge)
     s->ring_hugepages = huge;
 }
 
+/* CMocka's skip() with the reason printed, so a skipped test says why. */
+#define skip_because(why)                      \
+    do {                                       \
+        print_message("skipped: %s\n", (why)); \
+        skip();                                \
+    } while (0)
+
+#define NO_NUMA_HERE "no NUMA memory policies here (not the linux platform layer, or a kernel/container without NUMA)"
+
 static bool numa_here(void) { return gb_platform_has(GB_CAP_NUMA) && gb_numa_available() == 1; }
 
 static void test_real_placement_is_verified(void **state)
 {
     (void)state;
     if (!numa_here())
-        skip(); /* not Linux, or a kernel/container without NUMA */
+        skip_because(NO_NUMA_HERE);
     gb_settings s;
     settings(&s, first_allowed_cpu(), false);
     char err[512] = "", log[1024] = "";
@@ -73,7 +82,7 @@ static void test_wrong_node_refuses_to_start(void **state)
 {
     (void)state;
     if (!numa_here())
-        skip();
+        skip_because(NO_NUMA_HERE);
     int cpu = first_allowed_cpu();
     int node = -1;
     char terr[256];
@@ -109,7 +118,7 @@ static void test_without_numa_placement_is_a_logged_noop(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_NUMA))
-        skip();
+        skip_because("this platform layer has no NUMA calls to fail");
     GB_SYSCALL_OVERRIDE(get_mempolicy, no_numa);
     gb_settings s;
     settings(&s, first_allowed_cpu(), false);
@@ -128,7 +137,7 @@ static void test_empty_huge_page_pool_refuses_to_start(void **state)
 {
     (void)state;
     if (!gb_platform_has(GB_CAP_HUGEPAGES))
-        skip();
+        skip_because("this platform layer has no huge pages (GB_SHM_HUGEPAGES is GB_ENOTSUP)");
     FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r");
     long n = -1;
     if (f) {
@@ -137,7 +146,7 @@ static void test_empty_huge_page_pool_refuses_to_start(void **state)
         fclose(f);
     }
     if (n != 0)
-        skip(); /* the empty-pool path needs nr_hugepages = 0 */
+        skip_because("the empty-pool path needs /proc/sys/vm/nr_hugepages = 0");
     gb_settings s;
     settings(&s, -1, true);
     char err[512] = "", log[1024] = "";

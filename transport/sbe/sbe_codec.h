@@ -37,11 +37,13 @@
 #include <string.h>
 
 #include "engine/base/common.h"
+#include "goblin/sbe_schema.h" /* schema id/version, template ids, flag bits, reply kinds */
 
 /* ---- schema ---------------------------------------------------------------------- */
 
-#define GB_SBE_SCHEMA_ID 18242u /* 0x4742, "GB" */
-#define GB_SBE_SCHEMA_VERSION 1u
+/* The numbers every peer must agree on are in include/goblin/sbe_schema.h
+ * (public: the client library and other-language clients use the same ones).
+ * What follows is how this codec lays them out. */
 
 #define GB_SBE_HEADER_SIZE 8u
 #define GB_SBE_HEADER_BLOCK_LENGTH_OFFSET 0u
@@ -55,68 +57,6 @@
 #define GB_SBE_LARGE_GROUP_MAX UINT32_MAX
 #define GB_SBE_VAR_LEN_SIZE 4u         /* varDataEncoding: u32 length @0, bytes @4 */
 #define GB_SBE_VAR_MAX 1073741824u     /* varDataEncoding length maxValue (1 GiB) */
-
-/* Template ids (messageHeader.templateId). Requests are dense from 1 so the
- * server dispatches through an array indexed by the id. */
-enum gb_sbe_template {
-    GB_SBE_PING = 1,
-    GB_SBE_GET = 2,
-    GB_SBE_SET = 3,
-    GB_SBE_DEL = 4,
-    GB_SBE_INCR = 5,
-    GB_SBE_HSET = 6,
-    GB_SBE_HGET = 7,
-    GB_SBE_ZADD = 8,
-    GB_SBE_ZSCORE = 9,
-    GB_SBE_LPUSH = 10,
-    GB_SBE_RPOP = 11,
-    GB_SBE_BLPOP = 12,
-    GB_SBE_GENERIC = 13,
-    GB_SBE_REQUEST_MAX = 13,
-
-    GB_SBE_STATUS_REPLY = 101,
-    GB_SBE_ERROR_REPLY = 102,
-    GB_SBE_INTEGER_REPLY = 103,
-    GB_SBE_DOUBLE_REPLY = 104,
-    GB_SBE_BULK_REPLY = 105,
-    GB_SBE_NIL_REPLY = 106,
-    GB_SBE_ARRAY_REPLY = 107,
-};
-
-/* SetFlags (uint8 set): bit positions as in the XML. */
-enum {
-    GB_SBE_SET_NX = 1u << 0,
-    GB_SBE_SET_XX = 1u << 1,
-    GB_SBE_SET_EX = 1u << 2,      /* expiry: relative seconds */
-    GB_SBE_SET_PX = 1u << 3,      /* expiry: relative milliseconds */
-    GB_SBE_SET_EXAT = 1u << 4,    /* expiry: absolute Unix seconds */
-    GB_SBE_SET_PXAT = 1u << 5,    /* expiry: absolute Unix milliseconds */
-    GB_SBE_SET_KEEPTTL = 1u << 6,
-    GB_SBE_SET_GET = 1u << 7,
-};
-
-/* ZAddFlags (uint8 set): the same bits as engine/types/t_list.h's GB_ZADD_* (the
- * server asserts it), so the server passes them through unchanged. */
-enum {
-    GB_SBE_ZADD_NX = 1u << 0,
-    GB_SBE_ZADD_XX = 1u << 1,
-    GB_SBE_ZADD_GT = 1u << 2,
-    GB_SBE_ZADD_LT = 1u << 3,
-    GB_SBE_ZADD_CH = 1u << 4,
-    GB_SBE_ZADD_INCR = 1u << 5,
-    GB_SBE_ZADD_ALL = 0x3fu,
-};
-
-/* ReplyKind (uint8 enum). 0 is not a kind, so zeroed memory never decodes. */
-enum gb_sbe_kind {
-    GB_SBE_KIND_STATUS = 1,
-    GB_SBE_KIND_ERROR = 2,
-    GB_SBE_KIND_INTEGER = 3,
-    GB_SBE_KIND_DOUBLE = 4,
-    GB_SBE_KIND_BULK = 5,
-    GB_SBE_KIND_NIL = 6,
-    GB_SBE_KIND_ARRAY = 7,
-};
 
 /* ---- fixed blocks, field by field -------------------------------------------------
  * Offsets are from the start of the block (right after the header for a root

@@ -4,6 +4,9 @@
  * docs/ring-protocol.md).
  */
 #define _POSIX_C_SOURCE 200809L
+/* On macOS _POSIX_C_SOURCE alone hides everything beyond POSIX, MSG_DONTWAIT
+ * included; _DARWIN_C_SOURCE brings it back (glibc ignores it). */
+#define _DARWIN_C_SOURCE
 #include "transport/ring/client/ring_client_internal.h"
 
 #include <errno.h>
@@ -183,7 +186,8 @@ int gb_ring_client_connect(const char *path, gb_ring_proto proto, const gb_ring_
     char lv[16], sv[16];
     snprintf(lv, sizeof lv, "%u", GB_RING_LAYOUT_VERSION);
     snprintf(sv, sizeof sv, "%u", GB_SBE_SCHEMA_VERSION);
-    const char *argv[5] = {"RING", "CLAIM", proto == GB_RING_SBE ? "SBE" : "RESP", lv, sv};
+    const char *argv[5] = {GB_RING_CLAIM_COMMAND, GB_RING_CLAIM_SUBCOMMAND,
+                           proto == GB_RING_SBE ? GB_RING_CLAIM_SBE : GB_RING_CLAIM_RESP, lv, sv};
     size_t n = gb_rc_resp_encode(buf, sizeof buf, proto == GB_RING_SBE ? 5 : 4, argv, NULL);
     if (write_all(fd, buf, n) != 0) {
         snprintf(err, errlen, "RING CLAIM: %s", strerror(errno));

@@ -187,12 +187,7 @@ int gb_rc_sbe_hget(gb_ring_client *rc, const void *key, size_t klen, const void 
 int gb_rc_sbe_zadd(gb_ring_client *rc, const void *key, size_t klen, int flags, size_t n, const double *scores,
                    const void *const *members, const size_t *mlens, int64_t *result, double *score)
 {
-    /* The library's GB_RING_ZADD_* bits are the schema's ZAddFlags bits. */
-    _Static_assert((int)GB_RING_ZADD_NX == (int)GB_SBE_ZADD_NX && (int)GB_RING_ZADD_XX == (int)GB_SBE_ZADD_XX &&
-                       (int)GB_RING_ZADD_GT == (int)GB_SBE_ZADD_GT && (int)GB_RING_ZADD_LT == (int)GB_SBE_ZADD_LT &&
-                       (int)GB_RING_ZADD_CH == (int)GB_SBE_ZADD_CH &&
-                       (int)GB_RING_ZADD_INCR == (int)GB_SBE_ZADD_INCR,
-                   "ZADD flag bits");
+    /* flags: GB_RING_ZADD_* are the schema's ZAddFlags bits (goblin/ring_client.h) */
     slices ms;
     gb_slice *m = slices_of(&ms, n, members, mlens);
     size_t len = gb_sbe_encode_zadd(NULL, 0, sl(key, klen), (unsigned)flags, n, scores, m);
