@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
@@ -221,13 +222,31 @@ static inline void fuzz_verify_dataset(gb_engine *eng)
  * input (SAVE, BGSAVE, BGREWRITEAOF, SHUTDOWN's save). What they parse is
  * covered by the command tests; running them here would only make inputs
  * slow and results depend on the ones before. */
+static const char *const fuzz_denied_commands[] = {"config", "debug", "save", "bgsave", "bgrewriteaof", "shutdown"};
+
 static inline bool fuzz_command_denied(gb_slice name)
 {
-    static const char *const denied[] = {"config", "debug", "save", "bgsave", "bgrewriteaof", "shutdown"};
-    for (size_t i = 0; i < sizeof denied / sizeof *denied; i++)
-        if (gb_slice_ieq(name, denied[i]))
+    for (size_t i = 0; i < sizeof fuzz_denied_commands / sizeof *fuzz_denied_commands; i++)
+        if (gb_slice_ieq(name, fuzz_denied_commands[i]))
             return true;
     return false;
+}
+
+/* The same commands refused by the gate's permission step, for harnesses
+ * that hand a client's byte stream to the engine and so cannot filter each
+ * command first (fuzz_ring): the default user, every client's, loses them,
+ * and ACL, which could give them back. */
+static inline void fuzz_engine_deny_commands(gb_engine *eng)
+{
+    enum { N = sizeof fuzz_denied_commands / sizeof *fuzz_denied_commands };
+    char rules[N + 1][32];
+    gb_slice r[N + 1];
+    for (size_t i = 0; i <= N; i++) {
+        snprintf(rules[i], sizeof rules[i], "-%s", i < N ? fuzz_denied_commands[i] : "acl");
+        r[i] = gb_slice_cstr(rules[i]);
+    }
+    int bad = -1;
+    FUZZ_CHECK(gb_acl_set_user(eng, gb_slice_cstr("default"), r, N + 1, &bad) == 0, "ACL rule %d refused", bad);
 }
 
 #endif

@@ -122,6 +122,63 @@ def sbe_seeds():
         write("sbe", "execute-" + name, b"\x01" + struct.pack("<H", len(msgs[name])) + msgs[name])
 
 
+# ---- ring: [mode][capacity][key u32][start u16][head delta u16] records or ring bytes ---------
+
+RING_PAD = 0xffffffff
+
+
+def ring_stamp(pos, key):
+    return ((pos >> 3) ^ key) & 0xffffffff | 1
+
+
+def ring_bytes(cap, key, start, records):
+    """A request ring as an honest client leaves it: records from position
+    start, a padding record where one would not fit before the end."""
+    ring = bytearray(cap)
+    pos = start
+    for r in records:
+        size = (8 + len(r) + 7) & ~7
+        idx = pos % cap
+        if idx + size > cap:
+            ring[idx:idx + 8] = struct.pack("<II", RING_PAD, ring_stamp(pos, key))
+            pos += cap - idx
+            idx = 0
+        ring[idx:idx + 8] = struct.pack("<II", len(r), ring_stamp(pos, key))
+        ring[idx + 8:idx + 8 + len(r)] = r
+        pos += size
+    return bytes(ring)
+
+
+def ring_seeds():
+    key = 0x5eed1234
+
+    def head(mode, cap_sel, start_units, delta):
+        return struct.pack("<BBIHH", mode, cap_sel, key, start_units, delta)
+
+    def recs(items, cap_sel=0):
+        assert all(len(m) <= (256 << cap_sel) // 4 for m in items), "a record longer than max_payload"
+        return b"".join(struct.pack("<H", len(m)) + m for m in items)
+
+    pipeline = [resp("SET", "k", "v") + resp("GET", "k")[:9], resp("GET", "k")[9:] + resp("LPUSH", "l", "a", "b"),
+                resp("BLPOP", "nothing", "0") + resp("LRANGE", "l", "0", "-1"), b"PING\r\nECHO hi\r\n"]
+    write("ring", "records-resp-exec", head(5, 1, 3, 0x1000) + recs(pipeline, 1))
+    write("ring", "records-resp-partial-exec", head(5, 1, 60, 0x1000) + recs([b"*2\r\n$3\r\nGET", b"\r\n$1\r\nk\r\n"]))
+    write("ring", "records-resp-error-exec", head(5, 0, 0, 0x0fff) + recs([b"*1\r\n$x\r\n", resp("PING")]))
+    write("ring", "records-resp-large-reply", head(5, 2, 0, 0) + recs([resp("SET", "k", "x" * 150), resp("GET", "k")], 2))
+    msgs = sbe_messages()
+    session = [msgs[n] for n in ("set-px-nx", "get", "lpush", "generic-multi", "generic-lrange", "generic-exec",
+                                 "blpop", "zadd", "zscore", "hset", "hget")]
+    write("ring", "records-sbe-exec", head(7, 2, 1, 0x1000) + recs(session, 2))
+    write("ring", "records-wrap", head(1, 0, 28, 0x6000) + recs([b"a" * 60, b"b" * 61, b"c" * 30, b"d" * 64]))
+    write("ring", "raw-resp-exec", head(4, 0, 30, 0x1000) +
+          ring_bytes(256, key, 30 * 8, [resp("SET", "a", "1"), resp("INCR", "a"), b"GET a\r\n"]))
+    write("ring", "raw-sbe-exec", head(6, 0, 0, 0x1000) + ring_bytes(256, key, 0, [msgs["set-px-nx"], msgs["get"]]))
+    write("ring", "raw-pad-at-start", head(0, 0, 0, 0) + struct.pack("<II", RING_PAD, ring_stamp(0, key)))
+    write("ring", "raw-too-long", head(0, 0, 0, 0) + struct.pack("<II", 65, ring_stamp(0, key)))
+    # Records that fill the ring to its end: the next header would be the next lap's.
+    write("ring", "raw-full-lap", head(0, 0, 0, 0) + ring_bytes(256, key, 0, [b"x" * 56] * 4))
+
+
 # ---- config: [0] file, or [1|2] name\0value -------------------------------------------------
 
 def config_seeds():
@@ -413,6 +470,7 @@ def main():
         sys.exit(__doc__)
     resp_seeds()
     sbe_seeds()
+    ring_seeds()
     config_seeds()
     manifest_seeds()
     snaprecord_seeds()
