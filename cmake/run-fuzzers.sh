@@ -73,9 +73,10 @@ for h in "${harnesses[@]}"; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$h.log")
   files=$(find "$corpus" -type f | wc -l)
-  kb=$(du -sk "$corpus" | cut -f1)
+  # Bytes of input, not of disk blocks (each small file takes a block).
+  bytes=$(find "$corpus" -type f -exec cat {} + | wc -c | tr -d ' ')
   if [ $rc -eq 0 ]; then
-    log "$h: ${execs:-?} executions in ${seconds}s (${rate:-?}/s), corpus $seeds -> $files inputs (${kb} KB)"
+    log "$h: ${execs:-?} executions in ${seconds}s (${rate:-?}/s), corpus $seeds -> $files inputs ($bytes bytes)"
   else
     log "$h: FAILED after ${execs:-?} executions (exit $rc); the report:"
     grep -v '^#' "$work/$h.log" | tail -60 | sed 's/^/    /'
