@@ -11,7 +11,9 @@
 #ifndef GB_TEST_FUZZ_UTIL_H
 #define GB_TEST_FUZZ_UTIL_H
 
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkdtemp, aligned_alloc: macOS hides them under any _POSIX_C_SOURCE */
+#endif
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,7 +11,9 @@
  * and test/fuzz/regressions/<h>; run by hand, it replays a crash file that
  * libFuzzer wrote.
  */
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkdtemp, aligned_alloc: macOS hides them under any _POSIX_C_SOURCE */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
