@@ -178,7 +178,7 @@ static void execute(slot *s, const uint8_t *payload, uint32_t len)
     FUZZ_CHECK(rc == 0 || rc == GB_EPROTO || rc == GB_ENOMEM, "execute rc %d", rc);
     flush(s);
     /* A blocked client times out; a RESP pipeline behind it resumes. */
-    for (int guard = 0; rc == 0 && guard < 64 && (s->c->flags & GB_CLIENT_BLOCKED); guard++) {
+    for (int guard = 0; rc == 0 && guard < 4096 && (s->c->flags & GB_CLIENT_BLOCKED); guard++) {
         gb_blocking_unblock(s->c, GB_UNBLOCK_TIMEOUT);
         flush(s);
         if (s->proto->has_input(s->st)) {
