@@ -17,6 +17,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -139,6 +140,47 @@ class CrashRounds(unittest.TestCase):
     # -- the append-only log ---------------------------------------------------
     def test_kill_during_log_writes_always(self):
         self.run_rounds(["--save", "", "--appendonly", "yes", "--appendfsync", "always"], exact=True)
+
+    def test_kill_during_ring_writes_always(self):
+        """Ring replies are published once the log has the writes they
+        acknowledge: a ring client sees them at once, so the server holds
+        them like a socket's until its loop's write and sync of the log."""
+        tool = os.environ.get("RING_TOOL")
+        if not tool:
+            self.skipTest("RING_TOOL is set by ctest")
+        args = ["--save", "", "--appendonly", "yes", "--appendfsync", "always"]
+        acked = {"sbe": 0, "resp": 0}
+        rounds = max(4, ROUNDS // 3)
+        for rnd in range(rounds + 1):
+            srv = self.start(args)
+            try:
+                with Raw(srv) as c:
+                    for proto, n in acked.items():
+                        got = int(c.call("GET", "ring:" + proto) or 0)
+                        self.assertGreaterEqual(got, n, "%s ring: %d acknowledged, %d after the restart (round %d)"
+                                                % (proto, n, got, rnd))
+                if rnd == rounds:
+                    break
+                tools = {}
+                for proto in acked:
+                    path = os.path.join(self.dir, "acked-" + proto)
+                    p = subprocess.Popen([tool, srv.sock, proto, "acked", "ring:" + proto, path],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                    self.assertTrue(p.stdout.readline().startswith(b"claimed"))
+                    tools[proto] = (p, path)
+                time.sleep(self.rng.uniform(0.05, 0.3) * SLOW)
+                os.killpg(srv.proc.pid, signal.SIGKILL)
+                srv.proc.wait(5)
+                for proto, (p, path) in tools.items():
+                    p.kill()
+                    p.wait(5)
+                    p.stdout.close()
+                    with open(path) as f:
+                        text = f.read().strip()
+                    acked[proto] = int(text) if text else acked[proto]
+            finally:
+                srv.cleanup()
+        self.assertGreater(min(acked.values()), 0, "both ring clients got writes acknowledged")
 
     def test_kill_during_log_rewrites_always(self):
         def act(srv):
