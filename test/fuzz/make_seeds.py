@@ -127,8 +127,12 @@ def sbe_seeds():
 RING_PAD = 0xffffffff
 
 
+RING_HEADER = 16  # include/goblin/ring_layout.h, layout 2: u64 stamp, u32 length, u32 reserved
+RING_ALIGN = 16
+
+
 def ring_stamp(pos, key):
-    return ((pos >> 3) ^ key) & 0xffffffff | 1
+    return (pos ^ key) | 1
 
 
 def ring_bytes(cap, key, start, records):
@@ -137,23 +141,23 @@ def ring_bytes(cap, key, start, records):
     ring = bytearray(cap)
     pos = start
     for r in records:
-        size = (8 + len(r) + 7) & ~7
+        size = (RING_HEADER + len(r) + RING_ALIGN - 1) & ~(RING_ALIGN - 1)
         idx = pos % cap
         if idx + size > cap:
-            ring[idx:idx + 8] = struct.pack("<II", RING_PAD, ring_stamp(pos, key))
+            ring[idx:idx + RING_HEADER] = struct.pack("<QII", ring_stamp(pos, key), RING_PAD, 0)
             pos += cap - idx
             idx = 0
-        ring[idx:idx + 8] = struct.pack("<II", len(r), ring_stamp(pos, key))
-        ring[idx + 8:idx + 8 + len(r)] = r
+        ring[idx:idx + RING_HEADER] = struct.pack("<QII", ring_stamp(pos, key), len(r), 0)
+        ring[idx + RING_HEADER:idx + RING_HEADER + len(r)] = r
         pos += size
     return bytes(ring)
 
 
 def ring_seeds():
-    key = 0x5eed1234
+    key = 0x5eed1234c0ffee00
 
     def head(mode, cap_sel, start_units, delta):
-        return struct.pack("<BBIHH", mode, cap_sel, key, start_units, delta)
+        return struct.pack("<BBQHH", mode, cap_sel, key, start_units, delta)
 
     def recs(items, cap_sel=0):
         assert all(len(m) <= (256 << cap_sel) // 4 for m in items), "a record longer than max_payload"
@@ -171,12 +175,12 @@ def ring_seeds():
     write("ring", "records-sbe-exec", head(7, 2, 1, 0x1000) + recs(session, 2))
     write("ring", "records-wrap", head(1, 0, 28, 0x6000) + recs([b"a" * 60, b"b" * 61, b"c" * 30, b"d" * 64]))
     write("ring", "raw-resp-exec", head(4, 0, 30, 0x1000) +
-          ring_bytes(256, key, 30 * 8, [resp("SET", "a", "1"), resp("INCR", "a"), b"GET a\r\n"]))
+          ring_bytes(256, key, 30 * RING_ALIGN, [resp("SET", "a", "1"), resp("INCR", "a"), b"GET a\r\n"]))
     write("ring", "raw-sbe-exec", head(6, 0, 0, 0x1000) + ring_bytes(256, key, 0, [msgs["set-px-nx"], msgs["get"]]))
-    write("ring", "raw-pad-at-start", head(0, 0, 0, 0) + struct.pack("<II", RING_PAD, ring_stamp(0, key)))
-    write("ring", "raw-too-long", head(0, 0, 0, 0) + struct.pack("<II", 65, ring_stamp(0, key)))
+    write("ring", "raw-pad-at-start", head(0, 0, 0, 0) + struct.pack("<QII", ring_stamp(0, key), RING_PAD, 0))
+    write("ring", "raw-too-long", head(0, 0, 0, 0) + struct.pack("<QII", ring_stamp(0, key), 65, 0))
     # Records that fill the ring to its end: the next header would be the next lap's.
-    write("ring", "raw-full-lap", head(0, 0, 0, 0) + ring_bytes(256, key, 0, [b"x" * 56] * 4))
+    write("ring", "raw-full-lap", head(0, 0, 0, 0) + ring_bytes(256, key, 0, [b"x" * 48] * 4))
 
 
 # ---- config: [0] file, or [1|2] name\0value -------------------------------------------------
