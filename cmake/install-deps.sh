@@ -69,7 +69,25 @@ missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# cmake/run-fuzzers.sh links clang's libFuzzer and sanitizer runtimes.
+# Debian 12 (and Ubuntu 23.04) on ship them apart from clang, in
+# libclang-rt-dev, which clang only recommends (and this script installs
+# without recommends); older releases have them in a package clang depends
+# on, and no libclang-rt-dev. So: wanted when clang cannot link a fuzzer.
+clang_links_fuzzer() {
+  command -v clang >/dev/null 2>&1 || return 1
+  local out
+  out=$(mktemp)
+  printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' |
+    clang -x c -fsanitize=fuzzer,address,undefined - -o "$out" >/dev/null 2>&1
+  local rc=$?
+  rm -f "$out"
+  return $rc
+}
+want_rt=0
+[ $want_test = 1 ] && ! dpkg -s libclang-rt-dev >/dev/null 2>&1 && ! clang_links_fuzzer && want_rt=1
+[ ${#missing[@]} -eq 0 ] && [ $want_rt = 0 ] && exit 0
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -83,8 +101,10 @@ if [ $want_checks = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64
   log "dpkg --add-architecture arm64"
   $SUDO dpkg --add-architecture arm64
 fi
-log "apt-get install ${missing[*]}"
 $SUDO apt-get update -qq
+[ $want_rt = 1 ] && apt-cache show libclang-rt-dev >/dev/null 2>&1 && missing+=(libclang-rt-dev)
+[ ${#missing[@]} -eq 0 ] && exit 0
+log "apt-get install ${missing[*]}"
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged redis-server as a service where systemd runs;
 # the tests start their own on free ports, so it is harmless either way.

@@ -288,7 +288,8 @@ static void *load_blob(loader *L, uint8_t type)
         return NULL;
     size_t n = L->a.len;
     unsigned char *bytes = gb_malloc(n ? n : 1);
-    memcpy(bytes, L->a.p, n);
+    if (n) /* an empty blob first: L->a.p is still NULL, and memcpy's source must not be */
+        memcpy(bytes, L->a.p, n);
     const char *why = NULL;
     void *obj = NULL;
     switch (type) {
