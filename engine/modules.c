@@ -1,6 +1,7 @@
 #include "engine/modules.h"
 
 #include "engine/persist/persist.h"
+#include "engine/script/scripting.h"
 #include "engine/types/registry.h"
 
 /* Every command module's table, defined by GB_DEFINE_COMMANDS in its
@@ -18,6 +19,7 @@ GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(script);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -33,7 +35,9 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(set);
     REG(zset);
     REG(persist);
+    REG(script);
 #undef REG
+    gb_scripting_new(eng);
     gb_persist_new(eng);
     return eng;
 }

@@ -80,4 +80,24 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
  * serving the clients whose keys became ready. */
 void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv);
 
+/* ---- commands a script runs (engine/script: redis.call) ---- */
+
+enum {
+    GB_SCRIPT_READ_ONLY = 1u << 0,     /* EVAL_RO/FCALL_RO, or "no-writes": writes refused */
+    GB_SCRIPT_ALLOW_OOM = 1u << 1,     /* "allow-oom": memory never refuses a command */
+    GB_SCRIPT_OOM_AT_START = 1u << 2,  /* used memory was over maxmemory when the script began */
+};
+
+typedef struct gb_script_call_state {
+    uint32_t rules; /* GB_SCRIPT_* */
+    bool wrote;     /* a write command has run: SCRIPT KILL refuses, memory no longer refuses */
+} gb_script_call_state;
+
+/* Admits and runs one command for a script, on the script's client c
+ * (its reply goes to c's sink). Returns NULL when it ran, otherwise the
+ * error Redis gives the script, code first ("ERR Unknown Redis command
+ * called from script", "OOM command not allowed ..."), and nothing ran or
+ * replied. */
+const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st);
+
 #endif
