@@ -26,6 +26,7 @@
 #define MAX_NESTING 16
 #define MAX_DECODE_DEPTH 1000
 #define ERR_BADFMT "Bad data format in input."
+#define ERR_EOF "Missing bytes in input."
 
 /* ---- encoding --------------------------------------------------------------------------- */
 
@@ -245,16 +246,18 @@ static int mp_pack(lua_State *L)
 
 /* ---- decoding ------------------------------------------------------------------------------ */
 
+enum { DEC_OK = 0, DEC_EOF = 1, DEC_BADFMT = 2 };
+
 typedef struct cursor {
     const uint8_t *p;
     size_t left;
-    int err;
+    int err; /* DEC_* */
 } cursor;
 
 static int need(cursor *c, size_t n)
 {
     if (c->left < n) {
-        c->err = 1;
+        c->err = DEC_EOF;
         return 0;
     }
     return 1;
@@ -315,10 +318,12 @@ static void decode_map(lua_State *L, cursor *c, size_t n, int depth)
  * may then hold a partial value, which the caller discards). */
 static void decode_value(lua_State *L, cursor *c, int depth)
 {
-    if (depth > MAX_DECODE_DEPTH || !need(c, 1)) {
-        c->err = 1;
+    if (depth > MAX_DECODE_DEPTH) {
+        c->err = DEC_BADFMT;
         return;
     }
+    if (!need(c, 1))
+        return;
     luaL_checkstack(L, 4, "cmsgpack: nesting too deep");
     uint8_t t = *c->p++;
     c->left--;
@@ -415,7 +420,7 @@ static void decode_value(lua_State *L, cursor *c, int depth)
                 decode_map(L, c, (size_t)take_be(c, 4), depth);
             break;
         default:
-            c->err = 1;
+            c->err = DEC_BADFMT;
             break;
         }
     }
@@ -431,7 +436,7 @@ static int decode_many(lua_State *L, const char *s, size_t len, size_t offset, i
         decode_value(L, &c, 0);
         if (c.err) {
             lua_settop(L, base);
-            return luaL_error(L, ERR_BADFMT);
+            return luaL_error(L, c.err == DEC_EOF ? ERR_EOF : ERR_BADFMT);
         }
         n++;
     }

@@ -10,7 +10,7 @@
 #include "engine/core/engine.h"
 
 const char gb_lua_vm_key = 0;
-static const char readonly_key = 0; /* registry: proxy -> true, for every read-only proxy */
+static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
 
 /* The libraries scripts get besides Lua's own (engine/script/lib_*.c and
  * Debian's lua-cjson / lua-bitop). */
@@ -236,14 +236,64 @@ static int safe_setmetatable(lua_State *L)
     return lua_gettop(L);
 }
 
-static void mark_readonly(lua_State *L, int idx)
+/* Records the proxy at idx as read-only, showing the table at real. */
+static void mark_readonly(lua_State *L, int idx, int real)
+{
+    idx = idx > 0 ? idx : lua_gettop(L) + idx + 1;
+    real = real > 0 ? real : lua_gettop(L) + real + 1;
+    lua_pushlightuserdata(L, (void *)&readonly_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, idx);
+    lua_pushvalue(L, real);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Replaces the table at idx by the one it shows when it is a proxy. */
+static void unproxy(lua_State *L, int idx)
 {
     lua_pushlightuserdata(L, (void *)&readonly_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
-    lua_pushvalue(L, idx > 0 ? idx : idx - 1);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3);
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1))
+        lua_replace(L, idx);
+    else
+        lua_pop(L, 1);
     lua_pop(L, 1);
+}
+
+/* next() and pairs() see through proxies: pairs(_G) lists the globals. */
+static int safe_next(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    unproxy(L, 1);
+    if (lua_next(L, 1))
+        return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int safe_pairs(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushcfunction(L, safe_next);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+/* table.insert/remove/sort write with rawseti: refused on read-only
+ * tables (upvalue 1: the original function). */
+static int guard_table_write(lua_State *L)
+{
+    if (is_readonly(L, 1))
+        return raise_readonly(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
 }
 
 /* The metatable every proxy's metatable answers getmetatable() with: an
@@ -263,7 +313,7 @@ static void push_sealed_view(lua_State *L)
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    mark_readonly(L, -1);
+    mark_readonly(L, -1, -1);
     lua_pushlightuserdata(L, (void *)&sealed_key);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
@@ -281,7 +331,7 @@ void gb_lua_push_readonly(lua_State *L, int idx)
     push_sealed_view(L);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    mark_readonly(L, -1);
+    mark_readonly(L, -1, idx);
 }
 
 /* The globals proxy's __index: names resolve in upvalue 1 (the real
@@ -318,7 +368,7 @@ static void push_strict_proxy(lua_State *L, int idx, bool want_lookup)
     push_sealed_view(L);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    mark_readonly(L, -1);
+    mark_readonly(L, -1, idx);
     if (!want_lookup)
         lua_remove(L, -2);
 }
@@ -448,6 +498,21 @@ static int vm_setup(lua_State *L)
     lua_setfield(L, g, "setmetatable");
     lua_pushcfunction(L, redis_pcall);
     lua_setfield(L, g, "pcall");
+    lua_pushcfunction(L, safe_next);
+    lua_setfield(L, g, "next");
+    lua_pushcfunction(L, safe_pairs);
+    lua_setfield(L, g, "pairs");
+    /* Redis's error handler is a global; scripts see it there. */
+    lua_pushcfunction(L, gb_lua_error_handler);
+    lua_setfield(L, g, "__redis__err__handler");
+    lua_getfield(L, g, "table");
+    static const char *const table_writers[] = {"insert", "remove", "sort"};
+    for (size_t i = 0; i < GB_ARRAY_LEN(table_writers); i++) {
+        lua_getfield(L, -1, table_writers[i]);
+        lua_pushcclosure(L, guard_table_write, 1);
+        lua_setfield(L, -2, table_writers[i]);
+    }
+    lua_pop(L, 1);
     lua_getfield(L, g, "math");
     lua_pushcfunction(L, math_random);
     lua_setfield(L, -2, "random");
