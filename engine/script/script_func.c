@@ -179,11 +179,11 @@ static const char *read_named_args(lua_State *L, reg_args *a)
             return "named argument key given to redis.register_function is not a string";
         const char *key = lua_tostring(L, -2);
         if (strcmp(key, "function_name") == 0) {
-            if (lua_type(L, -1) != LUA_TSTRING)
+            if (!lua_isstring(L, -1))
                 return "function_name argument given to redis.register_function must be a string";
             lua_replace(L, 2);
         } else if (strcmp(key, "description") == 0) {
-            if (lua_type(L, -1) != LUA_TSTRING)
+            if (!lua_isstring(L, -1))
                 return "description argument given to redis.register_function must be a string";
             lua_replace(L, 3);
         } else if (strcmp(key, "callback") == 0) {
@@ -217,7 +217,7 @@ static const char *read_args(lua_State *L, reg_args *a)
         return "wrong number of arguments to redis.register_function";
     if (argc == 1)
         return read_named_args(L, a);
-    if (lua_type(L, 1) != LUA_TSTRING)
+    if (!lua_isstring(L, 1))
         return "first argument to redis.register_function must be a string";
     if (lua_type(L, 2) != LUA_TFUNCTION)
         return "second argument to redis.register_function must be a function";
@@ -511,7 +511,7 @@ static void reply_flags(gb_client *c, uint32_t flags)
     int64_t n = 0;
     for (size_t i = 0; i < GB_ARRAY_LEN(gb_script_flag_names); i++)
         if (flags & (1u << i)) {
-            gb_reply_cstr(c, gb_script_flag_names[i]);
+            gb_reply_status(c, gb_script_flag_names[i]);
             n++;
         }
     gb_reply_set_deferred(c, h, n);
