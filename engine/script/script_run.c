@@ -55,7 +55,8 @@ bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_
     bool compat = script_flags & GB_SFLAG_EVAL_COMPAT;
     bool over = gb_engine_over_maxmemory(eng);
     if (!compat && !(caller->flags & GB_CLIENT_OBEY)) {
-        if (!(script_flags & GB_SFLAG_ALLOW_OOM) && over) {
+        /* no-writes implies allow-oom */
+        if (!(script_flags & (GB_SFLAG_ALLOW_OOM | GB_SFLAG_NO_WRITES)) && over) {
             gb_reply_error(caller, "OOM allow-oom flag is not set on the script, can not run it when used memory > "
                                    "'maxmemory'");
             return false;

@@ -23,13 +23,18 @@ int luaopen_cmsgpack(lua_State *L);
 
 /* Whether Lua may grow by `grow` bytes into a block of `size`: one block
  * never exceeds proto-max-bulk-len (nothing a script builds can be sent
- * anyway), and with maxmemory set Lua's own heap never exceeds it. */
+ * anyway), and with maxmemory set Lua's own heap never exceeds it - or
+ * GB_LUA_HEAP_FLOOR, so that a small maxmemory (or a server already over
+ * it, where Redis still runs scripts) does not starve the interpreter. */
 static bool growth_allowed(const gb_lua_vm *vm, size_t grow, size_t size)
 {
     const gb_settings *cfg = &vm->eng->cfg;
     if (size > (size_t)cfg->proto_max_bulk_len)
         return false;
-    return cfg->maxmemory <= 0 || vm->heap + grow <= (size_t)cfg->maxmemory;
+    if (cfg->maxmemory <= 0)
+        return true;
+    size_t limit = GB_MAX((size_t)cfg->maxmemory, (size_t)GB_LUA_HEAP_FLOOR);
+    return vm->heap + grow <= limit;
 }
 
 /* Lua's allocator (lua_Alloc): the engine's, counted, never fatal. Lua 5.1

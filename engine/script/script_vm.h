@@ -4,8 +4,9 @@
  *
  *   - its memory comes from the engine's allocator (INFO used_memory counts
  *     it, maxmemory sees it); one allocation over proto-max-bulk-len, or
- *     growth past maxmemory of Lua's own heap, is refused and the script
- *     gets Lua's "not enough memory" instead of the server aborting;
+ *     growth of Lua's own heap past max(maxmemory, GB_LUA_HEAP_FLOOR) when
+ *     maxmemory is set, is refused and the script gets Lua's "not enough
+ *     memory" instead of the server aborting;
  *   - the libraries Redis loads: base (without print, dofile, loadfile),
  *     table, string, math (random/randomseed as Redis's rand48), cjson,
  *     cmsgpack, bit, struct; no os, io, package, debug;
@@ -27,6 +28,9 @@
 
 struct gb_engine;
 struct gb_script_run;
+
+/* Lua's heap may always reach this much under maxmemory (bytes). */
+#define GB_LUA_HEAP_FLOOR (32u * 1024 * 1024)
 
 typedef struct gb_lua_vm {
     lua_State *L;
