@@ -14,11 +14,10 @@ find_package(Threads REQUIRED)
 # LuaJIT by measurement and because Lua's memory must go through the
 # engine's allocator (INFO, maxmemory), which LuaJIT refuses on x86-64
 # without GC64. cjson and bit are Debian's lua-cjson-dev and lua-bitop-dev
-# (static archives, MIT licence, the same upstream versions Redis bundles);
-# cmsgpack and struct are the project's own (engine/script/lib_*.c).
+# (MIT licence, the same upstream versions Redis bundles), linked as the
+# libraries pkg-config names, so the darwin compile check's staged .pc files
+# stand in for them; cmsgpack and struct are the project's own
+# (engine/script/lib_*.c).
 pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.1)
-# Linked from their static archives: the server needs no Lua module at run time.
-pkg_check_modules(LUA_CJSON REQUIRED lua5.1-cjson)
-pkg_check_modules(LUA_BITOP REQUIRED lua5.1-bitop)
-find_library(GOBLIN_LUA_CJSON_A NAMES liblua5.1-cjson.a lua5.1-cjson HINTS ${LUA_CJSON_LIBRARY_DIRS} REQUIRED)
-find_library(GOBLIN_LUA_BITOP_A NAMES liblua5.1-bitop.a lua5.1-bitop HINTS ${LUA_BITOP_LIBRARY_DIRS} REQUIRED)
+pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
+pkg_check_modules(LUA_BITOP REQUIRED IMPORTED_TARGET lua5.1-bitop)

@@ -186,7 +186,8 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     if (hooked)
         lua_sethook(L, busy_hook, LUA_MASKCOUNT, GB_SCRIPT_HOOK_INSTRUCTIONS);
 
-    if (lua_pcall(L, nargs, 1, base) != 0)
+    int rc = lua_pcall(L, nargs, 1, base);
+    if (rc != 0)
         reply_script_error(run->caller, L, run->name);
     else
         gb_lua_reply(run->caller, L, sc->resp);
@@ -202,7 +203,12 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     if (run->timed_out && eng->shutdown_requested)
         gb_propagate_discard(eng);
     memset(&eng->script, 0, sizeof eng->script);
-    if (++sys->runs_since_gc == GC_PERIOD) {
+    /* Lua 5.1 has no emergency collection: after running out, the garbage
+     * of the failed script is collected now, not left for the next one. */
+    if (rc == LUA_ERRMEM) {
+        lua_gc(L, LUA_GCCOLLECT, 0);
+        sys->runs_since_gc = 0;
+    } else if (++sys->runs_since_gc == GC_PERIOD) {
         lua_gc(L, LUA_GCSTEP, GC_PERIOD);
         sys->runs_since_gc = 0;
     }
