@@ -11,6 +11,7 @@
     extern const size_t gb_commands_##mod##_count
 
 GB_DECLARE_COMMANDS(server);
+GB_DECLARE_COMMANDS(command);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
 GB_DECLARE_COMMANDS(multi);
@@ -20,6 +21,7 @@ GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(script);
+GB_DECLARE_COMMANDS(acl);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -27,6 +29,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     gb_types_init();
 #define REG(mod) gb_commands_register(eng, gb_commands_##mod, gb_commands_##mod##_count)
     REG(server);
+    REG(command);
     REG(keys);
     REG(string);
     REG(multi);
@@ -36,6 +39,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(zset);
     REG(persist);
     REG(script);
+    REG(acl);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

@@ -13,41 +13,6 @@
 
 static gb_scripting *sys_of(gb_client *c) { return gb_scripting_of(c->eng); }
 
-/* ---- subcommands -------------------------------------------------------------------------- */
-
-typedef struct subcmd {
-    const char *name;
-    int arity;       /* Redis's, with the container's name counted */
-    bool allow_busy; /* answers while a script is busy */
-} subcmd;
-
-/* Redis's unknown-subcommand and arity errors; then, while a script is
- * busy, the BUSY error for every subcommand but those Redis flags
- * allow-busy (the gate admits the container for their sake). Returns the
- * subcommand, or NULL having replied. */
-static const subcmd *check_subcommand(gb_client *c, const char *container, const subcmd *table, size_t n, int argc,
-                                      gb_slice *argv)
-{
-    for (size_t i = 0; i < n; i++) {
-        const subcmd *s = &table[i];
-        if (!gb_slice_ieq(argv[1], s->name))
-            continue;
-        if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
-            char full[64];
-            snprintf(full, sizeof full, "%s|%s", container, s->name);
-            gb_reply_wrong_arity(c, full);
-            return NULL;
-        }
-        if (c->eng->script.timed_out && !s->allow_busy) {
-            gb_reply_error(c, gb_script_busy_error(&c->eng->script));
-            return NULL;
-        }
-        return s;
-    }
-    gb_reply_unknown_subcommand(c, argv[1], container);
-    return NULL;
-}
-
 /* [ASYNC|SYNC] of SCRIPT FLUSH / FUNCTION FLUSH. Freeing is synchronous
  * either way: a script cache or a library set is small next to a dataset. */
 static bool flush_mode_ok(int argc, gb_slice *argv)
@@ -62,33 +27,28 @@ static void cmd_eval_ro(gb_client *c, int argc, gb_slice *argv) { gb_eval_comman
 static void cmd_evalsha(gb_client *c, int argc, gb_slice *argv) { gb_eval_command(sys_of(c), c, argc, argv, true, false); }
 static void cmd_evalsha_ro(gb_client *c, int argc, gb_slice *argv) { gb_eval_command(sys_of(c), c, argc, argv, true, true); }
 
-static const subcmd script_subs[] = {
-    {"load", 3, false}, {"exists", -3, false}, {"flush", -2, false}, {"kill", 2, true},
-    {"debug", 3, false}, {"help", 2, true},
-};
-
 static void cmd_script(gb_client *c, int argc, gb_slice *argv)
 {
-    const subcmd *s = check_subcommand(c, "script", script_subs, GB_ARRAY_LEN(script_subs), argc, argv);
-    if (!s)
-        return;
+    /* The gate resolved the subcommand (one of the definition's list) and
+     * checked its arity. */
     gb_scripting *sys = sys_of(c);
-    if (strcmp(s->name, "load") == 0) {
+    gb_slice n = argv[1];
+    if (gb_slice_ieq(n, "load")) {
         gb_eval_script_load(sys, c, argv[2]);
-    } else if (strcmp(s->name, "exists") == 0) {
+    } else if (gb_slice_ieq(n, "exists")) {
         gb_reply_array(c, argc - 2);
         for (int i = 2; i < argc; i++)
             gb_reply_int(c, gb_eval_script_exists(sys, argv[i]) ? 1 : 0);
-    } else if (strcmp(s->name, "flush") == 0) {
+    } else if (gb_slice_ieq(n, "flush")) {
         if (argc > 3 || !flush_mode_ok(argc, argv)) {
             gb_reply_error(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
             return;
         }
         gb_eval_script_flush(sys);
         gb_reply_ok(c);
-    } else if (strcmp(s->name, "kill") == 0) {
+    } else if (gb_slice_ieq(n, "kill")) {
         gb_script_kill(sys, c, true);
-    } else if (strcmp(s->name, "debug") == 0) {
+    } else if (gb_slice_ieq(n, "debug")) {
         /* The Lua debugger (LDB) is not built: debugging can only be off. */
         if (gb_slice_ieq(argv[2], "no"))
             gb_reply_ok(c);
@@ -221,19 +181,13 @@ static const char *const function_help[] = {
     "    Prints this help.",
 };
 
-static const subcmd function_subs[] = {
-    {"load", -3, false}, {"delete", 3, false}, {"flush", -2, false}, {"list", -2, false}, {"dump", 2, false},
-    {"restore", -3, false}, {"stats", 2, true}, {"kill", 2, true}, {"help", 2, true},
-};
-
 static void cmd_function(gb_client *c, int argc, gb_slice *argv)
 {
-    const subcmd *s = check_subcommand(c, "function", function_subs, GB_ARRAY_LEN(function_subs), argc, argv);
-    if (!s)
-        return;
+    /* The gate resolved the subcommand (one of the definition's list) and
+     * checked its arity. */
     gb_scripting *sys = sys_of(c);
-    const char *n = s->name;
-    if (strcmp(n, "load") == 0) {
+    gb_slice n = argv[1];
+    if (gb_slice_ieq(n, "load")) {
         bool replace = argc == 4 && gb_slice_ieq(argv[2], "replace");
         if (argc > 4 || (argc == 4 && !replace)) {
             gb_reply_errorf(c, "ERR Unknown option given: %.*s", (int)GB_MIN(argv[2].len, 128), argv[2].ptr);
@@ -241,14 +195,14 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
         }
         if (gb_functions_load_command(sys, c, argv[argc - 1], replace))
             libraries_changed(c, argc, argv);
-    } else if (strcmp(n, "delete") == 0) {
+    } else if (gb_slice_ieq(n, "delete")) {
         if (!gb_functions_delete(sys, argv[2])) {
             gb_reply_error(c, "ERR Library not found");
             return;
         }
         gb_reply_ok(c);
         libraries_changed(c, argc, argv);
-    } else if (strcmp(n, "flush") == 0) {
+    } else if (gb_slice_ieq(n, "flush")) {
         if (argc > 3 || !flush_mode_ok(argc, argv)) {
             gb_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
             return;
@@ -256,21 +210,23 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
         gb_functions_flush(sys);
         gb_reply_ok(c);
         libraries_changed(c, argc, argv);
-    } else if (strcmp(n, "list") == 0) {
+    } else if (gb_slice_ieq(n, "list")) {
         function_list(c, argc, argv);
-    } else if (strcmp(n, "dump") == 0) {
+    } else if (gb_slice_ieq(n, "dump")) {
         gb_functions_dump(sys, c);
-    } else if (strcmp(n, "restore") == 0) {
+    } else if (gb_slice_ieq(n, "restore")) {
         function_restore(c, argc, argv);
-    } else if (strcmp(n, "stats") == 0) {
+    } else if (gb_slice_ieq(n, "stats")) {
         gb_functions_stats(sys, c);
-    } else if (strcmp(n, "kill") == 0) {
+    } else if (gb_slice_ieq(n, "kill")) {
         gb_script_kill(sys, c, false);
     } else {
         gb_reply_help(c, function_help, GB_ARRAY_LEN(function_help));
     }
 }
 
+/* Redis's flags for the script runners; GB_CMD_RUNS_SCRIPT (the
+ * engine's own) makes admission ask the script's declared flags. */
 #define RUN (GB_CMD_NOSCRIPT | GB_CMD_STALE | GB_CMD_MOVABLEKEYS | GB_CMD_RUNS_SCRIPT)
 
 GB_DEFINE_COMMANDS(script,
@@ -281,10 +237,10 @@ GB_DEFINE_COMMANDS(script,
      "2.6.0"},
     {"evalsha_ro", -3, RUN | GB_CMD_READONLY, 0, 0, 0, cmd_evalsha_ro, "scripting",
      "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0"},
-    {"script", -2, GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_script, "scripting",
-     "A container for Lua scripts management commands.", "2.6.0"},
+    {"script", -2, 0, 0, 0, 0, cmd_script, "scripting", "A container for Lua scripts management commands.", "2.6.0",
+     "debug exists flush help kill load"},
     {"fcall", -3, RUN, 0, 0, 0, cmd_fcall, "scripting", "Invokes a function.", "7.0.0"},
     {"fcall_ro", -3, RUN | GB_CMD_READONLY, 0, 0, 0, cmd_fcall_ro, "scripting", "Invokes a read-only function.",
      "7.0.0"},
-    {"function", -2, GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_function, "scripting",
-     "A container for function commands.", "7.0.0"});
+    {"function", -2, 0, 0, 0, 0, cmd_function, "scripting", "A container for function commands.", "7.0.0",
+     "delete dump flush help kill list load restore stats"});

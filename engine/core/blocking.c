@@ -212,6 +212,19 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
     return true;
 }
 
+void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys)
+{
+    if (!(c->flags & GB_CLIENT_REEXEC))
+        return;
+    for (int i = 0; i < *nkeys; i++) {
+        if (gb_slice_eq((*keys)[i], c->reexec_key)) {
+            *keys += i;
+            *nkeys = 1;
+            return;
+        }
+    }
+}
+
 /* ---- block / unblock --------------------------------------------------------------- */
 
 void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
@@ -391,8 +404,10 @@ static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
         gb_argv_copy cmd = detach(c);
         c->flags |= GB_CLIENT_REEXEC;
         c->reexec_deadline = deadline;
+        c->reexec_key = key;
         gb_gate_call(c, (gb_command *)cmd.cmd, cmd.argc, cmd.argv);
         c->flags &= ~GB_CLIENT_REEXEC;
+        c->reexec_key = (gb_slice){0};
         gb_argv_copy_free(&cmd);
         if (c->hooks && c->hooks->flush)
             c->hooks->flush(c);

@@ -45,6 +45,13 @@ void gb_blocking_engine_destroy(struct gb_engine *eng);
  * returned instead. Replies with the error and returns false on bad input. */
 bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms);
 
+/* The keys a multi-key blocking pop takes from: all of them, except when
+ * the client is being served after a wake-up, when only the key that
+ * became ready counts (Redis 7.0 serves a waiter from that key: an earlier
+ * key holding another type is no WRONGTYPE, and an earlier key that also
+ * got data waits its turn). Narrows keys and nkeys in place. */
+void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys);
+
 /* Whether this invocation may block (false inside MULTI/EXEC). */
 bool gb_blocking_allowed(const gb_client *c);
 

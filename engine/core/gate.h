@@ -7,7 +7,8 @@
  * It is Redis's processCommand + call(), in two steps:
  *
  *   admission   (gb_gate_execute, gb_gate_execute_typed) lookup, arity,
- *               authentication, memory, MULTI queueing; a rejection inside
+ *               authentication, permissions (ACL, engine/core/acl.h),
+ *               memory, MULTI queueing; a rejection inside
  *               MULTI flags the transaction, a rejected EXEC aborts it
  *               (EXECABORT ... because of: <the reason>);
  *   the call    (gb_gate_call) statistics (INFO commandstats), the handler,
@@ -80,6 +81,23 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
  * serving the clients whose keys became ready. */
 void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv);
 
+/* EXEC runs each queued command through this: the permission check again
+ * (the user's rules may have changed since it was queued; Redis 7.0's
+ * "NOPERM ACLs rules changed ..." reply in its place, logged with context
+ * "multi"), then gb_gate_call. */
+void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv);
+
+/* Scripts: the permission check of a command a script calls (redis.call,
+ * redis.pcall), as the user of `caller`, the client that ran EVAL or
+ * FCALL. Returns NULL when the user may run it: the script engine then
+ * runs it with gb_gate_call. Otherwise the denial is recorded in ACL LOG
+ * (context "lua", caller's client info) and the reason is returned in
+ * Redis 7.0's words for the script's error ("The user executing the
+ * script can't run this command or subcommand", ...); the command must
+ * not run. cmd is the resolved command (a container's subcommand, as
+ * gb_gate_execute resolves it) and argv[0] its name. */
+const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv);
+
 /* ---- commands a script runs (engine/script: redis.call) ---- */
 
 enum {
@@ -91,13 +109,15 @@ enum {
 typedef struct gb_script_call_state {
     uint32_t rules; /* GB_SCRIPT_* */
     bool wrote;     /* a write command has run: SCRIPT KILL refuses, memory no longer refuses */
+    char err[192];  /* an ACL denial's text, "ERR " and gb_gate_script_permits's reason */
 } gb_script_call_state;
 
 /* Admits and runs one command for a script, on the script's client c
  * (its reply goes to c's sink). Returns NULL when it ran, otherwise the
  * error Redis gives the script, code first ("ERR Unknown Redis command
- * called from script", "OOM command not allowed ..."), and nothing ran or
- * replied. */
+ * called from script", "OOM command not allowed ...", an ACL denial of
+ * the caller's user as gb_gate_script_permits words it), and nothing ran
+ * or replied. The error lives until the next call with st. */
 const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st);
 
 #endif

@@ -24,8 +24,9 @@ struct gb_client;
 typedef struct gb_script_state {
     /* The client whose EVAL/FCALL is running, or NULL. Transports must not
      * process its input while the busy pump runs: it is in the middle of a
-     * command. */
-    const struct gb_client *caller;
+     * command. Not const: the commands a script runs are the caller's
+     * (ACL checks, ACL LOG entries of context "lua"). */
+    struct gb_client *caller;
     bool timed_out;  /* past busy-reply-threshold: others get BUSY */
     bool eval;       /* an EVAL (SCRIPT KILL applies) rather than an FCALL (FUNCTION KILL) */
 } gb_script_state;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/core/acl.h"
 #include "engine/core/propagate.h"
 #include "engine/script/sha1.h"
 
@@ -176,6 +177,7 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     sc->db = run->caller->db;
     sc->resp = 2;
     sc->flags = GB_CLIENT_SCRIPT | GB_CLIENT_AUTHED | (run->caller->flags & GB_CLIENT_OBEY);
+    sc->user = run->caller->user; /* the commands it runs are the caller's (ACL) */
     run->start_ms = gb_clock_mono_ms();
     vm->run = run;
     sys->run = run;
@@ -460,8 +462,9 @@ static int api_debug(lua_State *L)
     return 0;
 }
 
-/* redis.acl_check_cmd: there are no ACL users yet, so the caller may run
- * any command that exists (what Redis answers for the default user). */
+/* redis.acl_check_cmd: whether the user who ran the script may run the
+ * command with these arguments (Redis's ACLCheckAllUserCommandPerm: the
+ * rules only, nothing logged). */
 static int api_acl_check_cmd(lua_State *L)
 {
     gb_lua_vm *vm = api_vm(L);
@@ -470,13 +473,26 @@ static int api_acl_check_cmd(lua_State *L)
     int argc = lua_gettop(L);
     if (argc == 0)
         return raise_error(L, "Please specify at least one argument for this redis lib call");
-    size_t len;
-    const char *name = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
-    if (!name)
+    gb_slice *argv = gb_malloc((size_t)argc * sizeof *argv);
+    char *nums = gb_malloc((size_t)argc * 32);
+    int verdict = -1; /* -1: not a command */
+    bool strings = args_to_slices(L, argc, argv, nums);
+    if (strings) {
+        gb_command *cmd = gb_command_lookup(vm->eng, argv[0]);
+        /* Redis 7's lookupCommand: a container's subcommand, or nothing */
+        if (cmd && gb_command_is_container(cmd) && argc >= 2)
+            cmd = gb_subcommand_lookup(cmd, argv[1]);
+        int argpos = 0;
+        if (cmd)
+            verdict = gb_acl_check(vm->run->caller, cmd, argc, argv, &argpos) == GB_ACL_ALLOWED;
+    }
+    gb_free(argv);
+    gb_free(nums);
+    if (!strings)
         return raise_error(L, "Lua redis lib command arguments must be strings or integers");
-    if (!gb_command_lookup(vm->eng, gb_slice_make(name, len)))
+    if (verdict < 0)
         return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1);
+    lua_pushboolean(L, verdict);
     return 1;
 }
 

@@ -248,6 +248,45 @@ class Transactions(unittest.TestCase):
             self.assertEqual(g, seen["redis"])
 
 
+class Permissions(unittest.TestCase):
+    def test_acl_applies_to_the_commands_a_script_runs(self):
+        """redis.call/pcall run as the user who ran EVAL/FCALL: Redis 7.0's
+        NOPERM texts inside the script's error, ACL LOG entries of context
+        "lua", redis.acl_check_cmd by the same rules, nothing written on a
+        denial."""
+        lib = "#!lua name=acl\nredis.register_function('setit', function(k) return redis.call('set', k[1], 'v') end)"
+        seen = {}
+        for kind in both(self):
+            with Server(kind) as srv, Raw(srv) as admin, Raw(srv) as u:
+                r = [admin.call_raw("ACL", "SETUSER", "u", "on", "nopass", "~a*", "+@all", "-set"),
+                     admin.call_raw("FUNCTION", "LOAD", lib), u.call_raw("AUTH", "u", "x")]
+                r += [u.call_raw("EVAL", "return redis.call('set', 'a', '1')", "0"),
+                      u.call_raw("EVAL", "return redis.pcall('set', 'a', '1')", "0"),
+                      u.call_raw("EVAL", "return redis.call('get', 'b')", "0"),
+                      u.call_raw("EVAL", "return redis.call('get', 'a')", "0"),
+                      u.call_raw("EVAL", "return redis.call('config', 'get', 'maxmemory')", "0"),
+                      u.call_raw("EVAL", "return redis.call('config', 'nosuch')", "0"),
+                      u.call_raw("FCALL", "setit", "1", "a"),
+                      u.call_raw("EVAL", "return {redis.acl_check_cmd('get', 'a'), redis.acl_check_cmd('get', 'b'), "
+                                 "redis.acl_check_cmd('set', 'a', '1') == false, "
+                                 "redis.acl_check_cmd('config', 'get', 'x')}", "0"),
+                      u.call_raw("EVAL", "return redis.acl_check_cmd('config', 'nosuch')", "0"),
+                      admin.call_raw("EXISTS", "a")]
+                log = admin.call("ACL", "LOG")
+                r.append([(e[3], e[5], e[7], e[9]) for e in log])  # reason, context, object, username
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertTrue(g[3].startswith(b"-ERR The user executing the script can't run this command or subcommand "
+                                        b"script: "), g[3])
+        self.assertEqual(g[4], b"-ERR The user executing the script can't run this command or subcommand\r\n")
+        self.assertTrue(g[5].startswith(b"-ERR The user executing the script can't access at least one of the keys "
+                                        b"mentioned in the command arguments script: "), g[5])
+        self.assertEqual(g[-2], b":0\r\n")
+        self.assertIn((b"key", b"lua", b"b", b"u"), g[-1])
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+
 class Persistence(unittest.TestCase):
     def dir(self):
         d = tempfile.mkdtemp(prefix="gbit-lua-")
