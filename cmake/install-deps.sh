@@ -64,7 +64,7 @@ if ! command -v dpkg >/dev/null 2>&1; then
 fi
 
 # Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson and bit
-# libraries as Debian packages them (static archives linked in).
+# libraries as Debian packages them (linked as pkg-config names them).
 pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 # python3-celery/python3-kombu: the Celery worker test; npm (any npm will
