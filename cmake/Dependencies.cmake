@@ -11,9 +11,9 @@ if(GOBLIN_BUILD_TESTS)
 endif()
 find_package(Threads REQUIRED)
 # Scripting (engine/script, docs/scripting.md): PUC Lua 5.1, chosen over
-# LuaJIT by measurement and because Lua's memory must go through the
-# engine's allocator (INFO, maxmemory), which LuaJIT refuses on x86-64
-# without GC64. cjson and bit are Debian's lua-cjson-dev and lua-bitop-dev
+# LuaJIT by measurement (docs/scripting.md, "Which Lua"): LuaJIT's compiled
+# code never calls the count hook busy scripts and SCRIPT KILL rely on, and
+# Redis embeds PUC Lua 5.1. cjson and bit are Debian's lua-cjson-dev and lua-bitop-dev
 # (MIT licence, the same upstream versions Redis bundles), linked as the
 # libraries pkg-config names, so the darwin compile check's staged .pc files
 # stand in for them; cmsgpack and struct are the project's own

@@ -448,7 +448,7 @@ static int mp_unpack(lua_State *L)
 {
     size_t len;
     const char *s = luaL_checklstring(L, 1, &len);
-    size_t next;
+    size_t next = len;
     return decode_many(L, s, len, 0, 0, &next);
 }
 
@@ -463,7 +463,7 @@ static int unpack_bounded(lua_State *L, int limit, int offset_arg)
         return luaL_error(L, "Offset is greater than input length.");
     lua_pushnil(L); /* placeholder for the next offset */
     int slot = lua_gettop(L);
-    size_t next;
+    size_t next = len; /* set by decode_many (luaL_error does not return) */
     int n = decode_many(L, s, len, (size_t)offset, limit, &next);
     lua_pushinteger(L, next == len ? -1 : (lua_Integer)next);
     lua_replace(L, slot);
