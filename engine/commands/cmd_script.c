@@ -167,8 +167,9 @@ static const char *const function_help[] = {
     "    * ASYNC: Asynchronously flush the libraries.",
     "    * SYNC: Synchronously flush the libraries.",
     "DUMP",
-    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE "
-    "command",
+    /* one line of Redis's help, split for width (parentheses: one element) */
+    ("    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE "
+     "command"),
     "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
     "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
     "    control how to handle existing libraries (default APPEND):",
