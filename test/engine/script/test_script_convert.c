@@ -28,7 +28,7 @@ typedef struct resp_out {
     int ndeferred;
 } resp_out;
 
-static void put(resp_out *o, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(resp_out *o, const char *fmt, ...)
 {
     size_t room = sizeof o->buf - o->len;
     if (room < 2)
