@@ -22,11 +22,16 @@ if [ "$(uname -s)" = "Darwin" ]; then
     log "Homebrew is required on macOS: see https://brew.sh, then re-run."
     exit 1
   fi
+  # Scripting: Homebrew has no Lua 5.1 formula any more (lua@5.1 was
+  # removed) nor lua-cjson/lua-bitop: CMake then stops with a message
+  # naming what is missing (docs/scripting.md, "Building on macOS").
   pkgs=(cmake pkg-config libuv cmocka xxhash zstd)
   # Homebrew's redis is newer than the Redis 7.0 the differential tests
   # compare with (they skip the comparison, saying so); a redis-server already
   # on PATH (the GitHub workflow's 7.0.15) is used as it is.
   [ $want_test = 1 ] && ! command -v redis-server >/dev/null 2>&1 && pkgs+=(redis)
+  # The framework tests' Node clients (ioredis, BullMQ) come from npm at test time.
+  [ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(node)
   missing=()
   for p in "${pkgs[@]}"; do
     brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -44,6 +49,11 @@ if [ "$(uname -s)" = "Darwin" ]; then
     python3 -m pip install --user redis >/dev/null 2>&1 ||
       python3 -m pip install --user --break-system-packages redis
   fi
+  if [ $want_test = 1 ] && ! python3 -c 'import celery' >/dev/null 2>&1; then
+    log "installing Celery for the framework tests"
+    python3 -m pip install --user celery >/dev/null 2>&1 ||
+      python3 -m pip install --user --break-system-packages celery || true
+  fi
   exit 0
 fi
 
@@ -53,10 +63,16 @@ if ! command -v dpkg >/dev/null 2>&1; then
   exit 0
 fi
 
-pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev)
-[ $want_test = 1 ] && pkgs+=(redis-server redis-tools python3 python3-redis clang)
+# Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson and bit
+# libraries as Debian packages them (linked as pkg-config names them).
+pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+# python3-celery/python3-kombu: the Celery worker test; npm (any npm will
+# do): the Node clients of the framework tests, installed at test time.
+[ $want_test = 1 ] && pkgs+=(redis-server redis-tools python3 python3-redis clang python3-celery python3-kombu)
+[ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64
-  libxxhash-dev:arm64 libzstd-dev:arm64)
+  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 lua-bitop-dev:arm64)
 # npm may come from elsewhere than Debian (nodesource, nvm): any npm will do.
 [ $want_checks = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 # With a foreign architecture installed (the arm64 check), a name such as
