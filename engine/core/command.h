@@ -33,6 +33,8 @@ enum {
     GB_CMD_LOADING = 1u << 9,
     GB_CMD_STALE = 1u << 10,
     GB_CMD_NOSCRIPT = 1u << 11,
+    GB_CMD_MAY_REPLICATE = 1u << 20, /* no write, but replicated (PUBLISH): paused by CLIENT PAUSE WRITE */
+    GB_CMD_SKIP_MONITOR = 1u << 21,  /* not shown to MONITOR (nor are ADMIN commands) */
 };
 
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
