@@ -389,7 +389,15 @@ static void bcast_add(gb_client *c, gb_slice prefix)
             t->prefixcap = t->prefixcap ? t->prefixcap * 2 : 4;
             t->prefixes = gb_realloc(t->prefixes, t->prefixcap * sizeof *t->prefixes);
         }
-        p = &t->prefixes[t->nprefixes++];
+        /* In byte order: the broadcast goes prefix by prefix in that order,
+         * as Redis walks its radix tree. */
+        size_t at = 0;
+        while (at < t->nprefixes &&
+               slice_cmp(gb_slice_make(t->prefixes[at].p, t->prefixes[at].len), prefix) < 0)
+            at++;
+        memmove(&t->prefixes[at + 1], &t->prefixes[at], (t->nprefixes - at) * sizeof *t->prefixes);
+        t->nprefixes++;
+        p = &t->prefixes[at];
         memset(p, 0, sizeof *p);
         p->p = gb_memdup(prefix.ptr, prefix.len ? prefix.len : 1);
         p->len = prefix.len;
@@ -428,7 +436,9 @@ static void bcast_remove_all(gb_client *c)
                 gb_free(p->keys);
                 gb_free(p->clients);
                 gb_free(p->p);
-                *p = t->prefixes[--t->nprefixes];
+                size_t at = (size_t)(p - t->prefixes);
+                memmove(p, p + 1, (t->nprefixes - at - 1) * sizeof *p);
+                t->nprefixes--;
             }
         }
         gb_free((void *)ct->prefixes[i].ptr);
