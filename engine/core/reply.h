@@ -2,7 +2,7 @@
  * The reply sink: how the engine answers without knowing the wire.
  *
  * Handlers call gb_reply_*(client, ...). Each client carries a gb_reply_ops
- * table and a context, installed by its transport: the RESP2 writer
+ * table and a context, installed by its transport: the RESP writer
  * (transport/resp/resp_writer.c) for sockets and RESP rings, the SBE writer
  * for SBE rings. The engine never formats protocol bytes itself.
  */
