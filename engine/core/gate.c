@@ -422,12 +422,13 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
      * MULTI whose user may run the command with any arguments, memory not
-     * in question. Anything else takes the RESP form through admission,
+     * in question, and none of MONITOR, CLIENT PAUSE, CLIENT TRACKING or
+     * CLIENT REPLY SKIP in play (they act around the RESP form's call). Anything else takes the RESP form through admission,
      * which answers exactly as for a RESP client (a user limited to some
      * keys is checked there, on the keys of the RESP form). */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI | GB_CLIENT_MONITOR | GB_CLIENT_TRACKING |
                               GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
-                 eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !eng->tracking &&
+                 eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  gb_acl_permits_any_args(c->user, cmd->acl_id) &&
                  !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
     if (GB_UNLIKELY(!plain)) {
