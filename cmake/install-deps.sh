@@ -74,7 +74,9 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev li
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64
   libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 lua-bitop-dev:arm64)
 # npm may come from elsewhere than Debian (nodesource, nvm): any npm will do.
-[ $want_checks = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
+# (--checks: the Zig toolchain of the darwin compile check.)
+# (--test: node-redis for test_node_redis.py, installed by that test from npm.)
+[ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 # With a foreign architecture installed (the arm64 check), a name such as
 # libuv1-dev is ambiguous to dpkg -s: ask for the native one by name too.
 native=$(dpkg --print-architecture)

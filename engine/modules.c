@@ -11,6 +11,7 @@
     extern const size_t gb_commands_##mod##_count
 
 GB_DECLARE_COMMANDS(server);
+GB_DECLARE_COMMANDS(client);
 GB_DECLARE_COMMANDS(command);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
@@ -29,6 +30,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     gb_types_init();
 #define REG(mod) gb_commands_register(eng, gb_commands_##mod, gb_commands_##mod##_count)
     REG(server);
+    REG(client);
     REG(command);
     REG(keys);
     REG(string);

@@ -1,5 +1,6 @@
 #include "engine/commands/cmd_collection.h"
 
+#include "engine/base/score.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/base/mem.h"
 #include "engine/core/reply.h"
@@ -83,7 +84,7 @@ static void buf_scored(void *ctx, gb_slice member, double score) { buf_add(ctx, 
  * two items each). */
 static void scan_buf_reply(gb_client *c, scan_buf *b, uint64_t cursor, enum gb_type t)
 {
-    char cbuf[24];
+    char cbuf[24], sbuf[GB_SCORE_BUF];
     gb_reply_array(c, 2);
     gb_reply_bulk(c, cbuf, gb_ull2str(cbuf, cursor));
     gb_reply_array(c, (int64_t)(t == GB_TYPE_SET ? b->n : b->n * 2));
@@ -92,8 +93,8 @@ static void scan_buf_reply(gb_client *c, scan_buf *b, uint64_t cursor, enum gb_t
         gb_reply_bulk(c, b->bytes + it->off, it->len);
         if (t == GB_TYPE_HASH)
             gb_reply_bulk(c, b->bytes + it->voff, it->vlen);
-        else if (t == GB_TYPE_ZSET)
-            gb_reply_double(c, it->score);
+        else if (t == GB_TYPE_ZSET) /* a bulk string in RESP3 too, as Redis's ZSCAN */
+            gb_reply_bulk(c, sbuf, gb_score_format(it->score, sbuf));
     }
     gb_free(b->bytes);
     gb_free(b->items);

@@ -167,17 +167,27 @@ enum { WANT_FIELD = 1, WANT_VALUE = 2 };
 typedef struct emit_ctx {
     gb_client *c;
     int want;
+    bool map; /* HGETALL: a map of the pairs (RESP3 '%') */
 } emit_ctx;
+
+/* Field and value as their own 2-array: HRANDFIELD WITHVALUES in RESP3
+ * (Redis 7.0's "if (withvalues && c->resp > 2) addReplyArrayLen(c,2)"). */
+static bool nested(const emit_ctx *e) { return !e->map && e->want == (WANT_FIELD | WANT_VALUE) && e->c->resp > 2; }
 
 static void emit_len(void *ctx, size_t n)
 {
     emit_ctx *e = ctx;
-    gb_reply_array(e->c, (int64_t)(e->want == (WANT_FIELD | WANT_VALUE) ? n * 2 : n));
+    if (e->map)
+        gb_reply_map(e->c, (int64_t)n);
+    else
+        gb_reply_array(e->c, (int64_t)(e->want == (WANT_FIELD | WANT_VALUE) && !nested(e) ? n * 2 : n));
 }
 
 static void emit_pair(void *ctx, gb_slice field, gb_slice value)
 {
     emit_ctx *e = ctx;
+    if (nested(e))
+        gb_reply_array(e->c, 2);
     if (e->want & WANT_FIELD)
         gb_reply_slice(e->c, field);
     if (e->want & WANT_VALUE)
@@ -186,10 +196,12 @@ static void emit_pair(void *ctx, gb_slice field, gb_slice value)
 
 static void getall_generic(gb_client *c, gb_slice key, int want)
 {
-    emit_ctx e = {c, want};
+    emit_ctx e = {c, want, want == (WANT_FIELD | WANT_VALUE)};
     gb_sink s = {.len = emit_len, .pair = emit_pair, .ctx = &e};
     gb_result r = gb_hash_hgetall(c->db, key, &s);
-    if (r == GB_R_NOTFOUND)
+    if (r == GB_R_NOTFOUND && e.map)
+        gb_reply_map(c, 0);
+    else if (r == GB_R_NOTFOUND)
         gb_reply_array(c, 0);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
@@ -214,7 +226,7 @@ static void cmd_hvals(gb_client *c, int argc, gb_slice *argv)
 /* HRANDFIELD key [count [WITHVALUES]] */
 static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
 {
-    emit_ctx e = {c, WANT_FIELD};
+    emit_ctx e = {c, WANT_FIELD, false};
     gb_sink s = {.pair = emit_pair, .ctx = &e};
     if (argc == 2) { /* one field, not in an array */
         gb_result r = gb_hash_hrandfield(c->db, argv[1], 1, &s);

@@ -9,6 +9,7 @@
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
 #include "engine/core/engine.h"
+#include "engine/core/tracking.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_keys.h"
 #include "engine/base/util.h"
@@ -485,6 +486,7 @@ static void cmd_flushdb(gb_client *c, int argc, gb_slice *argv)
     if (!parse_flush_mode(c, argc, argv))
         return;
     gb_keys_flushdb(c->db, flush_is_lazy(c, argc, argv));
+    gb_tracking_invalidate_flush(c->eng);
     gb_reply_ok(c);
 }
 
@@ -495,6 +497,7 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
     bool lazy = flush_is_lazy(c, argc, argv);
     for (int i = 0; i < c->eng->ndbs; i++)
         gb_keys_flushdb(&c->eng->dbs[i], lazy);
+    gb_tracking_invalidate_flush(c->eng);
     gb_reply_ok(c);
 }
 

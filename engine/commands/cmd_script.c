@@ -228,7 +228,7 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
 
 /* Redis's flags for the script runners; GB_CMD_RUNS_SCRIPT (the
  * engine's own) makes admission ask the script's declared flags. */
-#define RUN (GB_CMD_NOSCRIPT | GB_CMD_STALE | GB_CMD_MOVABLEKEYS | GB_CMD_RUNS_SCRIPT)
+#define RUN (GB_CMD_NOSCRIPT | GB_CMD_STALE | GB_CMD_MOVABLEKEYS | GB_CMD_SKIP_MONITOR | GB_CMD_RUNS_SCRIPT)
 
 GB_DEFINE_COMMANDS(script,
     {"eval", -3, RUN, 0, 0, 0, cmd_eval, "scripting", "Executes a server-side Lua script.", "2.6.0"},

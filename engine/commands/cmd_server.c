@@ -6,6 +6,7 @@
 
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
+#include "engine/commands/cmd_client.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
@@ -98,9 +99,10 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 {
     /* Redis 7.0's order: version (not an integer; NOPROTO unless 2 or 3),
      * options (syntax), AUTH (WRONGPASS), the NOAUTH check, then SETNAME's
-     * validation. RESP3 is refused only once all of that passed, so an
-     * unauthenticated "HELLO 3" gets NOAUTH as from Redis, and a valid
-     * "HELLO 3 AUTH ..." does not authenticate a connection it refuses. */
+     * validation, then the switch. A transport without RESP3 (an SBE ring)
+     * refuses it only once all of that passed, so an unauthenticated
+     * "HELLO 3" gets NOAUTH as from Redis, and a valid "HELLO 3 AUTH ..."
+     * does not authenticate a connection it refuses. */
     int64_t ver = 0;
     int j = 1;
     if (argc >= 2) {
@@ -150,9 +152,9 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
                           "RESP protocol version at the same time");
         return;
     }
-    if (ver == 3) {
-        gb_reply_error(c, "NOPROTO unsupported protocol version: goblin-core speaks RESP2 only for now "
-                          "(use HELLO 2 or no HELLO)");
+    if (ver && !gb_client_can_speak(c, (int)ver)) {
+        gb_reply_error(c, "NOPROTO unsupported protocol version: an SBE ring's replies are typed frames "
+                          "(RESP3 needs a socket or a RESP ring)");
         return;
     }
     if (as)
@@ -163,13 +165,16 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
     }
     if (have_name)
         set_client_name(c, name);
-    gb_reply_array(c, 14);
+    /* The reply is already in the new protocol (a map in RESP3). */
+    if (ver)
+        gb_client_set_resp(c, (int)ver);
+    gb_reply_map(c, 7);
     gb_reply_cstr(c, "server");
     gb_reply_cstr(c, "goblin-core");
     gb_reply_cstr(c, "version");
     gb_reply_cstr(c, "7.0.15");
     gb_reply_cstr(c, "proto");
-    gb_reply_int(c, 2);
+    gb_reply_int(c, c->resp);
     gb_reply_cstr(c, "id");
     gb_reply_int(c, (int64_t)c->id);
     gb_reply_cstr(c, "mode");
@@ -318,6 +323,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
 static void cmd_client(gb_client *c, int argc, gb_slice *argv)
 {
     gb_slice sub = argv[1];
+    if (gb_cmd_client_more(c, argc, argv))
+        return;
     if (gb_slice_ieq(sub, "id") && argc == 2) {
         gb_reply_int(c, (int64_t)c->id);
     } else if (gb_slice_ieq(sub, "setname") && argc == 3) {
@@ -335,7 +342,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
     } else if (gb_slice_ieq(sub, "info") && argc == 2) {
         char line[1024];
         size_t n = client_line(c, line, sizeof line);
-        gb_reply_bulk(c, line, n);
+        gb_reply_verbatim(c, line, n);
     } else if (gb_slice_ieq(sub, "list")) {
         /* CLIENT LIST [TYPE normal] [ID id ...] */
         int64_t *ids = NULL;
@@ -358,7 +365,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
             if (!gb_slice_ieq(t, "normal")) { /* no replicas or pub/sub clients (yet) */
-                gb_reply_bulk(c, "", 0);
+                gb_reply_verbatim(c, "", 0);
                 return;
             }
         } else if (argc != 2) {
@@ -379,7 +386,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             size_t n = client_line(x, line, sizeof line);
             sb_add(&b, line, n);
         }
-        gb_reply_bulk(c, b.p ? b.p : "", b.len);
+        gb_reply_verbatim(c, b.p ? b.p : "", b.len);
         gb_free(b.p);
         gb_free(ids);
     } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
@@ -398,7 +405,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             }
         }
         gb_client *x = id > 0 ? client_by_id(c->eng, (uint64_t)id) : NULL;
-        if (x && (x->flags & GB_CLIENT_BLOCKED)) {
+        if (x && (x->flags & GB_CLIENT_BLOCKED) && !gb_pause_is_postponed(x)) {
             gb_blocking_unblock(x, as_error ? GB_UNBLOCK_ERROR : GB_UNBLOCK_TIMEOUT);
             gb_reply_int(c, 1);
         } else {
@@ -407,6 +414,10 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -416,20 +427,45 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             "KILL <ip:port>",
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-            "    TYPE normal, USER <username>, SKIPME (YES|NO).",
-            "LIST [TYPE normal] [ID <id> [<id> ...]]",
-            "    Return information about client connections.",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock the specified blocked client.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
             "HELP",
-            "    Print this help.",
+            "    Prints this help.",
         };
         gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         static const char *known[] = {"id", "setname", "getname", "info", "list", "kill", "unblock", "help"};
+        /* (REPLY, PAUSE, TRACKING, ... are answered by gb_cmd_client_more.) */
         for (size_t i = 0; i < GB_ARRAY_LEN(known); i++)
             if (gb_slice_ieq(sub, known[i])) {
                 char name[32];
@@ -463,7 +499,7 @@ static void cmd_info(gb_client *c, int argc, gb_slice *argv)
                 b.len = before; /* unknown section: nothing, like Redis */
         }
     }
-    gb_reply_bulk(c, b.p ? b.p : "", b.len);
+    gb_reply_verbatim(c, b.p ? b.p : "", b.len);
     gb_free(b.p);
 }
 
@@ -524,7 +560,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         cfg_pairs p = {0};
         for (int i = 2; i < argc; i++)
             gb_config_get(&c->eng->cfg, argv[i], cfg_emit, &p);
-        gb_reply_array(c, (int64_t)p.n * 2);
+        gb_reply_map(c, (int64_t)p.n);
         for (size_t i = 0; i < p.n; i++) {
             gb_reply_cstr(c, p.names[i]);
             gb_reply_cstr(c, p.values[i]);
@@ -710,7 +746,9 @@ GB_DEFINE_COMMANDS(server,
     {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_hello, "connection",
      "Handshakes with the server.", "6.0.0"},
     {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
-     "A container for client connection commands.", "2.4.0", "getname help id info kill list setname unblock"},
+     "A container for client connection commands.", "2.4.0",
+     "caching getname getredir help id info kill list no-evict pause reply setname tracking trackinginfo unblock "
+     "unpause"},
     {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
      "Returns information and statistics about the server.", "1.0.0"},
     {"config", -2, 0, 0, 0, 0, cmd_config, "server",

@@ -25,6 +25,14 @@ static gb_sink array_sink(gb_client *c)
     return s;
 }
 
+/* The same as a set (RESP3 '~'): SUNION, SDIFF, as Redis 7.0. */
+static void reply_set_len(void *ctx, size_t n) { gb_reply_set(ctx, (int64_t)n); }
+static gb_sink set_sink(gb_client *c)
+{
+    gb_sink s = {.len = reply_set_len, .value = emit_bulk, .ctx = c};
+    return s;
+}
+
 /* ---- writes -------------------------------------------------------------------- */
 
 static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
@@ -82,7 +90,7 @@ static void spop_len(void *ctx, size_t n)
     spop_ctx *e = ctx;
     e->popping = n;
     if (e->count >= 0)
-        gb_reply_array(e->c, (int64_t)n);
+        gb_reply_set(e->c, (int64_t)n);
     e->srem = gb_propagating(&e->c->eng->prop) && (uint64_t)(e->count < 0 ? 1 : e->count) < e->card;
 }
 
@@ -118,7 +126,7 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
     gb_result r = gb_set_spop(c->db, argv[1], count < 0 ? 1 : (size_t)count, &s, &e.card);
     if (r == GB_R_NOTFOUND) {
         if (count >= 0)
-            gb_reply_array(c, 0);
+            gb_reply_set(c, 0);
         else
             gb_reply_nil(c);
     } else if (r != GB_R_OK) {
@@ -209,9 +217,9 @@ static void inter_reply(gb_client *c, gb_slice *keys, size_t nkeys)
     size_t n;
     gb_result r = gb_set_sinter(c->db, nkeys, keys, &s, &n);
     if (r == GB_R_OK)
-        gb_reply_set_deferred(c, d.handle, (int64_t)n);
+        gb_reply_set_deferred_set(c, d.handle, (int64_t)n);
     else if (r == GB_R_NOTFOUND)
-        gb_reply_array(c, 0);
+        gb_reply_set(c, 0);
     else
         gb_reply_result(c, r);
 }
@@ -257,14 +265,14 @@ static void cmd_sintercard(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_sunion(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_sink s = array_sink(c);
+    gb_sink s = set_sink(c);
     gb_result r = gb_set_sunion(c->db, (size_t)(argc - 1), argv + 1, &s);
     if (r != GB_R_OK)
         gb_reply_result(c, r);
 }
 static void cmd_sdiff(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_sink s = array_sink(c);
+    gb_sink s = set_sink(c);
     gb_result r = gb_set_sdiff(c->db, (size_t)(argc - 1), argv + 1, &s);
     if (r != GB_R_OK)
         gb_reply_result(c, r);

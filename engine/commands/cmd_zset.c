@@ -32,9 +32,18 @@ typedef struct emit_ctx {
     bool pairs;      /* each member and score as its own 2-array (ZMPOP/BZMPOP) */
     bool deferred;
     size_t handle;
+    bool flat;       /* [member, score, ...] in RESP3 too (ZPOPMIN without a count, BZPOPMIN) */
 } emit_ctx;
 
-static int64_t items(const emit_ctx *e, size_t n) { return (int64_t)(e->withscores ? n * 2 : n); }
+/* Whether each member and its score form a 2-array: always for ZMPOP's
+ * shape, and in RESP3 for every WITHSCORES reply but the flat ones (Redis
+ * 7.0's "if (withscores && c->resp > 2) addReplyArrayLen(c,2)"). */
+static bool nested(const emit_ctx *e)
+{
+    return e->pairs || (e->withscores && e->c->resp > 2 && !e->flat);
+}
+
+static int64_t items(const emit_ctx *e, size_t n) { return (int64_t)(e->withscores && !nested(e) ? n * 2 : n); }
 
 static void emit_len(void *ctx, size_t n)
 {
@@ -50,7 +59,7 @@ static void emit_len(void *ctx, size_t n)
 static void emit_reply(void *ctx, gb_slice m, double score)
 {
     emit_ctx *e = ctx;
-    if (e->pairs)
+    if (nested(e))
         gb_reply_array(e->c, 2);
     gb_reply_slice(e->c, m);
     if (e->withscores)
@@ -352,7 +361,7 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
         gb_reply_int_result(c, r, card);
         return;
     }
-    emit_ctx e = {c, withscores, false, false, 0};
+    emit_ctx e = {.c = c, .withscores = withscores};
     gb_sink s = emit_sink(&e);
     size_t n;
     gb_result r = gb_zset_zrange(c->db, argv[start], &range, &s, &n);
@@ -430,7 +439,8 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     if (argc == 3 &&
         !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
-    emit_ctx e = {c, true, false, false, 0}; /* flat [member, score, ...] */
+    /* [member, score] without a count; with one, [[member, score], ...] in RESP3 */
+    emit_ctx e = {.c = c, .withscores = true, .flat = count == -1};
     gb_sink s = emit_sink(&e);
     gb_result r = gb_zset_zpopmin(c->db, argv[1], max, count == -1 ? 1 : (size_t)count, &s);
     finish_reply(&e, r, 0);
@@ -470,7 +480,7 @@ static void mpop_member(void *ctx, gb_slice member, double score) { emit_reply(&
  * mpop: ZMPOP's shape, else BZPOP's. */
 static bool pop_first(gb_client *c, const gb_slice *keys, int nkeys, bool max, size_t count, bool mpop)
 {
-    mpop_ctx m = {{c, true, mpop, false, 0}, keys, 0, 0};
+    mpop_ctx m = {{.c = c, .withscores = true, .pairs = mpop, .flat = !mpop}, keys, 0, 0};
     gb_sink s = {.len = mpop_open, .scored = mpop_member, .ctx = &m};
     gb_result r = gb_zset_zmpop(c->db, (size_t)nkeys, keys, max, count, &s, &m.which);
     if (r == GB_R_NOTFOUND)
@@ -547,7 +557,7 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
 /* ZRANDMEMBER key [count [WITHSCORES]] */
 static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
 {
-    emit_ctx e = {c, false, false, false, 0};
+    emit_ctx e = {.c = c};
     gb_sink s = emit_sink(&e);
     if (argc == 2) { /* one member, not in an array */
         s.len = NULL;
@@ -665,7 +675,7 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
         if (r == GB_R_OK)
             gb_reply_int(c, card);
     } else {
-        emit_ctx e = {c, withscores, false, false, 0};
+        emit_ctx e = {.c = c, .withscores = withscores};
         gb_sink s = emit_sink(&e);
         r = gb_zset_zunion(c->db, op, n, keys, err ? NULL : &opts, &s);
     }

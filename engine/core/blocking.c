@@ -8,6 +8,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
 #include "engine/base/mem.h"
+#include "engine/core/multi.h"
 
 /* A key's FIFO of waiting clients. */
 typedef struct wait_queue {
@@ -28,6 +29,7 @@ typedef struct gb_blocked {
     uint64_t deadline; /* monotonic ms, 0 = forever */
     size_t heap_idx;   /* position in the deadline heap, SIZE_MAX if none */
     enum gb_type wait_type; /* the value type that can serve it */
+    bool postponed;    /* CLIENT PAUSE: no keys, no deadline; in eng->postponed */
 } gb_blocked;
 
 typedef struct gb_ready_key {
@@ -74,6 +76,9 @@ void gb_blocking_engine_destroy(gb_engine *eng)
     gb_free(eng->bheap);
     eng->bheap = NULL;
     eng->nbheap = eng->bheapcap = 0;
+    gb_free(eng->postponed);
+    eng->postponed = NULL;
+    eng->npostponed = eng->postponedcap = 0;
 }
 
 size_t gb_blocking_waiters(gb_db *db, gb_slice key)
@@ -149,7 +154,14 @@ static void heap_remove(gb_engine *eng, gb_client *c)
     heap_up(eng, last->blocked->heap_idx);
 }
 
-uint64_t gb_blocking_next_deadline(const gb_engine *eng) { return eng->nbheap ? eng->bheap[0]->blocked->deadline : 0; }
+uint64_t gb_blocking_next_deadline(const gb_engine *eng)
+{
+    uint64_t due = eng->nbheap ? eng->bheap[0]->blocked->deadline : 0;
+    /* The end of a pause that holds clients is a deadline too. */
+    if (eng->npostponed && eng->pause_end_ms && (!due || eng->pause_end_ms < due))
+        due = eng->pause_end_ms;
+    return due;
+}
 
 /* ---- timeouts -------------------------------------------------------------------- */
 
@@ -239,6 +251,7 @@ void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t d
     b->deadline = deadline_ms;
     b->heap_idx = SIZE_MAX;
     b->wait_type = wait_type;
+    b->postponed = false;
     c->blocked = b;
     c->flags |= GB_CLIENT_BLOCKED;
 
@@ -296,6 +309,14 @@ static gb_argv_copy detach(gb_client *c)
         }
     }
     heap_remove(eng, c);
+    if (b->postponed) {
+        for (size_t i = 0; i < eng->npostponed; i++)
+            if (eng->postponed[i] == c) {
+                memmove(&eng->postponed[i], &eng->postponed[i + 1], (eng->npostponed - i - 1) * sizeof *eng->postponed);
+                eng->npostponed--;
+                break;
+            }
+    }
     gb_argv_copy cmd = b->cmd;
     gb_free(b->keys);
     gb_free(b);
@@ -322,12 +343,17 @@ void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why)
     case GB_UNBLOCK_DISCONNECT:
         return;
     }
+    gb_client_command_done(c);
     if (c->hooks && c->hooks->flush)
         c->hooks->flush(c);
 }
 
 size_t gb_blocking_expire(gb_engine *eng)
 {
+    /* A pause whose end came: its clients run now (the server's timer
+     * fires at gb_blocking_next_deadline, outside any command). */
+    if (eng->npostponed && gb_pause_check(eng) == GB_PAUSE_NONE)
+        gb_pause_resume(eng);
     size_t n = 0;
     uint64_t now = gb_clock_mono_ms();
     while (eng->nbheap && eng->bheap[0]->blocked->deadline <= now) {
@@ -337,7 +363,12 @@ size_t gb_blocking_expire(gb_engine *eng)
     return n;
 }
 
-void gb_blocking_cron(gb_engine *eng) { gb_blocking_expire(eng); }
+void gb_blocking_cron(gb_engine *eng)
+{
+    gb_blocking_expire(eng);
+    gb_pause_check(eng);
+    gb_pause_resume(eng);
+}
 
 /* ---- readiness ------------------------------------------------------------------------ */
 
@@ -409,6 +440,8 @@ static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
         c->flags &= ~GB_CLIENT_REEXEC;
         c->reexec_key = (gb_slice){0};
         gb_argv_copy_free(&cmd);
+        if (!(c->flags & GB_CLIENT_BLOCKED))
+            gb_client_command_done(c); /* the command that blocked is done only now */
         if (c->hooks && c->hooks->flush)
             c->hooks->flush(c);
     }
@@ -431,4 +464,75 @@ void gb_blocking_serve_ready(gb_engine *eng)
         gb_free(list);
     }
     eng->serving_ready = false;
+}
+
+/* ---- CLIENT PAUSE ------------------------------------------------------------------------ */
+
+void gb_pause_start(gb_engine *eng, int type, uint64_t end_ms)
+{
+    if (type > eng->pause_type)
+        eng->pause_type = type;
+    if (end_ms > eng->pause_end_ms)
+        eng->pause_end_ms = end_ms;
+    eng->pause_lifted = false;
+}
+
+void gb_pause_lift(gb_engine *eng)
+{
+    eng->pause_type = GB_PAUSE_NONE;
+    eng->pause_end_ms = 0;
+    eng->pause_lifted = eng->npostponed != 0;
+}
+
+int gb_pause_check(gb_engine *eng)
+{
+    if (eng->pause_type != GB_PAUSE_NONE && gb_clock_mono_ms() >= eng->pause_end_ms)
+        gb_pause_lift(eng);
+    return eng->pause_type;
+}
+
+bool gb_pause_postpones(gb_client *c, const gb_command *cmd)
+{
+    if (gb_pause_check(c->eng) == GB_PAUSE_NONE || (c->flags & GB_CLIENT_OBEY))
+        return false;
+    if (c->eng->pause_type == GB_PAUSE_ALL)
+        return true;
+    /* Redis's is_may_replicate_command: a write, PUBLISH-like commands,
+     * and an EXEC whose queue holds one of those. */
+    uint32_t f = cmd->flags;
+    if (cmd->def->proc == gb_multi_exec_proc)
+        f |= c->mcmd_flags;
+    return (f & (GB_CMD_WRITE | GB_CMD_MAY_REPLICATE)) != 0;
+}
+
+void gb_pause_postpone(gb_client *c, int argc, const gb_slice *argv)
+{
+    gb_engine *eng = c->eng;
+    gb_blocking_block(c, NULL, 0, 0, GB_TYPE_COUNT, argc, argv); /* no type serves it */
+    c->blocked->postponed = true;
+    if (eng->npostponed == eng->postponedcap) {
+        eng->postponedcap = eng->postponedcap ? eng->postponedcap * 2 : 8;
+        eng->postponed = gb_realloc(eng->postponed, eng->postponedcap * sizeof *eng->postponed);
+    }
+    eng->postponed[eng->npostponed++] = c;
+}
+
+bool gb_pause_is_postponed(const gb_client *c) { return c->blocked && c->blocked->postponed; }
+
+void gb_pause_resume(gb_engine *eng)
+{
+    if (!eng->pause_lifted || eng->prop.depth != 0)
+        return;
+    eng->pause_lifted = false;
+    /* Only the clients postponed now: a command run here may start a new
+     * pause and postpone others (or itself) again. */
+    size_t n = eng->npostponed;
+    while (n-- > 0 && eng->npostponed && eng->pause_type == GB_PAUSE_NONE) {
+        gb_client *c = eng->postponed[0];
+        gb_argv_copy cmd = detach(c);
+        gb_gate_execute(c, cmd.argc, cmd.argv);
+        gb_argv_copy_free(&cmd);
+        if (c->hooks && c->hooks->flush)
+            c->hooks->flush(c);
+    }
 }

@@ -78,6 +78,35 @@ size_t gb_blocking_expire(struct gb_engine *eng);
 uint64_t gb_blocking_next_deadline(const struct gb_engine *eng);
 void gb_blocking_cron(struct gb_engine *eng);
 
+/* ---- CLIENT PAUSE ----
+ *
+ * Redis 7.0's pause: while it lasts, a command it covers (every command
+ * under GB_PAUSE_ALL; under GB_PAUSE_WRITE those that may write or
+ * replicate, an EXEC holding one included) is postponed before it runs or
+ * is queued: the client is blocked, without keys or deadline, and reads
+ * nothing more. When the pause ends (its deadline, CLIENT UNPAUSE) the
+ * postponed commands run through the gate again, in arrival order, after
+ * the current command. Keys do not expire while paused (they read as
+ * missing but are not deleted), so nothing is written behind the pause. */
+enum { GB_PAUSE_NONE = 0, GB_PAUSE_WRITE = 1, GB_PAUSE_ALL = 2 };
+
+/* CLIENT PAUSE: the stricter mode and the later end of this and any pause
+ * in force win (Redis's pauseClients). */
+void gb_pause_start(struct gb_engine *eng, int type, uint64_t end_ms);
+/* CLIENT UNPAUSE, or the deadline passed: the postponed commands run after
+ * the current command (or at once outside one). */
+void gb_pause_lift(struct gb_engine *eng);
+/* The pause in force (GB_PAUSE_*), lifting one whose deadline passed. */
+int gb_pause_check(struct gb_engine *eng);
+/* Whether cmd from c waits for the pause to end. */
+bool gb_pause_postpones(gb_client *c, const struct gb_command *cmd);
+/* Blocks c until the pause ends; its command (argv) runs then. */
+void gb_pause_postpone(gb_client *c, int argc, const gb_slice *argv);
+bool gb_pause_is_postponed(const gb_client *c);
+/* Runs the postponed commands if the pause was lifted (called between
+ * commands). */
+void gb_pause_resume(struct gb_engine *eng);
+
 /* Number of clients waiting on key in db (tests, INFO). */
 size_t gb_blocking_waiters(gb_db *db, gb_slice key);
 

@@ -8,7 +8,9 @@
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
+#include "engine/core/monitor.h"
 #include "engine/core/multi.h"
+#include "engine/core/tracking.h"
 #include "platform/clock.h"
 
 gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, const gb_client_hooks *hooks,
@@ -21,6 +23,7 @@ gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, c
     c->flags = flags;
     c->resp = 2;
     c->rops = rops;
+    c->wire_rops = rops;
     c->rctx = rctx;
     c->hooks = hooks;
     c->conn = conn;
@@ -51,6 +54,8 @@ void gb_client_free(gb_client *c)
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);
     gb_free(c->watched);
+    gb_monitor_remove(c);
+    gb_tracking_client_gone(c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -62,23 +67,57 @@ void gb_client_free(gb_client *c)
     gb_free(c);
 }
 
+static const gb_reply_ops *ops_for(const gb_client *c, int ver)
+{
+    return ver == 3 ? c->wire_rops->resp3 : c->wire_rops->resp2;
+}
+
+bool gb_client_can_speak(const gb_client *c, int ver) { return ver == c->resp || ops_for(c, ver) != NULL; }
+
+void gb_client_set_resp(gb_client *c, int ver)
+{
+    const gb_reply_ops *ops = ops_for(c, ver);
+    if (ops)
+        c->wire_rops = ops;
+    c->resp = ver;
+    gb_client_update_reply(c);
+}
+
+void gb_client_update_reply(gb_client *c)
+{
+    c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP)) ? &gb_reply_discard_ops : c->wire_rops;
+}
+
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
 {
     gb_client_desc d = {.fd = -1};
     if (c->hooks && c->hooks->describe)
         c->hooks->describe(c, &d);
-    char flags[8];
+    /* Redis 7.0's letters, in its order (getClientInfoString). */
+    char flags[16];
     int nf = 0;
+    if (c->flags & GB_CLIENT_MONITOR)
+        flags[nf++] = 'O';
     if (c->flags & GB_CLIENT_MULTI)
         flags[nf++] = 'x';
     if (c->flags & GB_CLIENT_BLOCKED)
         flags[nf++] = 'b';
+    if (c->flags & GB_CLIENT_TRACKING)
+        flags[nf++] = 't';
+    if (gb_tracking_broken_redirect(c))
+        flags[nf++] = 'R';
+    if (gb_tracking_bcast(c))
+        flags[nf++] = 'B';
     if (c->flags & GB_CLIENT_DIRTY_CAS)
         flags[nf++] = 'd';
     if (c->flags & GB_CLIENT_CLOSE_AFTER_REPLY)
         flags[nf++] = 'c';
+    if (c->flags & GB_CLIENT_CLOSE_ASAP)
+        flags[nf++] = 'A';
     if (c->flags & GB_CLIENT_UNIX)
         flags[nf++] = 'U';
+    if (c->flags & GB_CLIENT_NO_EVICT)
+        flags[nf++] = 'e';
     if (nf == 0)
         flags[nf++] = 'N';
     flags[nf] = '\0';
@@ -86,12 +125,12 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
                      "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
-                     "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d%s",
+                     "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d%s",
                      (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
                      (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
                      c->db->id, (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
-                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->def->name : "NULL", c->user->name,
-                     c->resp, (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
+                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->fullname : "NULL", c->user->name,
+                     gb_tracking_redirect_id(c), c->resp, (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
     if (n < 0)
         return 0;
     return (size_t)n < cap ? (size_t)n : cap - 1;

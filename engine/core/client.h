@@ -30,6 +30,14 @@ enum {
     GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
     GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
     GB_CLIENT_SCRIPT = 1u << 13,     /* the client a script's redis.call runs as (engine/script) */
+    /* CLIENT REPLY OFF / SKIP: replies go nowhere (c->rops is the discard
+     * table); SKIP_NEXT becomes SKIP for the command after CLIENT REPLY SKIP. */
+    GB_CLIENT_REPLY_OFF = 1u << 20,
+    GB_CLIENT_REPLY_SKIP = 1u << 21,
+    GB_CLIENT_REPLY_SKIP_NEXT = 1u << 22,
+    GB_CLIENT_MONITOR = 1u << 23,    /* MONITOR (engine/core/monitor.h) */
+    GB_CLIENT_NO_EVICT = 1u << 24,   /* CLIENT NO-EVICT on: kept by client eviction (flag 'e') */
+    GB_CLIENT_TRACKING = 1u << 25,   /* CLIENT TRACKING on (engine/core/tracking.h) */
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */
@@ -75,12 +83,13 @@ typedef struct gb_client {
     struct gb_engine *eng;
     struct gb_db *db;
     uint32_t flags;
-    int resp;                   /* protocol version (2) */
+    int resp;                   /* protocol version: 2, or 3 after HELLO 3 */
     /* Who the client is (engine/core/acl.h): "default" until AUTH or
      * HELLO AUTH; a ring's is its claimer's. Never NULL. */
     const struct gb_acl_user *user;
 
-    const gb_reply_ops *rops;   /* the transport's reply writer */
+    const gb_reply_ops *rops;   /* where replies go: wire_rops, or nowhere under CLIENT REPLY OFF/SKIP */
+    const gb_reply_ops *wire_rops; /* the transport's reply writer, in the client's protocol */
     void *rctx;
     const gb_client_hooks *hooks;
     void *conn;                 /* the transport's connection object */
@@ -100,6 +109,8 @@ typedef struct gb_client {
     uint64_t reexec_deadline;   /* the original deadline while REEXEC */
     gb_slice reexec_key;        /* the key that became ready, while REEXEC */
 
+    struct gb_client_tracking *tracking; /* CLIENT TRACKING state, or NULL (engine/core/tracking.h) */
+
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;
 
@@ -109,6 +120,27 @@ gb_client *gb_client_new(struct gb_engine *eng, const gb_reply_ops *rops, void *
 /* Unregisters and frees (the transport calls this when the connection ends):
  * unblocks, unwatches, discards MULTI. */
 void gb_client_free(gb_client *c);
+
+/* Whether the client's transport can reply in RESP version ver (2 or 3). */
+bool gb_client_can_speak(const gb_client *c, int ver);
+/* Switches the client's replies to RESP version ver (HELLO, RESET): its
+ * writer's table for that version. Requires gb_client_can_speak. */
+void gb_client_set_resp(gb_client *c, int ver);
+
+/* After a change to GB_CLIENT_REPLY_*: replies go to the wire or nowhere. */
+void gb_client_update_reply(gb_client *c);
+/* Called after each command a client sends (the gate): CLIENT REPLY
+ * SKIP's one-command window opens or closes. */
+static inline void gb_client_command_done(gb_client *c)
+{
+    if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT))) {
+        bool next = (c->flags & GB_CLIENT_REPLY_SKIP_NEXT) != 0;
+        c->flags &= ~(GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT);
+        if (next)
+            c->flags |= GB_CLIENT_REPLY_SKIP;
+        gb_client_update_reply(c);
+    }
+}
 
 /* The client's CLIENT LIST line (Redis's fields and order, no newline)
  * into buf; returns its length. */

@@ -37,7 +37,8 @@ static const struct {
                 {GB_CMD_NOSCRIPT, GB_CMDF_NOSCRIPT}, {GB_CMD_BLOCKING, GB_CMDF_BLOCKING},
                 {GB_CMD_LOADING, GB_CMDF_LOADING},   {GB_CMD_STALE, GB_CMDF_STALE},
                 {GB_CMD_FAST, GB_CMDF_FAST},         {GB_CMD_NOAUTH, GB_CMDF_NO_AUTH},
-                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}, {GB_CMD_ALLOW_BUSY, GB_CMDF_ALLOW_BUSY}};
+                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}, {GB_CMD_ALLOW_BUSY, GB_CMDF_ALLOW_BUSY},
+                {GB_CMD_MAY_REPLICATE, GB_CMDF_MAY_REPLICATE}, {GB_CMD_SKIP_MONITOR, GB_CMDF_SKIP_MONITOR}};
 
 /* The flags the engine acts on: Redis's for the command (a subcommand's
  * own), and the engine's own (GB_CMD_ENGINE_OWN), which Redis keys on the

@@ -37,6 +37,8 @@ enum {
     /* Runs a script (EVAL*, FCALL*): admission checks the flags the script
      * declares (Redis's getCommandFlags), asked of the scripting hooks. */
     GB_CMD_RUNS_SCRIPT = 1u << 13,
+    GB_CMD_MAY_REPLICATE = 1u << 20, /* no write, but replicated (PUBLISH): paused by CLIENT PAUSE WRITE */
+    GB_CMD_SKIP_MONITOR = 1u << 21,  /* not shown to MONITOR (nor are ADMIN commands) */
 };
 /* The flags a definition gives its command whatever Redis's description
  * says (Redis decides these by the command itself: processCommand's MULTI

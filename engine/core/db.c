@@ -5,6 +5,7 @@
 #include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
+#include "engine/core/tracking.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/util.h"
@@ -258,6 +259,10 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
 {
     if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms || db->eng->loading)
         return false;
+    /* Under CLIENT PAUSE nothing is deleted (Redis 7.0's expireIfNeeded):
+     * the key reads as gone, its deletion waits for the pause to end. */
+    if (GB_UNLIKELY(db->eng->pause_type != 0))
+        return true;
     before_write(db, kv);
     gb_slice key = gb_kv_key(kv);
     /* WATCH sees an expired key as modified (Redis 7 semantics); the
@@ -270,6 +275,8 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
     unlink_and_free(db, kv);
     gb_slice k = gb_slice_make(kcopy, key.len);
     gb_multi_touch_key(db, k);
+    if (GB_UNLIKELY(db->eng->tracking != NULL))
+        gb_tracking_invalidate_key(db->eng, k);
     gb_propagate_expired(db, k);
     db->eng->stats.expired_keys++;
     if (kcopy != stackbuf)

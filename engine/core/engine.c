@@ -12,6 +12,7 @@
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
+#include "engine/core/tracking.h"
 #include "engine/base/random.h"
 #include "platform/clock.h"
 
@@ -101,6 +102,8 @@ void gb_engine_free(gb_engine *eng)
     gb_commands_destroy(eng);
     gb_acl_free(eng->acl);
     gb_blocking_engine_destroy(eng);
+    gb_tracking_engine_free(eng);
+    gb_free(eng->monitors);
     gb_propagate_destroy(eng);
     gb_lazyfree_free(eng->lazyfree);
     gb_settings_free(&eng->cfg);
@@ -113,6 +116,8 @@ void gb_engine_key_modified(gb_db *db, gb_slice key)
 {
     db->eng->stats.dirty++;
     gb_multi_touch_key(db, key);
+    if (GB_UNLIKELY(db->eng->tracking != NULL))
+        gb_tracking_invalidate_key(db->eng, key);
 }
 
 bool gb_engine_over_maxmemory(const gb_engine *eng)
@@ -142,9 +147,11 @@ void gb_engine_cron(gb_engine *eng)
      * databases; rehashing gets 1 ms per database that needs it. */
     uint64_t period_ns = 1000000000ull / (uint64_t)(eng->cfg.hz > 0 ? eng->cfg.hz : 10);
     uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
+    /* No active expiry under CLIENT PAUSE (Redis 7.0): it would write. */
+    bool paused = gb_pause_check(eng) != GB_PAUSE_NONE;
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
-        if (db->nvol && eng->active_expire_enabled)
+        if (db->nvol && eng->active_expire_enabled && !paused)
             gb_db_active_expire(db, deadline);
         if (gb_htable_is_rehashing(&db->keys))
             gb_htable_rehash_ms(&db->keys, 1);

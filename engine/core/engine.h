@@ -112,6 +112,18 @@ typedef struct gb_engine {
     bool serving_ready;
     gb_client **bheap;       /* blocked clients with a deadline: min-heap */
     size_t nbheap, bheapcap;
+    /* CLIENT PAUSE (engine/core/blocking.h): the mode (GB_PAUSE_*), when
+     * it ends (monotonic ms), and the clients whose command waits for
+     * that, in arrival order. */
+    int pause_type;
+    uint64_t pause_end_ms;
+    bool pause_lifted;       /* unpaused during a command: resume after it */
+    gb_client **postponed;
+    size_t npostponed, postponedcap;
+    /* MONITOR and CLIENT TRACKING (engine/core/monitor.h, tracking.h) */
+    gb_client **monitors;
+    size_t nmonitors, monitorcap;
+    struct gb_tracking *tracking;
 
     struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
     gb_propagation prop;     /* write propagation: sinks and the current unit */

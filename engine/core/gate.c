@@ -8,8 +8,10 @@
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/monitor.h"
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
+#include "engine/core/tracking.h"
 
 /* ---- argument vectors built from native values ------------------------------------ */
 
@@ -110,15 +112,34 @@ static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f)
             gb_propagate_flush(eng);
         if (eng->nready && !eng->serving_ready)
             gb_blocking_serve_ready(eng);
+        if (GB_UNLIKELY(eng->tracking != NULL))
+            gb_tracking_after_command(eng);
+        if (GB_UNLIKELY(eng->pause_lifted))
+            gb_pause_resume(eng);
     }
+}
+
+/* What happens after a command ran, besides its effects: MONITOR's line
+ * (not for a command re-run after a wake-up, shown when it first ran),
+ * and the keys a tracking client read. */
+static void after_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    if (c->eng->nmonitors && !(c->flags & GB_CLIENT_REEXEC))
+        gb_monitor_feed(c, cmd, argc, argv);
+    if ((c->flags & GB_CLIENT_TRACKING) && (cmd->flags & GB_CMD_READONLY))
+        gb_tracking_remember(c, cmd, argc, argv);
 }
 
 void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
     call_frame f = frame_open(c, cmd);
+    if (GB_UNLIKELY(c->eng->nmonitors) && (cmd->flags & GB_CMD_RUNS_SCRIPT) && !(c->flags & GB_CLIENT_REEXEC))
+        gb_monitor_feed_always(c, cmd, argc, argv);
     cmd->def->proc(c, argc, argv);
     if (wants_default_effect(c->eng, cmd, f))
         gb_propagate_record(c->eng, c->db->id, argc, argv);
+    if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING)))
+        after_call(c, cmd, argc, argv);
     frame_close(c, cmd, f);
 }
 
@@ -337,6 +358,19 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, gb_script_busy_error(&c->eng->script));
         return false;
     }
+    /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_MONITOR) &&
+        (cmd->flags & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE))) {
+        reject(c, cmd, "ERR Replica can't interact with the keyspace");
+        return false;
+    }
+    /* CLIENT PAUSE: last, as in Redis's processCommand, so that what would
+     * be refused is refused now and only what would run (or be queued)
+     * waits. */
+    if (GB_UNLIKELY(c->eng->pause_type != GB_PAUSE_NONE) && gb_pause_postpones(c, cmd)) {
+        gb_pause_postpone(c, argc, argv);
+        return false;
+    }
     if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
         gb_multi_queue(c, cmd, argc, argv);
         return false;
@@ -344,15 +378,27 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
     return true;
 }
 
-void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
+/* Redis's resetClient, after each command a client sent (not while it is
+ * blocked: then when it is served): CLIENT REPLY SKIP's window and CLIENT
+ * CACHING's. */
+static inline void command_done(gb_client *c, const gb_command *cmd)
 {
-    if (argc == 0)
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_BLOCKED))
         return;
+    gb_client_command_done(c);
+    if (GB_UNLIKELY(c->tracking != NULL))
+        gb_tracking_command_done(c, cmd);
+}
+
+static gb_command *execute(gb_client *c, int argc, gb_slice *argv)
+{
     c->last_ms = (int64_t)c->eng->now_mono_ms;
+    if (GB_UNLIKELY(c->eng->tracking != NULL))
+        gb_tracking_set_current(c->eng, c);
     gb_command *cmd = gb_command_lookup(c->eng, argv[0]);
     if (!cmd) {
         reject_unknown(c, argc, argv);
-        return;
+        return NULL;
     }
     /* A container with a subcommand is that subcommand (Redis 7's
      * lookupCommand); alone, it fails its own arity below. */
@@ -360,12 +406,26 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
         gb_command *sub = gb_subcommand_lookup(cmd, argv[1]);
         if (!sub) {
             reject_unknown_subcommand(c, cmd, argv[1]);
-            return;
+            return NULL;
         }
         cmd = sub;
     }
     if (admit(c, cmd, argc, argv))
         gb_gate_call(c, cmd, argc, argv);
+    return cmd;
+}
+
+void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
+{
+    if (argc == 0)
+        return;
+    gb_command *cmd = execute(c, argc, argv);
+    if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || GB_UNLIKELY(c->tracking != NULL))
+        command_done(c, cmd);
+    /* A rejected command opened no call frame: its (empty) round of
+     * invalidations closes here. */
+    if (GB_UNLIKELY(c->eng->tracking != NULL) && c->eng->prop.depth == 0)
+        gb_tracking_after_command(c->eng);
 }
 
 /* The RESP form of a typed call through the whole gate. */
@@ -382,10 +442,14 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
      * MULTI whose user may run the command with any arguments, memory not
-     * in question, no script busy. Anything else takes the RESP form
-     * through admission, which answers exactly as for a RESP client (a user
-     * limited to some keys is checked there, on the keys of the RESP form). */
-    bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
+     * in question, no script busy, and none of MONITOR, CLIENT PAUSE, CLIENT
+     * TRACKING or CLIENT REPLY SKIP in play (they act around the RESP form's
+     * call). Anything else takes the RESP form through admission, which
+     * answers exactly as for a RESP client (a user limited to some keys is
+     * checked there, on the keys of the RESP form). */
+    bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI | GB_CLIENT_MONITOR | GB_CLIENT_TRACKING |
+                              GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
+                 eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  gb_acl_permits_any_args(c->user, cmd->acl_id) &&
                  !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
                  !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/tracking.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
@@ -84,7 +85,7 @@ static void section_clients(gb_engine *eng, out_ctx *o)
     emitf(o, "cluster_connections:0\r\n");
     emitf(o, "maxclients:%lld\r\n", eng->cfg.maxclients);
     emitf(o, "blocked_clients:%zu\r\n", eng->blocked_clients);
-    emitf(o, "tracking_clients:0\r\n");
+    emitf(o, "tracking_clients:%zu\r\n", gb_tracking_clients(eng));
 }
 
 static void service_line(void *lctx, const char *text)

@@ -8,6 +8,29 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 
+static void d_text(void *ctx, const char *s, size_t len) { (void)ctx, (void)s, (void)len; }
+static void d_int(void *ctx, int64_t v) { (void)ctx, (void)v; }
+static void d_dbl(void *ctx, double v) { (void)ctx, (void)v; }
+static void d_nil(void *ctx) { (void)ctx; }
+static size_t d_deferred(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+static void d_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
+
+const gb_reply_ops gb_reply_discard_ops = {
+    .status = d_text,
+    .error = d_text,
+    .integer = d_int,
+    .dbl = d_dbl,
+    .bulk = d_text,
+    .nil = d_nil,
+    .array = d_int,
+    .array_deferred = d_deferred,
+    .set_deferred = d_set_deferred,
+};
+
 void gb_reply_status(gb_client *c, const char *s) { c->rops->status(c->rctx, s, strlen(s)); }
 
 void gb_reply_ok(gb_client *c) { c->rops->status(c->rctx, "OK", 2); }
@@ -96,6 +119,30 @@ void gb_reply_set_deferred_map(gb_client *c, size_t handle, int64_t npairs)
         c->rops->set_deferred_map(c->rctx, handle, npairs);
     else
         c->rops->set_deferred(c->rctx, handle, npairs * 2);
+}
+
+void gb_reply_push(gb_client *c, int64_t n)
+{
+    if (c->rops->push)
+        c->rops->push(c->rctx, n);
+    else
+        c->rops->array(c->rctx, n);
+}
+
+void gb_reply_set_deferred_set(gb_client *c, size_t handle, int64_t n)
+{
+    if (c->rops->set_deferred_set)
+        c->rops->set_deferred_set(c->rctx, handle, n);
+    else
+        c->rops->set_deferred(c->rctx, handle, n);
+}
+
+void gb_reply_verbatim(gb_client *c, const char *s, size_t len)
+{
+    if (c->rops->verbatim)
+        c->rops->verbatim(c->rctx, s, len);
+    else
+        c->rops->bulk(c->rctx, s, len);
 }
 
 void gb_reply_help(gb_client *c, const char *const *lines, size_t n)

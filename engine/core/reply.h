@@ -2,7 +2,7 @@
  * The reply sink: how the engine answers without knowing the wire.
  *
  * Handlers call gb_reply_*(client, ...). Each client carries a gb_reply_ops
- * table and a context, installed by its transport: the RESP2 writer
+ * table and a context, installed by its transport: the RESP writer
  * (transport/resp/resp_writer.c) for sockets and RESP rings, the SBE writer
  * for SBE rings. The engine never formats protocol bytes itself.
  */
@@ -12,6 +12,13 @@
 #include "engine/base/common.h"
 
 typedef struct gb_reply_ops {
+    /* The same writer in each protocol, for HELLO's switch (c->resp):
+     * NULL where the transport has no such form (SBE rings' typed frames). */
+    const struct gb_reply_ops *resp2, *resp3;
+    /* A verbatim string (RESP3 '=', format "txt"); NULL: a bulk string. */
+    void (*verbatim)(void *ctx, const char *s, size_t len);
+    /* set_deferred for a set (RESP3 '~'); NULL: set_deferred. */
+    void (*set_deferred_set)(void *ctx, size_t handle, int64_t n);
     void (*status)(void *ctx, const char *s, size_t len);  /* +OK */
     void (*error)(void *ctx, const char *s, size_t len);   /* "ERR ..." (no '-') */
     void (*integer)(void *ctx, int64_t v);
@@ -28,9 +35,13 @@ typedef struct gb_reply_ops {
     void (*map)(void *ctx, int64_t npairs);
     void (*set)(void *ctx, int64_t n);
     void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
+    void (*push)(void *ctx, int64_t n);                    /* RESP3 '>' out-of-band push; NULL: array */
 } gb_reply_ops;
 
 struct gb_client;
+
+/* Replies that go nowhere (CLIENT REPLY OFF/SKIP, a replayed log). */
+extern const gb_reply_ops gb_reply_discard_ops;
 
 void gb_reply_status(struct gb_client *c, const char *s);
 void gb_reply_ok(struct gb_client *c);
@@ -58,6 +69,15 @@ void gb_reply_set(struct gb_client *c, int64_t n);
 /* A map whose size is known after its pairs (handle from
  * gb_reply_array_deferred). */
 void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
+/* An out-of-band push of n elements (pub/sub messages, invalidations): '>' in RESP3, an array in RESP2. */
+void gb_reply_push(struct gb_client *c, int64_t n);
+
+/* A set whose size is known after its members (handle from
+ * gb_reply_array_deferred). */
+void gb_reply_set_deferred_set(struct gb_client *c, size_t handle, int64_t n);
+/* Free text for people (INFO, CLIENT INFO/LIST): a RESP3 verbatim string
+ * of format "txt", a bulk string in RESP2. */
+void gb_reply_verbatim(struct gb_client *c, const char *s, size_t len);
 
 /* Redis's standard error texts. */
 #define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

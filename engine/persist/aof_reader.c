@@ -168,8 +168,17 @@ static size_t r_deferred(void *ctx)
 }
 static void r_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
 /* The log's commands ran before and answered then: replies go nowhere. */
-static const gb_reply_ops discard_ops = {r_status, r_status, r_integer, r_dbl, r_status,
-                                         r_nil,    r_array,  r_deferred, r_set_deferred};
+static const gb_reply_ops discard_ops = {
+    .status = r_status,
+    .error = r_status,
+    .integer = r_integer,
+    .dbl = r_dbl,
+    .bulk = r_status,
+    .nil = r_nil,
+    .array = r_array,
+    .array_deferred = r_deferred,
+    .set_deferred = r_set_deferred,
+};
 
 typedef struct replay_ctx {
     gb_engine *eng;

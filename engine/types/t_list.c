@@ -7,6 +7,7 @@
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/multi.h"
+#include "engine/core/tracking.h"
 
 /* ---- the type --------------------------------------------------------------- */
 
@@ -261,10 +262,12 @@ gb_result gb_list_ltrim(gb_db *db, gb_slice key, int64_t start, int64_t stop)
     delete_if_empty(db, key, l);
     /* WATCH sees every LTRIM of an existing list (Redis signals the key
      * either way); only one that removed something is a change. */
-    if (trimmed)
+    if (trimmed) {
         gb_engine_key_modified(db, key);
-    else
+    } else {
         gb_multi_touch_key(db, key);
+        gb_tracking_invalidate_key(db->eng, key);
+    }
     return GB_R_OK;
 }
 

@@ -84,8 +84,17 @@ static inline void c_set_deferred(void *ctx, size_t h, int64_t n)
     (void)h;
     (void)n;
 }
-static const gb_reply_ops collect_ops = {c_status, c_error, c_int, c_dbl, c_bulk, c_nil, c_array, c_deferred,
-                                         c_set_deferred};
+static const gb_reply_ops collect_ops = {
+    .status = c_status,
+    .error = c_error,
+    .integer = c_int,
+    .dbl = c_dbl,
+    .bulk = c_bulk,
+    .nil = c_nil,
+    .array = c_array,
+    .array_deferred = c_deferred,
+    .set_deferred = c_set_deferred,
+};
 
 static inline int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 

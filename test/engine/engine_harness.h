@@ -91,8 +91,17 @@ static void h_set_deferred(void *ctx, size_t handle, int64_t n)
     (void)ctx;
 }
 
-static const gb_reply_ops harness_ops = {h_status, h_error, h_int, h_dbl, h_bulk, h_nil, h_array, h_deferred,
-                                         h_set_deferred};
+static const gb_reply_ops harness_ops = {
+    .status = h_status,
+    .error = h_error,
+    .integer = h_int,
+    .dbl = h_dbl,
+    .bulk = h_bulk,
+    .nil = h_nil,
+    .array = h_array,
+    .array_deferred = h_deferred,
+    .set_deferred = h_set_deferred,
+};
 
 typedef struct harness {
     gb_engine *eng;

@@ -70,8 +70,9 @@ static size_t sr_deferred(void *ctx)
     return 0;
 }
 static void sr_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
-static const gb_reply_ops snap_reply_ops = {sr_status, sr_error, sr_integer,  sr_dbl,         sr_bulk,
-                                            sr_nil,    sr_array, sr_deferred, sr_set_deferred};
+static const gb_reply_ops snap_reply_ops = {.status = sr_status, .error = sr_error, .integer = sr_integer,
+                                            .dbl = sr_dbl, .bulk = sr_bulk, .nil = sr_nil, .array = sr_array,
+                                            .array_deferred = sr_deferred, .set_deferred = sr_set_deferred};
 
 static void sr_clear(snap_reply *r)
 {

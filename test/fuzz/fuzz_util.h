@@ -143,8 +143,9 @@ static inline size_t fz_deferred(void *ctx)
     return 0;
 }
 static inline void fz_set_deferred(void *ctx, size_t h, int64_t n) { (void)ctx, (void)h, (void)n; }
-static const gb_reply_ops fuzz_discard_ops = {fz_status, fz_status, fz_integer, fz_dbl,         fz_status,
-                                              fz_nil,    fz_array,  fz_deferred, fz_set_deferred};
+static const gb_reply_ops fuzz_discard_ops = {.status = fz_status, .error = fz_status, .integer = fz_integer,
+                                              .dbl = fz_dbl, .bulk = fz_status, .nil = fz_nil, .array = fz_array,
+                                              .array_deferred = fz_deferred, .set_deferred = fz_set_deferred};
 
 /* ---- an engine ---------------------------------------------------------------------------- */
 

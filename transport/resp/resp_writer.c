@@ -135,11 +135,12 @@ static size_t w_array_deferred(void *ctx)
     return b->len;
 }
 
-static void w_set_deferred(void *ctx, size_t handle, int64_t n)
+/* Inserts "<prefix><n>\r\n" at handle, where the aggregate's elements
+ * begin: they are already in the buffer, the header moves them once. */
+static void put_deferred(gb_outbuf *b, size_t handle, char prefix, int64_t n)
 {
-    gb_outbuf *b = ctx;
     char hdr[24];
-    hdr[0] = '*';
+    hdr[0] = prefix;
     size_t hl = gb_ll2str(hdr + 1, n) + 1;
     hdr[hl++] = '\r';
     hdr[hl++] = '\n';
@@ -149,7 +150,54 @@ static void w_set_deferred(void *ctx, size_t handle, int64_t n)
     b->len += hl;
 }
 
+static void w_set_deferred(void *ctx, size_t handle, int64_t n) { put_deferred(ctx, handle, '*', n); }
+
+/* ---- RESP3: the types RESP2 folds into bulk strings and arrays ---- */
+
+static void w3_null(void *ctx) { gb_outbuf_append(ctx, "_\r\n", 3); }
+
+static void w3_array(void *ctx, int64_t n)
+{
+    if (n < 0)
+        w3_null(ctx);
+    else
+        put_prefixed_int(ctx, '*', n);
+}
+
+/* ",<double>\r\n": the same digits as the RESP2 bulk, so a client reads
+ * the same value in either protocol ("inf", "-inf", "nan" as Redis). */
+static void w3_dbl(void *ctx, double v)
+{
+    char buf[GB_SCORE_BUF];
+    size_t n = gb_score_format(v, buf);
+    put_prefixed_line(ctx, ',', buf, n);
+}
+
+static void w3_map(void *ctx, int64_t npairs) { put_prefixed_int(ctx, '%', npairs); }
+
+static void w3_set(void *ctx, int64_t n) { put_prefixed_int(ctx, '~', n); }
+
+static void w3_push(void *ctx, int64_t n) { put_prefixed_int(ctx, '>', n); }
+
+static void w3_set_deferred_map(void *ctx, size_t handle, int64_t npairs) { put_deferred(ctx, handle, '%', npairs); }
+
+static void w3_set_deferred_set(void *ctx, size_t handle, int64_t n) { put_deferred(ctx, handle, '~', n); }
+
+/* "=<len+4>\r\ntxt:<s>\r\n" (Redis's addReplyVerbatim). */
+static void w3_verbatim(void *ctx, const char *s, size_t len)
+{
+    gb_outbuf *b = ctx;
+    put_prefixed_int(b, '=', (int64_t)len + 4);
+    gb_outbuf_append(b, "txt:", 4);
+    gb_outbuf_append(b, s, len);
+    gb_outbuf_append(b, "\r\n", 2);
+}
+
+/* RESP2 has no map, set, push or verbatim type: the engine's fallbacks
+ * (engine/core/reply.c) send arrays and bulk strings, as Redis does. */
 const gb_reply_ops gb_resp2_reply_ops = {
+    .resp2 = &gb_resp2_reply_ops,
+    .resp3 = &gb_resp3_reply_ops,
     .status = w_status,
     .error = w_error,
     .integer = w_integer,
@@ -159,4 +207,24 @@ const gb_reply_ops gb_resp2_reply_ops = {
     .array = w_array,
     .array_deferred = w_array_deferred,
     .set_deferred = w_set_deferred,
+};
+
+const gb_reply_ops gb_resp3_reply_ops = {
+    .resp2 = &gb_resp2_reply_ops,
+    .resp3 = &gb_resp3_reply_ops,
+    .verbatim = w3_verbatim,
+    .set_deferred_set = w3_set_deferred_set,
+    .status = w_status,
+    .error = w_error,
+    .integer = w_integer,
+    .dbl = w3_dbl,
+    .bulk = w_bulk,
+    .nil = w3_null,
+    .array = w3_array,
+    .array_deferred = w_array_deferred,
+    .set_deferred = w_set_deferred,
+    .map = w3_map,
+    .set = w3_set,
+    .set_deferred_map = w3_set_deferred_map,
+    .push = w3_push,
 };

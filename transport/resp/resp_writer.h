@@ -1,7 +1,12 @@
 /*
- * RESP2 reply writer: implements the engine's reply sink (engine/core/reply.h)
+ * RESP reply writer: implements the engine's reply sink (engine/core/reply.h)
  * by appending protocol bytes to a growable output buffer. Sockets and RESP
  * rings both use it, so their replies are byte-for-byte identical.
+ *
+ * Two tables over the same buffer: RESP2 (a new client's) and RESP3, which
+ * HELLO 3 switches to (c->rops = rops->resp3). RESP3 adds maps '%', sets
+ * '~', doubles ',', the null '_', verbatim strings '=' and pushes '>'; the
+ * other types are written alike.
  */
 #ifndef GB_TRANSPORT_RESP_WRITER_H
 #define GB_TRANSPORT_RESP_WRITER_H
@@ -16,6 +21,7 @@ typedef struct gb_outbuf {
 
 /* Reply ops whose ctx is a gb_outbuf *. */
 extern const gb_reply_ops gb_resp2_reply_ops;
+extern const gb_reply_ops gb_resp3_reply_ops;
 
 void gb_outbuf_init(gb_outbuf *b);
 void gb_outbuf_free(gb_outbuf *b);

@@ -66,7 +66,9 @@ static void r_set_deferred(void *ctx, size_t handle, int64_t n)
         o->buf[handle + 1] = (char)('0' + n);
 }
 
-static const gb_reply_ops resp_ops = {r_status, r_error, r_int, r_dbl, r_bulk, r_nil, r_array, r_deferred, r_set_deferred};
+static const gb_reply_ops resp_ops = {.status = r_status, .error = r_error, .integer = r_int, .dbl = r_dbl, .bulk = r_bulk,
+                                      .nil = r_nil, .array = r_array, .array_deferred = r_deferred,
+                                      .set_deferred = r_set_deferred};
 
 typedef struct fixture {
     gb_engine *eng;

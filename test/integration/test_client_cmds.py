@@ -1,0 +1,335 @@
+"""The client commands of issue 16 against redis-server 7.0, each scenario
+run on both servers and compared (byte for byte once addresses, ids, ages
+and timestamps are masked):
+
+  * CLIENT LIST / CLIENT INFO: Redis 7.0's fields in its order, the flags
+    letters (O monitor, x multi, b blocked, t tracking, B bcast, R broken
+    redirect, e no-evict, N), cmd=client|list form, redir=, resp=;
+  * CLIENT REPLY ON|OFF|SKIP: which replies come back from a pipeline;
+  * CLIENT PAUSE WRITE|ALL / UNPAUSE: a second client's commands wait or
+    run; the pause ends at its timeout; keys do not expire while paused;
+  * MONITOR: Redis's line format (quoting, redaction, db, MULTI/EXEC
+    order, what is not shown), a monitor refused keyspace commands;
+  * CLIENT TRACKING (RESP3 pushes): default mode, OPTIN/OPTOUT with CLIENT
+    CACHING, NOLOOP, BCAST with prefixes, FLUSHALL, REDIRECT to a RESP3
+    client and a broken redirect, CLIENT TRACKINGINFO/GETREDIR, every
+    error text;
+  * RESET: back to db 0, RESP2, no name, no MULTI, tracking and MONITOR off.
+"""
+
+import re
+import socket
+import threading
+import time
+
+import gbtest
+import resp3
+from gbtest import encode
+
+
+def both(test):
+    return ((test.goblin, "goblin"), (test.redis, "redis"))
+
+
+def mask(b):
+    """Addresses, ids, ages, memory figures and timestamps vary between
+    servers: masked to their field names."""
+    b = re.sub(rb"\b(id|addr|laddr|fd|age|idle|qbuf|qbuf-free|argv-mem|multi-mem|rbs|rbp|obl|oll|omem|tot-mem|redir)="
+               rb"[^ \n]*", rb"\1=*", b)
+    b = re.sub(rb"^\+\d+\.\d{6} \[(\d+) [^\]]*\]", rb"+T [\1 A]", b, flags=re.M)
+    return b
+
+
+class ClientCmdsTest(gbtest.GoblinAndRedisCase):
+    def conn(self, srv, proto=3):
+        return resp3.Conn(srv, tcp=True, proto=proto)
+
+    # ---- CLIENT LIST / INFO ---------------------------------------------------------
+
+    def test_client_list_fields(self):
+        out = {}
+        for srv, name in both(self):
+            with self.conn(srv, proto=2) as a, self.conn(srv, proto=3) as b:
+                a.call(b"CLIENT", b"SETNAME", b"first")
+                a.call(b"SELECT", b"2")
+                a.call(b"CLIENT", b"NO-EVICT", b"on")
+                b.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"x")
+                info_a = a.call(b"CLIENT", b"INFO")
+                info_b = b.call(b"CLIENT", b"INFO")
+                a.call(b"MULTI")
+                lst = b.call(b"CLIENT", b"LIST", b"ID", str(b.call(b"CLIENT", b"ID").value).encode())
+                out[name] = (info_a.kind, mask(info_a.value), info_b.kind, mask(info_b.value), mask(lst.value))
+        self.assertEqual(out["goblin"], out["redis"])
+        # The order itself, spelled out (the comparison above already holds it).
+        fields = [f.split(b"=")[0] for f in out["goblin"][1].split()]
+        self.assertEqual(fields, [b"id", b"addr", b"laddr", b"fd", b"name", b"age", b"idle", b"flags", b"db", b"sub",
+                                  b"psub", b"ssub", b"multi", b"qbuf", b"qbuf-free", b"argv-mem", b"multi-mem",
+                                  b"rbs", b"rbp", b"obl", b"oll", b"omem", b"tot-mem", b"events", b"cmd", b"user",
+                                  b"redir", b"resp"])
+        self.assertIn(b" cmd=client|info ", out["goblin"][1])
+        self.assertIn(b" flags=e ", out["goblin"][1])
+        self.assertIn(b" flags=tB ", out["goblin"][3])
+
+    # ---- CLIENT REPLY -----------------------------------------------------------------
+
+    def test_client_reply(self):
+        script = [[b"SET", b"a", b"1"], [b"CLIENT", b"REPLY", b"SKIP"], [b"SET", b"b", b"2"], [b"GET", b"a"],
+                  [b"CLIENT", b"REPLY", b"OFF"], [b"GET", b"a"], [b"CLIENT", b"REPLY", b"SKIP"], [b"GET", b"b"],
+                  [b"NOSUCH"], [b"CLIENT", b"REPLY", b"ON"], [b"GET", b"b"], [b"CLIENT", b"REPLY", b"SKIP"],
+                  [b"NOSUCH"], [b"GET", b"a"], [b"CLIENT", b"REPLY", b"BOGUS"], [b"CLIENT", b"REPLY"],
+                  [b"CLIENT", b"REPLY", b"SKIP"], [b"CLIENT", b"REPLY", b"SKIP"], [b"PING"], [b"PING", b"last"]]
+        got = {}
+        for srv, name in both(self):
+            for proto in (2, 3):
+                with self.conn(srv, proto=proto) as c:
+                    c.call(b"FLUSHALL")
+                    c.s.sendall(b"".join(encode(*a) for a in script) + encode(b"ECHO", b"--end--"))
+                    data = b""
+                    while not data.endswith(b"$7\r\n--end--\r\n"):
+                        d = c.s.recv(65536)
+                        self.assertTrue(d, "connection closed")
+                        data += d
+                    got[(name, proto)] = data
+        self.assertEqual(got[("goblin", 2)], got[("redis", 2)])
+        self.assertEqual(got[("goblin", 3)], got[("redis", 3)])
+        self.assertEqual(got[("goblin", 2)],
+                         b"+OK\r\n$1\r\n1\r\n+OK\r\n$1\r\n2\r\n$1\r\n1\r\n-ERR syntax error\r\n-ERR wrong number "
+                         b"of arguments for 'client|reply' command\r\n$4\r\nlast\r\n$7\r\n--end--\r\n")
+
+    # ---- CLIENT PAUSE -------------------------------------------------------------------
+
+    def timed(self, c, *argv):
+        t0 = time.monotonic()
+        r = c.call(*argv)
+        return r, time.monotonic() - t0
+
+    def test_pause_write(self):
+        for srv, name in both(self):
+            with self.conn(srv) as a, self.conn(srv) as b:
+                a.call(b"SET", b"k", b"v")
+                self.assertEqual(a.call(b"CLIENT", b"PAUSE", b"100000", b"WRITE").raw, b"+OK\r\n", name)
+                # Reads run, writes wait.
+                self.assertEqual(b.call(b"GET", b"k").value, b"v", name)
+                b.send(b"SET", b"k", b"w")
+                self.assertFalse(b.pending(0.3 * gbtest.SLOW), name + ": SET ran during a WRITE pause")
+                self.assertEqual(a.call(b"GET", b"k").value, b"v", name)
+                self.assertEqual(a.call(b"CLIENT", b"UNPAUSE").raw, b"+OK\r\n", name)
+                self.assertEqual(b.read().raw, b"+OK\r\n", name)
+                self.assertEqual(a.call(b"GET", b"k").value, b"w", name)
+
+    def test_pause_all_and_timeout(self):
+        for srv, name in both(self):
+            with self.conn(srv) as a, self.conn(srv) as b:
+                self.assertEqual(a.call(b"CLIENT", b"PAUSE", str(int(600 * gbtest.SLOW)).encode(), b"ALL").raw,
+                                 b"+OK\r\n")
+                # Everything waits (CLIENT UNPAUSE too, as in Redis 7.0),
+                # until the timeout.
+                r, dt = self.timed(b, b"PING")
+                self.assertEqual(r.raw, b"+PONG\r\n")
+                self.assertGreater(dt, 0.3 * gbtest.SLOW, name)
+
+    def test_pause_keeps_expired_keys_and_multi(self):
+        for srv, name in both(self):
+            with self.conn(srv) as a, self.conn(srv) as b:
+                a.call(b"FLUSHALL")
+                a.call(b"SET", b"e", b"v", b"PX", b"50")
+                a.call(b"CLIENT", b"PAUSE", b"100000", b"WRITE")
+                time.sleep(0.2)
+                # Reads see the key gone, but nothing deletes it while paused.
+                self.assertEqual(b.call(b"GET", b"e").kind, "_", name)
+                self.assertEqual(b.call(b"DBSIZE").value, 1, name)
+                # A transaction: queueing a write waits too (Redis pauses
+                # before queueing); EXEC of reads runs.
+                self.assertEqual(b.call(b"MULTI").raw, b"+OK\r\n")
+                self.assertEqual(b.call(b"GET", b"x").raw, b"+QUEUED\r\n")
+                b.send(b"INCR", b"x")
+                self.assertFalse(b.pending(0.3 * gbtest.SLOW), name)
+                a.call(b"CLIENT", b"UNPAUSE")
+                self.assertEqual(b.read().raw, b"+QUEUED\r\n", name)
+                self.assertEqual(b.call(b"EXEC").raw, b"*2\r\n_\r\n:1\r\n", name)
+                self.assertTrue(resp3.wait_for(lambda: b.call(b"DBSIZE").value == 1, 5), name)
+
+    def test_pause_errors(self):
+        for argv in ([b"CLIENT", b"PAUSE", b"abc"], [b"CLIENT", b"PAUSE", b"-1"], [b"CLIENT", b"PAUSE", b"10", b"X"],
+                     [b"CLIENT", b"PAUSE", b"10", b"WRITE", b"x"], [b"CLIENT", b"PAUSE"], [b"CLIENT", b"UNPAUSE", b"x"],
+                     [b"CLIENT", b"PAUSE", b"abc", b"BOGUS"], [b"CLIENT", b"PAUSE", b"9223372036854775807"],
+                     [b"CLIENT", b"NO-EVICT", b"maybe"], [b"CLIENT", b"NO-EVICT"], [b"CLIENT", b"NO-EVICT", b"off"]):
+            got = []
+            for srv, name in both(self):
+                with self.conn(srv, proto=2) as c:
+                    got.append(c.call(*argv).raw)
+                    c.call(b"CLIENT", b"UNPAUSE")
+            self.assertEqual(got[0], got[1], argv)
+
+    # ---- MONITOR --------------------------------------------------------------------------
+
+    def test_monitor(self):
+        script = [[b"SET", b"k", b"v a\"\\\x01\n\t\xff"], [b"MULTI"], [b"SET", b"x", b"1"], [b"GET", b"x"],
+                  [b"EXEC"], [b"AUTH", b"pw"], [b"HELLO", b"2", b"AUTH", b"default", b"x"], [b"CLIENT", b"LIST"],
+                  [b"CONFIG", b"GET", b"x"], [b"NOSUCH"], [b"GET"], [b"SELECT", b"3"], [b"PING"],
+                  [b"LPOP", b"nokey"], [b"SELECT", b"0"], [b"ECHO", b""]]
+        got = {}
+        for srv, name in both(self):
+            with self.conn(srv, proto=2) as m, self.conn(srv, proto=2) as a:
+                self.assertEqual(m.call(b"MONITOR").raw, b"+OK\r\n")
+                for argv in script:
+                    a.call(*argv)
+                a.call(b"ECHO", b"--end--")
+                data = b""
+                while b'"--end--"\r\n' not in data:
+                    d = m.s.recv(65536)
+                    self.assertTrue(d)
+                    data += d
+                # The monitor itself: PING runs (and is shown), keyspace
+                # commands are refused, a second MONITOR answers nothing.
+                tail = [m.call(b"PING").raw, mask(m.read().raw), m.call(b"GET", b"k").raw]
+                m.send(b"MONITOR")
+                tail.append(m.call(b"ECHO", b"after").raw)
+                got[name] = (mask(data), tail)
+        for x, y in zip(got["goblin"][0].split(b"\r\n"), got["redis"][0].split(b"\r\n")):
+            self.assertEqual(x, y)
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertIn(b'+T [0 A] "SET" "k" "v a\\"\\\\\\x01\\n\\t\\xff"\r\n', got["goblin"][0])
+        self.assertIn(b'"AUTH" "(redacted)"', got["goblin"][0])
+
+    # ---- CLIENT TRACKING ------------------------------------------------------------------
+
+    def pushes(self, c, wait=0.3):
+        out = []
+        while c.pending(wait * gbtest.SLOW):
+            out.append(c.read().raw)
+        return out
+
+    def tracking_scenario(self, srv):
+        """One run of the tracking scenarios; returns what each client saw."""
+        log = []
+        with self.conn(srv) as t, self.conn(srv) as w, self.conn(srv) as o:
+            w.call(b"FLUSHALL")
+            for k in (b"a", b"b", b"c"):
+                w.call(b"SET", k, b"1")
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on").raw)
+            t.call(b"GET", b"a")
+            t.call(b"MGET", b"b", b"c")
+            w.call(b"SET", b"a", b"2")
+            log.append(self.pushes(t))
+            w.call(b"SET", b"a", b"3")  # forgotten until read again
+            log.append(self.pushes(t))
+            w.call(b"DEL", b"b", b"c")
+            log.append(self.pushes(t))
+            # Its own write: the invalidation comes after the reply.
+            t.call(b"GET", b"a")
+            t.send(b"SET", b"a", b"4")
+            log.append([t.read().raw] + self.pushes(t))
+            # NOLOOP: nothing for its own writes.
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"NOLOOP").raw)
+            t.call(b"GET", b"a")
+            t.call(b"SET", b"a", b"5")
+            log.append(self.pushes(t))
+            log.append(t.call(b"CLIENT", b"TRACKINGINFO").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"off").raw)
+            # OPTIN: only after CLIENT CACHING YES.
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"OPTIN").raw)
+            t.call(b"GET", b"a")
+            w.call(b"SET", b"a", b"6")
+            log.append(self.pushes(t))
+            log.append(t.call(b"CLIENT", b"CACHING", b"yes").raw)
+            log.append(t.call(b"CLIENT", b"TRACKINGINFO").raw)
+            t.call(b"GET", b"a")
+            t.call(b"GET", b"b")  # CACHING covered only the command after it
+            w.call(b"SET", b"a", b"7")
+            w.call(b"SET", b"b", b"7")
+            log.append(self.pushes(t))
+            log.append(t.call(b"CLIENT", b"CACHING", b"no").raw)
+            t.call(b"CLIENT", b"TRACKING", b"off")
+            # OPTOUT: all but after CLIENT CACHING NO.
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"OPTOUT").raw)
+            t.call(b"CLIENT", b"CACHING", b"no")
+            t.call(b"GET", b"a")
+            t.call(b"GET", b"b")
+            w.call(b"MSET", b"a", b"8", b"b", b"8")
+            log.append(self.pushes(t))
+            # FLUSHALL: a null invalidation to every tracking client.
+            t.call(b"GET", b"a")
+            w.call(b"FLUSHALL")
+            log.append(self.pushes(t))
+            t.call(b"CLIENT", b"TRACKING", b"off")
+            # BCAST with prefixes, and without (every key).
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"user:", b"PREFIX", b"obj:").raw)
+            w.call(b"SET", b"user:1", b"x")
+            w.call(b"SET", b"other", b"x")
+            w.call(b"MSET", b"obj:2", b"y", b"obj:1", b"z", b"user:9", b"q")
+            log.append(self.pushes(t))
+            log.append(t.call(b"CLIENT", b"TRACKINGINFO").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"us").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"p1", b"PREFIX", b"p").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on").raw)
+            t.call(b"CLIENT", b"TRACKING", b"off")
+            # REDIRECT to a RESP3 client, then to one that goes away.
+            oid = o.call(b"CLIENT", b"ID").value
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"REDIRECT", str(oid).encode()).raw)
+            log.append(t.call(b"CLIENT", b"GETREDIR").value == oid)
+            t.call(b"GET", b"a")
+            w.call(b"SET", b"a", b"9")
+            log.append((self.pushes(t), self.pushes(o)))
+            t.call(b"GET", b"a")
+            o.close()
+            time.sleep(0.1 * gbtest.SLOW)
+            w.call(b"SET", b"a", b"10")
+            got = self.pushes(t)
+            log.append([re.sub(rb":\d+\r\n$", b":ID\r\n", g) for g in got])
+            info = t.call(b"CLIENT", b"TRACKINGINFO").raw
+            log.append(re.sub(rb"redirect\r\n:\d+", b"redirect\r\n:ID", info))
+            log.append(b" flags=tR " in t.call(b"CLIENT", b"INFO").value)
+            t.call(b"CLIENT", b"TRACKING", b"off")
+            # Errors, in Redis's order.
+            for argv in ([b"CLIENT", b"TRACKING", b"on", b"PREFIX", b"a"],
+                         [b"CLIENT", b"TRACKING", b"on", b"OPTIN", b"OPTOUT"],
+                         [b"CLIENT", b"TRACKING", b"on", b"BCAST", b"OPTIN"],
+                         [b"CLIENT", b"TRACKING", b"on", b"REDIRECT", b"999999"],
+                         [b"CLIENT", b"TRACKING", b"on", b"REDIRECT", b"abc"],
+                         [b"CLIENT", b"TRACKING", b"on", b"REDIRECT", b"1", b"REDIRECT", b"1"],
+                         [b"CLIENT", b"TRACKING", b"maybe"], [b"CLIENT", b"TRACKING", b"on", b"BOGUS"],
+                         [b"CLIENT", b"TRACKING", b"on", b"PREFIX"], [b"CLIENT", b"CACHING", b"yes"],
+                         [b"CLIENT", b"CACHING", b"maybe"], [b"CLIENT", b"TRACKING"], [b"CLIENT", b"CACHING"],
+                         [b"CLIENT", b"GETREDIR", b"x"], [b"CLIENT", b"TRACKINGINFO", b"x"]):
+                log.append(t.call(*argv).raw)
+            t.call(b"CLIENT", b"TRACKING", b"on", b"OPTIN")
+            log.append(t.call(b"CLIENT", b"CACHING", b"no").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"OPTOUT").raw)
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"BCAST").raw)
+            log.append(t.call(b"CLIENT", b"GETREDIR").raw)
+        return log
+
+    def test_tracking(self):
+        g = self.tracking_scenario(self.goblin)
+        r = self.tracking_scenario(self.redis)
+        for i, (x, y) in enumerate(zip(g, r)):
+            self.assertEqual(x, y, "step %d" % i)
+        self.assertEqual(len(g), len(r))
+        # The first invalidation, spelled out.
+        self.assertEqual(g[1], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n"])
+
+    # ---- RESET --------------------------------------------------------------------------------
+
+    def test_reset(self):
+        got = {}
+        for srv, name in both(self):
+            with self.conn(srv) as c, self.conn(srv, proto=2) as m:
+                c.call(b"CLIENT", b"SETNAME", b"nm")
+                c.call(b"SELECT", b"5")
+                c.call(b"CLIENT", b"TRACKING", b"on")
+                c.call(b"WATCH", b"k")
+                c.call(b"MULTI")
+                c.call(b"SET", b"k", b"v")
+                steps = [c.call(b"RESET").raw, c.call(b"CLIENT", b"GETNAME").raw, c.call(b"EXEC").raw,
+                         c.call(b"CLIENT", b"TRACKINGINFO").raw, mask(c.call(b"CLIENT", b"INFO").value),
+                         c.call(b"HGETALL", b"nokey").raw]
+                m.call(b"MONITOR")
+                steps += [m.call(b"RESET").raw, m.call(b"GET", b"nokey").raw]
+                got[name] = steps
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertEqual(got["goblin"][0], b"+RESET\r\n")
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
