@@ -17,6 +17,7 @@ GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
+GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
@@ -32,6 +33,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(hash);
     REG(set);
     REG(zset);
+    REG(stream);
     REG(persist);
 #undef REG
     gb_persist_new(eng);

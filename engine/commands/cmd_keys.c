@@ -155,7 +155,7 @@ static void cmd_scan(gb_client *c, int argc, gb_slice *argv)
             pat = argv[++i];
             use_pat = !(pat.len == 1 && pat.ptr[0] == '*');
         } else if (gb_slice_ieq(argv[i], "type") && more) {
-            static const char *names[] = {"string", "list", "set", "zset", "hash"};
+            static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"};
             gb_slice t = argv[++i];
             type = "?";
             for (size_t k = 0; k < GB_ARRAY_LEN(names); k++)
@@ -623,6 +623,8 @@ void gb_flush_db(gb_engine *eng, gb_db *db, bool lazy)
     else
         gb_db_flush(db);
     eng->stats.dirty++;
+    /* XREADGROUP waiters on streams that are gone fail (Redis 7.0). */
+    gb_blocking_signal_db(db);
 }
 
 /* ASYNC, SYNC, or neither: then lazyfree-lazy-user-flush decides. */

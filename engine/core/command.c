@@ -118,6 +118,9 @@ static const subcmd_arity subcmd_arities[] = {
     {"command", "help", 2}, {"command", "info", -2}, {"command", "list", -2},
     {"memory", "doctor", 2}, {"memory", "help", 2}, {"memory", "malloc-stats", 2}, {"memory", "purge", 2},
     {"memory", "stats", 2}, {"memory", "usage", -3},
+    {"xgroup", "create", -5}, {"xgroup", "createconsumer", 5}, {"xgroup", "delconsumer", 5},
+    {"xgroup", "destroy", 4}, {"xgroup", "help", 2}, {"xgroup", "setid", -5},
+    {"xinfo", "consumers", 4}, {"xinfo", "groups", 3}, {"xinfo", "help", 2}, {"xinfo", "stream", -3},
 };
 
 bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *argv)
