@@ -52,6 +52,18 @@
  *        9 HASH_LISTPACK   str: a listpack of field, value pairs
  *       10 ZSET_LISTPACK   str: a listpack of member, score pairs in order
  *                          (scores as engine/ds/zset.c encodes them)
+ *       11 STREAM          (engine/persist/snap_stream.c; IDs are varint ms, varint seq)
+ *                          varint nodes, nodes x (str 16-byte big-endian first ID,
+ *                                                 str the node's bytes after its header,
+ *                                                     engine/ds/stream_node.h),
+ *                          varint length, ID last, ID first, ID max-deleted,
+ *                          varint entries-added,
+ *                          varint groups, groups x (str name, ID last-delivered,
+ *                              svarint entries-read (-1: unknown),
+ *                              varint pending, pending x (ID, svarint delivery ms,
+ *                                                        varint delivery count),
+ *                              varint consumers, consumers x (str name,
+ *                                  svarint seen ms, varint n, n x ID: its pending))
  *   EOF      0xFF  varint keys                    (then the trailer)
  *
  * Small collections are stored as their compact encoding's bytes: saving
@@ -101,7 +113,8 @@ enum gb_snap_type {
     GB_SNAP_T_SET_INTSET = 8,
     GB_SNAP_T_HASH_LISTPACK = 9,
     GB_SNAP_T_ZSET_LISTPACK = 10,
-    GB_SNAP_T_MAX = 10,
+    GB_SNAP_T_STREAM = 11,
+    GB_SNAP_T_MAX = 11,
 };
 
 #define GB_SNAP_KEY_HAS_EXPIRE 0x01u
