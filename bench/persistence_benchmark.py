@@ -75,7 +75,10 @@ def generate(path, gib, seed=1):
             kind = i % 10
             if kind < 6:
                 v = '{"user":%d,"status":"%s","note":"%s"}' % (i, rng.choice(WORDS), text(rng, rng.randrange(60, 560)))
-                f.write(resp("SET", "str:%d" % i, v))
+                # redis-benchmark's key names ("key:%012d" under -r): the
+                # writers during BGSAVE overwrite these, so a save must keep
+                # their old values (copy-on-write in Redis's fork, per key here)
+                f.write(resp("SET", "key:%012d" % i, v))
                 done += len(v) + 12
             elif kind == 6:
                 args = ["HSET", "hash:%d" % i]

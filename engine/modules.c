@@ -10,6 +10,7 @@
     extern const size_t gb_commands_##mod##_count
 
 GB_DECLARE_COMMANDS(server);
+GB_DECLARE_COMMANDS(command);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
 GB_DECLARE_COMMANDS(multi);
@@ -19,6 +20,7 @@ GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(acl);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -26,6 +28,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     gb_types_init();
 #define REG(mod) gb_commands_register(eng, gb_commands_##mod, gb_commands_##mod##_count)
     REG(server);
+    REG(command);
     REG(keys);
     REG(string);
     REG(multi);
@@ -35,6 +38,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(zset);
     REG(stream);
     REG(persist);
+    REG(acl);
 #undef REG
     gb_persist_new(eng);
     return eng;

@@ -84,6 +84,16 @@ int gb_cpu_allowed(gb_cpuset *out);
  * (darwin still applies QoS USER_INTERACTIVE first). */
 int gb_cpu_pin_current_thread(int cpu);
 
+/* Restricts the calling thread to the CPUs of set (helper threads kept off
+ * the engine's pinned CPU). An empty set changes nothing. Linux:
+ * sched_setaffinity, which intersects with the cgroup cpuset; darwin/posix:
+ * GB_ENOTSUP (no per-CPU affinity there). */
+int gb_cpu_restrict_current_thread(const gb_cpuset *set);
+
+/* Names the calling thread for top -H, ps -L and debuggers (at most 15
+ * bytes are kept). Linux/darwin: pthread_setname_np; posix: GB_ENOTSUP. */
+int gb_thread_set_name(const char *name);
+
 /* Marks the calling thread as latency critical where the OS has a notion of
  * it (darwin: QoS USER_INTERACTIVE, i.e. performance cores, no App Nap
  * throttling). linux/posix: GB_ENOTSUP - there, pin instead. */

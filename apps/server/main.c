@@ -19,6 +19,8 @@
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/modules.h"
+#include "engine/core/acl.h"
+#include "engine/core/acl_file.h"
 #include "engine/persist/persist.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
@@ -67,6 +69,17 @@ int main(int argc, char **argv)
     FILE *logf = open_log(&cfg);
     gb_log_set(cfg.loglevel, logf);
 
+    /* Helper threads (lazy freeing, snapshot writing, log fsync) get the
+     * CPUs this process may use minus the engine's: recorded now, before the
+     * ring pool pins this thread and every thread it starts would inherit
+     * the one CPU. */
+    if (cfg.cpu >= 0 && gb_cpu_allowed(&cfg.helper_cpus) == 0) {
+        gb_cpuset_clear(&cfg.helper_cpus, cfg.cpu);
+        if (gb_cpuset_count(&cfg.helper_cpus) == 0)
+            gb_log(GB_LOG_WARNING, "--cpu %d is the only CPU this process may use: helper threads (saves, lazy "
+                   "freeing, log fsync) will share it with the engine", cfg.cpu);
+    }
+
     /* The ring pool comes first: pinned, placed on the engine CPU's NUMA node
      * and verified before anything else allocates (docs/numa.md). */
     char placement[1024] = "";
@@ -99,6 +112,18 @@ int main(int argc, char **argv)
         return 1;
     }
     gb_ring_pool_attach(rings, eng, srv);
+    /* Users last: their rules may name any command, RING included. */
+    if (gb_acl_load_at_startup(eng, err, sizeof err) != 0) {
+        fatal(logf, err);
+        gb_net_server_free(srv);
+        uv_loop_close(&loop);
+        gb_engine_free(eng);
+        gb_ring_pool_free(rings);
+        gb_settings_free(&cfg);
+        if (logf)
+            fclose(logf);
+        return 1;
+    }
     struct utsname un;
     uname(&un);
     gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
@@ -107,11 +132,12 @@ int main(int argc, char **argv)
            cfg.databases, cfg.maxmemory ? "set" : "unlimited",
            cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
     gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
-    if (cfg.requirepass && cfg.requirepass[0])
-        gb_log(GB_LOG_NOTICE, "Password protection is on (requirepass)");
-    if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && (!cfg.requirepass || !cfg.requirepass[0]))
-        gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password: anyone who can reach this host "
-                               "can read and change all data. Set --requirepass or bind to 127.0.0.1.");
+    if (gb_acl_auth_required(eng))
+        gb_log(GB_LOG_NOTICE, "Password protection is on (the default user has a password or is off)");
+    else if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && !cfg.protected_mode)
+        gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password and with protected-mode off: "
+                               "anyone who can reach this host can read and change all data. Set --requirepass, "
+                               "define users (docs/acl.md) or bind to 127.0.0.1.");
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
     gb_net_server_run(srv);

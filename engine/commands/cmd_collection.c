@@ -1,62 +1,40 @@
 #include "engine/commands/cmd_collection.h"
 
-#include <stdlib.h>
-
-#include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/base/mem.h"
 #include "engine/core/reply.h"
 #include "engine/base/util.h"
 
-bool gb_tobj_lookup_or_reply(gb_client *c, gb_slice key, enum gb_type t, bool write, gb_tobj *o, bool *wrong)
-{
-    int r = gb_tobj_lookup(c->db, key, t, write, o);
-    *wrong = r < 0;
-    if (*wrong)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    return r > 0;
-}
-
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */
 
-/* Parsed [MATCH pattern] [COUNT n]. */
-typedef struct scan_opts {
-    gb_slice pat;
-    bool use_pat;
-    int64_t count;
-} scan_opts;
-
-/* Parses argv[first..]; replies the error and returns false on bad input. */
-static bool parse_scan_opts(gb_client *c, int argc, gb_slice *argv, int first, scan_opts *o)
+/* Parses [MATCH pattern] [COUNT n] from argv[first..]; returns the error
+ * to reply (once the key has been checked, as Redis does), or NULL. */
+static const char *parse_scan_opts(int argc, gb_slice *argv, int first, gb_scan_opts *o)
 {
     o->count = 10;
-    o->use_pat = false;
-    o->pat = gb_slice_make("", 0);
+    o->use_pattern = false;
+    o->pattern = gb_slice_make("", 0);
     for (int i = first; i < argc; i += 2) {
         bool more = i + 1 < argc;
         if (gb_slice_ieq(argv[i], "count") && more) {
-            if (!gb_arg_ll(c, argv[i + 1], &o->count))
-                return false;
-            if (o->count < 1) {
-                gb_reply_error(c, GB_ERR_SYNTAX);
-                return false;
-            }
+            if (!gb_slice2ll(argv[i + 1], &o->count))
+                return GB_ERR_NOT_INT;
+            if (o->count < 1)
+                return GB_ERR_SYNTAX;
         } else if (gb_slice_ieq(argv[i], "match") && more) {
-            o->pat = argv[i + 1];
-            o->use_pat = !(o->pat.len == 1 && o->pat.ptr[0] == '*');
+            o->pattern = argv[i + 1];
+            o->use_pattern = !(o->pattern.len == 1 && o->pattern.ptr[0] == '*');
         } else {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return false;
+            return GB_ERR_SYNTAX;
         }
     }
-    return true;
+    return NULL;
 }
 
-/* Items collected by a scan batch: copies of the bytes (the type objects
- * hand them out only during a callback), then one reply
- * [cursor, [item, ...]] built from them. */
-struct gb_scan_buf {
-    const scan_opts *opts;
+/* Copies of the elements a scan streams (borrowed only during each
+ * callback), replied at the end as [cursor, [item, ...]]: the cursor comes
+ * first but is known last. */
+typedef struct scan_buf {
     char *bytes;
     size_t nbytes, capbytes;
     struct scan_item {
@@ -65,9 +43,9 @@ struct gb_scan_buf {
         double score;      /* zset score */
     } *items;
     size_t n, cap;
-};
+} scan_buf;
 
-static size_t buf_put(gb_scan_buf *b, gb_slice s)
+static size_t buf_put(scan_buf *b, gb_slice s)
 {
     if (b->nbytes + s.len > b->capbytes) {
         size_t cap = b->capbytes ? b->capbytes : 256;
@@ -83,10 +61,8 @@ static size_t buf_put(gb_scan_buf *b, gb_slice s)
     return off;
 }
 
-void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double score)
+static void buf_add(scan_buf *b, gb_slice member, gb_slice value, double score)
 {
-    if (b->opts->use_pat && !gb_glob_match(b->opts->pat.ptr, b->opts->pat.len, member.ptr, member.len, false))
-        return;
     if (b->n == b->cap) {
         b->cap = b->cap ? b->cap * 2 : 16;
         b->items = gb_realloc(b->items, b->cap * sizeof *b->items);
@@ -99,20 +75,18 @@ void gb_scan_buf_add(gb_scan_buf *b, gb_slice member, gb_slice value, double sco
     it->score = score;
 }
 
-/* How many reply items so far (hash and zset elements count twice, as in
- * Redis's COUNT accounting). */
-static size_t scan_buf_items(const gb_scan_buf *b, enum gb_type t)
-{
-    return t == GB_TYPE_SET ? b->n : b->n * 2;
-}
+static void buf_pair(void *ctx, gb_slice field, gb_slice value) { buf_add(ctx, field, value, 0); }
+static void buf_member(void *ctx, gb_slice member) { buf_add(ctx, member, gb_slice_make("", 0), 0); }
+static void buf_scored(void *ctx, gb_slice member, double score) { buf_add(ctx, member, gb_slice_make("", 0), score); }
 
-/* Replies [cursor, [...]] and frees the buffer. */
-static void scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum gb_type t)
+/* Replies [cursor, [...]] and frees the buffer (hash and zset elements are
+ * two items each). */
+static void scan_buf_reply(gb_client *c, scan_buf *b, uint64_t cursor, enum gb_type t)
 {
     char cbuf[24];
     gb_reply_array(c, 2);
     gb_reply_bulk(c, cbuf, gb_ull2str(cbuf, cursor));
-    gb_reply_array(c, (int64_t)scan_buf_items(b, t));
+    gb_reply_array(c, (int64_t)(t == GB_TYPE_SET ? b->n : b->n * 2));
     for (size_t i = 0; i < b->n; i++) {
         const struct scan_item *it = &b->items[i];
         gb_reply_bulk(c, b->bytes + it->off, it->len);
@@ -125,32 +99,29 @@ static void scan_buf_reply(gb_client *c, gb_scan_buf *b, uint64_t cursor, enum g
     gb_free(b->items);
 }
 
-void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t, gb_types_scan_fn scan)
+void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t)
 {
     uint64_t cursor;
     if (!gb_parse_scan_cursor(c, argv[2], &cursor))
         return;
-    bool wrong;
-    gb_tobj o;
-    if (!gb_tobj_lookup_or_reply(c, argv[1], t, false, &o, &wrong)) {
-        if (!wrong) { /* a missing key: ["0", []] */
-            gb_reply_array(c, 2);
-            gb_reply_bulk(c, "0", 1);
-            gb_reply_array(c, 0);
-        }
-        return;
-    }
-    scan_opts so;
-    if (!parse_scan_opts(c, argc, argv, 3, &so))
-        return;
-    gb_scan_buf b;
+    gb_scan_opts so;
+    const char *err = parse_scan_opts(argc, argv, 3, &so);
+    scan_buf b;
     memset(&b, 0, sizeof b);
-    b.opts = &so;
-    int64_t budget = so.count * 10;
-    do {
-        cursor = scan(&o.o, cursor, &b);
-    } while (cursor && budget-- > 0 && scan_buf_items(&b, t) < (size_t)so.count);
-    scan_buf_reply(c, &b, cursor, t);
+    gb_sink sink = {.value = buf_member, .pair = buf_pair, .scored = buf_scored, .ctx = &b};
+    uint64_t next;
+    gb_result r = gb_tobj_scan(c->db, argv[1], t, cursor, err ? NULL : &so, &sink, &next);
+    if (r == GB_R_OK) {
+        scan_buf_reply(c, &b, next, t);
+    } else if (r == GB_R_NOTFOUND) { /* a missing key: ["0", []] */
+        gb_reply_array(c, 2);
+        gb_reply_bulk(c, "0", 1);
+        gb_reply_array(c, 0);
+    } else if (r == GB_R_BADARG) {
+        gb_reply_error(c, err);
+    } else {
+        gb_reply_result(c, r);
+    }
 }
 
 /* ---- random counts ------------------------------------------------------------------- */

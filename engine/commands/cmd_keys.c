@@ -1,29 +1,24 @@
 /* Generic keyspace commands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, COPY,
  * MOVE, the EXPIRE family, OBJECT, and the database-level SELECT, SWAPDB,
- * DBSIZE, FLUSHDB, FLUSHALL. */
+ * DBSIZE, FLUSHDB, FLUSHALL: the arguments, the replies and the propagated
+ * effects around engine/types/t_keys.h (the work on the keys). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
-#include "engine/core/multi.h"
+#include "engine/types/t_keys.h"
 #include "engine/base/util.h"
 
 /* DEL (lazy as lazyfree-lazy-user-del says) and UNLINK (always lazy). */
 static void del_generic(gb_client *c, size_t nkeys, const gb_slice *keys, bool lazy)
 {
-    int64_t n = 0;
-    for (size_t i = 0; i < nkeys; i++) {
-        if (gb_db_lookup_write(c->db, keys[i]) && gb_db_delete_lazy(c->db, keys[i], lazy)) {
-            gb_engine_key_modified(c->db, keys[i]);
-            n++;
-        }
-    }
-    gb_reply_int(c, n);
+    int64_t n;
+    gb_result r = gb_keys_del(c->db, nkeys, keys, lazy, &n);
+    gb_reply_int_result(c, r, n);
 }
 
 void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
@@ -34,78 +29,53 @@ void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
 static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
 static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { del_generic(c, (size_t)argc - 1, argv + 1, true); }
 
+/* EXISTS and TOUCH (a lookup touches the key). */
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {
-    int64_t n = 0;
-    for (int i = 1; i < argc; i++)
-        if (gb_db_lookup_read(c->db, argv[i]))
-            n++;
-    gb_reply_int(c, n);
-}
-
-static void cmd_touch(gb_client *c, int argc, gb_slice *argv)
-{
-    int64_t n = 0;
-    for (int i = 1; i < argc; i++)
-        if (gb_db_lookup_read(c->db, argv[i]))
-            n++;
-    gb_reply_int(c, n);
+    int64_t n;
+    gb_result r = gb_keys_exists(c->db, (size_t)(argc - 1), argv + 1, &n);
+    gb_reply_int_result(c, r, n);
 }
 
 static void cmd_type(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_kv *kv = gb_db_lookup_quiet(c->db, argv[1]);
-    gb_reply_status(c, kv ? gb_type_name((enum gb_type)kv->type) : "none");
+    const char *name;
+    gb_keys_type(c->db, argv[1], &name); /* "none" when missing */
+    gb_reply_status(c, name);
 }
 
 /* ---- KEYS / SCAN ------------------------------------------------------------ */
 
-static bool key_live(gb_client *c, gb_kv *kv)
+/* A key stream whose length is known once it is replied (KEYS, SCAN). */
+typedef struct keys_ctx {
+    gb_client *c;
+    const uint64_t *cursor; /* SCAN: replied first, as [cursor, [keys]] */
+    size_t handle;
+} keys_ctx;
+
+static void keys_open(void *ctx, size_t n)
 {
-    return !gb_kv_volatile(kv) || gb_kv_expire(kv) > c->eng->now_ms;
+    (void)n;
+    keys_ctx *k = ctx;
+    if (k->cursor) {
+        char cbuf[24];
+        gb_reply_array(k->c, 2);
+        gb_reply_bulk(k->c, cbuf, gb_ull2str(cbuf, *k->cursor));
+    }
+    k->handle = gb_reply_array_deferred(k->c);
 }
+
+static void keys_key(void *ctx, gb_slice key) { gb_reply_slice(((keys_ctx *)ctx)->c, key); }
 
 static void cmd_keys(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_slice pat = argv[1];
-    bool all = pat.len == 1 && pat.ptr[0] == '*';
-    size_t h = gb_reply_array_deferred(c);
-    int64_t n = 0;
-    gb_htable_iter it;
-    gb_htable_iter_init(&it, &c->db->keys);
-    for (gb_hnode *node; (node = gb_htable_iter_next(&it));) {
-        gb_kv *kv = (gb_kv *)node;
-        gb_slice k = gb_kv_key(kv);
-        if (!key_live(c, kv))
-            continue;
-        if (all || gb_glob_match(pat.ptr, pat.len, k.ptr, k.len, false)) {
-            gb_reply_slice(c, k);
-            n++;
-        }
-    }
-    gb_htable_iter_done(&it);
-    gb_reply_set_deferred(c, h, n);
-}
-
-typedef struct scan_state {
-    gb_client *c;
-    gb_slice *keys;
-    size_t n, cap;
-} scan_state;
-
-static void scan_collect(gb_hnode *node, void *ctx)
-{
-    scan_state *st = ctx;
-    gb_kv *kv = (gb_kv *)node;
-    if (st->n == st->cap) {
-        st->cap = st->cap ? st->cap * 2 : 16;
-        st->keys = gb_realloc(st->keys, st->cap * sizeof *st->keys);
-    }
-    /* Collected by reference: nothing modifies the table until the reply is
-     * written (expired keys are filtered, not deleted, during the scan). */
-    st->keys[st->n++] = gb_kv_key(kv);
+    keys_ctx k = {c, NULL, 0};
+    gb_sink s = {.len = keys_open, .value = keys_key, .ctx = &k};
+    size_t n;
+    gb_keys_keys(c->db, argv[1], &s, &n);
+    gb_reply_set_deferred(c, k.handle, (int64_t)n);
 }
 
 /* Parses a SCAN cursor with Redis 7.0's rules (parseScanCursorOrReply):
@@ -137,70 +107,47 @@ static void cmd_scan(gb_client *c, int argc, gb_slice *argv)
     uint64_t cursor;
     if (!gb_parse_scan_cursor(c, argv[1], &cursor))
         return;
-    int64_t count = 10;
-    gb_slice pat = {0};
-    bool use_pat = false;
-    const char *type = NULL;
+    gb_keys_scan_opts o = {{0}, false, 10, -1};
     for (int i = 2; i < argc; i++) {
         bool more = i + 1 < argc;
         if (gb_slice_ieq(argv[i], "count") && more) {
-            if (!gb_arg_ll(c, argv[i + 1], &count))
+            if (!gb_arg_ll(c, argv[i + 1], &o.count))
                 return;
-            if (count < 1) {
+            if (o.count < 1) {
                 gb_reply_error(c, GB_ERR_SYNTAX);
                 return;
             }
             i++;
         } else if (gb_slice_ieq(argv[i], "match") && more) {
-            pat = argv[++i];
-            use_pat = !(pat.len == 1 && pat.ptr[0] == '*');
+            o.pattern = argv[++i];
+            o.use_pattern = !(o.pattern.len == 1 && o.pattern.ptr[0] == '*');
         } else if (gb_slice_ieq(argv[i], "type") && more) {
-            static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"};
+            static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"}; /* GB_TYPE_* order */
             gb_slice t = argv[++i];
-            type = "?";
+            o.type = GB_TYPE_COUNT;
             for (size_t k = 0; k < GB_ARRAY_LEN(names); k++)
                 if (gb_slice_ieq(t, names[k]))
-                    type = names[k];
+                    o.type = (int)k;
         } else {
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
     }
-    scan_state st = {c, NULL, 0, 0};
-    /* Visit buckets until `count` keys or 10x as many empty steps (Redis). */
-    int64_t budget = count * 10;
-    do {
-        cursor = gb_htable_scan(&c->db->keys, cursor, scan_collect, &st);
-    } while (cursor && budget-- > 0 && (int64_t)st.n < count);
-
-    char cbuf[24];
-    gb_reply_array(c, 2);
-    gb_reply_bulk(c, cbuf, gb_ull2str(cbuf, cursor));
-    size_t h = gb_reply_array_deferred(c);
-    int64_t n = 0;
-    for (size_t i = 0; i < st.n; i++) {
-        gb_slice k = st.keys[i];
-        gb_kv *kv = (gb_kv *)gb_htable_find(&c->db->keys, &k, gb_hash_slice(k));
-        if (!kv || !key_live(c, kv))
-            continue;
-        if (use_pat && !gb_glob_match(pat.ptr, pat.len, k.ptr, k.len, false))
-            continue;
-        if (type && strcmp(type, gb_type_name((enum gb_type)kv->type)) != 0)
-            continue;
-        gb_reply_slice(c, k);
-        n++;
-    }
-    gb_reply_set_deferred(c, h, n);
-    gb_free(st.keys);
+    uint64_t next;
+    keys_ctx k = {c, &next, 0};
+    gb_sink s = {.len = keys_open, .value = keys_key, .ctx = &k};
+    size_t n;
+    gb_keys_scan(c->db, cursor, &o, &s, &next, &n);
+    gb_reply_set_deferred(c, k.handle, (int64_t)n);
 }
 
 static void cmd_randomkey(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     (void)argv;
-    gb_kv *kv = gb_db_random(c->db);
-    if (kv)
-        gb_reply_slice(c, gb_kv_key(kv));
+    gb_slice key;
+    if (gb_keys_randomkey(c->db, &key) == GB_R_OK)
+        gb_reply_slice(c, key);
     else
         gb_reply_nil(c);
 }
@@ -209,33 +156,12 @@ static void cmd_randomkey(gb_client *c, int argc, gb_slice *argv)
 
 static void rename_generic(gb_client *c, gb_slice *argv, bool nx)
 {
-    gb_kv *src = gb_db_lookup_write(c->db, argv[1]);
-    if (!src) {
-        gb_reply_error(c, GB_ERR_NO_KEY);
-        return;
-    }
-    if (gb_slice_eq(argv[1], argv[2])) {
-        if (nx)
-            gb_reply_int(c, 0);
-        else
-            gb_reply_ok(c);
-        return;
-    }
-    if (gb_db_lookup_write(c->db, argv[2]) && nx) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    int64_t expire = gb_db_expire_of(src);
-    gb_db_insert_value(c->db, argv[2], src, false, expire);
-    /* The value moved to the new record: detach it so deleting the old
-     * record frees only the key. Re-find it: insertion may have rehashed. */
-    src = gb_db_lookup_quiet(c->db, argv[1]);
-    gb_db_steal_value(src);
-    gb_db_delete(c->db, argv[1]);
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_engine_key_modified(c->db, argv[2]);
-    if (nx)
-        gb_reply_int(c, 1);
+    int64_t renamed;
+    gb_result r = gb_keys_rename(c->db, argv[1], argv[2], nx, &renamed);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r); /* "no such key" */
+    else if (nx)
+        gb_reply_int(c, renamed);
     else
         gb_reply_ok(c);
 }
@@ -279,18 +205,9 @@ static void cmd_move(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR source and destination objects are the same");
         return;
     }
-    gb_kv *src = gb_db_lookup_write(c->db, argv[1]);
-    if (!src || gb_db_lookup_write(dst, argv[1])) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    int64_t expire = gb_db_expire_of(src);
-    gb_db_insert_value(dst, argv[1], src, false, expire);
-    gb_db_steal_value(src);
-    gb_db_delete(c->db, argv[1]);
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_engine_key_modified(dst, argv[1]);
-    gb_reply_int(c, 1);
+    int64_t moved;
+    gb_result r = gb_keys_move(c->db, argv[1], dst, &moved);
+    gb_reply_int_result(c, r, moved);
 }
 
 static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
@@ -319,50 +236,35 @@ static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR source and destination objects are the same");
         return;
     }
-    gb_kv *src = gb_db_lookup_read(c->db, argv[1]);
-    if (!src) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    if (gb_db_lookup_write(dst, argv[2])) {
-        if (!replace) {
-            gb_reply_int(c, 0);
-            return;
-        }
-        gb_db_delete(dst, argv[2]);
-    }
-    int64_t expire = gb_db_expire_of(src);
-    gb_db_insert_value(dst, argv[2], src, true, expire);
-    gb_engine_key_modified(dst, argv[2]);
-    gb_reply_int(c, 1);
+    int64_t copied;
+    gb_result r = gb_keys_copy(c->db, argv[1], dst, argv[2], replace, &copied);
+    gb_reply_int_result(c, r, copied);
 }
 
 /* ---- expiry ------------------------------------------------------------------------ */
 
-enum { EX_NX = 1, EX_XX = 2, EX_GT = 4, EX_LT = 8 };
-
 static void expire_generic(gb_client *c, int argc, gb_slice *argv, int64_t base, bool seconds, const char *name)
 {
-    int flags = 0;
+    unsigned flags = 0;
     for (int j = 3; j < argc; j++) {
         if (gb_slice_ieq(argv[j], "nx"))
-            flags |= EX_NX;
+            flags |= GB_EXPIRE_NX;
         else if (gb_slice_ieq(argv[j], "xx"))
-            flags |= EX_XX;
+            flags |= GB_EXPIRE_XX;
         else if (gb_slice_ieq(argv[j], "gt"))
-            flags |= EX_GT;
+            flags |= GB_EXPIRE_GT;
         else if (gb_slice_ieq(argv[j], "lt"))
-            flags |= EX_LT;
+            flags |= GB_EXPIRE_LT;
         else {
             gb_reply_errorf(c, "ERR Unsupported option %.*s", (int)GB_MIN(argv[j].len, 128), argv[j].ptr);
             return;
         }
     }
-    if ((flags & EX_NX) && (flags & (EX_XX | EX_GT | EX_LT))) {
+    if ((flags & GB_EXPIRE_NX) && (flags & (GB_EXPIRE_XX | GB_EXPIRE_GT | GB_EXPIRE_LT))) {
         gb_reply_error(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
         return;
     }
-    if ((flags & EX_GT) && (flags & EX_LT)) {
+    if ((flags & GB_EXPIRE_GT) && (flags & GB_EXPIRE_LT)) {
         gb_reply_error(c, "ERR GT and LT options at the same time are not compatible");
         return;
     }
@@ -381,28 +283,19 @@ static void expire_generic(gb_client *c, int argc, gb_slice *argv, int64_t base,
         return;
     }
     when += base;
-    gb_kv *kv = gb_db_lookup_write(c->db, argv[1]);
-    if (!kv) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    int64_t cur = gb_db_expire_of(kv);
-    if (((flags & EX_NX) && cur != -1) || ((flags & EX_XX) && cur == -1) ||
-        ((flags & EX_GT) && (when <= cur || cur == -1)) || ((flags & EX_LT) && cur != -1 && when >= cur)) {
-        gb_reply_int(c, 0);
+    gb_expiry_change change;
+    gb_result r = gb_keys_expire(c->db, argv[1], when, flags, &change);
+    if (r != GB_R_OK) {
+        gb_reply_result(c, r);
         return;
     }
     /* Propagated absolute (Redis 7.0): a replay later must expire the key
      * at the same moment, and a time already past is the deletion. */
-    if (when <= c->eng->now_ms) {
-        gb_db_delete(c->db, argv[1]);
+    if (change == GB_EXPIRY_DELETED)
         gb_propagate_del(c, argv[1]);
-    } else {
-        gb_db_set_expire(c->db, kv, when);
+    else if (change == GB_EXPIRY_SET)
         gb_propagate_pexpireat(c, argv[1], when);
-    }
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_reply_int(c, 1);
+    gb_reply_int(c, change != GB_EXPIRY_NONE);
 }
 
 static void cmd_expire(gb_client *c, int argc, gb_slice *argv)
@@ -423,31 +316,27 @@ enum ttl_kind { TTL_S, TTL_MS, AT_S, AT_MS };
 
 static void ttl_generic(gb_client *c, gb_slice key, enum ttl_kind kind)
 {
-    gb_kv *kv = gb_db_lookup_read(c->db, key);
-    if (!kv) {
+    int64_t at, left;
+    if (gb_keys_ttl(c->db, key, &at, &left) != GB_R_OK) {
         gb_reply_int(c, -2);
         return;
     }
-    int64_t e = gb_db_expire_of(kv);
-    if (e < 0) {
+    if (at < 0) {
         gb_reply_int(c, -1);
         return;
     }
-    int64_t ttl = e - c->eng->now_ms;
-    if (ttl < 0)
-        ttl = 0;
     switch (kind) {
     case TTL_S:
-        gb_reply_int(c, (ttl + 500) / 1000);
+        gb_reply_int(c, (left + 500) / 1000);
         break;
     case TTL_MS:
-        gb_reply_int(c, ttl);
+        gb_reply_int(c, left);
         break;
     case AT_S:
-        gb_reply_int(c, e / 1000);
+        gb_reply_int(c, at / 1000);
         break;
     case AT_MS:
-        gb_reply_int(c, e);
+        gb_reply_int(c, at);
         break;
     }
 }
@@ -476,38 +365,15 @@ static void cmd_pexpiretime(gb_client *c, int argc, gb_slice *argv)
 static void cmd_persist(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_kv *kv = gb_db_lookup_write(c->db, argv[1]);
-    if (!kv || !gb_kv_volatile(kv)) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    gb_db_persist(c->db, kv);
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_reply_int(c, 1);
+    int64_t persisted;
+    gb_result r = gb_keys_persist(c->db, argv[1], &persisted);
+    gb_reply_int_result(c, r, persisted);
 }
 
 /* ---- OBJECT ---------------------------------------------------------------------------- */
 
-static const char *encoding_name(const gb_kv *kv)
-{
-    switch (kv->enc) {
-    case GB_ENC_INT:
-        return "int";
-    case GB_ENC_EMBSTR:
-        return "embstr";
-    case GB_ENC_RAW:
-        return "raw";
-    default: {
-        const gb_type_ops *ops = gb_type_get((enum gb_type)kv->type);
-        return ops && ops->encoding ? ops->encoding(kv->v.ptr) : "unknown";
-    }
-    }
-}
-
 static void cmd_object(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "object", argc, argv))
-        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {
@@ -542,19 +408,21 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
         gb_reply_wrong_arity(c, name);
         return;
     }
-    gb_kv *kv = gb_db_lookup_quiet(c->db, argv[2]);
-    if (!kv) {
+    gb_object_info info;
+    if (gb_keys_object(c->db, argv[2], &info) != GB_R_OK) {
         gb_reply_nil(c);
         return;
     }
     if (gb_slice_ieq(sub, "encoding"))
-        gb_reply_cstr(c, encoding_name(kv));
+        gb_reply_cstr(c, info.encoding);
     else if (gb_slice_ieq(sub, "refcount"))
         gb_reply_int(c, 1);
     else if (gb_slice_ieq(sub, "idletime"))
-        gb_reply_int(c, (int64_t)(gb_engine_uptime_ms(c->eng) / 1000u) - (int64_t)kv->atime);
-    else
-        gb_reply_int(c, kv->lfu);
+        gb_reply_int(c, info.idle_s);
+    else /* FREQ: frequencies are tracked only under an LFU policy, and the only policy is noeviction */
+        gb_reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+                          "that when switching between policies at runtime LRU and LFU data will take some time "
+                          "to adjust.");
 }
 
 /* ---- databases --------------------------------------------------------------------------- */
@@ -585,16 +453,7 @@ static void cmd_swapdb(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_DB_RANGE);
         return;
     }
-    gb_db *da = &c->eng->dbs[a], *db = &c->eng->dbs[b];
-    if (da != db) {
-        gb_multi_touch_swap(da, db);
-        gb_multi_touch_swap(db, da);
-        gb_db_swap_data(da, db);
-        c->eng->stats.dirty++;
-        /* Waiters on either database may now find their key. */
-        gb_blocking_signal_db(da);
-        gb_blocking_signal_db(db);
-    }
+    gb_keys_swapdb(&c->eng->dbs[a], &c->eng->dbs[b]);
     gb_reply_ok(c);
 }
 
@@ -615,18 +474,6 @@ static bool parse_flush_mode(gb_client *c, int argc, gb_slice *argv)
     return false;
 }
 
-void gb_flush_db(gb_engine *eng, gb_db *db, bool lazy)
-{
-    gb_multi_touch_swap(db, NULL);
-    if (lazy)
-        gb_db_flush_lazy(db);
-    else
-        gb_db_flush(db);
-    eng->stats.dirty++;
-    /* XREADGROUP waiters on streams that are gone fail (Redis 7.0). */
-    gb_blocking_signal_db(db);
-}
-
 /* ASYNC, SYNC, or neither: then lazyfree-lazy-user-flush decides. */
 static bool flush_is_lazy(gb_client *c, int argc, gb_slice *argv)
 {
@@ -637,7 +484,7 @@ static void cmd_flushdb(gb_client *c, int argc, gb_slice *argv)
 {
     if (!parse_flush_mode(c, argc, argv))
         return;
-    gb_flush_db(c->eng, c->db, flush_is_lazy(c, argc, argv));
+    gb_keys_flushdb(c->db, flush_is_lazy(c, argc, argv));
     gb_reply_ok(c);
 }
 
@@ -647,7 +494,7 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
         return;
     bool lazy = flush_is_lazy(c, argc, argv);
     for (int i = 0; i < c->eng->ndbs; i++)
-        gb_flush_db(c->eng, &c->eng->dbs[i], lazy);
+        gb_keys_flushdb(&c->eng->dbs[i], lazy);
     gb_reply_ok(c);
 }
 
@@ -659,7 +506,7 @@ GB_DEFINE_COMMANDS(keys,
     {"del", -2, GB_CMD_WRITE, 1, -1, 1, cmd_del, "generic", "Deletes one or more keys.", "1.0.0"},
     {"unlink", -2, WF, 1, -1, 1, cmd_unlink, "generic", "Asynchronously deletes one or more keys.", "4.0.0"},
     {"exists", -2, RF, 1, -1, 1, cmd_exists, "generic", "Determines whether one or more keys exist.", "1.0.0"},
-    {"touch", -2, RF, 1, -1, 1, cmd_touch, "generic",
+    {"touch", -2, RF, 1, -1, 1, cmd_exists, "generic",
      "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
      "3.2.1"},
     {"type", 2, RF, 1, 1, 1, cmd_type, "generic", "Determines the type of value stored at a key.", "1.0.0"},
@@ -687,7 +534,8 @@ GB_DEFINE_COMMANDS(keys,
     {"pexpiretime", 2, RF, 1, 1, 1, cmd_pexpiretime, "generic",
      "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"},
     {"persist", 2, WF, 1, 1, 1, cmd_persist, "generic", "Removes the expiration time of a key.", "2.2.0"},
-    {"object", -2, R, 2, 2, 1, cmd_object, "generic", "A container for object introspection commands.", "2.2.3"},
+    {"object", -2, 0, 0, 0, 0, cmd_object, "generic", "A container for object introspection commands.", "2.2.3",
+     "encoding freq help idletime refcount"},
     {"select", 2, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_select, "connection",
      "Changes the selected database.", "1.0.0"},
     {"swapdb", 3, WF, 0, 0, 0, cmd_swapdb, "server", "Swaps two Redis databases.", "4.0.0"},

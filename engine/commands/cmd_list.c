@@ -1,6 +1,7 @@
 /*
- * List commands, blocking ones included, on top of engine/ds/list.h (the list
- * representations) and engine/core/blocking.h (wait queues, deadlines, serving).
+ * List commands, blocking ones included: the arguments, the replies and the
+ * propagated effects around engine/types/t_list.h (the work on the keys) and
+ * engine/core/blocking.h (wait queues, deadlines, serving).
  * Argument order, error texts and reply shapes follow Redis 7.0's t_list.c.
  */
 #include <stdlib.h>
@@ -10,49 +11,13 @@
 #include "engine/commands/typed.h"
 #include "engine/core/propagate.h"
 #include "engine/core/engine.h"
-#include "engine/core/multi.h"
-#include "engine/ds/list.h"
-#include "engine/base/mem.h"
 #include "engine/types/t_list.h"
 #include "engine/base/util.h"
 
-/* ---- helpers ------------------------------------------------------------------- */
-
-/* The list under key (NULL when missing); NULL after replying WRONGTYPE,
- * with *wrongtype set, when it holds another type. Reads count keyspace
- * hits/misses, writes do not (as in Redis). */
-static gb_list *lookup_list_for(gb_client *c, gb_slice key, bool write, bool *wrongtype)
-{
-    *wrongtype = false;
-    gb_kv *kv = write ? gb_db_lookup_write(c->db, key) : gb_db_lookup_read(c->db, key);
-    if (!kv)
-        return NULL;
-    if (kv->type != GB_TYPE_LIST) {
-        *wrongtype = true;
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return NULL;
-    }
-    return kv->v.ptr;
-}
-
-static gb_list *lookup_list(gb_client *c, gb_slice key, bool *wrongtype)
-{
-    return lookup_list_for(c, key, true, wrongtype);
-}
-
-static gb_list *lookup_list_read(gb_client *c, gb_slice key, bool *wrongtype)
-{
-    return lookup_list_for(c, key, false, wrongtype);
-}
-
-/* After a removal: an empty list's key is deleted, as in Redis. */
-static void delete_if_empty(gb_client *c, gb_slice key, gb_list *l)
-{
-    if (gb_list_len(l) == 0)
-        gb_db_delete(c->db, key);
-}
+/* ---- replies --------------------------------------------------------------------- */
 
 static void emit_bulk(void *ctx, gb_slice v) { gb_reply_slice(ctx, v); }
+static void reply_len(void *ctx, size_t n) { gb_reply_array(ctx, (int64_t)n); }
 
 static bool parse_end(gb_client *c, gb_slice arg, gb_list_end *out)
 {
@@ -69,75 +34,59 @@ static bool parse_end(gb_client *c, gb_slice arg, gb_list_end *out)
 
 /* ---- push ------------------------------------------------------------------------ */
 
-static void push_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end, bool only_existing)
-{
-    if (only_existing) {
-        bool wrong;
-        gb_list *l = lookup_list(c, argv[1], &wrong);
-        if (wrong)
-            return;
-        if (!l) {
-            gb_reply_int(c, 0);
-            return;
-        }
-    }
-    gb_cmd_push(c, argv[1], end == GB_LIST_TAIL, (size_t)(argc - 2), argv + 2);
-}
-
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals)
 {
     int64_t len;
-    gb_result r = gb_op_push(c->db, key, tail, n, vals, &len);
+    gb_result r = gb_list_lpush(c->db, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD, n, vals, &len);
     gb_reply_int_result(c, r, len);
 }
 
-static void cmd_lpush(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_HEAD, false); }
-static void cmd_rpush(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_TAIL, false); }
-static void cmd_lpushx(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_HEAD, true); }
-static void cmd_rpushx(gb_client *c, int argc, gb_slice *argv) { push_generic(c, argc, argv, GB_LIST_TAIL, true); }
+static void pushx(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
+{
+    int64_t len;
+    gb_result r = gb_list_lpushx(c->db, argv[1], end, (size_t)(argc - 2), argv + 2, &len);
+    gb_reply_int_result(c, r, len);
+}
+
+static void cmd_lpush(gb_client *c, int argc, gb_slice *argv) { gb_cmd_push(c, argv[1], false, (size_t)(argc - 2), argv + 2); }
+static void cmd_rpush(gb_client *c, int argc, gb_slice *argv) { gb_cmd_push(c, argv[1], true, (size_t)(argc - 2), argv + 2); }
+static void cmd_lpushx(gb_client *c, int argc, gb_slice *argv) { pushx(c, argc, argv, GB_LIST_HEAD); }
+static void cmd_rpushx(gb_client *c, int argc, gb_slice *argv) { pushx(c, argc, argv, GB_LIST_TAIL); }
 
 /* ---- pop ------------------------------------------------------------------------- */
 
+/* LPOP/RPOP key: one value, not in an array. */
+static inline void pop_one(gb_client *c, gb_slice key, gb_list_end end)
+{
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_result r = gb_list_lpop(c->db, key, end, 1, &s);
+    if (r == GB_R_NOTFOUND)
+        gb_reply_nil(c);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
+}
+
+void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD); }
+
 static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
 {
-    bool hascount = argc == 3;
-    int64_t count = 0;
     if (argc > 3) {
         gb_reply_wrong_arity(c, end == GB_LIST_HEAD ? "lpop" : "rpop");
         return;
     }
-    if (hascount && !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
-        return;
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        if (hascount)
-            gb_reply_nil_array(c);
-        else
-            gb_reply_nil(c);
+    if (argc == 2) {
+        pop_one(c, argv[1], end);
         return;
     }
-    if (hascount && count == 0) {
-        gb_reply_array(c, 0);
+    int64_t count;
+    if (!gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
-    }
-    if (!hascount) {
-        gb_list_pop(l, end, 1, emit_bulk, c);
-    } else {
-        size_t n = GB_MIN((size_t)count, gb_list_len(l));
-        gb_reply_array(c, (int64_t)n);
-        gb_list_pop(l, end, n, emit_bulk, c);
-    }
-    delete_if_empty(c, argv[1], l);
-    gb_engine_key_modified(c->db, argv[1]);
-}
-
-void gb_cmd_pop(gb_client *c, gb_slice key, bool tail)
-{
-    gb_slice argv[2] = {gb_slice_cstr(tail ? "RPOP" : "LPOP"), key};
-    pop_generic(c, 2, argv, tail ? GB_LIST_TAIL : GB_LIST_HEAD);
+    gb_sink s = {.len = reply_len, .value = emit_bulk, .ctx = c};
+    gb_result r = gb_list_lpop(c->db, argv[1], end, (size_t)count, &s);
+    if (r == GB_R_NOTFOUND)
+        gb_reply_nil_array(c);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
 }
 
 /* The effect of a pop that a blocking or multi-key command did: LPOP/RPOP
@@ -162,61 +111,39 @@ static void cmd_rpop(gb_client *c, int argc, gb_slice *argv) { pop_generic(c, ar
 static void cmd_llen(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    bool wrong;
-    gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (!wrong)
-        gb_reply_int(c, l ? (int64_t)gb_list_len(l) : 0);
+    int64_t len;
+    gb_result r = gb_list_llen(c->db, argv[1], &len);
+    gb_reply_int_result(c, r, len);
 }
 
 static void cmd_lindex(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    bool wrong;
-    gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        gb_reply_nil(c);
-        return;
-    }
     int64_t idx;
-    if (!gb_arg_ll(c, argv[2], &idx))
-        return;
+    bool idx_ok = gb_slice2ll(argv[2], &idx);
     char buf[GB_LIST_INT_BUF];
     gb_slice v;
-    if (gb_list_index(l, idx, buf, &v))
+    gb_result r = gb_list_lindex(c->db, argv[1], idx_ok ? &idx : NULL, &v, buf);
+    if (r == GB_R_OK)
         gb_reply_slice(c, v);
-    else
+    else if (r == GB_R_NOTFOUND || r == GB_R_RANGE)
         gb_reply_nil(c);
+    else if (r == GB_R_BADARG)
+        gb_reply_error(c, GB_ERR_NOT_INT);
+    else
+        gb_reply_result(c, r);
 }
 
 static void cmd_lset(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        gb_reply_error(c, GB_ERR_NO_KEY);
-        return;
-    }
     int64_t idx;
-    if (!gb_arg_ll(c, argv[2], &idx))
-        return;
-    if (!gb_list_set(l, idx, argv[3])) {
-        gb_reply_error(c, "ERR index out of range");
-        return;
-    }
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_reply_ok(c);
-}
-
-static bool range_visit(void *ctx, size_t index, gb_slice v)
-{
-    (void)index;
-    gb_reply_slice(ctx, v);
-    return true;
+    bool idx_ok = gb_slice2ll(argv[2], &idx);
+    gb_result r = gb_list_lset(c->db, argv[1], idx_ok ? &idx : NULL, argv[3]);
+    if (r == GB_R_BADARG)
+        gb_reply_error(c, GB_ERR_NOT_INT);
+    else
+        gb_reply_result(c, r); /* +OK, or "no such key", "index out of range", WRONGTYPE */
 }
 
 static void cmd_lrange(gb_client *c, int argc, gb_slice *argv)
@@ -225,16 +152,12 @@ static void cmd_lrange(gb_client *c, int argc, gb_slice *argv)
     int64_t start, stop;
     if (!gb_arg_ll(c, argv[2], &start) || !gb_arg_ll(c, argv[3], &stop))
         return;
-    bool wrong;
-    gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
+    gb_sink s = {.len = reply_len, .value = emit_bulk, .ctx = c};
+    gb_result r = gb_list_lrange(c->db, argv[1], start, stop, &s);
+    if (r == GB_R_NOTFOUND)
         gb_reply_array(c, 0);
-        return;
-    }
-    gb_reply_array(c, (int64_t)gb_list_range_len(l, start, stop));
-    gb_list_range(l, start, stop, false, range_visit, c);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
 }
 
 static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
@@ -243,45 +166,17 @@ static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
     int64_t start, stop;
     if (!gb_arg_ll(c, argv[2], &start) || !gb_arg_ll(c, argv[3], &stop))
         return;
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (l) {
-        size_t before = gb_list_len(l);
-        gb_list_trim(l, start, stop);
-        bool trimmed = gb_list_len(l) != before;
-        delete_if_empty(c, argv[1], l);
-        /* WATCH sees every LTRIM of an existing list (Redis signals the key
-         * either way); only one that removed something is a change. */
-        if (trimmed)
-            gb_engine_key_modified(c->db, argv[1]);
-        else
-            gb_multi_touch_key(c->db, argv[1]);
-    }
-    gb_reply_ok(c);
+    gb_reply_result(c, gb_list_ltrim(c->db, argv[1], start, stop));
 }
 
 static void cmd_lrem(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    int64_t count;
+    int64_t count, removed;
     if (!gb_arg_ll(c, argv[2], &count))
         return;
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    size_t removed = gb_list_remove(l, argv[3], count);
-    if (removed) {
-        delete_if_empty(c, argv[1], l);
-        gb_engine_key_modified(c->db, argv[1]);
-    }
-    gb_reply_int(c, (int64_t)removed);
+    gb_result r = gb_list_lrem(c->db, argv[1], count, argv[3], &removed);
+    gb_reply_int_result(c, r, removed);
 }
 
 static void cmd_linsert(gb_client *c, int argc, gb_slice *argv)
@@ -296,25 +191,24 @@ static void cmd_linsert(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
-    bool wrong;
-    gb_list *l = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    long long n = gb_list_insert(l, after, argv[3], argv[4]);
-    if (n > 0)
-        gb_engine_key_modified(c->db, argv[1]);
-    gb_reply_int(c, n);
+    int64_t len;
+    gb_result r = gb_list_linsert(c->db, argv[1], after, argv[3], argv[4], &len);
+    gb_reply_int_result(c, r, len);
 }
 
 typedef struct pos_ctx {
     gb_client *c;
+    size_t deferred; /* the COUNT form's array */
     int64_t first;
     bool found;
 } pos_ctx;
+
+static void pos_open(void *ctx, size_t n)
+{
+    (void)n;
+    pos_ctx *p = ctx;
+    p->deferred = gb_reply_array_deferred(p->c);
+}
 
 static void pos_reply(void *ctx, size_t index)
 {
@@ -363,63 +257,44 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
-    bool wrong;
-    gb_list *l = lookup_list_read(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (!l) {
-        if (count != -1)
+    pos_ctx p = {c, 0, 0, false};
+    gb_sink s = {.ctx = &p};
+    bool many = count != -1;
+    if (many) {
+        s.len = pos_open;
+        s.position = pos_reply;
+    } else {
+        s.position = pos_first;
+    }
+    size_t n;
+    gb_result r = gb_list_lpos(c->db, argv[1], argv[2], rank, many ? (size_t)count : 1, (size_t)maxlen, &s, &n);
+    if (r == GB_R_NOTFOUND) {
+        if (many)
             gb_reply_array(c, 0);
         else
             gb_reply_nil(c);
-        return;
+    } else if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (many) {
+        gb_reply_set_deferred(c, p.deferred, (int64_t)n);
+    } else if (p.found) {
+        gb_reply_int(c, p.first);
+    } else {
+        gb_reply_nil(c);
     }
-    pos_ctx p = {c, 0, false};
-    if (count == -1) {
-        gb_list_pos(l, argv[2], rank, 1, (size_t)maxlen, pos_first, &p);
-        if (p.found)
-            gb_reply_int(c, p.first);
-        else
-            gb_reply_nil(c);
-        return;
-    }
-    size_t h = gb_reply_array_deferred(c);
-    size_t n = gb_list_pos(l, argv[2], rank, (size_t)count, (size_t)maxlen, pos_reply, &p);
-    gb_reply_set_deferred(c, h, (int64_t)n);
 }
 
 /* ---- move ---------------------------------------------------------------------------- */
 
-/* LMOVE's body, shared by RPOPLPUSH, BLMOVE and BRPOPLPUSH (once data is
- * there). The destination's type is checked only when there is something
- * to move, as in Redis. */
+/* LMOVE's reply, shared by RPOPLPUSH. */
 static void move_generic(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_list_end from, gb_list_end to)
 {
-    bool wrong;
-    gb_list *src = lookup_list(c, src_key, &wrong);
-    if (wrong)
-        return;
-    if (!src || gb_list_len(src) == 0) {
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_result r = gb_list_lmove(c->db, src_key, dst_key, from, to, &s, NULL);
+    if (r == GB_R_NOTFOUND)
         gb_reply_nil(c);
-        return;
-    }
-    gb_list *dst = lookup_list(c, dst_key, &wrong);
-    if (wrong)
-        return;
-    bool created = false;
-    if (!dst) {
-        gb_list_config cfg = gb_list_config_for(c->eng);
-        dst = gb_list_new(&cfg);
-        created = true;
-    }
-    gb_list_move(src, from, dst, to, emit_bulk, c);
-    if (created)
-        gb_db_add_object(c->db, dst_key, GB_TYPE_LIST, dst);
-    gb_engine_key_modified(c->db, src_key);
-    gb_engine_key_modified(c->db, dst_key);
-    if (src != dst)
-        delete_if_empty(c, src_key, src);
-    gb_blocking_signal_key(c->db, dst_key);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
 }
 
 static void cmd_lmove(gb_client *c, int argc, gb_slice *argv)
@@ -439,29 +314,50 @@ static void cmd_rpoplpush(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- multi-key pops ------------------------------------------------------------------ */
 
-/* Pops up to count from the first non-empty list among keys and replies
- * [key, [values]]. Returns false (nothing replied) if every key is empty or
- * missing; true after replying (including WRONGTYPE). */
-static bool mpop_first(gb_client *c, gb_slice *keys, int nkeys, gb_list_end end, int64_t count)
+/* [key, [values]] (LMPOP, BLMPOP) or [key, value] (BLPOP, BRPOP). */
+typedef struct mpop_ctx {
+    gb_client *c;
+    const gb_slice *keys;
+    size_t which;
+    size_t n;
+} mpop_ctx;
+
+static void mpop_open(void *ctx, size_t n)
 {
-    for (int i = 0; i < nkeys; i++) {
-        bool wrong;
-        gb_list *l = lookup_list(c, keys[i], &wrong);
-        if (wrong)
-            return true;
-        if (!l || gb_list_len(l) == 0)
-            continue;
-        size_t n = GB_MIN((size_t)count, gb_list_len(l));
-        gb_reply_array(c, 2);
-        gb_reply_slice(c, keys[i]);
-        gb_reply_array(c, (int64_t)n);
-        gb_list_pop(l, end, n, emit_bulk, c);
-        delete_if_empty(c, keys[i], l);
-        gb_engine_key_modified(c->db, keys[i]);
-        propagate_pop(c, keys[i], end, (int64_t)n);
-        return true;
-    }
-    return false;
+    mpop_ctx *m = ctx;
+    m->n = n;
+    gb_reply_array(m->c, 2);
+    gb_reply_slice(m->c, m->keys[m->which]);
+    gb_reply_array(m->c, (int64_t)n);
+}
+
+static void mpop_value(void *ctx, gb_slice v) { gb_reply_slice(((mpop_ctx *)ctx)->c, v); }
+
+/* BLPOP's one value, after its key: no count to announce. */
+static void bpop_value(void *ctx, gb_slice v)
+{
+    mpop_ctx *m = ctx;
+    gb_reply_array(m->c, 2);
+    gb_reply_slice(m->c, m->keys[m->which]);
+    gb_reply_slice(m->c, v);
+}
+
+/* Pops up to count from the first non-empty list among keys, replies and
+ * propagates the pop. Returns false (nothing replied) if every key is empty
+ * or missing; true after replying (including WRONGTYPE). nested: LMPOP's
+ * shape, propagated with its count; else BLPOP's (count 1). */
+static bool mpop_first(gb_client *c, const gb_slice *keys, int nkeys, gb_list_end end, int64_t count, bool nested)
+{
+    mpop_ctx m = {c, keys, 0, 0};
+    gb_sink s = {.len = nested ? mpop_open : NULL, .value = nested ? mpop_value : bpop_value, .ctx = &m};
+    gb_result r = gb_list_lmpop(c->db, (size_t)nkeys, keys, end, (size_t)count, &s, &m.which);
+    if (r == GB_R_NOTFOUND)
+        return false;
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    else
+        propagate_pop(c, keys[m.which], end, nested ? (int64_t)m.n : -1);
+    return true;
 }
 
 /* Parses "numkeys key... LEFT|RIGHT [COUNT n]" starting at argv[numkeys_idx]. */
@@ -481,7 +377,7 @@ static void cmd_lmpop(gb_client *c, int argc, gb_slice *argv)
     gb_list_end end;
     if (!parse_mpop(c, argc, argv, 1, &numkeys, &end, &count))
         return;
-    if (!mpop_first(c, argv + 2, (int)numkeys, end, count))
+    if (!mpop_first(c, argv + 2, (int)numkeys, end, count, true))
         gb_reply_nil_array(c);
 }
 
@@ -493,28 +389,16 @@ static void bpop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[argc - 1], &deadline))
         return;
-    gb_slice *keys = argv + 1;
+    const gb_slice *keys = argv + 1;
     int nkeys = argc - 2;
-    for (int i = 0; i < nkeys; i++) {
-        bool wrong;
-        gb_list *l = lookup_list(c, keys[i], &wrong);
-        if (wrong)
-            return;
-        if (!l || gb_list_len(l) == 0)
-            continue;
-        gb_reply_array(c, 2);
-        gb_reply_slice(c, keys[i]);
-        gb_list_pop(l, end, 1, emit_bulk, c);
-        delete_if_empty(c, keys[i], l);
-        gb_engine_key_modified(c->db, keys[i]);
-        propagate_pop(c, keys[i], end, -1);
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (mpop_first(c, keys, nkeys, end, 1, false))
         return;
-    }
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
         return;
     }
-    gb_blocking_block(c, keys, nkeys, deadline, GB_TYPE_LIST, argc, argv);
+    gb_blocking_block(c, argv + 1, argc - 2, deadline, GB_TYPE_LIST, argc, argv);
 }
 
 static void cmd_blpop(gb_client *c, int argc, gb_slice *argv) { bpop_generic(c, argc, argv, GB_LIST_HEAD); }
@@ -523,17 +407,25 @@ static void cmd_brpop(gb_client *c, int argc, gb_slice *argv) { bpop_generic(c, 
 static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end from, gb_list_end to,
                           uint64_t deadline)
 {
-    bool wrong;
-    gb_list *src = lookup_list(c, argv[1], &wrong);
-    if (wrong)
-        return;
-    if (src) {
-        move_generic(c, argv[1], argv[2], from, to);
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    bool src_found;
+    gb_result r = gb_list_lmove(c->db, argv[1], argv[2], from, to, &s, &src_found);
+    if (src_found) {
+        if (r == GB_R_NOTFOUND) /* an empty source, which the keyspace never holds */
+            gb_reply_nil(c);
+        else if (r != GB_R_OK)
+            gb_reply_result(c, r);
+        if (r != GB_R_OK)
+            return; /* nothing moved (the destination holds another type): nothing to replay */
         /* Propagated as the LMOVE it was: never a blocking command. */
         gb_slice eff[5] = {gb_slice_cstr("LMOVE"), argv[1], argv[2],
                            gb_slice_cstr(from == GB_LIST_HEAD ? "LEFT" : "RIGHT"),
                            gb_slice_cstr(to == GB_LIST_HEAD ? "LEFT" : "RIGHT")};
         gb_propagate_command(c, 5, eff);
+        return;
+    }
+    if (r != GB_R_NOTFOUND) {
+        gb_reply_result(c, r);
         return;
     }
     if (!gb_blocking_allowed(c)) {
@@ -572,7 +464,10 @@ static void cmd_blmpop(gb_client *c, int argc, gb_slice *argv)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
         return;
-    if (mpop_first(c, argv + 3, (int)numkeys, end, count))
+    const gb_slice *keys = argv + 3;
+    int nkeys = (int)numkeys;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (mpop_first(c, keys, nkeys, end, count, true))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
@@ -604,8 +499,8 @@ GB_DEFINE_COMMANDS(list,
     {"lmove", 5, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 2, 1, cmd_lmove, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "6.2.0"},
     {"rpoplpush", 3, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 2, 1, cmd_rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "1.2.0"},
     {"lmpop", -4, GB_CMD_WRITE | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_lmpop, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0"},
-    {"blpop", -3, B, 1, -2, 1, cmd_blpop, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
-    {"brpop", -3, B, 1, -2, 1, cmd_brpop, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
-    {"blmove", 6, B | GB_CMD_DENYOOM, 1, 2, 1, cmd_blmove, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0"},
-    {"brpoplpush", 4, B | GB_CMD_DENYOOM, 1, 2, 1, cmd_brpoplpush, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0"},
+    {"blpop", -3, B | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_blpop, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
+    {"brpop", -3, B | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_brpop, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
+    {"blmove", 6, B | GB_CMD_DENYOOM | GB_CMD_NOSCRIPT, 1, 2, 1, cmd_blmove, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0"},
+    {"brpoplpush", 4, B | GB_CMD_DENYOOM | GB_CMD_NOSCRIPT, 1, 2, 1, cmd_brpoplpush, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0"},
     {"blmpop", -5, B | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_blmpop, "list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "7.0.0"});

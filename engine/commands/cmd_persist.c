@@ -12,6 +12,7 @@
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
 #include "engine/persist/persist.h"
+#include "engine/types/t_keys.h"
 
 static void cmd_save(gb_client *c, int argc, gb_slice *argv)
 {
@@ -102,10 +103,30 @@ static void debug_sleep(gb_client *c, gb_slice arg)
     gb_reply_ok(c);
 }
 
+/* DEBUG OBJECT key: Redis's "key:value" fields that hold here (the
+ * encoding as OBJECT ENCODING reports it, the idle time), and for a list
+ * the representation behind "quicklist" (segmented or pma). */
+static void debug_object(gb_client *c, gb_slice key)
+{
+    gb_object_info info;
+    if (gb_keys_object(c->db, key, &info) != GB_R_OK) {
+        gb_reply_error(c, GB_ERR_NO_KEY);
+        return;
+    }
+    char line[256];
+    int n = snprintf(line, sizeof line, "Value at:%p refcount:1 encoding:%s lru_seconds_idle:%lld",
+                     (void *)gb_db_lookup_quiet(c->db, key), info.encoding, (long long)info.idle_s);
+    if (info.representation)
+        snprintf(line + n, sizeof line - (size_t)n, " representation:%s", info.representation);
+    gb_reply_status(c, line);
+}
+
 static const char *const debug_help[] = {
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LOADAOF",
     "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
     "RELOAD",
     "    Save the dataset to disk, empty it, and load it back from the file.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -123,6 +144,8 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
         gb_reply_help(c, debug_help, GB_ARRAY_LEN(debug_help));
     } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
         debug_sleep(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "object") && argc == 3) {
+        debug_object(c, argv[2]);
     } else if (gb_slice_ieq(sub, "set-active-expire") && argc == 3) {
         int64_t on;
         if (!gb_arg_ll(c, argv[2], &on))

@@ -1,9 +1,10 @@
 /* Connection and server commands: PING, ECHO, QUIT, AUTH, HELLO, CLIENT,
- * COMMAND, INFO, CONFIG, TIME, SHUTDOWN, MEMORY. */
+ * INFO, CONFIG, TIME, SHUTDOWN, MEMORY. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
@@ -47,21 +48,6 @@ static void cmd_quit(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- authentication -------------------------------------------------------- */
 
-static bool password_ok(gb_client *c, gb_slice user, gb_slice pass)
-{
-    const char *req = c->eng->cfg.requirepass;
-    if (!gb_slice_eq(user, gb_slice_cstr("default")))
-        return false;
-    if (!req || !req[0])
-        return true; /* the default user has no password: any is accepted */
-    /* Constant-time comparison: the reply must not leak how much matched. */
-    size_t rl = strlen(req);
-    unsigned diff = (unsigned)(rl ^ pass.len);
-    for (size_t i = 0; i < pass.len; i++)
-        diff |= (unsigned char)pass.ptr[i] ^ (unsigned char)req[i % (rl ? rl : 1)];
-    return diff == 0;
-}
-
 static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
 {
     if (argc > 3) {
@@ -70,7 +56,7 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
     }
     gb_slice user = gb_slice_cstr("default"), pass;
     if (argc == 2) {
-        if (!c->eng->cfg.requirepass || !c->eng->cfg.requirepass[0]) {
+        if (c->eng->acl->default_user->flags & GB_ACL_USER_NOPASS) {
             gb_reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
                               "Are you sure your configuration is correct?");
             return;
@@ -80,8 +66,9 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
         user = argv[1];
         pass = argv[2];
     }
-    if (password_ok(c, user, pass)) {
-        c->flags |= GB_CLIENT_AUTHED;
+    const gb_acl_user *u = gb_acl_check_credentials(c, user, pass, argv[0]);
+    if (u) {
+        gb_acl_login(c, u);
         gb_reply_ok(c);
     } else {
         gb_reply_error(c, GB_ERR_WRONGPASS);
@@ -147,8 +134,10 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
         }
     }
     bool authed = (c->flags & GB_CLIENT_AUTHED) != 0;
+    const gb_acl_user *as = NULL;
     if (have_auth) {
-        if (!password_ok(c, user, pass)) {
+        as = gb_acl_check_credentials(c, user, pass, argv[0]);
+        if (!as) {
             gb_reply_error(c, GB_ERR_WRONGPASS);
             return;
         }
@@ -166,8 +155,8 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
                           "(use HELLO 2 or no HELLO)");
         return;
     }
-    if (have_auth)
-        c->flags |= GB_CLIENT_AUTHED;
+    if (as)
+        gb_acl_login(c, as);
     if (have_name && !valid_client_name(name)) {
         gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
         return;
@@ -193,40 +182,13 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- CLIENT ------------------------------------------------------------------ */
 
-/* One CLIENT LIST line, in Redis's field order. */
+/* One CLIENT LIST line. */
 static size_t client_line(gb_client *c, char *buf, size_t cap)
 {
-    gb_client_desc d = {.fd = -1};
-    if (c->hooks && c->hooks->describe)
-        c->hooks->describe(c, &d);
-    char flags[8];
-    int nf = 0;
-    if (c->flags & GB_CLIENT_MULTI)
-        flags[nf++] = 'x';
-    if (c->flags & GB_CLIENT_BLOCKED)
-        flags[nf++] = 'b';
-    if (c->flags & GB_CLIENT_DIRTY_CAS)
-        flags[nf++] = 'd';
-    if (c->flags & GB_CLIENT_CLOSE_AFTER_REPLY)
-        flags[nf++] = 'c';
-    if (c->flags & GB_CLIENT_UNIX)
-        flags[nf++] = 'U';
-    if (nf == 0)
-        flags[nf++] = 'N';
-    flags[nf] = '\0';
-    int64_t now = (int64_t)c->eng->now_mono_ms;
-    int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
-                     "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
-                     "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d%s\n",
-                     (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
-                     (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
-                     c->db->id, (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
-                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->def->name : "NULL", c->resp,
-                     (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+    size_t n = gb_client_info(c, buf, cap - 1);
+    buf[n++] = '\n';
+    buf[n] = '\0';
+    return n;
 }
 
 typedef struct strbuf {
@@ -288,6 +250,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     int64_t id = -1;
     gb_slice addr = {0}, laddr = {0};
     bool skipme = true, have_addr = false, have_laddr = false;
+    const gb_acl_user *user = NULL;
     for (int i = 2; i < argc; i += 2) {
         gb_slice k = argv[i], v = argv[i + 1];
         if (gb_slice_ieq(k, "id")) {
@@ -321,7 +284,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         } else if (gb_slice_ieq(k, "user")) {
-            if (!gb_slice_ieq(v, "default")) {
+            user = gb_acl_find_user(c->eng, v);
+            if (!user) {
                 gb_reply_errorf(c, "ERR No such user '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
                 return;
             }
@@ -334,7 +298,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     for (gb_client *x = c->eng->clients; x; x = x->next) {
         if (id > 0 && x->id != (uint64_t)id)
             continue;
-        if (skipme && x == c)
+        if ((skipme && x == c) || (user && x->user != user))
             continue;
         if (have_addr || have_laddr) {
             gb_client_desc d = {.fd = -1};
@@ -353,8 +317,6 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_client(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "client", argc, argv))
-        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "id") && argc == 2) {
         gb_reply_int(c, (int64_t)c->id);
@@ -455,7 +417,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-            "    TYPE normal, USER default, SKIPME (YES|NO).",
+            "    TYPE normal, USER <username>, SKIPME (YES|NO).",
             "LIST [TYPE normal] [ID <id> [<id> ...]]",
             "    Return information about client connections.",
             "SETNAME <name>",
@@ -476,176 +438,6 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         gb_reply_unknown_subcommand(c, sub, "client");
-    }
-}
-
-/* ---- COMMAND ---------------------------------------------------------------------- */
-
-static void reply_flag_list(gb_client *c, const gb_command_def *d)
-{
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } names[] = {{GB_CMD_WRITE, "write"},     {GB_CMD_READONLY, "readonly"}, {GB_CMD_DENYOOM, "denyoom"},
-                 {GB_CMD_ADMIN, "admin"},     {GB_CMD_NOAUTH, "no_auth"},    {GB_CMD_FAST, "fast"},
-                 {GB_CMD_BLOCKING, "blocking"}, {GB_CMD_LOADING, "loading"},   {GB_CMD_STALE, "stale"},
-                 {GB_CMD_NOSCRIPT, "noscript"}, {GB_CMD_MOVABLEKEYS, "movablekeys"}};
-    int n = 0;
-    for (size_t i = 0; i < GB_ARRAY_LEN(names); i++)
-        if (d->flags & names[i].bit)
-            n++;
-    gb_reply_array(c, n);
-    for (size_t i = 0; i < GB_ARRAY_LEN(names); i++)
-        if (d->flags & names[i].bit)
-            gb_reply_status(c, names[i].name);
-}
-
-static void reply_command_info(gb_client *c, const gb_command *cmd)
-{
-    const gb_command_def *d = cmd->def;
-    gb_reply_array(c, 10);
-    gb_reply_cstr(c, d->name);
-    gb_reply_int(c, d->arity);
-    reply_flag_list(c, d);
-    gb_reply_int(c, d->first_key);
-    gb_reply_int(c, d->last_key);
-    gb_reply_int(c, d->key_step);
-    gb_reply_array(c, 1);
-    char cat[40];
-    snprintf(cat, sizeof cat, "@%s", d->group);
-    gb_reply_status(c, cat);
-    gb_reply_array(c, 0); /* tips */
-    gb_reply_array(c, 0); /* key specs: clients fall back to first/last/step */
-    gb_reply_array(c, 0); /* subcommands */
-}
-
-static void reply_command_doc(gb_client *c, const gb_command *cmd)
-{
-    const gb_command_def *d = cmd->def;
-    gb_reply_cstr(c, d->name);
-    gb_reply_array(c, 6);
-    gb_reply_cstr(c, "summary");
-    gb_reply_cstr(c, d->summary ? d->summary : "");
-    gb_reply_cstr(c, "since");
-    gb_reply_cstr(c, d->since ? d->since : "1.0.0");
-    gb_reply_cstr(c, "group");
-    gb_reply_cstr(c, d->group);
-}
-
-typedef struct each_ctx {
-    gb_client *c;
-    int kind; /* 0 info, 1 docs, 2 names */
-    int filter; /* kind 2: 0 none, 1 pattern, 2 aclcat (the command's group), 3 module (none match) */
-    gb_slice arg;
-    int64_t n;
-} each_ctx;
-
-static void each_command(gb_command *cmd, void *ctx)
-{
-    each_ctx *e = ctx;
-    if (e->kind == 0)
-        reply_command_info(e->c, cmd);
-    else if (e->kind == 1)
-        reply_command_doc(e->c, cmd);
-    else {
-        const char *name = cmd->def->name;
-        if (e->filter == 1 && !gb_glob_match(e->arg.ptr, e->arg.len, name, strlen(name), true))
-            return;
-        if (e->filter == 2 && !(cmd->def->group && strlen(cmd->def->group) == e->arg.len &&
-                                gb_slice_ieq(e->arg, cmd->def->group)))
-            return;
-        if (e->filter == 3)
-            return;
-        gb_reply_cstr(e->c, name);
-        e->n++;
-    }
-}
-
-static void cmd_command(gb_client *c, int argc, gb_slice *argv)
-{
-    gb_engine *eng = c->eng;
-    if (!gb_subcommand_check(c, "command", argc, argv))
-        return;
-    if (argc == 1) {
-        gb_reply_array(c, (int64_t)eng->ncommands);
-        each_ctx e = {.c = c, .kind = 0};
-        gb_commands_foreach(eng, each_command, &e);
-        return;
-    }
-    gb_slice sub = argv[1];
-    if (gb_slice_ieq(sub, "count") && argc == 2) {
-        gb_reply_int(c, (int64_t)eng->ncommands);
-    } else if (gb_slice_ieq(sub, "info")) {
-        if (argc == 2) {
-            gb_reply_array(c, (int64_t)eng->ncommands);
-            each_ctx e = {.c = c, .kind = 0};
-            gb_commands_foreach(eng, each_command, &e);
-            return;
-        }
-        gb_reply_array(c, argc - 2);
-        for (int i = 2; i < argc; i++) {
-            gb_command *cmd = gb_command_lookup(eng, argv[i]);
-            if (cmd)
-                reply_command_info(c, cmd);
-            else
-                gb_reply_nil(c); /* Redis: addReplyNull, "$-1" in RESP2 */
-        }
-    } else if (gb_slice_ieq(sub, "docs")) {
-        if (argc == 2) {
-            gb_reply_array(c, (int64_t)eng->ncommands * 2);
-            each_ctx e = {.c = c, .kind = 1};
-            gb_commands_foreach(eng, each_command, &e);
-            return;
-        }
-        size_t h = gb_reply_array_deferred(c);
-        int64_t n = 0;
-        for (int i = 2; i < argc; i++) {
-            gb_command *cmd = gb_command_lookup(eng, argv[i]);
-            if (cmd) {
-                reply_command_doc(c, cmd);
-                n += 2;
-            }
-        }
-        gb_reply_set_deferred(c, h, n);
-    } else if (gb_slice_ieq(sub, "list")) {
-        /* COMMAND LIST [FILTERBY MODULE name | ACLCAT cat | PATTERN glob];
-         * anything else is a syntax error, as in Redis. */
-        each_ctx e = {c, 2, 0, {0}, 0};
-        if (argc == 5 && gb_slice_ieq(argv[2], "filterby")) {
-            e.arg = argv[4];
-            if (gb_slice_ieq(argv[3], "pattern"))
-                e.filter = 1;
-            else if (gb_slice_ieq(argv[3], "aclcat"))
-                e.filter = 2;
-            else if (gb_slice_ieq(argv[3], "module"))
-                e.filter = 3;
-        }
-        if (argc != 2 && e.filter == 0) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
-        size_t h = gb_reply_array_deferred(c);
-        gb_commands_foreach(eng, each_command, &e);
-        gb_reply_set_deferred(c, h, e.n);
-    } else if (gb_slice_ieq(sub, "help") && argc == 2) {
-        static const char *lines[] = {
-            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "(no subcommand)",
-            "    Return details about all commands.",
-            "COUNT",
-            "    Return the total number of commands in this server.",
-            "LIST",
-            "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]",
-            "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]",
-            "    Return documentation details about multiple commands.",
-            "HELP",
-            "    Print this help.",
-        };
-        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
-    } else {
-        gb_reply_unknown_subcommand(c, sub, "command");
     }
 }
 
@@ -706,6 +498,8 @@ static bool config_apply(gb_client *c, const char *name)
     gb_engine *eng = c->eng;
     if (strcmp(name, "loglevel") == 0)
         gb_log_set_level(eng->cfg.loglevel);
+    if (strcmp(name, "requirepass") == 0)
+        gb_acl_requirepass_changed(eng);
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
@@ -721,8 +515,6 @@ static bool config_apply(gb_client *c, const char *name)
 
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "config", argc, argv))
-        return;
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "get")) {
         if (argc < 3) {
@@ -742,7 +534,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         gb_free(p.names);
         gb_free(p.values);
     } else if (gb_slice_ieq(sub, "set")) {
-        if (argc % 2 != 0) { /* pairs; fewer than 4 arguments: gb_subcommand_check */
+        if (argc % 2 != 0) { /* pairs (the gate checked config|set has at least one) */
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
@@ -869,8 +661,6 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "memory", argc, argv))
-        return;
     if (gb_slice_ieq(argv[1], "usage")) {
         /* Redis: any number of "SAMPLES <count>" pairs, count >= 0. */
         for (int j = 3; j < argc; j += 2) {
@@ -905,26 +695,24 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
 #define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)
 
 GB_DEFINE_COMMANDS(server,
-    {"ping", -1, GB_CMD_FAST | GB_CMD_STALE, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
+    {"ping", -1, GB_CMD_FAST, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
      "1.0.0"},
-    {"echo", 2, GB_CMD_FAST, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
-    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
+    {"echo", 2, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
+    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
      "1.0.0"},
     {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_auth, "connection",
      "Authenticates the connection.", "1.0.0"},
     {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_hello, "connection",
      "Handshakes with the server.", "6.0.0"},
-    {"client", -2, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_client, "connection",
-     "A container for client connection commands.", "2.4.0"},
-    {"command", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_command, "server",
-     "Returns detailed information about all commands.", "2.8.13"},
+    {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
+     "A container for client connection commands.", "2.4.0", "getname help id info kill list setname unblock"},
     {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
      "Returns information and statistics about the server.", "1.0.0"},
-    {"config", -2, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_config, "server",
-     "A container for server configuration commands.", "2.0.0"},
+    {"config", -2, 0, 0, 0, 0, cmd_config, "server",
+     "A container for server configuration commands.", "2.0.0", "get help resetstat set"},
     {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
      "Returns the server time.", "2.6.0"},
     {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
      "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"},
-    {"memory", -2, GB_CMD_READONLY, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.",
-     "4.0.0"});
+    {"memory", -2, 0, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.", "4.0.0",
+     "help usage"});

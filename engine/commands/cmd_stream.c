@@ -802,9 +802,9 @@ GB_DEFINE_COMMANDS(stream,
     {"xdel", -3, WF, 1, 1, 1, cmd_xdel, "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", "5.0.0"},
     {"xtrim", -4, GB_CMD_WRITE, 1, 1, 1, cmd_xtrim, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0"},
     {"xsetid", -3, W, 1, 1, 1, cmd_xsetid, "stream", "An internal command for replicating stream values", "5.0.0"},
-    {"xgroup", -2, GB_CMD_WRITE, 0, 0, 0, gb_cmd_xgroup, "stream", "A container for consumer groups commands", "5.0.0"},
+    {"xgroup", -2, 0, 0, 0, 0, gb_cmd_xgroup, "stream", "A container for consumer groups commands", "5.0.0"},
     {"xack", -4, WF, 1, 1, 1, gb_cmd_xack, "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0"},
     {"xpending", -3, R, 1, 1, 1, gb_cmd_xpending, "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "5.0.0"},
     {"xclaim", -6, WF, 1, 1, 1, gb_cmd_xclaim, "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", "5.0.0"},
     {"xautoclaim", -6, WF, 1, 1, 1, gb_cmd_xautoclaim, "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", "6.2.0"},
-    {"xinfo", -2, GB_CMD_READONLY, 0, 0, 0, gb_cmd_xinfo, "stream", "A container for stream introspection commands", "5.0.0"});
+    {"xinfo", -2, 0, 0, 0, 0, gb_cmd_xinfo, "stream", "A container for stream introspection commands", "5.0.0"});

@@ -127,8 +127,7 @@ static void xgroup_setid(gb_client *c, gb_slice *argv, gb_stream *s, gb_stream_c
 
 void gb_cmd_xgroup(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "xgroup", argc, argv))
-        return;
+    /* The gate resolved the subcommand and checked its arity. */
     gb_slice sub = argv[1];
     bool create = gb_slice_ieq(sub, "create"), setid = gb_slice_ieq(sub, "setid");
     gb_stream *s = NULL;
@@ -886,8 +885,7 @@ static void xinfo_stream(gb_client *c, int argc, gb_slice *argv, const gb_stream
 
 void gb_cmd_xinfo(gb_client *c, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, "xinfo", argc, argv))
-        return;
+    /* The gate resolved the subcommand and checked its arity. */
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "help")) {
         gb_reply_help(c, xinfo_help, GB_ARRAY_LEN(xinfo_help));

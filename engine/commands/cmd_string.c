@@ -1,4 +1,5 @@
-/* String commands: RESP argument parsing on top of engine/types/t_string.h. */
+/* String commands: the arguments, the replies and the propagated effects
+ * around engine/types/t_string.h (the work on the keys). */
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
 #include "engine/core/propagate.h"
@@ -85,17 +86,6 @@ static bool expire_to_ms(gb_client *c, int64_t v, unsigned flags, const char *cm
         return false;
     }
     return true;
-}
-
-/* The integer of an expiry option, then its absolute time. */
-static bool expire_arg_to_ms(gb_client *c, gb_slice arg, unsigned flags, const char *cmdname, int64_t *out)
-{
-    int64_t v;
-    if (!gb_slice2ll(arg, &v)) {
-        gb_reply_error(c, GB_ERR_NOT_INT);
-        return false;
-    }
-    return expire_to_ms(c, v, flags, cmdname, out);
 }
 
 /* Options that cannot go together (the text parser never produces them;
@@ -215,25 +205,21 @@ static void cmd_getset(gb_client *c, int argc, gb_slice *argv)
     do_set(c, argv[1], argv[2], O_GET, (gb_slice){0}, "getset", false);
 }
 
+static void emit_bulk(void *ctx, gb_slice v) { gb_reply_slice(ctx, v); }
+static void reply_len(void *ctx, size_t n) { gb_reply_array(ctx, (int64_t)n); }
+static void reply_nil(void *ctx) { gb_reply_nil(ctx); }
+
 static void cmd_getdel(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    gb_slice v;
-    char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
-    if (r == GB_R_NOTFOUND) {
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_result r = gb_string_getdel(c->db, argv[1], &s);
+    if (r == GB_R_NOTFOUND)
         gb_reply_nil(c);
-        return;
-    }
-    if (r != GB_R_OK) {
+    else if (r != GB_R_OK)
         gb_reply_result(c, r);
-        return;
-    }
-    gb_reply_slice(c, v); /* copied into the reply before the key goes */
-    gb_db_delete(c->db, argv[1]);
-    gb_engine_key_modified(c->db, argv[1]);
-    gb_slice eff[2] = {gb_slice_cstr("DEL"), argv[1]};
-    gb_propagate_command(c, 2, eff); /* Redis propagates GETDEL as DEL */
+    else
+        gb_propagate_del(c, argv[1]); /* Redis propagates GETDEL as DEL */
 }
 
 static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
@@ -244,32 +230,28 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
         return;
     /* As in Redis: a missing key answers nil and a wrong type WRONGTYPE
      * before the expire value is validated ("GETEX nokey EX 0" is nil). */
-    gb_kv *kv = gb_db_lookup_read(c->db, argv[1]);
-    if (!kv) {
+    int64_t when = -1, v;
+    const char *err = NULL;
+    if (flags & O_ANY_EXPIRE) {
+        if (!gb_slice2ll(expire, &v))
+            err = GB_ERR_NOT_INT;
+        else if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, &when))
+            err = "ERR invalid expire time in 'getex' command";
+    }
+    gb_sink s = {.value = emit_bulk, .ctx = c};
+    gb_expiry_change change;
+    gb_result r = gb_string_getex(c->db, argv[1], err ? NULL : &when, flags & O_PERSIST, &s, &change);
+    if (r == GB_R_NOTFOUND) {
         gb_reply_nil(c);
-        return;
-    }
-    if (kv->type != GB_TYPE_STRING) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return;
-    }
-    int64_t when = -1;
-    if ((flags & O_ANY_EXPIRE) && !expire_arg_to_ms(c, expire, flags, "getex", &when))
-        return;
-    char buf[GB_INT_BUF];
-    gb_reply_slice(c, gb_kv_string(kv, buf));
-    if (when >= 0) {
-        if (when <= c->eng->now_ms) {
-            gb_db_delete(c->db, argv[1]);
-            gb_propagate_del(c, argv[1]);
-        } else {
-            gb_db_set_expire(c->db, kv, when);
-            gb_propagate_pexpireat(c, argv[1], when);
-        }
-        gb_engine_key_modified(c->db, argv[1]);
-    } else if ((flags & O_PERSIST) && gb_kv_volatile(kv)) {
-        gb_db_persist(c->db, kv);
-        gb_engine_key_modified(c->db, argv[1]);
+    } else if (r == GB_R_BADARG) {
+        gb_reply_error(c, err);
+    } else if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (change == GB_EXPIRY_SET) {
+        gb_propagate_pexpireat(c, argv[1], when);
+    } else if (change == GB_EXPIRY_DELETED) {
+        gb_propagate_del(c, argv[1]);
+    } else if (change == GB_EXPIRY_PERSISTED) {
         gb_slice eff[2] = {gb_slice_cstr("PERSIST"), argv[1]};
         gb_propagate_command(c, 2, eff);
     }
@@ -277,16 +259,10 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_mget(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_reply_array(c, argc - 1);
-    for (int i = 1; i < argc; i++) {
-        gb_kv *kv = gb_db_lookup_read(c->db, argv[i]);
-        if (!kv || kv->type != GB_TYPE_STRING) {
-            gb_reply_nil(c);
-            continue;
-        }
-        char buf[GB_INT_BUF];
-        gb_reply_slice(c, gb_kv_string(kv, buf));
-    }
+    gb_sink s = {.len = reply_len, .value = emit_bulk, .missing = reply_nil, .ctx = c};
+    gb_result r = gb_string_mget(c->db, (size_t)(argc - 1), argv + 1, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
 }
 
 static void mset_generic(gb_client *c, int argc, gb_slice *argv, bool nx, const char *name)
@@ -295,19 +271,12 @@ static void mset_generic(gb_client *c, int argc, gb_slice *argv, bool nx, const 
         gb_reply_wrong_arity(c, name);
         return;
     }
-    if (nx) {
-        for (int i = 1; i < argc; i += 2)
-            if (gb_db_lookup_write(c->db, argv[i])) {
-                gb_reply_int(c, 0);
-                return;
-            }
-    }
-    for (int i = 1; i < argc; i += 2) {
-        gb_db_set_string(c->db, argv[i], argv[i + 1], false);
-        gb_engine_key_modified(c->db, argv[i]);
-    }
-    if (nx)
-        gb_reply_int(c, 1);
+    bool set;
+    gb_result r = gb_string_mset(c->db, (size_t)(argc - 1) / 2, argv + 1, nx, &set);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    else if (nx)
+        gb_reply_int(c, set);
     else
         gb_reply_ok(c);
 }
@@ -424,34 +393,11 @@ static void cmd_getrange(gb_client *c, int argc, gb_slice *argv)
     }
     gb_slice v;
     char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, argv[1], &v, buf);
-    if (r == GB_R_NOTFOUND) {
-        gb_reply_bulk(c, "", 0);
-        return;
-    }
-    if (r != GB_R_OK) {
-        gb_reply_result(c, r);
-        return;
-    }
-    int64_t len = (int64_t)v.len;
-    if (start < 0 && end < 0 && start > end) {
-        gb_reply_bulk(c, "", 0);
-        return;
-    }
-    if (start < 0)
-        start += len;
-    if (end < 0)
-        end += len;
-    if (start < 0)
-        start = 0;
-    if (end < 0)
-        end = 0;
-    if (end >= len)
-        end = len - 1;
-    if (start > end || len == 0)
-        gb_reply_bulk(c, "", 0);
+    gb_result r = gb_string_getrange(c->db, argv[1], start, end, &v, buf);
+    if (r == GB_R_OK || r == GB_R_NOTFOUND)
+        gb_reply_bulk(c, v.ptr, v.len);
     else
-        gb_reply_bulk(c, v.ptr + start, (size_t)(end - start + 1));
+        gb_reply_result(c, r);
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)

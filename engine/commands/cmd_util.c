@@ -41,6 +41,9 @@ void gb_reply_result(gb_client *c, gb_result r)
     case GB_R_SKIPPED:
         gb_reply_nil(c);
         return;
+    case GB_R_BADARG: /* the caller replies the parse error it kept; a generic text if it did not */
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
     }
 }
 

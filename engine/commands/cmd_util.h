@@ -57,10 +57,4 @@ bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out);
 void gb_propagate_del(gb_client *c, gb_slice key);
 void gb_propagate_pexpireat(gb_client *c, gb_slice key, int64_t when_ms);
 
-struct gb_engine;
-struct gb_db;
-/* FLUSHDB for one database: tells WATCHers, frees everything (in the
- * background when lazy). */
-void gb_flush_db(struct gb_engine *eng, struct gb_db *db, bool lazy);
-
 #endif

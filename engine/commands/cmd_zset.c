@@ -1,6 +1,7 @@
 /*
- * Sorted-set commands, the blocking ones included, on top of
- * engine/ds/zset.h (representations, ranges, algebra) and engine/core/blocking.h.
+ * Sorted-set commands, the blocking ones included: the arguments, the
+ * replies and the propagated effects around engine/types/t_zset.h (the work
+ * on the keys) and engine/core/blocking.h (wait queues, deadlines, serving).
  * Argument order, error texts and reply shapes (RESP2) follow Redis 7.0's
  * t_zset.c; ZRANK/ZREVRANK also take 7.2's WITHSCORE.
  */
@@ -15,29 +16,36 @@
 #include "engine/base/mem.h"
 #include "engine/types/t_zset.h"
 #include "engine/base/score.h"
-#include "engine/ds/set.h"
-#include "engine/ds/zset.h"
 #include "engine/base/util.h"
 
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_MINMAX "ERR min or max is not a float"
 #define ERR_LEX "ERR min or max not valid string range item"
 
-/* ---- helpers --------------------------------------------------------------------- */
+/* ---- replies -------------------------------------------------------------------- */
 
-/* The sorted set under key in o (NULL when missing); NULL after replying
- * WRONGTYPE, with *wrong set. */
-static gb_zset *lookup_zset(gb_client *c, gb_slice key, bool write, gb_tobj *o, bool *wrong)
-{
-    return gb_tobj_lookup_or_reply(c, key, GB_TYPE_ZSET, write, o, wrong) ? &o->o.z : NULL;
-}
-
-/* Replies member (and score) for each emitted pair. */
+/* Replies the members (and scores) streamed: an array of their count, or of
+ * a count known only at the end (finish_reply). */
 typedef struct emit_ctx {
     gb_client *c;
     bool withscores;
-    bool pairs; /* each pair as its own 2-array (ZMPOP/BZMPOP) */
+    bool pairs;      /* each member and score as its own 2-array (ZMPOP/BZMPOP) */
+    bool deferred;
+    size_t handle;
 } emit_ctx;
+
+static int64_t items(const emit_ctx *e, size_t n) { return (int64_t)(e->withscores ? n * 2 : n); }
+
+static void emit_len(void *ctx, size_t n)
+{
+    emit_ctx *e = ctx;
+    if (n == GB_SINK_LEN_UNKNOWN) {
+        e->deferred = true;
+        e->handle = gb_reply_array_deferred(e->c);
+    } else {
+        gb_reply_array(e->c, items(e, n));
+    }
+}
 
 static void emit_reply(void *ctx, gb_slice m, double score)
 {
@@ -49,36 +57,53 @@ static void emit_reply(void *ctx, gb_slice m, double score)
         gb_reply_double(e->c, score);
 }
 
+static gb_sink emit_sink(emit_ctx *e)
+{
+    gb_sink s = {.len = emit_len, .scored = emit_reply, .ctx = e};
+    return s;
+}
+
+/* After a stream that went to emit_sink: the deferred length, or the reply
+ * for a missing key (an empty array) or an error. */
+static void finish_reply(emit_ctx *e, gb_result r, size_t n)
+{
+    if (r == GB_R_OK && e->deferred)
+        gb_reply_set_deferred(e->c, e->handle, items(e, n));
+    else if (r == GB_R_NOTFOUND)
+        gb_reply_array(e->c, 0);
+    else if (r != GB_R_OK)
+        gb_reply_result(e->c, r);
+}
+
 enum rtype { RT_AUTO = 0, RT_RANK, RT_SCORE, RT_LEX };
 
-/* The bounds of a rank, score or lex range. */
-typedef struct range_args {
-    int64_t start, end; /* RT_RANK */
-    gb_score_range score;
-    gb_lex_range lex;
-} range_args;
-
-/* Parses min and max as a range of type rt (not RT_AUTO); replies Redis's
- * error and returns false on bad input. */
-static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max, range_args *r)
+/* Parses min and max as bounds of type rt (not RT_AUTO) into r; replies
+ * Redis's error and returns false on bad input. */
+static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max, gb_zrange *r)
 {
-    if (rt == RT_RANK)
-        return gb_arg_ll(c, min, &r->start) && gb_arg_ll(c, max, &r->end);
-    if (rt == RT_SCORE && gb_score_parse_range(min, max, &r->score) != 0) {
-        gb_reply_error(c, ERR_MINMAX);
-        return false;
+    if (rt == RT_RANK) {
+        r->by = GB_ZRANGE_RANK;
+        return gb_arg_ll(c, min, &r->start) && gb_arg_ll(c, max, &r->stop);
     }
-    if (rt == RT_LEX && gb_lex_parse_range(min, max, &r->lex) != 0) {
-        gb_reply_error(c, ERR_LEX);
-        return false;
+    if (rt == RT_SCORE) {
+        r->by = GB_ZRANGE_SCORE;
+        if (gb_score_parse_range(min, max, &r->score) != 0) {
+            gb_reply_error(c, ERR_MINMAX);
+            return false;
+        }
+    }
+    if (rt == RT_LEX) {
+        r->by = GB_ZRANGE_LEX;
+        if (gb_lex_parse_range(min, max, &r->lex) != 0) {
+            gb_reply_error(c, ERR_LEX);
+            return false;
+        }
     }
     return true;
 }
 
 /* ---- ZADD / ZINCRBY ---------------------------------------------------------------------- */
 
-/* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
- * why "ZINCRBY k nx m" is a syntax error), then score-member pairs. */
 /* Redis's option rules for ZADD, each with its own text; replies and
  * returns false when broken. */
 static bool zadd_flags_ok(gb_client *c, int flags, size_t n)
@@ -111,7 +136,7 @@ void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *
         }
     }
     gb_zadd_result res;
-    gb_result r = gb_op_zadd(c->db, key, flags, n, scores, members, &res);
+    gb_result r = gb_zset_zadd(c->db, key, flags, n, scores, members, &res);
     if (r == GB_R_WRONGTYPE)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
     else if (r == GB_R_NAN)
@@ -128,6 +153,8 @@ void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *
     }
 }
 
+/* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
+ * why "ZINCRBY k nx m" is a syntax error), then score-member pairs. */
 static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
 {
     int idx = 2;
@@ -183,7 +210,7 @@ static void cmd_zincrby(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c
 void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member)
 {
     double s;
-    gb_result r = gb_op_zscore(c->db, key, member, &s);
+    gb_result r = gb_zset_zscore(c->db, key, member, &s);
     if (r == GB_R_OK)
         gb_reply_double(c, s);
     else if (r == GB_R_NOTFOUND)
@@ -198,44 +225,40 @@ static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
     gb_cmd_zscore(c, argv[1], argv[2]);
 }
 
+static void reply_len(void *ctx, size_t n) { gb_reply_array(ctx, (int64_t)n); }
+static void reply_score(void *ctx, gb_slice m, double score)
+{
+    (void)m;
+    gb_reply_double(ctx, score);
+}
+static void reply_nil(void *ctx) { gb_reply_nil(ctx); }
+
 static void cmd_zmscore(gb_client *c, int argc, gb_slice *argv)
 {
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        return;
-    gb_reply_array(c, argc - 2);
-    for (int j = 2; j < argc; j++) {
-        double s;
-        if (z && gb_zset_score(z, argv[j], &s))
-            gb_reply_double(c, s);
-        else
-            gb_reply_nil(c);
-    }
+    gb_sink s = {.len = reply_len, .scored = reply_score, .missing = reply_nil, .ctx = c};
+    gb_result r = gb_zset_zmscore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &s);
+    if (r != GB_R_OK)
+        gb_reply_result(c, r);
 }
 
 static void cmd_zcard(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (!wrong)
-        gb_reply_int(c, z ? (int64_t)gb_zset_card(z) : 0);
+    int64_t n;
+    gb_result r = gb_zset_zcard(c->db, argv[1], &n);
+    gb_reply_int_result(c, r, n);
 }
 
 /* ZCOUNT / ZLEXCOUNT key min max */
 static void count_generic(gb_client *c, gb_slice *argv, enum rtype rt)
 {
-    range_args r;
-    if (!parse_range(c, rt, argv[2], argv[3], &r))
+    gb_zrange range;
+    if (!parse_range(c, rt, argv[2], argv[3], &range))
         return;
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (!wrong)
-        gb_reply_int(c, !z ? 0 : (int64_t)(rt == RT_SCORE ? gb_zset_count(z, &r.score) : gb_zset_lexcount(z, &r.lex)));
+    int64_t n;
+    gb_result r = rt == RT_SCORE ? gb_zset_zcount(c->db, argv[1], &range.score, &n)
+                                 : gb_zset_zlexcount(c->db, argv[1], &range.lex, &n);
+    gb_reply_int_result(c, r, n);
 }
 
 static void cmd_zcount(gb_client *c, int argc, gb_slice *argv)
@@ -250,72 +273,27 @@ static void cmd_zlexcount(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* ZRANK/ZREVRANK key member [WITHSCORE] (WITHSCORE: Redis 7.2). */
-static void rank_generic(gb_client *c, int argc, gb_slice *argv, bool reverse)
+/* ZRANK/ZREVRANK key member: Redis 7.0's form (7.2's WITHSCORE is refused
+ * by the arity, as 7.0 refuses it). */
+static void rank_generic(gb_client *c, gb_slice *argv, bool reverse)
 {
-    bool withscore = false;
-    if (argc > 4) {
-        gb_reply_wrong_arity(c, reverse ? "zrevrank" : "zrank");
-        return;
-    }
-    if (argc == 4) {
-        if (!gb_slice_ieq(argv[3], "withscore")) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
-        withscore = true;
-    }
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        return;
-    size_t rank;
+    int64_t rank;
     double score;
-    if (z && gb_zset_rank(z, argv[2], reverse, &rank, &score)) {
-        if (withscore)
-            gb_reply_array(c, 2);
-        gb_reply_int(c, (int64_t)rank);
-        if (withscore)
-            gb_reply_double(c, score);
-    } else if (withscore) {
-        gb_reply_nil_array(c);
-    } else {
+    gb_result r = gb_zset_zrank(c->db, argv[1], argv[2], reverse, &rank, &score);
+    if (r == GB_R_OK)
+        gb_reply_int(c, rank);
+    else if (r != GB_R_NOTFOUND)
+        gb_reply_result(c, r);
+    else
         gb_reply_nil(c);
-    }
 }
 
-static void cmd_zrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argc, argv, false); }
-static void cmd_zrevrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argc, argv, true); }
+static void cmd_zrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argv, false); }
+static void cmd_zrevrank(gb_client *c, int argc, gb_slice *argv) { rank_generic(c, argv, true); }
 
 /* ---- ranges ------------------------------------------------------------------------------ */
 
 enum rdir { DIR_AUTO = 0, DIR_FWD, DIR_REV };
-
-/* ZRANGESTORE's sink: every emitted pair goes into a new set. */
-typedef struct store_ctx {
-    gb_zset *z;
-    gb_types_config cfg;
-} store_ctx;
-
-static void emit_store(void *ctx, gb_slice m, double score)
-{
-    store_ctx *s = ctx;
-    gb_zadd_result res;
-    gb_zset_add(s->z, &s->cfg, 0, 1, &score, &m, &res);
-}
-
-/* Stores z (possibly empty) under dst and replies its size. */
-static void store_result(gb_client *c, gb_slice dst, gb_zset *z)
-{
-    size_t n = z ? gb_zset_card(z) : 0;
-    if (n == 0) {
-        gb_zset_free(z);
-        gb_types_store(c->db, dst, GB_TYPE_ZSET, NULL);
-    } else {
-        gb_types_store(c->db, dst, GB_TYPE_ZSET, z);
-    }
-    gb_reply_int(c, (int64_t)n);
-}
 
 /* Redis's zrangeGenericCommand: ZRANGE, ZRANGESTORE and the older
  * Z[REV]RANGE[BYSCORE|BYLEX]. argv[start] is the source key; dst is
@@ -326,13 +304,15 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
     bool store = dst != NULL;
     int minidx = start + 1, maxidx = start + 2;
     bool withscores = false;
-    int64_t offset = 0, limit = -1;
+    gb_zrange range;
+    memset(&range, 0, sizeof range);
+    range.limit = -1;
     for (int j = start + 3; j < argc; j++) {
         int left = argc - j - 1;
         if (!store && gb_slice_ieq(argv[j], "withscores")) {
             withscores = true;
         } else if (gb_slice_ieq(argv[j], "limit") && left >= 2) {
-            if (!gb_arg_ll(c, argv[j + 1], &offset) || !gb_arg_ll(c, argv[j + 2], &limit))
+            if (!gb_arg_ll(c, argv[j + 1], &range.offset) || !gb_arg_ll(c, argv[j + 2], &range.limit))
                 return;
             j += 2;
         } else if (dir == DIR_AUTO && gb_slice_ieq(argv[j], "rev")) {
@@ -350,7 +330,7 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
         dir = DIR_FWD;
     if (rt == RT_AUTO)
         rt = RT_RANK;
-    if (limit != -1 && rt == RT_RANK) {
+    if (range.limit != -1 && rt == RT_RANK) {
         gb_reply_error(c, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
         return;
     }
@@ -358,60 +338,25 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
         gb_reply_error(c, "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
         return;
     }
-    bool rev = dir == DIR_REV;
-    if (rev && (rt == RT_SCORE || rt == RT_LEX)) {
+    range.rev = dir == DIR_REV;
+    if (range.rev && (rt == RT_SCORE || rt == RT_LEX)) {
         int t = minidx;
         minidx = maxidx;
         maxidx = t;
     }
-    range_args r;
-    if (!parse_range(c, rt, argv[minidx], argv[maxidx], &r))
+    if (!parse_range(c, rt, argv[minidx], argv[maxidx], &range))
         return;
-
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[start], false, &o, &wrong);
-    if (wrong)
-        return;
-    if (!z) {
-        if (store)
-            store_result(c, *dst, NULL);
-        else
-            gb_reply_array(c, 0);
-        return;
-    }
-
-    store_ctx sc;
-    emit_ctx ec = {c, withscores, false};
-    gb_zset_emit_fn emit = emit_reply;
-    void *ctx = &ec;
     if (store) {
-        sc.cfg = gb_types_cfg(c->eng);
-        sc.z = gb_zset_new(&sc.cfg, 0, 0);
-        emit = emit_store;
-        ctx = &sc;
+        int64_t card;
+        gb_result r = gb_zset_zrangestore(c->db, *dst, argv[start], &range, &card);
+        gb_reply_int_result(c, r, card);
+        return;
     }
-    if (rt == RT_RANK) {
-        if (!store) {
-            size_t first, last;
-            size_t n = gb_index_range(r.start, r.end, gb_zset_card(z), &first, &last) ? last - first + 1 : 0;
-            gb_reply_array(c, (int64_t)(withscores ? n * 2 : n));
-            if (n == 0)
-                return;
-        }
-        gb_zset_range_rank(z, r.start, r.end, rev, emit, ctx);
-    } else {
-        size_t h = store ? 0 : gb_reply_array_deferred(c);
-        size_t n;
-        if (rt == RT_SCORE)
-            n = gb_zset_range_score(z, &r.score, rev, offset, limit, emit, ctx);
-        else
-            n = gb_zset_range_lex(z, &r.lex, rev, offset, limit, emit, ctx);
-        if (!store)
-            gb_reply_set_deferred(c, h, (int64_t)(withscores ? n * 2 : n));
-    }
-    if (store)
-        store_result(c, *dst, sc.z);
+    emit_ctx e = {c, withscores, false, false, 0};
+    gb_sink s = emit_sink(&e);
+    size_t n;
+    gb_result r = gb_zset_zrange(c->db, argv[start], &range, &s, &n);
+    finish_reply(&e, r, n);
 }
 
 static void cmd_zrange(gb_client *c, int argc, gb_slice *argv) { zrange_generic(c, argc, argv, 1, NULL, RT_AUTO, DIR_AUTO); }
@@ -441,49 +386,20 @@ static void cmd_zrevrangebylex(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
 {
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong)
-        return;
-    if (!z) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    size_t n = gb_zset_remove(z, (size_t)(argc - 2), argv + 2);
-    if (n) {
-        gb_tobj_sync_or_delete(c->db, argv[1], &o);
-        gb_engine_key_modified(c->db, argv[1]);
-    }
-    gb_reply_int(c, (int64_t)n);
+    int64_t n;
+    gb_result r = gb_zset_zrem(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
+    gb_reply_int_result(c, r, n);
 }
 
 static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
 {
-    range_args r;
-    if (!parse_range(c, rt, argv[2], argv[3], &r))
+    gb_zrange range;
+    memset(&range, 0, sizeof range);
+    if (!parse_range(c, rt, argv[2], argv[3], &range))
         return;
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong)
-        return;
-    if (!z) {
-        gb_reply_int(c, 0);
-        return;
-    }
-    size_t n;
-    if (rt == RT_RANK)
-        n = gb_zset_remrange_rank(z, r.start, r.end);
-    else if (rt == RT_SCORE)
-        n = gb_zset_remrange_score(z, &r.score);
-    else
-        n = gb_zset_remrange_lex(z, &r.lex);
-    if (n) {
-        gb_tobj_sync_or_delete(c->db, argv[1], &o);
-        gb_engine_key_modified(c->db, argv[1]);
-    }
-    gb_reply_int(c, (int64_t)n);
+    int64_t n;
+    gb_result r = gb_zset_zremrange(c->db, argv[1], &range, &n);
+    gb_reply_int_result(c, r, n);
 }
 
 static void cmd_zremrangebyrank(gb_client *c, int argc, gb_slice *argv)
@@ -504,38 +420,6 @@ static void cmd_zremrangebylex(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- pops -------------------------------------------------------------------------------- */
 
-/* Pops up to count from z (the set under key) and replies: flat
- * [member, score, ...] (ZPOPMIN/ZPOPMAX), [key, member, score] (BZPOP*) or
- * [key, [[member, score], ...]] (ZMPOP, BZMPOP). */
-enum pop_shape { POP_FLAT, POP_BZPOP, POP_MPOP };
-
-static void pop_reply(gb_client *c, gb_slice key, gb_tobj *o, bool max, size_t count, enum pop_shape shape)
-{
-    gb_zset *z = &o->o.z;
-    size_t n = GB_MIN(count, gb_zset_card(z));
-    emit_ctx ec = {c, true, shape == POP_MPOP};
-    if (shape == POP_FLAT) {
-        gb_reply_array(c, (int64_t)n * 2);
-    } else if (shape == POP_BZPOP) {
-        gb_reply_array(c, (int64_t)n * 2 + 1);
-        gb_reply_slice(c, key);
-    } else {
-        gb_reply_array(c, 2);
-        gb_reply_slice(c, key);
-        gb_reply_array(c, (int64_t)n);
-    }
-    gb_zset_pop(z, max, n, emit_reply, &ec);
-    gb_tobj_sync_or_delete(c->db, key, o);
-    gb_engine_key_modified(c->db, key);
-    if (shape != POP_FLAT && gb_propagating(&c->eng->prop)) {
-        /* A blocking or multi-key pop is propagated as the ZPOPMIN/ZPOPMAX
-         * that happened, as Redis 7.0 does. */
-        char num[GB_INT_BUF];
-        gb_slice eff[3] = {gb_slice_cstr(max ? "ZPOPMAX" : "ZPOPMIN"), key, gb_slice_make(num, gb_ll2str(num, (int64_t)n))};
-        gb_propagate_command(c, shape == POP_BZPOP ? 2 : 3, eff);
-    }
-}
-
 static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
 {
     if (argc > 3) {
@@ -546,39 +430,62 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     if (argc == 3 &&
         !gb_arg_ll_range(c, argv[2], 0, INT64_MAX, "ERR value is out of range, must be positive", &count))
         return;
-    bool wrong;
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], true, &o, &wrong);
-    if (wrong)
-        return;
-    if (!z || count == 0) {
-        gb_reply_array(c, 0);
-        return;
-    }
-    pop_reply(c, argv[1], &o, max, count == -1 ? 1 : (size_t)count, POP_FLAT);
+    emit_ctx e = {c, true, false, false, 0}; /* flat [member, score, ...] */
+    gb_sink s = emit_sink(&e);
+    gb_result r = gb_zset_zpopmin(c->db, argv[1], max, count == -1 ? 1 : (size_t)count, &s);
+    finish_reply(&e, r, 0);
 }
 
 static void cmd_zpopmin(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, false); }
 static void cmd_zpopmax(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, true); }
 
-/* ZMPOP's and the blocking pops' first pass: pops from the first non-empty
- * zset among keys (the first existing one: an empty zset's key is deleted)
- * and returns true after replying, WRONGTYPE for a key of another type met
- * first included; false when every key is missing. */
-static bool pop_first(gb_client *c, gb_slice *keys, int nkeys, bool max, size_t count, enum pop_shape shape)
+/* The reply of a pop from one of several keys: [key, member, score]
+ * (BZPOP*) or [key, [[member, score], ...]] (ZMPOP, BZMPOP). */
+typedef struct mpop_ctx {
+    emit_ctx e;
+    const gb_slice *keys;
+    size_t which;
+    size_t n;
+} mpop_ctx;
+
+static void mpop_open(void *ctx, size_t n)
 {
-    for (int i = 0; i < nkeys; i++) {
-        bool wrong;
-        gb_tobj o;
-        gb_zset *z = lookup_zset(c, keys[i], true, &o, &wrong);
-        if (wrong)
-            return true;
-        if (!z || gb_zset_card(z) == 0)
-            continue;
-        pop_reply(c, keys[i], &o, max, count, shape);
-        return true;
+    mpop_ctx *m = ctx;
+    m->n = n;
+    if (!m->e.pairs) {
+        gb_reply_array(m->e.c, (int64_t)n * 2 + 1);
+        gb_reply_slice(m->e.c, m->keys[m->which]);
+    } else {
+        gb_reply_array(m->e.c, 2);
+        gb_reply_slice(m->e.c, m->keys[m->which]);
+        gb_reply_array(m->e.c, (int64_t)n);
     }
-    return false;
+}
+
+static void mpop_member(void *ctx, gb_slice member, double score) { emit_reply(&((mpop_ctx *)ctx)->e, member, score); }
+
+/* ZMPOP's and the blocking pops' first pass: pops from the first non-empty
+ * zset among keys and returns true after replying, WRONGTYPE for a key of
+ * another type met first included; false when every key is missing.
+ * mpop: ZMPOP's shape, else BZPOP's. */
+static bool pop_first(gb_client *c, const gb_slice *keys, int nkeys, bool max, size_t count, bool mpop)
+{
+    mpop_ctx m = {{c, true, mpop, false, 0}, keys, 0, 0};
+    gb_sink s = {.len = mpop_open, .scored = mpop_member, .ctx = &m};
+    gb_result r = gb_zset_zmpop(c->db, (size_t)nkeys, keys, max, count, &s, &m.which);
+    if (r == GB_R_NOTFOUND)
+        return false;
+    if (r != GB_R_OK) {
+        gb_reply_result(c, r);
+    } else if (gb_propagating(&c->eng->prop)) {
+        /* Propagated as the ZPOPMIN/ZPOPMAX that happened, as Redis 7.0
+         * does. */
+        char num[GB_INT_BUF];
+        gb_slice eff[3] = {gb_slice_cstr(max ? "ZPOPMAX" : "ZPOPMIN"), keys[m.which],
+                           gb_slice_make(num, gb_ll2str(num, (int64_t)m.n))};
+        gb_propagate_command(c, mpop ? 3 : 2, eff);
+    }
+    return true;
 }
 
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT n]: nil when every key is missing. */
@@ -588,7 +495,7 @@ static void cmd_zmpop(gb_client *c, int argc, gb_slice *argv)
     bool max;
     if (!gb_parse_mpop_args(c, argc, argv, 1, "min", "max", &numkeys, &max, &count))
         return;
-    if (!pop_first(c, argv + 2, (int)numkeys, max, (size_t)count, POP_MPOP))
+    if (!pop_first(c, argv + 2, (int)numkeys, max, (size_t)count, true))
         gb_reply_nil_array(c);
 }
 
@@ -598,7 +505,10 @@ static void bzpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[argc - 1], &deadline))
         return;
-    if (pop_first(c, argv + 1, argc - 2, max, 1, POP_BZPOP))
+    const gb_slice *keys = argv + 1;
+    int nkeys = argc - 2;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (pop_first(c, keys, nkeys, max, 1, false))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
@@ -620,7 +530,10 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
     uint64_t deadline;
     if (!gb_blocking_parse_timeout(c, argv[1], &deadline))
         return;
-    if (pop_first(c, argv + 3, (int)numkeys, max, (size_t)count, POP_MPOP))
+    const gb_slice *keys = argv + 3;
+    int nkeys = (int)numkeys;
+    gb_blocking_ready_keys(c, &keys, &nkeys);
+    if (pop_first(c, keys, nkeys, max, (size_t)count, true))
         return;
     if (!gb_blocking_allowed(c)) {
         gb_reply_nil_array(c);
@@ -634,67 +547,91 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
 /* ZRANDMEMBER key [count [WITHSCORES]] */
 static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
 {
-    bool wrong;
-    if (argc == 2) {
-        gb_tobj o;
-        gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-        if (z) {
-            emit_ctx ec = {c, false, false};
-            gb_zset_random(z, 1, emit_reply, &ec);
-        } else if (!wrong) {
+    emit_ctx e = {c, false, false, false, 0};
+    gb_sink s = emit_sink(&e);
+    if (argc == 2) { /* one member, not in an array */
+        s.len = NULL;
+        gb_result r = gb_zset_zrandmember(c->db, argv[1], 1, &s);
+        if (r == GB_R_NOTFOUND)
             gb_reply_nil(c);
-        }
+        else if (r != GB_R_OK)
+            gb_reply_result(c, r);
         return;
     }
     int64_t count;
     if (!gb_types_random_count(c, argv[2], &count))
         return;
-    bool withscores = false;
     if (argc > 4 || (argc == 4 && !gb_slice_ieq(argv[3], "withscores"))) {
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
     if (argc == 4) {
-        withscores = true;
+        e.withscores = true;
         if (!gb_types_random_pairs_ok(c, count))
             return;
     }
-    gb_tobj o;
-    gb_zset *z = lookup_zset(c, argv[1], false, &o, &wrong);
-    if (wrong)
-        return;
-    if (!z || count == 0) {
-        gb_reply_array(c, 0);
-        return;
-    }
-    uint64_t n = gb_types_random_n(count, gb_zset_card(z));
-    gb_reply_array(c, (int64_t)(withscores ? n * 2 : n));
-    emit_ctx ec = {c, withscores, false};
-    gb_zset_random(z, count, emit_reply, &ec);
-}
-
-static void scan_add(void *ctx, gb_slice m, double score) { gb_scan_buf_add(ctx, m, gb_slice_make("", 0), score); }
-static uint64_t scan_batch(gb_tobj_hdr *o, uint64_t cursor, gb_scan_buf *b)
-{
-    return gb_zset_scan(&o->z, cursor, scan_add, b);
+    finish_reply(&e, gb_zset_zrandmember(c->db, argv[1], count, &s), 0);
 }
 
 /* ZSCAN key cursor [MATCH pattern] [COUNT count] */
 static void cmd_zscan(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_types_scan(c, argc, argv, GB_TYPE_ZSET, scan_batch);
+    gb_types_scan(c, argc, argv, GB_TYPE_ZSET);
 }
 
 /* ---- algebra ------------------------------------------------------------------------------ */
 
-enum zop { OP_UNION, OP_INTER, OP_DIFF };
+/* Parses the options of ZUNION & co from argv[j..] into opts or *limit;
+ * returns the error to reply, or NULL. WEIGHTS go to stackw when n <= 8,
+ * else to an allocation the caller frees. Redis looks the keys up first, so
+ * the operation reports a key's type before this error. */
+static const char *parse_zsetop_opts(int argc, gb_slice *argv, int j, size_t n, enum gb_zsetop op, bool store,
+                                     bool card_only, gb_zsetop_opts *opts, double stackw[8], bool *withscores,
+                                     int64_t *limit)
+{
+    int remaining = argc - j;
+    while (remaining) {
+        if (op != GB_ZSETOP_DIFF && !card_only && remaining >= (int)n + 1 && gb_slice_ieq(argv[j], "weights")) {
+            j++;
+            remaining--;
+            double *w = (double *)opts->weights;
+            if (!w)
+                opts->weights = w = n <= 8 ? stackw : gb_malloc(n * sizeof *w);
+            for (size_t i = 0; i < n; i++, j++, remaining--)
+                if (gb_score_parse(argv[j], &w[i]) != 0)
+                    return "ERR weight value is not a float";
+        } else if (op != GB_ZSETOP_DIFF && !card_only && remaining >= 2 && gb_slice_ieq(argv[j], "aggregate")) {
+            gb_slice a = argv[j + 1];
+            if (gb_slice_ieq(a, "sum"))
+                opts->agg = GB_ZAGG_SUM;
+            else if (gb_slice_ieq(a, "min"))
+                opts->agg = GB_ZAGG_MIN;
+            else if (gb_slice_ieq(a, "max"))
+                opts->agg = GB_ZAGG_MAX;
+            else
+                return GB_ERR_SYNTAX;
+            j += 2;
+            remaining -= 2;
+        } else if (!store && !card_only && gb_slice_ieq(argv[j], "withscores")) {
+            j++;
+            remaining--;
+            *withscores = true;
+        } else if (card_only && remaining >= 2 && gb_slice_ieq(argv[j], "limit")) {
+            if (!gb_slice2ll(argv[j + 1], limit) || *limit < 0)
+                return "ERR LIMIT can't be negative";
+            j += 2;
+            remaining -= 2;
+        } else {
+            return GB_ERR_SYNTAX;
+        }
+    }
+    return NULL;
+}
 
 /* Redis's zunionInterDiffGenericCommand: ZUNION, ZINTER, ZDIFF, their STORE
- * forms (dst non-NULL) and ZINTERCARD (card_only). Every input key is
- * looked up (and type-checked) before the options are parsed, as in
- * Redis. */
-static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slice *dst, int numkeys_idx, enum zop op,
-                           bool card_only, const char *cmdname)
+ * forms (dst non-NULL) and ZINTERCARD (card_only). */
+static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slice *dst, int numkeys_idx,
+                           enum gb_zsetop op, bool card_only, const char *cmdname)
 {
     int64_t setnum;
     if (!gb_arg_ll(c, argv[numkeys_idx], &setnum))
@@ -708,129 +645,65 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
         return;
     }
     size_t n = (size_t)setnum;
-    gb_zsrc stacksrc[8];
-    gb_tobj stackobj[8];
-    gb_zsrc *src = n <= 8 ? stacksrc : gb_malloc(n * sizeof *src);
-    gb_tobj *objs = n <= 8 ? stackobj : gb_malloc(n * sizeof *objs);
-    int j = numkeys_idx + 1;
-    for (size_t i = 0; i < n; i++, j++) {
-        src[i].zset = NULL;
-        src[i].set = NULL;
-        src[i].weight = 1.0;
-        objs[i].kv = gb_db_lookup_read(c->db, argv[j]);
-        if (!objs[i].kv)
-            continue;
-        size_t first = i; /* the same key twice: the same object (the algebra compares pointers) */
-        for (size_t k = 0; k < i; k++)
-            if (objs[k].kv == objs[i].kv) {
-                first = k;
-                break;
-            }
-        objs[i].o = gb_tobj_unpack(objs[i].kv->v.ptr);
-        if (objs[i].kv->type == GB_TYPE_ZSET) {
-            src[i].zset = &objs[first].o.z;
-        } else if (objs[i].kv->type == GB_TYPE_SET) {
-            src[i].set = &objs[first].o.s;
-        } else {
-            gb_reply_error(c, GB_ERR_WRONGTYPE);
-            goto out;
-        }
-    }
-    gb_zagg agg = GB_ZAGG_SUM;
+    const gb_slice *keys = argv + numkeys_idx + 1;
+    double stackw[8];
+    gb_zsetop_opts opts = {NULL, GB_ZAGG_SUM};
     bool withscores = false;
     int64_t limit = 0;
-    int remaining = argc - j;
-    while (remaining) {
-        if (op != OP_DIFF && !card_only && remaining >= setnum + 1 && gb_slice_ieq(argv[j], "weights")) {
-            j++;
-            remaining--;
-            for (size_t i = 0; i < n; i++, j++, remaining--) {
-                if (gb_score_parse(argv[j], &src[i].weight) != 0) {
-                    gb_reply_error(c, "ERR weight value is not a float");
-                    goto out;
-                }
-            }
-        } else if (op != OP_DIFF && !card_only && remaining >= 2 && gb_slice_ieq(argv[j], "aggregate")) {
-            gb_slice a = argv[j + 1];
-            if (gb_slice_ieq(a, "sum"))
-                agg = GB_ZAGG_SUM;
-            else if (gb_slice_ieq(a, "min"))
-                agg = GB_ZAGG_MIN;
-            else if (gb_slice_ieq(a, "max"))
-                agg = GB_ZAGG_MAX;
-            else {
-                gb_reply_error(c, GB_ERR_SYNTAX);
-                goto out;
-            }
-            j += 2;
-            remaining -= 2;
-        } else if (!dst && !card_only && gb_slice_ieq(argv[j], "withscores")) {
-            j++;
-            remaining--;
-            withscores = true;
-        } else if (card_only && remaining >= 2 && gb_slice_ieq(argv[j], "limit")) {
-            if (!gb_arg_ll_range(c, argv[j + 1], 0, INT64_MAX, "ERR LIMIT can't be negative", &limit))
-                goto out;
-            j += 2;
-            remaining -= 2;
-        } else {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            goto out;
-        }
-    }
-
+    const char *err = parse_zsetop_opts(argc, argv, numkeys_idx + 1 + (int)n, n, op, dst != NULL, card_only, &opts,
+                                        stackw, &withscores, &limit);
+    gb_result r;
     if (card_only) {
-        gb_reply_int(c, (int64_t)gb_zset_intercard(src, n, (size_t)limit));
-        goto out;
-    }
-    gb_types_config cfg = gb_types_cfg(c->eng);
-    gb_zset *z;
-    if (op == OP_UNION)
-        z = gb_zset_union(src, n, agg, &cfg);
-    else if (op == OP_INTER)
-        z = gb_zset_inter(src, n, agg, &cfg);
-    else
-        z = gb_zset_diff(src, n, &cfg);
-    if (dst) {
-        store_result(c, *dst, z);
+        size_t lim = (size_t)limit;
+        int64_t card;
+        r = gb_zset_zintercard(c->db, n, keys, err ? NULL : &lim, &card);
+        if (r == GB_R_OK)
+            gb_reply_int(c, card);
+    } else if (dst) {
+        int64_t card;
+        r = gb_zset_zunionstore(c->db, op, *dst, n, keys, err ? NULL : &opts, &card);
+        if (r == GB_R_OK)
+            gb_reply_int(c, card);
     } else {
-        size_t card = gb_zset_card(z);
-        gb_reply_array(c, (int64_t)(withscores ? card * 2 : card));
-        emit_ctx ec = {c, withscores, false};
-        gb_zset_range_rank(z, 0, -1, false, emit_reply, &ec);
-        gb_zset_free(z);
+        emit_ctx e = {c, withscores, false, false, 0};
+        gb_sink s = emit_sink(&e);
+        r = gb_zset_zunion(c->db, op, n, keys, err ? NULL : &opts, &s);
     }
-out:
-    if (src != stacksrc) {
-        gb_free(src);
-        gb_free(objs);
-    }
+    if (r == GB_R_BADARG)
+        gb_reply_error(c, err);
+    else if (r != GB_R_OK)
+        gb_reply_result(c, r);
+    if (opts.weights && opts.weights != stackw)
+        gb_free((void *)opts.weights);
 }
 
 static void cmd_zunion(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, NULL, 1, OP_UNION, false, "zunion");
+    zsetop_generic(c, argc, argv, NULL, 1, GB_ZSETOP_UNION, false, "zunion");
 }
 static void cmd_zinter(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, NULL, 1, OP_INTER, false, "zinter");
+    zsetop_generic(c, argc, argv, NULL, 1, GB_ZSETOP_INTER, false, "zinter");
 }
-static void cmd_zdiff(gb_client *c, int argc, gb_slice *argv) { zsetop_generic(c, argc, argv, NULL, 1, OP_DIFF, false, "zdiff"); }
+static void cmd_zdiff(gb_client *c, int argc, gb_slice *argv)
+{
+    zsetop_generic(c, argc, argv, NULL, 1, GB_ZSETOP_DIFF, false, "zdiff");
+}
 static void cmd_zintercard(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, NULL, 1, OP_INTER, true, "zintercard");
+    zsetop_generic(c, argc, argv, NULL, 1, GB_ZSETOP_INTER, true, "zintercard");
 }
 static void cmd_zunionstore(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, &argv[1], 2, OP_UNION, false, "zunionstore");
+    zsetop_generic(c, argc, argv, &argv[1], 2, GB_ZSETOP_UNION, false, "zunionstore");
 }
 static void cmd_zinterstore(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, &argv[1], 2, OP_INTER, false, "zinterstore");
+    zsetop_generic(c, argc, argv, &argv[1], 2, GB_ZSETOP_INTER, false, "zinterstore");
 }
 static void cmd_zdiffstore(gb_client *c, int argc, gb_slice *argv)
 {
-    zsetop_generic(c, argc, argv, &argv[1], 2, OP_DIFF, false, "zdiffstore");
+    zsetop_generic(c, argc, argv, &argv[1], 2, GB_ZSETOP_DIFF, false, "zdiffstore");
 }
 
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
@@ -850,8 +723,8 @@ GB_DEFINE_COMMANDS(zset,
     {"zcard", 2, RF, 1, 1, 1, cmd_zcard, "sorted-set", "Returns the number of members in a sorted set.", "1.2.0"},
     {"zcount", 4, RF, 1, 1, 1, cmd_zcount, "sorted-set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"},
     {"zlexcount", 4, RF, 1, 1, 1, cmd_zlexcount, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrank", -3, RF, 1, 1, 1, cmd_zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"},
-    {"zrevrank", -3, RF, 1, 1, 1, cmd_zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"},
+    {"zrank", 3, RF, 1, 1, 1, cmd_zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"},
+    {"zrevrank", 3, RF, 1, 1, 1, cmd_zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"},
     {"zrange", -4, R, 1, 1, 1, cmd_zrange, "sorted-set", "Returns members in a sorted set within a range of indexes.", "1.2.0"},
     {"zrangestore", -5, WD, 1, 2, 1, cmd_zrangestore, "sorted-set", "Stores a range of members from sorted set in a key.", "6.2.0"},
     {"zrevrange", -4, R, 1, 1, 1, cmd_zrevrange, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"},
@@ -866,8 +739,8 @@ GB_DEFINE_COMMANDS(zset,
     {"zpopmin", -2, WF, 1, 1, 1, cmd_zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
     {"zpopmax", -2, WF, 1, 1, 1, cmd_zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
     {"zmpop", -4, WR | MK, 0, 0, 0, cmd_zmpop, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0"},
-    {"bzpopmin", -3, B | GB_CMD_FAST, 1, -2, 1, cmd_bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0"},
-    {"bzpopmax", -3, B | GB_CMD_FAST, 1, -2, 1, cmd_bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0"},
+    {"bzpopmin", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0"},
+    {"bzpopmax", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0"},
     {"bzmpop", -5, B | MK, 0, 0, 0, cmd_bzmpop, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "7.0.0"},
     {"zrandmember", -2, R, 1, 1, 1, cmd_zrandmember, "sorted-set", "Returns one or more random members from a sorted set.", "6.2.0"},
     {"zscan", -3, R, 1, 1, 1, cmd_zscan, "sorted-set", "Iterates over members and scores of a sorted set.", "2.8.0"},

@@ -253,6 +253,19 @@ bool gb_blocking_parse_timeout_ms(gb_client *c, gb_slice arg, uint64_t *deadline
     return true;
 }
 
+void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys)
+{
+    if (!(c->flags & GB_CLIENT_REEXEC))
+        return;
+    for (int i = 0; i < *nkeys; i++) {
+        if (gb_slice_eq((*keys)[i], c->reexec_key)) {
+            *keys += i;
+            *nkeys = 1;
+            return;
+        }
+    }
+}
+
 /* ---- block / unblock --------------------------------------------------------------- */
 
 static void block_generic(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
@@ -422,15 +435,17 @@ void gb_blocking_signal_db(gb_db *db)
 
 /* Re-executes c's blocked command (the form `serve` built, when it did),
  * with its original deadline. */
-static void reexecute(gb_client *c, captured *k, struct gb_argv_builder *serve, uint64_t deadline)
+static void reexecute(gb_client *c, captured *k, struct gb_argv_builder *serve, uint64_t deadline, gb_slice key)
 {
     c->flags |= GB_CLIENT_REEXEC;
     c->reexec_deadline = deadline;
+    c->reexec_key = key;
     if (serve->v)
         gb_gate_call(c, (gb_command *)k->cmd.cmd, serve->n, serve->v);
     else
         gb_gate_call(c, (gb_command *)k->cmd.cmd, k->cmd.argc, k->cmd.argv);
     c->flags &= ~GB_CLIENT_REEXEC;
+    c->reexec_key = (gb_slice){0};
 }
 
 /* What the ready key means for waiter c (kv NULL: the key is gone). */
@@ -473,7 +488,7 @@ static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
         if (wake == GB_WAKE_FAIL)
             gb_reply_error(c, err);
         else
-            reexecute(c, &k, &serve, deadline);
+            reexecute(c, &k, &serve, deadline, key);
         if (serve.v)
             gb_argv_free(&serve);
         captured_free(&k);

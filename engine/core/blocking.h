@@ -24,7 +24,9 @@
  *     there) blocks with a check (gb_blocking_block_checked), asked for each
  *     ready key in FIFO order: serve it (re-executed in the form the check
  *     builds, which names only that key, as Redis 7.0 serves a stream
- *     waiter from the one key that became ready), fail it with an error,
+ *     waiter from the one key that became ready; the re-execution also
+ *     carries that key for gb_blocking_ready_keys, like an unchecked
+ *     waiter's), fail it with an error,
  *     or leave it waiting where it is. Deleting or replacing a key such a
  *     waiter waits on makes the key ready too (the check may fail it).
  */
@@ -53,6 +55,13 @@ void gb_blocking_engine_destroy(struct gb_engine *eng);
  * client is being re-executed after a wake-up, its original deadline is
  * returned instead. Replies with the error and returns false on bad input. */
 bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms);
+
+/* The keys a multi-key blocking pop takes from: all of them, except when
+ * the client is being served after a wake-up, when only the key that
+ * became ready counts (Redis 7.0 serves a waiter from that key: an earlier
+ * key holding another type is no WRONGTYPE, and an earlier key that also
+ * got data waits its turn). Narrows keys and nkeys in place. */
+void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys);
 
 /* Whether this invocation may block (false inside MULTI/EXEC). */
 bool gb_blocking_allowed(const gb_client *c);

@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 
+#include <stdio.h>
+
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
@@ -23,8 +26,13 @@ gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, c
     c->conn = conn;
     c->ctime_ms = (int64_t)gb_clock_mono_ms();
     c->last_ms = c->ctime_ms;
-    if (!eng->cfg.requirepass || !eng->cfg.requirepass[0])
-        c->flags |= GB_CLIENT_AUTHED;
+    if (flags & GB_CLIENT_OBEY) {
+        c->user = eng->acl->unrestricted;
+    } else {
+        c->user = eng->acl->default_user;
+        if (gb_acl_user_is_open(c->user))
+            c->flags |= GB_CLIENT_AUTHED;
+    }
     c->next = eng->clients;
     if (eng->clients)
         eng->clients->prev = c;
@@ -52,6 +60,41 @@ void gb_client_free(gb_client *c)
     eng->nclients--;
     gb_free(c->name);
     gb_free(c);
+}
+
+size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
+{
+    gb_client_desc d = {.fd = -1};
+    if (c->hooks && c->hooks->describe)
+        c->hooks->describe(c, &d);
+    char flags[8];
+    int nf = 0;
+    if (c->flags & GB_CLIENT_MULTI)
+        flags[nf++] = 'x';
+    if (c->flags & GB_CLIENT_BLOCKED)
+        flags[nf++] = 'b';
+    if (c->flags & GB_CLIENT_DIRTY_CAS)
+        flags[nf++] = 'd';
+    if (c->flags & GB_CLIENT_CLOSE_AFTER_REPLY)
+        flags[nf++] = 'c';
+    if (c->flags & GB_CLIENT_UNIX)
+        flags[nf++] = 'U';
+    if (nf == 0)
+        flags[nf++] = 'N';
+    flags[nf] = '\0';
+    int64_t now = (int64_t)c->eng->now_mono_ms;
+    int n = snprintf(buf, cap,
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
+                     "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
+                     "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d%s",
+                     (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
+                     (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
+                     c->db->id, (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
+                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->def->name : "NULL", c->user->name,
+                     c->resp, (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
+    if (n < 0)
+        return 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
 gb_argv_copy gb_argv_copy_make(const gb_command *cmd, int argc, const gb_slice *argv)

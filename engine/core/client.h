@@ -14,6 +14,7 @@ struct gb_engine;
 struct gb_db;
 struct gb_command;
 struct gb_blocked;
+struct gb_acl_user;
 
 enum {
     GB_CLIENT_MULTI = 1u << 0,       /* inside MULTI: commands are queued */
@@ -74,6 +75,9 @@ typedef struct gb_client {
     struct gb_db *db;
     uint32_t flags;
     int resp;                   /* protocol version (2) */
+    /* Who the client is (engine/core/acl.h): "default" until AUTH or
+     * HELLO AUTH; a ring's is its claimer's. Never NULL. */
+    const struct gb_acl_user *user;
 
     const gb_reply_ops *rops;   /* the transport's reply writer */
     void *rctx;
@@ -93,6 +97,7 @@ typedef struct gb_client {
 
     struct gb_blocked *blocked; /* engine/core/blocking.c state while BLOCKED */
     uint64_t reexec_deadline;   /* the original deadline while REEXEC */
+    gb_slice reexec_key;        /* the key that became ready, while REEXEC */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;
@@ -103,6 +108,10 @@ gb_client *gb_client_new(struct gb_engine *eng, const gb_reply_ops *rops, void *
 /* Unregisters and frees (the transport calls this when the connection ends):
  * unblocks, unwatches, discards MULTI. */
 void gb_client_free(gb_client *c);
+
+/* The client's CLIENT LIST line (Redis's fields and order, no newline)
+ * into buf; returns its length. */
+size_t gb_client_info(const gb_client *c, char *buf, size_t cap);
 
 gb_argv_copy gb_argv_copy_make(const struct gb_command *cmd, int argc, const gb_slice *argv);
 void gb_argv_copy_free(gb_argv_copy *a);

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/engine.h"
 #include "engine/base/util.h"
 
 typedef struct cmd_rec {
     gb_hnode node;
     gb_command cmd;
+    gb_command_meta own_meta; /* for a command Redis does not have (RING) */
 } cmd_rec;
 
 static uint64_t rec_hash(const gb_hnode *n)
@@ -27,6 +29,90 @@ static bool rec_eq(const gb_hnode *n, const void *key)
 
 static const gb_htable_type cmd_table_type = {rec_hash, rec_eq};
 
+/* The engine's flags (GB_CMD_*) and Redis's (GB_CMDF_*) that mean the same. */
+static const struct {
+    uint32_t engine, redis;
+} flag_map[] = {{GB_CMD_WRITE, GB_CMDF_WRITE},       {GB_CMD_READONLY, GB_CMDF_READONLY},
+                {GB_CMD_DENYOOM, GB_CMDF_DENYOOM},   {GB_CMD_ADMIN, GB_CMDF_ADMIN},
+                {GB_CMD_NOSCRIPT, GB_CMDF_NOSCRIPT}, {GB_CMD_BLOCKING, GB_CMDF_BLOCKING},
+                {GB_CMD_LOADING, GB_CMDF_LOADING},   {GB_CMD_STALE, GB_CMDF_STALE},
+                {GB_CMD_FAST, GB_CMDF_FAST},         {GB_CMD_NOAUTH, GB_CMDF_NO_AUTH},
+                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}};
+
+/* The flags the engine acts on: Redis's for the command (a subcommand's
+ * own), and GB_CMD_NOMULTI, which Redis keys on the command itself. */
+static uint32_t engine_flags(const gb_command_meta *m, const gb_command_def *d)
+{
+    uint32_t f = d->flags & GB_CMD_NOMULTI;
+    for (size_t i = 0; i < GB_ARRAY_LEN(flag_map); i++)
+        if (m->flags & flag_map[i].redis)
+            f |= flag_map[i].engine;
+    return f;
+}
+
+/* A Goblin Core command Redis does not have describes itself from its
+ * definition: its flags, its legacy key range, and the ACL categories
+ * Redis would give such a command (@admin and @dangerous for admin
+ * commands, @fast or @slow, its group when that is a category). */
+static void describe_own(gb_command_meta *m, const gb_command_def *d)
+{
+    memset(m, 0, sizeof *m);
+    m->name = d->name;
+    m->arity = d->arity;
+    for (size_t i = 0; i < GB_ARRAY_LEN(flag_map); i++)
+        if (d->flags & flag_map[i].engine)
+            m->flags |= flag_map[i].redis;
+    m->acl_categories = (d->flags & GB_CMD_FAST) ? GB_ACL_FAST : GB_ACL_SLOW;
+    if (d->flags & GB_CMD_ADMIN)
+        m->acl_categories |= GB_ACL_ADMIN | GB_ACL_DANGEROUS;
+    for (int i = 0; i < GB_ACL_CATEGORY_COUNT; i++)
+        if (d->group && strcmp(d->group, gb_acl_category_names[i]) == 0)
+            m->acl_categories |= 1u << i;
+    m->first_key = (int16_t)d->first_key;
+    m->last_key = (int16_t)d->last_key;
+    m->key_step = (int16_t)d->key_step;
+    m->summary = d->summary ? d->summary : "";
+    m->since = d->since ? d->since : "";
+    m->group = d->group ? d->group : "server";
+}
+
+static int sub_cmp(const void *a, const void *b)
+{
+    return strcmp(((const gb_command *)a)->fullname, ((const gb_command *)b)->fullname);
+}
+
+/* One record per implemented subcommand of a container: the handler is the
+ * container's, the arity, flags and statistics the subcommand's own. */
+static void register_subcommands(gb_engine *eng, gb_command *container)
+{
+    const gb_command_meta *m = container->meta;
+    const char *list = container->def->subcommands;
+    container->subs = gb_calloc(m->nsubcommands, sizeof *container->subs);
+    for (uint8_t i = 0; i < m->nsubcommands; i++) {
+        const gb_command_meta *sub = &m->subcommands[i];
+        if (list) {
+            /* listed? (a word of the space-separated list) */
+            const char *name = gb_command_meta_subname(sub);
+            size_t len = strlen(name);
+            bool listed = false;
+            for (const char *p = list; *p && !listed;) {
+                size_t w = strcspn(p, " ");
+                listed = w == len && memcmp(p, name, len) == 0;
+                p += w + (p[w] == ' ');
+            }
+            if (!listed)
+                continue;
+        }
+        gb_command *s = &container->subs[container->nsubs++];
+        s->def = container->def;
+        s->meta = sub;
+        s->fullname = sub->name;
+        s->flags = engine_flags(sub, container->def);
+        gb_acl_register_command(eng, s);
+    }
+    qsort(container->subs, container->nsubs, sizeof *container->subs, sub_cmp);
+}
+
 void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
 {
     if (!eng->commands.type)
@@ -34,6 +120,16 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
     for (size_t i = 0; i < n; i++) {
         cmd_rec *r = gb_calloc(1, sizeof *r);
         r->cmd.def = &defs[i];
+        r->cmd.fullname = defs[i].name;
+        r->cmd.meta = gb_command_meta_find(defs[i].name);
+        if (!r->cmd.meta) {
+            describe_own(&r->own_meta, &defs[i]);
+            r->cmd.meta = &r->own_meta;
+        }
+        r->cmd.flags = engine_flags(r->cmd.meta, &defs[i]);
+        gb_acl_register_command(eng, &r->cmd);
+        if (gb_command_is_container(&r->cmd))
+            register_subcommands(eng, &r->cmd);
         gb_slice name = gb_slice_cstr(defs[i].name);
         gb_htable_insert(&eng->commands, &r->node, gb_hash_slice(name));
         eng->ncommands++;
@@ -43,6 +139,7 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
 static void free_rec(gb_hnode *n, void *ctx)
 {
     (void)ctx;
+    gb_free(((cmd_rec *)n)->cmd.subs);
     gb_free(n);
 }
 
@@ -58,12 +155,36 @@ gb_command *gb_command_lookup(gb_engine *eng, gb_slice name)
     return r ? &r->cmd : NULL;
 }
 
-void gb_commands_foreach(gb_engine *eng, void (*fn)(gb_command *cmd, void *ctx), void *ctx)
+gb_command *gb_subcommand_lookup(gb_command *container, gb_slice name)
+{
+    for (uint8_t i = 0; i < container->nsubs; i++) {
+        const char *sub = gb_command_meta_subname(container->subs[i].meta);
+        if (strlen(sub) == name.len && gb_slice_ieq(name, sub))
+            return &container->subs[i];
+    }
+    return NULL;
+}
+
+gb_command *gb_command_lookup_fullname(gb_engine *eng, gb_slice fullname)
+{
+    const char *bar = memchr(fullname.ptr, '|', fullname.len);
+    if (!bar)
+        return gb_command_lookup(eng, fullname);
+    size_t head = (size_t)(bar - fullname.ptr);
+    gb_command *container = gb_command_lookup(eng, gb_slice_make(fullname.ptr, head));
+    return container ? gb_subcommand_lookup(container, gb_slice_make(bar + 1, fullname.len - head - 1)) : NULL;
+}
+
+void gb_commands_foreach(gb_engine *eng, bool with_subs, void (*fn)(gb_command *cmd, void *ctx), void *ctx)
 {
     gb_htable_iter it;
     gb_htable_iter_init(&it, &eng->commands);
-    for (gb_hnode *n; (n = gb_htable_iter_next(&it));)
-        fn(&((cmd_rec *)n)->cmd, ctx);
+    for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
+        gb_command *cmd = &((cmd_rec *)n)->cmd;
+        fn(cmd, ctx);
+        for (uint8_t i = 0; with_subs && i < cmd->nsubs; i++)
+            fn(&cmd->subs[i], ctx);
+    }
     gb_htable_iter_done(&it);
 }
 
@@ -73,7 +194,7 @@ static void reset_one(gb_command *cmd, void *ctx)
     cmd->calls = cmd->timed_calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
 }
 
-void gb_commands_reset_stats(gb_engine *eng) { gb_commands_foreach(eng, reset_one, NULL); }
+void gb_commands_reset_stats(gb_engine *eng) { gb_commands_foreach(eng, true, reset_one, NULL); }
 
 void gb_reply_wrong_arity(gb_client *c, const char *cmdname)
 {
@@ -90,60 +211,4 @@ void gb_reply_unknown_subcommand(gb_client *c, gb_slice sub, const char *cmdname
         upper[i] = (char)((cmdname[i] >= 'a' && cmdname[i] <= 'z') ? cmdname[i] - 32 : cmdname[i]);
     upper[n] = '\0';
     gb_reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)GB_MIN(sub.len, 128), sub.ptr, upper);
-}
-
-/* Redis resolves a container command (CLIENT, CONFIG, ...) to its
- * subcommand before anything else: an unknown subcommand gets "unknown
- * subcommand 'x'. Try CLIENT HELP." and a known one with the wrong number of
- * arguments "wrong number of arguments for 'client|kill' command"; inside
- * MULTI either is rejected at once and aborts the transaction (EXECABORT),
- * like an unknown command. The container handlers and the MULTI queue call
- * gb_subcommand_check, which knows Redis 7.0's subcommand arities (including
- * subcommands goblin-core answers as unknown when they run). */
-typedef struct subcmd_arity {
-    const char *container, *sub;
-    int arity;
-} subcmd_arity;
-
-static const subcmd_arity subcmd_arities[] = {
-    {"object", "encoding", 3}, {"object", "freq", 3}, {"object", "idletime", 3}, {"object", "refcount", 3},
-    {"object", "help", 2},
-    {"client", "caching", 3}, {"client", "getname", 2}, {"client", "getredir", 2}, {"client", "help", 2},
-    {"client", "id", 2}, {"client", "info", 2}, {"client", "kill", -3}, {"client", "list", -2},
-    {"client", "no-evict", 3}, {"client", "pause", -3}, {"client", "reply", 3}, {"client", "setname", 3},
-    {"client", "tracking", -3}, {"client", "trackinginfo", 2}, {"client", "unblock", -3}, {"client", "unpause", 2},
-    {"config", "get", -3}, {"config", "help", 2}, {"config", "resetstat", 2}, {"config", "rewrite", 2},
-    {"config", "set", -4},
-    {"command", "count", 2}, {"command", "docs", -2}, {"command", "getkeys", -3}, {"command", "getkeysandflags", -3},
-    {"command", "help", 2}, {"command", "info", -2}, {"command", "list", -2},
-    {"memory", "doctor", 2}, {"memory", "help", 2}, {"memory", "malloc-stats", 2}, {"memory", "purge", 2},
-    {"memory", "stats", 2}, {"memory", "usage", -3},
-    {"xgroup", "create", -5}, {"xgroup", "createconsumer", 5}, {"xgroup", "delconsumer", 5},
-    {"xgroup", "destroy", 4}, {"xgroup", "help", 2}, {"xgroup", "setid", -5},
-    {"xinfo", "consumers", 4}, {"xinfo", "groups", 3}, {"xinfo", "help", 2}, {"xinfo", "stream", -3},
-};
-
-bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *argv)
-{
-    bool container = false;
-    for (size_t i = 0; i < GB_ARRAY_LEN(subcmd_arities); i++) {
-        const subcmd_arity *s = &subcmd_arities[i];
-        if (strcmp(s->container, name) != 0)
-            continue;
-        container = true;
-        if (argc < 2 || !gb_slice_ieq(argv[1], s->sub))
-            continue;
-        if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
-            char full[64];
-            snprintf(full, sizeof full, "%s|%s", s->container, s->sub);
-            gb_reply_wrong_arity(c, full);
-            return false;
-        }
-        return true;
-    }
-    if (container && argc >= 2) {
-        gb_reply_unknown_subcommand(c, argv[1], name);
-        return false;
-    }
-    return true;
 }

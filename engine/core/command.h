@@ -7,12 +7,18 @@
  *
  * Arity follows Redis: N > 0 means exactly N arguments including the name;
  * -N means at least N. Key positions (first, last, step) use Redis's legacy
- * key-spec convention so COMMAND INFO answers what clients expect.
+ * key-spec convention. Each registered command is joined by name with
+ * Redis's description of it (engine/core/command_meta.h), which the gate
+ * checks arity against and COMMAND reports; a unit test holds the two in
+ * agreement. A container command (CONFIG, CLIENT, ...) gets one record per
+ * subcommand, as in Redis 7: the gate resolves "CONFIG GET" to config|get,
+ * with its own arity and statistics, before anything else.
  */
 #ifndef GB_ENGINE_COMMAND_H
 #define GB_ENGINE_COMMAND_H
 
 #include "engine/core/client.h"
+#include "engine/core/command_meta.h"
 
 enum {
     GB_CMD_WRITE = 1u << 0,    /* may modify the data set */
@@ -40,10 +46,19 @@ typedef struct gb_command_def {
     const char *group;  /* COMMAND DOCS group: "string", "generic", "list", ... */
     const char *summary;
     const char *since;
+    /* A container (CONFIG, CLIENT, ...): the subcommands its handler
+     * implements, space-separated ("get set help"); NULL: all of Redis's. */
+    const char *subcommands;
 } gb_command_def;
 
 typedef struct gb_command {
-    const gb_command_def *def;
+    const gb_command_def *def;    /* the handler (a subcommand shares its container's) */
+    const gb_command_meta *meta;  /* what Redis says about it: arity, flags, keys, docs */
+    const char *fullname;         /* "get", "config|get": errors, INFO commandstats */
+    uint32_t flags;               /* GB_CMD_*, from Redis's flags for it (the gate acts on these) */
+    struct gb_command *subs;      /* a container's implemented subcommands, sorted by name */
+    uint8_t nsubs;
+    uint16_t acl_id;              /* its bit in ACL command bitmaps (engine/core/acl_commands.h) */
     /* INFO commandstats */
     uint64_t calls;
     uint64_t timed_calls; /* the calls whose duration was measured (gb_command_timed) */
@@ -63,19 +78,27 @@ struct gb_engine;
 
 void gb_commands_destroy(struct gb_engine *eng);
 void gb_commands_register(struct gb_engine *eng, const gb_command_def *defs, size_t n);
-/* Case-insensitive lookup; NULL if unknown. */
+/* Case-insensitive lookup of a command by name; NULL if unknown. */
 gb_command *gb_command_lookup(struct gb_engine *eng, gb_slice name);
+/* A container's subcommand by name (any case); NULL if it has none or
+ * does not implement it. */
+gb_command *gb_subcommand_lookup(gb_command *container, gb_slice name);
+/* By full name, "get" or "config|get" (COMMAND INFO/DOCS take these). */
+gb_command *gb_command_lookup_fullname(struct gb_engine *eng, gb_slice fullname);
+static inline bool gb_command_is_container(const gb_command *cmd) { return cmd->meta->nsubcommands != 0; }
+static inline bool gb_command_arity_ok(const gb_command *cmd, int argc)
+{
+    int arity = cmd->meta->arity;
+    return arity > 0 ? argc == arity : argc >= -arity;
+}
 void gb_commands_reset_stats(struct gb_engine *eng);
-void gb_commands_foreach(struct gb_engine *eng, void (*fn)(gb_command *cmd, void *ctx), void *ctx);
+/* Visits the top-level commands; with_subs: also each container's
+ * subcommands, after it. */
+void gb_commands_foreach(struct gb_engine *eng, bool with_subs, void (*fn)(gb_command *cmd, void *ctx), void *ctx);
 
 #define GB_DEFINE_COMMANDS(mod, ...)                                             \
     const gb_command_def gb_commands_##mod[] = {__VA_ARGS__};                    \
     const size_t gb_commands_##mod##_count = sizeof(gb_commands_##mod) / sizeof(gb_command_def)
-
-/* For container commands (client, config, command, memory, object): checks
- * argv[1] is a subcommand Redis knows and argc fits its arity; otherwise
- * replies with Redis's error and returns false. Other commands: true. */
-bool gb_subcommand_check(gb_client *c, const char *name, int argc, gb_slice *argv);
 
 /* Helpers for handlers. */
 void gb_reply_wrong_arity(gb_client *c, const char *cmdname);

@@ -39,6 +39,9 @@ typedef struct opt {
 
 static const opt_enum loglevels[] = {
     {"debug", GB_LOG_DEBUG}, {"verbose", GB_LOG_VERBOSE}, {"notice", GB_LOG_NOTICE}, {"warning", GB_LOG_WARNING}, {NULL, 0}};
+static const opt_enum pubsub_defaults[] = {{"allchannels", GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS},
+                                           {"resetchannels", GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS},
+                                           {NULL, 0}};
 static const opt_enum policies[] = {{"noeviction", 0}, {NULL, 0}};
 static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
 static const opt_enum fsyncs[] = {
@@ -87,7 +90,18 @@ static const opt options[] = {
      "Close a client idle for this many seconds; 0 never.", NULL},
     /* security */
     {"requirepass", NULL, T_STRING, OFF(requirepass), 0, 0, "", true, NULL,
-     "Password clients must give with AUTH (or HELLO ... AUTH); empty: no password.", NULL},
+     "The default user's password (AUTH <password>, HELLO ... AUTH default <password>); empty: none (nopass). "
+     "Users are set with `user` lines, --user, the aclfile or ACL SETUSER (docs/acl.md).", NULL},
+    {"protected-mode", NULL, T_BOOL, OFF(protected_mode), 0, 1, "yes", true, NULL,
+     "While the default user has no password, refuse TCP connections that do not come from 127.0.0.1 or ::1.",
+     NULL},
+    {"aclfile", NULL, T_STRING, OFF(aclfile), 0, 0, "", false, NULL,
+     "File of users (one `user <name> <rules>` per line) loaded at start-up and by ACL LOAD, written by ACL SAVE. "
+     "Not together with `user` lines in the config.", NULL},
+    {"acllog-max-len", NULL, T_LONG, OFF(acllog_max_len), 0, INT64_MAX, "128", true, NULL,
+     "Most entries ACL LOG keeps (denied commands, keys, channels, failed authentications).", NULL},
+    {"acl-pubsub-default", NULL, T_ENUM, OFF(acl_pubsub_default), 0, 0, "resetchannels", true, pubsub_defaults,
+     "The channels a new user (or selector) starts with: resetchannels (none) or allchannels.", NULL},
     /* keyspace */
     {"databases", NULL, T_INT, OFF(databases), 1, 1024, "16", false, NULL,
      "Number of databases (SELECT 0 .. databases-1).", NULL},
@@ -417,6 +431,26 @@ int gb_config_set(gb_settings *s, const char *name, const char *value, bool at_r
     return set_opt(s, o, value, err, errlen);
 }
 
+/* Keeps a `user` line for engine/core/acl_file.c. */
+static void add_user_line(gb_settings *s, const char *line, size_t len, const char *origin)
+{
+    s->users = gb_realloc(s->users, (size_t)(s->nusers + 1) * sizeof *s->users);
+    s->users[s->nusers].line = gb_memdup(line, len);
+    s->users[s->nusers].origin = gb_strdup(origin);
+    s->nusers++;
+}
+
+static void free_user_lines(gb_settings *s)
+{
+    for (int i = 0; i < s->nusers; i++) {
+        gb_free(s->users[i].line);
+        gb_free(s->users[i].origin);
+    }
+    gb_free(s->users);
+    s->users = NULL;
+    s->nusers = 0;
+}
+
 void gb_settings_defaults(gb_settings *s)
 {
     memset(s, 0, sizeof *s);
@@ -427,6 +461,10 @@ void gb_settings_defaults(gb_settings *s)
 void gb_settings_copy(gb_settings *dst, const gb_settings *src)
 {
     *dst = *src;
+    dst->users = NULL;
+    dst->nusers = 0;
+    for (int i = 0; i < src->nusers; i++)
+        add_user_line(dst, src->users[i].line, strlen(src->users[i].line), src->users[i].origin);
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].type == T_STRING) {
             char **p = field(dst, &options[i]);
@@ -437,6 +475,7 @@ void gb_settings_copy(gb_settings *dst, const gb_settings *src)
 
 void gb_settings_free(gb_settings *s)
 {
+    free_user_lines(s);
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].type == T_STRING) {
             char **p = field(s, &options[i]);
@@ -582,6 +621,17 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
             p++;
         if (!*p || *p == '#')
             continue;
+        /* `user <name> <rules ...>`: kept whole, any number of rules
+         * (Redis's config keyword, case-insensitive). */
+        if (gb_slice_ieq(gb_slice_make(p, 4), "user") && isspace((unsigned char)p[4])) {
+            char origin[4200];
+            snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+            size_t n = strlen(p + 5);
+            while (n && (p[5 + n - 1] == '\n' || p[5 + n - 1] == '\r'))
+                n--;
+            add_user_line(s, p + 5, n, origin);
+            continue;
+        }
         char *words[8];
         char store[4096 + 16];
         int n = split_line(p, words, 8, store, sizeof store);
@@ -589,6 +639,8 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
             rc = fail(err, errlen, GB_EPARSE, "%s:%d: unbalanced quotes or too many words", path, lineno);
             break;
         }
+        if (n == 0)
+            continue;
         const opt *o = find_opt(words[0]);
         if (!o) {
             rc = fail(err, errlen, GB_ENOENT, "%s:%d: unknown option '%s' (goblin-core --help lists them)", path,
@@ -647,6 +699,13 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         }
         if (strncmp(a, "--", 2) != 0)
             return fail(err, errlen, GB_EINVAL, "unexpected argument '%s': options are --name value (see --help)", a);
+        if (strcmp(a, "--user") == 0) {
+            if (i + 1 >= argc)
+                return fail(err, errlen, GB_EINVAL, "option '--user' needs a value (see --help)");
+            i++;
+            add_user_line(s, argv[i], strlen(argv[i]), "--user");
+            continue;
+        }
         const opt *o = find_opt(a + 2);
         if (!o)
             return fail(err, errlen, GB_ENOENT, "unknown option '%s' (goblin-core --help lists them)", a);
@@ -693,5 +752,7 @@ void gb_config_print_help(FILE *out, const char *prog)
         if (o->alias)
             fprintf(out, "      also accepted as: %s\n", o->alias);
     }
+    fprintf(out, "  --user \"NAME RULES...\"\n      A user, as a `user NAME RULES...` line of the config file "
+                 "(several allowed; docs/acl.md).\n");
     fprintf(out, "\nMemory sizes accept k, kb, m, mb, g, gb (k = 1000, kb = 1024).\n");
 }

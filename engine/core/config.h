@@ -11,10 +11,23 @@
 #include <stdio.h>
 
 #include "engine/base/common.h"
+#include "platform/cpu.h"
 
 enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
 enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
 enum gb_appendfsync { GB_FSYNC_ALWAYS = 0, GB_FSYNC_EVERYSEC = 1, GB_FSYNC_NO = 2 };
+
+/* acl-pubsub-default: the channel flag a new selector starts with (the
+ * value is engine/core/acl_user.h's GB_ACL_SEL_ALLCHANNELS). */
+enum { GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS = 0, GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS = 1 << 2 };
+
+/* A `user <name> <rules...>` line of the config file (or a --user flag),
+ * kept as written: users are made once every command is registered
+ * (engine/core/acl_file.h). */
+typedef struct gb_config_user {
+    char *line;   /* after the word "user" */
+    char *origin; /* "path:line" or "--user", for error messages */
+} gb_config_user;
 
 /* `save <seconds> <changes> ...`: at most this many pairs. */
 #define GB_SAVE_PARAMS_MAX 16
@@ -28,8 +41,14 @@ typedef struct gb_settings {
     int tcp_backlog;
     long long maxclients;
     int timeout_s;
-    /* security */
+    /* security (engine/core/acl.h) */
     char *requirepass;
+    int protected_mode;
+    char *aclfile;
+    long long acllog_max_len;
+    int acl_pubsub_default; /* GB_ACL_PUBSUB_DEFAULT_* */
+    gb_config_user *users;
+    int nusers;
     /* keyspace */
     int databases;
     long long maxmemory;
@@ -84,6 +103,10 @@ typedef struct gb_settings {
     int ring_spin_us;
     int cpu;        /* -1: not pinned */
     int numa_arena;
+    /* Not an option: where helper threads run (engine/base/helper_thread.h),
+     * set by the server at start-up to the CPUs it was allowed minus --cpu;
+     * empty: wherever they are created. */
+    gb_cpuset helper_cpus;
 } gb_settings;
 
 /* Fills s with every option's default. */

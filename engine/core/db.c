@@ -112,7 +112,6 @@ static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, 
     /* Born saved: a key created during a snapshot was not there when it began. */
     kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | db->eng->cow.mark);
     kv->atime = now_atime(db);
-    kv->lfu = 5; /* Redis's LFU_INIT_VAL: new keys are not instantly evictable */
     if (volatile_)
         memcpy((char *)kv + sizeof(gb_kv), &expire, sizeof expire);
     if (key.len)
@@ -294,12 +293,6 @@ static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
         return NULL;
     if (touch) {
         kv->atime = now_atime(db);
-        /* Logarithmic counter, as Redis's LFU: increments get rarer as it grows. */
-        if (kv->lfu < 255) {
-            double base = (double)(kv->lfu > 5 ? kv->lfu - 5 : 0);
-            if (gb_random_double() < 1.0 / (base * 10.0 + 1.0))
-                kv->lfu++;
-        }
     }
     return kv;
 }
@@ -523,7 +516,6 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
         kv->enc = src->enc;
         kv->v.ptr = copy_value ? type_ops[src->type]->dup(src->v.ptr) : src->v.ptr;
     }
-    kv->lfu = src->lfu;
     install(db, kv);
     return kv;
 }

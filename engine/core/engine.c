@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
@@ -66,8 +67,9 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     gb_engine_update_time(eng);
     eng->next_client_id = 1;
     eng->active_expire_enabled = true;
-    eng->lazyfree = gb_lazyfree_new();
+    eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
+    gb_acl_new(eng); /* before any command registers: each gets an ACL id */
 
     eng->ndbs = cfg->databases;
     eng->dbs = gb_calloc((size_t)eng->ndbs, sizeof *eng->dbs);
@@ -95,6 +97,7 @@ void gb_engine_free(gb_engine *eng)
     }
     gb_free(eng->dbs);
     gb_commands_destroy(eng);
+    gb_acl_free(eng->acl);
     gb_blocking_engine_destroy(eng);
     gb_propagate_destroy(eng);
     gb_lazyfree_free(eng->lazyfree);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/multi.h"
@@ -93,7 +94,7 @@ static inline void frame_abandon(gb_client *c, call_frame f)
 static inline bool wants_default_effect(const gb_engine *eng, const gb_command *cmd, call_frame f)
 {
     return GB_UNLIKELY(gb_propagating(&eng->prop)) && eng->stats.dirty != f.dirty && !eng->prop.explicit_effect &&
-           (cmd->def->flags & GB_CMD_WRITE);
+           (cmd->flags & GB_CMD_WRITE);
 }
 
 /* Statistics; then, at the outermost call, the unit's effects go to the
@@ -169,17 +170,14 @@ static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
     reject(c, NULL, err);
 }
 
-static bool arity_ok(const gb_command_def *d, int argc) { return d->arity > 0 ? argc == d->arity : argc >= -d->arity; }
-
 /* Redis 7.0's memory rule (processCommand): over maxmemory, refuse a
  * command that may grow memory; inside MULTI refuse everything but EXEC,
  * DISCARD and QUIT, because queueing itself consumes memory; refuse an
  * EXEC whose transaction holds a command that may grow memory. */
 static bool refused_for_memory(const gb_client *c, const gb_command *cmd)
 {
-    const gb_command_def *d = cmd->def;
-    bool may_grow = (d->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
-                    ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI));
+    bool may_grow = (cmd->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
+                    ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
     return may_grow && gb_engine_over_maxmemory(c->eng);
 }
 
@@ -191,24 +189,121 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd)
     const char *why = sv ? sv->write_refusal(sv->ctx) : NULL;
     if (GB_LIKELY(!why))
         return NULL;
-    uint32_t f = cmd->def->flags;
+    uint32_t f = cmd->flags;
     bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
+/* Redis's text for a container's unknown subcommand: "unknown subcommand
+ * 'x'. Try CONFIG HELP." */
+static void reject_unknown_subcommand(gb_client *c, gb_command *container, gb_slice sub)
+{
+    char upper[32];
+    size_t n = 0;
+    for (const char *p = container->fullname; *p && n < sizeof upper - 1; p++)
+        upper[n++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+    upper[n] = '\0';
+    char err[256];
+    snprintf(err, sizeof err, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)GB_MIN(sub.len, 128), sub.ptr, upper);
+    reject(c, NULL, err); /* no statistics: Redis found no command */
+}
+
+/* ---- permissions (engine/core/acl.h) ---- */
+
+/* The user may run cmd with these arguments: one bit test for what the
+ * user may run with any arguments, the full check (keys, channels, other
+ * selectors) only when that bit is clear. On a denial *why and *argpos
+ * say what was refused. */
+static inline bool permitted(const gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv,
+                             enum gb_acl_denial *why, int *argpos)
+{
+    if (GB_LIKELY(gb_acl_permits_any_args(c->user, cmd->acl_id)))
+        return true;
+    *why = gb_acl_check(c, cmd, argc, argv, argpos);
+    return *why == GB_ACL_ALLOWED;
+}
+
+static enum gb_acl_log_context log_context(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_MULTI | GB_CLIENT_IN_EXEC)) ? GB_ACL_CTX_MULTI : GB_ACL_CTX_TOPLEVEL;
+}
+
+/* Redis 7.0's NOPERM replies (processCommand). */
+static void reject_for_permission(gb_client *c, gb_command *cmd, int argc, gb_slice *argv, enum gb_acl_denial why,
+                                  int argpos)
+{
+    c->last_cmd = cmd; /* the client's last command, as CLIENT LIST in the log entry shows it */
+    gb_acl_log_denial(c, why, log_context(c), cmd, argc, argv, argpos);
+    char err[256];
+    if (why == GB_ACL_DENIED_CMD)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to run the '%s' command", cmd->fullname);
+    else if (why == GB_ACL_DENIED_KEY)
+        snprintf(err, sizeof err, "NOPERM this user has no permissions to access one of the keys used as arguments");
+    else
+        snprintf(err, sizeof err,
+                 "NOPERM this user has no permissions to access one of the channels used as arguments");
+    reject(c, cmd, err);
+}
+
+void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(c, cmd, argc, argv, &why, &argpos))) {
+        gb_gate_call(c, cmd, argc, argv);
+        return;
+    }
+    /* The rules changed since the command was queued (Redis's execCommand
+     * checks again, with its own words). */
+    gb_acl_log_denial(c, why, GB_ACL_CTX_MULTI, cmd, argc, argv, argpos);
+    const char *reason = why == GB_ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+                         : why == GB_ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                                    : "no permission to access one of the channels used as arguments";
+    gb_reply_errorf(c,
+                    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+                    "call. This command is no longer allowed for the following reason: %s",
+                    reason);
+}
+
+const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv)
+{
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_LIKELY(permitted(caller, cmd, argc, argv, &why, &argpos)))
+        return NULL;
+    gb_acl_log_denial(caller, why, GB_ACL_CTX_LUA, cmd, argc, argv, argpos);
+    switch (why) {
+    case GB_ACL_DENIED_CMD:
+        return "The user executing the script can't run this command or subcommand";
+    case GB_ACL_DENIED_KEY:
+        return "The user executing the script can't access at least one of the keys mentioned in the command "
+               "arguments";
+    case GB_ACL_DENIED_CHANNEL:
+        return "The user executing the script can't publish to the channel mentioned in the command";
+    default:
+        return "The user executing the script is lacking the permissions for the command";
+    }
 }
 
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    const gb_command_def *d = cmd->def;
-    if (!arity_ok(d, argc)) {
+    if (!gb_command_arity_ok(cmd, argc)) {
         char err[128];
-        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", d->name);
+        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->fullname);
         reject(c, cmd, err);
         return false;
     }
-    if (!(c->flags & GB_CLIENT_AUTHED) && !(d->flags & GB_CMD_NOAUTH)) {
+    if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
+        gb_acl_auth_required(c->eng)) {
         reject(c, cmd, GB_ERR_NOAUTH);
+        return false;
+    }
+    enum gb_acl_denial why;
+    int argpos = 0;
+    if (GB_UNLIKELY(!permitted(c, cmd, argc, argv, &why, &argpos))) {
+        reject_for_permission(c, cmd, argc, argv, why, argpos);
         return false;
     }
     /* A log being replayed already happened: it is obeyed (Redis's
@@ -224,7 +319,7 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             return false;
         }
     }
-    if ((c->flags & GB_CLIENT_MULTI) && !(d->flags & GB_CMD_NOMULTI)) {
+    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
         gb_multi_queue(c, cmd, argc, argv);
         return false;
     }
@@ -240,6 +335,16 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
     if (!cmd) {
         reject_unknown(c, argc, argv);
         return;
+    }
+    /* A container with a subcommand is that subcommand (Redis 7's
+     * lookupCommand); alone, it fails its own arity below. */
+    if (gb_command_is_container(cmd) && argc >= 2) {
+        gb_command *sub = gb_subcommand_lookup(cmd, argv[1]);
+        if (!sub) {
+            reject_unknown_subcommand(c, cmd, argv[1]);
+            return;
+        }
+        cmd = sub;
     }
     if (admit(c, cmd, argc, argv))
         gb_gate_call(c, cmd, argc, argv);
@@ -258,9 +363,12 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
 {
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
-     * MULTI, memory not in question. Anything else takes the RESP form
-     * through admission, which answers exactly as for a RESP client. */
+     * MULTI whose user may run the command with any arguments, memory not
+     * in question. Anything else takes the RESP form through admission,
+     * which answers exactly as for a RESP client (a user limited to some
+     * keys is checked there, on the keys of the RESP form). */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
+                 gb_acl_permits_any_args(c->user, cmd->acl_id) &&
                  !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);

@@ -7,7 +7,8 @@
  * It is Redis's processCommand + call(), in two steps:
  *
  *   admission   (gb_gate_execute, gb_gate_execute_typed) lookup, arity,
- *               authentication, memory, MULTI queueing; a rejection inside
+ *               authentication, permissions (ACL, engine/core/acl.h),
+ *               memory, MULTI queueing; a rejection inside
  *               MULTI flags the transaction, a rejected EXEC aborts it
  *               (EXECABORT ... because of: <the reason>);
  *   the call    (gb_gate_call) statistics (INFO commandstats), the handler,
@@ -79,5 +80,22 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
  * scripts): statistics, the handler, propagation; at the outermost call,
  * serving the clients whose keys became ready. */
 void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv);
+
+/* EXEC runs each queued command through this: the permission check again
+ * (the user's rules may have changed since it was queued; Redis 7.0's
+ * "NOPERM ACLs rules changed ..." reply in its place, logged with context
+ * "multi"), then gb_gate_call. */
+void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv);
+
+/* Scripts: the permission check of a command a script calls (redis.call,
+ * redis.pcall), as the user of `caller`, the client that ran EVAL or
+ * FCALL. Returns NULL when the user may run it: the script engine then
+ * runs it with gb_gate_call. Otherwise the denial is recorded in ACL LOG
+ * (context "lua", caller's client info) and the reason is returned in
+ * Redis 7.0's words for the script's error ("The user executing the
+ * script can't run this command or subcommand", ...); the command must
+ * not run. cmd is the resolved command (a container's subcommand, as
+ * gb_gate_execute resolves it) and argv[0] its name. */
+const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv);
 
 #endif

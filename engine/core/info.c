@@ -182,7 +182,7 @@ static void cmdstat_one(gb_command *cmd, void *ctx)
                                          (double)cmd->timed_calls
                                    : 0.0;
     emitf(cc->o, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
-          cmd->def->name, (unsigned long long)cmd->calls, (unsigned long long)usec,
+          cmd->fullname, (unsigned long long)cmd->calls, (unsigned long long)usec,
           cmd->calls ? usec / (double)cmd->calls : 0.0, (unsigned long long)cmd->rejected_calls,
           (unsigned long long)cmd->failed_calls);
 }
@@ -191,7 +191,7 @@ static void section_commandstats(gb_engine *eng, out_ctx *o)
 {
     emitf(o, "# Commandstats\r\n");
     cmdstat_ctx cc = {eng, o};
-    gb_commands_foreach(eng, cmdstat_one, &cc);
+    gb_commands_foreach(eng, true, cmdstat_one, &cc);
 }
 
 static void section_keyspace(gb_engine *eng, out_ctx *o)

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/db.h"
 #include "engine/core/engine.h"
@@ -18,7 +19,7 @@ typedef struct job {
 } job;
 
 struct gb_lazyfree {
-    pthread_t thread;
+    gb_helper_thread thread;
     bool started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -69,12 +70,12 @@ static void *main_loop(void *arg)
     return NULL;
 }
 
-gb_lazyfree *gb_lazyfree_new(void)
+gb_lazyfree *gb_lazyfree_new(const gb_cpuset *cpus)
 {
     gb_lazyfree *lf = gb_calloc(1, sizeof *lf);
     pthread_mutex_init(&lf->mu, NULL);
     pthread_cond_init(&lf->cv, NULL);
-    lf->started = pthread_create(&lf->thread, NULL, main_loop, lf) == 0;
+    lf->started = gb_helper_thread_start(&lf->thread, "gb-lazyfree", cpus, main_loop, lf);
     return lf;
 }
 
@@ -87,7 +88,7 @@ void gb_lazyfree_free(gb_lazyfree *lf)
         lf->stop = true;
         pthread_cond_broadcast(&lf->cv);
         pthread_mutex_unlock(&lf->mu);
-        pthread_join(lf->thread, NULL);
+        gb_helper_thread_join(&lf->thread);
     }
     pthread_mutex_destroy(&lf->mu);
     pthread_cond_destroy(&lf->cv);

@@ -15,6 +15,7 @@
 
 #include "engine/ds/htable.h"
 #include "engine/core/object.h"
+#include "platform/cpu.h"
 
 struct gb_engine;
 typedef struct gb_lazyfree gb_lazyfree;
@@ -23,7 +24,8 @@ typedef struct gb_lazyfree gb_lazyfree;
  * than this go to the thread. */
 #define GB_LAZYFREE_THRESHOLD 64
 
-gb_lazyfree *gb_lazyfree_new(void);
+/* Starts the freeing thread on cpus (engine/base/helper_thread.h). */
+gb_lazyfree *gb_lazyfree_new(const gb_cpuset *cpus);
 /* Frees whatever is still queued, then stops the thread. */
 void gb_lazyfree_free(gb_lazyfree *lf);
 

@@ -175,17 +175,12 @@ void gb_multi_unwatch_all(gb_client *c)
 
 void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    if (!gb_subcommand_check(c, cmd->def->name, argc, argv)) {
-        cmd->rejected_calls++;
-        c->flags |= GB_CLIENT_DIRTY_EXEC;
-        return;
-    }
     if (c->mcount == c->mcap) {
         c->mcap = c->mcap ? c->mcap * 2 : 8;
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);
     }
     c->mqueue[c->mcount++] = gb_argv_copy_make(cmd, argc, argv);
-    c->mcmd_flags |= cmd->def->flags;
+    c->mcmd_flags |= cmd->flags;
     gb_reply_status(c, "QUEUED");
 }
 
@@ -238,7 +233,7 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
      * check was made for the whole transaction when EXEC was admitted, as
      * Redis 7.0 does. */
     for (int i = 0; i < n; i++) {
-        gb_gate_call(c, (gb_command *)queue[i].cmd, queue[i].argc, queue[i].argv);
+        gb_gate_call_queued(c, (gb_command *)queue[i].cmd, queue[i].argc, queue[i].argv);
         gb_argv_copy_free(&queue[i]);
     }
     gb_free(queue);

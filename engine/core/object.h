@@ -14,7 +14,9 @@
  *   21      1     enc       GB_ENC_*
  *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
  *                           GB_KV_COW_MARK: the background-save mark (db.h)
- *   23      1     lfu       logarithmic access counter (OBJECT FREQ)
+ *   23      1     spare     zero; room for an LFU counter when an LFU eviction
+ *                           policy exists (with noeviction, the only policy,
+ *                           OBJECT FREQ is refused, as Redis refuses it)
  *   24      4     atime     last access, seconds since the engine started (OBJECT IDLETIME)
  *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
  *   32      8     expire    [VOLATILE only] absolute expiry, Unix milliseconds
@@ -61,7 +63,7 @@ typedef struct gb_kv {
     uint8_t type;
     uint8_t enc;
     uint8_t flags;
-    uint8_t lfu;
+    uint8_t spare;
     uint32_t atime;
     uint32_t vindex;
 } gb_kv;

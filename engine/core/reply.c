@@ -74,6 +74,30 @@ size_t gb_reply_array_deferred(gb_client *c) { return c->rops->array_deferred(c-
 
 void gb_reply_set_deferred(gb_client *c, size_t handle, int64_t n) { c->rops->set_deferred(c->rctx, handle, n); }
 
+void gb_reply_map(gb_client *c, int64_t npairs)
+{
+    if (c->rops->map)
+        c->rops->map(c->rctx, npairs);
+    else
+        c->rops->array(c->rctx, npairs * 2);
+}
+
+void gb_reply_set(gb_client *c, int64_t n)
+{
+    if (c->rops->set)
+        c->rops->set(c->rctx, n);
+    else
+        c->rops->array(c->rctx, n);
+}
+
+void gb_reply_set_deferred_map(gb_client *c, size_t handle, int64_t npairs)
+{
+    if (c->rops->set_deferred_map)
+        c->rops->set_deferred_map(c->rctx, handle, npairs);
+    else
+        c->rops->set_deferred(c->rctx, handle, npairs * 2);
+}
+
 void gb_reply_help(gb_client *c, const char *const *lines, size_t n)
 {
     gb_reply_array(c, (int64_t)n);

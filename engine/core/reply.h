@@ -23,6 +23,11 @@ typedef struct gb_reply_ops {
      * handle for set_deferred. */
     size_t (*array_deferred)(void *ctx);
     void (*set_deferred)(void *ctx, size_t handle, int64_t n);
+    /* Aggregates that RESP3 tells apart and RESP2 sends as arrays. NULL:
+     * the array of the same elements (a map of n pairs is 2n of them). */
+    void (*map)(void *ctx, int64_t npairs);
+    void (*set)(void *ctx, int64_t n);
+    void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
 } gb_reply_ops;
 
 struct gb_client;
@@ -46,6 +51,13 @@ void gb_reply_nil_array(struct gb_client *c);
 void gb_reply_help(struct gb_client *c, const char *const *lines, size_t n);
 size_t gb_reply_array_deferred(struct gb_client *c);
 void gb_reply_set_deferred(struct gb_client *c, size_t handle, int64_t n);
+/* A map of npairs key/value pairs (each pair: two replies), a set of n
+ * members; RESP2 sends both as arrays. */
+void gb_reply_map(struct gb_client *c, int64_t npairs);
+void gb_reply_set(struct gb_client *c, int64_t n);
+/* A map whose size is known after its pairs (handle from
+ * gb_reply_array_deferred). */
+void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
 
 /* Redis's standard error texts. */
 #define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

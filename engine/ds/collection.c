@@ -114,7 +114,7 @@ bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)
     uint64_t *hash = gb_malloc(cap * sizeof *hash);
     bool unique = true;
     unsigned char *p = gb_lp_first(lp);
-    for (size_t i = 0; p && unique; i++) {
+    while (p && unique) {
         char buf[GB_LP_INT_BUF];
         gb_slice k = gb_lp_get_slice(p, buf);
         uint64_t h = gb_hash_slice(k);

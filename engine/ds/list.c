@@ -119,6 +119,12 @@ gb_list_encoding gb_list_encoding_of(const gb_list *l) { return (gb_list_encodin
 
 const char *gb_list_encoding_name(const gb_list *l)
 {
+    (void)l;
+    return "quicklist";
+}
+
+const char *gb_list_representation_name(const gb_list *l)
+{
     static const char *const names[] = {"listpack", "segmented", "pma"};
     return names[l->enc];
 }

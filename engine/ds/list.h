@@ -95,8 +95,12 @@ void gb_list_free(gb_list *l);
 
 size_t gb_list_len(const gb_list *l);
 gb_list_encoding gb_list_encoding_of(const gb_list *l);
-/* OBJECT ENCODING: "listpack", "segmented" or "pma". */
+/* OBJECT ENCODING, in Redis 7.0's word for every list: "quicklist" (7.0
+ * has no listpack lists; clients and tests compare it with Redis's). */
 const char *gb_list_encoding_name(const gb_list *l);
+/* The representation itself: "listpack", "segmented" or "pma" (DEBUG
+ * OBJECT's representation field). */
+const char *gb_list_representation_name(const gb_list *l);
 /* The settings the list was created with (COPY gives the copy the same, as
  * Redis's quicklistDup keeps the source's fill). */
 gb_list_config gb_list_config_of(const gb_list *l);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/gate.h"
@@ -31,7 +32,7 @@ enum aof_state {
 /* The background thread of appendfsync everysec, and of closing an old
  * incremental file after its last sync (a close can wait for the disk). */
 typedef struct syncer {
-    pthread_t thread;
+    gb_helper_thread thread;
     bool started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -148,7 +149,7 @@ static void syncer_start(gb_aof *a)
     s->sync_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    s->started = pthread_create(&s->thread, NULL, syncer_main, a) == 0;
+    s->started = gb_helper_thread_start(&s->thread, "gb-aof-fsync", &a->eng->cfg.helper_cpus, syncer_main, a);
 }
 
 static void syncer_stop(gb_aof *a)
@@ -160,7 +161,7 @@ static void syncer_stop(gb_aof *a)
     s->stop = true;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    pthread_join(s->thread, NULL);
+    gb_helper_thread_join(&s->thread);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     s->started = false;

@@ -70,7 +70,7 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char
         snprintf(err, errlen, "a snapshot is already in progress");
         return NULL;
     }
-    gb_snap_writer *w = gb_snap_writer_open(path, level, eng->now_ms, err, errlen);
+    gb_snap_writer *w = gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, err, errlen);
     if (!w)
         return NULL;
     gb_snapshot *s = calloc(1, sizeof *s);

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
 
@@ -42,7 +43,7 @@ struct gb_snap_writer {
     char err[512];
 
     /* writer thread */
-    pthread_t thread;
+    gb_helper_thread thread;
     bool thread_started;
     int fd;
     uint64_t blocks, raw_total, chain;
@@ -185,7 +186,8 @@ static block *block_new(void)
     return b;
 }
 
-gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, char *err, size_t errlen)
+gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus, char *err,
+                                    size_t errlen)
 {
     gb_snap_writer *w = calloc(1, sizeof *w);
     if (!w) {
@@ -225,7 +227,7 @@ gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created
     pthread_cond_init(&w->cv, NULL);
     w->cur = block_new();
     if (!w->chain_state || (level != 0 && (!w->cctx || !w->out)) ||
-        pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        !gb_helper_thread_start(&w->thread, "gb-snapshot", cpus, writer_main, w)) {
         snprintf(err, errlen, "cannot start the snapshot writer thread");
         gb_snap_writer_free(w);
         return NULL;
@@ -384,7 +386,7 @@ void gb_snap_writer_free(gb_snap_writer *w)
         w->stop = true;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
+        gb_helper_thread_join(&w->thread);
     }
     if (w->fd >= 0) {
         close(w->fd);

@@ -18,12 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/cpu.h"
+
 typedef struct gb_snap_writer gb_snap_writer;
 
 /* Starts writing path (through path + ".tmp-<pid>"). level: the zstd level,
  * or 0 to store blocks uncompressed. Returns NULL with a message in err
  * (the directory or file cannot be created). */
-gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, char *err, size_t errlen);
+gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus, char *err,
+                                    size_t errlen);
 
 /* Record bytes, appended to the stream. */
 void gb_snap_put(gb_snap_writer *w, const void *p, size_t n);

@@ -1,3 +1,7 @@
+/*
+ * The string type's typed key operations, on top of engine/core/db.h (short
+ * strings live in the key's record).
+ */
 #include "engine/types/t_string.h"
 
 #include <math.h>
@@ -15,6 +19,98 @@ gb_result gb_string_get(gb_db *db, gb_slice key, gb_slice *out, char *intbuf)
     if (kv->type != GB_TYPE_STRING)
         return GB_R_WRONGTYPE;
     *out = gb_kv_string(kv, intbuf);
+    return GB_R_OK;
+}
+
+gb_result gb_string_getdel(gb_db *db, gb_slice key, const gb_sink *sink)
+{
+    gb_slice v;
+    char buf[GB_INT_BUF];
+    gb_result r = gb_string_get(db, key, &v, buf);
+    if (r != GB_R_OK)
+        return r;
+    sink->value(sink->ctx, v); /* before the bytes go with the key */
+    gb_db_delete(db, key);
+    gb_engine_key_modified(db, key);
+    return GB_R_OK;
+}
+
+gb_result gb_string_getex(gb_db *db, gb_slice key, const int64_t *when_ms, bool persist, const gb_sink *sink,
+                          gb_expiry_change *change)
+{
+    *change = GB_EXPIRY_NONE;
+    gb_kv *kv = gb_db_lookup_read(db, key);
+    if (!kv)
+        return GB_R_NOTFOUND;
+    if (kv->type != GB_TYPE_STRING)
+        return GB_R_WRONGTYPE;
+    if (!when_ms)
+        return GB_R_BADARG;
+    char buf[GB_INT_BUF];
+    sink->value(sink->ctx, gb_kv_string(kv, buf));
+    if (*when_ms >= 0) {
+        *change = gb_keys_expire_record(db, key, kv, *when_ms);
+    } else if (persist && gb_kv_volatile(kv)) {
+        gb_db_persist(db, kv);
+        gb_engine_key_modified(db, key);
+        *change = GB_EXPIRY_PERSISTED;
+    }
+    return GB_R_OK;
+}
+
+gb_result gb_string_getrange(gb_db *db, gb_slice key, int64_t start, int64_t end, gb_slice *out, char *intbuf)
+{
+    gb_slice v;
+    gb_result r = gb_string_get(db, key, &v, intbuf);
+    *out = gb_slice_make("", 0);
+    if (r != GB_R_OK)
+        return r;
+    int64_t len = (int64_t)v.len;
+    if (start < 0 && end < 0 && start > end)
+        return GB_R_OK;
+    if (start < 0)
+        start += len;
+    if (end < 0)
+        end += len;
+    if (start < 0)
+        start = 0;
+    if (end < 0)
+        end = 0;
+    if (end >= len)
+        end = len - 1;
+    if (start <= end && len != 0)
+        *out = gb_slice_make(v.ptr + start, (size_t)(end - start + 1));
+    return GB_R_OK;
+}
+
+gb_result gb_string_mget(gb_db *db, size_t n, const gb_slice *keys, const gb_sink *sink)
+{
+    gb_sink_len(sink, n);
+    for (size_t i = 0; i < n; i++) {
+        gb_kv *kv = gb_db_lookup_read(db, keys[i]);
+        if (!kv || kv->type != GB_TYPE_STRING) {
+            sink->missing(sink->ctx);
+            continue;
+        }
+        char buf[GB_INT_BUF];
+        sink->value(sink->ctx, gb_kv_string(kv, buf));
+    }
+    return GB_R_OK;
+}
+
+gb_result gb_string_mset(gb_db *db, size_t npairs, const gb_slice *kv, bool nx, bool *set)
+{
+    *set = false;
+    if (nx) {
+        for (size_t i = 0; i < npairs; i++)
+            if (gb_db_lookup_write(db, kv[2 * i]))
+                return GB_R_OK;
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        gb_db_set_string(db, kv[2 * i], kv[2 * i + 1], false);
+        gb_engine_key_modified(db, kv[2 * i]);
+    }
+    *set = true;
     return GB_R_OK;
 }
 

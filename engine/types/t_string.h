@@ -1,13 +1,16 @@
 /*
- * Strings: the typed engine API. The RESP handlers (cmd_string.c) parse
- * text arguments into these calls; the SBE ring path calls them with native
- * values. Nothing here formats a reply.
+ * The string type's typed key operations (see engine/types/t_list.h for
+ * what a typed key operation does and does not do; string commands carry
+ * no type prefix, so these are gb_string_<verb>). The RESP handlers
+ * (cmd_string.c) parse text arguments into these calls; the SBE ring path
+ * calls them with native values.
  */
 #ifndef GB_ENGINE_T_STRING_H
 #define GB_ENGINE_T_STRING_H
 
 #include "engine/core/db.h"
 #include "engine/types/result.h"
+#include "engine/types/t_keys.h"
 
 enum {
     GB_SET_NX = 1u << 0,      /* only if the key does not exist */
@@ -19,6 +22,32 @@ enum {
 /* The value of key as bytes (integers rendered into intbuf, GB_INT_BUF
  * bytes). GB_R_NOTFOUND / GB_R_WRONGTYPE. */
 gb_result gb_string_get(gb_db *db, gb_slice key, gb_slice *out, char *intbuf);
+
+/* GETDEL: the value to sink->value, then the key goes. GB_R_NOTFOUND /
+ * GB_R_WRONGTYPE. */
+gb_result gb_string_getdel(gb_db *db, gb_slice key, const gb_sink *sink);
+
+/* GETEX: the value to sink->value, then *when_ms (absolute Unix ms; -1:
+ * none) becomes the key's expiry (a time not in the future deletes it), or
+ * with persist its expiry goes; *change says what happened. GB_R_NOTFOUND,
+ * GB_R_WRONGTYPE; GB_R_BADARG when when_ms is NULL and the key holds a
+ * string (Redis checks the key before the expiry). */
+gb_result gb_string_getex(gb_db *db, gb_slice key, const int64_t *when_ms, bool persist, const gb_sink *sink,
+                          gb_expiry_change *change);
+
+/* GETRANGE/SUBSTR: *out borrows the bytes in [start, end] (Redis's index
+ * rules; empty when none) until the next write. GB_R_NOTFOUND /
+ * GB_R_WRONGTYPE. */
+gb_result gb_string_getrange(gb_db *db, gb_slice key, int64_t start, int64_t end, gb_slice *out, char *intbuf);
+
+/* MGET: sink->len(n), then for each key sink->value (a string's value) or
+ * sink->missing (a missing key or another type). */
+gb_result gb_string_mget(gb_db *db, size_t n, const gb_slice *keys, const gb_sink *sink);
+
+/* MSET, MSETNX (nx: only when none of the keys exists): npairs key-value
+ * pairs, kv[2i] the key and kv[2i+1] its value; each key loses its TTL.
+ * *set says whether they were set (always, without nx). */
+gb_result gb_string_mset(gb_db *db, size_t npairs, const gb_slice *kv, bool nx, bool *set);
 
 /* SET: flags GB_SET_*, expire_at_ms absolute Unix ms or -1 for none.
  * With GB_SET_GET, *old (and old_found) receive the previous value, copied

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 
 int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj *o)
 {
@@ -62,6 +63,80 @@ void gb_types_store(gb_db *db, gb_slice key, enum gb_type t, void *obj)
         gb_db_add_object(db, key, t, gb_tobj_adopt(obj)); /* signals BZPOP* waiters for a zset */
     if (obj || existed)
         gb_engine_key_modified(db, key);
+}
+
+/* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------------ */
+
+/* Passes the elements the pattern accepts on to the caller's sink, counting
+ * them. */
+typedef struct scan_filter {
+    const gb_scan_opts *opts;
+    const gb_sink *sink;
+    size_t n;
+} scan_filter;
+
+static bool scan_accepts(scan_filter *f, gb_slice member)
+{
+    const gb_scan_opts *o = f->opts;
+    if (o->use_pattern && !gb_glob_match(o->pattern.ptr, o->pattern.len, member.ptr, member.len, false))
+        return false;
+    f->n++;
+    return true;
+}
+
+static void scan_pair(void *ctx, gb_slice field, gb_slice value)
+{
+    scan_filter *f = ctx;
+    if (scan_accepts(f, field))
+        f->sink->pair(f->sink->ctx, field, value);
+}
+
+static void scan_member(void *ctx, gb_slice member)
+{
+    scan_filter *f = ctx;
+    if (scan_accepts(f, member))
+        f->sink->value(f->sink->ctx, member);
+}
+
+static void scan_scored(void *ctx, gb_slice member, double score)
+{
+    scan_filter *f = ctx;
+    if (scan_accepts(f, member))
+        f->sink->scored(f->sink->ctx, member, score);
+}
+
+static uint64_t scan_batch(gb_tobj_hdr *o, enum gb_type t, uint64_t cursor, scan_filter *f)
+{
+    switch (t) {
+    case GB_TYPE_HASH:
+        return gb_hash_scan(&o->h, cursor, scan_pair, f);
+    case GB_TYPE_SET:
+        return gb_set_scan(&o->s, cursor, scan_member, f);
+    case GB_TYPE_ZSET:
+        return gb_zset_scan(&o->z, cursor, scan_scored, f);
+    default:
+        abort(); /* not a collection: a caller's bug */
+    }
+}
+
+gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor, const gb_scan_opts *opts,
+                       const gb_sink *sink, uint64_t *next)
+{
+    gb_tobj o;
+    int found = gb_tobj_lookup(db, key, t, false, &o);
+    *next = 0;
+    if (found <= 0)
+        return found < 0 ? GB_R_WRONGTYPE : GB_R_NOTFOUND;
+    if (!opts)
+        return GB_R_BADARG;
+    scan_filter f = {opts, sink, 0};
+    size_t per = t == GB_TYPE_SET ? 1 : 2;
+    int64_t budget = gb_scan_step_budget(opts->count);
+    do {
+        cursor = scan_batch(&o.o, t, cursor, &f);
+    } while (cursor && budget-- > 0 && f.n * per < (size_t)opts->count);
+    *next = cursor;
+    return GB_R_OK;
 }
 
 /* ---- the types' gb_type_ops ---------------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "engine/ds/hash.h"
 #include "engine/ds/set.h"
 #include "engine/ds/zset.h"
+#include "engine/types/result.h"
 
 /* The thresholds currently configured (eng->cfg): built per call, so a
  * CONFIG SET applies to the next command. */
@@ -87,6 +88,40 @@ void gb_tobj_add(gb_db *db, gb_slice key, enum gb_type t, void *heap_hdr, gb_tob
  * setKey) with obj (a heap header of type t, adopted), or deletes the key
  * when obj is NULL. Tells WATCH when something changed. */
 void gb_types_store(gb_db *db, gb_slice key, enum gb_type t, void *obj);
+
+/* How many elements a random pick with count returns from a collection of
+ * len elements (HRANDFIELD, SRANDMEMBER, ZRANDMEMBER): count < 0 -> -count
+ * (repeats allowed); else min(count, len). */
+static inline uint64_t gb_types_random_n(int64_t count, size_t len)
+{
+    if (count < 0)
+        return (uint64_t)(-count);
+    return (uint64_t)count < len ? (uint64_t)count : len;
+}
+
+/* ---- HSCAN / SSCAN / ZSCAN ---- */
+
+/* What a collection scan asks for besides its cursor. */
+typedef struct gb_scan_opts {
+    gb_slice pattern; /* MATCH, when use_pattern */
+    bool use_pattern;
+    int64_t count;    /* COUNT, >= 1 */
+} gb_scan_opts;
+
+/* How many steps a scan may take without finding count elements: ten per
+ * element asked for (Redis's), saturating so that a client's huge COUNT
+ * cannot overflow. */
+static inline int64_t gb_scan_step_budget(int64_t count) { return count > INT64_MAX / 10 ? INT64_MAX : count * 10; }
+
+/* HSCAN, SSCAN, ZSCAN on the collection of type t under key: batches from
+ * cursor until about opts->count elements (hash and sorted-set elements
+ * count twice, as Redis counts its reply's items) or ten times as many
+ * steps; elements the pattern refuses are skipped. Each goes to sink->pair
+ * (hash), sink->value (set) or sink->scored (sorted set); *next receives
+ * the cursor to go on from (0: done). GB_R_NOTFOUND: no such key;
+ * GB_R_BADARG when opts is NULL and the key holds type t. */
+gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor, const gb_scan_opts *opts,
+                       const gb_sink *sink, uint64_t *next);
 
 /* The gb_type_ops of the hash, set and sorted-set types (keyspace
  * destructors, COPY, OBJECT ENCODING, MEMORY USAGE). */

@@ -10,6 +10,7 @@
 #include <mach/thread_policy.h>
 #include <pthread.h>
 #include <pthread/qos.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/sysctl.h>
 #include <unistd.h>
@@ -38,6 +39,23 @@ int gb_cpu_allowed(gb_cpuset *out)
     for (int c = 0; c < n; c++)
         gb_cpuset_set(out, c);
     return 0;
+}
+
+int gb_cpu_restrict_current_thread(const gb_cpuset *set)
+{
+    if (gb_cpuset_count(set) == 0)
+        return 0;
+    /* macOS schedules by QoS, not by CPU: a helper thread keeps the default
+     * class, below the engine's USER_INTERACTIVE. */
+    return gb__fail(GB_ENOTSUP, NULL, 0, "macOS has no per-CPU thread affinity");
+}
+
+int gb_thread_set_name(const char *name)
+{
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name);
+    int e = pthread_setname_np(short_name); /* darwin: names only the calling thread */
+    return e == 0 ? 0 : gb__fail(gb__errno_code(e), NULL, 0, "pthread_setname_np(%s): %s", short_name, strerror(e));
 }
 
 int gb_thread_set_latency_critical(void)

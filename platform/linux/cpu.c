@@ -1,6 +1,7 @@
 /* Linux CPUs: the affinity mask through the syscall table, sched_getcpu. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,26 @@ int gb_cpu_pin_current_thread(int cpu)
     if (gb__sys.sched_setaffinity(0, sizeof one.bits, one.bits) != 0)
         return gb__fail(gb__errno_code(errno), NULL, 0, "sched_setaffinity(CPU %d): %s", cpu, strerror(errno));
     return 0;
+}
+
+int gb_cpu_restrict_current_thread(const gb_cpuset *set)
+{
+    if (gb_cpuset_count(set) == 0)
+        return 0;
+    if (gb__sys.sched_setaffinity(0, sizeof set->bits, set->bits) != 0) {
+        char list[256];
+        format_set(set, list, sizeof list);
+        return gb__fail(gb__errno_code(errno), NULL, 0, "sched_setaffinity(CPUs %s): %s", list, strerror(errno));
+    }
+    return 0;
+}
+
+int gb_thread_set_name(const char *name)
+{
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name);
+    int e = pthread_setname_np(pthread_self(), short_name);
+    return e == 0 ? 0 : gb__fail(gb__errno_code(e), NULL, 0, "pthread_setname_np(%s): %s", short_name, strerror(e));
 }
 
 int gb_thread_set_latency_critical(void)

@@ -34,6 +34,19 @@ int gb_cpu_pin_current_thread(int cpu)
     return gb__fail(GB_ENOTSUP, NULL, 0, "thread pinning is not supported by the generic POSIX platform layer");
 }
 
+int gb_cpu_restrict_current_thread(const gb_cpuset *set)
+{
+    if (gb_cpuset_count(set) == 0)
+        return 0;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "thread affinity is not supported by the generic POSIX platform layer");
+}
+
+int gb_thread_set_name(const char *name)
+{
+    (void)name;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "thread names are not supported by the generic POSIX platform layer");
+}
+
 int gb_thread_set_latency_critical(void)
 {
     return gb__fail(GB_ENOTSUP, NULL, 0, "no latency QoS class in the generic POSIX platform layer");

@@ -468,23 +468,6 @@ def _both_ints(a, b, ra, rb):
     return ra == rb
 
 
-def _freq(a, b, ra, rb):
-    # Redis refuses OBJECT FREQ unless an LFU maxmemory policy is selected;
-    # goblin-core (noeviction only) reports its counter. Both answer nil for
-    # a missing key and the same errors for bad arguments.
-    if isinstance(a, int) and isinstance(b, Err) and b.startswith(b"ERR An LFU maxmemory policy"):
-        return True
-    return ra == rb
-
-
-def _encoding(a, b, ra, rb):
-    # Redis 7.0 always answers quicklist for a list; goblin-core names its
-    # compact form listpack (as Redis 7.2 does).
-    if a == b"listpack" and b == b"quicklist":
-        return True
-    return ra == rb
-
-
 def _hello(a, b, ra, rb):
     # The map names the server ("redis" / "goblin-core") and the client id;
     # every other field must match.
@@ -517,8 +500,6 @@ COMPARE = {
     # OBJECT IDLETIME: Redis's shared integers (0..9999) keep the idle time
     # of the server's start, so only the reply type is compared.
     (b"OBJECT", b"IDLETIME"): _both_ints,
-    (b"OBJECT", b"FREQ"): _freq,
-    (b"OBJECT", b"ENCODING"): _encoding,
 }
 
 

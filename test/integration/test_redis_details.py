@@ -8,7 +8,9 @@ side (skipped, saying why, without a redis-server 7.0):
 * WATCH of a key that had already expired when it was watched;
 * over maxmemory, commands queued in MULTI, and EXEC before AUTH;
 * lazy freeing: UNLINK and FLUSHDB ASYNC of a big value keep the server
-  answering (the longest PING gap is measured against redis-server's).
+  answering (the longest PING gap is measured against redis-server's);
+* a blocked BZPOPMIN served when ZUNIONSTORE/ZRANGESTORE overwrites its key
+  (a deliberate departure, asserted against redis-server's behaviour).
 """
 
 import socket
@@ -140,6 +142,71 @@ class WatchExpired(GoblinAndRedisCase):
             self.assertEqual(got, want, "WATCH of an expired key, then %s" % name)
         self.assertEqual(self.run_case(self.goblin, cases["read"]), [b"OK"])
         self.assertEqual(self.run_case(self.goblin, cases["recreated"]), None)
+
+
+class OverwriteServesWaiter(GoblinAndRedisCase):
+    """A deliberate departure (docs/types.md): a client blocked in BZPOPMIN
+    on a key that another client then overwrites with a sorted set
+    (ZUNIONSTORE, ZRANGESTORE over a string there) is served at once by
+    goblin-core. Redis 7.0 does not signal an overwrite, so its waiter
+    sleeps until the key is created again (7.2 signals it, as goblin-core
+    does). Both behaviours are asserted, so a change in either shows."""
+
+    def waiter_served(self, srv, store):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            writer.call("ZADD", "src", "1", "m")
+            waiter.send_cmd("BZPOPMIN", "dst", "0")
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            writer.call("SET", "dst", "string")  # the wrong type: the waiter keeps waiting
+            self.assertEqual(writer.call(*store), 1)
+            served = waiter.read_raw_available(timeout=0.5 * SLOW)
+            if not served:
+                writer.call("DEL", "dst")
+                writer.call("ZADD", "dst", "2", "n")  # a key created anew wakes either server
+                return False, waiter.read_raw_available(timeout=5 * SLOW)
+            return True, served
+
+    def test_overwrite(self):
+        for store in (["ZUNIONSTORE", "dst", "1", "src"], ["ZRANGESTORE", "dst", "src", "0", "-1"]):
+            self.assertEqual(self.waiter_served(self.goblin, store),
+                             (True, b"*3\r\n$3\r\ndst\r\n$1\r\nm\r\n$1\r\n1\r\n"), store)
+            self.assertEqual(self.waiter_served(self.redis, store),
+                             (False, b"*3\r\n$3\r\ndst\r\n$1\r\nn\r\n$1\r\n2\r\n"), store)
+
+
+class BlockedServedFromReadyKey(GoblinAndRedisCase):
+    """A client blocked on several keys is served from the key that became
+    ready, as Redis 7.0 does: an earlier key holding another type is no
+    WRONGTYPE, and of two keys made ready by one EXEC the first to get data
+    serves it, not the first in the command."""
+
+    SCENARIOS = [
+        (["BZPOPMIN", "bk", "bk2", "0"], [["LPUSH", "bk", "1"], ["ZADD", "bk2", "1", "m"]]),
+        (["BLPOP", "a", "b", "0"], [["MULTI"], ["RPUSH", "b", "x"], ["RPUSH", "a", "y"], ["EXEC"]]),
+        (["BRPOP", "a", "b", "0"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "5"], [["SET", "a", "str"], ["RPUSH", "b", "1", "2"]]),
+        (["BZMPOP", "0", "2", "z1", "z2", "MAX"], [["HSET", "z1", "f", "v"], ["ZADD", "z2", "1", "a", "2", "b"]]),
+        (["BZPOPMAX", "z1", "z2", "0"], [["MULTI"], ["ZADD", "z2", "1", "q"], ["ZADD", "z1", "5", "p"], ["EXEC"]]),
+    ]
+
+    def run_case(self, srv, block, writes):
+        with Raw(srv) as waiter, Raw(srv) as writer:
+            writer.call("FLUSHALL")
+            waiter.send_cmd(*block)
+            gbtest.wait_until(lambda: b"blocked_clients:1" in writer.call("INFO", "clients"), 10 * SLOW)
+            for w in writes:
+                writer.call(*w)
+            served = waiter.read()[0]
+            state = sorted((k, writer.call("TYPE", k)) for k in writer.call("KEYS", "*"))
+            return served, state
+
+    def test_scenarios(self):
+        for block, writes in self.SCENARIOS:
+            got = self.run_case(self.goblin, block, writes)
+            want = self.run_case(self.redis, block, writes)
+            self.assertEqual(got, want, "%r after %r" % (block, writes))
+            self.assertNotIsInstance(got[0], gbtest.Err, block)
 
 
 class MemoryAndAuth(GoblinAndRedisCase):

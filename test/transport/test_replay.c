@@ -215,12 +215,9 @@ typedef struct cmdbuf {
 } cmdbuf;
 
 static void cw(cmdbuf *b, const char *w) { b->v[b->n++] = gb_slice_cstr(w); }
-static void cnum(cmdbuf *b, const char *fmt, ...)
+static void cnum(cmdbuf *b, long long v)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->num[b->nn], 32, fmt, ap);
-    va_end(ap);
+    int k = snprintf(b->num[b->nn], 32, "%lld", v);
     b->v[b->n++] = gb_slice_make(b->num[b->nn++], (size_t)k);
 }
 
@@ -237,7 +234,7 @@ static const char *field(void) { return fields[rnd(GB_ARRAY_LEN(fields))]; }
 static const char *lr(void) { return chance(50) ? "LEFT" : "RIGHT"; }
 
 /* Relative expiry of 1..400 ms (the clock moves 0..20 ms a step). */
-static void add_ttl_ms(cmdbuf *b) { cnum(b, "%d", 1 + (int)rnd(400)); }
+static void add_ttl_ms(cmdbuf *b) { cnum(b, 1 + (int)rnd(400)); }
 
 static void gen_string(cmdbuf *b, int64_t now)
 {
@@ -258,7 +255,7 @@ static void gen_string(cmdbuf *b, int64_t now)
             break;
         case 2:
             cw(b, "PXAT");
-            cnum(b, "%lld", (long long)(now + (int64_t)rnd(400)));
+            cnum(b, (long long)(now + (int64_t)rnd(400)));
             break;
         case 3:
             cw(b, "KEEPTTL");
@@ -316,7 +313,7 @@ static void gen_string(cmdbuf *b, int64_t now)
     case 9:
         cw(b, "INCRBY");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(200) - 100);
+        cnum(b, (int)rnd(200) - 100);
         break;
     case 10:
         cw(b, "INCRBYFLOAT");
@@ -331,7 +328,7 @@ static void gen_string(cmdbuf *b, int64_t now)
     case 12:
         cw(b, "SETRANGE");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(8));
+        cnum(b, (int)rnd(8));
         cw(b, val());
         break;
     case 13:
@@ -369,9 +366,9 @@ static void gen_keys(cmdbuf *b, int64_t now)
         cw(b, chance(50) ? "PEXPIREAT" : "EXPIREAT");
         cw(b, key());
         if (b->v[0].ptr[0] == 'P')
-            cnum(b, "%lld", (long long)(now + (int64_t)rnd(400) - 50));
+            cnum(b, (long long)(now + (int64_t)rnd(400) - 50));
         else
-            cnum(b, "%lld", (long long)(now / 1000 + (int64_t)rnd(3)));
+            cnum(b, (long long)(now / 1000 + (int64_t)rnd(3)));
         break;
     case 3:
         cw(b, "PERSIST");
@@ -385,7 +382,7 @@ static void gen_keys(cmdbuf *b, int64_t now)
     case 5:
         cw(b, "MOVE");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(3));
+        cnum(b, (int)rnd(3));
         break;
     case 6:
         cw(b, "COPY");
@@ -393,20 +390,20 @@ static void gen_keys(cmdbuf *b, int64_t now)
         cw(b, key());
         if (chance(50)) {
             cw(b, "DB");
-            cnum(b, "%d", (int)rnd(3));
+            cnum(b, (int)rnd(3));
         }
         if (chance(50))
             cw(b, "REPLACE");
         break;
     case 7:
         cw(b, "SELECT");
-        cnum(b, "%d", (int)rnd(3));
+        cnum(b, (int)rnd(3));
         break;
     case 8:
         if (chance(20)) {
             cw(b, "SWAPDB");
-            cnum(b, "%d", (int)rnd(3));
-            cnum(b, "%d", (int)rnd(3));
+            cnum(b, (int)rnd(3));
+            cnum(b, (int)rnd(3));
         } else if (chance(10)) {
             cw(b, "FLUSHDB");
         } else {
@@ -440,24 +437,24 @@ static void gen_list(cmdbuf *b)
         cw(b, chance(50) ? "LPOP" : "RPOP");
         cw(b, key());
         if (chance(30))
-            cnum(b, "%d", (int)rnd(4));
+            cnum(b, (int)rnd(4));
         break;
     case 4:
         cw(b, "LSET");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(4) - 2);
+        cnum(b, (int)rnd(4) - 2);
         cw(b, val());
         break;
     case 5:
         cw(b, "LTRIM");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(3));
-        cnum(b, "%d", (int)rnd(6) - 3);
+        cnum(b, (int)rnd(3));
+        cnum(b, (int)rnd(6) - 3);
         break;
     case 6:
         cw(b, "LREM");
         cw(b, key());
-        cnum(b, "%d", (int)rnd(5) - 2);
+        cnum(b, (int)rnd(5) - 2);
         cw(b, val());
         break;
     case 7:
@@ -487,7 +484,7 @@ static void gen_list(cmdbuf *b)
         cw(b, lr());
         if (chance(50)) {
             cw(b, "COUNT");
-            cnum(b, "%d", 1 + (int)rnd(3));
+            cnum(b, 1 + (int)rnd(3));
         }
         break;
     case 11:
@@ -521,7 +518,7 @@ static void gen_list(cmdbuf *b)
         cw(b, lr());
         if (chance(50)) {
             cw(b, "COUNT");
-            cnum(b, "%d", 1 + (int)rnd(3));
+            cnum(b, 1 + (int)rnd(3));
         }
         break;
     default:
@@ -561,7 +558,7 @@ static void gen_hash(cmdbuf *b)
         cw(b, "HINCRBY");
         cw(b, key());
         cw(b, field());
-        cnum(b, "%d", (int)rnd(20) - 10);
+        cnum(b, (int)rnd(20) - 10);
         break;
     case 5:
         cw(b, "HINCRBYFLOAT");
@@ -604,7 +601,7 @@ static void gen_set(cmdbuf *b)
         cw(b, "SPOP");
         cw(b, key());
         if (chance(60))
-            cnum(b, "%d", (int)rnd(5));
+            cnum(b, (int)rnd(5));
         break;
     case 6:
         cw(b, (const char *[]){"SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"}[rnd(3)]);
@@ -629,7 +626,7 @@ static void gen_zset(cmdbuf *b)
         if (chance(30))
             cw(b, (const char *[]){"NX", "XX", "GT", "LT", "CH"}[rnd(5)]);
         for (int i = 1 + (int)rnd(3); i > 0; i--) {
-            cnum(b, "%d", (int)rnd(10));
+            cnum(b, (int)rnd(10));
             cw(b, field());
         }
         break;
@@ -654,7 +651,7 @@ static void gen_zset(cmdbuf *b)
         cw(b, chance(50) ? "ZPOPMIN" : "ZPOPMAX");
         cw(b, key());
         if (chance(50))
-            cnum(b, "%d", (int)rnd(3));
+            cnum(b, (int)rnd(3));
         break;
     case 6:
         cw(b, "ZMPOP");
@@ -840,7 +837,7 @@ static void one_seed(uint64_t seed, int ncommands)
                 b.n = b.nn = 0;
                 cw(&b, "CLIENT");
                 cw(&b, "UNBLOCK");
-                cnum(&b, "%llu", (unsigned long long)c->id);
+                cnum(&b, (long long)c->id);
                 if (chance(50))
                     cw(&b, "ERROR");
                 run_on(w, 0, &b);
@@ -1003,6 +1000,8 @@ static void test_noop_writes_emit_nothing(void **state)
         {"SET k v", "GET k"},
         {"RPUSH l a", "LTRIM l 0 -1"},
         {"SET k v", "EXPIRE k 100 GT"},
+        {"RPUSH l a;SET d x", "BLMOVE l d LEFT RIGHT 0"},  /* WRONGTYPE on the destination */
+        {"RPUSH l a;SET d x", "BRPOPLPUSH l d 0"},
     };
     for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++)
         expect_effects(cases[i][0], cases[i][1], "");

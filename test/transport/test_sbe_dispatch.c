@@ -84,7 +84,7 @@ static int by_cmd(const void *a, const void *b)
 static void snap(gb_engine *eng, snapshot *s)
 {
     s->n = 0;
-    gb_commands_foreach(eng, snap_one, s);
+    gb_commands_foreach(eng, true, snap_one, s);
     qsort(s->rows, s->n, sizeof s->rows[0], by_cmd);
     s->processed = eng->stats.total_commands_processed;
     s->errors = eng->stats.total_error_replies;

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "platform/shm.h"
 #include "transport/resp/resp_parser.h"
@@ -469,6 +470,35 @@ static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr,
 
 static void reject_close_cb(uv_handle_t *h) { free(h); }
 
+/* Whether a TCP peer is this host's loopback address, as Redis 7.0 tells
+ * (the peer's address is exactly 127.0.0.1 or ::1). */
+static bool peer_is_loopback(uv_tcp_t *t)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) != 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) == 0x7f000001u;
+    if (ss.ss_family == AF_INET6) {
+        static const unsigned char one[16] = {[15] = 1};
+        return memcmp(&((struct sockaddr_in6 *)&ss)->sin6_addr, one, 16) == 0;
+    }
+    return false;
+}
+
+/* Sends a refusal (one error line) to a connection that never gets a
+ * client, and closes it. */
+static void refuse_connection(conn *c, const char *text)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line, "-%s\r\n", text);
+    uv_buf_t b = uv_buf_init(line, (unsigned)GB_MIN((size_t)n, sizeof line - 1));
+    uv_try_write(&c->h.stream, &b, 1);
+    c->srv->eng->stats.rejected_connections++;
+    uv_close(&c->h.handle, reject_close_cb);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     listener *l = server->data;
@@ -501,13 +531,14 @@ static void on_connection(uv_stream_t *server, int status)
         uv_tcp_keepalive(&c->h.tcp, 1, 300);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
     }
+    /* Redis's order: the client limit, then protected mode. */
     size_t visible = eng->nclients;
     if (visible >= (size_t)eng->cfg.maxclients) {
-        static const char msg[] = "-ERR max number of clients reached\r\n";
-        uv_buf_t b = uv_buf_init((char *)msg, sizeof msg - 1);
-        uv_try_write(&c->h.stream, &b, 1);
-        eng->stats.rejected_connections++;
-        uv_close(&c->h.handle, reject_close_cb);
+        refuse_connection(c, "ERR max number of clients reached");
+        return;
+    }
+    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !peer_is_loopback(&c->h.tcp)) {
+        refuse_connection(c, GB_ERR_PROTECTED_MODE);
         return;
     }
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);

@@ -36,7 +36,7 @@ static void test_count_limit_hysteresis(void **state)
         push_n(l, GB_LIST_HEAD, 1, 3);
         assert_int_equal(gb_list_encoding_of(l),
                          impl ? GB_LIST_ENC_PMA : GB_LIST_ENC_SEGMENTED);
-        assert_string_equal(gb_list_encoding_name(l), impl ? "pma" : "segmented");
+        assert_string_equal(gb_list_representation_name(l), impl ? "pma" : "segmented");
         /* 9 -> 5: still large (5 > 8/2): no flapping at the boundary */
         for (int i = 0; i < 4; i++) {
             gb_list_pop(l, GB_LIST_TAIL, 1, NULL, NULL);
@@ -211,13 +211,13 @@ static void test_encoding_and_memory(void **state)
 {
     (void)state;
     gb_list *l = gb_list_new(NULL); /* the default config */
-    assert_string_equal(gb_list_encoding_name(l), "listpack");
+    assert_string_equal(gb_list_representation_name(l), "listpack");
     size_t m0 = gb_list_mem_usage(l);
     push_n(l, GB_LIST_TAIL, 100, 10);
     assert_true(gb_list_mem_usage(l) > m0 + 100 * 12);
-    assert_string_equal(gb_list_encoding_name(l), "listpack");
+    assert_string_equal(gb_list_representation_name(l), "listpack");
     push_n(l, GB_LIST_TAIL, 1000, 10); /* past 8 KiB: default large is segmented */
-    assert_string_equal(gb_list_encoding_name(l), "segmented");
+    assert_string_equal(gb_list_representation_name(l), "segmented");
     gb_list_free(l);
 }
 

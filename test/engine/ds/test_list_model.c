@@ -219,7 +219,7 @@ static void compare_all(gb_list *l, const model *m)
         CHECK(meq(m->a[i], msl(c.a[i])), "value %zu differs", i);
     }
     coll_free(&c);
-    CHECK(gb_list_verify(l), "verify failed (%s)", gb_list_encoding_name(l));
+    CHECK(gb_list_verify(l), "verify failed (%s)", gb_list_representation_name(l));
 }
 
 /* ---- one random operation ---- */
@@ -506,8 +506,8 @@ static void one_op(world *w, int phase)
         w->peak = m->len;
     if (gb_list_encoding_of(l) != GB_LIST_ENC_COMPACT) {
         const char *want_name = w->cfg.large_impl == GB_LIST_PMA ? "pma" : "segmented";
-        CHECK(!strcmp(gb_list_encoding_name(l), want_name), "encoding %s",
-              gb_list_encoding_name(l));
+        CHECK(!strcmp(gb_list_representation_name(l), want_name), "encoding %s",
+              gb_list_representation_name(l));
     }
 }
 

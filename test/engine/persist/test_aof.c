@@ -6,7 +6,7 @@
  * unfinished MULTI at the end is reverted; the manifest refuses what is not
  * a manifest; damaged logs never crash the loader.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* mkdtemp: glibc hides it under _POSIX_C_SOURCE alone, macOS under any _POSIX_C_SOURCE */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
