@@ -67,6 +67,7 @@ def parse_args():
 
 
 ARGS = parse_args()
+ARGS.goblin = os.path.abspath(ARGS.goblin)  # servers start in their own directories
 os.environ["GOBLIN_SERVER"] = ARGS.goblin
 import gbtest  # noqa: E402  (reads GOBLIN_SERVER at import)
 from gbtest import Raw, Server, encode  # noqa: E402
