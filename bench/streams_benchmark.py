@@ -85,7 +85,7 @@ def bench(srv, args, pipeline=64, n=None, r=100000):
            str(n or ARGS.requests), "-r", str(r), "--csv"] + [str(a) for a in args]
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     for line in out.splitlines():
-        m = re.match(r'"([^"]*)","([0-9.]+)"', line)
+        m = re.match(r'"([^"]*)","([0-9.]+|inf)"', line)
         if m:
             return float(m.group(2))
     raise RuntimeError("no result from redis-benchmark: %r" % out)
