@@ -1,6 +1,7 @@
 #include "engine/modules.h"
 
 #include "engine/persist/persist.h"
+#include "engine/script/scripting.h"
 #include "engine/types/registry.h"
 
 /* Every command module's table, defined by GB_DEFINE_COMMANDS in its
@@ -20,6 +21,7 @@ GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
@@ -38,8 +40,10 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(zset);
     REG(stream);
     REG(persist);
+    REG(script);
     REG(acl);
 #undef REG
+    gb_scripting_new(eng);
     gb_persist_new(eng);
     return eng;
 }

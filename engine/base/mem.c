@@ -1,6 +1,5 @@
 #include "engine/base/mem.h"
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "platform/mem.h"
+#include "platform/shm_atomic.h"
 
 /* Where the platform cannot report a block's size, a prefix of this many bytes
  * (keeps 16-byte alignment) records it. */
@@ -20,13 +20,13 @@
  * other thread that frees engine memory (lazy freeing, engine/core/lazyfree.c)
  * marks itself off-thread and counts into an atomic that gb_mem_used adds. */
 static size_t used_bytes;
-static _Atomic(int64_t) offthread_bytes;
+static uint64_t offthread_bytes; /* two's complement sum of signed deltas */
 static _Thread_local bool offthread;
 
 static inline void account(int64_t delta)
 {
     if (__builtin_expect(offthread, 0))
-        atomic_fetch_add_explicit(&offthread_bytes, delta, memory_order_relaxed);
+        gb_shm_fetch_add_relaxed_u64(&offthread_bytes, (uint64_t)delta);
     else
         used_bytes += (size_t)delta;
 }
@@ -76,29 +76,40 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
-void *gb_realloc(void *p, size_t n)
+void *gb_try_realloc(void *p, size_t n)
 {
-    if (!p)
-        return gb_malloc(n);
     if (have_usable()) {
-        size_t old = gb_plat_malloc_usable_size(p);
+        size_t old = p ? gb_plat_malloc_usable_size(p) : 0;
         void *q = realloc(p, n ? n : 1);
         if (!q)
-            oom(n);
+            return NULL;
         account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
         return q;
     }
     if (n > SIZE_MAX - PREFIX)
-        oom(n);
-    char *raw = (char *)p - PREFIX;
-    size_t old;
-    memcpy(&old, raw, sizeof old);
+        return NULL;
+    char *raw = p ? (char *)p - PREFIX : NULL;
+    size_t old = 0;
+    if (raw) {
+        memcpy(&old, raw, sizeof old);
+        old += PREFIX;
+    }
     char *q = realloc(raw, n + PREFIX);
     if (!q)
-        oom(n);
+        return NULL;
     memcpy(q, &n, sizeof n);
-    account((int64_t)n - (int64_t)old);
+    account((int64_t)(n + PREFIX) - (int64_t)old);
     return q + PREFIX;
+}
+
+void *gb_realloc(void *p, size_t n)
+{
+    if (!p)
+        return gb_malloc(n);
+    void *q = gb_try_realloc(p, n);
+    if (!q)
+        oom(n);
+    return q;
 }
 
 void gb_free(void *p)
@@ -141,7 +152,7 @@ size_t gb_mem_usable(void *p)
 
 size_t gb_mem_used(void)
 {
-    return used_bytes + (size_t)atomic_load_explicit(&offthread_bytes, memory_order_relaxed);
+    return used_bytes + (size_t)gb_shm_load_relaxed_u64(&offthread_bytes);
 }
 
 size_t gb_mem_accounted(void *p)
