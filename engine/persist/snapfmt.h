@@ -1,5 +1,5 @@
 /*
- * The snapshot file format, version 3 (docs/persistence.md has the same
+ * The snapshot file format, version 4 (docs/persistence.md has the same
  * with examples). Every integer is little-endian, whatever the machine.
  *
  * File = header, blocks, trailer.
@@ -7,8 +7,9 @@
  * Header, 32 bytes:
  *   offset size field
  *   0      8    magic "GOBLINSN"
- *   8      4    format version (3; a reader also takes 2, which is 3
- *                without FUNCTION records)
+ *   8      4    format version (4; a reader also takes 3, which is 4
+ *                without STREAM values, and 2, which is 3 without
+ *                FUNCTION records)
  *   12     4    flags (0; a reader refuses bits it does not know)
  *   16     8    created, Unix ms
  *   24     8    XXH3-64 of bytes 0..23
@@ -56,7 +57,7 @@
  *        9 HASH_LISTPACK   str: a listpack of field, value pairs
  *       10 ZSET_LISTPACK   str: a listpack of member, score pairs in order
  *                          (scores as engine/ds/zset.c encodes them)
- *       11 STREAM          (engine/persist/snap_stream.c; IDs are varint ms, varint seq)
+ *       11 STREAM          (version 4; engine/persist/snap_stream.c; IDs are varint ms, varint seq)
  *                          varint nodes, nodes x (str 16-byte big-endian first ID,
  *                                                 str the node's bytes after its header,
  *                                                     engine/ds/stream_node.h),
@@ -85,7 +86,7 @@
 #include <stdint.h>
 
 #define GB_SNAP_MAGIC "GOBLINSN"
-#define GB_SNAP_VERSION 3u
+#define GB_SNAP_VERSION 4u
 #define GB_SNAP_VERSION_MIN 2u /* the oldest version this build reads */
 #define GB_SNAP_HEADER_SIZE 32u
 #define GB_SNAP_BLOCK_MAGIC 0x4B4C4247u   /* "GBLK" */
