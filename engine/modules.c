@@ -20,6 +20,7 @@ GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
+GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
@@ -39,6 +40,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(hash);
     REG(set);
     REG(zset);
+    REG(stream);
     REG(persist);
     REG(script);
     REG(acl);

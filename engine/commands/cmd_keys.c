@@ -123,7 +123,7 @@ static void cmd_scan(gb_client *c, int argc, gb_slice *argv)
             o.pattern = argv[++i];
             o.use_pattern = !(o.pattern.len == 1 && o.pattern.ptr[0] == '*');
         } else if (gb_slice_ieq(argv[i], "type") && more) {
-            static const char *names[] = {"string", "list", "set", "zset", "hash"}; /* GB_TYPE_* order */
+            static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"}; /* GB_TYPE_* order */
             gb_slice t = argv[++i];
             o.type = GB_TYPE_COUNT;
             for (size_t k = 0; k < GB_ARRAY_LEN(names); k++)

@@ -9,12 +9,14 @@
 #include "engine/core/gate.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
+#include "engine/base/util.h"
 
 /* A key's FIFO of waiting clients. */
 typedef struct wait_queue {
     gb_hnode node;
     gb_client **q;
     uint32_t n, cap;
+    uint32_t nchecked; /* waiters blocked with a check (they care about a key that is gone) */
     bool ready; /* already in the engine's ready list */
     uint32_t keylen;
     char key[];
@@ -30,7 +32,24 @@ typedef struct gb_blocked {
     size_t heap_idx;   /* position in the deadline heap, SIZE_MAX if none */
     enum gb_type wait_type; /* the value type that can serve it */
     bool postponed;    /* CLIENT PAUSE: no keys, no deadline; in eng->postponed */
+    const gb_wait_check *check; /* or NULL: any value of wait_type serves it */
+    void *check_ctx;
 } gb_blocked;
+
+/* What a blocked client leaves behind once detached: its command and its
+ * check's state, freed after the command is re-executed. */
+typedef struct captured {
+    gb_argv_copy cmd;
+    const gb_wait_check *check;
+    void *check_ctx;
+} captured;
+
+static void captured_free(captured *k)
+{
+    gb_argv_copy_free(&k->cmd);
+    if (k->check)
+        k->check->free(k->check_ctx);
+}
 
 typedef struct gb_ready_key {
     int dbid;
@@ -224,6 +243,31 @@ bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms
     return true;
 }
 
+bool gb_blocking_parse_timeout_ms(gb_client *c, gb_slice arg, uint64_t *deadline_ms)
+{
+    /* Redis 7.0 (getTimeoutFromObjectOrReply, UNIT_MILLISECONDS): a long
+     * long, else "timeout is not an integer or out of range"; negative is
+     * "timeout is negative". Redis adds it to the clock unchecked (a value
+     * near LLONG_MAX crashes 7.0.15): here the sum saturates, a wait with
+     * no end. */
+    int64_t ms;
+    if (!gb_slice2ll(arg, &ms)) {
+        gb_reply_error(c, "ERR timeout is not an integer or out of range");
+        return false;
+    }
+    if (ms < 0) {
+        gb_reply_error(c, "ERR timeout is negative");
+        return false;
+    }
+    if (c->flags & GB_CLIENT_REEXEC) {
+        *deadline_ms = c->reexec_deadline;
+        return true;
+    }
+    uint64_t now = c->eng->now_mono_ms;
+    *deadline_ms = ms == 0 ? 0 : ((uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
+    return true;
+}
+
 void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkeys)
 {
     if (!(c->flags & GB_CLIENT_REEXEC))
@@ -239,8 +283,8 @@ void gb_blocking_ready_keys(const gb_client *c, const gb_slice **keys, int *nkey
 
 /* ---- block / unblock --------------------------------------------------------------- */
 
-void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
-                       int argc, const gb_slice *argv)
+static void block_generic(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
+                          int argc, const gb_slice *argv, const gb_wait_check *check, void *check_ctx)
 {
     gb_engine *eng = c->eng;
     gb_blocked *b = gb_malloc(sizeof *b);
@@ -252,6 +296,8 @@ void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t d
     b->heap_idx = SIZE_MAX;
     b->wait_type = wait_type;
     b->postponed = false;
+    b->check = check;
+    b->check_ctx = check_ctx;
     c->blocked = b;
     c->flags |= GB_CLIENT_BLOCKED;
 
@@ -277,6 +323,7 @@ void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t d
             w->q = gb_realloc(w->q, w->cap * sizeof *w->q);
         }
         w->q[w->n++] = c;
+        w->nchecked += check != NULL;
         b->keys[b->nkeys++] = gb_slice_make(w->key, w->keylen);
     }
     if (deadline_ms)
@@ -284,9 +331,21 @@ void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t d
     eng->blocked_clients++;
 }
 
+void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
+                       int argc, const gb_slice *argv)
+{
+    block_generic(c, keys, nkeys, deadline_ms, wait_type, argc, argv, NULL, NULL);
+}
+
+void gb_blocking_block_checked(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, int argc,
+                               const gb_slice *argv, const gb_wait_check *check, void *ctx)
+{
+    block_generic(c, keys, nkeys, deadline_ms, GB_TYPE_COUNT, argc, argv, check, ctx);
+}
+
 /* Removes c from every wait queue and the heap; frees its blocked state but
- * returns the captured command (caller frees it). */
-static gb_argv_copy detach(gb_client *c)
+ * returns what it captured (the caller frees it with captured_free). */
+static captured detach(gb_client *c)
 {
     gb_engine *eng = c->eng;
     gb_blocked *b = c->blocked;
@@ -301,6 +360,7 @@ static gb_argv_copy detach(gb_client *c)
             if (w->q[j] == c) {
                 memmove(&w->q[j], &w->q[j + 1], (w->n - j - 1) * sizeof *w->q);
                 w->n--;
+                w->nchecked -= b->check != NULL;
                 break;
             }
         if (w->n == 0) {
@@ -317,21 +377,21 @@ static gb_argv_copy detach(gb_client *c)
                 break;
             }
     }
-    gb_argv_copy cmd = b->cmd;
+    captured k = {b->cmd, b->check, b->check_ctx};
     gb_free(b->keys);
     gb_free(b);
     c->blocked = NULL;
     c->flags &= ~GB_CLIENT_BLOCKED;
     eng->blocked_clients--;
-    return cmd;
+    return k;
 }
 
 void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why)
 {
     if (!(c->flags & GB_CLIENT_BLOCKED))
         return;
-    gb_argv_copy cmd = detach(c);
-    gb_argv_copy_free(&cmd);
+    captured k = detach(c);
+    captured_free(&k);
     switch (why) {
     case GB_UNBLOCK_TIMEOUT:
         gb_reply_nil_array(c);
@@ -394,20 +454,43 @@ void gb_blocking_signal_db(gb_db *db)
 {
     if (gb_htable_size(&db->blocking) == 0)
         return;
-    /* Collect first: signalling does not modify db->blocking, but keep the
-     * iteration free of side effects anyway. */
+    /* Signalling does not modify db->blocking: iterating while it does is
+     * safe. A key gone matters to checked waiters (XREADGROUP fails). */
     gb_htable_iter it;
     gb_htable_iter_init(&it, &db->blocking);
     for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
         wait_queue *w = (wait_queue *)n;
         gb_slice key = gb_slice_make(w->key, w->keylen);
-        if (!w->ready && gb_htable_find(&db->keys, &key, gb_hash_slice(key)))
+        if (!w->ready && (w->nchecked || gb_htable_find(&db->keys, &key, gb_hash_slice(key))))
             gb_blocking_signal_key(db, key);
     }
     gb_htable_iter_done(&it);
 }
 
-static bool type_fits(const gb_client *c, const gb_kv *kv) { return kv->type == c->blocked->wait_type; }
+/* Re-executes c's blocked command (the form `serve` built, when it did),
+ * with its original deadline. */
+static void reexecute(gb_client *c, captured *k, struct gb_argv_builder *serve, uint64_t deadline, gb_slice key)
+{
+    c->flags |= GB_CLIENT_REEXEC;
+    c->reexec_deadline = deadline;
+    c->reexec_key = key;
+    if (serve->v)
+        gb_gate_call(c, (gb_command *)k->cmd.cmd, serve->n, serve->v);
+    else
+        gb_gate_call(c, (gb_command *)k->cmd.cmd, k->cmd.argc, k->cmd.argv);
+    c->flags &= ~GB_CLIENT_REEXEC;
+    c->reexec_key = (gb_slice){0};
+}
+
+/* What the ready key means for waiter c (kv NULL: the key is gone). */
+static enum gb_wake wake_for(gb_client *c, gb_slice key, const gb_kv *kv, struct gb_argv_builder *serve,
+                             const char **err)
+{
+    const gb_blocked *b = c->blocked;
+    if (b->check)
+        return b->check->ready(c, b->check_ctx, key, kv, serve, err);
+    return kv && kv->type == b->wait_type ? GB_WAKE_SERVE : GB_WAKE_SKIP;
+}
 
 /* Wakes the waiters of one ready key in FIFO order while it has data. */
 static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
@@ -424,22 +507,25 @@ static void serve_key(gb_engine *eng, gb_db *db, gb_slice key)
         if (!w || idx >= w->n)
             return;
         gb_kv *kv = gb_db_lookup_quiet(db, key);
-        if (!kv)
-            return;
+        if (!kv && !w->nchecked)
+            return; /* emptied: nobody left to serve */
         gb_client *c = w->q[idx];
-        if (!type_fits(c, kv)) {
+        gb_argv_builder serve = {0};
+        const char *err = NULL;
+        enum gb_wake wake = wake_for(c, key, kv, &serve, &err);
+        if (wake == GB_WAKE_SKIP) {
             idx++;
             continue;
         }
         uint64_t deadline = c->blocked->deadline;
-        gb_argv_copy cmd = detach(c);
-        c->flags |= GB_CLIENT_REEXEC;
-        c->reexec_deadline = deadline;
-        c->reexec_key = key;
-        gb_gate_call(c, (gb_command *)cmd.cmd, cmd.argc, cmd.argv);
-        c->flags &= ~GB_CLIENT_REEXEC;
-        c->reexec_key = (gb_slice){0};
-        gb_argv_copy_free(&cmd);
+        captured k = detach(c);
+        if (wake == GB_WAKE_FAIL)
+            gb_reply_error(c, err);
+        else
+            reexecute(c, &k, &serve, deadline, key);
+        if (serve.v)
+            gb_argv_free(&serve);
+        captured_free(&k);
         if (!(c->flags & GB_CLIENT_BLOCKED))
             gb_client_command_done(c); /* the command that blocked is done only now */
         if (c->hooks && c->hooks->flush)
@@ -529,9 +615,9 @@ void gb_pause_resume(gb_engine *eng)
     size_t n = eng->npostponed;
     while (n-- > 0 && eng->npostponed && eng->pause_type == GB_PAUSE_NONE) {
         gb_client *c = eng->postponed[0];
-        gb_argv_copy cmd = detach(c);
-        gb_gate_execute(c, cmd.argc, cmd.argv);
-        gb_argv_copy_free(&cmd);
+        captured k = detach(c);
+        gb_gate_execute(c, k.cmd.argc, k.cmd.argv);
+        captured_free(&k);
         if (c->hooks && c->hooks->flush)
             c->hooks->flush(c);
     }

@@ -1,6 +1,7 @@
 /*
  * Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
- * BZPOPMAX, BZMPOP): the generic machinery, independent of the data type.
+ * BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK): the generic
+ * machinery, independent of the data type.
  *
  * Rules (Redis 7's, see docs/lists.md):
  *   - A command that finds nothing to serve calls gb_blocking_block(): the
@@ -18,6 +19,16 @@
  *     "forever"; a timeout of 0 is forever.
  *   - A client that disconnects is removed from every queue; nothing is
  *     popped for it. Inside MULTI/EXEC a blocking command never blocks.
+ *   - A waiter that needs more than the key's type to know whether it can
+ *     be served (XREAD: entries past its ID; XREADGROUP: its group still
+ *     there) blocks with a check (gb_blocking_block_checked), asked for each
+ *     ready key in FIFO order: serve it (re-executed in the form the check
+ *     builds, which names only that key, as Redis 7.0 serves a stream
+ *     waiter from the one key that became ready; the re-execution also
+ *     carries that key for gb_blocking_ready_keys, like an unchecked
+ *     waiter's), fail it with an error,
+ *     or leave it waiting where it is. Deleting or replacing a key such a
+ *     waiter waits on makes the key ready too (the check may fail it).
  */
 #ifndef GB_ENGINE_BLOCKING_H
 #define GB_ENGINE_BLOCKING_H
@@ -61,9 +72,41 @@ bool gb_blocking_allowed(const gb_client *c);
 void gb_blocking_block(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, enum gb_type wait_type,
                        int argc, const gb_slice *argv);
 
-/* A list/zset under key was created or grew. */
+/* Parses a timeout in milliseconds (XREAD/XREADGROUP BLOCK: Redis's
+ * UNIT_MILLISECONDS, "timeout is not an integer or out of range" / "timeout
+ * is negative"); otherwise as gb_blocking_parse_timeout. A deadline past
+ * the end of time waits forever. */
+bool gb_blocking_parse_timeout_ms(gb_client *c, gb_slice arg, uint64_t *deadline_ms);
+
+struct gb_argv_builder;
+
+/* What a ready key means for a waiter blocked with a check. */
+enum gb_wake {
+    GB_WAKE_SKIP,  /* not for it: it keeps its place in the queue */
+    GB_WAKE_SERVE, /* re-execute its command */
+    GB_WAKE_FAIL,  /* unblock it with an error */
+};
+
+typedef struct gb_wait_check {
+    /* kv is the key's record now (NULL: gone). On GB_WAKE_SERVE the command
+     * is re-executed as *serve when the check initialised it (gb_argv_init;
+     * its slices must stay valid until ctx is freed), else as captured. On
+     * GB_WAKE_FAIL, *err is the error reply (static text). */
+    enum gb_wake (*ready)(gb_client *c, void *ctx, gb_slice key, const gb_kv *kv, struct gb_argv_builder *serve,
+                          const char **err);
+    void (*free)(void *ctx);
+} gb_wait_check;
+
+/* gb_blocking_block for a waiter with a check (ctx is its state, freed
+ * with check->free once the client is unblocked or served). */
+void gb_blocking_block_checked(gb_client *c, const gb_slice *keys, int nkeys, uint64_t deadline_ms, int argc,
+                               const gb_slice *argv, const gb_wait_check *check, void *ctx);
+
+/* A list/zset under key was created or grew, a stream got entries, or a
+ * key a stream waiter waits on was deleted or replaced. */
 void gb_blocking_signal_key(gb_db *db, gb_slice key);
-/* Every key in db with waiters that now holds a value is ready (SWAPDB, FLUSH, MOVE). */
+/* Every key in db with waiters is ready (SWAPDB, FLUSHDB, FLUSHALL): the
+ * ones that hold a value may serve, the ones gone may fail stream waiters. */
 void gb_blocking_signal_db(gb_db *db);
 
 /* Serves ready keys until none is left (called after each command). */

@@ -147,6 +147,10 @@ static const opt options[] = {
      "128", true, NULL, "Sorted sets with more members use the B+tree.", NULL},
     {"zset-max-listpack-value", "zset-max-ziplist-value", T_LONG, OFF(zset_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Sorted sets with a longer member use the B+tree.", NULL},
+    {"stream-node-max-bytes", NULL, T_MEMORY, OFF(stream_node_max_bytes), 0, INT64_MAX, "4096", true, NULL,
+     "A stream node takes entries until Redis's listpack for them would reach this size (0: 1 GiB).", NULL},
+    {"stream-node-max-entries", NULL, T_LONG, OFF(stream_node_max_entries), 0, INT64_MAX, "100", true, NULL,
+     "...or until it holds this many entries, deleted ones included (0: no limit).", NULL},
     /* rings and placement */
     /* persistence */
     {"save", NULL, T_SAVE, 0, 0, 0, "3600 1 300 100 60 10000", true, NULL,

@@ -38,7 +38,7 @@ const gb_type_ops *gb_type_get(enum gb_type t) { return type_ops[t]; }
 
 const char *gb_type_name(enum gb_type t)
 {
-    static const char *names[GB_TYPE_COUNT] = {"string", "list", "set", "zset", "hash"};
+    static const char *names[GB_TYPE_COUNT] = {"string", "list", "set", "zset", "hash", "stream"};
     return (unsigned)t < GB_TYPE_COUNT ? names[t] : "none";
 }
 
@@ -245,9 +245,16 @@ static void release(gb_db *db, gb_kv *kv, bool lazy)
         gb_kv_free(kv);
 }
 
+/* Whether a change to a key of type t may serve or fail its waiters:
+ * lists and sorted sets when they appear, streams also when they go
+ * (XREADGROUP waiters fail then, as in Redis 7.0). */
+static inline bool wakes_waiters(uint8_t t) { return t == GB_TYPE_LIST || t == GB_TYPE_ZSET || t == GB_TYPE_STREAM; }
+
 static void unlink_and_free(gb_db *db, gb_kv *kv)
 {
     gb_slice key = gb_kv_key(kv);
+    if (kv->type == GB_TYPE_STREAM)
+        gb_blocking_signal_key(db, key);
     gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
@@ -331,13 +338,15 @@ static void install(gb_db *db, gb_kv *kv)
         gb_htable_replace_at(link, &kv->node);
         if (gb_kv_volatile(old))
             vol_remove(db, old);
+        if (old->type == GB_TYPE_STREAM)
+            gb_blocking_signal_key(db, key);
         release(db, old, db->eng->cfg.lazyfree_lazy_server_del);
     } else {
         gb_htable_insert(&db->keys, &kv->node, h);
     }
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
-    if (kv->type == GB_TYPE_LIST || kv->type == GB_TYPE_ZSET)
+    if (wakes_waiters(kv->type))
         gb_blocking_signal_key(db, key);
 }
 
@@ -348,7 +357,7 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
-    if (t == GB_TYPE_LIST || t == GB_TYPE_ZSET)
+    if (wakes_waiters((uint8_t)t))
         gb_blocking_signal_key(db, key);
     return kv;
 }
@@ -535,6 +544,8 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading;
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
+    if (kv->type == GB_TYPE_STREAM)
+        gb_blocking_signal_key(db, key);
     if (expired) {
         /* Found expired by the deletion itself: an expiry, propagated as
          * such (the key bytes are still valid until the free below). */

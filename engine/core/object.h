@@ -37,13 +37,13 @@
 #include "engine/base/common.h"
 #include "engine/ds/htable.h"
 
-enum gb_type { GB_TYPE_STRING = 0, GB_TYPE_LIST, GB_TYPE_SET, GB_TYPE_ZSET, GB_TYPE_HASH, GB_TYPE_COUNT };
+enum gb_type { GB_TYPE_STRING = 0, GB_TYPE_LIST, GB_TYPE_SET, GB_TYPE_ZSET, GB_TYPE_HASH, GB_TYPE_STREAM, GB_TYPE_COUNT };
 
 enum gb_enc {
     GB_ENC_INT = 0, /* string holding a canonical int64: v.i */
     GB_ENC_EMBSTR,  /* short string, bytes inline after the key: v.len */
     GB_ENC_RAW,     /* string in its own buffer: v.ptr -> gb_str */
-    GB_ENC_OBJ,     /* list/set/zset/hash object: v.ptr; it names its own encoding */
+    GB_ENC_OBJ,     /* list/set/zset/hash/stream object: v.ptr; it names its own encoding */
 };
 
 #define GB_KV_VOLATILE 0x01u
@@ -98,7 +98,7 @@ static inline int64_t gb_kv_expire(const gb_kv *kv)
 gb_slice gb_kv_string(const gb_kv *kv, char *buf);
 
 /* Per-type behaviour for GB_ENC_OBJ values, registered by each type module
- * (t_list, t_hash, t_set, t_zset). */
+ * (t_list, t_hash, t_set, t_zset, t_stream). */
 typedef struct gb_type_ops {
     const char *name;                       /* TYPE reply: "list", "hash", ... */
     void (*free)(void *obj);

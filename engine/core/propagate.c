@@ -61,6 +61,8 @@ void gb_propagate_command(gb_client *c, int argc, const gb_slice *argv)
     gb_propagate_record(c->eng, c->db->id, argc, argv);
 }
 
+void gb_propagate_prevent(gb_client *c) { c->eng->prop.explicit_effect = true; }
+
 void gb_propagate_expired(gb_db *db, gb_slice key)
 {
     if (!gb_propagating(&db->eng->prop))

@@ -71,6 +71,11 @@ static inline bool gb_propagating(const gb_propagation *p) { return p->nsinks !=
  * several). */
 void gb_propagate_command(gb_client *c, int argc, const gb_slice *argv);
 
+/* The running command propagates nothing of its own even if it changed
+ * the dataset (Redis's preventCommandPropagation): its effects, if any, are
+ * the ones it recorded with gb_propagate_command (XREADGROUP, XCLAIM). */
+void gb_propagate_prevent(gb_client *c);
+
 /* A key of db was found expired and deleted: emits DEL key. */
 void gb_propagate_expired(struct gb_db *db, gb_slice key);
 

@@ -6,6 +6,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/ds/listpack.h"
+#include "engine/persist/snap_stream.h"
 #include "engine/persist/snapfmt.h"
 #include "engine/types/t_list.h"
 #include "engine/types/tobj.h"
@@ -63,6 +64,8 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
             return GB_SNAP_T_SET_LISTPACK;
         }
         return GB_SNAP_T_SET;
+    case GB_TYPE_STREAM:
+        return GB_SNAP_T_STREAM;
     case GB_TYPE_HASH:
         *o = gb_tobj_unpack(kv->v.ptr);
         if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
@@ -118,6 +121,9 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
     case GB_SNAP_T_HASH:
         gb_snap_put_varint(w, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, w);
+        break;
+    case GB_SNAP_T_STREAM:
+        gb_snap_write_stream(w, kv->v.ptr);
         break;
     default:
         gb_snap_put_varint(w, gb_zset_card(&o.z));
@@ -290,6 +296,15 @@ fail:
     return NULL;
 }
 
+static void *load_stream(loader *L)
+{
+    const char *why;
+    gb_stream *s = gb_snap_load_stream(L->r, &why);
+    if (!s && why)
+        fail_key(L, why);
+    return s;
+}
+
 /* A compact encoding's bytes, checked whole by the type's module before
  * anything uses them. */
 static void *load_blob(loader *L, uint8_t type)
@@ -332,7 +347,7 @@ static const enum gb_type type_of[GB_SNAP_T_MAX + 1] = {
     [GB_SNAP_T_HASH] = GB_TYPE_HASH,           [GB_SNAP_T_ZSET] = GB_TYPE_ZSET,
     [GB_SNAP_T_LIST_LISTPACK] = GB_TYPE_LIST,  [GB_SNAP_T_SET_LISTPACK] = GB_TYPE_SET,
     [GB_SNAP_T_SET_INTSET] = GB_TYPE_SET,      [GB_SNAP_T_HASH_LISTPACK] = GB_TYPE_HASH,
-    [GB_SNAP_T_ZSET_LISTPACK] = GB_TYPE_ZSET,
+    [GB_SNAP_T_ZSET_LISTPACK] = GB_TYPE_ZSET,  [GB_SNAP_T_STREAM] = GB_TYPE_STREAM,
 };
 
 static void *load_value(loader *L, uint8_t type)
@@ -346,6 +361,8 @@ static void *load_value(loader *L, uint8_t type)
         return load_hash(L);
     case GB_SNAP_T_ZSET:
         return load_zset(L);
+    case GB_SNAP_T_STREAM:
+        return load_stream(L);
     default:
         return load_blob(L, type);
     }

@@ -1,5 +1,5 @@
 /*
- * The snapshot file format, version 3 (docs/persistence.md has the same
+ * The snapshot file format, version 4 (docs/persistence.md has the same
  * with examples). Every integer is little-endian, whatever the machine.
  *
  * File = header, blocks, trailer.
@@ -7,8 +7,9 @@
  * Header, 32 bytes:
  *   offset size field
  *   0      8    magic "GOBLINSN"
- *   8      4    format version (3; a reader also takes 2, which is 3
- *                without FUNCTION records)
+ *   8      4    format version (4; a reader also takes 3, which is 4
+ *                without STREAM values, and 2, which is 3 without
+ *                FUNCTION records)
  *   12     4    flags (0; a reader refuses bits it does not know)
  *   16     8    created, Unix ms
  *   24     8    XXH3-64 of bytes 0..23
@@ -56,6 +57,18 @@
  *        9 HASH_LISTPACK   str: a listpack of field, value pairs
  *       10 ZSET_LISTPACK   str: a listpack of member, score pairs in order
  *                          (scores as engine/ds/zset.c encodes them)
+ *       11 STREAM          (version 4; engine/persist/snap_stream.c; IDs are varint ms, varint seq)
+ *                          varint nodes, nodes x (str 16-byte big-endian first ID,
+ *                                                 str the node's bytes after its header,
+ *                                                     engine/ds/stream_node.h),
+ *                          varint length, ID last, ID first, ID max-deleted,
+ *                          varint entries-added,
+ *                          varint groups, groups x (str name, ID last-delivered,
+ *                              svarint entries-read (-1: unknown),
+ *                              varint pending, pending x (ID, svarint delivery ms,
+ *                                                        varint delivery count),
+ *                              varint consumers, consumers x (str name,
+ *                                  svarint seen ms, varint n, n x ID: its pending))
  *   EOF      0xFF  varint keys                    (then the trailer)
  *
  * Small collections are stored as their compact encoding's bytes: saving
@@ -73,7 +86,7 @@
 #include <stdint.h>
 
 #define GB_SNAP_MAGIC "GOBLINSN"
-#define GB_SNAP_VERSION 3u
+#define GB_SNAP_VERSION 4u
 #define GB_SNAP_VERSION_MIN 2u /* the oldest version this build reads */
 #define GB_SNAP_HEADER_SIZE 32u
 #define GB_SNAP_BLOCK_MAGIC 0x4B4C4247u   /* "GBLK" */
@@ -107,7 +120,8 @@ enum gb_snap_type {
     GB_SNAP_T_SET_INTSET = 8,
     GB_SNAP_T_HASH_LISTPACK = 9,
     GB_SNAP_T_ZSET_LISTPACK = 10,
-    GB_SNAP_T_MAX = 10,
+    GB_SNAP_T_STREAM = 11,
+    GB_SNAP_T_MAX = 11,
 };
 
 #define GB_SNAP_KEY_HAS_EXPIRE 0x01u

@@ -1,6 +1,7 @@
 #include "engine/types/registry.h"
 
 #include "engine/types/t_list.h"
+#include "engine/types/t_stream.h"
 #include "engine/types/tobj.h"
 
 void gb_types_init(void)
@@ -9,4 +10,5 @@ void gb_types_init(void)
     gb_hash_type_register();
     gb_set_type_register();
     gb_zset_type_register();
+    gb_stream_type_register();
 }

@@ -1,5 +1,5 @@
 /*
- * Registers the value types (list, hash, set, zset) with the keyspace:
+ * Registers the value types (list, hash, set, zset, stream) with the keyspace:
  * their gb_type_ops (engine/core/object.h).
  */
 #ifndef GB_ENGINE_TYPES_REGISTRY_H

@@ -294,5 +294,7 @@ gb_result gb_keys_flushdb(gb_db *db, bool lazy)
     else
         gb_db_flush(db);
     db->eng->stats.dirty++;
+    /* XREADGROUP waiters on streams that are gone fail (Redis 7.0). */
+    gb_blocking_signal_db(db);
     return GB_R_OK;
 }

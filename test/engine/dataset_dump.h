@@ -126,6 +126,24 @@ static inline void dump_cmd(gb_client *c, collect *col, int argc, gb_slice *argv
         }
         col->n /= 2;
         qsort(col->items, col->n, sizeof *col->items, cmp_str);
+    } else if (pair_and_sort == 3) {
+        /* Left out: a consumer's seen-time (when a command last ran), and a
+         * group's read counter and lag: Redis 7.0 propagates XREADGROUP as
+         * XCLAIM ... LASTID, which carries no read counter (7.2 added an
+         * XGROUP SETID ... ENTRIESREAD after it), and the log replays to
+         * what 7.0's would. */
+        size_t out = 0;
+        for (size_t i = 0; i < col->n; i++) {
+            const char *it = col->items[i];
+            bool skip = !strcmp(it, "$seen-time") || !strcmp(it, "$entries-read") || !strcmp(it, "$lag");
+            if (skip && i + 1 < col->n) {
+                free(col->items[i]);
+                free(col->items[++i]);
+                continue;
+            }
+            col->items[out++] = col->items[i];
+        }
+        col->n = out;
     }
 }
 
@@ -195,6 +213,14 @@ static inline char *dump_dataset(gb_engine *eng)
             case GB_TYPE_HASH:
                 argv[0] = gb_slice_cstr("HGETALL");
                 pair = 2;
+                break;
+            case GB_TYPE_STREAM: /* entries, groups, pending lists, consumers */
+                argv[0] = gb_slice_cstr("XINFO");
+                argv[1] = gb_slice_cstr("STREAM");
+                argv[2] = key;
+                argv[3] = gb_slice_cstr("FULL");
+                argc = 4;
+                pair = 3;
                 break;
             default:
                 argv[0] = gb_slice_cstr("ZRANGE");

@@ -87,6 +87,23 @@ CORPUS = [
     ["SADD", "st", "1", "2"], ["SCARD", "st"], ["FLUSHDB"], ["DBSIZE"],
 ]
 
+# Streams (issue 17) with explicit IDs, so replies carry no clock.
+STREAM_CORPUS = [
+    ["XADD", "s", "1-1", "f", "v", "n", "1"], ["XADD", "s", "1-*", "f", "w"], ["XADD", "s", "2-0", "x", "bin\x00"],
+    ["XADD", "s", "NOMKSTREAM", "MAXLEN", "~", "10", "3-0", "f", "v"], ["XADD", "s", "1-0", "f", "v"],
+    ["XLEN", "s"], ["XRANGE", "s", "-", "+"], ["XREVRANGE", "s", "+", "(1-1", "COUNT", "2"],
+    ["XGROUP", "CREATE", "s", "g", "0"], ["XGROUP", "CREATE", "s", "g", "0"], ["XGROUP", "NOPE"],
+    ["XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"],
+    ["XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"], ["XACK", "s", "g", "1-1"],
+    ["XPENDING", "s", "g"], ["XCLAIM", "s", "g", "carol", "0", "1-2", "JUSTID"],
+    ["XAUTOCLAIM", "s", "g", "dave", "0", "0-0", "COUNT", "1", "JUSTID"], ["XDEL", "s", "2-0"],
+    ["XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", "0"], ["XTRIM", "s", "MAXLEN", "1"],
+    ["XREAD", "COUNT", "5", "STREAMS", "s", "0"], ["XREAD", "BLOCK", "10", "STREAMS", "s", "$"],
+    ["XSETID", "s", "9-9"], ["XINFO", "STREAM", "s"], ["XINFO", "CONSUMERS", "s", "nogroup"],
+    ["MULTI"], ["XADD", "s", "10-0", "f", "v"], ["XREAD", "STREAMS", "s", "9-9"], ["EXEC"], ["TYPE", "s"],
+    ["SET", "str", "x"], ["XADD", "str", "1-0", "f", "v"],
+]
+
 
 class RingTests(unittest.TestCase):
     def server(self, *args):
@@ -118,6 +135,17 @@ class RingTests(unittest.TestCase):
                 self.assertEqual(len(got), len(want))
                 for i, (g, w) in enumerate(zip(got, want)):
                     self.assertEqual(g, w, "command %d %r over %s" % (i, CORPUS[i], proto))
+
+    def test_streams_equal_socket_path(self):
+        """Stream commands, groups and a blocking read that times out give the
+        same bytes over a ring as over the socket."""
+        want = self.socket_replies(self.server(), STREAM_CORPUS)
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                got = self.run_script(self.server(), proto, STREAM_CORPUS)
+                self.assertEqual(len(got), len(want))
+                for i, (g, w) in enumerate(zip(got, want)):
+                    self.assertEqual(g, w, "command %d %r over %s" % (i, STREAM_CORPUS[i], proto))
 
     def test_typed_calls(self):
         for proto in PROTOCOLS:
@@ -302,6 +330,30 @@ class RingTests(unittest.TestCase):
                 out = p.stdout.read()
                 p.wait(timeout=10)
                 self.assertEqual(split_replies(out)[0], b"*2\r\n$1\r\nq\r\n$3\r\njob\r\n")
+
+    def test_stream_group_blocking_over_ring(self):
+        """A consumer parked in XREADGROUP BLOCK on a ring is woken by an
+        XADD from a socket client, and its pending entry is recorded."""
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server()
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("XGROUP", "CREATE", "jobs", "g", "$", "MKSTREAM"), b"OK")
+                p = tool(srv, proto, "script")
+                p.stdin.write(script_input([["XREADGROUP", "GROUP", "g", "ring", "BLOCK", "0", "STREAMS", "jobs", ">"],
+                                            ["XACK", "jobs", "g", "5-0"]]))
+                p.stdin.flush()
+                self.assertTrue(wait_until(lambda: srv.info("clients")["blocked_clients"] == "1", 10 * gbtest.SLOW))
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("XADD", "jobs", "5-0", "job", "1"), b"5-0")
+                    p.stdin.close()
+                    out = p.stdout.read()
+                    p.stdout.close()
+                    p.wait(timeout=10)
+                    self.assertEqual(split_replies(out), [
+                        b"*1\r\n*2\r\n$4\r\njobs\r\n*1\r\n*2\r\n$3\r\n5-0\r\n*2\r\n$3\r\njob\r\n$1\r\n1\r\n",
+                        b":1\r\n"])
+                    self.assertEqual(r.call("XPENDING", "jobs", "g"), [0, None, None, None])
 
     def test_idle_server_cpu(self):
         """Once the spin budget is spent, a server with attached (idle) ring

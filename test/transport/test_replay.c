@@ -2,7 +2,8 @@
  * Write propagation proved by replay (engine/core/propagate.h).
  *
  * test_random_streams_replay: seeded random command streams over every
- * type - blocking pops served later, MULTI/EXEC/DISCARD, WATCH, expiry
+ * type (streams and consumer groups included) - blocking pops and
+ * XREADGROUP BLOCK served later, MULTI/EXEC/DISCARD, WATCH, expiry
  * (a fake clock that moves, lazy and active), SELECT/MOVE/SWAPDB/FLUSHDB -
  * from several clients at once: RESP clients through the RESP parser and
  * SBE clients through the SBE decoder (typed templates and Generic). A test
@@ -697,10 +698,141 @@ static void gen_zset(cmdbuf *b)
     }
 }
 
+static const char *group(void) { return chance(50) ? "g1" : "g2"; }
+static const char *consumer(void) { return (const char *[]){"alice", "bob", "carol"}[rnd(3)]; }
+
+/* An ID near the others: explicit IDs collide, go backwards and hit deleted entries. */
+static void stream_id(cmdbuf *b)
+{
+    int k = snprintf(b->num[b->nn], 32, "%d-%d", (int)rnd(40), (int)rnd(3));
+    b->v[b->n++] = gb_slice_make(b->num[b->nn++], (size_t)k);
+}
+
+static void gen_stream(cmdbuf *b)
+{
+    switch (rnd(14)) {
+    case 0:
+    case 1:
+    case 2:
+        cw(b, "XADD");
+        cw(b, key());
+        if (chance(20)) {
+            cw(b, chance(50) ? "MAXLEN" : "MINID");
+            cw(b, chance(50) ? "~" : "=");
+            chance(50) ? cnum(b, (int)rnd(6)) : stream_id(b);
+        }
+        chance(60) ? cw(b, "*") : stream_id(b);
+        for (int i = 1 + (int)rnd(2); i > 0; i--) {
+            cw(b, field());
+            cw(b, val());
+        }
+        break;
+    case 3:
+        cw(b, "XDEL");
+        cw(b, key());
+        stream_id(b);
+        break;
+    case 4:
+        cw(b, "XTRIM");
+        cw(b, key());
+        cw(b, "MAXLEN");
+        cnum(b, (int)rnd(5));
+        break;
+    case 5:
+        cw(b, "XGROUP");
+        cw(b, "CREATE");
+        cw(b, key());
+        cw(b, group());
+        cw(b, chance(50) ? "$" : "0");
+        cw(b, "MKSTREAM");
+        if (chance(30)) {
+            cw(b, "ENTRIESREAD");
+            cnum(b, (int)rnd(5));
+        }
+        break;
+    case 6:
+        cw(b, "XGROUP");
+        switch (rnd(4)) {
+        case 0:
+            cw(b, "SETID"); cw(b, key()); cw(b, group()); cw(b, chance(50) ? "$" : "0");
+            break;
+        case 1:
+            cw(b, "DESTROY"); cw(b, key()); cw(b, group());
+            break;
+        case 2:
+            cw(b, "CREATECONSUMER"); cw(b, key()); cw(b, group()); cw(b, consumer());
+            break;
+        default:
+            cw(b, "DELCONSUMER"); cw(b, key()); cw(b, group()); cw(b, consumer());
+            break;
+        }
+        break;
+    case 7:
+    case 8:
+    case 9: /* new entries, history, NOACK, and blocking (served later, or never) */
+        cw(b, "XREADGROUP");
+        cw(b, "GROUP");
+        cw(b, group());
+        cw(b, consumer());
+        cw(b, "COUNT");
+        cnum(b, 1 + (int)rnd(3));
+        if (chance(15))
+            cw(b, "NOACK");
+        if (chance(25)) {
+            cw(b, "BLOCK");
+            cw(b, "0");
+        }
+        cw(b, "STREAMS");
+        cw(b, key());
+        cw(b, chance(75) ? ">" : "0");
+        break;
+    case 10:
+        cw(b, "XACK");
+        cw(b, key());
+        cw(b, group());
+        stream_id(b);
+        stream_id(b);
+        break;
+    case 11:
+        cw(b, "XCLAIM");
+        cw(b, key());
+        cw(b, group());
+        cw(b, consumer());
+        cw(b, "0");
+        stream_id(b);
+        stream_id(b);
+        if (chance(30))
+            cw(b, "JUSTID");
+        if (chance(20)) {
+            cw(b, "RETRYCOUNT");
+            cnum(b, (int)rnd(9));
+        }
+        break;
+    case 12:
+        cw(b, "XAUTOCLAIM");
+        cw(b, key());
+        cw(b, group());
+        cw(b, consumer());
+        cw(b, "0");
+        cw(b, "0-0");
+        cw(b, "COUNT");
+        cnum(b, 1 + (int)rnd(3));
+        break;
+    default:
+        cw(b, "XSETID");
+        cw(b, key());
+        cw(b, "100-0");
+        break;
+    }
+}
+
 static void gen_command(cmdbuf *b, int64_t now)
 {
     b->n = b->nn = 0;
-    switch (rnd(6)) {
+    switch (rnd(7)) {
+    case 6:
+        gen_stream(b);
+        break;
     case 0:
         gen_string(b, now);
         break;
@@ -720,6 +852,17 @@ static void gen_command(cmdbuf *b, int64_t now)
         gen_zset(b);
         break;
     }
+}
+
+/* Whether b may block (client 0 never does: it unblocks the others). */
+static bool blocks(const cmdbuf *b)
+{
+    if ((b->v[0].ptr[0] == 'B' || b->v[0].ptr[0] == 'b') && !gb_slice_ieq(b->v[0], "BITCOUNT"))
+        return true;
+    for (int i = 1; i < b->n; i++)
+        if (gb_slice_ieq(b->v[i], "BLOCK"))
+            return true;
+    return false;
 }
 
 /* ---- clients of the recording engine ------------------------------------------------------ */
@@ -864,7 +1007,7 @@ static void one_seed(uint64_t seed, int ncommands)
         } else {
             do
                 gen_command(&b, now);
-            while (who == 0 && (b.v[0].ptr[0] == 'B' || b.v[0].ptr[0] == 'b') && !gb_slice_ieq(b.v[0], "BITCOUNT"));
+            while (who == 0 && blocks(&b));
             run_on(w, who, &b);
         }
     }
@@ -1055,6 +1198,33 @@ static int64_t int_reply(gb_engine *eng, const char *line)
     return v;
 }
 
+/* Stream effects as redis-server 7.0.15 writes them to its log (checked
+ * there with appendonly yes): a read through a group is an XCLAIM carrying
+ * the delivery time, count and the group's last ID; NOACK creates the
+ * consumer and moves the group (with its read counter); a claim of a
+ * deleted entry drops it; an approximate trim is written as the exact
+ * length it left, a generated ID as itself. */
+static void test_stream_effects_as_redis(void **state)
+{
+    (void)state;
+    const char *setup = "XADD s 1-0 f v;XADD s 2-0 f w;XGROUP CREATE s g 0";
+    expect_effects(setup, "XREADGROUP GROUP g c COUNT 1 STREAMS s >",
+                   "[0] XCLAIM s g c 0 1-0 TIME 1700000000000 RETRYCOUNT 1 FORCE JUSTID LASTID 1-0");
+    expect_effects(setup, "XREADGROUP GROUP g d NOACK STREAMS s >",
+                   "[0] MULTI | [0] XGROUP CREATECONSUMER s g d | [0] XGROUP SETID s g 2-0 ENTRIESREAD 2 | [0] EXEC");
+    expect_effects("XADD s 1-0 f v;XADD s 2-0 f w;XGROUP CREATE s g 0;XREADGROUP GROUP g c COUNT 1 STREAMS s >;"
+                   "XDEL s 1-0",
+                   "XAUTOCLAIM s g e 0 0-0",
+                   "[0] XCLAIM s g c 0 1-0 TIME 1700000000000 RETRYCOUNT 1 FORCE JUSTID LASTID 1-0");
+    expect_effects("XADD s 1-0 f v;XADD s 2-0 f w", "XADD s MAXLEN ~ 1 3-0 a b", "[0] XADD s MAXLEN = 3 3-0 a b");
+    expect_effects("XADD s 1-0 f v", "XADD s 1-* a b", "[0] XADD s 1-1 a b");
+    /* A departure: a new consumer's empty history read creates it, which
+     * Redis 7.0 does not log (its log replays without the consumer). */
+    expect_effects(setup, "XREADGROUP GROUP g c STREAMS s 0", "[0] XGROUP CREATECONSUMER s g c");
+    expect_effects("XADD s 1-0 f v;XGROUP CREATE s g 0;XREADGROUP GROUP g c STREAMS s >",
+                   "XREADGROUP GROUP g c STREAMS s 9-0", ""); /* nothing read, nobody created */
+}
+
 static void test_spop_propagates_what_it_popped(void **state)
 {
     (void)state;
@@ -1189,6 +1359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_noop_writes_emit_nothing),
         cmocka_unit_test(test_deterministic_rewrites),
+        cmocka_unit_test(test_stream_effects_as_redis),
         cmocka_unit_test(test_spop_propagates_what_it_popped),
         cmocka_unit_test(test_units_are_wrapped),
         cmocka_unit_test(test_served_waiter_is_its_own_unit),

@@ -1,0 +1,692 @@
+#include "engine/ds/rax.h"
+
+#include "engine/base/mem.h"
+
+struct gb_rax_node {
+    uint32_t iskey : 1;
+    uint32_t iscompr : 1;
+    uint32_t size : 30; /* children of a branch, bytes of a run */
+    uint8_t data[];
+};
+
+_Static_assert(sizeof(gb_rax_node) == 4, "rax node header is 4 bytes");
+
+/* A run longer than this continues in a second run below it. */
+#define RUN_MAX ((1u << 30) - 1)
+
+/* ---- node layout ------------------------------------------------------------------ */
+
+static size_t pad_for(size_t size) { return (sizeof(void *) - ((4 + size) % sizeof(void *))) % sizeof(void *); }
+static size_t kids_of(const gb_rax_node *n) { return n->iscompr ? 1 : n->size; }
+
+static size_t layout_len(bool compr, size_t size, bool iskey)
+{
+    return 4 + size + pad_for(size) + (compr ? 1 : size) * sizeof(void *) + (iskey ? sizeof(void *) : 0);
+}
+
+static gb_rax_node **kids(const gb_rax_node *n)
+{
+    return (gb_rax_node **)(uintptr_t)(n->data + n->size + pad_for(n->size));
+}
+
+static void **value_slot(const gb_rax_node *n) { return (void **)(kids(n) + kids_of(n)); }
+static void *value_of(const gb_rax_node *n) { return n->iskey ? *value_slot(n) : NULL; }
+
+/* A new node: chars are copied, `children` gives its child pointers
+ * (compressed: one; branch: size; may be NULL to fill in later). */
+static gb_rax_node *node_make(bool compr, const uint8_t *chars, size_t size, gb_rax_node *const *children, bool iskey,
+                              void *value)
+{
+    gb_rax_node *n = gb_malloc(layout_len(compr, size, iskey));
+    n->iskey = iskey;
+    n->iscompr = compr;
+    n->size = (uint32_t)size;
+    if (size)
+        memcpy(n->data, chars, size);
+    if (children && kids_of(n))
+        memcpy(kids(n), children, kids_of(n) * sizeof(gb_rax_node *));
+    if (iskey)
+        *value_slot(n) = value;
+    return n;
+}
+
+static gb_rax_node *leaf_make(void) { return node_make(false, NULL, 0, NULL, false, NULL); }
+
+/* n rebuilt as a key holding value (n freed). */
+static gb_rax_node *with_key(gb_rax_node *n, void *value)
+{
+    gb_rax_node *m = node_make(n->iscompr, n->data, n->size, kids(n), true, value);
+    gb_free(n);
+    return m;
+}
+
+/* Branch n with one more child (byte c -> child); n freed. *link_out is the
+ * new child's slot in the returned node. */
+static gb_rax_node *add_child(gb_rax_node *n, uint8_t c, gb_rax_node *child, gb_rax_node ***link_out)
+{
+    size_t size = n->size, pos = 0;
+    while (pos < size && n->data[pos] < c)
+        pos++;
+    gb_rax_node *m = gb_malloc(layout_len(false, size + 1, n->iskey));
+    m->iskey = n->iskey;
+    m->iscompr = 0;
+    m->size = (uint32_t)(size + 1);
+    memcpy(m->data, n->data, pos);
+    m->data[pos] = c;
+    memcpy(m->data + pos + 1, n->data + pos, size - pos);
+    gb_rax_node **from = kids(n), **to = kids(m);
+    memcpy(to, from, pos * sizeof *to);
+    to[pos] = child;
+    memcpy(to + pos + 1, from + pos, (size - pos) * sizeof *to);
+    if (n->iskey)
+        *value_slot(m) = value_of(n);
+    *link_out = &to[pos];
+    gb_free(n);
+    return m;
+}
+
+/* parent without its child `child` (a run loses its only child and becomes
+ * an empty branch, as in Redis); parent freed. */
+static gb_rax_node *remove_child(gb_rax_node *parent, gb_rax_node *child)
+{
+    if (parent->iscompr) {
+        gb_rax_node *m = node_make(false, NULL, 0, NULL, parent->iskey, value_of(parent));
+        gb_free(parent);
+        return m;
+    }
+    size_t size = parent->size, pos = 0;
+    gb_rax_node **from = kids(parent);
+    while (from[pos] != child)
+        pos++;
+    gb_rax_node *m = gb_malloc(layout_len(false, size - 1, parent->iskey));
+    m->iskey = parent->iskey;
+    m->iscompr = 0;
+    m->size = (uint32_t)(size - 1);
+    memcpy(m->data, parent->data, pos);
+    memcpy(m->data + pos, parent->data + pos + 1, size - pos - 1);
+    gb_rax_node **to = kids(m);
+    memcpy(to, from, pos * sizeof *to);
+    memcpy(to + pos, from + pos + 1, (size - pos - 1) * sizeof *to);
+    if (parent->iskey)
+        *value_slot(m) = value_of(parent);
+    gb_free(parent);
+    return m;
+}
+
+/* ---- a stack of nodes (the path of a walk) ------------------------------------------- */
+
+typedef struct node_stack {
+    gb_rax_node **v;
+    size_t n, cap;
+    gb_rax_node *small[32];
+} node_stack;
+
+static void stack_init(node_stack *s)
+{
+    s->v = s->small;
+    s->n = 0;
+    s->cap = GB_ARRAY_LEN(s->small);
+}
+
+static void stack_push(node_stack *s, gb_rax_node *n)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap * 2;
+        gb_rax_node **v = gb_malloc(cap * sizeof *v);
+        memcpy(v, s->v, s->n * sizeof *v);
+        if (s->v != s->small)
+            gb_free(s->v);
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = n;
+}
+
+static gb_rax_node *stack_pop(node_stack *s) { return s->n ? s->v[--s->n] : NULL; }
+static gb_rax_node *stack_peek(const node_stack *s) { return s->n ? s->v[s->n - 1] : NULL; }
+
+static void stack_done(node_stack *s)
+{
+    if (s->v != s->small)
+        gb_free(s->v);
+}
+
+/* ---- the tree ---------------------------------------------------------------------------- */
+
+void gb_rax_init(gb_rax *r)
+{
+    r->head = leaf_make();
+    r->numele = 0;
+    r->numnodes = 1;
+}
+
+void gb_rax_destroy(gb_rax *r, void (*free_value)(void *value, void *ctx), void *ctx)
+{
+    node_stack s;
+    stack_init(&s);
+    stack_push(&s, r->head);
+    for (gb_rax_node *n; (n = stack_pop(&s));) {
+        for (size_t i = 0; i < kids_of(n); i++)
+            stack_push(&s, kids(n)[i]);
+        if (n->iskey && free_value)
+            free_value(value_of(n), ctx);
+        gb_free(n);
+    }
+    stack_done(&s);
+    r->head = NULL;
+    r->numele = r->numnodes = 0;
+}
+
+size_t gb_rax_mem(const gb_rax *r)
+{
+    size_t bytes = 0;
+    node_stack s;
+    stack_init(&s);
+    stack_push(&s, r->head);
+    for (gb_rax_node *n; (n = stack_pop(&s));) {
+        for (size_t i = 0; i < kids_of(n); i++)
+            stack_push(&s, kids(n)[i]);
+        bytes += gb_mem_accounted(n);
+    }
+    stack_done(&s);
+    return bytes;
+}
+
+const char *gb_rax_check(const gb_rax *r)
+{
+    uint64_t nodes = 0, keys = 0;
+    const char *why = NULL;
+    node_stack s;
+    stack_init(&s);
+    stack_push(&s, r->head);
+    for (gb_rax_node *n; (n = stack_pop(&s)) && !why;) {
+        nodes++;
+        keys += n->iskey;
+        if (n->iscompr && n->size < 2)
+            why = "a run shorter than two bytes";
+        else if (!n->iscompr)
+            for (size_t i = 1; i < n->size; i++)
+                if (n->data[i - 1] >= n->data[i])
+                    why = "branch bytes out of order";
+        if (n->size == 0 && !n->iskey && n != r->head)
+            why = "a childless node that holds no key";
+        for (size_t i = 0; i < kids_of(n); i++)
+            stack_push(&s, kids(n)[i]);
+    }
+    stack_done(&s);
+    if (!why && nodes != r->numnodes)
+        why = "numnodes differs from the nodes in the tree";
+    if (!why && keys != r->numele)
+        why = "numele differs from the keys in the tree";
+    return why;
+}
+
+/* Follows key from the head as far as the tree matches it. Returns the
+ * bytes matched; *stop is the node reached, *link the slot pointing at it,
+ * *split how far into *stop's run the match went when it is compressed
+ * (0 otherwise). The nodes passed are pushed on path when given. */
+static size_t walk(const gb_rax *r, const uint8_t *s, size_t len, gb_rax_node **stop, gb_rax_node ***link, size_t *split,
+                   node_stack *path)
+{
+    gb_rax_node *h = r->head;
+    gb_rax_node **lnk = (gb_rax_node **)&r->head;
+    size_t i = 0, j = 0;
+    while (h->size && i < len) {
+        if (h->iscompr) {
+            for (j = 0; j < h->size && i < len; j++, i++)
+                if (h->data[j] != s[i])
+                    break;
+            if (j != h->size)
+                break;
+        } else {
+            for (j = 0; j < h->size; j++)
+                if (h->data[j] >= s[i])
+                    break;
+            if (j == h->size || h->data[j] != s[i])
+                break;
+            i++;
+        }
+        if (path)
+            stack_push(path, h);
+        lnk = h->iscompr ? &kids(h)[0] : &kids(h)[j];
+        h = *lnk;
+        j = 0;
+    }
+    *stop = h;
+    if (link)
+        *link = lnk;
+    if (split)
+        *split = h->iscompr ? j : 0;
+    return i;
+}
+
+bool gb_rax_find(const gb_rax *r, const uint8_t *key, size_t len, void **value)
+{
+    gb_rax_node *h;
+    size_t split;
+    size_t i = walk(r, key, len, &h, NULL, &split, NULL);
+    if (i != len || (h->iscompr && split != 0) || !h->iskey)
+        return false;
+    if (value)
+        *value = value_of(h);
+    return true;
+}
+
+/* The key ends inside run h, at split (0 < split < size): the run is cut
+ * there and the second half carries the key. */
+static void split_run_at_key(gb_rax *r, gb_rax_node *h, gb_rax_node **link, size_t split, void *value)
+{
+    gb_rax_node *next = kids(h)[0];
+    size_t postlen = h->size - split;
+    gb_rax_node *postfix = node_make(postlen > 1, h->data + split, postlen, &next, true, value);
+    gb_rax_node *trimmed = node_make(split > 1, h->data, split, &postfix, h->iskey, value_of(h));
+    *link = trimmed;
+    gb_free(h);
+    r->numnodes++;
+    r->numele++;
+}
+
+/* The key diverges from run h at split: the run becomes [head part] ->
+ * branch(one child: the run's byte at split) -> [tail part] -> its child.
+ * Returns the branch, the node the rest of the key hangs from; *link is
+ * updated to the branch's slot. */
+static gb_rax_node *split_run_at_mismatch(gb_rax *r, gb_rax_node *h, gb_rax_node ***link, size_t split)
+{
+    gb_rax_node *next = kids(h)[0];
+    size_t postlen = h->size - split - 1;
+    gb_rax_node *postfix = next;
+    if (postlen) {
+        postfix = node_make(postlen > 1, h->data + split + 1, postlen, &next, false, NULL);
+        r->numnodes++;
+    }
+    gb_rax_node *branch;
+    if (split == 0) {
+        /* The branch takes h's place, and its key. */
+        branch = node_make(false, h->data, 1, &postfix, h->iskey, value_of(h));
+        **link = branch;
+    } else {
+        branch = node_make(false, h->data + split, 1, &postfix, false, NULL);
+        r->numnodes++;
+        gb_rax_node *trimmed = node_make(split > 1, h->data, split, &branch, h->iskey, value_of(h));
+        **link = trimmed;
+        *link = &kids(trimmed)[0];
+    }
+    gb_free(h);
+    return branch;
+}
+
+static bool insert_generic(gb_rax *r, const uint8_t *s, size_t len, void *value, void **old, bool overwrite)
+{
+    gb_rax_node *h, **link;
+    size_t split;
+    size_t i = walk(r, s, len, &h, &link, &split, NULL);
+
+    if (i == len && (!h->iscompr || split == 0)) {
+        if (h->iskey) {
+            if (old)
+                *old = value_of(h);
+            if (overwrite)
+                *value_slot(h) = value;
+            return false;
+        }
+        *link = with_key(h, value);
+        r->numele++;
+        return true;
+    }
+    if (h->iscompr && i == len) {
+        split_run_at_key(r, h, link, split, value);
+        return true;
+    }
+    if (h->iscompr)
+        h = split_run_at_mismatch(r, h, &link, split);
+
+    /* The rest of the key hangs below h: a run when h is a bare leaf and
+     * more than one byte remains, else one branch byte at a time. */
+    while (i < len) {
+        gb_rax_node *child = leaf_make();
+        if (h->size == 0 && len - i > 1) {
+            size_t run = GB_MIN(len - i, (size_t)RUN_MAX);
+            gb_rax_node *n = node_make(true, s + i, run, &child, h->iskey, value_of(h));
+            gb_free(h);
+            *link = n;
+            link = &kids(n)[0];
+            i += run;
+        } else {
+            gb_rax_node **child_link;
+            *link = add_child(h, s[i], child, &child_link);
+            link = child_link;
+            i++;
+        }
+        r->numnodes++;
+        h = child;
+    }
+    *link = with_key(h, value);
+    r->numele++;
+    return true;
+}
+
+bool gb_rax_insert(gb_rax *r, const uint8_t *key, size_t len, void *value, void **old)
+{
+    return insert_generic(r, key, len, value, old, true);
+}
+
+bool gb_rax_try_insert(gb_rax *r, const uint8_t *key, size_t len, void *value, void **existing)
+{
+    return insert_generic(r, key, len, value, existing, false);
+}
+
+/* The slot of parent (NULL: the head) that points at child. */
+static gb_rax_node **link_to(gb_rax *r, gb_rax_node *parent, gb_rax_node *child)
+{
+    if (!parent)
+        return &r->head;
+    gb_rax_node **k = kids(parent);
+    size_t i = 0;
+    while (k[i] != child)
+        i++;
+    return &k[i];
+}
+
+static bool single_child_non_key(const gb_rax_node *n) { return !n->iskey && (n->iscompr || n->size == 1); }
+
+/* After a removal left h with one child and no key: merges the longest
+ * chain of single-child non-key nodes through h into one run (Redis's
+ * recompression; path holds h's ancestors). */
+static void recompress(gb_rax *r, gb_rax_node *h, node_stack *path)
+{
+    gb_rax_node *parent;
+    for (;;) {
+        parent = stack_pop(path);
+        if (!parent || !single_child_non_key(parent))
+            break;
+        h = parent;
+    }
+    gb_rax_node *start = h;
+    size_t runlen = h->size;
+    int nodes = 1;
+    while (h->size != 0) {
+        h = kids(h)[kids_of(h) - 1];
+        if (!single_child_non_key(h) || runlen + h->size > RUN_MAX)
+            break;
+        nodes++;
+        runlen += h->size;
+    }
+    if (nodes < 2)
+        return;
+    gb_rax_node *run = gb_malloc(layout_len(true, runlen, false));
+    run->iskey = 0;
+    run->iscompr = 1;
+    run->size = (uint32_t)runlen;
+    size_t at = 0;
+    h = start;
+    for (int k = 0; k < nodes; k++) {
+        memcpy(run->data + at, h->data, h->size);
+        at += h->size;
+        gb_rax_node *next = kids(h)[kids_of(h) - 1];
+        gb_free(h);
+        r->numnodes--;
+        h = next;
+    }
+    kids(run)[0] = h;
+    r->numnodes++;
+    *link_to(r, parent, start) = run;
+}
+
+bool gb_rax_remove(gb_rax *r, const uint8_t *key, size_t len, void **old)
+{
+    node_stack path;
+    stack_init(&path);
+    gb_rax_node *h;
+    size_t split;
+    size_t i = walk(r, key, len, &h, NULL, &split, &path);
+    if (i != len || (h->iscompr && split != 0) || !h->iskey) {
+        stack_done(&path);
+        return false;
+    }
+    if (old)
+        *old = value_of(h);
+    r->numele--;
+
+    bool try_compress = false;
+    if (h->size == 0) {
+        /* Free the leaf and every node above it left with nothing below. */
+        gb_rax_node *child = NULL;
+        if (h == r->head)
+            h->iskey = 0; /* the empty key, held by the head itself */
+        while (h != r->head) {
+            child = h;
+            gb_free(child);
+            r->numnodes--;
+            h = stack_pop(&path);
+            if (h->iskey || (!h->iscompr && h->size != 1))
+                break;
+        }
+        if (child) {
+            gb_rax_node **plink = link_to(r, stack_peek(&path), h);
+            gb_rax_node *n = remove_child(h, child);
+            *plink = n;
+            if (n->size == 1 && !n->iskey) {
+                try_compress = true;
+                h = n;
+            }
+        }
+    } else {
+        /* A key with children: it stops being a key (the value slot stays
+         * as slack until the node is rebuilt). */
+        h->iskey = 0;
+        if (h->size == 1)
+            try_compress = true;
+    }
+    if (try_compress)
+        recompress(r, h, &path);
+    stack_done(&path);
+    return true;
+}
+
+/* ---- iteration ---------------------------------------------------------------------------- */
+
+void gb_rax_iter_init(gb_rax_iter *it, const gb_rax *r)
+{
+    memset(it, 0, sizeof *it);
+    it->rax = r;
+    it->key = it->key_small;
+    it->key_cap = sizeof it->key_small;
+    it->stack = it->stack_small;
+    it->stack_cap = GB_ARRAY_LEN(it->stack_small);
+    it->eof = true;
+}
+
+void gb_rax_iter_done(gb_rax_iter *it)
+{
+    if (it->key != it->key_small)
+        gb_free(it->key);
+    if (it->stack != it->stack_small)
+        gb_free(it->stack);
+}
+
+static void key_append(gb_rax_iter *it, const uint8_t *s, size_t n)
+{
+    if (it->key_len + n > it->key_cap) {
+        size_t cap = GB_MAX(it->key_cap * 2, it->key_len + n);
+        uint8_t *k = gb_malloc(cap);
+        memcpy(k, it->key, it->key_len);
+        if (it->key != it->key_small)
+            gb_free(it->key);
+        it->key = k;
+        it->key_cap = cap;
+    }
+    memcpy(it->key + it->key_len, s, n);
+    it->key_len += n;
+}
+
+/* Goes down from n into its child'th child, recording the step. */
+static gb_rax_node *step_down(gb_rax_iter *it, gb_rax_node *n, uint32_t child)
+{
+    if (it->depth == it->stack_cap) {
+        size_t cap = it->stack_cap * 2;
+        gb_rax_frame *s = gb_malloc(cap * sizeof *s);
+        memcpy(s, it->stack, it->depth * sizeof *s);
+        if (it->stack != it->stack_small)
+            gb_free(it->stack);
+        it->stack = s;
+        it->stack_cap = cap;
+    }
+    it->stack[it->depth].node = n;
+    it->stack[it->depth].child = child;
+    it->depth++;
+    if (n->iscompr)
+        key_append(it, n->data, n->size);
+    else
+        key_append(it, &n->data[child], 1);
+    return kids(n)[child];
+}
+
+static gb_rax_frame step_up(gb_rax_iter *it)
+{
+    gb_rax_frame f = it->stack[--it->depth];
+    it->key_len -= f.node->iscompr ? f.node->size : 1;
+    return f;
+}
+
+static bool land(gb_rax_iter *it, gb_rax_node *n)
+{
+    it->node = n;
+    it->value = value_of(n);
+    it->eof = false;
+    return true;
+}
+
+static bool at_end(gb_rax_iter *it)
+{
+    it->eof = true;
+    it->node = NULL;
+    it->value = NULL;
+    return false;
+}
+
+/* The smallest key in n's subtree (n's own key first). */
+static bool descend_first(gb_rax_iter *it, gb_rax_node *n)
+{
+    while (!n->iskey) {
+        if (n->size == 0)
+            return at_end(it); /* only the empty head */
+        n = step_down(it, n, 0);
+    }
+    return land(it, n);
+}
+
+/* The largest key in n's subtree: the deepest last child. */
+static bool descend_last(gb_rax_iter *it, gb_rax_node *n)
+{
+    while (n->size != 0)
+        n = step_down(it, n, (uint32_t)(kids_of(n) - 1));
+    return n->iskey ? land(it, n) : at_end(it);
+}
+
+/* The first key after every key of the subtree the iterator is in. */
+static bool climb_next(gb_rax_iter *it)
+{
+    while (it->depth) {
+        gb_rax_frame f = step_up(it);
+        if (!f.node->iscompr && f.child + 1 < f.node->size)
+            return descend_first(it, step_down(it, f.node, f.child + 1));
+    }
+    return at_end(it);
+}
+
+bool gb_rax_next(gb_rax_iter *it)
+{
+    if (it->eof)
+        return false;
+    gb_rax_node *n = it->node;
+    if (n->size != 0)
+        return descend_first(it, step_down(it, n, 0));
+    return climb_next(it);
+}
+
+bool gb_rax_prev(gb_rax_iter *it)
+{
+    if (it->eof)
+        return false;
+    while (it->depth) {
+        gb_rax_frame f = step_up(it);
+        if (!f.node->iscompr && f.child > 0)
+            return descend_last(it, step_down(it, f.node, f.child - 1));
+        if (f.node->iskey)
+            return land(it, f.node);
+    }
+    return at_end(it);
+}
+
+static void reset(gb_rax_iter *it)
+{
+    it->depth = 0;
+    it->key_len = 0;
+}
+
+/* The smallest key >= s. */
+static bool seek_ge(gb_rax_iter *it, const uint8_t *s, size_t len)
+{
+    gb_rax_node *n = it->rax->head;
+    size_t d = 0;
+    for (;;) {
+        if (d == len)
+            return descend_first(it, n);
+        /* n's own key is a proper prefix of s: smaller, passed over. */
+        if (n->iscompr) {
+            size_t k = 0;
+            while (k < n->size && d + k < len && n->data[k] == s[d + k])
+                k++;
+            if (k == n->size) {
+                n = step_down(it, n, 0);
+                d += k;
+                continue;
+            }
+            if (d + k == len || n->data[k] > s[d + k])
+                return descend_first(it, step_down(it, n, 0));
+            return climb_next(it); /* the whole run sorts before s */
+        }
+        uint32_t j = 0;
+        while (j < n->size && n->data[j] < s[d])
+            j++;
+        if (j == n->size)
+            return climb_next(it);
+        bool exact = n->data[j] == s[d];
+        n = step_down(it, n, j);
+        if (!exact)
+            return descend_first(it, n);
+        d++;
+    }
+}
+
+static bool key_is(const gb_rax_iter *it, const uint8_t *s, size_t len)
+{
+    return it->key_len == len && (len == 0 || memcmp(it->key, s, len) == 0);
+}
+
+bool gb_rax_seek(gb_rax_iter *it, enum gb_rax_seek op, const uint8_t *key, size_t len)
+{
+    reset(it);
+    switch (op) {
+    case GB_RAX_FIRST:
+        return descend_first(it, it->rax->head);
+    case GB_RAX_LAST:
+        return descend_last(it, it->rax->head);
+    case GB_RAX_GE:
+        return seek_ge(it, key, len);
+    case GB_RAX_GT:
+        if (seek_ge(it, key, len) && key_is(it, key, len))
+            return gb_rax_next(it);
+        return !it->eof;
+    case GB_RAX_LE:
+    case GB_RAX_LT:
+        if (!seek_ge(it, key, len)) {
+            reset(it);
+            return descend_last(it, it->rax->head);
+        }
+        if (op == GB_RAX_LE && key_is(it, key, len))
+            return true;
+        return gb_rax_prev(it);
+    }
+    return at_end(it);
+}
