@@ -76,29 +76,40 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
-void *gb_realloc(void *p, size_t n)
+void *gb_try_realloc(void *p, size_t n)
 {
-    if (!p)
-        return gb_malloc(n);
     if (have_usable()) {
-        size_t old = gb_plat_malloc_usable_size(p);
+        size_t old = p ? gb_plat_malloc_usable_size(p) : 0;
         void *q = realloc(p, n ? n : 1);
         if (!q)
-            oom(n);
+            return NULL;
         account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
         return q;
     }
     if (n > SIZE_MAX - PREFIX)
-        oom(n);
-    char *raw = (char *)p - PREFIX;
-    size_t old;
-    memcpy(&old, raw, sizeof old);
+        return NULL;
+    char *raw = p ? (char *)p - PREFIX : NULL;
+    size_t old = 0;
+    if (raw) {
+        memcpy(&old, raw, sizeof old);
+        old += PREFIX;
+    }
     char *q = realloc(raw, n + PREFIX);
     if (!q)
-        oom(n);
+        return NULL;
     memcpy(q, &n, sizeof n);
-    account((int64_t)n - (int64_t)old);
+    account((int64_t)(n + PREFIX) - (int64_t)old);
     return q + PREFIX;
+}
+
+void *gb_realloc(void *p, size_t n)
+{
+    if (!p)
+        return gb_malloc(n);
+    void *q = gb_try_realloc(p, n);
+    if (!q)
+        oom(n);
+    return q;
 }
 
 void gb_free(void *p)

@@ -24,6 +24,10 @@ void *gb_malloc(size_t n);
 void *gb_calloc(size_t count, size_t size);
 void *gb_realloc(void *p, size_t n);
 void gb_free(void *p);
+/* realloc (or malloc, p NULL) that returns NULL instead of aborting, p
+ * left as it was: for the one caller that can take a refusal, the Lua
+ * interpreter (engine/script), whose scripts then get "not enough memory". */
+void *gb_try_realloc(void *p, size_t n);
 char *gb_memdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
 char *gb_strdup(const char *s);
 

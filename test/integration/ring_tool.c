@@ -7,6 +7,10 @@
  *   ring_tool SOCK PROTO hold SECONDS     claim, print "claimed <slot>", sleep
  *   ring_tool SOCK PROTO churn N          N times: claim, SET/GET/INCR, release
  *   ring_tool SOCK PROTO loop             PING/INCR forever (to be SIGKILLed)
+ *   ring_tool SOCK PROTO acked KEY FILE   INCRBY KEY 1 until an error; after each
+ *                                         reply, the value it acknowledged is
+ *                                         written over FILE (the crash tests read
+ *                                         it after killing the server)
  *   ring_tool SOCK PROTO scribble SECS SEED
  *                                         write random bytes over the whole slot
  *                                         (control block and both rings), then
@@ -30,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -153,6 +158,26 @@ static int mode_script(gb_ring_client *rc)
         free(lens);
     }
     return 0;
+}
+
+/* Counts up one key; FILE always holds the last value the server
+ * acknowledged (or less, if we die between the reply and the write). */
+static int mode_acked(gb_ring_client *rc, const char *key, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return 2;
+    printf("claimed %d\n", gb_ring_client_slot(rc));
+    fflush(stdout);
+    int64_t n;
+    while (gb_ring_incrby(rc, key, strlen(key), 1, &n) == 0) {
+        char line[32];
+        int len = snprintf(line, sizeof line, "%020lld\n", (long long)n);
+        if (pwrite(fd, line, (size_t)len, 0) != len)
+            break;
+    }
+    close(fd);
+    return 1;
 }
 
 /* Claims, waiting while the pool is exhausted (other churners hold it). */
@@ -488,6 +513,8 @@ int main(int argc, char **argv)
                 break;
         }
         rcode = 1;
+    } else if (!strcmp(mode, "acked") && argc > 5) {
+        rcode = mode_acked(rc, argv[4], argv[5]);
     } else if (!strcmp(mode, "scribble")) {
         rcode = mode_scribble(rc, sock, argc > 4 ? atof(argv[4]) : 1.0, argc > 5 ? (unsigned)atoi(argv[5]) : 1);
     } else if (!strcmp(mode, "typed")) {

@@ -35,9 +35,11 @@ char *gb_outbuf_grow(gb_outbuf *b, size_t n)
 
 void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n)
 {
-    char *p = gb_outbuf_reserve(b, n);
-    if (n)
-        memcpy(p, s, n);
+    /* Nothing to add: an empty buffer has no data yet, and NULL + 0 is
+     * undefined behaviour (UBSan), as memcpy from a NULL s would be. */
+    if (!n)
+        return;
+    memcpy(gb_outbuf_reserve(b, n), s, n);
     b->len += n;
 }
 

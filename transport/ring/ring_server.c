@@ -94,6 +94,7 @@ typedef struct ring_slot {
     size_t incap;
     uint64_t requests;
     bool resume;         /* unblocked: continue with buffered input */
+    bool held;           /* replies wait for the log's sync (appendfsync always) */
     char owner_addr[64];
     struct gb_ring_pool *pool;
 } ring_slot;
@@ -112,6 +113,7 @@ struct gb_ring_pool {
     bool huge;
     bool require_seals;   /* memfd platforms: a slot whose size is not sealed is never handed out */
     int nmuted;           /* attached slots whose wake descriptor is unwatched */
+    int nheld;            /* attached slots with replies held for the log's sync */
     unsigned long guard_faults_seen; /* gb_shm_guard_faults() when last checked */
     uv_loop_t *loop;
     /* The refill thread: a released slot's memory is unmapped, and fresh
@@ -552,6 +554,18 @@ static bool drain_pending(ring_slot *s)
 /* Publishes whatever the protocol layer has ready for this slot. */
 static bool flush_replies(ring_slot *s)
 {
+    /* appendfsync always: a reply on the ring is seen by the client at once,
+     * so replies that acknowledge a write stay in the protocol's buffer until
+     * the log is synced (release_held, once per pass over the rings: one
+     * sync for every client's writes, as the socket server does per loop
+     * iteration). */
+    if (GB_UNLIKELY(gb_engine_replies_held(s->pool->eng))) {
+        if (!s->held) {
+            s->held = true;
+            s->pool->nheld++;
+        }
+        return true;
+    }
     gb_outbuf *out = s->proto->take_output(s->proto_state);
     if (!out || out->len == 0)
         return true;
@@ -664,6 +678,10 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
+    if (s->held) {
+        s->held = false;
+        pool->nheld--;
+    }
     for (int i = 0; i < pool->nattached; i++)
         if (pool->active[i] == s) {
             pool->active[i] = pool->active[--pool->nattached];
@@ -960,6 +978,11 @@ static const gb_command_def ring_commands[] = {
  * anything. */
 static bool serve_slot(ring_slot *s)
 {
+    /* The busy pump (a script past busy-reply-threshold) polls the rings
+     * from inside the script's command: its own ring is in the middle of
+     * that request and waits for it to end. */
+    if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
+        return false;
     if (GB_UNLIKELY(s->exec->flags & GB_CLIENT_CLOSE_ASAP)) {
         /* Killed (exec_close): its client sees the control link close. */
         release_slot(s, true, true);
@@ -1056,6 +1079,24 @@ static void drop_faulted(gb_ring_pool *pool)
     }
 }
 
+/* The durability point for ring replies: what the rings' commands wrote
+ * reaches the log (synced under appendfsync always), then the replies held
+ * for it are published. */
+static void release_held(gb_ring_pool *pool)
+{
+    gb_engine_before_replies(pool->eng);
+    pool->nheld = 0;
+    for (int i = pool->nattached - 1; i >= 0; i--) {
+        if (i >= pool->nattached)
+            continue; /* a failed flush released slots */
+        ring_slot *s = pool->active[i];
+        if (s->held) {
+            s->held = false;
+            flush_replies(s); /* holds again if the sync could not complete */
+        }
+    }
+}
+
 static bool poll_once(gb_ring_pool *pool)
 {
     bool worked = false;
@@ -1066,6 +1107,8 @@ static bool poll_once(gb_ring_pool *pool)
             worked = true;
     if (worked && pool->eng->nready)
         gb_blocking_serve_ready(pool->eng);
+    if (GB_UNLIKELY(pool->nheld))
+        release_held(pool);
     return worked;
 }
 
@@ -1128,6 +1171,8 @@ static bool pool_prepare_sleep(void *ctx)
         return true;
     if (pool->nmuted)
         unmute_expired(pool);
+    if (pool->nheld) /* replies a socket's command produced for a ring (a served BLPOP) */
+        release_held(pool);
     if (gb_shm_guard_faults() != pool->guard_faults_seen)
         drop_faulted(pool);
     uint64_t now = gb_cycles_now();
