@@ -6,7 +6,8 @@ bytes and the same ACL LOG entries); a typed SBE call is checked as its
 RESP form; a refused ring request gets NOPERM on that ring and is logged
 (reason, context, object, username as Redis logs that command); ACL
 DELUSER, CLIENT KILL USER, SETUSER off and rule changes reach a ring's
-claim as they reach a Redis connection.
+claim as they reach a Redis connection; redis.call inside EVAL/FCALL sent
+over a ring runs as the claimer (context "lua" in ACL LOG).
 
 The ring client is test/integration/ring_tool.c (RING_TOOL, set by ctest),
 claiming as RING_USER/RING_PASSWORD.
@@ -178,6 +179,54 @@ class RingRules(unittest.TestCase):
                 for e in log:
                     self.assertIn(b" user=svc ", e["client-info"])
                     self.assertTrue(e["client-info"].endswith(b" transport=ring"), e["client-info"])
+
+    def test_scripts_on_a_ring_run_as_its_user(self):
+        """redis.call inside EVAL and FCALL sent over a ring is checked
+        against the claimer's user: the same replies as over the socket
+        (Redis 7.0's texts for a denied command or key inside a script), and
+        the denials logged with context "lua" under that user."""
+        lib = "#!lua name=acl\nredis.register_function('setit', function(k) return redis.call('set', k[1], 'v') end)"
+        rules = ["on", ">pw", "+ring", "~a*", "+@all", "-set"]
+        corpus = [["EVAL", "return redis.call('set', 'a', '1')", "0"],
+                  ["EVAL", "return redis.pcall('set', 'a', '1')", "0"],
+                  ["EVAL", "return redis.call('get', 'b')", "0"],
+                  ["EVAL", "return redis.call('get', 'a')", "0"],
+                  ["FCALL", "setit", "1", "a"],
+                  ["EVAL", "return redis.acl_check_cmd('get', 'b')", "0"],
+                  ["MULTI"], ["EVAL", "return redis.call('get', 'b2')", "0"], ["EXEC"]]
+        results = []
+        for transport in ("socket",) + PROTOCOLS:
+            srv = self.server()
+            self.setuser(srv, "scripter", *rules)
+            with Raw(srv) as admin:
+                self.assertEqual(admin.call("FUNCTION", "LOAD", lib), b"acl")
+            if transport == "socket":
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("AUTH", "scripter", "pw"), b"OK")
+                    got = [r.call_raw(*c) for c in corpus]
+            else:
+                got = self.ring_script(srv, transport, corpus, "scripter")
+            log = self.acl_log(srv)
+            with Raw(srv) as admin:
+                self.assertEqual(admin.call("EXISTS", "a"), 0, transport)  # nothing written on a denial
+            results.append((transport, got, log))
+        sock_got = results[0][1]
+        self.assertTrue(sock_got[0].startswith(b"-ERR The user executing the script can't run this command or "
+                                               b"subcommand script: "), sock_got[0])
+        self.assertTrue(sock_got[2].startswith(b"-ERR The user executing the script can't access at least one of "
+                                               b"the keys mentioned in the command arguments script: "), sock_got[2])
+        # set refused three times (call, pcall, the function): one entry
+        want_log = [(3, b"command", b"lua", b"set"), (1, b"key", b"lua", b"b"), (1, b"key", b"lua", b"b2")]
+        sock_log = [(e["count"], e["reason"], e["context"], e["object"]) for e in results[0][2]]
+        self.assertEqual(sorted(sock_log), sorted(want_log))
+        for transport, got, log in results:
+            with self.subTest(transport=transport):
+                self.assertEqual(got, sock_got)
+                self.assertEqual([(e["count"], e["reason"], e["context"], e["object"]) for e in log], sock_log)
+                for e in log:
+                    self.assertEqual(e["username"], b"scripter")
+                    if transport != "socket":
+                        self.assertTrue(e["client-info"].endswith(b" transport=ring"), e["client-info"])
 
     def test_typed_calls_checked_as_their_resp_form(self):
         """Typed calls (SBE templates; on a RESP ring the same commands):
