@@ -67,11 +67,13 @@ def wait_socket(sock):
     raise RuntimeError("server on %s did not come up" % sock)
 
 
-def start(cmd, sock):
+def start(cmd, sock, rules):
     proc = subprocess.Popen(["taskset", "-c", SERVER_CORE] + cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     wait_socket(sock)
-    cli(sock, "ACL", "SETUSER", "restricted", *RESTRICTED)
+    reply = cli(sock, "ACL", "SETUSER", "restricted", *rules).strip()
+    if reply != "OK":
+        raise RuntimeError("ACL SETUSER on %s: %s" % (cmd[0], reply))
     return proc
 
 
@@ -111,9 +113,9 @@ def main():
     procs = []
     try:
         procs.append(start([a.goblin, "--port", "0", "--unixsocket", gsock, "--save", "", "--rings", "2",
-                            "--dir", d], gsock))
+                            "--dir", d], gsock, RESTRICTED))
         procs.append(start([a.redis, "--port", "0", "--unixsocket", rsock, "--save", "", "--appendonly", "no",
-                            "--dir", d], rsock))
+                            "--dir", d], rsock, [r for r in RESTRICTED if r != "+ring"]))  # Redis has no RING
         goblin_pid, redis_pid = procs[0].pid, procs[1].pid
         for sock in (gsock, rsock):
             subprocess.run(["redis-benchmark", "-s", sock, "-t", "set", "-r", "100000", "-n", "300000", "-P", "64",
