@@ -83,6 +83,7 @@ int bench_ring_prepare(gb_ring_client *rc)
 
 int bench_ring_run(gb_ring_client *rc, bench_op op, double seconds, gb_hist *h)
 {
+    init_names(); /* a run need not follow a prepare in the same process (ring_rtt_as) */
     double npc = gb_bench_ns_per_cycle();
     for (uint64_t i = 0; i < WARMUP; i++)
         if (bench_ring_once(rc, op, i))

@@ -102,6 +102,16 @@ static inline void gb_acl_login(gb_client *c, const gb_acl_user *u)
     c->user = u;
     c->flags |= GB_CLIENT_AUTHED;
 }
+/* Makes c act as `as` does: the same user, authenticated or not alike. A
+ * ring's client runs as the connection that claimed it, so what the
+ * claimer may not do, its ring may not either; the user is shared, not
+ * copied, so ACL SETUSER changes apply to both at once, as they do to a
+ * Redis connection, and ACL DELUSER closes both. */
+static inline void gb_acl_act_as(gb_client *c, const gb_client *as)
+{
+    c->user = as->user;
+    c->flags = (c->flags & ~(uint32_t)GB_CLIENT_AUTHED) | (as->flags & GB_CLIENT_AUTHED);
+}
 /* Protected mode (Redis 7.0): refuse connections from anywhere but the
  * loopback interface while the default user needs no password. The
  * transport asks at accept time and knows where the peer is. */

@@ -16,6 +16,10 @@
  *                                         (control block and both rings), then
  *                                         report whether the server dropped us
  *   ring_tool SOCK PROTO typed            exercise every typed call, print results
+ *   ring_tool SOCK PROTO calls            typed calls named on stdin, one a line
+ *                                         ("get KEY", "set KEY VAL" ...: see
+ *                                         mode_calls); prints "ok <result>" or
+ *                                         "err <the server's words>" for each
  *   ring_tool SOCK PROTO victim           for each stdin line "N PAUSE_US": N times
  *                                         sleep PAUSE_US (the server parks), time one
  *                                         PING, check an INCRBY's value; print
@@ -25,7 +29,8 @@
  * "<len>" + newline + <len> raw bytes + newline. Each reply is printed in
  * RESP2 form (doubles as shortest round-trip bulk strings, as the socket
  * path prints them), so the test can compare bytes with a socket's replies.
- * PROTO is "sbe" or "resp".
+ * PROTO is "sbe" or "resp". With RING_USER and RING_PASSWORD in the
+ * environment the claim is made as that user (AUTH before RING CLAIM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,12 +103,21 @@ static void print_reply(const gb_reply *r)
     }
 }
 
+/* The claim's credentials: RING_USER / RING_PASSWORD, or none. */
+static const gb_ring_client_options *claim_options(void)
+{
+    static gb_ring_client_options opt;
+    opt.password = getenv("RING_PASSWORD");
+    opt.username = getenv("RING_USER");
+    return opt.password ? &opt : NULL;
+}
+
 static gb_ring_client *claim(const char *sock, const char *proto)
 {
     gb_ring_client *rc;
     char err[256];
     gb_ring_proto p = !strcmp(proto, "sbe") ? GB_RING_SBE : GB_RING_RESP;
-    int r = gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err);
+    int r = gb_ring_client_connect(sock, p, claim_options(), &rc, err, sizeof err);
     if (r != 0) {
         printf("claim failed: %s\n", err);
         fflush(stdout);
@@ -173,7 +187,7 @@ static gb_ring_client *claim_retry(const char *sock, const char *proto)
     char err[256];
     for (int tries = 0; tries < 20000; tries++) {
         gb_ring_client *rc;
-        if (gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err) == 0)
+        if (gb_ring_client_connect(sock, p, claim_options(), &rc, err, sizeof err) == 0)
             return rc;
         if (!strstr(err, "exhausted") && !strstr(err, "busy"))
             break;
@@ -337,6 +351,81 @@ static int mode_typed(gb_ring_client *rc)
     return 0;
 }
 
+/* One typed call per stdin line: "ping", "get K", "set K V", "del K",
+ * "incrby K N", "hset K F V", "hget K F", "zadd K SCORE M", "zscore K M",
+ * "lpush K V", "rpop K", "blpop K SECONDS" (words without spaces). Over
+ * SBE each is its template, over RESP its command: the test checks both
+ * are admitted and refused alike. Prints "ok <result>" or "err <words>";
+ * stops after a failure that is not the server's error reply (the ring is
+ * gone). */
+static int mode_calls(gb_ring_client *rc)
+{
+    char line[1024];
+    while (fgets(line, sizeof line, stdin)) {
+        char op[32] = "", a[256] = "", b[256] = "", c[256] = "";
+        if (sscanf(line, "%31s %255s %255s %255s", op, a, b, c) < 1)
+            continue;
+        size_t al = strlen(a), bl = strlen(b), cl = strlen(c);
+        char buf[256];
+        int64_t n = 0, len = 0;
+        double score = 0;
+        int found = 0, r;
+        gb_reply *reply = NULL;
+        const void *pb[1] = {b}, *pc[1] = {c}, *pa[1] = {a};
+        size_t lb[1] = {bl}, lc[1] = {cl}, la[1] = {al};
+        if (!strcmp(op, "ping"))
+            r = gb_ring_ping(rc);
+        else if (!strcmp(op, "get"))
+            r = gb_ring_get(rc, a, al, buf, sizeof buf, &len);
+        else if (!strcmp(op, "set"))
+            r = gb_ring_set(rc, a, al, b, bl, 0);
+        else if (!strcmp(op, "del"))
+            r = gb_ring_del(rc, a, al, &n);
+        else if (!strcmp(op, "incrby"))
+            r = gb_ring_incrby(rc, a, al, atoll(b), &n);
+        else if (!strcmp(op, "hset"))
+            r = gb_ring_hset(rc, a, al, 1, pb, lb, pc, lc, &n);
+        else if (!strcmp(op, "hget"))
+            r = gb_ring_hget(rc, a, al, b, bl, buf, sizeof buf, &len);
+        else if (!strcmp(op, "zadd")) {
+            score = atof(b);
+            r = gb_ring_zadd(rc, a, al, 0, 1, &score, pc, lc, &n, NULL);
+        } else if (!strcmp(op, "zscore"))
+            r = gb_ring_zscore(rc, a, al, b, bl, &score, &found);
+        else if (!strcmp(op, "lpush"))
+            r = gb_ring_lpush(rc, a, al, 1, pb, lb, &n);
+        else if (!strcmp(op, "rpop"))
+            r = gb_ring_rpop(rc, a, al, buf, sizeof buf, &len);
+        else if (!strcmp(op, "blpop"))
+            r = gb_ring_blpop(rc, 1, pa, la, atof(b), &reply);
+        else {
+            printf("unknown call %s\n", op);
+            return 2;
+        }
+        if (r != 0) {
+            printf("err %s\n", gb_ring_client_error(rc));
+            fflush(stdout);
+            if (r != GB_EPROTO)
+                return 1;
+            continue;
+        }
+        if (!strcmp(op, "get") || !strcmp(op, "hget") || !strcmp(op, "rpop"))
+            printf("ok %.*s\n", len < 0 ? 3 : (int)(len < (int64_t)sizeof buf ? len : (int64_t)sizeof buf),
+                   len < 0 ? "nil" : buf);
+        else if (!strcmp(op, "zscore"))
+            printf("ok %d %.17g\n", found, score);
+        else if (reply) {
+            printf("ok ");
+            print_reply(reply);
+            printf("\n");
+            gb_reply_free(reply);
+        } else
+            printf("ok %lld\n", (long long)n);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -430,6 +519,8 @@ int main(int argc, char **argv)
         rcode = mode_scribble(rc, sock, argc > 4 ? atof(argv[4]) : 1.0, argc > 5 ? (unsigned)atoi(argv[5]) : 1);
     } else if (!strcmp(mode, "typed")) {
         rcode = mode_typed(rc);
+    } else if (!strcmp(mode, "calls")) {
+        rcode = mode_calls(rc);
     } else if (!strcmp(mode, "victim")) {
         printf("claimed %d\n", gb_ring_client_slot(rc));
         fflush(stdout);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
+#include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "platform/caps.h"
@@ -620,10 +621,12 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill);
 
 static void exec_close(gb_client *c)
 {
-    ring_slot *s = c->conn;
-    /* CLIENT KILL of the ring client: drop the ring and its control link. */
-    if (s->state == SLOT_ATTACHED)
-        release_slot(s, true, true);
+    /* CLIENT KILL of the ring client, or ACL DELUSER of its user: the slot
+     * and its control link are dropped by the poller's next look at the
+     * slot (serve_slot), which follows this command. Not here: the caller
+     * may be walking the engine's client list, and releasing frees c (the
+     * hook's contract, engine/core/client.h). */
+    c->flags |= GB_CLIENT_CLOSE_ASAP;
 }
 
 static void exec_describe(const gb_client *c, gb_client_desc *d)
@@ -899,7 +902,11 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     snprintf(s->owner_addr, sizeof s->owner_addr, "%.40s#%llu", d.addr, (unsigned long long)c->id);
     s->owner = c;
     s->exec = gb_client_new(c->eng, proto->reply_ops, proto->reply_ctx(s->proto_state), &exec_hooks, s,
-                            GB_CLIENT_RING | GB_CLIENT_AUTHED);
+                            GB_CLIENT_RING);
+    /* The claim runs as the user that claimed it (the gate has already
+     * refused RING CLAIM to a connection that has not authenticated): the
+     * ring is that connection's faster path, never a way around its ACL. */
+    gb_acl_act_as(s->exec, c);
     s->exec->db = c->db;
     s->state = SLOT_ATTACHED;
     pool->active[pool->nattached++] = s;
@@ -976,6 +983,11 @@ static bool serve_slot(ring_slot *s)
      * that request and waits for it to end. */
     if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
         return false;
+    if (GB_UNLIKELY(s->exec->flags & GB_CLIENT_CLOSE_ASAP)) {
+        /* Killed (exec_close): its client sees the control link close. */
+        release_slot(s, true, true);
+        return true;
+    }
     if (s->pending.len && !drain_pending(s))
         return true;
     if (s->pending.len)
@@ -1176,7 +1188,7 @@ static bool pool_prepare_sleep(void *ctx)
         const uint8_t *p;
         uint32_t l;
         bool blocked = (s->exec->flags & GB_CLIENT_BLOCKED) != 0;
-        if ((!blocked && gb_ring_read_peek(&s->rd, &p, &l) != GB_RING_EMPTY) || s->pending.len) {
+        if ((s->exec->flags & GB_CLIENT_CLOSE_ASAP) || (!blocked && gb_ring_read_peek(&s->rd, &p, &l) != GB_RING_EMPTY) || s->pending.len) {
             set_server_state(pool, GB_RING_SERVER_RUNNING);
             return false;
         }

@@ -406,6 +406,12 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
             return GB_ETIMEDOUT;
         }
         if (server_gone(rc)) {
+            /* A server that drops the client after a last reply (ACL
+             * DELUSER of its own user, CLIENT KILL of itself) publishes it
+             * before it closes the control socket: it may have come after
+             * the re-check above. */
+            if (gb_ring_read_peek(&rc->rd, &p, &l) == GB_RING_READY)
+                goto got;
             gb_rc_fail(rc, "the server closed the ring (it exited or dropped this client)");
             return GB_ECLOSED;
         }

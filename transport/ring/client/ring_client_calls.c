@@ -134,12 +134,16 @@ int gb_ring_incrby(gb_ring_client *rc, const void *key, size_t klen, int64_t by,
 {
     if (rc->proto == GB_RING_SBE)
         return gb_rc_sbe_incrby(rc, key, klen, by, value);
+    /* The command the SBE template stands for (docs/sbe.md: INCR for a
+     * delta of 1, INCRBY otherwise), so that the same call is the same
+     * command over either protocol: statistics, and the ACL rule that
+     * admits or refuses it. */
     char n[24];
     int nl = snprintf(n, sizeof n, "%lld", (long long)by);
-    const char *argv[] = {"INCRBY", key, n};
-    size_t lens[] = {6, klen, (size_t)nl};
+    const char *argv[] = {by == 1 ? "INCR" : "INCRBY", key, n};
+    size_t lens[] = {by == 1 ? 4u : 6u, klen, (size_t)nl};
     gb_reply *r;
-    int rv = run(rc, 3, argv, lens, &r);
+    int rv = run(rc, by == 1 ? 2 : 3, argv, lens, &r);
     return rv ? rv : want_int(rc, r, value);
 }
 
