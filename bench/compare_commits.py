@@ -37,6 +37,7 @@ commit, which does the same. Every server gets a fresh directory and socket
 path and is stopped after its rows.
 """
 import argparse
+import contextlib
 import fcntl
 import os
 import platform
@@ -80,6 +81,19 @@ def git(repo, *args):
                           text=True).stdout.strip()
 
 
+class BuildLock:
+    """The shared build lock (flock(1) on BUILD_LOCK), held across a block."""
+
+    def __enter__(self):
+        self.f = open(BUILD_LOCK, "a")
+        log("waiting for %s ..." % BUILD_LOCK)
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()  # closing the descriptor releases the lock
+
+
 class Build:
     """One commit: its worktree, its build directory, its binaries."""
 
@@ -114,11 +128,12 @@ class Build:
             steps.append(["cmake", "-S", self.src, "-B", self.dir, "-DCMAKE_BUILD_TYPE=Release",
                           "-DGOBLIN_BUILD_TESTS=OFF", "-DGOBLIN_PLATFORM=linux"])
         steps.append(["cmake", "--build", self.dir, "-j%d" % jobs, "--target"] + TARGETS)
-        for cmd in steps:
-            log("%s: %s" % (self.short, " ".join(cmd)))
-            r = subprocess.run(["flock", BUILD_LOCK] + cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit("build of %s failed:\n%s%s" % (self.short, r.stdout[-4000:], r.stderr[-4000:]))
+        with BuildLock():
+            for cmd in steps:
+                log("%s: %s" % (self.short, " ".join(cmd)))
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit("build of %s failed:\n%s%s" % (self.short, r.stdout[-4000:], r.stderr[-4000:]))
         self.has_persistence = "appendonly" in subprocess.run(
             [self.bin("goblin-core"), "--help"], capture_output=True, text=True).stdout
 
@@ -315,20 +330,14 @@ def main():
             log("%s has no --save/--appendonly options (no persistence): its servers start without them"
                 % b.short)
 
-    lock = None
-    if a.hold_build_lock:
-        lock = open(BUILD_LOCK, "a")
-        log("waiting for %s ..." % BUILD_LOCK)
-        fcntl.flock(lock, fcntl.LOCK_EX)
     csvf = open(a.csv_out, "w") if a.csv_out else None
     if csvf:
         csvf.write("round,build,row,value\n")
     load0, t0 = loadavg(), time.time()
     try:
-        samples = measure(builds, a, csvf)
+        with BuildLock() if a.hold_build_lock else contextlib.nullcontext():
+            samples = measure(builds, a, csvf)
     finally:
-        if lock:
-            lock.close()
         if csvf:
             csvf.close()
     report(builds, a, samples, load0, loadavg(), time.time() - t0)
