@@ -99,7 +99,6 @@ class Build:
 
     def __init__(self, repo, rev, root):
         self.sha = git(repo, "rev-parse", "--verify", rev + "^{commit}")
-        self.rev = rev
         self.short = self.sha[:9]
         self.subject = git(repo, "log", "-1", "--format=%s", self.sha)
         self.base = os.path.join(root, self.sha[:12])
@@ -118,7 +117,10 @@ class Build:
                          % (self.src, have, self.sha))
             return
         os.makedirs(self.base, exist_ok=True)
-        git(self.repo, "worktree", "prune")  # forget worktrees whose folder /tmp lost
+        # A worktree whose folder /tmp lost is still registered, and "add"
+        # refuses its path; "prune" forgets such entries (and only such).
+        if ("worktree %s\n" % self.src) in git(self.repo, "worktree", "list", "--porcelain") + "\n":
+            git(self.repo, "worktree", "prune")
         git(self.repo, "worktree", "add", "--detach", self.src, self.sha)
 
     def build(self, jobs):
