@@ -37,7 +37,6 @@ commit, which does the same. Every server gets a fresh directory and socket
 path and is stopped after its rows.
 """
 import argparse
-import contextlib
 import fcntl
 import os
 import platform
@@ -82,16 +81,20 @@ def git(repo, *args):
 
 
 class BuildLock:
-    """The shared build lock (flock(1) on BUILD_LOCK), held across a block."""
+    """The shared build lock: flock(2) on BUILD_LOCK, the lock flock(1) takes."""
 
-    def __enter__(self):
+    def __init__(self):
+        self.f = None
+
+    def acquire(self):
         self.f = open(BUILD_LOCK, "a")
         log("waiting for %s ..." % BUILD_LOCK)
         fcntl.flock(self.f, fcntl.LOCK_EX)
-        return self
 
-    def __exit__(self, *exc):
-        self.f.close()  # closing the descriptor releases the lock
+    def release(self):
+        if self.f:
+            self.f.close()  # closing the descriptor releases the lock
+            self.f = None
 
 
 class Build:
@@ -124,18 +127,17 @@ class Build:
         git(self.repo, "worktree", "add", "--detach", self.src, self.sha)
 
     def build(self, jobs):
-        """Configure once, then an incremental build, both under the shared lock."""
+        """Configure once, then an incremental build; the caller holds the build lock."""
         steps = []
         if not os.path.exists(os.path.join(self.dir, "CMakeCache.txt")):
             steps.append(["cmake", "-S", self.src, "-B", self.dir, "-DCMAKE_BUILD_TYPE=Release",
                           "-DGOBLIN_BUILD_TESTS=OFF", "-DGOBLIN_PLATFORM=linux"])
         steps.append(["cmake", "--build", self.dir, "-j%d" % jobs, "--target"] + TARGETS)
-        with BuildLock():
-            for cmd in steps:
-                log("%s: %s" % (self.short, " ".join(cmd)))
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                if r.returncode != 0:
-                    sys.exit("build of %s failed:\n%s%s" % (self.short, r.stdout[-4000:], r.stderr[-4000:]))
+        for cmd in steps:
+            log("%s: %s" % (self.short, " ".join(cmd)))
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("build of %s failed:\n%s%s" % (self.short, r.stdout[-4000:], r.stderr[-4000:]))
         self.has_persistence = "appendonly" in subprocess.run(
             [self.bin("goblin-core"), "--help"], capture_output=True, text=True).stdout
 
@@ -327,19 +329,25 @@ def main():
         log("note: --old and --new are the same commit (%s)" % builds[0].short)
     for b in builds:
         b.checkout()
-        b.build(a.jobs)
-        if not b.has_persistence:
-            log("%s has no --save/--appendonly options (no persistence): its servers start without them"
-                % b.short)
-
     csvf = open(a.csv_out, "w") if a.csv_out else None
     if csvf:
         csvf.write("round,build,row,value\n")
-    load0, t0 = loadavg(), time.time()
+    # One hold of the lock for both builds (a busy lock can queue for
+    # minutes), kept through the measurement with --hold-build-lock.
+    lock = BuildLock()
+    lock.acquire()
     try:
-        with BuildLock() if a.hold_build_lock else contextlib.nullcontext():
-            samples = measure(builds, a, csvf)
+        for b in builds:
+            b.build(a.jobs)
+            if not b.has_persistence:
+                log("%s has no --save/--appendonly options (no persistence): its servers start without them"
+                    % b.short)
+        if not a.hold_build_lock:
+            lock.release()
+        load0, t0 = loadavg(), time.time()
+        samples = measure(builds, a, csvf)
     finally:
+        lock.release()
         if csvf:
             csvf.close()
     report(builds, a, samples, load0, loadavg(), time.time() - t0)
