@@ -23,7 +23,7 @@ out=${1:-build-tsan}
 tests=(transport_test_ring_threads transport_test_ring_io platform_test_park platform_test_wakefd)
 cmake -S . -B "$out" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGOBLIN_WERROR=ON \
   -DGOBLIN_SANITIZE=thread >/dev/null
-cmake --build "$out" -j "${JOBS:-2}" --target "${tests[@]}" goblin_core_server ring_tool
+cmake --build "$out" -j "${JOBS:-2}" --target "${tests[@]}" goblin_core_server ring_tool ring_hostile
 regex="^($(IFS='|'; echo "${tests[*]}")|integration_test_rings)\$"
 # halt_on_error: the first race fails the test with TSan's exit code (66).
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66" \

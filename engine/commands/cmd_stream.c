@@ -568,7 +568,8 @@ typedef struct xread_wait {
 
 static char *copy_into(char *at, gb_slice src, gb_slice *dst)
 {
-    memcpy(at, src.ptr, src.len);
+    if (src.len) /* an empty slice may have no pointer */
+        memcpy(at, src.ptr, src.len);
     *dst = gb_slice_make(at, src.len);
     return at + src.len;
 }

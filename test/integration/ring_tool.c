@@ -144,6 +144,10 @@ static int mode_script(gb_ring_client *rc)
         }
         gb_reply *reply;
         int r = gb_ring_command(rc, argc, (const char *const *)argv, lens, &reply);
+        for (int i = 0; i < argc; i++)
+            free(argv[i]);
+        free(argv);
+        free(lens);
         if (r != 0) {
             printf("!call failed: %s\n", gb_ring_client_error(rc));
             fflush(stdout);
@@ -152,10 +156,6 @@ static int mode_script(gb_ring_client *rc)
         print_reply(reply);
         fflush(stdout);
         gb_reply_free(reply);
-        for (int i = 0; i < argc; i++)
-            free(argv[i]);
-        free(argv);
-        free(lens);
     }
     return 0;
 }
