@@ -26,5 +26,5 @@ cmake -S . -B "$out" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build "$out" -j "${JOBS:-2}" --target "${tests[@]}" goblin_core_server ring_tool ring_hostile
 regex="^($(IFS='|'; echo "${tests[*]}")|integration_test_rings)\$"
 # halt_on_error: the first race fails the test with TSan's exit code (66).
-TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66" \
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$PWD/test/tsan.supp" \
   ctest --test-dir "$out" --output-on-failure -R "$regex"

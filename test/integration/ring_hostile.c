@@ -67,12 +67,14 @@ typedef struct slot {
 } slot;
 
 static const char *sock_path, *proto_name;
-static volatile sig_atomic_t stop_all;
+/* Set by SIGTERM, read by the drain thread too: a named relaxed word (a
+ * sig_atomic_t is only signal-safe, not thread-safe). */
+static uint32_t stop_all;
 
 static void on_term(int sig)
 {
     (void)sig;
-    stop_all = 1;
+    gb_shm_store_relaxed_u32(&stop_all, 1);
 }
 static unsigned long claims, drops, drained, spammed;
 static int truncate_errno = -1, punch_errno = -1;
@@ -191,7 +193,7 @@ static bool ensure(slot *s, const char *proto)
         drops++;
         release(s);
     }
-    for (int i = 0; i < 200 && !stop_all; i++) {
+    for (int i = 0; i < 200 && !gb_shm_load_relaxed_u32(&stop_all); i++) {
         if (raw_claim(s, proto) == 0)
             return true;
         sleep_us(5000);
@@ -407,7 +409,7 @@ static slot drain_slot;
 static void *drain_thread(void *arg)
 {
     (void)arg;
-    while (!stop_all) {
+    while (!gb_shm_load_relaxed_u32(&stop_all)) {
         if (ensure(&drain_slot, proto_name))
             do_drain(&drain_slot, 20);
     }
@@ -445,13 +447,13 @@ int main(int argc, char **argv)
     fflush(stdout);
     uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
     uint64_t t0 = now_ns();
-    while (now_ns() < end && !stop_all) {
+    while (now_ns() < end && !gb_shm_load_relaxed_u32(&stop_all)) {
         mode cur = (mode)m;
         if (m == M_ALL) /* rotate through drain..die, 100 ms each */
             cur = (mode)(((now_ns() - t0) / 100000000u) % M_ALL);
         one_round(&s, cur);
     }
-    stop_all = 1;
+    gb_shm_store_relaxed_u32(&stop_all, 1);
     if (threaded)
         pthread_join(th, NULL);
     printf("hostile %s done: claims=%lu drops=%lu drained=%lu spammed=%lu truncate_errno=%d punch_errno=%d\n",
