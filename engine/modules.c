@@ -20,6 +20,7 @@ GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(acl);
+GB_DECLARE_COMMANDS(pubsub);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -37,6 +38,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(zset);
     REG(persist);
     REG(acl);
+    REG(pubsub);
 #undef REG
     gb_persist_new(eng);
     return eng;

@@ -15,6 +15,7 @@ struct gb_db;
 struct gb_command;
 struct gb_blocked;
 struct gb_acl_user;
+struct gb_pubsub_client;
 
 enum {
     GB_CLIENT_MULTI = 1u << 0,       /* inside MULTI: commands are queued */
@@ -98,6 +99,8 @@ typedef struct gb_client {
     struct gb_blocked *blocked; /* engine/core/blocking.c state while BLOCKED */
     uint64_t reexec_deadline;   /* the original deadline while REEXEC */
     gb_slice reexec_key;        /* the key that became ready, while REEXEC */
+
+    struct gb_pubsub_client *pubsub; /* subscriptions (engine/core/pubsub.h); NULL while none */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;

@@ -112,6 +112,7 @@ typedef struct gb_engine {
     gb_client **bheap;       /* blocked clients with a deadline: min-heap */
     size_t nbheap, bheapcap;
 
+    struct gb_pubsub *pubsub; /* channels and their subscribers (engine/core/pubsub.h) */
     struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
     gb_propagation prop;     /* write propagation: sinks and the current unit */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */

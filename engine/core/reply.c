@@ -98,6 +98,14 @@ void gb_reply_set_deferred_map(gb_client *c, size_t handle, int64_t npairs)
         c->rops->set_deferred(c->rctx, handle, npairs * 2);
 }
 
+void gb_reply_push(gb_client *c, int64_t n)
+{
+    if (c->rops->push)
+        c->rops->push(c->rctx, n);
+    else
+        c->rops->array(c->rctx, n);
+}
+
 void gb_reply_help(gb_client *c, const char *const *lines, size_t n)
 {
     gb_reply_array(c, (int64_t)n);

@@ -28,6 +28,7 @@ typedef struct gb_reply_ops {
     void (*map)(void *ctx, int64_t npairs);
     void (*set)(void *ctx, int64_t n);
     void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
+    void (*push)(void *ctx, int64_t n);                    /* RESP3 '>' out-of-band push; NULL: array */
 } gb_reply_ops;
 
 struct gb_client;
@@ -58,6 +59,8 @@ void gb_reply_set(struct gb_client *c, int64_t n);
 /* A map whose size is known after its pairs (handle from
  * gb_reply_array_deferred). */
 void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
+/* An out-of-band push of n elements (pub/sub messages, invalidations): '>' in RESP3, an array in RESP2. */
+void gb_reply_push(struct gb_client *c, int64_t n);
 
 /* Redis's standard error texts. */
 #define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
