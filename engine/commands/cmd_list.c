@@ -185,9 +185,12 @@ static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
     int64_t start, stop;
     if (!gb_arg_ll(c, argv[2], &start) || !gb_arg_ll(c, argv[3], &stop))
         return;
+    /* LTRIM of a missing key answers OK and changes nothing (no event). */
+    bool existed = GB_UNLIKELY(c->eng->cfg.notify_keyspace_events & (GB_NOTIFY_LIST | GB_NOTIFY_GENERIC)) &&
+                   gb_db_lookup_quiet(c->db, argv[1]);
     gb_result r = gb_list_ltrim(c->db, argv[1], start, stop);
     gb_reply_result(c, r);
-    if (r == GB_R_OK) {
+    if (r == GB_R_OK && existed) {
         gb_notify_key(c, GB_NOTIFY_LIST, "ltrim", argv[1]);
         gb_notify_del_if_gone(c, argv[1]);
     }
