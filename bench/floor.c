@@ -2,16 +2,16 @@
 #include "floor.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "platform/clock.h"
 #include "platform/cpu.h"
+#include "platform/shm_atomic.h"
 
 /* The line the two threads hand back and forth, alone in 128 bytes. */
 typedef struct {
-    _Alignas(GB_CACHE_ISOLATION) _Atomic uint64_t word;
+    _Alignas(GB_CACHE_ISOLATION) uint64_t word;
     char pad[GB_CACHE_ISOLATION - sizeof(uint64_t)];
 } isolated_line;
 
@@ -23,7 +23,7 @@ struct gb_floor {
     pthread_cond_t cv;
     unsigned window; /* incremented to start a window (under mu) */
     bool quit;       /* under mu */
-    _Atomic int stop; /* ends the current window's echo loop */
+    uint32_t stop;    /* ends the current window's echo loop (relaxed: a flag, orders nothing) */
 };
 
 /* Answers every odd value with the next even one until the window stops. */
@@ -32,12 +32,14 @@ static void echo_window(gb_floor *f)
     uint64_t expect = 1;
     for (;;) {
         uint64_t v;
-        while ((v = atomic_load_explicit(&f->line.word, memory_order_acquire)) != expect) {
-            if (atomic_load_explicit(&f->stop, memory_order_relaxed))
+        /* ACQUIRE/RELEASE as a ring's record handoff: the pair under
+         * measurement (each side's release store, the other's acquire load). */
+        while ((v = gb_shm_load_acquire_u64(&f->line.word)) != expect) {
+            if (gb_shm_load_relaxed_u32(&f->stop))
                 return;
             gb_cpu_relax();
         }
-        atomic_store_explicit(&f->line.word, v + 1, memory_order_release);
+        gb_shm_store_release_u64(&f->line.word, v + 1);
         expect = v + 2;
     }
 }
@@ -76,8 +78,9 @@ gb_floor *gb_bench_floor_start(int cpu_b)
 
 void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
 {
-    atomic_store(&f->line.word, 0);
-    atomic_store(&f->stop, 0);
+    /* Before the window starts: the mutex below publishes both. */
+    gb_shm_store_relaxed_u64(&f->line.word, 0);
+    gb_shm_store_relaxed_u32(&f->stop, 0);
     pthread_mutex_lock(&f->mu);
     f->window++;
     pthread_cond_signal(&f->cv);
@@ -87,8 +90,8 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
     uint64_t v = 1;
     for (uint64_t i = 0;; i++) {
         uint64_t t0 = gb_cycles_now();
-        atomic_store_explicit(&f->line.word, v, memory_order_release);
-        while (atomic_load_explicit(&f->line.word, memory_order_acquire) != v + 1)
+        gb_shm_store_release_u64(&f->line.word, v);             /* pairs with the echo's acquire load */
+        while (gb_shm_load_acquire_u64(&f->line.word) != v + 1) /* pairs with the echo's release store */
             gb_cpu_relax();
         uint64_t t1 = gb_cycles_now();
         v += 2;
@@ -97,12 +100,12 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
         if ((i & 1023) == 0 && gb_clock_mono_ns() > end)
             break;
     }
-    atomic_store(&f->stop, 1);
+    gb_shm_store_relaxed_u32(&f->stop, 1);
 }
 
 void gb_bench_floor_stop(gb_floor *f)
 {
-    atomic_store(&f->stop, 1);
+    gb_shm_store_relaxed_u32(&f->stop, 1);
     pthread_mutex_lock(&f->mu);
     f->quit = true;
     pthread_cond_signal(&f->cv);

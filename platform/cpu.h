@@ -99,6 +99,13 @@ int gb_thread_set_name(const char *name);
  * throttling). linux/posix: GB_ENOTSUP - there, pin instead. */
 int gb_thread_set_latency_critical(void);
 
+/* Marks the calling thread as background work that should run only when
+ * nothing else wants the CPU (the ring pool's refill thread: a client that
+ * claims and dies in a loop must not take CPU time from the engine or from
+ * other clients). linux: SCHED_IDLE; darwin: QoS BACKGROUND; posix:
+ * GB_ENOTSUP (POSIX priorities are per process). */
+int gb_thread_set_background(void);
+
 /* Number of online CPUs (>= 1). */
 int gb_cpu_count(void);
 

@@ -10,6 +10,14 @@
  *                  (a client application) once the reader has exited
  *
  * Signals coalesce: any number of signals before a drain read as one.
+ *
+ * The ring server opens one per claim and hands the claimer write_fd: on
+ * Linux that is the eventfd itself, which the claimer can also read (drain)
+ * - so a descriptor must never be shared by two clients, or one could
+ * swallow the other's wake-ups. On darwin/posix the claimer gets only the
+ * write end. A draining or flooding claimer affects only its own descriptor;
+ * a drain is bounded (a writer that never stops cannot hold the reader in
+ * it).
  */
 #ifndef GB_PLATFORM_WAKEFD_H
 #define GB_PLATFORM_WAKEFD_H
@@ -26,7 +34,9 @@ int gb_wakefd_open(gb_wakefd *w);
  * signalled: a wake-up is already pending. */
 int gb_wakefd_signal(int write_fd);
 
-/* Consumes pending signals without blocking: 1 if there were any, 0 if not. */
+/* Consumes pending signals without blocking, in a bounded number of reads:
+ * 1 if there were any, 0 if not. Signals left over (a writer still
+ * writing) leave the descriptor readable. */
 int gb_wakefd_drain(int read_fd);
 
 /* Closes both ends (once, even when they are the same descriptor). */

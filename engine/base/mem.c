@@ -1,6 +1,5 @@
 #include "engine/base/mem.h"
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "platform/mem.h"
+#include "platform/shm_atomic.h"
 
 /* Where the platform cannot report a block's size, a prefix of this many bytes
  * (keeps 16-byte alignment) records it. */
@@ -20,13 +20,13 @@
  * other thread that frees engine memory (lazy freeing, engine/core/lazyfree.c)
  * marks itself off-thread and counts into an atomic that gb_mem_used adds. */
 static size_t used_bytes;
-static _Atomic(int64_t) offthread_bytes;
+static uint64_t offthread_bytes; /* two's complement sum of signed deltas */
 static _Thread_local bool offthread;
 
 static inline void account(int64_t delta)
 {
     if (__builtin_expect(offthread, 0))
-        atomic_fetch_add_explicit(&offthread_bytes, delta, memory_order_relaxed);
+        gb_shm_fetch_add_relaxed_u64(&offthread_bytes, (uint64_t)delta);
     else
         used_bytes += (size_t)delta;
 }
@@ -141,7 +141,7 @@ size_t gb_mem_usable(void *p)
 
 size_t gb_mem_used(void)
 {
-    return used_bytes + (size_t)atomic_load_explicit(&offthread_bytes, memory_order_relaxed);
+    return used_bytes + (size_t)gb_shm_load_relaxed_u64(&offthread_bytes);
 }
 
 size_t gb_mem_accounted(void *p)

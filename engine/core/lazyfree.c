@@ -1,13 +1,13 @@
 #include "engine/core/lazyfree.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/db.h"
 #include "engine/core/engine.h"
+#include "platform/shm_atomic.h"
 
 /* One job: a record, or a whole table with its volatile array. */
 typedef struct job {
@@ -25,16 +25,16 @@ struct gb_lazyfree {
     pthread_cond_t cv;
     job *head, *tail;
     bool stop;
-    _Atomic(size_t) pending;   /* objects queued, not yet freed */
-    _Atomic(uint64_t) done;    /* objects freed by the thread */
+    uint64_t pending;          /* objects queued, not yet freed */
+    uint64_t done;             /* objects freed by the thread */
 };
 
 static void free_rec(gb_hnode *n, void *ctx)
 {
     gb_lazyfree *lf = ctx;
     gb_kv_free((gb_kv *)n);
-    atomic_fetch_add_explicit(&lf->done, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&lf->pending, 1, memory_order_relaxed);
+    gb_shm_fetch_add_relaxed_u64(&lf->done, 1);
+    gb_shm_fetch_add_relaxed_u64(&lf->pending, UINT64_MAX); /* minus one */
 }
 
 static void run(gb_lazyfree *lf, job *j)
@@ -98,11 +98,11 @@ void gb_lazyfree_free(gb_lazyfree *lf)
 static void enqueue(gb_lazyfree *lf, job *j, size_t objects)
 {
     if (!lf->started) { /* no thread: free here, late but correct */
-        atomic_fetch_add_explicit(&lf->pending, objects, memory_order_relaxed);
+        gb_shm_fetch_add_relaxed_u64(&lf->pending, objects);
         run(lf, j);
         return;
     }
-    atomic_fetch_add_explicit(&lf->pending, objects, memory_order_relaxed);
+    gb_shm_fetch_add_relaxed_u64(&lf->pending, objects);
     pthread_mutex_lock(&lf->mu);
     if (lf->tail)
         lf->tail->next = j;
@@ -141,5 +141,5 @@ void gb_lazyfree_table(gb_engine *eng, gb_htable *table, gb_kv **vol)
     enqueue(eng->lazyfree, j, n);
 }
 
-size_t gb_lazyfree_pending(const gb_lazyfree *lf) { return atomic_load_explicit(&lf->pending, memory_order_relaxed); }
-uint64_t gb_lazyfree_done(const gb_lazyfree *lf) { return atomic_load_explicit(&lf->done, memory_order_relaxed); }
+size_t gb_lazyfree_pending(const gb_lazyfree *lf) { return (size_t)gb_shm_load_relaxed_u64(&lf->pending); }
+uint64_t gb_lazyfree_done(const gb_lazyfree *lf) { return gb_shm_load_relaxed_u64(&lf->done); }

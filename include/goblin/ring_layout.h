@@ -28,21 +28,26 @@
  *   6     server  violations    count of protocol violations seen on this slot (diagnostics)
  *   7     -       reserved
  *
- * Rings carry records. A record starts at an 8-byte-aligned position and is
+ * Rings carry records. A record starts at a 16-byte-aligned position and is
  *
- *   u64 header = length (low 32 bits) | stamp (high 32 bits)
- *   length bytes of payload, then padding to the next multiple of 8
+ *   u64 stamp   gb_ring_stamp(P, hdr.stamp_key): written last, with release
+ *   u32 length  payload bytes (GB_RING_PAD: a padding record)
+ *   u32 zero    reserved
+ *   length bytes of payload, then padding to the next multiple of 16
  *
- * Positions are byte counts since the slot was claimed (monotonic u64); a
- * record at position P lives at offset P % capacity. stamp =
- * gb_ring_stamp(P, hdr.stamp_key), a function of the position, so a reader
- * recognises a freshly published record without any shared index: stale
- * bytes from the previous lap carry the previous lap's stamp. The key is
- * random per claim and known only to the server and this slot's client, so
- * no other client can plant bytes (say, in a value it stores) that pass for
- * a future record header in this slot's response ring. The writer stores the payload first and the
- * header last with release ordering; the reader loads the header with
- * acquire ordering and, if the stamp matches, the payload is complete.
+ * Positions are byte counts since the slot was claimed (monotonic u64, never
+ * wraps: 2^64 bytes); a record at position P lives at offset P % capacity.
+ * The stamp is a function of the position, so a reader recognises a freshly
+ * published record without any shared index: stale bytes from an earlier
+ * lap carry an earlier position's stamp, and the stamp is 64 bits of the
+ * position itself (xor the key), so no earlier position ever shares it. The
+ * key is 64 random bits per claim from the operating system, known only to
+ * the server and this slot's client, so no other client can plant bytes
+ * (say, in a value it stores, later returned through this slot's response
+ * ring) that pass for a future record header: a guess is right with
+ * probability 2^-63. The writer stores the length and the payload first
+ * and the stamp last with release ordering; the reader loads the stamp with
+ * acquire ordering and, if it matches, the length and payload are complete.
  *
  * A record never wraps. When one does not fit before the end of the ring,
  * the writer first publishes a padding record (length GB_RING_PAD) covering
@@ -57,8 +62,10 @@
  *     every attached slot, issues a full fence, re-checks every ring, and only
  *     then sleeps in its event loop, which watches a wake descriptor.
  *   - A client, after publishing a request, issues a full fence and reads
- *     server_state; if PARKED it signals the wake descriptor (the descriptor
- *     it received with the slot).
+ *     server_state; if PARKED it signals the wake descriptor it received
+ *     with the slot. Every claim gets its own descriptor: a client that
+ *     drains or floods its descriptor delays or wakes the server only on
+ *     its own behalf.
  *   - A client waiting for a reply spins for its budget, then reads
  *     client_wake (w), stores PARKED in client_state, fences, re-checks the
  *     response ring, and waits on client_wake while it still equals w.
@@ -81,7 +88,8 @@ extern "C" {
 #endif
 
 #define GB_RING_MAGIC UINT64_C(0x474e4952424c4f47) /* "GOBLRING" */
-#define GB_RING_LAYOUT_VERSION 1u
+/* 2: 64-bit stamps and keys, 16-byte record headers, 16-byte alignment. */
+#define GB_RING_LAYOUT_VERSION 2u
 #define GB_RING_LINE 128u
 #define GB_RING_CTRL_SIZE (8u * GB_RING_LINE)
 
@@ -95,14 +103,29 @@ enum { GB_RING_CLIENT_SPINNING = 0, GB_RING_CLIENT_PARKED = 1 };
 
 /* Record header length marking a padding record (skip to the ring's start). */
 #define GB_RING_PAD UINT32_C(0xffffffff)
-#define GB_RING_RECORD_HEADER 8u
+#define GB_RING_RECORD_HEADER 16u
+#define GB_RING_RECORD_ALIGN 16u
 
-/* The stamp a record at position pos carries: the position in 8-byte units
- * mixed with the slot's key, with the low bit forced on so a zeroed (never
- * written) ring never matches. */
-static inline uint32_t gb_ring_stamp(uint64_t pos, uint32_t key) { return ((uint32_t)(pos >> 3) ^ key) | 1u; }
+/* The header at the start of every record. */
+typedef struct gb_ring_record_header {
+    uint64_t stamp;    /* 0: gb_ring_stamp(position, key); stored last, release */
+    uint32_t len;      /* 8: payload bytes, or GB_RING_PAD */
+    uint32_t reserved; /* 12: zero */
+} gb_ring_record_header;
 
-static inline uint64_t gb_ring_record_size(uint32_t len) { return (GB_RING_RECORD_HEADER + (uint64_t)len + 7u) & ~UINT64_C(7); }
+_Static_assert(sizeof(gb_ring_record_header) == GB_RING_RECORD_HEADER, "record header is 16 bytes");
+_Static_assert(offsetof(gb_ring_record_header, len) == 8, "length after the stamp");
+
+/* The stamp a record at position pos carries: the position mixed with the
+ * slot's key, with the low bit forced on so a zeroed (never written) ring
+ * never matches. Positions are multiples of 16, so distinct positions give
+ * distinct stamps. */
+static inline uint64_t gb_ring_stamp(uint64_t pos, uint64_t key) { return (pos ^ key) | 1u; }
+
+static inline uint64_t gb_ring_record_size(uint32_t len)
+{
+    return (GB_RING_RECORD_HEADER + (uint64_t)len + (GB_RING_RECORD_ALIGN - 1)) & ~(uint64_t)(GB_RING_RECORD_ALIGN - 1);
+}
 
 /* Line 0. All sizes in bytes; offsets from the start of the slot. */
 typedef struct gb_ring_header {
@@ -121,8 +144,8 @@ typedef struct gb_ring_header {
     uint16_t sbe_version;    /* 70 */
     uint32_t server_pid;     /* 72 */
     uint32_t spin_us;        /* 76: the server's ring-spin-us (a hint for clients) */
-    uint32_t stamp_key;      /* 80: random per claim, mixed into record stamps */
-    uint8_t reserved[GB_RING_LINE - 84];
+    uint64_t stamp_key;      /* 80: 64 random bits per claim (the OS's generator), mixed into record stamps */
+    uint8_t reserved[GB_RING_LINE - 88];
 } gb_ring_header;
 
 typedef struct gb_ring_ctrl {
@@ -151,12 +174,13 @@ _Static_assert(offsetof(gb_ring_ctrl, client_state) == 4 * GB_RING_LINE, "client
 _Static_assert(offsetof(gb_ring_ctrl, client_wake) == 5 * GB_RING_LINE, "client_wake in line 5");
 _Static_assert(offsetof(gb_ring_ctrl, violations) == 6 * GB_RING_LINE, "violations in line 6");
 _Static_assert(offsetof(gb_ring_header, max_payload) == 64, "header field offsets are the wire contract");
+_Static_assert(offsetof(gb_ring_header, stamp_key) == 80, "header field offsets are the wire contract");
 
 /* The claim handshake (docs/ring-protocol.md): on its Unix-socket connection
  * the client sends the RESP command
  *     RING CLAIM <SBE|RESP> <layout-version> [<sbe-schema-version>]
  * and receives, in one sendmsg with two descriptors attached (the slot's
- * memory, then the server's wake descriptor), the reply
+ * memory, then this claim's own wake descriptor), the reply
  *     *4\r\n:<slot_id>\r\n:<slot_size>\r\n:<generation>\r\n:<max_payload>\r\n
  * or a RESP error (pool full, version mismatch) with no descriptors. The slot
  * stays the client's until that connection closes. */

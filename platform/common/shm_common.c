@@ -114,6 +114,127 @@ int gb__touch_pages(void *addr, size_t len)
     return rc;
 }
 
+/* ---- the SIGBUS guard (platform/shm.h) ----------------------------------
+ * A table of guarded ranges the handler scans. Entries are written by one
+ * thread at a time (shm.h's contract) and read by the handler, which may
+ * interrupt that very thread between two stores: an entry is live only
+ * while end > start, end is cleared first on removal and set last on
+ * insertion, and `used` (the scan bound) only grows. */
+typedef struct {
+    _Atomic uintptr_t start, end;
+    _Atomic int faulted;
+} guard_entry;
+
+static guard_entry guards[GB_SHM_GUARD_MAX];
+static _Atomic unsigned guards_used;       /* entries [0, used) may be live */
+static _Atomic unsigned long guard_faults; /* faults handled, all mappings */
+static struct sigaction guard_prev;         /* the disposition we replaced */
+static _Atomic int guard_installed;
+static pthread_mutex_t guard_install_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_guarded_sigbus(int sig, siginfo_t *info, void *uctx)
+{
+    uintptr_t a = (uintptr_t)info->si_addr;
+    unsigned n = atomic_load_explicit(&guards_used, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++) {
+        uintptr_t end = atomic_load_explicit(&guards[i].end, memory_order_acquire);
+        uintptr_t start = atomic_load_explicit(&guards[i].start, memory_order_relaxed);
+        if (a < start || a >= end)
+            continue;
+        /* Zero pages over the whole mapping: every later access succeeds,
+         * and the peer's object is no longer referenced by our mapping
+         * (munmap at release unmaps these pages instead). mmap is a plain
+         * system call here, safe in a handler in practice (Wayland's
+         * wl_shm does the same for client buffers). */
+        void *p = mmap((void *)start, end - start, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                       0);
+        if (p == MAP_FAILED)
+            break;
+        atomic_store_explicit(&guards[i].faulted, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&guard_faults, 1, memory_order_relaxed);
+        return;
+    }
+    /* Not a guarded address: what would have happened without the guard. */
+    if ((guard_prev.sa_flags & SA_SIGINFO) && guard_prev.sa_sigaction) {
+        guard_prev.sa_sigaction(sig, info, uctx);
+    } else if (guard_prev.sa_handler != SIG_DFL && guard_prev.sa_handler != SIG_IGN) {
+        guard_prev.sa_handler(sig);
+    } else {
+        /* Default (or ignored, which for a fault would loop forever):
+         * restore the default and return; the access faults again and the
+         * process dies with the usual SIGBUS. */
+        signal(SIGBUS, SIG_DFL);
+    }
+}
+
+static int guard_install(void)
+{
+    if (atomic_load_explicit(&guard_installed, memory_order_acquire))
+        return 0;
+    /* touch_lock too: gb__touch_pages swaps the disposition while it holds it */
+    pthread_mutex_lock(&guard_install_lock);
+    pthread_mutex_lock(&touch_lock);
+    int rc = 0;
+    if (!atomic_load_explicit(&guard_installed, memory_order_relaxed)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_guarded_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, &guard_prev) != 0)
+            rc = gb__fail(GB_ESYS, NULL, 0, "shm guard: cannot install the SIGBUS handler: %s", strerror(errno));
+        else
+            atomic_store_explicit(&guard_installed, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&touch_lock);
+    pthread_mutex_unlock(&guard_install_lock);
+    return rc;
+}
+
+int gb_shm_guard(gb_shm *shm)
+{
+    if (!shm || !shm->addr || !shm->size)
+        return gb__fail(GB_EINVAL, NULL, 0, "shm guard: not a mapping");
+    if (shm->guard)
+        return 0;
+    int rc = guard_install();
+    if (rc != 0)
+        return rc;
+    unsigned used = atomic_load_explicit(&guards_used, memory_order_relaxed);
+    unsigned i = 0;
+    while (i < used && atomic_load_explicit(&guards[i].end, memory_order_relaxed) != 0)
+        i++;
+    if (i == GB_SHM_GUARD_MAX)
+        return gb__fail(GB_EBUSY, NULL, 0, "shm guard: %d mappings are guarded already", GB_SHM_GUARD_MAX);
+    atomic_store_explicit(&guards[i].faulted, 0, memory_order_relaxed);
+    atomic_store_explicit(&guards[i].start, (uintptr_t)shm->addr, memory_order_relaxed);
+    /* release: start and faulted are in place before the handler can match end */
+    atomic_store_explicit(&guards[i].end, (uintptr_t)shm->addr + shm->size, memory_order_release);
+    if (i == used)
+        atomic_store_explicit(&guards_used, used + 1, memory_order_release);
+    shm->guard = (int)i + 1;
+    return 0;
+}
+
+void gb_shm_unguard(gb_shm *shm)
+{
+    if (!shm || shm->guard <= 0 || shm->guard > GB_SHM_GUARD_MAX)
+        return;
+    guard_entry *g = &guards[shm->guard - 1];
+    atomic_store_explicit(&g->end, 0, memory_order_release); /* dead before anything else changes */
+    atomic_store_explicit(&g->start, 0, memory_order_relaxed);
+    shm->guard = 0;
+}
+
+bool gb_shm_faulted(const gb_shm *shm)
+{
+    if (!shm || shm->guard <= 0 || shm->guard > GB_SHM_GUARD_MAX)
+        return false;
+    return atomic_load_explicit(&guards[shm->guard - 1].faulted, memory_order_relaxed) != 0;
+}
+
+unsigned long gb_shm_guard_faults(void) { return atomic_load_explicit(&guard_faults, memory_order_relaxed); }
+
 /* ---- shm_open object --------------------------------------------------- */
 
 /* macOS limits shm names to PSHMNAMLEN = 31 characters including the '/'. */
@@ -160,10 +281,7 @@ int gb__shm_map_fd(int fd, size_t size, bool huge, gb_shm *out, char *err, size_
     if (p == MAP_FAILED)
         return gb__fail(gb__errno_code(errno), err, errlen, "shm: mmap of %zu bytes failed: %s", size,
                         strerror(errno));
-    out->fd = fd;
-    out->addr = p;
-    out->size = size;
-    out->huge = huge;
+    *out = (gb_shm){.fd = fd, .addr = p, .size = size, .huge = huge};
     return 0;
 }
 
@@ -186,6 +304,7 @@ int gb__shm_map_checked(int fd, size_t size, bool detect_hugetlbfs, gb_shm *out)
 void gb_shm_unmap(gb_shm *shm)
 {
     if (shm && shm->addr) {
+        gb_shm_unguard(shm);
         munmap(shm->addr, shm->size);
         shm->addr = NULL;
     }

@@ -67,6 +67,14 @@ int gb_thread_set_latency_critical(void)
     return 0;
 }
 
+int gb_thread_set_background(void)
+{
+    int e = pthread_set_qos_class_self_np(QOS_CLASS_BACKGROUND, 0);
+    if (e != 0)
+        return gb__fail(gb__errno_code(e), NULL, 0, "pthread_set_qos_class_self_np(BACKGROUND): %s", strerror(e));
+    return 0;
+}
+
 int gb_cpu_pin_current_thread(int cpu)
 {
     if (cpu < 0 || cpu >= gb_cpu_count())

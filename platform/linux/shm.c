@@ -1,5 +1,5 @@
 /* Linux shared memory: memfd_create (optionally hugetlb), sealed against
- * resizing, mapped MAP_SHARED; MADV_POPULATE_WRITE pre-faults with an error
+ * resizing (or refused), mapped MAP_SHARED; MADV_POPULATE_WRITE pre-faults with an error
  * return instead of SIGBUS. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,10 +65,7 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
 {
     if (!out || !size)
         return gb__fail(GB_EINVAL, err, errlen, "shm: size must be > 0");
-    out->fd = -1;
-    out->addr = NULL;
-    out->size = 0;
-    out->huge = false;
+    *out = (gb_shm){.fd = -1};
     bool huge = (flags & GB_SHM_HUGEPAGES) != 0;
     size_t unit = huge ? gb_huge_page_size() : gb_page_size();
     if (!unit)
@@ -79,13 +76,16 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
 
     unsigned mfd = MFD_CLOEXEC | MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0);
     int fd = gb__sys.memfd_create("goblin-shm", mfd);
-    if (fd < 0 && errno == EINVAL && huge) /* kernels < 4.16: no sealing of hugetlb memfds */
-        fd = gb__sys.memfd_create("goblin-shm", mfd & ~MFD_ALLOW_SEALING);
     if (fd < 0) {
         int e = errno;
-        if (e == ENOSYS && !huge) /* kernel < 3.17: the POSIX object does the same job */
+        if (e == ENOSYS && !huge) /* kernel < 3.17: the POSIX object does the same job, unsealed */
             return gb__shm_create_named(size, out, err, errlen);
-        if (huge && (e == ENOSYS || e == EINVAL))
+        if (huge && e == EINVAL)
+            return gb__fail(GB_ENOTSUP, err, errlen,
+                            "shm: memfd_create(MFD_HUGETLB | MFD_ALLOW_SEALING): %s - kernel without hugetlbfs, or "
+                            "older than 4.16 (no sealing of huge-page memfds)",
+                            strerror(e));
+        if (huge && e == ENOSYS)
             return gb__fail(GB_ENOTSUP, err, errlen, "shm: memfd_create(MFD_HUGETLB): %s - kernel without hugetlbfs?",
                             strerror(e));
         return gb__fail(gb__errno_code(e), err, errlen, "shm: memfd_create: %s", strerror(e));
@@ -95,10 +95,18 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
         close(fd);
         return rc;
     }
-    /* The descriptor goes to clients: seal the size so none of them can
-     * shrink the object under us (our next access would be a SIGBUS).
-     * Best effort - the kernel may not support seals on this object. */
-    (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    /* The descriptor goes to other processes: seal the size so none of them
+     * can shrink the object under our mapping (our next access would be a
+     * SIGBUS) or grow it (charging memory to us), and seal the seals. An
+     * object whose seals did not apply is never handed out. */
+    const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    if (fcntl(fd, F_ADD_SEALS, want) != 0 || (fcntl(fd, F_GET_SEALS) & want) != want) {
+        int e = errno;
+        close(fd);
+        return gb__fail(GB_ENOTSUP, err, errlen,
+                        "shm: cannot seal the memfd against resizing (F_ADD_SEALS: %s); a peer could truncate it",
+                        strerror(e));
+    }
 
     /* For hugetlb the pool is reserved here, at mmap: an empty pool fails
      * now with ENOMEM instead of a SIGBUS at first touch. */
@@ -115,6 +123,7 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
         close(fd);
         return rc;
     }
+    out->sealed = true;
     return 0;
 }
 

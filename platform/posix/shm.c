@@ -11,10 +11,7 @@ int gb_shm_create(size_t size, unsigned flags, gb_shm *out, char *err, size_t er
 {
     if (!out || !size)
         return gb__fail(GB_EINVAL, err, errlen, "shm: size must be > 0");
-    out->fd = -1;
-    out->addr = NULL;
-    out->size = 0;
-    out->huge = false;
+    *out = (gb_shm){.fd = -1};
     if (flags & GB_SHM_HUGEPAGES)
         return gb__fail(GB_ENOTSUP, err, errlen, "shm: huge pages are not supported by the generic POSIX platform layer");
     return gb__shm_create_named(size, out, err, errlen);

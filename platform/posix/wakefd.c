@@ -64,9 +64,13 @@ int gb_wakefd_signal(int write_fd)
 
 int gb_wakefd_drain(int read_fd)
 {
-    char buf[256];
+    char buf[4096];
     int any = 0;
-    for (;;) {
+    /* At most 16 reads (64 KiB, a default pipe's whole buffer): the writer may be another process that keeps
+     * writing, and a drain that waited for EAGAIN would then never end.
+     * What is left keeps the descriptor readable: the caller's loop comes
+     * back (level-triggered). */
+    for (int reads = 0; reads < 16; reads++) {
         ssize_t n = read(read_fd, buf, sizeof buf);
         if (n > 0) {
             any = 1;
@@ -80,4 +84,5 @@ int gb_wakefd_drain(int read_fd)
             return any; /* every writer closed: nothing more will come */
         return gb__fail(gb__errno_code(errno), NULL, 0, "wakefd drain: %s", strerror(errno));
     }
+    return any;
 }

@@ -7,11 +7,19 @@
  *   ring_tool SOCK PROTO hold SECONDS     claim, print "claimed <slot>", sleep
  *   ring_tool SOCK PROTO churn N          N times: claim, SET/GET/INCR, release
  *   ring_tool SOCK PROTO loop             PING/INCR forever (to be SIGKILLed)
+ *   ring_tool SOCK PROTO acked KEY FILE   INCRBY KEY 1 until an error; after each
+ *                                         reply, the value it acknowledged is
+ *                                         written over FILE (the crash tests read
+ *                                         it after killing the server)
  *   ring_tool SOCK PROTO scribble SECS SEED
  *                                         write random bytes over the whole slot
  *                                         (control block and both rings), then
  *                                         report whether the server dropped us
  *   ring_tool SOCK PROTO typed            exercise every typed call, print results
+ *   ring_tool SOCK PROTO victim           for each stdin line "N PAUSE_US": N times
+ *                                         sleep PAUSE_US (the server parks), time one
+ *                                         PING, check an INCRBY's value; print
+ *                                         "ok <median_ns> <p90_ns> <max_ns>" or "wrong ..."
  *
  * script: each command is a line "<argc>" followed by argc lines
  * "<len>" + newline + <len> raw bytes + newline. Each reply is printed in
@@ -21,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +43,7 @@
 
 #include "goblin/ring_client.h"
 #include "goblin/ring_layout.h"
+#include "platform/shm_atomic.h"
 
 static void print_double(double d)
 {
@@ -136,6 +146,26 @@ static int mode_script(gb_ring_client *rc)
     return 0;
 }
 
+/* Counts up one key; FILE always holds the last value the server
+ * acknowledged (or less, if we die between the reply and the write). */
+static int mode_acked(gb_ring_client *rc, const char *key, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return 2;
+    printf("claimed %d\n", gb_ring_client_slot(rc));
+    fflush(stdout);
+    int64_t n;
+    while (gb_ring_incrby(rc, key, strlen(key), 1, &n) == 0) {
+        char line[32];
+        int len = snprintf(line, sizeof line, "%020lld\n", (long long)n);
+        if (pwrite(fd, line, (size_t)len, 0) != len)
+            break;
+    }
+    close(fd);
+    return 1;
+}
+
 /* Claims, waiting while the pool is exhausted (other churners hold it). */
 static gb_ring_client *claim_retry(const char *sock, const char *proto)
 {
@@ -145,7 +175,7 @@ static gb_ring_client *claim_retry(const char *sock, const char *proto)
         gb_ring_client *rc;
         if (gb_ring_client_connect(sock, p, NULL, &rc, err, sizeof err) == 0)
             return rc;
-        if (!strstr(err, "exhausted"))
+        if (!strstr(err, "exhausted") && !strstr(err, "busy"))
             break;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -221,10 +251,11 @@ static int mode_scribble(gb_ring_client *rc, const char *sock_path, double secon
     /* Then a record the server cannot miss: a header with the right stamp for
      * the first request position (nothing was sent yet) and an impossible
      * length. The server must drop this slot, not read past its ring. */
-    if (hc.req_offset + 8 <= size) {
-        uint64_t w = (uint64_t)0xfffffff0u | ((uint64_t)gb_ring_stamp(0, hc.stamp_key) << 32);
-        memcpy(mem + hc.req_offset, &w, 8);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (hc.req_offset + GB_RING_RECORD_HEADER <= size) {
+        gb_ring_record_header *rec = (gb_ring_record_header *)(void *)(mem + hc.req_offset);
+        gb_shm_store_relaxed_u32(&rec->len, 0xfffffff0u);
+        gb_shm_store_release_u64(&rec->stamp, gb_ring_stamp(0, hc.stamp_key)); /* the length before the stamp */
+        gb_shm_fence_full();
     }
     /* The server may be parked in its event loop; any socket activity makes
      * it look at the rings again (we deliberately do not use the wake
@@ -306,6 +337,64 @@ static int mode_typed(gb_ring_client *rc)
     return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The isolation test's well-behaved client: a PING after an idle pause
+ * (long enough for the server to park, so the request must wake it through
+ * this slot's wake descriptor), then an INCRBY whose value proves that every
+ * request of ours ran exactly once. */
+static int mode_victim(gb_ring_client *rc)
+{
+    char key[32];
+    size_t klen = (size_t)snprintf(key, sizeof key, "victim:%d", (int)getpid());
+    int64_t expect = 0;
+    unsigned n, pause_us;
+    while (scanf("%u %u", &n, &pause_us) == 2) {
+        if (n == 0 || n > 100000)
+            return 2;
+        uint64_t *lat = calloc(n, sizeof *lat);
+        const char *wrong = NULL;
+        for (unsigned i = 0; i < n && !wrong; i++) {
+            struct timespec ts = {(time_t)(pause_us / 1000000u), (long)(pause_us % 1000000u) * 1000};
+            nanosleep(&ts, NULL);
+            uint64_t t0 = mono_ns();
+            if (gb_ring_ping(rc) != 0) {
+                wrong = "ping failed";
+                break;
+            }
+            lat[i] = mono_ns() - t0;
+            int64_t v = 0;
+            if (gb_ring_incrby(rc, key, klen, 1, &v) != 0)
+                wrong = "incrby failed";
+            else if (v != ++expect)
+                wrong = "incrby returned the wrong value";
+        }
+        if (wrong) {
+            printf("wrong %s: %s\n", wrong, gb_ring_client_error(rc));
+            fflush(stdout);
+            free(lat);
+            return 1;
+        }
+        qsort(lat, n, sizeof *lat, cmp_u64);
+        printf("ok %llu %llu %llu\n", (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 9 / 10],
+               (unsigned long long)lat[n - 1]);
+        fflush(stdout);
+        free(lat);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -335,10 +424,16 @@ int main(int argc, char **argv)
                 break;
         }
         rcode = 1;
+    } else if (!strcmp(mode, "acked") && argc > 5) {
+        rcode = mode_acked(rc, argv[4], argv[5]);
     } else if (!strcmp(mode, "scribble")) {
         rcode = mode_scribble(rc, sock, argc > 4 ? atof(argv[4]) : 1.0, argc > 5 ? (unsigned)atoi(argv[5]) : 1);
     } else if (!strcmp(mode, "typed")) {
         rcode = mode_typed(rc);
+    } else if (!strcmp(mode, "victim")) {
+        printf("claimed %d\n", gb_ring_client_slot(rc));
+        fflush(stdout);
+        rcode = mode_victim(rc);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         rcode = 2;

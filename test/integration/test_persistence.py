@@ -351,7 +351,7 @@ class HelperThreads(Scratch):
                     c.call("BGSAVE")
             seen.update(self.threads(srv.pid))
         self.assertEqual(seen.get("goblin-core"), {(engine_cpu,)}, seen)
-        for helper in ("gb-lazyfree", "gb-aof-fsync", "gb-snapshot"):
+        for helper in ("gb-lazyfree", "gb-aof-fsync", "gb-snapshot", "gb-ring-refill"):
             if helper == "gb-snapshot" and helper not in seen:
                 continue  # a save can end between two looks; the unit test covers the writer
             self.assertEqual(seen.get(helper), {tuple(others)}, (helper, seen))

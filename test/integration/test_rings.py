@@ -18,6 +18,7 @@ import gbtest
 from gbtest import Server, Raw, wait_until
 
 RING_TOOL = os.environ.get("RING_TOOL")
+RING_HOSTILE = os.environ.get("RING_HOSTILE")
 # GOBLIN_RING_PROTOCOLS=resp narrows a debugging run to one protocol.
 PROTOCOLS = tuple(os.environ.get("GOBLIN_RING_PROTOCOLS", "resp,sbe").split(","))
 
@@ -25,6 +26,15 @@ PROTOCOLS = tuple(os.environ.get("GOBLIN_RING_PROTOCOLS", "resp,sbe").split(",")
 def tool(server, proto, *args, **kw):
     return subprocess.Popen([RING_TOOL, server.sock, proto] + [str(a) for a in args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+
+
+def hostile(server, proto, mode, seconds):
+    return subprocess.Popen([RING_HOSTILE, server.sock, proto, mode, str(seconds)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+
+
+# Every way ring_hostile abuses its own slot (test/integration/ring_hostile.c).
+HOSTILE_MODES = ("drain", "spam", "ctrl", "ring", "truncate", "punch", "remap", "noread", "die", "all")
 
 
 def script_input(commands):
@@ -209,6 +219,73 @@ class RingTests(unittest.TestCase):
                 self.assertIsNone(good.poll())
                 good.kill()
                 good.wait()
+
+    def victim_phase(self, victim, samples, pause_us):
+        victim.stdin.write(b"%d %d\n" % (samples, pause_us))
+        victim.stdin.flush()
+        line = victim.stdout.readline().decode(errors="replace").split()
+        self.assertTrue(line and line[0] == "ok", "victim: %r" % (line,))
+        return int(line[1])
+
+    def test_hostile_neighbour_isolation(self):
+        """A well-behaved ring client beside a neighbour that abuses its own slot
+        in every way the protocol allows (ring_hostile's modes): the victim's
+        replies stay correct and its latency stays close to its latency alone.
+        The victim sends one PING after each idle pause, so the server is parked
+        and the request must wake it through the victim's wake descriptor: the
+        path a neighbour draining a shared descriptor used to stall until the
+        server's next timer tick (~100 ms; 2700x the median alone).
+
+        Phases alternate alone / hostile for each mode; each hostile median is
+        compared with the alone phases on either side of it (same run, robust
+        to the machine's drift), with a generous bound: the test fails for a
+        neighbour that delays the victim, not for a loaded machine."""
+        samples = int(os.environ.get("GOBLIN_ISOLATION_SAMPLES", "60"))
+        pause_us = 2000
+        srv = self.server("--rings", "8", "--ring-spin-us", "20")
+        victim = tool(srv, "sbe", "victim")
+        self.addCleanup(victim.kill)
+        self.assertTrue(victim.stdout.readline().startswith(b"claimed"))
+        self.victim_phase(victim, 10, pause_us)  # warm up
+        alone = [self.victim_phase(victim, samples, pause_us)]
+        rows = []
+        for mode in HOSTILE_MODES:
+            bad = hostile(srv, "sbe", mode, 600)
+            self.addCleanup(bad.kill)
+            self.assertEqual(bad.stdout.readline(), b"ready\n", mode)
+            time.sleep(0.05)
+            with_bad = self.victim_phase(victim, samples, pause_us)
+            self.assertIsNone(bad.poll(), "%s: the hostile neighbour itself died" % mode)
+            bad.terminate()
+            summary = bad.communicate(timeout=30 * gbtest.SLOW)[0].decode(errors="replace")
+            stats = dict(re.findall(r"(\w+)=(-?\d+)", summary))
+            self.assertIn("drained", stats, summary)
+            # Nothing but its own (unsignalled) descriptor to drain: other clients' wake-ups never reach it.
+            self.assertEqual(stats["drained"], "0", "%s: %s" % (mode, summary))
+            if mode == "ring":
+                self.assertGreater(int(stats["drops"]), 0, "the scribbler was dropped and re-claimed: " + summary)
+            info = srv.info("rings")
+            if mode == "truncate":
+                # Sealed memory refuses (EPERM); elsewhere the server's SIGBUS guard drops the slot.
+                self.assertTrue(stats["truncate_errno"] == "1" or int(info["ring_sigbus_caught_total"]) > 0,
+                                "%s; %s" % (summary, info))
+            if mode == "spam":
+                self.assertGreater(int(info["ring_wake_mutes_total"]), 0, "the flooded descriptor was muted")
+            alone.append(self.victim_phase(victim, samples, pause_us))
+            base = max(alone[-2], alone[-1])
+            rows.append((mode, with_bad, base))
+        report = "\n".join("%-9s victim median %8.1f us with the neighbour, %8.1f us alone (%.2fx)" %
+                           (m, w / 1e3, b / 1e3, w / b) for m, w, b in rows)
+        print("\n" + report)
+        for mode, w, b in rows:
+            self.assertLess(w, 4 * b + 1e6 * gbtest.SLOW, "neighbour mode %s delays the victim:\n%s" % (mode, report))
+        self.assertTrue(srv.ping_ok())
+        self.assertIsNone(victim.poll(), "the victim is still running")
+        self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "1", 2 * gbtest.SLOW),
+                        "every slot the neighbour held is back in the pool")
+        claimed = [v for k, v in srv.info("rings").items() if re.match(r"ring\d+$", k) and "state=claimed" in v]
+        self.assertEqual(len(claimed), 1, claimed)
+        self.assertIn("violations=0", claimed[0], "the victim's slot saw no violation")
 
     def test_blocking_over_ring(self):
         for proto in PROTOCOLS:

@@ -4,6 +4,7 @@
 #include "tutil.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "cpu.h"
 #include "goblin/ring_layout.h"
@@ -82,6 +83,44 @@ static void test_current_and_qos(void **state)
         assert_rc(c, GB_ENOTSUP);
     int rc = gb_thread_set_latency_critical();
     assert_rc(rc, gb_platform_has(GB_CAP_LATENCY_QOS) ? 0 : GB_ENOTSUP);
+}
+
+/* Background class on a thread of its own: that thread only changes. */
+typedef struct {
+    int rc;
+    int policy;
+} bg_job;
+
+static void *bg_thread(void *arg)
+{
+    bg_job *j = arg;
+    j->rc = gb_thread_set_background();
+    struct sched_param p;
+    if (pthread_getschedparam(pthread_self(), &j->policy, &p) != 0)
+        j->policy = -1;
+    return NULL;
+}
+
+static void test_background_thread(void **state)
+{
+    (void)state;
+    bg_job j = {0, -1};
+    pthread_t t;
+    int before, after;
+    struct sched_param p;
+    assert_int_equal(pthread_getschedparam(pthread_self(), &before, &p), 0);
+    assert_int_equal(pthread_create(&t, NULL, bg_thread, &j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (strcmp(gb_platform_name(), "posix") == 0) {
+        assert_rc(j.rc, GB_ENOTSUP);
+        return;
+    }
+    assert_rc(j.rc, 0);
+#ifdef SCHED_IDLE /* Linux: the policy is visible; darwin's QoS class is not a policy */
+    assert_int_equal(j.policy, SCHED_IDLE);
+#endif
+    assert_int_equal(pthread_getschedparam(pthread_self(), &after, &p), 0);
+    assert_int_equal(after, before); /* the caller's thread is untouched */
 }
 
 /* Pinning changes the calling thread: do it on a thread of its own. */
@@ -213,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_isolation_covers_the_cache_line),
         cmocka_unit_test(test_allowed_and_count),
         cmocka_unit_test(test_current_and_qos),
+        cmocka_unit_test(test_background_thread),
         cmocka_unit_test(test_pin_allowed_and_disallowed),
         cmocka_unit_test_teardown(test_pin_injected, reset_table),
     };

@@ -11,11 +11,28 @@
 
 #include "shm.h"
 
+static gb_sys_memfd_create_fn real_memfd_create;
+
 static int reset_table(void **state)
 {
     (void)state;
     gb_syscalls_reset();
     return 0;
+}
+
+/* A temporary file of `pages` pages, unlinked; its descriptor. */
+static int temp_file(size_t pages)
+{
+    char path[] = "/tmp/gb-guard-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0) {
+        unlink(path);
+        if (ftruncate(fd, (off_t)(pages * gb_page_size())) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    return fd;
 }
 
 static void test_page_size(void **state)
@@ -80,17 +97,53 @@ static void test_map_checks_size(void **state)
     gb_shm_close(&a);
 }
 
-/* Linux: the memfd is sealed so a client holding it cannot shrink it. */
+/* Linux: the memfd is sealed so a client holding it can neither shrink nor
+ * grow it, nor lift the seals; elsewhere nothing claims to be sealed. */
 static void test_memfd_sealed(void **state)
 {
     (void)state;
-    if (!gb_platform_has(GB_CAP_MEMFD))
-        skip_because("the %s platform layer has no memfd to seal", gb_platform_name());
     gb_shm a;
     assert_rc(gb_shm_create(2 * gb_page_size(), 0, &a, NULL, 0), 0);
+    if (!gb_platform_has(GB_CAP_MEMFD)) {
+        assert_false(a.sealed);
+        gb_shm_close(&a);
+        skip_because("the %s platform layer has no memfd to seal (its slots rely on the SIGBUS guard)",
+                     gb_platform_name());
+    }
+    assert_true(a.sealed);
     assert_int_equal(ftruncate(a.fd, (off_t)gb_page_size()), -1);
     assert_int_equal(errno, EPERM);
+    assert_int_equal(ftruncate(a.fd, (off_t)(4 * gb_page_size())), -1);
+    assert_int_equal(errno, EPERM);
+    struct stat st;
+    assert_int_equal(fstat(a.fd, &st), 0);
+    assert_int_equal((size_t)st.st_size, 2 * gb_page_size());
     gb_shm_close(&a);
+}
+
+/* Linux: a memfd whose seals cannot be applied (here: created without
+ * MFD_ALLOW_SEALING, as a kernel without sealing would) is refused, not
+ * handed out unsealed. */
+static int fake_memfd_unsealable(const char *name, unsigned flags)
+{
+    return real_memfd_create(name, flags & ~0x2u); /* 0x2: MFD_ALLOW_SEALING */
+}
+
+static void test_memfd_seal_failure_refused(void **state)
+{
+    (void)state;
+    if (!gb_platform_has(GB_CAP_MEMFD))
+        skip_because("the %s platform layer has no memfd", gb_platform_name());
+    real_memfd_create = (gb_sys_memfd_create_fn)gb_syscalls_get("memfd_create");
+    int before = tu_open_fds();
+    GB_SYSCALL_OVERRIDE(memfd_create, fake_memfd_unsealable);
+    gb_shm a;
+    char err[256] = "";
+    assert_rc(gb_shm_create(2 * gb_page_size(), 0, &a, err, sizeof err), GB_ENOTSUP);
+    assert_contains(err, "seal");
+    assert_int_equal(a.fd, -1);
+    assert_null(a.addr);
+    assert_int_equal(tu_open_fds(), before); /* the unsealed object was closed */
 }
 
 /* The shm_open path (darwin/posix; Linux's fallback when memfd_create is
@@ -261,6 +314,21 @@ static bool beyond_eof_is_sigbus(unsigned char *p, size_t ps)
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS;
 }
 
+/* The same question for a fresh one-page file mapped two pages long. */
+static bool beyond_eof_is_sigbus_here(void)
+{
+    size_t ps = gb_page_size();
+    int fd = temp_file(1);
+    if (fd < 0)
+        return false;
+    unsigned char *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    bool yes = p != MAP_FAILED && beyond_eof_is_sigbus(p, ps);
+    if (p != MAP_FAILED)
+        munmap(p, 2 * ps);
+    close(fd);
+    return yes;
+}
+
 /* A mapping two pages longer than its file: touching the tail is a real
  * SIGBUS, as an empty hugetlb pool would give. */
 static void test_prefault_real_sigbus(void **state)
@@ -317,6 +385,110 @@ static void test_prefault_real_sigbus(void **state)
     gb_syscalls_reset();
     munmap(p, 3 * ps);
     close(fd);
+}
+
+/* ---- the SIGBUS guard for memory a peer can truncate --------------------- */
+
+#define GUARD_CHECK(cond)                                                                  \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            dprintf(out, "FAILED line %d: %s (%s)\n", __LINE__, #cond, gb_plat_last_error()); \
+            _exit(1);                                                                      \
+        }                                                                                  \
+    } while (0)
+
+/* Runs in a child (the guard's handler is process-wide and permanent, and
+ * the last step dies of SIGBUS on purpose). Reports each stage on `out`. */
+static void guard_child(int out)
+{
+    size_t ps = gb_page_size();
+    signal(SIGBUS, SIG_DFL); /* the disposition the guard falls back to */
+    int fa = temp_file(2), fb = temp_file(2), fc = temp_file(2);
+    GUARD_CHECK(fa >= 0 && fb >= 0 && fc >= 0);
+    gb_shm a, b;
+    GUARD_CHECK(gb_shm_map(dup(fa), 0, &a) == 0 && gb_shm_map(dup(fb), 0, &b) == 0);
+    GUARD_CHECK(a.guard == 0 && !gb_shm_faulted(&a));
+    GUARD_CHECK(gb_shm_guard(&a) == 0 && gb_shm_guard(&b) == 0);
+    GUARD_CHECK(gb_shm_guard(&a) == 0); /* idempotent */
+    unsigned char *pa = a.addr, *pb = b.addr;
+    pa[0] = 7;
+    pb[ps] = 42;
+    unsigned long f0 = gb_shm_guard_faults();
+
+    /* The peer truncates a's object: our next access would be SIGBUS. */
+    GUARD_CHECK(ftruncate(fa, 0) == 0);
+    GUARD_CHECK(((volatile unsigned char *)pa)[ps] == 0); /* faulted, replaced, retried */
+    GUARD_CHECK(gb_shm_faulted(&a));
+    GUARD_CHECK(gb_shm_guard_faults() == f0 + 1);
+    GUARD_CHECK(((volatile unsigned char *)pa)[0] == 0); /* the whole mapping is zero pages now */
+    pa[0] = 5;
+    GUARD_CHECK(((volatile unsigned char *)pa)[0] == 5); /* and writable */
+    GUARD_CHECK(gb_shm_guard_faults() == f0 + 1);
+    /* Only a: b is neither faulted nor changed. */
+    GUARD_CHECK(!gb_shm_faulted(&b) && pb[ps] == 42);
+    gb_shm_close(&a);
+    GUARD_CHECK(a.guard == 0 && a.addr == NULL);
+    dprintf(out, "guarded ok\n");
+
+    /* The table holds GB_SHM_GUARD_MAX entries (b has one); a freed entry
+     * is reused. The ranges are never touched, only registered. */
+    gb_shm *fake = calloc(GB_SHM_GUARD_MAX, sizeof *fake);
+    GUARD_CHECK(fake != NULL);
+    int ok = 0;
+    for (int i = 0; i < GB_SHM_GUARD_MAX; i++) {
+        fake[i] = (gb_shm){.fd = -1, .addr = (void *)((uintptr_t)0x100000u * (uintptr_t)(i + 1)), .size = ps};
+        int rc = gb_shm_guard(&fake[i]);
+        GUARD_CHECK(rc == 0 || (rc == GB_EBUSY && i == GB_SHM_GUARD_MAX - 1));
+        ok += rc == 0;
+    }
+    GUARD_CHECK(ok == GB_SHM_GUARD_MAX - 1);
+    gb_shm_unguard(&fake[3]);
+    GUARD_CHECK(gb_shm_guard(&fake[GB_SHM_GUARD_MAX - 1]) == 0);
+    for (int i = 0; i < GB_SHM_GUARD_MAX; i++)
+        gb_shm_unguard(&fake[i]);
+    free(fake);
+    GUARD_CHECK(gb_shm_guard(&(gb_shm){.fd = -1}) == GB_EINVAL);
+    dprintf(out, "table ok\n");
+
+    /* Unguarded (b, after unguard; c never): a SIGBUS is fatal as before. */
+    gb_shm_unguard(&b);
+    GUARD_CHECK(b.guard == 0);
+    unsigned char *pc = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fc, 0);
+    GUARD_CHECK(pc != MAP_FAILED);
+    GUARD_CHECK(ftruncate(fc, 0) == 0);
+    dprintf(out, "dying\n");
+    ((volatile unsigned char *)pc)[ps] = 1;
+    dprintf(out, "survived an unguarded SIGBUS\n");
+    _exit(2);
+}
+
+static void test_guard_turns_sigbus_into_a_flag(void **state)
+{
+    (void)state;
+    if (!beyond_eof_is_sigbus_here())
+        skip_because("this OS does not raise SIGBUS past the end of a mapped file");
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        guard_child(p[1]);
+    }
+    close(p[1]);
+    char buf[1024];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof buf - 1 && (n = read(p[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(p[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    print_message("guard child: %s", buf);
+    assert_string_equal(buf, "guarded ok\ntable ok\ndying\n");
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGBUS);
 }
 
 /* ---- descriptor passing ------------------------------------------------- */
@@ -429,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_create_map_share),
         cmocka_unit_test(test_map_checks_size),
         cmocka_unit_test(test_memfd_sealed),
+        cmocka_unit_test_teardown(test_memfd_seal_failure_refused, reset_table),
         cmocka_unit_test_teardown(test_shm_open_path, reset_table),
         cmocka_unit_test_teardown(test_injected_create_failures, reset_table),
         cmocka_unit_test(test_hugepages_empty_pool),
@@ -437,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_pass_fd_between_processes),
         cmocka_unit_test(test_unexpected_fds_are_closed),
         cmocka_unit_test(test_send_to_closed_peer),
+        cmocka_unit_test(test_guard_turns_sigbus_into_a_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

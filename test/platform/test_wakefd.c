@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "wakefd.h"
 
@@ -133,6 +134,55 @@ static void test_reader_gone(void **state)
     close(w.write_fd);
 }
 
+/* A writer in another process that never stops (a hostile ring client
+ * with the write end, in large writes where the medium takes them) must not
+ * hold the reader in gb_wakefd_drain: every drain returns, and the
+ * descriptor stays readable while the writer goes on. SIGALRM fails the
+ * test if a drain never returns. */
+static void test_drain_bounded_against_endless_writer(void **state)
+{
+    (void)state;
+    gb_wakefd w;
+    assert_rc(gb_wakefd_open(&w), 0);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static char block[65536];
+        uint64_t one = 1;
+        memset(block, 1, sizeof block);
+        /* Until killed; also ends if the test process is gone (a failed
+         * assertion does not reach the kill below) or after a minute. */
+        time_t end = time(NULL) + 60;
+        for (unsigned long n = 0;; n++) {
+            if ((n & 1023) == 0 && (getppid() != parent || time(NULL) > end))
+                _exit(0);
+            /* eventfd takes 8-byte counter writes only; pipes and sockets
+             * take the whole block */
+            if (w.read_fd == w.write_fd) {
+                if (write(w.write_fd, &one, sizeof one) < 0) {
+                }
+            } else if (write(w.write_fd, block, sizeof block) < 0) {
+            }
+        }
+    }
+    assert_true(readable(w.read_fd, 10000)); /* the writer has started */
+    alarm(60);
+    int got = 0;
+    for (int i = 0; i < 200; i++) {
+        int rc = gb_wakefd_drain(w.read_fd);
+        assert_true(rc == 0 || rc == 1);
+        got += rc;
+    }
+    alarm(0);
+    assert_true(got > 0);           /* the writer's signals were seen */
+    assert_true(readable(w.read_fd, 5000)); /* and it is still writing */
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    gb_wakefd_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_signal_from_handler),
         cmocka_unit_test(test_signal_from_other_process),
         cmocka_unit_test(test_reader_gone),
+        cmocka_unit_test(test_drain_bounded_against_endless_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 #include "transport/ring/ring_io.h"
 
 #define CAP 4096u
-#define KEY 0x5eedu
+#define KEY UINT64_C(0x9e3779b97f4a7c15)
 
 typedef struct pair {
     _Alignas(64) uint8_t mem[CAP];
@@ -95,12 +95,14 @@ static void test_model_stream(void **state)
     free(p);
 }
 
-/* Writes a raw header at ring offset off for position pos. */
-static void put_header(pair *p, uint64_t pos, uint32_t len)
+/* Writes a raw header at the ring offset of position pos, with `key`. */
+static void put_header_key(pair *p, uint64_t pos, uint32_t len, uint64_t key)
 {
-    uint64_t word = gb_ring_header_word(pos, KEY, len);
-    memcpy(p->mem + (pos & (CAP - 1)), &word, 8);
+    gb_ring_record_header h = {gb_ring_stamp(pos, key), len, 0};
+    memcpy(p->mem + (pos & (CAP - 1)), &h, sizeof h);
 }
+
+static void put_header(pair *p, uint64_t pos, uint32_t len) { put_header_key(p, pos, len, KEY); }
 
 static int peek(pair *p, uint32_t *len)
 {
@@ -115,15 +117,15 @@ static void test_hostile_pads(void **state)
     pair *p;
     /* Two pads in a row are never written. */
     p = pair_new();
-    p->r.head = CAP - 16;
-    put_header(p, CAP - 16, GB_RING_PAD);
+    p->r.head = CAP - 32;
+    put_header(p, CAP - 32, GB_RING_PAD);
     put_header(p, CAP, GB_RING_PAD);
     assert_int_equal(peek(p, &len), GB_RING_BAD);
     free(p);
     /* The end-of-ring pad: fine mid-ring, refused at offset 0. */
     p = pair_new();
-    p->r.head = CAP - 16;
-    put_header(p, CAP - 16, GB_RING_PAD);
+    p->r.head = CAP - 32;
+    put_header(p, CAP - 32, GB_RING_PAD);
     put_header(p, CAP, 3);
     assert_int_equal(peek(p, &len), GB_RING_READY);
     assert_int_equal(len, 3);
@@ -134,8 +136,8 @@ static void test_hostile_pads(void **state)
     free(p);
     /* A record running past the end of the ring, or over max_payload. */
     p = pair_new();
-    p->r.head = CAP - 16;
-    put_header(p, CAP - 16, 16);
+    p->r.head = CAP - 32;
+    put_header(p, CAP - 32, 32);
     assert_int_equal(peek(p, &len), GB_RING_BAD);
     free(p);
     p = pair_new();
@@ -144,23 +146,60 @@ static void test_hostile_pads(void **state)
     free(p);
 }
 
+/* What a reader must not take for a published record: a header from an
+ * earlier lap at the same offset (one lap ago, and 2^35 bytes ago - where
+ * layout 1's 32-bit stamps of position/8 repeated), a header stamped with
+ * another slot's key, never-written zeros, and the stamp word alone
+ * without its low bit. */
+static void test_stale_and_foreign_stamps(void **state)
+{
+    (void)state;
+    uint32_t len;
+    pair *p = pair_new();
+    uint64_t pos = UINT64_C(1) << 40; /* a reader far into its stream */
+    p->r.head = pos;
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY); /* zeros */
+    put_header(p, pos - CAP, 8);
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY);
+    put_header(p, pos - (UINT64_C(1) << 35), 8);
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY);
+    put_header_key(p, pos, 8, KEY ^ (UINT64_C(1) << 40));
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY);
+    put_header_key(p, pos, 8, KEY ^ 0x10);
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY);
+    gb_ring_record_header h = {gb_ring_stamp(pos, KEY) & ~UINT64_C(1), 8, 0};
+    memcpy(p->mem + (pos & (CAP - 1)), &h, sizeof h);
+    assert_int_equal(peek(p, &len), GB_RING_EMPTY);
+    put_header(p, pos, 8);
+    assert_int_equal(peek(p, &len), GB_RING_READY);
+    assert_int_equal(len, 8);
+    free(p);
+    /* Distinct positions, distinct stamps: xor with the key is a bijection
+     * on the 16-aligned positions, and the forced low bit loses nothing. */
+    for (uint64_t a = 0; a < 64 * 16; a += 16)
+        for (uint64_t b = a + 16; b < 64 * 16; b += 16)
+            assert_true(gb_ring_stamp(a, KEY) != gb_ring_stamp(b, KEY));
+    assert_true((gb_ring_stamp(0, 0) & 1) == 1);
+}
+
 /* The writer pads to the end of the ring only when a record does not fit
- * before it; the reader follows it to offset 0. */
+ * before it; the reader follows it to offset 0. Records are 16-aligned. */
 static void test_writer_wrap_padding(void **state)
 {
     (void)state;
     pair *p = pair_new();
     uint8_t *dst = NULL;
-    p->w.tail = p->r.head = p->head_pub = p->w.head_cache = CAP - 24;
-    assert_int_equal(gb_ring_write_begin(&p->w, 16, &dst), GB_RING_READY); /* 24 bytes: fits exactly */
+    p->w.tail = p->r.head = p->head_pub = p->w.head_cache = CAP - 32;
+    assert_int_equal(gb_ring_write_begin(&p->w, 16, &dst), GB_RING_READY); /* 32 bytes: fits exactly */
     assert_ptr_equal(dst, p->mem + CAP - 16);
     gb_ring_write_commit(&p->w, 16);
     assert_int_equal(gb_ring_write_begin(&p->w, 40, &dst), GB_RING_READY);
-    assert_ptr_equal(dst, p->mem + 8);
+    assert_ptr_equal(dst, p->mem + 16);
     gb_ring_write_commit(&p->w, 40);
+    assert_int_equal(p->w.tail, CAP + 64); /* 16 + 40, rounded up to 16 */
     p->w.tail = p->r.head = p->head_pub = p->w.head_cache = CAP - 16;
-    assert_int_equal(gb_ring_write_begin(&p->w, 16, &dst), GB_RING_READY); /* 24 bytes: padded */
-    assert_ptr_equal(dst, p->mem + 8);
+    assert_int_equal(gb_ring_write_begin(&p->w, 16, &dst), GB_RING_READY); /* 32 bytes: padded */
+    assert_ptr_equal(dst, p->mem + 16);
     gb_ring_write_commit(&p->w, 16);
     uint32_t len = 0;
     assert_int_equal(peek(p, &len), GB_RING_READY);
@@ -182,6 +221,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_stream),
         cmocka_unit_test(test_hostile_pads),
+        cmocka_unit_test(test_stale_and_foreign_stamps),
         cmocka_unit_test(test_writer_wrap_padding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,6 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "platform/clock.h"
 #include "platform/cpu.h"
 #include "platform/park.h"
+#include "platform/shm_atomic.h"
 #include "transport/ring/ring_io.h"
 
 #define CAP 4096u
@@ -43,9 +43,9 @@
 typedef struct shared {
     _Alignas(GB_CACHE_ISOLATION) uint8_t mem[CAP];
     _Alignas(GB_CACHE_ISOLATION) uint64_t head_pub; /* reader -> writer */
-    _Alignas(GB_CACHE_ISOLATION) _Atomic uint32_t reader_parked;
-    _Alignas(GB_CACHE_ISOLATION) _Atomic uint32_t wake;   /* writer adds 1 to wake the reader */
-    _Alignas(GB_CACHE_ISOLATION) _Atomic uint64_t total;  /* records the writer ended with; 0 while running */
+    _Alignas(GB_CACHE_ISOLATION) uint32_t reader_parked;
+    _Alignas(GB_CACHE_ISOLATION) uint32_t wake;     /* writer adds 1 to wake the reader */
+    _Alignas(GB_CACHE_ISOLATION) uint64_t total;   /* records the writer ended with; 0 while running */
     uint64_t records_read; /* reader's own count (read after join) */
     int reader_error;      /* first mismatch, after join */
 } shared;
@@ -64,10 +64,10 @@ static uint32_t next_len(uint64_t *s)
  * the reader's state (Dekker with the reader's park below). */
 static void wake_reader(shared *sh)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&sh->reader_parked, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&sh->wake, 1, memory_order_release);
-        gb_park_wake(&sh->wake, 1);
+    gb_shm_fence_full();
+    if (gb_shm_load_relaxed_u32(&sh->reader_parked)) {
+        gb_shm_fetch_add_release_u32(&sh->wake, 1);
+        gb_park_wake((_Atomic uint32_t *)&sh->wake, 1);
     }
 }
 
@@ -97,9 +97,9 @@ static void *writer_main(void *arg)
         wake_reader(sh);
         seq++;
     }
-    atomic_store_explicit(&sh->total, seq, memory_order_release);
-    atomic_fetch_add_explicit(&sh->wake, 1, memory_order_release);
-    gb_park_wake(&sh->wake, 1);
+    gb_shm_store_release_u64(&sh->total, seq);
+    gb_shm_fetch_add_release_u32(&sh->wake, 1);
+    gb_park_wake((_Atomic uint32_t *)&sh->wake, 1);
     return NULL;
 }
 
@@ -111,20 +111,20 @@ static int next_record(shared *sh, gb_ring_reader *r, const uint8_t **pl, uint32
         int rc = gb_ring_read_peek(r, pl, len);
         if (rc != GB_RING_EMPTY)
             return rc;
-        uint64_t total = atomic_load_explicit(&sh->total, memory_order_acquire);
+        uint64_t total = gb_shm_load_acquire_u64(&sh->total);
         if (total && sh->records_read == total)
             return GB_RING_EMPTY; /* all read */
         if (spins < SPINS_BEFORE_PARK) {
             gb_cpu_relax();
             continue;
         }
-        uint32_t seen = atomic_load_explicit(&sh->wake, memory_order_acquire);
-        atomic_store_explicit(&sh->reader_parked, 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_seq_cst);
+        uint32_t seen = gb_shm_load_acquire_u32(&sh->wake);
+        gb_shm_store_relaxed_u32(&sh->reader_parked, 1);
+        gb_shm_fence_full();
         rc = gb_ring_read_peek(r, pl, len);
-        if (rc == GB_RING_EMPTY && !atomic_load_explicit(&sh->total, memory_order_acquire))
-            gb_park_wait(&sh->wake, seen, PARK_SLICE_NS);
-        atomic_store_explicit(&sh->reader_parked, 0, memory_order_relaxed);
+        if (rc == GB_RING_EMPTY && !gb_shm_load_acquire_u64(&sh->total))
+            gb_park_wait((_Atomic uint32_t *)&sh->wake, seen, PARK_SLICE_NS);
+        gb_shm_store_relaxed_u32(&sh->reader_parked, 0);
         if (rc != GB_RING_EMPTY)
             return rc;
         spins = 0;
@@ -173,7 +173,7 @@ static void test_two_threads(void **state)
     print_message("%llu records through a %u-byte ring\n", (unsigned long long)sh->records_read, CAP);
     assert_int_equal(sh->reader_error, 0);
     assert_true(sh->records_read >= MIN_RECORDS);
-    assert_int_equal(sh->records_read, atomic_load(&sh->total));
+    assert_int_equal(sh->records_read, gb_shm_load_acquire_u64(&sh->total));
     free(sh);
 }
 

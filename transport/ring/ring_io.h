@@ -1,18 +1,21 @@
 /*
  * Reading and writing records on one ring (include/goblin/ring_layout.h).
  * Shared by the server (transport/ring/ring_server.c) and the client library
- * (transport/ring/ring_client.c); header-only because it is the hot path.
+ * (transport/ring/client/ring_client.c); header-only because it is the hot
+ * path. Every access to ring memory goes through the named accessors of
+ * platform/shm_atomic.h:
  *
- * Memory ordering (GCC/Clang __atomic builtins on the plain layout fields):
- *   writer: payload stores, then header store RELEASE  -> pairs with
- *   reader: header load ACQUIRE, then payload loads.
+ *   writer: length and payload stores, then the stamp store RELEASE -> pairs with
+ *   reader: stamp load ACQUIRE, then the length and payload loads.
  *   reader: head store RELEASE after it is done with the bytes -> pairs with
  *   writer: head load ACQUIRE before it reuses them.
  * Nothing else is shared on this path: no tail index, no counter.
  *
  * The reader validates everything (the peer may be hostile): the stamp, the
- * length against max_payload, the record against the end of the ring, and a
- * padding record's position. It never reads outside [base, base + cap).
+ * length against max_payload (loaded once, relaxed: the peer may change it
+ * after validation and we must not load it twice), the record against the
+ * end of the ring, and a padding record's position. It never reads outside
+ * [base, base + cap).
  */
 #ifndef GB_TRANSPORT_RING_IO_H
 #define GB_TRANSPORT_RING_IO_H
@@ -22,24 +25,25 @@
 #include <string.h>
 
 #include "goblin/ring_layout.h"
+#include "platform/shm_atomic.h"
 
 typedef struct gb_ring_writer {
     uint8_t *base;
-    uint64_t cap;        /* power of two */
+    uint64_t cap;        /* power of two, >= 4 KiB */
     uint64_t tail;       /* next write position (private) */
     uint64_t head_cache; /* last head read from the reader */
     uint64_t *head;      /* the reader's published head (shared) */
     uint32_t max_payload;
-    uint32_t key;        /* hdr.stamp_key */
+    uint64_t key;        /* hdr.stamp_key */
 } gb_ring_writer;
 
 typedef struct gb_ring_reader {
     const uint8_t *base;
     uint64_t cap;
-    uint64_t head;   /* next read position (private) */
+    uint64_t head;      /* next read position (private) */
     uint64_t *head_pub; /* where we publish head for the writer (shared) */
     uint32_t max_payload;
-    uint32_t key;
+    uint64_t key;
 } gb_ring_reader;
 
 enum gb_ring_status {
@@ -49,12 +53,19 @@ enum gb_ring_status {
     GB_RING_BAD = -1,   /* the peer broke the protocol */
 };
 
-static inline uint64_t gb_ring_load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void gb_ring_store_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
-static inline uint64_t gb_ring_header_word(uint64_t pos, uint32_t key, uint32_t len)
+static inline gb_ring_record_header *gb_ring_record_at(uint8_t *base, uint64_t idx)
 {
-    return (uint64_t)len | ((uint64_t)gb_ring_stamp(pos, key) << 32);
+    return (gb_ring_record_header *)(void *)(base + idx);
+}
+
+/* Publishes a record header: the length first, then the stamp.
+ * RELEASE on the stamp: the length and the payload stored before it are
+ * visible to a reader whose acquire load sees the stamp (gb_ring_read_peek). */
+static inline void gb_ring_publish(gb_ring_record_header *h, uint64_t stamp, uint32_t len)
+{
+    gb_shm_store_relaxed_u32(&h->len, len);
+    gb_shm_store_relaxed_u32(&h->reserved, 0);
+    gb_shm_store_release_u64(&h->stamp, stamp);
 }
 
 /*
@@ -70,7 +81,10 @@ static inline int gb_ring_write_begin(gb_ring_writer *w, uint32_t len, uint8_t *
     uint64_t idx = w->tail & (w->cap - 1);
     uint64_t pad = idx + size > w->cap ? w->cap - idx : 0;
     if (w->tail + pad + size - w->head_cache > w->cap) {
-        uint64_t h = gb_ring_load_acquire(w->head);
+        /* ACQUIRE: pairs with the reader's release store of its head
+         * (gb_ring_read_consume): it is done with the bytes up to h before
+         * we overwrite them. */
+        uint64_t h = gb_shm_load_acquire_u64(w->head);
         if (h > w->tail || w->tail - h > w->cap || h < w->head_cache)
             return GB_RING_BAD;
         w->head_cache = h;
@@ -79,8 +93,7 @@ static inline int gb_ring_write_begin(gb_ring_writer *w, uint32_t len, uint8_t *
     }
     if (pad) {
         /* Padding covers the rest of the ring; the record starts at 0. */
-        uint64_t *hdr = (uint64_t *)(w->base + idx);
-        __atomic_store_n(hdr, gb_ring_header_word(w->tail, w->key, GB_RING_PAD), __ATOMIC_RELEASE);
+        gb_ring_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), GB_RING_PAD);
         w->tail += pad;
         idx = 0;
     }
@@ -91,9 +104,7 @@ static inline int gb_ring_write_begin(gb_ring_writer *w, uint32_t len, uint8_t *
 static inline void gb_ring_write_commit(gb_ring_writer *w, uint32_t len)
 {
     uint64_t idx = w->tail & (w->cap - 1);
-    uint64_t *hdr = (uint64_t *)(w->base + idx);
-    /* RELEASE: the payload written before is visible to whoever sees the stamp. */
-    __atomic_store_n(hdr, gb_ring_header_word(w->tail, w->key, len), __ATOMIC_RELEASE);
+    gb_ring_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), len);
     w->tail += gb_ring_record_size(len);
 }
 
@@ -107,10 +118,14 @@ static inline int gb_ring_read_peek(gb_ring_reader *r, const uint8_t **payload, 
 {
     for (int skipped = 0;; skipped++) {
         uint64_t idx = r->head & (r->cap - 1);
-        uint64_t word = __atomic_load_n((const uint64_t *)(r->base + idx), __ATOMIC_ACQUIRE);
-        if ((uint32_t)(word >> 32) != gb_ring_stamp(r->head, r->key))
+        const gb_ring_record_header *h = (const gb_ring_record_header *)(const void *)(r->base + idx);
+        /* ACQUIRE: pairs with the writer's release store of this stamp
+         * (gb_ring_publish): the length and payload written before it are
+         * visible once we see it. */
+        if (gb_shm_load_acquire_u64(&h->stamp) != gb_ring_stamp(r->head, r->key))
             return GB_RING_EMPTY;
-        uint32_t l = (uint32_t)word;
+        /* Relaxed, once: the peer may rewrite it; only this copy is used. */
+        uint32_t l = gb_shm_load_relaxed_u32(&h->len);
         if (l == GB_RING_PAD) {
             /* A pad at the start of the ring, or two in a row, is never
              * written by a correct peer. */
@@ -130,8 +145,10 @@ static inline int gb_ring_read_peek(gb_ring_reader *r, const uint8_t **payload, 
 static inline void gb_ring_read_consume(gb_ring_reader *r, uint32_t len)
 {
     r->head += gb_ring_record_size(len);
-    /* RELEASE: we are done with those bytes; the writer may reuse them. */
-    gb_ring_store_release(r->head_pub, r->head);
+    /* RELEASE: pairs with the writer's acquire load of this head
+     * (gb_ring_write_begin): our reads of the record are done before it may
+     * reuse the bytes. */
+    gb_shm_store_release_u64(r->head_pub, r->head);
 }
 
 #endif

@@ -7,15 +7,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
-#include "engine/base/random.h"
+#include "platform/caps.h"
 #include "platform/clock.h"
 #include "platform/cpu.h"
+#include "platform/entropy.h"
 #include "platform/errmsg.h"
 #include "platform/numa.h"
 #include "platform/park.h"
 #include "platform/shm.h"
+#include "platform/shm_atomic.h"
 #include "platform/topology.h"
 #include "platform/wakefd.h"
 #include "transport/resp/resp_parser.h"
@@ -38,13 +41,45 @@
  * every idle pass, which yields the core to an SMT sibling and saves power.
  * 512 passes of a few loads each are a few microseconds. */
 #define HOT_PASSES 512
+/* A claim whose wake descriptor signals this many times in a row without a
+ * request arriving in between is flooding it (a correct client signals once
+ * per request it publishes, and only while the server is parked): its
+ * descriptor is unwatched for MUTE_NS, so the flood costs the server at
+ * most one wake-up per MUTE_NS. The slot's requests are still served
+ * whenever the server is awake, and at the latest when the loop next wakes
+ * (the cron runs hz times a second). */
+#define IDLE_WAKES_MAX 8
+#define MUTE_NS (10u * 1000u * 1000u)
 
-enum slot_state { SLOT_FREE = 0, SLOT_ATTACHED, SLOT_DISABLED };
+enum slot_state {
+    SLOT_FREE = 0,  /* fresh memory, ready to be claimed */
+    SLOT_ATTACHED,  /* claimed: polled, its wake descriptor watched */
+    SLOT_REFILLING, /* released: the refill thread is replacing its memory */
+    SLOT_DISABLED   /* no memory (shutdown, or a refill failed) */
+};
+
+struct ring_slot;
+
+/* One claim's wake descriptor and its watcher. Allocated per claim: the
+ * handle outlives the claim until libuv has closed it. */
+typedef struct slot_wake {
+    uv_poll_t poll;
+    gb_wakefd fd;
+    struct ring_slot *slot;
+} slot_wake;
 
 typedef struct ring_slot {
     int id;
     enum slot_state state;
     gb_shm shm;
+    gb_shm retired;      /* released memory the refill thread unmaps and closes */
+    slot_wake *wake;     /* this claim's wake descriptor (NULL when not attached) */
+    unsigned idle_wakes; /* wake-ups from it since this slot's last request */
+    bool muted;          /* its descriptor is unwatched until mute_until */
+    uint64_t mute_until; /* gb_clock_mono_ns() */
+    int refill_rc;       /* the refill thread's result, with refill_err */
+    char refill_err[256];
+    struct ring_slot *next_refill;
     gb_ring_ctrl *ctrl;
     gb_ring_reader rd;   /* requests from the client */
     gb_ring_writer wr;   /* replies to the client */
@@ -58,6 +93,7 @@ typedef struct ring_slot {
     size_t incap;
     uint64_t requests;
     bool resume;         /* unblocked: continue with buffered input */
+    bool held;           /* replies wait for the log's sync (appendfsync always) */
     char owner_addr[64];
     struct gb_ring_pool *pool;
 } ring_slot;
@@ -74,9 +110,25 @@ struct gb_ring_pool {
     bool numa_verified;
     bool pinned;
     bool huge;
-    gb_wakefd wake;
-    uv_poll_t wake_poll;
-    bool wake_poll_on;
+    bool require_seals;   /* memfd platforms: a slot whose size is not sealed is never handed out */
+    int nmuted;           /* attached slots whose wake descriptor is unwatched */
+    int nheld;            /* attached slots with replies held for the log's sync */
+    unsigned long guard_faults_seen; /* gb_shm_guard_faults() when last checked */
+    uv_loop_t *loop;
+    /* The refill thread: a released slot's memory is unmapped, and fresh
+     * memory created, bound, faulted in and verified, off the engine
+     * thread (hundreds of microseconds per slot), so a client that claims
+     * and dies in a loop cannot stall the other clients' requests. It is
+     * created before the engine thread is pinned, so it does not share the
+     * engine's CPU. */
+    gb_helper_thread refill_thread; /* "gb-ring-refill", on the helper CPUs */
+    uv_mutex_t refill_mu;
+    uv_cond_t refill_cv;
+    ring_slot *refill_todo, *refill_todo_tail, *refill_done; /* under refill_mu */
+    bool refill_quit;                                         /* under refill_mu */
+    bool refill_running;
+    uv_async_t refill_async;
+    bool refill_async_on;
     gb_engine *eng;
     gb_net_server *srv;
     bool parked;
@@ -84,6 +136,8 @@ struct gb_ring_pool {
     uint64_t last_time_cycles;
     double ns_per_cycle;
     uint64_t violations;  /* all slots, since start (INFO) */
+    uint64_t wake_mutes;  /* flooded wake descriptors unwatched (INFO) */
+    uint64_t sigbus_caught; /* slots dropped after the SIGBUS guard fired (INFO) */
     uint64_t claims;
     uint64_t slice_cycles, spin_cycles, time_cycles;
     char desc[256];
@@ -108,6 +162,12 @@ static int slot_memory_create(gb_ring_pool *pool, ring_slot *s, char *err, size_
     int rc = gb_shm_create(pool->slot_size, pool->huge ? GB_SHM_HUGEPAGES : 0, &s->shm, err, errlen);
     if (rc != 0)
         return rc;
+    if (pool->require_seals && !s->shm.sealed) {
+        snprintf(err, errlen, "ring slot %d: its memory could not be sealed against resizing (a client could "
+                              "truncate it under the server)", s->id);
+        gb_shm_close(&s->shm);
+        return GB_ENOTSUP;
+    }
     if (pool->node >= 0) {
         rc = gb_numa_bind_region(s->shm.addr, s->shm.size, pool->node);
         if (rc != 0) {
@@ -133,15 +193,18 @@ static int slot_memory_create(gb_ring_pool *pool, ring_slot *s, char *err, size_
             gb_numa_report_format(&rep, what, sizeof what);
             snprintf(err, errlen, "ring slot %d is not on NUMA node %d: %s", s->id, pool->node, what);
             gb_shm_close(&s->shm);
-            return rc == GB_EREMOTE ? rc : rc;
+            return rc;
         }
     }
     s->ctrl = s->shm.addr;
     return 0;
 }
 
-/* Fills the header and the private ring cursors for a new claim. */
-static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_ops *proto)
+/* Fills the header and the private ring cursors for a new claim. Plain
+ * stores: the client has not seen this memory yet (it arrives with the
+ * claim's reply, after these stores), and the server never reads the header
+ * back - only its private copies in s->rd and s->wr. */
+static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_ops *proto, uint64_t key)
 {
     gb_ring_ctrl *ctl = s->ctrl;
     size_t page = gb_page_size();
@@ -163,7 +226,7 @@ static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_o
     h->sbe_version = GB_SBE_SCHEMA_VERSION;
     h->server_pid = (uint32_t)getpid();
     h->spin_us = (uint32_t)pool->eng->cfg.ring_spin_us;
-    h->stamp_key = (uint32_t)gb_random_u64();
+    h->stamp_key = key;
     ctl->server_state = pool->parked ? GB_RING_SERVER_PARKED : GB_RING_SERVER_RUNNING;
 
     uint8_t *base = (uint8_t *)s->shm.addr;
@@ -171,6 +234,97 @@ static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_o
                              h->stamp_key};
     s->wr = (gb_ring_writer){base + h->resp_offset, h->resp_capacity, 0, 0, &ctl->resp_head, h->max_payload,
                              h->stamp_key};
+}
+
+/* ---- the refill thread --------------------------------------------------------- */
+
+static void *refill_main(void *arg)
+{
+    gb_ring_pool *pool = arg;
+    /* Its work (unmapping, zeroing and faulting in two rings' pages: about
+     * 2 ms of CPU per slot on the development VM) runs only when the engine
+     * and the clients leave a CPU idle; where the OS has no such class it is
+     * an ordinary thread. */
+    (void)gb_thread_set_background();
+    uv_mutex_lock(&pool->refill_mu);
+    for (;;) {
+        while (!pool->refill_todo && !pool->refill_quit)
+            uv_cond_wait(&pool->refill_cv, &pool->refill_mu);
+        ring_slot *s = pool->refill_todo;
+        if (!s)
+            break; /* quitting with nothing left */
+        pool->refill_todo = s->next_refill;
+        if (!pool->refill_todo)
+            pool->refill_todo_tail = NULL;
+        bool quitting = pool->refill_quit;
+        uv_mutex_unlock(&pool->refill_mu);
+        /* The slot is SLOT_REFILLING: the engine thread touches neither
+         * s->shm nor s->retired until it is handed back below. */
+        gb_shm_close(&s->retired);
+        s->refill_rc = quitting ? GB_ECLOSED : slot_memory_create(pool, s, s->refill_err, sizeof s->refill_err);
+        uv_mutex_lock(&pool->refill_mu);
+        s->next_refill = pool->refill_done;
+        pool->refill_done = s;
+        if (pool->refill_async_on)
+            uv_async_send(&pool->refill_async);
+    }
+    uv_mutex_unlock(&pool->refill_mu);    return NULL;
+}
+
+/* Engine thread: slots the refill thread has finished are free again. */
+static void refill_collect(gb_ring_pool *pool)
+{
+    uv_mutex_lock(&pool->refill_mu);
+    ring_slot *done = pool->refill_done;
+    pool->refill_done = NULL;
+    uv_mutex_unlock(&pool->refill_mu);
+    while (done) {
+        ring_slot *s = done;
+        done = s->next_refill;
+        s->next_refill = NULL;
+        if (s->refill_rc == 0) {
+            s->state = SLOT_FREE;
+        } else {
+            s->state = SLOT_DISABLED;
+            gb_shm_close(&s->shm);
+            if (s->refill_rc != GB_ECLOSED)
+                gb_log(GB_LOG_WARNING, "Ring slot %d disabled: %s", s->id, s->refill_err);
+        }
+    }
+}
+
+static void refill_async_cb(uv_async_t *h) { refill_collect(h->data); }
+
+/* Hands a released slot's memory to the refill thread. */
+static void refill_enqueue(gb_ring_pool *pool, ring_slot *s)
+{
+    s->state = SLOT_REFILLING;
+    s->next_refill = NULL;
+    uv_mutex_lock(&pool->refill_mu);
+    if (pool->refill_todo_tail)
+        pool->refill_todo_tail->next_refill = s;
+    else
+        pool->refill_todo = s;
+    pool->refill_todo_tail = s;
+    uv_cond_signal(&pool->refill_cv);
+    uv_mutex_unlock(&pool->refill_mu);
+}
+
+/* Stops the refill thread (it closes what is queued without refilling) and
+ * takes back every slot it held. Idempotent. */
+static void refill_stop(gb_ring_pool *pool)
+{
+    if (!pool->refill_running)
+        return;
+    uv_mutex_lock(&pool->refill_mu);
+    pool->refill_quit = true;
+    uv_cond_signal(&pool->refill_cv);
+    uv_mutex_unlock(&pool->refill_mu);
+    gb_helper_thread_join(&pool->refill_thread);
+    pool->refill_running = false;
+    refill_collect(pool);
+    uv_cond_destroy(&pool->refill_cv);
+    uv_mutex_destroy(&pool->refill_mu);
 }
 
 /* ---- placement --------------------------------------------------------------- */
@@ -205,7 +359,23 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         page = gb_page_size();
     size_t raw = (GB_RING_CTRL_SIZE + gb_page_size() - 1) / gb_page_size() * gb_page_size() + 2 * pool->ring_bytes;
     pool->slot_size = (raw + page - 1) / page * page;
-    pool->wake.read_fd = pool->wake.write_fd = -1;
+    pool->require_seals = gb_platform_has(GB_CAP_MEMFD);
+
+    /* Kept off the engine's --cpu with the other helper threads: a refill
+     * faults in two rings' pages, work the pinned engine must not share its
+     * core with. */
+    if (pool->nslots > 0 && uv_mutex_init(&pool->refill_mu) == 0) {
+        if (uv_cond_init(&pool->refill_cv) == 0) {
+            if (gb_helper_thread_start(&pool->refill_thread, "gb-ring-refill", &cfg->helper_cpus, refill_main, pool))
+                pool->refill_running = true;
+            else
+                uv_cond_destroy(&pool->refill_cv);
+        }
+        if (!pool->refill_running)
+            uv_mutex_destroy(&pool->refill_mu);
+    }
+    if (pool->nslots > 0 && !pool->refill_running)
+        note(log, loglen, "no refill thread: released ring slots get fresh memory on the engine thread");
 
     if (cfg->cpu >= 0) {
         int rc = gb_cpu_pin_current_thread(cfg->cpu);
@@ -217,6 +387,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         } else {
             snprintf(err, errlen, "cannot pin the engine to CPU %d: %s (pick one of the CPUs this process may use)",
                      cfg->cpu, gb_plat_last_error());
+            refill_stop(pool);
             free(pool);
             return NULL;
         }
@@ -237,6 +408,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         int rc = gb_numa_set_strict(pool->node);
         if (rc != 0) {
             snprintf(err, errlen, "cannot bind memory strictly to NUMA node %d: %s", pool->node, gb_plat_last_error());
+            refill_stop(pool);
             free(pool);
             return NULL;
         }
@@ -248,6 +420,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         ring_slot *s = &pool->slots[i];
         s->id = i;
         s->pool = pool;
+        s->shm = s->retired = (gb_shm){.fd = -1};
         char why[512];
         if (slot_memory_create(pool, s, why, sizeof why) != 0) {
             if (pool->node >= 0)
@@ -263,6 +436,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
             gb_numa_reset();
             free(pool->slots);
             free(pool->active);
+            refill_stop(pool);
             free(pool);
             return NULL;
         }
@@ -281,11 +455,6 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
     } else if (cfg->numa_arena && cfg->cpu < 0) {
         note(log, loglen, "--numa-arena has no effect without --cpu");
     }
-    if (gb_wakefd_open(&pool->wake) != 0) {
-        snprintf(err, errlen, "cannot create the rings' wake descriptor: %s", gb_plat_last_error());
-        gb_ring_pool_free(pool);
-        return NULL;
-    }
     snprintf(pool->desc, sizeof pool->desc, "%d rings x %llu KiB per direction%s%s", pool->nslots,
              (unsigned long long)(pool->ring_bytes / 1024), pool->huge ? ", huge pages" : "",
              pool->numa_verified ? ", placement verified" : "");
@@ -303,10 +472,15 @@ const char *gb_ring_pool_describe(const gb_ring_pool *pool) { return pool->desc;
 static void wake_client(ring_slot *s)
 {
     /* Dekker with the client's park: our record store, full fence, then its
-     * state; the client stores PARKED, fences, then re-reads the ring. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&s->ctrl->client_state, __ATOMIC_RELAXED) == GB_RING_CLIENT_PARKED) {
-        __atomic_fetch_add(&s->ctrl->client_wake, 1, __ATOMIC_RELEASE);
+     * state; the client stores PARKED, fences, then re-reads the ring. The
+     * state is client-written: relaxed, and a lie costs only this slot (a
+     * futex wake per reply). */
+    gb_shm_fence_full();
+    if (gb_shm_load_relaxed_u32(&s->ctrl->client_state) == GB_RING_CLIENT_PARKED) {
+        /* RELEASE: pairs with the client's acquire load of client_wake in
+         * gb_park_wait: the reply published before the increment is visible
+         * to a client that wakes on it. */
+        gb_shm_fetch_add_release_u32(&s->ctrl->client_wake, 1);
         gb_park_wake((_Atomic uint32_t *)&s->ctrl->client_wake, 1);
     }
 }
@@ -379,6 +553,18 @@ static bool drain_pending(ring_slot *s)
 /* Publishes whatever the protocol layer has ready for this slot. */
 static bool flush_replies(ring_slot *s)
 {
+    /* appendfsync always: a reply on the ring is seen by the client at once,
+     * so replies that acknowledge a write stay in the protocol's buffer until
+     * the log is synced (release_held, once per pass over the rings: one
+     * sync for every client's writes, as the socket server does per loop
+     * iteration). */
+    if (GB_UNLIKELY(gb_engine_replies_held(s->pool->eng))) {
+        if (!s->held) {
+            s->held = true;
+            s->pool->nheld++;
+        }
+        return true;
+    }
     gb_outbuf *out = s->proto->take_output(s->proto_state);
     if (!out || out->len == 0)
         return true;
@@ -458,11 +644,29 @@ static void slot_violation(ring_slot *s, const char *why)
 {
     if (s->state != SLOT_ATTACHED)
         return;
-    __atomic_fetch_add(&s->ctrl->violations, 1, __ATOMIC_RELAXED);
+    gb_shm_fetch_add_relaxed_u64(&s->ctrl->violations, 1); /* diagnostics for the client; orders nothing */
     s->pool->violations++;
     gb_log(GB_LOG_WARNING, "Ring slot %d (client %s): %s; slot reset and client disconnected", s->id, s->owner_addr,
            why);
     release_slot(s, true, true);
+}
+
+static void wake_closed(uv_handle_t *h) { free(h->data); }
+
+/* Stops watching the claim's wake descriptor and closes it: the client may
+ * keep its copy, which from now on reaches nobody. */
+static void slot_wake_close(ring_slot *s)
+{
+    slot_wake *w = s->wake;
+    if (!w)
+        return;
+    s->wake = NULL;
+    if (s->muted)
+        s->pool->nmuted--;
+    s->muted = false;
+    uv_poll_stop(&w->poll); /* after this the descriptor may be closed (libuv's rule) */
+    gb_wakefd_close(&w->fd);
+    uv_close((uv_handle_t *)&w->poll, wake_closed);
 }
 
 static void release_slot(ring_slot *s, bool close_owner, bool refill)
@@ -471,6 +675,10 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
+    if (s->held) {
+        s->held = false;
+        pool->nheld--;
+    }
     for (int i = 0; i < pool->nattached; i++)
         if (pool->active[i] == s) {
             pool->active[i] = pool->active[--pool->nattached];
@@ -484,14 +692,23 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
     s->proto->free_state(s->proto_state);
     s->proto_state = NULL;
     gb_outbuf_free(&s->pending);
+    slot_wake_close(s);
     if (close_owner && owner && owner->hooks && owner->hooks->close) {
         owner->flags |= GB_CLIENT_CLOSE_ASAP;
         owner->hooks->close(owner);
     }
     /* The old client may still have the memory mapped and keep writing to
-     * it: the next claimer gets fresh pages, never these. */
-    gb_shm_close(&s->shm);
+     * it: the next claimer gets fresh pages, never these. Unguarded here, on
+     * the engine thread (the guard table has one writer). */
+    gb_shm_unguard(&s->shm);
     s->ctrl = NULL;
+    if (refill && pool->refill_running && pool->refill_async_on) {
+        s->retired = s->shm;
+        s->shm = (gb_shm){.fd = -1};
+        refill_enqueue(pool, s);
+        return;
+    }
+    gb_shm_close(&s->shm);
     if (!refill) {
         s->state = SLOT_DISABLED;
         return;
@@ -501,6 +718,54 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         s->state = SLOT_DISABLED;
         gb_log(GB_LOG_WARNING, "Ring slot %d disabled: %s", s->id, why);
     }
+}
+
+static void slot_mute(ring_slot *s)
+{
+    uv_poll_stop(&s->wake->poll);
+    s->muted = true;
+    s->mute_until = gb_clock_mono_ns() + MUTE_NS;
+    s->pool->nmuted++;
+    s->pool->wake_mutes++;
+    gb_log(GB_LOG_VERBOSE, "Ring slot %d (client %s): its wake descriptor signals without requests; unwatched for "
+                           "%u ms at a time", s->id, s->owner_addr, MUTE_NS / 1000000u);
+}
+
+static void wake_cb(uv_poll_t *h, int status, int events);
+
+static void slot_unmute(ring_slot *s)
+{
+    s->muted = false;
+    s->idle_wakes = 0;
+    s->pool->nmuted--;
+    if (s->wake)
+        uv_poll_start(&s->wake->poll, UV_READABLE, wake_cb);
+}
+
+static void unmute_expired(gb_ring_pool *pool)
+{
+    uint64_t now = gb_clock_mono_ns();
+    for (int i = 0; i < pool->nattached; i++)
+        if (pool->active[i]->muted && now >= pool->active[i]->mute_until)
+            slot_unmute(pool->active[i]);
+}
+
+/* This claim's descriptor was signalled: consume it. The loop then runs its
+ * check phase, whose poll serves the request that came with the signal. */
+static void wake_cb(uv_poll_t *h, int status, int events)
+{
+    (void)events;
+    slot_wake *w = h->data;
+    ring_slot *s = w->slot;
+    if (status < 0 || gb_wakefd_drain(w->fd.read_fd) < 0) {
+        /* The descriptor failed (it is ours, so it should not): stop
+         * watching it rather than spin on an error. The slot is still
+         * served whenever the loop is awake. */
+        uv_poll_stop(h);
+        return;
+    }
+    if (s && s->wake == w && ++s->idle_wakes > IDLE_WAKES_MAX && !s->muted)
+        slot_mute(s);
 }
 
 /* A control connection (or any client) went away: free the slot it owns. */
@@ -564,16 +829,67 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR this connection already holds a ring slot (one per connection)");
         return;
     }
+    if (pool->refill_running)
+        refill_collect(pool); /* slots refilled since the loop last looked */
     ring_slot *s = NULL;
-    for (int i = 0; i < pool->nslots && !s; i++)
+    int refilling = 0;
+    for (int i = 0; i < pool->nslots && !s; i++) {
         if (pool->slots[i].state == SLOT_FREE)
             s = &pool->slots[i];
+        refilling += pool->slots[i].state == SLOT_REFILLING;
+    }
+    if (!s && refilling) {
+        gb_reply_errorf(c, "ERR ring pool busy: %d of %d slots are being given fresh memory (retry in a few "
+                           "milliseconds)", refilling, pool->nslots);
+        return;
+    }
     if (!s) {
         gb_reply_errorf(c, "ERR ring pool exhausted: all %d slots are claimed (start the server with more --rings, "
                            "or use the socket)", pool->nslots);
         return;
     }
-    slot_prepare(pool, s, proto);
+    if (pool->require_seals && !s->shm.sealed) { /* never: creation refuses unsealed memory */
+        gb_reply_error(c, "ERR ring slot memory is not sealed against resizing; refusing to hand it out");
+        return;
+    }
+    /* The stamp key: 64 bits no other client can predict (not the engine's
+     * generator, whose outputs SRANDMEMBER and RANDOMKEY reveal). */
+    uint64_t key;
+    if (gb_entropy_fill(&key, sizeof key) != 0) {
+        gb_reply_errorf(c, "ERR cannot read the operating system's random source for the ring key: %s",
+                        gb_plat_last_error());
+        return;
+    }
+    /* This claim's own wake descriptor: no other client holds it, so none
+     * can drain the wake-ups this one sends. */
+    slot_wake *w = calloc(1, sizeof *w);
+    if (!w || gb_wakefd_open(&w->fd) != 0) {
+        gb_reply_errorf(c, "ERR cannot create the ring's wake descriptor: %s", w ? gb_plat_last_error() : "no memory");
+        free(w);
+        return;
+    }
+    w->slot = s;
+    int urc = uv_poll_init(pool->loop, &w->poll, w->fd.read_fd);
+    if (urc != 0) {
+        gb_wakefd_close(&w->fd);
+        free(w);
+        gb_reply_errorf(c, "ERR cannot watch the ring's wake descriptor: %s", uv_strerror(urc));
+        return;
+    }
+    w->poll.data = w; /* after init: wake_cb and wake_closed find the claim through it */
+    /* A client that truncates or frees its memory under us makes our next
+     * access fault: the guard turns that SIGBUS into a flag on this slot. */
+    if (gb_shm_guard(&s->shm) != 0) {
+        gb_wakefd_close(&w->fd);
+        uv_close((uv_handle_t *)&w->poll, wake_closed);
+        gb_reply_errorf(c, "ERR cannot guard the ring slot's memory: %s", gb_plat_last_error());
+        return;
+    }
+    uv_poll_start(&w->poll, UV_READABLE, wake_cb);
+    s->wake = w;
+    s->idle_wakes = 0;
+    s->muted = false;
+    slot_prepare(pool, s, proto, key);
     s->proto = proto;
     s->proto_state = proto->new_state(c->eng);
     gb_outbuf_init(&s->pending);
@@ -592,7 +908,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     char reply[128];
     int n = snprintf(reply, sizeof reply, "*4\r\n:%d\r\n:%zu\r\n:%u\r\n:%u\r\n", s->id, s->shm.size, s->generation,
                      s->ctrl->hdr.max_payload);
-    int fds[2] = {s->shm.fd, pool->wake.write_fd};
+    int fds[2] = {s->shm.fd, w->fd.write_fd};
     int rc = c->hooks->send_with_fds(c, reply, (size_t)n, fds, 2);
     if (rc != 0) {
         gb_log(GB_LOG_VERBOSE, "Ring slot %d: could not hand the slot to %s (%s)", s->id, s->owner_addr,
@@ -601,9 +917,10 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR could not pass the ring descriptors (send RING CLAIM alone, not pipelined)");
         return;
     }
+    /* The loop's check phase runs after this command and polls the new ring
+     * (it is in `active`), so no wake-up is needed even if the pool was
+     * parked. */
     gb_log(GB_LOG_VERBOSE, "Ring slot %d claimed by %s (%s)", s->id, s->owner_addr, proto->name);
-    if (pool->parked) /* make sure the loop notices the new ring soon */
-        gb_wakefd_signal(pool->wake.write_fd);
 }
 
 static void cmd_ring(gb_client *c, int argc, gb_slice *argv)
@@ -693,6 +1010,9 @@ static bool serve_slot(ring_slot *s)
         gb_ring_read_consume(&s->rd, len);
         s->requests++;
         worked = true;
+        s->idle_wakes = 0; /* its wake-ups are followed by requests: not a flood */
+        if (s->muted)
+            slot_unmute(s);
         rc = s->proto->execute(s->proto_state, s->exec, s->inbuf, len);
         if (s->state != SLOT_ATTACHED)
             return true; /* the command released the slot (CLIENT KILL on itself) */
@@ -718,8 +1038,46 @@ static bool serve_slot(ring_slot *s)
 
 static void set_server_state(gb_ring_pool *pool, uint32_t st)
 {
+    /* Relaxed: ordered against the re-check of the rings by the full fence
+     * in pool_prepare_sleep (the client pairs it with its own fence after
+     * publishing). */
     for (int i = 0; i < pool->nattached; i++)
-        __atomic_store_n(&pool->active[i]->ctrl->server_state, st, __ATOMIC_RELAXED);
+        gb_shm_store_relaxed_u32(&pool->active[i]->ctrl->server_state, st);
+}
+
+/* A SIGBUS in slot memory (the client truncated or freed it under us) was
+ * caught by the guard, which replaced that slot's mapping with zero pages:
+ * drop each slot it happened to. */
+static void drop_faulted(gb_ring_pool *pool)
+{
+    pool->guard_faults_seen = gb_shm_guard_faults();
+    for (int i = pool->nattached - 1; i >= 0; i--) {
+        if (i >= pool->nattached)
+            continue;
+        ring_slot *s = pool->active[i];
+        if (!gb_shm_faulted(&s->shm))
+            continue;
+        pool->sigbus_caught++;
+        slot_violation(s, "the client truncated or freed the slot's memory under the server (SIGBUS caught)");
+    }
+}
+
+/* The durability point for ring replies: what the rings' commands wrote
+ * reaches the log (synced under appendfsync always), then the replies held
+ * for it are published. */
+static void release_held(gb_ring_pool *pool)
+{
+    gb_engine_before_replies(pool->eng);
+    pool->nheld = 0;
+    for (int i = pool->nattached - 1; i >= 0; i--) {
+        if (i >= pool->nattached)
+            continue; /* a failed flush released slots */
+        ring_slot *s = pool->active[i];
+        if (s->held) {
+            s->held = false;
+            flush_replies(s); /* holds again if the sync could not complete */
+        }
+    }
 }
 
 static bool poll_once(gb_ring_pool *pool)
@@ -732,6 +1090,8 @@ static bool poll_once(gb_ring_pool *pool)
             worked = true;
     if (worked && pool->eng->nready)
         gb_blocking_serve_ready(pool->eng);
+    if (GB_UNLIKELY(pool->nheld))
+        release_held(pool);
     return worked;
 }
 
@@ -753,7 +1113,6 @@ static bool pool_poll(void *ctx)
     if (pool->parked) {
         pool->parked = false;
         set_server_state(pool, GB_RING_SERVER_RUNNING);
-        gb_wakefd_drain(pool->wake.read_fd);
     }
     uint64_t start = gb_cycles_now(), now = start;
     refresh_engine_time(pool, start);
@@ -771,6 +1130,8 @@ static bool pool_poll(void *ctx)
         if (iter & 15)
             continue;
         now = gb_cycles_now();
+        if (gb_shm_guard_faults() != pool->guard_faults_seen)
+            drop_faulted(pool);
         if (worked) {
             pool->last_work_cycles = now;
             worked = false;
@@ -791,12 +1152,20 @@ static bool pool_prepare_sleep(void *ctx)
     gb_ring_pool *pool = ctx;
     if (pool->nattached == 0)
         return true;
+    if (pool->nmuted)
+        unmute_expired(pool);
+    if (pool->nheld) /* replies a socket's command produced for a ring (a served BLPOP) */
+        release_held(pool);
+    if (gb_shm_guard_faults() != pool->guard_faults_seen)
+        drop_faulted(pool);
     uint64_t now = gb_cycles_now();
     pool->spin_cycles = (uint64_t)((double)pool->eng->cfg.ring_spin_us * 1000.0 / pool->ns_per_cycle);
     if (now - pool->last_work_cycles < pool->spin_cycles)
         return false;
     set_server_state(pool, GB_RING_SERVER_PARKED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Dekker with a client's publish: PARKED stores, full fence, then the
+     * rings; the client stores its record, fences, then reads PARKED. */
+    gb_shm_fence_full();
     for (int i = 0; i < pool->nattached; i++) {
         ring_slot *s = pool->active[i];
         const uint8_t *p;
@@ -811,23 +1180,15 @@ static bool pool_prepare_sleep(void *ctx)
     return true;
 }
 
-static void wake_cb(uv_poll_t *h, int status, int events)
-{
-    (void)status;
-    (void)events;
-    gb_ring_pool *pool = h->data;
-    gb_wakefd_drain(pool->wake.read_fd);
-}
-
 static void pool_shutdown(void *ctx)
 {
     gb_ring_pool *pool = ctx;
     for (int i = 0; i < pool->nslots; i++)
         release_slot(&pool->slots[i], false, false);
-    if (pool->wake_poll_on) {
-        uv_poll_stop(&pool->wake_poll);
-        uv_close((uv_handle_t *)&pool->wake_poll, NULL);
-        pool->wake_poll_on = false;
+    refill_stop(pool);
+    if (pool->refill_async_on) {
+        pool->refill_async_on = false;
+        uv_close((uv_handle_t *)&pool->refill_async, NULL);
     }
 }
 
@@ -848,6 +1209,10 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_violations_total:%llu", (unsigned long long)pool->violations);
     line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_wake_mutes_total:%llu", (unsigned long long)pool->wake_mutes);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_sigbus_caught_total:%llu", (unsigned long long)pool->sigbus_caught);
+    line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_size_per_direction:%llu", (unsigned long long)pool->ring_bytes);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_hugepages:%s", pool->huge ? "yes" : "no");
@@ -862,11 +1227,14 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     line(lctx, buf);
     for (int i = 0; i < pool->nslots; i++) {
         ring_slot *s = &pool->slots[i];
-        const char *st = s->state == SLOT_ATTACHED ? "claimed" : s->state == SLOT_FREE ? "free" : "disabled";
+        const char *st = s->state == SLOT_ATTACHED    ? "claimed"
+                         : s->state == SLOT_FREE      ? "free"
+                         : s->state == SLOT_REFILLING ? "refilling"
+                                                      : "disabled";
         if (s->state == SLOT_ATTACHED)
             snprintf(buf, sizeof buf, "ring%d:state=%s,protocol=%s,client=%s,generation=%u,requests=%llu,violations=%llu",
                      i, st, s->proto->name, s->owner_addr, s->generation, (unsigned long long)s->requests,
-                     (unsigned long long)__atomic_load_n(&s->ctrl->violations, __ATOMIC_RELAXED));
+                     (unsigned long long)gb_shm_load_relaxed_u64(&s->ctrl->violations));
         else
             snprintf(buf, sizeof buf, "ring%d:state=%s,generation=%u", i, st, s->generation);
         line(lctx, buf);
@@ -891,24 +1259,28 @@ void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
     eng->info_provider.ctx = pool;
     gb_net_poller p = {pool_poll, pool_prepare_sleep, pool_shutdown, pool};
     gb_net_server_set_poller(srv, &p);
-    uv_poll_init(gb_net_server_loop(srv), &pool->wake_poll, pool->wake.read_fd);
-    pool->wake_poll.data = pool;
-    uv_poll_start(&pool->wake_poll, UV_READABLE, wake_cb);
-    pool->wake_poll_on = true;
+    pool->loop = gb_net_server_loop(srv);
+    if (pool->refill_running && uv_async_init(pool->loop, &pool->refill_async, refill_async_cb) == 0) {
+        pool->refill_async.data = pool;
+        uv_mutex_lock(&pool->refill_mu);
+        pool->refill_async_on = true;
+        uv_mutex_unlock(&pool->refill_mu);
+    }
 }
 
 void gb_ring_pool_free(gb_ring_pool *pool)
 {
     if (!pool)
         return;
+    refill_stop(pool); /* before touching slots it may hold */
     for (int i = 0; i < pool->nslots; i++) {
         release_slot(&pool->slots[i], false, false);
         gb_shm_close(&pool->slots[i].shm);
+        gb_shm_close(&pool->slots[i].retired);
         free(pool->slots[i].inbuf);
     }
     free(pool->slots);
     free(pool->active);
-    gb_wakefd_close(&pool->wake);
     if (the_pool == pool)
         the_pool = NULL;
     free(pool);

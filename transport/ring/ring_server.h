@@ -28,7 +28,8 @@ typedef struct gb_ring_pool gb_ring_pool;
  */
 gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errlen, char *log, size_t loglen);
 
-/* Registers RING commands, the poller, the wake descriptor and INFO. */
+/* Registers RING commands, the poller, the refill thread's notifier and INFO.
+ * Wake descriptors are per claim, watched while the claim lasts. */
 void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv);
 
 void gb_ring_pool_free(gb_ring_pool *pool);

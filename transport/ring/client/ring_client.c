@@ -24,6 +24,7 @@
 #include "platform/cpu.h"
 #include "platform/park.h"
 #include "platform/shm.h"
+#include "platform/shm_atomic.h"
 #include "platform/wakefd.h"
 
 /* While parked, wake up this often to check the control socket for a dead
@@ -189,22 +190,33 @@ int gb_ring_client_connect(const char *path, gb_ring_proto proto, const gb_ring_
     const char *argv[5] = {GB_RING_CLAIM_COMMAND, GB_RING_CLAIM_SUBCOMMAND,
                            proto == GB_RING_SBE ? GB_RING_CLAIM_SBE : GB_RING_CLAIM_RESP, lv, sv};
     size_t n = gb_rc_resp_encode(buf, sizeof buf, proto == GB_RING_SBE ? 5 : 4, argv, NULL);
-    if (write_all(fd, buf, n) != 0) {
-        snprintf(err, errlen, "RING CLAIM: %s", strerror(errno));
-        close(fd);
-        return GB_ECLOSED;
-    }
     int fds[2] = {-1, -1};
     int nfds = 0;
     size_t got = 0;
     char reply[256];
-    int rc = gb_shm_recv_fds(fd, fds, &nfds, 2, reply, sizeof reply - 1, &got);
-    if (rc != 0 || got == 0) {
-        snprintf(err, errlen, "RING CLAIM: no reply from the server (%s)", rc ? gb_strerror(rc) : "closed");
-        close(fd);
-        return rc ? rc : GB_ECLOSED;
+    /* A slot released a moment ago is given fresh memory off the server's
+     * engine thread; while every free slot is in that state the server
+     * answers "ring pool busy". Retry for up to ~200 ms. */
+    for (int attempt = 0;; attempt++) {
+        if (write_all(fd, buf, n) != 0) {
+            snprintf(err, errlen, "RING CLAIM: %s", strerror(errno));
+            close(fd);
+            return GB_ECLOSED;
+        }
+        int rc = gb_shm_recv_fds(fd, fds, &nfds, 2, reply, sizeof reply - 1, &got);
+        if (rc != 0 || got == 0) {
+            snprintf(err, errlen, "RING CLAIM: no reply from the server (%s)", rc ? gb_strerror(rc) : "closed");
+            close(fd);
+            return rc ? rc : GB_ECLOSED;
+        }
+        reply[got] = '\0';
+        if (strncmp(reply, "-ERR ring pool busy", 19) != 0 || attempt >= 100)
+            break;
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
-    reply[got] = '\0';
     if (reply[0] == '-') {
         for (int i = 0; i < nfds; i++)
             close(fds[i]);
@@ -227,7 +239,7 @@ int gb_ring_client_connect(const char *path, gb_ring_proto proto, const gb_ring_
     c->wake_fd = fds[1];
     c->proto = proto;
     c->slot_id = (int)slot;
-    rc = gb_shm_map(fds[0], (size_t)size, &c->shm);
+    int rc = gb_shm_map(fds[0], (size_t)size, &c->shm);
     close(fds[0]);
     c->shm.fd = -1;
     if (rc != 0) {
@@ -288,9 +300,11 @@ static bool server_gone(gb_ring_client *rc)
 
 static void wake_server(gb_ring_client *rc)
 {
-    /* Dekker with the server's park: our record, full fence, its state. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&rc->ctrl->server_state, __ATOMIC_RELAXED) == GB_RING_SERVER_PARKED)
+    /* Dekker with the server's park: our record, full fence, its state
+     * (relaxed: the fence orders it; the server pairs with its own fence
+     * between storing PARKED and re-checking the rings). */
+    gb_shm_fence_full();
+    if (gb_shm_load_relaxed_u32(&rc->ctrl->server_state) == GB_RING_SERVER_PARKED)
         gb_wakefd_signal(rc->wake_fd);
 }
 
@@ -364,12 +378,17 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
     /* Park: announce, fence, re-check, sleep on client_wake. */
     uint64_t waited = 0;
     for (;;) {
-        uint32_t w = __atomic_load_n(&rc->ctrl->client_wake, __ATOMIC_ACQUIRE);
-        __atomic_store_n(&rc->ctrl->client_state, GB_RING_CLIENT_PARKED, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        /* ACQUIRE: pairs with the server's release increment of client_wake
+         * (wake_client): a reply published before an increment we see is
+         * visible to the re-check below. */
+        uint32_t w = gb_shm_load_acquire_u32(&rc->ctrl->client_wake);
+        /* Dekker with the server's publish: PARKED, full fence, re-check;
+         * the server stores the record, fences, then reads client_state. */
+        gb_shm_store_relaxed_u32(&rc->ctrl->client_state, GB_RING_CLIENT_PARKED);
+        gb_shm_fence_full();
         int r = gb_ring_read_peek(&rc->rd, &p, &l);
         if (r != GB_RING_EMPTY) {
-            __atomic_store_n(&rc->ctrl->client_state, GB_RING_CLIENT_SPINNING, __ATOMIC_RELAXED);
+            gb_shm_store_relaxed_u32(&rc->ctrl->client_state, GB_RING_CLIENT_SPINNING);
             if (r == GB_RING_READY)
                 goto got;
             gb_rc_fail(rc, "malformed reply record from the server");
@@ -381,7 +400,7 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
         uint64_t t0 = gb_clock_mono_ns();
         gb_park_wait((_Atomic uint32_t *)&rc->ctrl->client_wake, w, slice);
         waited += gb_clock_mono_ns() - t0;
-        __atomic_store_n(&rc->ctrl->client_state, GB_RING_CLIENT_SPINNING, __ATOMIC_RELAXED);
+        gb_shm_store_relaxed_u32(&rc->ctrl->client_state, GB_RING_CLIENT_SPINNING);
         if (timeout_ns != UINT64_MAX && waited >= timeout_ns) {
             gb_rc_fail(rc, "no reply within the timeout");
             return GB_ETIMEDOUT;

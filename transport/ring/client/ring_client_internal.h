@@ -13,7 +13,7 @@
 
 struct gb_ring_client {
     int ctl_fd;          /* the Unix-socket connection that holds the claim */
-    int wake_fd;         /* the server's wake descriptor (write end) */
+    int wake_fd;         /* this claim's own wake descriptor (write end) */
     gb_ring_proto proto;
     int slot_id;
     gb_shm shm;
