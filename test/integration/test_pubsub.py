@@ -378,6 +378,80 @@ class SlowSubscriber(unittest.TestCase):
             self.slow_subscriber_closed(srv)
 
 
+# ---- rings -----------------------------------------------------------------------------------
+
+RING_TOOL = os.environ.get("RING_TOOL")
+
+
+def script_input(commands):
+    out = bytearray()
+    for cmd in commands:
+        out += b"%d\n" % len(cmd)
+        for a in cmd:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out += b"%d\n" % len(a) + a + b"\n"
+    return bytes(out)
+
+
+class RingSubscriber(unittest.TestCase):
+    """A RESP ring client subscribes: messages arrive on its response ring
+    (the ring tool reads one reply per command it sends, so a message shows
+    up as the answer of its next command); one that stops reading is
+    released at the pubsub output-buffer limit while a socket subscriber
+    keeps receiving."""
+
+    def setUp(self):
+        if not RING_TOOL:
+            self.skipTest("RING_TOOL not set (ctest sets it)")
+
+    def test_messages_reach_a_ring_subscriber(self):
+        with Server("goblin") as srv, Raw(srv) as pub:
+            p = subprocess.Popen([RING_TOOL, srv.sock, "resp", "script"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
+            p.stdin.flush()
+            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
+            self.assertEqual(pub.call("publish", "feed", "hello"), 1)
+            p.stdin.write(script_input([["PING"], ["PING"]]))
+            p.stdin.close()
+            out = p.stdout.read()
+            p.wait(timeout=10 * SLOW)
+            self.assertIn(b"*3\r\n$9\r\nsubscribe\r\n$4\r\nfeed\r\n:1\r\n", out)
+            self.assertIn(b"*3\r\n$7\r\nmessage\r\n$4\r\nfeed\r\n$5\r\nhello\r\n", out)
+            self.assertIn(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n", out)
+            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 0, 10 * SLOW))
+
+    def test_stalled_ring_subscriber_released(self):
+        with Server("goblin", args=["--ring-size", "65536"]) as srv, Raw(srv) as pub, Raw(srv) as good:
+            pub.call("config", "set", "client-output-buffer-limit", "pubsub 256kb 128kb 60")
+            p = subprocess.Popen([RING_TOOL, srv.sock, "resp", "script"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
+            p.stdin.flush()  # and then reads nothing more: stdin stays open
+            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
+            good.call("subscribe", "feed")
+            payload = b"r" * 8192
+            released = None
+            for i in range(1000):
+                pub.call("publish", "feed", payload)
+                self.assertEqual(good.read()[0], [b"message", b"feed", payload])
+                if pub.call("pubsub", "numsub", "feed")[1] == 1:
+                    released = i
+                    break
+            self.assertIsNotNone(released, "the stalled ring subscriber was never released")
+            self.assertLess(released, 200)  # 64 KiB of ring + 256 kB pending, in 8 kB messages
+            info = gbtest.parse_info(pub.call("info", "stats").decode())
+            self.assertGreaterEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
+            pub.call("publish", "feed", b"after")
+            self.assertEqual(good.read()[0], [b"message", b"feed", b"after"])
+            p.stdin.close()
+            p.kill()
+            p.wait(timeout=10 * SLOW)
+            p.stdout.close()
+            with open(srv.logpath, "rb") as f:
+                self.assertIn(b"the ring client is not reading", f.read())
+
+
 # ---- ACL -----------------------------------------------------------------------------------
 
 class AclRevocation(gbtest.GoblinAndRedisCase):
