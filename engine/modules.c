@@ -24,6 +24,7 @@ GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
+GB_DECLARE_COMMANDS(pubsub);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -44,6 +45,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(persist);
     REG(script);
     REG(acl);
+    REG(pubsub);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

@@ -13,6 +13,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/monitor.h"
 #include "engine/core/multi.h"
+#include "engine/core/pubsub.h"
 #include "engine/core/tracking.h"
 #include "platform/clock.h"
 
@@ -126,7 +127,7 @@ bool gb_cmd_client_more(gb_client *c, int argc, gb_slice *argv)
 /* ---- RESET ---------------------------------------------------------------------- */
 
 /* Redis 7.0's clearClientConnectionState: out of MONITOR, tracking off,
- * database 0, RESP2, the default user (authenticated if it needs no
+ * every subscription dropped silently, database 0, RESP2, the default user (authenticated if it needs no
  * password), no transaction or WATCH, no name, replies on. */
 static void cmd_reset(gb_client *c, int argc, gb_slice *argv)
 {
@@ -135,6 +136,7 @@ static void cmd_reset(gb_client *c, int argc, gb_slice *argv)
     gb_engine *eng = c->eng;
     gb_monitor_remove(c);
     gb_tracking_disable(c);
+    gb_pubsub_client_free(c);
     c->db = &eng->dbs[0];
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);

@@ -38,12 +38,15 @@ static void hset_generic(gb_client *c, int argc, gb_slice *argv, bool hmset)
         gb_free(fields);
         gb_free(values);
     }
-    if (r != GB_R_OK)
+    if (r != GB_R_OK) {
         gb_reply_result(c, r);
-    else if (hmset)
+        return;
+    }
+    if (hmset)
         gb_reply_ok(c);
     else
         gb_reply_int(c, added);
+    gb_notify_key(c, GB_NOTIFY_HASH, "hset", argv[1]);
 }
 
 void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, const gb_slice *values)
@@ -51,6 +54,8 @@ void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, c
     int64_t added;
     gb_result r = gb_hash_hset(c->db, key, n, fields, values, &added);
     gb_reply_int_result(c, r, added);
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_HASH, "hset", key);
 }
 
 static void cmd_hset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, false); }
@@ -62,6 +67,8 @@ static void cmd_hsetnx(gb_client *c, int argc, gb_slice *argv)
     int64_t set;
     gb_result r = gb_hash_hsetnx(c->db, argv[1], argv[2], argv[3], &set);
     gb_reply_int_result(c, r, set);
+    if (r == GB_R_OK && set)
+        gb_notify_key(c, GB_NOTIFY_HASH, "hset", argv[1]);
 }
 
 static void cmd_hdel(gb_client *c, int argc, gb_slice *argv)
@@ -69,6 +76,10 @@ static void cmd_hdel(gb_client *c, int argc, gb_slice *argv)
     int64_t n;
     gb_result r = gb_hash_hdel(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n) {
+        gb_notify_key(c, GB_NOTIFY_HASH, "hdel", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void cmd_hincrby(gb_client *c, int argc, gb_slice *argv)
@@ -82,6 +93,8 @@ static void cmd_hincrby(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR hash value is not an integer");
     else
         gb_reply_int_result(c, r, v);
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_HASH, "hincrby", argv[1]);
 }
 
 static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
@@ -108,6 +121,7 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
         /* The result, not the increment (Redis: HSET key field value). */
         gb_slice eff[4] = {gb_slice_cstr("HSET"), argv[1], argv[2], gb_slice_make(buf, len)};
         gb_propagate_command(c, 4, eff);
+        gb_notify_key(c, GB_NOTIFY_HASH, "hincrbyfloat", argv[1]);
     }
 }
 

@@ -159,12 +159,18 @@ static void rename_generic(gb_client *c, gb_slice *argv, bool nx)
 {
     int64_t renamed;
     gb_result r = gb_keys_rename(c->db, argv[1], argv[2], nx, &renamed);
-    if (r != GB_R_OK)
+    if (r != GB_R_OK) {
         gb_reply_result(c, r); /* "no such key" */
-    else if (nx)
+        return;
+    }
+    if (nx)
         gb_reply_int(c, renamed);
     else
         gb_reply_ok(c);
+    if ((!nx || renamed) && !gb_slice_eq(argv[1], argv[2])) {
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "rename_from", argv[1]);
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "rename_to", argv[2]);
+    }
 }
 
 static void cmd_rename(gb_client *c, int argc, gb_slice *argv)
@@ -209,6 +215,10 @@ static void cmd_move(gb_client *c, int argc, gb_slice *argv)
     int64_t moved;
     gb_result r = gb_keys_move(c->db, argv[1], dst, &moved);
     gb_reply_int_result(c, r, moved);
+    if (r == GB_R_OK && moved) {
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "move_from", argv[1]);
+        gb_notify_keyspace_event(c->eng, GB_NOTIFY_GENERIC, "move_to", argv[1], dst->id);
+    }
 }
 
 static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
@@ -240,6 +250,8 @@ static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
     int64_t copied;
     gb_result r = gb_keys_copy(c->db, argv[1], dst, argv[2], replace, &copied);
     gb_reply_int_result(c, r, copied);
+    if (r == GB_R_OK && copied)
+        gb_notify_keyspace_event(c->eng, GB_NOTIFY_GENERIC, "copy_to", argv[2], dst->id);
 }
 
 /* ---- expiry ------------------------------------------------------------------------ */
@@ -292,10 +304,13 @@ static void expire_generic(gb_client *c, int argc, gb_slice *argv, int64_t base,
     }
     /* Propagated absolute (Redis 7.0): a replay later must expire the key
      * at the same moment, and a time already past is the deletion. */
-    if (change == GB_EXPIRY_DELETED)
+    if (change == GB_EXPIRY_DELETED) {
         gb_propagate_del(c, argv[1]);
-    else if (change == GB_EXPIRY_SET)
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "del", argv[1]);
+    } else if (change == GB_EXPIRY_SET) {
         gb_propagate_pexpireat(c, argv[1], when);
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "expire", argv[1]);
+    }
     gb_reply_int(c, change != GB_EXPIRY_NONE);
 }
 
@@ -369,6 +384,8 @@ static void cmd_persist(gb_client *c, int argc, gb_slice *argv)
     int64_t persisted;
     gb_result r = gb_keys_persist(c->db, argv[1], &persisted);
     gb_reply_int_result(c, r, persisted);
+    if (r == GB_R_OK && persisted)
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "persist", argv[1]);
 }
 
 /* ---- OBJECT ---------------------------------------------------------------------------- */

@@ -39,6 +39,17 @@ void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice
     int64_t len;
     gb_result r = gb_list_lpush(c->db, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD, n, vals, &len);
     gb_reply_int_result(c, r, len);
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_LIST, tail ? "rpush" : "lpush", key);
+}
+
+static const char *pop_event(gb_list_end end) { return end == GB_LIST_HEAD ? "lpop" : "rpop"; }
+
+/* A pop happened: its event, then "del" if the list went with it. */
+static void notify_pop(gb_client *c, gb_slice key, gb_list_end end)
+{
+    gb_notify_key(c, GB_NOTIFY_LIST, pop_event(end), key);
+    gb_notify_del_if_gone(c, key);
 }
 
 static void pushx(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
@@ -46,6 +57,8 @@ static void pushx(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
     int64_t len;
     gb_result r = gb_list_lpushx(c->db, argv[1], end, (size_t)(argc - 2), argv + 2, &len);
     gb_reply_int_result(c, r, len);
+    if (r == GB_R_OK && len > 0)
+        gb_notify_key(c, GB_NOTIFY_LIST, end == GB_LIST_HEAD ? "lpush" : "rpush", argv[1]);
 }
 
 static void cmd_lpush(gb_client *c, int argc, gb_slice *argv) { gb_cmd_push(c, argv[1], false, (size_t)(argc - 2), argv + 2); }
@@ -64,6 +77,8 @@ static inline void pop_one(gb_client *c, gb_slice key, gb_list_end end)
         gb_reply_nil(c);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
+    else
+        notify_pop(c, key, end);
 }
 
 void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD); }
@@ -87,6 +102,8 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         gb_reply_nil_array(c);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
+    else if (count > 0)
+        notify_pop(c, argv[1], end);
 }
 
 /* The effect of a pop that a blocking or multi-key command did: LPOP/RPOP
@@ -144,6 +161,8 @@ static void cmd_lset(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_NOT_INT);
     else
         gb_reply_result(c, r); /* +OK, or "no such key", "index out of range", WRONGTYPE */
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_LIST, "lset", argv[1]);
 }
 
 static void cmd_lrange(gb_client *c, int argc, gb_slice *argv)
@@ -166,7 +185,15 @@ static void cmd_ltrim(gb_client *c, int argc, gb_slice *argv)
     int64_t start, stop;
     if (!gb_arg_ll(c, argv[2], &start) || !gb_arg_ll(c, argv[3], &stop))
         return;
-    gb_reply_result(c, gb_list_ltrim(c->db, argv[1], start, stop));
+    /* LTRIM of a missing key answers OK and changes nothing (no event). */
+    bool existed = GB_UNLIKELY(c->eng->cfg.notify_keyspace_events & (GB_NOTIFY_LIST | GB_NOTIFY_GENERIC)) &&
+                   gb_db_lookup_quiet(c->db, argv[1]);
+    gb_result r = gb_list_ltrim(c->db, argv[1], start, stop);
+    gb_reply_result(c, r);
+    if (r == GB_R_OK && existed) {
+        gb_notify_key(c, GB_NOTIFY_LIST, "ltrim", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void cmd_lrem(gb_client *c, int argc, gb_slice *argv)
@@ -177,6 +204,10 @@ static void cmd_lrem(gb_client *c, int argc, gb_slice *argv)
         return;
     gb_result r = gb_list_lrem(c->db, argv[1], count, argv[3], &removed);
     gb_reply_int_result(c, r, removed);
+    if (r == GB_R_OK && removed > 0) {
+        gb_notify_key(c, GB_NOTIFY_LIST, "lrem", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void cmd_linsert(gb_client *c, int argc, gb_slice *argv)
@@ -194,6 +225,8 @@ static void cmd_linsert(gb_client *c, int argc, gb_slice *argv)
     int64_t len;
     gb_result r = gb_list_linsert(c->db, argv[1], after, argv[3], argv[4], &len);
     gb_reply_int_result(c, r, len);
+    if (r == GB_R_OK && len > 0)
+        gb_notify_key(c, GB_NOTIFY_LIST, "linsert", argv[1]);
 }
 
 typedef struct pos_ctx {
@@ -286,6 +319,14 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- move ---------------------------------------------------------------------------- */
 
+/* A move happened: Redis's order, the push on the destination, the pop on
+ * the source, its "del" if it emptied. */
+static void notify_move(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_list_end from, gb_list_end to)
+{
+    gb_notify_key(c, GB_NOTIFY_LIST, to == GB_LIST_HEAD ? "lpush" : "rpush", dst_key);
+    notify_pop(c, src_key, from);
+}
+
 /* LMOVE's reply, shared by RPOPLPUSH. */
 static void move_generic(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_list_end from, gb_list_end to)
 {
@@ -295,6 +336,8 @@ static void move_generic(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_li
         gb_reply_nil(c);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
+    else
+        notify_move(c, src_key, dst_key, from, to);
 }
 
 static void cmd_lmove(gb_client *c, int argc, gb_slice *argv)
@@ -355,8 +398,10 @@ static bool mpop_first(gb_client *c, const gb_slice *keys, int nkeys, gb_list_en
         return false;
     if (r != GB_R_OK)
         gb_reply_result(c, r);
-    else
+    else {
         propagate_pop(c, keys[m.which], end, nested ? (int64_t)m.n : -1);
+        notify_pop(c, keys[m.which], end);
+    }
     return true;
 }
 
@@ -422,6 +467,7 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
                            gb_slice_cstr(from == GB_LIST_HEAD ? "LEFT" : "RIGHT"),
                            gb_slice_cstr(to == GB_LIST_HEAD ? "LEFT" : "RIGHT")};
         gb_propagate_command(c, 5, eff);
+        notify_move(c, argv[1], argv[2], from, to);
         return;
     }
     if (r != GB_R_NOTFOUND) {

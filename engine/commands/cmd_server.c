@@ -25,13 +25,24 @@ static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
         gb_reply_wrong_arity(c, "ping");
         return;
     }
+    if (GB_UNLIKELY(c->pubsub && c->resp == 2)) {
+        /* A subscribed RESP2 client reads pushes: the answer looks like one. */
+        gb_reply_array(c, 2);
+        gb_reply_cstr(c, "pong");
+        gb_reply_slice(c, argc == 2 ? argv[1] : gb_slice_make("", 0));
+        return;
+    }
     if (argc == 2)
         gb_reply_slice(c, argv[1]);
     else
-        gb_cmd_ping(c);
+        gb_reply_status(c, "PONG");
 }
 
-void gb_cmd_ping(gb_client *c) { gb_reply_status(c, "PONG"); }
+void gb_cmd_ping(gb_client *c)
+{
+    gb_slice argv[1] = {gb_slice_cstr("ping")};
+    cmd_ping(c, 1, argv);
+}
 
 static void cmd_echo(gb_client *c, int argc, gb_slice *argv)
 {

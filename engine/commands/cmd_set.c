@@ -40,6 +40,8 @@ static void cmd_sadd(gb_client *c, int argc, gb_slice *argv)
     int64_t n;
     gb_result r = gb_set_sadd(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n > 0)
+        gb_notify_key(c, GB_NOTIFY_SET, "sadd", argv[1]);
 }
 
 static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
@@ -47,6 +49,10 @@ static void cmd_srem(gb_client *c, int argc, gb_slice *argv)
     int64_t n;
     gb_result r = gb_set_srem(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n > 0) {
+        gb_notify_key(c, GB_NOTIFY_SET, "srem", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 /* SMOVE source destination member */
@@ -56,6 +62,11 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
     int64_t n;
     gb_result r = gb_set_smove(c->db, argv[1], argv[2], argv[3], &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n > 0 && !gb_slice_eq(argv[1], argv[2])) {
+        gb_notify_key(c, GB_NOTIFY_SET, "srem", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+        gb_notify_key(c, GB_NOTIFY_SET, "sadd", argv[2]);
+    }
 }
 
 /* SPOP's effect: which members were popped is chance, so it is propagated
@@ -131,10 +142,15 @@ static void cmd_spop(gb_client *c, int argc, gb_slice *argv)
             gb_reply_nil(c);
     } else if (r != GB_R_OK) {
         gb_reply_result(c, r);
+        return;
     } else if (e.srem) {
         spop_flush(&e);
     } else if (e.popping) {
         gb_propagate_del(c, argv[1]);
+    }
+    if (r == GB_R_OK && count != 0) {
+        gb_notify_key(c, GB_NOTIFY_SET, "spop", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
     }
 }
 
@@ -235,8 +251,11 @@ static void cmd_smembers(gb_client *c, int argc, gb_slice *argv)
 static void cmd_sinterstore(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t n;
+    bool existed = gb_notify_store_begin(c, argv[1]);
     gb_result r = gb_set_sinterstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK)
+        gb_notify_store_end(c, GB_NOTIFY_SET, "sinterstore", argv[1], n, existed);
 }
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
@@ -280,14 +299,20 @@ static void cmd_sdiff(gb_client *c, int argc, gb_slice *argv)
 static void cmd_sunionstore(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t n;
+    bool existed = gb_notify_store_begin(c, argv[1]);
     gb_result r = gb_set_sunionstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK)
+        gb_notify_store_end(c, GB_NOTIFY_SET, "sunionstore", argv[1], n, existed);
 }
 static void cmd_sdiffstore(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t n;
+    bool existed = gb_notify_store_begin(c, argv[1]);
     gb_result r = gb_set_sdiffstore(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK)
+        gb_notify_store_end(c, GB_NOTIFY_SET, "sdiffstore", argv[1], n, existed);
 }
 
 /* SSCAN key cursor [MATCH pattern] [COUNT count] */

@@ -142,8 +142,12 @@ void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64
         gb_reply_result(c, r);
         return;
     }
-    if (r == GB_R_OK)
+    if (r == GB_R_OK) {
         propagate_set(c, key, val, oflags, when);
+        gb_notify_key(c, GB_NOTIFY_STRING, "set", key);
+        if (when >= 0)
+            gb_notify_key(c, GB_NOTIFY_GENERIC, "expire", key);
+    }
     if (oflags & O_GET) {
         if (found)
             gb_reply_bulk(c, old, oldlen);
@@ -218,8 +222,10 @@ static void cmd_getdel(gb_client *c, int argc, gb_slice *argv)
         gb_reply_nil(c);
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
-    else
+    else {
         gb_propagate_del(c, argv[1]); /* Redis propagates GETDEL as DEL */
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "del", argv[1]);
+    }
 }
 
 static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
@@ -249,11 +255,14 @@ static void cmd_getex(gb_client *c, int argc, gb_slice *argv)
         gb_reply_result(c, r);
     } else if (change == GB_EXPIRY_SET) {
         gb_propagate_pexpireat(c, argv[1], when);
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "expire", argv[1]);
     } else if (change == GB_EXPIRY_DELETED) {
         gb_propagate_del(c, argv[1]);
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "del", argv[1]);
     } else if (change == GB_EXPIRY_PERSISTED) {
         gb_slice eff[2] = {gb_slice_cstr("PERSIST"), argv[1]};
         gb_propagate_command(c, 2, eff);
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "persist", argv[1]);
     }
 }
 
@@ -290,6 +299,8 @@ void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by)
     int64_t out;
     gb_result r = gb_string_incrby(c->db, key, by, &out);
     gb_reply_int_result(c, r, out);
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_STRING, "incrby", key);
 }
 
 static void incr_generic(gb_client *c, gb_slice key, int64_t by) { gb_cmd_incrby(c, key, by); }
@@ -347,6 +358,7 @@ static void cmd_incrbyfloat(gb_client *c, int argc, gb_slice *argv)
      * bit for bit elsewhere (Redis: SET key value KEEPTTL). */
     gb_slice eff[4] = {gb_slice_cstr("SET"), argv[1], gb_slice_make(buf, n), gb_slice_cstr("KEEPTTL")};
     gb_propagate_command(c, 4, eff);
+    gb_notify_key(c, GB_NOTIFY_STRING, "incrbyfloat", argv[1]);
 }
 
 static void cmd_append(gb_client *c, int argc, gb_slice *argv)
@@ -355,6 +367,8 @@ static void cmd_append(gb_client *c, int argc, gb_slice *argv)
     size_t n;
     gb_result r = gb_string_append(c->db, argv[1], argv[2], max_len(c), &n);
     gb_reply_int_result(c, r, (int64_t)n);
+    if (r == GB_R_OK)
+        gb_notify_key(c, GB_NOTIFY_STRING, "append", argv[1]);
 }
 
 static void cmd_strlen(gb_client *c, int argc, gb_slice *argv)
@@ -375,9 +389,11 @@ static void cmd_setrange(gb_client *c, int argc, gb_slice *argv)
     }
     size_t n;
     gb_result r = gb_string_setrange(c->db, argv[1], off, argv[3], max_len(c), &n);
-    if (r == GB_R_OK)
+    if (r == GB_R_OK) {
         gb_reply_int(c, (int64_t)n);
-    else if (r == GB_R_RANGE)
+        if (argv[3].len > 0) /* an empty value changes nothing (Redis: no event) */
+            gb_notify_key(c, GB_NOTIFY_STRING, "setrange", argv[1]);
+    } else if (r == GB_R_RANGE)
         gb_reply_error(c, "ERR offset is out of range");
     else
         gb_reply_result(c, r);

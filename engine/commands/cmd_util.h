@@ -6,8 +6,39 @@
 
 #include "engine/core/client.h"
 #include "engine/core/command.h"
+#include "engine/core/db.h"
+#include "engine/core/engine.h"
+#include "engine/core/pubsub.h"
 #include "engine/core/reply.h"
 #include "engine/types/result.h"
+
+/* A keyspace notification about key in the client's database (Redis's
+ * notifyKeyspaceEvent; one branch when notifications are off). */
+#define gb_notify_key(c, type, event, key) gb_notify_keyspace_event((c)->eng, (type), (event), (key), (c)->db->id)
+
+/* After a command emptied a collection: "del" when the key went with it
+ * (the lookup happens only when someone listens). */
+static inline void gb_notify_del_if_gone(gb_client *c, gb_slice key)
+{
+    if (GB_UNLIKELY(c->eng->cfg.notify_keyspace_events & GB_NOTIFY_GENERIC) && !gb_db_lookup_quiet(c->db, key))
+        gb_notify_keyspace_event(c->eng, GB_NOTIFY_GENERIC, "del", key, c->db->id);
+}
+
+/* A *STORE command: whether its destination exists beforehand (asked only
+ * when someone listens), then its event - or "del" when an empty result
+ * deleted a destination that existed. */
+static inline bool gb_notify_store_begin(gb_client *c, gb_slice dst)
+{
+    return GB_UNLIKELY(c->eng->cfg.notify_keyspace_events & GB_NOTIFY_GENERIC) && gb_db_lookup_quiet(c->db, dst);
+}
+static inline void gb_notify_store_end(gb_client *c, int type, const char *event, gb_slice dst, int64_t card,
+                                       bool existed)
+{
+    if (card > 0)
+        gb_notify_key(c, type, event, dst);
+    else if (existed)
+        gb_notify_key(c, GB_NOTIFY_GENERIC, "del", dst);
+}
 
 /* Replies with Redis's error text for a failed typed call. */
 void gb_reply_result(gb_client *c, gb_result r);

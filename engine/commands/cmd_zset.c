@@ -160,6 +160,8 @@ void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *
     } else {
         gb_reply_int(c, (int64_t)((flags & GB_ZADD_CH) ? res.added + res.updated : res.added));
     }
+    if (r == GB_R_OK && res.added + res.updated > 0)
+        gb_notify_key(c, GB_NOTIFY_ZSET, (flags & GB_ZADD_INCR) ? "zincr" : "zadd", key);
 }
 
 /* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
@@ -357,8 +359,11 @@ static void zrange_generic(gb_client *c, int argc, gb_slice *argv, int start, co
         return;
     if (store) {
         int64_t card;
+        bool existed = gb_notify_store_begin(c, *dst);
         gb_result r = gb_zset_zrangestore(c->db, *dst, argv[start], &range, &card);
         gb_reply_int_result(c, r, card);
+        if (r == GB_R_OK)
+            gb_notify_store_end(c, GB_NOTIFY_ZSET, "zrangestore", *dst, card, existed);
         return;
     }
     emit_ctx e = {.c = c, .withscores = withscores};
@@ -398,6 +403,10 @@ static void cmd_zrem(gb_client *c, int argc, gb_slice *argv)
     int64_t n;
     gb_result r = gb_zset_zrem(c->db, argv[1], (size_t)(argc - 2), argv + 2, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n > 0) {
+        gb_notify_key(c, GB_NOTIFY_ZSET, "zrem", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
@@ -409,6 +418,12 @@ static void remrange_generic(gb_client *c, gb_slice *argv, enum rtype rt)
     int64_t n;
     gb_result r = gb_zset_zremrange(c->db, argv[1], &range, &n);
     gb_reply_int_result(c, r, n);
+    if (r == GB_R_OK && n > 0) {
+        static const char *const events[] = {[RT_RANK] = "zremrangebyrank", [RT_SCORE] = "zremrangebyscore",
+                                             [RT_LEX] = "zremrangebylex"};
+        gb_notify_key(c, GB_NOTIFY_ZSET, events[rt], argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void cmd_zremrangebyrank(gb_client *c, int argc, gb_slice *argv)
@@ -444,6 +459,10 @@ static void zpop_generic(gb_client *c, int argc, gb_slice *argv, bool max)
     gb_sink s = emit_sink(&e);
     gb_result r = gb_zset_zpopmin(c->db, argv[1], max, count == -1 ? 1 : (size_t)count, &s);
     finish_reply(&e, r, 0);
+    if (r == GB_R_OK && count != 0) {
+        gb_notify_key(c, GB_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", argv[1]);
+        gb_notify_del_if_gone(c, argv[1]);
+    }
 }
 
 static void cmd_zpopmin(gb_client *c, int argc, gb_slice *argv) { zpop_generic(c, argc, argv, false); }
@@ -485,6 +504,10 @@ static bool pop_first(gb_client *c, const gb_slice *keys, int nkeys, bool max, s
     gb_result r = gb_zset_zmpop(c->db, (size_t)nkeys, keys, max, count, &s, &m.which);
     if (r == GB_R_NOTFOUND)
         return false;
+    if (r == GB_R_OK) {
+        gb_notify_key(c, GB_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", keys[m.which]);
+        gb_notify_del_if_gone(c, keys[m.which]);
+    }
     if (r != GB_R_OK) {
         gb_reply_result(c, r);
     } else if (gb_propagating(&c->eng->prop)) {
@@ -671,9 +694,12 @@ static void zsetop_generic(gb_client *c, int argc, gb_slice *argv, const gb_slic
             gb_reply_int(c, card);
     } else if (dst) {
         int64_t card;
+        bool existed = gb_notify_store_begin(c, *dst);
         r = gb_zset_zunionstore(c->db, op, *dst, n, keys, err ? NULL : &opts, &card);
-        if (r == GB_R_OK)
+        if (r == GB_R_OK) {
             gb_reply_int(c, card);
+            gb_notify_store_end(c, GB_NOTIFY_ZSET, cmdname, *dst, card, existed);
+        }
     } else {
         emit_ctx e = {.c = c, .withscores = withscores};
         gb_sink s = emit_sink(&e);

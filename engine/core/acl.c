@@ -1,4 +1,5 @@
 #include "engine/core/acl.h"
+#include "engine/core/pubsub.h"
 
 #include <stdlib.h>
 
@@ -173,6 +174,7 @@ enum gb_acl_rule_error gb_acl_set_user(gb_engine *eng, gb_slice name, const gb_s
     if (u) {
         gb_acl_user_copy_rules(u, scratch);
         gb_acl_user_free(scratch);
+        gb_pubsub_kill_denied(eng, u, NULL);
     } else {
         insert_user(eng->acl, scratch);
     }
@@ -215,6 +217,7 @@ void gb_acl_replace_users(gb_engine *eng, gb_acl_user **users, size_t n, gb_clie
             gb_acl_user_copy_rules(old[i], acl->users[at]);
             gb_acl_user_free(acl->users[at]);
             acl->users[at] = old[i];
+            gb_pubsub_kill_denied(eng, old[i], current);
         } else {
             log_out_clients_of(eng, old[i], current);
             gb_acl_user_free(old[i]);

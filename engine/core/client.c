@@ -11,6 +11,7 @@
 #include "engine/core/monitor.h"
 #include "engine/core/multi.h"
 #include "engine/core/tracking.h"
+#include "engine/core/pubsub.h"
 #include "platform/clock.h"
 
 gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, const gb_client_hooks *hooks,
@@ -53,6 +54,7 @@ void gb_client_free(gb_client *c)
         gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT);
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);
+    gb_pubsub_client_free(c);
     gb_free(c->watched);
     gb_monitor_remove(c);
     gb_tracking_client_gone(c);
@@ -100,6 +102,8 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
         flags[nf++] = 'O';
     if (c->flags & GB_CLIENT_MULTI)
         flags[nf++] = 'x';
+    if (c->pubsub)
+        flags[nf++] = 'P';
     if (c->flags & GB_CLIENT_BLOCKED)
         flags[nf++] = 'b';
     if (c->flags & GB_CLIENT_TRACKING)
@@ -123,12 +127,14 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
     flags[nf] = '\0';
     int64_t now = (int64_t)c->eng->now_mono_ms;
     int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
                      "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
                      "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d%s",
                      (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
                      (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
-                     c->db->id, (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
+                     c->db->id, gb_pubsub_client_count(c, GB_PUBSUB_CHANNEL),
+                     gb_pubsub_client_count(c, GB_PUBSUB_PATTERN), gb_pubsub_client_count(c, GB_PUBSUB_SHARD),
+                     (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
                      d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->fullname : "NULL", c->user->name,
                      gb_tracking_redirect_id(c), c->resp, (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
     if (n < 0)

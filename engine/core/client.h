@@ -15,6 +15,7 @@ struct gb_db;
 struct gb_command;
 struct gb_blocked;
 struct gb_acl_user;
+struct gb_pubsub_client;
 
 enum {
     GB_CLIENT_MULTI = 1u << 0,       /* inside MULTI: commands are queued */
@@ -110,6 +111,7 @@ typedef struct gb_client {
     gb_slice reexec_key;        /* the key that became ready, while REEXEC */
 
     struct gb_client_tracking *tracking; /* CLIENT TRACKING state, or NULL (engine/core/tracking.h) */
+    struct gb_pubsub_client *pubsub; /* subscriptions (engine/core/pubsub.h); NULL while none */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;

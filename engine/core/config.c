@@ -11,12 +11,13 @@
 #include <sys/stat.h>
 
 #include "engine/base/util.h"
+#include "engine/core/pubsub.h"
 
 #ifndef GOBLIN_VERSION
 #define GOBLIN_VERSION "0.1.0"
 #endif
 
-enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE };
+enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE, T_NOTIFY };
 
 typedef struct opt_enum {
     const char *name;
@@ -115,13 +116,19 @@ static const opt options[] = {
      "Milliseconds a script runs before other clients get BUSY and SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE "
      "can stop it; 0: never.", NULL},
     /* client limits */
-    {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0", true, NULL,
-     "'normal <hard> <soft> <soft-seconds>': a client whose pending replies exceed hard, or stay over soft "
-     "for soft-seconds, is disconnected (Redis's default is unlimited; this is bounded).", NULL},
+    {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60",
+     true, NULL,
+     "'<class> <hard> <soft> <soft-seconds>' for the classes normal, replica and pubsub (a subscribed client): a "
+     "client whose pending replies exceed hard, or stay over soft for soft-seconds, is disconnected; 0 turns a "
+     "limit off. Redis's defaults, except normal, which Redis leaves unlimited.", NULL},
     {"client-query-buffer-limit", NULL, T_MEMORY, OFF(client_qbuf_limit), 1024 * 1024, INT64_MAX, "1gb", true, NULL,
      "Largest unparsed input a client may accumulate before it is disconnected.", NULL},
     {"proto-max-bulk-len", NULL, T_MEMORY, OFF(proto_max_bulk_len), 1024 * 1024, INT64_MAX, "512mb", true, NULL,
      "Largest single argument accepted ('Protocol error: invalid bulk length' beyond).", NULL},
+    /* pub/sub */
+    {"notify-keyspace-events", NULL, T_NOTIFY, OFF(notify_keyspace_events), 0, 0, "", true, NULL,
+     "Keyspace notifications: K (keyspace channel), E (keyevent channel) and event classes g $ l s h z x e t d "
+     "(A: all of these), m (key miss), n (new key); empty: off (docs/pubsub.md).", NULL},
     /* logging */
     {"loglevel", NULL, T_ENUM, OFF(loglevel), 0, 0, "notice", true, loglevels,
      "debug, verbose, notice or warning.", NULL},
@@ -289,27 +296,55 @@ static bool parse_int(const char *v, long long *out)
     return true;
 }
 
+/* Redis's client-output-buffer-limit: "<class> <hard> <soft> <soft-seconds>"
+ * groups, classes normal, replica (or slave) and pubsub; every group is
+ * checked before any applies. */
 static int set_obuf(gb_settings *s, const char *value, char *err, size_t errlen)
 {
-    /* "normal <hard> <soft> <seconds>" (class names of Redis other than
-     * "normal" do not exist here: no replicas, no pub/sub yet). */
-    char buf[256];
+    char buf[512];
     if (strlen(value) >= sizeof buf)
-        return fail(err, errlen, GB_EINVAL, "value too long");
+        return fail(err, errlen, GB_EINVAL, "Wrong number of arguments in buffer limit configuration.");
     strcpy(buf, value);
-    char *tok[4];
+    char *tok[12];
     int n = 0;
-    for (char *p = strtok(buf, " \t"); p && n < 4; p = strtok(NULL, " \t"))
+    for (char *p = strtok(buf, " \t"); p; p = strtok(NULL, " \t")) {
+        if (n == (int)GB_ARRAY_LEN(tok))
+            return fail(err, errlen, GB_EINVAL, "Wrong number of arguments in buffer limit configuration.");
         tok[n++] = p;
-    if (n != 4 || gb_strcasecmp(tok[0], "normal") != 0)
-        return fail(err, errlen, GB_EINVAL, "expected 'normal <hard> <soft> <soft-seconds>'");
-    long long hard, soft, secs;
-    if (!parse_memory(tok[1], &hard) || !parse_memory(tok[2], &soft) || !parse_int(tok[3], &secs) || secs < 0 ||
-        secs > INT32_MAX)
-        return fail(err, errlen, GB_EINVAL, "limits must be sizes (e.g. 256mb) and seconds a non-negative integer");
-    s->client_obuf_hard = hard;
-    s->client_obuf_soft = soft;
-    s->client_obuf_soft_seconds = (int)secs;
+    }
+    if (n == 0 || n % 4)
+        return fail(err, errlen, GB_EINVAL, "Wrong number of arguments in buffer limit configuration.");
+    long long v[3][3];
+    int cls[3];
+    for (int g = 0; g < n / 4; g++) {
+        const char *name = tok[4 * g];
+        if (gb_strcasecmp(name, "normal") == 0)
+            cls[g] = 0;
+        else if (gb_strcasecmp(name, "replica") == 0 || gb_strcasecmp(name, "slave") == 0)
+            cls[g] = 1;
+        else if (gb_strcasecmp(name, "pubsub") == 0)
+            cls[g] = 2;
+        else
+            return fail(err, errlen, GB_EINVAL, "Invalid client class specified in buffer limit configuration.");
+        if (!parse_memory(tok[4 * g + 1], &v[g][0]) || !parse_memory(tok[4 * g + 2], &v[g][1]) ||
+            !parse_int(tok[4 * g + 3], &v[g][2]) || v[g][2] < 0 || v[g][2] > INT32_MAX)
+            return fail(err, errlen, GB_EINVAL,
+                        "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+    }
+    for (int g = 0; g < n / 4; g++) {
+        long long *hard = cls[g] == 0 ? &s->client_obuf_hard
+                          : cls[g] == 1 ? &s->client_obuf_replica_hard
+                                        : &s->client_obuf_pubsub_hard;
+        long long *soft = cls[g] == 0 ? &s->client_obuf_soft
+                          : cls[g] == 1 ? &s->client_obuf_replica_soft
+                                        : &s->client_obuf_pubsub_soft;
+        int *secs = cls[g] == 0 ? &s->client_obuf_soft_seconds
+                    : cls[g] == 1 ? &s->client_obuf_replica_soft_seconds
+                                  : &s->client_obuf_pubsub_soft_seconds;
+        *hard = v[g][0];
+        *soft = v[g][1];
+        *secs = (int)v[g][2];
+    }
     return 0;
 }
 
@@ -420,6 +455,13 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
     }
     case T_OBUF:
         return set_obuf(s, value, err, errlen);
+    case T_NOTIFY: {
+        int flags = gb_notify_parse(value);
+        if (flags < 0)
+            return fail(err, errlen, GB_EINVAL, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+        *(int *)field(s, o) = flags;
+        return 0;
+    }
     }
     return GB_EINVAL;
 }
@@ -518,8 +560,15 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
         return;
     }
     case T_OBUF:
-        snprintf(buf, cap, "normal %lld %lld %d", s->client_obuf_hard, s->client_obuf_soft,
-                 s->client_obuf_soft_seconds);
+        /* Redis names the replica class "slave" here. */
+        snprintf(buf, cap, "normal %lld %lld %d slave %lld %lld %d pubsub %lld %lld %d", s->client_obuf_hard,
+                 s->client_obuf_soft, s->client_obuf_soft_seconds, s->client_obuf_replica_hard,
+                 s->client_obuf_replica_soft, s->client_obuf_replica_soft_seconds, s->client_obuf_pubsub_hard,
+                 s->client_obuf_pubsub_soft, s->client_obuf_pubsub_soft_seconds);
+        return;
+    case T_NOTIFY:
+        if (cap >= 16)
+            gb_notify_format(*(const int *)cfield(s, o), buf);
         return;
     case T_SAVE: {
         size_t used = 0;
@@ -749,6 +798,7 @@ void gb_config_print_help(FILE *out, const char *prog)
                           : o->type == T_ENUM   ? "CHOICE"
                           : o->type == T_OBUF   ? "LIMITS"
                           : o->type == T_SAVE   ? "\"SECONDS CHANGES ...\""
+                          : o->type == T_NOTIFY ? "CLASSES"
                                                 : "TEXT";
         fprintf(out, "  --%s %s%s\n      %s\n      default: %s\n", o->name, arg, o->runtime ? "  [runtime]" : "",
                 o->help, o->def[0] ? o->def : "(empty)");

@@ -60,6 +60,17 @@ typedef struct gb_settings {
     long long client_obuf_hard;
     long long client_obuf_soft;
     int client_obuf_soft_seconds;
+    /* client-output-buffer-limit's other classes (the above is "normal"):
+     * subscribed clients (pubsub), and replicas (kept for the setting's
+     * format; this server has none yet) */
+    long long client_obuf_pubsub_hard;
+    long long client_obuf_pubsub_soft;
+    int client_obuf_pubsub_soft_seconds;
+    long long client_obuf_replica_hard;
+    long long client_obuf_replica_soft;
+    int client_obuf_replica_soft_seconds;
+    /* notify-keyspace-events: GB_NOTIFY_* (engine/core/pubsub.h) */
+    int notify_keyspace_events;
     long long client_qbuf_limit;
     long long proto_max_bulk_len;
     /* logging */

@@ -1,4 +1,5 @@
 #include "engine/core/db.h"
+#include "engine/core/pubsub.h"
 
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
@@ -281,6 +282,7 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
     memcpy(kcopy, key.ptr, key.len);
     unlink_and_free(db, kv);
     gb_slice k = gb_slice_make(kcopy, key.len);
+    gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", k, db->id);
     gb_multi_touch_key(db, k);
     if (GB_UNLIKELY(db->eng->tracking != NULL))
         gb_tracking_invalidate_key(db->eng, k);
@@ -307,10 +309,12 @@ static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
 gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
 {
     gb_kv *kv = lookup(db, key, true);
-    if (kv)
+    if (kv) {
         db->eng->stats.keyspace_hits++;
-    else
+    } else {
         db->eng->stats.keyspace_misses++;
+        gb_notify_keyspace_event(db->eng, GB_NOTIFY_KEY_MISS, "keymiss", key, db->id);
+    }
     return kv;
 }
 
@@ -343,6 +347,7 @@ static void install(gb_db *db, gb_kv *kv)
         release(db, old, db->eng->cfg.lazyfree_lazy_server_del);
     } else {
         gb_htable_insert(&db->keys, &kv->node, h);
+        gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     }
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
@@ -357,6 +362,7 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
+    gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     if (wakes_waiters((uint8_t)t))
         gb_blocking_signal_key(db, key);
     return kv;
@@ -550,6 +556,7 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
         /* Found expired by the deletion itself: an expiry, propagated as
          * such (the key bytes are still valid until the free below). */
         db->eng->stats.expired_keys++;
+        gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", key, db->id);
         gb_propagate_expired(db, key);
     }
     release(db, kv, lazy);

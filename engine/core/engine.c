@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/core/acl.h"
+#include "engine/core/pubsub.h"
 #include "engine/core/blocking.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
@@ -70,6 +71,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     eng->active_expire_enabled = true;
     eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
+    eng->pubsub = gb_pubsub_new();
     gb_acl_new(eng); /* before any command registers: each gets an ACL id */
 
     eng->ndbs = cfg->databases;
@@ -100,6 +102,7 @@ void gb_engine_free(gb_engine *eng)
     }
     gb_free(eng->dbs);
     gb_commands_destroy(eng);
+    gb_pubsub_free(eng->pubsub);
     gb_acl_free(eng->acl);
     gb_blocking_engine_destroy(eng);
     gb_tracking_engine_free(eng);

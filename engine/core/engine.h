@@ -125,6 +125,7 @@ typedef struct gb_engine {
     size_t nmonitors, monitorcap;
     struct gb_tracking *tracking;
 
+    struct gb_pubsub *pubsub; /* channels and their subscribers (engine/core/pubsub.h) */
     struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
     gb_propagation prop;     /* write propagation: sinks and the current unit */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */

@@ -317,6 +317,21 @@ const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc,
     }
 }
 
+/* Redis 7.0's rule for a subscribed RESP2 client: its connection carries
+ * pushes, so only the commands that manage subscriptions, PING, QUIT and
+ * RESET may run (RESP3 tells replies and pushes apart: no rule). */
+static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd)
+{
+    if (GB_LIKELY(!c->pubsub) || c->resp != 2)
+        return false;
+    static const char *const allowed[] = {"ping",         "subscribe",  "ssubscribe", "unsubscribe", "sunsubscribe",
+                                          "psubscribe",   "punsubscribe", "quit",     "reset"};
+    for (size_t i = 0; i < GB_ARRAY_LEN(allowed); i++)
+        if (strcmp(cmd->fullname, allowed[i]) == 0)
+            return false;
+    return true;
+}
+
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -351,6 +366,15 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             reject(c, cmd, GB_ERR_OOM);
             return false;
         }
+    }
+    if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd))) {
+        char err[256];
+        snprintf(err, sizeof err,
+                 "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+                 "this context",
+                 cmd->fullname);
+        reject(c, cmd, err);
+        return false;
     }
     /* A script past busy-reply-threshold holds the engine: the busy pump
      * (engine/core/scripting.h) serves others only what may run beside it. */
@@ -452,7 +476,7 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                  eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  gb_acl_permits_any_args(c->user, cmd->acl_id) &&
                  !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
-                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out;
+                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;

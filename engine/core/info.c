@@ -9,6 +9,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
+#include "engine/core/pubsub.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
@@ -84,6 +85,18 @@ static void section_clients(gb_engine *eng, out_ctx *o)
     emitf(o, "connected_clients:%zu\r\n", eng->nclients);
     emitf(o, "cluster_connections:0\r\n");
     emitf(o, "maxclients:%lld\r\n", eng->cfg.maxclients);
+    /* The largest buffers among the clients now (Redis keeps a few
+     * seconds' peak; a subscriber falling behind shows here). */
+    size_t max_in = 0, max_out = 0;
+    for (const gb_client *c = eng->clients; c; c = c->next) {
+        gb_client_desc d = {.fd = -1};
+        if (c->hooks && c->hooks->describe)
+            c->hooks->describe(c, &d);
+        max_in = GB_MAX(max_in, d.qbuf + d.qbuf_free);
+        max_out = GB_MAX(max_out, d.obuf);
+    }
+    emitf(o, "client_recent_max_input_buffer:%zu\r\n", max_in);
+    emitf(o, "client_recent_max_output_buffer:%zu\r\n", max_out);
     emitf(o, "blocked_clients:%zu\r\n", eng->blocked_clients);
     emitf(o, "tracking_clients:%zu\r\n", gb_tracking_clients(eng));
 }
@@ -153,6 +166,9 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "client_query_buffer_limit_disconnections:%llu\r\n", (unsigned long long)s->client_qbuf_disconnects);
     emitf(o, "client_output_buffer_limit_disconnections:%llu\r\n", (unsigned long long)s->client_obuf_disconnects);
     emitf(o, "protocol_errors:%llu\r\n", (unsigned long long)s->protocol_errors);
+    emitf(o, "pubsub_channels:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_CHANNEL));
+    emitf(o, "pubsub_patterns:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_PATTERN));
+    emitf(o, "pubsubshard_channels:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_SHARD));
 }
 
 static void section_replication(gb_engine *eng, out_ctx *o)

@@ -6,6 +6,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/engine.h"
+#include "engine/core/pubsub.h"
 #include "engine/ds/htable.h"
 
 /* A remembered key and the ids of the clients that read it. */
@@ -118,13 +119,11 @@ static uint32_t tflags(const gb_client *c) { return c->tracking ? c->tracking->f
 /* ---- the messages ------------------------------------------------------------------ */
 
 /* Whether a RESP2 client receives pub/sub messages (Redis's CLIENT_PUBSUB:
- * subscribed to some channel or pattern). Pub/sub is not in this tree
- * yet: no RESP2 client is subscribed, so a RESP2 redirect target gets
- * nothing, as a Redis client that subscribed to nothing. */
+ * subscribed to some channel, pattern or shard channel). A RESP2 redirect
+ * target that subscribed to nothing gets nothing, as in Redis. */
 static bool client_subscribed(const gb_client *c)
 {
-    (void)c;
-    return false;
+    return gb_pubsub_client_subscribed(c);
 }
 
 static void notify(gb_client *c)

@@ -2,6 +2,7 @@
  * The keyspace's own typed operations, on top of engine/core/db.h.
  */
 #include "engine/types/t_keys.h"
+#include "engine/core/pubsub.h"
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
@@ -19,6 +20,7 @@ gb_result gb_keys_del(gb_db *db, size_t n, const gb_slice *keys, bool lazy, int6
     for (size_t i = 0; i < n; i++) {
         if (gb_db_lookup_write(db, keys[i]) && gb_db_delete_lazy(db, keys[i], lazy)) {
             gb_engine_key_modified(db, keys[i]);
+            gb_notify_keyspace_event(db->eng, GB_NOTIFY_GENERIC, "del", keys[i], db->id);
             (*deleted)++;
         }
     }

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/pubsub.h"
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/base/util.h"
@@ -109,6 +110,7 @@ gb_result gb_string_mset(gb_db *db, size_t npairs, const gb_slice *kv, bool nx, 
     for (size_t i = 0; i < npairs; i++) {
         gb_db_set_string(db, kv[2 * i], kv[2 * i + 1], false);
         gb_engine_key_modified(db, kv[2 * i]);
+        gb_notify_keyspace_event(db->eng, GB_NOTIFY_STRING, "set", kv[2 * i], db->id);
     }
     *set = true;
     return GB_R_OK;

@@ -14,7 +14,10 @@ and timestamps are masked):
     CACHING, NOLOOP, BCAST with prefixes, FLUSHALL, REDIRECT to a RESP3
     client and a broken redirect, CLIENT TRACKINGINFO/GETREDIR, every
     error text;
-  * RESET: back to db 0, RESP2, no name, no MULTI, tracking and MONITOR off.
+  * CLIENT TRACKING REDIRECT from RESP2 to a RESP2 client subscribed to
+    __redis__:invalidate (messages), and to one subscribed to nothing;
+  * RESET: back to db 0, RESP2, no name, no MULTI, tracking and MONITOR
+    off, subscriptions dropped.
 """
 
 import re
@@ -308,6 +311,44 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
         self.assertEqual(len(g), len(r))
         # The first invalidation, spelled out.
         self.assertEqual(g[1], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n"])
+
+    def resp2_redirect_scenario(self, srv):
+        """RESP2 client-side caching as redis-py 4 and Lettuce do it: the
+        tracking connection redirects to a RESP2 connection subscribed to
+        __redis__:invalidate, which gets each invalidation as a pub/sub
+        message; a RESP2 target subscribed to nothing gets nothing."""
+        log = []
+        with self.conn(srv, proto=2) as t, self.conn(srv, proto=2) as w, self.conn(srv, proto=2) as s:
+            w.call(b"FLUSHALL")
+            w.call(b"SET", b"a", b"1")
+            sid = s.call(b"CLIENT", b"ID").value
+            # Not subscribed yet: the invalidation is dropped.
+            log.append(t.call(b"CLIENT", b"TRACKING", b"on", b"REDIRECT", str(sid).encode()).raw)
+            t.call(b"GET", b"a")
+            w.call(b"SET", b"a", b"2")
+            log.append(self.pushes(s))
+            log.append(s.call(b"SUBSCRIBE", b"__redis__:invalidate").raw)
+            t.call(b"GET", b"a")
+            w.call(b"SET", b"a", b"3")
+            log.append(self.pushes(s))
+            t.call(b"GET", b"a")
+            w.call(b"FLUSHALL")
+            log.append(self.pushes(s))
+            log.append(self.pushes(t))
+            # RESET drops the subscriptions: no more messages, commands allowed again.
+            log.append(s.call(b"RESET").raw)
+            t.call(b"GET", b"a")
+            w.call(b"SET", b"a", b"4")
+            log.append(self.pushes(s))
+            log.append(s.call(b"GET", b"a").raw)
+            log.append(w.call(b"PUBSUB", b"NUMSUB", b"__redis__:invalidate").raw)
+        return log
+
+    def test_tracking_resp2_redirect(self):
+        g = self.resp2_redirect_scenario(self.goblin)
+        r = self.resp2_redirect_scenario(self.redis)
+        self.assertEqual(g, r)
+        self.assertEqual(g[3], [b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\na\r\n"])
 
     # ---- RESET --------------------------------------------------------------------------------
 

@@ -154,15 +154,22 @@ static void queue_resume(conn *c)
     }
 }
 
+static bool check_output_limits(conn *c);
+
+/* Replies (or pub/sub messages) were added outside the client's own
+ * command: they leave at the end of this loop iteration (drain_resumes),
+ * one write for however many arrived - a subscriber of a pipelined PUBLISH
+ * burst gets one syscall, not one per message. A client past its
+ * output-buffer limit is marked for closing instead (closed there too: the
+ * engine may be iterating subscribers now). */
 static void hook_flush(gb_client *gc)
 {
     conn *c = gc->conn;
     if (c->closing)
         return;
-    conn_flush(c);
-    /* A client that was blocked may have pipelined more commands. */
-    if (!c->closing && c->qlen > 0)
-        queue_resume(c);
+    if (!check_output_limits(c))
+        return;
+    queue_resume(c);
 }
 
 static void hook_close(gb_client *gc)
@@ -213,29 +220,58 @@ static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hook
 
 static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
 
-/* Enforces client-output-buffer-limit; returns false if the client was closed. */
-static bool check_output_limits(conn *c)
+/* The client's client-output-buffer-limit class: pubsub while it holds a
+ * subscription (Redis's getClientType), normal otherwise. */
+static void output_limits_of(const conn *c, long long *hard, long long *soft, int *secs)
 {
     const gb_settings *cfg = &c->srv->eng->cfg;
+    if (c->client && c->client->pubsub) {
+        *hard = cfg->client_obuf_pubsub_hard;
+        *soft = cfg->client_obuf_pubsub_soft;
+        *secs = cfg->client_obuf_pubsub_soft_seconds;
+    } else {
+        *hard = cfg->client_obuf_hard;
+        *soft = cfg->client_obuf_soft;
+        *secs = cfg->client_obuf_soft_seconds;
+    }
+}
+
+/* The client is over its limit: closed at the next chance (never now, the
+ * engine may be iterating clients), logged as Redis does. */
+static void close_for_output_limit(conn *c, const char *which, size_t pending)
+{
+    gb_client *gc = c->client;
+    char info[1024];
+    gb_client_info(gc, info, sizeof info);
+    gb_log(GB_LOG_WARNING,
+           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
+           "limit of client-output-buffer-limit %s; the client is not reading).",
+           info, pending, which, gc->pubsub ? "pubsub" : "normal");
+    c->srv->eng->stats.client_obuf_disconnects++;
+    gc->flags |= GB_CLIENT_CLOSE_ASAP;
+    queue_resume(c);
+}
+
+/* Enforces client-output-buffer-limit; returns false if the client is
+ * being closed. */
+static bool check_output_limits(conn *c)
+{
+    if (!c->client || (c->client->flags & GB_CLIENT_CLOSE_ASAP))
+        return false;
+    long long hard, soft;
+    int secs;
+    output_limits_of(c, &hard, &soft, &secs);
     size_t pending = pending_output(c);
-    if (cfg->client_obuf_hard > 0 && pending > (size_t)cfg->client_obuf_hard) {
-        gb_log(GB_LOG_WARNING,
-               "Client %s closed: %zu bytes of replies pending exceed client-output-buffer-limit hard %lld "
-               "(the client is not reading its replies)",
-               c->addr, pending, cfg->client_obuf_hard);
-        c->srv->eng->stats.client_obuf_disconnects++;
-        conn_close(c);
+    if (hard > 0 && pending > (size_t)hard) {
+        close_for_output_limit(c, "hard", pending);
         return false;
     }
-    if (cfg->client_obuf_soft > 0 && pending > (size_t)cfg->client_obuf_soft) {
+    if (soft > 0 && pending > (size_t)soft) {
         int64_t now = (int64_t)c->srv->eng->now_mono_ms;
         if (c->soft_since_ms == 0) {
             c->soft_since_ms = now;
-        } else if (now - c->soft_since_ms > (int64_t)cfg->client_obuf_soft_seconds * 1000) {
-            gb_log(GB_LOG_WARNING, "Client %s closed: replies above client-output-buffer-limit soft %lld for %d s",
-                   c->addr, cfg->client_obuf_soft, cfg->client_obuf_soft_seconds);
-            c->srv->eng->stats.client_obuf_disconnects++;
-            conn_close(c);
+        } else if (now - c->soft_since_ms > (int64_t)secs * 1000) {
+            close_for_output_limit(c, "soft", pending);
             return false;
         }
     } else {

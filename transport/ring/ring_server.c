@@ -94,6 +94,7 @@ typedef struct ring_slot {
     size_t incap;
     uint64_t requests;
     bool resume;         /* unblocked: continue with buffered input */
+    int64_t soft_since_ms; /* a subscriber's pending output first over the pubsub soft limit */
     bool held;           /* replies wait for the log's sync (appendfsync always) */
     char owner_addr[64];
     struct gb_ring_pool *pool;
@@ -488,6 +489,47 @@ static void wake_client(ring_slot *s)
 
 static void slot_violation(ring_slot *s, const char *why);
 
+/* A subscribed ring client that does not read: bounded by
+ * client-output-buffer-limit's pubsub class, as a socket subscriber. Over
+ * it the client is marked for closing and gets nothing more; the slot is
+ * released by serve_slot, never here (PUBLISH may be iterating the
+ * subscribers). Returns true: the slot stays until then. */
+static bool queue_for_subscriber(ring_slot *s, const char *data, size_t len)
+{
+    gb_client *c = s->exec;
+    if (c->flags & GB_CLIENT_CLOSE_ASAP)
+        return true;
+    const gb_settings *cfg = &s->pool->eng->cfg;
+    size_t pending = s->pending.len + len;
+    const char *which = NULL;
+    if (cfg->client_obuf_pubsub_hard > 0 && pending > (size_t)cfg->client_obuf_pubsub_hard) {
+        which = "hard";
+    } else if (cfg->client_obuf_pubsub_soft > 0 && pending > (size_t)cfg->client_obuf_pubsub_soft) {
+        int64_t now = (int64_t)s->pool->eng->now_mono_ms;
+        if (s->soft_since_ms == 0)
+            s->soft_since_ms = now;
+        else if (now - s->soft_since_ms > (int64_t)cfg->client_obuf_pubsub_soft_seconds * 1000)
+            which = "soft";
+    } else {
+        s->soft_since_ms = 0;
+    }
+    if (which) {
+        char info[1024];
+        gb_client_info(c, info, sizeof info);
+        gb_log(GB_LOG_WARNING,
+               "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
+               "limit of client-output-buffer-limit pubsub; the ring client is not reading).",
+               info, pending, which);
+        s->pool->eng->stats.client_obuf_disconnects++;
+        c->flags |= GB_CLIENT_CLOSE_ASAP;
+        return true;
+    }
+    uint32_t l32 = (uint32_t)len;
+    gb_outbuf_append(&s->pending, (const char *)&l32, 4);
+    gb_outbuf_append(&s->pending, data, len);
+    return true;
+}
+
 /* Puts one reply message on the response ring, or queues it. Returns false
  * if the slot had to be dropped. */
 static bool publish(ring_slot *s, const char *data, size_t len)
@@ -512,6 +554,8 @@ static bool publish(ring_slot *s, const char *data, size_t len)
         }
     }
     /* The client is not reading: keep it, bounded like a socket's output. */
+    if (s->exec && s->exec->pubsub)
+        return queue_for_subscriber(s, data, len);
     const gb_settings *cfg = &s->pool->eng->cfg;
     if (cfg->client_obuf_hard > 0 && s->pending.len + len > (size_t)cfg->client_obuf_hard) {
         s->pool->eng->stats.client_obuf_disconnects++;
@@ -609,7 +653,7 @@ static bool flush_replies(ring_slot *s)
 static void exec_flush(gb_client *c)
 {
     ring_slot *s = c->conn;
-    if (s->state != SLOT_ATTACHED)
+    if (s->state != SLOT_ATTACHED || (c->flags & GB_CLIENT_CLOSE_ASAP))
         return;
     s->proto->finish(s->proto_state);
     if (!(c->flags & GB_CLIENT_BLOCKED) && s->proto->has_input(s->proto_state))
@@ -678,6 +722,7 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
+    s->soft_since_ms = 0;
     if (s->held) {
         s->held = false;
         pool->nheld--;
@@ -984,7 +1029,8 @@ static bool serve_slot(ring_slot *s)
     if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
         return false;
     if (GB_UNLIKELY(s->exec->flags & GB_CLIENT_CLOSE_ASAP)) {
-        /* Killed (exec_close): its client sees the control link close. */
+        /* Killed (exec_close), or a subscriber over its output limit
+         * (queue_for_subscriber): its client sees the control link close. */
         release_slot(s, true, true);
         return true;
     }
