@@ -6,6 +6,7 @@
 
 #include "engine/core/client.h"
 #include "engine/core/gate.h"
+#include "engine/base/mem.h"
 #include "engine/base/util.h"
 
 #define INITIAL_ARGS 8
@@ -21,7 +22,7 @@ void gb_resp_parser_init(gb_resp_parser *p, int64_t max_bulk)
 
 void gb_resp_parser_free(gb_resp_parser *p)
 {
-    free(p->args);
+    gb_free(p->args);
     p->args = NULL;
     p->cap = 0;
 }
@@ -39,7 +40,7 @@ static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
 {
     if (__builtin_expect(p->argc == p->cap, 0)) {
         int ncap = p->cap ? p->cap * 2 : INITIAL_ARGS;
-        gb_resp_arg *n = realloc(p->args, (size_t)ncap * sizeof *n);
+        gb_resp_arg *n = gb_try_realloc(p->args, (size_t)ncap * sizeof *n);
         if (!n)
             return false;
         p->args = n;
@@ -368,13 +369,13 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
     if (p->argc == 0)
         return true;
     gb_slice stack_argv[GB_RESP_STACK_ARGS];
-    gb_slice *argv = p->argc <= GB_RESP_STACK_ARGS ? stack_argv : malloc((size_t)p->argc * sizeof *argv);
+    gb_slice *argv = p->argc <= GB_RESP_STACK_ARGS ? stack_argv : gb_try_malloc((size_t)p->argc * sizeof *argv);
     if (!argv)
         return false;
     gb_resp_args_to_slices(p, buf, argv);
     gb_gate_execute(c, p->argc, argv);
     if (argv != stack_argv)
-        free(argv);
+        gb_free(argv);
     return true;
 }
 
