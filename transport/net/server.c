@@ -398,8 +398,12 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void protocol_error(conn *c, const char *err)
 {
     gb_engine *eng = c->srv->eng;
-    eng->stats.protocol_errors++;
-    gb_log(GB_LOG_VERBOSE, "Protocol error (%s) from client %s", err, c->addr);
+    if (c->parser.oom)
+        gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its buffers (argument array)", c->addr);
+    else {
+        eng->stats.protocol_errors++;
+        gb_log(GB_LOG_VERBOSE, "Protocol error (%s) from client %s", err, c->addr);
+    }
     gb_reply_error(c->client, err);
     c->client->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
     c->qlen = 0;

@@ -41,8 +41,10 @@ static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
     if (__builtin_expect(p->argc == p->cap, 0)) {
         int ncap = p->cap ? p->cap * 2 : INITIAL_ARGS;
         gb_resp_arg *n = gb_try_realloc(p->args, (size_t)ncap * sizeof *n);
-        if (!n)
+        if (!n) {
+            p->oom = true;
             return false;
+        }
         p->args = n;
         p->cap = ncap;
     }
@@ -89,7 +91,8 @@ static bool quote_closes_word(const char *line, size_t i, size_t len)
  * blank-separated words; "double quotes" with \n \r \t \b \a \\ \" and
  * \xHH escapes; 'single quotes' with \' ; a closing quote must be followed by
  * a blank or the end. Decoded words are written back into the line (never
- * longer than their source). Returns false on unbalanced quotes.
+ * longer than their source). Returns false on unbalanced quotes, or when
+ * the argument array cannot grow (p->oom set).
  */
 static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
 {
@@ -176,7 +179,7 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
         end--;
     p->argc = 0;
     if (!split_inline(p, buf, end, 0))
-        return fail(err, errlen, "unbalanced quotes in request");
+        return fail(err, errlen, p->oom ? "out of memory" : "unbalanced quotes in request");
     if (p->unauthenticated && p->argc > GB_RESP_UNAUTH_MAX_ARGS)
         return fail(err, errlen, "unauthenticated multibulk length");
     *consumed = linelen + 1;

@@ -69,12 +69,15 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
             break;
         if (rc == GB_RESP_ERROR) {
             /* As on a socket: Redis's error text, then the ring is closed. */
+            if (st->parser.oom)
+                gb_log(GB_LOG_WARNING, "Ring client closed: out of memory for its buffers (argument array)");
             gb_reply_error(c, err);
             c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             st->inlen = 0;
             return 0;
         }
         if (!gb_resp_execute(&st->parser, st->in + pos, c)) { /* as on a socket: this client goes */
+            gb_log(GB_LOG_WARNING, "Ring client closed: out of memory for its buffers (argument array)");
             gb_reply_error(c, "ERR out of memory");
             c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             st->inlen = 0;
