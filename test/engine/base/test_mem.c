@@ -1,6 +1,11 @@
 /* engine/base/mem.c: the fallible allocators (gb_try_*), their accounting,
  * and the fault injector that tests use to make the Nth one fail. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,6 +134,40 @@ static void test_count_only_and_fail_stop_untouched(void **state)
     gb_free(b);
 }
 
+/* The fail-stop allocators: out of memory prints the size and aborts (the
+ * policy for the engine and for start-up). In a child process. */
+static void test_fail_stop_prints_and_aborts(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reports the impossible size itself before malloc can fail */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    skip();
+#endif
+#endif
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        volatile size_t huge = SIZE_MAX - 4096;
+        void *p = gb_malloc(huge);
+        _exit(p ? 3 : 4); /* never reached */
+    }
+    close(fds[1]);
+    char buf[512] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+    assert_true(n > 0);
+    assert_non_null(strstr(buf, "goblin-core: out of memory allocating"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +177,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fail_nth_and_after, teardown),
         cmocka_unit_test_teardown(test_failed_realloc_keeps_block, teardown),
         cmocka_unit_test_teardown(test_count_only_and_fail_stop_untouched, teardown),
+        cmocka_unit_test(test_fail_stop_prints_and_aborts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
