@@ -3,6 +3,7 @@
 #   make test           install missing packages (incl. test tools), build, run every test
 #                       (native platform layer and the generic POSIX one)
 #   make test-sanitize  the whole suite under ASan + UBSan (+ LeakSanitizer on Linux)
+#   make fuzz           build the libFuzzer harnesses (clang) and run each briefly (docs/fuzzing.md)
 #   make bench          build the benchmarks (see docs/benchmarks.md for how to run them)
 #   make package        per-OS tarball: server, client library, headers, SBE schema
 #   make package-aarch64  the same for arm64 Linux, cross-built (Debian/Ubuntu x86-64 host)
@@ -18,7 +19,7 @@ NATIVE_PLATFORM := $(if $(filter Darwin,$(UNAME)),darwin,$(if $(filter Linux,$(U
 # start with detect_leaks=1.
 LEAK_CHECKS := $(if $(filter Linux,$(UNAME)),1,0)
 
-.PHONY: run build deps test-deps check-deps test test-native test-posix test-sanitize bench package \
+.PHONY: run build deps test-deps check-deps test test-native test-posix test-sanitize fuzz bench package \
         package-aarch64 checks check-clang check-darwin check-aarch64 check-tsan clean
 
 deps:
@@ -55,6 +56,9 @@ test-sanitize: test-deps
 	ASAN_OPTIONS=detect_leaks=$(LEAK_CHECKS):abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan $(CTEST_FLAGS) -j $(JOBS) -LE nosanitize
 
+fuzz: test-deps
+	cmake/run-fuzzers.sh
+
 bench: deps
 	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DGOBLIN_BUILD_TESTS=OFF
 	cmake --build build-release -j $(JOBS)
@@ -89,5 +93,5 @@ check-tsan: test-deps
 	JOBS=$(JOBS) cmake/check-tsan.sh
 
 clean:
-	rm -rf build-release build-test build-test-posix build-asan build-package build-package-aarch64 \
+	rm -rf build-release build-test build-test-posix build-asan build-fuzz build-package build-package-aarch64 \
 	  build-clang build-darwin-check build-aarch64 build-tsan

@@ -10,3 +10,14 @@ if(GOBLIN_BUILD_TESTS)
   pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka>=1.1)
 endif()
 find_package(Threads REQUIRED)
+# Scripting (engine/script, docs/scripting.md): PUC Lua 5.1, chosen over
+# LuaJIT by measurement (docs/scripting.md, "Which Lua"): LuaJIT's compiled
+# code never calls the count hook busy scripts and SCRIPT KILL rely on, and
+# Redis embeds PUC Lua 5.1. cjson and bit are Debian's lua-cjson-dev and lua-bitop-dev
+# (MIT licence, the same upstream versions Redis bundles), linked as the
+# libraries pkg-config names, so the darwin compile check's staged .pc files
+# stand in for them; cmsgpack and struct are the project's own
+# (engine/script/lib_*.c).
+pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.1)
+pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
+pkg_check_modules(LUA_BITOP REQUIRED IMPORTED_TARGET lua5.1-bitop)

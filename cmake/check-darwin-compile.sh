@@ -78,6 +78,19 @@ stage_deps() {
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include\n' \
       "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
   done
+  # Lua 5.1 and its cjson/bit modules (engine/script): headers in a lua5.1/
+  # folder of their own, as Debian lays them out.
+  [ -e /usr/include/lua5.1/lua.h ] || { log "/usr/include/lua5.1 missing: run cmake/install-deps.sh --test"; exit 1; }
+  mkdir -p "$stage/include/lua5.1"
+  cp /usr/include/lua5.1/*.h "$stage/include/lua5.1/"
+  # Debian's luaconf.h includes its multiarch header (paths only): beside it.
+  local multiarch
+  multiarch=$(ls /usr/include/*/lua5.1-deb-multiarch.h 2>/dev/null | head -1)
+  [ -n "$multiarch" ] && cp "$multiarch" "$stage/include/lua5.1/"
+  for m in lua5.1 lua5.1-cjson lua5.1-bitop; do
+    printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include/lua5.1\n' \
+      "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
+  done
 }
 
 zig=$(fetch_zig)

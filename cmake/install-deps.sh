@@ -22,11 +22,16 @@ if [ "$(uname -s)" = "Darwin" ]; then
     log "Homebrew is required on macOS: see https://brew.sh, then re-run."
     exit 1
   fi
+  # Scripting: Homebrew has no Lua 5.1 formula any more (lua@5.1 was
+  # removed) nor lua-cjson/lua-bitop: CMake then stops with a message
+  # naming what is missing (docs/scripting.md, "Building on macOS").
   pkgs=(cmake pkg-config libuv cmocka xxhash zstd)
   # Homebrew's redis is newer than the Redis 7.0 the differential tests
   # compare with (they skip the comparison, saying so); a redis-server already
   # on PATH (the GitHub workflow's 7.0.15) is used as it is.
   [ $want_test = 1 ] && ! command -v redis-server >/dev/null 2>&1 && pkgs+=(redis)
+  # The framework tests' Node clients (ioredis, BullMQ) come from npm at test time.
+  [ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(node)
   missing=()
   for p in "${pkgs[@]}"; do
     brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -44,6 +49,11 @@ if [ "$(uname -s)" = "Darwin" ]; then
     python3 -m pip install --user redis >/dev/null 2>&1 ||
       python3 -m pip install --user --break-system-packages redis
   fi
+  if [ $want_test = 1 ] && ! python3 -c 'import celery' >/dev/null 2>&1; then
+    log "installing Celery for the framework tests"
+    python3 -m pip install --user celery >/dev/null 2>&1 ||
+      python3 -m pip install --user --break-system-packages celery || true
+  fi
   exit 0
 fi
 
@@ -53,10 +63,16 @@ if ! command -v dpkg >/dev/null 2>&1; then
   exit 0
 fi
 
-pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev)
-[ $want_test = 1 ] && pkgs+=(redis-server redis-tools python3 python3-redis clang)
+# Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson and bit
+# libraries as Debian packages them (linked as pkg-config names them).
+pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+# python3-celery/python3-kombu: the Celery worker test; npm (any npm will
+# do): the Node clients of the framework tests, installed at test time.
+[ $want_test = 1 ] && pkgs+=(redis-server redis-tools python3 python3-redis clang python3-celery python3-kombu)
+[ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64
-  libxxhash-dev:arm64 libzstd-dev:arm64)
+  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 lua-bitop-dev:arm64)
 # npm may come from elsewhere than Debian (nodesource, nvm): any npm will do.
 [ $want_checks = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 # With a foreign architecture installed (the arm64 check), a name such as
@@ -69,7 +85,25 @@ missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# cmake/run-fuzzers.sh links clang's libFuzzer and sanitizer runtimes.
+# Debian 12 (and Ubuntu 23.04) on ship them apart from clang, in
+# libclang-rt-dev, which clang only recommends (and this script installs
+# without recommends); older releases have them in a package clang depends
+# on, and no libclang-rt-dev. So: wanted when clang cannot link a fuzzer.
+clang_links_fuzzer() {
+  command -v clang >/dev/null 2>&1 || return 1
+  local out
+  out=$(mktemp)
+  printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' |
+    clang -x c -fsanitize=fuzzer,address,undefined - -o "$out" >/dev/null 2>&1
+  local rc=$?
+  rm -f "$out"
+  return $rc
+}
+want_rt=0
+[ $want_test = 1 ] && ! dpkg -s libclang-rt-dev >/dev/null 2>&1 && ! clang_links_fuzzer && want_rt=1
+[ ${#missing[@]} -eq 0 ] && [ $want_rt = 0 ] && exit 0
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -83,8 +117,10 @@ if [ $want_checks = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64
   log "dpkg --add-architecture arm64"
   $SUDO dpkg --add-architecture arm64
 fi
-log "apt-get install ${missing[*]}"
 $SUDO apt-get update -qq
+[ $want_rt = 1 ] && apt-cache show libclang-rt-dev >/dev/null 2>&1 && missing+=(libclang-rt-dev)
+[ ${#missing[@]} -eq 0 ] && exit 0
+log "apt-get install ${missing[*]}"
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged redis-server as a service where systemd runs;
 # the tests start their own on free ports, so it is harmless either way.

@@ -1,6 +1,7 @@
 #include "engine/modules.h"
 
 #include "engine/persist/persist.h"
+#include "engine/script/scripting.h"
 #include "engine/types/registry.h"
 
 /* Every command module's table, defined by GB_DEFINE_COMMANDS in its
@@ -19,6 +20,7 @@ GB_DECLARE_COMMANDS(hash);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
@@ -36,8 +38,10 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(set);
     REG(zset);
     REG(persist);
+    REG(script);
     REG(acl);
 #undef REG
+    gb_scripting_new(eng);
     gb_persist_new(eng);
     return eng;
 }

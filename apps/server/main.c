@@ -96,111 +96,105 @@ static int fatal(FILE *logf, const char *msg)
     return 1;
 }
 
+/* What start-up has built so far, torn down in reverse on every way out. */
+typedef struct server_parts {
+    gb_settings cfg;
+    FILE *logf;
+    gb_ring_pool *rings;
+    gb_engine *eng;
+    uv_loop_t loop;
+    bool loop_open;
+    gb_net_server *srv;
+} server_parts;
+
+static int teardown(server_parts *p, int rc)
+{
+    bool served = p->srv != NULL;
+    if (p->srv)
+        gb_net_server_free(p->srv);
+    if (p->loop_open)
+        uv_loop_close(&p->loop);
+    if (p->eng)
+        gb_engine_free(p->eng);
+    if (p->rings)
+        gb_ring_pool_free(p->rings);
+    if (rc == 0 && served)
+        gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
+    gb_settings_free(&p->cfg);
+    if (p->logf)
+        fclose(p->logf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    gb_settings cfg;
-    gb_settings_defaults(&cfg);
+    server_parts p = {0};
+    gb_settings *cfg = &p.cfg;
+    gb_settings_defaults(cfg);
     char err[512];
-    int rc = gb_config_parse_args(&cfg, argc - 1, argv + 1, err, sizeof err);
-    if (rc == 1) {
-        gb_settings_free(&cfg);
-        return 0;
-    }
+    int rc = gb_config_parse_args(cfg, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 1) /* --help, --version */
+        return teardown(&p, 0);
     if (rc != 0) {
         fprintf(stderr, "goblin-core: %s\n", err);
-        gb_settings_free(&cfg);
-        return 1;
+        return teardown(&p, 1);
     }
-    FILE *logf = open_log(&cfg);
-    gb_log_set(cfg.loglevel, logf);
-    int fault = arm_fault_injection();
-    if (fault < 0) {
-        fatal(logf, "GOBLIN_FAULT_ALLOC must be N, N+ or 0 (a test-only setting; see --help)");
-        gb_settings_free(&cfg);
-        return 1;
-    }
+    p.logf = open_log(cfg);
+    gb_log_set(cfg->loglevel, p.logf);
 
-    /* Helper threads (lazy freeing, snapshot writing, log fsync) get the
-     * CPUs this process may use minus the engine's: recorded now, before the
-     * ring pool pins this thread and every thread it starts would inherit
-     * the one CPU. */
-    if (cfg.cpu >= 0 && gb_cpu_allowed(&cfg.helper_cpus) == 0) {
-        gb_cpuset_clear(&cfg.helper_cpus, cfg.cpu);
-        if (gb_cpuset_count(&cfg.helper_cpus) == 0)
+    /* Helper threads (lazy freeing, snapshot writing, log fsync, ring
+     * refills) get the CPUs this process may use minus the engine's:
+     * recorded now, before the ring pool pins this thread and every thread
+     * it starts would inherit the one CPU. */
+    if (cfg->cpu >= 0 && gb_cpu_allowed(&cfg->helper_cpus) == 0) {
+        gb_cpuset_clear(&cfg->helper_cpus, cfg->cpu);
+        if (gb_cpuset_count(&cfg->helper_cpus) == 0)
             gb_log(GB_LOG_WARNING, "--cpu %d is the only CPU this process may use: helper threads (saves, lazy "
-                   "freeing, log fsync) will share it with the engine", cfg.cpu);
+                   "freeing, log fsync) will share it with the engine", cfg->cpu);
     }
 
     /* The ring pool comes first: pinned, placed on the engine CPU's NUMA node
      * and verified before anything else allocates (docs/numa.md). */
     char placement[1024] = "";
-    gb_ring_pool *rings = gb_ring_pool_create(&cfg, err, sizeof err, placement, sizeof placement);
-    if (!rings) {
-        fatal(logf, err);
-        gb_settings_free(&cfg);
-        return 1;
-    }
+    p.rings = gb_ring_pool_create(cfg, err, sizeof err, placement, sizeof placement);
+    if (!p.rings)
+        return teardown(&p, fatal(p.logf, err));
 
-    gb_engine *eng = gb_engine_new(&cfg);
-    if (gb_persist_load(gb_persist_of(eng), err, sizeof err) != 0) {
-        fatal(logf, err);
-        gb_engine_free(eng);
-        gb_ring_pool_free(rings);
-        gb_settings_free(&cfg);
-        return 1;
-    }
-    uv_loop_t loop;
-    uv_loop_init(&loop);
-    gb_net_server *srv = gb_net_server_new(eng, &loop, err, sizeof err);
-    if (!srv) {
-        fatal(logf, err);
-        uv_loop_close(&loop);
-        gb_engine_free(eng);
-        gb_ring_pool_free(rings);
-        gb_settings_free(&cfg);
-        if (logf)
-            fclose(logf);
-        return 1;
-    }
-    gb_ring_pool_attach(rings, eng, srv);
+    p.eng = gb_engine_new(cfg);
+    if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
+        return teardown(&p, fatal(p.logf, err));
+    uv_loop_init(&p.loop);
+    p.loop_open = true;
+    p.srv = gb_net_server_new(p.eng, &p.loop, err, sizeof err);
+    if (!p.srv)
+        return teardown(&p, fatal(p.logf, err));
+    gb_ring_pool_attach(p.rings, p.eng, p.srv);
     /* Users last: their rules may name any command, RING included. */
-    if (gb_acl_load_at_startup(eng, err, sizeof err) != 0) {
-        fatal(logf, err);
-        gb_net_server_free(srv);
-        uv_loop_close(&loop);
-        gb_engine_free(eng);
-        gb_ring_pool_free(rings);
-        gb_settings_free(&cfg);
-        if (logf)
-            fclose(logf);
-        return 1;
-    }
+    if (gb_acl_load_at_startup(p.eng, err, sizeof err) != 0)
+        return teardown(&p, fatal(p.logf, err));
     struct utsname un;
     uname(&un);
     gb_log(GB_LOG_NOTICE, "Goblin Core %s (Redis %s compatible) starting, pid %ld, %s %s %s", GOBLIN_VERSION,
            "7.0.15", (long)getpid(), un.sysname, un.release, un.machine);
-    gb_log(GB_LOG_NOTICE, "Listening on %s; %d databases; maxmemory %s; lists: %s", gb_net_server_describe(srv),
-           cfg.databases, cfg.maxmemory ? "set" : "unlimited",
-           cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
-    gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(rings), placement[0] ? "; " : "", placement);
-    if (gb_acl_auth_required(eng))
+    gb_log(GB_LOG_NOTICE, "Listening on %s; %d databases; maxmemory %s; lists: %s", gb_net_server_describe(p.srv),
+           cfg->databases, cfg->maxmemory ? "set" : "unlimited",
+           cfg->list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
+    gb_log(GB_LOG_NOTICE, "Rings: %s%s%s", gb_ring_pool_describe(p.rings), placement[0] ? "; " : "", placement);
+    if (gb_acl_auth_required(p.eng))
         gb_log(GB_LOG_NOTICE, "Password protection is on (the default user has a password or is off)");
-    else if (cfg.bind && strstr(cfg.bind, "0.0.0.0") && !cfg.protected_mode)
+    else if (cfg->bind && strstr(cfg->bind, "0.0.0.0") && !cfg->protected_mode)
         gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password and with protected-mode off: "
                                "anyone who can reach this host can read and change all data. Set --requirepass, "
                                "define users (docs/acl.md) or bind to 127.0.0.1.");
+    /* Armed last: what start-up allocates is not a client's, and counting
+     * from here gives every run of a test the same numbers. */
+    int fault = arm_fault_injection();
+    if (fault < 0)
+        return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+ or 0 (a test-only setting; see --help)"));
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
-    gb_net_server_run(srv);
-    gb_net_server_free(srv);
+    gb_net_server_run(p.srv);
     if (fault)
         report_fault_injection();
-    uv_loop_close(&loop);
-    gb_engine_free(eng);
-    gb_ring_pool_free(rings);
-    gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
-    gb_settings_free(&cfg);
-    if (logf)
-        fclose(logf);
-    return 0;
+    return teardown(&p, 0);
 }

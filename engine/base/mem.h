@@ -27,8 +27,10 @@
  *   pending replies, SBE reply and decode scratch, write requests,
  *   per-connection and per-claim structures): a failure there costs that
  *   one client (its connection closed, its ring slot released, the
- *   connection refused), never the server. Counted in gb_mem_used() like the
- *   rest and freed with gb_free().
+ *   connection refused), never the server. The Lua interpreter's allocator
+ *   (engine/script) uses them too: a script that runs out gets "not enough
+ *   memory". Counted in gb_mem_used() like the rest and freed with
+ *   gb_free().
  *
  * Threads: the engine thread uses these freely; a thread that frees engine
  * memory in the background (lazy freeing) calls gb_mem_set_offthread()
@@ -70,7 +72,8 @@ size_t gb_mem_used(void);
  * injector below can tell which sites a test reached. */
 #define gb_try_malloc(n) gb_try_malloc_at((n), __FILE__, __LINE__)
 #define gb_try_calloc(count, size) gb_try_calloc_at((count), (size), __FILE__, __LINE__)
-/* On failure p is left as it was (still owned by the caller). */
+/* realloc (or malloc, p NULL); on failure p is left as it was (still owned
+ * by the caller). */
 #define gb_try_realloc(p, n) gb_try_realloc_at((p), (n), __FILE__, __LINE__)
 
 void *gb_try_malloc_at(size_t n, const char *file, int line);

@@ -1,23 +1,13 @@
 #include "engine/base/splitargs.h"
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 
 /* C's isspace in the "C" locale: what sdssplitargs skips between words. */
 static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 /* What ends an unquoted word (sdssplitargs's own list: not \v or \f). */
 static bool ends_word(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0'; }
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 static char escaped(char c)
 {
@@ -42,8 +32,8 @@ static long read_word(const char *line, size_t len, size_t *pos, char *out)
     for (;;) {
         char c = AT(p);
         if (quote == '"') {
-            if (c == '\\' && AT(p + 1) == 'x' && hex_value(AT(p + 2)) >= 0 && hex_value(AT(p + 3)) >= 0) {
-                out[n++] = (char)(hex_value(AT(p + 2)) * 16 + hex_value(AT(p + 3)));
+            if (c == '\\' && AT(p + 1) == 'x' && gb_hex_digit(AT(p + 2)) >= 0 && gb_hex_digit(AT(p + 3)) >= 0) {
+                out[n++] = (char)(gb_hex_digit(AT(p + 2)) * 16 + gb_hex_digit(AT(p + 3)));
                 p += 4;
             } else if (c == '\\' && AT(p + 1)) {
                 out[n++] = escaped(AT(p + 1));

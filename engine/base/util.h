@@ -16,6 +16,18 @@ size_t gb_ull2str(char *buf, uint64_t v);
  * zeros, no spaces, fits in int64 (Redis's string2ll). */
 bool gb_str2ll(const char *s, size_t len, int64_t *out);
 /* Same rules; named for the intent "is this the canonical form of an int". */
+/* The value of one hexadecimal digit, or -1 (the \xHH escapes of inline
+ * commands and of Redis's argument splitting). */
+static inline int gb_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
 static inline bool gb_str2ll_canonical(const char *s, size_t len, int64_t *out) { return gb_str2ll(s, len, out); }
 static inline bool gb_slice2ll(gb_slice s, int64_t *out) { return gb_str2ll(s.ptr, s.len, out); }
 

@@ -649,6 +649,11 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
+    /* A busy script may only be stopped by SHUTDOWN NOSAVE (Redis 7.0). */
+    if (!nosave && c->eng->script.timed_out) {
+        gb_reply_error(c, gb_script_busy_error(&c->eng->script));
+        return;
+    }
     gb_log(GB_LOG_WARNING, "User requested shutdown...");
     /* A save that fails keeps the server up (Redis's prepareForShutdown). */
     if (gb_engine_prepare_shutdown(c->eng, save, nosave) != 0) {
@@ -698,11 +703,11 @@ GB_DEFINE_COMMANDS(server,
     {"ping", -1, GB_CMD_FAST, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
      "1.0.0"},
     {"echo", 2, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
-    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
+    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
      "1.0.0"},
-    {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_auth, "connection",
+    {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_auth, "connection",
      "Authenticates the connection.", "1.0.0"},
-    {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_hello, "connection",
+    {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_hello, "connection",
      "Handshakes with the server.", "6.0.0"},
     {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
      "A container for client connection commands.", "2.4.0", "getname help id info kill list setname unblock"},
@@ -712,7 +717,7 @@ GB_DEFINE_COMMANDS(server,
      "A container for server configuration commands.", "2.0.0", "get help resetstat set"},
     {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
      "Returns the server time.", "2.6.0"},
-    {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
+    {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
      "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"},
     {"memory", -2, 0, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.", "4.0.0",
      "help usage"});

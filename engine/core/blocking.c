@@ -153,7 +153,10 @@ uint64_t gb_blocking_next_deadline(const gb_engine *eng) { return eng->nbheap ? 
 
 /* ---- timeouts -------------------------------------------------------------------- */
 
-bool gb_blocking_allowed(const gb_client *c) { return !(c->flags & (GB_CLIENT_IN_EXEC | GB_CLIENT_MULTI)); }
+bool gb_blocking_allowed(const gb_client *c)
+{
+    return !(c->flags & (GB_CLIENT_IN_EXEC | GB_CLIENT_MULTI | GB_CLIENT_SCRIPT));
+}
 
 bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms)
 {

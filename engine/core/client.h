@@ -29,6 +29,7 @@ enum {
     GB_CLIENT_CLOSE_ASAP = 1u << 9,  /* killed: the transport closes it at the next chance */
     GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
     GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
+    GB_CLIENT_SCRIPT = 1u << 13,     /* the client a script's redis.call runs as (engine/script) */
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */

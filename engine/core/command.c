@@ -37,13 +37,14 @@ static const struct {
                 {GB_CMD_NOSCRIPT, GB_CMDF_NOSCRIPT}, {GB_CMD_BLOCKING, GB_CMDF_BLOCKING},
                 {GB_CMD_LOADING, GB_CMDF_LOADING},   {GB_CMD_STALE, GB_CMDF_STALE},
                 {GB_CMD_FAST, GB_CMDF_FAST},         {GB_CMD_NOAUTH, GB_CMDF_NO_AUTH},
-                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}};
+                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}, {GB_CMD_ALLOW_BUSY, GB_CMDF_ALLOW_BUSY}};
 
 /* The flags the engine acts on: Redis's for the command (a subcommand's
- * own), and GB_CMD_NOMULTI, which Redis keys on the command itself. */
+ * own), and the engine's own (GB_CMD_ENGINE_OWN), which Redis keys on the
+ * command itself. */
 static uint32_t engine_flags(const gb_command_meta *m, const gb_command_def *d)
 {
-    uint32_t f = d->flags & GB_CMD_NOMULTI;
+    uint32_t f = d->flags & GB_CMD_ENGINE_OWN;
     for (size_t i = 0; i < GB_ARRAY_LEN(flag_map); i++)
         if (m->flags & flag_map[i].redis)
             f |= flag_map[i].engine;

@@ -32,8 +32,16 @@ enum {
     GB_CMD_MOVABLEKEYS = 1u << 8,
     GB_CMD_LOADING = 1u << 9,
     GB_CMD_STALE = 1u << 10,
-    GB_CMD_NOSCRIPT = 1u << 11,
+    GB_CMD_NOSCRIPT = 1u << 11, /* refused inside scripts (redis.call) */
+    GB_CMD_ALLOW_BUSY = 1u << 12, /* admitted while a script is busy (engine/core/scripting.h) */
+    /* Runs a script (EVAL*, FCALL*): admission checks the flags the script
+     * declares (Redis's getCommandFlags), asked of the scripting hooks. */
+    GB_CMD_RUNS_SCRIPT = 1u << 13,
 };
+/* The flags a definition gives its command whatever Redis's description
+ * says (Redis decides these by the command itself: processCommand's MULTI
+ * exceptions, getCommandFlags' script runners). */
+#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT)
 
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
 

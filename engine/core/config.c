@@ -111,6 +111,9 @@ static const opt options[] = {
      "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work).", NULL},
     {"hz", NULL, T_INT, OFF(hz), 0, INT32_MAX, "10", true, NULL,
      "Background task frequency (active expiry, rehashing, timeouts) per second.", NULL},
+    {"busy-reply-threshold", "lua-time-limit", T_LONG, OFF(busy_reply_threshold_ms), 0, INT64_MAX, "5000", true, NULL,
+     "Milliseconds a script runs before other clients get BUSY and SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE "
+     "can stop it; 0: never.", NULL},
     /* client limits */
     {"client-output-buffer-limit", NULL, T_OBUF, 0, 0, 0, "normal 1gb 0 0", true, NULL,
      "'normal <hard> <soft> <soft-seconds>': a client whose pending replies exceed hard, or stay over soft "

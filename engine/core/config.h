@@ -54,6 +54,8 @@ typedef struct gb_settings {
     long long maxmemory;
     int maxmemory_policy; /* only noeviction (0) exists */
     int hz;
+    /* scripting (engine/script) */
+    long long busy_reply_threshold_ms;
     /* client limits */
     long long client_obuf_hard;
     long long client_obuf_soft;

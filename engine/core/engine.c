@@ -88,6 +88,8 @@ void gb_engine_free(gb_engine *eng)
         return;
     if (eng->service)
         eng->service->destroy(eng->service->ctx);
+    if (eng->scripting)
+        eng->scripting->destroy(eng->scripting->ctx);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {

@@ -14,6 +14,7 @@
 #include "engine/core/config.h"
 #include "engine/core/db.h"
 #include "engine/core/propagate.h"
+#include "engine/core/scripting.h"
 #include "engine/ds/htable.h"
 #include "platform/clock.h"
 
@@ -122,6 +123,11 @@ typedef struct gb_engine {
     bool loading;
     bool active_expire_enabled; /* DEBUG SET-ACTIVE-EXPIRE */
     const struct gb_service *service; /* persistence's hooks into the loop, or NULL */
+
+    /* scripting (engine/core/scripting.h) */
+    gb_script_state script;              /* the script running now, if any */
+    const gb_scripting_hooks *scripting; /* installed by engine/script, or NULL */
+    gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */
 
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;

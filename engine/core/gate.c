@@ -174,24 +174,35 @@ static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
  * command that may grow memory; inside MULTI refuse everything but EXEC,
  * DISCARD and QUIT, because queueing itself consumes memory; refuse an
  * EXEC whose transaction holds a command that may grow memory. */
-static bool refused_for_memory(const gb_client *c, const gb_command *cmd)
+static bool refused_for_memory(const gb_client *c, const gb_command *cmd, uint32_t flags)
 {
-    bool may_grow = (cmd->flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
+    bool may_grow = (flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
                     ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
     return may_grow && gb_engine_over_maxmemory(c->eng);
 }
 
 /* Redis 7.0's disk-error rule: while persistence refuses writes (MISCONF),
  * write commands, an EXEC holding one, and PING are refused. */
-static const char *refused_for_disk(const gb_client *c, const gb_command *cmd)
+static const char *refused_for_disk(const gb_client *c, const gb_command *cmd, uint32_t f)
 {
     const gb_service *sv = c->eng->service;
     const char *why = sv ? sv->write_refusal(sv->ctx) : NULL;
     if (GB_LIKELY(!why))
         return NULL;
-    uint32_t f = cmd->flags;
     bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
+/* The flags admission checks: the command's own, or for EVAL/FCALL those
+ * its script declares (a script with "#!lua flags=no-writes" is not a
+ * write). */
+static uint32_t admitted_flags(gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv)
+{
+    uint32_t f = cmd->flags;
+    const gb_scripting_hooks *sh = c->eng->scripting;
+    if (GB_UNLIKELY(f & GB_CMD_RUNS_SCRIPT) && sh)
+        f = sh->command_flags(sh->ctx, c, f, argc, argv);
+    return f;
 }
 
 /* Redis's text for a container's unknown subcommand: "unknown subcommand
@@ -309,15 +320,22 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
     /* A log being replayed already happened: it is obeyed (Redis's
      * mustObeyClient), whatever memory or the disk say now. */
     if (!(c->flags & GB_CLIENT_OBEY)) {
-        const char *disk = refused_for_disk(c, cmd);
+        uint32_t flags = admitted_flags(c, cmd, argc, argv);
+        const char *disk = refused_for_disk(c, cmd, flags);
         if (disk) {
             reject(c, cmd, disk);
             return false;
         }
-        if (refused_for_memory(c, cmd)) {
+        if (refused_for_memory(c, cmd, flags)) {
             reject(c, cmd, GB_ERR_OOM);
             return false;
         }
+    }
+    /* A script past busy-reply-threshold holds the engine: the busy pump
+     * (engine/core/scripting.h) serves others only what may run beside it. */
+    if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY)) {
+        reject(c, cmd, gb_script_busy_error(&c->eng->script));
+        return false;
     }
     if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
         gb_multi_queue(c, cmd, argc, argv);
@@ -364,12 +382,13 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
      * MULTI whose user may run the command with any arguments, memory not
-     * in question. Anything else takes the RESP form through admission,
-     * which answers exactly as for a RESP client (a user limited to some
-     * keys is checked there, on the keys of the RESP form). */
+     * in question, no script busy. Anything else takes the RESP form
+     * through admission, which answers exactly as for a RESP client (a user
+     * limited to some keys is checked there, on the keys of the RESP form). */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI)) == GB_CLIENT_AUTHED &&
                  gb_acl_permits_any_args(c->user, cmd->acl_id) &&
-                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd)) && !refused_for_disk(c, cmd);
+                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
+                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out;
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;
@@ -390,4 +409,49 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
         gb_argv_free(&b);
     }
     frame_close(c, cmd, f);
+}
+
+/* ---- commands a script runs ------------------------------------------------------------ */
+
+/* Redis's scriptCall: the same command, with the checks a script's call
+ * gets instead of a client's (authentication and MULTI belong to the
+ * caller, already admitted), in Redis's order and with its texts. */
+const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st)
+{
+    gb_command *cmd = gb_command_lookup(c->eng, argv[0]);
+    /* Redis 7's lookupCommand: a container with a subcommand is that
+     * subcommand, and one it does not know is no command at all. */
+    if (cmd && gb_command_is_container(cmd) && argc >= 2)
+        cmd = gb_subcommand_lookup(cmd, argv[1]);
+    if (!cmd)
+        return "ERR Unknown Redis command called from script";
+    uint32_t f = cmd->flags;
+    if (!gb_command_arity_ok(cmd, argc))
+        return "ERR Wrong number of args calling Redis command from script";
+    if (f & GB_CMD_NOSCRIPT)
+        return "ERR This Redis command is not allowed from script";
+    /* ACL: the rules of the user who ran EVAL/FCALL (scriptVerifyACL). */
+    gb_client *caller = c->eng->script.caller ? c->eng->script.caller : c;
+    const char *denied = gb_gate_script_permits(caller, cmd, argc, argv);
+    if (denied) {
+        snprintf(st->err, sizeof st->err, "ERR %s", denied);
+        return st->err;
+    }
+    if (f & GB_CMD_WRITE) {
+        if (st->rules & GB_SCRIPT_READ_ONLY)
+            return "ERR Write commands are not allowed from read-only scripts.";
+        const char *disk = refused_for_disk(c, cmd, f);
+        if (disk)
+            return disk;
+    }
+    /* Memory is judged once, when the script started: a script that has
+     * written may not be stopped half-way, and Lua's own allocations must
+     * not decide for it (Redis's server.script_oom). */
+    if ((f & GB_CMD_DENYOOM) && !(st->rules & GB_SCRIPT_ALLOW_OOM) && (st->rules & GB_SCRIPT_OOM_AT_START) &&
+        !st->wrote && !(c->flags & GB_CLIENT_OBEY))
+        return GB_ERR_OOM;
+    if (f & GB_CMD_WRITE)
+        st->wrote = true;
+    gb_gate_call(c, cmd, argc, argv);
+    return NULL;
 }

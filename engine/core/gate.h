@@ -98,4 +98,26 @@ void gb_gate_call_queued(gb_client *c, gb_command *cmd, int argc, gb_slice *argv
  * gb_gate_execute resolves it) and argv[0] its name. */
 const char *gb_gate_script_permits(gb_client *caller, gb_command *cmd, int argc, gb_slice *argv);
 
+/* ---- commands a script runs (engine/script: redis.call) ---- */
+
+enum {
+    GB_SCRIPT_READ_ONLY = 1u << 0,     /* EVAL_RO/FCALL_RO, or "no-writes": writes refused */
+    GB_SCRIPT_ALLOW_OOM = 1u << 1,     /* "allow-oom": memory never refuses a command */
+    GB_SCRIPT_OOM_AT_START = 1u << 2,  /* used memory was over maxmemory when the script began */
+};
+
+typedef struct gb_script_call_state {
+    uint32_t rules; /* GB_SCRIPT_* */
+    bool wrote;     /* a write command has run: SCRIPT KILL refuses, memory no longer refuses */
+    char err[192];  /* an ACL denial's text, "ERR " and gb_gate_script_permits's reason */
+} gb_script_call_state;
+
+/* Admits and runs one command for a script, on the script's client c
+ * (its reply goes to c's sink). Returns NULL when it ran, otherwise the
+ * error Redis gives the script, code first ("ERR Unknown Redis command
+ * called from script", "OOM command not allowed ...", an ACL denial of
+ * the caller's user as gb_gate_script_permits words it), and nothing ran
+ * or replied. The error lives until the next call with st. */
+const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st);
+
 #endif

@@ -87,6 +87,11 @@ static void section_clients(gb_engine *eng, out_ctx *o)
     emitf(o, "tracking_clients:0\r\n");
 }
 
+static void service_line(void *lctx, const char *text)
+{
+    emitf(lctx, "%s\r\n", text);
+}
+
 static void section_memory(gb_engine *eng, out_ctx *o)
 {
     size_t used = gb_mem_used();
@@ -105,17 +110,15 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "used_memory_rss_human:%s\r\n", h2);
     emitf(o, "used_memory_peak:%zu\r\n", peak_memory);
     emitf(o, "used_memory_peak_human:%s\r\n", h3);
+    /* used_memory_lua, used_memory_scripts, ... (Redis's names). */
+    if (eng->scripting)
+        eng->scripting->info_memory(eng->scripting->ctx, service_line, o);
     emitf(o, "maxmemory:%lld\r\n", eng->cfg.maxmemory);
     emitf(o, "maxmemory_human:%s\r\n", h4);
     emitf(o, "maxmemory_policy:noeviction\r\n");
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_allocator:libc\r\n");
     emitf(o, "lazyfree_pending_objects:%zu\r\n", gb_lazyfree_pending(eng->lazyfree));
-}
-
-static void service_line(void *lctx, const char *text)
-{
-    emitf(lctx, "%s\r\n", text);
 }
 
 /* The persistence service writes the section's fields (Redis's names). */

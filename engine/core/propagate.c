@@ -73,6 +73,15 @@ void gb_propagate_expired(gb_db *db, gb_slice key)
         gb_propagate_flush(db->eng);
 }
 
+void gb_propagate_discard(gb_engine *eng) { drop_pending(&eng->prop); }
+
+void gb_propagate_drop_since(gb_engine *eng, size_t mark)
+{
+    gb_propagation *p = &eng->prop;
+    while (p->npending > mark)
+        gb_argv_copy_free(&p->pending[--p->npending].argv);
+}
+
 static void emit_all(gb_propagation *p, int dbid, int argc, const gb_slice *argv)
 {
     for (size_t i = 0; i < p->nsinks; i++)

@@ -78,6 +78,14 @@ void gb_propagate_expired(struct gb_db *db, gb_slice key);
  * above; sinks see it at the end of the unit). */
 void gb_propagate_record(struct gb_engine *eng, int dbid, int argc, const gb_slice *argv);
 
+/* Drops the current unit unseen: a script stopped by SHUTDOWN NOSAVE never
+ * happened for the log (the server exits before its unit would end). */
+void gb_propagate_discard(struct gb_engine *eng);
+
+/* Drops the effects recorded since the unit held `mark` of them
+ * (redis.set_repl(redis.REPL_NONE) for the commands after it). */
+void gb_propagate_drop_since(struct gb_engine *eng, size_t mark);
+
 /* Hands the current unit to the sinks: the gate at the end of its
  * outermost call, the cron after active expiry. */
 void gb_propagate_flush(struct gb_engine *eng);

@@ -610,6 +610,18 @@ bool gb_lp_validate(const unsigned char *lp, size_t size)
         size_t got = 0, gotn = 0;
         if (!backlen_read(p + es + bl - 1, p + es, &got, &gotn) || got != es || gotn != bl)
             return false;
+        /* A string entry never holds what gb_lp_encode stores as an integer:
+         * lookups rely on it (gb_lp_key_eq compares an integer-like key with
+         * integer entries only), so a crafted block with "5" as a string
+         * would list a member that no lookup finds and that can be added a
+         * second time. */
+        if (t >= 0x80 && (t < 0xC0 || (t >= 0xE0 && t <= 0xF0))) {
+            gb_lp_entry e;
+            int64_t v;
+            gb_lp_get(p, &e);
+            if (gb_lp_str2int(e.ptr, e.len, &v))
+                return false;
+        }
         p += es + bl;
         seen++;
     }

@@ -106,7 +106,9 @@ int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv
     for (;;) {
         int argc;
         size_t used;
-        int p = gb_aof_parse_command(buf + pos, len - pos, &argv, &argcap, &argc, &used, why);
+        /* Nothing buffered: read first (buf is still NULL before the first
+         * read, and arithmetic on a null pointer is undefined behaviour). */
+        int p = pos < len ? gb_aof_parse_command(buf + pos, len - pos, &argv, &argcap, &argc, &used, why) : 0;
         if (p == 1) {
             if (!fn(ctx, argc, argv, base + (int64_t)pos)) {
                 *end = base + (int64_t)pos;
@@ -126,10 +128,12 @@ int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv
             break;
         }
         /* More bytes: keep the partial command at the front, read after it. */
-        memmove(buf, buf + pos, len - pos);
-        base += (int64_t)pos;
-        len -= pos;
-        pos = 0;
+        if (pos > 0) {
+            memmove(buf, buf + pos, len - pos);
+            base += (int64_t)pos;
+            len -= pos;
+            pos = 0;
+        }
         if (cap - len < (1u << 20)) {
             cap = cap ? cap * 2 : (4u << 20);
             buf = gb_realloc(buf, cap);

@@ -357,12 +357,16 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     return 0;
 }
 
+/* Everything a snapshot or log replaces: the databases and the function
+ * libraries (Redis's emptyData without EMPTYDB_NOFUNCTIONS). */
 static void flush_all(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++) {
         gb_multi_touch_swap(&eng->dbs[i], NULL);
         gb_db_flush(&eng->dbs[i]);
     }
+    if (eng->scripting)
+        eng->scripting->flush_libraries(eng->scripting->ctx);
 }
 
 int gb_persist_load(gb_persist *p, char *err, size_t errlen)

@@ -133,12 +133,22 @@ static void put_aux(gb_snap_writer *w, const char *name, const char *value)
     gb_snap_put_str(w, value, strlen(value));
 }
 
+static void put_function(void *ctx, gb_slice code)
+{
+    gb_snap_put_u8(ctx, GB_SNAP_OP_FUNCTION);
+    gb_snap_put_str(ctx, code.ptr, code.len);
+}
+
 void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng)
 {
     char t[32];
     gb_ll2str(t, eng->now_ms / 1000);
     put_aux(w, "goblin-ver", GOBLIN_VERSION);
     put_aux(w, "ctime", t);
+    /* The function libraries: they are part of the dataset (Redis keeps
+     * them in the RDB file too). */
+    if (eng->scripting)
+        eng->scripting->foreach_library(eng->scripting->ctx, put_function, w);
     for (int d = 0; d < eng->ndbs; d++) {
         size_t n = gb_db_size(&eng->dbs[d]);
         if (!n)
@@ -288,7 +298,8 @@ static void *load_blob(loader *L, uint8_t type)
         return NULL;
     size_t n = L->a.len;
     unsigned char *bytes = gb_malloc(n ? n : 1);
-    memcpy(bytes, L->a.p, n);
+    if (n) /* an empty blob first: L->a.p is still NULL, and memcpy's source must not be */
+        memcpy(bytes, L->a.p, n);
     const char *why = NULL;
     void *obj = NULL;
     switch (type) {
@@ -411,6 +422,22 @@ static bool load_dbsize(loader *L)
     return true;
 }
 
+/* A function library: loaded as FUNCTION LOAD would (its code compiled
+ * and run, its functions registered); a file whose code does not load is
+ * refused like any other damage. */
+static bool load_function(loader *L)
+{
+    if (!get_s(L->r, &L->a))
+        return false;
+    const gb_scripting_hooks *sh = L->eng->scripting;
+    if (!sh)
+        return gb_snap_reader_fail(L->r, "a function library, and this engine has no scripting");
+    char err[512];
+    if (sh->load_library(sh->ctx, sl(&L->a), err, sizeof err) != 0)
+        return gb_snap_reader_fail(L->r, "function library does not load: %s", err);
+    return true;
+}
+
 static bool load_aux(loader *L)
 {
     /* Read and checked for form; nothing in them changes the dataset. */
@@ -448,6 +475,9 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
                 break;
         } else if (op == GB_SNAP_OP_AUX) {
             if (!load_aux(&L))
+                break;
+        } else if (op == GB_SNAP_OP_FUNCTION) {
+            if (!load_function(&L))
                 break;
         } else if (op == GB_SNAP_OP_EOF) {
             uint64_t keys;

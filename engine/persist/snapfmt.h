@@ -1,5 +1,5 @@
 /*
- * The snapshot file format, version 2 (docs/persistence.md has the same
+ * The snapshot file format, version 3 (docs/persistence.md has the same
  * with examples). Every integer is little-endian, whatever the machine.
  *
  * File = header, blocks, trailer.
@@ -7,7 +7,8 @@
  * Header, 32 bytes:
  *   offset size field
  *   0      8    magic "GOBLINSN"
- *   8      4    format version (2)
+ *   8      4    format version (3; a reader also takes 2, which is 3
+ *                without FUNCTION records)
  *   12     4    flags (0; a reader refuses bits it does not know)
  *   16     8    created, Unix ms
  *   24     8    XXH3-64 of bytes 0..23
@@ -36,6 +37,9 @@
  * then bytes.
  *
  *   AUX      0xFA  str name, str value            (goblin-ver, ctime)
+ *   FUNCTION 0xF5  str code                       (a function library's source, as
+ *                                                   FUNCTION LOAD took it; after the AUX
+ *                                                   records, one per library; version 3)
  *   DBSIZE   0xFB  varint db, varint keys         (before the keys: the table is sized once)
  *   SELECTDB 0xFE  varint db
  *   KEY      0xFD  u8 type, u8 flags, [i64 expire ms if flags & 1], str key,
@@ -69,7 +73,8 @@
 #include <stdint.h>
 
 #define GB_SNAP_MAGIC "GOBLINSN"
-#define GB_SNAP_VERSION 2u
+#define GB_SNAP_VERSION 3u
+#define GB_SNAP_VERSION_MIN 2u /* the oldest version this build reads */
 #define GB_SNAP_HEADER_SIZE 32u
 #define GB_SNAP_BLOCK_MAGIC 0x4B4C4247u   /* "GBLK" */
 #define GB_SNAP_BLOCK_HEADER_SIZE 24u
@@ -82,6 +87,7 @@
 enum gb_snap_codec { GB_SNAP_CODEC_NONE = 0, GB_SNAP_CODEC_ZSTD = 1 };
 
 enum gb_snap_op {
+    GB_SNAP_OP_FUNCTION = 0xF5, /* Redis's RDB_OPCODE_FUNCTION2 number */
     GB_SNAP_OP_AUX = 0xFA,
     GB_SNAP_OP_DBSIZE = 0xFB,
     GB_SNAP_OP_KEY = 0xFD,

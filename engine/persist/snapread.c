@@ -99,9 +99,9 @@ gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
         gb_snap_reader_fail(r, "not a Goblin Core snapshot (bad magic)");
     } else if (gb_le64_get(hdr + 24) != XXH3_64bits(hdr, 24)) {
         gb_snap_reader_fail(r, "header checksum mismatch");
-    } else if (gb_le32_get(hdr + 8) != GB_SNAP_VERSION) {
-        gb_snap_reader_fail(r, "format version %u is not supported (this build reads version %u)",
-                            gb_le32_get(hdr + 8), GB_SNAP_VERSION);
+    } else if (gb_le32_get(hdr + 8) < GB_SNAP_VERSION_MIN || gb_le32_get(hdr + 8) > GB_SNAP_VERSION) {
+        gb_snap_reader_fail(r, "format version %u is not supported (this build reads versions %u to %u)",
+                            gb_le32_get(hdr + 8), GB_SNAP_VERSION_MIN, GB_SNAP_VERSION);
     } else if (gb_le32_get(hdr + 12) != 0) {
         gb_snap_reader_fail(r, "unknown header flags 0x%x", gb_le32_get(hdr + 12));
     }

@@ -213,7 +213,8 @@ static inline char *dump_dataset(gb_engine *eng)
     col_clear(&col);
     free(col.items);
     gb_client_free(c);
-    qsort(lines, nlines, sizeof *lines, cmp_line);
+    if (nlines) /* an empty dataset has no array: qsort(NULL, 0) is undefined */
+        qsort(lines, nlines, sizeof *lines, cmp_line);
     dd_text all = {0};
     dd_cstr(&all, "");
     for (size_t i = 0; i < nlines; i++) {

@@ -381,9 +381,6 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         char *q = gb_try_realloc(c->qbuf, ncap);
         if (!q) {
             /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
-            if (!c->closing && c->client)
-                gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its buffers (query buffer of %zu bytes)",
-                       c->addr, ncap);
             buf->base = NULL;
             buf->len = 0;
             return;
@@ -466,6 +463,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     conn *c = s->data;
     if (c->closing)
         return;
+    if (nread == UV_ENOBUFS) { /* alloc_cb could not grow the query buffer */
+        close_for_oom(c, "query buffer", true);
+        return;
+    }
     if (nread < 0) {
         conn_close(c);
         return;
@@ -587,32 +588,12 @@ static void refuse_for_oom(listener *l)
     uv_close(&l->spare.handle, spare_closed);
 }
 
-static void on_connection(uv_stream_t *server, int status)
+/* A connection whose handle holds an accepted socket: its name, the
+ * maxclients check, its engine client, reading. */
+static void conn_setup(listener *l, conn *c)
 {
-    listener *l = server->data;
     gb_net_server *srv = l->srv;
     gb_engine *eng = srv->eng;
-    if (status < 0) {
-        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(status));
-        return;
-    }
-    gb_engine_update_time(eng);
-    conn *c = gb_try_calloc(1, sizeof *c);
-    if (!c) {
-        refuse_for_oom(l);
-        return;
-    }
-    c->srv = srv;
-    c->is_unix = l->is_unix;
-    int rc = l->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
-    if (rc == 0)
-        rc = uv_accept(server, &c->h.stream);
-    c->h.handle.data = c;
-    if (rc != 0) {
-        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(rc));
-        uv_close(&c->h.handle, conn_reject_close_cb);
-        return;
-    }
     if (l->is_unix) {
         snprintf(c->addr, sizeof c->addr, "%s:0", srv->unix_path);
         snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
@@ -640,9 +621,134 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     eng->stats.total_connections_received++;
-    rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
+    int rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
     if (rc != 0)
         conn_close(c);
+}
+
+static conn *conn_alloc(listener *l)
+{
+    conn *c = gb_try_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->srv = l->srv;
+    c->is_unix = l->is_unix;
+    return c;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    listener *l = server->data;
+    gb_net_server *srv = l->srv;
+    if (status < 0) {
+        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(status));
+        return;
+    }
+    gb_engine_update_time(srv->eng);
+    conn *c = conn_alloc(l);
+    if (!c) {
+        refuse_for_oom(l);
+        return;
+    }
+    int rc = l->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
+    if (rc == 0)
+        rc = uv_accept(server, &c->h.stream);
+    c->h.handle.data = c;
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(rc));
+        uv_close(&c->h.handle, conn_reject_close_cb);
+        return;
+    }
+    conn_setup(l, c);
+}
+
+/* ---- serving others while a script is busy -------------------------------------------- */
+
+/* The engine's busy pump (engine/core/scripting.h, Redis's
+ * processEventsWhileBlocked): called from inside a script that has run
+ * past busy-reply-threshold. libuv's loop cannot be re-entered from a
+ * callback, so this does one pass by hand: accept what waits on the
+ * listeners, read what each connection has (sockets are non-blocking) and
+ * run it through the same parser and gate - which answers BUSY to all but
+ * SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE and the other allow-busy
+ * commands - and poll the rings once. The script's own connection is left
+ * alone: it is in the middle of its command. */
+
+static void busy_accept(listener *l)
+{
+    int lfd;
+    if (uv_fileno(&l->h.handle, &lfd) != 0)
+        return;
+    for (int i = 0; i < 16; i++) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            return;
+        conn *c = conn_alloc(l);
+        if (!c) {
+            close(fd);
+            l->srv->eng->stats.rejected_connections++;
+            gb_log(GB_LOG_WARNING, "Connection refused: out of memory for its buffers");
+            return;
+        }
+        uv_loop_t *loop = l->srv->loop;
+        int rc = l->is_unix ? uv_pipe_init(loop, &c->h.pipe, 0) : uv_tcp_init(loop, &c->h.tcp);
+        if (rc == 0)
+            rc = l->is_unix ? uv_pipe_open(&c->h.pipe, fd) : uv_tcp_open(&c->h.tcp, fd);
+        c->h.handle.data = c;
+        if (rc != 0) {
+            close(fd);
+            uv_close(&c->h.handle, conn_reject_close_cb);
+            continue;
+        }
+        conn_setup(l, c);
+    }
+}
+
+static void busy_read(conn *c)
+{
+    int fd;
+    if (uv_fileno(&c->h.handle, &fd) != 0)
+        return;
+    while (!c->closing) {
+        uv_buf_t b;
+        alloc_cb(&c->h.handle, 0, &b);
+        if (!b.base) {
+            close_for_oom(c, "query buffer", false); /* inside a script: closed after it */
+            return;
+        }
+        ssize_t n = read(fd, b.base, b.len);
+        if (n == 0)
+            read_cb(&c->h.stream, UV_EOF, &b);
+        if (n <= 0)
+            return; /* nothing more now (or an error the loop will see) */
+        read_cb(&c->h.stream, n, &b);
+        if ((size_t)n < b.len)
+            return;
+    }
+}
+
+static void busy_pump(void *ctx)
+{
+    gb_net_server *srv = ctx;
+    gb_engine *eng = srv->eng;
+    gb_engine_update_time(eng);
+    for (int i = 0; i < srv->nlisteners; i++)
+        busy_accept(srv->listeners[i]);
+    /* The connections as they are now: commands run here may close some
+     * (their conn structs outlive this pass: libuv frees them later). */
+    size_t n = 0;
+    conn **list = malloc((eng->nclients + 1) * sizeof *list);
+    if (!list)
+        return;
+    for (gb_client *gc = eng->clients; gc; gc = gc->next)
+        if (is_conn_client(gc) && gc != eng->script.caller)
+            list[n++] = gc->conn;
+    for (size_t i = 0; i < n; i++)
+        if (!list[i]->closing)
+            busy_read(list[i]);
+    free(list);
+    if (srv->has_poller)
+        srv->poller.poll(srv->poller.ctx);
 }
 
 /* ---- loop phases ------------------------------------------------------------------- */
@@ -948,6 +1054,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
         used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
                                  srv->listeners[i]->desc);
 
+    eng->busy_pump = (gb_busy_pump){busy_pump, srv};
     uv_timer_init(loop, &srv->cron);
     srv->cron.data = srv;
     srv->cron_hz = cfg->hz;
@@ -995,6 +1102,7 @@ void gb_net_server_free(gb_net_server *srv)
 {
     if (!srv)
         return;
+    srv->eng->busy_pump = (gb_busy_pump){NULL, NULL};
     if (srv->exit_code >= 0) {
         stop_everything(srv);
         uv_run(srv->loop, UV_RUN_DEFAULT);

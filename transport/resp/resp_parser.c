@@ -60,17 +60,6 @@ static int fail(char *err, size_t errlen, const char *msg)
     return GB_RESP_ERROR;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* sdssplitargs's two notions of space: isspace() between words and after
  * a closing quote, but only these four inside a word (so "GET a\fb" is one
  * argument, as in Redis). A line never holds a NUL (parse_inline). */
@@ -108,9 +97,9 @@ static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
             if (inq) {
                 if (i >= len)
                     return false;
-                if (line[i] == '\\' && i + 3 < len && line[i + 1] == 'x' && hexval(line[i + 2]) >= 0 &&
-                    hexval(line[i + 3]) >= 0) {
-                    line[out++] = (char)(hexval(line[i + 2]) * 16 + hexval(line[i + 3]));
+                if (line[i] == '\\' && i + 3 < len && line[i + 1] == 'x' && gb_hex_digit(line[i + 2]) >= 0 &&
+                    gb_hex_digit(line[i + 3]) >= 0) {
+                    line[out++] = (char)(gb_hex_digit(line[i + 2]) * 16 + gb_hex_digit(line[i + 3]));
                     i += 4;
                 } else if (line[i] == '\\' && i + 1 < len) {
                     char c = line[i + 1];

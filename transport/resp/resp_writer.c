@@ -44,11 +44,14 @@ fail:
 
 void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n)
 {
+    /* Nothing to add: an empty buffer has no data yet, and NULL + 0 is
+     * undefined behaviour (UBSan), as memcpy from a NULL s would be. */
+    if (!n)
+        return;
     char *p = gb_outbuf_reserve(b, n);
     if (!p)
         return;
-    if (n)
-        memcpy(p, s, n);
+    memcpy(p, s, n);
     b->len += n;
 }
 

@@ -1023,6 +1023,11 @@ static const gb_command_def ring_commands[] = {
  * anything. */
 static bool serve_slot(ring_slot *s)
 {
+    /* The busy pump (a script past busy-reply-threshold) polls the rings
+     * from inside the script's command: its own ring is in the middle of
+     * that request and waits for it to end. */
+    if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
+        return false;
     if (s->pending.len && !drain_pending(s))
         return true;
     if (s->pending.len)

@@ -295,7 +295,9 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
     const gb_sbe_reply_item *first = &r->items[r->head];
     size_t n, end;
     if (GB_LIKELY(first->kind != GB_SBE_KIND_ARRAY)) {
-        n = append_scalar(first, r->bytes + first->off, out);
+        /* No text, no arena yet (an integer reply first): r->bytes may be
+         * NULL, and NULL + 0 is undefined behaviour. */
+        n = append_scalar(first, first->len ? r->bytes + first->off : NULL, out);
         end = r->head + 1;
     } else {
         /* The extent of this array: its elements follow it in pre-order, so

@@ -128,7 +128,7 @@ static void check_one(gb_command *cmd, void *ctx)
                  m->last_key, m->key_step);
     /* the engine acts on Redis's flags (cmd->flags); the definition must
      * not say otherwise */
-    if ((d->flags & ~(uint32_t)GB_CMD_NOMULTI) != (cmd->flags & ~(uint32_t)GB_CMD_NOMULTI))
+    if ((d->flags & ~(uint32_t)GB_CMD_ENGINE_OWN) != (cmd->flags & ~(uint32_t)GB_CMD_ENGINE_OWN))
         MISMATCH("%s: flags 0x%x, Redis's 0x%x\n", d->name, d->flags, cmd->flags);
 #undef MISMATCH
 }

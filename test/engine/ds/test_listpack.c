@@ -568,6 +568,12 @@ static void test_validate_targeted(void **state)
     /* a truncated 12-bit string header at the very end */
     unsigned char trunc[10] = {10, 0, 0, 0, 1, 0, 0, 0, 0xE0, 0xFF};
     assert_false(gb_lp_validate(trunc, 10));
+    /* "5" stored as a string, which the encoder never does: lookups would
+     * not find it (test/fuzz/regressions/snaprecord/set-listpack-int-as-string) */
+    unsigned char str5[12] = {12, 0, 0, 0, 1, 0, 0, 0, 0x81, '5', 2, 0xFF};
+    assert_false(gb_lp_validate(str5, 12));
+    unsigned char str5x[13] = {13, 0, 0, 0, 1, 0, 0, 0, 0x82, '5', 'x', 3, 0xFF};
+    assert_true(gb_lp_validate(str5x, 13));
     free(c);
     gb_lp_free(lp);
 }

@@ -1,0 +1,324 @@
+#include "engine/script/script_convert.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/score.h"
+#include "engine/core/reply.h"
+#include "engine/script/script_vm.h"
+
+/* ---- reply -> Lua ---------------------------------------------------------------------- */
+
+/* A value is complete on top of the stack: it becomes the next element of
+ * the innermost open table, closing every table that this fills. */
+static void value_done(gb_lua_sink *s)
+{
+    while (s->depth > 0) {
+        gb_lua_sink_frame *f = &s->frames[s->depth - 1];
+        lua_rawseti(s->L, -2, ++f->n);
+        if (f->remaining > 0 && --f->remaining == 0) {
+            s->depth--;
+            continue;
+        }
+        return;
+    }
+    s->values++;
+}
+
+static void ensure_stack(gb_lua_sink *s) { luaL_checkstack(s->L, 4, "reply too deep"); }
+
+static void k_status(void *ctx, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    ensure_stack(s);
+    lua_createtable(s->L, 0, 1);
+    lua_pushlstring(s->L, str, len);
+    lua_setfield(s->L, -2, "ok");
+    value_done(s);
+}
+
+static void k_error(void *ctx, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    ensure_stack(s);
+    /* The engine's error texts carry their code ("ERR ...", "WRONGTYPE
+     * ..."): Redis's redisProtocolToLuaType_Error sees "-CODE msg". */
+    char *dashed = gb_malloc(len + 1);
+    dashed[0] = '-';
+    memcpy(dashed + 1, str, len);
+    gb_lua_push_error(s->L, dashed, len + 1);
+    gb_free(dashed);
+    lua_pushboolean(s->L, 1);
+    lua_setfield(s->L, -2, "ignore_error_stats_update");
+    if (s->depth == 0)
+        s->error = true;
+    value_done(s);
+}
+
+static void k_integer(void *ctx, int64_t v)
+{
+    gb_lua_sink *s = ctx;
+    ensure_stack(s);
+    lua_pushnumber(s->L, (lua_Number)v);
+    value_done(s);
+}
+
+static void k_bulk(void *ctx, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    ensure_stack(s);
+    lua_pushlstring(s->L, str, len);
+    value_done(s);
+}
+
+static void k_dbl(void *ctx, double v)
+{
+    gb_lua_sink *s = ctx;
+    if (s->resp == 3) {
+        ensure_stack(s);
+        lua_createtable(s->L, 0, 1);
+        lua_pushnumber(s->L, v);
+        lua_setfield(s->L, -2, "double");
+        value_done(s);
+        return;
+    }
+    char buf[GB_SCORE_BUF];
+    k_bulk(ctx, buf, gb_score_format(v, buf));
+}
+
+static void k_nil(void *ctx)
+{
+    gb_lua_sink *s = ctx;
+    ensure_stack(s);
+    if (s->resp == 3)
+        lua_pushnil(s->L);
+    else
+        lua_pushboolean(s->L, 0);
+    value_done(s);
+}
+
+static void open_table(gb_lua_sink *s, int64_t n)
+{
+    ensure_stack(s);
+    lua_createtable(s->L, n > 0 && n < (1 << 20) ? (int)n : 0, 0);
+    if (n == 0 || s->depth == GB_LUA_SINK_DEPTH) {
+        value_done(s);
+        return;
+    }
+    s->frames[s->depth].remaining = n;
+    s->frames[s->depth].n = 0;
+    s->depth++;
+}
+
+static void k_array(void *ctx, int64_t n)
+{
+    if (n < 0) {
+        k_nil(ctx);
+        return;
+    }
+    open_table(ctx, n);
+}
+
+static size_t k_array_deferred(void *ctx)
+{
+    gb_lua_sink *s = ctx;
+    open_table(s, -1);
+    return (size_t)s->depth;
+}
+
+static void k_set_deferred(void *ctx, size_t handle, int64_t n)
+{
+    gb_lua_sink *s = ctx;
+    (void)n; /* the table already holds the elements */
+    if (handle == 0 || (int)handle != s->depth)
+        return; /* not the innermost open table: nothing sane to close */
+    s->depth--;
+    value_done(s);
+}
+
+const gb_reply_ops gb_lua_sink_ops = {
+    .status = k_status,
+    .error = k_error,
+    .integer = k_integer,
+    .dbl = k_dbl,
+    .bulk = k_bulk,
+    .nil = k_nil,
+    .array = k_array,
+    .array_deferred = k_array_deferred,
+    .set_deferred = k_set_deferred,
+};
+
+void gb_lua_sink_begin(gb_lua_sink *s, lua_State *L, int resp)
+{
+    s->L = L;
+    s->resp = resp;
+    s->depth = 0;
+    s->values = 0;
+    s->error = false;
+}
+
+/* ---- Lua -> reply ------------------------------------------------------------------------ */
+
+/* Pushes t[field] (raw) and returns its type. */
+static int raw_field(lua_State *L, const char *field)
+{
+    lua_pushstring(L, field);
+    lua_rawget(L, -2);
+    return lua_type(L, -1);
+}
+
+static void reply_status_text(gb_client *c, lua_State *L)
+{
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    char *copy = gb_memdup(s, len);
+    for (size_t i = 0; i < len; i++)
+        if (copy[i] == '\r' || copy[i] == '\n')
+            copy[i] = ' ';
+    gb_reply_status(c, copy);
+    gb_free(copy);
+}
+
+static void reply_value(gb_client *c, lua_State *L, int resp);
+
+/* map -> key, value pairs; set -> its keys (RESP2: flat arrays, as Redis
+ * answers a RESP2 client). */
+static void reply_pairs(gb_client *c, lua_State *L, int resp, bool with_values)
+{
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (!with_values)
+            lua_pop(L, 1);
+        lua_pushvalue(L, with_values ? -2 : -1);
+        reply_value(c, L, resp);
+        if (with_values)
+            reply_value(c, L, resp);
+        n += with_values ? 2 : 1;
+    }
+    gb_reply_set_deferred(c, handle, n);
+}
+
+/* The table on top: an error, status, double, ... or an array. */
+static void reply_table(gb_client *c, lua_State *L, int resp)
+{
+    if (raw_field(L, "err") == LUA_TSTRING) {
+        size_t len;
+        const char *e = lua_tolstring(L, -1, &len);
+        char *msg = gb_memdup(e, len);
+        gb_reply_error(c, msg);
+        gb_free(msg);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "ok") == LUA_TSTRING) {
+        reply_status_text(c, L);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "double") == LUA_TNUMBER) {
+        gb_reply_double(c, lua_tonumber(L, -1));
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "big_number") == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        gb_reply_bulk(c, s, len);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "verbatim_string") == LUA_TTABLE) {
+        int ftype = raw_field(L, "format");
+        lua_pop(L, 1);
+        if (ftype == LUA_TSTRING && raw_field(L, "string") == LUA_TSTRING) {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            gb_reply_bulk(c, s, len);
+            lua_pop(L, 2);
+            return;
+        }
+        if (ftype == LUA_TSTRING)
+            lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "map") == LUA_TTABLE) {
+        reply_pairs(c, L, resp, true);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (raw_field(L, "set") == LUA_TTABLE) {
+        reply_pairs(c, L, resp, false);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t n = 0;
+    for (int i = 1;; i++) {
+        lua_rawgeti(L, -1, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        reply_value(c, L, resp);
+        n++;
+    }
+    gb_reply_set_deferred(c, handle, n);
+}
+
+/* Redis's (long long) cast, defined where C leaves it undefined: NaN and
+ * out-of-range values give INT64_MIN, as the x86 conversion does. */
+static int64_t number_to_integer(double d)
+{
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
+/* Replies with the value on top and pops it. */
+static void reply_value(gb_client *c, lua_State *L, int resp)
+{
+    if (!lua_checkstack(L, 4)) {
+        gb_reply_error(c, "ERR reached lua stack limit");
+        lua_pop(L, 1);
+        return;
+    }
+    switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        gb_reply_bulk(c, s, len);
+        break;
+    }
+    case LUA_TBOOLEAN:
+        if (resp == 2) {
+            if (lua_toboolean(L, -1))
+                gb_reply_int(c, 1);
+            else
+                gb_reply_nil(c);
+        } else {
+            gb_reply_int(c, lua_toboolean(L, -1) ? 1 : 0);
+        }
+        break;
+    case LUA_TNUMBER:
+        gb_reply_int(c, number_to_integer(lua_tonumber(L, -1)));
+        break;
+    case LUA_TTABLE:
+        reply_table(c, L, resp);
+        break;
+    default:
+        gb_reply_nil(c);
+        break;
+    }
+    lua_pop(L, 1);
+}
+
+void gb_lua_reply(gb_client *c, lua_State *L, int script_resp) { reply_value(c, L, script_resp); }

@@ -1,0 +1,791 @@
+#include "engine/script/script_func.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <xxhash.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/util.h"
+#include "engine/ds/htable.h"
+#include "engine/script/script_run.h"
+
+typedef struct fn_lib fn_lib;
+
+typedef struct fn_def {
+    gb_hnode node; /* in by_name */
+    fn_lib *lib;
+    char *name;
+    size_t name_len;
+    char *desc; /* NULL: none given */
+    uint32_t flags;
+    int ref; /* the callback, in the interpreter's registry */
+} fn_def;
+
+struct fn_lib {
+    char *name;
+    char *code;
+    size_t code_len;
+    fn_def **fns;
+    int nfns, capfns;
+};
+
+typedef struct gb_functions {
+    gb_engine *eng;
+    gb_lua_vm *vm;
+    int load_api_ref;   /* the globals a library's code sees while it loads */
+    fn_lib **libs;      /* in load order */
+    size_t nlibs, caplibs;
+    gb_htable by_name;  /* every library's functions */
+    size_t nfns;
+    size_t code_bytes;
+    fn_lib *loading;    /* the library redis.register_function adds to */
+    uint64_t load_start_ms;
+} gb_functions;
+
+static uint64_t fn_hash(const gb_hnode *n)
+{
+    const fn_def *f = (const fn_def *)n;
+    return gb_hash_bytes(f->name, f->name_len);
+}
+
+static bool fn_key_eq(const gb_hnode *n, const void *key)
+{
+    const fn_def *f = (const fn_def *)n;
+    return gb_slice_eq(gb_slice_make(f->name, f->name_len), *(const gb_slice *)key);
+}
+
+static const gb_htable_type fn_type = {fn_hash, fn_key_eq};
+
+static fn_def *find_fn(gb_functions *fns, gb_slice name)
+{
+    return (fn_def *)gb_htable_find(&fns->by_name, &name, gb_hash_slice(name));
+}
+
+static fn_lib *find_lib(gb_functions *fns, gb_slice name, size_t *pos)
+{
+    for (size_t i = 0; i < fns->nlibs; i++)
+        if (gb_slice_eq(gb_slice_cstr(fns->libs[i]->name), name)) {
+            if (pos)
+                *pos = i;
+            return fns->libs[i];
+        }
+    return NULL;
+}
+
+static void lib_free(gb_functions *fns, fn_lib *lib)
+{
+    for (int i = 0; i < lib->nfns; i++) {
+        luaL_unref(fns->vm->L, LUA_REGISTRYINDEX, lib->fns[i]->ref);
+        gb_free(lib->fns[i]->name);
+        gb_free(lib->fns[i]->desc);
+        gb_free(lib->fns[i]);
+    }
+    gb_free(lib->fns);
+    gb_free(lib->name);
+    gb_free(lib->code);
+    gb_free(lib);
+}
+
+/* Takes a library out of the engine (its functions with it) and frees it. */
+static void lib_remove(gb_functions *fns, size_t pos)
+{
+    fn_lib *lib = fns->libs[pos];
+    for (int i = 0; i < lib->nfns; i++) {
+        gb_slice name = gb_slice_make(lib->fns[i]->name, lib->fns[i]->name_len);
+        gb_htable_remove(&fns->by_name, &name, gb_hash_slice(name));
+    }
+    fns->nfns -= (size_t)lib->nfns;
+    fns->code_bytes -= lib->code_len;
+    memmove(&fns->libs[pos], &fns->libs[pos + 1], (fns->nlibs - pos - 1) * sizeof *fns->libs);
+    fns->nlibs--;
+    lib_free(fns, lib);
+}
+
+static void lib_add(gb_functions *fns, fn_lib *lib)
+{
+    if (fns->nlibs == fns->caplibs) {
+        fns->caplibs = fns->caplibs ? fns->caplibs * 2 : 8;
+        fns->libs = gb_realloc(fns->libs, fns->caplibs * sizeof *fns->libs);
+    }
+    fns->libs[fns->nlibs++] = lib;
+    for (int i = 0; i < lib->nfns; i++) {
+        fn_def *f = lib->fns[i];
+        gb_htable_insert(&fns->by_name, &f->node, gb_hash_bytes(f->name, f->name_len));
+    }
+    fns->nfns += (size_t)lib->nfns;
+    fns->code_bytes += lib->code_len;
+}
+
+/* Redis's functionsVerifyName: letters, digits and '_', at least one. */
+static bool name_ok(const char *s, size_t len)
+{
+    if (len == 0)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return false;
+    }
+    return true;
+}
+
+#define ERR_NAME "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+
+/* ---- redis.register_function (while a library loads) ------------------------------------- */
+
+static int raise_error(lua_State *L, const char *err)
+{
+    gb_lua_push_error(L, err, strlen(err));
+    return lua_error(L);
+}
+
+typedef struct reg_args {
+    int name_idx, callback_idx, desc_idx; /* stack slots, 0: not given */
+    uint32_t flags;
+} reg_args;
+
+/* flags = {'no-writes', ...} */
+static const char *read_flags(lua_State *L, int idx, uint32_t *flags)
+{
+    if (!lua_istable(L, idx))
+        return "flags argument to redis.register_function must be a table representing function flags";
+    for (int i = 1;; i++) {
+        lua_rawgeti(L, idx, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            return NULL;
+        }
+        size_t len;
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        uint32_t f = s ? gb_script_flag_parse(s, len) : 0;
+        lua_pop(L, 1);
+        if (!f)
+            return "unknown flag given";
+        *flags |= f;
+    }
+}
+
+/* redis.register_function{function_name=, callback=, flags=, description=}:
+ * the values land in stack slots 2 (name), 3 (description), 4 (callback). */
+static const char *read_named_args(lua_State *L, reg_args *a)
+{
+    if (!lua_istable(L, 1))
+        return "calling redis.register_function with a single argument is only applicable to Lua table (representing "
+               "named arguments).";
+    lua_settop(L, 4);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            return "named argument key given to redis.register_function is not a string";
+        const char *key = lua_tostring(L, -2);
+        if (strcmp(key, "function_name") == 0) {
+            if (!lua_isstring(L, -1))
+                return "function_name argument given to redis.register_function must be a string";
+            lua_replace(L, 2);
+        } else if (strcmp(key, "description") == 0) {
+            if (!lua_isstring(L, -1))
+                return "description argument given to redis.register_function must be a string";
+            lua_replace(L, 3);
+        } else if (strcmp(key, "callback") == 0) {
+            if (lua_type(L, -1) != LUA_TFUNCTION)
+                return "callback argument given to redis.register_function must be a function";
+            lua_replace(L, 4);
+        } else if (strcmp(key, "flags") == 0) {
+            const char *e = read_flags(L, lua_gettop(L), &a->flags);
+            if (e)
+                return e;
+            lua_pop(L, 1);
+        } else {
+            return "unknown argument given to redis.register_function";
+        }
+    }
+    if (lua_isnil(L, 2))
+        return "redis.register_function must get a function name argument";
+    if (lua_isnil(L, 4))
+        return "redis.register_function must get a callback argument";
+    a->name_idx = 2;
+    a->desc_idx = lua_isnil(L, 3) ? 0 : 3;
+    a->callback_idx = 4;
+    return NULL;
+}
+
+static const char *read_args(lua_State *L, reg_args *a)
+{
+    int argc = lua_gettop(L);
+    memset(a, 0, sizeof *a);
+    if (argc < 1 || argc > 2)
+        return "wrong number of arguments to redis.register_function";
+    if (argc == 1)
+        return read_named_args(L, a);
+    if (!lua_isstring(L, 1))
+        return "first argument to redis.register_function must be a string";
+    if (lua_type(L, 2) != LUA_TFUNCTION)
+        return "second argument to redis.register_function must be a function";
+    a->name_idx = 1;
+    a->callback_idx = 2;
+    return NULL;
+}
+
+static int api_register_function(lua_State *L)
+{
+    gb_functions *fns = lua_touserdata(L, lua_upvalueindex(1));
+    fn_lib *lib = fns->loading;
+    if (!lib)
+        return raise_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    reg_args a;
+    const char *err = read_args(L, &a);
+    if (err)
+        return raise_error(L, err);
+    size_t nlen;
+    const char *name = lua_tolstring(L, a.name_idx, &nlen);
+    if (!name_ok(name, nlen))
+        return raise_error(L, ERR_NAME);
+    for (int i = 0; i < lib->nfns; i++)
+        if (gb_slice_eq(gb_slice_make(lib->fns[i]->name, lib->fns[i]->name_len), gb_slice_make(name, nlen)))
+            return raise_error(L, "Function already exists in the library");
+    fn_def *f = gb_calloc(1, sizeof *f);
+    f->lib = lib;
+    f->name = gb_memdup(name, nlen);
+    f->name_len = nlen;
+    if (a.desc_idx) {
+        size_t dlen;
+        const char *d = lua_tolstring(L, a.desc_idx, &dlen);
+        f->desc = gb_memdup(d, dlen);
+    }
+    f->flags = a.flags;
+    lua_pushvalue(L, a.callback_idx);
+    f->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (lib->nfns == lib->capfns) {
+        lib->capfns = lib->capfns ? lib->capfns * 2 : 4;
+        lib->fns = gb_realloc(lib->fns, (size_t)lib->capfns * sizeof *lib->fns);
+    }
+    lib->fns[lib->nfns++] = f;
+    return 0;
+}
+
+/* What a library's code sees while it loads: redis.register_function,
+ * redis.log, the log levels and the version, nothing else. */
+static void build_load_api(gb_functions *fns)
+{
+    lua_State *L = fns->vm->L;
+    lua_newtable(L); /* globals while loading */
+    lua_newtable(L); /* their redis table */
+    lua_pushlightuserdata(L, fns);
+    lua_pushcclosure(L, api_register_function, 1);
+    lua_setfield(L, -2, "register_function");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fns->vm->globals_ref);
+    lua_getfield(L, -1, "redis");
+    static const char *const copied[] = {"log",         "LOG_DEBUG",     "LOG_VERBOSE",      "LOG_NOTICE",
+                                         "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"};
+    for (size_t i = 0; i < GB_ARRAY_LEN(copied); i++) {
+        lua_getfield(L, -1, copied[i]);
+        lua_setfield(L, -4, copied[i]);
+    }
+    lua_pop(L, 2);
+    gb_lua_push_strict_readonly(L, -1);
+    lua_setfield(L, -3, "redis");
+    lua_pop(L, 1);
+    fns->load_api_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* ---- loading --------------------------------------------------------------------------- */
+
+/* Redis's functionExtractLibMetaData: "#!<engine> name=<library>" on the
+ * first line. On success sets the engine word, the name and *skip. */
+static bool parse_metadata(gb_slice code, gb_slice *engine, gb_slice *name, size_t *skip, char *err, size_t errlen)
+{
+    if (code.len < 2 || memcmp(code.ptr, "#!", 2) != 0) {
+        snprintf(err, errlen, "ERR Missing library metadata");
+        return false;
+    }
+    const char *nl = memchr(code.ptr, '\n', code.len);
+    if (!nl) {
+        snprintf(err, errlen, "ERR Invalid library metadata");
+        return false;
+    }
+    size_t linelen = (size_t)(nl - code.ptr);
+    *skip = linelen;
+    *name = gb_slice_make(NULL, 0);
+    size_t pos = 2;
+    bool have_name = false;
+    for (int part = 0;; part++) {
+        while (pos < linelen && (code.ptr[pos] == ' ' || code.ptr[pos] == '\t'))
+            pos++;
+        if (pos == linelen)
+            break;
+        size_t start = pos;
+        while (pos < linelen && code.ptr[pos] != ' ' && code.ptr[pos] != '\t')
+            pos++;
+        gb_slice w = gb_slice_make(code.ptr + start, pos - start);
+        if (part == 0) {
+            *engine = w;
+            continue;
+        }
+        if (w.len >= 5 && gb_slice_ieq(gb_slice_make(w.ptr, 5), "name=")) {
+            if (have_name) {
+                snprintf(err, errlen, "ERR Invalid metadata value, name argument was given multiple times");
+                return false;
+            }
+            *name = gb_slice_make(w.ptr + 5, w.len - 5);
+            have_name = true;
+            continue;
+        }
+        snprintf(err, errlen, "ERR Invalid metadata value given: %.*s", (int)GB_MIN(w.len, 200), w.ptr);
+        return false;
+    }
+    if (pos == 2 && linelen == 2) {
+        snprintf(err, errlen, "ERR Invalid library metadata");
+        return false;
+    }
+    if (!have_name) {
+        snprintf(err, errlen, "ERR Library name was not given");
+        return false;
+    }
+    return true;
+}
+
+static void load_timeout_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    gb_functions *fns = gb_scripting_of(gb_lua_vm_of(L)->eng)->fns;
+    if (gb_clock_mono_ms() - fns->load_start_ms > GB_FUNCTION_LOAD_TIMEOUT_MS)
+        raise_error(L, "FUNCTION LOAD timeout");
+}
+
+/* Runs the library's code with the load-time API; registered functions go
+ * to lib. Returns false with err. */
+static bool run_library_code(gb_functions *fns, fn_lib *lib, size_t skip, char *err, size_t errlen)
+{
+    gb_lua_vm *vm = fns->vm;
+    lua_State *L = vm->L;
+    if (gb_lua_vm_load(vm, lib->code + skip, lib->code_len - skip, "@user_function") != 0) {
+        snprintf(err, errlen, "ERR Error compiling function: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fns->load_api_ref);
+    gb_lua_vm_lookup_in(vm);
+    fns->loading = lib;
+    fns->load_start_ms = gb_clock_mono_ms();
+    lua_sethook(L, load_timeout_hook, LUA_MASKCOUNT, GB_SCRIPT_HOOK_INSTRUCTIONS);
+    int rc = lua_pcall(L, 0, 0, 0);
+    lua_sethook(L, NULL, 0, 0);
+    fns->loading = NULL;
+    gb_lua_vm_lookup_globals(vm);
+    gb_lua_vm_reset_env(vm);
+    if (rc != 0) {
+        /* Redis's luaExtractErrorInformation: a string error reads "ERR <it>". */
+        const char *msg = NULL;
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            msg = lua_tostring(L, -1);
+            snprintf(err, errlen, "ERR Error registering functions: %s", msg ? msg : "(null)");
+            lua_pop(L, 1);
+        } else {
+            msg = lua_tostring(L, -1);
+            snprintf(err, errlen, "ERR Error registering functions: ERR %s", msg ? msg : "(null)");
+        }
+        lua_pop(L, 1);
+        return false;
+    }
+    return true;
+}
+
+/* The whole of FUNCTION LOAD: metadata, name, the code's run, collisions,
+ * then the library replaces its old version. */
+static bool load_library(gb_functions *fns, gb_slice code, bool replace, gb_slice *libname, char *err, size_t errlen)
+{
+    gb_slice engine, name;
+    size_t skip;
+    if (!parse_metadata(code, &engine, &name, &skip, err, errlen))
+        return false;
+    if (!(engine.len == 3 && gb_slice_ieq(engine, "lua"))) {
+        snprintf(err, errlen, "ERR Engine '%.*s' not found", (int)GB_MIN(engine.len, 200), engine.ptr);
+        return false;
+    }
+    if (!name_ok(name.ptr, name.len)) {
+        snprintf(err, errlen, "ERR " ERR_NAME);
+        return false;
+    }
+    size_t oldpos = 0;
+    fn_lib *old = find_lib(fns, name, &oldpos);
+    if (old && !replace) {
+        snprintf(err, errlen, "ERR Library '%.*s' already exists", (int)GB_MIN(name.len, 200), name.ptr);
+        return false;
+    }
+    fn_lib *lib = gb_calloc(1, sizeof *lib);
+    lib->name = gb_memdup(name.ptr, name.len);
+    lib->code = gb_memdup(code.ptr, code.len);
+    lib->code_len = code.len;
+    if (!run_library_code(fns, lib, skip, err, errlen))
+        goto fail;
+    if (lib->nfns == 0) {
+        snprintf(err, errlen, "ERR No functions registered");
+        goto fail;
+    }
+    for (int i = 0; i < lib->nfns; i++) {
+        fn_def *other = find_fn(fns, gb_slice_make(lib->fns[i]->name, lib->fns[i]->name_len));
+        if (other && other->lib != old) {
+            snprintf(err, errlen, "ERR Function %s already exists", lib->fns[i]->name);
+            goto fail;
+        }
+    }
+    if (old)
+        lib_remove(fns, oldpos);
+    lib_add(fns, lib);
+    if (libname)
+        *libname = gb_slice_cstr(lib->name);
+    return true;
+fail:
+    lib_free(fns, lib);
+    return false;
+}
+
+gb_functions *gb_functions_new(gb_engine *eng, uint64_t *rand_state)
+{
+    gb_functions *fns = gb_calloc(1, sizeof *fns);
+    fns->eng = eng;
+    fns->vm = gb_lua_vm_new(eng, rand_state, gb_script_api_register);
+    gb_htable_init(&fns->by_name, &fn_type);
+    build_load_api(fns);
+    return fns;
+}
+
+void gb_functions_free(gb_functions *fns)
+{
+    if (!fns)
+        return;
+    while (fns->nlibs)
+        lib_remove(fns, fns->nlibs - 1);
+    gb_free(fns->libs);
+    gb_htable_clear(&fns->by_name, NULL, NULL);
+    gb_lua_vm_free(fns->vm);
+    gb_free(fns);
+}
+
+int gb_functions_load(gb_scripting *sys, gb_slice code, bool replace, char *err, size_t errlen)
+{
+    return load_library(sys->fns, code, replace, NULL, err, errlen) ? 0 : GB_EINVAL;
+}
+
+bool gb_functions_load_command(gb_scripting *sys, gb_client *c, gb_slice code, bool replace)
+{
+    char err[1024];
+    gb_slice name;
+    if (!load_library(sys->fns, code, replace, &name, err, sizeof err)) {
+        gb_reply_error(c, err);
+        return false;
+    }
+    gb_reply_slice(c, name);
+    return true;
+}
+
+bool gb_functions_delete(gb_scripting *sys, gb_slice name)
+{
+    size_t pos;
+    if (!find_lib(sys->fns, name, &pos))
+        return false;
+    lib_remove(sys->fns, pos);
+    return true;
+}
+
+void gb_functions_flush(gb_scripting *sys)
+{
+    gb_functions *fns = sys->fns;
+    while (fns->nlibs)
+        lib_remove(fns, fns->nlibs - 1);
+    lua_gc(fns->vm->L, LUA_GCCOLLECT, 0);
+}
+
+void gb_functions_foreach(gb_scripting *sys, void (*fn)(void *ctx, gb_slice code), void *ctx)
+{
+    for (size_t i = 0; i < sys->fns->nlibs; i++)
+        fn(ctx, gb_slice_make(sys->fns->libs[i]->code, sys->fns->libs[i]->code_len));
+}
+
+/* ---- FUNCTION LIST / STATS ---------------------------------------------------------------- */
+
+static void reply_flags(gb_client *c, uint32_t flags)
+{
+    size_t h = gb_reply_array_deferred(c);
+    int64_t n = 0;
+    for (size_t i = 0; i < GB_ARRAY_LEN(gb_script_flag_names); i++)
+        if (flags & (1u << i)) {
+            gb_reply_status(c, gb_script_flag_names[i]);
+            n++;
+        }
+    gb_reply_set_deferred(c, h, n);
+}
+
+/* RESP2: each map is a flat array of name, value pairs. */
+static void reply_library(gb_client *c, const fn_lib *lib, bool with_code)
+{
+    gb_reply_array(c, with_code ? 8 : 6);
+    gb_reply_cstr(c, "library_name");
+    gb_reply_cstr(c, lib->name);
+    gb_reply_cstr(c, "engine");
+    gb_reply_cstr(c, "LUA");
+    gb_reply_cstr(c, "functions");
+    gb_reply_array(c, lib->nfns);
+    for (int i = 0; i < lib->nfns; i++) {
+        const fn_def *f = lib->fns[i];
+        gb_reply_array(c, 6);
+        gb_reply_cstr(c, "name");
+        gb_reply_bulk(c, f->name, f->name_len);
+        gb_reply_cstr(c, "description");
+        if (f->desc)
+            gb_reply_cstr(c, f->desc);
+        else
+            gb_reply_nil(c);
+        gb_reply_cstr(c, "flags");
+        reply_flags(c, f->flags);
+    }
+    if (with_code) {
+        gb_reply_cstr(c, "library_code");
+        gb_reply_bulk(c, lib->code, lib->code_len);
+    }
+}
+
+void gb_functions_list(gb_scripting *sys, gb_client *c, bool with_code, const gb_slice *pattern)
+{
+    gb_functions *fns = sys->fns;
+    size_t h = gb_reply_array_deferred(c);
+    int64_t n = 0;
+    for (size_t i = 0; i < fns->nlibs; i++) {
+        const fn_lib *lib = fns->libs[i];
+        if (pattern && !gb_glob_match(pattern->ptr, pattern->len, lib->name, strlen(lib->name), true))
+            continue;
+        reply_library(c, lib, with_code);
+        n++;
+    }
+    gb_reply_set_deferred(c, h, n);
+}
+
+void gb_functions_stats(gb_scripting *sys, gb_client *c)
+{
+    gb_functions *fns = sys->fns;
+    gb_script_run *run = sys->run;
+    gb_reply_array(c, 4);
+    gb_reply_cstr(c, "running_script");
+    if (!run || run->eval) {
+        gb_reply_nil(c);
+    } else {
+        gb_reply_array(c, 6);
+        gb_reply_cstr(c, "name");
+        gb_reply_cstr(c, run->name);
+        gb_reply_cstr(c, "command");
+        gb_reply_array(c, run->argc);
+        for (int i = 0; i < run->argc; i++)
+            gb_reply_slice(c, run->argv[i]);
+        gb_reply_cstr(c, "duration_ms");
+        gb_reply_int(c, (int64_t)(gb_clock_mono_ms() - run->start_ms));
+    }
+    gb_reply_cstr(c, "engines");
+    gb_reply_array(c, 2);
+    gb_reply_cstr(c, "LUA");
+    gb_reply_array(c, 4);
+    gb_reply_cstr(c, "libraries_count");
+    gb_reply_int(c, (int64_t)fns->nlibs);
+    gb_reply_cstr(c, "functions_count");
+    gb_reply_int(c, (int64_t)fns->nfns);
+}
+
+/* ---- FUNCTION DUMP / RESTORE ------------------------------------------------------------- */
+
+/* The payload (docs/scripting.md): "GBFN", u16 version, u32 libraries,
+ * each a u32 length and the library's code, then the XXH3-64 of all the
+ * bytes before it. Integers little-endian. */
+static void le32_put(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t le32_get(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static uint64_t le64_get(const uint8_t *p) { return le32_get(p) | (uint64_t)le32_get(p + 4) << 32; }
+
+static void le64_put(uint8_t *p, uint64_t v)
+{
+    le32_put(p, (uint32_t)v);
+    le32_put(p + 4, (uint32_t)(v >> 32));
+}
+
+#define DUMP_MAGIC "GBFN"
+#define DUMP_VERSION 1u
+#define DUMP_HEADER 10u
+#define DUMP_TRAILER 8u
+
+void gb_functions_dump(gb_scripting *sys, gb_client *c)
+{
+    gb_functions *fns = sys->fns;
+    size_t len = DUMP_HEADER + DUMP_TRAILER;
+    for (size_t i = 0; i < fns->nlibs; i++)
+        len += 4 + fns->libs[i]->code_len;
+    uint8_t *p = gb_malloc(len), *w = p;
+    memcpy(w, DUMP_MAGIC, 4);
+    w[4] = (uint8_t)DUMP_VERSION;
+    w[5] = (uint8_t)(DUMP_VERSION >> 8);
+    le32_put(w + 6, (uint32_t)fns->nlibs);
+    w += DUMP_HEADER;
+    for (size_t i = 0; i < fns->nlibs; i++) {
+        le32_put(w, (uint32_t)fns->libs[i]->code_len);
+        memcpy(w + 4, fns->libs[i]->code, fns->libs[i]->code_len);
+        w += 4 + fns->libs[i]->code_len;
+    }
+    le64_put(w, XXH3_64bits(p, len - DUMP_TRAILER));
+    gb_reply_bulk(c, (const char *)p, len);
+    gb_free(p);
+}
+
+/* Splits a payload into its libraries' code (slices into it); false when
+ * anything about it is wrong. */
+static bool parse_payload(gb_slice payload, gb_slice **codes, size_t *n)
+{
+    const uint8_t *p = (const uint8_t *)payload.ptr;
+    size_t len = payload.len;
+    *codes = NULL;
+    *n = 0;
+    if (len < DUMP_HEADER + DUMP_TRAILER || memcmp(p, DUMP_MAGIC, 4) != 0 ||
+        (uint16_t)(p[4] | p[5] << 8) != DUMP_VERSION || le64_get(p + len - DUMP_TRAILER) != XXH3_64bits(p, len - DUMP_TRAILER))
+        return false;
+    uint32_t count = le32_get(p + 6);
+    size_t body = len - DUMP_HEADER - DUMP_TRAILER;
+    if (count > body / 4) /* each library takes at least its length field */
+        return false;
+    gb_slice *v = gb_malloc((count ? count : 1) * sizeof *v);
+    size_t pos = DUMP_HEADER;
+    for (uint32_t i = 0; i < count; i++) {
+        if (len - DUMP_TRAILER - pos < 4)
+            goto bad;
+        uint32_t l = le32_get(p + pos);
+        pos += 4;
+        if (l > len - DUMP_TRAILER - pos)
+            goto bad;
+        v[i] = gb_slice_make((const char *)p + pos, l);
+        pos += l;
+    }
+    if (pos != len - DUMP_TRAILER)
+        goto bad;
+    *codes = v;
+    *n = count;
+    return true;
+bad:
+    gb_free(v);
+    return false;
+}
+
+/* The libraries' code as they are now, to put back if a restore fails. */
+typedef struct saved_libs {
+    char **code;
+    size_t *len;
+    size_t n;
+} saved_libs;
+
+static saved_libs save_libs(gb_functions *fns)
+{
+    saved_libs s = {gb_malloc((fns->nlibs + 1) * sizeof(char *)), gb_malloc((fns->nlibs + 1) * sizeof(size_t)),
+                    fns->nlibs};
+    for (size_t i = 0; i < fns->nlibs; i++) {
+        s.code[i] = gb_memdup(fns->libs[i]->code, fns->libs[i]->code_len);
+        s.len[i] = fns->libs[i]->code_len;
+    }
+    return s;
+}
+
+static void free_saved(saved_libs *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        gb_free(s->code[i]);
+    gb_free(s->code);
+    gb_free(s->len);
+}
+
+static void put_back(gb_scripting *sys, const saved_libs *s)
+{
+    char err[256];
+    gb_functions_flush(sys);
+    for (size_t i = 0; i < s->n; i++)
+        if (!load_library(sys->fns, gb_slice_make(s->code[i], s->len[i]), false, NULL, err, sizeof err))
+            gb_log(GB_LOG_WARNING, "FUNCTION RESTORE: could not put a library back: %s", err);
+}
+
+bool gb_functions_restore(gb_scripting *sys, gb_client *c, gb_slice payload, char policy)
+{
+    gb_functions *fns = sys->fns;
+    gb_slice *codes;
+    size_t n;
+    if (!parse_payload(payload, &codes, &n)) {
+        gb_reply_error(c, "ERR DUMP payload version or checksum are wrong");
+        return false;
+    }
+    saved_libs saved = save_libs(fns);
+    if (policy == 'F')
+        gb_functions_flush(sys);
+    char err[1024];
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = load_library(fns, codes[i], policy == 'R', NULL, err, sizeof err);
+    if (!ok) {
+        put_back(sys, &saved);
+        gb_reply_error(c, err);
+    } else {
+        gb_reply_ok(c);
+    }
+    free_saved(&saved);
+    gb_free(codes);
+    return ok;
+}
+
+/* ---- FCALL ------------------------------------------------------------------------------ */
+
+void gb_functions_fcall(gb_scripting *sys, gb_client *c, int argc, gb_slice *argv, bool ro)
+{
+    gb_functions *fns = sys->fns;
+    fn_def *f = find_fn(fns, argv[1]);
+    if (!f) {
+        gb_reply_error(c, "ERR Function not found");
+        return;
+    }
+    int64_t numkeys;
+    if (!gb_slice2ll(argv[2], &numkeys)) {
+        gb_reply_error(c, "ERR Bad number of keys provided");
+        return;
+    }
+    if (numkeys > argc - 3) {
+        gb_reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    if (numkeys < 0) {
+        gb_reply_error(c, "ERR Number of keys can't be negative");
+        return;
+    }
+    gb_script_run run;
+    if (!gb_script_prepare(sys, &run, fns->vm, c, f->name, f->flags, ro, false))
+        return;
+    run.argc = argc;
+    run.argv = argv;
+    lua_State *L = fns->vm->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref);
+    gb_lua_push_slices(L, argv + 3, (int)numkeys);
+    gb_lua_push_slices(L, argv + 3 + numkeys, argc - 3 - (int)numkeys);
+    gb_script_call(sys, &run, 2);
+}
+
+uint32_t gb_functions_command_flags(gb_scripting *sys, uint32_t cmd_flags, int argc, const gb_slice *argv)
+{
+    if (argc < 2)
+        return cmd_flags;
+    fn_def *f = find_fn(sys->fns, argv[1]);
+    return f ? gb_script_cmd_flags(cmd_flags, f->flags) : cmd_flags;
+}
+
+size_t gb_functions_count(const gb_functions *fns, size_t *libraries)
+{
+    *libraries = fns->nlibs;
+    return fns->nfns;
+}
+
+size_t gb_functions_code_bytes(const gb_functions *fns) { return fns->code_bytes; }
+
+size_t gb_functions_vm_bytes(const gb_functions *fns) { return fns->vm->heap; }

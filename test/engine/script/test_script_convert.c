@@ -1,0 +1,275 @@
+/*
+ * The conversion tables of engine/script/script_convert.c (Redis's rules),
+ * both ways, on a bare interpreter: replies into Lua values through the
+ * sink, Lua values into replies rendered as RESP2 bytes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "engine/core/engine.h"
+#include "engine/script/script_convert.h"
+#include "engine/script/script_vm.h"
+
+/* ---- a RESP2 renderer for the reply side ---------------------------------------------- */
+
+typedef struct resp_out {
+    char buf[1 << 17];
+    size_t len;
+    size_t deferred_at[16]; /* where each open deferred header is */
+    int ndeferred;
+} resp_out;
+
+__attribute__((format(printf, 2, 3))) static void put(resp_out *o, const char *fmt, ...)
+{
+    size_t room = sizeof o->buf - o->len;
+    if (room < 2)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, room, fmt, ap);
+    va_end(ap);
+    o->len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static void r_status(void *ctx, const char *s, size_t n) { put(ctx, "+%.*s\r\n", (int)n, s); }
+static void r_error(void *ctx, const char *s, size_t n) { put(ctx, "-%.*s\r\n", (int)n, s); }
+static void r_int(void *ctx, int64_t v) { put(ctx, ":%lld\r\n", (long long)v); }
+static void r_dbl(void *ctx, double v) { put(ctx, ",%.17g\r\n", v); }
+static void r_bulk(void *ctx, const char *s, size_t n) { put(ctx, "$%zu\r\n%.*s\r\n", n, (int)n, s); }
+static void r_nil(void *ctx) { put(ctx, "$-1\r\n"); }
+static void r_array(void *ctx, int64_t n) { put(ctx, "*%lld\r\n", (long long)n); }
+
+/* A deferred header is written as "*?" and patched in place by its count
+ * (the tests keep counts below 10, so the width does not change). */
+static size_t r_deferred(void *ctx)
+{
+    resp_out *o = ctx;
+    size_t at = o->len;
+    put(o, "*?\r\n");
+    return at;
+}
+
+static void r_set_deferred(void *ctx, size_t handle, int64_t n)
+{
+    resp_out *o = ctx;
+    assert_true(n < 10);
+    if (handle + 1 < o->len)
+        o->buf[handle + 1] = (char)('0' + n);
+}
+
+static const gb_reply_ops resp_ops = {r_status, r_error, r_int, r_dbl, r_bulk, r_nil, r_array, r_deferred, r_set_deferred};
+
+typedef struct fixture {
+    gb_engine *eng;
+    gb_client c;
+    resp_out out;
+    lua_State *L;
+    gb_lua_sink sink;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    gb_settings s;
+    gb_settings_defaults(&s);
+    f->eng = gb_engine_create(&s);
+    gb_settings_free(&s);
+    f->c.eng = f->eng;
+    f->c.rops = &resp_ops;
+    f->c.rctx = &f->out;
+    f->L = luaL_newstate();
+    luaL_openlibs(f->L);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    lua_close(f->L);
+    gb_engine_free(f->eng);
+    free(f);
+    return 0;
+}
+
+/* Renders the Lua value that `expr` evaluates to. */
+static const char *render(fixture *f, const char *expr, int resp)
+{
+    char code[512];
+    snprintf(code, sizeof code, "return %s", expr);
+    assert_int_equal(luaL_loadstring(f->L, code), 0);
+    assert_int_equal(lua_pcall(f->L, 0, 1, 0), 0);
+    f->out.len = 0;
+    f->out.buf[0] = '\0';
+    gb_lua_reply(&f->c, f->L, resp);
+    assert_int_equal(lua_gettop(f->L), 0);
+    return f->out.buf;
+}
+
+static void test_lua_to_reply(void **state)
+{
+    fixture *f = *state;
+    assert_string_equal(render(f, "'abc'", 2), "$3\r\nabc\r\n");
+    assert_string_equal(render(f, "3.99", 2), ":3\r\n");
+    assert_string_equal(render(f, "-3.99", 2), ":-3\r\n");
+    assert_string_equal(render(f, "true", 2), ":1\r\n");
+    assert_string_equal(render(f, "false", 2), "$-1\r\n");
+    assert_string_equal(render(f, "nil", 2), "$-1\r\n");
+    assert_string_equal(render(f, "true", 3), ":1\r\n");
+    assert_string_equal(render(f, "false", 3), ":0\r\n");
+    assert_string_equal(render(f, "{1, nil, 3}", 2), "*1\r\n:1\r\n");
+    assert_string_equal(render(f, "{1, {2, 'x'}, {}}", 2), "*3\r\n:1\r\n*2\r\n:2\r\n$1\r\nx\r\n*0\r\n");
+    assert_string_equal(render(f, "{err = 'MY text'}", 2), "-MY text\r\n");
+    assert_string_equal(render(f, "{err = 'a\\r\\nb'}", 2), "-a  b\r\n");
+    assert_string_equal(render(f, "{ok = 'fine\\nok'}", 2), "+fine ok\r\n");
+    assert_string_equal(render(f, "{err = 5, ok = 'x'}", 2), "+x\r\n"); /* err must be a string */
+    assert_string_equal(render(f, "{double = 1.5}", 2), ",1.5\r\n");
+    assert_string_equal(render(f, "{big_number = '123'}", 2), "$3\r\n123\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {format = 'txt', string = 'v'}}", 2), "$1\r\nv\r\n");
+    assert_string_equal(render(f, "{map = {a = 1}}", 2), "*2\r\n$1\r\na\r\n:1\r\n");
+    assert_string_equal(render(f, "{set = {s = true}}", 2), "*1\r\n$1\r\ns\r\n");
+    assert_string_equal(render(f, "{1, {err = 'E x'}, {ok = 'OK'}}", 2), "*3\r\n:1\r\n-E x\r\n+OK\r\n");
+    assert_string_equal(render(f, "function() end", 2), "$-1\r\n");
+    /* Numbers C leaves undefined to convert become INT64_MIN, as on x86. */
+    assert_string_equal(render(f, "0/0", 2), ":-9223372036854775808\r\n");
+    assert_string_equal(render(f, "1e300", 2), ":-9223372036854775808\r\n");
+    assert_string_equal(render(f, "-2^63", 2), ":-9223372036854775808\r\n");
+    assert_string_equal(render(f, "2^53", 2), ":9007199254740992\r\n");
+}
+
+static void test_self_reference_ends_in_an_error(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(luaL_dostring(f->L, "local t = {} t[1] = t return t"), 0);
+    f->out.len = 0;
+    gb_lua_reply(&f->c, f->L, 2);
+    /* Nested arrays until Lua's stack limit, then Redis's error. */
+    assert_non_null(strstr(f->out.buf, "-ERR reached lua stack limit\r\n"));
+}
+
+/* ---- reply -> Lua ----------------------------------------------------------------------- */
+
+static void begin(fixture *f, int resp)
+{
+    lua_settop(f->L, 0);
+    gb_lua_sink_begin(&f->sink, f->L, resp);
+}
+
+/* Checks the top value with a Lua predicate over `v`. */
+static void check(fixture *f, const char *predicate)
+{
+    char code[512];
+    snprintf(code, sizeof code, "local v = ... return %s", predicate);
+    assert_int_equal(luaL_loadstring(f->L, code), 0);
+    lua_pushvalue(f->L, -2);
+    if (lua_pcall(f->L, 1, 1, 0) != 0)
+        fail_msg("predicate %s raised %s", predicate, lua_tostring(f->L, -1));
+    if (!lua_toboolean(f->L, -1))
+        fail_msg("predicate failed: %s", predicate);
+    lua_pop(f->L, 1);
+}
+
+static void test_reply_to_lua(void **state)
+{
+    fixture *f = *state;
+    const gb_reply_ops *k = &gb_lua_sink_ops;
+    begin(f, 2);
+    k->integer(&f->sink, -42);
+    check(f, "v == -42");
+    begin(f, 2);
+    k->bulk(&f->sink, "a\0b", 3);
+    check(f, "v == 'a\\0b'");
+    begin(f, 2);
+    k->nil(&f->sink);
+    check(f, "v == false");
+    begin(f, 3);
+    k->nil(&f->sink);
+    check(f, "v == nil");
+    begin(f, 2);
+    k->array(&f->sink, -1);
+    check(f, "v == false");
+    begin(f, 2);
+    k->status(&f->sink, "OK", 2);
+    check(f, "type(v) == 'table' and v.ok == 'OK'");
+    begin(f, 2);
+    k->error(&f->sink, "WRONGTYPE Operation against a key", 33);
+    check(f, "v.err == 'WRONGTYPE Operation against a key' and v.ignore_error_stats_update == true");
+    assert_true(f->sink.error);
+    begin(f, 2);
+    k->dbl(&f->sink, 1.5);
+    check(f, "v == '1.5'");
+    begin(f, 3);
+    k->dbl(&f->sink, 1.5);
+    check(f, "v.double == 1.5");
+    assert_int_equal(f->sink.values, 1);
+}
+
+static void test_nested_and_deferred_arrays(void **state)
+{
+    fixture *f = *state;
+    const gb_reply_ops *k = &gb_lua_sink_ops;
+    begin(f, 2);
+    /* [1, [a, b], [], [deferred: x, [y]], nil] */
+    k->array(&f->sink, 5);
+    k->integer(&f->sink, 1);
+    k->array(&f->sink, 2);
+    k->bulk(&f->sink, "a", 1);
+    k->bulk(&f->sink, "b", 1);
+    k->array(&f->sink, 0);
+    size_t h = k->array_deferred(&f->sink);
+    k->bulk(&f->sink, "x", 1);
+    k->array(&f->sink, 1);
+    k->bulk(&f->sink, "y", 1);
+    k->set_deferred(&f->sink, h, 2);
+    k->nil(&f->sink);
+    assert_int_equal(f->sink.values, 1);
+    assert_int_equal(f->sink.depth, 0);
+    assert_int_equal(lua_gettop(f->L), 1);
+    check(f, "#v == 5 and v[1] == 1 and v[2][1] == 'a' and v[2][2] == 'b' and #v[3] == 0 and v[4][1] == 'x' "
+             "and v[4][2][1] == 'y' and v[5] == false");
+    /* An error inside an array does not make the reply an error. */
+    begin(f, 2);
+    k->array(&f->sink, 2);
+    k->error(&f->sink, "ERR x", 5);
+    k->integer(&f->sink, 2);
+    assert_false(f->sink.error);
+    check(f, "v[1].err == 'ERR x' and v[2] == 2");
+}
+
+static void test_error_codes(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"-CODE the message", "CODE the message"}, {"-NOSPACE", "ERR NOSPACE"}, {"plain text", "ERR plain text"},
+        {"-ERR trailing\r\n", "ERR trailing"},    {"", "ERR "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lua_settop(f->L, 0);
+        gb_lua_push_error(f->L, cases[i].in, strlen(cases[i].in));
+        lua_getfield(f->L, -1, "err");
+        assert_string_equal(lua_tostring(f->L, -1), cases[i].want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lua_to_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_self_reference_ends_in_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reply_to_lua, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_and_deferred_arrays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_codes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of test/fuzz/corpus/ (docs/fuzzing.md).
+
+    test/fuzz/make_seeds.py path/to/goblin-core
+
+Each harness's input layout is described at the top of its fuzz_<name>.c;
+the seeds here follow it. The persistence seeds are made by the engine
+itself: a goblin-core started in a scratch directory is given small mixed
+datasets (every type and encoding, expiries, two databases), saves them
+(SAVE, compressed and not) and logs them (appendonly yes), and its files
+become the seeds of snapshot, snaprecord, aof and manifest.
+
+Run again after a format change and commit the result; the fuzzers grow
+their own corpora in scratch copies, never here.
+"""
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def write(harness, name, data):
+    d = os.path.join(CORPUS, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+# ---- resp: [flags][max_bulk][seed u16] stream ---------------------------------------------
+
+def resp_seeds():
+    seeds = {
+        "multibulk-get": (0, 0, 1, resp("GET", "k")),
+        "multibulk-pipeline": (0, 0, 7, resp("SET", "k", "hello") + resp("PING") + resp("ECHO", "")),
+        "inline-quotes": (0, 0, 3, b"SET k \"a\\x41\\n b\" 'it\\'s'\r\nPING\n  \r\n"),
+        "inline-then-multibulk": (0, 0, 9, b"PING\r\n" + resp("PING")),
+        "empty-and-negative": (0, 0, 5, b"*0\r\n*-1\r\n\r\n"),
+        "unauth-too-many": (1, 0, 11, b"*11\r\n$1\r\na\r\n"),
+        "unauth-inline": (1, 0, 13, b"AUTH pass\r\na b c d e f g h i j k\r\n"),
+        "small-max-bulk": (2, 4, 17, resp("abcd", "abcde")),
+        "big-bulk-partial": (0, 0, 19, b"*1\r\n$100\r\n" + b"x" * 40),
+        "leading-zero-and-sign": (0, 0, 23, b"*2\r\n$03\r\nGET\r\n$+1\r\nk\r\n"),
+        "bad-prefix": (0, 0, 29, b"*2\r\n$3\r\nGET\r\n:1\r\nk\r\n"),
+        "unbalanced": (0, 0, 31, b"SET \"abc\r\n"),
+        "nul-in-inline": (0, 0, 37, b"GET a\x00b\r\nPING\r\n"),
+    }
+    for name, (flags, small, seed, body) in seeds.items():
+        write("resp", name, bytes([flags, small]) + struct.pack("<H", seed) + body)
+
+
+# ---- sbe: [mode] message, or [mode|1] ([u16 len] message)* --------------------------------
+
+SCHEMA, VERSION = 18242, 1
+
+
+def hdr(block_len, tid):
+    return struct.pack("<HHHH", block_len, tid, SCHEMA, VERSION)
+
+
+def var(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    return struct.pack("<I", len(b)) + b
+
+
+def group(entries, block=b"", large=False):
+    dim = struct.pack("<HI" if large else "<HH", len(block) if entries else 0, len(entries))
+    return dim + b"".join(entries)
+
+
+def sbe_messages():
+    return {
+        "ping": hdr(0, 1),
+        "get": hdr(0, 2) + var("k"),
+        "set-px-nx": hdr(9, 3) + struct.pack("<qB", 100, 1 | 8) + var("k") + var("v"),
+        "set-get-ex": hdr(9, 3) + struct.pack("<qB", 5, 128 | 4) + var("n") + var("10"),
+        "del": hdr(0, 4) + group([var("k"), var("l"), var("")]),
+        "incr": hdr(8, 5) + struct.pack("<q", -7) + var("n"),
+        "hset": hdr(0, 6) + group([var("f1") + var("v1"), var("f2") + var("2")]) + var("h"),
+        "hget": hdr(0, 7) + var("h") + var("f1"),
+        "zadd": hdr(1, 8) + struct.pack("<B", 16)
+        + struct.pack("<HH", 8, 2) + struct.pack("<d", 1.5) + var("a") + struct.pack("<d", -2) + var("b") + var("z"),
+        "zscore": hdr(0, 9) + var("z") + var("a"),
+        "lpush": hdr(0, 10) + group([var("x"), var("y"), var("1")]) + var("l"),
+        "rpop": hdr(0, 11) + var("l"),
+        "blpop": hdr(8, 12) + struct.pack("<d", 0.01) + group([var("l"), var("m")]),
+        "generic-lrange": hdr(0, 13) + group([var("LRANGE"), var("l"), var("0"), var("-1")], large=True),
+        "generic-multi": hdr(0, 13) + group([var("MULTI")], large=True),
+        "generic-exec": hdr(0, 13) + group([var("EXEC")], large=True),
+        "reply-array": hdr(8, 107) + struct.pack("<q", 2) + struct.pack("<HI", 17, 3)
+        + struct.pack("<qdB", 1, 0, 3) + var("")
+        + struct.pack("<qdB", 1, 0, 7) + var("")
+        + struct.pack("<qdB", 0, 0, 5) + var("ab"),
+        "reply-status": hdr(0, 101) + var("OK"),
+        "reply-double": hdr(8, 104) + struct.pack("<d", 2.5),
+    }
+
+
+def sbe_seeds():
+    msgs = sbe_messages()
+    for name, m in msgs.items():
+        write("sbe", "decode-" + name, b"\x00" + m)
+    session = ["set-px-nx", "get", "lpush", "rpop", "hset", "hget", "zadd", "zscore", "incr", "del",
+               "generic-multi", "get", "generic-lrange", "generic-exec", "blpop", "ping"]
+    write("sbe", "execute-session", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n] for n in session))
+    for name in ("blpop", "generic-lrange", "zadd"):
+        write("sbe", "execute-" + name, b"\x01" + struct.pack("<H", len(msgs[name])) + msgs[name])
+
+
+# ---- ring: [mode][capacity][key u32][start u16][head delta u16] records or ring bytes ---------
+
+RING_PAD = 0xffffffff
+
+
+RING_HEADER = 16  # include/goblin/ring_layout.h, layout 2: u64 stamp, u32 length, u32 reserved
+RING_ALIGN = 16
+
+
+def ring_stamp(pos, key):
+    return (pos ^ key) | 1
+
+
+def ring_bytes(cap, key, start, records):
+    """A request ring as an honest client leaves it: records from position
+    start, a padding record where one would not fit before the end."""
+    ring = bytearray(cap)
+    pos = start
+    for r in records:
+        size = (RING_HEADER + len(r) + RING_ALIGN - 1) & ~(RING_ALIGN - 1)
+        idx = pos % cap
+        if idx + size > cap:
+            ring[idx:idx + RING_HEADER] = struct.pack("<QII", ring_stamp(pos, key), RING_PAD, 0)
+            pos += cap - idx
+            idx = 0
+        ring[idx:idx + RING_HEADER] = struct.pack("<QII", ring_stamp(pos, key), len(r), 0)
+        ring[idx + RING_HEADER:idx + RING_HEADER + len(r)] = r
+        pos += size
+    return bytes(ring)
+
+
+def ring_seeds():
+    key = 0x5eed1234c0ffee00
+
+    def head(mode, cap_sel, start_units, delta):
+        return struct.pack("<BBQHH", mode, cap_sel, key, start_units, delta)
+
+    def recs(items, cap_sel=0):
+        assert all(len(m) <= (256 << cap_sel) // 4 for m in items), "a record longer than max_payload"
+        return b"".join(struct.pack("<H", len(m)) + m for m in items)
+
+    pipeline = [resp("SET", "k", "v") + resp("GET", "k")[:9], resp("GET", "k")[9:] + resp("LPUSH", "l", "a", "b"),
+                resp("BLPOP", "nothing", "0") + resp("LRANGE", "l", "0", "-1"), b"PING\r\nECHO hi\r\n"]
+    write("ring", "records-resp-exec", head(5, 1, 3, 0x1000) + recs(pipeline, 1))
+    write("ring", "records-resp-partial-exec", head(5, 1, 60, 0x1000) + recs([b"*2\r\n$3\r\nGET", b"\r\n$1\r\nk\r\n"]))
+    write("ring", "records-resp-error-exec", head(5, 0, 0, 0x0fff) + recs([b"*1\r\n$x\r\n", resp("PING")]))
+    write("ring", "records-resp-large-reply", head(5, 2, 0, 0) + recs([resp("SET", "k", "x" * 150), resp("GET", "k")], 2))
+    msgs = sbe_messages()
+    session = [msgs[n] for n in ("set-px-nx", "get", "lpush", "generic-multi", "generic-lrange", "generic-exec",
+                                 "blpop", "zadd", "zscore", "hset", "hget")]
+    write("ring", "records-sbe-exec", head(7, 2, 1, 0x1000) + recs(session, 2))
+    write("ring", "records-wrap", head(1, 0, 28, 0x6000) + recs([b"a" * 60, b"b" * 61, b"c" * 30, b"d" * 64]))
+    write("ring", "raw-resp-exec", head(4, 0, 30, 0x1000) +
+          ring_bytes(256, key, 30 * RING_ALIGN, [resp("SET", "a", "1"), resp("INCR", "a"), b"GET a\r\n"]))
+    write("ring", "raw-sbe-exec", head(6, 0, 0, 0x1000) + ring_bytes(256, key, 0, [msgs["set-px-nx"], msgs["get"]]))
+    write("ring", "raw-pad-at-start", head(0, 0, 0, 0) + struct.pack("<QII", ring_stamp(0, key), RING_PAD, 0))
+    write("ring", "raw-too-long", head(0, 0, 0, 0) + struct.pack("<QII", ring_stamp(0, key), 65, 0))
+    # Records that fill the ring to its end: the next header would be the next lap's.
+    write("ring", "raw-full-lap", head(0, 0, 0, 0) + ring_bytes(256, key, 0, [b"x" * 48] * 4))
+
+
+# ---- config: [0] file, or [1|2] name\0value -------------------------------------------------
+
+def config_seeds():
+    write("config", "file-typical", b"\x00" + b"""# a typical file
+port 7000
+bind 127.0.0.1 ::1
+requirepass "s3cr\\"et"
+maxmemory 4gb
+save 3600 1
+save 300 100
+client-output-buffer-limit normal 256mb 64mb 60
+list-max-ziplist-size -2
+dir ./
+dbfilename 'dump.gdb'
+appendonly no
+""")
+    write("config", "file-errors", b"\x00" + b"port 70000\nunknown-option 1\n")
+    write("config", "file-quotes", b"\x00" + b"requirepass \"a\\x41\\n\"\nlogfile ''\nsave ''\n")
+    for name, value in (("maxmemory", "1kb"), ("hz", "0"), ("save", "900 1 300 10"),
+                        ("client-output-buffer-limit", "normal 1gb 0 0"), ("loglevel", "WARNING"),
+                        ("requirepass", "pw"), ("unixsocketperm", "755"), ("port", "+80"),
+                        ("list-max-listpack-size", "-5"), ("dir", "/")):
+        write("config", "set-" + name, b"\x03" + name.encode() + b"\x00" + value.encode())
+
+
+# ---- manifest and aof: made by the server ---------------------------------------------------
+
+def manifest_seeds():
+    write("manifest", "base-and-incr", b"file appendonly.aof.1.base.gdb seq 1 type b\n"
+                                       b"file appendonly.aof.1.incr.aof seq 1 type i\n")
+    write("manifest", "comments-crlf", b"# made by hand\r\nfile a.aof seq 7 type i\r\nfile b.aof seq 8 type i\r\n")
+    write("manifest", "bad-name", b"file ../etc/passwd seq 1 type i\n")
+
+
+class Server:
+    def __init__(self, binary, directory, *args):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--unixsocket", "", "--rings", "0",
+                                      "--dir", directory, "--save", ""] + list(args),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("goblin-core did not start")
+        self.buf = b""
+
+    def call(self, *args):
+        self.sock.sendall(resp(*args))
+        return self._reply()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self.buf += self.sock.recv(65536)
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind in (b"+", b":"):
+            return rest
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.sock.recv(65536)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        return [self._reply() for _ in range(int(rest))]
+
+    def save(self):
+        """SAVE, once the log's first rewrite (started by appendonly yes) is done."""
+        for _ in range(200):
+            try:
+                return self.call("SAVE")
+            except RuntimeError as e:
+                if "in progress" not in str(e):
+                    raise
+                time.sleep(0.05)
+        raise RuntimeError("SAVE kept finding a background job in progress")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def fill(srv):
+    """Every type and encoding the thresholds allow, expiries, two databases."""
+    srv.call("SET", "int", "12345")
+    srv.call("SET", "neg", "-9223372036854775808")
+    srv.call("SET", "emb", "hello")
+    srv.call("SET", "raw", "x" * 80)
+    srv.call("SET", "ttl", "v", "PX", "600000000")
+    srv.call("RPUSH", "list", "a", "b", "3", "c", "-17", "")
+    srv.call("SADD", "intset", "1", "2", "3", "-5", "9223372036854775807")
+    srv.call("SADD", "set", "a", "b", "c")
+    srv.call("HSET", "hash", "f1", "v1", "f2", "2", "f3", "")
+    srv.call("ZADD", "zset", "1", "a", "2.5", "b", "-3", "c", "inf", "top", "-inf", "bottom")
+    srv.call("PEXPIRE", "list", "700000000")
+    srv.call("SELECT", "3")
+    srv.call("SET", "other-db", "1")
+    srv.call("HSET", "h3", "k", "v")
+    srv.call("SELECT", "0")
+
+
+def snapshot_records(data):
+    """The record stream and key count of an uncompressed one-block snapshot."""
+    assert data[:8] == b"GOBLINSN"
+    magic, stored, raw, codec = struct.unpack_from("<IIIB", data, 32)
+    assert magic == 0x4B4C4247 and codec == 0 and stored == raw, "expected one stored block"
+    trailer = data[56 + stored:]
+    assert len(trailer) == 48 and trailer[:4] == b"GEND", "expected one block"
+    keys = struct.unpack_from("<Q", trailer, 24)[0]
+    return data[56:56 + stored], keys
+
+
+def persistence_seeds(binary):
+    runs = {
+        "compact": [],
+        "large": ["--list-max-listpack-size", "2", "--hash-max-listpack-entries", "2",
+                  "--set-max-intset-entries", "2", "--set-max-listpack-entries", "2",
+                  "--zset-max-listpack-entries", "2"],
+        "pma": ["--list-implementation", "pma", "--list-max-listpack-size", "1"],
+    }
+    for run, args in runs.items():
+        d = tempfile.mkdtemp(prefix="gb-seeds-")
+        try:
+            srv = Server(binary, d, "--appendonly", "yes", "--rdbcompression", "no", *args)
+            try:
+                fill(srv)
+                srv.save()
+                srv.call("CONFIG", "SET", "rdbcompression", "yes")
+                srv.call("CONFIG", "SET", "dbfilename", "dump-zstd.gdb")
+                srv.save()
+            finally:
+                srv.stop()
+            plain = open(os.path.join(d, "dump.gdb"), "rb").read()
+            zstd = open(os.path.join(d, "dump-zstd.gdb"), "rb").read()
+            # mode byte (fuzz_snapshot.c): 0 as is, 1 checksums made right
+            write("snapshot", run + ".gdb", b"\x00" + plain)
+            write("snapshot", run + "-zstd.gdb", b"\x00" + zstd)
+            write("snapshot", run + "-fixsums.gdb", b"\x01" + plain)
+            write("snapshot", run + "-zstd-fixsums.gdb", b"\x01" + zstd)
+            records, keys = snapshot_records(plain)
+            settings = {"compact": 0, "large": 2, "pma": 1}[run]
+            write("snaprecord", run, bytes([settings, keys & 0xFF]) + records)
+            aofdir = os.path.join(d, "appendonlydir")
+            for name in sorted(os.listdir(aofdir)):
+                data = open(os.path.join(aofdir, name), "rb").read()
+                if name.endswith(".manifest"):
+                    write("manifest", "server-" + run, data)
+                elif name.endswith(".incr.aof") and data:
+                    write("aof", "parse-" + run, b"\x00" + data)
+                    write("aof", "replay-" + run, b"\x05" + data)
+        finally:
+            shutil.rmtree(d)
+    write("aof", "replay-torn", b"\x03" + resp("SET", "a", "1") + resp("MULTI") + resp("INCR", "a")[:-3])
+    write("aof", "parse-bad", b"\x00" + resp("SET", "a", "1") + b"*1\r\n$3\r\nGETX\r\n")
+
+
+# ---- snaprecord: hand-made records with every compact entry encoding ------------------------
+# (engine/persist/snapfmt.h, engine/ds/listpack.c). The server's seeds above
+# hold what small datasets hold; these add every integer width and string
+# length form, intsets of each width, and the element-by-element records.
+
+INT_RE = re.compile(rb"-?(0|[1-9][0-9]*)")
+
+
+def as_int(b):
+    """gb_lp_str2int: the canonical integers the encoder stores as such."""
+    if len(b) > 20 or not INT_RE.fullmatch(b) or b == b"-0":
+        return None
+    v = int(b)
+    return v if -2**63 <= v < 2**63 else None
+
+
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+
+
+def svarint(v):
+    return varint(((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF)  # zigzag
+
+
+def sstr(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    return varint(len(b)) + b
+
+
+def backlen(n):
+    k = 1 if n <= 127 else 2 if n < 16384 else 3 if n < 2097152 else 4
+    out = bytearray(k)
+    for i in range(k):
+        out[k - 1 - i] = ((n >> (7 * i)) & 127) | (128 if i != k - 1 else 0)
+    return bytes(out)
+
+
+def lp_entry(b):
+    b = b if isinstance(b, bytes) else b.encode()
+    v = as_int(b)
+    if v is not None:
+        u = v & 0xFFFFFFFFFFFFFFFF
+        if 0 <= v <= 127:
+            enc = bytes([v])
+        elif -4096 <= v <= 4095:
+            enc = bytes([0xC0 | ((u >> 8) & 0x1F), u & 0xFF])
+        else:
+            for tag, width in ((0xF1, 2), (0xF2, 3), (0xF3, 4), (0xF4, 8)):
+                if -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
+                    enc = bytes([tag]) + (u & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+                    break
+    elif len(b) <= 63:
+        enc = bytes([0x80 | len(b)]) + b
+    elif len(b) <= 4095:
+        enc = bytes([0xE0 | (len(b) >> 8), len(b) & 0xFF]) + b
+    else:
+        enc = b"\xF0" + struct.pack("<I", len(b)) + b
+    return enc + backlen(len(enc))
+
+
+def listpack(items):
+    body = b"".join(lp_entry(i) for i in items)
+    return struct.pack("<II", 8 + len(body) + 1, len(items)) + body + b"\xFF"
+
+
+def zscore(d):
+    """engine/ds/zset.c score_encode: integers as text, else the 8 bytes (+'x')."""
+    if d == d and abs(d) < 2.0**63 and d == int(d) and not (d == 0 and struct.pack("<d", d)[7] & 0x80):
+        return str(int(d)).encode()
+    raw = struct.pack("<d", d)
+    return raw + b"x" if as_int(raw) is not None else raw
+
+
+def intset(width, values):
+    fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
+    return struct.pack("<BxxxI", width, len(values)) + b"".join(struct.pack(fmt, v) for v in sorted(values))
+
+
+def key(t, name, value, expire=None):
+    head = b"\xFD" + bytes([t, 1 if expire is not None else 0])
+    return head + (struct.pack("<Q", expire) if expire is not None else b"") + sstr(name) + value
+
+
+def snaprecord_seeds():
+    ints = ["0", "127", "-1", "128", "4095", "-4096", "32767", "-32768", "8388607", "-8388608",
+            "2147483647", "-2147483648", "9223372036854775807", "-9223372036854775808"]
+    strs = ["", "a", "x" * 63, "y" * 64, "z" * 300, "007", "-0", "+1", "1.5"]
+    zs = sorted([(1.0, b"a"), (2.5, b"b"), (-3.0, b"c"), (float("inf"), b"top"), (float("-inf"), b"bottom"),
+                 (0.1, b"tenth"), (2.0**70, b"huge")])
+    recs = {  # name: the KEY records
+        "list-listpack": [key(6, "l", sstr(listpack(ints + strs)))],
+        "set-listpack": [key(7, "s", sstr(listpack(["a", "b", "-5", "100000", "x" * 70])))],
+        "intset-16": [key(8, "i2", sstr(intset(2, [-3, 1, 7])))],
+        "intset-32": [key(8, "i4", sstr(intset(4, [-70000, 5, 70000])))],
+        "intset-64": [key(8, "i8", sstr(intset(8, [-2**40, 0, 2**40])))],
+        "hash-listpack": [key(9, "h", sstr(listpack(["f", "v", "n", "12", "long", "w" * 100, "", "empty"])))],
+        "zset-listpack": [key(10, "z", sstr(listpack([x for sc, m in zs for x in (m, zscore(sc))])))],
+        "elements": [key(2, "L", varint(3) + sstr("a") + sstr("1") + sstr("")),
+                     key(3, "S", varint(2) + sstr("m") + sstr("2")),
+                     key(4, "H", varint(1) + sstr("f") + sstr("v")),
+                     key(5, "Z", varint(2) + sstr("m") + struct.pack("<d", 1.5) + sstr("n") + struct.pack("<d", -0.0)),
+                     key(0, "str", sstr("hello")),
+                     key(1, "num", svarint(-42), expire=2**62)],
+    }
+    aux = b"\xFA" + sstr("goblin-ver") + sstr("0.1.0") + b"\xFB" + varint(0) + varint(1)
+    for name, keys in recs.items():
+        # settings bits (fuzz_snaprecord.c): 1 pma lists, 2 tiny thresholds, 4 loading
+        for settings in (0, 1, 4) if name == "elements" else (0, 2):
+            body = aux + b"\xFE" + varint(0) + b"".join(keys) + b"\xFF" + varint(len(keys))
+            write("snaprecord", "%s-%d" % (name, settings), bytes([settings, len(keys)]) + body)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    resp_seeds()
+    sbe_seeds()
+    ring_seeds()
+    config_seeds()
+    manifest_seeds()
+    snaprecord_seeds()
+    persistence_seeds(os.path.abspath(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,470 @@
+"""Scripting as a server lives with it: busy scripts and their killing from
+other connections, memory (OOM inside a script, Lua's heap counted and
+bounded), scripts inside MULTI and under WATCH, blocking commands inside
+scripts, what the append-only log receives (effects, never the script),
+functions across restarts (snapshot, log, rewrite), FUNCTION DUMP/RESTORE,
+the sandbox (each escape refused), hostile scripts and payloads, INFO.
+
+Where Redis defines the observable behaviour the scenario also runs on
+redis-server 7.0 and the replies are compared.
+"""
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+import unittest
+
+import gbtest
+from gbtest import Raw, Server, SLOW, wait_until, parse_info, Err
+
+LOOP = "local i = 0 while true do i = i + 1 end"
+
+
+def both(test):
+    """The server kinds a scenario runs on: goblin-core, and redis-server
+    7.0 when it is installed."""
+    return ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+
+
+def start_busy(srv, *cmd):
+    """Sends a command that runs a long script and does not wait for it;
+    returns the connection and, once others get BUSY, nothing."""
+    c = Raw(srv, timeout=60 * SLOW)
+    c.send_cmd(*cmd)
+    with Raw(srv) as probe:
+        ok = wait_until(lambda: isinstance(probe.call("PING"), Err), 10 * SLOW, 0.02)
+    if not ok:
+        c.close()
+        raise AssertionError("the script never became busy")
+    return c
+
+
+class BusyScripts(unittest.TestCase):
+    def server(self, kind, *args):
+        s = Server(kind, ["--busy-reply-threshold", "100"] + list(args)) if kind == "goblin" else \
+            Server(kind, ["--busy-reply-threshold", "100"] + list(args))
+        self.addCleanup(s.cleanup)
+        return s
+
+    def test_busy_then_script_kill_from_a_second_connection(self):
+        """Others get BUSY (Redis's text), a connection opened during the
+        script is served too, SCRIPT KILL stops it, the caller gets Redis's
+        error, and the server serves normally afterwards."""
+        seen = {}
+        for kind in both(self):
+            srv = self.server(kind)
+            with Raw(srv) as other:
+                busy = start_busy(srv, "EVAL", LOOP, "0")
+                with Raw(srv) as late:  # connected while the script runs
+                    r = [other.call_raw("GET", "k"), late.call_raw("PING"), other.call_raw("SCRIPT", "LOAD", "return 1"),
+                         other.call_raw("FUNCTION", "KILL"), other.call_raw("SHUTDOWN"),
+                         other.call_raw("MULTI"), other.call_raw("GET", "k"), other.call_raw("DISCARD")]
+                    r.append(late.call_raw("SCRIPT", "KILL"))
+                killed = busy.read()[1]
+                sha = other.call("SCRIPT", "LOAD", LOOP).decode()
+                r.append(killed.replace(sha.encode(), b"<sha>"))
+                r.append(other.call_raw("PING"))
+                busy.close()
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertEqual(g[0], b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n")
+        self.assertEqual(g[-3], b"+OK\r\n")
+        self.assertEqual(g[-1], b"+PONG\r\n")
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+    def test_function_kill_stats_and_unkillable(self):
+        seen = {}
+        lib = "#!lua name=busy\nredis.register_function{function_name='spin', callback=function() %s end, " \
+              "flags={'no-writes'}}\nredis.register_function('wspin', function(k) redis.call('set', k[1], 'v') %s end)" \
+              % (LOOP, LOOP)
+        for kind in both(self):
+            srv = self.server(kind)
+            with Raw(srv) as other:
+                other.call("FUNCTION", "LOAD", lib)
+                busy = start_busy(srv, "FCALL", "spin", "0", "a1")
+                stats = other.call("FUNCTION", "STATS")
+                running = stats[1]
+                r = [other.call_raw("PING"), other.call_raw("SCRIPT", "KILL"), running[0], running[1], running[2], running[3],
+                     other.call_raw("FUNCTION", "KILL")]
+                r.append(busy.read()[1])
+                busy.close()
+                busy = start_busy(srv, "FCALL", "wspin", "1", "w")
+                r += [other.call_raw("FUNCTION", "KILL"), other.call_raw("SCRIPT", "KILL")]
+                # Only SHUTDOWN NOSAVE ends a script that wrote.
+                other.send_cmd("SHUTDOWN", "NOSAVE")
+                self.assertTrue(srv.proc.wait(timeout=20 * SLOW) is not None)
+                busy.close()
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertEqual(g[0], b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n")
+        self.assertEqual(g[2:6], [b"name", b"spin", b"command", [b"FCALL", b"spin", b"0", b"a1"]])
+        self.assertTrue(g[8].startswith(b"-UNKILLABLE"))
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+    def test_pcall_cannot_swallow_a_kill(self):
+        srv = self.server("goblin")
+        script = "while true do pcall(function() while true do end end) end"
+        busy = start_busy(srv, "EVAL", script, "0")
+        with Raw(srv) as other:
+            self.assertEqual(other.call("SCRIPT", "KILL"), b"OK")
+        reply = busy.read()[0]
+        busy.close()
+        self.assertIsInstance(reply, Err)
+        self.assertIn(b"Script killed by user with SCRIPT KILL", reply)
+
+    def test_shutdown_nosave_drops_the_half_run_script_from_the_log(self):
+        """SHUTDOWN NOSAVE during a writing script: the server exits, and
+        after a restart from the append-only log the script's writes are
+        not there (it never completed), the writes before it are."""
+        d = tempfile.mkdtemp(prefix="gbit-busy-")
+        self.addCleanup(shutil.rmtree, d, True)
+        srv = Server("goblin", ["--busy-reply-threshold", "100", "--appendonly", "yes", "--appendfsync", "always",
+                                "--save", ""], dir=d)
+        self.addCleanup(srv.cleanup)
+        with Raw(srv) as c:
+            # The log starts with a rewrite (its first base): wait for it.
+            wait_until(lambda: parse_info(c.call("INFO", "persistence")).get("aof_rewrite_in_progress") == "0" and
+                       os.path.exists(os.path.join(d, "appendonlydir")), 10 * SLOW)
+            c.call("SET", "before", "1")
+        busy = start_busy(srv, "EVAL", "redis.call('set', 'during', '1') " + LOOP, "0")
+        with Raw(srv) as other:
+            other.send_cmd("SHUTDOWN", "NOSAVE")
+            srv.proc.wait(timeout=20 * SLOW)
+        busy.close()
+        srv2 = Server("goblin", ["--appendonly", "yes", "--save", ""], dir=d)
+        self.addCleanup(srv2.cleanup)
+        with Raw(srv2) as c:
+            self.assertEqual(c.call("GET", "before"), b"1")
+            self.assertIsNone(c.call("GET", "during"))
+
+    def test_threshold_zero_never_busy_and_alias(self):
+        srv = self.server("goblin")
+        with Raw(srv) as c:
+            self.assertEqual(c.call("CONFIG", "SET", "lua-time-limit", "0"), b"OK")
+            self.assertEqual(c.call("CONFIG", "GET", "busy-reply-threshold"), [b"busy-reply-threshold", b"0"])
+            self.assertEqual(c.call("EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0"), 3000000)
+
+
+class Memory(unittest.TestCase):
+    def over_maxmemory(self, c):
+        """Some data, then maxmemory far below what is used: every server
+        is over it whatever its own accounting counts."""
+        for i in range(10):
+            c.call("SET", "fill:%d" % i, "x" * 1000)
+        c.call("CONFIG", "SET", "maxmemory", "1")
+
+    def test_oom_inside_scripts_matches_redis(self):
+        seen = {}
+        for kind in both(self):
+            with Server(kind) as srv, Raw(srv) as c:
+                self.over_maxmemory(c)
+                r = [c.call_raw("EVAL", "return redis.call('set', 'x', 'y')", "0"),
+                     c.call_raw("EVAL", "return redis.pcall('set', 'x', 'y')['err']", "0"),
+                     c.call_raw("EVAL", "return redis.call('get', 'fill:1')", "0"),
+                     c.call_raw("EVAL", "redis.call('del', 'fill:1') return 1", "0"),
+                     c.call_raw("EVAL", "#!lua\nreturn 1", "0"),
+                     c.call_raw("EVAL", "#!lua flags=no-writes\nreturn 2", "0"),
+                     c.call_raw("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'x', 'y')", "0"),
+                     c.call_raw("MULTI"), c.call_raw("EVAL", "return 1", "0"), c.call_raw("EXEC")]
+                c.call("CONFIG", "SET", "maxmemory", "0")
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertTrue(g[0].startswith(b"-OOM command not allowed when used memory > 'maxmemory'. script:"), g[0])
+        self.assertEqual(g[6], b"+OK\r\n")
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+    def test_lua_memory_is_counted_and_bounded(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            info = parse_info(c.call("INFO", "memory"))
+            for field in ("used_memory_lua", "used_memory_scripts", "used_memory_vm_eval", "used_memory_vm_functions",
+                          "number_of_cached_scripts", "number_of_functions", "number_of_libraries"):
+                self.assertIn(field, info)
+            before_lua, before = int(info["used_memory_lua"]), int(info["used_memory"])
+            # A script that keeps 20 MB in a global-like upvalue of a function library.
+            c.call("FUNCTION", "LOAD", "#!lua name=hog\nlocal keep = {}\n"
+                   "redis.register_function('hog', function() for i = 1, 20 do keep[i] = string.rep('x', 1000000) .. i end return #keep end)")
+            self.assertEqual(c.call("FCALL", "hog", "0"), 20)
+            info = parse_info(c.call("INFO", "memory"))
+            self.assertGreater(int(info["used_memory_vm_functions"]), 20000000)
+            self.assertGreater(int(info["used_memory"]) - before, 20000000)
+            c.call("EVAL", "local t = {} for i = 1, 1000 do t[i] = i end return 1", "0")
+            self.assertGreaterEqual(int(parse_info(c.call("INFO", "memory"))["used_memory_lua"]), before_lua)
+            # One allocation over proto-max-bulk-len is refused: the script
+            # gets an error and the server lives.
+            r = c.call("EVAL", "return string.rep('x', 1024 * 1024 * 1024)", "0")
+            self.assertIsInstance(r, Err)
+            self.assertIn(b"not enough memory", r)
+            # With maxmemory, Lua's own heap may not pass it (nor 32 MB,
+            # whichever is more).
+            c.call("CONFIG", "SET", "maxmemory", str(int(info["used_memory"]) + 64 * 1024 * 1024))
+            r = c.call("EVAL", "local t = {} for i = 1, 100 do t[i] = string.rep('y', 4000000) .. i end return #t", "0")
+            self.assertIsInstance(r, Err)
+            self.assertIn(b"not enough memory", r)
+            c.call("CONFIG", "SET", "maxmemory", "0")
+            self.assertEqual(c.call("PING"), b"PONG")
+            # The refused script's garbage is collectable: the heap goes back down.
+            c.call("EVAL", "collectgarbage('collect') return 1", "0")
+            self.assertLess(int(parse_info(c.call("INFO", "memory"))["used_memory_vm_eval"]), 16 * 1024 * 1024)
+
+
+class Transactions(unittest.TestCase):
+    def test_multi_watch_and_blocking_match_redis(self):
+        seen = {}
+        for kind in both(self):
+            with Server(kind) as srv, Raw(srv) as a, Raw(srv) as b:
+                r = []
+                r += [a.call_raw("MULTI"), a.call_raw("EVAL", "return redis.call('incr', KEYS[1])", "1", "n"),
+                      a.call_raw("EVAL", "return redis.call('incr', KEYS[1])", "1", "n"),
+                      a.call_raw("EVAL", "return redis.call('nosuch')", "0"), a.call_raw("EXEC")]
+                # WATCH: a script run by another client is a change.
+                r += [a.call_raw("WATCH", "w"), b.call_raw("EVAL", "return redis.call('set', 'w', '1')", "0"),
+                      a.call_raw("MULTI"), a.call_raw("GET", "w"), a.call_raw("EXEC")]
+                # ... and a script that only reads is not.
+                r += [a.call_raw("WATCH", "w"), b.call_raw("EVAL", "return redis.call('get', 'w')", "0"),
+                      a.call_raw("MULTI"), a.call_raw("GET", "w"), a.call_raw("EXEC")]
+                # Blocking commands in scripts: BLPOP is refused, BLMPOP does not block.
+                r += [a.call_raw("EVAL", "return redis.call('blpop', 'q', 0)", "0"),
+                      a.call_raw("EVAL", "return redis.call('blmpop', 0, 1, 'q', 'LEFT')", "0"),
+                      a.call_raw("EVAL", "return redis.call('bzmpop', 0, 1, 'zq', 'MIN')", "0")]
+                # A push inside a script wakes a client blocked outside it.
+                b.send_cmd("BLPOP", "q", "0")
+                time.sleep(0.2 * SLOW)
+                r += [a.call_raw("EVAL", "redis.call('rpush', 'q', 'x') redis.call('rpush', 'q', 'y') return 1", "0"),
+                      b.read()[1], a.call_raw("LRANGE", "q", "0", "-1")]
+                # SELECT inside a script does not change the caller's database.
+                r += [a.call_raw("EVAL", "redis.call('select', 3) return redis.call('set', 'in3', 'v')", "0"),
+                      a.call_raw("EXISTS", "in3"), a.call_raw("SELECT", "3"), a.call_raw("EXISTS", "in3"),
+                      a.call_raw("SELECT", "0")]
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertTrue(g[4].startswith(b"*3\r\n:1\r\n:2\r\n-ERR Unknown Redis command called from script script: "), g[4])
+        self.assertEqual(g[9], b"*-1\r\n")
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+
+class Permissions(unittest.TestCase):
+    def test_acl_applies_to_the_commands_a_script_runs(self):
+        """redis.call/pcall run as the user who ran EVAL/FCALL: Redis 7.0's
+        NOPERM texts inside the script's error, ACL LOG entries of context
+        "lua", redis.acl_check_cmd by the same rules, nothing written on a
+        denial."""
+        lib = "#!lua name=acl\nredis.register_function('setit', function(k) return redis.call('set', k[1], 'v') end)"
+        seen = {}
+        for kind in both(self):
+            with Server(kind) as srv, Raw(srv) as admin, Raw(srv) as u:
+                r = [admin.call_raw("ACL", "SETUSER", "u", "on", "nopass", "~a*", "+@all", "-set"),
+                     admin.call_raw("FUNCTION", "LOAD", lib), u.call_raw("AUTH", "u", "x")]
+                r += [u.call_raw("EVAL", "return redis.call('set', 'a', '1')", "0"),
+                      u.call_raw("EVAL", "return redis.pcall('set', 'a', '1')", "0"),
+                      u.call_raw("EVAL", "return redis.call('get', 'b')", "0"),
+                      u.call_raw("EVAL", "return redis.call('get', 'a')", "0"),
+                      u.call_raw("EVAL", "return redis.call('config', 'get', 'maxmemory')", "0"),
+                      u.call_raw("EVAL", "return redis.call('config', 'nosuch')", "0"),
+                      u.call_raw("FCALL", "setit", "1", "a"),
+                      u.call_raw("EVAL", "return {redis.acl_check_cmd('get', 'a'), redis.acl_check_cmd('get', 'b'), "
+                                 "redis.acl_check_cmd('set', 'a', '1') == false, "
+                                 "redis.acl_check_cmd('config', 'get', 'x')}", "0"),
+                      u.call_raw("EVAL", "return redis.acl_check_cmd('config', 'nosuch')", "0"),
+                      admin.call_raw("EXISTS", "a")]
+                log = admin.call("ACL", "LOG")
+                r.append([(e[3], e[5], e[7], e[9]) for e in log])  # reason, context, object, username
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertTrue(g[3].startswith(b"-ERR The user executing the script can't run this command or subcommand "
+                                        b"script: "), g[3])
+        self.assertEqual(g[4], b"-ERR The user executing the script can't run this command or subcommand\r\n")
+        self.assertTrue(g[5].startswith(b"-ERR The user executing the script can't access at least one of the keys "
+                                        b"mentioned in the command arguments script: "), g[5])
+        self.assertEqual(g[-2], b":0\r\n")
+        self.assertIn((b"key", b"lua", b"b", b"u"), g[-1])
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+
+class Persistence(unittest.TestCase):
+    def dir(self):
+        d = tempfile.mkdtemp(prefix="gbit-lua-")
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def aof_text(self, d):
+        out = b""
+        ad = os.path.join(d, "appendonlydir")
+        for name in sorted(os.listdir(ad)):
+            if name.endswith(".incr.aof"):
+                with open(os.path.join(ad, name), "rb") as f:
+                    out += f.read()
+        return out
+
+    def test_the_log_gets_effects_not_scripts(self):
+        d = self.dir()
+        with Server("goblin", ["--appendonly", "yes", "--appendfsync", "always", "--save", ""], dir=d) as srv, \
+                Raw(srv) as c:
+            c.call("EVAL", "redis.call('set', KEYS[1], 'a') redis.call('incr', 'n') return 1", "1", "k")
+            c.call("EVAL", "return redis.call('get', 'k')", "0")  # reads: nothing logged
+            c.call("EVAL", "redis.call('spop', 'nosuch') return redis.call('incrbyfloat', 'f', '1.5')", "0")
+            c.call("EVAL", "redis.call('set', 'seen', '1') redis.set_repl(redis.REPL_NONE) "
+                           "redis.call('set', 'unseen', '1') redis.set_repl(redis.REPL_ALL) redis.call('set', 'seen2', '1')", "0")
+            c.call("FUNCTION", "LOAD", "#!lua name=l1\nredis.register_function('f', function(k) return redis.call('incr', k[1]) end)")
+            c.call("FCALL", "f", "1", "cnt")
+            log = self.aof_text(d)
+        self.assertNotIn(b"EVAL", log.upper())
+        self.assertNotIn(b"FCALL", log.upper())
+        # The first script's two writes, as one MULTI/EXEC unit.
+        self.assertIn(b"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\na\r\n*2\r\n$4\r\nincr\r\n$1\r\nn\r\n"
+                      b"*1\r\n$4\r\nEXEC\r\n", log)
+        self.assertIn(b"SET\r\n$1\r\nf\r\n$3\r\n1.5", log)  # INCRBYFLOAT's effect, a SET
+        self.assertIn(b"seen2", log)
+        self.assertNotIn(b"unseen", log)
+        self.assertIn(b"FUNCTION\r\n$4\r\nLOAD", log.upper())
+        # Replaying the log gives the same dataset and libraries.
+        with Server("goblin", ["--appendonly", "yes", "--save", ""], dir=d) as srv, Raw(srv) as c:
+            self.assertEqual(c.call("MGET", "k", "n", "f", "seen", "unseen", "seen2", "cnt"),
+                             [b"a", b"1", b"1.5", b"1", None, b"1", b"1"])
+            self.assertEqual(c.call("FCALL", "f", "1", "cnt"), 2)
+
+    def test_functions_survive_snapshot_rewrite_and_reload(self):
+        d = self.dir()
+        lib = "#!lua name=keep\nredis.register_function{function_name='kf', callback=function(k, a) return a[1] end, " \
+              "flags={'no-writes'}, description='kept'}"
+        with Server("goblin", ["--save", ""], dir=d) as srv, Raw(srv) as c:
+            self.assertEqual(c.call("FUNCTION", "LOAD", lib), b"keep")
+            listed = c.call("FUNCTION", "LIST", "WITHCODE")
+            self.assertEqual(c.call("SAVE"), b"OK")
+            self.assertEqual(c.call("DEBUG", "RELOAD"), b"OK")
+            self.assertEqual(c.call("FUNCTION", "LIST", "WITHCODE"), listed)
+        with Server("goblin", ["--save", ""], dir=d) as srv, Raw(srv) as c:
+            self.assertEqual(c.call("FUNCTION", "LIST", "WITHCODE"), listed)
+            self.assertEqual(c.call("FCALL_RO", "kf", "0", "hello"), b"hello")
+            # Through a log rewrite: the base snapshot carries the library.
+            c.call("CONFIG", "SET", "appendonly", "yes")
+            wait_until(lambda: parse_info(c.call("INFO", "persistence")).get("aof_rewrite_in_progress") == "0", 10 * SLOW)
+            c.call("FUNCTION", "LOAD", "#!lua name=later\nredis.register_function('lf', function() return 'later' end)")
+            c.call("BGREWRITEAOF")
+            wait_until(lambda: parse_info(c.call("INFO", "persistence")).get("aof_rewrite_in_progress") == "0", 10 * SLOW)
+        with Server("goblin", ["--appendonly", "yes", "--save", ""], dir=d) as srv, Raw(srv) as c:
+            self.assertEqual(c.call("FCALL", "lf", "0"), b"later")
+            self.assertEqual(c.call("FCALL", "kf", "0", "x"), b"x")
+
+    def test_function_dump_restore(self):
+        with Server("goblin") as a, Server("goblin") as b, Raw(a) as ca, Raw(b) as cb:
+            ca.call("FUNCTION", "LOAD", "#!lua name=d1\nredis.register_function('d1f', function() return 1 end)")
+            ca.call("FUNCTION", "LOAD", "#!lua name=d2\nredis.register_function('d2f', function() return 2 end)")
+            payload = ca.call("FUNCTION", "DUMP")
+            self.assertEqual(payload[:4], b"GBFN")
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload), b"OK")
+            self.assertEqual([cb.call("FCALL", "d1f", "0"), cb.call("FCALL", "d2f", "0")], [1, 2])
+            # APPEND (the default) refuses a library that exists, changing nothing.
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload), Err(b"ERR Library 'd1' already exists"))
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload, "REPLACE"), b"OK")
+            cb.call("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('o', function() return 3 end)")
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload, "FLUSH"), b"OK")
+            self.assertEqual(cb.call("FCALL", "o", "0"), Err(b"ERR Function not found"))
+            # Damaged payloads: every flipped byte, every truncation, garbage.
+            bad = Err(b"ERR DUMP payload version or checksum are wrong")
+            for i in range(len(payload)):
+                damaged = payload[:i] + bytes([payload[i] ^ 0x20]) + payload[i + 1:]
+                self.assertEqual(cb.call("FUNCTION", "RESTORE", damaged), bad, "byte %d" % i)
+            for n in range(len(payload)):
+                self.assertEqual(cb.call("FUNCTION", "RESTORE", payload[:n]), bad, "cut at %d" % n)
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", b"GBFN" + b"\xff" * 40), bad)
+            self.assertEqual(cb.call("FCALL", "d2f", "0"), 2)
+            # A payload from Redis (its RDB format) is refused the same way.
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", b"\xf5\xc3@\xad@\xe9\x1f#!lua"), bad)
+
+
+class Sandbox(unittest.TestCase):
+    ESCAPES = [
+        ("return os.execute('true')", b"nonexistent global variable 'os'"),
+        ("return io.open('/etc/passwd')", b"nonexistent global variable 'io'"),
+        ("return require('os')", b"nonexistent global variable 'require'"),
+        ("return loadfile('/etc/passwd')", b"nonexistent global variable 'loadfile'"),
+        ("return dofile('/etc/passwd')", b"nonexistent global variable 'dofile'"),
+        ("return debug.getinfo(1)", b"nonexistent global variable 'debug'"),
+        ("return getfenv(0)", b"nonexistent global variable 'getfenv'"),
+        ("return setfenv(0, {})", b"nonexistent global variable 'setfenv'"),
+        ("return package.loaded", b"nonexistent global variable 'package'"),
+        ("return newproxy(true)", b"nonexistent global variable 'newproxy'"),
+        ("leak = 1", b"Attempt to modify a readonly table"),
+        ("_G.leak = 1", b"Attempt to modify a readonly table"),
+        ("rawset(_G, 'leak', 1)", b"Attempt to modify a readonly table"),
+        ("setmetatable(_G, nil)", b"Attempt to modify a readonly table"),
+        ("string.leak = 1", b"Attempt to modify a readonly table"),
+        ("redis.call = function() return 1 end", b"Attempt to modify a readonly table"),
+        ("getmetatable('').__index = {}", b"Attempt to modify a readonly table"),
+        ("getmetatable('').__index.leak = 1", b"Attempt to modify a readonly table"),
+        ("getmetatable(_G).__index = nil", b"Attempt to modify a readonly table"),
+        ("rawset(string, 'upper', nil)", b"Attempt to modify a readonly table"),
+        ("table.insert(_G, 'leak')", b"Attempt to modify a readonly table"),
+        ("table.insert(cjson, 'leak')", b"Attempt to modify a readonly table"),
+        ("table.sort(math)", b"Attempt to modify a readonly table"),
+        ("coroutine.wrap(function() leak = 1 end)()", b"Attempt to modify a readonly table"),
+        ("return loadstring(string.dump(function() return 1 end))()", b"attempt to call a nil value"),
+        ("local s = string.dump(function() return 1 end) local done = false "
+         "return load(function() if done then return nil end done = true return s end)()", b"attempt to call a nil value"),
+        ("return loadstring('leak = 1')()", b"Attempt to modify a readonly table"),
+    ]
+
+    def test_each_escape_is_refused_and_nothing_leaks(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            for script, want in self.ESCAPES:
+                r = c.call("EVAL", script, "0")
+                self.assertIsInstance(r, Err, script)
+                self.assertIn(want, r, script)
+            # Nothing written by any of them is visible to a later script.
+            self.assertEqual(c.call("EVAL", "return {type(rawget(_G, 'leak')), type(string.upper), type(redis.call), #_G}",
+                                    "0"), [b"nil", b"function", b"function", 0])
+            # Functions see the same sandbox; the loading code sees less.
+            r = c.call("FUNCTION", "LOAD", "#!lua name=esc\nos.exit()")
+            self.assertIn(b"nonexistent global variable 'os'", r)
+            r = c.call("FUNCTION", "LOAD", "#!lua name=esc\nredis.register_function('e', function() leak = 1 end)")
+            self.assertEqual(r, b"esc")
+            self.assertIn(b"Attempt to modify a readonly table", c.call("FCALL", "e", "0"))
+
+    def test_hostile_scripts_do_not_hurt_the_server(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            hostile = [
+                "error({})", "error(setmetatable({}, {__tostring = function() return 'x' end}))",
+                "return cmsgpack.unpack('\\145')", "return cmsgpack.unpack(string.rep('\\145', 100000))",
+                "return cmsgpack.unpack('\\221\\255\\255\\255\\255')", "return cmsgpack.unpack('\\219\\255\\255\\255\\255x')",
+                "return cmsgpack.unpack('\\193')", "return struct.unpack('i32', 'x')", "return struct.pack('i33', 1)",
+                "return struct.unpack('c99999999999', 'x')", "return struct.unpack('c0', 'x')",
+                "return struct.unpack('>!8 i8', 'x', 99999)", "return struct.size('!3i')",
+                "return cjson.decode(string.rep('[', 100000))", "return cjson.decode('{\"a\":')",
+                "local t = {} t[1] = t return t", "local t = {} t.err = t return t",
+                "local function f() f() end f()", "local function f(n) return 1 + f(n) end return f(1)",
+                "return string.rep('x', -1)", "return ('x'):rep(1e10)", "return table.concat({}, 'x', 1, 1e9)",
+                "return redis.call(string.rep('x', 100000))", "return redis.sha1hex(string.rep('x', 10000000))",
+                "return select(-1)", "return unpack({}, 1, 1e8)", "return tostring(tonumber('0x' .. string.rep('f', 1000)))",
+            ]
+            for s in hostile:
+                # Some replies nest thousands deep: read bytes, not a parse.
+                c.send_cmd("EVAL", s, "0")
+                c.send_cmd("PING")
+                data = bytearray()
+                deadline = time.time() + 30 * SLOW
+                while not data.endswith(b"+PONG\r\n") and time.time() < deadline:
+                    chunk = c.s.recv(1 << 20)
+                    self.assertTrue(chunk, "connection closed after %r" % s)
+                    data += chunk
+                self.assertTrue(data.endswith(b"+PONG\r\n"), s)
+        self.assertTrue(srv.proc.returncode in (0, None) or srv.proc.returncode == -15, srv.log())
+
+    def test_cached_scripts_and_flush(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            sha = c.call("SCRIPT", "LOAD", "return 'cached'").decode()
+            self.assertEqual(c.call("EVALSHA", sha, "0"), b"cached")
+            self.assertEqual(int(parse_info(c.call("INFO", "memory"))["number_of_cached_scripts"]), 1)
+            self.assertEqual(c.call("SCRIPT", "FLUSH"), b"OK")
+            self.assertEqual(c.call("EVALSHA", sha, "0"), Err(b"NOSCRIPT No matching script. Please use EVAL."))
+            self.assertEqual(int(parse_info(c.call("INFO", "memory"))["number_of_cached_scripts"]), 0)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
