@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "engine/base/mem.h"
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
 #include "engine/modules.h"
@@ -39,6 +40,50 @@ static FILE *open_log(const gb_settings *cfg)
         exit(1);
     }
     return f;
+}
+
+/*
+ * GOBLIN_FAULT_ALLOC, for tests only: "N" fails the Nth fallible allocation
+ * (a client's buffers, engine/base/mem.h), "N+" that one and every one
+ * after, "0" fails nothing and counts. Only whoever starts the process can
+ * set it; no command can. Returns -1 when the value is not one of those.
+ */
+static int arm_fault_injection(void)
+{
+    const char *v = getenv("GOBLIN_FAULT_ALLOC");
+    if (!v || !v[0])
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    bool after = *end == '+';
+    if (after)
+        end++;
+    if (errno || end == v || *end || v[0] == '-')
+        return -1;
+    gb_mem_fault_arm(n, after);
+    gb_log(GB_LOG_WARNING, "GOBLIN_FAULT_ALLOC=%s: allocation failures injected for testing (%s)", v,
+           n == 0 ? "counting only" : after ? "that allocation and every one after" : "that one allocation");
+    return 1;
+}
+
+/* The injector's counts, for the test that set it: one line, then one per
+ * call site reached. */
+static void report_fault_injection(void)
+{
+    gb_mem_fault_stats st;
+    gb_mem_fault_get(&st);
+    gb_log(GB_LOG_WARNING, "Fault injection: %llu fallible allocations at %u sites, %llu failed on purpose",
+           (unsigned long long)st.calls, st.sites, (unsigned long long)st.failed);
+    if (st.first_failed_file)
+        gb_log(GB_LOG_WARNING, "Fault injection: first failed site %s:%d", st.first_failed_file,
+               st.first_failed_line);
+    const char *file;
+    int line;
+    uint64_t calls, first;
+    for (unsigned i = 0; gb_mem_fault_site(i, &file, &line, &calls, &first); i++)
+        gb_log(GB_LOG_WARNING, "Fault injection: site %s:%d reached %llu times (first as call %llu)", file, line,
+               (unsigned long long)calls, (unsigned long long)first);
 }
 
 /* A start-up failure: one line in the log, and on the terminal too when the
@@ -141,8 +186,15 @@ int main(int argc, char **argv)
         gb_log(GB_LOG_WARNING, "Listening on all interfaces without a password and with protected-mode off: "
                                "anyone who can reach this host can read and change all data. Set --requirepass, "
                                "define users (docs/acl.md) or bind to 127.0.0.1.");
+    /* Armed last: what start-up allocates is not a client's, and counting
+     * from here gives every run of a test the same numbers. */
+    int fault = arm_fault_injection();
+    if (fault < 0)
+        return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+ or 0 (a test-only setting; see --help)"));
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
     gb_net_server_run(p.srv);
+    if (fault)
+        report_fault_injection();
     return teardown(&p, 0);
 }

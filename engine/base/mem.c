@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/common.h"
 #include "platform/mem.h"
 #include "platform/shm_atomic.h"
 
@@ -48,23 +49,55 @@ static void oom(size_t n)
     abort();
 }
 
-void *gb_malloc(size_t n)
+/* The allocations themselves: NULL on failure, nothing counted then. */
+static void *raw_malloc(size_t n)
 {
     if (have_usable()) {
         void *p = malloc(n ? n : 1);
-        if (!p)
-            oom(n);
-        account((int64_t)gb_plat_malloc_usable_size(p));
+        if (p)
+            account((int64_t)gb_plat_malloc_usable_size(p));
         return p;
     }
     if (n > SIZE_MAX - PREFIX)
-        oom(n);
+        return NULL;
     char *raw = malloc(n + PREFIX);
     if (!raw)
-        oom(n);
+        return NULL;
     memcpy(raw, &n, sizeof n);
     account((int64_t)(n + PREFIX));
     return raw + PREFIX;
+}
+
+static void *raw_realloc(void *p, size_t n)
+{
+    if (!p)
+        return raw_malloc(n);
+    if (have_usable()) {
+        size_t old = gb_plat_malloc_usable_size(p);
+        void *q = realloc(p, n ? n : 1);
+        if (q)
+            account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
+        return q;
+    }
+    if (n > SIZE_MAX - PREFIX)
+        return NULL;
+    char *raw = (char *)p - PREFIX;
+    size_t old;
+    memcpy(&old, raw, sizeof old);
+    char *q = realloc(raw, n + PREFIX);
+    if (!q)
+        return NULL;
+    memcpy(q, &n, sizeof n);
+    account((int64_t)n - (int64_t)old);
+    return q + PREFIX;
+}
+
+void *gb_malloc(size_t n)
+{
+    void *p = raw_malloc(n);
+    if (!p)
+        oom(n);
+    return p;
 }
 
 void *gb_calloc(size_t count, size_t size)
@@ -76,40 +109,111 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
-void *gb_try_realloc(void *p, size_t n)
-{
-    if (have_usable()) {
-        size_t old = p ? gb_plat_malloc_usable_size(p) : 0;
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-            return NULL;
-        account((int64_t)gb_plat_malloc_usable_size(q) - (int64_t)old);
-        return q;
-    }
-    if (n > SIZE_MAX - PREFIX)
-        return NULL;
-    char *raw = p ? (char *)p - PREFIX : NULL;
-    size_t old = 0;
-    if (raw) {
-        memcpy(&old, raw, sizeof old);
-        old += PREFIX;
-    }
-    char *q = realloc(raw, n + PREFIX);
-    if (!q)
-        return NULL;
-    memcpy(q, &n, sizeof n);
-    account((int64_t)(n + PREFIX) - (int64_t)old);
-    return q + PREFIX;
-}
-
 void *gb_realloc(void *p, size_t n)
 {
-    if (!p)
-        return gb_malloc(n);
-    void *q = gb_try_realloc(p, n);
+    void *q = raw_realloc(p, n);
     if (!q)
         oom(n);
     return q;
+}
+
+/* ---- fault injection ---------------------------------------------------------------- */
+
+/* Sites are told apart by (file, line): __FILE__ of one translation unit is
+ * one string, so comparing the pointer first is enough almost always. */
+#define MAX_SITES 256
+
+typedef struct fault_site {
+    const char *file;
+    int line;
+    uint64_t calls;
+    uint64_t first_call;
+} fault_site;
+
+static struct {
+    bool armed;
+    bool and_after;
+    uint64_t nth;
+    gb_mem_fault_stats st;
+    fault_site sites[MAX_SITES];
+} fault;
+
+void gb_mem_fault_arm(uint64_t nth, bool and_after)
+{
+    memset(&fault, 0, sizeof fault);
+    fault.armed = true;
+    fault.nth = nth;
+    fault.and_after = and_after;
+}
+
+void gb_mem_fault_disarm(void) { fault.armed = false; }
+
+void gb_mem_fault_get(gb_mem_fault_stats *out) { *out = fault.st; }
+
+bool gb_mem_fault_site(unsigned i, const char **file, int *line, uint64_t *calls, uint64_t *first_call)
+{
+    if (i >= fault.st.sites)
+        return false;
+    *file = fault.sites[i].file;
+    *line = fault.sites[i].line;
+    *calls = fault.sites[i].calls;
+    *first_call = fault.sites[i].first_call;
+    return true;
+}
+
+static void note_site(const char *file, int line, uint64_t call)
+{
+    for (unsigned i = 0; i < fault.st.sites; i++) {
+        fault_site *s = &fault.sites[i];
+        if (s->line == line && (s->file == file || strcmp(s->file, file) == 0)) {
+            s->calls++;
+            return;
+        }
+    }
+    if (fault.st.sites < MAX_SITES)
+        fault.sites[fault.st.sites++] = (fault_site){file, line, 1, call};
+}
+
+/* Whether this fallible allocation is to fail on purpose. */
+static bool fault_hit(const char *file, int line)
+{
+    uint64_t n = ++fault.st.calls;
+    note_site(file, line, n);
+    if (fault.nth == 0 || n < fault.nth || (n > fault.nth && !fault.and_after))
+        return false;
+    if (fault.st.failed++ == 0) {
+        fault.st.first_failed_file = file;
+        fault.st.first_failed_line = line;
+    }
+    return true;
+}
+
+/* ---- fallible allocation -------------------------------------------------------------- */
+
+void *gb_try_malloc_at(size_t n, const char *file, int line)
+{
+    if (GB_UNLIKELY(fault.armed) && fault_hit(file, line))
+        return NULL;
+    return raw_malloc(n);
+}
+
+void *gb_try_calloc_at(size_t count, size_t size, const char *file, int line)
+{
+    if (GB_UNLIKELY(fault.armed) && fault_hit(file, line))
+        return NULL;
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    void *p = raw_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void *gb_try_realloc_at(void *p, size_t n, const char *file, int line)
+{
+    if (GB_UNLIKELY(fault.armed) && fault_hit(file, line))
+        return NULL;
+    return raw_realloc(p, n);
 }
 
 void gb_free(void *p)

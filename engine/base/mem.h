@@ -8,8 +8,29 @@
  * atomic: only the engine thread allocates through these functions (client
  * libraries and benchmark threads use plain malloc).
  *
- * Out of memory is fatal, as in Redis: the process logs the size and aborts.
- * Client-driven sizes are bounded *before* they reach the allocator.
+ * Two policies, chosen by what a failure could leave behind:
+ *
+ * - gb_malloc & co: out of memory is fatal, as in Redis's zmalloc (the
+ *   process logs the size and aborts). The engine's data structures use
+ *   these: a command that fails half way through a mutation (a hash table
+ *   resized, half the members of an SUNIONSTORE moved) cannot be undone
+ *   cheaply, and continuing with a half-applied write is worse than
+ *   stopping. What keeps the engine below the machine's limit is
+ *   --maxmemory (writes refused with OOM before they allocate), and
+ *   client-driven sizes are bounded before they reach the allocator.
+ *   Start-up allocations are fatal too: the message names the size and the
+ *   exit status is non-zero (SIGABRT).
+ *
+ * - gb_try_malloc & co: fallible, NULL on failure with nothing changed.
+ *   The transports use these for every buffer that exists per client or
+ *   whose size a client drives (query and output buffers, ring input and
+ *   pending replies, SBE reply and decode scratch, write requests,
+ *   per-connection and per-claim structures): a failure there costs that
+ *   one client (its connection closed, its ring slot released, the
+ *   connection refused), never the server. The Lua interpreter's allocator
+ *   (engine/script) uses them too: a script that runs out gets "not enough
+ *   memory". Counted in gb_mem_used() like the rest and freed with
+ *   gb_free().
  *
  * Threads: the engine thread uses these freely; a thread that frees engine
  * memory in the background (lazy freeing) calls gb_mem_set_offthread()
@@ -18,16 +39,14 @@
 #ifndef GB_ENGINE_MEM_H
 #define GB_ENGINE_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 void *gb_malloc(size_t n);
 void *gb_calloc(size_t count, size_t size);
 void *gb_realloc(void *p, size_t n);
 void gb_free(void *p);
-/* realloc (or malloc, p NULL) that returns NULL instead of aborting, p
- * left as it was: for the one caller that can take a refusal, the Lua
- * interpreter (engine/script), whose scripts then get "not enough memory". */
-void *gb_try_realloc(void *p, size_t n);
 char *gb_memdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
 char *gb_strdup(const char *s);
 
@@ -46,5 +65,46 @@ void gb_mem_set_offthread(void);
 
 /* Bytes currently allocated through gb_malloc & co. */
 size_t gb_mem_used(void);
+
+/* ---- fallible allocation ------------------------------------------------------------ */
+
+/* Each call site is identified by its file and line, so that the fault
+ * injector below can tell which sites a test reached. */
+#define gb_try_malloc(n) gb_try_malloc_at((n), __FILE__, __LINE__)
+#define gb_try_calloc(count, size) gb_try_calloc_at((count), (size), __FILE__, __LINE__)
+/* realloc (or malloc, p NULL); on failure p is left as it was (still owned
+ * by the caller). */
+#define gb_try_realloc(p, n) gb_try_realloc_at((p), (n), __FILE__, __LINE__)
+
+void *gb_try_malloc_at(size_t n, const char *file, int line);
+void *gb_try_calloc_at(size_t count, size_t size, const char *file, int line);
+void *gb_try_realloc_at(void *p, size_t n, const char *file, int line);
+
+/*
+ * Fault injection, for tests only: makes the nth fallible allocation from
+ * now (1-based) fail, and with `and_after` every one after it too. nth == 0
+ * fails nothing but still counts calls and sites. The server arms it from
+ * the GOBLIN_FAULT_ALLOC environment variable at start-up (apps/server); no
+ * client command can. It affects gb_try_* only: the fail-stop allocators
+ * above never fail on purpose. Engine thread only, like the counter.
+ */
+void gb_mem_fault_arm(uint64_t nth, bool and_after);
+void gb_mem_fault_disarm(void);
+
+/* What the injector saw since it was armed. */
+typedef struct gb_mem_fault_stats {
+    uint64_t calls;      /* fallible allocations made */
+    uint64_t failed;     /* of them, failed on purpose */
+    unsigned sites;      /* distinct call sites reached */
+    const char *first_failed_file; /* the first site failed on purpose (NULL: none) */
+    int first_failed_line;
+} gb_mem_fault_stats;
+void gb_mem_fault_get(gb_mem_fault_stats *out);
+
+/* The i-th site reached (0 <= i < stats.sites): file, line, calls there,
+ * and the number of the first call that reached it (arming the injector
+ * with that number makes this site fail, if the run repeats). Returns
+ * false past the end. */
+bool gb_mem_fault_site(unsigned i, const char **file, int *line, uint64_t *calls, uint64_t *first_call);
 
 #endif

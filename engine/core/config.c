@@ -808,4 +808,7 @@ void gb_config_print_help(FILE *out, const char *prog)
     fprintf(out, "  --user \"NAME RULES...\"\n      A user, as a `user NAME RULES...` line of the config file "
                  "(several allowed; docs/acl.md).\n");
     fprintf(out, "\nMemory sizes accept k, kb, m, mb, g, gb (k = 1000, kb = 1024).\n");
+    fprintf(out, "\nFor tests only: GOBLIN_FAULT_ALLOC=N in the environment makes the Nth allocation of a client's\n"
+                 "buffers fail (N+: that one and every one after; 0: count only), to check that such failures\n"
+                 "close only that client; the counts are logged at exit (docs/architecture.md).\n");
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "transport/resp/resp_parser.h"
 
@@ -185,6 +186,29 @@ static void test_protocol_errors(void **state)
 
 /* "$0", "*1" and multi-digit lengths take the fast path; a header cut
  * before its "\n" waits for it. */
+/* The argument array cannot grow (the fault injector fails its first
+ * allocation): both request forms end in "out of memory", never in a
+ * misleading protocol error. */
+static void test_argument_array_out_of_memory(void **state)
+{
+    (void)state;
+    const char *reqs[] = {"*2\r\n$3\r\nGET\r\n$1\r\na\r\n", "GET \"a\"\r\n"};
+    for (size_t i = 0; i < 2; i++) {
+        gb_resp_parser p;
+        gb_resp_parser_init(&p, 512LL * 1024 * 1024);
+        char copy[64], err[256];
+        size_t consumed = 0, len = strlen(reqs[i]);
+        memcpy(copy, reqs[i], len);
+        gb_mem_fault_arm(1, false);
+        int rc = gb_resp_parse(&p, copy, len, &consumed, err, sizeof err);
+        gb_mem_fault_disarm();
+        assert_int_equal(rc, GB_RESP_ERROR);
+        assert_true(p.oom);
+        assert_string_equal(err, "ERR Protocol error: out of memory");
+        gb_resp_parser_free(&p);
+    }
+}
+
 static void test_header_fast_path(void **state)
 {
     (void)state;
@@ -337,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_byte_by_byte),
         cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_protocol_errors),
+        cmocka_unit_test(test_argument_array_out_of_memory),
         cmocka_unit_test(test_header_fast_path),
         cmocka_unit_test(test_fast_and_general_paths_agree),
         cmocka_unit_test(test_too_big_lines),

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "engine/base/mem.h"
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "platform/shm.h"
@@ -65,6 +66,19 @@ typedef struct listener {
     } h;
     gb_net_server *srv;
     bool is_unix;
+    /* Refusing a connection when its conn cannot be allocated: libuv has
+     * accepted the socket already and stops listening until it is taken,
+     * so it is taken into this handle and closed. One refusal at a time;
+     * a connection that arrives meanwhile waits (pending) and is taken
+     * when the handle has closed. */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } spare;
+    bool spare_busy;
+    bool spare_pending;
     char desc[128];
 } listener;
 
@@ -102,9 +116,9 @@ static void conn_free_cb(uv_handle_t *h)
     if (c->client)
         gb_client_free(c->client);
     gb_resp_parser_free(&c->parser);
-    free(c->qbuf);
+    gb_free(c->qbuf);
     gb_outbuf_free(&c->out);
-    free(c);
+    gb_free(c);
 }
 
 static void unhold(conn *c)
@@ -178,6 +192,23 @@ static void hook_close(gb_client *gc)
     /* Not synchronously: the engine may be iterating its client list. */
     c->client->flags |= GB_CLIENT_CLOSE_ASAP;
     queue_resume(c);
+}
+
+/* A buffer of this client's could not grow: its replies have a hole, so
+ * it goes; everyone else is served as before. `now`: closed at once (the
+ * caller is not inside the engine); else at the next chance, as a killed
+ * client is (this may run inside the engine's iteration over blocked
+ * clients). */
+static void close_for_oom(conn *c, const char *which, bool now)
+{
+    if (c->closing)
+        return;
+    if (!c->client || !(c->client->flags & GB_CLIENT_CLOSE_ASAP))
+        gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its buffers (%s)", c->addr, which);
+    if (now || !c->client)
+        conn_close(c);
+    else
+        hook_close(c->client);
 }
 
 static void hook_describe(const gb_client *gc, gb_client_desc *d)
@@ -258,6 +289,12 @@ static bool check_output_limits(conn *c)
 {
     if (!c->client || (c->client->flags & GB_CLIENT_CLOSE_ASAP))
         return false;
+    /* A reply that could not be buffered left a hole: the client goes, at
+     * the next chance (this may run inside PUBLISH's walk of subscribers). */
+    if (GB_UNLIKELY(gb_outbuf_oom(&c->out))) {
+        close_for_oom(c, "output buffer", false);
+        return false;
+    }
     long long hard, soft;
     int secs;
     output_limits_of(c, &hard, &soft, &secs);
@@ -285,8 +322,8 @@ static void write_done(uv_write_t *req, int status)
     write_req *w = (write_req *)req;
     conn *c = w->c;
     c->inflight -= w->len;
-    free(w->data);
-    free(w);
+    gb_free(w->data);
+    gb_free(w);
     if (c->closing)
         return;
     if (status < 0) {
@@ -301,7 +338,13 @@ static void write_done(uv_write_t *req, int status)
 
 static void conn_flush(conn *c)
 {
-    if (c->closing || c->out.len == 0)
+    if (c->closing)
+        return;
+    if (GB_UNLIKELY(gb_outbuf_oom(&c->out))) {
+        close_for_oom(c, "output buffer", false);
+        return;
+    }
+    if (c->out.len == 0)
         return;
     gb_engine *eng = c->srv->eng;
     /* appendfsync always: replies that acknowledge writes leave once the
@@ -337,9 +380,9 @@ static void conn_flush(conn *c)
     if (c->inflight)
         return; /* write_done continues */
     /* The socket is full: hand the buffer to libuv and start a fresh one. */
-    write_req *w = malloc(sizeof *w);
+    write_req *w = gb_try_malloc(sizeof *w);
     if (!w) {
-        conn_close(c);
+        close_for_oom(c, "write request", false);
         return;
     }
     w->data = c->out.data;
@@ -351,8 +394,8 @@ static void conn_flush(conn *c)
     uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
     if (uv_write(&w->req, &c->h.stream, &b, 1, write_done) != 0) {
         c->inflight -= w->len;
-        free(w->data);
-        free(w);
+        gb_free(w->data);
+        gb_free(w);
         conn_close(c);
     }
 }
@@ -372,8 +415,9 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         size_t ncap = c->qcap ? c->qcap : READ_CHUNK;
         while (ncap - c->qlen < want)
             ncap *= 2;
-        char *q = realloc(c->qbuf, ncap);
+        char *q = gb_try_realloc(c->qbuf, ncap);
         if (!q) {
+            /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
             buf->base = NULL;
             buf->len = 0;
             return;
@@ -388,8 +432,12 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void protocol_error(conn *c, const char *err)
 {
     gb_engine *eng = c->srv->eng;
-    eng->stats.protocol_errors++;
-    gb_log(GB_LOG_VERBOSE, "Protocol error (%s) from client %s", err, c->addr);
+    if (c->parser.oom)
+        gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its buffers (argument array)", c->addr);
+    else {
+        eng->stats.protocol_errors++;
+        gb_log(GB_LOG_VERBOSE, "Protocol error (%s) from client %s", err, c->addr);
+    }
     gb_reply_error(c->client, err);
     c->client->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
     c->qlen = 0;
@@ -417,7 +465,7 @@ static void conn_process(conn *c)
             break;
         }
         if (!gb_resp_execute(&c->parser, c->qbuf + pos, gc)) {
-            conn_close(c);
+            close_for_oom(c, "argument array", true);
             return;
         }
         gb_resp_parser_reset(&c->parser);
@@ -435,7 +483,7 @@ static void conn_process(conn *c)
         c->qlen -= pos;
     }
     if (c->qlen == 0 && c->qcap > QBUF_KEEP) {
-        free(c->qbuf);
+        gb_free(c->qbuf);
         c->qbuf = NULL;
         c->qcap = 0;
     }
@@ -452,6 +500,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     conn *c = s->data;
     if (c->closing)
         return;
+    if (nread == UV_ENOBUFS) { /* alloc_cb could not grow the query buffer */
+        close_for_oom(c, "query buffer", true);
+        return;
+    }
     if (nread < 0) {
         conn_close(c);
         return;
@@ -506,6 +558,9 @@ static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr,
 
 static void reject_close_cb(uv_handle_t *h) { free(h); }
 
+/* A connection refused before it had a client: its conn goes. */
+static void conn_reject_close_cb(uv_handle_t *h) { gb_free(h); }
+
 /* Whether a TCP peer is this host's loopback address, as Redis 7.0 tells
  * (the peer's address is exactly 127.0.0.1 or ::1). */
 static bool peer_is_loopback(uv_tcp_t *t)
@@ -532,7 +587,42 @@ static void refuse_connection(conn *c, const char *text)
     uv_buf_t b = uv_buf_init(line, (unsigned)GB_MIN((size_t)n, sizeof line - 1));
     uv_try_write(&c->h.stream, &b, 1);
     c->srv->eng->stats.rejected_connections++;
-    uv_close(&c->h.handle, reject_close_cb);
+    uv_close(&c->h.handle, conn_reject_close_cb);
+}
+
+static void on_connection(uv_stream_t *server, int status);
+
+static void spare_closed(uv_handle_t *h)
+{
+    listener *l = h->data;
+    l->spare_busy = false;
+    if (l->spare_pending) {
+        l->spare_pending = false;
+        on_connection(&l->h.stream, 0); /* the connection libuv holds for us */
+    }
+}
+
+/* No memory for a new connection's conn: take the socket libuv accepted
+ * into the listener's spare handle, tell the client why, and close it. */
+static void refuse_for_oom(listener *l)
+{
+    if (l->spare_busy) {
+        l->spare_pending = true;
+        return;
+    }
+    int rc = l->is_unix ? uv_pipe_init(l->srv->loop, &l->spare.pipe, 0) : uv_tcp_init(l->srv->loop, &l->spare.tcp);
+    if (rc != 0)
+        return; /* nothing was initialised: libuv keeps the connection */
+    l->spare.handle.data = l;
+    l->spare_busy = true;
+    if (uv_accept(&l->h.stream, &l->spare.stream) == 0) {
+        static const char line[] = "-ERR out of memory: connection refused\r\n";
+        uv_buf_t b = uv_buf_init((char *)line, sizeof line - 1);
+        uv_try_write(&l->spare.stream, &b, 1);
+    }
+    l->srv->eng->stats.rejected_connections++;
+    gb_log(GB_LOG_WARNING, "Connection refused: out of memory for its buffers");
+    uv_close(&l->spare.handle, spare_closed);
 }
 
 /* A connection whose handle holds an accepted socket: its name, the
@@ -564,7 +654,7 @@ static void conn_setup(listener *l, conn *c)
     c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, l->is_unix ? &unix_conn_hooks : &conn_hooks, c,
                               l->is_unix ? GB_CLIENT_UNIX : 0);
     if (!c->client) {
-        uv_close(&c->h.handle, reject_close_cb);
+        uv_close(&c->h.handle, conn_reject_close_cb);
         return;
     }
     eng->stats.total_connections_received++;
@@ -575,7 +665,7 @@ static void conn_setup(listener *l, conn *c)
 
 static conn *conn_alloc(listener *l)
 {
-    conn *c = calloc(1, sizeof *c);
+    conn *c = gb_try_calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->srv = l->srv;
@@ -593,15 +683,17 @@ static void on_connection(uv_stream_t *server, int status)
     }
     gb_engine_update_time(srv->eng);
     conn *c = conn_alloc(l);
-    if (!c)
+    if (!c) {
+        refuse_for_oom(l);
         return;
+    }
     int rc = l->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
     if (rc == 0)
         rc = uv_accept(server, &c->h.stream);
     c->h.handle.data = c;
     if (rc != 0) {
         gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(rc));
-        uv_close(&c->h.handle, reject_close_cb);
+        uv_close(&c->h.handle, conn_reject_close_cb);
         return;
     }
     conn_setup(l, c);
@@ -631,6 +723,8 @@ static void busy_accept(listener *l)
         conn *c = conn_alloc(l);
         if (!c) {
             close(fd);
+            l->srv->eng->stats.rejected_connections++;
+            gb_log(GB_LOG_WARNING, "Connection refused: out of memory for its buffers");
             return;
         }
         uv_loop_t *loop = l->srv->loop;
@@ -640,7 +734,7 @@ static void busy_accept(listener *l)
         c->h.handle.data = c;
         if (rc != 0) {
             close(fd);
-            uv_close(&c->h.handle, reject_close_cb);
+            uv_close(&c->h.handle, conn_reject_close_cb);
             continue;
         }
         conn_setup(l, c);
@@ -655,8 +749,10 @@ static void busy_read(conn *c)
     while (!c->closing) {
         uv_buf_t b;
         alloc_cb(&c->h.handle, 0, &b);
-        if (!b.base)
+        if (!b.base) {
+            close_for_oom(c, "query buffer", false); /* inside a script: closed after it */
             return;
+        }
         ssize_t n = read(fd, b.base, b.len);
         if (n == 0)
             read_cb(&c->h.stream, UV_EOF, &b);
@@ -847,6 +943,10 @@ static void stop_everything(gb_net_server *srv)
 static int listen_tcp(gb_net_server *srv, const char *addr, int port, char *err, size_t errlen)
 {
     listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory creating the TCP listener");
+        return -1;
+    }
     l->srv = srv;
     struct sockaddr_storage ss;
     bool v6 = strchr(addr, ':') != NULL;
@@ -913,6 +1013,13 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     if (claim_unix_path(path, err, errlen) != 0)
         return -1;
     listener *l = calloc(1, sizeof *l);
+    char *path_copy = strdup(path);
+    if (!l || !path_copy) {
+        free(l);
+        free(path_copy);
+        snprintf(err, errlen, "out of memory creating the unix socket listener");
+        return -1;
+    }
     l->srv = srv;
     l->is_unix = true;
     uv_pipe_init(srv->loop, &l->h.pipe, 0);
@@ -924,6 +1031,7 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
             snprintf(err, errlen, "cannot set permissions %o on %s: %s", (unsigned)perm, path, strerror(errno));
             uv_close(&l->h.handle, reject_close_cb);
             unlink(path);
+            free(path_copy);
             return -1;
         }
         rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
@@ -931,10 +1039,11 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     if (rc != 0) {
         snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, uv_strerror(rc));
         uv_close(&l->h.handle, reject_close_cb);
+        free(path_copy);
         return -1;
     }
     snprintf(l->desc, sizeof l->desc, "unix %s (mode %o)", path, (unsigned)perm);
-    srv->unix_path = strdup(path);
+    srv->unix_path = path_copy;
     srv->listeners[srv->nlisteners++] = l;
     return 0;
 }
@@ -942,11 +1051,19 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
 gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, size_t errlen)
 {
     gb_net_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(err, errlen, "out of memory creating the network server");
+        return NULL;
+    }
     srv->eng = eng;
     srv->loop = loop;
     const gb_settings *cfg = &eng->cfg;
     if (cfg->port > 0) {
         char *binds = strdup(cfg->bind && cfg->bind[0] ? cfg->bind : "127.0.0.1");
+        if (!binds) {
+            snprintf(err, errlen, "out of memory reading the bind addresses");
+            goto fail;
+        }
         char *save = NULL;
         for (char *a = strtok_r(binds, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
             if (srv->nlisteners >= 15) {

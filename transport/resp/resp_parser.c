@@ -6,6 +6,7 @@
 
 #include "engine/core/client.h"
 #include "engine/core/gate.h"
+#include "engine/base/mem.h"
 #include "engine/base/util.h"
 
 #define INITIAL_ARGS 8
@@ -21,7 +22,7 @@ void gb_resp_parser_init(gb_resp_parser *p, int64_t max_bulk)
 
 void gb_resp_parser_free(gb_resp_parser *p)
 {
-    free(p->args);
+    gb_free(p->args);
     p->args = NULL;
     p->cap = 0;
 }
@@ -39,9 +40,11 @@ static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
 {
     if (__builtin_expect(p->argc == p->cap, 0)) {
         int ncap = p->cap ? p->cap * 2 : INITIAL_ARGS;
-        gb_resp_arg *n = realloc(p->args, (size_t)ncap * sizeof *n);
-        if (!n)
+        gb_resp_arg *n = gb_try_realloc(p->args, (size_t)ncap * sizeof *n);
+        if (!n) {
+            p->oom = true;
             return false;
+        }
         p->args = n;
         p->cap = ncap;
     }
@@ -77,7 +80,8 @@ static bool quote_closes_word(const char *line, size_t i, size_t len)
  * blank-separated words; "double quotes" with \n \r \t \b \a \\ \" and
  * \xHH escapes; 'single quotes' with \' ; a closing quote must be followed by
  * a blank or the end. Decoded words are written back into the line (never
- * longer than their source). Returns false on unbalanced quotes.
+ * longer than their source). Returns false on unbalanced quotes, or when
+ * the argument array cannot grow (p->oom set).
  */
 static bool split_inline(gb_resp_parser *p, char *line, size_t len, size_t base)
 {
@@ -164,7 +168,7 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
         end--;
     p->argc = 0;
     if (!split_inline(p, buf, end, 0))
-        return fail(err, errlen, "unbalanced quotes in request");
+        return fail(err, errlen, p->oom ? "out of memory" : "unbalanced quotes in request");
     if (p->unauthenticated && p->argc > GB_RESP_UNAUTH_MAX_ARGS)
         return fail(err, errlen, "unauthenticated multibulk length");
     *consumed = linelen + 1;
@@ -357,13 +361,13 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
     if (p->argc == 0)
         return true;
     gb_slice stack_argv[GB_RESP_STACK_ARGS];
-    gb_slice *argv = p->argc <= GB_RESP_STACK_ARGS ? stack_argv : malloc((size_t)p->argc * sizeof *argv);
+    gb_slice *argv = p->argc <= GB_RESP_STACK_ARGS ? stack_argv : gb_try_malloc((size_t)p->argc * sizeof *argv);
     if (!argv)
         return false;
     gb_resp_args_to_slices(p, buf, argv);
     gb_gate_execute(c, p->argc, argv);
     if (argv != stack_argv)
-        free(argv);
+        gb_free(argv);
     return true;
 }
 

@@ -46,6 +46,9 @@ typedef struct gb_resp_parser {
     /* the client's limits, set by the caller */
     int64_t max_bulk;    /* proto-max-bulk-len */
     bool unauthenticated;
+    /* The last GB_RESP_ERROR was the argument array failing to grow (out of
+     * memory), not the client's bytes: the transport logs it as such. */
+    bool oom;
 } gb_resp_parser;
 
 enum gb_resp_status {

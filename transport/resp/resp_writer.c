@@ -1,8 +1,9 @@
 #include "transport/resp/resp_writer.h"
 
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/base/util.h"
 
@@ -10,27 +11,35 @@ void gb_outbuf_init(gb_outbuf *b)
 {
     b->data = NULL;
     b->len = b->cap = 0;
+    b->oom = false;
 }
 
 void gb_outbuf_free(gb_outbuf *b)
 {
-    free(b->data);
+    gb_free(b->data);
     gb_outbuf_init(b);
 }
 
 char *gb_outbuf_grow(gb_outbuf *b, size_t n)
 {
+    if (b->oom)
+        return NULL;
     size_t ncap = b->cap ? b->cap : 1024;
-    while (ncap < b->len + n)
+    while (ncap < b->len + n) {
+        if (ncap > SIZE_MAX / 2)
+            goto fail;
         ncap *= 2;
-    char *d = realloc(b->data, ncap);
-    if (!d) {
-        fprintf(stderr, "goblin-core: out of memory growing an output buffer to %zu bytes\n", ncap);
-        abort();
     }
+    char *d = gb_try_realloc(b->data, ncap);
+    if (!d)
+        goto fail;
     b->data = d;
     b->cap = ncap;
     return b->data + b->len;
+fail:
+    b->oom = true;
+    b->cap = b->len; /* every later reserve comes here and is refused */
+    return NULL;
 }
 
 void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n)
@@ -39,7 +48,10 @@ void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n)
      * undefined behaviour (UBSan), as memcpy from a NULL s would be. */
     if (!n)
         return;
-    memcpy(gb_outbuf_reserve(b, n), s, n);
+    char *p = gb_outbuf_reserve(b, n);
+    if (!p)
+        return;
+    memcpy(p, s, n);
     b->len += n;
 }
 
@@ -73,6 +85,8 @@ static inline size_t put_small_or_ull(char *p, uint64_t v)
 static void put_prefixed_int(gb_outbuf *b, char prefix, int64_t v)
 {
     char *p = gb_outbuf_reserve(b, 24);
+    if (!p)
+        return;
     p[0] = prefix;
     size_t n = v >= 0 ? put_small_or_ull(p + 1, (uint64_t)v) : gb_ll2str(p + 1, v);
     p[n + 1] = '\r';
@@ -84,6 +98,8 @@ static void put_prefixed_int(gb_outbuf *b, char prefix, int64_t v)
 static inline void put_prefixed_line(gb_outbuf *b, char prefix, const char *s, size_t len)
 {
     char *p = gb_outbuf_reserve(b, len + 3);
+    if (!p)
+        return;
     p[0] = prefix;
     memcpy(p + 1, s, len);
     p[len + 1] = '\r';
@@ -101,6 +117,8 @@ static void w_bulk(void *ctx, const char *s, size_t len)
 {
     gb_outbuf *b = ctx;
     char *p = gb_outbuf_reserve(b, len + 26);
+    if (!p)
+        return;
     p[0] = '$';
     size_t n = put_small_or_ull(p + 1, len);
     p[n + 1] = '\r';
@@ -144,7 +162,8 @@ static void put_deferred(gb_outbuf *b, size_t handle, char prefix, int64_t n)
     size_t hl = gb_ll2str(hdr + 1, n) + 1;
     hdr[hl++] = '\r';
     hdr[hl++] = '\n';
-    gb_outbuf_reserve(b, hl);
+    if (!gb_outbuf_reserve(b, hl))
+        return;
     memmove(b->data + handle + hl, b->data + handle, b->len - handle);
     memcpy(b->data + handle, hdr, hl);
     b->len += hl;

@@ -16,6 +16,7 @@ typedef struct gb_ring_proto_ops {
     const char *name;     /* "sbe", "resp" */
     bool stream;          /* replies form a byte stream that may be cut anywhere */
     const gb_reply_ops *reply_ops;
+    /* NULL when memory runs out (the claim is refused). */
     void *(*new_state)(struct gb_engine *eng);
     void (*free_state)(void *st);
     void *(*reply_ctx)(void *st); /* ctx for reply_ops */
@@ -35,6 +36,9 @@ typedef struct gb_ring_proto_ops {
      * Stream protocols: raw bytes. Message protocols: frames of a u32 length
      * followed by that many bytes, one frame per record. */
     gb_outbuf *(*take_output)(void *st);
+    /* Whether a reply buffer could not grow (fallible allocation failed):
+     * the output has a hole, and the slot is dropped. */
+    bool (*out_of_memory)(void *st);
     /* Message protocols: encodes an error reply (for a reply too large for
      * the ring) into buf; returns its length or 0. */
     size_t (*encode_error)(char *buf, size_t cap, const char *msg);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/mem.h"
 #include "engine/core/engine.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/ring/ring_proto.h"
@@ -18,7 +19,9 @@ typedef struct resp_state {
 static void *resp_new(struct gb_engine *eng)
 {
     (void)eng;
-    resp_state *st = calloc(1, sizeof *st);
+    resp_state *st = gb_try_calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
     gb_outbuf_init(&st->out);
     gb_resp_parser_init(&st->parser, 512LL * 1024 * 1024);
     return st;
@@ -31,8 +34,8 @@ static void resp_free(void *p)
         return;
     gb_outbuf_free(&st->out);
     gb_resp_parser_free(&st->parser);
-    free(st->in);
-    free(st);
+    gb_free(st->in);
+    gb_free(st);
 }
 
 static void *resp_ctx(void *p) { return &((resp_state *)p)->out; }
@@ -47,7 +50,7 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
             size_t ncap = st->incap ? st->incap : 4096;
             while (ncap < st->inlen + len)
                 ncap *= 2;
-            char *in = realloc(st->in, ncap);
+            char *in = gb_try_realloc(st->in, ncap);
             if (!in)
                 return GB_ENOMEM;
             st->in = in;
@@ -66,12 +69,15 @@ static int resp_execute(void *p, gb_client *c, char *msg, size_t len)
             break;
         if (rc == GB_RESP_ERROR) {
             /* As on a socket: Redis's error text, then the ring is closed. */
+            if (st->parser.oom)
+                gb_log(GB_LOG_WARNING, "Ring client closed: out of memory for its buffers (argument array)");
             gb_reply_error(c, err);
             c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             st->inlen = 0;
             return 0;
         }
         if (!gb_resp_execute(&st->parser, st->in + pos, c)) { /* as on a socket: this client goes */
+            gb_log(GB_LOG_WARNING, "Ring client closed: out of memory for its buffers (argument array)");
             gb_reply_error(c, "ERR out of memory");
             c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             st->inlen = 0;
@@ -93,6 +99,8 @@ static void resp_finish(void *p) { (void)p; /* RESP replies are already bytes */
 
 static gb_outbuf *resp_take(void *p) { return &((resp_state *)p)->out; }
 
+static bool resp_oom(void *p) { return gb_outbuf_oom(&((resp_state *)p)->out); }
+
 const gb_ring_proto_ops gb_ring_proto_resp = {
     .id = 2,
     .name = "resp",
@@ -105,5 +113,6 @@ const gb_ring_proto_ops gb_ring_proto_resp = {
     .has_input = resp_has_input,
     .finish = resp_finish,
     .take_output = resp_take,
+    .out_of_memory = resp_oom,
     .encode_error = NULL, /* a stream: never oversize, it is cut into records */
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/mem.h"
 #include "transport/ring/ring_proto.h"
 #include "transport/sbe/sbe_server.h"
 
@@ -13,7 +14,9 @@ typedef struct sbe_state {
 
 static void *sbe_new(struct gb_engine *eng)
 {
-    sbe_state *st = calloc(1, sizeof *st);
+    sbe_state *st = gb_try_calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
     gb_sbe_replier_init(&st->replier, eng);
     gb_outbuf_init(&st->out);
     gb_sbe_replier_set_frames(&st->replier, &st->out);
@@ -27,7 +30,7 @@ static void sbe_free(void *p)
         return;
     gb_sbe_replier_free(&st->replier);
     gb_outbuf_free(&st->out);
-    free(st);
+    gb_free(st);
 }
 
 static void *sbe_ctx(void *p) { return &((sbe_state *)p)->replier; }
@@ -52,6 +55,12 @@ static void sbe_finish(void *p) { gb_sbe_reply_finish_frames(&((sbe_state *)p)->
 
 static gb_outbuf *sbe_take(void *p) { return &((sbe_state *)p)->out; }
 
+static bool sbe_oom(void *p)
+{
+    sbe_state *st = p;
+    return gb_outbuf_oom(&st->out) || gb_sbe_replier_oom(&st->replier);
+}
+
 static size_t sbe_encode_error(char *buf, size_t cap, const char *msg)
 {
     return gb_sbe_encode_error_reply((uint8_t *)buf, cap, msg, strlen(msg));
@@ -69,5 +78,6 @@ const gb_ring_proto_ops gb_ring_proto_sbe = {
     .has_input = sbe_has_input,
     .finish = sbe_finish,
     .take_output = sbe_take,
+    .out_of_memory = sbe_oom,
     .encode_error = sbe_encode_error,
 };

@@ -9,6 +9,7 @@
 
 #include "engine/base/helper_thread.h"
 #include "engine/core/acl.h"
+#include "engine/base/mem.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "platform/caps.h"
@@ -352,6 +353,10 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
 {
     log[0] = '\0';
     gb_ring_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) {
+        snprintf(err, errlen, "out of memory creating the ring pool");
+        return NULL;
+    }
     pool->node = -1;
     pool->nslots = cfg->rings;
     pool->huge = cfg->ring_hugepages != 0;
@@ -418,6 +423,15 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
 
     pool->slots = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->slots);
     pool->active = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->active);
+    if (!pool->slots || !pool->active) {
+        snprintf(err, errlen, "out of memory creating the ring pool's %d slots", pool->nslots);
+        gb_numa_reset();
+        free(pool->slots);
+        free(pool->active);
+        refill_stop(pool);
+        free(pool);
+        return NULL;
+    }
     for (int i = 0; i < pool->nslots; i++) {
         ring_slot *s = &pool->slots[i];
         s->id = i;
@@ -488,6 +502,7 @@ static void wake_client(ring_slot *s)
 }
 
 static void slot_violation(ring_slot *s, const char *why);
+static void slot_drop_oom(ring_slot *s, const char *which);
 
 /* A subscribed ring client that does not read: bounded by
  * client-output-buffer-limit's pubsub class, as a socket subscriber. Over
@@ -527,6 +542,12 @@ static bool queue_for_subscriber(ring_slot *s, const char *data, size_t len)
     uint32_t l32 = (uint32_t)len;
     gb_outbuf_append(&s->pending, (const char *)&l32, 4);
     gb_outbuf_append(&s->pending, data, len);
+    if (GB_UNLIKELY(gb_outbuf_oom(&s->pending))) {
+        /* A message lost: the subscriber goes, by serve_slot as above. */
+        gb_log(GB_LOG_WARNING, "Ring slot %d (client %s) closed: out of memory for its buffers (pending messages)",
+               s->id, s->owner_addr);
+        c->flags |= GB_CLIENT_CLOSE_ASAP;
+    }
     return true;
 }
 
@@ -565,6 +586,10 @@ static bool publish(ring_slot *s, const char *data, size_t len)
     uint32_t l32 = (uint32_t)len;
     gb_outbuf_append(&s->pending, (const char *)&l32, 4);
     gb_outbuf_append(&s->pending, data, len);
+    if (GB_UNLIKELY(gb_outbuf_oom(&s->pending))) {
+        slot_drop_oom(s, "pending replies");
+        return false;
+    }
     return true;
 }
 
@@ -609,6 +634,10 @@ static bool flush_replies(ring_slot *s)
             s->pool->nheld++;
         }
         return true;
+    }
+    if (GB_UNLIKELY(s->proto->out_of_memory(s->proto_state))) {
+        slot_drop_oom(s, "reply buffer");
+        return false;
     }
     gb_outbuf *out = s->proto->take_output(s->proto_state);
     if (!out || out->len == 0)
@@ -698,7 +727,20 @@ static void slot_violation(ring_slot *s, const char *why)
     release_slot(s, true, true);
 }
 
-static void wake_closed(uv_handle_t *h) { free(h->data); }
+/* A buffer of the slot's could not grow: the client's reply stream has a
+ * hole, so the slot is released and its control connection closed, as for
+ * a violation (the client sees the same: its slot reset). Not counted as a
+ * violation: the client did nothing wrong. */
+static void slot_drop_oom(ring_slot *s, const char *which)
+{
+    if (s->state != SLOT_ATTACHED)
+        return;
+    gb_log(GB_LOG_WARNING, "Ring slot %d (client %s) closed: out of memory for its buffers (%s); slot reset and "
+                           "client disconnected", s->id, s->owner_addr, which);
+    release_slot(s, true, true);
+}
+
+static void wake_closed(uv_handle_t *h) { gb_free(h->data); }
 
 /* Stops watching the claim's wake descriptor and closes it: the client may
  * keep its copy, which from now on reaches nobody. */
@@ -908,19 +950,34 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
                         gb_plat_last_error());
         return;
     }
+    /* The protocol's per-client state (reply writer, input buffer). */
+    void *proto_state = proto->new_state(c->eng);
+    if (!proto_state) {
+        gb_log(GB_LOG_WARNING, "RING CLAIM refused: out of memory for the slot's buffers");
+        gb_reply_error(c, "ERR out of memory for the ring slot's buffers");
+        return;
+    }
     /* This claim's own wake descriptor: no other client holds it, so none
      * can drain the wake-ups this one sends. */
-    slot_wake *w = calloc(1, sizeof *w);
-    if (!w || gb_wakefd_open(&w->fd) != 0) {
-        gb_reply_errorf(c, "ERR cannot create the ring's wake descriptor: %s", w ? gb_plat_last_error() : "no memory");
-        free(w);
+    slot_wake *w = gb_try_calloc(1, sizeof *w);
+    if (!w) {
+        proto->free_state(proto_state);
+        gb_log(GB_LOG_WARNING, "RING CLAIM refused: out of memory for the slot's buffers");
+        gb_reply_error(c, "ERR out of memory for the ring slot's buffers");
+        return;
+    }
+    if (gb_wakefd_open(&w->fd) != 0) {
+        gb_reply_errorf(c, "ERR cannot create the ring's wake descriptor: %s", gb_plat_last_error());
+        proto->free_state(proto_state);
+        gb_free(w);
         return;
     }
     w->slot = s;
     int urc = uv_poll_init(pool->loop, &w->poll, w->fd.read_fd);
     if (urc != 0) {
         gb_wakefd_close(&w->fd);
-        free(w);
+        proto->free_state(proto_state);
+        gb_free(w);
         gb_reply_errorf(c, "ERR cannot watch the ring's wake descriptor: %s", uv_strerror(urc));
         return;
     }
@@ -929,6 +986,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
      * access fault: the guard turns that SIGBUS into a flag on this slot. */
     if (gb_shm_guard(&s->shm) != 0) {
         gb_wakefd_close(&w->fd);
+        proto->free_state(proto_state);
         uv_close((uv_handle_t *)&w->poll, wake_closed);
         gb_reply_errorf(c, "ERR cannot guard the ring slot's memory: %s", gb_plat_last_error());
         return;
@@ -939,7 +997,7 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     s->muted = false;
     slot_prepare(pool, s, proto, key);
     s->proto = proto;
-    s->proto_state = proto->new_state(c->eng);
+    s->proto_state = proto_state;
     gb_outbuf_init(&s->pending);
     gb_client_desc d = {.fd = -1};
     if (c->hooks->describe)
@@ -1061,9 +1119,9 @@ static bool serve_slot(ring_slot *s)
         /* Private copy first: the client can rewrite ring bytes at any time. */
         if (len > s->incap) {
             size_t cap = len < 256 ? 256 : len;
-            char *inbuf = realloc(s->inbuf, cap);
+            char *inbuf = gb_try_realloc(s->inbuf, cap);
             if (!inbuf) {
-                slot_violation(s, "no memory to copy the request");
+                slot_drop_oom(s, "request copy");
                 return true;
             }
             s->inbuf = inbuf;
@@ -1080,10 +1138,13 @@ static bool serve_slot(ring_slot *s)
         if (s->state != SLOT_ATTACHED)
             return true; /* the command released the slot (CLIENT KILL on itself) */
         s->proto->finish(s->proto_state);
+        if (rc == GB_ENOMEM) {
+            slot_drop_oom(s, "request buffer");
+            return true;
+        }
         if (rc != 0) {
-            slot_violation(s, rc == GB_EPROTO   ? "request is not a valid message for the claimed protocol"
-                              : rc == GB_ENOMEM ? "no memory to buffer the request"
-                                                : "request rejected");
+            slot_violation(s, rc == GB_EPROTO ? "request is not a valid message for the claimed protocol"
+                                              : "request rejected");
             return true;
         }
         if (s->exec->flags & (GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP)) {
@@ -1340,7 +1401,7 @@ void gb_ring_pool_free(gb_ring_pool *pool)
         release_slot(&pool->slots[i], false, false);
         gb_shm_close(&pool->slots[i].shm);
         gb_shm_close(&pool->slots[i].retired);
-        free(pool->slots[i].inbuf);
+        gb_free(pool->slots[i].inbuf);
     }
     free(pool->slots);
     free(pool->active);

@@ -226,15 +226,19 @@ int gb_sbe_scratch_reserve(gb_sbe_scratch *s, size_t n)
         cap *= 2;
     if (cap > SIZE_MAX / sizeof(gb_slice))
         return GB_ENOMEM;
-    gb_slice *a = realloc(s->a, cap * sizeof *a);
+    void *(*grow)(void *, size_t) = s->realloc_fn ? s->realloc_fn : realloc;
+    /* Each array keeps its old contents' capacity until all three have
+     * grown: s->cap changes last, so a failure half way leaves a scratch
+     * that is still consistent (some arrays merely larger). */
+    gb_slice *a = grow(s->a, cap * sizeof *a);
     if (!a)
         return GB_ENOMEM;
     s->a = a;
-    gb_slice *b = realloc(s->b, cap * sizeof *b);
+    gb_slice *b = grow(s->b, cap * sizeof *b);
     if (!b)
         return GB_ENOMEM;
     s->b = b;
-    double *d = realloc(s->d, cap * sizeof *d);
+    double *d = grow(s->d, cap * sizeof *d);
     if (!d)
         return GB_ENOMEM;
     s->d = d;
@@ -244,10 +248,13 @@ int gb_sbe_scratch_reserve(gb_sbe_scratch *s, size_t n)
 
 void gb_sbe_scratch_free(gb_sbe_scratch *s)
 {
-    free(s->a);
-    free(s->b);
-    free(s->d);
-    memset(s, 0, sizeof *s);
+    void (*release)(void *) = s->free_fn ? s->free_fn : free;
+    release(s->a);
+    release(s->b);
+    release(s->d);
+    s->a = s->b = NULL;
+    s->d = NULL;
+    s->cap = 0;
 }
 
 static int bad(const char **why, const char *what)

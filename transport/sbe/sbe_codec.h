@@ -348,16 +348,23 @@ size_t gb_sbe_encode_generic(uint8_t *buf, size_t cap, size_t argc, const gb_sli
 /* ---- requests: decoders (server side) ------------------------------------------- */
 
 /* Arrays for a request's group entries, reused from request to request (the
- * server keeps one per client: no allocation once it has grown). */
+ * server keeps one per client: no allocation once it has grown).
+ * realloc_fn/free_fn: the allocator they grow with, NULL for the C
+ * library's (this codec is also built into the client library, which has
+ * no engine allocator); the server sets its accounted, fallible one. They
+ * survive gb_sbe_scratch_free. */
 typedef struct gb_sbe_scratch {
     gb_slice *a;
     gb_slice *b;
     double *d;
     size_t cap;
+    void *(*realloc_fn)(void *p, size_t n); /* NULL on failure, p kept */
+    void (*free_fn)(void *p);
 } gb_sbe_scratch;
 
 /* Makes room for n entries; GB_ENOMEM. */
 int gb_sbe_scratch_reserve(gb_sbe_scratch *s, size_t n);
+/* Frees the arrays (keeps the allocator). */
 void gb_sbe_scratch_free(gb_sbe_scratch *s);
 
 /* A decoded request. Slices borrow the message bytes. Group entries are in

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/commands/typed.h"
 #include "engine/core/command.h"
 #include "engine/core/engine.h"
@@ -40,22 +41,21 @@ _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == 
 /* An array_deferred whose length has not been set yet. */
 #define UNSET_LENGTH INT64_MIN
 
-static void die_oom(const char *what, size_t n)
-{
-    /* Same policy as the RESP output buffer (resp_writer.c): a reply sink
-     * has no error path, and a server that cannot grow a reply buffer is
-     * done. */
-    fprintf(stderr, "goblin-core: out of memory growing the SBE %s to %zu bytes\n", what, n);
-    abort();
-}
+/* Out of memory: the reply buffers grow through the fallible allocator
+ * (as the RESP output buffer does, resp_writer.h). A failure marks the
+ * replier oom; from then on every reply op writes nothing, and the
+ * transport, seeing gb_sbe_replier_oom(), drops the client. */
 
+/* A new item, or NULL (r marked oom) when the array cannot grow. */
 static gb_sbe_reply_item *push_item(gb_sbe_replier *r, uint8_t kind)
 {
     if (GB_UNLIKELY(r->nitems == r->capitems)) {
         size_t cap = r->capitems ? r->capitems * 2 : 16;
-        gb_sbe_reply_item *it = realloc(r->items, cap * sizeof *it);
-        if (!it)
-            die_oom("reply items", cap * sizeof *it);
+        gb_sbe_reply_item *it = cap <= SIZE_MAX / sizeof *it ? gb_try_realloc(r->items, cap * sizeof *it) : NULL;
+        if (!it) {
+            r->oom = true;
+            return NULL;
+        }
         r->items = it;
         r->capitems = cap;
     }
@@ -70,16 +70,22 @@ static gb_sbe_reply_item *push_item(gb_sbe_replier *r, uint8_t kind)
 
 static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, size_t len)
 {
+    if (!it)
+        return;
     if (GB_UNLIKELY(len > r->capbytes - r->nbytes)) {
         size_t cap = r->capbytes ? r->capbytes : 256;
         while (cap - r->nbytes < len) {
-            if (cap > SIZE_MAX / 2)
-                die_oom("reply bytes", SIZE_MAX);
+            if (cap > SIZE_MAX / 2) {
+                r->oom = true;
+                return;
+            }
             cap *= 2;
         }
-        char *b = realloc(r->bytes, cap);
-        if (!b)
-            die_oom("reply bytes", cap);
+        char *b = gb_try_realloc(r->bytes, cap);
+        if (!b) {
+            r->oom = true;
+            return;
+        }
         r->bytes = b;
         r->capbytes = cap;
     }
@@ -93,17 +99,23 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out);
 
 /* A frame is [u32 length][message]: open leaves room for the length and
- * says where it goes; close writes it once the message is appended. */
+ * says where it goes (NO_FRAME: out of memory); close writes it once the
+ * message is appended. */
+#define NO_FRAME SIZE_MAX
+
 static size_t frame_open(gb_outbuf *out)
 {
     size_t at = out->len;
-    gb_outbuf_reserve(out, 4);
+    if (!gb_outbuf_reserve(out, 4))
+        return NO_FRAME;
     out->len += 4;
     return at;
 }
 
 static void frame_close(gb_outbuf *out, size_t at, size_t n)
 {
+    if (at == NO_FRAME || gb_outbuf_oom(out))
+        return; /* the buffer is incomplete: never sent */
     uint32_t n32 = (uint32_t)n;
     memcpy(out->data + at, &n32, 4);
 }
@@ -112,7 +124,8 @@ static void frame_close(gb_outbuf *out, size_t at, size_t n)
 static void append_frame(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
 {
     size_t at = frame_open(out);
-    frame_close(out, at, append_scalar(it, bytes, out));
+    if (at != NO_FRAME)
+        frame_close(out, at, append_scalar(it, bytes, out));
 }
 
 /* A scalar reply with nothing pending is a whole message by itself: with
@@ -130,6 +143,8 @@ static bool direct(gb_sbe_replier *r, uint8_t kind, const char *s, size_t len, i
 static void s_status(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom))
+        return;
     if (!direct(r, GB_SBE_KIND_STATUS, s, len, 0, 0))
         push_bytes(r, push_item(r, GB_SBE_KIND_STATUS), s, len);
 }
@@ -137,41 +152,64 @@ static void s_status(void *ctx, const char *s, size_t len)
 static void s_error(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom))
+        return;
     if (!direct(r, GB_SBE_KIND_ERROR, s, len, 0, 0))
         push_bytes(r, push_item(r, GB_SBE_KIND_ERROR), s, len);
 }
 
 static void s_integer(void *ctx, int64_t v)
 {
-    if (!direct(ctx, GB_SBE_KIND_INTEGER, NULL, 0, v, 0))
-        push_item(ctx, GB_SBE_KIND_INTEGER)->integer = v;
+    gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom) || direct(r, GB_SBE_KIND_INTEGER, NULL, 0, v, 0))
+        return;
+    gb_sbe_reply_item *it = push_item(r, GB_SBE_KIND_INTEGER);
+    if (it)
+        it->integer = v;
 }
 
 static void s_dbl(void *ctx, double v)
 {
-    if (!direct(ctx, GB_SBE_KIND_DOUBLE, NULL, 0, 0, v))
-        push_item(ctx, GB_SBE_KIND_DOUBLE)->dbl = v;
+    gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom) || direct(r, GB_SBE_KIND_DOUBLE, NULL, 0, 0, v))
+        return;
+    gb_sbe_reply_item *it = push_item(r, GB_SBE_KIND_DOUBLE);
+    if (it)
+        it->dbl = v;
 }
 
 static void s_bulk(void *ctx, const char *s, size_t len)
 {
     gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom))
+        return;
     if (!direct(r, GB_SBE_KIND_BULK, s, len, 0, 0))
         push_bytes(r, push_item(r, GB_SBE_KIND_BULK), s, len);
 }
 
 static void s_nil(void *ctx)
 {
-    if (!direct(ctx, GB_SBE_KIND_NIL, NULL, 0, 0, 0))
-        push_item(ctx, GB_SBE_KIND_NIL);
+    gb_sbe_replier *r = ctx;
+    if (GB_UNLIKELY(r->oom) || direct(r, GB_SBE_KIND_NIL, NULL, 0, 0, 0))
+        return;
+    push_item(r, GB_SBE_KIND_NIL);
 }
 
-static void s_array(void *ctx, int64_t n) { push_item(ctx, GB_SBE_KIND_ARRAY)->integer = n < 0 ? -1 : n; }
+static void s_array(void *ctx, int64_t n)
+{
+    gb_sbe_replier *r = ctx;
+    gb_sbe_reply_item *it = GB_UNLIKELY(r->oom) ? NULL : push_item(r, GB_SBE_KIND_ARRAY);
+    if (it)
+        it->integer = n < 0 ? -1 : n;
+}
 
 static size_t s_array_deferred(void *ctx)
 {
     gb_sbe_replier *r = ctx;
-    push_item(r, GB_SBE_KIND_ARRAY)->integer = UNSET_LENGTH;
+    gb_sbe_reply_item *it = GB_UNLIKELY(r->oom) ? NULL : push_item(r, GB_SBE_KIND_ARRAY);
+    if (!it)
+        return SIZE_MAX; /* s_set_deferred ignores it */
+    it->integer = UNSET_LENGTH;
     return r->nitems - 1;
 }
 
@@ -204,6 +242,8 @@ static size_t append_error(gb_outbuf *out, const char *text)
     size_t len = strlen(text);
     size_t need = gb_sbe_encode_error_reply(NULL, 0, text, len);
     uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, need);
+    if (!p)
+        return 0;
     size_t n = gb_sbe_encode_error_reply(p, need, text, len);
     out->len += n;
     return n;
@@ -219,6 +259,8 @@ static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_o
     if (it->len > GB_SBE_VAR_MAX)
         return append_error(out, TOO_LARGE);
     uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, fixed + it->len);
+    if (!p)
+        return 0;
     size_t cap = fixed + it->len, n = 0;
     if (!it->len)
         bytes = "";
@@ -285,8 +327,10 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
         n = 0;
         if (size != SIZE_MAX) {
             uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, size);
-            n = gb_sbe_encode_array_reply(p, size, first->integer, nitems, first + 1, r->bytes);
-            out->len += n;
+            if (p) {
+                n = gb_sbe_encode_array_reply(p, size, first->integer, nitems, first + 1, r->bytes);
+                out->len += n;
+            }
         }
         if (!n)
             n = append_error(out, TOO_LARGE);
@@ -297,8 +341,8 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
         /* One huge reply (KEYS *) must not pin its buffers for the life of
          * the client; ordinary ones keep theirs (no allocation per reply). */
         if (GB_UNLIKELY(r->capitems > KEEP_ITEMS || r->capbytes > KEEP_BYTES)) {
-            free(r->items);
-            free(r->bytes);
+            gb_free(r->items);
+            gb_free(r->bytes);
             r->items = NULL;
             r->bytes = NULL;
             r->capitems = r->capbytes = 0;
@@ -314,6 +358,8 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
         return; /* the usual case: scalar replies went out directly */
     for (;;) {
         size_t at = frame_open(out);
+        if (at == NO_FRAME)
+            return; /* out of memory: the transport drops the client */
         size_t n = gb_sbe_reply_finish(r, out);
         if (n == 0) {
             out->len = at; /* nothing complete: drop the opened frame */
@@ -331,9 +377,14 @@ static const char *const typed_command[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop",
 };
 
+/* The scratch grows through the server's allocator: accounted, fallible. */
+static void *scratch_realloc(void *p, size_t n) { return gb_try_realloc(p, n); }
+
 void gb_sbe_replier_init(gb_sbe_replier *r, gb_engine *eng)
 {
     memset(r, 0, sizeof *r);
+    r->scratch.realloc_fn = scratch_realloc;
+    r->scratch.free_fn = gb_free;
     for (unsigned t = 0; t <= GB_SBE_REQUEST_MAX; t++)
         if (typed_command[t])
             r->cmds[t] = gb_command_lookup(eng, gb_slice_cstr(typed_command[t]));
@@ -342,8 +393,8 @@ void gb_sbe_replier_init(gb_sbe_replier *r, gb_engine *eng)
 
 void gb_sbe_replier_free(gb_sbe_replier *r)
 {
-    free(r->items);
-    free(r->bytes);
+    gb_free(r->items);
+    gb_free(r->bytes);
     gb_sbe_scratch_free(&r->scratch);
     memset(r, 0, sizeof *r);
 }
@@ -628,8 +679,10 @@ int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len)
         return 0;
     }
     const char *why = "malformed";
-    if (GB_UNLIKELY(dec(msg, len, &q, &r->scratch, &why) != 0)) {
-        c->eng->stats.protocol_errors++;
+    int drc = dec(msg, len, &q, &r->scratch, &why);
+    if (GB_UNLIKELY(drc != 0)) {
+        if (drc != GB_ENOMEM) /* out of memory for the scratch: an error reply, not the client's fault */
+            c->eng->stats.protocol_errors++;
         gb_reply_errorf(c, "ERR SBE: %s: %s", gb_sbe_template_name(tid), why);
         return 0;
     }

@@ -50,6 +50,9 @@ typedef struct gb_sbe_replier {
      * frames of [u32 length, native order][message]. NULL: the caller takes
      * them one by one with gb_sbe_reply_finish. */
     gb_outbuf *frames;
+    /* A reply buffer (items, bytes) could not grow: the replies given since
+     * are lost, and the client must be dropped (gb_sbe_replier_oom). */
+    bool oom;
 } gb_sbe_replier;
 
 /* The reply sink; its ctx is a gb_sbe_replier *. */
@@ -59,6 +62,9 @@ extern const gb_reply_ops gb_sbe_reply_ops;
  * account to). */
 void gb_sbe_replier_init(gb_sbe_replier *r, struct gb_engine *eng);
 void gb_sbe_replier_free(gb_sbe_replier *r);
+/* Whether a reply buffer could not grow (fallible allocation failed): the
+ * reply stream has a hole; the transport drops this client. */
+static inline bool gb_sbe_replier_oom(const gb_sbe_replier *r) { return r->oom; }
 
 /*
  * Encodes the oldest complete reply given since the last finish as ONE SBE
