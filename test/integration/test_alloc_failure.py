@@ -232,6 +232,22 @@ def s_blocking(h):
     pusher.call("LRANGE", "bl:q", 0, -1)
 
 
+def s_pubsub(h):
+    # A subscriber's messages are written outside its own command (inside
+    # the publisher's PUBLISH): a failure there cuts off the subscriber at
+    # the next chance, never the publisher or the walk over subscribers.
+    sub = h.sock()
+    pub = h.sock(tcp=True)
+    sub.call("SUBSCRIBE", "ps:ch")
+    sub.call("PSUBSCRIBE", "ps:*")
+    pub.call("PUBLISH", "ps:ch", "hello")  # :2 - a subscriber being closed still counts
+    sub.read()  # message
+    sub.read()  # pmessage
+    pub.call("SET", "ps:k", "v")
+    sub.call("UNSUBSCRIBE")
+    sub.call("PING")
+
+
 def s_server(h):
     s = h.sock()
     s.call("CLIENT", "SETNAME", "alloc-sweep")
@@ -260,6 +276,7 @@ SOCKET_SESSIONS = [
     ("inline", s_inline, "in:"),
     ("multi", s_multi, "mu:"),
     ("blocking", s_blocking, "bl:"),
+    ("pubsub", s_pubsub, "ps:"),
     ("server", s_server, "sv:"),
 ]
 
@@ -582,7 +599,7 @@ class AllocFailureSweep(unittest.TestCase):
             self.one_failure(n, ref, ref_data)
         done = set(ns)
         for site, (_, first) in sorted(base["sites"].items()):
-            for n in (first - 1, first + 1, first - 2, first + 2, first - 3, first + 3):
+            for n in (first + d * sign for d in range(1, 9) for sign in (-1, 1)):
                 if site in self.failed_at:
                     break
                 if 1 <= n <= total and n not in done:
