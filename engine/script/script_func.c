@@ -368,7 +368,7 @@ static bool run_library_code(gb_functions *fns, fn_lib *lib, size_t skip, char *
     fns->loading = lib;
     fns->load_start_ms = gb_clock_mono_ms();
     lua_sethook(L, load_timeout_hook, LUA_MASKCOUNT, GB_SCRIPT_HOOK_INSTRUCTIONS);
-    int rc = lua_pcall(L, 0, 0, 0);
+    int rc = gb_lua_vm_pcall(vm, 0, 0, 0);
     lua_sethook(L, NULL, 0, 0);
     fns->loading = NULL;
     gb_lua_vm_lookup_globals(vm);
@@ -465,14 +465,24 @@ void gb_functions_free(gb_functions *fns)
 
 int gb_functions_load(gb_scripting *sys, gb_slice code, bool replace, char *err, size_t errlen)
 {
-    return load_library(sys->fns, code, replace, NULL, err, errlen) ? 0 : GB_EINVAL;
+    /* Only snapshot loading calls this (FUNCTION LOAD is
+     * gb_functions_load_command): the library was acknowledged once. */
+    sys->fns->vm->obey = true;
+    bool ok = load_library(sys->fns, code, replace, NULL, err, errlen);
+    sys->fns->vm->obey = false;
+    return ok ? 0 : GB_EINVAL;
 }
 
 bool gb_functions_load_command(gb_scripting *sys, gb_client *c, gb_slice code, bool replace)
 {
     char err[1024];
     gb_slice name;
-    if (!load_library(sys->fns, code, replace, &name, err, sizeof err)) {
+    /* A log being replayed (GB_CLIENT_OBEY) was acknowledged once: its
+     * libraries load as a snapshot's do (gb_functions_load). */
+    sys->fns->vm->obey = (c->flags & GB_CLIENT_OBEY) != 0;
+    bool ok = load_library(sys->fns, code, replace, &name, err, sizeof err);
+    sys->fns->vm->obey = false;
+    if (!ok) {
         gb_reply_error(c, err);
         return false;
     }

@@ -188,7 +188,7 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     if (hooked)
         lua_sethook(L, busy_hook, LUA_MASKCOUNT, GB_SCRIPT_HOOK_INSTRUCTIONS);
 
-    int rc = lua_pcall(L, nargs, 1, base);
+    int rc = gb_lua_vm_pcall(vm, nargs, 1, base);
     if (rc != 0)
         reply_script_error(run->caller, L, run->name);
     else

@@ -37,8 +37,10 @@ static bool growth_allowed(const gb_lua_vm *vm, size_t grow, size_t size)
     return vm->heap + grow <= limit;
 }
 
-/* Lua's allocator (lua_Alloc): the engine's, counted, never fatal. Lua 5.1
- * passes osize 0 with a NULL ptr and requires that shrinking never fails. */
+/* Lua's allocator (lua_Alloc): the engine's, counted; fallible only where
+ * Lua can turn a refusal into an error a script sees (protected_depth).
+ * Lua 5.1 passes osize 0 with a NULL ptr and requires that shrinking never
+ * fails. */
 static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     gb_lua_vm *vm = ud;
@@ -47,7 +49,7 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         vm->heap -= osize;
         return NULL;
     }
-    if (GB_UNLIKELY(vm->in_command)) {
+    if (GB_UNLIKELY(vm->in_command || vm->protected_depth == 0 || vm->obey)) {
         void *q = gb_realloc(ptr, nsize);
         vm->heap = vm->heap - osize + nsize;
         return q;
@@ -432,11 +434,21 @@ int gb_lua_vm_load(gb_lua_vm *vm, const char *code, size_t len, const char *chun
         lua_pushliteral(L, "binary chunks are not allowed");
         return LUA_ERRSYNTAX;
     }
+    vm->protected_depth++; /* the parser runs protected: out of memory is LUA_ERRMEM */
     int rc = luaL_loadbuffer(L, code, len, chunkname);
+    vm->protected_depth--;
     if (rc == 0) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, vm->proxy_ref);
         lua_setfenv(L, -2);
     }
+    return rc;
+}
+
+int gb_lua_vm_pcall(gb_lua_vm *vm, int nargs, int nresults, int errfunc)
+{
+    vm->protected_depth++;
+    int rc = lua_pcall(vm->L, nargs, nresults, errfunc);
+    vm->protected_depth--;
     return rc;
 }
 

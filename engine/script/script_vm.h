@@ -42,6 +42,17 @@ typedef struct gb_lua_vm {
      * not raise in the middle of the engine's code, so allocations are not
      * refused (out of memory is fatal then, as for any engine allocation). */
     bool in_command;
+    /* Lua code is running under a protected call (or compiling): only then
+     * may an allocation fail, because only then does Lua's error reach a
+     * handler. Elsewhere (the engine pushing a script's arguments, storing
+     * a compiled function) a refused allocation would be an unprotected
+     * error - Lua 5.1 then exits the process - so there, as for any engine
+     * allocation, out of memory is fatal and nothing is refused. */
+    int protected_depth;
+    /* Loading what the dataset already holds (a snapshot's or a log's
+     * function libraries): refusing memory there would fail the load of an
+     * acknowledged dataset, so nothing is refused (fatal if truly out). */
+    bool obey;
     int globals_ref;           /* registry: the real globals table */
     int proxy_ref;             /* registry: the read-only proxy scripts see as _G */
     int lookup_ref;            /* registry: the proxy's __index closure (its upvalue is what names resolve in) */
@@ -55,6 +66,11 @@ extern const char gb_lua_vm_key;
  * Out of memory at creation is fatal, as any start-up allocation. */
 gb_lua_vm *gb_lua_vm_new(struct gb_engine *eng, uint64_t *rand_state, void (*api)(lua_State *L, gb_lua_vm *vm));
 void gb_lua_vm_free(gb_lua_vm *vm);
+
+/* lua_pcall with the interpreter's allocations fallible for its duration
+ * (protected_depth); every script, library load and compile goes through
+ * this or gb_lua_vm_load. */
+int gb_lua_vm_pcall(gb_lua_vm *vm, int nargs, int nresults, int errfunc);
 
 /* The vm a C function called from Lua runs in. */
 gb_lua_vm *gb_lua_vm_of(lua_State *L);

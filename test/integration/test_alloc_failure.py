@@ -262,10 +262,22 @@ def s_server(h):
     s.call("DEBUG", "RELOAD")
     s.call("GET", "sv:k")
     s.call("COMMAND", "INFO", "get")
-    # Scripts are left out: a refused Lua allocation can take the server
-    # down (found by this sweep; the Lua allocator's failure paths are open
-    # work), so the Lua sites stay unreached here.
     s.call("SELECT", 0)
+
+
+def s_scripts(h):
+    # The interpreter's allocations are fallible while Lua code runs or
+    # compiles (a refusal is Lua's "not enough memory" for that script);
+    # the engine's own pushes around it are not (engine/script/script_vm.h).
+    s = h.sock()
+    s.call("EVAL", "local t = {} for i = 1, 20 do t[i] = string.rep('x', i) end "
+                   "redis.call('SET', KEYS[1], cjson.encode(t)) "
+                   "return {#cmsgpack.pack(t), redis.call('STRLEN', KEYS[1])}", 1, "sc:a")
+    s.call("EVALSHA", "0" * 40, 0)
+    s.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=sclib\n"
+           "redis.register_function('sc_incr', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)")
+    s.call("FCALL", "sc_incr", 1, "sc:n", 5)
+    s.call("GET", "sc:a")
 
 
 SOCKET_SESSIONS = [
@@ -277,6 +289,7 @@ SOCKET_SESSIONS = [
     ("multi", s_multi, "mu:"),
     ("blocking", s_blocking, "bl:"),
     ("pubsub", s_pubsub, "ps:"),
+    ("scripts", s_scripts, "sc:"),
     ("server", s_server, "sv:"),
 ]
 
