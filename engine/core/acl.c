@@ -314,6 +314,11 @@ enum gb_acl_denial gb_acl_check(const gb_client *c, const gb_command *cmd, int a
     return gb_acl_user_check(c->user, &c->eng->acl->cmds, cmd->acl_id, cmd->meta, argc, argv, argpos);
 }
 
+bool gb_acl_permits_keys(const gb_client *c, const gb_command *cmd, const gb_slice *keys, size_t n, uint16_t flags)
+{
+    return gb_acl_user_permits_keys(c->user, &c->eng->acl->cmds, cmd->acl_id, keys, n, flags);
+}
+
 void gb_acl_log_denial(gb_client *c, enum gb_acl_denial why, enum gb_acl_log_context ctx, const gb_command *cmd,
                        int argc, const gb_slice *argv, int argpos)
 {

@@ -124,6 +124,11 @@ static inline bool gb_acl_permits_any_args(const gb_acl_user *u, uint16_t acl_id
 /* The full check of a call (argv[0] the command's name). */
 enum gb_acl_denial gb_acl_check(const gb_client *c, const struct gb_command *cmd, int argc, const gb_slice *argv,
                                 int *argpos);
+/* Typed calls: whether c's user may run cmd on exactly these keys, all
+ * with access `flags` (gb_acl_user_permits_keys: false means "run the
+ * full check", not "denied"). */
+bool gb_acl_permits_keys(const gb_client *c, const struct gb_command *cmd, const gb_slice *keys, size_t n,
+                         uint16_t flags);
 /* Records a denial in ACL LOG (object: the command's full name, the key or
  * channel at argpos, or for auth the given object). */
 void gb_acl_log_denial(gb_client *c, enum gb_acl_denial why, enum gb_acl_log_context ctx,

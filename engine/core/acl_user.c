@@ -773,6 +773,30 @@ bool gb_acl_user_channel_permits(const gb_acl_user *u, gb_slice channel, bool is
     return false;
 }
 
+bool gb_acl_user_permits_keys(const gb_acl_user *u, const gb_acl_commands *cmds, uint16_t id, const gb_slice *keys,
+                              size_t n, uint16_t flags)
+{
+    if (id >= cmds->n)
+        return false;
+    const gb_acl_cmd *c = &cmds->cmd[id];
+    for (uint32_t i = 0; i < u->nselectors; i++) {
+        const gb_acl_selector *s = u->selectors[i];
+        bool command = (s->flags & GB_ACL_SEL_ALLCOMMANDS) || (c->meta->flags & GB_CMDF_NO_AUTH) ||
+                       gb_acl_bit(s->allowed, id);
+        bool channels = (s->flags & GB_ACL_SEL_ALLCHANNELS) || c->channels == GB_ACL_CHANNELS_NONE;
+        if (!command || !channels)
+            continue;
+        if (s->flags & GB_ACL_SEL_ALLKEYS)
+            return true;
+        size_t j = 0;
+        while (j < n && key_permitted(s, keys[j], flags))
+            j++;
+        if (j == n)
+            return true;
+    }
+    return false;
+}
+
 /* Whether the selector allows id whatever the arguments. */
 static bool allows_any_args(const gb_acl_selector *s, const gb_acl_commands *cmds, uint16_t id)
 {

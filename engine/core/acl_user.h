@@ -160,6 +160,12 @@ enum gb_acl_denial gb_acl_user_check(const gb_acl_user *u, const gb_acl_commands
 /* Whether one of u's selectors allows the channel (is_pattern: the
  * channel is a PSUBSCRIBE pattern, compared literally). */
 bool gb_acl_user_channel_permits(const gb_acl_user *u, gb_slice channel, bool is_pattern);
+/* The typed calls' shortcut: true when some selector lets command id run
+ * whatever its arguments but the keys, and every one of the n keys with
+ * access `flags` (GB_KS_*). False says only "ask gb_acl_user_check" (which
+ * then gives the exact denial); a true here is a true there. */
+bool gb_acl_user_permits_keys(const gb_acl_user *u, const gb_acl_commands *cmds, uint16_t id, const gb_slice *keys,
+                              size_t n, uint16_t flags);
 
 static inline bool gb_acl_bit(const uint64_t *bits, uint16_t id) { return (bits[id >> 6] >> (id & 63)) & 1; }
 

@@ -461,21 +461,35 @@ static void execute_as_argv(gb_client *c, const gb_typed_call *t, void *args)
     gb_argv_free(&b);
 }
 
+/* The user may run the typed call: by the one bit when it may run cmd
+ * with any arguments, else, for a user limited to some keys, by checking
+ * the call's own keys (no RESP form built). */
+static inline bool typed_permitted(const gb_client *c, const gb_command *cmd, const gb_typed_call *t, void *args)
+{
+    if (GB_LIKELY(gb_acl_permits_any_args(c->user, cmd->acl_id)))
+        return true;
+    if (!t->keys)
+        return false;
+    gb_typed_keys k;
+    t->keys(args, &k);
+    return gb_acl_permits_keys(c, cmd, k.keys, k.n, k.flags);
+}
+
 void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t, void *args)
 {
     gb_engine *eng = c->eng;
     /* The common case, checked in one go: an authenticated client outside
-     * MULTI whose user may run the command with any arguments, memory not
+     * MULTI whose user may run the command (with any arguments, or on the
+     * call's own keys: typed_permitted), memory not
      * in question, no script busy, and none of MONITOR, CLIENT PAUSE, CLIENT
      * TRACKING or CLIENT REPLY SKIP in play (they act around the RESP form's
      * call). Anything else takes the RESP form through admission, which
-     * answers exactly as for a RESP client (a user limited to some keys is
-     * checked there, on the keys of the RESP form). */
+     * answers exactly as for a RESP client (a denial included: its reply
+     * and ACL LOG entry name the argument of the RESP form). */
     bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI | GB_CLIENT_MONITOR | GB_CLIENT_TRACKING |
                               GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
                  eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
-                 gb_acl_permits_any_args(c->user, cmd->acl_id) &&
-                 !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
+                 typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
                  !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);

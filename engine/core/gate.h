@@ -60,6 +60,14 @@ size_t gb_format_double_arg(char *p, double v);
  * nothing. */
 void gb_gate_execute(gb_client *c, int argc, gb_slice *argv);
 
+/* A typed call's keys: n slices, all found by one key spec whose
+ * access flags are `flags` (GB_KS_*). */
+typedef struct gb_typed_keys {
+    const gb_slice *keys;
+    size_t n;
+    uint16_t flags;
+} gb_typed_keys;
+
 /* A typed call: native arguments and how to run them. */
 typedef struct gb_typed_call {
     /* Runs the call on its native arguments and replies. Returns false,
@@ -70,6 +78,12 @@ typedef struct gb_typed_call {
     /* Builds the call's RESP form (command name first): for MULTI's queue,
      * the fallback above, and propagation. */
     void (*to_argv)(void *args, gb_argv_builder *b);
+    /* The call's keys, for a user limited to some keys (NULL: none, or the
+     * call leaves the check to its RESP form). They must be exactly the
+     * keys, in order, and the GB_KS_* access flags that the RESP form's key
+     * specs give (test_sbe_server checks every typed call against
+     * gb_command_keys of its to_argv). */
+    void (*keys)(void *args, gb_typed_keys *k);
 } gb_typed_call;
 
 /* Admits and runs a typed call of cmd (resolved once by the transport)

@@ -328,6 +328,69 @@ static void test_execute_basics(void **state)
     gb_engine_free(eng);
 }
 
+/* A typed call's keys and their access flags are exactly those the key
+ * specs find in its RESP form: the gate's ACL shortcut for a user limited
+ * to some keys (typed_permitted) relies on it. */
+static void expect_keys_as_resp_form(gb_engine *eng, size_t n)
+{
+    gb_sbe_request q;
+    gb_sbe_scratch scratch = {.realloc_fn = realloc, .free_fn = free};
+    const char *why = NULL;
+    assert_int_equal(gb_sbe_decode_request(B, n, &q, &scratch, &why), 0);
+    const gb_typed_call *t = gb_sbe_typed_call(q.hdr.template_id);
+    assert_non_null(t);
+    gb_argv_builder b;
+    t->to_argv(&q, &b);
+    gb_command *cmd = gb_command_lookup(eng, b.v[0]);
+    assert_non_null(cmd);
+    gb_keys_result r;
+    int nkeys = gb_command_keys(cmd->meta, b.n, b.v, &r);
+    if (!t->keys) {
+        assert_int_equal(nkeys, 0);
+    } else {
+        gb_typed_keys k;
+        t->keys(&q, &k);
+        assert_int_equal((int)k.n, nkeys);
+        for (int i = 0; i < nkeys; i++) {
+            assert_true(gb_slice_eq(k.keys[i], b.v[r.keys[i].pos]));
+            assert_int_equal(k.flags, r.keys[i].flags);
+        }
+    }
+    gb_keys_result_free(&r);
+    gb_argv_free(&b);
+    gb_sbe_scratch_free(&scratch);
+}
+
+static void test_typed_keys_match_resp_form(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    gb_slice keys[] = {S("k1"), S("k2"), S("k3")}, f[] = {S("f1"), S("f2")}, v[] = {S("v1"), S("v2")};
+    double sc[] = {1, 2};
+    expect_keys_as_resp_form(eng, gb_sbe_encode_ping(B, CAP));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_get(B, CAP, S("k")));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_set(B, CAP, S("k"), S("v"), 0, 0));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_set(B, CAP, S("k"), S("v"), GB_SBE_SET_GET, 0));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_set(B, CAP, S("k"), S("v"), GB_SBE_SET_NX | GB_SBE_SET_PX, 100));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_set(B, CAP, S("k"), S("v"), GB_SBE_SET_XX | GB_SBE_SET_GET, 0));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_del(B, CAP, 3, keys));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_del(B, CAP, 1, keys));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_incr(B, CAP, S("n"), 1));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_incr(B, CAP, S("n"), -7));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_hset(B, CAP, S("h"), 2, f, v));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_hget(B, CAP, S("h"), S("f")));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_zadd(B, CAP, S("z"), 0, 2, sc, f));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_zadd(B, CAP, S("z"), GB_SBE_ZADD_INCR | GB_SBE_ZADD_XX, 1, sc, f));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_zscore(B, CAP, S("z"), S("m")));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_lpush(B, CAP, S("l"), 2, v));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_rpop(B, CAP, S("l")));
+    /* Every typed template is covered above. */
+    for (unsigned tid = 1; tid <= GB_SBE_REQUEST_MAX; tid++)
+        if (gb_sbe_typed_call(tid))
+            assert_true(tid <= GB_SBE_RPOP);
+    gb_engine_free(eng);
+}
+
 static void test_execute_malformed(void **state)
 {
     (void)state;
@@ -428,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_sink_frames),
         cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
         cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
+        cmocka_unit_test(test_typed_keys_match_resp_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,4 +98,8 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r);
  */
 int gb_sbe_execute(gb_client *c, const uint8_t *msg, size_t len);
 
+/* The typed call of a request template, or NULL for one that runs as an
+ * argument vector (BLPop, Generic); for tests. */
+const struct gb_typed_call *gb_sbe_typed_call(unsigned tid);
+
 #endif
