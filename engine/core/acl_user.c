@@ -744,7 +744,8 @@ enum gb_acl_denial gb_acl_user_check(const gb_acl_user *u, const gb_acl_commands
      * keeps the argument position across selectors, so do we). */
     enum gb_acl_denial relevant = GB_ACL_DENIED_CMD;
     int pos = 0, relevant_pos = 0;
-    keys_cache keys = {0};
+    keys_cache keys;
+    keys.found = false; /* keys.r is filled by gb_command_keys when first needed (no zeroing: hot path) */
     enum gb_acl_denial result = GB_ACL_ALLOWED;
     for (uint32_t i = 0; i < u->nselectors; i++) {
         enum gb_acl_denial d = selector_check(u->selectors[i], cmds, id, m, argc, argv, &pos, &keys);

@@ -245,7 +245,10 @@ static bool spec_keys(const gb_key_spec *s, int arity, int argc, const gb_slice 
 
 int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r)
 {
-    memset(r, 0, sizeof *r);
+    /* Not a memset: this runs for every call of a user limited to some
+     * keys, and zeroing keys_stack was a measurable share of it. */
+    r->keys = NULL;
+    r->n = r->cap = 0;
     if (!specs_trusted(m)) {
         key_rule *rule = own_key_rule(m);
         return rule ? rule(argc, argv, r) : 0;
