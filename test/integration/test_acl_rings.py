@@ -47,9 +47,8 @@ def entry(e):
 
 # A user with one rule of every kind: commands, a category less one of its
 # commands, a subcommand, key patterns (read-write, read-only, write-only),
-# channel patterns and a second selector. (No command of this server takes
-# a channel yet: pub/sub does not exist; &ch* must simply not get in the
-# way.)
+# channel patterns (PUBLISH to a permitted and a refused channel, at top
+# level and inside MULTI) and a second selector.
 SVC_RULES = ["on", ">pw", "+ring", "+ping", "+multi", "+exec", "+discard", "+publish", "+config|get", "+@string",
              "-append", "~k*", "%R~r*", "%W~w*", "&ch*", "(~s* +sadd)"]
 
@@ -62,6 +61,8 @@ CORPUS = [
     ["MSET", "k5", "1", "x5", "2"], ["MGET", "k1", "r1"],
     ["MULTI"], ["SET", "k3", "1"], ["LPUSH", "k4", "x"], ["EXEC"], ["MULTI"], ["GET", "other"], ["EXEC"],
     ["MULTI"], ["INCR", "k5"], ["GET", "r2"], ["EXEC"],
+    ["PUBLISH", "ch1", "m"], ["PUBLISH", "news", "m"], ["MULTI"], ["PUBLISH", "ch2", "m"], ["PUBLISH", "x", "m"],
+    ["EXEC"],
 ]
 
 
@@ -164,7 +165,7 @@ class RingRules(unittest.TestCase):
         # The corpus does meet every kind of refusal, in and out of MULTI.
         self.assertEqual({(e["reason"], e["context"]) for e in want_log},
                          {(b"key", b"toplevel"), (b"command", b"toplevel"), (b"command", b"multi"),
-                          (b"key", b"multi")})
+                          (b"key", b"multi"), (b"channel", b"toplevel"), (b"channel", b"multi")})
         for proto in PROTOCOLS:
             with self.subTest(proto=proto):
                 srv = self.server()
