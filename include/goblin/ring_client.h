@@ -139,6 +139,11 @@ GB_EXPORT int gb_ring_rpop(gb_ring_client *rc, const void *key, size_t klen, voi
 GB_EXPORT int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens,
                             double timeout_s, gb_reply **reply);
 
+/* PUBLISH channel message: *receivers = the number of clients that got it
+ * (NULL: not wanted). Over SBE the Publish template. */
+GB_EXPORT int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                              int64_t *receivers);
+
 /* ---- raw records (protocol implementers, benchmarks) ---- */
 
 /* Publishes one request record (copies msg). Waits while the ring is full. */

@@ -33,7 +33,8 @@ enum gb_sbe_template {
     GB_SBE_RPOP = 11,
     GB_SBE_BLPOP = 12,
     GB_SBE_GENERIC = 13,
-    GB_SBE_REQUEST_MAX = 13,
+    GB_SBE_PUBLISH = 14,
+    GB_SBE_REQUEST_MAX = 14,
 
     GB_SBE_STATUS_REPLY = 101,
     GB_SBE_ERROR_REPLY = 102,

@@ -506,6 +506,7 @@ static void test_encoders_follow_schema(void **state)
         case GB_SBE_RPOP: n = gb_sbe_encode_rpop(buf, sizeof buf, k); break;
         case GB_SBE_BLPOP: n = gb_sbe_encode_blpop(buf, sizeof buf, 1, &k, 0.5); break;
         case GB_SBE_GENERIC: n = gb_sbe_encode_generic(buf, sizeof buf, 1, &k); break;
+        case GB_SBE_PUBLISH: n = gb_sbe_encode_publish(buf, sizeof buf, k, k); break;
         case GB_SBE_STATUS_REPLY: n = gb_sbe_encode_status_reply(buf, sizeof buf, "OK", 2); break;
         case GB_SBE_ERROR_REPLY: n = gb_sbe_encode_error_reply(buf, sizeof buf, "ERR x", 5); break;
         case GB_SBE_INTEGER_REPLY: n = gb_sbe_encode_integer_reply(buf, sizeof buf, 7); break;

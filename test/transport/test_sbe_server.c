@@ -420,6 +420,60 @@ static void test_execute_blocking(void **state)
     gb_engine_free(eng);
 }
 
+/* Generic command from words (test helper). */
+static size_t generic(int argc, const char *const *words)
+{
+    gb_slice a[8];
+    for (int i = 0; i < argc; i++)
+        a[i] = gb_slice_cstr(words[i]);
+    return gb_sbe_encode_generic(B, CAP, (size_t)argc, a);
+}
+
+/* PUBLISH as a typed call: the receiver count, delivery to a RESP
+ * subscriber in Redis's framing, commandstats, MULTI's queue (its RESP
+ * form), and the malformed template. */
+static void test_execute_publish(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *p = sbe_conn_new(eng);
+    resp_conn *sub = resp_conn_new(eng);
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("hi")), ":0");
+    char *got = resp_run(sub, "SUBSCRIBE ch");
+    assert_string_equal(got, "*3[$subscribe $ch :1]");
+    free(got);
+    sub->out.len = 0;
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("hi")), ":1");
+    static const char framed[] = "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n";
+    assert_int_equal(sub->out.len, sizeof framed - 1);
+    assert_memory_equal(sub->out.data, framed, sizeof framed - 1);
+    /* Binary-safe payload, empty channel. */
+    sub->out.len = 0;
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S(""), gb_slice_make("\0\r\n", 3)), ":0");
+    assert_int_equal(sub->out.len, 0);
+    assert_int_equal(gb_command_lookup(eng, S("publish"))->calls, 3);
+
+    /* MULTI queues the RESP form; EXEC runs it. */
+    static const char *const multi[] = {"MULTI"}, *const exec[] = {"EXEC"};
+    expect_run(p, generic(1, multi), "+OK");
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("queued")), "+QUEUED");
+    sub->out.len = 0;
+    expect_run(p, generic(1, exec), "*1[:1]");
+    static const char queued[] = "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$6\r\nqueued\r\n";
+    assert_int_equal(sub->out.len, sizeof queued - 1);
+    assert_memory_equal(sub->out.data, queued, sizeof queued - 1);
+
+    /* Malformed: each field checked against the message. */
+    size_t n = gb_sbe_encode_publish(B, CAP, S("ch"), S("hi"));
+    expect_run(p, n - 1, "-ERR SBE: Publish: message field exceeds the message");
+    expect_run(p, GB_SBE_HEADER_SIZE + 5, "-ERR SBE: Publish: channel exceeds the message");
+    gb_sbe_put_u32(B + GB_SBE_HEADER_SIZE + 4 + 2, 0xffffffffu); /* a forged message length */
+    expect_run(p, n, "-ERR SBE: Publish: message field exceeds the message");
+    resp_conn_free(sub);
+    sbe_conn_free(p);
+    gb_engine_free(eng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_sink_frames),
         cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
         cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
+        cmocka_unit_test(test_execute_publish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

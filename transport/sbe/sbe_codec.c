@@ -90,6 +90,12 @@ size_t gb_sbe_encode_zscore(uint8_t *buf, size_t cap, gb_slice key, gb_slice mem
     return encode_vars(buf, cap, GB_SBE_ZSCORE, 2, v);
 }
 
+size_t gb_sbe_encode_publish(uint8_t *buf, size_t cap, gb_slice channel, gb_slice message)
+{
+    gb_slice v[2] = {channel, message};
+    return encode_vars(buf, cap, GB_SBE_PUBLISH, 2, v);
+}
+
 size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key) { return encode_vars(buf, cap, GB_SBE_RPOP, 1, &key); }
 
 size_t gb_sbe_encode_set(uint8_t *buf, size_t cap, gb_slice key, gb_slice value, unsigned flags, int64_t expiry)
@@ -345,6 +351,21 @@ static int dec_key_arg(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_s
     return 0;
 }
 
+/* Publish: channel, message */
+static int dec_publish(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
+{
+    (void)s;
+    gb_sbe_cursor c;
+    const uint8_t *blk;
+    if (!take_root(msg, len, req, 0, &c, &blk))
+        return bad(why, "root block exceeds the message");
+    if (!gb_sbe_take_var(&c, &req->key))
+        return bad(why, "channel exceeds the message");
+    if (!gb_sbe_take_var(&c, &req->arg))
+        return bad(why, "message field exceeds the message");
+    return 0;
+}
+
 static int dec_set(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
 {
     (void)s;
@@ -470,7 +491,7 @@ gb_sbe_request_decoder *const gb_sbe_request_decoders[GB_SBE_REQUEST_MAX + 1] = 
     [GB_SBE_DEL] = dec_del,      [GB_SBE_INCR] = dec_incr,     [GB_SBE_HSET] = dec_hset,
     [GB_SBE_HGET] = dec_key_arg, [GB_SBE_ZADD] = dec_zadd,     [GB_SBE_ZSCORE] = dec_key_arg,
     [GB_SBE_LPUSH] = dec_lpush,  [GB_SBE_RPOP] = dec_key,      [GB_SBE_BLPOP] = dec_blpop,
-    [GB_SBE_GENERIC] = dec_generic,
+    [GB_SBE_GENERIC] = dec_generic, [GB_SBE_PUBLISH] = dec_publish,
 };
 
 int gb_sbe_decode_request(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
@@ -596,6 +617,7 @@ static const char *const d_field_value[] = {"field", "value"};
 static const char *const d_member[] = {"member"};
 static const char *const d_value[] = {"value"};
 static const char *const d_arg[] = {"arg"};
+static const char *const d_channel_message[] = {"channel", "message"};
 static const char *const d_text[] = {"text"};
 static const char *const d_bytes[] = {"bytes"};
 
@@ -643,6 +665,7 @@ const gb_sbe_message_desc gb_sbe_messages[] = {
     {"RPop", GB_SBE_RPOP, 0, NULL, 0, NULL, 0, d_key, 1},
     {"BLPop", GB_SBE_BLPOP, GB_SBE_BLPOP_BLOCK_LENGTH, f_blpop, COUNT(f_blpop), g_del, 1, NULL, 0},
     {"Generic", GB_SBE_GENERIC, 0, NULL, 0, g_generic, 1, NULL, 0},
+    {"Publish", GB_SBE_PUBLISH, 0, NULL, 0, NULL, 0, d_channel_message, 2},
     {"StatusReply", GB_SBE_STATUS_REPLY, 0, NULL, 0, NULL, 0, d_text, 1},
     {"ErrorReply", GB_SBE_ERROR_REPLY, 0, NULL, 0, NULL, 0, d_text, 1},
     {"IntegerReply", GB_SBE_INTEGER_REPLY, GB_SBE_INTEGER_REPLY_BLOCK_LENGTH, f_int_reply, 1, NULL, 0, NULL, 0},

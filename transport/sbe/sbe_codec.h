@@ -342,6 +342,8 @@ size_t gb_sbe_encode_zscore(uint8_t *buf, size_t cap, gb_slice key, gb_slice mem
 size_t gb_sbe_encode_lpush(uint8_t *buf, size_t cap, gb_slice key, size_t n, const gb_slice *values);
 size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key);
 size_t gb_sbe_encode_blpop(uint8_t *buf, size_t cap, size_t n, const gb_slice *keys, double timeout_s);
+/* PUBLISH channel message */
+size_t gb_sbe_encode_publish(uint8_t *buf, size_t cap, gb_slice channel, gb_slice message);
 /* argv[0] is the command name. */
 size_t gb_sbe_encode_generic(uint8_t *buf, size_t cap, size_t argc, const gb_slice *argv);
 
@@ -368,8 +370,8 @@ typedef struct gb_sbe_request {
     int64_t i64;    /* Set.expiry, Incr.delta */
     double f64;     /* BLPop.timeout */
     unsigned flags; /* Set.flags, ZAdd.flags */
-    gb_slice key;   /* every keyed template */
-    gb_slice arg;   /* Set.value, HGet.field, ZScore.member */
+    gb_slice key;   /* every keyed template; Publish.channel */
+    gb_slice arg;   /* Set.value, HGet.field, ZScore.member, Publish.message */
     size_t n;       /* entries of the template's group */
     gb_slice *a;    /* Del/BLPop keys, LPush values, HSet fields, ZAdd members, Generic args */
     gb_slice *b;    /* HSet values */

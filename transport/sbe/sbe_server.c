@@ -328,7 +328,7 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
 static const char *const typed_command[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_PING] = "ping",   [GB_SBE_GET] = "get",     [GB_SBE_SET] = "set",       [GB_SBE_DEL] = "del",
     [GB_SBE_INCR] = "incr",   [GB_SBE_HSET] = "hset",   [GB_SBE_HGET] = "hget",     [GB_SBE_ZADD] = "zadd",
-    [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop",
+    [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop", [GB_SBE_PUBLISH] = "publish",
 };
 
 void gb_sbe_replier_init(gb_sbe_replier *r, gb_engine *eng)
@@ -566,13 +566,29 @@ static bool run_rpop(gb_client *c, void *a)
 
 static void argv_rpop(void *a, gb_argv_builder *b) { argv_key(b, "RPOP", a, 0); }
 
+static bool run_publish(gb_client *c, void *a)
+{
+    req *q = a;
+    gb_cmd_publish(c, q->key, q->arg);
+    return true;
+}
+
+static void argv_publish(void *a, gb_argv_builder *b)
+{
+    req *q = a;
+    gb_argv_init(b, 3, 0);
+    gb_argv_lit(b, "PUBLISH");
+    gb_argv_add(b, q->key);
+    gb_argv_add(b, q->arg);
+}
+
 static const gb_typed_call typed_calls[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_PING] = {run_ping, argv_ping},       [GB_SBE_GET] = {run_get, argv_get},
     [GB_SBE_SET] = {run_set, argv_set},          [GB_SBE_DEL] = {run_del, argv_del},
     [GB_SBE_INCR] = {run_incr, argv_incr},       [GB_SBE_HSET] = {run_hset, argv_hset},
     [GB_SBE_HGET] = {run_hget, argv_hget},       [GB_SBE_ZADD] = {run_zadd, argv_zadd},
     [GB_SBE_ZSCORE] = {run_zscore, argv_zscore}, [GB_SBE_LPUSH] = {run_lpush, argv_lpush},
-    [GB_SBE_RPOP] = {run_rpop, argv_rpop},
+    [GB_SBE_RPOP] = {run_rpop, argv_rpop},       [GB_SBE_PUBLISH] = {run_publish, argv_publish},
 };
 
 /* The templates without a typed call run as argument vectors. BLPop: the

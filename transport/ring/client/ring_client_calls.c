@@ -315,3 +315,15 @@ int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, con
     ab_free(&b);
     return rv;
 }
+
+int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                    int64_t *receivers)
+{
+    if (rc->proto == GB_RING_SBE)
+        return gb_rc_sbe_publish(rc, channel, clen, msg, mlen, receivers);
+    const char *argv[] = {"PUBLISH", channel, msg};
+    size_t lens[] = {7, clen, mlen};
+    gb_reply *r;
+    int rv = run(rc, 3, argv, lens, &r);
+    return rv ? rv : want_int(rc, r, receivers);
+}

@@ -261,6 +261,14 @@ int gb_rc_sbe_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf_o
     return finish_bulk(rc, buf_out, cap, len);
 }
 
+int gb_rc_sbe_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                      int64_t *receivers)
+{
+    SEND(rc, gb_sbe_encode_publish(NULL, 0, sl(channel, clen), sl(msg, mlen)),
+         gb_sbe_encode_publish(buf, _cap, sl(channel, clen), sl(msg, mlen)));
+    return finish_int(rc, receivers);
+}
+
 /* ---- replies as trees (generic command, BLPOP) ---------------------------------------- */
 
 static void view_to_reply(const gb_sbe_reply_view *v, gb_reply *out)
