@@ -110,6 +110,8 @@ def sbe_messages():
         + struct.pack("<qdB", 0, 0, 5) + var("ab"),
         "reply-status": hdr(0, 101) + var("OK"),
         "reply-double": hdr(8, 104) + struct.pack("<d", 2.5),
+        "push-pmessage": hdr(1, 108) + struct.pack("<B", 2) + var("news") + var("n*") + var("hello"),
+        "push-unsubscribe-nil": hdr(10, 109) + struct.pack("<qBB", 0, 2, 1) + var(""),
     }
 
 
