@@ -237,7 +237,7 @@ int main(int argc, char **argv)
     /* redis-server has no --cpu: started (forked) from a thread pinned to
      * the server CPU, it inherits that affinity; this thread stays free to
      * pin itself to the client CPU. */
-    launch l = {server, redis, scpu, -1};
+    launch l = {.goblin = server, .redis = redis, .cpu = scpu, .rc = -1};
     pthread_t t;
     if (pthread_create(&t, NULL, launch_servers, &l) != 0 || pthread_join(t, NULL) != 0 || l.rc != 0)
         return 1;

@@ -253,11 +253,11 @@ void gb_pubsub_client_free(gb_client *c)
 
 /* ---- publishing ------------------------------------------------------------------ */
 
-_Static_assert(GB_REPLY_MSG_MESSAGE + GB_PUBSUB_PATTERN == GB_REPLY_MSG_PMESSAGE &&
-                   GB_REPLY_MSG_MESSAGE + GB_PUBSUB_SHARD == GB_REPLY_MSG_SMESSAGE,
+_Static_assert((int)GB_REPLY_MSG_MESSAGE + (int)GB_PUBSUB_PATTERN == (int)GB_REPLY_MSG_PMESSAGE &&
+                   (int)GB_REPLY_MSG_MESSAGE + (int)GB_PUBSUB_SHARD == (int)GB_REPLY_MSG_SMESSAGE,
                "MessageKind is 1 + the subscription kind");
-_Static_assert(GB_REPLY_SUB_SUBSCRIBE + 2 * GB_PUBSUB_PATTERN == GB_REPLY_SUB_PSUBSCRIBE &&
-                   GB_REPLY_SUB_SUBSCRIBE + 2 * GB_PUBSUB_SHARD == GB_REPLY_SUB_SSUBSCRIBE,
+_Static_assert((int)GB_REPLY_SUB_SUBSCRIBE + 2 * (int)GB_PUBSUB_PATTERN == (int)GB_REPLY_SUB_PSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_SUBSCRIBE + 2 * (int)GB_PUBSUB_SHARD == (int)GB_REPLY_SUB_SSUBSCRIBE,
                "SubscriptionKind is 1 + 2 * the subscription kind");
 
 /* One message into a subscriber's output, then its transport is told (it
