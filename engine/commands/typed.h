@@ -58,6 +58,9 @@ void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field);
 void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members);
 void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member);
 
+/* PUBLISH channel message: replies the number of clients that received it. */
+void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message);
+
 /* LPUSH/RPUSH key value [value ...] (n >= 1). */
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);
 /* LPOP/RPOP key (one value, no COUNT). */

@@ -95,8 +95,9 @@ size_t gb_pubsub_count(const gb_engine *eng, enum gb_pubsub_kind kind)
 
 /* ---- subscribing ----------------------------------------------------------------- */
 
-static const char *const sub_words[GB_PUBSUB_KINDS] = {"subscribe", "psubscribe", "ssubscribe"};
-static const char *const unsub_words[GB_PUBSUB_KINDS] = {"unsubscribe", "punsubscribe", "sunsubscribe"};
+/* The confirmation kinds (engine/core/reply.h): 1 + 2 * kind, +1 to unsubscribe. */
+static unsigned sub_kind(enum gb_pubsub_kind kind) { return GB_REPLY_SUB_SUBSCRIBE + 2u * (unsigned)kind; }
+static unsigned unsub_kind(enum gb_pubsub_kind kind) { return sub_kind(kind) + 1; }
 
 /* The count a confirmation carries: channels and patterns together, shard
  * channels on their own (Redis 7.0). */
@@ -107,15 +108,9 @@ static int64_t confirm_count(const gb_client *c, enum gb_pubsub_kind kind)
     return (int64_t)(gb_pubsub_client_count(c, GB_PUBSUB_CHANNEL) + gb_pubsub_client_count(c, GB_PUBSUB_PATTERN));
 }
 
-static void confirm(gb_client *c, const char *word, const gb_slice *name, int64_t count)
+static void confirm(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
 {
-    gb_reply_push(c, 3);
-    gb_reply_cstr(c, word);
-    if (name)
-        gb_reply_slice(c, *name);
-    else
-        gb_reply_nil(c);
-    gb_reply_int(c, count);
+    gb_reply_subscription(c, kind, name, count);
 }
 
 static bool client_idle(const struct gb_pubsub_client *pc)
@@ -192,7 +187,7 @@ void gb_pubsub_subscribe(gb_client *c, enum gb_pubsub_kind kind, int n, const gb
 {
     for (int i = 0; i < n; i++) {
         add(c, kind, names[i]);
-        confirm(c, sub_words[kind], &names[i], confirm_count(c, kind));
+        confirm(c, sub_kind(kind), &names[i], confirm_count(c, kind));
     }
 }
 
@@ -224,10 +219,7 @@ static size_t remove_all(gb_client *c, enum gb_pubsub_kind kind, bool reply)
         gb_slice name = entry_name(s->e);
         gb_htable_remove(mine, &name, gb_hash_slice(name));
         if (reply) {
-            gb_reply_push(c, 3);
-            gb_reply_cstr(c, unsub_words[kind]);
-            gb_reply_slice(c, name);
-            gb_reply_int(c, confirm_count(c, kind));
+            confirm(c, unsub_kind(kind), &name, confirm_count(c, kind));
         }
         drop(c, kind, s);
         count++;
@@ -240,11 +232,11 @@ void gb_pubsub_unsubscribe(gb_client *c, enum gb_pubsub_kind kind, int n, const 
 {
     if (n == 0) {
         if (remove_all(c, kind, true) == 0)
-            confirm(c, unsub_words[kind], NULL, confirm_count(c, kind));
+            confirm(c, unsub_kind(kind), NULL, confirm_count(c, kind));
     } else {
         for (int i = 0; i < n; i++) {
             remove_one(c, kind, names[i]);
-            confirm(c, unsub_words[kind], &names[i], confirm_count(c, kind));
+            confirm(c, unsub_kind(kind), &names[i], confirm_count(c, kind));
         }
     }
     maybe_release(c);
@@ -261,7 +253,12 @@ void gb_pubsub_client_free(gb_client *c)
 
 /* ---- publishing ------------------------------------------------------------------ */
 
-static const char *const msg_words[GB_PUBSUB_KINDS] = {"message", "pmessage", "smessage"};
+_Static_assert((int)GB_REPLY_MSG_MESSAGE + (int)GB_PUBSUB_PATTERN == (int)GB_REPLY_MSG_PMESSAGE &&
+                   (int)GB_REPLY_MSG_MESSAGE + (int)GB_PUBSUB_SHARD == (int)GB_REPLY_MSG_SMESSAGE,
+               "MessageKind is 1 + the subscription kind");
+_Static_assert((int)GB_REPLY_SUB_SUBSCRIBE + 2 * (int)GB_PUBSUB_PATTERN == (int)GB_REPLY_SUB_PSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_SUBSCRIBE + 2 * (int)GB_PUBSUB_SHARD == (int)GB_REPLY_SUB_SSUBSCRIBE,
+               "SubscriptionKind is 1 + 2 * the subscription kind");
 
 /* One message into a subscriber's output, then its transport is told (it
  * sends, or closes a subscriber over its output-buffer limit). A client
@@ -271,12 +268,9 @@ static void deliver(gb_client *sub, enum gb_pubsub_kind kind, const ps_entry *pa
 {
     if (sub->flags & GB_CLIENT_CLOSE_ASAP)
         return;
-    gb_reply_push(sub, pattern ? 4 : 3);
-    gb_reply_cstr(sub, msg_words[kind]);
-    if (pattern)
-        gb_reply_slice(sub, entry_name(pattern));
-    gb_reply_slice(sub, channel);
-    gb_reply_slice(sub, msg);
+    /* MessageKind is 1 + the subscription's kind (reply.h). */
+    gb_slice pname = pattern ? entry_name(pattern) : gb_slice_make(NULL, 0);
+    gb_reply_message(sub, GB_REPLY_MSG_MESSAGE + (unsigned)kind, pattern ? &pname : NULL, channel, msg);
     if (sub->hooks && sub->hooks->flush)
         sub->hooks->flush(sub);
 }

@@ -129,6 +129,39 @@ void gb_reply_push(gb_client *c, int64_t n)
         c->rops->array(c->rctx, n);
 }
 
+static const char *const message_words[] = {NULL, "message", "pmessage", "smessage"};
+static const char *const subscription_words[] = {NULL,         "subscribe",  "unsubscribe", "psubscribe",
+                                                 "punsubscribe", "ssubscribe", "sunsubscribe"};
+
+void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
+{
+    if (c->rops->message) {
+        c->rops->message(c->rctx, kind, pattern, channel, payload);
+        return;
+    }
+    gb_reply_push(c, pattern ? 4 : 3);
+    gb_reply_cstr(c, message_words[kind]);
+    if (pattern)
+        gb_reply_slice(c, *pattern);
+    gb_reply_slice(c, channel);
+    gb_reply_slice(c, payload);
+}
+
+void gb_reply_subscription(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
+{
+    if (c->rops->subscription) {
+        c->rops->subscription(c->rctx, kind, name, count);
+        return;
+    }
+    gb_reply_push(c, 3);
+    gb_reply_cstr(c, subscription_words[kind]);
+    if (name)
+        gb_reply_slice(c, *name);
+    else
+        gb_reply_nil(c);
+    gb_reply_int(c, count);
+}
+
 void gb_reply_set_deferred_set(gb_client *c, size_t handle, int64_t n)
 {
     if (c->rops->set_deferred_set)

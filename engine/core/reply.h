@@ -36,7 +36,25 @@ typedef struct gb_reply_ops {
     void (*set)(void *ctx, int64_t n);
     void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
     void (*push)(void *ctx, int64_t n);                    /* RESP3 '>' out-of-band push; NULL: array */
+    /* Pub/sub pushes as one call, for wires with a typed form (SBE's
+     * Message and Subscription templates). NULL: the push of Redis's
+     * elements (gb_reply_message below). kind: GB_REPLY_MSG_* / GB_REPLY_SUB_*. */
+    void (*message)(void *ctx, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload);
+    void (*subscription)(void *ctx, unsigned kind, const gb_slice *name, int64_t count);
 } gb_reply_ops;
+
+/* Pub/sub push kinds: the SBE schema's MessageKind and SubscriptionKind
+ * numbers (include/goblin/sbe_schema.h; sbe_server.c asserts they agree). */
+enum { GB_REPLY_MSG_MESSAGE = 1, GB_REPLY_MSG_PMESSAGE = 2, GB_REPLY_MSG_SMESSAGE = 3 };
+/* 1 + 2 * gb_pubsub_kind + (1 for the unsubscribe form) */
+enum {
+    GB_REPLY_SUB_SUBSCRIBE = 1,
+    GB_REPLY_SUB_UNSUBSCRIBE = 2,
+    GB_REPLY_SUB_PSUBSCRIBE = 3,
+    GB_REPLY_SUB_PUNSUBSCRIBE = 4,
+    GB_REPLY_SUB_SSUBSCRIBE = 5,
+    GB_REPLY_SUB_SUNSUBSCRIBE = 6,
+};
 
 struct gb_client;
 
@@ -71,6 +89,13 @@ void gb_reply_set(struct gb_client *c, int64_t n);
 void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
 /* An out-of-band push of n elements (pub/sub messages, invalidations): '>' in RESP3, an array in RESP2. */
 void gb_reply_push(struct gb_client *c, int64_t n);
+
+/* A pub/sub message: [message, channel, payload], [pmessage, pattern,
+ * channel, payload] or [smessage, channel, payload] as a push, or the
+ * sink's typed form. pattern: NULL unless GB_REPLY_MSG_PMESSAGE. */
+void gb_reply_message(struct gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload);
+/* A subscription confirmation: [word, name (nil when NULL), count]. */
+void gb_reply_subscription(struct gb_client *c, unsigned kind, const gb_slice *name, int64_t count);
 
 /* A set whose size is known after its members (handle from
  * gb_reply_array_deferred). */

@@ -139,6 +139,57 @@ GB_EXPORT int gb_ring_rpop(gb_ring_client *rc, const void *key, size_t klen, voi
 GB_EXPORT int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens,
                             double timeout_s, gb_reply **reply);
 
+/* PUBLISH channel message: *receivers = the number of clients that got it
+ * (NULL: not wanted). Over SBE the Publish template. */
+GB_EXPORT int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                              int64_t *receivers);
+
+/* ---- pub/sub ---- */
+/*
+ * Subscribe with gb_ring_command ("SUBSCRIBE", "PSUBSCRIBE" ...): each name's
+ * confirmation is one reply, [word, name, count], so SUBSCRIBE a b is one
+ * command and two gb_ring_collect calls (or read them with
+ * gb_ring_next_message). Then read what arrives with gb_ring_next_message:
+ * over SBE each push is one Message or Subscription record (docs/sbe.md),
+ * decoded in place, no allocation. Publish from any client with
+ * gb_ring_publish.
+ */
+typedef enum gb_ring_message_kind {
+    GB_RING_MSG_MESSAGE = 1,  /* SUBSCRIBE matched */
+    GB_RING_MSG_PMESSAGE = 2, /* PSUBSCRIBE matched: pattern is set */
+    GB_RING_MSG_SMESSAGE = 3, /* SSUBSCRIBE matched */
+    /* confirmations: channel is the name (NULL for "from nothing"), count
+     * the subscriptions held after it */
+    GB_RING_MSG_SUBSCRIBE = 11,
+    GB_RING_MSG_UNSUBSCRIBE = 12,
+    GB_RING_MSG_PSUBSCRIBE = 13,
+    GB_RING_MSG_PUNSUBSCRIBE = 14,
+    GB_RING_MSG_SSUBSCRIBE = 15,
+    GB_RING_MSG_SUNSUBSCRIBE = 16,
+} gb_ring_message_kind;
+
+/* A push; the pointers borrow the response ring (not NUL-terminated) and
+ * stay valid until gb_ring_message_done. */
+typedef struct gb_ring_message {
+    gb_ring_message_kind kind;
+    const char *channel; /* the channel, or a confirmation's name */
+    size_t channel_len;
+    const char *pattern; /* PMESSAGE only, else NULL */
+    size_t pattern_len;
+    const char *payload; /* messages */
+    size_t payload_len;
+    int64_t count;       /* confirmations */
+} gb_ring_message;
+
+/* Waits up to timeout_ns (UINT64_MAX: forever) for the next push: spins,
+ * then parks, like every read (the server wakes a parked subscriber).
+ * GB_ETIMEDOUT when none came; GB_EPROTO when the next record is not a push
+ * (call it only while no request is outstanding). SBE rings only
+ * (GB_ENOTSUP on a RESP ring, whose pushes gb_ring_collect returns as
+ * arrays). After 0, call gb_ring_message_done before the next read. */
+GB_EXPORT int gb_ring_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns);
+GB_EXPORT void gb_ring_message_done(gb_ring_client *rc);
+
 /* ---- raw records (protocol implementers, benchmarks) ---- */
 
 /* Publishes one request record (copies msg). Waits while the ring is full. */

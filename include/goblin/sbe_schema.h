@@ -33,7 +33,8 @@ enum gb_sbe_template {
     GB_SBE_RPOP = 11,
     GB_SBE_BLPOP = 12,
     GB_SBE_GENERIC = 13,
-    GB_SBE_REQUEST_MAX = 13,
+    GB_SBE_PUBLISH = 14,
+    GB_SBE_REQUEST_MAX = 14,
 
     GB_SBE_STATUS_REPLY = 101,
     GB_SBE_ERROR_REPLY = 102,
@@ -42,6 +43,28 @@ enum gb_sbe_template {
     GB_SBE_BULK_REPLY = 105,
     GB_SBE_NIL_REPLY = 106,
     GB_SBE_ARRAY_REPLY = 107,
+
+    /* Pushes: sent to a subscribed client out of band (not replies to a
+     * request; Subscription is also what SUBSCRIBE & co answer). */
+    GB_SBE_MESSAGE = 108,
+    GB_SBE_SUBSCRIPTION = 109,
+};
+
+/* MessageKind (uint8 enum): which subscription matched. */
+enum gb_sbe_message_kind {
+    GB_SBE_MSG_MESSAGE = 1,  /* a channel subscription (SUBSCRIBE) */
+    GB_SBE_MSG_PMESSAGE = 2, /* a pattern subscription (PSUBSCRIBE): pattern is set */
+    GB_SBE_MSG_SMESSAGE = 3, /* a shard channel subscription (SSUBSCRIBE) */
+};
+
+/* SubscriptionKind (uint8 enum): which command's confirmation. */
+enum gb_sbe_subscription_kind {
+    GB_SBE_SUB_SUBSCRIBE = 1,
+    GB_SBE_SUB_UNSUBSCRIBE = 2,
+    GB_SBE_SUB_PSUBSCRIBE = 3,
+    GB_SBE_SUB_PUNSUBSCRIBE = 4,
+    GB_SBE_SUB_SSUBSCRIBE = 5,
+    GB_SBE_SUB_SUNSUBSCRIBE = 6,
 };
 
 /* SetFlags (uint8 set): bit positions as in the XML. */

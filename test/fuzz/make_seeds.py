@@ -102,12 +102,16 @@ def sbe_messages():
         "generic-lrange": hdr(0, 13) + group([var("LRANGE"), var("l"), var("0"), var("-1")], large=True),
         "generic-multi": hdr(0, 13) + group([var("MULTI")], large=True),
         "generic-exec": hdr(0, 13) + group([var("EXEC")], large=True),
+        "generic-subscribe": hdr(0, 13) + group([var("SUBSCRIBE"), var("ch")], large=True),
+        "publish": hdr(0, 14) + var("ch") + var("msg"),
         "reply-array": hdr(8, 107) + struct.pack("<q", 2) + struct.pack("<HI", 17, 3)
         + struct.pack("<qdB", 1, 0, 3) + var("")
         + struct.pack("<qdB", 1, 0, 7) + var("")
         + struct.pack("<qdB", 0, 0, 5) + var("ab"),
         "reply-status": hdr(0, 101) + var("OK"),
         "reply-double": hdr(8, 104) + struct.pack("<d", 2.5),
+        "push-pmessage": hdr(1, 108) + struct.pack("<B", 2) + var("news") + var("n*") + var("hello"),
+        "push-unsubscribe-nil": hdr(10, 109) + struct.pack("<qBB", 0, 2, 1) + var(""),
     }
 
 
@@ -118,6 +122,9 @@ def sbe_seeds():
     session = ["set-px-nx", "get", "lpush", "rpop", "hset", "hget", "zadd", "zscore", "incr", "del",
                "generic-multi", "get", "generic-lrange", "generic-exec", "blpop", "ping"]
     write("sbe", "execute-session", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n] for n in session))
+    write("sbe", "execute-publish", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n]
+                                                      for n in ("publish", "generic-multi", "publish", "generic-exec",
+                                                                "generic-subscribe", "publish", "ping")))
     for name in ("blpop", "generic-lrange", "zadd"):
         write("sbe", "execute-" + name, b"\x01" + struct.pack("<H", len(msgs[name])) + msgs[name])
 

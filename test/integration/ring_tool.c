@@ -24,6 +24,16 @@
  *                                         sleep PAUSE_US (the server parks), time one
  *                                         PING, check an INCRBY's value; print
  *                                         "ok <median_ns> <p90_ns> <max_ns>" or "wrong ..."
+ *   ring_tool SOCK sbe listen N CMD ARG...
+ *                                         send CMD ARG... (SUBSCRIBE, PSUBSCRIBE ...),
+ *                                         print its confirmations then "ready", then
+ *                                         N pushes (gb_ring_next_message); then
+ *                                         UNSUBSCRIBE and PUNSUBSCRIBE, their
+ *                                         confirmations, and "quiet" if nothing else
+ *                                         arrives within 300 ms. A line per push:
+ *                                         "<kind> [pattern] <channel> <payload|count>"
+ *   ring_tool SOCK PROTO publish N CHANNEL PAYLOAD
+ *                                         N times gb_ring_publish; "receivers <n>" each
  *
  * script: each command is a line "<argc>" followed by argc lines
  * "<len>" + newline + <len> raw bytes + newline. Each reply is printed in
@@ -484,6 +494,89 @@ static int mode_victim(gb_ring_client *rc)
     return 0;
 }
 
+static const char *const push_words[] = {
+    [GB_RING_MSG_MESSAGE] = "message",         [GB_RING_MSG_PMESSAGE] = "pmessage",
+    [GB_RING_MSG_SMESSAGE] = "smessage",       [GB_RING_MSG_SUBSCRIBE] = "subscribe",
+    [GB_RING_MSG_UNSUBSCRIBE] = "unsubscribe", [GB_RING_MSG_PSUBSCRIBE] = "psubscribe",
+    [GB_RING_MSG_PUNSUBSCRIBE] = "punsubscribe", [GB_RING_MSG_SSUBSCRIBE] = "ssubscribe",
+    [GB_RING_MSG_SUNSUBSCRIBE] = "sunsubscribe",
+};
+
+/* Reads one push and prints it; returns its kind, or the error code. */
+static int print_push(gb_ring_client *rc, uint64_t timeout_ns, int64_t *count)
+{
+    gb_ring_message m;
+    int r = gb_ring_next_message(rc, &m, timeout_ns);
+    if (r != 0)
+        return r;
+    printf("%s", push_words[m.kind]);
+    if (m.pattern)
+        printf(" %.*s", (int)m.pattern_len, m.pattern);
+    if (m.channel)
+        printf(" %.*s", (int)m.channel_len, m.channel);
+    else
+        printf(" (nil)");
+    if (m.kind >= GB_RING_MSG_SUBSCRIBE)
+        printf(" %lld\n", (long long)m.count);
+    else
+        printf(" %.*s\n", (int)m.payload_len, m.payload);
+    if (count)
+        *count = m.count;
+    int kind = (int)m.kind;
+    gb_ring_message_done(rc);
+    return kind;
+}
+
+#define LISTEN_TIMEOUT_NS (30ull * 1000 * 1000 * 1000)
+
+static int mode_listen(gb_ring_client *rc, int n, int argc, char **argv)
+{
+    if (gb_ring_submit(rc, argc, (const char *const *)argv, NULL) != 0)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (print_push(rc, LISTEN_TIMEOUT_NS, NULL) < 0)
+            return 1;
+    printf("ready\n");
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        int r = print_push(rc, LISTEN_TIMEOUT_NS, NULL);
+        if (r < 0) {
+            printf("error %s\n", gb_ring_client_error(rc));
+            return 1;
+        }
+        fflush(stdout);
+    }
+    static const char *const unsub[] = {"UNSUBSCRIBE"}, *const punsub[] = {"PUNSUBSCRIBE"};
+    if (gb_ring_submit(rc, 1, unsub, NULL) != 0 || gb_ring_submit(rc, 1, punsub, NULL) != 0)
+        return 1;
+    /* Confirmations until PUNSUBSCRIBE's last one (count 0). */
+    for (;;) {
+        int64_t count = -1;
+        int r = print_push(rc, LISTEN_TIMEOUT_NS, &count);
+        if (r < 0)
+            return 1;
+        if (r == GB_RING_MSG_PUNSUBSCRIBE && count == 0)
+            break;
+    }
+    int r = print_push(rc, 300ull * 1000 * 1000, NULL);
+    if (r == GB_ETIMEDOUT)
+        printf("quiet\n");
+    return r == GB_ETIMEDOUT ? 0 : 1;
+}
+
+static int mode_publish(gb_ring_client *rc, int n, const char *channel, const char *payload)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t receivers;
+        if (gb_ring_publish(rc, channel, strlen(channel), payload, strlen(payload), &receivers) != 0) {
+            printf("err %s\n", gb_ring_client_error(rc));
+            return 1;
+        }
+        printf("receivers %lld\n", (long long)receivers);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -521,6 +614,10 @@ int main(int argc, char **argv)
         rcode = mode_typed(rc);
     } else if (!strcmp(mode, "calls")) {
         rcode = mode_calls(rc);
+    } else if (!strcmp(mode, "listen") && argc > 5) {
+        rcode = mode_listen(rc, atoi(argv[4]), argc - 5, argv + 5);
+    } else if (!strcmp(mode, "publish") && argc > 6) {
+        rcode = mode_publish(rc, atoi(argv[4]), argv[5], argv[6]);
     } else if (!strcmp(mode, "victim")) {
         printf("claimed %d\n", gb_ring_client_slot(rc));
         fflush(stdout);

@@ -452,6 +452,105 @@ class RingSubscriber(unittest.TestCase):
                 self.assertIn(b"the ring client is not reading", f.read())
 
 
+class SbeRingSubscriber(unittest.TestCase):
+    """An SBE ring client subscribes: confirmations arrive as Subscription
+    messages and deliveries as Message messages (docs/sbe.md), read with
+    gb_ring_next_message; PUBLISH comes from a socket client and from an
+    SBE ring publisher (the typed Publish template)."""
+
+    def setUp(self):
+        if not RING_TOOL:
+            self.skipTest("RING_TOOL not set (ctest sets it)")
+
+    def listen(self, srv, n, *cmd):
+        p = subprocess.Popen([RING_TOOL, srv.sock, "sbe", "listen", str(n)] + list(cmd), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        lines = []
+        while True:
+            line = p.stdout.readline()
+            self.assertTrue(line, "the listener exited before it was ready: %r" % lines)
+            lines.append(line.decode().rstrip("\n"))
+            if lines[-1] == "ready":
+                return p, lines
+
+    def finish(self, p):
+        out = p.stdout.read().decode().splitlines()
+        self.assertEqual(p.wait(timeout=30 * SLOW), 0, out)
+        p.stdout.close()
+        return out
+
+    def ring_publish(self, srv, n, channel, payload, proto="sbe"):
+        out = subprocess.run([RING_TOOL, srv.sock, proto, "publish", str(n), channel, payload],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30 * SLOW)
+        self.assertEqual(out.returncode, 0, out.stdout)
+        return out.stdout.decode().splitlines()
+
+    def test_messages_from_socket_and_ring_publishers(self):
+        with Server("goblin") as srv, Raw(srv) as pub:
+            p, head = self.listen(srv, 4, "SUBSCRIBE", "feed", "other")
+            self.assertEqual(head, ["subscribe feed 1", "subscribe other 2", "ready"])
+            self.assertEqual(pub.call("publish", "feed", "from-socket"), 1)
+            self.assertEqual(self.ring_publish(srv, 2, "feed", "from-ring"), ["receivers 1"] * 2)
+            self.assertEqual(self.ring_publish(srv, 1, "other", "resp-ring", proto="resp"), ["receivers 1"])
+            out = self.finish(p)
+            self.assertEqual(out[:4], ["message feed from-socket", "message feed from-ring", "message feed from-ring",
+                                       "message other resp-ring"])
+            # UNSUBSCRIBE of all: one confirmation per channel, in the client's table order
+            unsub = [line.split() for line in out[4:6]]
+            self.assertEqual(sorted(u[1] for u in unsub), ["feed", "other"])
+            self.assertEqual([u[0] for u in unsub], ["unsubscribe"] * 2)
+            self.assertEqual([u[2] for u in unsub], ["1", "0"])
+            self.assertEqual(out[6:], ["punsubscribe (nil) 0", "quiet"])
+
+    def test_patterns_and_unsubscribe(self):
+        with Server("goblin") as srv, Raw(srv) as pub:
+            p, head = self.listen(srv, 3, "PSUBSCRIBE", "news.*")
+            self.assertEqual(head, ["psubscribe news.* 1", "ready"])
+            self.assertEqual(self.ring_publish(srv, 1, "news.tech", "chips"), ["receivers 1"])
+            self.assertEqual(pub.call("publish", "sport", "ignored"), 0)
+            self.assertEqual(pub.call("publish", "news.art", "paint"), 1)
+            self.assertEqual(pub.call("publish", "news.x", ""), 1)
+            out = self.finish(p)
+            self.assertEqual(out, ["pmessage news.* news.tech chips", "pmessage news.* news.art paint",
+                                   "pmessage news.* news.x ", "unsubscribe (nil) 1", "punsubscribe news.* 0",
+                                   "quiet"])
+            # unsubscribed: nobody receives any more
+            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numpat") == 0, 10 * SLOW))
+            self.assertEqual(self.ring_publish(srv, 1, "news.tech", "late"), ["receivers 0"])
+
+    def test_stalled_sbe_subscriber_released(self):
+        with Server("goblin", args=["--ring-size", "65536"]) as srv, Raw(srv) as pub, Raw(srv) as good:
+            pub.call("config", "set", "client-output-buffer-limit", "pubsub 256kb 128kb 60")
+            # the script mode reads SUBSCRIBE's one confirmation, then waits
+            # on stdin and never reads the ring again
+            p = subprocess.Popen([RING_TOOL, srv.sock, "sbe", "script"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
+            p.stdin.flush()  # and then reads nothing more: stdin stays open
+            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
+            good.call("subscribe", "feed")
+            payload = b"s" * 8192
+            released = None
+            for i in range(1000):
+                pub.call("publish", "feed", payload)
+                self.assertEqual(good.read()[0], [b"message", b"feed", payload])
+                if pub.call("pubsub", "numsub", "feed")[1] == 1:
+                    released = i
+                    break
+            self.assertIsNotNone(released, "the stalled SBE ring subscriber was never released")
+            self.assertLess(released, 200)  # 64 KiB of ring + 256 kB pending, in 8 kB messages
+            info = gbtest.parse_info(pub.call("info", "stats").decode())
+            self.assertGreaterEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
+            pub.call("publish", "feed", b"after")
+            self.assertEqual(good.read()[0], [b"message", b"feed", b"after"])
+            p.stdin.close()
+            p.kill()
+            p.wait(timeout=10 * SLOW)
+            p.stdout.close()
+            with open(srv.logpath, "rb") as f:
+                self.assertIn(b"the ring client is not reading", f.read())
+
+
 # ---- ACL -----------------------------------------------------------------------------------
 
 class AclRevocation(gbtest.GoblinAndRedisCase):

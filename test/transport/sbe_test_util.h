@@ -207,9 +207,55 @@ static inline bool render_resp(text *t, const char **p, const char *end)
     return false;
 }
 
+/* A push (Message, Subscription) as the RESP2 array Redis sends for it. */
+static inline bool render_sbe_push(text *t, const uint8_t *msg, size_t len)
+{
+    static const char *const mwords[] = {"", "message", "pmessage", "smessage"};
+    static const char *const swords[] = {"", "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+                                         "sunsubscribe"};
+    gb_sbe_push_view v;
+    int rc = gb_sbe_decode_push(msg, len, &v);
+    if (rc == GB_ENOENT)
+        return false;
+    if (rc != 0) {
+        text_cstr(t, "<undecodable push>");
+        return true;
+    }
+    if (v.template_id == GB_SBE_MESSAGE) {
+        bool pat = v.kind == GB_SBE_MSG_PMESSAGE;
+        text_cstr(t, pat ? "*4[$" : "*3[$");
+        text_cstr(t, mwords[v.kind]);
+        if (pat) {
+            text_cstr(t, " $");
+            text_put(t, v.pattern.ptr, v.pattern.len);
+        }
+        text_cstr(t, " $");
+        text_put(t, v.channel.ptr, v.channel.len);
+        text_cstr(t, " $");
+        text_put(t, v.payload.ptr, v.payload.len);
+        text_cstr(t, "]");
+        return true;
+    }
+    text_cstr(t, "*3[$");
+    text_cstr(t, swords[v.kind]);
+    if (v.name_is_null) {
+        text_cstr(t, " $nil");
+    } else {
+        text_cstr(t, " $");
+        text_put(t, v.channel.ptr, v.channel.len);
+    }
+    text_cstr(t, " ");
+    text_int(t, ':', v.count);
+    text_cstr(t, "]");
+    return true;
+}
+
 /* Decodes one SBE reply message into canonical text (malloc'd). */
 static inline char *render_sbe_message(const uint8_t *msg, size_t len)
 {
+    text pt = {0};
+    if (render_sbe_push(&pt, msg, len))
+        return pt.s;
     gb_sbe_reply_view root;
     size_t nn = 0;
     gb_sbe_reply_view *nodes = NULL;

@@ -112,6 +112,7 @@ static size_t enc_spec(uint8_t *buf, size_t cap, void *ctx)
     case GB_SBE_RPOP: return gb_sbe_encode_rpop(buf, cap, s->key);
     case GB_SBE_BLPOP: return gb_sbe_encode_blpop(buf, cap, s->n, s->a, s->f64);
     case GB_SBE_GENERIC: return gb_sbe_encode_generic(buf, cap, s->n, s->a);
+    case GB_SBE_PUBLISH: return gb_sbe_encode_publish(buf, cap, s->key, s->arg);
     }
     fail();
     return 0;
@@ -133,6 +134,7 @@ static void round_trip(const req_spec *s, bool prefixes)
         break;
     case GB_SBE_HGET:
     case GB_SBE_ZSCORE:
+    case GB_SBE_PUBLISH:
         assert_slice_eq(q.key, s->key);
         assert_slice_eq(q.arg, s->arg);
         break;
@@ -178,7 +180,7 @@ static const gb_slice K = {"key", 3}, V = {"value", 5}, E = {"", 0};
 static void test_scalar_templates(void **state)
 {
     (void)state;
-    static const unsigned keyed[] = {GB_SBE_GET, GB_SBE_RPOP, GB_SBE_HGET, GB_SBE_ZSCORE};
+    static const unsigned keyed[] = {GB_SBE_GET, GB_SBE_RPOP, GB_SBE_HGET, GB_SBE_ZSCORE, GB_SBE_PUBLISH};
     for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; i++) {
         req_spec s = {.tid = keyed[i], .key = K, .arg = V};
         round_trip(&s, true);

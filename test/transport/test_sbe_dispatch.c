@@ -328,6 +328,16 @@ static void test_hash(void **state)
     pair_free(p);
 }
 
+/* PUBLISH: the receiver count as the RESP command gives it. */
+static void test_publish(void **state)
+{
+    (void)state;
+    pair *p = pair_new(NULL);
+    SAME("PUBLISH ch msg", gb_sbe_encode_publish(B, CAP, S("ch"), S("msg")));
+    SAME("PUBLISH '' ''", gb_sbe_encode_publish(B, CAP, S(""), S("")));
+    pair_free(p);
+}
+
 static size_t zadd(const char *key, unsigned flags, size_t n, const double *sc, const gb_slice *m)
 {
     return gb_sbe_encode_zadd(B, CAP, gb_slice_cstr(key), flags, n, sc, m);
@@ -453,6 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings), cmocka_unit_test(test_lists), cmocka_unit_test(test_generic),
         cmocka_unit_test(test_hash),    cmocka_unit_test(test_zset),  cmocka_unit_test(test_multi),
+        cmocka_unit_test(test_publish),
         cmocka_unit_test(test_auth),    cmocka_unit_test(test_maxmemory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

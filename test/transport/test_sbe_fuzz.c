@@ -85,6 +85,7 @@ static void build_corpus(void)
     add(gb_sbe_encode_zscore(b, sizeof b, S("z"), S("k")), b);
     add(gb_sbe_encode_lpush(b, sizeof b, S("l"), 5, vals), b);
     add(gb_sbe_encode_rpop(b, sizeof b, S("l")), b);
+    add(gb_sbe_encode_publish(b, sizeof b, S("ch"), S("msg")), b);
     add(gb_sbe_encode_blpop(b, sizeof b, 2, keys, 0.001), b);
     add(gb_sbe_encode_blpop(b, sizeof b, 3, keys + 1, 0), b);
     gb_slice g1[] = {S("LRANGE"), S("l"), S("0"), S("-1")};

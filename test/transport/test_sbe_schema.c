@@ -366,6 +366,17 @@ static void test_sets_and_enums(void **state)
                                         {"bulk", GB_SBE_KIND_BULK},     {"nil", GB_SBE_KIND_NIL},
                                         {"array", GB_SBE_KIND_ARRAY}};
     check_values("enum", "ReplyKind", kinds, 7, false);
+
+    static const named_value mk[] = {{"message", GB_SBE_MSG_MESSAGE},
+                                     {"pmessage", GB_SBE_MSG_PMESSAGE},
+                                     {"smessage", GB_SBE_MSG_SMESSAGE}};
+    check_values("enum", "MessageKind", mk, 3, false);
+    static const named_value sk[] = {{"subscribe", GB_SBE_SUB_SUBSCRIBE},       {"unsubscribe", GB_SBE_SUB_UNSUBSCRIBE},
+                                     {"psubscribe", GB_SBE_SUB_PSUBSCRIBE},     {"punsubscribe", GB_SBE_SUB_PUNSUBSCRIBE},
+                                     {"ssubscribe", GB_SBE_SUB_SSUBSCRIBE},     {"sunsubscribe", GB_SBE_SUB_SUNSUBSCRIBE}};
+    check_values("enum", "SubscriptionKind", sk, 6, false);
+    static const named_value bt[] = {{"false", 0}, {"true", 1}};
+    check_values("enum", "BooleanType", bt, 2, false);
 }
 
 /* Fields of a block (message root or group entry) against the codec's
@@ -487,7 +498,7 @@ static void test_encoders_follow_schema(void **state)
     uint8_t buf[256];
     gb_slice k = gb_slice_cstr("k");
     double sc = 1;
-    for (unsigned t = 1; t <= GB_SBE_ARRAY_REPLY; t++) {
+    for (unsigned t = 1; t <= GB_SBE_SUBSCRIPTION; t++) {
         const char *name = gb_sbe_template_name(t);
         if (!name)
             continue;
@@ -506,12 +517,15 @@ static void test_encoders_follow_schema(void **state)
         case GB_SBE_RPOP: n = gb_sbe_encode_rpop(buf, sizeof buf, k); break;
         case GB_SBE_BLPOP: n = gb_sbe_encode_blpop(buf, sizeof buf, 1, &k, 0.5); break;
         case GB_SBE_GENERIC: n = gb_sbe_encode_generic(buf, sizeof buf, 1, &k); break;
+        case GB_SBE_PUBLISH: n = gb_sbe_encode_publish(buf, sizeof buf, k, k); break;
         case GB_SBE_STATUS_REPLY: n = gb_sbe_encode_status_reply(buf, sizeof buf, "OK", 2); break;
         case GB_SBE_ERROR_REPLY: n = gb_sbe_encode_error_reply(buf, sizeof buf, "ERR x", 5); break;
         case GB_SBE_INTEGER_REPLY: n = gb_sbe_encode_integer_reply(buf, sizeof buf, 7); break;
         case GB_SBE_DOUBLE_REPLY: n = gb_sbe_encode_double_reply(buf, sizeof buf, 1.5); break;
         case GB_SBE_BULK_REPLY: n = gb_sbe_encode_bulk_reply(buf, sizeof buf, "v", 1); break;
         case GB_SBE_NIL_REPLY: n = gb_sbe_encode_nil_reply(buf, sizeof buf); break;
+        case GB_SBE_MESSAGE: n = gb_sbe_encode_message(buf, sizeof buf, GB_SBE_MSG_PMESSAGE, k, k, k); break;
+        case GB_SBE_SUBSCRIPTION: n = gb_sbe_encode_subscription(buf, sizeof buf, GB_SBE_SUB_SUBSCRIBE, &k, 1); break;
         case GB_SBE_ARRAY_REPLY: {
             gb_sbe_reply_item it = {.integer = 1, .kind = GB_SBE_KIND_INTEGER};
             n = gb_sbe_encode_array_reply(buf, sizeof buf, 1, 1, &it, "");

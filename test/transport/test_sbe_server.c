@@ -384,10 +384,11 @@ static void test_typed_keys_match_resp_form(void **state)
     expect_keys_as_resp_form(eng, gb_sbe_encode_zscore(B, CAP, S("z"), S("m")));
     expect_keys_as_resp_form(eng, gb_sbe_encode_lpush(B, CAP, S("l"), 2, v));
     expect_keys_as_resp_form(eng, gb_sbe_encode_rpop(B, CAP, S("l")));
+    expect_keys_as_resp_form(eng, gb_sbe_encode_publish(B, CAP, S("ch"), S("m")));
     /* Every typed template is covered above. */
     for (unsigned tid = 1; tid <= GB_SBE_REQUEST_MAX; tid++)
         if (gb_sbe_typed_call(tid))
-            assert_true(tid <= GB_SBE_RPOP);
+            assert_true(tid <= GB_SBE_RPOP || tid == GB_SBE_PUBLISH);
     gb_engine_free(eng);
 }
 
@@ -483,6 +484,198 @@ static void test_execute_blocking(void **state)
     gb_engine_free(eng);
 }
 
+/* Generic command from words (test helper). */
+static size_t generic(int argc, const char *const *words)
+{
+    gb_slice a[8];
+    for (int i = 0; i < argc; i++)
+        a[i] = gb_slice_cstr(words[i]);
+    return gb_sbe_encode_generic(B, CAP, (size_t)argc, a);
+}
+
+/* PUBLISH as a typed call: the receiver count, delivery to a RESP
+ * subscriber in Redis's framing, commandstats, MULTI's queue (its RESP
+ * form), and the malformed template. */
+static void test_execute_publish(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *p = sbe_conn_new(eng);
+    resp_conn *sub = resp_conn_new(eng);
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("hi")), ":0");
+    char *got = resp_run(sub, "SUBSCRIBE ch");
+    assert_string_equal(got, "*3[$subscribe $ch :1]");
+    free(got);
+    sub->out.len = 0;
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("hi")), ":1");
+    static const char framed[] = "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n";
+    assert_int_equal(sub->out.len, sizeof framed - 1);
+    assert_memory_equal(sub->out.data, framed, sizeof framed - 1);
+    /* Binary-safe payload, empty channel. */
+    sub->out.len = 0;
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S(""), gb_slice_make("\0\r\n", 3)), ":0");
+    assert_int_equal(sub->out.len, 0);
+    assert_int_equal(gb_command_lookup(eng, S("publish"))->calls, 3);
+
+    /* MULTI queues the RESP form; EXEC runs it. */
+    static const char *const multi[] = {"MULTI"}, *const exec[] = {"EXEC"};
+    expect_run(p, generic(1, multi), "+OK");
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("ch"), S("queued")), "+QUEUED");
+    sub->out.len = 0;
+    expect_run(p, generic(1, exec), "*1[:1]");
+    static const char queued[] = "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$6\r\nqueued\r\n";
+    assert_int_equal(sub->out.len, sizeof queued - 1);
+    assert_memory_equal(sub->out.data, queued, sizeof queued - 1);
+
+    /* Malformed: each field checked against the message. */
+    size_t n = gb_sbe_encode_publish(B, CAP, S("ch"), S("hi"));
+    expect_run(p, n - 1, "-ERR SBE: Publish: message field exceeds the message");
+    expect_run(p, GB_SBE_HEADER_SIZE + 5, "-ERR SBE: Publish: channel exceeds the message");
+    gb_sbe_put_u32(B + GB_SBE_HEADER_SIZE + 4 + 2, 0xffffffffu); /* a forged message length */
+    expect_run(p, n, "-ERR SBE: Publish: message field exceeds the message");
+    resp_conn_free(sub);
+    sbe_conn_free(p);
+    gb_engine_free(eng);
+}
+
+/* Every message the sink has finished, rendered and joined by " | ". */
+static char *all_replies(sbe_conn *c)
+{
+    text t = {0};
+    text_cstr(&t, "");
+    size_t n;
+    c->out.len = 0;
+    while ((n = gb_sbe_reply_finish(&c->r, &c->out)) > 0) {
+        char *one = render_sbe_message((const uint8_t *)c->out.data + c->out.len - n, n);
+        if (t.len)
+            text_cstr(&t, " | ");
+        text_cstr(&t, one);
+        free(one);
+    }
+    return t.s;
+}
+
+static void expect_all(sbe_conn *c, const char *want)
+{
+    char *got = all_replies(c);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* An SBE subscriber: confirmations are Subscription messages, deliveries
+ * Message messages (one per matching subscription, as Redis), in order
+ * with its replies; in frame mode a push goes straight into the frame. */
+static void test_execute_subscriber(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *s = sbe_conn_new(eng), *p = sbe_conn_new(eng);
+    static const char *const sub2[] = {"SUBSCRIBE", "news", "sport"}, *const psub[] = {"PSUBSCRIBE", "n*"},
+                             *const ssub[] = {"SSUBSCRIBE", "shard"}, *const unsub[] = {"UNSUBSCRIBE"},
+                             *const punsub[] = {"PUNSUBSCRIBE"}, *const ping[] = {"PING"};
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(3, sub2)), 0);
+    expect_all(s, "*3[$subscribe $news :1] | *3[$subscribe $sport :2]");
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(2, psub)), 0);
+    expect_all(s, "*3[$psubscribe $n* :3]");
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(2, ssub)), 0);
+    expect_all(s, "*3[$ssubscribe $shard :1]");
+
+    /* news matches the channel and the pattern: two messages, two receivers. */
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("news"), S("hello")), ":2");
+    expect_all(s, "*3[$message $news $hello] | *4[$pmessage $n* $news $hello]");
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("nope"), gb_slice_make("\0x", 2)), ":1");
+    char *got = all_replies(s);
+    assert_int_equal(strlen(got), strlen("*4[$pmessage $n* $nope $")); /* the payload's NUL ends the C string */
+    free(got);
+    static const char *const spub[] = {"SPUBLISH", "shard", "m"};
+    expect_run(p, generic(3, spub), ":1");
+    expect_all(s, "*3[$smessage $shard $m]");
+
+    /* The wire bytes of a Message: header, kind, channel, pattern, payload. */
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("sport"), S("goal")), ":1");
+    s->out.len = 0;
+    size_t n = gb_sbe_reply_finish(&s->r, &s->out);
+    uint8_t want[64];
+    size_t wn = gb_sbe_encode_message(want, sizeof want, GB_SBE_MSG_MESSAGE, S("sport"), S(""), S("goal"));
+    assert_int_equal(n, wn);
+    assert_memory_equal(s->out.data, want, wn);
+
+    /* Subscribed mode (RESP2's rules): PING answers the array form. */
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(1, ping)), 0);
+    expect_all(s, "*2[$pong $]");
+
+    /* Frame mode: the push is one frame [u32 len][Message], no item. */
+    gb_outbuf frames;
+    gb_outbuf_init(&frames);
+    gb_sbe_replier_set_frames(&s->r, &frames);
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("sport"), S("x")), ":1");
+    assert_int_equal(s->r.nitems, 0);
+    uint32_t flen;
+    assert_true(frames.len > 4);
+    memcpy(&flen, frames.data, 4);
+    assert_int_equal(frames.len, 4 + (size_t)flen);
+    got = render_sbe_message((const uint8_t *)frames.data + 4, flen);
+    assert_string_equal(got, "*3[$message $sport $x]");
+    free(got);
+    gb_sbe_replier_set_frames(&s->r, NULL);
+    gb_outbuf_free(&frames);
+
+    /* Unsubscribing from all, then from nothing: Redis's nil name. */
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(1, unsub)), 0);
+    got = all_replies(s); /* the order is the client's table's, as in Redis (a dict) */
+    assert_true(!strcmp(got, "*3[$unsubscribe $news :2] | *3[$unsubscribe $sport :1]") ||
+                !strcmp(got, "*3[$unsubscribe $sport :2] | *3[$unsubscribe $news :1]"));
+    free(got);
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(1, punsub)), 0);
+    expect_all(s, "*3[$punsubscribe $n* :0]");
+    assert_int_equal(gb_sbe_execute(s->c, B, generic(1, punsub)), 0);
+    expect_all(s, "*3[$punsubscribe $nil :0]");
+    expect_run(p, gb_sbe_encode_publish(B, CAP, S("news"), S("gone")), ":0");
+    expect_all(s, "");
+    sbe_conn_free(s);
+    sbe_conn_free(p);
+    gb_engine_free(eng);
+}
+
+/* The push decoder on hostile bytes: every prefix, bad kinds, short blocks. */
+static void test_push_decoder(void **state)
+{
+    (void)state;
+    uint8_t m[64];
+    gb_sbe_push_view v;
+    size_t n = gb_sbe_encode_message(m, sizeof m, GB_SBE_MSG_PMESSAGE, S("ch"), S("c*"), S("pay"));
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), 0);
+    assert_int_equal(v.kind, GB_SBE_MSG_PMESSAGE);
+    assert_int_equal(v.payload.len, 3);
+    assert_memory_equal(v.pattern.ptr, "c*", 2);
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(gb_sbe_decode_push(m, k, &v), GB_EPROTO);
+    m[GB_SBE_HEADER_SIZE] = 4;
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), GB_EPROTO);
+    m[GB_SBE_HEADER_SIZE] = 0;
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), GB_EPROTO);
+    n = gb_sbe_encode_subscription(m, sizeof m, GB_SBE_SUB_UNSUBSCRIBE, NULL, 0);
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), 0);
+    assert_true(v.name_is_null);
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(gb_sbe_decode_push(m, k, &v), GB_EPROTO);
+    m[GB_SBE_HEADER_SIZE + GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET] = 2;
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), GB_EPROTO);
+    gb_sbe_put_u16(m, 9); /* a block shorter than this version's */
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), GB_EPROTO);
+    n = gb_sbe_encode_integer_reply(m, sizeof m, 1);
+    assert_int_equal(gb_sbe_decode_push(m, n, &v), GB_ENOENT);
+    /* A newer peer's longer block is skipped by its blockLength. */
+    uint8_t big[64];
+    n = gb_sbe_encode_message(m, sizeof m, GB_SBE_MSG_MESSAGE, S("c"), S(""), S("p"));
+    memcpy(big, m, GB_SBE_HEADER_SIZE + 1);
+    big[GB_SBE_HEADER_SIZE + 1] = 0xee;
+    memcpy(big + GB_SBE_HEADER_SIZE + 2, m + GB_SBE_HEADER_SIZE + 1, n - GB_SBE_HEADER_SIZE - 1);
+    gb_sbe_put_u16(big, 2);
+    assert_int_equal(gb_sbe_decode_push(big, n + 1, &v), 0);
+    assert_memory_equal(v.payload.ptr, "p", 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +685,8 @@ int main(void)
         cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
         cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
         cmocka_unit_test(test_typed_keys_match_resp_form),
+        cmocka_unit_test(test_execute_publish), cmocka_unit_test(test_execute_subscriber),
+        cmocka_unit_test(test_push_decoder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

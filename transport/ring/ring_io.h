@@ -61,7 +61,7 @@ static inline gb_ring_record_header *gb_ring_record_at(uint8_t *base, uint64_t i
 /* Publishes a record header: the length first, then the stamp.
  * RELEASE on the stamp: the length and the payload stored before it are
  * visible to a reader whose acquire load sees the stamp (gb_ring_read_peek). */
-static inline void gb_ring_publish(gb_ring_record_header *h, uint64_t stamp, uint32_t len)
+static inline void gb_ring_record_publish(gb_ring_record_header *h, uint64_t stamp, uint32_t len)
 {
     gb_shm_store_relaxed_u32(&h->len, len);
     gb_shm_store_relaxed_u32(&h->reserved, 0);
@@ -93,7 +93,7 @@ static inline int gb_ring_write_begin(gb_ring_writer *w, uint32_t len, uint8_t *
     }
     if (pad) {
         /* Padding covers the rest of the ring; the record starts at 0. */
-        gb_ring_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), GB_RING_PAD);
+        gb_ring_record_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), GB_RING_PAD);
         w->tail += pad;
         idx = 0;
     }
@@ -104,7 +104,7 @@ static inline int gb_ring_write_begin(gb_ring_writer *w, uint32_t len, uint8_t *
 static inline void gb_ring_write_commit(gb_ring_writer *w, uint32_t len)
 {
     uint64_t idx = w->tail & (w->cap - 1);
-    gb_ring_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), len);
+    gb_ring_record_publish(gb_ring_record_at(w->base, idx), gb_ring_stamp(w->tail, w->key), len);
     w->tail += gb_ring_record_size(len);
 }
 
@@ -120,7 +120,7 @@ static inline int gb_ring_read_peek(gb_ring_reader *r, const uint8_t **payload, 
         uint64_t idx = r->head & (r->cap - 1);
         const gb_ring_record_header *h = (const gb_ring_record_header *)(const void *)(r->base + idx);
         /* ACQUIRE: pairs with the writer's release store of this stamp
-         * (gb_ring_publish): the length and payload written before it are
+         * (gb_ring_record_publish): the length and payload written before it are
          * visible once we see it. */
         if (gb_shm_load_acquire_u64(&h->stamp) != gb_ring_stamp(r->head, r->key))
             return GB_RING_EMPTY;

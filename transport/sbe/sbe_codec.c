@@ -90,6 +90,12 @@ size_t gb_sbe_encode_zscore(uint8_t *buf, size_t cap, gb_slice key, gb_slice mem
     return encode_vars(buf, cap, GB_SBE_ZSCORE, 2, v);
 }
 
+size_t gb_sbe_encode_publish(uint8_t *buf, size_t cap, gb_slice channel, gb_slice message)
+{
+    gb_slice v[2] = {channel, message};
+    return encode_vars(buf, cap, GB_SBE_PUBLISH, 2, v);
+}
+
 size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key) { return encode_vars(buf, cap, GB_SBE_RPOP, 1, &key); }
 
 size_t gb_sbe_encode_set(uint8_t *buf, size_t cap, gb_slice key, gb_slice value, unsigned flags, int64_t expiry)
@@ -352,6 +358,21 @@ static int dec_key_arg(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_s
     return 0;
 }
 
+/* Publish: channel, message */
+static int dec_publish(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
+{
+    (void)s;
+    gb_sbe_cursor c;
+    const uint8_t *blk;
+    if (!take_root(msg, len, req, 0, &c, &blk))
+        return bad(why, "root block exceeds the message");
+    if (!gb_sbe_take_var(&c, &req->key))
+        return bad(why, "channel exceeds the message");
+    if (!gb_sbe_take_var(&c, &req->arg))
+        return bad(why, "message field exceeds the message");
+    return 0;
+}
+
 static int dec_set(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
 {
     (void)s;
@@ -477,7 +498,7 @@ gb_sbe_request_decoder *const gb_sbe_request_decoders[GB_SBE_REQUEST_MAX + 1] = 
     [GB_SBE_DEL] = dec_del,      [GB_SBE_INCR] = dec_incr,     [GB_SBE_HSET] = dec_hset,
     [GB_SBE_HGET] = dec_key_arg, [GB_SBE_ZADD] = dec_zadd,     [GB_SBE_ZSCORE] = dec_key_arg,
     [GB_SBE_LPUSH] = dec_lpush,  [GB_SBE_RPOP] = dec_key,      [GB_SBE_BLPOP] = dec_blpop,
-    [GB_SBE_GENERIC] = dec_generic,
+    [GB_SBE_GENERIC] = dec_generic, [GB_SBE_PUBLISH] = dec_publish,
 };
 
 int gb_sbe_decode_request(const uint8_t *msg, size_t len, gb_sbe_request *req, gb_sbe_scratch *s, const char **why)
@@ -590,6 +611,78 @@ size_t gb_sbe_encode_array_reply(uint8_t *buf, size_t cap, int64_t length, size_
     return len;
 }
 
+/* ---- pushes ---------------------------------------------------------------------- */
+
+size_t gb_sbe_encode_message(uint8_t *buf, size_t cap, unsigned kind, gb_slice channel, gb_slice pattern,
+                             gb_slice payload)
+{
+    uint64_t need = add(add(add(GB_SBE_HEADER_SIZE + GB_SBE_MESSAGE_BLOCK_LENGTH, var_size(channel)),
+                            var_size(pattern)),
+                        var_size(payload));
+    size_t n = check_fit(buf, cap, need);
+    if (!n || !buf)
+        return n;
+    gb_sbe_write_header(buf, GB_SBE_MESSAGE_BLOCK_LENGTH, GB_SBE_MESSAGE);
+    uint8_t *p = buf + GB_SBE_HEADER_SIZE;
+    p[GB_SBE_MESSAGE_KIND_OFFSET] = (uint8_t)kind;
+    p += GB_SBE_MESSAGE_BLOCK_LENGTH;
+    p = gb_sbe_put_var(p, channel.ptr, channel.len);
+    p = gb_sbe_put_var(p, pattern.ptr, pattern.len);
+    gb_sbe_put_var(p, payload.ptr, payload.len);
+    return n;
+}
+
+size_t gb_sbe_encode_subscription(uint8_t *buf, size_t cap, unsigned kind, const gb_slice *name, int64_t count)
+{
+    gb_slice nm = name ? *name : gb_slice_make(NULL, 0);
+    size_t n = check_fit(buf, cap, add(GB_SBE_HEADER_SIZE + GB_SBE_SUBSCRIPTION_BLOCK_LENGTH, var_size(nm)));
+    if (!n || !buf)
+        return n;
+    gb_sbe_write_header(buf, GB_SBE_SUBSCRIPTION_BLOCK_LENGTH, GB_SBE_SUBSCRIPTION);
+    uint8_t *p = buf + GB_SBE_HEADER_SIZE;
+    gb_sbe_put_i64(p + GB_SBE_SUBSCRIPTION_COUNT_OFFSET, count);
+    p[GB_SBE_SUBSCRIPTION_KIND_OFFSET] = (uint8_t)kind;
+    p[GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET] = name ? 0 : 1;
+    gb_sbe_put_var(p + GB_SBE_SUBSCRIPTION_BLOCK_LENGTH, nm.ptr, nm.len);
+    return n;
+}
+
+int gb_sbe_decode_push(const uint8_t *msg, size_t len, gb_sbe_push_view *v)
+{
+    gb_sbe_header h;
+    if (!gb_sbe_read_header(msg, len, &h) || h.schema_id != GB_SBE_SCHEMA_ID)
+        return GB_EPROTO;
+    memset(v, 0, sizeof *v);
+    v->template_id = h.template_id;
+    gb_sbe_cursor c = {msg + GB_SBE_HEADER_SIZE, msg + len};
+    const uint8_t *blk;
+    if (h.template_id == GB_SBE_MESSAGE) {
+        if (h.block_length < GB_SBE_MESSAGE_BLOCK_LENGTH || !gb_sbe_take(&c, h.block_length, &blk))
+            return GB_EPROTO;
+        v->kind = blk[GB_SBE_MESSAGE_KIND_OFFSET];
+        if (v->kind < GB_SBE_MSG_MESSAGE || v->kind > GB_SBE_MSG_SMESSAGE)
+            return GB_EPROTO;
+        if (!gb_sbe_take_var(&c, &v->channel) || !gb_sbe_take_var(&c, &v->pattern) ||
+            !gb_sbe_take_var(&c, &v->payload))
+            return GB_EPROTO;
+        return 0;
+    }
+    if (h.template_id == GB_SBE_SUBSCRIPTION) {
+        if (h.block_length < GB_SBE_SUBSCRIPTION_BLOCK_LENGTH || !gb_sbe_take(&c, h.block_length, &blk))
+            return GB_EPROTO;
+        v->count = gb_sbe_get_i64(blk + GB_SBE_SUBSCRIPTION_COUNT_OFFSET);
+        v->kind = blk[GB_SBE_SUBSCRIPTION_KIND_OFFSET];
+        uint8_t null = blk[GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET];
+        if (v->kind < GB_SBE_SUB_SUBSCRIBE || v->kind > GB_SBE_SUB_SUNSUBSCRIBE || null > 1)
+            return GB_EPROTO;
+        v->name_is_null = null;
+        if (!gb_sbe_take_var(&c, &v->channel))
+            return GB_EPROTO;
+        return 0;
+    }
+    return GB_ENOENT;
+}
+
 /* ---- metadata -------------------------------------------------------------------- */
 
 #define F(name, type, prim, off, size) {name, type, prim, off, size}
@@ -603,7 +696,10 @@ static const char *const d_field_value[] = {"field", "value"};
 static const char *const d_member[] = {"member"};
 static const char *const d_value[] = {"value"};
 static const char *const d_arg[] = {"arg"};
+static const char *const d_channel_message[] = {"channel", "message"};
 static const char *const d_text[] = {"text"};
+static const char *const d_message[] = {"channel", "pattern", "payload"};
+static const char *const d_name[] = {"name"};
 static const char *const d_bytes[] = {"bytes"};
 
 static const gb_sbe_field_desc f_set[] = {
@@ -625,6 +721,13 @@ static const gb_sbe_field_desc f_array_item[] = {
     F("integer", "int64", "int64", GB_SBE_ARRAY_ITEM_INTEGER_OFFSET, 8),
     F("dbl", "double", "double", GB_SBE_ARRAY_ITEM_DBL_OFFSET, 8),
     F("kind", "ReplyKind", "uint8", GB_SBE_ARRAY_ITEM_KIND_OFFSET, 1),
+};
+
+static const gb_sbe_field_desc f_message[] = {F("kind", "MessageKind", "uint8", GB_SBE_MESSAGE_KIND_OFFSET, 1)};
+static const gb_sbe_field_desc f_subscription[] = {
+    F("count", "int64", "int64", GB_SBE_SUBSCRIPTION_COUNT_OFFSET, 8),
+    F("kind", "SubscriptionKind", "uint8", GB_SBE_SUBSCRIPTION_KIND_OFFSET, 1),
+    F("nameIsNull", "BooleanType", "uint8", GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET, 1),
 };
 
 static const gb_sbe_group_desc g_del[] = {{"keys", "groupSizeEncoding", 0, NULL, 0, d_key, 1}};
@@ -650,6 +753,7 @@ const gb_sbe_message_desc gb_sbe_messages[] = {
     {"RPop", GB_SBE_RPOP, 0, NULL, 0, NULL, 0, d_key, 1},
     {"BLPop", GB_SBE_BLPOP, GB_SBE_BLPOP_BLOCK_LENGTH, f_blpop, COUNT(f_blpop), g_del, 1, NULL, 0},
     {"Generic", GB_SBE_GENERIC, 0, NULL, 0, g_generic, 1, NULL, 0},
+    {"Publish", GB_SBE_PUBLISH, 0, NULL, 0, NULL, 0, d_channel_message, 2},
     {"StatusReply", GB_SBE_STATUS_REPLY, 0, NULL, 0, NULL, 0, d_text, 1},
     {"ErrorReply", GB_SBE_ERROR_REPLY, 0, NULL, 0, NULL, 0, d_text, 1},
     {"IntegerReply", GB_SBE_INTEGER_REPLY, GB_SBE_INTEGER_REPLY_BLOCK_LENGTH, f_int_reply, 1, NULL, 0, NULL, 0},
@@ -658,6 +762,9 @@ const gb_sbe_message_desc gb_sbe_messages[] = {
     {"NilReply", GB_SBE_NIL_REPLY, 0, NULL, 0, NULL, 0, NULL, 0},
     {"ArrayReply", GB_SBE_ARRAY_REPLY, GB_SBE_ARRAY_REPLY_BLOCK_LENGTH, f_array, COUNT(f_array), g_array, 1, NULL,
      0},
+    {"Message", GB_SBE_MESSAGE, GB_SBE_MESSAGE_BLOCK_LENGTH, f_message, COUNT(f_message), NULL, 0, d_message, 3},
+    {"Subscription", GB_SBE_SUBSCRIPTION, GB_SBE_SUBSCRIPTION_BLOCK_LENGTH, f_subscription, COUNT(f_subscription),
+     NULL, 0, d_name, 1},
 };
 const size_t gb_sbe_message_count = COUNT(gb_sbe_messages);
 

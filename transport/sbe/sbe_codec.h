@@ -94,6 +94,15 @@
 #define GB_SBE_ARRAY_ITEM_DBL_OFFSET 8u
 #define GB_SBE_ARRAY_ITEM_KIND_OFFSET 16u
 
+/* Message (108): kind MessageKind @0; var-data channel, pattern, payload */
+#define GB_SBE_MESSAGE_BLOCK_LENGTH 1u
+#define GB_SBE_MESSAGE_KIND_OFFSET 0u
+/* Subscription (109): count int64 @0, kind SubscriptionKind @8, nameIsNull BooleanType @9; var-data name */
+#define GB_SBE_SUBSCRIPTION_BLOCK_LENGTH 10u
+#define GB_SBE_SUBSCRIPTION_COUNT_OFFSET 0u
+#define GB_SBE_SUBSCRIPTION_KIND_OFFSET 8u
+#define GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET 9u
+
 typedef struct __attribute__((packed)) gb_sbe_wire_header {
     uint16_t block_length;
     uint16_t template_id;
@@ -130,6 +139,15 @@ typedef struct __attribute__((packed)) gb_sbe_wire_large_group_dim {
     uint32_t num_in_group;
 } gb_sbe_wire_large_group_dim;
 
+typedef struct __attribute__((packed)) gb_sbe_wire_subscription {
+    int64_t count;
+    uint8_t kind;
+    uint8_t name_is_null;
+} gb_sbe_wire_subscription;
+_Static_assert(sizeof(gb_sbe_wire_subscription) == GB_SBE_SUBSCRIPTION_BLOCK_LENGTH, "Subscription block");
+_Static_assert(offsetof(gb_sbe_wire_subscription, kind) == GB_SBE_SUBSCRIPTION_KIND_OFFSET, "Subscription.kind");
+_Static_assert(offsetof(gb_sbe_wire_subscription, name_is_null) == GB_SBE_SUBSCRIPTION_NAME_NULL_OFFSET,
+               "Subscription.nameIsNull");
 _Static_assert(sizeof(gb_sbe_wire_header) == GB_SBE_HEADER_SIZE, "messageHeader is 8 bytes");
 _Static_assert(offsetof(gb_sbe_wire_header, template_id) == GB_SBE_HEADER_TEMPLATE_ID_OFFSET, "templateId @2");
 _Static_assert(offsetof(gb_sbe_wire_header, schema_id) == GB_SBE_HEADER_SCHEMA_ID_OFFSET, "schemaId @4");
@@ -342,6 +360,8 @@ size_t gb_sbe_encode_zscore(uint8_t *buf, size_t cap, gb_slice key, gb_slice mem
 size_t gb_sbe_encode_lpush(uint8_t *buf, size_t cap, gb_slice key, size_t n, const gb_slice *values);
 size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key);
 size_t gb_sbe_encode_blpop(uint8_t *buf, size_t cap, size_t n, const gb_slice *keys, double timeout_s);
+/* PUBLISH channel message */
+size_t gb_sbe_encode_publish(uint8_t *buf, size_t cap, gb_slice channel, gb_slice message);
 /* argv[0] is the command name. */
 size_t gb_sbe_encode_generic(uint8_t *buf, size_t cap, size_t argc, const gb_slice *argv);
 
@@ -375,8 +395,8 @@ typedef struct gb_sbe_request {
     int64_t i64;    /* Set.expiry, Incr.delta */
     double f64;     /* BLPop.timeout */
     unsigned flags; /* Set.flags, ZAdd.flags */
-    gb_slice key;   /* every keyed template */
-    gb_slice arg;   /* Set.value, HGet.field, ZScore.member */
+    gb_slice key;   /* every keyed template; Publish.channel */
+    gb_slice arg;   /* Set.value, HGet.field, ZScore.member, Publish.message */
     size_t n;       /* entries of the template's group */
     gb_slice *a;    /* Del/BLPop keys, LPush values, HSet fields, ZAdd members, Generic args */
     gb_slice *b;    /* HSet values */
@@ -423,6 +443,30 @@ size_t gb_sbe_array_reply_size(size_t n, size_t bytes);
  * items of the whole tree in pre-order. */
 size_t gb_sbe_encode_array_reply(uint8_t *buf, size_t cap, int64_t length, size_t n, const gb_sbe_reply_item *items,
                                  const char *base);
+
+/* ---- pushes: encoders (server side), decoder (client side) -------------------- */
+
+/* Message: kind GB_SBE_MSG_*; pattern empty unless pmessage. */
+size_t gb_sbe_encode_message(uint8_t *buf, size_t cap, unsigned kind, gb_slice channel, gb_slice pattern,
+                             gb_slice payload);
+/* Subscription: kind GB_SBE_SUB_*; name NULL: Redis's nil name. */
+size_t gb_sbe_encode_subscription(uint8_t *buf, size_t cap, unsigned kind, const gb_slice *name, int64_t count);
+
+/* A decoded push; slices borrow the message. */
+typedef struct gb_sbe_push_view {
+    uint16_t template_id; /* GB_SBE_MESSAGE or GB_SBE_SUBSCRIPTION */
+    uint8_t kind;         /* GB_SBE_MSG_* or GB_SBE_SUB_* */
+    bool name_is_null;    /* Subscription: no name */
+    int64_t count;        /* Subscription */
+    gb_slice channel;     /* Message: the channel; Subscription: the name */
+    gb_slice pattern;     /* Message: the pattern (pmessage), else empty */
+    gb_slice payload;     /* Message */
+} gb_sbe_push_view;
+
+/* Decodes a Message or Subscription (untrusted bytes). 0; GB_ENOENT when
+ * msg is another template; GB_EPROTO when malformed (a short block, a
+ * length past the end, a kind the schema does not have). */
+int gb_sbe_decode_push(const uint8_t *msg, size_t len, gb_sbe_push_view *v);
 
 /* ---- metadata (what test_sbe_schema.c compares with goblin.xml) ---------------- */
 

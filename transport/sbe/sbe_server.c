@@ -41,6 +41,20 @@ _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == 
 /* An array_deferred whose length has not been set yet. */
 #define UNSET_LENGTH INT64_MIN
 
+/* An item that is a whole message already encoded (a push: Message or
+ * Subscription), its bytes in the arena; never a ReplyKind on the wire. */
+#define ITEM_RAW 0xffu
+
+_Static_assert((int)GB_REPLY_MSG_MESSAGE == (int)GB_SBE_MSG_MESSAGE && (int)GB_REPLY_MSG_PMESSAGE == (int)GB_SBE_MSG_PMESSAGE &&
+                   (int)GB_REPLY_MSG_SMESSAGE == (int)GB_SBE_MSG_SMESSAGE,
+               "the engine's message kinds are the schema's MessageKind");
+_Static_assert((int)GB_REPLY_SUB_SUBSCRIBE == (int)GB_SBE_SUB_SUBSCRIBE && (int)GB_REPLY_SUB_UNSUBSCRIBE == (int)GB_SBE_SUB_UNSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_PSUBSCRIBE == (int)GB_SBE_SUB_PSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_PUNSUBSCRIBE == (int)GB_SBE_SUB_PUNSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_SSUBSCRIBE == (int)GB_SBE_SUB_SSUBSCRIBE &&
+                   (int)GB_REPLY_SUB_SUNSUBSCRIBE == (int)GB_SBE_SUB_SUNSUBSCRIBE,
+               "the engine's confirmation kinds are the schema's SubscriptionKind");
+
 /* Out of memory: the reply buffers grow through the fallible allocator
  * (as the RESP output buffer does, resp_writer.h). A failure marks the
  * replier oom; from then on every reply op writes nothing, and the
@@ -89,7 +103,7 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
         r->bytes = b;
         r->capbytes = cap;
     }
-    if (len)
+    if (len && s) /* s NULL: room only, the caller writes it */
         memcpy(r->bytes + r->nbytes, s, len);
     it->off = r->nbytes;
     it->len = len;
@@ -223,7 +237,73 @@ static void s_set_deferred(void *ctx, size_t handle, int64_t n)
         r->items[handle].integer = n < 0 ? -1 : n;
 }
 
+/* ---- pushes: Message and Subscription, encoded once ---------------------------------
+ * With a frame buffer and nothing pending (a subscriber's usual state) the
+ * template is encoded straight into the frame: the payload is copied once
+ * here and once more onto the ring. Otherwise it waits, already encoded,
+ * as one ITEM_RAW item so replies stay in order. */
+
+typedef size_t push_encoder(uint8_t *buf, size_t cap, const void *args);
+
+static void emit_push(gb_sbe_replier *r, push_encoder *enc, const void *args)
+{
+    size_t need = enc(NULL, 0, args);
+    if (GB_LIKELY(r->frames && r->head == r->nitems && need)) {
+        gb_outbuf *out = r->frames;
+        size_t at = frame_open(out);
+        uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, need);
+        out->len += enc(p, need, args);
+        frame_close(out, at, need);
+        return;
+    }
+    gb_sbe_reply_item *it = push_item(r, need ? ITEM_RAW : GB_SBE_KIND_ERROR);
+    if (!need) {
+        static const char too_large[] = "ERR SBE: reply too large to encode";
+        push_bytes(r, it, too_large, sizeof too_large - 1);
+        return;
+    }
+    push_bytes(r, it, NULL, need);
+    enc((uint8_t *)r->bytes + it->off, need, args);
+}
+
+typedef struct message_args {
+    unsigned kind;
+    gb_slice channel, pattern, payload;
+} message_args;
+
+static size_t enc_message(uint8_t *buf, size_t cap, const void *a)
+{
+    const message_args *m = a;
+    return gb_sbe_encode_message(buf, cap, m->kind, m->channel, m->pattern, m->payload);
+}
+
+static void s_message(void *ctx, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
+{
+    message_args m = {kind, channel, pattern ? *pattern : gb_slice_make(NULL, 0), payload};
+    emit_push(ctx, enc_message, &m);
+}
+
+typedef struct subscription_args {
+    unsigned kind;
+    const gb_slice *name;
+    int64_t count;
+} subscription_args;
+
+static size_t enc_subscription(uint8_t *buf, size_t cap, const void *a)
+{
+    const subscription_args *s = a;
+    return gb_sbe_encode_subscription(buf, cap, s->kind, s->name, s->count);
+}
+
+static void s_subscription(void *ctx, unsigned kind, const gb_slice *name, int64_t count)
+{
+    subscription_args s = {kind, name, count};
+    emit_push(ctx, enc_subscription, &s);
+}
+
 const gb_reply_ops gb_sbe_reply_ops = {
+    .message = s_message,
+    .subscription = s_subscription,
     .status = s_status,
     .error = s_error,
     .integer = s_integer,
@@ -294,7 +374,12 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out)
         return 0;
     const gb_sbe_reply_item *first = &r->items[r->head];
     size_t n, end;
-    if (GB_LIKELY(first->kind != GB_SBE_KIND_ARRAY)) {
+    if (GB_UNLIKELY(first->kind == ITEM_RAW)) {
+        /* a push, encoded when it was given */
+        gb_outbuf_append(out, r->bytes + first->off, first->len);
+        n = first->len;
+        end = r->head + 1;
+    } else if (GB_LIKELY(first->kind != GB_SBE_KIND_ARRAY)) {
         /* No text, no arena yet (an integer reply first): r->bytes may be
          * NULL, and NULL + 0 is undefined behaviour. */
         n = append_scalar(first, first->len ? r->bytes + first->off : NULL, out);
@@ -374,7 +459,7 @@ void gb_sbe_reply_finish_frames(gb_sbe_replier *r)
 static const char *const typed_command[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_PING] = "ping",   [GB_SBE_GET] = "get",     [GB_SBE_SET] = "set",       [GB_SBE_DEL] = "del",
     [GB_SBE_INCR] = "incr",   [GB_SBE_HSET] = "hset",   [GB_SBE_HGET] = "hget",     [GB_SBE_ZADD] = "zadd",
-    [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop",
+    [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop", [GB_SBE_PUBLISH] = "publish",
 };
 
 /* The scratch grows through the server's allocator: accounted, fallible. */
@@ -617,6 +702,22 @@ static bool run_rpop(gb_client *c, void *a)
 
 static void argv_rpop(void *a, gb_argv_builder *b) { argv_key(b, "RPOP", a, 0); }
 
+static bool run_publish(gb_client *c, void *a)
+{
+    req *q = a;
+    gb_cmd_publish(c, q->key, q->arg);
+    return true;
+}
+
+static void argv_publish(void *a, gb_argv_builder *b)
+{
+    req *q = a;
+    gb_argv_init(b, 3, 0);
+    gb_argv_lit(b, "PUBLISH");
+    gb_argv_add(b, q->key);
+    gb_argv_add(b, q->arg);
+}
+
 /* The keys of each typed call, with the access flags the RESP form's key
  * spec gives them (Redis 7.0's command table; SET's depend on GET, as
  * engine/core/command_meta.c's set_keys says). */
@@ -659,6 +760,8 @@ static const gb_typed_call typed_calls[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_ZSCORE] = {run_zscore, argv_zscore, keys_read},
     [GB_SBE_LPUSH] = {run_lpush, argv_lpush, keys_lpush},
     [GB_SBE_RPOP] = {run_rpop, argv_rpop, keys_rpop},
+    /* channels, not keys: a user limited to some channels takes the RESP form */
+    [GB_SBE_PUBLISH] = {run_publish, argv_publish, NULL},
 };
 
 const gb_typed_call *gb_sbe_typed_call(unsigned tid)

@@ -315,3 +315,26 @@ int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, con
     ab_free(&b);
     return rv;
 }
+
+int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                    int64_t *receivers)
+{
+    if (rc->proto == GB_RING_SBE)
+        return gb_rc_sbe_publish(rc, channel, clen, msg, mlen, receivers);
+    const char *argv[] = {"PUBLISH", channel, msg};
+    size_t lens[] = {7, clen, mlen};
+    gb_reply *r;
+    int rv = run(rc, 3, argv, lens, &r);
+    return rv ? rv : want_int(rc, r, receivers);
+}
+
+int gb_ring_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns)
+{
+    if (rc->proto != GB_RING_SBE) {
+        gb_rc_fail(rc, "gb_ring_next_message reads SBE pushes; on a RESP ring use gb_ring_collect");
+        return GB_ENOTSUP;
+    }
+    return gb_rc_sbe_next_message(rc, m, timeout_ns);
+}
+
+void gb_ring_message_done(gb_ring_client *rc) { gb_ring_client_recv_done(rc); }

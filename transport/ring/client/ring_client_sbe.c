@@ -261,6 +261,49 @@ int gb_rc_sbe_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf_o
     return finish_bulk(rc, buf_out, cap, len);
 }
 
+int gb_rc_sbe_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
+                      int64_t *receivers)
+{
+    SEND(rc, gb_sbe_encode_publish(NULL, 0, sl(channel, clen), sl(msg, mlen)),
+         gb_sbe_encode_publish(buf, _cap, sl(channel, clen), sl(msg, mlen)));
+    return finish_int(rc, receivers);
+}
+
+int gb_rc_sbe_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns)
+{
+    const void *msg;
+    size_t len;
+    int r = gb_ring_client_recv(rc, &msg, &len, timeout_ns);
+    if (r != 0)
+        return r;
+    gb_sbe_push_view v;
+    r = gb_sbe_decode_push(msg, len, &v);
+    if (r != 0) {
+        gb_ring_client_recv_done(rc);
+        gb_rc_fail(rc, r == GB_ENOENT ? "the next record is a reply, not a push (a request is still outstanding?)"
+                                      : "malformed SBE push from the server");
+        return GB_EPROTO;
+    }
+    memset(m, 0, sizeof *m);
+    if (v.template_id == GB_SBE_MESSAGE) {
+        m->kind = (gb_ring_message_kind)v.kind;
+        if (v.kind == GB_SBE_MSG_PMESSAGE) {
+            m->pattern = v.pattern.ptr;
+            m->pattern_len = v.pattern.len;
+        }
+        m->payload = v.payload.ptr;
+        m->payload_len = v.payload.len;
+    } else {
+        m->kind = (gb_ring_message_kind)(GB_RING_MSG_SUBSCRIBE - GB_SBE_SUB_SUBSCRIBE + v.kind);
+        m->count = v.count;
+    }
+    if (!(v.template_id == GB_SBE_SUBSCRIPTION && v.name_is_null)) {
+        m->channel = v.channel.ptr;
+        m->channel_len = v.channel.len;
+    }
+    return 0; /* the record stays until gb_ring_message_done */
+}
+
 /* ---- replies as trees (generic command, BLPOP) ---------------------------------------- */
 
 static void view_to_reply(const gb_sbe_reply_view *v, gb_reply *out)
@@ -304,6 +347,49 @@ static void view_to_reply(const gb_sbe_reply_view *v, gb_reply *out)
     }
 }
 
+static void bulk_reply(gb_reply *out, const char *s, size_t len)
+{
+    out->kind = GB_REPLY_BULK;
+    out->len = len;
+    out->str = malloc(len + 1);
+    if (len)
+        memcpy(out->str, s, len);
+    out->str[len] = '\0';
+}
+
+static const char *const message_words[] = {"", "message", "pmessage", "smessage"};
+static const char *const subscription_words[] = {"",           "subscribe",  "unsubscribe", "psubscribe",
+                                                 "punsubscribe", "ssubscribe", "sunsubscribe"};
+
+/* A push as the array Redis sends for it, so that gb_ring_command and
+ * gb_ring_collect give SUBSCRIBE's confirmations (and messages) in the
+ * same shape over both protocols. */
+static void push_to_reply(const gb_sbe_push_view *v, gb_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = GB_REPLY_ARRAY;
+    bool pat = v->template_id == GB_SBE_MESSAGE && v->kind == GB_SBE_MSG_PMESSAGE;
+    out->nelem = pat ? 4 : 3;
+    out->elem = calloc(out->nelem, sizeof *out->elem);
+    gb_reply *e = out->elem;
+    if (v->template_id == GB_SBE_MESSAGE) {
+        bulk_reply(e++, message_words[v->kind], strlen(message_words[v->kind]));
+        if (pat)
+            bulk_reply(e++, v->pattern.ptr, v->pattern.len);
+        bulk_reply(e++, v->channel.ptr, v->channel.len);
+        bulk_reply(e, v->payload.ptr, v->payload.len);
+        return;
+    }
+    bulk_reply(e++, subscription_words[v->kind], strlen(subscription_words[v->kind]));
+    if (v->name_is_null)
+        e->kind = GB_REPLY_NIL;
+    else
+        bulk_reply(e, v->channel.ptr, v->channel.len);
+    e++;
+    e->kind = GB_REPLY_INTEGER;
+    e->integer = v->count;
+}
+
 int gb_rc_sbe_collect(gb_ring_client *rc, gb_reply **reply)
 {
     const void *msg;
@@ -311,6 +397,18 @@ int gb_rc_sbe_collect(gb_ring_client *rc, gb_reply **reply)
     int r = gb_ring_client_recv(rc, &msg, &len, UINT64_MAX);
     if (r != 0)
         return r;
+    gb_sbe_push_view pv;
+    int pr = gb_sbe_decode_push(msg, len, &pv);
+    if (pr != GB_ENOENT) {
+        if (pr == 0) {
+            *reply = calloc(1, sizeof **reply);
+            push_to_reply(&pv, *reply);
+        } else {
+            gb_rc_fail(rc, "malformed SBE push from the server");
+        }
+        gb_ring_client_recv_done(rc);
+        return pr == 0 ? 0 : GB_EPROTO;
+    }
     gb_sbe_reply_view root, stack_nodes[32], *nodes = stack_nodes;
     size_t nn = 32;
     r = gb_sbe_decode_reply(msg, len, &root, nodes, &nn);
