@@ -102,9 +102,9 @@ static gb_rax_node *add_child(gb_rax_node *n, uint8_t c, gb_rax_node *child, gb_
 }
 
 /* parent without its child in slot pos (a run loses its only child and
- * becomes an empty branch, as in Redis). A branch shrinks in place, then
- * gives the slack back (realloc; Redis does the same). Returns the node,
- * which may have moved. */
+ * becomes an empty branch, as in Redis). A branch shrinks in place (Redis
+ * memmoves too) and reallocs once SHRINK_SLACK bytes are spare. Returns
+ * the node, which may have moved. */
 static gb_rax_node *remove_child(gb_rax_node *parent, size_t pos)
 {
     if (parent->iscompr) {
