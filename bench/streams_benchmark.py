@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/streams_benchmark.py [--goblin build-release/goblin-core]
         [--redis /usr/bin/redis-server] [--requests 200000] [--runs 5]
-        [--entries 1000000] [--wakes 300]
+        [--entries 1000000] [--wakes 300] [--rows xack,xreadgroup,...]
 
 Both servers run at the same time, pinned to CPU 0 (taskset, all threads);
 redis-benchmark runs pinned to CPU 1 over the Unix socket, 50 clients.
@@ -36,6 +36,10 @@ Queue table (stream queue vs the list reliable-queue pattern, pipeline 64):
                                               scanned, the cost of the worst hit)
   wake      XREADGROUP BLOCK park-to-wake  vs BLMOVE park-to-wake
 
+--rows measures only the named groups of rows, comma-separated, of:
+  xadd xrange xreadgroup xack wake queue memory (the default: all). The
+consumer loop is printed when both xreadgroup and xack are measured.
+
 Needs /usr/bin/python3 (the socket client is test/integration/gbtest.py's),
 redis-benchmark and taskset.
 """
@@ -54,6 +58,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "integration"))
 
 
+def want(group):
+    return group in ARGS.rows
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--goblin", default=os.path.join(ROOT, "build-release", "goblin-core"))
@@ -63,7 +71,17 @@ def parse_args():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--entries", type=int, default=1000000, help="entries for the memory row")
     ap.add_argument("--wakes", type=int, default=300, help="park-to-wake rounds per run")
-    return ap.parse_args()
+    ap.add_argument("--rows", default=",".join(ROWS),
+                    help="comma-separated groups of rows to measure, of: %s (default: all)" % " ".join(ROWS))
+    a = ap.parse_args()
+    a.rows = [r.strip() for r in a.rows.split(",") if r.strip()]
+    unknown = [r for r in a.rows if r not in ROWS]
+    if unknown or not a.rows:
+        ap.error("--rows: unknown %s; choose from %s" % (" ".join(unknown) or "(none given)", " ".join(ROWS)))
+    return a
+
+
+ROWS = ("xadd", "xrange", "xreadgroup", "xack", "wake", "queue", "memory")
 
 
 ARGS = parse_args()
@@ -162,6 +180,31 @@ def reset_group(srv, n):
     preload(srv, "q", n, group="g")
 
 
+def queue_table(servers, results, readgroup, ack):
+    N = ARGS.requests
+    print("\nQueue: stream vs list reliable queue on the same servers (requests/s, P 64):")
+    row("list produce LPUSH", lambda s: bench(s, ["LPUSH", "lq", "job-__rand_int__"]), servers, results)
+    row("stream produce XADD", lambda s: bench(s, ["XADD", "q2", "*", "job", "job-__rand_int__"]), servers,
+        results)
+
+    def lmove(s):
+        with Raw(s) as c:
+            c.call("DEL", "lq", "processing")
+        bench(s, ["LPUSH", "lq", "job-__rand_int__"], n=N + 100000)
+        return bench(s, ["LMOVE", "lq", "processing", "RIGHT", "LEFT"])
+    row("list take LMOVE", lmove, servers, results)
+    row("stream take XREADGROUP", readgroup, servers, results)
+    def lrem(s):
+        with Raw(s) as c:
+            c.call("DEL", "inflight")
+            c.call("RPUSH", "inflight", *["job-%d" % i for i in range(10)])
+        return bench(s, ["LREM", "inflight", "1", "job-absent"])
+    row("list ack LREM", lrem, servers, results)
+    row("stream ack XACK", ack, servers, results)
+    row("list BLMOVE park-to-wake (us)", lambda s: park_to_wake(s, ARGS.wakes, "list"), servers, results)
+    row("stream XREADGROUP wake (us)", lambda s: park_to_wake(s, ARGS.wakes), servers, results)
+
+
 def main():
     for tool in (ARGS.goblin, ARGS.redis, ARGS.benchmark):
         if not os.path.exists(tool):
@@ -174,55 +217,44 @@ def main():
         N = ARGS.requests
         print("Throughput (requests/s), redis-benchmark -c 50 -n %d, median of %d runs, servers alternating:"
               % (N, ARGS.runs), flush=True)
-        row("XADD (P 64)", lambda s: bench(s, ["XADD", "s", "*", "f1", "__rand_int__", "f2", "__rand_int__",
-                                               "f3", "__rand_int__"]), servers, results)
-        row("XRANGE of 100 (P 16)", lambda s: bench(s, ["XRANGE", "s", "-", "+", "COUNT", "100"], pipeline=16,
-                                                    n=N // 4), servers, results)
+        if want("xadd") or want("xrange"):
+            row("XADD (P 64)", lambda s: bench(s, ["XADD", "s", "*", "f1", "__rand_int__", "f2", "__rand_int__",
+                                                   "f3", "__rand_int__"]), servers, results)
+        if want("xrange"):
+            row("XRANGE of 100 (P 16)", lambda s: bench(s, ["XRANGE", "s", "-", "+", "COUNT", "100"], pipeline=16,
+                                                        n=N // 4), servers, results)
 
         def readgroup(s):
             reset_group(s, N)
             return bench(s, ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "q", ">"])
-        row("XREADGROUP COUNT 1 (P 64)", readgroup, servers, results)
 
         def ack(s):
             reset_group(s, N)
             bench(s, ["XREADGROUP", "GROUP", "g", "c", "COUNT", "100", "STREAMS", "q", ">"], n=N // 100 + 50)
             return bench(s, ["XACK", "q", "g", "__rand_int__-0"], r=N)
-        row("XACK (P 64)", ack, servers, results)
-        for k in KINDS:
-            a, b = results["XREADGROUP COUNT 1 (P 64)"][k], results["XACK (P 64)"][k]
-            results.setdefault("consumer loop (entries/s)", {})[k] = 1 / (1 / a + 1 / b)
-        lp = results["consumer loop (entries/s)"]
-        print("  %-28s goblin %12.1f   redis %12.1f   ratio %.2f"
-              % ("consumer loop (entries/s)", lp["goblin"], lp["redis"], lp["goblin"] / lp["redis"]))
-        print("\nLatency (microseconds, lower is better), median of %d wakes, median of runs:" % ARGS.wakes)
-        row("XREADGROUP park-to-wake", lambda s: park_to_wake(s, ARGS.wakes), servers, results)
+        if want("xreadgroup"):
+            row("XREADGROUP COUNT 1 (P 64)", readgroup, servers, results)
+        if want("xack"):
+            row("XACK (P 64)", ack, servers, results)
+        if want("xreadgroup") and want("xack"):
+            for k in KINDS:
+                a, b = results["XREADGROUP COUNT 1 (P 64)"][k], results["XACK (P 64)"][k]
+                results.setdefault("consumer loop (entries/s)", {})[k] = 1 / (1 / a + 1 / b)
+            lp = results["consumer loop (entries/s)"]
+            print("  %-28s goblin %12.1f   redis %12.1f   ratio %.2f"
+                  % ("consumer loop (entries/s)", lp["goblin"], lp["redis"], lp["goblin"] / lp["redis"]))
+        if want("wake"):
+            print("\nLatency (microseconds, lower is better), median of %d wakes, median of runs:" % ARGS.wakes)
+            row("XREADGROUP park-to-wake", lambda s: park_to_wake(s, ARGS.wakes), servers, results)
 
-        print("\nQueue: stream vs list reliable queue on the same servers (requests/s, P 64):")
-        row("list produce LPUSH", lambda s: bench(s, ["LPUSH", "lq", "job-__rand_int__"]), servers, results)
-        row("stream produce XADD", lambda s: bench(s, ["XADD", "q2", "*", "job", "job-__rand_int__"]), servers,
-            results)
-
-        def lmove(s):
-            with Raw(s) as c:
-                c.call("DEL", "lq", "processing")
-            bench(s, ["LPUSH", "lq", "job-__rand_int__"], n=N + 100000)
-            return bench(s, ["LMOVE", "lq", "processing", "RIGHT", "LEFT"])
-        row("list take LMOVE", lmove, servers, results)
-        row("stream take XREADGROUP", readgroup, servers, results)
-        def lrem(s):
-            with Raw(s) as c:
-                c.call("DEL", "inflight")
-                c.call("RPUSH", "inflight", *["job-%d" % i for i in range(10)])
-            return bench(s, ["LREM", "inflight", "1", "job-absent"])
-        row("list ack LREM", lrem, servers, results)
-        row("stream ack XACK", ack, servers, results)
-        row("list BLMOVE park-to-wake (us)", lambda s: park_to_wake(s, ARGS.wakes, "list"), servers, results)
-        row("stream XREADGROUP wake (us)", lambda s: park_to_wake(s, ARGS.wakes), servers, results)
+        if want("queue"):
+            queue_table(servers, results, readgroup, ack)
     finally:
         for s in servers.values():
             s.cleanup()
 
+    if not want("memory"):
+        return
     print("\nMemory: used_memory delta per entry, %d XADDs of 3 fields (12-digit values):" % ARGS.entries)
     mem = {k: memory_per_entry(k) for k in KINDS}
     print("  %-28s goblin %12.1f   redis %12.1f   ratio %.2f" % ("bytes per entry", mem["goblin"], mem["redis"],

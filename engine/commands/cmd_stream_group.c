@@ -198,7 +198,8 @@ void gb_cmd_xack(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
     }
-    if (!found || !gb_stream_cg_lookup(s, argv[2])) {
+    gb_stream_cg *cg = found ? gb_stream_cg_lookup(s, argv[2]) : NULL;
+    if (!cg) {
         gb_reply_int(c, 0);
         return;
     }
@@ -209,11 +210,8 @@ void gb_cmd_xack(gb_client *c, int argc, gb_slice *argv)
     bool ok = true;
     for (size_t i = 0; ok && i < n; i++)
         ok = gb_xarg_id(c, argv[3 + i], 0, true, &ids[i]);
-    if (ok) {
-        int64_t acked;
-        gb_result r = gb_stream_op_ack(c->db, argv[1], argv[2], ids, n, &acked);
-        gb_reply_int_result(c, r, acked);
-    }
+    if (ok)
+        gb_reply_int(c, gb_stream_op_ack(c->db, cg, ids, n));
     if (ids != small)
         gb_free(ids);
 }

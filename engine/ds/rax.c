@@ -14,6 +14,11 @@ _Static_assert(sizeof(gb_rax_node) == 4, "rax node header is 4 bytes");
 /* A run longer than this continues in a second run below it. */
 #define RUN_MAX ((1u << 30) - 1)
 
+/* A branch that lost children gives its block's spare bytes back once they
+ * reach this many: a realloc per removal (9 bytes a child) would mostly
+ * leave the block as it is and still cost the call and its accounting. */
+#define SHRINK_SLACK 64
+
 /* ---- node layout ------------------------------------------------------------------ */
 
 static size_t pad_for(size_t size) { return (sizeof(void *) - ((4 + size) % sizeof(void *))) % sizeof(void *); }
@@ -60,65 +65,82 @@ static gb_rax_node *with_key(gb_rax_node *n, void *value)
     return m;
 }
 
-/* Branch n with one more child (byte c -> child); n freed. *link_out is the
- * new child's slot in the returned node. */
+/* The child slot of branch n for byte c, or -1. Branch bytes are unique,
+ * so an equality search finds it; memchr scans a 256-wide branch (a
+ * stream's PEL has two levels of them) a vector at a time. */
+static ptrdiff_t branch_find(const gb_rax_node *n, uint8_t c)
+{
+    const uint8_t *at = memchr(n->data, c, n->size);
+    return at ? at - n->data : -1;
+}
+
+/* Branch n with one more child (byte c -> child), grown in place where
+ * the allocator can (as Redis's raxAddChild: copying a 2 KB node of 256
+ * children per insertion would cost more than the walk). *link_out is
+ * the new child's slot in the returned node. */
 static gb_rax_node *add_child(gb_rax_node *n, uint8_t c, gb_rax_node *child, gb_rax_node ***link_out)
 {
     size_t size = n->size, pos = 0;
     while (pos < size && n->data[pos] < c)
         pos++;
-    gb_rax_node *m = gb_malloc(layout_len(false, size + 1, n->iskey));
-    m->iskey = n->iskey;
-    m->iscompr = 0;
-    m->size = (uint32_t)(size + 1);
-    memcpy(m->data, n->data, pos);
-    m->data[pos] = c;
-    memcpy(m->data + pos + 1, n->data + pos, size - pos);
-    gb_rax_node **from = kids(n), **to = kids(m);
-    memcpy(to, from, pos * sizeof *to);
-    to[pos] = child;
-    memcpy(to + pos + 1, from + pos, (size - pos) * sizeof *to);
+    void *value = value_of(n);
+    n = gb_realloc(n, layout_len(false, size + 1, n->iskey));
+    /* From the top down, each region to a place at or after its old one:
+     * the value, the children after pos, those before it, then the bytes. */
+    gb_rax_node **from = kids(n);
+    n->size = (uint32_t)(size + 1);
+    gb_rax_node **to = kids(n);
     if (n->iskey)
-        *value_slot(m) = value_of(n);
+        *value_slot(n) = value;
+    memmove(to + pos + 1, from + pos, (size - pos) * sizeof *to);
+    memmove(to, from, pos * sizeof *to);
+    to[pos] = child;
+    memmove(n->data + pos + 1, n->data + pos, size - pos);
+    n->data[pos] = c;
     *link_out = &to[pos];
-    gb_free(n);
-    return m;
+    return n;
 }
 
-/* parent without its child `child` (a run loses its only child and becomes
- * an empty branch, as in Redis); parent freed. */
-static gb_rax_node *remove_child(gb_rax_node *parent, gb_rax_node *child)
+/* parent without its child in slot pos (a run loses its only child and
+ * becomes an empty branch, as in Redis). A branch shrinks in place (Redis
+ * memmoves too) and reallocs once SHRINK_SLACK bytes are spare. Returns
+ * the node, which may have moved. */
+static gb_rax_node *remove_child(gb_rax_node *parent, size_t pos)
 {
     if (parent->iscompr) {
         gb_rax_node *m = node_make(false, NULL, 0, NULL, parent->iskey, value_of(parent));
         gb_free(parent);
         return m;
     }
-    size_t size = parent->size, pos = 0;
+    size_t size = parent->size;
     gb_rax_node **from = kids(parent);
-    while (from[pos] != child)
-        pos++;
-    gb_rax_node *m = gb_malloc(layout_len(false, size - 1, parent->iskey));
-    m->iskey = parent->iskey;
-    m->iscompr = 0;
-    m->size = (uint32_t)(size - 1);
-    memcpy(m->data, parent->data, pos);
-    memcpy(m->data + pos, parent->data + pos + 1, size - pos - 1);
-    gb_rax_node **to = kids(m);
-    memcpy(to, from, pos * sizeof *to);
-    memcpy(to + pos, from + pos + 1, (size - pos - 1) * sizeof *to);
+    void *value = value_of(parent);
+    /* From the bottom up, each region to a place at or before its old one:
+     * the bytes (before the children move over the last of them), the
+     * children before pos, those after it, then the value. */
+    memmove(parent->data + pos, parent->data + pos + 1, size - pos - 1);
+    parent->size = (uint32_t)(size - 1);
+    gb_rax_node **to = kids(parent);
+    if (to != from) /* 7 times in 8 the padding absorbs the lost byte */
+        memmove(to, from, pos * sizeof *to);
+    memmove(to + pos, from + pos + 1, (size - pos - 1) * sizeof *to);
     if (parent->iskey)
-        *value_slot(m) = value_of(parent);
-    gb_free(parent);
-    return m;
+        *value_slot(parent) = value;
+    size_t len = layout_len(false, size - 1, parent->iskey);
+    if (gb_mem_usable(parent) - len < SHRINK_SLACK)
+        return parent;
+    return gb_realloc(parent, len);
 }
 
 /* ---- a stack of nodes (the path of a walk) ------------------------------------------- */
 
+/* Each frame is a node and, on a walk's path, the child slot taken below
+ * it: a removal finds the link to rebuild without scanning a branch of up
+ * to 256 children for the pointer (Redis's raxFindParentLink does). */
 typedef struct node_stack {
-    gb_rax_node **v;
+    gb_rax_frame *v;
     size_t n, cap;
-    gb_rax_node *small[32];
+    gb_rax_frame small[32];
 } node_stack;
 
 static void stack_init(node_stack *s)
@@ -128,22 +150,39 @@ static void stack_init(node_stack *s)
     s->cap = GB_ARRAY_LEN(s->small);
 }
 
-static void stack_push(node_stack *s, gb_rax_node *n)
+static void stack_push_step(node_stack *s, gb_rax_node *n, size_t child)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap * 2;
-        gb_rax_node **v = gb_malloc(cap * sizeof *v);
+        gb_rax_frame *v = gb_malloc(cap * sizeof *v);
         memcpy(v, s->v, s->n * sizeof *v);
         if (s->v != s->small)
             gb_free(s->v);
         s->v = v;
         s->cap = cap;
     }
-    s->v[s->n++] = n;
+    s->v[s->n].node = n;
+    s->v[s->n].child = (uint32_t)child;
+    s->n++;
 }
 
-static gb_rax_node *stack_pop(node_stack *s) { return s->n ? s->v[--s->n] : NULL; }
-static gb_rax_node *stack_peek(const node_stack *s) { return s->n ? s->v[s->n - 1] : NULL; }
+static void stack_push(node_stack *s, gb_rax_node *n) { stack_push_step(s, n, 0); }
+
+/* The top frame, removed; {NULL, 0} when empty. */
+static gb_rax_frame stack_pop_frame(node_stack *s)
+{
+    gb_rax_frame none = {NULL, 0};
+    return s->n ? s->v[--s->n] : none;
+}
+
+static gb_rax_node *stack_pop(node_stack *s) { return stack_pop_frame(s).node; }
+
+/* The top frame, left there; {NULL, 0} when empty. */
+static gb_rax_frame stack_top(const node_stack *s)
+{
+    gb_rax_frame none = {NULL, 0};
+    return s->n ? s->v[s->n - 1] : none;
+}
 
 static void stack_done(node_stack *s)
 {
@@ -224,7 +263,8 @@ const char *gb_rax_check(const gb_rax *r)
 /* Follows key from the head as far as the tree matches it. Returns the
  * bytes matched; *stop is the node reached, *link the slot pointing at it,
  * *split how far into *stop's run the match went when it is compressed
- * (0 otherwise). The nodes passed are pushed on path when given. */
+ * (0 otherwise). The nodes passed are pushed on path when given, each with
+ * the child slot taken. */
 static size_t walk(const gb_rax *r, const uint8_t *s, size_t len, gb_rax_node **stop, gb_rax_node ***link, size_t *split,
                    node_stack *path)
 {
@@ -239,15 +279,14 @@ static size_t walk(const gb_rax *r, const uint8_t *s, size_t len, gb_rax_node **
             if (j != h->size)
                 break;
         } else {
-            for (j = 0; j < h->size; j++)
-                if (h->data[j] >= s[i])
-                    break;
-            if (j == h->size || h->data[j] != s[i])
+            ptrdiff_t at = branch_find(h, s[i]);
+            if (at < 0)
                 break;
+            j = (size_t)at;
             i++;
         }
         if (path)
-            stack_push(path, h);
+            stack_push_step(path, h, h->iscompr ? 0 : j);
         lnk = h->iscompr ? &kids(h)[0] : &kids(h)[j];
         h = *lnk;
         j = 0;
@@ -375,17 +414,8 @@ bool gb_rax_try_insert(gb_rax *r, const uint8_t *key, size_t len, void *value, v
     return insert_generic(r, key, len, value, existing, false);
 }
 
-/* The slot of parent (NULL: the head) that points at child. */
-static gb_rax_node **link_to(gb_rax *r, gb_rax_node *parent, gb_rax_node *child)
-{
-    if (!parent)
-        return &r->head;
-    gb_rax_node **k = kids(parent);
-    size_t i = 0;
-    while (k[i] != child)
-        i++;
-    return &k[i];
-}
+/* The slot a path frame went down through (no node: the head's link). */
+static gb_rax_node **link_of(gb_rax *r, gb_rax_frame f) { return f.node ? &kids(f.node)[f.child] : &r->head; }
 
 static bool single_child_non_key(const gb_rax_node *n) { return !n->iskey && (n->iscompr || n->size == 1); }
 
@@ -394,12 +424,12 @@ static bool single_child_non_key(const gb_rax_node *n) { return !n->iskey && (n-
  * recompression; path holds h's ancestors). */
 static void recompress(gb_rax *r, gb_rax_node *h, node_stack *path)
 {
-    gb_rax_node *parent;
+    gb_rax_frame parent;
     for (;;) {
-        parent = stack_pop(path);
-        if (!parent || !single_child_non_key(parent))
+        parent = stack_pop_frame(path);
+        if (!parent.node || !single_child_non_key(parent.node))
             break;
-        h = parent;
+        h = parent.node;
     }
     gb_rax_node *start = h;
     size_t runlen = h->size;
@@ -429,7 +459,7 @@ static void recompress(gb_rax *r, gb_rax_node *h, node_stack *path)
     }
     kids(run)[0] = h;
     r->numnodes++;
-    *link_to(r, parent, start) = run;
+    *link_of(r, parent) = run;
 }
 
 bool gb_rax_remove(gb_rax *r, const uint8_t *key, size_t len, void **old)
@@ -450,20 +480,23 @@ bool gb_rax_remove(gb_rax *r, const uint8_t *key, size_t len, void **old)
     bool try_compress = false;
     if (h->size == 0) {
         /* Free the leaf and every node above it left with nothing below. */
-        gb_rax_node *child = NULL;
+        bool freed = false;
+        size_t slot = 0; /* of the freed child in h */
         if (h == r->head)
             h->iskey = 0; /* the empty key, held by the head itself */
         while (h != r->head) {
-            child = h;
-            gb_free(child);
+            gb_free(h);
+            freed = true;
             r->numnodes--;
-            h = stack_pop(&path);
+            gb_rax_frame f = stack_pop_frame(&path);
+            h = f.node;
+            slot = f.child;
             if (h->iskey || (!h->iscompr && h->size != 1))
                 break;
         }
-        if (child) {
-            gb_rax_node **plink = link_to(r, stack_peek(&path), h);
-            gb_rax_node *n = remove_child(h, child);
+        if (freed) {
+            gb_rax_node **plink = link_of(r, stack_top(&path));
+            gb_rax_node *n = remove_child(h, slot);
             *plink = n;
             if (n->size == 1 && !n->iskey) {
                 try_compress = true;

@@ -61,10 +61,34 @@ size_t gb_stream_id_format(char *buf, gb_stream_id id)
     return n;
 }
 
+/* A text of digits only (leading zeros too: redis-benchmark's
+ * __rand_int__ pads to 12): 1 and its value, or 0 past UINT64_MAX (a
+ * text that starts with a digit and overflows fails in string2ull below
+ * whatever follows). Exactly string2ull's conclusion for such a text,
+ * without strtoull's locale and errno work. -1: not digits only. */
+static int digits2ull(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0; /* strtoull: ERANGE, whatever follows */
+        v = v * 10 + d;
+    }
+    if (p == s || *p != '\0')
+        return -1;
+    *out = v;
+    return 1;
+}
+
 /* Redis's string2ull: string2ll's canonical form when it fits (negative:
  * invalid), else whatever strtoull reads the whole text as. */
 static bool string2ull(const char *s, uint64_t *out)
 {
+    int digits = digits2ull(s, out);
+    if (digits >= 0)
+        return digits == 1;
     int64_t ll;
     if (gb_str2ll(s, strlen(s), &ll)) {
         if (ll < 0)

@@ -254,24 +254,16 @@ uint64_t gb_stream_deliver_history(const gb_deliver *d, gb_stream_consumer *cons
 
 /* ---- acknowledging ----------------------------------------------------------------------------- */
 
-gb_result gb_stream_op_ack(gb_db *db, gb_slice key, gb_slice group, const gb_stream_id *ids, size_t n,
-                           int64_t *acked)
+int64_t gb_stream_op_ack(gb_db *db, gb_stream_cg *cg, const gb_stream_id *ids, size_t n)
 {
-    *acked = 0;
-    gb_stream *s;
-    int found = gb_stream_lookup(db, key, false, &s);
-    if (found < 0)
-        return GB_R_WRONGTYPE;
-    gb_stream_cg *cg = found ? gb_stream_cg_lookup(s, group) : NULL;
-    if (!cg)
-        return GB_R_OK;
+    int64_t acked = 0;
     for (size_t i = 0; i < n; i++) {
         if (!gb_stream_nack_remove(cg, ids[i]))
             continue;
-        (*acked)++;
+        acked++;
         /* A change (the gate propagates XACK) that WATCH does not see:
          * Redis 7.0's XACK signals no modified key. */
         db->eng->stats.dirty++;
     }
-    return GB_R_OK;
+    return acked;
 }

@@ -108,10 +108,10 @@ uint64_t gb_stream_deliver_history(const gb_deliver *d, gb_stream_consumer *cons
 
 /* ---- acknowledging ---- */
 
-/* XACK: removes ids from group's pending lists; returns how many were
- * pending. Missing key or group: 0. */
-gb_result gb_stream_op_ack(gb_db *db, gb_slice key, gb_slice group, const gb_stream_id *ids, size_t n,
-                           int64_t *acked);
+/* XACK on a group the caller has looked up (once: Redis 7.0's XACK
+ * counts one keyspace hit): removes ids from its pending lists; returns
+ * how many were pending. */
+int64_t gb_stream_op_ack(gb_db *db, gb_stream_cg *cg, const gb_stream_id *ids, size_t n);
 
 /* ---- effects shared with the group commands ---- */
 

@@ -525,6 +525,41 @@ class StreamsDifferentialTest(gbtest.GoblinAndRedisCase):
             run_stream(self.goblin, self.redis, seed, OPS)
         print("\n  %d seeds x %d commands in %.1fs" % (len(seeds), OPS, time.time() - t0))
 
+    def test_xack_counts_as_redis(self):
+        """XACK looks its key up once: INFO's keyspace hits and misses move
+        as Redis 7.0's (one lookupKeyRead), on hits, a missing group, a
+        missing key and a bad ID; and acks over a PEL of 600 IDs (branches
+        of every width) given with leading zeros agree reply by reply."""
+        pair = Pair(self.goblin, self.redis, "xack-counts")
+        try:
+            pair.run(0, [b"FLUSHALL"])
+            for i in range(1, 601):
+                pair.run(0, [b"XADD", b"q", b"%d-%d" % (i * 97, i % 3), b"f", b"v"])
+            pair.run(0, [b"XGROUP", b"CREATE", b"q", b"g", b"0"])
+            pair.run(0, [b"XREADGROUP", b"GROUP", b"g", b"a", b"COUNT", b"300", b"STREAMS", b"q", b">"])
+            pair.run(0, [b"XREADGROUP", b"GROUP", b"g", b"b", b"STREAMS", b"q", b">"])
+            pair.run(0, [b"CONFIG", b"RESETSTAT"])
+            rng = random.Random(17)
+            order = list(range(1, 601))
+            rng.shuffle(order)
+            for n, i in enumerate(order):
+                ids = [b"%012d-%d" % (i * 97, i % 3), b"%d-%d" % (rng.randint(1, 600) * 97, rng.randint(0, 2))]
+                pair.run(n + 1, [b"XACK", b"q", b"g"] + ids)
+                if n % 50 == 0:
+                    pair.run(n + 1, [b"XPENDING", b"q", b"g"])
+            pair.run(601, [b"XACK", b"q", b"nogroup", b"1-0"])
+            pair.run(601, [b"XACK", b"nokey", b"g", b"1-0"])
+            pair.run(601, [b"XACK", b"q", b"g", b"1-0", b"bad"])
+            pair.run(601, [b"XINFO", b"STREAM", b"q", b"FULL"])
+            for side, c in (("goblin", pair.g), ("redis", pair.r)):
+                c.send_cmd(b"INFO", b"stats")
+            stats = [dict(line.split(":", 1) for line in c.read()[0].decode().split("\r\n")
+                          if line.startswith("keyspace_")) for c in (pair.g, pair.r)]
+            self.assertEqual(stats[0], stats[1])
+            self.assertEqual(stats[1]["keyspace_hits"], str(600 + 12 + 3))  # XACKs, XPENDINGs, the rest
+        finally:
+            pair.close()
+
     def test_z_both_alive(self):
         self.assertTrue(self.goblin.ping_ok())
         self.assertTrue(self.redis.ping_ok())

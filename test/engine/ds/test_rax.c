@@ -294,6 +294,68 @@ static void test_against_model(void **state)
     }
 }
 
+/* Branches of every width up to 256 children, some of them keys
+ * themselves: children are added and removed in place (the value slot and
+ * the child pointers move as the padding changes), so after every step
+ * each key must still find its own value. */
+static void check_wide(const gb_rax *r, const bool *present)
+{
+    for (unsigned k = 0; k < 2 * 256; k++) {
+        uint8_t key[2] = {(uint8_t)(k >> 8 ? 0x7f : 0x40), (uint8_t)k};
+        void *v = NULL;
+        assert_int_equal(gb_rax_find(r, key, 2, &v), present[k]);
+        if (present[k])
+            assert_int_equal((uintptr_t)v, k + 1);
+    }
+    void *v = NULL;
+    assert_true(gb_rax_find(r, (const uint8_t *)"\x7f", 1, &v));
+    assert_int_equal((uintptr_t)v, 0x7f);
+    check_shape(r);
+}
+
+static void test_wide_branches(void **state)
+{
+    (void)state;
+    size_t before = gb_mem_used();
+    gb_random_seed(7);
+    unsigned order[2 * 256];
+    bool present[2 * 256] = {false};
+    for (unsigned i = 0; i < GB_ARRAY_LEN(order); i++)
+        order[i] = i;
+    for (unsigned i = GB_ARRAY_LEN(order) - 1; i > 0; i--) {
+        unsigned j = (unsigned)(gb_random_u64() % (i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    gb_rax r;
+    gb_rax_init(&r);
+    /* "\x7f" is a key whose node is the branch of the keys "\x7f<c>". */
+    assert_true(gb_rax_insert(&r, (const uint8_t *)"\x7f", 1, (void *)(uintptr_t)0x7f, NULL));
+    for (unsigned i = 0; i < GB_ARRAY_LEN(order); i++) {
+        unsigned k = order[i];
+        uint8_t key[2] = {(uint8_t)(k >> 8 ? 0x7f : 0x40), (uint8_t)k};
+        assert_true(gb_rax_insert(&r, key, 2, (void *)(uintptr_t)(k + 1), NULL));
+        present[k] = true;
+        if (i % 37 == 0)
+            check_wide(&r, present);
+    }
+    check_wide(&r, present);
+    for (unsigned i = 0; i < GB_ARRAY_LEN(order); i++) {
+        unsigned k = order[(i * 211) % GB_ARRAY_LEN(order)];
+        uint8_t key[2] = {(uint8_t)(k >> 8 ? 0x7f : 0x40), (uint8_t)k};
+        void *old = NULL;
+        assert_true(gb_rax_remove(&r, key, 2, &old));
+        assert_int_equal((uintptr_t)old, k + 1);
+        present[k] = false;
+        if (i % 37 == 0)
+            check_wide(&r, present);
+    }
+    check_wide(&r, present);
+    assert_int_equal(gb_rax_size(&r), 1);
+    gb_rax_destroy(&r, NULL, NULL);
+    assert_int_equal(gb_mem_used(), before);
+}
+
 static void free_counted(void *v, void *ctx)
 {
     (void)v;
@@ -333,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_node_counts_of_head_trims),
         cmocka_unit_test(test_node_counts_of_scattered_deletes),
         cmocka_unit_test(test_against_model),
+        cmocka_unit_test(test_wide_branches),
         cmocka_unit_test(test_long_keys_and_destroy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
