@@ -133,6 +133,41 @@ double gb_bench_ns_per_cycle(void)
     return v;
 }
 
+uint64_t gb_bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void gb_bench_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double gb_bench_median(const double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s) {
+        perror("median");
+        exit(1);
+    }
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    free(s);
+    return m;
+}
+
 int gb_bench_env_int(const char *name, int def)
 {
     const char *v = getenv(name);

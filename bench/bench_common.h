@@ -48,6 +48,14 @@ void gb_hist_write_cdf(const gb_hist *h, const char *path, const char *label);
 
 /* Calibrated once: nanoseconds per cycle-counter tick. */
 double gb_bench_ns_per_cycle(void);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t gb_bench_now_ns(void);
+void gb_bench_sleep_ms(int ms);
+
+/* ---- statistics over rounds ---- */
+
+/* The median of v[0..n) (v itself is left as it was). */
+double gb_bench_median(const double *v, int n);
 
 /* ---- pinning ---- */
 

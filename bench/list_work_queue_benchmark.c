@@ -82,13 +82,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *msg)
 {
     fprintf(stderr, "list_work_queue_benchmark: %s\n", msg);
@@ -425,20 +418,6 @@ static double trial(backend *be, const row *r, size_t measured, size_t depth, si
     return (double)measured / (t1 - t0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    double s[MAX_TRIALS];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 /* ---- ready BLPOP against LPOP, paired ----------------------------------------------------- */
 
 /* Rows whose ratio is one of the goals. */
@@ -480,13 +459,13 @@ static pair_result paired_trial(backend *be, size_t measured, size_t depth, size
         size_t n = measured - done < PAIR_CHUNK * depth ? measured - done : PAIR_CHUNK * depth;
         /* the server's CPU clock is read outside the timed windows */
         uint64_t c0 = server_cpu_ns(be->srv.pid);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = gb_bench_now_ns();
         nils += run_cmds(&be->conn, &a, n);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = gb_bench_now_ns();
         uint64_t c1 = server_cpu_ns(be->srv.pid);
-        uint64_t t2 = now_ns();
+        uint64_t t2 = gb_bench_now_ns();
         nils += run_cmds(&be->conn, &b, n);
-        uint64_t t3 = now_ns();
+        uint64_t t3 = gb_bench_now_ns();
         uint64_t c2 = server_cpu_ns(be->srv.pid);
         ta += t1 - t0;
         tb += t3 - t2;
@@ -565,12 +544,12 @@ static park_result park_to_wake(backend *be, size_t handoffs)
             die("send failed");
         while (blocked_clients(producer) != 1)
             ;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = gb_bench_now_ns();
         if (gb_resp_send(producer, lpush, sizeof lpush - 1) != 0)
             die("send failed");
         size_t nils = 0;
         read_replies(&consumer, 1, &nils); /* polls unless --no-spin, like every other row */
-        uint64_t t1 = now_ns();
+        uint64_t t1 = gb_bench_now_ns();
         if (nils)
             die("BLPOP did not return the pushed value");
         char last = 0;
@@ -724,10 +703,10 @@ int main(int argc, char **argv)
             }
         }
         for (int k = 0; k < nbe; k++) {
-            pair_ratio[k] = median(pr[k], trials);
-            pair_lpop[k] = median(pl[k], trials);
-            pair_blpop[k] = median(pb[k], trials);
-            pair_cpu_ratio[k] = median(pcr[k], trials);
+            pair_ratio[k] = gb_bench_median(pr[k], trials);
+            pair_lpop[k] = gb_bench_median(pl[k], trials);
+            pair_blpop[k] = gb_bench_median(pb[k], trials);
+            pair_cpu_ratio[k] = gb_bench_median(pcr[k], trials);
         }
     }
     for (size_t ri = 0; ri < NROWS; ri++) {
@@ -735,8 +714,8 @@ int main(int argc, char **argv)
         if (only && strncmp(r->name, only, strlen(only)) != 0)
             continue;
         for (int k = 0; k < nbe; k++) {
-            rate[ri][k] = median(t[ri][k], trials);
-            cpu[ri][k] = median(u[ri][k], trials);
+            rate[ri][k] = gb_bench_median(t[ri][k], trials);
+            cpu[ri][k] = gb_bench_median(u[ri][k], trials);
             if (csvf)
                 fprintf(csvf, "\"%s\",%s,%.0f,%.0f\n", r->name, be[k].name, rate[ri][k],
                         r->values ? rate[ri][k] * r->values : 0.0);

@@ -38,33 +38,6 @@
 static const int fanouts[] = {1, 10, 100};
 #define NFAN 3
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *in, int n)
-{
-    double v[MAX_ROUNDS];
-    memcpy(v, in, (size_t)n * sizeof *v);
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- rings ---- */
 
 typedef struct ring_side {
@@ -116,7 +89,7 @@ static int ring_once(ring_side *r, int n, uint64_t *first, uint64_t *last)
     static const char payload[] = "0123456789abcdef0123456789abcdef"; /* 32 bytes */
     size_t len = gb_sbe_encode_publish(r->msg, sizeof r->msg, gb_slice_cstr(ch),
                                        gb_slice_make(payload, sizeof payload - 1));
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gb_bench_now_ns();
     if (gb_ring_client_send(r->pub, r->msg, len) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -125,9 +98,9 @@ static int ring_once(ring_side *r, int n, uint64_t *first, uint64_t *last)
             return -1;
         gb_ring_message_done(r->subs[i]);
         if (i == 0)
-            *first = now_ns() - t0;
+            *first = gb_bench_now_ns() - t0;
     }
-    *last = now_ns() - t0;
+    *last = gb_bench_now_ns() - t0;
     const void *rep;
     size_t rl;
     if (gb_ring_client_recv(r->pub, &rep, &rl, 5000000000ull) != 0)
@@ -167,16 +140,16 @@ static int sock_once(sock_side *s, int n, uint64_t *first, uint64_t *last)
     const char *argv[3] = {"PUBLISH", ch, "0123456789abcdef0123456789abcdef"};
     char req[128];
     size_t len = gb_resp_encode(req, sizeof req, 3, argv, NULL);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gb_bench_now_ns();
     if (gb_resp_send(&s->pub, req, len) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
         if (gb_resp_read_replies(&s->subs[i], 1, NULL) != 0)
             return -1;
         if (i == 0)
-            *first = now_ns() - t0;
+            *first = gb_bench_now_ns() - t0;
     }
-    *last = now_ns() - t0;
+    *last = gb_bench_now_ns() - t0;
     return gb_resp_read_replies(&s->pub, 1, NULL);
 }
 
@@ -261,10 +234,10 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; r++) {
         gb_hist_reset(win_last);
         for (int i = 0; i < samples; i++) {
-            uint64_t t0 = now_ns();
+            uint64_t t0 = gb_bench_now_ns();
             if (gb_ring_ping(ring.pub) != 0)
                 return 1;
-            gb_hist_add(win_last, now_ns() - t0);
+            gb_hist_add(win_last, gb_bench_now_ns() - t0);
         }
         ping_p50[r] = (double)gb_hist_quantile(win_last, 0.5);
         gb_hist_merge(ping_all, win_last);
@@ -277,7 +250,7 @@ int main(int argc, char **argv)
                  * last request: let it park so it does not take the shared
                  * server CPU from redis-server's row. */
                 if (k == ROW_REDIS_UDS)
-                    sleep_ms(10);
+                    gb_bench_sleep_ms(10);
                 gb_hist_reset(win_first);
                 gb_hist_reset(win_last);
                 for (int i = 0; i < count; i++) {
@@ -302,14 +275,14 @@ int main(int argc, char **argv)
     gb_bench_server_stop(&gsrv);
     gb_bench_server_stop(&rsrv);
 
-    double ping = median(ping_p50, rounds);
+    double ping = gb_bench_median(ping_p50, rounds);
     if (csv) {
         printf("transport,subscribers,p50_first_ns,p50_last_ns,p99_last_ns\n");
         printf("ring PING,0,%.0f,%.0f,%.0f\n", ping, ping, (double)gb_hist_quantile(ping_all, 0.99));
         for (int f = 0; f < NFAN; f++)
             for (int k = 0; k < NKIND; k++)
-                printf("%s,%d,%.0f,%.0f,%.0f\n", kind_names[k], fanouts[f], median(p50_first[k][f], rounds),
-                       median(p50_last[k][f], rounds), median(p99_last[k][f], rounds));
+                printf("%s,%d,%.0f,%.0f,%.0f\n", kind_names[k], fanouts[f], gb_bench_median(p50_first[k][f], rounds),
+                       gb_bench_median(p50_last[k][f], rounds), gb_bench_median(p99_last[k][f], rounds));
         return 0;
     }
     printf("Publish-to-receive, 32-byte payload; server(s) on CPU %d, one client thread on CPU %d;\n", scpu, ccpu);
@@ -318,10 +291,10 @@ int main(int argc, char **argv)
     printf("%-20s %5s %12s %12s %12s %12s\n", "transport", "subs", "first p50", "last p50", "last p99", "vs redis");
     for (int f = 0; f < NFAN; f++)
         for (int k = 0; k < NKIND; k++) {
-            double last = median(p50_last[k][f], rounds), redis_last = median(p50_last[ROW_REDIS_UDS][f], rounds);
+            double last = gb_bench_median(p50_last[k][f], rounds), redis_last = gb_bench_median(p50_last[ROW_REDIS_UDS][f], rounds);
             printf("%-20s %5d %9.0f ns %9.0f ns %9.0f ns %11.1fx\n", kind_names[k], fanouts[f],
-                   median(p50_first[k][f], rounds), last, median(p99_last[k][f], rounds), redis_last / last);
+                   gb_bench_median(p50_first[k][f], rounds), last, gb_bench_median(p99_last[k][f], rounds), redis_last / last);
         }
-    printf("\nring delivery p50 (1 subscriber) / ring PING p50: %.2fx\n", median(p50_first[ROW_RING][0], rounds) / ping);
+    printf("\nring delivery p50 (1 subscriber) / ring PING p50: %.2fx\n", gb_bench_median(p50_first[ROW_RING][0], rounds) / ping);
     return 0;
 }

@@ -39,26 +39,6 @@ static const bench_op ops[] = {OP_PING, OP_ZADD1, OP_ZADD10, OP_HSET1, OP_HSET10
  * them. */
 #define SHARED_CORE_FLOOR_NS 90.0
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *in, int n)
-{
-    double v[MAX_ROUNDS];
-    memcpy(v, in, (size_t)n * sizeof *v);
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static gb_ring_client *claim(const char *sock, gb_ring_proto proto)
 {
     gb_ring_client *rc;
@@ -126,7 +106,7 @@ int main(int argc, char **argv)
             for (int p = 0; p < 2; p++) {
                 /* The floor right before the row, with the server parked (its
                  * spin budget ran out) so the echo thread has its CPU. */
-                sleep_ms(20);
+                gb_bench_sleep_ms(20);
                 gb_hist_reset(win);
                 gb_bench_floor_window(fl, window / 2, win);
                 double f = (double)gb_hist_quantile(win, 0.5);
@@ -192,7 +172,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < NOPS; k++) {
         gb_lat_summary *a = &res[0][k], *b = &res[1][k];
         printf("%-8s %7.0f ns [%4.0f] %7.0f ns [%4.0f] %9.2fx %9.2fx %8.2fx\n", bench_op_names[ops[k]], a->p50, a->p99,
-               b->p50, b->p99, median(ratio[0][k], rounds), median(ratio[1][k], rounds), b->p50 / a->p50);
+               b->p50, b->p99, gb_bench_median(ratio[0][k], rounds), gb_bench_median(ratio[1][k], rounds), b->p50 / a->p50);
     }
     /* The same ratios per placement (rounds with no row of a kind: "-"). */
     printf("\nx floor by placement (floor before the row < %.0f ns: the CPUs share one physical core)\n",
@@ -210,7 +190,7 @@ int main(int argc, char **argv)
             char cell[2][16];
             for (int g = 0; g < 2; g++) {
                 if (n[g])
-                    snprintf(cell[g], sizeof cell[g], "%.2fx(%d)", median(v[g], n[g]), n[g]);
+                    snprintf(cell[g], sizeof cell[g], "%.2fx(%d)", gb_bench_median(v[g], n[g]), n[g]);
                 else
                     snprintf(cell[g], sizeof cell[g], "-");
             }

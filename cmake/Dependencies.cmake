@@ -18,6 +18,12 @@ find_package(Threads REQUIRED)
 # libraries pkg-config names, so the darwin compile check's staged .pc files
 # stand in for them; cmsgpack and struct are the project's own
 # (engine/script/lib_*.c).
+# Where the system has no packages for them (macOS), cmake/build-lua51.sh
+# builds them from source into .deps/lua5.1 (make's install step does this):
+# that prefix is searched first when it exists.
+if(EXISTS ${CMAKE_SOURCE_DIR}/.deps/lua5.1/lib/pkgconfig)
+  list(PREPEND CMAKE_PREFIX_PATH ${CMAKE_SOURCE_DIR}/.deps/lua5.1)
+endif()
 pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.1)
 pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
 pkg_check_modules(LUA_BITOP REQUIRED IMPORTED_TARGET lua5.1-bitop)

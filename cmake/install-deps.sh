@@ -23,8 +23,9 @@ if [ "$(uname -s)" = "Darwin" ]; then
     exit 1
   fi
   # Scripting: Homebrew has no Lua 5.1 formula any more (lua@5.1 was
-  # removed) nor lua-cjson/lua-bitop: CMake then stops with a message
-  # naming what is missing (docs/scripting.md, "Building on macOS").
+  # removed) nor lua-cjson/lua-bitop for 5.1: they are built from their
+  # release sources into .deps/lua5.1 below (docs/scripting.md, "Building on
+  # macOS").
   pkgs=(cmake pkg-config libuv cmocka xxhash zstd)
   # Homebrew's redis is newer than the Redis 7.0 the differential tests
   # compare with (they skip the comparison, saying so); a redis-server already
@@ -43,6 +44,10 @@ if [ "$(uname -s)" = "Darwin" ]; then
   if [ ${#missing[@]} -gt 0 ]; then
     log "brew install ${missing[*]}"
     brew install "${missing[@]}"
+  fi
+  if [ ! -f "$(dirname "$0")/../.deps/lua5.1/lib/pkgconfig/lua5.1-bitop.pc" ]; then
+    log "building Lua 5.1.5, lua-cjson and LuaBitOp into .deps/lua5.1 (once)"
+    "$(dirname "$0")/build-lua51.sh"
   fi
   if [ $want_test = 1 ] && ! python3 -c 'import redis' >/dev/null 2>&1; then
     log "installing the redis Python client for the integration tests"
