@@ -220,29 +220,14 @@ static bool reads_back(const char *dig, int nd, int e, double want)
     return strtod(tmp, NULL) == want;
 }
 
-size_t gb_score_format(double d, char *buf)
+/* The reference: 17 digits from "%.16e", then the shortest of 15, 16 or 17
+ * digits that strtod reads back. 17 significant digits always read back; at
+ * 15 digits or fewer the decimal spacing is wider than the double's
+ * rounding interval, so at most one candidate exists and rounding the 17
+ * digits finds it. About 1 us a score (snprintf and up to two strtod), so
+ * it only serves what format_exact below does not cover. */
+static size_t format_ref(double d, char *buf)
 {
-    if (isnan(d)) {
-        memcpy(buf, "nan", 4);
-        return 3;
-    }
-    if (isinf(d)) {
-        memcpy(buf, d > 0 ? "inf" : "-inf", d > 0 ? 4 : 5);
-        return d > 0 ? 3 : 4;
-    }
-    if (d == 0.0) {
-        bool neg = signbit(d) != 0;
-        memcpy(buf, neg ? "-0" : "0", neg ? 3 : 2);
-        return neg ? 2 : 1;
-    }
-    /* Integers below 2^53 (exactly representable): plain digits. */
-    if (fabs(d) < 9007199254740992.0 && d == (double)(int64_t)d)
-        return gb_ll2str(buf, (int64_t)d);
-
-    /* 17 significant digits always read back; find the shortest of 15, 16
-     * or 17 that does. At 15 digits or fewer the decimal spacing is wider
-     * than the double's rounding interval, so at most one candidate exists
-     * and rounding the 17 digits finds it. */
     char e17[40];
     snprintf(e17, sizeof e17, "%.16e", d);
     const char *p = e17;
@@ -272,6 +257,160 @@ size_t gb_score_format(double d, char *buf)
     while (nd > 1 && d17[nd - 1] == '0')
         nd--;
     return layout(buf, neg, d17, nd, e);
+}
+
+/* ---- formatting: the same digits in exact integer arithmetic ----
+ *
+ * format_ref's answer is a function of the exact value a = m * 2^e2, and for
+ * 1e-11 <= a < 1e17 that value scaled to 17 integer digits, x = a * 10^s
+ * (s = 16 - e in 0..27), is w * 2^t with w = m * 5^s below 2^116: a 128-bit
+ * integer. So each step of format_ref can be done exactly, with no text:
+ *
+ *   "%.16e"      x rounded to an integer, ties to even (glibc's rounding);
+ *   round_digits that integer rounded half up at the 10^(17-k) digit;
+ *   strtod == a  the candidate lies inside a's rounding interval (the
+ *                midpoints to its neighbours), or on an edge with m even
+ *                (strtod, like the FPU, rounds ties to even).
+ *
+ * Scores outside that range (and subnormals) take format_ref. test_score.c
+ * compares the two, and both with a copy of the reference, over millions of
+ * doubles. */
+
+__extension__ typedef unsigned __int128 u128;
+
+/* 5^0 .. 5^27, the powers below 2^63. */
+static const uint64_t POW5[28] = {
+    1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull,
+    9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull,
+    152587890625ull, 762939453125ull, 3814697265625ull, 19073486328125ull, 95367431640625ull,
+    476837158203125ull, 2384185791015625ull, 11920928955078125ull, 59604644775390625ull,
+    298023223876953125ull, 1490116119384765625ull, 7450580596923828125ull,
+};
+
+static const uint64_t POW10[18] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+};
+
+#define X_MIN 10000000000000000ull  /* 10^16: x has 17 integer digits */
+#define X_END 100000000000000000ull /* 10^17 */
+
+/* a = m * 2^e2 (m with its implicit bit) scaled by 10^s. */
+typedef struct scaled {
+    uint64_t m;
+    int e2, s;
+    bool pow2; /* m = 2^52 above the smallest binade: the lower neighbour is half as far */
+} scaled;
+
+/* Whether c * 10^-s reads back as a: compares c with the midpoints between
+ * a and its neighbours, (4m +- 2) * 5^s * 2^(t-2) with t = e2 + s (4m - 1
+ * below a power of two), all multiplied by 2^g so that they are integers. */
+static bool exact_reads_back(const scaled *v, uint64_t c)
+{
+    int t = v->e2 + v->s;
+    int g = t < 2 ? 2 - t : 0;
+    u128 cc = (u128)c << g;
+    u128 w5 = (u128)POW5[v->s];
+    u128 hi = (((u128)v->m << 2) + 2) * w5 << (t - 2 + g);
+    u128 lo = (((u128)v->m << 2) - (v->pow2 ? 1 : 2)) * w5 << (t - 2 + g);
+    bool even = (v->m & 1) == 0;
+    return (cc < hi || (cc == hi && even)) && (cc > lo || (cc == lo && even));
+}
+
+/* Writes c (10^16 <= c <= 10^17) as significant digits, trailing zeros
+ * dropped; returns their count. *e is the exponent of c's first digit when
+ * 10^16 is that of 1e16, bumped when c = 10^17. */
+static int exact_digits(uint64_t c, char *dig, int *e)
+{
+    if (c == X_END) {
+        dig[0] = '1';
+        (*e)++;
+        return 1;
+    }
+    for (int i = 16; i >= 0; i--) {
+        dig[i] = (char)('0' + c % 10);
+        c /= 10;
+    }
+    int nd = 17;
+    while (nd > 1 && dig[nd - 1] == '0')
+        nd--;
+    return nd;
+}
+
+/* format_ref's digits for a finite a > 0; returns 0 (and writes nothing)
+ * outside 1e-11 <= a < 1e17 or for a subnormal. */
+static size_t format_exact(double a, bool neg, char *buf)
+{
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int be = (int)(bits >> 52) & 0x7ff;
+    if (be == 0)
+        return 0;
+    scaled v = {.m = (bits & ((1ull << 52) - 1)) | (1ull << 52), .e2 = be - 1075};
+    v.pow2 = v.m == (1ull << 52) && be > 1;
+    /* 2^(e2+52) <= a, so 10^e <= a for this e (or one less, the double
+     * log being approximate); the loop settles it exactly. */
+    int e = (int)floor((v.e2 + 52) * 0.30102999566398120);
+    u128 x = 0, rem = 0, half = 0;
+    for (int tries = 0;; tries++) {
+        v.s = 16 - e;
+        if (v.s < 0 || v.s > 27 || tries == 3)
+            return 0;
+        u128 w = (u128)v.m * POW5[v.s];
+        int t = v.e2 + v.s;
+        if (t >= 0) {
+            x = w << t; /* t >= 0 only where x < 2^61: no overflow */
+            rem = half = 0;
+        } else {
+            x = w >> -t;
+            rem = w & (((u128)1 << -t) - 1);
+            half = (u128)1 << (-t - 1);
+        }
+        if (x >= X_END)
+            e++;
+        else if (x < X_MIN)
+            e--;
+        else
+            break;
+    }
+    uint64_t d17 = (uint64_t)x;
+    if (rem > half || (rem == half && half != 0 && (d17 & 1)))
+        d17++; /* may reach 10^17: exact_digits turns it into "1" */
+    char dig[17];
+    for (int k = 15; k <= 16; k++) {
+        uint64_t p = POW10[17 - k], c = d17 / p * p;
+        if (d17 % p >= 5 * POW10[16 - k])
+            c += p;
+        if (exact_reads_back(&v, c)) {
+            int ce = e, nd = exact_digits(c, dig, &ce);
+            return layout(buf, neg, dig, nd, ce);
+        }
+    }
+    int nd = exact_digits(d17, dig, &e);
+    return layout(buf, neg, dig, nd, e);
+}
+
+size_t gb_score_format(double d, char *buf)
+{
+    if (isnan(d)) {
+        memcpy(buf, "nan", 4);
+        return 3;
+    }
+    if (isinf(d)) {
+        memcpy(buf, d > 0 ? "inf" : "-inf", d > 0 ? 4 : 5);
+        return d > 0 ? 3 : 4;
+    }
+    if (d == 0.0) {
+        bool neg = signbit(d) != 0;
+        memcpy(buf, neg ? "-0" : "0", neg ? 3 : 2);
+        return neg ? 2 : 1;
+    }
+    /* Integers below 2^53 (exactly representable): plain digits. */
+    if (fabs(d) < 9007199254740992.0 && d == (double)(int64_t)d)
+        return gb_ll2str(buf, (int64_t)d);
+    size_t n = format_exact(fabs(d), signbit(d) != 0, buf);
+    return n ? n : format_ref(d, buf);
 }
 
 int gb_parse_long_double(gb_slice s, long double *out)
