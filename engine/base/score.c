@@ -224,8 +224,9 @@ static bool reads_back(const char *dig, int nd, int e, double want)
  * digits that strtod reads back. 17 significant digits always read back; at
  * 15 digits or fewer the decimal spacing is wider than the double's
  * rounding interval, so at most one candidate exists and rounding the 17
- * digits finds it. About 1 us a score (snprintf and up to two strtod), so
- * it only serves what format_exact below does not cover. */
+ * digits finds it. Its snprintf and strtod calls (glibc's multi-precision
+ * paths) were most of the server's time in ZRANGE WITHSCORES, so it only
+ * serves what format_exact below does not cover. */
 static size_t format_ref(double d, char *buf)
 {
     char e17[40];
@@ -273,8 +274,8 @@ static size_t format_ref(double d, char *buf)
  *                (strtod, like the FPU, rounds ties to even).
  *
  * Scores outside that range (and subnormals) take format_ref. test_score.c
- * compares the two, and both with a copy of the reference, over millions of
- * doubles. */
+ * compares gb_score_format with a copy of format_ref's first version, byte
+ * for byte, over a million doubles of every shape. */
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -287,35 +288,41 @@ static const uint64_t POW5[28] = {
     298023223876953125ull, 1490116119384765625ull, 7450580596923828125ull,
 };
 
-static const uint64_t POW10[18] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
-    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-};
-
 #define X_MIN 10000000000000000ull  /* 10^16: x has 17 integer digits */
 #define X_END 100000000000000000ull /* 10^17 */
 
-/* a = m * 2^e2 (m with its implicit bit) scaled by 10^s. */
+/* a = m * 2^e2 (m with its implicit bit) scaled by 10^s: x = a * 10^s =
+ * w * 2^t with w = m * 5^s and t = e2 + s. */
 typedef struct scaled {
-    uint64_t m;
-    int e2, s;
-    bool pow2; /* m = 2^52 above the smallest binade: the lower neighbour is half as far */
+    u128 w, f5; /* m * 5^s, 5^s */
+    int t;
+    bool even;  /* m is even: a decimal exactly halfway to a neighbour reads back as a */
+    bool pow2;  /* m = 2^52 above the smallest binade: the lower neighbour is half as far */
 } scaled;
 
 /* Whether c * 10^-s reads back as a: compares c with the midpoints between
- * a and its neighbours, (4m +- 2) * 5^s * 2^(t-2) with t = e2 + s (4m - 1
- * below a power of two), all multiplied by 2^g so that they are integers. */
+ * a and its neighbours, (4m +- 2) * 5^s * 2^(t-2) (4m - 1 below a power of
+ * two), all multiplied by 2^g so that they are integers. */
 static bool exact_reads_back(const scaled *v, uint64_t c)
 {
-    int t = v->e2 + v->s;
-    int g = t < 2 ? 2 - t : 0;
-    u128 cc = (u128)c << g;
-    u128 w5 = (u128)POW5[v->s];
-    u128 hi = (((u128)v->m << 2) + 2) * w5 << (t - 2 + g);
-    u128 lo = (((u128)v->m << 2) - (v->pow2 ? 1 : 2)) * w5 << (t - 2 + g);
-    bool even = (v->m & 1) == 0;
-    return (cc < hi || (cc == hi && even)) && (cc > lo || (cc == lo && even));
+    int g = v->t < 2 ? 2 - v->t : 0, sh = v->t - 2 + g;
+    u128 cc = (u128)c << g, w4 = v->w << 2;
+    u128 hi = (w4 + (v->f5 << 1)) << sh;
+    u128 lo = (w4 - (v->pow2 ? v->f5 : v->f5 << 1)) << sh;
+    return (cc < hi || (cc == hi && v->even)) && (cc > lo || (cc == lo && v->even));
+}
+
+static const char DIGIT_PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* Writes the 8 digits of n < 10^8 to out. */
+static void put8(char *out, uint32_t n)
+{
+    for (int i = 6; i >= 0; i -= 2) {
+        memcpy(out + i, DIGIT_PAIRS + 2 * (n % 100), 2);
+        n /= 100;
+    }
 }
 
 /* Writes c (10^16 <= c <= 10^17) as significant digits, trailing zeros
@@ -328,15 +335,18 @@ static int exact_digits(uint64_t c, char *dig, int *e)
         (*e)++;
         return 1;
     }
-    for (int i = 16; i >= 0; i--) {
-        dig[i] = (char)('0' + c % 10);
-        c /= 10;
-    }
+    uint64_t top = c / 100000000u; /* 9 digits, the first nonzero */
+    dig[0] = (char)('0' + top / 100000000u);
+    put8(dig + 1, (uint32_t)(top % 100000000u));
+    put8(dig + 9, (uint32_t)(c % 100000000u));
     int nd = 17;
     while (nd > 1 && dig[nd - 1] == '0')
         nd--;
     return nd;
 }
+
+/* Rounds d17 half up at the 10^p digit (round_digits on the text). */
+static inline uint64_t round_half_up(uint64_t d17, uint64_t p) { return (d17 + p / 2) / p * p; }
 
 /* format_ref's digits for a finite a > 0; returns 0 (and writes nothing)
  * outside 1e-11 <= a < 1e17 or for a subnormal. */
@@ -347,25 +357,27 @@ static size_t format_exact(double a, bool neg, char *buf)
     int be = (int)(bits >> 52) & 0x7ff;
     if (be == 0)
         return 0;
-    scaled v = {.m = (bits & ((1ull << 52) - 1)) | (1ull << 52), .e2 = be - 1075};
-    v.pow2 = v.m == (1ull << 52) && be > 1;
+    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    int e2 = be - 1075;
+    scaled v = {.even = (m & 1) == 0, .pow2 = m == (1ull << 52) && be > 1};
     /* 2^(e2+52) <= a, so 10^e <= a for this e (or one less, the double
      * log being approximate); the loop settles it exactly. */
-    int e = (int)floor((v.e2 + 52) * 0.30102999566398120);
+    int e = (int)floor((e2 + 52) * 0.30102999566398120);
     u128 x = 0, rem = 0, half = 0;
     for (int tries = 0;; tries++) {
-        v.s = 16 - e;
-        if (v.s < 0 || v.s > 27 || tries == 3)
+        int s = 16 - e;
+        if (s < 0 || s > 27 || tries == 3)
             return 0;
-        u128 w = (u128)v.m * POW5[v.s];
-        int t = v.e2 + v.s;
-        if (t >= 0) {
-            x = w << t; /* t >= 0 only where x < 2^61: no overflow */
+        v.f5 = POW5[s];
+        v.w = (u128)m * POW5[s];
+        v.t = e2 + s;
+        if (v.t >= 0) {
+            x = v.w << v.t; /* t >= 0 only where x < 2^61: no overflow */
             rem = half = 0;
         } else {
-            x = w >> -t;
-            rem = w & (((u128)1 << -t) - 1);
-            half = (u128)1 << (-t - 1);
+            x = v.w >> -v.t;
+            rem = v.w & (((u128)1 << -v.t) - 1);
+            half = (u128)1 << (-v.t - 1);
         }
         if (x >= X_END)
             e++;
@@ -377,17 +389,15 @@ static size_t format_exact(double a, bool neg, char *buf)
     uint64_t d17 = (uint64_t)x;
     if (rem > half || (rem == half && half != 0 && (d17 & 1)))
         d17++; /* may reach 10^17: exact_digits turns it into "1" */
-    char dig[17];
-    for (int k = 15; k <= 16; k++) {
-        uint64_t p = POW10[17 - k], c = d17 / p * p;
-        if (d17 % p >= 5 * POW10[16 - k])
-            c += p;
-        if (exact_reads_back(&v, c)) {
-            int ce = e, nd = exact_digits(c, dig, &ce);
-            return layout(buf, neg, dig, nd, ce);
-        }
+    /* The candidates of 15 and 16 digits, then all 17. */
+    uint64_t c = round_half_up(d17, 100);
+    if (!exact_reads_back(&v, c)) {
+        c = round_half_up(d17, 10);
+        if (!exact_reads_back(&v, c))
+            c = d17;
     }
-    int nd = exact_digits(d17, dig, &e);
+    char dig[17];
+    int nd = exact_digits(c, dig, &e);
     return layout(buf, neg, dig, nd, e);
 }
 
