@@ -220,6 +220,180 @@ static void test_format_roundtrip(void **state)
     }
 }
 
+/* ---- the model: gb_score_format as it was written first (snprintf "%.16e",
+ * rounding of the digit text, strtod to test each candidate). The engine now
+ * computes the same answer in integer arithmetic; every byte must agree. */
+
+static size_t model_layout(char *buf, bool neg, const char *dig, int nd, int e)
+{
+    size_t n = 0;
+    if (neg)
+        buf[n++] = '-';
+    if (e < -4 || e >= 17) {
+        buf[n++] = dig[0];
+        if (nd > 1) {
+            buf[n++] = '.';
+            memcpy(buf + n, dig + 1, (size_t)nd - 1);
+            n += (size_t)nd - 1;
+        }
+        n += (size_t)sprintf(buf + n, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+        return n;
+    }
+    if (e < 0) {
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (int i = 0; i < -e - 1; i++)
+            buf[n++] = '0';
+        memcpy(buf + n, dig, (size_t)nd);
+        n += (size_t)nd;
+    } else {
+        for (int i = 0; i <= e; i++)
+            buf[n++] = i < nd ? dig[i] : '0';
+        if (nd > e + 1) {
+            buf[n++] = '.';
+            memcpy(buf + n, dig + e + 1, (size_t)(nd - e - 1));
+            n += (size_t)(nd - e - 1);
+        }
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+static size_t model_format(double d, char *buf)
+{
+    if (isinf(d))
+        return (size_t)sprintf(buf, "%s", d > 0 ? "inf" : "-inf");
+    if (d == 0.0)
+        return (size_t)sprintf(buf, "%s", signbit(d) ? "-0" : "0");
+    if (fabs(d) < 9007199254740992.0 && d == (double)(int64_t)d)
+        return (size_t)sprintf(buf, "%lld", (long long)d);
+    char e17[40];
+    snprintf(e17, sizeof e17, "%.16e", d);
+    bool neg = e17[0] == '-';
+    const char *p = e17 + neg;
+    char d17[18];
+    d17[0] = p[0];
+    memcpy(d17 + 1, p + 2, 16);
+    int e = atoi(p + 19);
+    double a = fabs(d);
+    for (int k = a < DBL_MIN ? 1 : 15; k <= 16; k++) {
+        char dig[18];
+        memcpy(dig, d17, (size_t)k);
+        int adj = 0, nd = k;
+        if (d17[k] >= '5') {
+            int i = k - 1;
+            while (i >= 0 && dig[i] == '9')
+                dig[i--] = '0';
+            if (i < 0) {
+                dig[0] = '1';
+                adj = 1;
+            } else {
+                dig[i]++;
+            }
+        }
+        while (nd > 1 && dig[nd - 1] == '0')
+            nd--;
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "%c.%.*se%d", dig[0], nd - 1, dig + 1, e + adj);
+        if (strtod(tmp, NULL) == a)
+            return model_layout(buf, neg, dig, nd, e + adj);
+    }
+    int nd = 17;
+    while (nd > 1 && d17[nd - 1] == '0')
+        nd--;
+    return model_layout(buf, neg, d17, nd, e);
+}
+
+/* One double of a family chosen by i: the shapes scores take (short
+ * decimals, sums like i * 1.1 + 0.5, halves and quarters of big integers,
+ * integers past 2^53) and the edges (powers of ten and two and their
+ * neighbours, subnormals, the largest doubles, random bit patterns). */
+static double model_input(int i)
+{
+    uint64_t r = gb_random_u64();
+    double d;
+    switch (i % 10) {
+    case 0: /* any bit pattern */
+        memcpy(&d, &r, sizeof d);
+        return d;
+    case 1: { /* any mantissa, exponent where scores live (2^-60 .. 2^70) */
+        uint64_t bits = (r & ((1ull << 52) - 1)) | ((uint64_t)(1023 - 60 + tu_rand(131)) << 52);
+        memcpy(&d, &bits, sizeof d);
+        return (r >> 63) ? -d : d;
+    }
+    case 2: /* short decimals: n / 10^k */
+        return (double)(int64_t)tu_rand(1ull << (1 + tu_rand(53))) / pow(10, (double)tu_rand(24));
+    case 3: /* arithmetic on decimals, as clients compute scores */
+        return (double)tu_rand(100000) * (0.1 * (double)(1 + tu_rand(20))) + 0.5 * (double)tu_rand(3);
+    case 4: /* halves, quarters, ... of integers up to 2^52 (17-digit ties) */
+        return (double)tu_rand(1ull << (1 + tu_rand(52))) + (double)(1 + tu_rand(15)) / (double)(1u << tu_rand(5));
+    case 5: /* integers past 2^53 (candidates on a rounding edge) */
+        return (double)(9007199254740992ull + tu_rand(200000000000000000ull));
+    case 6: { /* a few ulps around a power of ten */
+        double p = pow(10, (double)((int)tu_rand(60) - 25));
+        for (int k = (int)tu_rand(6); k > 0; k--)
+            p = nextafter(p, (r & 1) ? INFINITY : 0);
+        return p;
+    }
+    case 7: { /* a power of two or a neighbour */
+        double p = ldexp(1, (int)tu_rand(2100) - 1075);
+        int k = (int)tu_rand(3);
+        return k == 0 ? p : nextafter(p, k == 1 ? INFINITY : 0);
+    }
+    case 8: { /* subnormals and the smallest normals */
+        uint64_t bits = r & ((1ull << 53) - 1);
+        memcpy(&d, &bits, sizeof d);
+        return d;
+    }
+    default: { /* the largest doubles, and 1/n */
+        if (r & 1)
+            return nextafter(DBL_MAX, 0) * (1.0 - ldexp((double)tu_rand(1000), -52));
+        return 1.0 / (double)(1 + tu_rand(1ull << 40));
+    }
+    }
+}
+
+static void expect_like_model(double d)
+{
+    char got[GB_SCORE_BUF], want[64], g17[40];
+    size_t n = gb_score_format(d, got);
+    size_t wn = model_format(d, want);
+    if (n != wn || strlen(got) != n || memcmp(got, want, n) != 0) {
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        fail_msg("gb_score_format(%.17g, bits %016llx) = \"%s\", model \"%s\"", d, (unsigned long long)bits, got,
+                 want);
+    }
+    /* and, as for redis-server 7.0's "%.17g", the text reads back as d */
+    snprintf(g17, sizeof g17, "%.17g", d);
+    double back = strtod(got, NULL), back17 = strtod(g17, NULL);
+    if (memcmp(&back, &d, sizeof d) != 0 || memcmp(&back17, &d, sizeof d) != 0 || n > strlen(g17))
+        fail_msg("%s (%%.17g %s) does not read back as %.17g", got, g17, d);
+}
+
+/* Model-based: over about a million doubles of every family, the reply
+ * bytes equal the model's. */
+static void test_format_model(void **state)
+{
+    (void)state;
+    tu_reseed("format-model");
+    static const double fixed[] = {
+        0.0, -0.0, INFINITY, -INFINITY, DBL_MIN, -DBL_MIN, DBL_MAX, -DBL_MAX, 5e-324, 1e-11, 1e17, 1e16,
+        9007199254740992.0, 9007199254740993.0, 18014398509481990.0, 1000000000000000.25, 99999999999999999.0,
+        0.1, 0.2, 0.30000000000000004, 1.1, 3.8000000000000003, 8.0000152587890625, 1e-5, 1e-4, 123e-7,
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        expect_like_model(fixed[i]);
+        expect_like_model(nextafter(fixed[i], INFINITY));
+        expect_like_model(nextafter(fixed[i], -INFINITY));
+    }
+    for (int i = 0; i < 1000000; i++) {
+        double d = model_input(i);
+        if (!isnan(d))
+            expect_like_model(d);
+    }
+}
+
 static void expect_ld(long double v, const char *want)
 {
     char buf[GB_LONG_DOUBLE_BUF];
@@ -283,7 +457,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_score_parse),      cmocka_unit_test(test_range_parse),
         cmocka_unit_test(test_lex_parse),        cmocka_unit_test(test_score_format),
-        cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_long_double),
+        cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_format_model),
+        cmocka_unit_test(test_long_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
