@@ -165,6 +165,8 @@ static bool parse_node(rparser *rp, rnode *r, int depth)
     case ':':
         return line_int(line, n, &r->v);
     case ',':
+        r->s = line;
+        r->len = n;
         return r3 && line_double(line, n, &r->d);
     case '_':
         r->type = 'N';
