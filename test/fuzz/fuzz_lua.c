@@ -30,7 +30,7 @@
  *   eval   the caller got exactly one well-formed reply of its protocol;
  *          every value the script left passes its structure's check.
  *
- * A script is bounded: busy-reply-threshold is 10 ms and the transport's
+ * A script is bounded: busy-reply-threshold is 1 ms and the transport's
  * busy pump (engine/core/scripting.h) is played by the harness, which
  * sends SCRIPT KILL through the gate, or stops a script that wrote as
  * SHUTDOWN NOSAVE would (without shutting down); Lua's heap is bounded by
@@ -461,7 +461,7 @@ static void eval_settings(gb_settings *s, void *ctx)
 {
     (void)ctx;
     char err[256];
-    FUZZ_CHECK(gb_config_set(s, "busy-reply-threshold", "10", false, err, sizeof err) == 0, "%s", err);
+    FUZZ_CHECK(gb_config_set(s, "busy-reply-threshold", "1", false, err, sizeof err) == 0, "%s", err);
     FUZZ_CHECK(gb_config_set(s, "maxmemory", "32mb", false, err, sizeof err) == 0, "%s", err);
 }
 

@@ -523,7 +523,6 @@ def lua_seeds():
         "return-map-set": ("return {map={a=1, [ARGV[1]]={set={x=true}}}, set={y=true}}", b"k"),
         "return-bignum-verbatim": ("return {{big_number='12345678901234567890'}, {verbatim_string={format='txt', string=ARGV[1]}}}", b"v"),
         "return-nil-hole": ("return {1, nil, 3}", b""),
-        "return-self-ref": ("local t = {} t[1] = t return t", b""),
         "return-deep": ("local t = {} for i = 1, 200 do t = {t} end return t", b""),
         "return-error-newlines": ("return redis.error_reply(ARGV[1])", b"MY\r\nline\nbreak"),
         "return-status-newlines": ("return redis.status_reply(ARGV[1])", b"A\r\nB"),
