@@ -223,7 +223,9 @@ static lua_Number getinteger(const char *buff, int endian, int issigned, size_t 
         size_t at = endian == BIG ? i : size - 1 - i;
         l = (l << 8) | (unsigned char)buff[at];
     }
-    if (!issigned)
+    /* i0 reads no byte: 0 (the sign mask below needs a bit to shift to;
+     * Redis's x86 build also gives 0). */
+    if (!issigned || size == 0)
         return (lua_Number)l;
     size_t bits = size * 8 > 64 ? 64 : size * 8;
     uint64_t mask = ~(uint64_t)0 << (bits - 1);

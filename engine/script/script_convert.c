@@ -10,6 +10,37 @@
 
 /* ---- reply -> Lua ---------------------------------------------------------------------- */
 
+static void ensure_stack(gb_lua_sink *s) { luaL_checkstack(s->L, 4, "reply too deep"); }
+
+/* The table on top holds a map's or set's n elements as an array: under
+ * RESP3 it becomes {map={k=v, ...}} / {set={m=true, ...}} (Redis's
+ * redisProtocolToLuaType_Map/_Set). A pair whose key is nil (a null) is
+ * left out: Lua cannot hold it, and raising here would unwind the
+ * engine's command. A nil value leaves its key out, as lua_settable does. */
+static void finish_frame(gb_lua_sink *s, int kind, int n)
+{
+    if (kind == GB_LUA_SINK_ARRAY || s->resp != 3)
+        return;
+    lua_State *L = s->L;
+    luaL_checkstack(L, 6, "reply too deep");
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, kind == GB_LUA_SINK_MAP ? n / 2 : n);
+    for (int i = 1; i + (kind == GB_LUA_SINK_MAP) <= n; i += kind == GB_LUA_SINK_MAP ? 2 : 1) {
+        lua_rawgeti(L, -3, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            continue;
+        }
+        if (kind == GB_LUA_SINK_MAP)
+            lua_rawgeti(L, -4, i + 1);
+        else
+            lua_pushboolean(L, 1);
+        lua_rawset(L, -3);
+    }
+    lua_setfield(L, -2, kind == GB_LUA_SINK_MAP ? "map" : "set");
+    lua_remove(L, -2); /* the array of elements */
+}
+
 /* A value is complete on top of the stack: it becomes the next element of
  * the innermost open table, closing every table that this fills. */
 static void value_done(gb_lua_sink *s)
@@ -19,14 +50,13 @@ static void value_done(gb_lua_sink *s)
         lua_rawseti(s->L, -2, ++f->n);
         if (f->remaining > 0 && --f->remaining == 0) {
             s->depth--;
+            finish_frame(s, f->kind, f->n);
             continue;
         }
         return;
     }
     s->values++;
 }
-
-static void ensure_stack(gb_lua_sink *s) { luaL_checkstack(s->L, 4, "reply too deep"); }
 
 static void k_status(void *ctx, const char *str, size_t len)
 {
@@ -98,16 +128,19 @@ static void k_nil(void *ctx)
     value_done(s);
 }
 
-static void open_table(gb_lua_sink *s, int64_t n)
+/* Opens a table for n elements (-1: deferred) that becomes kind. */
+static void open_table(gb_lua_sink *s, int64_t n, int kind)
 {
     ensure_stack(s);
     lua_createtable(s->L, n > 0 && n < (1 << 20) ? (int)n : 0, 0);
     if (n == 0 || s->depth == GB_LUA_SINK_DEPTH) {
+        finish_frame(s, kind, 0);
         value_done(s);
         return;
     }
     s->frames[s->depth].remaining = n;
     s->frames[s->depth].n = 0;
+    s->frames[s->depth].kind = kind;
     s->depth++;
 }
 
@@ -117,23 +150,64 @@ static void k_array(void *ctx, int64_t n)
         k_nil(ctx);
         return;
     }
-    open_table(ctx, n);
+    open_table(ctx, n, GB_LUA_SINK_ARRAY);
 }
+
+static void k_map(void *ctx, int64_t npairs) { open_table(ctx, npairs > 0 ? 2 * npairs : 0, GB_LUA_SINK_MAP); }
+
+static void k_set(void *ctx, int64_t n) { open_table(ctx, n > 0 ? n : 0, GB_LUA_SINK_SET); }
 
 static size_t k_array_deferred(void *ctx)
 {
     gb_lua_sink *s = ctx;
-    open_table(s, -1);
+    open_table(s, -1, GB_LUA_SINK_ARRAY);
     return (size_t)s->depth;
+}
+
+/* Closes the deferred table of handle as kind. */
+static void close_deferred(gb_lua_sink *s, size_t handle, int kind)
+{
+    if (handle == 0 || (int)handle != s->depth)
+        return; /* not the innermost open table: nothing sane to close */
+    s->depth--;
+    finish_frame(s, kind, s->frames[s->depth].n);
+    value_done(s);
 }
 
 static void k_set_deferred(void *ctx, size_t handle, int64_t n)
 {
-    gb_lua_sink *s = ctx;
     (void)n; /* the table already holds the elements */
-    if (handle == 0 || (int)handle != s->depth)
-        return; /* not the innermost open table: nothing sane to close */
-    s->depth--;
+    close_deferred(ctx, handle, GB_LUA_SINK_ARRAY);
+}
+
+static void k_set_deferred_map(void *ctx, size_t handle, int64_t npairs)
+{
+    (void)npairs;
+    close_deferred(ctx, handle, GB_LUA_SINK_MAP);
+}
+
+static void k_set_deferred_set(void *ctx, size_t handle, int64_t n)
+{
+    (void)n;
+    close_deferred(ctx, handle, GB_LUA_SINK_SET);
+}
+
+/* RESP3: {verbatim_string={format="txt", string=s}}; RESP2: the string. */
+static void k_verbatim(void *ctx, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    if (s->resp != 3) {
+        k_bulk(ctx, str, len);
+        return;
+    }
+    ensure_stack(s);
+    lua_createtable(s->L, 0, 1);
+    lua_createtable(s->L, 0, 2);
+    lua_pushliteral(s->L, "txt");
+    lua_setfield(s->L, -2, "format");
+    lua_pushlstring(s->L, str, len);
+    lua_setfield(s->L, -2, "string");
+    lua_setfield(s->L, -2, "verbatim_string");
     value_done(s);
 }
 
@@ -147,6 +221,11 @@ const gb_reply_ops gb_lua_sink_ops = {
     .array = k_array,
     .array_deferred = k_array_deferred,
     .set_deferred = k_set_deferred,
+    .map = k_map,
+    .set = k_set,
+    .set_deferred_map = k_set_deferred_map,
+    .set_deferred_set = k_set_deferred_set,
+    .verbatim = k_verbatim,
 };
 
 void gb_lua_sink_begin(gb_lua_sink *s, lua_State *L, int resp)
@@ -182,8 +261,9 @@ static void reply_status_text(gb_client *c, lua_State *L)
 
 static void reply_value(gb_client *c, lua_State *L, int resp);
 
-/* map -> key, value pairs; set -> its keys (RESP2: flat arrays, as Redis
- * answers a RESP2 client). */
+/* map -> key, value pairs; set -> its keys: a RESP3 map or set for a
+ * RESP3 caller, flat arrays for a RESP2 one (the writer's fallbacks), as
+ * Redis's addReplyDeferredLen + setDeferredMapLen / setDeferredSetLen. */
 static void reply_pairs(gb_client *c, lua_State *L, int resp, bool with_values)
 {
     size_t handle = gb_reply_array_deferred(c);
@@ -196,9 +276,12 @@ static void reply_pairs(gb_client *c, lua_State *L, int resp, bool with_values)
         reply_value(c, L, resp);
         if (with_values)
             reply_value(c, L, resp);
-        n += with_values ? 2 : 1;
+        n++;
     }
-    gb_reply_set_deferred(c, handle, n);
+    if (with_values)
+        gb_reply_set_deferred_map(c, handle, n);
+    else
+        gb_reply_set_deferred_set(c, handle, n);
 }
 
 /* The table on top: an error, status, double, ... or an array. */

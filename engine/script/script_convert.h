@@ -7,12 +7,16 @@
  *   integer -> number, bulk -> string, null bulk / null array -> false
  *   (nil under RESP3), array -> table (nested), status -> {ok=s},
  *   error -> {err=s}, double -> string under RESP2 (as a RESP2 client
- *   reads it), {double=n} under RESP3.
+ *   reads it), {double=n} under RESP3; under RESP3 a map -> {map={k=v}},
+ *   a set -> {set={m=true}} and a verbatim string ->
+ *   {verbatim_string={format=, string=}} (RESP2: arrays and a string, as
+ *   a RESP2 client reads them).
  *
  * Lua -> reply (what a script returns): string -> bulk, number -> integer
  * (truncated: 3.99 -> 3), true -> 1, false/nil -> null, a table with a
  * string "err" -> error, "ok" -> status, "double" -> double, "map" /
- * "set" / "big_number" / "verbatim_string" as Redis, otherwise an array of
+ * "set" (RESP3 maps and sets for a RESP3 caller) / "big_number" /
+ * "verbatim_string" as Redis, otherwise an array of
  * t[1], t[2], ... up to the first nil.
  */
 #ifndef GB_ENGINE_SCRIPT_CONVERT_H
@@ -29,7 +33,13 @@
 typedef struct gb_lua_sink_frame {
     int64_t remaining; /* elements still expected; -1: deferred length */
     int n;             /* elements set so far */
+    int kind;          /* GB_LUA_SINK_ARRAY, _MAP (2 elements a pair) or _SET */
 } gb_lua_sink_frame;
+
+/* What an open table becomes when it is complete: an array stays one; a
+ * map or set is built as the array of its elements, then (RESP3) turned
+ * into Redis's {map=} / {set=} table. */
+enum { GB_LUA_SINK_ARRAY = 0, GB_LUA_SINK_MAP, GB_LUA_SINK_SET };
 
 typedef struct gb_lua_sink {
     lua_State *L;

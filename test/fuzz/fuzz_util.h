@@ -193,7 +193,9 @@ static inline void fuzz_engine_reset(gb_engine *eng)
 /* Every value of every database passes its data structure's own check
  * (gb_list_verify, gb_set_verify, ... : the invariants the code relies on,
  * deeper than any reply shows), so a command or a load that left a
- * structure inconsistent is caught at the input that did it. */
+ * structure inconsistent is caught at the input that did it. Strings and
+ * streams have no such check (a stream was once read as a sorted set
+ * here: fuzz_lua's XADD seed crashed the check itself). */
 static inline void fuzz_verify_dataset(gb_engine *eng)
 {
     for (int d = 0; d < eng->ndbs; d++) {
@@ -206,7 +208,7 @@ static inline void fuzz_verify_dataset(gb_engine *eng)
             bool ok = true;
             if (kv->type == GB_TYPE_LIST) {
                 ok = gb_list_verify(kv->v.ptr);
-            } else if (kv->type != GB_TYPE_STRING) {
+            } else if (kv->type == GB_TYPE_SET || kv->type == GB_TYPE_HASH || kv->type == GB_TYPE_ZSET) {
                 gb_tobj_hdr o = gb_tobj_unpack(kv->v.ptr);
                 ok = kv->type == GB_TYPE_SET    ? gb_set_verify(&o.s)
                      : kv->type == GB_TYPE_HASH ? gb_hash_verify(&o.h)

@@ -476,6 +476,73 @@ def snaprecord_seeds():
             write("snaprecord", "%s-%d" % (name, settings), bytes([settings, len(keys)]) + body)
 
 
+# ---- lua: [mode] RESP3 reply, or [mode|1] script \0 data ----------------------------------------
+
+def lua_seeds():
+    # reply mode bits (fuzz_lua.c): 2 script RESP3, 4 caller RESP3, 8 deferred aggregates
+    replies = {
+        "status": b"+OK\r\n",
+        "error-code": b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+        "error-no-code": b"-nocode\r\n",
+        "integers": b"*4\r\n:0\r\n:-1\r\n:9223372036854775807\r\n:-9223372036854775808\r\n",
+        "int-2p53": b"*2\r\n:9007199254740993\r\n:-9007199254740993\r\n",
+        "bulk-binary": b"$6\r\na\x00b\r\nc\r\n",
+        "bulk-empty-null": b"*3\r\n$0\r\n\r\n$-1\r\n*-1\r\n",
+        "null-in-array": b"*3\r\n:1\r\n_\r\n:3\r\n",
+        "doubles": b"*5\r\n,1.5\r\n,-0\r\n,inf\r\n,-inf\r\n,nan\r\n",
+        "double-exp": b",1.7976931348623157e+308\r\n",
+        "nested": b"*3\r\n:1\r\n*2\r\n$1\r\na\r\n*1\r\n*0\r\n+OK\r\n",
+        "map": b"%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n*2\r\n:2\r\n:3\r\n",
+        "map-dup-null": b"%3\r\n$1\r\nk\r\n:1\r\n$1\r\nk\r\n:2\r\n_\r\n:3\r\n",
+        "map-int-keys": b"%2\r\n:1\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n",
+        "set": b"~3\r\n$1\r\nm\r\n:5\r\n$1\r\nm\r\n",
+        "verbatim": b"=8\r\ntxt:info\r\n",
+        "push": b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n",
+        "errors-inside": b"*2\r\n-ERR inner\r\n%1\r\n+OK\r\n-X y\r\n",
+        "deep": b"*1\r\n" * 31 + b":7\r\n",
+        "xinfo-like": b"%2\r\n$6\r\nlength\r\n:2\r\n$7\r\nentries\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+    }
+    for name, body in replies.items():
+        for bits in (0, 2 | 4 | 8):
+            write("lua", "reply-%s-%d" % (name, bits), bytes([bits]) + body)
+    scripts = {
+        "cjson-decode": ("return cjson.encode(cjson.decode(ARGV[1]))", b'{"a":[1,2.5,"x",null,true],"b":{"c":{}}}'),
+        "cjson-deep": ("return cjson.decode(ARGV[1])", b"[" * 40 + b"1" + b"]" * 40),
+        "cjson-numbers": ("local t = cjson.decode(ARGV[1]) return {t[1], t[2], t[3], tostring(t[4])}",
+                          b"[1e308, -0, 123456789012345678901234567890, 1e-400]"),
+        "cjson-bad": ("return {pcall(cjson.decode, ARGV[1])}", b'{"a":\x00 [1,}'),
+        "cmsgpack-unpack": ("return {cmsgpack.unpack(ARGV[1])}",
+                            b"\x93\x01\xa1x\x82\xa1a\xc3\xa1b\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00"),
+        "cmsgpack-roundtrip": ("return cmsgpack.pack(cmsgpack.unpack(ARGV[1]))", b"\xdc\x00\x03\xc0\xc2\xd3" + b"\x80" + b"\x00" * 7),
+        "cmsgpack-truncated": ("return {pcall(cmsgpack.unpack, ARGV[1])}", b"\xdd\xff\xff\xff\xff\x01"),
+        "cmsgpack-limit": ("return {cmsgpack.unpack_limit(ARGV[1], 2, 1)}", b"\x01\x02\x03\xa2hi"),
+        "cmsgpack-str32": ("return {pcall(cmsgpack.unpack, ARGV[1])}", b"\xdb\x00\x00\x00\x05hello\xc4\x02ab\xd9\x01z"),
+        "struct-unpack": ("return {struct.unpack('>i4 <I2 d s', ARGV[1])}", b"\x00\x00\x00\x05\x01\x00" + b"\x00" * 8 + b"str\x00"),
+        "struct-pack": ("return struct.pack('!4 b h i8 c0', 1, -2, 3, ARGV[1])", b"blob"),
+        "return-types": ("return {1, 'two', 3.99, true, false, {ok='fine'}, {err='E bad'}, {double=2.5}, ARGV[1]}", b"a\x00b"),
+        "return-map-set": ("return {map={a=1, [ARGV[1]]={set={x=true}}}, set={y=true}}", b"k"),
+        "return-bignum-verbatim": ("return {{big_number='12345678901234567890'}, {verbatim_string={format='txt', string=ARGV[1]}}}", b"v"),
+        "return-nil-hole": ("return {1, nil, 3}", b""),
+        "return-deep": ("local t = {} for i = 1, 200 do t = {t} end return t", b""),
+        "return-error-newlines": ("return redis.error_reply(ARGV[1])", b"MY\r\nline\nbreak"),
+        "return-status-newlines": ("return redis.status_reply(ARGV[1])", b"A\r\nB"),
+        "call-hgetall-resp3": ("redis.call('hset', KEYS[1], 'f', ARGV[1], 'g', 2) redis.setresp(3) return redis.call('hgetall', KEYS[1])", b"v"),
+        "call-smembers-resp3": ("redis.call('sadd', KEYS[1], ARGV[1], 'b') redis.setresp(3) local r = redis.call('smembers', KEYS[1]) return r", b"a"),
+        "call-zscore-resp3": ("redis.call('zadd', KEYS[1], 1.5, 'm') redis.setresp(3) return {redis.call('zscore', KEYS[1], 'm'), redis.call('get', 'none')}", b""),
+        "call-info-verbatim": ("redis.setresp(3) local r = redis.call('client', 'info') return type(r)", b""),
+        "call-error": ("return redis.pcall('incr', ARGV[1], 'x')", b"k"),
+        "call-lrange": ("redis.call('rpush', KEYS[1], ARGV[1], 2, 3.5) return redis.call('lrange', KEYS[1], 0, -1)", b"x"),
+        "call-xrange": ("redis.call('xadd', KEYS[1], '1-0', 'f', ARGV[1]) return redis.call('xrange', KEYS[1], '-', '+')", b"v"),
+        "busy-loop": ("local i = 0 while true do i = i + 1 end", b""),
+        "busy-after-write": ("redis.call('set', KEYS[1], ARGV[1]) while true do end", b"v"),
+        "big-table": ("local t = {} for i = 1, 20000 do t[i] = i end return t", b""),
+    }
+    for name, (script, data) in scripts.items():
+        # bit 1: a RESP3 caller, for the scripts whose replies differ there
+        bits = 3 if "resp3" in name or name.startswith("return-") else 1
+        write("lua", "eval-%s" % name, bytes([bits]) + script.encode() + b"\x00" + data)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -485,6 +552,7 @@ def main():
     config_seeds()
     manifest_seeds()
     snaprecord_seeds()
+    lua_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 

@@ -32,7 +32,7 @@ SCRIPTS = [
  "return {cjson.encode({1,2,{a=3}}), cjson.encode({}), cjson.encode(cjson.decode('[1,2.5,\"x\",null]'))}",
  "return cmsgpack.pack({1,2,3})", "return cmsgpack.pack({a=1})", "return cmsgpack.pack(1.5, -1, -200, 70000, 'abc', true, false)",
  "return {cmsgpack.unpack(cmsgpack.pack({1,2,{x='y'}}, 5))}", "return bit.band(7,3)", "return bit.tohex(255)",
- "return struct.pack('>I2',258)", "return {struct.unpack('<i4', struct.pack('<i4', -5))}", "return struct.size('!4ii')", "return struct.pack('c0', 'hello')",
+ "return struct.pack('>I2',258)", "return {struct.unpack('<i4', struct.pack('<i4', -5))}", "return struct.size('!4ii')", "return struct.pack('c0', 'hello')", "return {struct.unpack('>i0 <I2', 'abc')}",
  "return redis.call('incr','k','x')", "error('boom')", "error({err='XX my'})", "error()", "error(nil)", "error(5)",
  "x=5", "return y", "rawset(_G,'a',1)", "setmetatable(_G,{})", "string.x=1", "table.insert(_G, 1)", "return type(loadstring)",
  "return redis.call('set','k','v')", "return redis.call('get','k')", "return redis.call('lpush','l','a','b')", "return redis.call('lrange','l',0,-1)",

@@ -66,9 +66,31 @@ static void r_set_deferred(void *ctx, size_t handle, int64_t n)
         o->buf[handle + 1] = (char)('0' + n);
 }
 
+/* A map's or set's deferred header, RESP3's '%' / '~'. */
+static void r_set_deferred_map(void *ctx, size_t handle, int64_t n)
+{
+    resp_out *o = ctx;
+    r_set_deferred(ctx, handle, n);
+    o->buf[handle] = '%';
+}
+
+static void r_set_deferred_set(void *ctx, size_t handle, int64_t n)
+{
+    resp_out *o = ctx;
+    r_set_deferred(ctx, handle, n);
+    o->buf[handle] = '~';
+}
+
 static const gb_reply_ops resp_ops = {.status = r_status, .error = r_error, .integer = r_int, .dbl = r_dbl, .bulk = r_bulk,
                                       .nil = r_nil, .array = r_array, .array_deferred = r_deferred,
                                       .set_deferred = r_set_deferred};
+
+/* A RESP3 caller: maps and sets keep their types. */
+static const gb_reply_ops resp3_ops = {.status = r_status, .error = r_error, .integer = r_int, .dbl = r_dbl,
+                                       .bulk = r_bulk, .nil = r_nil, .array = r_array,
+                                       .array_deferred = r_deferred, .set_deferred = r_set_deferred,
+                                       .set_deferred_map = r_set_deferred_map,
+                                       .set_deferred_set = r_set_deferred_set};
 
 typedef struct fixture {
     gb_engine *eng;
@@ -146,6 +168,19 @@ static void test_lua_to_reply(void **state)
     assert_string_equal(render(f, "1e300", 2), ":-9223372036854775808\r\n");
     assert_string_equal(render(f, "-2^63", 2), ":-9223372036854775808\r\n");
     assert_string_equal(render(f, "2^53", 2), ":9007199254740992\r\n");
+}
+
+/* Redis answers a RESP3 caller a script's {map=} and {set=} as a map and a
+ * set (a RESP2 caller: flat arrays, above). */
+static void test_lua_to_resp3_map_and_set(void **state)
+{
+    fixture *f = *state;
+    f->c.rops = &resp3_ops;
+    assert_string_equal(render(f, "{map = {a = 1}}", 3), "%1\r\n$1\r\na\r\n:1\r\n");
+    assert_string_equal(render(f, "{set = {s = true}}", 3), "~1\r\n$1\r\ns\r\n");
+    assert_string_equal(render(f, "{map = {}}", 3), "%0\r\n");
+    assert_string_equal(render(f, "{1, {set = {}}}", 3), "*2\r\n:1\r\n~0\r\n");
+    f->c.rops = &resp_ops;
 }
 
 static void test_self_reference_ends_in_an_error(void **state)
@@ -247,6 +282,75 @@ static void test_nested_and_deferred_arrays(void **state)
     check(f, "v[1].err == 'ERR x' and v[2] == 2");
 }
 
+/* One complete value on the stack, every table closed. */
+static void one_value(fixture *f)
+{
+    assert_int_equal(f->sink.values, 1);
+    assert_int_equal(f->sink.depth, 0);
+    assert_int_equal(lua_gettop(f->L), 1);
+}
+
+/* RESP3 maps, sets and verbatim strings become Redis's {map=}, {set=} and
+ * {verbatim_string=} tables; under RESP2 flat arrays and a string. */
+static void test_resp3_aggregates_to_lua(void **state)
+{
+    fixture *f = *state;
+    const gb_reply_ops *k = &gb_lua_sink_ops;
+    begin(f, 3);
+    k->map(&f->sink, 2);
+    k->bulk(&f->sink, "a", 1);
+    k->integer(&f->sink, 1);
+    k->bulk(&f->sink, "b", 1);
+    k->array(&f->sink, 1);
+    k->bulk(&f->sink, "x", 1);
+    one_value(f);
+    check(f, "v[1] == nil and v.map.a == 1 and v.map.b[1] == 'x'");
+    begin(f, 2);
+    k->map(&f->sink, 1);
+    k->bulk(&f->sink, "a", 1);
+    k->integer(&f->sink, 1);
+    one_value(f);
+    check(f, "#v == 2 and v[1] == 'a' and v[2] == 1 and v.map == nil");
+    begin(f, 3);
+    k->set(&f->sink, 2);
+    k->bulk(&f->sink, "m", 1);
+    k->integer(&f->sink, 5);
+    one_value(f);
+    check(f, "v.set.m == true and v.set[5] == true");
+    /* deferred, and nested in an array */
+    begin(f, 3);
+    k->array(&f->sink, 2);
+    size_t h = k->array_deferred(&f->sink);
+    k->bulk(&f->sink, "x", 1);
+    k->bulk(&f->sink, "y", 1);
+    k->set_deferred_map(&f->sink, h, 1);
+    h = k->array_deferred(&f->sink);
+    k->bulk(&f->sink, "m", 1);
+    k->set_deferred_set(&f->sink, h, 1);
+    one_value(f);
+    check(f, "v[1].map.x == 'y' and v[2].set.m == true");
+    /* a null key cannot be a Lua key: the pair is left out; a null value
+     * leaves its key out */
+    begin(f, 3);
+    k->map(&f->sink, 3);
+    k->nil(&f->sink);
+    k->bulk(&f->sink, "v", 1);
+    k->bulk(&f->sink, "k", 1);
+    k->nil(&f->sink);
+    k->bulk(&f->sink, "z", 1);
+    k->integer(&f->sink, 0);
+    one_value(f);
+    check(f, "v.map.k == nil and v.map.z == 0 and next(v.map, 'z') == nil");
+    begin(f, 3);
+    k->verbatim(&f->sink, "hi", 2);
+    one_value(f);
+    check(f, "v.verbatim_string.format == 'txt' and v.verbatim_string.string == 'hi'");
+    begin(f, 2);
+    k->verbatim(&f->sink, "hi", 2);
+    one_value(f);
+    check(f, "v == 'hi'");
+}
+
 static void test_error_codes(void **state)
 {
     fixture *f = *state;
@@ -268,9 +372,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lua_to_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lua_to_resp3_map_and_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_reference_ends_in_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_to_lua, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_and_deferred_arrays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resp3_aggregates_to_lua, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_codes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
