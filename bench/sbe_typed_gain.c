@@ -51,7 +51,7 @@
 #define MAX_ROUNDS 100
 #define SERVER_SPIN_US "2000"     /* as sbe_vs_resp_ring: parked while the floor runs */
 #define SHARED_CORE_FLOOR_NS 90.0 /* below: the two CPUs are SMT siblings */
-#define FLOOR_WINDOW_S 0.01
+#define FLOOR_WINDOW_S 0.03
 #define XREAD_CHUNK 100 /* entries per untimed XREADGROUP when preparing XACK */
 
 static char names[NKEYS][16];
@@ -361,7 +361,7 @@ static int run_row(gb_ring_client *rc, const row *w, const encoded *e, uint64_t 
 static int callgrind(const char *pid, const char *what)
 {
     char line[256];
-    snprintf(line, sizeof line, "callgrind_control %s %s >/dev/null", what, pid);
+    snprintf(line, sizeof line, "callgrind_control %s %s >/dev/null 2>&1", what, pid);
     if (system(line) != 0) {
         fprintf(stderr, "'%s' failed\n", line);
         return -1;
@@ -424,17 +424,32 @@ typedef struct row_stats {
     double floor[MAX_ROUNDS];   /* the floor measured just before it */
 } row_stats;
 
-static void report(const row_stats *st, int rounds, bool csv)
+/* The median over rounds of (row median / floor just before it), over the
+ * rounds whose floor window measured anything (a busy machine can starve
+ * the echo thread past the window's warm-up); *shared (if asked) counts the
+ * rounds whose floor says the two CPUs were SMT siblings. */
+static double x_floor(const row_stats *st, int rounds, int *shared)
 {
     double v[MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; r < rounds; r++) {
+        if (st->floor[r] <= 0)
+            continue;
+        v[n++] = st->p50[r] / st->floor[r];
+        if (shared)
+            *shared += st->floor[r] < SHARED_CORE_FLOOR_NS;
+    }
+    return gb_bench_median(v, n);
+}
+
+static void report(const row_stats *st, int rounds, bool csv)
+{
     if (csv) {
         printf("row,p50_ns,p99_ns,round_median_p50_ns,x_floor,samples\n");
         for (size_t k = 0; k < NROWS; k++) {
             gb_lat_summary s = gb_hist_summary(st[k].all);
-            for (int r = 0; r < rounds; r++)
-                v[r] = st[k].p50[r] / st[k].floor[r];
             printf("%s,%.0f,%.0f,%.0f,%.2f,%llu\n", rows[k].name, s.p50, s.p99, gb_bench_median(st[k].p50, rounds),
-                   gb_bench_median(v, rounds), (unsigned long long)s.samples);
+                   x_floor(&st[k], rounds, NULL), (unsigned long long)s.samples);
         }
         return;
     }
@@ -442,12 +457,9 @@ static void report(const row_stats *st, int rounds, bool csv)
     for (size_t k = 0; k < NROWS; k++) {
         gb_lat_summary s = gb_hist_summary(st[k].all);
         int shared = 0;
-        for (int r = 0; r < rounds; r++) {
-            v[r] = st[k].p50[r] / st[k].floor[r];
-            shared += st[k].floor[r] < SHARED_CORE_FLOOR_NS;
-        }
+        double x = x_floor(&st[k], rounds, &shared);
         printf("%-20s %6.0f ns %6.0f ns %9.0f ns %7.2fx %5d/%d\n", rows[k].name, s.p50, s.p99,
-               gb_bench_median(st[k].p50, rounds), gb_bench_median(v, rounds), shared, rounds);
+               gb_bench_median(st[k].p50, rounds), x, shared, rounds);
     }
     printf("\n(a) typed template's gain: median over rounds of (Generic p50 - typed p50), same round\n");
     printf("%-8s %10s %12s %10s %8s %14s\n", "command", "typed", "generic", "gain", "gain %", "generic/typed");
@@ -527,7 +539,7 @@ int main(int argc, char **argv)
         st[k].all = gb_hist_new();
         code = encode_row(&rows[k], WARMUP + calls, &enc[k]);
     }
-    gb_hist *win = gb_hist_new();
+    gb_hist *win = gb_hist_new(), *floor_all = gb_hist_new();
     for (int r = 0; r < rounds && !code; r++) {
         for (size_t j = 0; j < NROWS && !code; j++) {
             /* a pair's two rows swap places every other round */
@@ -541,6 +553,7 @@ int main(int argc, char **argv)
             gb_hist_reset(win);
             gb_bench_floor_window(fl, FLOOR_WINDOW_S, win);
             st[k].floor[r] = (double)gb_hist_quantile(win, 0.5);
+            gb_hist_merge(floor_all, win);
             gb_hist_reset(win);
             if (run_row(rc, w, &enc[k], calls, win)) {
                 code = 1;
@@ -557,6 +570,9 @@ int main(int argc, char **argv)
         return 1;
     printf("SBE ring round trips, server on CPU %d, client on CPU %d; %d interleaved rounds of %llu calls per row\n",
            scpu, ccpu, rounds, (unsigned long long)calls);
+    gb_lat_summary fs = gb_hist_summary(floor_all);
+    printf("hardware floor (all windows pooled): %.0f ns (p99 %.0f ns)\n", fs.p50, fs.p99);
+    free(floor_all);
     printf("p50/p99: all rounds pooled; rounds' p50: median of the per-round medians; x floor: median over rounds of\n"
            "(row median / floor just before it); shared: rounds whose floor was below %.0f ns (SMT siblings)\n\n",
            SHARED_CORE_FLOOR_NS);

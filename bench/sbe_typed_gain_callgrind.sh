@@ -30,11 +30,11 @@ done
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 trap - EXIT
-# Each dump file names its row in "desc: Trigger: Client Request: <row> xN"
-# and gives its instruction count in "summary:" (or "totals:").
-for f in "$dir"/cg.out.*; do
+# Each dump file names its row in "desc: Trigger: dump <row> xN" and gives
+# its instruction count in "summary:" (or "totals:"); files in dump order.
+for f in $(ls -v "$dir"/cg.out.*); do
     awk -v calls="$calls" '
-        /^desc: Trigger:/ { sub(/^desc: Trigger: [^:]*: */, ""); sub(/ x[0-9]+$/, ""); row = $0 }
+        /^desc: Trigger:/ { sub(/^desc: Trigger: (dump )?/, ""); sub(/ x[0-9]+$/, ""); row = $0 }
         /^(summary|totals):/ { ir = $2 }
         END { if (row != "") printf "%-20s %8.0f Ir per call\n", row ":", ir / calls }' "$f"
 done
