@@ -7,8 +7,10 @@ goblin-core (and, where the comparison says something, redis-server 7.0):
   retrying jobs once the server has streams (XADD), which its job scripts
   write (the streams issue) - skipped until then, saying so;
 * Celery with the Redis broker: a worker (kombu's lock included) runs
-  tasks; results and chords need the Redis result backend, which needs
-  pub/sub (the pub/sub issue) - skipped until then, saying so.
+  tasks; with the Redis result backend, result.get() (SUBSCRIBE to
+  celery-task-meta-<id>), a failing task's exception, a group, chords counted
+  in a ZSET (header order) and in a list, and remote control (ping through
+  the pidbox: PUBLISH, replies by list), each compared with redis-server.
 
 Node packages come from npm at set-up (test/integration/frameworks/
 package.json, installed once into <build>/test-node); Celery from the
@@ -173,10 +175,14 @@ class Celery(unittest.TestCase):
         except ImportError:
             self.skipTest("Celery is not installed (Debian python3-celery; cmake/install-deps.sh --test)")
 
-    def worker(self, srv, backend=False):
+    def worker(self, srv, backend=False, control=False, chord_list=False):
         env = dict(os.environ, GOBLIN_CELERY_BROKER="redis://127.0.0.1:%d/0" % srv.port, PYTHONPATH=FW)
         if backend:
             env["GOBLIN_CELERY_BACKEND"] = "redis://127.0.0.1:%d/1" % srv.port
+        if control:
+            env["GOBLIN_CELERY_CONTROL"] = "1"
+        if chord_list:
+            env["GOBLIN_CELERY_CHORD_LIST"] = "1"
         p = subprocess.Popen([sys.executable, "-m", "celery", "-A", "celery_app", "worker", "--pool=solo",
                               "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info"],
                              cwd=FW, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -203,20 +209,43 @@ class Celery(unittest.TestCase):
             self.assertGreater(stats.get("cmdstat_evalsha", {}).get("calls", 0) +
                                stats.get("cmdstat_eval", {}).get("calls", 0), 0, "kombu's lock ran no script")
 
-    def test_results_and_chord(self):
-        with Server("goblin") as srv:
-            if not has_command(srv, "subscribe"):
-                self.skipTest("goblin-core has no pub/sub yet: Celery's Redis result backend waits for results "
-                              "with SUBSCRIBE; task results and chords run once the pub/sub issue lands")
-            p, env = self.worker(srv, backend=True)
-            code = ("import celery_app\nfrom celery import chord\n"
-                    "r = celery_app.add.delay(2, 3).get(timeout=60)\n"
-                    "c = chord(celery_app.add.s(i, i) for i in range(5))(celery_app.total.s()).get(timeout=60)\n"
-                    "print(r, c)\n")
-            out = subprocess.run([sys.executable, "-c", code], cwd=FW, env=env, stdout=subprocess.PIPE,
-                                 timeout=RUN_LIMIT).stdout.decode().split()
+    def results_run(self, kind, chord_list):
+        """A worker with the Redis result backend and remote control on;
+        the client (frameworks/celery_client.py) prints what it got back."""
+        with Server(kind) as srv:
+            p, env = self.worker(srv, backend=True, control=True, chord_list=chord_list)
+            c = subprocess.run([sys.executable, os.path.join(FW, "celery_client.py")], cwd=FW, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=RUN_LIMIT)
             p.terminate()
-            self.assertEqual(out, ["5", "20"])
+            log = p.communicate(timeout=RUN_LIMIT)[0].decode(errors="replace")
+            text = c.stdout.decode(errors="replace")
+            lines = text.strip().splitlines()
+            self.assertEqual(c.returncode, 0, text[-2000:] + "\nworker:\n" + log[-2000:])
+            stats = {k[len("cmdstat_"):]: v["calls"] for k, v in srv.redis().info("commandstats").items()}
+            return json.loads(lines[-1]), stats
+
+    def test_results_and_chord(self):
+        kinds = ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+        want = {"add": 5, "fails": ["ValueError", "boom", "FAILURE"], "group": [10, 11, 12, 13, 14, 15],
+                "chord": 20, "chord_order": list(range(8)), "ping": [{"ok": "pong"}]}
+        for chord_list in (False, True):
+            seen = {}
+            for kind in kinds:
+                with self.subTest(kind=kind, chord="list" if chord_list else "zset"):
+                    seen[kind], stats = self.results_run(kind, chord_list)
+                    # The ZSET backend hands the parts over in header order;
+                    # the list one in finishing order (one solo worker: the same).
+                    self.assertEqual(seen[kind], want)
+                    # result.get() waited on pub/sub, the chord counted its
+                    # parts in the structure asked for, control went by PUBLISH.
+                    self.assertGreater(stats.get("subscribe", 0), 0, stats)
+                    self.assertGreater(stats.get("publish", 0), 0, stats)
+                    self.assertGreater(stats.get("rpush" if chord_list else "zadd", 0), 0, stats)
+                    self.assertGreater(stats.get("exec", 0), 0, stats)
+            if "redis" in seen:
+                self.assertEqual(seen["goblin"], seen["redis"])
+        if not gbtest.REDIS_SERVER:
+            self.skipTest("the same runs on redis-server: %s" % gbtest.REDIS_SKIP_REASON)
 
 
 if __name__ == "__main__":
