@@ -422,34 +422,41 @@ class RingSubscriber(unittest.TestCase):
             self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 0, 10 * SLOW))
 
     def test_stalled_ring_subscriber_released(self):
-        with Server("goblin", args=["--ring-size", "65536"]) as srv, Raw(srv) as pub, Raw(srv) as good:
-            pub.call("config", "set", "client-output-buffer-limit", "pubsub 256kb 128kb 60")
-            p = subprocess.Popen([RING_TOOL, srv.sock, "resp", "script"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
-            p.stdin.flush()  # and then reads nothing more: stdin stays open
-            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
-            good.call("subscribe", "feed")
-            payload = b"r" * 8192
-            released = None
-            for i in range(1000):
-                pub.call("publish", "feed", payload)
-                self.assertEqual(good.read()[0], [b"message", b"feed", payload])
-                if pub.call("pubsub", "numsub", "feed")[1] == 1:
-                    released = i
-                    break
-            self.assertIsNotNone(released, "the stalled ring subscriber was never released")
-            self.assertLess(released, 200)  # 64 KiB of ring + 256 kB pending, in 8 kB messages
-            info = gbtest.parse_info(pub.call("info", "stats").decode())
-            self.assertGreaterEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
-            pub.call("publish", "feed", b"after")
-            self.assertEqual(good.read()[0], [b"message", b"feed", b"after"])
-            p.stdin.close()
-            p.kill()
-            p.wait(timeout=10 * SLOW)
-            p.stdout.close()
-            with open(srv.logpath, "rb") as f:
-                self.assertIn(b"the ring client is not reading", f.read())
+        check_stalled_ring_subscriber_released(self, "resp", b"r")
+
+
+def check_stalled_ring_subscriber_released(test, proto, fill):
+    """A ring subscriber (proto "resp" or "sbe") that reads SUBSCRIBE's
+    confirmation and then never reads its ring again is released at the
+    pubsub output-buffer limit, while a socket subscriber keeps receiving."""
+    with Server("goblin", args=["--ring-size", "65536"]) as srv, Raw(srv) as pub, Raw(srv) as good:
+        pub.call("config", "set", "client-output-buffer-limit", "pubsub 256kb 128kb 60")
+        p = subprocess.Popen([RING_TOOL, srv.sock, proto, "script"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
+        p.stdin.flush()  # and then reads nothing more: stdin stays open
+        test.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
+        good.call("subscribe", "feed")
+        payload = fill * 8192
+        released = None
+        for i in range(1000):
+            pub.call("publish", "feed", payload)
+            test.assertEqual(good.read()[0], [b"message", b"feed", payload])
+            if pub.call("pubsub", "numsub", "feed")[1] == 1:
+                released = i
+                break
+        test.assertIsNotNone(released, "the stalled %s ring subscriber was never released" % proto)
+        test.assertLess(released, 200)  # 64 KiB of ring + 256 kB pending, in 8 kB messages
+        info = gbtest.parse_info(pub.call("info", "stats").decode())
+        test.assertGreaterEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
+        pub.call("publish", "feed", b"after")
+        test.assertEqual(good.read()[0], [b"message", b"feed", b"after"])
+        p.stdin.close()
+        p.kill()
+        p.wait(timeout=10 * SLOW)
+        p.stdout.close()
+        with open(srv.logpath, "rb") as f:
+            test.assertIn(b"the ring client is not reading", f.read())
 
 
 class SbeRingSubscriber(unittest.TestCase):
@@ -519,36 +526,7 @@ class SbeRingSubscriber(unittest.TestCase):
             self.assertEqual(self.ring_publish(srv, 1, "news.tech", "late"), ["receivers 0"])
 
     def test_stalled_sbe_subscriber_released(self):
-        with Server("goblin", args=["--ring-size", "65536"]) as srv, Raw(srv) as pub, Raw(srv) as good:
-            pub.call("config", "set", "client-output-buffer-limit", "pubsub 256kb 128kb 60")
-            # the script mode reads SUBSCRIBE's one confirmation, then waits
-            # on stdin and never reads the ring again
-            p = subprocess.Popen([RING_TOOL, srv.sock, "sbe", "script"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            p.stdin.write(script_input([["SUBSCRIBE", "feed"]]))
-            p.stdin.flush()  # and then reads nothing more: stdin stays open
-            self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numsub", "feed")[1] == 1, 10 * SLOW))
-            good.call("subscribe", "feed")
-            payload = b"s" * 8192
-            released = None
-            for i in range(1000):
-                pub.call("publish", "feed", payload)
-                self.assertEqual(good.read()[0], [b"message", b"feed", payload])
-                if pub.call("pubsub", "numsub", "feed")[1] == 1:
-                    released = i
-                    break
-            self.assertIsNotNone(released, "the stalled SBE ring subscriber was never released")
-            self.assertLess(released, 200)  # 64 KiB of ring + 256 kB pending, in 8 kB messages
-            info = gbtest.parse_info(pub.call("info", "stats").decode())
-            self.assertGreaterEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
-            pub.call("publish", "feed", b"after")
-            self.assertEqual(good.read()[0], [b"message", b"feed", b"after"])
-            p.stdin.close()
-            p.kill()
-            p.wait(timeout=10 * SLOW)
-            p.stdout.close()
-            with open(srv.logpath, "rb") as f:
-                self.assertIn(b"the ring client is not reading", f.read())
+        check_stalled_ring_subscriber_released(self, "sbe", b"s")
 
 
 # ---- ACL -----------------------------------------------------------------------------------
