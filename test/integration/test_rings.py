@@ -255,6 +255,36 @@ class RingTests(unittest.TestCase):
         self.assertTrue(line and line[0] == "ok", "victim: %r" % (line,))
         return int(line[1])
 
+    @staticmethod
+    def isolation_bound(alone_ns):
+        return 4 * alone_ns + 1e6 * gbtest.SLOW
+
+    def hostile_phase(self, srv, victim, mode, samples, pause_us):
+        """One victim phase beside a ring_hostile neighbour in MODE, with the
+        checks on what the neighbour itself saw; returns the victim's median."""
+        bad = hostile(srv, "sbe", mode, 600)
+        self.addCleanup(bad.kill)
+        self.assertEqual(bad.stdout.readline(), b"ready\n", mode)
+        time.sleep(0.05)
+        with_bad = self.victim_phase(victim, samples, pause_us)
+        self.assertIsNone(bad.poll(), "%s: the hostile neighbour itself died" % mode)
+        bad.terminate()
+        summary = bad.communicate(timeout=30 * gbtest.SLOW)[0].decode(errors="replace")
+        stats = dict(re.findall(r"(\w+)=(-?\d+)", summary))
+        self.assertIn("drained", stats, summary)
+        # Nothing but its own (unsignalled) descriptor to drain: other clients' wake-ups never reach it.
+        self.assertEqual(stats["drained"], "0", "%s: %s" % (mode, summary))
+        if mode == "ring":
+            self.assertGreater(int(stats["drops"]), 0, "the scribbler was dropped and re-claimed: " + summary)
+        info = srv.info("rings")
+        if mode == "truncate":
+            # Sealed memory refuses (EPERM); elsewhere the server's SIGBUS guard drops the slot.
+            self.assertTrue(stats["truncate_errno"] == "1" or int(info["ring_sigbus_caught_total"]) > 0,
+                            "%s; %s" % (summary, info))
+        if mode == "spam":
+            self.assertGreater(int(info["ring_wake_mutes_total"]), 0, "the flooded descriptor was muted")
+        return with_bad
+
     def test_hostile_neighbour_isolation(self):
         """A well-behaved ring client beside a neighbour that abuses its own slot
         in every way the protocol allows (ring_hostile's modes): the victim's
@@ -266,8 +296,9 @@ class RingTests(unittest.TestCase):
 
         Phases alternate alone / hostile for each mode; each hostile median is
         compared with the alone phases on either side of it (same run, robust
-        to the machine's drift), with a generous bound: the test fails for a
-        neighbour that delays the victim, not for a loaded machine."""
+        to the machine's drift), with a generous bound and up to three attempts:
+        the test fails for a neighbour that delays the victim, not for a loaded
+        machine."""
         samples = int(os.environ.get("GOBLIN_ISOLATION_SAMPLES", "60"))
         pause_us = 2000
         srv = self.server("--rings", "8", "--ring-spin-us", "20")
@@ -278,35 +309,21 @@ class RingTests(unittest.TestCase):
         alone = [self.victim_phase(victim, samples, pause_us)]
         rows = []
         for mode in HOSTILE_MODES:
-            bad = hostile(srv, "sbe", mode, 600)
-            self.addCleanup(bad.kill)
-            self.assertEqual(bad.stdout.readline(), b"ready\n", mode)
-            time.sleep(0.05)
-            with_bad = self.victim_phase(victim, samples, pause_us)
-            self.assertIsNone(bad.poll(), "%s: the hostile neighbour itself died" % mode)
-            bad.terminate()
-            summary = bad.communicate(timeout=30 * gbtest.SLOW)[0].decode(errors="replace")
-            stats = dict(re.findall(r"(\w+)=(-?\d+)", summary))
-            self.assertIn("drained", stats, summary)
-            # Nothing but its own (unsignalled) descriptor to drain: other clients' wake-ups never reach it.
-            self.assertEqual(stats["drained"], "0", "%s: %s" % (mode, summary))
-            if mode == "ring":
-                self.assertGreater(int(stats["drops"]), 0, "the scribbler was dropped and re-claimed: " + summary)
-            info = srv.info("rings")
-            if mode == "truncate":
-                # Sealed memory refuses (EPERM); elsewhere the server's SIGBUS guard drops the slot.
-                self.assertTrue(stats["truncate_errno"] == "1" or int(info["ring_sigbus_caught_total"]) > 0,
-                                "%s; %s" % (summary, info))
-            if mode == "spam":
-                self.assertGreater(int(info["ring_wake_mutes_total"]), 0, "the flooded descriptor was muted")
-            alone.append(self.victim_phase(victim, samples, pause_us))
-            base = max(alone[-2], alone[-1])
+            # A delay the neighbour causes shows in every attempt; a spike from
+            # whatever else shares this machine's cores (ctest runs two tests
+            # at once on two cores) does not, so a mode gets three attempts.
+            for attempt in range(3):
+                with_bad = self.hostile_phase(srv, victim, mode, samples, pause_us)
+                alone.append(self.victim_phase(victim, samples, pause_us))
+                base = max(alone[-2], alone[-1])
+                if with_bad < self.isolation_bound(base):
+                    break
             rows.append((mode, with_bad, base))
         report = "\n".join("%-9s victim median %8.1f us with the neighbour, %8.1f us alone (%.2fx)" %
                            (m, w / 1e3, b / 1e3, w / b) for m, w, b in rows)
         print("\n" + report)
         for mode, w, b in rows:
-            self.assertLess(w, 4 * b + 1e6 * gbtest.SLOW, "neighbour mode %s delays the victim:\n%s" % (mode, report))
+            self.assertLess(w, self.isolation_bound(b), "neighbour mode %s delays the victim:\n%s" % (mode, report))
         self.assertTrue(srv.ping_ok())
         self.assertIsNone(victim.poll(), "the victim is still running")
         self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "1", 2 * gbtest.SLOW),
