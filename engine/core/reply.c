@@ -170,10 +170,32 @@ void gb_reply_set_deferred_set(gb_client *c, size_t handle, int64_t n)
         c->rops->set_deferred(c->rctx, handle, n);
 }
 
-void gb_reply_verbatim(gb_client *c, const char *s, size_t len)
+void gb_reply_verbatim(gb_client *c, const char *s, size_t len) { gb_reply_verbatim_format(c, "txt", s, len); }
+
+void gb_reply_verbatim_format(gb_client *c, const char *format, const char *s, size_t len)
 {
-    if (c->rops->verbatim)
-        c->rops->verbatim(c->rctx, s, len);
+    if (!c->rops->verbatim) {
+        c->rops->bulk(c->rctx, s, len);
+        return;
+    }
+    char fmt[3] = {' ', ' ', ' '};
+    for (size_t i = 0; i < 3 && format[i]; i++)
+        fmt[i] = format[i];
+    c->rops->verbatim(c->rctx, fmt, s, len);
+}
+
+void gb_reply_bool(gb_client *c, bool v)
+{
+    if (c->rops->boolean)
+        c->rops->boolean(c->rctx, v);
+    else
+        c->rops->integer(c->rctx, v ? 1 : 0);
+}
+
+void gb_reply_big_number(gb_client *c, const char *s, size_t len)
+{
+    if (c->rops->big_number)
+        c->rops->big_number(c->rctx, s, len);
     else
         c->rops->bulk(c->rctx, s, len);
 }

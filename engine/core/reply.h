@@ -15,8 +15,13 @@ typedef struct gb_reply_ops {
     /* The same writer in each protocol, for HELLO's switch (c->resp):
      * NULL where the transport has no such form (SBE rings' typed frames). */
     const struct gb_reply_ops *resp2, *resp3;
-    /* A verbatim string (RESP3 '=', format "txt"); NULL: a bulk string. */
-    void (*verbatim)(void *ctx, const char *s, size_t len);
+    /* A verbatim string (RESP3 '=' with a 3-character format such as
+     * "txt"); NULL: a bulk string. */
+    void (*verbatim)(void *ctx, const char format[3], const char *s, size_t len);
+    /* RESP3 '#t' / '#f'; NULL: the integer 1 or 0 (Redis's RESP2 form). */
+    void (*boolean)(void *ctx, bool v);
+    /* RESP3 '(' digits (no CR or LF in s); NULL: a bulk string. */
+    void (*big_number)(void *ctx, const char *s, size_t len);
     /* set_deferred for a set (RESP3 '~'); NULL: set_deferred. */
     void (*set_deferred_set)(void *ctx, size_t handle, int64_t n);
     void (*status)(void *ctx, const char *s, size_t len);  /* +OK */
@@ -103,6 +108,10 @@ void gb_reply_set_deferred_set(struct gb_client *c, size_t handle, int64_t n);
 /* Free text for people (INFO, CLIENT INFO/LIST): a RESP3 verbatim string
  * of format "txt", a bulk string in RESP2. */
 void gb_reply_verbatim(struct gb_client *c, const char *s, size_t len);
+/* With FORMAT's first three characters, space-padded (Redis's addReplyVerbatim). */
+void gb_reply_verbatim_format(struct gb_client *c, const char *format, const char *s, size_t len);
+void gb_reply_bool(struct gb_client *c, bool v);
+void gb_reply_big_number(struct gb_client *c, const char *s, size_t len);
 
 /* Redis's standard error texts. */
 #define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -192,8 +192,8 @@ static void k_set_deferred_set(void *ctx, size_t handle, int64_t n)
     close_deferred(ctx, handle, GB_LUA_SINK_SET);
 }
 
-/* RESP3: {verbatim_string={format="txt", string=s}}; RESP2: the string. */
-static void k_verbatim(void *ctx, const char *str, size_t len)
+/* RESP3: {verbatim_string={format=<fmt>, string=s}}; RESP2: the string. */
+static void k_verbatim(void *ctx, const char format[3], const char *str, size_t len)
 {
     gb_lua_sink *s = ctx;
     if (s->resp != 3) {
@@ -203,11 +203,39 @@ static void k_verbatim(void *ctx, const char *str, size_t len)
     ensure_stack(s);
     lua_createtable(s->L, 0, 1);
     lua_createtable(s->L, 0, 2);
-    lua_pushliteral(s->L, "txt");
+    lua_pushlstring(s->L, format, 3);
     lua_setfield(s->L, -2, "format");
     lua_pushlstring(s->L, str, len);
     lua_setfield(s->L, -2, "string");
     lua_setfield(s->L, -2, "verbatim_string");
+    value_done(s);
+}
+
+/* RESP3: a Lua boolean; RESP2: the integer 1 or 0 a RESP2 caller reads. */
+static void k_boolean(void *ctx, bool v)
+{
+    gb_lua_sink *s = ctx;
+    if (s->resp != 3) {
+        k_integer(ctx, v ? 1 : 0);
+        return;
+    }
+    ensure_stack(s);
+    lua_pushboolean(s->L, v);
+    value_done(s);
+}
+
+/* RESP3: {big_number=digits}; RESP2: the digits as a string. */
+static void k_big_number(void *ctx, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    if (s->resp != 3) {
+        k_bulk(ctx, str, len);
+        return;
+    }
+    ensure_stack(s);
+    lua_createtable(s->L, 0, 1);
+    lua_pushlstring(s->L, str, len);
+    lua_setfield(s->L, -2, "big_number");
     value_done(s);
 }
 
@@ -226,6 +254,8 @@ const gb_reply_ops gb_lua_sink_ops = {
     .set_deferred_map = k_set_deferred_map,
     .set_deferred_set = k_set_deferred_set,
     .verbatim = k_verbatim,
+    .boolean = k_boolean,
+    .big_number = k_big_number,
 };
 
 void gb_lua_sink_begin(gb_lua_sink *s, lua_State *L, int resp)
@@ -247,14 +277,22 @@ static int raw_field(lua_State *L, const char *field)
     return lua_type(L, -1);
 }
 
+/* The string on top with CR and LF turned into spaces (Redis's
+ * sdsmapchars), for a one-line reply; free with gb_free. */
+static char *one_line_copy(lua_State *L, size_t *len)
+{
+    const char *s = lua_tolstring(L, -1, len);
+    char *copy = gb_memdup(s, *len);
+    for (size_t i = 0; i < *len; i++)
+        if (copy[i] == '\r' || copy[i] == '\n')
+            copy[i] = ' ';
+    return copy;
+}
+
 static void reply_status_text(gb_client *c, lua_State *L)
 {
     size_t len;
-    const char *s = lua_tolstring(L, -1, &len);
-    char *copy = gb_memdup(s, len);
-    for (size_t i = 0; i < len; i++)
-        if (copy[i] == '\r' || copy[i] == '\n')
-            copy[i] = ' ';
+    char *copy = one_line_copy(L, &len);
     gb_reply_status(c, copy);
     gb_free(copy);
 }
@@ -311,24 +349,25 @@ static void reply_table(gb_client *c, lua_State *L, int resp)
     lua_pop(L, 1);
     if (raw_field(L, "big_number") == LUA_TSTRING) {
         size_t len;
-        const char *s = lua_tolstring(L, -1, &len);
-        gb_reply_bulk(c, s, len);
+        char *digits = one_line_copy(L, &len);
+        gb_reply_big_number(c, digits, len);
+        gb_free(digits);
         lua_pop(L, 1);
         return;
     }
     lua_pop(L, 1);
     if (raw_field(L, "verbatim_string") == LUA_TTABLE) {
-        int ftype = raw_field(L, "format");
-        lua_pop(L, 1);
-        if (ftype == LUA_TSTRING && raw_field(L, "string") == LUA_TSTRING) {
+        int format_type = raw_field(L, "format");
+        lua_pushstring(L, "string");
+        lua_rawget(L, -3); /* the verbatim_string table, under its format */
+        if (format_type == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
             size_t len;
-            const char *s = lua_tolstring(L, -1, &len);
-            gb_reply_bulk(c, s, len);
-            lua_pop(L, 2);
+            const char *str = lua_tolstring(L, -1, &len);
+            gb_reply_verbatim_format(c, lua_tostring(L, -2), str, len);
+            lua_pop(L, 3);
             return;
         }
-        if (ftype == LUA_TSTRING)
-            lua_pop(L, 1);
+        lua_pop(L, 2);
     }
     lua_pop(L, 1);
     if (raw_field(L, "map") == LUA_TTABLE) {
@@ -388,7 +427,7 @@ static void reply_value(gb_client *c, lua_State *L, int resp)
             else
                 gb_reply_nil(c);
         } else {
-            gb_reply_int(c, lua_toboolean(L, -1) ? 1 : 0);
+            gb_reply_bool(c, lua_toboolean(L, -1));
         }
         break;
     case LUA_TNUMBER:

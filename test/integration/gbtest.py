@@ -497,16 +497,31 @@ class Raw:
             if self.buf[e + 2 + n:e + 4 + n] != b"\r\n":
                 raise ProtocolViolation("bulk not terminated by CRLF: %r" % bytes(self.buf[pos:e + 4 + n]))
             return bytes(self.buf[e + 2:e + 2 + n]), e + 4 + n
-        if t == b"*":
+        if t in (b"*", b"~", b">", b"%"):
+            # Arrays, and RESP3's sets, pushes and maps (a map as its flat
+            # list of 2n elements: the comparisons here are of raw bytes).
             n = int(body)
             if n < 0:
                 return None, e + 2
             items = []
             p = e + 2
-            for _ in range(n):
+            for _ in range(2 * n if t == b"%" else n):
                 v, p = self._parse(p)
                 items.append(v)
             return items, p
+        if t == b"_":
+            return None, e + 2
+        if t == b"#":
+            return body == b"t", e + 2
+        if t == b",":
+            return float(body), e + 2
+        if t == b"(":
+            return body, e + 2  # digits as sent (a script can send any text)
+        if t == b"=":
+            n = int(body)
+            while len(self.buf) < e + 2 + n + 2:
+                self._fill()
+            return bytes(self.buf[e + 6:e + 2 + n]), e + 4 + n
         raise ProtocolViolation("unexpected reply type byte %r in %r" % (t, bytes(self.buf[pos:pos + 80])))
 
     def read(self):

@@ -79,6 +79,20 @@ LIBRARIES = [
  "#!lua name=lg\nlocal n = 0\nredis.register_function('cnt', function() n = n + 1; return n end)\nredis.register_function('glob', function() return type(KEYS) end)\nredis.register_function('gx', function() x = 1 end)",
 ]
 
+# What RESP3 adds to the conversion, run for a RESP3 caller (HELLO 3) on
+# top of the whole corpus above.
+RESP3_SCRIPTS = [
+ "return {big_number='123456789012345678901234567890'}", "return {big_number='12\\r\\n3'}", "return {big_number=5}",
+ "return {verbatim_string={format='txt',string='hello'}}", "return {verbatim_string={format='markdown',string='hi'}}",
+ "return {verbatim_string={format='m',string='hi'}}", "return {verbatim_string={string='hi'}}",
+ "return {verbatim_string={format='txt',string='a\\r\\nb'}}", "return {double=1/0}", "return {double='3.5'}",
+ "redis.setresp(3); return {true, false, {true}}", "return {true, false}",
+ "redis.setresp(3); return redis.call('hgetall','nosuch')", "redis.setresp(3); return type(redis.call('info','server'))",
+ "redis.setresp(3); return redis.call('info','server')['verbatim_string']['format']",
+ "redis.setresp(3); redis.call('hset','h3','f','v'); return redis.call('hgetall','h3')",
+ "redis.setresp(3); redis.call('sadd','s3','m'); return redis.call('smembers','s3')",
+]
+
 L = lambda code, *extra: ["FUNCTION", "LOAD"] + list(extra) + [code]
 
 # FUNCTION LIST of a library with several functions lists them in Redis's
@@ -123,14 +137,19 @@ class Corpus(gbtest.GoblinAndRedisCase):
     def run_cases(self, cases, reset=("FLUSHALL",)):
         with Raw(self.goblin) as g, Raw(self.redis) as r:
             for cmd in reset:
-                g.call(cmd)
-                r.call(cmd)
+                cmd = (cmd,) if isinstance(cmd, str) else cmd
+                g.call(*cmd)
+                r.call(*cmd)
             for i, case in enumerate(cases):
                 got, want = g.call_raw(*case), r.call_raw(*case)
                 self.assertEqual(got, want, "case %d: %r" % (i, case))
 
     def test_eval_corpus(self):
         self.run_cases([["EVAL", s, "0"] for s in SCRIPTS])
+
+    def test_eval_corpus_resp3(self):
+        """The same scripts, and RESP3's own types, for a caller that sent HELLO 3."""
+        self.run_cases([["EVAL", s, "0"] for s in SCRIPTS + RESP3_SCRIPTS], reset=("FLUSHALL", ("HELLO", "3")))
 
     def test_eval_commands(self):
         self.run_cases(COMMAND_CASES)

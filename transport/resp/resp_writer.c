@@ -202,15 +202,20 @@ static void w3_set_deferred_map(void *ctx, size_t handle, int64_t npairs) { put_
 
 static void w3_set_deferred_set(void *ctx, size_t handle, int64_t n) { put_deferred(ctx, handle, '~', n); }
 
-/* "=<len+4>\r\ntxt:<s>\r\n" (Redis's addReplyVerbatim). */
-static void w3_verbatim(void *ctx, const char *s, size_t len)
+/* "=<len+4>\r\n<fmt>:<s>\r\n" (Redis's addReplyVerbatim). */
+static void w3_verbatim(void *ctx, const char format[3], const char *s, size_t len)
 {
     gb_outbuf *b = ctx;
     put_prefixed_int(b, '=', (int64_t)len + 4);
-    gb_outbuf_append(b, "txt:", 4);
+    gb_outbuf_append(b, format, 3);
+    gb_outbuf_append(b, ":", 1);
     gb_outbuf_append(b, s, len);
     gb_outbuf_append(b, "\r\n", 2);
 }
+
+static void w3_boolean(void *ctx, bool v) { gb_outbuf_append(ctx, v ? "#t\r\n" : "#f\r\n", 4); }
+
+static void w3_big_number(void *ctx, const char *s, size_t len) { put_prefixed_line(ctx, '(', s, len); }
 
 /* RESP2 has no map, set, push or verbatim type: the engine's fallbacks
  * (engine/core/reply.c) send arrays and bulk strings, as Redis does. */
@@ -232,6 +237,8 @@ const gb_reply_ops gb_resp3_reply_ops = {
     .resp2 = &gb_resp2_reply_ops,
     .resp3 = &gb_resp3_reply_ops,
     .verbatim = w3_verbatim,
+    .boolean = w3_boolean,
+    .big_number = w3_big_number,
     .set_deferred_set = w3_set_deferred_set,
     .status = w_status,
     .error = w_error,

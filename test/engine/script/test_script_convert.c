@@ -85,12 +85,22 @@ static const gb_reply_ops resp_ops = {.status = r_status, .error = r_error, .int
                                       .nil = r_nil, .array = r_array, .array_deferred = r_deferred,
                                       .set_deferred = r_set_deferred};
 
-/* A RESP3 caller: maps and sets keep their types. */
+static void r3_nil(void *ctx) { put(ctx, "_\r\n"); }
+static void r3_boolean(void *ctx, bool v) { put(ctx, "#%c\r\n", v ? 't' : 'f'); }
+static void r3_big_number(void *ctx, const char *s, size_t n) { put(ctx, "(%.*s\r\n", (int)n, s); }
+static void r3_verbatim(void *ctx, const char format[3], const char *s, size_t n)
+{
+    put(ctx, "=%zu\r\n%.3s:%.*s\r\n", n + 4, format, (int)n, s);
+}
+
+/* A RESP3 caller: maps, sets, null, booleans, big numbers and verbatim
+ * strings keep their types. */
 static const gb_reply_ops resp3_ops = {.status = r_status, .error = r_error, .integer = r_int, .dbl = r_dbl,
-                                       .bulk = r_bulk, .nil = r_nil, .array = r_array,
+                                       .bulk = r_bulk, .nil = r3_nil, .array = r_array,
                                        .array_deferred = r_deferred, .set_deferred = r_set_deferred,
                                        .set_deferred_map = r_set_deferred_map,
-                                       .set_deferred_set = r_set_deferred_set};
+                                       .set_deferred_set = r_set_deferred_set, .boolean = r3_boolean,
+                                       .big_number = r3_big_number, .verbatim = r3_verbatim};
 
 typedef struct fixture {
     gb_engine *eng;
@@ -181,6 +191,34 @@ static void test_lua_to_resp3_map_and_set(void **state)
     assert_string_equal(render(f, "{map = {}}", 3), "%0\r\n");
     assert_string_equal(render(f, "{1, {set = {}}}", 3), "*2\r\n:1\r\n~0\r\n");
     f->c.rops = &resp_ops;
+}
+
+/* The scalar types RESP3 adds, as redis-server 7.0 sends them to a RESP3
+ * caller: booleans only from a script that chose RESP3 (a RESP2 script's
+ * true is 1, its false nil), big numbers with CR/LF blanked, verbatim
+ * strings with the format's first three characters, space-padded. */
+static void test_lua_to_resp3_scalars(void **state)
+{
+    fixture *f = *state;
+    f->c.rops = &resp3_ops;
+    assert_string_equal(render(f, "true", 3), "#t\r\n");
+    assert_string_equal(render(f, "false", 3), "#f\r\n");
+    assert_string_equal(render(f, "true", 2), ":1\r\n");
+    assert_string_equal(render(f, "false", 2), "_\r\n");
+    assert_string_equal(render(f, "{big_number = '123456789012345678901234567890'}", 2),
+                        "(123456789012345678901234567890\r\n");
+    assert_string_equal(render(f, "{big_number = '12\\r\\n3'}", 3), "(12  3\r\n");
+    assert_string_equal(render(f, "{big_number = 5}", 3), "*0\r\n"); /* must be a string */
+    assert_string_equal(render(f, "{verbatim_string = {format = 'txt', string = 'hello'}}", 2), "=9\r\ntxt:hello\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {format = 'markdown', string = 'hi'}}", 3), "=6\r\nmar:hi\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {format = 'm', string = 'hi'}}", 3), "=6\r\nm  :hi\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {string = 'hi'}}", 3), "*0\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {format = 'txt'}}", 3), "*0\r\n");
+    f->c.rops = &resp_ops;
+    /* A RESP2 caller: the integer and bulk-string forms. */
+    assert_string_equal(render(f, "false", 3), ":0\r\n");
+    assert_string_equal(render(f, "{big_number = '12\\n3'}", 3), "$4\r\n12 3\r\n");
+    assert_string_equal(render(f, "{verbatim_string = {format = 'mkd', string = 'a'}}", 3), "$1\r\na\r\n");
 }
 
 static void test_self_reference_ends_in_an_error(void **state)
@@ -342,13 +380,33 @@ static void test_resp3_aggregates_to_lua(void **state)
     one_value(f);
     check(f, "v.map.k == nil and v.map.z == 0 and next(v.map, 'z') == nil");
     begin(f, 3);
-    k->verbatim(&f->sink, "hi", 2);
+    k->verbatim(&f->sink, "mkd", "hi", 2);
     one_value(f);
-    check(f, "v.verbatim_string.format == 'txt' and v.verbatim_string.string == 'hi'");
+    check(f, "v.verbatim_string.format == 'mkd' and v.verbatim_string.string == 'hi'");
     begin(f, 2);
-    k->verbatim(&f->sink, "hi", 2);
+    k->verbatim(&f->sink, "txt", "hi", 2);
     one_value(f);
     check(f, "v == 'hi'");
+    begin(f, 3);
+    k->boolean(&f->sink, true);
+    one_value(f);
+    check(f, "v == true");
+    begin(f, 3);
+    k->boolean(&f->sink, false);
+    one_value(f);
+    check(f, "v == false");
+    begin(f, 2);
+    k->boolean(&f->sink, true);
+    one_value(f);
+    check(f, "v == 1");
+    begin(f, 3);
+    k->big_number(&f->sink, "1234567890123456789012", 22);
+    one_value(f);
+    check(f, "v.big_number == '1234567890123456789012'");
+    begin(f, 2);
+    k->big_number(&f->sink, "12", 2);
+    one_value(f);
+    check(f, "v == '12'");
 }
 
 static void test_error_codes(void **state)
@@ -372,6 +430,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lua_to_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lua_to_resp3_scalars, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lua_to_resp3_map_and_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_reference_ends_in_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_to_lua, setup, teardown),
