@@ -37,7 +37,7 @@ typedef struct gb_ring_client gb_ring_client;
 /* The ring's protocol ids (goblin/ring_layout.h), under the library's names. */
 typedef enum gb_ring_proto {
     GB_RING_SBE = GB_RING_PROTO_SBE,   /* binary messages (transport/sbe/goblin.xml): native numbers */
-    GB_RING_RESP = GB_RING_PROTO_RESP, /* RESP2, the same bytes as on a socket */
+    GB_RING_RESP = GB_RING_PROTO_RESP, /* RESP2 (RESP3 after HELLO 3), the same bytes as on a socket */
 } gb_ring_proto;
 
 typedef struct gb_ring_client_options {
@@ -66,7 +66,7 @@ typedef enum gb_reply_kind {
 typedef struct gb_reply {
     gb_reply_kind kind;
     int64_t integer; /* INTEGER */
-    double dbl;      /* DOUBLE (SBE sends doubles natively; RESP sends them as BULK text) */
+    double dbl;      /* DOUBLE (SBE and RESP3 send doubles natively; RESP2 as BULK text) */
     char *str;       /* STATUS, ERROR, BULK */
     size_t len;
     size_t nelem;    /* ARRAY */
@@ -151,8 +151,9 @@ GB_EXPORT int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t cl
  * command and two gb_ring_collect calls (or read them with
  * gb_ring_next_message). Then read what arrives with gb_ring_next_message:
  * over SBE each push is one Message or Subscription record (docs/sbe.md),
- * decoded in place, no allocation. Publish from any client with
- * gb_ring_publish.
+ * decoded in place, no allocation; over a RESP ring (RESP2 arrays, or
+ * RESP3 pushes after HELLO 3) the push is parsed into a reply tree that
+ * gb_ring_message_done frees. Publish from any client with gb_ring_publish.
  */
 typedef enum gb_ring_message_kind {
     GB_RING_MSG_MESSAGE = 1,  /* SUBSCRIBE matched */
@@ -183,10 +184,9 @@ typedef struct gb_ring_message {
 
 /* Waits up to timeout_ns (UINT64_MAX: forever) for the next push: spins,
  * then parks, like every read (the server wakes a parked subscriber).
- * GB_ETIMEDOUT when none came; GB_EPROTO when the next record is not a push
- * (call it only while no request is outstanding). SBE rings only
- * (GB_ENOTSUP on a RESP ring, whose pushes gb_ring_collect returns as
- * arrays). After 0, call gb_ring_message_done before the next read. */
+ * GB_ETIMEDOUT when none came; GB_EPROTO when the next reply is not a push
+ * (call it only while no request is outstanding; the reply is consumed).
+ * After 0, call gb_ring_message_done before the next read. */
 GB_EXPORT int gb_ring_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns);
 GB_EXPORT void gb_ring_message_done(gb_ring_client *rc);
 

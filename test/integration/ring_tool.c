@@ -24,7 +24,7 @@
  *                                         sleep PAUSE_US (the server parks), time one
  *                                         PING, check an INCRBY's value; print
  *                                         "ok <median_ns> <p90_ns> <max_ns>" or "wrong ..."
- *   ring_tool SOCK sbe listen N CMD ARG...
+ *   ring_tool SOCK PROTO listen N CMD ARG...
  *                                         send CMD ARG... (SUBSCRIBE, PSUBSCRIBE ...),
  *                                         print its confirmations then "ready", then
  *                                         N pushes (gb_ring_next_message); then
@@ -132,6 +132,20 @@ static gb_ring_client *claim(const char *sock, const char *proto)
         printf("claim failed: %s\n", err);
         fflush(stdout);
         return NULL;
+    }
+    if (!strcmp(proto, "resp3")) {
+        /* A RESP ring that switched to RESP3: pushes arrive as '>' frames. */
+        static const char *const hello[] = {"HELLO", "3"};
+        gb_reply *reply = NULL;
+        r = gb_ring_command(rc, 2, hello, NULL, &reply);
+        if (r != 0 || reply->kind != GB_REPLY_ARRAY) {
+            printf("HELLO 3 failed: %s\n", gb_ring_client_error(rc));
+            fflush(stdout);
+            gb_reply_free(reply);
+            gb_ring_client_close(rc);
+            return NULL;
+        }
+        gb_reply_free(reply);
     }
     return rc;
 }
@@ -580,7 +594,7 @@ static int mode_publish(gb_ring_client *rc, int n, const char *channel, const ch
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: ring_tool SOCK sbe|resp MODE [args]\n");
+        fprintf(stderr, "usage: ring_tool SOCK sbe|resp|resp3 MODE [args]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);

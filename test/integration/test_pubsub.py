@@ -459,18 +459,20 @@ def check_stalled_ring_subscriber_released(test, proto, fill):
             test.assertIn(b"the ring client is not reading", f.read())
 
 
-class SbeRingSubscriber(unittest.TestCase):
-    """An SBE ring client subscribes: confirmations arrive as Subscription
-    messages and deliveries as Message messages (docs/sbe.md), read with
-    gb_ring_next_message; PUBLISH comes from a socket client and from an
-    SBE ring publisher (the typed Publish template)."""
+class RingSubscriberCases:
+    """A ring client of protocol PROTO subscribes and reads what arrives with
+    gb_ring_next_message: over SBE, confirmations as Subscription messages
+    and deliveries as Message messages (docs/sbe.md); over a RESP ring, RESP2
+    arrays or (after HELLO 3) RESP3 pushes. PUBLISH comes from a socket
+    client and from ring publishers (SBE's typed Publish template, RESP)."""
+    PROTO = None
 
     def setUp(self):
         if not RING_TOOL:
             self.skipTest("RING_TOOL not set (ctest sets it)")
 
     def listen(self, srv, n, *cmd):
-        p = subprocess.Popen([RING_TOOL, srv.sock, "sbe", "listen", str(n)] + list(cmd), stdin=subprocess.DEVNULL,
+        p = subprocess.Popen([RING_TOOL, srv.sock, self.PROTO, "listen", str(n)] + list(cmd), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         lines = []
         while True:
@@ -525,8 +527,19 @@ class SbeRingSubscriber(unittest.TestCase):
             self.assertTrue(gbtest.wait_until(lambda: pub.call("pubsub", "numpat") == 0, 10 * SLOW))
             self.assertEqual(self.ring_publish(srv, 1, "news.tech", "late"), ["receivers 0"])
 
+class SbeRingSubscriber(RingSubscriberCases, unittest.TestCase):
+    PROTO = "sbe"
+
     def test_stalled_sbe_subscriber_released(self):
         check_stalled_ring_subscriber_released(self, "sbe", b"s")
+
+
+class RespRingSubscriber(RingSubscriberCases, unittest.TestCase):
+    PROTO = "resp"
+
+
+class Resp3RingSubscriber(RingSubscriberCases, unittest.TestCase):
+    PROTO = "resp3"
 
 
 # ---- ACL -----------------------------------------------------------------------------------

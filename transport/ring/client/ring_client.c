@@ -280,6 +280,7 @@ void gb_ring_client_close(gb_ring_client *rc)
     if (rc->wake_fd >= 0)
         close(rc->wake_fd);
     free(rc->stream);
+    gb_reply_free(rc->message);
     free(rc->scratch);
     free(rc);
 }

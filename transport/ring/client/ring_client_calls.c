@@ -22,7 +22,7 @@ int gb_ring_submit(gb_ring_client *rc, int argc, const char *const *argv, const 
 int gb_ring_collect(gb_ring_client *rc, gb_reply **reply)
 {
     *reply = NULL;
-    return rc->proto == GB_RING_SBE ? gb_rc_sbe_collect(rc, reply) : gb_rc_resp_collect(rc, reply);
+    return rc->proto == GB_RING_SBE ? gb_rc_sbe_collect(rc, reply) : gb_rc_resp_collect(rc, reply, UINT64_MAX);
 }
 
 int gb_ring_command(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens, gb_reply **reply)
@@ -330,11 +330,16 @@ int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const 
 
 int gb_ring_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns)
 {
-    if (rc->proto != GB_RING_SBE) {
-        gb_rc_fail(rc, "gb_ring_next_message reads SBE pushes; on a RESP ring use gb_ring_collect");
-        return GB_ENOTSUP;
-    }
-    return gb_rc_sbe_next_message(rc, m, timeout_ns);
+    return rc->proto == GB_RING_SBE ? gb_rc_sbe_next_message(rc, m, timeout_ns)
+                                    : gb_rc_resp_next_message(rc, m, timeout_ns);
 }
 
-void gb_ring_message_done(gb_ring_client *rc) { gb_ring_client_recv_done(rc); }
+void gb_ring_message_done(gb_ring_client *rc)
+{
+    if (rc->proto == GB_RING_SBE) {
+        gb_ring_client_recv_done(rc);
+        return;
+    }
+    gb_reply_free(rc->message);
+    rc->message = NULL;
+}

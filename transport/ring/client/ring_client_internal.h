@@ -26,6 +26,9 @@ struct gb_ring_client {
     /* RESP: reply bytes received but not yet parsed into replies */
     char *stream;
     size_t slen, scap;
+    /* RESP: the push gb_ring_next_message handed out, freed by
+     * gb_ring_message_done (its strings are the message's) */
+    gb_reply *message;
     /* scratch for encoding requests */
     char *scratch;
     size_t scratch_cap;
@@ -40,7 +43,8 @@ void gb_rc_reply_clear(gb_reply *r);
 
 /* RESP side (ring_client_resp.c) */
 int gb_rc_resp_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
-int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply);
+int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply, uint64_t timeout_ns);
+int gb_rc_resp_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns);
 
 /* SBE side (ring_client_sbe.c) */
 int gb_rc_sbe_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
