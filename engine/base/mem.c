@@ -232,6 +232,39 @@ void gb_free(void *p)
     free(raw);
 }
 
+/* ---- blocks whose owner knows their sizes ------------------------------------------------ */
+
+static void *sized_realloc(void *p, size_t osize, size_t nsize)
+{
+    void *q = realloc(p, nsize ? nsize : 1);
+    if (q)
+        account((int64_t)nsize - (int64_t)(p ? osize : 0));
+    return q;
+}
+
+void *gb_try_sized_realloc_at(void *p, size_t osize, size_t nsize, const char *file, int line)
+{
+    if (GB_UNLIKELY(fault.armed) && fault_hit(file, line))
+        return NULL;
+    return sized_realloc(p, osize, nsize);
+}
+
+void *gb_sized_realloc(void *p, size_t osize, size_t nsize)
+{
+    void *q = sized_realloc(p, osize, nsize);
+    if (!q)
+        oom(nsize);
+    return q;
+}
+
+void gb_sized_free(void *p, size_t size)
+{
+    if (!p)
+        return;
+    account(-(int64_t)size);
+    free(p);
+}
+
 char *gb_memdup(const void *p, size_t n)
 {
     char *q = gb_malloc(n + 1);

@@ -80,6 +80,19 @@ void *gb_try_malloc_at(size_t n, const char *file, int line);
 void *gb_try_calloc_at(size_t count, size_t size, const char *file, int line);
 void *gb_try_realloc_at(void *p, size_t n, const char *file, int line);
 
+/* ---- blocks whose owner knows their sizes ----------------------------------------------- */
+
+/* For an owner that passes a block's size with every call (the Lua
+ * interpreter's allocator does): the counter moves by the sizes asked for,
+ * without asking the allocator for a block's usable size (two calls per
+ * realloc on the hot path of every script). Such a block is only ever
+ * resized or freed by these; never by gb_free. osize is ignored for p NULL. */
+#define gb_try_sized_realloc(p, osize, nsize) gb_try_sized_realloc_at((p), (osize), (nsize), __FILE__, __LINE__)
+void *gb_try_sized_realloc_at(void *p, size_t osize, size_t nsize, const char *file, int line);
+/* Aborts on failure, like gb_realloc. */
+void *gb_sized_realloc(void *p, size_t osize, size_t nsize);
+void gb_sized_free(void *p, size_t size);
+
 /*
  * Fault injection, for tests only: makes the nth fallible allocation from
  * now (1-based) fail, and with `and_after` every one after it too. nth == 0

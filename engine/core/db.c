@@ -437,13 +437,11 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
     return true;
 }
 
-static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
+/* Sets key (whose record is old, or NULL when it has none) to a string. */
+static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
 {
-    uint64_t h = gb_hash_slice(key);
-    gb_hnode **link = gb_htable_find_link(&db->keys, &key, h);
     int64_t expire = -1;
-    if (link) {
-        gb_kv *old = (gb_kv *)*link;
+    if (old) {
         before_write(db, old);
         if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
             old->atime = now_atime(db);
@@ -452,8 +450,28 @@ static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, e
         if (keep_ttl && gb_kv_volatile(old))
             expire = gb_kv_expire(old);
     }
+    /* A replacement copies the key out of old before install frees it. */
     gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, mode);
     install(db, kv);
+    return kv;
+}
+
+static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
+{
+    gb_hnode **link = gb_htable_find_link(&db->keys, &key, gb_hash_slice(key));
+    return set_string_over(db, link ? (gb_kv *)*link : NULL, key, val, keep_ttl, mode);
+}
+
+gb_kv *gb_db_set_string_found(gb_db *db, gb_kv *kv, gb_slice val, bool keep_ttl)
+{
+    return set_string_over(db, kv, gb_kv_key(kv), val, keep_ttl, STR_AUTO);
+}
+
+gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val)
+{
+    gb_kv *kv = kv_new_string(db, key, val, false, -1, STR_AUTO);
+    gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
+    gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     return kv;
 }
 
@@ -467,20 +485,25 @@ gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_tt
     return set_string(db, key, val, keep_ttl, STR_TEXT);
 }
 
+gb_kv *gb_db_set_int_found(gb_db *db, gb_kv *kv, int64_t v)
+{
+    before_write(db, kv);
+    /* An integer fits any string record: no reallocation. Inline bytes of
+     * an embedded string stay allocated (they go with the key). */
+    if (kv->enc == GB_ENC_RAW)
+        gb_free(kv->v.ptr);
+    kv->enc = GB_ENC_INT;
+    kv->v.i = v;
+    return kv;
+}
+
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
 {
     gb_kv *old = (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
+    if (old && old->type == GB_TYPE_STRING)
+        return gb_db_set_int_found(db, old, v);
     if (old)
         before_write(db, old);
-    if (old && old->type == GB_TYPE_STRING) {
-        /* An integer fits any string record: no reallocation. Inline bytes
-         * of an embedded string stay allocated (they go with the key). */
-        if (old->enc == GB_ENC_RAW)
-            gb_free(old->v.ptr);
-        old->enc = GB_ENC_INT;
-        old->v.i = v;
-        return old;
-    }
     gb_kv *kv = kv_alloc(db, key, false, 0, 0);
     kv->enc = GB_ENC_INT;
     kv->v.i = v;

@@ -82,6 +82,14 @@ gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl);
 gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl);
 /* Sets key to an integer string value (INCR & co), keeping the TTL. */
 gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v);
+/* The same three for a key whose lookup the caller has just done, so the
+ * common case walks the key's chain once: kv is the string record
+ * gb_db_lookup_write returned for it (set_int: a string); add_string: the
+ * lookup found nothing (the key is absent). Each returns the record now
+ * holding the value, which may not be kv. */
+gb_kv *gb_db_set_string_found(gb_db *db, gb_kv *kv, gb_slice val, bool keep_ttl);
+gb_kv *gb_db_set_int_found(gb_db *db, gb_kv *kv, int64_t v);
+gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val);
 /* Makes the string value of kv a heap gb_str with room for cap bytes and
  * returns it (APPEND, SETRANGE). kv does not move. */
 gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap);

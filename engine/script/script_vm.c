@@ -45,18 +45,18 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     gb_lua_vm *vm = ud;
     if (nsize == 0) {
-        gb_free(ptr);
+        gb_sized_free(ptr, osize);
         vm->heap -= osize;
         return NULL;
     }
     if (GB_UNLIKELY(vm->in_command || vm->protected_depth == 0 || vm->obey)) {
-        void *q = gb_realloc(ptr, nsize);
+        void *q = gb_sized_realloc(ptr, osize, nsize);
         vm->heap = vm->heap - osize + nsize;
         return q;
     }
     if (nsize > osize && !growth_allowed(vm, nsize - osize, nsize))
         return NULL;
-    void *q = gb_try_realloc(ptr, nsize);
+    void *q = gb_try_sized_realloc(ptr, osize, nsize);
     if (!q)
         return nsize <= osize ? ptr : NULL;
     vm->heap = vm->heap - osize + nsize;

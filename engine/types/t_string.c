@@ -138,7 +138,7 @@ gb_result gb_string_set(gb_db *db, gb_slice key, gb_slice val, unsigned flags, i
         return GB_R_SKIPPED;
     /* The value may alias the old record's bytes (SET k from a GET of k in a
      * script-less world this cannot happen; argv is the caller's). */
-    gb_kv *nkv = gb_db_set_string(db, key, val, (flags & GB_SET_KEEPTTL) != 0);
+    gb_kv *nkv = kv ? gb_db_set_string_found(db, kv, val, (flags & GB_SET_KEEPTTL) != 0) : gb_db_add_string(db, key, val);
     if (expire_at_ms >= 0)
         gb_db_set_expire(db, nkv, expire_at_ms);
     gb_engine_key_modified(db, key);
@@ -164,7 +164,10 @@ gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out)
     if ((by < 0 && cur < 0 && by < INT64_MIN - cur) || (by > 0 && cur > 0 && by > INT64_MAX - cur))
         return GB_R_OVERFLOW;
     cur += by;
-    gb_db_set_int(db, key, cur);
+    if (kv)
+        gb_db_set_int_found(db, kv, cur);
+    else
+        gb_db_set_int(db, key, cur);
     gb_engine_key_modified(db, key);
     *out = cur;
     return GB_R_OK;
