@@ -31,6 +31,7 @@ static uint16_t add(gb_acl_commands *u, const gb_command_meta *m, uint16_t paren
     c->nsubs = m->nsubcommands;
     c->channels = (uint8_t)channel_use(m->name);
     c->has_keys = gb_command_has_keys(m);
+    c->single_key_pos = (int16_t)gb_command_single_key(m, &c->single_key_flags);
     return id;
 }
 

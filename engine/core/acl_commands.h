@@ -39,6 +39,10 @@ typedef struct gb_acl_cmd {
     uint16_t nsubs;              /* a container: its subcommands are ids id+1 .. id+nsubs */
     uint8_t channels;            /* enum gb_acl_channel_use */
     bool has_keys;               /* gb_command_has_keys: key patterns apply */
+    /* gb_command_single_key: the permission check's shortcut for the
+     * commands of one key at a fixed place (0: find keys from the specs) */
+    int16_t single_key_pos;
+    uint16_t single_key_flags;
 } gb_acl_cmd;
 
 typedef struct gb_acl_commands {

@@ -1,6 +1,7 @@
 #include "engine/core/acl_list.h"
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 
 /* The index key: the string, and whether case counts. */
 typedef struct list_key {
@@ -96,6 +97,36 @@ static void compact(gb_acl_list *l)
     l->holes = 0;
 }
 
+/* Sorts a pattern into the shapes gb_acl_str_glob compares directly. */
+static void classify_glob(gb_acl_str *str)
+{
+    size_t special = 0; /* the first character a glob treats specially */
+    while (special < str->len && !memchr("*?[\\", str->bytes[special], 4))
+        special++;
+    str->glob_prefix = (uint32_t)special;
+    if (special == str->len) {
+        str->glob_shape = GB_ACL_GLOB_LITERAL;
+        return;
+    }
+    size_t i = special;
+    while (i < str->len && str->bytes[i] == '*')
+        i++;
+    str->glob_shape = i == str->len ? GB_ACL_GLOB_PREFIX : GB_ACL_GLOB_ANY;
+}
+
+bool gb_acl_str_glob(const gb_acl_str *p, gb_slice s)
+{
+    switch (p->glob_shape) {
+    case GB_ACL_GLOB_LITERAL:
+        return s.len == p->len && (s.len == 0 || memcmp(p->bytes, s.ptr, s.len) == 0);
+    case GB_ACL_GLOB_PREFIX:
+        /* A star matches the empty rest, but nothing matches an empty string. */
+        return s.len > 0 && s.len >= p->glob_prefix && memcmp(p->bytes, s.ptr, p->glob_prefix) == 0;
+    default:
+        return gb_glob_match(p->bytes, p->len, s.ptr, s.len, false);
+    }
+}
+
 gb_acl_str *gb_acl_list_add(gb_acl_list *l, gb_slice s, uint8_t tag, bool *added)
 {
     gb_acl_str *found = gb_acl_list_find(l, s);
@@ -115,6 +146,7 @@ gb_acl_str *gb_acl_list_add(gb_acl_list *l, gb_slice s, uint8_t tag, bool *added
     if (s.len)
         memcpy(str->bytes, s.ptr, s.len);
     str->bytes[s.len] = '\0';
+    classify_glob(str);
     gb_htable_insert(&l->index, &str->node, str->hash);
     l->items[l->n++] = str;
     return str;

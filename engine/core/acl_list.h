@@ -22,8 +22,23 @@ typedef struct gb_acl_str {
     uint32_t pos;  /* slot in items */
     uint32_t len;
     uint8_t tag;
+    /* As a glob pattern (gb_acl_str_glob): GB_ACL_GLOB_*; glob_prefix is
+     * the literal part of a GB_ACL_GLOB_PREFIX pattern ("key:" of "key:*"). */
+    uint8_t glob_shape;
+    uint32_t glob_prefix;
     char bytes[]; /* len bytes and a NUL, for C-string printing */
 } gb_acl_str;
+
+enum {
+    GB_ACL_GLOB_ANY,     /* needs the general matcher */
+    GB_ACL_GLOB_LITERAL, /* no special character: equality */
+    GB_ACL_GLOB_PREFIX,  /* a literal prefix and trailing stars only */
+};
+
+/* Whether s matches p as Redis's stringmatchlen (case-sensitive) would:
+ * the literal and prefix shapes (most ACL key and channel patterns) by
+ * comparing bytes, the others with gb_glob_match. */
+bool gb_acl_str_glob(const gb_acl_str *p, gb_slice s);
 
 typedef struct gb_acl_list {
     gb_acl_str **items; /* insertion order; NULL where a string was removed */

@@ -674,7 +674,7 @@ static bool key_permitted(const gb_acl_selector *s, gb_slice key, uint16_t spec_
     if (spec_flags & (GB_KS_INSERT | GB_KS_DELETE | GB_KS_UPDATE))
         need |= GB_ACL_PERM_WRITE;
     GB_ACL_LIST_EACH(&s->keys, p) {
-        if ((p->tag & need) == need && gb_glob_match(p->bytes, p->len, key.ptr, key.len, false))
+        if ((p->tag & need) == need && gb_acl_str_glob(p, key))
             return true;
     }
     return false;
@@ -685,8 +685,7 @@ static bool channel_in(const gb_acl_list *channels, gb_slice channel, bool is_pa
     GB_ACL_LIST_EACH(channels, p) {
         /* A PSUBSCRIBE pattern must be one of the user's patterns as it
          * is; a channel name is matched against them. */
-        if (is_pattern ? gb_slice_eq(gb_slice_make(p->bytes, p->len), channel)
-                       : gb_glob_match(p->bytes, p->len, channel.ptr, channel.len, false))
+        if (is_pattern ? gb_slice_eq(gb_slice_make(p->bytes, p->len), channel) : gb_acl_str_glob(p, channel))
             return true;
     }
     return false;
@@ -710,8 +709,17 @@ static enum gb_acl_denial selector_check(const gb_acl_selector *s, const gb_acl_
 {
     if (!command_permitted(s, cmds, id, m, argc, argv))
         return GB_ACL_DENIED_CMD;
-    bool has_keys = id < cmds->n ? cmds->cmd[id].has_keys : gb_command_has_keys(m);
-    if (!(s->flags & GB_ACL_SEL_ALLKEYS) && has_keys) {
+    const gb_acl_cmd *ac = id < cmds->n ? &cmds->cmd[id] : NULL;
+    bool has_keys = ac ? ac->has_keys : gb_command_has_keys(m);
+    if (!(s->flags & GB_ACL_SEL_ALLKEYS) && has_keys && ac && ac->single_key_pos) {
+        /* One key at a fixed place: what gb_command_keys would find, without
+         * building the list (the common case on the hot path). */
+        int pos = ac->single_key_pos;
+        if (pos < argc && !key_permitted(s, argv[pos], ac->single_key_flags)) {
+            *argpos = pos;
+            return GB_ACL_DENIED_KEY;
+        }
+    } else if (!(s->flags & GB_ACL_SEL_ALLKEYS) && has_keys) {
         if (!keys->found) {
             gb_command_keys(m, argc, argv, &keys->r);
             keys->found = true;

@@ -188,6 +188,26 @@ bool gb_command_has_keys(const gb_command_meta *m)
     return own_key_rule(m) != NULL;
 }
 
+int gb_command_single_key(const gb_command_meta *m, uint16_t *flags)
+{
+    if (!specs_trusted(m))
+        return 0;
+    const gb_key_spec *only = NULL;
+    for (uint8_t j = 0; j < m->nkey_specs; j++) {
+        const gb_key_spec *s = &m->key_specs[j];
+        if (s->flags & GB_KS_NOT_KEY)
+            continue;
+        if (only)
+            return 0;
+        only = s;
+    }
+    if (!only || only->begin != GB_KS_BEGIN_INDEX || only->find != GB_KS_FIND_RANGE || only->range_lastkey != 0 ||
+        only->begin_index < 1)
+        return 0;
+    *flags = only->flags;
+    return only->begin_index;
+}
+
 /* Where a spec's keys begin: 0 when its keyword is absent. */
 static int spec_begin(const gb_key_spec *s, int argc, const gb_slice *argv)
 {

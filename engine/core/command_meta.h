@@ -213,6 +213,11 @@ bool gb_command_keys_known(const gb_command_meta *m);
 /* Whether m has keys at all (COMMAND GETKEYS: "The command has no key
  * arguments"). */
 bool gb_command_has_keys(const gb_command_meta *m);
+/* Where the command's only key is when its specs say it is always the one
+ * argument at a fixed index (GET, SET...: gb_command_keys then finds that
+ * argument, or none when argv is shorter): the index, and the spec's flags
+ * in *flags. 0 for every other command. */
+int gb_command_single_key(const gb_command_meta *m, uint16_t *flags);
 void gb_keys_result_free(gb_keys_result *r);
 
 #endif

@@ -20,6 +20,9 @@
 #include "engine/base/sha256.h"
 #include "engine/core/acl.h"
 #include "engine/core/acl_file.h"
+#include "engine/core/acl_list.h"
+#include "engine/core/command_meta.h"
+#include "engine/base/util.h"
 #include "platform/clock.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -745,6 +748,74 @@ static void test_big_rule_lists(void **state)
     harness_free(h);
 }
 
+/* gb_acl_str_glob's byte comparisons for literal and "prefix*" patterns
+ * agree with the general matcher (Redis's stringmatchlen) on random
+ * patterns and strings over a small alphabet that includes every special
+ * character, NUL and the empty string. */
+static void test_glob_shapes_match_the_matcher(void **state)
+{
+    (void)state;
+    static const char alphabet[] = {'a', 'b', ':', '*', '?', '[', ']', '\\', '\0'};
+    gb_random_seed(7);
+    gb_acl_list l;
+    gb_acl_list_init(&l, false);
+    int shapes[3] = {0};
+    for (int round = 0; round < 4000; round++) {
+        char pat[8], str[8];
+        size_t plen = gb_random_u64() % 7, slen = gb_random_u64() % 7;
+        /* Half the patterns are "literal + stars", the shape the shortcut takes. */
+        bool prefix_form = gb_random_u64() % 2;
+        for (size_t i = 0; i < plen; i++)
+            pat[i] = prefix_form && i + 2 >= plen && plen > 0 ? '*' : alphabet[gb_random_u64() % sizeof alphabet];
+        for (size_t i = 0; i < slen; i++)
+            str[i] = alphabet[gb_random_u64() % 3]; /* the literal part's letters */
+        if (gb_random_u64() % 4 == 0 && plen >= 2 && slen >= 2)
+            memcpy(str, pat, 2); /* often share a prefix */
+        const gb_acl_str *p = gb_acl_list_add(&l, gb_slice_make(pat, plen), 0, NULL);
+        shapes[p->glob_shape]++;
+        gb_slice sl = gb_slice_make(str, slen);
+        assert_int_equal(gb_acl_str_glob(p, sl), gb_glob_match(pat, plen, str, slen, false));
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(shapes[i] > 100); /* every shape was exercised */
+    gb_acl_list_free(&l);
+}
+
+/* The permission check's single-key shortcut finds exactly the key
+ * gb_command_keys finds, for every command it applies to, at every argc. */
+static void test_single_key_shortcut_matches_specs(void **state)
+{
+    (void)state;
+    gb_slice argv[8];
+    for (int i = 0; i < 8; i++)
+        argv[i] = gb_slice_cstr("k");
+    int covered = 0;
+    for (size_t i = 0; i < gb_command_meta_count; i++) {
+        const gb_command_meta *top = &gb_command_meta_table[i];
+        for (int sub = -1; sub < (int)top->nsubcommands; sub++) {
+            const gb_command_meta *m = sub < 0 ? top : &top->subcommands[sub];
+            uint16_t flags = 0;
+            int pos = gb_command_single_key(m, &flags);
+            if (pos == 0)
+                continue;
+            covered++;
+            for (int argc = 1; argc <= 8; argc++) {
+                gb_keys_result r;
+                int n = gb_command_keys(m, argc, argv, &r);
+                if (pos < argc) {
+                    assert_int_equal(n, 1);
+                    assert_int_equal(r.keys[0].pos, pos);
+                    assert_int_equal(r.keys[0].flags, flags);
+                } else {
+                    assert_int_equal(n, 0);
+                }
+                gb_keys_result_free(&r);
+            }
+        }
+    }
+    assert_true(covered > 100); /* GET, SET, HSET, LPUSH, ZADD, XADD ... */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_config_user_lines),
         cmocka_unit_test(test_config_user_line_errors),
         cmocka_unit_test(test_big_rule_lists),
+        cmocka_unit_test(test_glob_shapes_match_the_matcher),
+        cmocka_unit_test(test_single_key_shortcut_matches_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
