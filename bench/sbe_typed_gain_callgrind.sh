@@ -13,7 +13,7 @@
 set -eu
 build=${1:?usage: $0 BUILD_DIR [CALLS] [ROWS]}
 calls=${2:-5000}
-rows=${3:-GET typed,GET generic,SET typed,SET generic,HSET3 typed,HSET3 generic,ZADD10 typed,ZADD10 generic,XADD3 generic,XREADGROUP generic,XACK generic,EVALSHA generic,FCALL generic}
+rows=${3:-GET typed,GET generic,SET typed,SET generic,HSET3 typed,HSET3 generic,ZADD10 typed,ZADD10 generic,XADD3 typed,XADD3 generic,XREADGROUP generic,XACK generic,EVALSHA generic,FCALL generic}
 dir=$(mktemp -d /tmp/goblin-callgrind-XXXXXX)
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
 # A long spin budget: a parked server would answer callgrind_control late.

@@ -9,6 +9,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/typed.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
@@ -232,8 +233,8 @@ static int parse_add_trim(gb_client *c, int argc, gb_slice *argv, bool xadd, gb_
 
 /* XADD/XTRIM as replayed: "~" becomes "=" and the threshold what the
  * trimming left; XADD's "*" or "<ms>-*" becomes the ID given. */
-static void propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, int idpos, gb_stream_id id, int trim_arg,
-                                const gb_xadd_args *a, const gb_xadd_rewrite *rw)
+void gb_xadd_propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, int idpos, gb_stream_id id,
+                                 int trim_arg, const gb_xadd_args *a, const gb_xadd_rewrite *rw)
 {
     if (!gb_propagating(&c->eng->prop))
         return;
@@ -254,6 +255,36 @@ static void propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, in
         gb_free(v);
 }
 
+bool gb_cmd_xadd(gb_client *c, gb_slice key, const gb_xadd_args *a, size_t npairs, const gb_slice *fv,
+                 gb_stream_id *id, gb_xadd_rewrite *rw)
+{
+    if (a->id_given && a->seq_given && gb_stream_id_is_zero(a->id)) {
+        gb_reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
+        return false;
+    }
+    switch (gb_stream_op_add(c->db, key, a, fv, npairs, id, rw)) {
+    case GB_XADD_WRONGTYPE:
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+        return false;
+    case GB_XADD_NOKEY:
+        gb_reply_nil(c);
+        return false;
+    case GB_XADD_EXHAUSTED:
+        gb_reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add more items");
+        return false;
+    case GB_XADD_ID_TOO_SMALL:
+        gb_reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+        return false;
+    case GB_XADD_TOO_LARGE:
+        gb_reply_error(c, "ERR Elements are too large to be stored");
+        return false;
+    case GB_XADD_OK:
+        break;
+    }
+    gb_xreply_id(c, *id);
+    return (rw->id || rw->trim) && gb_propagating(&c->eng->prop);
+}
+
 static void cmd_xadd(gb_client *c, int argc, gb_slice *argv)
 {
     gb_xadd_args a;
@@ -266,34 +297,10 @@ static void cmd_xadd(gb_client *c, int argc, gb_slice *argv)
         gb_reply_wrong_arity(c, "xadd");
         return;
     }
-    if (a.id_given && a.seq_given && gb_stream_id_is_zero(a.id)) {
-        gb_reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
-        return;
-    }
     gb_stream_id id;
     gb_xadd_rewrite rw;
-    switch (gb_stream_op_add(c->db, argv[1], &a, argv + fields, (size_t)(argc - fields) / 2, &id, &rw)) {
-    case GB_XADD_WRONGTYPE:
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return;
-    case GB_XADD_NOKEY:
-        gb_reply_nil(c);
-        return;
-    case GB_XADD_EXHAUSTED:
-        gb_reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add more items");
-        return;
-    case GB_XADD_ID_TOO_SMALL:
-        gb_reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
-        return;
-    case GB_XADD_TOO_LARGE:
-        gb_reply_error(c, "ERR Elements are too large to be stored");
-        return;
-    case GB_XADD_OK:
-        break;
-    }
-    gb_xreply_id(c, id);
-    if (rw.id || rw.trim)
-        propagate_rewritten(c, argc, argv, idpos, id, trim_arg, &a, &rw);
+    if (gb_cmd_xadd(c, argv[1], &a, (size_t)(argc - fields) / 2, argv + fields, &id, &rw))
+        gb_xadd_propagate_rewritten(c, argc, argv, idpos, id, trim_arg, &a, &rw);
 }
 
 static void cmd_xtrim(gb_client *c, int argc, gb_slice *argv)
@@ -312,7 +319,7 @@ static void cmd_xtrim(gb_client *c, int argc, gb_slice *argv)
     if (deleted) {
         if (a.trim.approx) {
             gb_xadd_rewrite rw = {false, true, s->length, gb_stream_first_node_id(s)};
-            propagate_rewritten(c, argc, argv, 0, gb_stream_id_make(0, 0), trim_arg, &a, &rw);
+            gb_xadd_propagate_rewritten(c, argc, argv, 0, gb_stream_id_make(0, 0), trim_arg, &a, &rw);
         }
         gb_engine_key_modified(c->db, argv[1]);
         c->eng->stats.dirty += (uint64_t)deleted - 1; /* Redis counts each entry */

@@ -15,6 +15,7 @@
 
 #include "engine/core/client.h"
 #include "engine/ds/zset.h"
+#include "engine/types/t_stream.h"
 
 /* PING without a message: +PONG. */
 void gb_cmd_ping(gb_client *c);
@@ -65,5 +66,23 @@ void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message);
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);
 /* LPOP/RPOP key (one value, no COUNT). */
 void gb_cmd_pop(gb_client *c, gb_slice key, bool tail);
+
+/* XADD key ... once parsed: a's ID and trim (a->trim.limit already the
+ * work limit: LIMIT's count, or gb_stream_default_trim_limit for "~"
+ * without LIMIT), npairs >= 1 field/value pairs interleaved in fv. Replies
+ * the new ID, nil (NOMKSTREAM, no key) or Redis's error ("must be greater
+ * than 0-0", "equal or smaller than the target stream top item",
+ * WRONGTYPE ...). Returns true when the entry was added, something records
+ * effects, and the effect must be the rewritten form (*rw: "*" or
+ * "<ms>-*" became *id, "~" became "="): the caller then passes its RESP
+ * form to gb_xadd_propagate_rewritten. Otherwise the gate records the
+ * command as it came. */
+bool gb_cmd_xadd(gb_client *c, gb_slice key, const gb_xadd_args *a, size_t npairs, const gb_slice *fv,
+                 gb_stream_id *id, gb_xadd_rewrite *rw);
+/* Records XADD's (or XTRIM's) effect: argv, its RESP form, with the ID at
+ * idpos replaced by id (rw->id) and the threshold at trim_arg (after its
+ * "~" at trim_arg - 1) by what the trimming left (rw->trim). */
+void gb_xadd_propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, int idpos, gb_stream_id id,
+                                 int trim_arg, const gb_xadd_args *a, const gb_xadd_rewrite *rw);
 
 #endif

@@ -41,6 +41,14 @@ void gb_argv_ll(gb_argv_builder *b, int64_t v)
     b->used += (size_t)k;
 }
 
+void gb_argv_text(gb_argv_builder *b, const char *s, size_t len)
+{
+    char *p = b->num + b->used;
+    memcpy(p, s, len);
+    gb_argv_add(b, gb_slice_make(p, len));
+    b->used += len;
+}
+
 size_t gb_format_double_arg(char *p, double v)
 {
     /* inf/-inf/nan come out as the words the text parsers accept or reject

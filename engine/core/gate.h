@@ -45,6 +45,9 @@ void gb_argv_free(gb_argv_builder *b);
 static inline void gb_argv_add(gb_argv_builder *b, gb_slice s) { b->v[b->n++] = s; }
 static inline void gb_argv_lit(gb_argv_builder *b, const char *lit) { gb_argv_add(b, gb_slice_cstr(lit)); }
 void gb_argv_ll(gb_argv_builder *b, int64_t v);
+/* Text made from native values (a stream ID: "<ms>-<seq>", "<ms>-*"),
+ * copied into the number room: counts as (len + 31) / 32 numbers at init. */
+void gb_argv_text(gb_argv_builder *b, const char *s, size_t len);
 /* The shortest of %.15g/%.16g/%.17g that reads back as the same double:
  * the text a person would have typed ("0.1"), so that replies quoting an
  * argument match the RESP path's. */

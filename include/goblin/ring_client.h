@@ -26,7 +26,7 @@
 #include "goblin/error.h"
 #include "goblin/export.h"
 #include "goblin/ring_layout.h" /* GB_RING_PROTO_* */
-#include "goblin/sbe_schema.h"  /* GB_SBE_ZADD_* */
+#include "goblin/sbe_schema.h"  /* GB_SBE_ZADD_*, GB_SBE_XADD_* */
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,6 +138,38 @@ GB_EXPORT int gb_ring_rpop(gb_ring_client *rc, const void *key, size_t klen, voi
 /* BLPOP keys... timeout_s (0 = forever): *reply is [key, value] or NIL_ARRAY. */
 GB_EXPORT int gb_ring_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens,
                             double timeout_s, gb_reply **reply);
+
+/* XADD key [NOMKSTREAM] [MAXLEN|MINID =|~ threshold [LIMIT count]] id
+ * field value [field value ...] (n >= 1 pairs). Over SBE the XAdd
+ * template (the ID and numbers native), over RESP that command line.
+ * opt NULL: "*" and no options. The new ID's text ("<ms>-<seq>") is
+ * copied into id (up to cap bytes, GB_RING_XADD_ID_MAX holds any) and
+ * *idlen receives its length, or -1 when NOMKSTREAM found no stream. A
+ * refusal (an ID not above the stream's last, "0-0", WRONGTYPE, LIMIT
+ * without APPROX) is GB_EPROTO with Redis's words in
+ * gb_ring_client_error(); flags no command line can say (AUTO_ID with
+ * AUTO_SEQ, APPROX without MAXLEN or MINID) are GB_EINVAL, nothing sent. */
+enum {
+    /* the schema's XAddFlags bits (goblin/sbe_schema.h), sent as they are */
+    GB_RING_XADD_AUTO_ID = GB_SBE_XADD_AUTO_ID,     /* "*": the server picks the ID */
+    GB_RING_XADD_AUTO_SEQ = GB_SBE_XADD_AUTO_SEQ,   /* "<id_ms>-*": the server picks the sequence */
+    GB_RING_XADD_NOMKSTREAM = GB_SBE_XADD_NOMKSTREAM,
+    GB_RING_XADD_MAXLEN = GB_SBE_XADD_MAXLEN,       /* trim to maxlen entries */
+    GB_RING_XADD_MINID = GB_SBE_XADD_MINID,         /* trim entries below minid_ms-minid_seq */
+    GB_RING_XADD_APPROX = GB_SBE_XADD_APPROX,       /* "~" (whole nodes); without it "=" */
+    GB_RING_XADD_LIMIT = GB_SBE_XADD_LIMIT,         /* LIMIT limit (with APPROX) */
+};
+#define GB_RING_XADD_ID_MAX 42 /* "18446744073709551615-18446744073709551615" and a NUL */
+typedef struct gb_ring_xadd_opts {
+    int flags;                    /* GB_RING_XADD_*; AUTO_ID and AUTO_SEQ exclude each other */
+    uint64_t id_ms, id_seq;       /* the ID (id_seq unused with AUTO_SEQ, both with AUTO_ID) */
+    int64_t maxlen;               /* MAXLEN */
+    uint64_t minid_ms, minid_seq; /* MINID */
+    int64_t limit;                /* LIMIT */
+} gb_ring_xadd_opts;
+GB_EXPORT int gb_ring_xadd(gb_ring_client *rc, const void *key, size_t klen, const gb_ring_xadd_opts *opt, size_t n,
+                           const void *const *fields, const size_t *flens, const void *const *values,
+                           const size_t *vlens, char *id, size_t cap, int64_t *idlen);
 
 /* PUBLISH channel message: *receivers = the number of clients that got it
  * (NULL: not wanted). Over SBE the Publish template. */

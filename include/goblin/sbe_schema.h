@@ -34,7 +34,8 @@ enum gb_sbe_template {
     GB_SBE_BLPOP = 12,
     GB_SBE_GENERIC = 13,
     GB_SBE_PUBLISH = 14,
-    GB_SBE_REQUEST_MAX = 14,
+    GB_SBE_XADD = 15,
+    GB_SBE_REQUEST_MAX = 15,
 
     GB_SBE_STATUS_REPLY = 101,
     GB_SBE_ERROR_REPLY = 102,
@@ -90,6 +91,22 @@ enum {
     GB_SBE_ZADD_CH = 1u << 4,
     GB_SBE_ZADD_INCR = 1u << 5,
     GB_SBE_ZADD_ALL = 0x3fu,
+};
+
+/* XAddFlags (uint8 set). The ID: AUTO_ID sends "*" (idMs, idSeq unused),
+ * AUTO_SEQ "<idMs>-*", neither "<idMs>-<idSeq>" (both set is malformed).
+ * Trimming: MAXLEN (maxLen) or MINID (minIdMs, minIdSeq), "~" with APPROX
+ * ("=" without), LIMIT with LIMIT (limit); APPROX without a strategy is
+ * malformed. Bit 7 is refused ("unknown flag bits"). */
+enum {
+    GB_SBE_XADD_AUTO_ID = 1u << 0,
+    GB_SBE_XADD_AUTO_SEQ = 1u << 1,
+    GB_SBE_XADD_NOMKSTREAM = 1u << 2,
+    GB_SBE_XADD_MAXLEN = 1u << 3,
+    GB_SBE_XADD_MINID = 1u << 4,
+    GB_SBE_XADD_APPROX = 1u << 5,
+    GB_SBE_XADD_LIMIT = 1u << 6,
+    GB_SBE_XADD_ALL = 0x7fu,
 };
 
 /* ReplyKind (uint8 enum). 0 is not a kind, so zeroed memory never decodes. */

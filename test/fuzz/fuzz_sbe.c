@@ -54,6 +54,9 @@ static void decode_request(const uint8_t *msg, size_t len, gb_sbe_scratch *s)
     /* The scratch arrays hold n entries of the template's group: a for
      * every group, b for HSet's values, d for ZAdd's scores. */
     uint16_t tid = req.hdr.template_id;
+    /* XAdd's pairs sit interleaved in a: 2n slices. */
+    for (size_t i = 0; tid == GB_SBE_XADD && i < 2 * req.n; i++)
+        check_slice(req.a[i], msg, len, "xadd field or value");
     for (size_t i = 0; i < req.n; i++) {
         check_slice(req.a[i], msg, len, "entry");
         if (tid == GB_SBE_HSET)

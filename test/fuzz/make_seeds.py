@@ -104,6 +104,15 @@ def sbe_messages():
         "generic-exec": hdr(0, 13) + group([var("EXEC")], large=True),
         "generic-subscribe": hdr(0, 13) + group([var("SUBSCRIBE"), var("ch")], large=True),
         "publish": hdr(0, 14) + var("ch") + var("msg"),
+        # XAdd: idMs, idSeq, maxLen, minIdMs, minIdSeq, limit, flags (docs/sbe.md)
+        "xadd": hdr(49, 15) + struct.pack("<QQqQQqB", 1, 1, 0, 0, 0, 0, 0)
+        + group([var("f") + var("v"), var("n") + var("1")]) + var("st"),
+        "xadd-auto-maxlen-approx": hdr(49, 15) + struct.pack("<QQqQQqB", 0, 0, 2, 0, 0, 0, 1 | 8 | 32)
+        + group([var("f") + var("v")]) + var("st"),
+        "xadd-partial-minid-limit": hdr(49, 15) + struct.pack("<QQqQQqB", 5, 0, 0, 1, 0, 10, 2 | 16 | 32 | 64)
+        + group([var("f") + var("")]) + var("st"),
+        "xadd-nomkstream-limit-exact": hdr(49, 15) + struct.pack("<QQqQQqB", 9, 0, 1, 0, 0, 5, 4 | 8 | 64)
+        + group([var("f") + var("v")]) + var("none"),
         "reply-array": hdr(8, 107) + struct.pack("<q", 2) + struct.pack("<HI", 17, 3)
         + struct.pack("<qdB", 1, 0, 3) + var("")
         + struct.pack("<qdB", 1, 0, 7) + var("")
@@ -125,6 +134,10 @@ def sbe_seeds():
     write("sbe", "execute-publish", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n]
                                                       for n in ("publish", "generic-multi", "publish", "generic-exec",
                                                                 "generic-subscribe", "publish", "ping")))
+    write("sbe", "execute-xadd", b"\x01" + b"".join(struct.pack("<H", len(msgs[n])) + msgs[n]
+                                                   for n in ("xadd", "xadd-auto-maxlen-approx", "xadd-partial-minid-limit",
+                                                             "xadd-nomkstream-limit-exact", "generic-multi", "xadd",
+                                                             "generic-exec")))
     for name in ("blpop", "generic-lrange", "zadd"):
         write("sbe", "execute-" + name, b"\x01" + struct.pack("<H", len(msgs[name])) + msgs[name])
 

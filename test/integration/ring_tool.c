@@ -20,6 +20,11 @@
  *                                         ("get KEY", "set KEY VAL" ...: see
  *                                         mode_calls); prints "ok <result>" or
  *                                         "err <the server's words>" for each
+ *   ring_tool SOCK PROTO xadd             one gb_ring_xadd per stdin line
+ *                                         "KEY FLAGS ID_MS ID_SEQ MAXLEN MINID_MS MINID_SEQ
+ *                                         LIMIT F V [F V ...]" (FLAGS: GB_RING_XADD_* as a
+ *                                         number; words without spaces); prints each reply
+ *                                         in RESP2 form ($id, $-1, -error)
  *   ring_tool SOCK PROTO victim           for each stdin line "N PAUSE_US": N times
  *                                         sleep PAUSE_US (the server parks), time one
  *                                         PING, check an INCRBY's value; print
@@ -377,7 +382,8 @@ static int mode_typed(gb_ring_client *rc)
 
 /* One typed call per stdin line: "ping", "get K", "set K V", "del K",
  * "incrby K N", "hset K F V", "hget K F", "zadd K SCORE M", "zscore K M",
- * "lpush K V", "rpop K", "blpop K SECONDS" (words without spaces). Over
+ * "lpush K V", "rpop K", "blpop K SECONDS", "xadd K ID F" (ID "*" or
+ * "<ms>-<seq>", value "v") (words without spaces). Over
  * SBE each is its template, over RESP its command: the test checks both
  * are admitted and refused alike. Prints "ok <result>" or "err <words>";
  * stops after a failure that is not the server's error reply (the ring is
@@ -422,6 +428,15 @@ static int mode_calls(gb_ring_client *rc)
             r = gb_ring_rpop(rc, a, al, buf, sizeof buf, &len);
         else if (!strcmp(op, "blpop"))
             r = gb_ring_blpop(rc, 1, pa, la, atof(b), &reply);
+        else if (!strcmp(op, "xadd")) { /* xadd K ID F: ID "*" or "<ms>-<seq>", the value "v" */
+            unsigned long long ms = 0, seq = 0;
+            gb_ring_xadd_opts o = {.flags = GB_RING_XADD_AUTO_ID};
+            if (strcmp(b, "*") && sscanf(b, "%llu-%llu", &ms, &seq) == 2)
+                o = (gb_ring_xadd_opts){.id_ms = ms, .id_seq = seq};
+            const void *xv[1] = {"v"};
+            size_t xvl[1] = {1};
+            r = gb_ring_xadd(rc, a, al, &o, 1, pc, lc, xv, xvl, buf, sizeof buf, &len);
+        }
         else {
             printf("unknown call %s\n", op);
             return 2;
@@ -433,7 +448,7 @@ static int mode_calls(gb_ring_client *rc)
                 return 1;
             continue;
         }
-        if (!strcmp(op, "get") || !strcmp(op, "hget") || !strcmp(op, "rpop"))
+        if (!strcmp(op, "get") || !strcmp(op, "hget") || !strcmp(op, "rpop") || !strcmp(op, "xadd"))
             printf("ok %.*s\n", len < 0 ? 3 : (int)(len < (int64_t)sizeof buf ? len : (int64_t)sizeof buf),
                    len < 0 ? "nil" : buf);
         else if (!strcmp(op, "zscore"))
@@ -445,6 +460,53 @@ static int mode_calls(gb_ring_client *rc)
             gb_reply_free(reply);
         } else
             printf("ok %lld\n", (long long)n);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* One typed XADD per line (see the top of this file): the reply as the
+ * socket would send its bytes, so the test compares them with RESP XADD's. */
+static int mode_xadd(gb_ring_client *rc)
+{
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        char *words[128];
+        size_t nw = 0;
+        for (char *save = NULL, *w = strtok_r(line, " \n", &save); w && nw < 128; w = strtok_r(NULL, " \n", &save))
+            words[nw++] = w;
+        if (nw < 8 || (nw - 8) % 2) {
+            printf("bad line\n");
+            return 2;
+        }
+        gb_ring_xadd_opts o = {.flags = atoi(words[1]),
+                               .id_ms = strtoull(words[2], NULL, 10),
+                               .id_seq = strtoull(words[3], NULL, 10),
+                               .maxlen = strtoll(words[4], NULL, 10),
+                               .minid_ms = strtoull(words[5], NULL, 10),
+                               .minid_seq = strtoull(words[6], NULL, 10),
+                               .limit = strtoll(words[7], NULL, 10)};
+        size_t n = (nw - 8) / 2;
+        const void *f[60], *v[60];
+        size_t fl[60], vl[60];
+        for (size_t i = 0; i < n; i++) {
+            f[i] = words[8 + 2 * i];
+            fl[i] = strlen(words[8 + 2 * i]);
+            v[i] = words[9 + 2 * i];
+            vl[i] = strlen(words[9 + 2 * i]);
+        }
+        char id[GB_RING_XADD_ID_MAX];
+        int64_t idlen = 0;
+        int r = gb_ring_xadd(rc, words[0], strlen(words[0]), &o, n, f, fl, v, vl, id, sizeof id, &idlen);
+        if (r == GB_EPROTO)
+            printf("-%s\r\n", gb_ring_client_error(rc));
+        else if (r != 0) {
+            printf("failed %d %s\n", r, gb_ring_client_error(rc));
+            return 1;
+        } else if (idlen < 0)
+            printf("$-1\r\n");
+        else
+            printf("$%lld\r\n%.*s\r\n", (long long)idlen, (int)idlen, id);
         fflush(stdout);
     }
     return 0;
@@ -628,6 +690,8 @@ int main(int argc, char **argv)
         rcode = mode_typed(rc);
     } else if (!strcmp(mode, "calls")) {
         rcode = mode_calls(rc);
+    } else if (!strcmp(mode, "xadd")) {
+        rcode = mode_xadd(rc);
     } else if (!strcmp(mode, "listen") && argc > 5) {
         rcode = mode_listen(rc, atoi(argv[4]), argc - 5, argv + 5);
     } else if (!strcmp(mode, "publish") && argc > 6) {

@@ -259,6 +259,31 @@ class RingRules(unittest.TestCase):
                 for e in log:
                     self.assertEqual((e["context"], e["username"], e["count"]), (b"toplevel", b"typed", 1))
 
+    def test_typed_xadd_checked_as_its_resp_form(self):
+        """Typed XADD (the XAdd template; XADD on a RESP ring) needs +xadd
+        and write access to its key (its key spec is RW UPDATE, no ACCESS:
+        a write-only pattern admits it, a read-only one refuses it), as for
+        RESP XADD."""
+        calls = [("xadd k1 1-1 f", "ok 1-1"), ("xadd k1 1-1 f",
+                  "err ERR The ID specified in XADD is equal or smaller than the target stream top item"),
+                 ("xadd r1 1-1 f", "err " + NOPERM_KEY), ("xadd w1 1-1 f", "ok 1-1"),
+                 ("xadd other * f", "err " + NOPERM_KEY)]
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server()
+                self.setuser(srv, "producer", "on", ">pw", "+ring", "+xadd", "~k*", "%R~r*", "%W~w*")
+                self.setuser(srv, "reader", "on", ">pw", "+ring", "+xrange", "~*")
+                self.assertEqual(self.ring_calls(srv, proto, [c for c, _ in calls], "producer"), [w for _, w in calls])
+                self.assertEqual(self.ring_calls(srv, proto, ["xadd k2 * f"], "reader"), ["err " + noperm_cmd("xadd")])
+                log = self.acl_log(srv)
+                self.assertEqual([(e["reason"], e["object"], e["username"]) for e in log],
+                                 [(b"command", b"xadd", b"reader"), (b"key", b"other", b"producer"),
+                                  (b"key", b"r1", b"producer")])
+                with Raw(srv) as r:
+                    self.assertEqual(r.call("XLEN", "k1"), 1)
+                    self.assertEqual(r.call("XLEN", "w1"), 1)
+                    self.assertEqual(r.call("EXISTS", "r1", "other", "k2"), 0)
+
 
 @unittest.skipUnless(RING_TOOL, "RING_TOOL is not set (ctest sets it)")
 class RingClaimsFollowTheirUser(unittest.TestCase):

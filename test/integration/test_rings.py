@@ -7,6 +7,7 @@ client SIGKILLed mid-request; a hostile client scribbling over its slot;
 blocking commands over a ring; idle CPU once the spin budget is spent;
 placement with --cpu (numa_maps) and the fatal empty-huge-page-pool path.
 """
+import glob
 import os
 import re
 import signal
@@ -105,6 +106,43 @@ STREAM_CORPUS = [
 ]
 
 
+# Typed XADD (the SBE XAdd template; gb_ring_xadd): GB_RING_XADD_* flags.
+XA_AUTO_ID, XA_AUTO_SEQ, XA_NOMK, XA_MAXLEN, XA_MINID, XA_APPROX, XA_LIMIT = 1, 2, 4, 8, 16, 32, 64
+
+
+def xadd_call(key, flags=0, ms=0, seq=0, maxlen=0, minid=(0, 0), limit=0, pairs=("f", "v")):
+    """One typed XADD: the ring_tool "xadd" line and the RESP command it
+    stands for (the server's to_argv order)."""
+    line = "%s %d %d %d %d %d %d %d %s" % (key, flags, ms, seq, maxlen, minid[0], minid[1], limit, " ".join(pairs))
+    word = "~" if flags & XA_APPROX else "="
+    cmd = ["XADD", key] + (["NOMKSTREAM"] if flags & XA_NOMK else [])
+    cmd += ["MAXLEN", word, str(maxlen)] if flags & XA_MAXLEN else []
+    cmd += ["MINID", word, "%d-%d" % minid] if flags & XA_MINID else []
+    cmd += ["LIMIT", str(limit)] if flags & XA_LIMIT else []
+    cmd += ["*" if flags & XA_AUTO_ID else "%d-*" % ms if flags & XA_AUTO_SEQ else "%d-%d" % (ms, seq)]
+    return line.strip(), cmd + list(pairs)
+
+
+U64 = 18446744073709551615
+# Every option and every refusal, on keys the test prepares ("str" is a string).
+XADD_CASES = [
+    xadd_call("s", ms=1, seq=1, pairs=("f", "v", "n", "1")), xadd_call("s", XA_AUTO_SEQ, ms=1),
+    xadd_call("s", ms=1, seq=1), xadd_call("s", ms=1, seq=2), xadd_call("s", XA_AUTO_SEQ, ms=0),
+    xadd_call("new", ms=0, seq=0), xadd_call("new", XA_AUTO_SEQ, ms=0), xadd_call("gone", XA_NOMK, ms=1),
+    xadd_call("gone", XA_NOMK | XA_AUTO_ID), xadd_call("s", XA_NOMK, ms=2, seq=0),
+    xadd_call("s", XA_MAXLEN, ms=3, maxlen=2), xadd_call("s", XA_MAXLEN | XA_APPROX, ms=4, maxlen=1),
+    xadd_call("s", XA_MAXLEN | XA_APPROX | XA_LIMIT, ms=5, maxlen=1, limit=10),
+    xadd_call("s", XA_MINID, ms=6, minid=(4, 0)), xadd_call("s", XA_MINID | XA_APPROX | XA_AUTO_SEQ, ms=7, minid=(5, 0)),
+    xadd_call("s", XA_MINID | XA_APPROX | XA_LIMIT, ms=8, minid=(7, 0), limit=0),
+    xadd_call("s", XA_MAXLEN | XA_LIMIT, ms=9, maxlen=2, limit=5), xadd_call("s", XA_MAXLEN, ms=9, maxlen=-1),
+    xadd_call("s", XA_MAXLEN | XA_APPROX | XA_LIMIT, ms=9, maxlen=1, limit=-1),
+    xadd_call("s", XA_MAXLEN | XA_MINID, ms=9, maxlen=1, minid=(1, 0)), xadd_call("s", XA_LIMIT, ms=9, limit=5),
+    xadd_call("s", XA_LIMIT, ms=9, limit=0), xadd_call("s", ms=9, pairs=()),
+    xadd_call("str", ms=1), xadd_call("str", XA_NOMK, ms=1), xadd_call("max", ms=U64, seq=U64),
+    xadd_call("max", XA_AUTO_ID), xadd_call("max", XA_AUTO_SEQ, ms=U64), xadd_call("s", XA_MAXLEN, ms=10, maxlen=0),
+]
+
+
 class RingTests(unittest.TestCase):
     def server(self, *args):
         s = Server("goblin", list(args))
@@ -164,6 +202,100 @@ class RingTests(unittest.TestCase):
                 with Raw(srv) as r:
                     self.assertEqual(r.call("GET", "t:n"), b"5")
                     self.assertTrue(0 < int(r.call("PTTL", "t:ttl")) <= 100000)
+
+    def typed_xadd(self, srv, proto, lines):
+        p = tool(srv, proto, "xadd")
+        out, _ = p.communicate("".join(l + "\n" for l in lines).encode(), timeout=60 * gbtest.SLOW)
+        self.assertEqual(p.returncode, 0, out[-500:])
+        return split_replies(out)
+
+    def test_typed_xadd_equals_socket_xadd(self):
+        """gb_ring_xadd (the XAdd template over SBE; the command over RESP)
+        answers every option and every refusal with the bytes RESP XADD
+        gives over the socket, and leaves the same streams."""
+        def fresh():
+            srv = self.server()
+            with Raw(srv) as r:
+                self.assertEqual(r.call("SET", "str", "x"), b"OK")
+            return srv
+
+        sock = fresh()
+        want = self.socket_replies(sock, [cmd for _, cmd in XADD_CASES])
+        self.assertIn(b"-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n", want)
+        self.assertIn(b"-ERR The ID specified in XADD must be greater than 0-0\r\n", want)
+        self.assertIn(b"-ERR syntax error, LIMIT cannot be used without the special ~ option\r\n", want)
+        self.assertIn(b"$-1\r\n", want)
+        with Raw(sock) as r:
+            streams = [r.call_raw("XRANGE", k, "-", "+") for k in ("s", "new", "max")]
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = fresh()
+                got = self.typed_xadd(srv, proto, [line for line, _ in XADD_CASES])
+                self.assertEqual(len(got), len(want))
+                for i, (g, w) in enumerate(zip(got, want)):
+                    if XADD_CASES[i][1][-3] == "*" and w.startswith(b"$") and w != b"$-1\r\n":
+                        self.assertRegex(g, rb"^\$\d+\r\n\d+-0\r\n$")  # a generated ID: its shape
+                    else:
+                        self.assertEqual(g, w, "case %d %r over %s" % (i, XADD_CASES[i][1], proto))
+                with Raw(srv) as r:
+                    self.assertEqual([r.call_raw("XRANGE", k, "-", "+") for k in ("s", "new", "max")], streams)
+
+    def test_typed_xadd_propagates_as_resp_xadd(self):
+        """Typed XADD's effects in the append-only log are RESP XADD's:
+        "<ms>-*" and "*" become the ID given, "~" becomes "=" and what the
+        trimming left, refusals and NOMKSTREAM's nil log nothing; with a
+        MONITOR attached its line is the RESP form's."""
+        calls = [xadd_call("s", ms=1, seq=1), xadd_call("s", XA_AUTO_SEQ, ms=1),
+                 xadd_call("s", XA_MAXLEN | XA_APPROX, ms=2, maxlen=1), xadd_call("s", XA_MAXLEN, ms=3, maxlen=2),
+                 xadd_call("s", XA_MINID | XA_APPROX | XA_LIMIT, ms=4, minid=(3, 0), limit=100),
+                 xadd_call("s", ms=1, seq=0), xadd_call("none", XA_NOMK, ms=1), xadd_call("a", XA_AUTO_ID)]
+
+        def aof(srv):
+            def read():
+                incr = sorted(glob.glob(os.path.join(srv.dir, "appendonlydir", "*.incr.aof")))
+                return open(incr[-1], "rb").read() if incr else b""
+            self.assertTrue(wait_until(lambda: read().count(b"XADD") == 6, 10 * gbtest.SLOW), read())
+            return re.sub(rb"\d{10,}-\d+", b"<gen>", read())  # the "*" entry's ID is the clock's
+
+        sock = self.server("--appendonly", "yes")
+        self.socket_replies(sock, [cmd for _, cmd in calls])
+        want = aof(sock)
+        self.assertIn(b"$3\r\n1-2\r\n", want)  # "1-*" as the ID it became
+        self.assertNotIn(b"$1\r\n~\r\n", want)  # "~" as "=" and what the trimming left
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server("--appendonly", "yes")
+                self.typed_xadd(srv, proto, [line for line, _ in calls])
+                self.assertEqual(aof(srv), want)
+
+        # MONITOR: each typed call shows as its RESP form.
+        srv = self.server()
+        with Raw(srv) as m:
+            self.assertEqual(m.call("MONITOR"), b"OK")
+            self.typed_xadd(srv, "sbe", [line for line, _ in calls[:3]])
+            text = m.read_until(b"\"2-0\" \"f\" \"v\"\r\n", timeout=10 * gbtest.SLOW).decode()
+        got = [l.split("] ", 1)[1] for l in text.splitlines() if '"XADD"' in l]
+        self.assertEqual(got, ['"XADD" "s" "1-1" "f" "v"', '"XADD" "s" "1-*" "f" "v"',
+                               '"XADD" "s" "MAXLEN" "~" "1" "2-0" "f" "v"'])
+
+    def test_typed_xadd_wakes_blocked_readers(self):
+        """A typed XADD serves a socket client blocked in XREAD and one in
+        XREADGROUP, as RESP XADD does."""
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server()
+                with Raw(srv) as r, Raw(srv) as g, Raw(srv) as x:
+                    self.assertEqual(r.call("XGROUP", "CREATE", "jobs", "grp", "$", "MKSTREAM"), b"OK")
+                    x.send_cmd("XREAD", "BLOCK", "0", "STREAMS", "jobs", "$")
+                    g.send_cmd("XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "jobs", ">")
+                    self.assertTrue(wait_until(lambda: srv.info("clients")["blocked_clients"] == "2",
+                                               10 * gbtest.SLOW))
+                    self.assertEqual(self.typed_xadd(srv, proto, [xadd_call("jobs", ms=5, pairs=("job", "1"))[0]]),
+                                     [b"$3\r\n5-0\r\n"])
+                    entry = [[b"jobs", [[b"5-0", [b"job", b"1"]]]]]
+                    self.assertEqual(x.read()[0], entry)
+                    self.assertEqual(g.read()[0], entry)
+                    self.assertEqual(r.call("XPENDING", "jobs", "grp")[0], 1)
 
     def test_claim_errors_and_full_pool(self):
         srv = self.server("--rings", "2")

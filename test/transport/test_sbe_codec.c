@@ -93,6 +93,7 @@ typedef struct req_spec {
     size_t n;
     const gb_slice *a, *b;
     const double *d;
+    gb_sbe_xadd_opts xo; /* XAdd */
 } req_spec;
 
 static size_t enc_spec(uint8_t *buf, size_t cap, void *ctx)
@@ -113,6 +114,7 @@ static size_t enc_spec(uint8_t *buf, size_t cap, void *ctx)
     case GB_SBE_BLPOP: return gb_sbe_encode_blpop(buf, cap, s->n, s->a, s->f64);
     case GB_SBE_GENERIC: return gb_sbe_encode_generic(buf, cap, s->n, s->a);
     case GB_SBE_PUBLISH: return gb_sbe_encode_publish(buf, cap, s->key, s->arg);
+    case GB_SBE_XADD: return gb_sbe_encode_xadd(buf, cap, s->key, &s->xo, s->n, s->a, s->b);
     }
     fail();
     return 0;
@@ -168,6 +170,19 @@ static void round_trip(const req_spec *s, bool prefixes)
             assert_int_equal(q.flags, s->flags);
         if (s->tid == GB_SBE_BLPOP)
             assert_true(same_double(q.f64, s->f64));
+        break;
+    case GB_SBE_XADD:
+        assert_slice_eq(q.key, s->key);
+        assert_int_equal(q.flags, s->xo.flags);
+        assert_int_equal(q.xadd.flags, s->xo.flags);
+        assert_true(q.xadd.id_ms == s->xo.id_ms && q.xadd.id_seq == s->xo.id_seq);
+        assert_true(q.xadd.maxlen == s->xo.maxlen && q.xadd.limit == s->xo.limit);
+        assert_true(q.xadd.minid_ms == s->xo.minid_ms && q.xadd.minid_seq == s->xo.minid_seq);
+        assert_int_equal(q.n, s->n);
+        for (size_t i = 0; i < s->n; i++) { /* interleaved: field, value, field ... */
+            assert_slice_eq(q.a[2 * i], s->a[i]);
+            assert_slice_eq(q.a[2 * i + 1], s->b[i]);
+        }
         break;
     }
     if (prefixes)
@@ -379,6 +394,118 @@ static void test_newer_peer(void **state)
     assert_slice(q.key, "zk", 2);
 }
 
+/* ---- XAdd ------------------------------------------------------------------------- */
+
+static void test_xadd_template(void **state)
+{
+    (void)state;
+    gb_slice f[5] = {{"a", 1}, {"", 0}, {"ccc", 3}, {"\0\1\2", 3}, {"e", 1}};
+    gb_slice v[5] = {{"1", 1}, {"22", 2}, {"", 0}, {"4444", 4}, {"5", 1}};
+    /* Every flag, the extremes of every number, zero to five pairs. */
+    const gb_sbe_xadd_opts opts[] = {
+        {.flags = GB_SBE_XADD_AUTO_ID},
+        {.flags = 0, .id_ms = 1, .id_seq = 2},
+        {.flags = GB_SBE_XADD_AUTO_SEQ | GB_SBE_XADD_NOMKSTREAM, .id_ms = UINT64_MAX},
+        {.flags = GB_SBE_XADD_MAXLEN | GB_SBE_XADD_APPROX | GB_SBE_XADD_LIMIT, .id_ms = UINT64_MAX,
+         .id_seq = UINT64_MAX, .maxlen = INT64_MIN, .limit = INT64_MAX},
+        {.flags = GB_SBE_XADD_MINID, .minid_ms = UINT64_MAX, .minid_seq = 7, .limit = -1},
+        {.flags = GB_SBE_XADD_ALL & ~GB_SBE_XADD_AUTO_SEQ, .maxlen = 5, .minid_ms = 1, .minid_seq = UINT64_MAX,
+         .limit = 100},
+    };
+    for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
+        for (size_t n = 0; n <= 5; n++) {
+            req_spec s = {.tid = GB_SBE_XADD, .key = n == 2 ? E : K, .n = n, .a = f, .b = v, .xo = opts[o]};
+            round_trip(&s, n == 0 || n == 3);
+        }
+    }
+
+    /* The largest group: 65535 pairs; one more, or flags over a byte, do not encode. */
+    size_t max = GB_SBE_GROUP_MAX;
+    gb_slice *many = calloc(max + 1, sizeof *many);
+    for (size_t i = 0; i <= max; i++)
+        many[i] = gb_slice_make("field", i % 6);
+    req_spec big = {.tid = GB_SBE_XADD, .key = K, .n = max, .a = many, .b = many, .xo = opts[1]};
+    round_trip(&big, false);
+    assert_int_equal(gb_sbe_encode_xadd(NULL, 0, K, &opts[1], max + 1, many, many), 0);
+    gb_sbe_xadd_opts wide = {.flags = 0x100};
+    assert_int_equal(gb_sbe_encode_xadd(NULL, 0, K, &wide, 1, many, many), 0);
+    free(many);
+
+    /* Hostile: flags the schema refuses, a short root block, a forged count,
+     * an entry block larger than the message; never a read past the end. */
+    uint8_t buf[512];
+    gb_sbe_request q;
+    const char *why;
+    size_t n = gb_sbe_encode_xadd(buf, sizeof buf, K, &opts[1], 1, &V, &V);
+    static const struct {
+        uint8_t flags;
+        const char *why;
+    } refused[] = {
+        {0x80, "unknown flag bits"},
+        {GB_SBE_XADD_AUTO_ID | GB_SBE_XADD_AUTO_SEQ, "autoId and autoSeq both set"},
+        {GB_SBE_XADD_APPROX, "approx set without maxLen or minId"},
+        {GB_SBE_XADD_APPROX | GB_SBE_XADD_LIMIT, "approx set without maxLen or minId"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        buf[GB_SBE_HEADER_SIZE + GB_SBE_XADD_FLAGS_OFFSET] = refused[i].flags;
+        assert_int_equal(gb_sbe_decode_request(buf, n, &q, &g_scratch, &why), GB_EPARSE);
+        assert_string_equal(why, refused[i].why);
+    }
+    buf[GB_SBE_HEADER_SIZE + GB_SBE_XADD_FLAGS_OFFSET] = 0;
+    decode_ok(buf, n, &q, GB_SBE_XADD);
+    gb_sbe_put_u16(buf, GB_SBE_XADD_BLOCK_LENGTH - 1);
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &g_scratch, &why), GB_EPARSE);
+    gb_sbe_put_u16(buf, 60000);
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &g_scratch, &why), GB_EPARSE);
+    gb_sbe_put_u16(buf, GB_SBE_XADD_BLOCK_LENGTH);
+
+    gb_sbe_scratch small = {0};
+    uint8_t *dim = buf + GB_SBE_HEADER_SIZE + GB_SBE_XADD_BLOCK_LENGTH;
+    gb_sbe_put_u16(dim + 2, 65535); /* 65535 pairs claimed in a few bytes */
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &small, &why), GB_EPARSE);
+    assert_string_equal(why, "fields group exceeds the message");
+    assert_int_equal(small.cap, 0); /* nothing was sized by the forged count */
+    gb_sbe_put_u16(dim + 2, 2); /* two claimed, one there: the second runs into the key */
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &small, &why), GB_EPARSE);
+    gb_sbe_put_u16(dim + 2, 1);
+    gb_sbe_put_u16(dim, 65535); /* an entry block past the end */
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &small, &why), GB_EPARSE);
+    gb_sbe_put_u16(dim, 0);
+    gb_sbe_put_u32(dim + 4, UINT32_MAX); /* the field's length */
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &small, &why), GB_EPARSE);
+    gb_sbe_put_u32(dim + 4, (uint32_t)V.len);
+    gb_sbe_put_u32(dim + 8 + V.len, (uint32_t)n); /* the value's length */
+    assert_int_equal(gb_sbe_decode_request(buf, n, &q, &small, &why), GB_EPARSE);
+    assert_true(small.cap <= 16); /* at most what the message's bytes could hold */
+    gb_sbe_scratch_free(&small);
+
+    /* A newer peer: 8 more root bytes, 3 more per entry, a var-data after the key. */
+    n = build(buf, GB_SBE_XADD_BLOCK_LENGTH + 8, GB_SBE_XADD, GB_SBE_SCHEMA_ID);
+    memset(buf + n, 0, GB_SBE_XADD_BLOCK_LENGTH + 8);
+    gb_sbe_put_u64(buf + n + GB_SBE_XADD_ID_MS_OFFSET, 42);
+    gb_sbe_put_i64(buf + n + GB_SBE_XADD_MAXLEN_OFFSET, 9);
+    buf[n + GB_SBE_XADD_FLAGS_OFFSET] = GB_SBE_XADD_AUTO_SEQ | GB_SBE_XADD_MAXLEN;
+    n += GB_SBE_XADD_BLOCK_LENGTH + 8;
+    gb_sbe_put_u16(buf + n, 3);
+    gb_sbe_put_u16(buf + n + 2, 2);
+    n += 4;
+    for (int i = 0; i < 2; i++) {
+        memset(buf + n, 0xEE, 3);
+        n += 3;
+        n = (size_t)(gb_sbe_put_var(buf + n, i ? "f2" : "f1", 2) - buf);
+        n = (size_t)(gb_sbe_put_var(buf + n, i ? "v2" : "v1", 2) - buf);
+    }
+    n = (size_t)(gb_sbe_put_var(buf + n, "sk", 2) - buf);
+    n = (size_t)(gb_sbe_put_var(buf + n, "future", 6) - buf);
+    decode_ok(buf, n, &q, GB_SBE_XADD);
+    assert_int_equal(q.xadd.flags, GB_SBE_XADD_AUTO_SEQ | GB_SBE_XADD_MAXLEN);
+    assert_true(q.xadd.id_ms == 42 && q.xadd.maxlen == 9);
+    assert_int_equal(q.n, 2);
+    assert_slice(q.a[2], "f2", 2);
+    assert_slice(q.a[3], "v2", 2);
+    assert_slice(q.key, "sk", 2);
+}
+
 /* ---- replies ---------------------------------------------------------------------- */
 
 static void test_scalar_replies(void **state)
@@ -568,7 +695,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalar_templates), cmocka_unit_test(test_group_templates),
         cmocka_unit_test(test_max_sizes),        cmocka_unit_test(test_rejects),
-        cmocka_unit_test(test_newer_peer),       cmocka_unit_test(test_scalar_replies),
+        cmocka_unit_test(test_newer_peer),       cmocka_unit_test(test_xadd_template),
+        cmocka_unit_test(test_scalar_replies),
         cmocka_unit_test(test_array_reply),      cmocka_unit_test(test_array_reply_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

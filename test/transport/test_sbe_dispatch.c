@@ -385,6 +385,78 @@ static void test_zset(void **state)
     pair_free(p);
 }
 
+/* ---- streams: XAdd ------------------------------------------------------------------ */
+
+static size_t xadd(const char *key, gb_sbe_xadd_opts o, size_t n, const gb_slice *f, const gb_slice *v)
+{
+    return gb_sbe_encode_xadd(B, CAP, gb_slice_cstr(key), &o, n, f, v);
+}
+#define XO(...) ((gb_sbe_xadd_opts){__VA_ARGS__})
+enum {
+    AUTO_ID = GB_SBE_XADD_AUTO_ID, AUTO_SEQ = GB_SBE_XADD_AUTO_SEQ, NOMK = GB_SBE_XADD_NOMKSTREAM,
+    MAXLEN = GB_SBE_XADD_MAXLEN, MINID = GB_SBE_XADD_MINID, APPROX = GB_SBE_XADD_APPROX, LIMIT = GB_SBE_XADD_LIMIT,
+};
+
+/* Every option and every refusal: the typed fast path, its RESP fallbacks
+ * (parser errors, no fields) and the engine's own errors answer alike and
+ * count alike. "*" is safe to compare: both clients run at one clock. */
+static void test_xadd(void **state)
+{
+    (void)state;
+    pair *p = pair_new(NULL);
+    assert_non_null(gb_command_lookup(p->eng, S("xadd")));
+    gb_slice f[] = {S("f"), S("n"), S("")}, v[] = {S("v"), S("1"), S("")};
+    SAME("XADD s 1-1 f v n 1", xadd("s", XO(.id_ms = 1, .id_seq = 1), 2, f, v));
+    SAME("XADD s 1-* f v", xadd("s", XO(.flags = AUTO_SEQ, .id_ms = 1), 1, f, v));
+    SAME("XADD s 1-1 f v", xadd("s", XO(.id_ms = 1, .id_seq = 1), 1, f, v));
+    SAME("XADD s 0-* f v", xadd("s", XO(.flags = AUTO_SEQ), 1, f, v));
+    SAME("XADD s * f v n 1 '' ''", xadd("s", XO(.flags = AUTO_ID), 3, f, v));
+    SAME("XADD s * f v", xadd("s", XO(.flags = AUTO_ID), 1, f, v));
+    SAME("XADD new 0-0 f v", xadd("new", XO(0), 1, f, v));
+    SAME("XADD new 0-* f v", xadd("new", XO(.flags = AUTO_SEQ), 1, f, v));
+    SAME("XADD gone NOMKSTREAM * f v", xadd("gone", XO(.flags = NOMK | AUTO_ID), 1, f, v));
+    SAME("XADD gone NOMKSTREAM 1-0 f v", xadd("gone", XO(.flags = NOMK, .id_ms = 1), 1, f, v));
+    GEN("EXISTS gone");
+    SAME("XADD t 1-0 f v", xadd("t", XO(.id_ms = 1), 1, f, v));
+    SAME("XADD t NOMKSTREAM 2-0 f v", xadd("t", XO(.flags = NOMK, .id_ms = 2), 1, f, v));
+    SAME("XADD t MAXLEN = 2 3-0 f v", xadd("t", XO(.flags = MAXLEN, .id_ms = 3, .maxlen = 2), 1, f, v));
+    SAME("XADD t MAXLEN ~ 1 4-0 f v", xadd("t", XO(.flags = MAXLEN | APPROX, .id_ms = 4, .maxlen = 1), 1, f, v));
+    SAME("XADD t MAXLEN ~ 1 LIMIT 10 5-0 f v",
+         xadd("t", XO(.flags = MAXLEN | APPROX | LIMIT, .id_ms = 5, .maxlen = 1, .limit = 10), 1, f, v));
+    SAME("XADD t MAXLEN = 0 6-0 f v", xadd("t", XO(.flags = MAXLEN, .id_ms = 6), 1, f, v));
+    GEN("XLEN t");
+    SAME("XADD t MINID = 6-0 7-0 f v", xadd("t", XO(.flags = MINID, .id_ms = 7, .minid_ms = 6), 1, f, v));
+    SAME("XADD t MINID ~ 7-1 LIMIT 0 8-* f v",
+         xadd("t", XO(.flags = MINID | APPROX | LIMIT | AUTO_SEQ, .id_ms = 8, .minid_ms = 7, .minid_seq = 1), 1, f,
+              v));
+    GEN("XRANGE t - +");
+    /* Refusals the RESP parser words, in its order. */
+    SAME("XADD t MAXLEN = 2 LIMIT 5 9-0 f v",
+         xadd("t", XO(.flags = MAXLEN | LIMIT, .id_ms = 9, .maxlen = 2, .limit = 5), 1, f, v));
+    SAME("XADD t MAXLEN = -1 9-0 f v", xadd("t", XO(.flags = MAXLEN, .id_ms = 9, .maxlen = -1), 1, f, v));
+    SAME("XADD t MAXLEN ~ 1 LIMIT -1 9-0 f v",
+         xadd("t", XO(.flags = MAXLEN | APPROX | LIMIT, .id_ms = 9, .maxlen = 1, .limit = -1), 1, f, v));
+    SAME("XADD t MAXLEN = -1 MINID = 1-0 9-0 f v",
+         xadd("t", XO(.flags = MAXLEN | MINID, .id_ms = 9, .maxlen = -1, .minid_ms = 1), 1, f, v));
+    SAME("XADD t MAXLEN = 1 MINID = 1-0 9-0 f v",
+         xadd("t", XO(.flags = MAXLEN | MINID, .id_ms = 9, .maxlen = 1, .minid_ms = 1), 1, f, v));
+    SAME("XADD t LIMIT 5 9-0 f v", xadd("t", XO(.flags = LIMIT, .id_ms = 9, .limit = 5), 1, f, v));
+    SAME("XADD t LIMIT 0 9-0 f v", xadd("t", XO(.flags = LIMIT, .id_ms = 9), 1, f, v));
+    SAME("XADD t 9-0", xadd("t", XO(.id_ms = 9), 0, f, v));
+    SAME("XADD t NOMKSTREAM 9-0", xadd("t", XO(.flags = NOMK, .id_ms = 9), 0, f, v));
+    /* The engine's refusals. */
+    SAME("SET str x", set("str", "x", 0, 0));
+    SAME("XADD str 1-0 f v", xadd("str", XO(.id_ms = 1), 1, f, v));
+    SAME("XADD str NOMKSTREAM * f v", xadd("str", XO(.flags = NOMK | AUTO_ID), 1, f, v));
+    SAME("XADD max 18446744073709551615-18446744073709551615 f v",
+         xadd("max", XO(.id_ms = UINT64_MAX, .id_seq = UINT64_MAX), 1, f, v));
+    SAME("XADD max * f v", xadd("max", XO(.flags = AUTO_ID), 1, f, v));
+    SAME("XADD max 18446744073709551615-* f v", xadd("max", XO(.flags = AUTO_SEQ, .id_ms = UINT64_MAX), 1, f, v));
+    GEN("XRANGE s - +");
+    GEN("XINFO STREAM t");
+    pair_free(p);
+}
+
 /* ---- MULTI, AUTH, maxmemory ------------------------------------------------------------ */
 
 static void test_multi(void **state)
@@ -398,6 +470,12 @@ static void test_multi(void **state)
     SAME("LPUSH ml x", gb_sbe_encode_lpush(B, CAP, S("ml"), 1, &S("x")));
     SAME("BLPOP nokey 0", gb_sbe_encode_blpop(B, CAP, 1, &S("nokey"), 0));
     SAME("ZADD mz 1 a", zadd("mz", 0, 1, (double[]){1}, &S("a")));
+    SAME("XADD mx MAXLEN ~ 5 1-* f v", gb_sbe_encode_xadd(B, CAP, S("mx"),
+                                                          &(gb_sbe_xadd_opts){.flags = GB_SBE_XADD_MAXLEN |
+                                                                                       GB_SBE_XADD_APPROX |
+                                                                                       GB_SBE_XADD_AUTO_SEQ,
+                                                                              .id_ms = 1, .maxlen = 5},
+                                                          1, &S("f"), &S("v")));
     SAME("SET m v NX XX", set("m", "v", GB_SBE_SET_NX | GB_SBE_SET_XX, 0));
     SAME("GET m", gb_sbe_encode_get(B, CAP, S("m")));
     SAME("PING", gb_sbe_encode_ping(B, CAP));
@@ -463,7 +541,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings), cmocka_unit_test(test_lists), cmocka_unit_test(test_generic),
         cmocka_unit_test(test_hash),    cmocka_unit_test(test_zset),  cmocka_unit_test(test_multi),
-        cmocka_unit_test(test_publish),
+        cmocka_unit_test(test_publish), cmocka_unit_test(test_xadd),
         cmocka_unit_test(test_auth),    cmocka_unit_test(test_maxmemory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

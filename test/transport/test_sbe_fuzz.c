@@ -86,6 +86,11 @@ static void build_corpus(void)
     add(gb_sbe_encode_lpush(b, sizeof b, S("l"), 5, vals), b);
     add(gb_sbe_encode_rpop(b, sizeof b, S("l")), b);
     add(gb_sbe_encode_publish(b, sizeof b, S("ch"), S("msg")), b);
+    gb_sbe_xadd_opts xo = {.flags = GB_SBE_XADD_AUTO_ID | GB_SBE_XADD_MAXLEN | GB_SBE_XADD_APPROX, .maxlen = 3};
+    add(gb_sbe_encode_xadd(b, sizeof b, S("x"), &xo, 3, keys, vals), b);
+    xo = (gb_sbe_xadd_opts){.flags = GB_SBE_XADD_AUTO_SEQ | GB_SBE_XADD_MINID | GB_SBE_XADD_LIMIT, .id_ms = 7,
+                            .minid_ms = 2, .limit = 4};
+    add(gb_sbe_encode_xadd(b, sizeof b, S("x"), &xo, 1, vals, keys), b);
     add(gb_sbe_encode_blpop(b, sizeof b, 2, keys, 0.001), b);
     add(gb_sbe_encode_blpop(b, sizeof b, 3, keys + 1, 0), b);
     gb_slice g1[] = {S("LRANGE"), S("l"), S("0"), S("-1")};

@@ -361,6 +361,16 @@ static void test_sets_and_enums(void **state)
         all |= zf[i].value;
     assert_int_equal(all, GB_SBE_ZADD_ALL);
 
+    static const named_value xf[] = {{"autoId", GB_SBE_XADD_AUTO_ID},   {"autoSeq", GB_SBE_XADD_AUTO_SEQ},
+                                     {"noMkStream", GB_SBE_XADD_NOMKSTREAM}, {"maxLen", GB_SBE_XADD_MAXLEN},
+                                     {"minId", GB_SBE_XADD_MINID},     {"approx", GB_SBE_XADD_APPROX},
+                                     {"limit", GB_SBE_XADD_LIMIT}};
+    check_values("set", "XAddFlags", xf, 7, true);
+    all = 0;
+    for (size_t i = 0; i < 7; i++)
+        all |= xf[i].value;
+    assert_int_equal(all, GB_SBE_XADD_ALL);
+
     static const named_value kinds[] = {{"status", GB_SBE_KIND_STATUS}, {"error", GB_SBE_KIND_ERROR},
                                         {"integer", GB_SBE_KIND_INTEGER}, {"double", GB_SBE_KIND_DOUBLE},
                                         {"bulk", GB_SBE_KIND_BULK},     {"nil", GB_SBE_KIND_NIL},
@@ -518,6 +528,11 @@ static void test_encoders_follow_schema(void **state)
         case GB_SBE_BLPOP: n = gb_sbe_encode_blpop(buf, sizeof buf, 1, &k, 0.5); break;
         case GB_SBE_GENERIC: n = gb_sbe_encode_generic(buf, sizeof buf, 1, &k); break;
         case GB_SBE_PUBLISH: n = gb_sbe_encode_publish(buf, sizeof buf, k, k); break;
+        case GB_SBE_XADD: {
+            gb_sbe_xadd_opts o = {.flags = GB_SBE_XADD_MINID | GB_SBE_XADD_APPROX, .id_ms = 5, .minid_ms = 1};
+            n = gb_sbe_encode_xadd(buf, sizeof buf, k, &o, 1, &k, &k);
+            break;
+        }
         case GB_SBE_STATUS_REPLY: n = gb_sbe_encode_status_reply(buf, sizeof buf, "OK", 2); break;
         case GB_SBE_ERROR_REPLY: n = gb_sbe_encode_error_reply(buf, sizeof buf, "ERR x", 5); break;
         case GB_SBE_INTEGER_REPLY: n = gb_sbe_encode_integer_reply(buf, sizeof buf, 7); break;

@@ -385,10 +385,18 @@ static void test_typed_keys_match_resp_form(void **state)
     expect_keys_as_resp_form(eng, gb_sbe_encode_lpush(B, CAP, S("l"), 2, v));
     expect_keys_as_resp_form(eng, gb_sbe_encode_rpop(B, CAP, S("l")));
     expect_keys_as_resp_form(eng, gb_sbe_encode_publish(B, CAP, S("ch"), S("m")));
+    gb_sbe_xadd_opts xo[] = {
+        {.flags = GB_SBE_XADD_AUTO_ID},
+        {.flags = GB_SBE_XADD_NOMKSTREAM | GB_SBE_XADD_AUTO_SEQ, .id_ms = 5},
+        {.flags = GB_SBE_XADD_MAXLEN | GB_SBE_XADD_APPROX | GB_SBE_XADD_LIMIT, .id_ms = 1, .maxlen = 10, .limit = 5},
+        {.flags = GB_SBE_XADD_MINID, .id_ms = 1, .id_seq = 2, .minid_ms = 1},
+    };
+    for (size_t i = 0; i < GB_ARRAY_LEN(xo); i++)
+        expect_keys_as_resp_form(eng, gb_sbe_encode_xadd(B, CAP, S("st"), &xo[i], 2, f, v));
     /* Every typed template is covered above. */
     for (unsigned tid = 1; tid <= GB_SBE_REQUEST_MAX; tid++)
         if (gb_sbe_typed_call(tid))
-            assert_true(tid <= GB_SBE_RPOP || tid == GB_SBE_PUBLISH);
+            assert_true(tid <= GB_SBE_RPOP || tid == GB_SBE_PUBLISH || tid == GB_SBE_XADD);
     gb_engine_free(eng);
 }
 

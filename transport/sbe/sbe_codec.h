@@ -81,6 +81,17 @@
 /* BLPop (12): timeout double @0 */
 #define GB_SBE_BLPOP_BLOCK_LENGTH 8u
 #define GB_SBE_BLPOP_TIMEOUT_OFFSET 0u
+/* XAdd (15): idMs u64 @0, idSeq u64 @8, maxLen i64 @16, minIdMs u64 @24,
+ * minIdSeq u64 @32, limit i64 @40, flags XAddFlags @48; fields entry: empty
+ * block, var-data field, value; then var-data key */
+#define GB_SBE_XADD_BLOCK_LENGTH 49u
+#define GB_SBE_XADD_ID_MS_OFFSET 0u
+#define GB_SBE_XADD_ID_SEQ_OFFSET 8u
+#define GB_SBE_XADD_MAXLEN_OFFSET 16u
+#define GB_SBE_XADD_MINID_MS_OFFSET 24u
+#define GB_SBE_XADD_MINID_SEQ_OFFSET 32u
+#define GB_SBE_XADD_LIMIT_OFFSET 40u
+#define GB_SBE_XADD_FLAGS_OFFSET 48u
 /* IntegerReply (103) / DoubleReply (104): value @0 */
 #define GB_SBE_INTEGER_REPLY_BLOCK_LENGTH 8u
 #define GB_SBE_INTEGER_REPLY_VALUE_OFFSET 0u
@@ -125,6 +136,15 @@ typedef struct __attribute__((packed)) gb_sbe_wire_zadd_member {
 typedef struct __attribute__((packed)) gb_sbe_wire_blpop {
     double timeout;
 } gb_sbe_wire_blpop;
+typedef struct __attribute__((packed)) gb_sbe_wire_xadd {
+    uint64_t id_ms;
+    uint64_t id_seq;
+    int64_t maxlen;
+    uint64_t minid_ms;
+    uint64_t minid_seq;
+    int64_t limit;
+    uint8_t flags;
+} gb_sbe_wire_xadd;
 typedef struct __attribute__((packed)) gb_sbe_wire_array_item {
     int64_t integer;
     double dbl;
@@ -165,6 +185,13 @@ _Static_assert(sizeof(gb_sbe_wire_zadd_member) == GB_SBE_ZADD_MEMBER_BLOCK_LENGT
 _Static_assert(offsetof(gb_sbe_wire_zadd_member, score) == GB_SBE_ZADD_MEMBER_SCORE_OFFSET, "ZAdd.members.score");
 _Static_assert(sizeof(gb_sbe_wire_blpop) == GB_SBE_BLPOP_BLOCK_LENGTH, "BLPop block");
 _Static_assert(offsetof(gb_sbe_wire_blpop, timeout) == GB_SBE_BLPOP_TIMEOUT_OFFSET, "BLPop.timeout");
+_Static_assert(sizeof(gb_sbe_wire_xadd) == GB_SBE_XADD_BLOCK_LENGTH, "XAdd block");
+_Static_assert(offsetof(gb_sbe_wire_xadd, id_seq) == GB_SBE_XADD_ID_SEQ_OFFSET, "XAdd.idSeq");
+_Static_assert(offsetof(gb_sbe_wire_xadd, maxlen) == GB_SBE_XADD_MAXLEN_OFFSET, "XAdd.maxLen");
+_Static_assert(offsetof(gb_sbe_wire_xadd, minid_ms) == GB_SBE_XADD_MINID_MS_OFFSET, "XAdd.minIdMs");
+_Static_assert(offsetof(gb_sbe_wire_xadd, minid_seq) == GB_SBE_XADD_MINID_SEQ_OFFSET, "XAdd.minIdSeq");
+_Static_assert(offsetof(gb_sbe_wire_xadd, limit) == GB_SBE_XADD_LIMIT_OFFSET, "XAdd.limit");
+_Static_assert(offsetof(gb_sbe_wire_xadd, flags) == GB_SBE_XADD_FLAGS_OFFSET, "XAdd.flags");
 _Static_assert(sizeof(gb_sbe_wire_array_item) == GB_SBE_ARRAY_ITEM_BLOCK_LENGTH, "ArrayReply.items block");
 _Static_assert(offsetof(gb_sbe_wire_array_item, integer) == GB_SBE_ARRAY_ITEM_INTEGER_OFFSET, "items.integer");
 _Static_assert(offsetof(gb_sbe_wire_array_item, dbl) == GB_SBE_ARRAY_ITEM_DBL_OFFSET, "items.dbl");
@@ -362,6 +389,18 @@ size_t gb_sbe_encode_rpop(uint8_t *buf, size_t cap, gb_slice key);
 size_t gb_sbe_encode_blpop(uint8_t *buf, size_t cap, size_t n, const gb_slice *keys, double timeout_s);
 /* PUBLISH channel message */
 size_t gb_sbe_encode_publish(uint8_t *buf, size_t cap, gb_slice channel, gb_slice message);
+/* XAdd's root block: flags GB_SBE_XADD_* say which of the others count. */
+typedef struct gb_sbe_xadd_opts {
+    unsigned flags;
+    uint64_t id_ms, id_seq;       /* the ID, unless AUTO_ID (id_seq: unless AUTO_SEQ) */
+    int64_t maxlen;               /* MAXLEN */
+    uint64_t minid_ms, minid_seq; /* MINID */
+    int64_t limit;                /* LIMIT */
+} gb_sbe_xadd_opts;
+/* XADD key ... with n field/value pairs (n <= GB_SBE_GROUP_MAX, flags one
+ * byte; else 0: send a Generic XADD). */
+size_t gb_sbe_encode_xadd(uint8_t *buf, size_t cap, gb_slice key, const gb_sbe_xadd_opts *o, size_t n,
+                          const gb_slice *fields, const gb_slice *values);
 /* argv[0] is the command name. */
 size_t gb_sbe_encode_generic(uint8_t *buf, size_t cap, size_t argc, const gb_slice *argv);
 
@@ -394,11 +433,13 @@ typedef struct gb_sbe_request {
     gb_sbe_header hdr;
     int64_t i64;    /* Set.expiry, Incr.delta */
     double f64;     /* BLPop.timeout */
-    unsigned flags; /* Set.flags, ZAdd.flags */
+    unsigned flags; /* Set.flags, ZAdd.flags, XAdd.flags */
+    gb_sbe_xadd_opts xadd; /* XAdd's root block */
     gb_slice key;   /* every keyed template; Publish.channel */
     gb_slice arg;   /* Set.value, HGet.field, ZScore.member, Publish.message */
     size_t n;       /* entries of the template's group */
-    gb_slice *a;    /* Del/BLPop keys, LPush values, HSet fields, ZAdd members, Generic args */
+    gb_slice *a;    /* Del/BLPop keys, LPush values, HSet fields, ZAdd members, Generic args;
+                     * XAdd: field, value, field, value ... (2n slices, a[2n] spare) */
     gb_slice *b;    /* HSet values */
     double *d;      /* ZAdd scores */
 } gb_sbe_request;

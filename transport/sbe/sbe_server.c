@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 #include "engine/commands/typed.h"
 #include "engine/core/command.h"
 #include "engine/core/engine.h"
@@ -460,6 +461,7 @@ static const char *const typed_command[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_PING] = "ping",   [GB_SBE_GET] = "get",     [GB_SBE_SET] = "set",       [GB_SBE_DEL] = "del",
     [GB_SBE_INCR] = "incr",   [GB_SBE_HSET] = "hset",   [GB_SBE_HGET] = "hget",     [GB_SBE_ZADD] = "zadd",
     [GB_SBE_ZSCORE] = "zscore", [GB_SBE_LPUSH] = "lpush", [GB_SBE_RPOP] = "rpop", [GB_SBE_PUBLISH] = "publish",
+    [GB_SBE_XADD] = "xadd",
 };
 
 /* The scratch grows through the server's allocator: accounted, fallible. */
@@ -718,6 +720,118 @@ static void argv_publish(void *a, gb_argv_builder *b)
     gb_argv_add(b, q->arg);
 }
 
+/* XAdd. The fast path takes the requests a producer sends: a well-formed
+ * ID and trim. Anything Redis refuses while parsing (MAXLEN with MINID, a
+ * negative MAXLEN or LIMIT, LIMIT without "~", no fields) runs as the RESP
+ * form instead, whose parser answers with Redis's text in Redis's order.
+ * The entry itself, its reply and its errors ("0-0", "equal or smaller
+ * than the target stream top item", WRONGTYPE, NOMKSTREAM's nil) are the
+ * engine's XADD (gb_cmd_xadd), shared with the RESP handler. */
+static bool xadd_plain(const gb_sbe_xadd_opts *o, size_t n)
+{
+    unsigned f = o->flags;
+    if (n == 0 || ((f & GB_SBE_XADD_MAXLEN) && (f & GB_SBE_XADD_MINID)))
+        return false;
+    if ((f & GB_SBE_XADD_MAXLEN) && o->maxlen < 0)
+        return false;
+    return !(f & GB_SBE_XADD_LIMIT) || ((f & GB_SBE_XADD_APPROX) && o->limit >= 0);
+}
+
+static void xadd_args(gb_client *c, const gb_sbe_xadd_opts *o, gb_xadd_args *a)
+{
+    unsigned f = o->flags;
+    memset(a, 0, sizeof *a);
+    a->nomkstream = (f & GB_SBE_XADD_NOMKSTREAM) != 0;
+    a->id_given = !(f & GB_SBE_XADD_AUTO_ID);
+    a->seq_given = a->id_given && !(f & GB_SBE_XADD_AUTO_SEQ);
+    a->id = gb_stream_id_make(a->id_given ? o->id_ms : 0, a->seq_given ? o->id_seq : 0);
+    if (f & GB_SBE_XADD_MAXLEN) {
+        a->trim.strategy = GB_TRIM_MAXLEN;
+        a->trim.maxlen = (uint64_t)o->maxlen;
+    } else if (f & GB_SBE_XADD_MINID) {
+        a->trim.strategy = GB_TRIM_MINID;
+        a->trim.minid = gb_stream_id_make(o->minid_ms, o->minid_seq);
+    }
+    a->trim.approx = (f & GB_SBE_XADD_APPROX) != 0;
+    /* as XADD's parser: LIMIT's count, else "~" works up to the default */
+    if (f & GB_SBE_XADD_LIMIT)
+        a->trim.limit = o->limit;
+    else
+        a->trim.limit = a->trim.approx ? gb_stream_default_trim_limit(c->eng) : 0;
+}
+
+/* The RESP form: XADD key [NOMKSTREAM] [MAXLEN =|~ n] [MINID =|~ id]
+ * [LIMIT n] id field value ...; *idpos and *trim_arg (0: none) say where
+ * the ID and the threshold are, for the rewritten effect. */
+static void argv_xadd_at(req *q, gb_argv_builder *b, int *idpos, int *trim_arg)
+{
+    const gb_sbe_xadd_opts *o = &q->xadd;
+    unsigned f = o->flags;
+    const char *trim_word = (f & GB_SBE_XADD_APPROX) ? "~" : "=";
+    char id[GB_STREAM_ID_TEXT_MAX];
+    /* number room: MAXLEN and LIMIT one each, two IDs two each */
+    gb_argv_init(b, 12 + 2 * q->n, 6);
+    gb_argv_lit(b, "XADD");
+    gb_argv_add(b, q->key);
+    if (f & GB_SBE_XADD_NOMKSTREAM)
+        gb_argv_lit(b, "NOMKSTREAM");
+    *trim_arg = 0;
+    if (f & GB_SBE_XADD_MAXLEN) {
+        gb_argv_lit(b, "MAXLEN");
+        gb_argv_lit(b, trim_word);
+        *trim_arg = b->n;
+        gb_argv_ll(b, o->maxlen);
+    }
+    if (f & GB_SBE_XADD_MINID) {
+        gb_argv_lit(b, "MINID");
+        gb_argv_lit(b, trim_word);
+        *trim_arg = b->n;
+        gb_argv_text(b, id, gb_stream_id_format(id, gb_stream_id_make(o->minid_ms, o->minid_seq)));
+    }
+    if (f & GB_SBE_XADD_LIMIT) {
+        gb_argv_lit(b, "LIMIT");
+        gb_argv_ll(b, o->limit);
+    }
+    *idpos = b->n;
+    if (f & GB_SBE_XADD_AUTO_ID) {
+        gb_argv_lit(b, "*");
+    } else if (f & GB_SBE_XADD_AUTO_SEQ) {
+        size_t k = gb_ull2str(id, o->id_ms);
+        memcpy(id + k, "-*", 2);
+        gb_argv_text(b, id, k + 2);
+    } else {
+        gb_argv_text(b, id, gb_stream_id_format(id, gb_stream_id_make(o->id_ms, o->id_seq)));
+    }
+    for (size_t i = 0; i < 2 * q->n; i++)
+        gb_argv_add(b, q->a[i]);
+}
+
+static void argv_xadd(void *a, gb_argv_builder *b)
+{
+    int idpos, trim_arg;
+    argv_xadd_at(a, b, &idpos, &trim_arg);
+}
+
+static bool run_xadd(gb_client *c, void *p)
+{
+    req *q = p;
+    if (!xadd_plain(&q->xadd, q->n))
+        return false;
+    gb_xadd_args a;
+    xadd_args(c, &q->xadd, &a);
+    gb_stream_id id;
+    gb_xadd_rewrite rw;
+    if (gb_cmd_xadd(c, q->key, &a, q->n, q->a, &id, &rw)) {
+        /* something records effects and "*" or "~" must replay as what happened */
+        gb_argv_builder b;
+        int idpos, trim_arg;
+        argv_xadd_at(q, &b, &idpos, &trim_arg);
+        gb_xadd_propagate_rewritten(c, b.n, b.v, idpos, id, trim_arg, &a, &rw);
+        gb_argv_free(&b);
+    }
+    return true;
+}
+
 /* The keys of each typed call, with the access flags the RESP form's key
  * spec gives them (Redis 7.0's command table; SET's depend on GET, as
  * engine/core/command_meta.c's set_keys says). */
@@ -762,6 +876,8 @@ static const gb_typed_call typed_calls[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_RPOP] = {run_rpop, argv_rpop, keys_rpop},
     /* channels, not keys: a user limited to some channels takes the RESP form */
     [GB_SBE_PUBLISH] = {run_publish, argv_publish, NULL},
+    /* RW UPDATE rather than INSERT: XADD may trim (Redis 7.0's key spec) */
+    [GB_SBE_XADD] = {run_xadd, argv_xadd, keys_update},
 };
 
 const gb_typed_call *gb_sbe_typed_call(unsigned tid)

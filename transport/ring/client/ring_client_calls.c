@@ -328,6 +328,65 @@ int gb_ring_publish(gb_ring_client *rc, const void *channel, size_t clen, const 
     return rv ? rv : want_int(rc, r, receivers);
 }
 
+int gb_ring_xadd(gb_ring_client *rc, const void *key, size_t klen, const gb_ring_xadd_opts *opt, size_t n,
+                 const void *const *fields, const size_t *flens, const void *const *values, const size_t *vlens,
+                 char *id, size_t cap, int64_t *idlen)
+{
+    static const gb_ring_xadd_opts auto_id = {.flags = GB_RING_XADD_AUTO_ID};
+    if (!opt)
+        opt = &auto_id;
+    /* Flags no XADD command line can say: refused here, on either protocol. */
+    if (((opt->flags & GB_RING_XADD_AUTO_ID) && (opt->flags & GB_RING_XADD_AUTO_SEQ)) ||
+        ((opt->flags & GB_RING_XADD_APPROX) && !(opt->flags & (GB_RING_XADD_MAXLEN | GB_RING_XADD_MINID))) ||
+        (opt->flags & ~(int)GB_SBE_XADD_ALL)) {
+        gb_rc_fail(rc, "XADD flags: AUTO_ID with AUTO_SEQ, APPROX without MAXLEN or MINID, or unknown bits");
+        return GB_EINVAL;
+    }
+    if (rc->proto == GB_RING_SBE)
+        return gb_rc_sbe_xadd(rc, key, klen, opt, n, fields, flens, values, vlens, id, cap, idlen);
+    /* The command line the template stands for, in the server's order
+     * (sbe_server.c's to_argv), so both protocols refuse alike. */
+    int f = opt->flags;
+    const char *trim_word = (f & GB_RING_XADD_APPROX) ? "~" : "=";
+    char maxlen[24], minid[48], limit[24], idtxt[48];
+    argv_builder b;
+    ab_init(&b, 12 + 2 * n);
+    ab_add(&b, "XADD", 4);
+    ab_add(&b, key, klen);
+    if (f & GB_RING_XADD_NOMKSTREAM)
+        ab_add(&b, "NOMKSTREAM", 10);
+    if (f & GB_RING_XADD_MAXLEN) {
+        ab_add(&b, "MAXLEN", 6);
+        ab_add(&b, trim_word, 1);
+        ab_add(&b, maxlen, (size_t)snprintf(maxlen, sizeof maxlen, "%lld", (long long)opt->maxlen));
+    }
+    if (f & GB_RING_XADD_MINID) {
+        ab_add(&b, "MINID", 5);
+        ab_add(&b, trim_word, 1);
+        ab_add(&b, minid, (size_t)snprintf(minid, sizeof minid, "%llu-%llu", (unsigned long long)opt->minid_ms,
+                                           (unsigned long long)opt->minid_seq));
+    }
+    if (f & GB_RING_XADD_LIMIT) {
+        ab_add(&b, "LIMIT", 5);
+        ab_add(&b, limit, (size_t)snprintf(limit, sizeof limit, "%lld", (long long)opt->limit));
+    }
+    if (f & GB_RING_XADD_AUTO_ID)
+        ab_add(&b, "*", 1);
+    else if (f & GB_RING_XADD_AUTO_SEQ)
+        ab_add(&b, idtxt, (size_t)snprintf(idtxt, sizeof idtxt, "%llu-*", (unsigned long long)opt->id_ms));
+    else
+        ab_add(&b, idtxt, (size_t)snprintf(idtxt, sizeof idtxt, "%llu-%llu", (unsigned long long)opt->id_ms,
+                                           (unsigned long long)opt->id_seq));
+    for (size_t i = 0; i < n; i++) {
+        ab_add(&b, fields[i], flens[i]);
+        ab_add(&b, values[i], vlens[i]);
+    }
+    gb_reply *r;
+    int rv = run(rc, b.argc, b.argv, b.lens, &r);
+    ab_free(&b);
+    return rv ? rv : want_bulk(rc, r, id, cap, idlen);
+}
+
 int gb_ring_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns)
 {
     return rc->proto == GB_RING_SBE ? gb_rc_sbe_next_message(rc, m, timeout_ns)

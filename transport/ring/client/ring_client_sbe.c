@@ -269,6 +269,30 @@ int gb_rc_sbe_publish(gb_ring_client *rc, const void *channel, size_t clen, cons
     return finish_int(rc, receivers);
 }
 
+int gb_rc_sbe_xadd(gb_ring_client *rc, const void *key, size_t klen, const gb_ring_xadd_opts *opt, size_t n,
+                   const void *const *fields, const size_t *flens, const void *const *values, const size_t *vlens,
+                   char *id, size_t cap, int64_t *idlen)
+{
+    /* GB_RING_XADD_* are the schema's XAddFlags bits (goblin/ring_client.h) */
+    gb_sbe_xadd_opts o = {.flags = (unsigned)opt->flags, .id_ms = opt->id_ms, .id_seq = opt->id_seq,
+                          .maxlen = opt->maxlen, .minid_ms = opt->minid_ms, .minid_seq = opt->minid_seq,
+                          .limit = opt->limit};
+    slices fs, vs;
+    gb_slice *f = slices_of(&fs, n, fields, flens), *v = slices_of(&vs, n, values, vlens);
+    size_t len = gb_sbe_encode_xadd(NULL, 0, sl(key, klen), &o, n, f, v);
+    int r = GB_ERANGE;
+    uint8_t *buf;
+    if (len == 0)
+        gb_rc_fail(rc, "XADD does not fit an SBE message");
+    else if ((r = gb_rc_send_begin(rc, len, &buf)) == 0) {
+        gb_sbe_encode_xadd(buf, len, sl(key, klen), &o, n, f, v);
+        gb_rc_send_commit(rc, len);
+    }
+    slices_free(&fs);
+    slices_free(&vs);
+    return r ? r : finish_bulk(rc, id, cap, idlen);
+}
+
 int gb_rc_sbe_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns)
 {
     const void *msg;

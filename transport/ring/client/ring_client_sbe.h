@@ -22,6 +22,9 @@ int gb_rc_sbe_lpush(gb_ring_client *rc, const void *key, size_t klen, size_t n, 
 int gb_rc_sbe_rpop(gb_ring_client *rc, const void *key, size_t klen, void *buf, size_t cap, int64_t *len);
 int gb_rc_sbe_publish(gb_ring_client *rc, const void *channel, size_t clen, const void *msg, size_t mlen,
                       int64_t *receivers);
+int gb_rc_sbe_xadd(gb_ring_client *rc, const void *key, size_t klen, const gb_ring_xadd_opts *opt, size_t n,
+                   const void *const *fields, const size_t *flens, const void *const *values, const size_t *vlens,
+                   char *id, size_t cap, int64_t *idlen);
 int gb_rc_sbe_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns);
 int gb_rc_sbe_blpop(gb_ring_client *rc, size_t nkeys, const void *const *keys, const size_t *klens, double timeout_s,
                     gb_reply **reply);
