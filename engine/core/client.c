@@ -55,6 +55,7 @@ void gb_client_free(gb_client *c)
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);
     gb_pubsub_client_free(c);
+    gb_reply_flush_deferred_pushes(c, false);
     gb_free(c->watched);
     gb_monitor_remove(c);
     gb_tracking_client_gone(c);

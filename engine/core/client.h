@@ -89,6 +89,10 @@ typedef struct gb_client {
      * HELLO AUTH; a ring's is its claimer's. Never NULL. */
     const struct gb_acl_user *user;
 
+    /* Messages for this client that came while its EXEC's reply was open,
+     * on a wire whose pushes are records of their own (SBE): sent, in
+     * order, when EXEC has replied (gb_reply_flush_deferred_pushes). */
+    struct gb_deferred_push *deferred_pushes, **deferred_tail;
     const gb_reply_ops *rops;   /* where replies go: wire_rops, or nowhere under CLIENT REPLY OFF/SKIP */
     const gb_reply_ops *wire_rops; /* the transport's reply writer, in the client's protocol */
     void *rctx;

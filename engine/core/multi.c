@@ -238,4 +238,6 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
     }
     gb_free(queue);
     c->flags &= ~GB_CLIENT_IN_EXEC;
+    if (GB_UNLIKELY(c->deferred_pushes != NULL))
+        gb_reply_flush_deferred_pushes(c, true);
 }

@@ -133,10 +133,79 @@ static const char *const message_words[] = {NULL, "message", "pmessage", "smessa
 static const char *const subscription_words[] = {NULL,         "subscribe",  "unsubscribe", "psubscribe",
                                                  "punsubscribe", "ssubscribe", "sunsubscribe"};
 
+/* A typed push (SBE's Message and Subscription) is a record of its own,
+ * so it cannot sit inside an open reply, and inside EXEC the client's reply
+ * is EXEC's array until the last queued command has answered:
+ * - SUBSCRIBE's confirmations are that command's reply: an element of the
+ *   array, in the array form RESP2 sends;
+ * - a message the client gets meanwhile (it subscribed and published to
+ *   itself in the transaction) is held back and sent once EXEC has
+ *   replied. (Redis writes such a message into the middle of EXEC's array,
+ *   which leaves a RESP client one reply out of step; RESP clients here
+ *   get Redis's bytes.) */
+static inline bool typed_push_allowed(const gb_client *c) { return !(c->flags & GB_CLIENT_IN_EXEC); }
+
+typedef struct gb_deferred_push {
+    struct gb_deferred_push *next;
+    unsigned kind;
+    bool has_pattern;
+    size_t plen, clen, mlen;
+    char bytes[]; /* pattern, channel, payload */
+} gb_deferred_push;
+
+static void defer_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
+{
+    size_t plen = pattern ? pattern->len : 0;
+    gb_deferred_push *d = gb_try_malloc(sizeof *d + plen + channel.len + payload.len);
+    if (!d) {
+        /* A message cannot be dropped silently: the client goes, as one
+         * whose output buffer could not grow. */
+        c->flags |= GB_CLIENT_CLOSE_ASAP;
+        return;
+    }
+    d->next = NULL;
+    d->kind = kind;
+    d->has_pattern = pattern != NULL;
+    d->plen = plen;
+    d->clen = channel.len;
+    d->mlen = payload.len;
+    if (plen)
+        memcpy(d->bytes, pattern->ptr, plen);
+    if (channel.len)
+        memcpy(d->bytes + plen, channel.ptr, channel.len);
+    if (payload.len)
+        memcpy(d->bytes + plen + channel.len, payload.ptr, payload.len);
+    if (!c->deferred_pushes)
+        c->deferred_tail = &c->deferred_pushes;
+    *c->deferred_tail = d;
+    c->deferred_tail = &d->next;
+}
+
+void gb_reply_flush_deferred_pushes(gb_client *c, bool send)
+{
+    gb_deferred_push *d = c->deferred_pushes;
+    c->deferred_pushes = NULL;
+    c->deferred_tail = NULL;
+    while (d) {
+        gb_deferred_push *next = d->next;
+        if (send) {
+            gb_slice pattern = gb_slice_make(d->bytes, d->plen);
+            gb_reply_message(c, d->kind, d->has_pattern ? &pattern : NULL,
+                             gb_slice_make(d->bytes + d->plen, d->clen),
+                             gb_slice_make(d->bytes + d->plen + d->clen, d->mlen));
+        }
+        gb_free(d);
+        d = next;
+    }
+}
+
 void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
 {
     if (c->rops->message) {
-        c->rops->message(c->rctx, kind, pattern, channel, payload);
+        if (GB_UNLIKELY(!typed_push_allowed(c)))
+            defer_message(c, kind, pattern, channel, payload);
+        else
+            c->rops->message(c->rctx, kind, pattern, channel, payload);
         return;
     }
     gb_reply_push(c, pattern ? 4 : 3);
@@ -149,7 +218,7 @@ void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_s
 
 void gb_reply_subscription(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
 {
-    if (c->rops->subscription) {
+    if (c->rops->subscription && typed_push_allowed(c)) {
         c->rops->subscription(c->rctx, kind, name, count);
         return;
     }

@@ -101,6 +101,9 @@ void gb_reply_push(struct gb_client *c, int64_t n);
 void gb_reply_message(struct gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload);
 /* A subscription confirmation: [word, name (nil when NULL), count]. */
 void gb_reply_subscription(struct gb_client *c, unsigned kind, const gb_slice *name, int64_t count);
+/* Sends the messages gb_reply_message held back during EXEC (see
+ * engine/core/reply.c); frees them without sending when send is false. */
+void gb_reply_flush_deferred_pushes(struct gb_client *c, bool send);
 
 /* A set whose size is known after its members (handle from
  * gb_reply_array_deferred). */

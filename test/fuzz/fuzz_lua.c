@@ -62,9 +62,10 @@
 /* What a reply parses into. Nulls ("$-1", "*-1", "_") are type 'N'. */
 typedef struct rnode {
     char type;
-    const uint8_t *s; /* text of + - $ , = (for '=' without its "fmt:") */
+    const uint8_t *s; /* text of + - $ , ( = (for '=' without its "fmt:") */
+    const uint8_t *fmt; /* '=': its three format bytes */
     size_t len;
-    int64_t v; /* ':' */
+    int64_t v; /* ':', '#' (1 true, 0 false) */
     double d;  /* ',' */
     size_t n;  /* aggregates: elements (a map: 2 per pair) */
     struct rnode *kids;
@@ -171,6 +172,13 @@ static bool parse_node(rparser *rp, rnode *r, int depth)
     case '_':
         r->type = 'N';
         return r3 && n == 0;
+    case '(':
+        r->s = line;
+        r->len = n;
+        return r3;
+    case '#':
+        r->v = n == 1 && line[0] == 't';
+        return r3 && n == 1 && (line[0] == 't' || line[0] == 'f');
     case '$':
     case '=': {
         int64_t len;
@@ -189,9 +197,10 @@ static bool parse_node(rparser *rp, rnode *r, int depth)
             return false;
         rp->pos += 2;
         if (t == '=') {
-            /* The engine writes only format "txt" */
-            if (!r3 || r->len < 4 || memcmp(r->s, "txt:", 4) != 0)
+            /* "fmt:" and the text (a script may choose the format) */
+            if (!r3 || r->len < 4 || r->s[3] != ':')
                 return false;
+            r->fmt = r->s;
             r->s += 4;
             r->len -= 4;
         }
@@ -267,8 +276,16 @@ static void replay(gb_client *c, const rnode *r, bool deferred)
     case '$':
         gb_reply_bulk(c, (const char *)r->s, r->len);
         return;
-    case '=':
-        gb_reply_verbatim(c, (const char *)r->s, r->len);
+    case '=': {
+        char fmt[4] = {(char)r->fmt[0], (char)r->fmt[1], (char)r->fmt[2], '\0'};
+        gb_reply_verbatim_format(c, fmt, (const char *)r->s, r->len);
+        return;
+    }
+    case '(':
+        gb_reply_big_number(c, (const char *)r->s, r->len);
+        return;
+    case '#':
+        gb_reply_bool(c, r->v != 0);
         return;
     case 'N':
         if (r->v)
@@ -332,9 +349,26 @@ static bool converts_to(const rnode *i, const rnode *o, int sr, int out)
         return o->type == ':' && o->v == as_integer((double)i->v);
     case '$':
         return o->type == '$' && same_text(o, i->s, i->len);
-    case '=':
-        /* A verbatim string's table is returned as its string. */
-        return o->type == '$' && same_text(o, i->s, i->len);
+    case '=': {
+        /* A RESP3 script gets {verbatim_string=} and returns it as one to a
+         * RESP3 caller, its format cut at a NUL and space-padded (a C
+         * string, as Redis); otherwise it is the string. */
+        if (!(sr == 3 && out == 3))
+            return o->type == '$' && same_text(o, i->s, i->len);
+        char fmt[3] = {' ', ' ', ' '};
+        for (int k = 0; k < 3 && i->fmt[k]; k++)
+            fmt[k] = (char)i->fmt[k];
+        return o->type == '=' && same_text(o, i->s, i->len) && !memcmp(o->fmt, fmt, 3);
+    }
+    case '(':
+        /* {big_number=} for a RESP3 script; a RESP2 caller gets the digits as a string. */
+        return o->type == (sr == 3 && out == 3 ? '(' : '$') && same_text(o, i->s, i->len);
+    case '#':
+        /* A RESP3 script gets a boolean and returns one (RESP2 caller: 1 or
+         * 0); a RESP2 script reads it as the integer. */
+        if (sr == 3 && out == 3)
+            return o->type == '#' && o->v == i->v;
+        return o->type == ':' && o->v == i->v;
     case 'N':
         return o->type == 'N';
     case ',': {

@@ -110,20 +110,28 @@ static void decode_reply(const uint8_t *msg, size_t len)
 }
 
 /* Every reply the server produced decodes; returns how many there were
- * and, in *confirmations, how many of them were Subscription pushes (one
- * per name: SUBSCRIBE a b answers two). */
-static size_t take_replies(sbe_conn *c, size_t *confirmations)
+ * (Message pushes not counted) and, in *confirmations, how many of them
+ * were Subscription pushes (one per name: SUBSCRIBE a b answers two); in
+ * *messages the Message pushes, which only come after a reply: with no
+ * other client here, only from a transaction that subscribed and published
+ * to itself, after EXEC's reply. */
+static size_t take_replies(sbe_conn *c, size_t *confirmations, size_t *messages)
 {
     size_t n, count = 0;
-    *confirmations = 0;
+    *confirmations = *messages = 0;
     while ((n = gb_sbe_reply_finish(&c->r, &c->out)) > 0) {
         const uint8_t *m = (const uint8_t *)c->out.data + c->out.len - n;
+        if (fuzz_verbose())
+            fprintf(stderr, "  reply template %u, %zu bytes\n", n >= 4 ? (unsigned)(m[2] | m[3] << 8) : 0, n);
         gb_sbe_push_view pv;
         int pr = gb_sbe_decode_push(m, n, &pv);
         if (pr != GB_ENOENT) {
             FUZZ_CHECK(pr == 0, "the server wrote a push its client cannot decode (rc %d)", pr);
-            /* Only another client's PUBLISH sends this one a Message, and
-             * there is no other client here. */
+            if (pv.template_id == GB_SBE_MESSAGE) {
+                FUZZ_CHECK(count > 0, "a Message before the request's reply");
+                (*messages)++;
+                continue;
+            }
             FUZZ_CHECK(pv.template_id == GB_SBE_SUBSCRIPTION, "a push of template %u", pv.template_id);
             (*confirmations)++;
             count++;
@@ -137,7 +145,12 @@ static size_t take_replies(sbe_conn *c, size_t *confirmations)
             rc = gb_sbe_decode_reply(m, n, &root, nodes, &nn);
             free(nodes);
         }
-        FUZZ_CHECK(rc == 0, "the server wrote a reply its client cannot decode (rc %d)", rc);
+        if (rc != 0) {
+            for (size_t k = 0; k < n && k < 96; k++)
+                fprintf(stderr, "%02x%s", m[k], k % 16 == 15 ? "\n" : " ");
+            fprintf(stderr, "\n");
+        }
+        FUZZ_CHECK(rc == 0, "the server wrote a reply its client cannot decode (rc %d, %zu bytes above)", rc, n);
         count++;
     }
     c->out.len = 0;
@@ -175,15 +188,18 @@ static void execute(fuzz_in *in)
         int rc = gb_sbe_execute(c->c, msg, len);
         free(msg);
         FUZZ_CHECK(rc == 0 || rc == GB_EPROTO, "gb_sbe_execute rc %d", rc);
+        if (fuzz_verbose())
+            fprintf(stderr, "request %d: %zu bytes, rc %d, out %zu bytes\n", i, len, rc, c->out.len);
         if (c->c->flags & GB_CLIENT_BLOCKED)
             gb_blocking_unblock(c->c, GB_UNBLOCK_TIMEOUT);
-        size_t confirmations;
-        size_t replies = take_replies(c, &confirmations);
+        size_t confirmations, messages;
+        size_t replies = take_replies(c, &confirmations, &messages);
         if (rc == GB_EPROTO) {
             FUZZ_CHECK(replies == 0, "%zu replies to a message that is not ours", replies);
             break;
         }
         FUZZ_CHECK(replies == 1 || (replies > 1 && confirmations == replies), "%zu replies to one request", replies);
+        FUZZ_CHECK(messages == 0 || confirmations == 0, "messages after a SUBSCRIBE's own confirmations");
     }
     gb_sbe_scratch_free(&s);
     sbe_conn_free(c);
