@@ -118,6 +118,11 @@ static void function_list(gb_client *c, int argc, gb_slice *argv)
 
 static void function_restore(gb_client *c, int argc, gb_slice *argv)
 {
+    if (argc > 4) {
+        gb_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try FUNCTION HELP.",
+                        (int)GB_MIN(argv[1].len, 128), argv[1].ptr);
+        return;
+    }
     char policy = 'A';
     if (argc == 4) {
         if (gb_slice_ieq(argv[3], "flush"))
@@ -129,7 +134,7 @@ static void function_restore(gb_client *c, int argc, gb_slice *argv)
         else
             policy = 0;
     }
-    if (argc > 4 || !policy) {
+    if (!policy) {
         gb_reply_error(c, "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
         return;
     }

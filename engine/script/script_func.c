@@ -2,9 +2,12 @@
 
 #include <lauxlib.h>
 #include <stdio.h>
-#include <xxhash.h>
+#include <string.h>
 
+#include "engine/base/crc64.h"
 #include "engine/base/mem.h"
+#include "engine/base/rdbstr.h"
+#include "engine/base/strbuf.h"
 #include "engine/base/util.h"
 #include "engine/ds/htable.h"
 #include "engine/script/script_run.h"
@@ -602,101 +605,127 @@ void gb_functions_stats(gb_scripting *sys, gb_client *c)
 
 /* ---- FUNCTION DUMP / RESTORE ------------------------------------------------------------- */
 
-/* The payload (docs/scripting.md): "GBFN", u16 version, u32 libraries,
- * each a u32 length and the library's code, then the XXH3-64 of all the
- * bytes before it. Integers little-endian. */
-static void le32_put(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t le32_get(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
-static uint64_t le64_get(const uint8_t *p) { return le32_get(p) | (uint64_t)le32_get(p + 4) << 32; }
-
-static void le64_put(uint8_t *p, uint64_t v)
-{
-    le32_put(p, (uint32_t)v);
-    le32_put(p + 4, (uint32_t)(v >> 32));
-}
-
-#define DUMP_MAGIC "GBFN"
-#define DUMP_VERSION 1u
-#define DUMP_HEADER 10u
-#define DUMP_TRAILER 8u
+/* Redis 7.0's payload (docs/scripting.md): for each library the opcode
+ * RDB_OPCODE_FUNCTION2 and its code as an RDB string, then a 2-byte RDB
+ * version and the CRC-64 of all the bytes before it, both little-endian.
+ * Redis 7.0's pre-GA opcode (its release candidates wrote name, engine,
+ * optional description and body apart) is read too, as Redis reads it. */
+#define OPCODE_FUNCTION2 245
+#define OPCODE_FUNCTION_PRE_GA 246
+#define DUMP_RDB_VERSION 10u
+#define DUMP_FOOTER 10u /* version and CRC */
 
 void gb_functions_dump(gb_scripting *sys, gb_client *c)
 {
     gb_functions *fns = sys->fns;
-    size_t len = DUMP_HEADER + DUMP_TRAILER;
-    for (size_t i = 0; i < fns->nlibs; i++)
-        len += 4 + fns->libs[i]->code_len;
-    uint8_t *p = gb_malloc(len), *w = p;
-    memcpy(w, DUMP_MAGIC, 4);
-    w[4] = (uint8_t)DUMP_VERSION;
-    w[5] = (uint8_t)(DUMP_VERSION >> 8);
-    le32_put(w + 6, (uint32_t)fns->nlibs);
-    w += DUMP_HEADER;
+    gb_strbuf b = {0};
     for (size_t i = 0; i < fns->nlibs; i++) {
-        le32_put(w, (uint32_t)fns->libs[i]->code_len);
-        memcpy(w + 4, fns->libs[i]->code, fns->libs[i]->code_len);
-        w += 4 + fns->libs[i]->code_len;
+        gb_strbuf_addc(&b, (char)OPCODE_FUNCTION2);
+        gb_rdb_write_string(&b, fns->libs[i]->code, fns->libs[i]->code_len);
     }
-    le64_put(w, XXH3_64bits(p, len - DUMP_TRAILER));
-    gb_reply_bulk(c, (const char *)p, len);
-    gb_free(p);
+    uint8_t footer[DUMP_FOOTER] = {(uint8_t)DUMP_RDB_VERSION, (uint8_t)(DUMP_RDB_VERSION >> 8)};
+    gb_strbuf_add(&b, footer, 2);
+    uint64_t crc = gb_crc64(0, b.p, b.len);
+    for (int i = 0; i < 8; i++)
+        footer[2 + i] = (uint8_t)(crc >> (8 * i));
+    gb_strbuf_add(&b, footer + 2, 8);
+    gb_reply_bulk(c, b.p, b.len);
+    gb_strbuf_free(&b);
 }
 
-/* Splits a payload into its libraries' code (slices into it); false when
- * anything about it is wrong. */
-static bool parse_payload(gb_slice payload, gb_slice **codes, size_t *n)
+/* Redis's verifyDumpPayload: a version it can read, and the checksum. */
+static bool payload_ok(gb_slice payload)
 {
     const uint8_t *p = (const uint8_t *)payload.ptr;
     size_t len = payload.len;
-    *codes = NULL;
-    *n = 0;
-    if (len < DUMP_HEADER + DUMP_TRAILER || memcmp(p, DUMP_MAGIC, 4) != 0 ||
-        (uint16_t)(p[4] | p[5] << 8) != DUMP_VERSION || le64_get(p + len - DUMP_TRAILER) != XXH3_64bits(p, len - DUMP_TRAILER))
+    if (len < DUMP_FOOTER)
         return false;
-    uint32_t count = le32_get(p + 6);
-    size_t body = len - DUMP_HEADER - DUMP_TRAILER;
-    if (count > body / 4) /* each library takes at least its length field */
+    const uint8_t *footer = p + len - DUMP_FOOTER;
+    if ((unsigned)(footer[0] | footer[1] << 8) > DUMP_RDB_VERSION)
         return false;
-    gb_slice *v = gb_malloc((count ? count : 1) * sizeof *v);
-    size_t pos = DUMP_HEADER;
-    for (uint32_t i = 0; i < count; i++) {
-        if (len - DUMP_TRAILER - pos < 4)
-            goto bad;
-        uint32_t l = le32_get(p + pos);
-        pos += 4;
-        if (l > len - DUMP_TRAILER - pos)
-            goto bad;
-        v[i] = gb_slice_make((const char *)p + pos, l);
-        pos += l;
-    }
-    if (pos != len - DUMP_TRAILER)
-        goto bad;
-    *codes = v;
-    *n = count;
-    return true;
-bad:
-    gb_free(v);
-    return false;
+    uint64_t crc = 0;
+    for (int i = 7; i >= 0; i--)
+        crc = crc << 8 | footer[2 + i];
+    return gb_crc64(0, p, len - 8) == crc;
 }
 
-/* The libraries' code as they are now, to put back if a restore fails. */
+/* A pre-GA record: name, engine, a description flag (and description), and
+ * the body, put together as Redis does ("#!<engine> name=<name>\n<body>",
+ * each part up to its first NUL as Redis's %s takes it). */
+static char *read_pre_ga(gb_rdb_reader *r, size_t max, size_t *len, char *err, size_t errlen)
+{
+    char *part[4] = {NULL, NULL, NULL, NULL}; /* name, engine, description, body */
+    size_t l, n;
+    uint64_t has_desc = 0;
+    bool enc;
+    const char *why = NULL;
+    if (gb_rdb_read_string(r, max, &part[0], &l))
+        why = "Failed loading library name";
+    else if (gb_rdb_read_string(r, max, &part[1], &l))
+        why = "Failed loading engine name";
+    else if (gb_rdb_read_len(r, &has_desc, &enc))
+        why = "Failed loading library description indicator";
+    else if (has_desc && gb_rdb_read_string(r, max, &part[2], &l))
+        why = "Failed loading library description";
+    else if (gb_rdb_read_string(r, max, &part[3], &l))
+        why = "Failed loading library blob";
+    char *code = NULL;
+    if (why) {
+        snprintf(err, errlen, "ERR %s", why);
+    } else {
+        gb_strbuf b = {0};
+        gb_strbuf_adds(&b, "#!");
+        gb_strbuf_adds(&b, part[1]);
+        gb_strbuf_adds(&b, " name=");
+        gb_strbuf_adds(&b, part[0]);
+        gb_strbuf_addc(&b, '\n');
+        gb_strbuf_adds(&b, part[3]);
+        n = b.len;
+        code = b.p;
+        *len = n;
+    }
+    for (int i = 0; i < 4; i++)
+        gb_free(part[i]);
+    return code;
+}
+
+/* Reads the next record and loads its library into fns (empty of the
+ * libraries before the restore: Redis loads a payload into a context of
+ * its own first, and so gives its errors). */
+static bool restore_record(gb_functions *fns, gb_rdb_reader *r, size_t max, char *err, size_t errlen)
+{
+    int type = gb_rdb_read_byte(r);
+    char *code = NULL;
+    size_t len = 0;
+    if (type == OPCODE_FUNCTION_PRE_GA) {
+        code = read_pre_ga(r, max, &len, err, errlen);
+    } else if (type != OPCODE_FUNCTION2) {
+        snprintf(err, errlen, "ERR given type is not a function");
+    } else if (gb_rdb_read_string(r, max, &code, &len)) {
+        code = NULL;
+        snprintf(err, errlen, "ERR Failed loading library payload");
+    }
+    if (!code)
+        return false;
+    bool ok = load_library(fns, gb_slice_make(code, len), false, NULL, err, errlen);
+    gb_free(code);
+    return ok;
+}
+
+/* The libraries' code as they were before the restore. */
 typedef struct saved_libs {
-    char **code;
+    char **name, **code;
     size_t *len;
     size_t n;
 } saved_libs;
 
 static saved_libs save_libs(gb_functions *fns)
 {
-    saved_libs s = {gb_malloc((fns->nlibs + 1) * sizeof(char *)), gb_malloc((fns->nlibs + 1) * sizeof(size_t)),
-                    fns->nlibs};
-    for (size_t i = 0; i < fns->nlibs; i++) {
+    size_t n = fns->nlibs;
+    saved_libs s = {gb_malloc((n + 1) * sizeof(char *)), gb_malloc((n + 1) * sizeof(char *)),
+                    gb_malloc((n + 1) * sizeof(size_t)), n};
+    for (size_t i = 0; i < n; i++) {
+        s.name[i] = gb_strdup(fns->libs[i]->name);
         s.code[i] = gb_memdup(fns->libs[i]->code, fns->libs[i]->code_len);
         s.len[i] = fns->libs[i]->code_len;
     }
@@ -705,8 +734,11 @@ static saved_libs save_libs(gb_functions *fns)
 
 static void free_saved(saved_libs *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
+        gb_free(s->name[i]);
         gb_free(s->code[i]);
+    }
+    gb_free(s->name);
     gb_free(s->code);
     gb_free(s->len);
 }
@@ -720,22 +752,57 @@ static void put_back(gb_scripting *sys, const saved_libs *s)
             gb_log(GB_LOG_WARNING, "FUNCTION RESTORE: could not put a library back: %s", err);
 }
 
+/* Redis's libraryJoin: fns holds the payload's libraries; the ones from
+ * before join them, those with a payload library's name refused (APPEND)
+ * or dropped (REPLACE), then a function defined twice refused. The ones
+ * from before are put first again, as they were listed. */
+static bool join_saved(gb_functions *fns, const saved_libs *s, bool replace, char *err, size_t errlen)
+{
+    size_t restored = fns->nlibs;
+    bool *drop = gb_calloc(s->n + 1, sizeof *drop);
+    bool ok = true;
+    for (size_t i = 0; i < s->n && ok; i++) {
+        drop[i] = find_lib(fns, gb_slice_cstr(s->name[i]), NULL) != NULL;
+        if (drop[i] && !replace) {
+            snprintf(err, errlen, "ERR Library %s already exists", s->name[i]);
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < s->n && ok; i++)
+        if (!drop[i])
+            ok = load_library(fns, gb_slice_make(s->code[i], s->len[i]), false, NULL, err, errlen);
+    gb_free(drop);
+    if (!ok)
+        return false;
+    size_t kept = fns->nlibs - restored;
+    fn_lib **order = gb_malloc((fns->nlibs + 1) * sizeof *order);
+    memcpy(order, fns->libs + restored, kept * sizeof *order);
+    memcpy(order + kept, fns->libs, restored * sizeof *order);
+    memcpy(fns->libs, order, fns->nlibs * sizeof *order);
+    gb_free(order);
+    return true;
+}
+
 bool gb_functions_restore(gb_scripting *sys, gb_client *c, gb_slice payload, char policy)
 {
     gb_functions *fns = sys->fns;
-    gb_slice *codes;
-    size_t n;
-    if (!parse_payload(payload, &codes, &n)) {
+    if (!payload_ok(payload)) {
         gb_reply_error(c, "ERR DUMP payload version or checksum are wrong");
         return false;
     }
+    /* No string in it can be longer than a bulk string may be. */
+    size_t max = (size_t)c->eng->cfg.proto_max_bulk_len;
     saved_libs saved = save_libs(fns);
-    if (policy == 'F')
-        gb_functions_flush(sys);
+    gb_functions_flush(sys);
     char err[1024];
     bool ok = true;
-    for (size_t i = 0; i < n && ok; i++)
-        ok = load_library(fns, codes[i], policy == 'R', NULL, err, sizeof err);
+    /* Like Redis, records are read while more than the footer is left, and
+     * a record's bytes may run into the footer. */
+    gb_rdb_reader r = gb_rdb_reader_make(payload.ptr, payload.len);
+    while (ok && r.len - r.pos > DUMP_FOOTER)
+        ok = restore_record(fns, &r, max, err, sizeof err);
+    if (ok && policy != 'F')
+        ok = join_saved(fns, &saved, policy == 'R', err, sizeof err);
     if (!ok) {
         put_back(sys, &saved);
         gb_reply_error(c, err);
@@ -743,7 +810,6 @@ bool gb_functions_restore(gb_scripting *sys, gb_client *c, gb_slice payload, cha
         gb_reply_ok(c);
     }
     free_saved(&saved);
-    gb_free(codes);
     return ok;
 }
 

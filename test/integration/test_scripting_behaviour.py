@@ -357,11 +357,11 @@ class Persistence(unittest.TestCase):
             ca.call("FUNCTION", "LOAD", "#!lua name=d1\nredis.register_function('d1f', function() return 1 end)")
             ca.call("FUNCTION", "LOAD", "#!lua name=d2\nredis.register_function('d2f', function() return 2 end)")
             payload = ca.call("FUNCTION", "DUMP")
-            self.assertEqual(payload[:4], b"GBFN")
+            self.assertEqual((payload[0], payload[-10:-8]), (0xF5, b"\x0a\x00"))  # Redis 7.0's RDB payload
             self.assertEqual(cb.call("FUNCTION", "RESTORE", payload), b"OK")
             self.assertEqual([cb.call("FCALL", "d1f", "0"), cb.call("FCALL", "d2f", "0")], [1, 2])
             # APPEND (the default) refuses a library that exists, changing nothing.
-            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload), Err(b"ERR Library 'd1' already exists"))
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", payload), Err(b"ERR Library d1 already exists"))
             self.assertEqual(cb.call("FUNCTION", "RESTORE", payload, "REPLACE"), b"OK")
             cb.call("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('o', function() return 3 end)")
             self.assertEqual(cb.call("FUNCTION", "RESTORE", payload, "FLUSH"), b"OK")
@@ -373,9 +373,9 @@ class Persistence(unittest.TestCase):
                 self.assertEqual(cb.call("FUNCTION", "RESTORE", damaged), bad, "byte %d" % i)
             for n in range(len(payload)):
                 self.assertEqual(cb.call("FUNCTION", "RESTORE", payload[:n]), bad, "cut at %d" % n)
-            self.assertEqual(cb.call("FUNCTION", "RESTORE", b"GBFN" + b"\xff" * 40), bad)
+            self.assertEqual(cb.call("FUNCTION", "RESTORE", b"\xff" * 40), bad)
             self.assertEqual(cb.call("FCALL", "d2f", "0"), 2)
-            # A payload from Redis (its RDB format) is refused the same way.
+            # A payload cut inside its first string is refused the same way.
             self.assertEqual(cb.call("FUNCTION", "RESTORE", b"\xf5\xc3@\xad@\xe9\x1f#!lua"), bad)
 
 

@@ -1,0 +1,51 @@
+/* engine/base/crc64.c: Redis's check value, incremental use, and the
+ * checksum at the end of a FUNCTION DUMP payload taken from redis-server. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine/base/crc64.h"
+
+static void test_check_value(void **state)
+{
+    (void)state;
+    assert_true(gb_crc64(0, "123456789", 9) == 0xe9c6d914c4b8d9caull);
+    assert_true(gb_crc64(0, "", 0) == 0);
+}
+
+static void test_incremental(void **state)
+{
+    (void)state;
+    const char *s = "123456789";
+    for (size_t cut = 0; cut <= 9; cut++)
+        assert_true(gb_crc64(gb_crc64(0, s, cut), s + cut, 9 - cut) == 0xe9c6d914c4b8d9caull);
+}
+
+/* redis-server 7.0.15's FUNCTION DUMP of one library: its last 8 bytes are
+ * the little-endian CRC-64 of the bytes before them. */
+static void test_redis_payload(void **state)
+{
+    (void)state;
+    static const char p[] =
+        "\xf5\x40\x41#!lua name=a\nredis.register_function('f',function() return 1 end)\x0a\x00"
+        "\x17\x9d\xab\xc7\x87\xfc\x9c\xad";
+    size_t n = sizeof p - 1;
+    uint64_t want = 0;
+    for (int i = 7; i >= 0; i--)
+        want = want << 8 | (uint8_t)p[n - 8 + (size_t)i];
+    assert_true(gb_crc64(0, p, n - 8) == want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check_value),
+        cmocka_unit_test(test_incremental),
+        cmocka_unit_test(test_redis_payload),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
