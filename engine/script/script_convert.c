@@ -102,15 +102,23 @@ static void k_bulk(void *ctx, const char *str, size_t len)
     value_done(s);
 }
 
+/* The value on top becomes {field=value}, Redis's tables for the RESP3
+ * types Lua has no type for; then it is done. */
+static void done_as_field(gb_lua_sink *s, const char *field)
+{
+    lua_createtable(s->L, 0, 1);
+    lua_insert(s->L, -2);
+    lua_setfield(s->L, -2, field);
+    value_done(s);
+}
+
 static void k_dbl(void *ctx, double v)
 {
     gb_lua_sink *s = ctx;
     if (s->resp == 3) {
         ensure_stack(s);
-        lua_createtable(s->L, 0, 1);
         lua_pushnumber(s->L, v);
-        lua_setfield(s->L, -2, "double");
-        value_done(s);
+        done_as_field(s, "double");
         return;
     }
     char buf[GB_SCORE_BUF];
@@ -201,14 +209,12 @@ static void k_verbatim(void *ctx, const char format[3], const char *str, size_t 
         return;
     }
     ensure_stack(s);
-    lua_createtable(s->L, 0, 1);
     lua_createtable(s->L, 0, 2);
     lua_pushlstring(s->L, format, 3);
     lua_setfield(s->L, -2, "format");
     lua_pushlstring(s->L, str, len);
     lua_setfield(s->L, -2, "string");
-    lua_setfield(s->L, -2, "verbatim_string");
-    value_done(s);
+    done_as_field(s, "verbatim_string");
 }
 
 /* RESP3: a Lua boolean; RESP2: the integer 1 or 0 a RESP2 caller reads. */
@@ -233,10 +239,8 @@ static void k_big_number(void *ctx, const char *str, size_t len)
         return;
     }
     ensure_stack(s);
-    lua_createtable(s->L, 0, 1);
     lua_pushlstring(s->L, str, len);
-    lua_setfield(s->L, -2, "big_number");
-    value_done(s);
+    done_as_field(s, "big_number");
 }
 
 const gb_reply_ops gb_lua_sink_ops = {
