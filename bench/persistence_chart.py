@@ -18,6 +18,8 @@ ROWS = [
     ("file_mb", "snapshot file size", "{:.0f} MB", False),
     ("save_mbs", "SAVE throughput", "{:.0f} MB/s", True),
     ("load_mbs", "load throughput", "{:.0f} MB/s", True),
+    ("save2_mbs", "SAVE throughput, helper core", "{:.0f} MB/s", True),
+    ("load2_mbs", "load throughput, helper core", "{:.0f} MB/s", True),
     ("peak_ratio", "BGSAVE peak memory / before", "{:.2f}x", False),
     ("p99_ratio", "write p99 during BGSAVE / without", "{:.2f}x", False),
     ("aof_everysec", "AOF everysec, SET -P 16", "{:,.0f}/s", True),

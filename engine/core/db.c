@@ -384,6 +384,8 @@ static bool insert_new(gb_db *db, gb_kv *kv, uint64_t h)
     return true;
 }
 
+void gb_db_prefetch_key(gb_db *db, gb_slice key) { gb_htable_prefetch(&db->keys, gb_hash_slice(key)); }
+
 gb_kv *gb_db_load_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire)
 {
     gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, STR_AUTO);

@@ -113,6 +113,11 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy);
  * load. */
 gb_kv *gb_db_load_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire);
 gb_kv *gb_db_load_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire);
+/* Starts fetching the key table's bucket for key into the cache: a loader
+ * calls it as soon as it has read a key's name, so the miss overlaps with
+ * decoding the value and the gb_db_load_* call after it finds the bucket
+ * at hand (perf, 2 GB load: the key table's misses were 15% of it). */
+void gb_db_prefetch_key(gb_db *db, gb_slice key);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);

@@ -293,6 +293,16 @@ static inline uint64_t rev64(uint64_t v)
     return (v >> 32) | (v << 32);
 }
 
+/* The cursor after v in a table of mask + 1 buckets: the reversed-bit
+ * increment that keeps a scan complete across resizes. */
+static inline uint64_t next_cursor(uint64_t v, uint64_t mask)
+{
+    v |= ~mask;
+    v = rev64(v);
+    v++;
+    return rev64(v);
+}
+
 static void scan_bucket(gb_hnode *e, gb_htable_scan_fn fn, void *ctx)
 {
     while (e) {
@@ -310,10 +320,7 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
     if (!gb_htable_is_rehashing(ht)) {
         uint64_t m0 = ht->mask[0];
         scan_bucket(ht->tab[0][v & m0], fn, ctx);
-        v |= ~m0;
-        v = rev64(v);
-        v++;
-        v = rev64(v);
+        v = next_cursor(v, m0);
     } else {
         int t0 = 0, t1 = 1;
         if (ht->mask[0] > ht->mask[1]) {
@@ -325,12 +332,53 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
         /* Visit every bucket of the larger table that expands the smaller's. */
         do {
             scan_bucket(ht->tab[t1][v & m1], fn, ctx);
-            v |= ~m1;
-            v = rev64(v);
-            v++;
-            v = rev64(v);
+            v = next_cursor(v, m1);
         } while (v & (m0 ^ m1));
     }
+    ht->pause_rehash--;
+    return v;
+}
+
+/* How far ahead of the walk a bucket's slot is prefetched; its first
+ * record is prefetched at half that distance, once the slot has arrived. */
+#define SCAN_AHEAD 8
+
+uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
+{
+    if (gb_htable_is_rehashing(ht)) { /* two tables: one cursor step at a time */
+        do
+            v = gb_htable_scan(ht, v, fn, ctx);
+        while (v && --buckets);
+        return v;
+    }
+    if (gb_htable_size(ht) == 0 || buckets == 0)
+        return gb_htable_size(ht) == 0 ? 0 : v;
+    ht->pause_rehash++;
+    gb_hnode **tab = ht->tab[0];
+    uint64_t m = ht->mask[0];
+    /* slot_at runs SCAN_AHEAD steps ahead of v, node_at half as far; 0
+     * means that walk reached the end (the cursor wraps to 0 there). */
+    uint64_t slot_at = v, node_at = v;
+    for (int k = 0; k < SCAN_AHEAD && slot_at; k++) {
+        __builtin_prefetch(&tab[slot_at & m]);
+        slot_at = next_cursor(slot_at, m);
+        if (k < SCAN_AHEAD / 2 && node_at)
+            node_at = next_cursor(node_at, m);
+    }
+    do {
+        if (slot_at) {
+            __builtin_prefetch(&tab[slot_at & m]);
+            slot_at = next_cursor(slot_at, m);
+        }
+        if (node_at) {
+            gb_hnode *first = tab[node_at & m];
+            if (first)
+                __builtin_prefetch(first);
+            node_at = next_cursor(node_at, m);
+        }
+        scan_bucket(tab[v & m], fn, ctx);
+        v = next_cursor(v, m);
+    } while (v && --buckets);
     ht->pause_rehash--;
     return v;
 }

@@ -84,6 +84,16 @@ static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
 /* A uniformly chosen bucket, then a uniformly chosen record in it; NULL if empty. */
 gb_hnode *gb_htable_random(gb_htable *ht);
 
+/* Starts loading into the cache the bucket slot(s) where hash lives, for a
+ * find or insert that comes a little later. */
+static inline void gb_htable_prefetch(const gb_htable *ht, uint64_t hash)
+{
+    if (ht->tab[0])
+        __builtin_prefetch(&ht->tab[0][hash & ht->mask[0]]);
+    if (ht->tab[1])
+        __builtin_prefetch(&ht->tab[1][hash & ht->mask[1]]);
+}
+
 /* Migrates up to n buckets; returns true if more remain. */
 bool gb_htable_rehash_step(gb_htable *ht, size_t n);
 /* Sizes an empty table for n entries at once (a snapshot's load knows how
@@ -98,6 +108,12 @@ void gb_htable_maybe_shrink(gb_htable *ht);
  * cursor (0 when the scan is complete). fn must not modify the table. */
 typedef void (*gb_htable_scan_fn)(gb_hnode *n, void *ctx);
 uint64_t gb_htable_scan(gb_htable *ht, uint64_t cursor, gb_htable_scan_fn fn, void *ctx);
+/* gb_htable_scan over up to `buckets` cursor steps at once (stops early
+ * when the scan completes), prefetching the buckets and first records
+ * ahead of the walk: the cursor's reversed-bit order visits buckets far
+ * apart, so one step at a time waits on two cache misses per bucket
+ * (a whole-table walk, a snapshot, spent 15% of its time there). */
+uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t cursor, unsigned buckets, gb_htable_scan_fn fn, void *ctx);
 
 /* Full iteration. Rehashing pauses while an iterator is live; the record just
  * returned may be removed (and freed) before the next call. */

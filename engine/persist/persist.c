@@ -341,6 +341,8 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
     if (!r)
         return errno == ENOENT ? GB_ENOENT : GB_EIO;
+    /* Decoding runs ahead on a helper CPU while this thread builds keys. */
+    (void)gb_snap_reader_read_ahead(r, &eng->cfg.helper_cpus);
     load_progress lp = {gb_clock_mono_ns()};
     gb_snap_load_stats st;
     bool ok = gb_snap_load(eng, r, &st, log_progress, &lp);

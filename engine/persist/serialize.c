@@ -389,6 +389,7 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     if (!get_s(L->r, &L->key))
         return false;
     gb_slice key = sl(&L->key);
+    gb_db_prefetch_key(L->db, key);
     int64_t ival = 0;
     void *obj = NULL;
     if (type == GB_SNAP_T_STRING) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +15,42 @@
 #include <zstd.h>
 
 #include "engine/base/common.h"
+#include "engine/base/helper_thread.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
 
+/* Read-ahead (gb_snap_reader_read_ahead): blocks decoded ahead of the
+ * parser, in order, by a helper thread. The parser holds one slot while it
+ * reads its records; the thread fills the others. */
+#define READ_AHEAD_SLOTS 4
+
+typedef struct decoded_block {
+    uint8_t *raw;       /* GB_SNAP_BLOCK_MAX bytes */
+    size_t rawlen;
+    uint64_t block_off; /* where it began in the file (messages) */
+    uint64_t end_off;   /* the file offset after it (progress) */
+    bool end;           /* no block: the trailer is next, or fetching failed (fetch_failed) */
+} decoded_block;
+
 struct gb_snap_reader {
-    int fd;
     char path[4096];
     uint64_t size;       /* of the file */
-    uint64_t off;        /* file bytes consumed */
-    uint64_t block_off;  /* where the current block began (messages) */
     int64_t created;
-    uint8_t *raw;        /* the current block, decoded */
+
+    /* The parser's side: the block whose records are being read. */
+    const uint8_t *raw;
     size_t rawlen, rawpos;
+    uint64_t block_off;  /* where the current block began (messages) */
+    uint64_t parsed_off; /* the file offset after the current block (progress) */
+    bool at_end;         /* the blocks are over (the trailer is next, or failed is set) */
+    bool failed;
+    char err[640];
+
+    /* The file's side (fetch_block): with read-ahead running, touched only
+     * by its thread until that thread has been joined. */
+    int fd;
+    uint64_t off;        /* file bytes consumed */
+    uint64_t fetch_off;  /* where the block being fetched began */
     uint8_t *stored;     /* a block as stored */
     size_t storedcap;
     ZSTD_DCtx *dctx;
@@ -33,26 +58,66 @@ struct gb_snap_reader {
     XXH3_state_t *chain;
     bool at_trailer;     /* the next thing in the file is the trailer */
     uint8_t trailer_head[GB_SNAP_BLOCK_HEADER_SIZE]; /* the trailer's first bytes, read as a block header */
-    bool failed;
-    char err[640];
+    bool fetch_failed;
+    char fetch_err[640];
+
+    /* Decoded blocks: slot 0 only without read-ahead; a ring with it. */
+    decoded_block slots[READ_AHEAD_SLOTS];
+    struct {
+        bool running, stop;
+        bool holding;    /* the parser holds slots[next_read] */
+        unsigned next_read, next_fill, filled; /* filled counts the held slot */
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        gb_helper_thread thread;
+    } ahead;
 };
+
+static void format_failure(char *out, size_t outlen, const char *path, uint64_t off, const char *fmt, va_list ap)
+{
+    char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    snprintf(out, outlen, "'%.200s' at offset %llu: %.400s", path, (unsigned long long)off, what);
+}
 
 bool gb_snap_reader_fail(gb_snap_reader *r, const char *fmt, ...)
 {
     if (r->failed)
         return false;
-    char what[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    format_failure(r->err, sizeof r->err, r->path, r->block_off, fmt, ap);
     va_end(ap);
-    snprintf(r->err, sizeof r->err, "'%.200s' at offset %llu: %.400s", r->path, (unsigned long long)r->block_off, what);
     r->failed = true;
     return false;
 }
 
+/* A failed check on the file's side: kept apart from the parser's until
+ * the parser reaches that point of the file (take_fetch_failure). */
+static bool fetch_fail(gb_snap_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fetch_fail(gb_snap_reader *r, const char *fmt, ...)
+{
+    if (r->fetch_failed)
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    format_failure(r->fetch_err, sizeof r->fetch_err, r->path, r->fetch_off, fmt, ap);
+    va_end(ap);
+    r->fetch_failed = true;
+    return false;
+}
+
+static bool take_fetch_failure(gb_snap_reader *r)
+{
+    if (r->fetch_failed && !r->failed) {
+        memcpy(r->err, r->fetch_err, sizeof r->err);
+        r->failed = true;
+    }
+    return !r->failed;
+}
+
 const char *gb_snap_reader_error(const gb_snap_reader *r) { return r->err; }
-uint64_t gb_snap_reader_offset(const gb_snap_reader *r) { return r->off; }
+uint64_t gb_snap_reader_offset(const gb_snap_reader *r) { return r->parsed_off; }
 uint64_t gb_snap_reader_size(const gb_snap_reader *r) { return r->size; }
 int64_t gb_snap_reader_created(const gb_snap_reader *r) { return r->created; }
 
@@ -61,10 +126,10 @@ static bool read_file(gb_snap_reader *r, void *dst, size_t n, const char *what)
 {
     ssize_t k = gb_read_full(r->fd, dst, n);
     if (k < 0)
-        return gb_snap_reader_fail(r, "read error: %s", strerror(errno));
+        return fetch_fail(r, "read error: %s", strerror(errno));
     r->off += (uint64_t)k;
     if ((size_t)k != n)
-        return gb_snap_reader_fail(r, "file ends inside %s (truncated: the save did not complete)", what);
+        return fetch_fail(r, "file ends inside %s (truncated: the save did not complete)", what);
     return true;
 }
 
@@ -83,10 +148,10 @@ gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
     struct stat st;
     if (fstat(fd, &st) == 0)
         r->size = (uint64_t)st.st_size;
-    r->raw = malloc(GB_SNAP_BLOCK_MAX);
+    r->slots[0].raw = malloc(GB_SNAP_BLOCK_MAX);
     r->dctx = ZSTD_createDCtx();
     r->chain = XXH3_createState();
-    if (!r->raw || !r->dctx || !r->chain) {
+    if (!r->slots[0].raw || !r->dctx || !r->chain) {
         snprintf(err, errlen, "out of memory opening '%s'", path);
         gb_snap_reader_free(r);
         return NULL;
@@ -94,7 +159,7 @@ gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
     XXH3_64bits_reset(r->chain);
     uint8_t hdr[GB_SNAP_HEADER_SIZE];
     if (!read_file(r, hdr, sizeof hdr, "the header")) {
-        /* keep going to the message below */
+        take_fetch_failure(r);
     } else if (memcmp(hdr, GB_SNAP_MAGIC, 8) != 0) {
         gb_snap_reader_fail(r, "not a Goblin Core snapshot (bad magic)");
     } else if (gb_le64_get(hdr + 24) != XXH3_64bits(hdr, 24)) {
@@ -111,15 +176,32 @@ gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     r->created = (int64_t)gb_le64_get(hdr + 16);
+    r->parsed_off = r->off;
     return r;
+}
+
+static void stop_read_ahead(gb_snap_reader *r)
+{
+    if (!r->ahead.running)
+        return;
+    pthread_mutex_lock(&r->ahead.mu);
+    r->ahead.stop = true;
+    pthread_cond_broadcast(&r->ahead.cv);
+    pthread_mutex_unlock(&r->ahead.mu);
+    gb_helper_thread_join(&r->ahead.thread);
+    pthread_mutex_destroy(&r->ahead.mu);
+    pthread_cond_destroy(&r->ahead.cv);
+    r->ahead.running = false;
 }
 
 void gb_snap_reader_free(gb_snap_reader *r)
 {
     if (!r)
         return;
+    stop_read_ahead(r);
     close(r->fd);
-    free(r->raw);
+    for (int i = 0; i < READ_AHEAD_SLOTS; i++)
+        free(r->slots[i].raw);
     free(r->stored);
     ZSTD_freeDCtx(r->dctx);
     if (r->chain)
@@ -127,13 +209,14 @@ void gb_snap_reader_free(gb_snap_reader *r)
     free(r);
 }
 
-/* Loads the next block into raw; false at the trailer (at_trailer set) or
- * on a failed check. */
-static bool next_block(gb_snap_reader *r)
+/* The file's side: reads the next block, checks it and decodes it into
+ * out. false at the trailer (at_trailer set) or on a failed check
+ * (fetch_failed set). */
+static bool fetch_block(gb_snap_reader *r, decoded_block *out)
 {
-    if (r->failed || r->at_trailer)
+    if (r->fetch_failed || r->at_trailer)
         return false;
-    r->block_off = r->off;
+    r->fetch_off = r->off;
     uint8_t h[GB_SNAP_BLOCK_HEADER_SIZE];
     if (!read_file(r, h, sizeof h, "a block header"))
         return false;
@@ -144,20 +227,20 @@ static bool next_block(gb_snap_reader *r)
         return false;
     }
     if (magic != GB_SNAP_BLOCK_MAGIC)
-        return gb_snap_reader_fail(r, "expected a block, found bytes that are not one (bad block magic)");
+        return fetch_fail(r, "expected a block, found bytes that are not one (bad block magic)");
     uint32_t stored = gb_le32_get(h + 4), rawlen = gb_le32_get(h + 8);
     uint8_t codec = h[12];
     if (rawlen > GB_SNAP_BLOCK_MAX || rawlen == 0)
-        return gb_snap_reader_fail(r, "block claims %u decoded bytes (1 to %u allowed)", rawlen, GB_SNAP_BLOCK_MAX);
+        return fetch_fail(r, "block claims %u decoded bytes (1 to %u allowed)", rawlen, GB_SNAP_BLOCK_MAX);
     if (codec > GB_SNAP_CODEC_ZSTD || h[13] || h[14] || h[15])
-        return gb_snap_reader_fail(r, "block has an unknown codec %u", codec);
+        return fetch_fail(r, "block has an unknown codec %u", codec);
     size_t limit = codec == GB_SNAP_CODEC_NONE ? rawlen : ZSTD_compressBound(rawlen);
     if (stored > limit || (codec == GB_SNAP_CODEC_NONE && stored != rawlen))
-        return gb_snap_reader_fail(r, "block claims %u stored bytes for %u decoded", stored, rawlen);
+        return fetch_fail(r, "block claims %u stored bytes for %u decoded", stored, rawlen);
     if (stored > r->storedcap) {
         uint8_t *p = realloc(r->stored, stored);
         if (!p)
-            return gb_snap_reader_fail(r, "out of memory for a block");
+            return fetch_fail(r, "out of memory for a block");
         r->stored = p;
         r->storedcap = stored;
     }
@@ -169,19 +252,126 @@ static bool next_block(gb_snap_reader *r)
     XXH3_64bits_update(&st, r->stored, stored);
     uint64_t sum = XXH3_64bits_digest(&st);
     if (sum != gb_le64_get(h + 16))
-        return gb_snap_reader_fail(r, "block checksum mismatch (the file is damaged)");
+        return fetch_fail(r, "block checksum mismatch (the file is damaged)");
     XXH3_64bits_update(r->chain, h + 16, 8);
     if (codec == GB_SNAP_CODEC_ZSTD) {
-        size_t n = ZSTD_decompressDCtx(r->dctx, r->raw, GB_SNAP_BLOCK_MAX, r->stored, stored);
+        size_t n = ZSTD_decompressDCtx(r->dctx, out->raw, GB_SNAP_BLOCK_MAX, r->stored, stored);
         if (ZSTD_isError(n) || n != rawlen)
-            return gb_snap_reader_fail(r, "block does not decompress to its %u bytes", rawlen);
+            return fetch_fail(r, "block does not decompress to its %u bytes", rawlen);
     } else {
-        memcpy(r->raw, r->stored, stored);
+        memcpy(out->raw, r->stored, stored);
     }
-    r->rawlen = rawlen;
-    r->rawpos = 0;
+    out->rawlen = rawlen;
     r->blocks++;
     r->raw_total += rawlen;
+    return true;
+}
+
+/* Fetches into out and records where it was: what the parser needs of a
+ * block, whichever thread fetched it. */
+static void fetch_into(gb_snap_reader *r, decoded_block *out)
+{
+    out->end = !fetch_block(r, out);
+    out->block_off = r->fetch_off;
+    out->end_off = r->off;
+}
+
+/* ---- read-ahead ----------------------------------------------------------------------------- */
+
+static void *read_ahead_main(void *arg)
+{
+    gb_snap_reader *r = arg;
+    pthread_mutex_lock(&r->ahead.mu);
+    for (;;) {
+        while (r->ahead.filled == READ_AHEAD_SLOTS && !r->ahead.stop)
+            pthread_cond_wait(&r->ahead.cv, &r->ahead.mu);
+        if (r->ahead.stop)
+            break;
+        decoded_block *b = &r->slots[r->ahead.next_fill];
+        pthread_mutex_unlock(&r->ahead.mu);
+        fetch_into(r, b); /* the slot is the thread's until counted in filled */
+        pthread_mutex_lock(&r->ahead.mu);
+        r->ahead.next_fill = (r->ahead.next_fill + 1) % READ_AHEAD_SLOTS;
+        r->ahead.filled++;
+        pthread_cond_broadcast(&r->ahead.cv);
+        if (b->end)
+            break; /* nothing after the trailer or a failure: the parser takes over the file */
+    }
+    pthread_mutex_unlock(&r->ahead.mu);
+    return NULL;
+}
+
+bool gb_snap_reader_read_ahead(gb_snap_reader *r, const gb_cpuset *cpus)
+{
+    if (r->ahead.running || r->failed || r->at_end)
+        return false;
+    for (int i = 1; i < READ_AHEAD_SLOTS; i++) {
+        if (!r->slots[i].raw && !(r->slots[i].raw = malloc(GB_SNAP_BLOCK_MAX)))
+            return false;
+    }
+    pthread_mutex_init(&r->ahead.mu, NULL);
+    pthread_cond_init(&r->ahead.cv, NULL);
+    /* The parser may be inside slot 0 (a block read before): the ring
+     * starts after it, and that block is handed back first. */
+    r->ahead.holding = r->raw != NULL;
+    r->ahead.next_read = 0;
+    r->ahead.next_fill = r->ahead.holding ? 1 : 0;
+    r->ahead.filled = r->ahead.holding ? 1 : 0;
+    r->ahead.stop = false;
+    r->ahead.running = true;
+    if (!gb_helper_thread_start(&r->ahead.thread, "gb-snap-read", cpus, read_ahead_main, r)) {
+        pthread_mutex_destroy(&r->ahead.mu);
+        pthread_cond_destroy(&r->ahead.cv);
+        r->ahead.running = false;
+        return false;
+    }
+    return true;
+}
+
+/* The next decoded block, in file order: from the read-ahead ring, or
+ * fetched here without it. */
+static const decoded_block *take_block(gb_snap_reader *r)
+{
+    if (!r->ahead.running) {
+        fetch_into(r, &r->slots[0]);
+        return &r->slots[0];
+    }
+    pthread_mutex_lock(&r->ahead.mu);
+    if (r->ahead.holding) { /* the block parsed until now goes back to the thread */
+        r->ahead.next_read = (r->ahead.next_read + 1) % READ_AHEAD_SLOTS;
+        r->ahead.filled--;
+        r->ahead.holding = false;
+        pthread_cond_broadcast(&r->ahead.cv);
+    }
+    while (r->ahead.filled == 0)
+        pthread_cond_wait(&r->ahead.cv, &r->ahead.mu);
+    r->ahead.holding = true;
+    const decoded_block *b = &r->slots[r->ahead.next_read];
+    pthread_mutex_unlock(&r->ahead.mu);
+    if (b->end)
+        stop_read_ahead(r); /* the thread has ended: the file's side is the parser's again */
+    return b;
+}
+
+/* Makes the next block the current one; false at the end of the blocks
+ * (at_end set; failed too when a check failed). */
+static bool next_block(gb_snap_reader *r)
+{
+    if (r->failed || r->at_end)
+        return false;
+    const decoded_block *b = take_block(r);
+    r->block_off = b->block_off;
+    r->parsed_off = b->end_off;
+    if (b->end) {
+        r->at_end = true;
+        r->raw = NULL;
+        r->rawlen = r->rawpos = 0;
+        take_fetch_failure(r);
+        return false;
+    }
+    r->raw = b->raw;
+    r->rawlen = b->rawlen;
+    r->rawpos = 0;
     return true;
 }
 
@@ -308,7 +498,7 @@ static bool read_trailer(gb_snap_reader *r, uint8_t t[GB_SNAP_TRAILER_SIZE])
 {
     memcpy(t, r->trailer_head, GB_SNAP_BLOCK_HEADER_SIZE);
     if (!read_file(r, t + GB_SNAP_BLOCK_HEADER_SIZE, GB_SNAP_TRAILER_SIZE - GB_SNAP_BLOCK_HEADER_SIZE, "the trailer"))
-        return false;
+        return take_fetch_failure(r);
     if (gb_le64_get(t + 40) != XXH3_64bits(t, 40))
         return gb_snap_reader_fail(r, "trailer checksum mismatch");
     if (gb_le64_get(t + 8) != r->blocks || gb_le64_get(t + 16) != r->raw_total)

@@ -14,12 +14,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/cpu.h"
+
 typedef struct gb_snap_reader gb_snap_reader;
 
 /* Opens path and checks its header. NULL with err set (errno kept for a
  * missing file: ENOENT). */
 gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen);
 void gb_snap_reader_free(gb_snap_reader *r);
+
+/* Decodes blocks ahead of the parser on a helper thread (restricted to
+ * cpus: NULL or empty, anywhere), so reading, checksumming and
+ * decompressing overlap with building the dataset: what start-up loading
+ * does. Checks and messages are the same as without it. false (and the
+ * reader keeps working without it) when the thread or its buffers cannot
+ * be had. */
+bool gb_snap_reader_read_ahead(gb_snap_reader *r, const gb_cpuset *cpus);
 
 /* Stream reads; each returns false after recording why (gb_snap_reader_error). */
 bool gb_snap_get(gb_snap_reader *r, void *dst, size_t n);

@@ -10,7 +10,7 @@
 
 /* Blocks allowed to wait for the writer before the scan pauses: bounds the
  * snapshot's memory at this many MB (copy-on-write saves never pause). */
-#define MAX_BACKLOG 16
+#define MAX_BACKLOG GB_SNAP_WRITER_MAX_BACKLOG
 
 struct gb_snapshot {
     gb_engine *eng;
@@ -52,13 +52,15 @@ static void scan_one(gb_hnode *n, void *ctx)
         save(sc->s, sc->db, kv);
 }
 
-/* Serialises every key of db still pending (the whole table, now). */
+/* Serialises every key of db still pending (the whole table, now: a
+ * FLUSHALL is about to drop them). The blocks queue for the writer beyond
+ * MAX_BACKLOG rather than hold the FLUSHALL up while they are written. */
 static void save_db(void *ctx, gb_db *db)
 {
     scan_ctx sc = {ctx, db};
     uint64_t cur = 0;
     do
-        cur = gb_htable_scan(&db->keys, cur, scan_one, &sc);
+        cur = gb_htable_scan_many(&db->keys, cur, 1024, scan_one, &sc);
     while (cur);
 }
 
@@ -135,15 +137,17 @@ bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns)
     if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
         return false; /* the writer catches up first */
     gb_engine *eng = s->eng;
-    unsigned n = 0;
     while (s->db < eng->ndbs) {
         gb_db *db = &eng->dbs[s->db];
         scan_ctx sc = {s, db};
-        s->cursor = gb_htable_scan(&db->keys, s->cursor, scan_one, &sc);
+        /* The clock and the backlog are read every 64 buckets (a bucket
+         * holds a key or two): a SAVE's step has no deadline, and without
+         * the backlog check here it queued the whole dataset's blocks for
+         * the writer (memory: the serialised dataset, not 16 MB). */
+        s->cursor = gb_htable_scan_many(&db->keys, s->cursor, 64, scan_one, &sc);
         if (s->cursor == 0)
             s->db++;
-        /* The clock is read every 64 buckets: a bucket holds a key or two. */
-        if ((++n & 63) == 0 && gb_clock_mono_ns() >= deadline_ns)
+        if (gb_clock_mono_ns() >= deadline_ns || gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
             return false;
     }
     finish_stream(s);
@@ -160,17 +164,26 @@ int gb_snapshot_poll(gb_snapshot *s, char *err, size_t errlen)
     return gb_snap_writer_poll(s->w, err, errlen);
 }
 
+/* Lets the writer thread shrink the backlog below MAX_BACKLOG: what an
+ * engine thread that must finish now (SAVE) does instead of queueing
+ * without bound. False once the writer
+ * has failed (nothing it is given is written any more). */
+static bool wait_for_writer(gb_snapshot *s)
+{
+    while (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG) {
+        if (gb_snap_writer_failed(s->w))
+            return false;
+        struct timespec ts = {0, 200 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return !gb_snap_writer_failed(s->w);
+}
+
 int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
 {
-    while (!gb_snapshot_step(s, UINT64_MAX)) {
-        if (gb_snap_writer_failed(s->w))
-            break;
-        if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG) {
-            /* Waiting for the writer is all a foreground save can do. */
-            struct timespec ts = {0, 200 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
+    /* Waiting for the writer is all a foreground save can do. */
+    while (!gb_snapshot_step(s, UINT64_MAX) && wait_for_writer(s))
+        ;
     if (!s->scanned)
         abandon_stream(s);
     return gb_snap_writer_wait(s->w, err, errlen);
@@ -178,6 +191,7 @@ int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
 
 uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
 uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
+size_t gb_snapshot_peak_backlog(const gb_snapshot *s) { return gb_snap_writer_peak_backlog(s->w); }
 
 void gb_snapshot_free(gb_snapshot *s)
 {

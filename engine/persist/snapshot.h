@@ -40,6 +40,9 @@ int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen);
 /* Keys serialised so far, stream bytes so far. */
 uint64_t gb_snapshot_keys(const gb_snapshot *s);
 uint64_t gb_snapshot_bytes(const gb_snapshot *s);
+/* The most blocks that waited for the writer at once (bounded by
+ * GB_SNAP_WRITER_MAX_BACKLOG, plus the one that reached it). */
+size_t gb_snapshot_peak_backlog(const gb_snapshot *s);
 
 /* Ends the snapshot's hold on the engine and frees it; an unfinished one is
  * abandoned (its temporary file removed, the previous file intact). */

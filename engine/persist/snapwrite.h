@@ -41,6 +41,11 @@ void gb_snap_put_f64(gb_snap_writer *w, double v);
 uint64_t gb_snap_writer_bytes(const gb_snap_writer *w);
 /* Full blocks waiting for the writer thread. */
 size_t gb_snap_writer_backlog(gb_snap_writer *w);
+/* The largest backlog there has been. */
+size_t gb_snap_writer_peak_backlog(gb_snap_writer *w);
+/* The backlog a caller lets build up before it waits for the writer (the
+ * snapshot's memory bound, in blocks of GB_SNAP_BLOCK_MAX bytes). */
+#define GB_SNAP_WRITER_MAX_BACKLOG 16u
 
 /* Ends the stream (the caller wrote its EOF record): the last block, the
  * trailer; the thread syncs, renames and syncs the directory. Does not

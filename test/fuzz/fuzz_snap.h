@@ -358,9 +358,10 @@ static void snap_check_roundtrip(gb_engine *a, gb_engine *b)
     unlink(path);
 }
 
-/* Loads the snapshot at path into eng; true when it loaded. A refusal
+/* Loads the snapshot at path into eng, decoding blocks on the read-ahead
+ * thread when read_ahead (as start-up does); true when it loaded. A refusal
  * names the file and an offset. */
-static bool snap_load(gb_engine *eng, const char *path, gb_snap_load_stats *st)
+static bool snap_load(gb_engine *eng, const char *path, gb_snap_load_stats *st, bool read_ahead)
 {
     char err[700];
     gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
@@ -370,6 +371,8 @@ static bool snap_load(gb_engine *eng, const char *path, gb_snap_load_stats *st)
             fprintf(stderr, "snapshot refused: %s\n", err);
         return false;
     }
+    if (read_ahead)
+        FUZZ_CHECK(gb_snap_reader_read_ahead(r, NULL), "the read-ahead thread did not start");
     bool ok = gb_snap_load(eng, r, st, NULL, NULL);
     if (!ok) {
         const char *why = gb_snap_reader_error(r);

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     eng->loading = bits & 4;
     gb_snap_load_stats st;
-    bool ok = snap_load(eng, path, &st);
+    bool ok = snap_load(eng, path, &st, false);
     eng->loading = false;
     if (ok) {
         snap_check_dataset(eng);

@@ -12,6 +12,8 @@
  *     block's, the chain and the trailer's; not the trailer's counts), so
  *     mutations of block sizes, codecs, zstd frames and counts get past
  *     them. fuzz_snaprecord reaches the records behind valid checksums.
+ *   mode bit 1 set: blocks are decoded on the read-ahead thread, as at
+ *     start-up (gb_snap_reader_read_ahead); clear, on the loading thread.
  * The seeds are real files saved by the engine (every type and encoding,
  * compressed and not).
  *
@@ -80,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(file);
     gb_engine *eng = engine(0);
     gb_snap_load_stats st;
-    if (snap_load(eng, path, &st)) {
+    if (snap_load(eng, path, &st, (mode & 2) != 0)) {
         char err[700];
         gb_snap_reader *r = gb_snap_reader_open(path, err, sizeof err);
         FUZZ_CHECK(r != NULL, "a file that loaded does not open: %s", err);

@@ -114,11 +114,17 @@ static void mark_seen(gb_hnode *n, void *ctx)
     ((rec *)n)->seen++;
 }
 
+/* One scan call: gb_htable_scan, or gb_htable_scan_many over `batch`
+ * cursor steps when batch > 0. */
+static uint64_t scan_call(gb_htable *ht, uint64_t cursor, unsigned batch)
+{
+    return batch ? gb_htable_scan_many(ht, cursor, batch, mark_seen, NULL) : gb_htable_scan(ht, cursor, mark_seen, NULL);
+}
+
 /* Every element present for the whole scan is returned at least once, even
  * while the table grows and shrinks between cursor calls. */
-static void test_scan_survives_resizes(void **state)
+static void scan_survives_resizes(unsigned batch)
 {
-    (void)state;
     gb_random_seed(7);
     gb_htable ht;
     gb_htable_init(&ht, &T);
@@ -131,7 +137,7 @@ static void test_scan_survives_resizes(void **state)
     uint64_t cursor = 0, extra = 1000000;
     int calls = 0;
     do {
-        cursor = gb_htable_scan(&ht, cursor, mark_seen, NULL);
+        cursor = scan_call(&ht, cursor, batch);
         calls++;
         /* churn: grow with temporary keys, then remove them to shrink */
         if (calls % 3 == 0) {
@@ -150,6 +156,63 @@ static void test_scan_survives_resizes(void **state)
     for (int i = 0; i < STABLE; i++)
         assert_true(stable[i]->seen >= 1);
     gb_htable_clear(&ht, free_rec, NULL);
+}
+
+static void test_scan_survives_resizes(void **state)
+{
+    (void)state;
+    scan_survives_resizes(0);
+}
+
+static void test_scan_many_survives_resizes(void **state)
+{
+    (void)state;
+    const unsigned batches[] = {1, 3, 8, 64};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
+        scan_survives_resizes(batches[i]);
+}
+
+/* On a table that does not change, gb_htable_scan_many(c, k) is k steps of
+ * gb_htable_scan from c (the same cursor back), and a whole walk visits
+ * every record exactly once, whatever the batch, including the walk's end
+ * inside a batch and batches shorter than the prefetch distance. */
+static void test_scan_many_is_scan_in_steps(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {1, 7, 100, 5000};
+    const unsigned batches[] = {1, 2, 5, 8, 13, 1000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        gb_htable ht;
+        gb_htable_init(&ht, &T);
+        rec **all = calloc(sizes[si], sizeof *all);
+        for (uint64_t k = 0; k < sizes[si]; k++) {
+            all[k] = mk(k);
+            gb_htable_insert(&ht, &all[k]->node, h(k));
+        }
+        while (gb_htable_rehash_step(&ht, 1000))
+            ;
+        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
+            for (uint64_t k = 0; k < sizes[si]; k++)
+                all[k]->seen = 0;
+            uint64_t cursor = 0;
+            do {
+                uint64_t stepped = cursor;
+                for (unsigned j = 0; j < batches[bi]; j++) {
+                    stepped = gb_htable_scan(&ht, stepped, mark_seen, NULL);
+                    if (!stepped)
+                        break;
+                }
+                uint64_t many = gb_htable_scan_many(&ht, cursor, batches[bi], mark_seen, NULL);
+                assert_true(many == stepped);
+                cursor = many;
+            } while (cursor);
+            /* each record: once by the reference steps, once by scan_many */
+            for (uint64_t k = 0; k < sizes[si]; k++)
+                assert_int_equal(all[k]->seen, 2);
+        }
+        gb_htable_clear(&ht, free_rec, NULL);
+        free(all);
+    }
 }
 
 static void test_random_and_iteration(void **state)
@@ -189,6 +252,8 @@ int main(void)
         cmocka_unit_test(test_insert_find_remove_model),
         cmocka_unit_test(test_rehash_is_incremental),
         cmocka_unit_test(test_scan_survives_resizes),
+        cmocka_unit_test(test_scan_many_survives_resizes),
+        cmocka_unit_test(test_scan_many_is_scan_in_steps),
         cmocka_unit_test(test_random_and_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
