@@ -343,17 +343,55 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
  * record is prefetched at half that distance, once the slot has arrived. */
 #define SCAN_AHEAD 8
 
+/* While rehashing, the slots a cursor step will visit: the smaller table's
+ * bucket and (the first few of) the larger table's buckets that expand it. */
+static inline void prefetch_rehashing_step(gb_hnode *const *small, uint64_t small_mask, gb_hnode *const *large,
+                                           uint64_t large_mask, uint64_t cursor)
+{
+    uint64_t b = cursor & small_mask;
+    __builtin_prefetch(&small[b]);
+    for (uint64_t k = 0; k < 4 && b <= large_mask; k++, b += small_mask + 1)
+        __builtin_prefetch(&large[b]);
+}
+
+static uint64_t scan_many_rehashing(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
+{
+    int t0 = ht->mask[0] <= ht->mask[1] ? 0 : 1, t1 = 1 - t0;
+    gb_hnode **small = ht->tab[t0], **large = ht->tab[t1];
+    uint64_t m0 = ht->mask[t0], m1 = ht->mask[t1];
+    uint64_t slot_at = v;
+    for (int k = 0; k < SCAN_AHEAD && slot_at; k++) {
+        prefetch_rehashing_step(small, m0, large, m1, slot_at);
+        slot_at = next_cursor(slot_at, m0);
+    }
+    do {
+        if (slot_at) {
+            prefetch_rehashing_step(small, m0, large, m1, slot_at);
+            slot_at = next_cursor(slot_at, m0);
+        }
+        /* as gb_htable_scan: the smaller table's bucket, then every bucket
+         * of the larger one that expands it */
+        scan_bucket(small[v & m0], fn, ctx);
+        do {
+            scan_bucket(large[v & m1], fn, ctx);
+            v = next_cursor(v, m1);
+        } while (v & (m0 ^ m1));
+    } while (v && --buckets);
+    return v;
+}
+
 uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
 {
-    if (gb_htable_is_rehashing(ht)) { /* two tables: one cursor step at a time */
-        do
-            v = gb_htable_scan(ht, v, fn, ctx);
-        while (v && --buckets);
+    if (gb_htable_size(ht) == 0)
+        return 0;
+    if (buckets == 0)
+        return v;
+    ht->pause_rehash++;
+    if (gb_htable_is_rehashing(ht)) {
+        v = scan_many_rehashing(ht, v, buckets, fn, ctx);
+        ht->pause_rehash--;
         return v;
     }
-    if (gb_htable_size(ht) == 0 || buckets == 0)
-        return gb_htable_size(ht) == 0 ? 0 : v;
-    ht->pause_rehash++;
     gb_hnode **tab = ht->tab[0];
     uint64_t m = ht->mask[0];
     /* slot_at runs SCAN_AHEAD steps ahead of v, node_at half as far; 0
