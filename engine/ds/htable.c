@@ -354,20 +354,39 @@ static inline void prefetch_rehashing_step(gb_hnode *const *small, uint64_t smal
         __builtin_prefetch(&large[b]);
 }
 
+/* ... and, once those slots have arrived, the first record of each. */
+static inline void prefetch_rehashing_records(gb_hnode *const *small, uint64_t small_mask, gb_hnode *const *large,
+                                              uint64_t large_mask, uint64_t cursor)
+{
+    uint64_t b = cursor & small_mask;
+    if (small[b])
+        __builtin_prefetch(small[b]);
+    for (uint64_t k = 0; k < 4 && b <= large_mask; k++, b += small_mask + 1) {
+        if (large[b])
+            __builtin_prefetch(large[b]);
+    }
+}
+
 static uint64_t scan_many_rehashing(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
 {
     int t0 = ht->mask[0] <= ht->mask[1] ? 0 : 1, t1 = 1 - t0;
     gb_hnode **small = ht->tab[t0], **large = ht->tab[t1];
     uint64_t m0 = ht->mask[t0], m1 = ht->mask[t1];
-    uint64_t slot_at = v;
+    uint64_t slot_at = v, node_at = v;
     for (int k = 0; k < SCAN_AHEAD && slot_at; k++) {
         prefetch_rehashing_step(small, m0, large, m1, slot_at);
         slot_at = next_cursor(slot_at, m0);
+        if (k < SCAN_AHEAD / 2 && node_at)
+            node_at = next_cursor(node_at, m0);
     }
     do {
         if (slot_at) {
             prefetch_rehashing_step(small, m0, large, m1, slot_at);
             slot_at = next_cursor(slot_at, m0);
+        }
+        if (node_at) {
+            prefetch_rehashing_records(small, m0, large, m1, node_at);
+            node_at = next_cursor(node_at, m0);
         }
         /* as gb_htable_scan: the smaller table's bucket, then every bucket
          * of the larger one that expands it */
