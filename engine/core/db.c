@@ -384,24 +384,29 @@ static bool insert_new(gb_db *db, gb_kv *kv, uint64_t h)
     return true;
 }
 
-void gb_db_prefetch_key(gb_db *db, gb_slice key) { gb_htable_prefetch(&db->keys, gb_hash_slice(key)); }
+uint64_t gb_db_prefetch_key(gb_db *db, gb_slice key)
+{
+    uint64_t h = gb_hash_slice(key);
+    gb_htable_prefetch(&db->keys, h);
+    return h;
+}
 
-gb_kv *gb_db_load_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire)
+gb_kv *gb_db_load_string(gb_db *db, gb_slice key, uint64_t hash, gb_slice val, int64_t expire)
 {
     gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, STR_AUTO);
-    if (insert_new(db, kv, gb_hash_slice(key)))
+    if (insert_new(db, kv, hash))
         return kv;
     gb_kv_free(kv);
     return NULL;
 }
 
-gb_kv *gb_db_load_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire)
+gb_kv *gb_db_load_object(gb_db *db, gb_slice key, uint64_t hash, enum gb_type t, void *obj, int64_t expire)
 {
     gb_kv *kv = kv_alloc(db, key, expire >= 0, expire, 0);
     kv->type = (uint8_t)t;
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
-    if (insert_new(db, kv, gb_hash_slice(key)))
+    if (insert_new(db, kv, hash))
         return kv;
     kv->v.ptr = NULL; /* the object stays the caller's */
     gb_kv_free(kv);

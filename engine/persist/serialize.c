@@ -389,7 +389,7 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     if (!get_s(L->r, &L->key))
         return false;
     gb_slice key = sl(&L->key);
-    gb_db_prefetch_key(L->db, key);
+    uint64_t hash = gb_db_prefetch_key(L->db, key);
     int64_t ival = 0;
     void *obj = NULL;
     if (type == GB_SNAP_T_STRING) {
@@ -410,11 +410,11 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     gb_kv *kv;
     if (type == GB_SNAP_T_STRING_INT) {
         char num[GB_INT_BUF];
-        kv = gb_db_load_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
+        kv = gb_db_load_string(L->db, key, hash, gb_slice_make(num, gb_ll2str(num, ival)), when);
     } else if (type == GB_SNAP_T_STRING) {
-        kv = gb_db_load_string(L->db, key, sl(&L->a), when);
+        kv = gb_db_load_string(L->db, key, hash, sl(&L->a), when);
     } else {
-        kv = gb_db_load_object(L->db, key, type_of[type], obj, when);
+        kv = gb_db_load_object(L->db, key, hash, type_of[type], obj, when);
         if (!kv)
             drop_value(type, obj);
     }
