@@ -135,9 +135,15 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
         for srv, name in both(self):
             with self.conn(srv) as a, self.conn(srv) as b:
                 a.call(b"FLUSHALL")
-                a.call(b"SET", b"e", b"v", b"PX", b"50")
+                # The key expires at one absolute instant (PXAT) far enough
+                # ahead that the pause begins before it on a loaded machine
+                # (with PX 50 the active sweep could reclaim it first); then
+                # it expires while paused.
+                deadline = time.time() + 1.0
+                a.call(b"SET", b"e", b"v", b"PXAT", str(int(deadline * 1000)).encode())
                 a.call(b"CLIENT", b"PAUSE", b"100000", b"WRITE")
-                time.sleep(0.2)
+                self.assertLess(time.time(), deadline, name + ": the pause began after the key's deadline")
+                time.sleep(max(0.0, deadline - time.time()) + 0.2)
                 # Reads see the key gone, but nothing deletes it while paused.
                 self.assertEqual(b.call(b"GET", b"e").kind, "_", name)
                 self.assertEqual(b.call(b"DBSIZE").value, 1, name)
