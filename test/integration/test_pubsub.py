@@ -289,8 +289,10 @@ class KeyspaceNotifications(gbtest.GoblinAndRedisCase):
                 self.compare(flags, stream)
 
     def test_expiry(self):
-        # one expiring key per pause: which of several the active cycle finds first is chance
-        stream = [("set", "lazy", "v", "px", "30"), ("set", "keep", "v"),
+        # one expiring key per pause: which of several the active cycle finds first is chance;
+        # and each is the last write before its pause, so no later command's event can come
+        # before or after its expiry depending on when the active cycle ran
+        stream = [("set", "keep", "v"), ("set", "lazy", "v", "px", "30"),
                   "SLEEP", ("get", "lazy"), ("exists", "lazy"), ("set", "d", "v", "px", "30"), "SLEEP",
                   ("del", "d")]
         msgs = self.compare("KEA", stream, sleep_between=0.3 * SLOW)
