@@ -351,9 +351,9 @@ class RingTests(unittest.TestCase):
                         "the killed client's slot is reclaimed within a second")
         with Raw(srv) as r:
             a = int(r.call("GET", "loop:counter"))
-            time.sleep(0.3)
-            b = int(r.call("GET", "loop:counter"))
-        self.assertGreater(b, a, "the surviving ring clients keep going")
+            # They keep going: the counter moves on within 2 s x SLOW (a wait, not a 0.3 s window).
+            self.assertTrue(wait_until(lambda: int(r.call("GET", "loop:counter")) > a, 2 * gbtest.SLOW),
+                            "the surviving ring clients keep going")
         for p in loops[1:]:
             self.assertIsNone(p.poll())
         self.assertTrue(srv.ping_ok())
@@ -373,9 +373,8 @@ class RingTests(unittest.TestCase):
                 self.assertRegex(srv.log(), r"Ring slot \d+ .*slot reset and client disconnected")
                 with Raw(srv) as r:
                     a = int(r.call("GET", "loop:counter"))
-                    time.sleep(0.3)
-                    b = int(r.call("GET", "loop:counter"))
-                self.assertGreater(b, a, "the well-behaved ring client is unaffected")
+                    self.assertTrue(wait_until(lambda: int(r.call("GET", "loop:counter")) > a, 2 * gbtest.SLOW),
+                                    "the well-behaved ring client is unaffected")
                 self.assertIsNone(good.poll())
                 good.kill()
                 good.wait()
@@ -471,8 +470,7 @@ class RingTests(unittest.TestCase):
                 p = tool(srv, proto, "script")
                 p.stdin.write(script_input([["BLPOP", "q", "0"]]))
                 p.stdin.flush()
-                time.sleep(0.3)
-                self.assertTrue(wait_until(lambda: srv.info("clients")["blocked_clients"] == "1", 2))
+                self.assertTrue(wait_until(lambda: srv.info("clients")["blocked_clients"] == "1", 10 * gbtest.SLOW))
                 with Raw(srv) as r:
                     self.assertEqual(r.call("RPUSH", "q", "job"), 1)
                 p.stdin.close()
