@@ -18,6 +18,7 @@ non-empty at once.
 """
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -98,6 +99,11 @@ class BlockingTest(unittest.TestCase):
             with Raw(srv) as p:
                 for v in ("a", "b", "c"):
                     self.assertEqual(p.call("RPUSH", "q", v), 1)
+                    # The served waiter's reply leaves with RPUSH's, not
+                    # necessarily before it: wait for one to arrive rather
+                    # than give each waiter 50 ms.
+                    self.assertTrue(wait_until(lambda: any(w.buf or select.select([w.s], [], [], 0)[0] for w in ws),
+                                               10 * SLOW, 0.005), "no waiter served by RPUSH %s" % v)
                     out.append([w.read()[1] for w in ws if not nothing_pending_peek(w)])
             for w in ws:
                 w.close()
