@@ -304,7 +304,7 @@ class RingTests(unittest.TestCase):
         for h in holders:
             self.assertTrue(h.stdout.readline().startswith(b"claimed"))
         p = tool(srv, "resp", "hold", 1)
-        out, _ = p.communicate(timeout=10)
+        out, _ = p.communicate(timeout=10 * gbtest.SLOW)
         self.assertIn(b"ring pool exhausted: all 2 slots are claimed", out)
         self.assertNotEqual(p.returncode, 0)
         with Raw(srv) as r:
@@ -475,7 +475,7 @@ class RingTests(unittest.TestCase):
                     self.assertEqual(r.call("RPUSH", "q", "job"), 1)
                 p.stdin.close()
                 out = p.stdout.read()
-                p.wait(timeout=10)
+                p.wait(timeout=10 * gbtest.SLOW)
                 self.assertEqual(split_replies(out)[0], b"*2\r\n$1\r\nq\r\n$3\r\njob\r\n")
 
     def test_stream_group_blocking_over_ring(self):
@@ -496,7 +496,7 @@ class RingTests(unittest.TestCase):
                     p.stdin.close()
                     out = p.stdout.read()
                     p.stdout.close()
-                    p.wait(timeout=10)
+                    p.wait(timeout=10 * gbtest.SLOW)
                     self.assertEqual(split_replies(out), [
                         b"*1\r\n*2\r\n$4\r\njobs\r\n*1\r\n*2\r\n$3\r\n5-0\r\n*2\r\n$3\r\njob\r\n$1\r\n1\r\n",
                         b":1\r\n"])
@@ -544,7 +544,7 @@ class RingTests(unittest.TestCase):
                 self.skipTest("this machine has huge pages reserved; the empty-pool path needs nr_hugepages=0")
         srv = Server("goblin", ["--ring-hugepages", "yes", "--rings", "2"], wait=False)
         self.addCleanup(srv.cleanup)
-        rc = srv.proc.wait(timeout=30)
+        rc = srv.proc.wait(timeout=30 * gbtest.SLOW)
         log = srv.log()
         self.assertGreater(rc, 0, "exit status, not a signal or core dump: %s" % log)
         self.assertIn("huge", log.lower())
