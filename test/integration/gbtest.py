@@ -19,6 +19,7 @@ import atexit
 import ctypes
 import glob
 import os
+import select
 import shutil
 import signal
 import socket
@@ -634,6 +635,19 @@ def wait_until(pred, timeout, interval=0.05):
             return v
         time.sleep(interval)
     return pred()
+
+
+def wait_blocked_or_answered(pairs, timeout=None):
+    """A blocking command was just sent on the connection of each (admin,
+    conn) pair: waits until, on each server, it is parked (INFO clients
+    blocked_clients > 0, asked on admin) or already answered (a reply is
+    readable on conn), so that what the test sends next cannot overtake it.
+    True once every pair is, False after timeout (default 10 s x SLOW)."""
+    def settled(admin, conn):
+        if conn.buf or select.select([conn.s], [], [], 0)[0]:
+            return True
+        return int(parse_info(admin.call("INFO", "clients"))["blocked_clients"]) > 0
+    return wait_until(lambda: all([settled(a, c) for a, c in pairs]), timeout or 10 * SLOW, 0.002)
 
 
 def run_tests():

@@ -268,9 +268,15 @@ class LazyAndCommands(unittest.TestCase):
         for s in self.servers():
             with Raw(s) as c, Raw(s) as other:
                 out = []
-                c.call("SET", "w", "v", "PX", "100")
+                # Expires while watched, so EXEC fails: one absolute deadline
+                # (PXAT) far enough ahead that the WATCH lands before it on a
+                # loaded machine (with PX 100 a late WATCH found the key
+                # already expired, and EXEC ran).
+                deadline = time.time() + 1.0
+                c.call("SET", "w", "v", "PXAT", str(int(deadline * 1000)))
                 out.append(c.call("WATCH", "w"))
-                time.sleep(0.25)  # expires while watched: EXEC fails
+                self.assertLess(time.time(), deadline, "the WATCH came after the key's deadline")
+                time.sleep(max(0.0, deadline - time.time()) + 0.15)
                 out += [c.call("MULTI"), c.call("GET", "w"), c.call("EXEC")]
                 c.call("SET", "w2", "v", "PX", "20")
                 time.sleep(0.1)  # already expired when watched: EXEC runs

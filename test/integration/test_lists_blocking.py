@@ -18,6 +18,7 @@ non-empty at once.
 """
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -28,6 +29,11 @@ import gbtest
 from gbtest import SLOW, Err, Raw, Server, wait_until
 
 BACKENDS = ("segmented", "pma")
+
+# How late a timeout may fire and still pass: a loaded two-core CI machine
+# has delayed redis-server's own BLPOP timeout by 0.7 s. A timeout that never
+# fires, or that reads its unit wrong (0.5 s as 500 s), is far later.
+LATE = 2.0 * SLOW
 
 
 def blocked_clients(srv):
@@ -98,6 +104,11 @@ class BlockingTest(unittest.TestCase):
             with Raw(srv) as p:
                 for v in ("a", "b", "c"):
                     self.assertEqual(p.call("RPUSH", "q", v), 1)
+                    # The served waiter's reply leaves with RPUSH's, not
+                    # necessarily before it: wait for one to arrive rather
+                    # than give each waiter 50 ms.
+                    self.assertTrue(wait_until(lambda: any(w.buf or select.select([w.s], [], [], 0)[0] for w in ws),
+                                               10 * SLOW, 0.005), "no waiter served by RPUSH %s" % v)
                     out.append([w.read()[1] for w in ws if not nothing_pending_peek(w)])
             for w in ws:
                 w.close()
@@ -205,13 +216,13 @@ class BlockingTest(unittest.TestCase):
                     t0 = time.time()
                     raw = r.call_raw(*cmd)
                     el = time.time() - t0
-                    self.assertLess(el, 1.0 * SLOW, "%s took %.3fs" % (cmd, el))
+                    self.assertLess(el, LATE, "%s took %.3fs" % (cmd, el))
                     out.append(raw)
                 t0 = time.time()
                 out.append(r.call_raw("BLPOP", "nokey", "0.5"))
                 el = time.time() - t0
                 self.assertGreaterEqual(el, 0.45)
-                self.assertLess(el, 1.5 * SLOW)
+                self.assertLess(el, 0.5 + LATE)
             self.assertEqual(set(out), {b"*-1\r\n"})
             return out
         self.run_everywhere(sc)
@@ -228,7 +239,7 @@ class BlockingTest(unittest.TestCase):
                 got2 = w2.read()[1]
                 el = time.time() - t0
                 self.assertGreaterEqual(el, 0.55)
-                self.assertLess(el, 1.6 * SLOW)
+                self.assertLess(el, 0.6 + LATE)
             self.assertEqual((got1, got2), (b"*2\r\n$1\r\nq\r\n$1\r\na\r\n", b"*-1\r\n"))
             # A key that becomes ready and empty again inside one EXEC wakes
             # nobody for good: the waiter keeps its original deadline.
@@ -385,7 +396,7 @@ class BlockingTest(unittest.TestCase):
                 t0 = time.time()
                 r.send(b"".join(gbtest.encode(*c) for c in cmds))
                 replies = [r.read()[1] for _ in cmds]
-                self.assertLess(time.time() - t0, 1.0 * SLOW)
+                self.assertLess(time.time() - t0, LATE)  # BLPOP ... 0 in MULTI would wait forever
             self.assertEqual(replies[-1], b"*8\r\n*-1\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n:2\r\n"
                                           b"*2\r\n$4\r\nfull\r\n$1\r\n1\r\n*2\r\n$4\r\nfull\r\n*1\r\n$1\r\n2\r\n")
             return replies

@@ -292,16 +292,27 @@ class LazyFree(unittest.TestCase):
             c.call("SADD", "big", *[str(i) for i in range(base, base + 100000)])
         self.assertEqual(c.call("SCARD", "big"), self.N)
 
+    # The longest of a few thousand PING gaps is one scheduling hiccup (a
+    # parallel test's process, a busy second core) away from the bound on a
+    # loaded machine: each case gets up to three attempts and the best one
+    # counts. A free in the foreground stalls every attempt.
+    ATTEMPTS = 3
+
     def test_unlink_and_flush_async_do_not_stall(self):
+        bound = 0.05 * SLOW
         rows = []
         for what, delete in (("UNLINK", lambda c: self.assertEqual(c.call("UNLINK", "big"), 1)),
                              ("FLUSHDB ASYNC", lambda c: self.assertEqual(c.call("FLUSHDB", "ASYNC"), b"OK"))):
-            g = self.gap_during("goblin", self.make_set, delete)
+            gaps = []
+            while len(gaps) < self.ATTEMPTS and (not gaps or gaps[-1] >= bound):
+                gaps.append(self.gap_during("goblin", self.make_set, delete))
+            g = min(gaps)
             r = self.gap_during("redis", self.make_set, delete) if gbtest.REDIS_SERVER else None
             rows.append((what, g, r))
             # Freeing 1M members in the foreground takes ~0.4 s here; in the
             # background the longest gap stays near a round trip.
-            self.assertLess(g, 0.05 * SLOW, "%s stalled PING for %.3f s" % (what, g))
+            self.assertLess(g, bound, "%s stalled PING in each of %d attempts (longest gaps: %s s)" % (
+                what, len(gaps), ", ".join("%.3f" % x for x in gaps)))
         print("\n    longest PING gap while freeing a 1M-member set (goblin / redis): " +
               ", ".join("%s %.2f / %s ms" % (w, g * 1e3, "%.2f" % (r * 1e3) if r is not None else "n/a")
                         for w, g, r in rows), end=" ")

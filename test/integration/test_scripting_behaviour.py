@@ -233,7 +233,11 @@ class Transactions(unittest.TestCase):
                       a.call_raw("EVAL", "return redis.call('bzmpop', 0, 1, 'zq', 'MIN')", "0")]
                 # A push inside a script wakes a client blocked outside it.
                 b.send_cmd("BLPOP", "q", "0")
-                time.sleep(0.2 * SLOW)
+                # Parked before the script pushes (a fixed pause could be too
+                # short on a loaded machine; the BLPOP then popped at once and
+                # the wake-up went untested, with the same replies).
+                self.assertTrue(wait_until(lambda: parse_info(a.call("INFO", "clients"))["blocked_clients"] == "1",
+                                           10 * SLOW, 0.01), kind)
                 r += [a.call_raw("EVAL", "redis.call('rpush', 'q', 'x') redis.call('rpush', 'q', 'y') return 1", "0"),
                       b.read()[1], a.call_raw("LRANGE", "q", "0", "-1")]
                 # SELECT inside a script does not change the caller's database.

@@ -433,8 +433,11 @@ class Limits(unittest.TestCase):
             idle = Raw(srv)
             busy = Raw(srv)
             try:
-                self.assertEqual(idle.call("PING"), b"PONG")
+                # t0 before the idle client's last command: it cannot be
+                # closed sooner than 1 s after t0 (taken after the PING, a
+                # stall before it ate into the 0.9 s lower bound).
                 t0 = time.time()
+                self.assertEqual(idle.call("PING"), b"PONG")
                 closed = False
                 while time.time() - t0 < 6 * SLOW:
                     self.assertEqual(busy.call("PING"), b"PONG", "an active client was closed")

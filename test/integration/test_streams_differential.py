@@ -395,11 +395,12 @@ class Pair:
     def __init__(self, goblin, redis, seed):
         self.g, self.r = Raw(goblin), Raw(redis)
         self.g2, self.r2 = Raw(goblin), Raw(redis)
+        self.ga, self.ra = Raw(goblin), Raw(redis)  # ask whether g2/r2 are parked yet (INFO clients)
         self.seed = seed
         self.hist = []
 
     def close(self):
-        for c in (self.g, self.r, self.g2, self.r2):
+        for c in (self.g, self.r, self.g2, self.r2, self.ga, self.ra):
             c.close()
 
     def fail(self, idx, argv, got, want, why=""):
@@ -447,7 +448,12 @@ class Pair:
         self.hist.append((idx, "(client 2, blocking) " + fmt(block_argv)))
         for c in (self.g2, self.r2):
             c.send_cmd(*block_argv)
-        time.sleep(0.02)
+        # Both servers have parked it (or answered it at once) before the
+        # writes: a fixed pause lost that race on a loaded machine, and an
+        # XREAD ... $ then ran after the XADD on one server only.
+        if not gbtest.wait_blocked_or_answered([(self.ga, self.g2), (self.ra, self.r2)]):
+            raise AssertionError("seed=%s index=%d: %s neither blocked nor answered on both servers"
+                                 % (self.seed, idx, fmt(block_argv)))
         for argv in writes:
             self.run(idx, argv)
         replies = []

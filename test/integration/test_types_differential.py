@@ -512,11 +512,13 @@ class Pair:
         self.r = Raw(redis)
         self.g2 = Raw(goblin)  # the blocked client of blocking() scenarios
         self.r2 = Raw(redis)
+        self.ga = Raw(goblin)  # asks whether it is parked yet (INFO clients)
+        self.ra = Raw(redis)
         self.seed = seed
         self.hist = []
 
     def close(self):
-        for c in (self.g, self.r, self.g2, self.r2):
+        for c in (self.g, self.r, self.g2, self.r2, self.ga, self.ra):
             c.close()
 
     def both(self, argv):
@@ -707,7 +709,12 @@ class Pair:
         self.hist.append((idx, "(client 2, blocking) " + fmt(block_argv)))
         for c in (self.g2, self.r2):
             c.send_cmd(*block_argv)
-        time.sleep(0.02)  # both servers have parked it
+        # Both servers have parked it (or answered it at once) before the
+        # writes: a fixed pause lost that race on a loaded machine, and the
+        # writes then ran first on one server only.
+        if not gbtest.wait_blocked_or_answered([(self.ga, self.g2), (self.ra, self.r2)]):
+            raise AssertionError("seed=%s index=%d: %s neither blocked nor answered on both servers"
+                                 % (self.seed, idx, fmt(block_argv)))
         for mode, argv in writes:
             self.run(idx, mode, argv)
         (ga, gr), (ra, rr) = self.g2.read(), self.r2.read()
