@@ -74,6 +74,8 @@ struct gb_snap_reader {
 };
 
 static void format_failure(char *out, size_t outlen, const char *path, uint64_t off, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+static void format_failure(char *out, size_t outlen, const char *path, uint64_t off, const char *fmt, va_list ap)
 {
     char what[512];
     vsnprintf(what, sizeof what, fmt, ap);
