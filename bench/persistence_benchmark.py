@@ -298,11 +298,12 @@ def measure(kind, binary, data, dataset_dir):
 
 
 def load_seconds(srv):
-    """The load time the server logged at start-up."""
+    """The load time the server logged at start-up (the last one in the log:
+    the servers started over the same directory append to one log file)."""
     log = srv.log()
-    m = re.search(r"DB loaded from disk: ([0-9.]+) seconds", log) if srv.kind == "redis" else \
-        re.search(r"DB loaded from disk: .* in ([0-9.]+) s", log)
-    return float(m.group(1))
+    found = re.findall(r"DB loaded from disk: ([0-9.]+) seconds", log) if srv.kind == "redis" else \
+        re.findall(r"DB loaded from disk: .* in ([0-9.]+) s", log)
+    return float(found[-1])
 
 
 def aof_rate(kind, binary, fsync):

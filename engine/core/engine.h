@@ -51,11 +51,21 @@ typedef struct gb_info_provider {
  * moment before replies leave (durability), and shutdown. Installed by the
  * layer that owns it; the core and the transports call it through
  * gb_engine_service_*() below. */
+/* What background work has left after a step. */
+typedef enum gb_bg_state {
+    GB_BG_IDLE = 0, /* nothing: the loop may sleep */
+    GB_BG_MORE,     /* work the loop can do now: it polls instead of sleeping */
+    GB_BG_WAITING,  /* work waiting for a helper thread (a snapshot's writer
+                     * catching up): the loop sleeps, but wakes within
+                     * GB_BG_RETRY_MS to step again; spinning instead would
+                     * take the CPU from that very thread where they share one */
+} gb_bg_state;
+#define GB_BG_RETRY_MS 1
+
 typedef struct gb_service {
     void (*cron)(void *ctx);
-    /* Runs background work until deadline_ns (monotonic); returns true while
-     * work remains (the loop then polls instead of sleeping). */
-    bool (*step)(void *ctx, uint64_t deadline_ns);
+    /* Runs background work until deadline_ns (monotonic). */
+    gb_bg_state (*step)(void *ctx, uint64_t deadline_ns);
     /* Called before replies written since the last call are sent: whatever
      * they acknowledge must be durable by the time it returns
      * (appendfsync always). */
@@ -196,9 +206,9 @@ void gb_engine_cron(gb_engine *eng);
 
 /* The service's loop hooks, as the transports call them (no-ops without a
  * service). */
-static inline bool gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
+static inline gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
 {
-    return eng->service && eng->service->step(eng->service->ctx, deadline_ns);
+    return eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
 }
 static inline bool gb_engine_replies_held(const gb_engine *eng)
 {

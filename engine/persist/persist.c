@@ -450,23 +450,23 @@ static void svc_cron(void *ctx)
     policy_check(p);
 }
 
-static bool svc_step(void *ctx, uint64_t deadline_ns)
+static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)
 {
     gb_persist *p = ctx;
     if (!p->bg)
-        return false;
+        return GB_BG_IDLE;
     uint64_t now = gb_clock_mono_ns();
     uint64_t until = now + SLICE_NS < deadline_ns ? now + SLICE_NS : deadline_ns;
     if (gb_snapshot_step(p->bg, until)) {
         bg_check_done(p); /* the writer may already be done */
-        return false;     /* the cron notices the writer finishing */
+        return GB_BG_IDLE; /* the cron notices the writer finishing */
     }
     char err[640];
     if (gb_snapshot_poll(p->bg, err, sizeof err) < 0) {
         bg_done(p, false, err);
-        return false;
+        return GB_BG_IDLE;
     }
-    return true;
+    return gb_snapshot_waiting(p->bg) ? GB_BG_WAITING : GB_BG_MORE;
 }
 
 static void svc_before_replies(void *ctx)

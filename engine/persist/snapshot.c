@@ -189,6 +189,8 @@ int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
     return gb_snap_writer_wait(s->w, err, errlen);
 }
 
+bool gb_snapshot_waiting(gb_snapshot *s) { return !s->scanned && gb_snap_writer_backlog(s->w) >= MAX_BACKLOG; }
+
 uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
 uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s) { return gb_snap_writer_peak_backlog(s->w); }

@@ -37,6 +37,10 @@ int gb_snapshot_poll(gb_snapshot *s, char *err, size_t errlen);
 /* Runs a whole snapshot to its end (SAVE, shutdown): 1 or -1 as poll. */
 int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen);
 
+/* Whether the scan is paused until the writer thread has caught up (its
+ * backlog is full): stepping again before that does nothing. */
+bool gb_snapshot_waiting(gb_snapshot *s);
+
 /* Keys serialised so far, stream bytes so far. */
 uint64_t gb_snapshot_keys(const gb_snapshot *s);
 uint64_t gb_snapshot_bytes(const gb_snapshot *s);

@@ -128,6 +128,10 @@ static int write_trailer(gb_snap_writer *w, uint64_t keys)
 static void *writer_main(void *arg)
 {
     gb_snap_writer *w = arg;
+    /* Below the engine: a save sharing the engine's CPU (no --cpu, or no
+     * other CPU to run on) must not hold requests up. Best effort: where
+     * the OS cannot, the thread runs at the engine's priority. */
+    (void)gb_thread_set_low_priority();
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->closing && !w->stop)

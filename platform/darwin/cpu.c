@@ -75,6 +75,16 @@ int gb_thread_set_background(void)
     return 0;
 }
 
+int gb_thread_set_low_priority(void)
+{
+    /* UTILITY rather than BACKGROUND: BACKGROUND also throttles the
+     * thread's disk I/O, and this thread's job is writing a file. */
+    int e = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0);
+    if (e != 0)
+        return gb__fail(gb__errno_code(e), NULL, 0, "pthread_set_qos_class_self_np(UTILITY): %s", strerror(e));
+    return 0;
+}
+
 int gb_cpu_pin_current_thread(int cpu)
 {
     if (cpu < 0 || cpu >= gb_cpu_count())

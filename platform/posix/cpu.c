@@ -57,6 +57,11 @@ int gb_thread_set_background(void)
     return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread background class in the generic POSIX platform layer");
 }
 
+int gb_thread_set_low_priority(void)
+{
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread priority in the generic POSIX platform layer");
+}
+
 int gb_cpu_current(void)
 {
     return gb__fail(GB_ENOTSUP, NULL, 0, "the current CPU is not known to the generic POSIX platform layer");

@@ -315,7 +315,9 @@ class HelperThreads(Scratch):
     snapshot writer) run on the other CPUs the server may use, not on the
     pinned engine CPU. Reads /proc (Linux): skipped elsewhere, saying so."""
 
-    def threads(self, pid):
+    def threads(self, pid, nice=None):
+        """{thread name: {allowed CPUs}}; with a dict for nice, also fills
+        {thread name: {nice values}} (field 19 of /proc/.../stat)."""
         out = {}
         for task in glob.glob("/proc/%d/task/*" % pid):
             try:
@@ -323,9 +325,14 @@ class HelperThreads(Scratch):
                     name = f.read().strip()
                 with open(os.path.join(task, "status")) as f:
                     cpus = [l.split(":", 1)[1].strip() for l in f if l.startswith("Cpus_allowed_list:")][0]
-            except OSError:
+                with open(os.path.join(task, "stat")) as f:
+                    stat = f.read()
+            except (OSError, IndexError):
                 continue  # the thread ended while we looked
             out.setdefault(name, set()).add(tuple(cpu_list(cpus)))
+            if nice is not None:
+                # after the ")" that ends the name: state is field 3, nice field 19
+                nice.setdefault(name, set()).add(int(stat[stat.rindex(")") + 2:].split()[16]))
         return out
 
     def test_helpers_leave_the_engine_cpu(self):
@@ -342,15 +349,21 @@ class HelperThreads(Scratch):
             for i in range(2000):
                 c.call("SET", "key:%d" % i, "v" * 100)
             # the snapshot writer lives for one save: look while one runs
-            seen = {}
+            seen, nice = {}, {}
             c.call("BGSAVE")
             deadline = time.time() + 10 * SLOW
             while time.time() < deadline and "gb-snapshot" not in seen:
-                seen.update(self.threads(srv.pid))
+                seen.update(self.threads(srv.pid, nice))
                 if c.call("INFO", "persistence").find(b"rdb_bgsave_in_progress:1") < 0:
                     c.call("BGSAVE")
-            seen.update(self.threads(srv.pid))
+            seen.update(self.threads(srv.pid, nice))
         self.assertEqual(seen.get("goblin-core"), {(engine_cpu,)}, seen)
+        self.assertEqual(nice.get("goblin-core"), {0}, nice)
+        if "gb-snapshot" in nice:
+            # below the engine (gb_thread_set_low_priority), so a save sharing
+            # its CPU never holds requests up; a sample taken before the
+            # thread lowered itself reads 0
+            self.assertTrue(nice["gb-snapshot"] <= {0, 10} and 10 in nice["gb-snapshot"], nice)
         for helper in ("gb-lazyfree", "gb-aof-fsync", "gb-snapshot", "gb-ring-refill"):
             if helper == "gb-snapshot" and helper not in seen:
                 continue  # a save can end between two looks; the unit test covers the writer

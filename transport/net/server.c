@@ -92,6 +92,7 @@ struct gb_net_server {
     int cron_hz;
     uv_timer_t block_timer;
     uint64_t block_timer_due;
+    uv_timer_t bg_retry; /* wakes the loop while background work waits for its helper thread */
     uv_check_t check;
     uv_idle_t idle;
     bool idle_on;
@@ -865,6 +866,9 @@ static void release_replies(gb_net_server *srv)
     }
 }
 
+/* Nothing to do: waking the loop is the point (check_cb steps again). */
+static void bg_retry_cb(uv_timer_t *t) { (void)t; }
+
 static void check_cb(uv_check_t *h)
 {
     gb_net_server *srv = h->data;
@@ -876,9 +880,13 @@ static void check_cb(uv_check_t *h)
     bool busy = srv->resume_head != NULL;
     /* A slice of the engine's background work (a background save), between
      * batches of events; while some remains the loop polls instead of
-     * sleeping. */
-    if (gb_engine_background_step(srv->eng, UINT64_MAX))
+     * sleeping, and while it waits for its helper thread the loop sleeps
+     * a millisecond at most. */
+    gb_bg_state bg = gb_engine_background_step(srv->eng, UINT64_MAX);
+    if (bg == GB_BG_MORE)
         busy = true;
+    else if (bg == GB_BG_WAITING && !uv_is_active((uv_handle_t *)&srv->bg_retry))
+        uv_timer_start(&srv->bg_retry, bg_retry_cb, GB_BG_RETRY_MS, 0);
     if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
         busy = true;
     if (busy && !srv->idle_on) {
@@ -930,6 +938,7 @@ static void stop_everything(gb_net_server *srv)
         srv->poller.shutdown(srv->poller.ctx);
     uv_close((uv_handle_t *)&srv->cron, NULL);
     uv_close((uv_handle_t *)&srv->block_timer, NULL);
+    uv_close((uv_handle_t *)&srv->bg_retry, NULL);
     uv_close((uv_handle_t *)&srv->check, NULL);
     uv_close((uv_handle_t *)&srv->idle, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
@@ -1098,6 +1107,8 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     uv_timer_start(&srv->cron, cron_cb, (uint64_t)(1000 / cfg->hz), (uint64_t)(1000 / cfg->hz));
     uv_timer_init(loop, &srv->block_timer);
     srv->block_timer.data = srv;
+    uv_timer_init(loop, &srv->bg_retry);
+    srv->bg_retry.data = srv;
     uv_check_init(loop, &srv->check);
     srv->check.data = srv;
     uv_check_start(&srv->check, check_cb);
