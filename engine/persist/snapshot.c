@@ -2,7 +2,6 @@
 #include "engine/persist/snapshot.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
@@ -164,20 +163,12 @@ int gb_snapshot_poll(gb_snapshot *s, char *err, size_t errlen)
     return gb_snap_writer_poll(s->w, err, errlen);
 }
 
-/* Lets the writer thread shrink the backlog below MAX_BACKLOG: what an
- * engine thread that must finish now (SAVE) does instead of queueing
- * without bound. False once the writer
- * has failed (nothing it is given is written any more). */
-static bool wait_for_writer(gb_snapshot *s)
-{
-    while (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG) {
-        if (gb_snap_writer_failed(s->w))
-            return false;
-        struct timespec ts = {0, 200 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return !gb_snap_writer_failed(s->w);
-}
+/* Sleeps until the writer thread has written half the backlog (one
+ * wake-up per eight blocks rather than per block): what an engine thread
+ * that must finish now (SAVE) does instead of queueing without bound.
+ * False once the writer has failed (nothing it is given is written any
+ * more). */
+static bool wait_for_writer(gb_snapshot *s) { return gb_snap_writer_wait_backlog(s->w, MAX_BACKLOG / 2); }
 
 int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
 {

@@ -363,6 +363,16 @@ size_t gb_snap_writer_backlog(gb_snap_writer *w)
     return n;
 }
 
+bool gb_snap_writer_wait_backlog(gb_snap_writer *w, size_t below)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->queued >= below && w->outcome == 0)
+        pthread_cond_wait(&w->cv, &w->mu); /* the thread broadcasts after each block */
+    bool ok = w->outcome >= 0;
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
 size_t gb_snap_writer_peak_backlog(gb_snap_writer *w)
 {
     pthread_mutex_lock(&w->mu);

@@ -41,6 +41,11 @@ void gb_snap_put_f64(gb_snap_writer *w, double v);
 uint64_t gb_snap_writer_bytes(const gb_snap_writer *w);
 /* Full blocks waiting for the writer thread. */
 size_t gb_snap_writer_backlog(gb_snap_writer *w);
+/* Blocks the calling thread until the backlog is below `below` (or the
+ * writer has failed: false). What a foreground save does when it is ahead:
+ * sleeping on the writer's progress, not polling it, so a writer that
+ * shares the CPU is not interrupted by wake-ups. */
+bool gb_snap_writer_wait_backlog(gb_snap_writer *w, size_t below);
 /* The largest backlog there has been. */
 size_t gb_snap_writer_peak_backlog(gb_snap_writer *w);
 /* The backlog a caller lets build up before it waits for the writer (the
