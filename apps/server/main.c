@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,9 @@ static FILE *open_log(const gb_settings *cfg)
 /*
  * GOBLIN_FAULT_ALLOC, for tests only: "N" fails the Nth fallible allocation
  * (a client's buffers, engine/base/mem.h), "N+" that one and every one
- * after, "0" fails nothing and counts. Only whoever starts the process can
- * set it; no command can. Returns -1 when the value is not one of those.
+ * after, "N@path:line" the Nth one made at that source line, "0" fails
+ * nothing and counts. Only whoever starts the process can set it; no
+ * command can. Returns -1 when the value is not one of those.
  */
 static int arm_fault_injection(void)
 {
@@ -56,10 +58,31 @@ static int arm_fault_injection(void)
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return -1;
+    if (*end == '@') { /* the environment string outlives the injector */
+        const char *path = end + 1, *colon = strrchr(path, ':');
+        if (!colon || colon == path || n == 0)
+            return -1;
+        errno = 0;
+        long line = strtol(colon + 1, &end, 10);
+        if (errno || end == colon + 1 || *end || line <= 0 || line > INT_MAX)
+            return -1;
+        static char file[256];
+        size_t len = (size_t)(colon - path);
+        if (len >= sizeof file)
+            return -1;
+        memcpy(file, path, len);
+        file[len] = '\0';
+        gb_mem_fault_arm_site(n, file, (int)line);
+        gb_log(GB_LOG_WARNING, "GOBLIN_FAULT_ALLOC=%s: allocation failures injected for testing (call %llu at %s:%ld)",
+               v, n, file, line);
+        return 1;
+    }
     bool after = *end == '+';
     if (after)
         end++;
-    if (errno || end == v || *end || v[0] == '-')
+    if (*end)
         return -1;
     gb_mem_fault_arm(n, after);
     gb_log(GB_LOG_WARNING, "GOBLIN_FAULT_ALLOC=%s: allocation failures injected for testing (%s)", v,
@@ -190,7 +213,7 @@ int main(int argc, char **argv)
      * from here gives every run of a test the same numbers. */
     int fault = arm_fault_injection();
     if (fault < 0)
-        return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+ or 0 (a test-only setting; see --help)"));
+        return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+, N@file:line or 0 (a test-only setting; see --help)"));
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
     gb_net_server_run(p.srv);

@@ -134,6 +134,9 @@ static struct {
     bool armed;
     bool and_after;
     uint64_t nth;
+    const char *site_file; /* non-NULL: nth counts the calls at this site only */
+    int site_line;
+    uint64_t site_calls;
     gb_mem_fault_stats st;
     fault_site sites[MAX_SITES];
 } fault;
@@ -144,6 +147,13 @@ void gb_mem_fault_arm(uint64_t nth, bool and_after)
     fault.armed = true;
     fault.nth = nth;
     fault.and_after = and_after;
+}
+
+void gb_mem_fault_arm_site(uint64_t nth, const char *file, int line)
+{
+    gb_mem_fault_arm(nth, false);
+    fault.site_file = file;
+    fault.site_line = line;
 }
 
 void gb_mem_fault_disarm(void) { fault.armed = false; }
@@ -174,11 +184,26 @@ static void note_site(const char *file, int line, uint64_t call)
         fault.sites[fault.st.sites++] = (fault_site){file, line, 1, call};
 }
 
+/* Whether `file` (a __FILE__, perhaps absolute) names the targeted source:
+ * equal to it, or ending in "/" and it. */
+static bool is_target_site(const char *file, int line)
+{
+    if (line != fault.site_line)
+        return false;
+    size_t fl = strlen(file), tl = strlen(fault.site_file);
+    return fl >= tl && strcmp(file + fl - tl, fault.site_file) == 0 && (fl == tl || file[fl - tl - 1] == '/');
+}
+
 /* Whether this fallible allocation is to fail on purpose. */
 static bool fault_hit(const char *file, int line)
 {
     uint64_t n = ++fault.st.calls;
     note_site(file, line, n);
+    if (fault.site_file) {
+        if (!is_target_site(file, line))
+            return false;
+        n = ++fault.site_calls;
+    }
     if (fault.nth == 0 || n < fault.nth || (n > fault.nth && !fault.and_after))
         return false;
     if (fault.st.failed++ == 0) {

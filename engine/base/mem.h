@@ -102,6 +102,12 @@ void gb_sized_free(void *p, size_t size);
  * above never fail on purpose. Engine thread only, like the counter.
  */
 void gb_mem_fault_arm(uint64_t nth, bool and_after);
+/* The same, counting only the calls at one site: `file` is the end of the
+ * source path ("transport/sbe/sbe_server.c"), `line` its line. A sweep uses
+ * it for a site whose global call number shifts from run to run (a reply
+ * that one run builds in one piece and the next in two). `file` must stay
+ * valid while armed. */
+void gb_mem_fault_arm_site(uint64_t nth, const char *file, int line);
 void gb_mem_fault_disarm(void);
 
 /* What the injector saw since it was armed. */

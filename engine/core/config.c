@@ -809,6 +809,7 @@ void gb_config_print_help(FILE *out, const char *prog)
                  "(several allowed; docs/acl.md).\n");
     fprintf(out, "\nMemory sizes accept k, kb, m, mb, g, gb (k = 1000, kb = 1024).\n");
     fprintf(out, "\nFor tests only: GOBLIN_FAULT_ALLOC=N in the environment makes the Nth allocation of a client's\n"
-                 "buffers fail (N+: that one and every one after; 0: count only), to check that such failures\n"
-                 "close only that client; the counts are logged at exit (docs/architecture.md).\n");
+                 "buffers fail (N+: that one and every one after; N@file:line: the Nth one made at that source\n"
+                 "line; 0: count only), to check that such failures close only that client; the counts are\n"
+                 "logged at exit (docs/architecture.md).\n");
 }

@@ -100,6 +100,42 @@ static void test_fail_nth_and_after(void **state)
     gb_free(p[0]);
 }
 
+/* By site: only the calls at that file (its path's end) and line count. */
+static void test_fail_nth_at_site(void **state)
+{
+    (void)state;
+    void *p[6];
+    int target = 0;
+    for (int i = 0; i < 3; i++) {
+        p[2 * i] = gb_try_malloc(8); /* another site: never fails */
+        if (i == 0) {
+            target = __LINE__ + 3; /* the site below */
+            gb_mem_fault_arm_site(2, "engine/base/test_mem.c", target);
+        }
+        p[2 * i + 1] = gb_try_malloc(8);
+    }
+    /* Armed after p[0]: the target's 2nd call from then on is p[3], and
+     * only that one fails. */
+    assert_non_null(p[0]);
+    assert_non_null(p[1]);
+    assert_non_null(p[2]);
+    assert_null(p[3]);
+    assert_non_null(p[4]);
+    assert_non_null(p[5]);
+    gb_mem_fault_stats st;
+    gb_mem_fault_get(&st);
+    assert_int_equal(st.calls, 5);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.first_failed_line, target);
+    for (int i = 0; i < 6; i++)
+        gb_free(p[i]);
+    /* A path that only ends like the file's name does not match. */
+    gb_mem_fault_arm_site(1, "mem.c", __LINE__ + 1);
+    void *q = gb_try_malloc(8);
+    assert_non_null(q);
+    gb_free(q);
+}
+
 /* A failed realloc leaves the block as it was, still the caller's. */
 static void test_failed_realloc_keeps_block(void **state)
 {
@@ -175,6 +211,7 @@ int main(void)
         cmocka_unit_test_teardown(test_try_calloc_overflow_is_null, teardown),
         cmocka_unit_test_teardown(test_fail_nth, teardown),
         cmocka_unit_test_teardown(test_fail_nth_and_after, teardown),
+        cmocka_unit_test_teardown(test_fail_nth_at_site, teardown),
         cmocka_unit_test_teardown(test_failed_realloc_keeps_block, teardown),
         cmocka_unit_test_teardown(test_count_only_and_fail_stop_untouched, teardown),
         cmocka_unit_test(test_fail_stop_prints_and_aborts),
