@@ -343,60 +343,38 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
  * record is prefetched at half that distance, once the slot has arrived. */
 #define SCAN_AHEAD 8
 
-/* While rehashing, the slots a cursor step will visit: the smaller table's
- * bucket and (the first few of) the larger table's buckets that expand it. */
-static inline void prefetch_rehashing_step(gb_hnode *const *small, uint64_t small_mask, gb_hnode *const *large,
-                                           uint64_t large_mask, uint64_t cursor)
+/* The tables one cursor step visits: the smaller (the only one when the
+ * table is settled: large == NULL) and, while rehashing, the larger one
+ * whose buckets expand each of the smaller's. */
+typedef struct scan_tables {
+    gb_hnode **small, **large;
+    uint64_t small_mask, large_mask;
+} scan_tables;
+
+/* The slots the step at `cursor` visits: the smaller table's bucket and
+ * (the first few of) the larger table's buckets that expand it. */
+static inline void prefetch_step_slots(const scan_tables *t, uint64_t cursor)
 {
-    uint64_t b = cursor & small_mask;
-    __builtin_prefetch(&small[b]);
-    for (uint64_t k = 0; k < 4 && b <= large_mask; k++, b += small_mask + 1)
-        __builtin_prefetch(&large[b]);
+    uint64_t b = cursor & t->small_mask;
+    __builtin_prefetch(&t->small[b]);
+    if (!t->large)
+        return;
+    for (uint64_t k = 0; k < 4 && b <= t->large_mask; k++, b += t->small_mask + 1)
+        __builtin_prefetch(&t->large[b]);
 }
 
 /* ... and, once those slots have arrived, the first record of each. */
-static inline void prefetch_rehashing_records(gb_hnode *const *small, uint64_t small_mask, gb_hnode *const *large,
-                                              uint64_t large_mask, uint64_t cursor)
+static inline void prefetch_step_records(const scan_tables *t, uint64_t cursor)
 {
-    uint64_t b = cursor & small_mask;
-    if (small[b])
-        __builtin_prefetch(small[b]);
-    for (uint64_t k = 0; k < 4 && b <= large_mask; k++, b += small_mask + 1) {
-        if (large[b])
-            __builtin_prefetch(large[b]);
+    uint64_t b = cursor & t->small_mask;
+    if (t->small[b])
+        __builtin_prefetch(t->small[b]);
+    if (!t->large)
+        return;
+    for (uint64_t k = 0; k < 4 && b <= t->large_mask; k++, b += t->small_mask + 1) {
+        if (t->large[b])
+            __builtin_prefetch(t->large[b]);
     }
-}
-
-static uint64_t scan_many_rehashing(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
-{
-    int t0 = ht->mask[0] <= ht->mask[1] ? 0 : 1, t1 = 1 - t0;
-    gb_hnode **small = ht->tab[t0], **large = ht->tab[t1];
-    uint64_t m0 = ht->mask[t0], m1 = ht->mask[t1];
-    uint64_t slot_at = v, node_at = v;
-    for (int k = 0; k < SCAN_AHEAD && slot_at; k++) {
-        prefetch_rehashing_step(small, m0, large, m1, slot_at);
-        slot_at = next_cursor(slot_at, m0);
-        if (k < SCAN_AHEAD / 2 && node_at)
-            node_at = next_cursor(node_at, m0);
-    }
-    do {
-        if (slot_at) {
-            prefetch_rehashing_step(small, m0, large, m1, slot_at);
-            slot_at = next_cursor(slot_at, m0);
-        }
-        if (node_at) {
-            prefetch_rehashing_records(small, m0, large, m1, node_at);
-            node_at = next_cursor(node_at, m0);
-        }
-        /* as gb_htable_scan: the smaller table's bucket, then every bucket
-         * of the larger one that expands it */
-        scan_bucket(small[v & m0], fn, ctx);
-        do {
-            scan_bucket(large[v & m1], fn, ctx);
-            v = next_cursor(v, m1);
-        } while (v & (m0 ^ m1));
-    } while (v && --buckets);
-    return v;
 }
 
 uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t v, unsigned buckets, gb_htable_scan_fn fn, void *ctx)
@@ -406,35 +384,40 @@ uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t v, unsigned buckets, gb_hta
     if (buckets == 0)
         return v;
     ht->pause_rehash++;
+    scan_tables t = {ht->tab[0], NULL, ht->mask[0], 0};
     if (gb_htable_is_rehashing(ht)) {
-        v = scan_many_rehashing(ht, v, buckets, fn, ctx);
-        ht->pause_rehash--;
-        return v;
+        int s = ht->mask[0] <= ht->mask[1] ? 0 : 1;
+        t = (scan_tables){ht->tab[s], ht->tab[1 - s], ht->mask[s], ht->mask[1 - s]};
     }
-    gb_hnode **tab = ht->tab[0];
-    uint64_t m = ht->mask[0];
     /* slot_at runs SCAN_AHEAD steps ahead of v, node_at half as far; 0
      * means that walk reached the end (the cursor wraps to 0 there). */
     uint64_t slot_at = v, node_at = v;
     for (int k = 0; k < SCAN_AHEAD && slot_at; k++) {
-        __builtin_prefetch(&tab[slot_at & m]);
-        slot_at = next_cursor(slot_at, m);
+        prefetch_step_slots(&t, slot_at);
+        slot_at = next_cursor(slot_at, t.small_mask);
         if (k < SCAN_AHEAD / 2 && node_at)
-            node_at = next_cursor(node_at, m);
+            node_at = next_cursor(node_at, t.small_mask);
     }
     do {
         if (slot_at) {
-            __builtin_prefetch(&tab[slot_at & m]);
-            slot_at = next_cursor(slot_at, m);
+            prefetch_step_slots(&t, slot_at);
+            slot_at = next_cursor(slot_at, t.small_mask);
         }
         if (node_at) {
-            gb_hnode *first = tab[node_at & m];
-            if (first)
-                __builtin_prefetch(first);
-            node_at = next_cursor(node_at, m);
+            prefetch_step_records(&t, node_at);
+            node_at = next_cursor(node_at, t.small_mask);
         }
-        scan_bucket(tab[v & m], fn, ctx);
-        v = next_cursor(v, m);
+        /* as gb_htable_scan: the smaller table's bucket, then every bucket
+         * of the larger one that expands it */
+        scan_bucket(t.small[v & t.small_mask], fn, ctx);
+        if (!t.large) {
+            v = next_cursor(v, t.small_mask);
+            continue;
+        }
+        do {
+            scan_bucket(t.large[v & t.large_mask], fn, ctx);
+            v = next_cursor(v, t.large_mask);
+        } while (v & (t.small_mask ^ t.large_mask));
     } while (v && --buckets);
     ht->pause_rehash--;
     return v;

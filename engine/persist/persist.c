@@ -26,7 +26,7 @@
 #define BGSAVE_RETRY_DELAY_MS 5000
 /* A background slice between event batches: long enough to make progress,
  * short enough that other clients' commands wait little. */
-#define SLICE_NS 500000u
+#define SLICE_NS 100000u
 
 /* What the one background snapshot at a time is for. */
 enum bg_kind { BG_RDB, BG_AOF_REWRITE };
