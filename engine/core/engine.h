@@ -46,11 +46,6 @@ typedef struct gb_info_provider {
     void *ctx;
 } gb_info_provider;
 
-/* A subsystem above the core that needs the engine's loop (persistence):
- * the cron tick, slices of background work between event batches, the
- * moment before replies leave (durability), and shutdown. Installed by the
- * layer that owns it; the core and the transports call it through
- * gb_engine_service_*() below. */
 /* What background work has left after a step. */
 typedef enum gb_bg_state {
     GB_BG_IDLE = 0, /* nothing: the loop may sleep */
@@ -62,6 +57,11 @@ typedef enum gb_bg_state {
 } gb_bg_state;
 #define GB_BG_RETRY_MS 1
 
+/* A subsystem above the core that needs the engine's loop (persistence):
+ * the cron tick, slices of background work between event batches, the
+ * moment before replies leave (durability), and shutdown. Installed by the
+ * layer that owns it; the core and the transports call it through
+ * gb_engine_service_*() below. */
 typedef struct gb_service {
     void (*cron)(void *ctx);
     /* Runs background work until deadline_ns (monotonic). */
