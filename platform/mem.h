@@ -19,4 +19,14 @@ size_t gb_plat_malloc_usable_size(void *p);
 /* Resident set size of this process in bytes, or 0 if unknown. */
 size_t gb_plat_rss_bytes(void);
 
+/* Asks for [p, p+n) to be backed by huge pages where the kernel can: a
+ * large array read at random (a key table's buckets) then costs one TLB
+ * entry per 2 MiB instead of one per 4 KiB page. Only a hint, and only for
+ * memory not yet touched (pages already faulted in stay small): call it
+ * between allocating and first writing. Linux: madvise(MADV_HUGEPAGE) over
+ * the whole pages inside the range, which the kernel ignores when
+ * transparent huge pages are "never"; 0 or the madvise error. darwin, posix:
+ * GB_ENOTSUP (no such advice for heap memory). */
+int gb_plat_advise_huge_pages(void *p, size_t n);
+
 #endif

@@ -27,3 +27,13 @@ bool gb_helper_thread_start(gb_helper_thread *h, const char *name, const gb_cpus
 }
 
 void gb_helper_thread_join(gb_helper_thread *h) { pthread_join(h->thread, NULL); }
+
+bool gb_helper_has_own_cpu(const gb_cpuset *cpus)
+{
+    if (cpus && gb_cpuset_count(cpus) > 0)
+        return true;
+    gb_cpuset mine;
+    if (gb_cpu_allowed(&mine) == 0)
+        return gb_cpuset_count(&mine) > 1;
+    return gb_cpu_count() > 1; /* no affinity masks here (macOS): any CPU */
+}

@@ -31,4 +31,12 @@ bool gb_helper_thread_start(gb_helper_thread *h, const char *name, const gb_cpus
                             void *arg);
 void gb_helper_thread_join(gb_helper_thread *h);
 
+/* Whether a helper thread given cpus gets a CPU the calling (engine)
+ * thread does not run on: cpus holds one (the server took the engine's
+ * --cpu out of it), or, given none, the caller may run on more than one.
+ * Work that only pays when it overlaps with the engine's (a load's
+ * read-ahead) is not worth a thread that would take turns with the engine
+ * on its one CPU. */
+bool gb_helper_has_own_cpu(const gb_cpuset *cpus);
+
 #endif

@@ -370,20 +370,6 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 
 /* ---- loading ----------------------------------------------------------------- */
 
-/* Inserts kv (its hash h) unless its key exists: returns false (kv not
- * inserted) when it does. One hash, one chain walk: a snapshot's load
- * checks for a key twice and inserts at the same time. */
-static bool insert_new(gb_db *db, gb_kv *kv, uint64_t h)
-{
-    gb_slice key = gb_kv_key(kv);
-    if (gb_htable_find(&db->keys, &key, h))
-        return false;
-    gb_htable_insert(&db->keys, &kv->node, h);
-    if (gb_kv_volatile(kv))
-        vol_add(db, kv);
-    return true;
-}
-
 uint64_t gb_db_prefetch_key(gb_db *db, gb_slice key)
 {
     uint64_t h = gb_hash_slice(key);
@@ -391,26 +377,32 @@ uint64_t gb_db_prefetch_key(gb_db *db, gb_slice key)
     return h;
 }
 
-gb_kv *gb_db_load_string(gb_db *db, gb_slice key, uint64_t hash, gb_slice val, int64_t expire)
+gb_kv *gb_db_loaded_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire)
 {
-    gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, STR_AUTO);
-    if (insert_new(db, kv, hash))
-        return kv;
-    gb_kv_free(kv);
-    return NULL;
+    return kv_new_string(db, key, val, expire >= 0, expire, STR_AUTO);
 }
 
-gb_kv *gb_db_load_object(gb_db *db, gb_slice key, uint64_t hash, enum gb_type t, void *obj, int64_t expire)
+gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire)
 {
     gb_kv *kv = kv_alloc(db, key, expire >= 0, expire, 0);
     kv->type = (uint8_t)t;
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
-    if (insert_new(db, kv, hash))
-        return kv;
-    kv->v.ptr = NULL; /* the object stays the caller's */
-    gb_kv_free(kv);
-    return NULL;
+    return kv;
+}
+
+void gb_db_prefetch_chain(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain(&db->keys, hash); }
+
+/* One hash, one chain walk: the check for a key twice and the insertion. */
+bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
+{
+    gb_slice key = gb_kv_key(kv);
+    if (gb_htable_find(&db->keys, &key, hash))
+        return false;
+    gb_htable_insert(&db->keys, &kv->node, hash);
+    if (gb_kv_volatile(kv))
+        vol_add(db, kv);
+    return true;
 }
 
 /* Overwrites a string record's value where it stands when the new value fits

@@ -102,6 +102,8 @@ void gb_sample_distinct(uint64_t n, uint64_t k, uint64_t *out)
     gb_u64set_free(&seen);
 }
 
+#define UNIQUE_STACK_SLOTS 256u /* 4 KB of stack: up to 128 keys */
+
 bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)
 {
     size_t n = (gb_lp_count(lp) + stride - 1) / stride;
@@ -110,13 +112,21 @@ bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)
     size_t cap = 8;
     while (cap < 2 * n)
         cap *= 2;
-    unsigned char **slot = gb_calloc(cap, sizeof *slot);
-    uint64_t *hash = gb_malloc(cap * sizeof *hash);
+    /* The listpacks of small collections (every one a snapshot's load
+     * checks, under the default thresholds) get their table on the stack:
+     * two allocations per collection were a visible part of a load. */
+    unsigned char *slot_small[UNIQUE_STACK_SLOTS];
+    uint64_t hash_small[UNIQUE_STACK_SLOTS];
+    bool small = cap <= UNIQUE_STACK_SLOTS;
+    unsigned char **slot = small ? slot_small : gb_malloc(cap * sizeof *slot);
+    uint64_t *hash = small ? hash_small : gb_malloc(cap * sizeof *hash);
+    memset(slot, 0, cap * sizeof *slot);
     bool unique = true;
     unsigned char *p = gb_lp_first(lp);
     while (p && unique) {
         char buf[GB_LP_INT_BUF];
-        gb_slice k = gb_lp_get_slice(p, buf);
+        unsigned char *next;
+        gb_slice k = gb_lp_get_slice_skip(p, buf, stride, &next);
         uint64_t h = gb_hash_slice(k);
         for (size_t j = h & (cap - 1);; j = (j + 1) & (cap - 1)) {
             if (!slot[j]) {
@@ -130,10 +140,11 @@ bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)
                 break;
             }
         }
-        for (unsigned s = 0; s < stride && p; s++)
-            p = gb_lp_next(lp, p);
+        p = next;
     }
-    gb_free(slot);
-    gb_free(hash);
+    if (!small) {
+        gb_free(slot);
+        gb_free(hash);
+    }
     return unique;
 }

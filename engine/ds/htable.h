@@ -94,6 +94,20 @@ static inline void gb_htable_prefetch(const gb_htable *ht, uint64_t hash)
         __builtin_prefetch(&ht->tab[1][hash & ht->mask[1]]);
 }
 
+/* Starts fetching the first record of hash's chain (in each bucket array):
+ * the second cache miss of a lookup, once the bucket itself is in the
+ * cache (gb_htable_prefetch, earlier). */
+static inline void gb_htable_prefetch_chain(const gb_htable *ht, uint64_t hash)
+{
+    for (int t = 0; t < 2; t++) {
+        if (ht->tab[t]) {
+            const gb_hnode *n = ht->tab[t][hash & ht->mask[t]];
+            if (n)
+                __builtin_prefetch(n);
+        }
+    }
+}
+
 /* Migrates up to n buckets; returns true if more remain. */
 bool gb_htable_rehash_step(gb_htable *ht, size_t n);
 /* Sizes an empty table for n entries at once (a snapshot's load knows how

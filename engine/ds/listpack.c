@@ -298,6 +298,26 @@ gb_slice gb_lp_get_slice(const unsigned char *p, char *buf)
     return gb_slice_make(buf, gb_lp_int2str(e.ival, buf));
 }
 
+gb_slice gb_lp_get_slice_skip(const unsigned char *p, char *buf, unsigned stride, unsigned char **next)
+{
+    gb_slice s;
+    size_t es;
+    if (p[0] >= 0x80 && p[0] < 0xC0) { /* a string of up to 63 bytes: most keys */
+        es = 1 + (size_t)(p[0] & 0x3F);
+        s = gb_slice_make((const char *)p + 1, es - 1);
+    } else {
+        s = gb_lp_get_slice(p, buf);
+        es = enc_size(p);
+    }
+    const unsigned char *q = p + es + backlen_size(es);
+    for (unsigned i = 1; i < stride && *q != LP_END; i++) {
+        es = enc_size(q);
+        q += es + backlen_size(es);
+    }
+    *next = *q == LP_END ? NULL : (unsigned char *)q;
+    return s;
+}
+
 void gb_lp_key_init(gb_lp_key *k, gb_slice s)
 {
     k->s = s;
@@ -589,6 +609,25 @@ bool gb_lp_validate(const unsigned char *lp, size_t size)
         size_t avail = (size_t)(end - p);
         unsigned char t = p[0];
         size_t es;
+        if (t < 0xC0) {
+            /* The entries of nearly every small collection: a 7-bit integer
+             * or a string of up to 63 bytes. Checked in line, as the general
+             * path below would (a snapshot's load checks every entry of
+             * every listpack it reads: this loop was 6% of a load): with
+             * es <= 64 the back-length is the one byte es, and only a string
+             * that starts like a number can be one gb_lp_encode would have
+             * stored as an integer. */
+            es = t < 0x80 ? 1 : 1 + (size_t)(t & 0x3F);
+            if (es >= avail || p[es] != es)
+                return false;
+            int64_t v;
+            if (t >= 0x80 && es > 1 && (p[1] == '-' || (p[1] >= '0' && p[1] <= '9')) &&
+                gb_lp_str2int((const char *)p + 1, es - 1, &v))
+                return false;
+            p += es + 1;
+            seen++;
+            continue;
+        }
         /* the length field of a string must itself be inside the block */
         if (t >= 0xE0 && t < 0xF0 && avail < 2)
             return false;

@@ -61,6 +61,10 @@ unsigned char *gb_lp_seek(unsigned char *lp, long index);
 void gb_lp_get(const unsigned char *p, gb_lp_entry *out);
 /* The entry as bytes: integers are rendered into buf (GB_LP_INT_BUF bytes). */
 gb_slice gb_lp_get_slice(const unsigned char *p, char *buf);
+/* For walks over a collection's keys (every stride-th entry): the entry at
+ * p as gb_lp_get_slice gives it, and in *next the entry stride entries on
+ * (NULL past the end). One decode and no call per entry skipped. */
+gb_slice gb_lp_get_slice_skip(const unsigned char *p, char *buf, unsigned stride, unsigned char **next);
 /* Whether the entry at p equals the bytes s (an integer entry equals its
  * canonical decimal form). */
 bool gb_lp_eq(const unsigned char *p, gb_slice s);

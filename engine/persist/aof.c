@@ -512,7 +512,8 @@ static int load_base(gb_aof *a, const char *name, char *err, size_t errlen)
     gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
     if (!r)
         return GB_EIO;
-    (void)gb_snap_reader_read_ahead(r, &a->eng->cfg.helper_cpus);
+    if (gb_helper_has_own_cpu(&a->eng->cfg.helper_cpus)) /* as load_snapshot_file */
+        (void)gb_snap_reader_read_ahead(r, &a->eng->cfg.helper_cpus);
     gb_snap_load_stats st;
     bool ok = gb_snap_load(a->eng, r, &st, NULL, NULL);
     if (!ok)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/persist/aof.h"
@@ -341,8 +342,12 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
     if (!r)
         return errno == ENOENT ? GB_ENOENT : GB_EIO;
-    /* Decoding runs ahead on a helper CPU while this thread builds keys. */
-    (void)gb_snap_reader_read_ahead(r, &eng->cfg.helper_cpus);
+    /* Decoding runs ahead on a helper CPU while this thread builds keys.
+     * On one CPU the two would only take turns (a switch per block handed
+     * over, and blocks decoded ahead leave the cache before they are
+     * parsed), so there the engine thread decodes each block itself. */
+    if (gb_helper_has_own_cpu(&eng->cfg.helper_cpus))
+        (void)gb_snap_reader_read_ahead(r, &eng->cfg.helper_cpus);
     load_progress lp = {gb_clock_mono_ns()};
     gb_snap_load_stats st;
     bool ok = gb_snap_load(eng, r, &st, log_progress, &lp);

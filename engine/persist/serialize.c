@@ -186,6 +186,13 @@ typedef struct loader {
     sbuf key, a, b;
     gb_types_config tcfg;
     gb_list_config lcfg;
+    /* The key read last, built but not yet in its table: it goes in while
+     * the next key is read (insert_held), so the cache misses of its chain
+     * overlap with decoding that key's value instead of stalling the load.
+     * Before any record other than a key, nothing is held. */
+    gb_kv *held;
+    uint64_t held_hash;
+    gb_db *held_db;
 } loader;
 
 static bool fail_key(loader *L, const char *what)
@@ -374,6 +381,23 @@ static void drop_value(uint8_t type, void *obj)
         gb_type_get(type_of[type])->free(obj);
 }
 
+/* Adds the held key to its table; false (the load fails) when its key is
+ * there already. */
+static bool insert_held(loader *L)
+{
+    gb_kv *kv = L->held;
+    if (!kv)
+        return true;
+    L->held = NULL;
+    if (gb_db_insert_loaded(L->held_db, kv, L->held_hash))
+        return true;
+    gb_slice key = gb_kv_key(kv);
+    gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
+                        L->held_db->id);
+    gb_kv_free(kv);
+    return false;
+}
+
 static bool load_key(loader *L, gb_snap_load_stats *st)
 {
     uint8_t type, flags;
@@ -390,6 +414,8 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
         return false;
     gb_slice key = sl(&L->key);
     uint64_t hash = gb_db_prefetch_key(L->db, key);
+    if (L->held) /* its bucket came in while its value was decoded */
+        gb_db_prefetch_chain(L->held_db, L->held_hash);
     int64_t ival = 0;
     void *obj = NULL;
     if (type == GB_SNAP_T_STRING) {
@@ -401,26 +427,26 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     } else if (!(obj = load_value(L, type))) {
         return false;
     }
+    if (!insert_held(L)) {
+        drop_value(type, obj);
+        return false;
+    }
     int64_t when = (flags & GB_SNAP_KEY_HAS_EXPIRE) ? (int64_t)expire : -1;
     if (when >= 0 && when <= L->eng->now_ms && !L->eng->loading) {
         drop_value(type, obj); /* already expired: as Redis, not loaded */
         st->expired++;
         return true;
     }
-    gb_kv *kv;
     if (type == GB_SNAP_T_STRING_INT) {
         char num[GB_INT_BUF];
-        kv = gb_db_load_string(L->db, key, hash, gb_slice_make(num, gb_ll2str(num, ival)), when);
+        L->held = gb_db_loaded_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
     } else if (type == GB_SNAP_T_STRING) {
-        kv = gb_db_load_string(L->db, key, hash, sl(&L->a), when);
+        L->held = gb_db_loaded_string(L->db, key, sl(&L->a), when);
     } else {
-        kv = gb_db_load_object(L->db, key, hash, type_of[type], obj, when);
-        if (!kv)
-            drop_value(type, obj);
+        L->held = gb_db_loaded_object(L->db, key, type_of[type], obj, when);
     }
-    if (!kv)
-        return gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
-                                   L->db->id);
+    L->held_hash = hash;
+    L->held_db = L->db;
     st->keys++;
     return true;
 }
@@ -475,6 +501,8 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
         uint8_t op;
         if (!gb_snap_get_u8(r, &op))
             break;
+        if (op != GB_SNAP_OP_KEY && !insert_held(&L))
+            break;
         if (op == GB_SNAP_OP_KEY) {
             if (!load_key(&L, st))
                 break;
@@ -513,6 +541,8 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
             next_report = gb_snap_reader_offset(r) + (64u << 20);
         }
     }
+    if (L.held) /* a load that failed */
+        gb_kv_free(L.held);
     free(L.key.p);
     free(L.a.p);
     free(L.b.p);

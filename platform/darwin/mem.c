@@ -4,6 +4,8 @@
 #include <mach/mach.h>
 #include <malloc/malloc.h>
 
+#include "common/internal.h"
+
 bool gb_plat_malloc_usable_supported(void) { return true; }
 
 size_t gb_plat_malloc_usable_size(void *p) { return p ? malloc_size(p) : 0; }
@@ -15,4 +17,11 @@ size_t gb_plat_rss_bytes(void)
     if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
         return 0;
     return (size_t)info.resident_size;
+}
+
+int gb_plat_advise_huge_pages(void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "huge-page advice for heap memory is not supported on macOS");
 }

@@ -1,10 +1,17 @@
-/* Linux heap introspection: glibc's malloc_usable_size and /proc/self/statm. */
+/* Linux heap introspection: glibc's malloc_usable_size and /proc/self/statm;
+ * huge-page advice. */
 #define _GNU_SOURCE
 #include "mem.h"
 
+#include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "common/internal.h"
 
 bool gb_plat_malloc_usable_supported(void) { return true; }
 
@@ -21,4 +28,17 @@ size_t gb_plat_rss_bytes(void)
     if (n != 2)
         return 0;
     return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int gb_plat_advise_huge_pages(void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + n) & ~(page - 1);
+    if (end <= start)
+        return 0;
+    if (gb__sys.madvise((void *)start, end - start, MADV_HUGEPAGE) != 0) {
+        int e = errno;
+        return gb__fail(gb__errno_code(e), NULL, 0, "madvise(MADV_HUGEPAGE): %s", strerror(e));
+    }
+    return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <sys/resource.h>
 
+#include "common/internal.h"
+
 bool gb_plat_malloc_usable_supported(void) { return false; }
 
 size_t gb_plat_malloc_usable_size(void *p)
@@ -29,4 +31,12 @@ size_t gb_plat_rss_bytes(void)
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
     return (size_t)ru.ru_maxrss * MAXRSS_UNIT;
+}
+
+int gb_plat_advise_huge_pages(void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return gb__fail(GB_ENOTSUP, NULL, 0,
+                    "huge-page advice for heap memory is not supported by the generic POSIX platform layer");
 }

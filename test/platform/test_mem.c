@@ -2,9 +2,12 @@
  * set, in bytes. The RSS check is the one that catches a unit mistake
  * (getrusage's ru_maxrss is KiB on Linux but bytes on macOS): touching
  * 64 MiB must show at least that much, and a test process stays far below
- * 2 GiB, which a 1024x error would not. */
+ * 2 GiB, which a 1024x error would not. Huge-page advice: on Linux the
+ * kernel records it on the mapping (VmFlags "hg" in /proc/self/smaps),
+ * whether or not huge pages are then available; elsewhere GB_ENOTSUP. */
 #include "tutil.h"
 
+#include "caps.h"
 #include "mem.h"
 
 #define TOUCH_BYTES (64u << 20)
@@ -40,11 +43,56 @@ static void test_rss_is_bytes(void **state)
     free(block);
 }
 
+/* The VmFlags of the mapping that holds addr, from /proc/self/smaps. */
+static bool vm_flags_of(const void *addr, char *flags, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return false;
+    char line[512];
+    bool inside = false, found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(flags, len, "%.*s", (int)(len - 1), line + 8);
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void test_advise_huge_pages(void **state)
+{
+    (void)state;
+    size_t n = (size_t)16 << 20;
+    unsigned char *block = malloc(n);
+    assert_non_null(block);
+    int rc = gb_plat_advise_huge_pages(block, n);
+    memset(block, 1, n); /* usable either way */
+    assert_int_equal(block[n - 1], 1);
+    if (strcmp(gb_platform_name(), "linux") != 0) {
+        assert_int_equal(rc, GB_ENOTSUP);
+    } else {
+        assert_int_equal(rc, 0);
+        char flags[256];
+        assert_true(vm_flags_of(block + n / 2, flags, sizeof flags));
+        print_message("VmFlags:%s", flags);
+        assert_non_null(strstr(flags, " hg"));
+    }
+    /* no whole page inside: nothing to advise (Linux), or the same answer */
+    assert_int_equal(gb_plat_advise_huge_pages(block + 1, 100), rc);
+    free(block);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usable_size),
         cmocka_unit_test(test_rss_is_bytes),
+        cmocka_unit_test(test_advise_huge_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* engine/base/helper_thread: a helper thread runs fn(arg), restricted to the
  * CPUs it was given (where the platform can restrict threads), or where its
- * creator may run when given none. */
+ * creator may run when given none; and whether it would have a CPU the
+ * engine's thread does not run on. */
 #include "types_tutil.h"
 
 #include "engine/base/helper_thread.h"
@@ -61,11 +62,63 @@ static void test_unrestricted_without_cpus(void **state)
     }
 }
 
+/* gb_helper_has_own_cpu, asked from a thread restricted to one CPU and
+ * from one that may run on all of the test's CPUs. */
+typedef struct own_cpu_answers {
+    int restricted; /* 0 the thread could not be restricted (macOS, POSIX) */
+    bool alone_none, alone_empty, alone_other, free_none;
+} own_cpu_answers;
+
+static void *ask_own_cpu(void *arg)
+{
+    own_cpu_answers *a = arg;
+    gb_cpuset mine, empty, other;
+    assert_int_equal(gb_cpu_allowed(&mine), 0);
+    gb_cpuset_zero(&empty);
+    int first = gb_cpuset_next(&mine, 0), second = gb_cpuset_next(&mine, first + 1);
+    a->free_none = gb_helper_has_own_cpu(NULL);
+    gb_cpuset one;
+    gb_cpuset_zero(&one);
+    gb_cpuset_set(&one, first);
+    a->restricted = gb_cpu_restrict_current_thread(&one) == 0;
+    a->alone_none = gb_helper_has_own_cpu(NULL);
+    a->alone_empty = gb_helper_has_own_cpu(&empty);
+    /* the server's helper set never holds the engine's CPU: another one */
+    gb_cpuset_zero(&other);
+    gb_cpuset_set(&other, second >= 0 ? second : first);
+    a->alone_other = gb_helper_has_own_cpu(&other);
+    return NULL;
+}
+
+static void test_own_cpu(void **state)
+{
+    (void)state;
+    gb_cpuset mine;
+    assert_int_equal(gb_cpu_allowed(&mine), 0);
+    bool several = gb_cpuset_count(&mine) > 1;
+    own_cpu_answers a = {0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, ask_own_cpu, &a), 0);
+    pthread_join(t, NULL);
+    /* unrestricted, given no set: whether this process has a second CPU */
+    assert_int_equal(a.free_none, several);
+    /* a set of helper CPUs: always a CPU of its own */
+    assert_true(a.alone_other);
+    if (a.restricted) {
+        /* pinned to one CPU, given none: the helper would share it */
+        assert_false(a.alone_none);
+        assert_false(a.alone_empty);
+    } else {
+        assert_int_equal(a.alone_none, several); /* it cannot be pinned: any CPU */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restricted_to_the_given_cpus),
         cmocka_unit_test(test_unrestricted_without_cpus),
+        cmocka_unit_test(test_own_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

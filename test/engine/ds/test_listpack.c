@@ -514,6 +514,25 @@ static void walk_validated(const unsigned char *blk, size_t size)
         back++;
     assert_int_equal(fwd, gb_lp_count(lp));
     assert_int_equal(back, fwd);
+    /* the key walk (gb_lp_get_slice_skip) meets the same entries as
+     * gb_lp_next and reads the same bytes */
+    for (unsigned stride = 1; stride <= 3; stride++) {
+        unsigned char *q = gb_lp_first(lp);
+        size_t i = 0, keys = 0;
+        for (unsigned char *p = q; p; p = gb_lp_next(lp, p), i++) {
+            if (i % stride)
+                continue;
+            assert_ptr_equal(p, q);
+            char b1[GB_LP_INT_BUF], b2[GB_LP_INT_BUF];
+            unsigned char *next;
+            gb_slice a = gb_lp_get_slice(p, b1), b = gb_lp_get_slice_skip(q, b2, stride, &next);
+            assert_true(gb_slice_eq(a, b));
+            q = next;
+            keys++;
+        }
+        assert_null(q);
+        assert_int_equal(keys, (fwd + stride - 1) / stride);
+    }
     (void)gb_lp_find(lp, gb_lp_first(lp), gb_slice_make("x", 1), 1);
     (void)sum;
     free(lp);
@@ -574,6 +593,26 @@ static void test_validate_targeted(void **state)
     assert_false(gb_lp_validate(str5, 12));
     unsigned char str5x[13] = {13, 0, 0, 0, 1, 0, 0, 0, 0x82, '5', 'x', 3, 0xFF};
     assert_true(gb_lp_validate(str5x, 13));
+    /* the same for the other forms of a number as a string, and what is
+     * not one: "-7" and "0" refused; "-", "07", "-0" and "" kept */
+    unsigned char m7[13] = {13, 0, 0, 0, 1, 0, 0, 0, 0x82, '-', '7', 3, 0xFF};
+    assert_false(gb_lp_validate(m7, 13));
+    unsigned char zero[12] = {12, 0, 0, 0, 1, 0, 0, 0, 0x81, '0', 2, 0xFF};
+    assert_false(gb_lp_validate(zero, 12));
+    unsigned char minus[12] = {12, 0, 0, 0, 1, 0, 0, 0, 0x81, '-', 2, 0xFF};
+    assert_true(gb_lp_validate(minus, 12));
+    unsigned char o7[13] = {13, 0, 0, 0, 1, 0, 0, 0, 0x82, '0', '7', 3, 0xFF};
+    assert_true(gb_lp_validate(o7, 13));
+    unsigned char m0[13] = {13, 0, 0, 0, 1, 0, 0, 0, 0x82, '-', '0', 3, 0xFF};
+    assert_true(gb_lp_validate(m0, 13));
+    unsigned char empty[11] = {11, 0, 0, 0, 1, 0, 0, 0, 0x80, 1, 0xFF};
+    assert_true(gb_lp_validate(empty, 11));
+    /* a 7-bit integer whose back-length is not 1, and one whose
+     * back-length is the END byte's place */
+    unsigned char i7[11] = {11, 0, 0, 0, 1, 0, 0, 0, 0x05, 2, 0xFF};
+    assert_false(gb_lp_validate(i7, 11));
+    unsigned char i7end[10] = {10, 0, 0, 0, 1, 0, 0, 0, 0x05, 0xFF};
+    assert_false(gb_lp_validate(i7end, 10));
     free(c);
     gb_lp_free(lp);
 }
