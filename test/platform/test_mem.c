@@ -4,7 +4,8 @@
  * 64 MiB must show at least that much, and a test process stays far below
  * 2 GiB, which a 1024x error would not. Huge-page advice: on Linux the
  * kernel records it on the mapping (VmFlags "hg" in /proc/self/smaps),
- * whether or not huge pages are then available; elsewhere GB_ENOTSUP. */
+ * whether or not huge pages are then available (not under qemu-user, which
+ * answers madvise itself); elsewhere GB_ENOTSUP. */
 #include "tutil.h"
 
 #include "caps.h"
@@ -80,7 +81,10 @@ static void test_advise_huge_pages(void **state)
         char flags[256];
         assert_true(vm_flags_of(block + n / 2, flags, sizeof flags));
         print_message("VmFlags:%s", flags);
-        assert_non_null(strstr(flags, " hg"));
+        if (tu_emulator()) /* qemu-user answers madvise itself: the host mapping never sees it */
+            print_message("not checked under %s: the advice on the mapping\n", tu_emulator());
+        else
+            assert_non_null(strstr(flags, " hg"));
     }
     /* no whole page inside: nothing to advise (Linux), or the same answer */
     assert_int_equal(gb_plat_advise_huge_pages(block + 1, 100), rc);
