@@ -80,7 +80,6 @@ static uint64_t next_pow2(uint64_t n)
     return s;
 }
 
-/* Starts a migration to a bucket array of `buckets` (a power of two). */
 /* Bucket arrays of this size or more ask for huge pages: a big table's
  * buckets are read at random, each on its own 4 KiB page, so without them
  * nearly every lookup also misses the TLB (a 2 GB snapshot's load on one
@@ -97,6 +96,7 @@ static gb_hnode **new_buckets(uint64_t n)
     return b;
 }
 
+/* Starts a migration to a bucket array of `buckets` (a power of two). */
 static void resize_to(gb_htable *ht, uint64_t buckets)
 {
     if (gb_htable_is_rehashing(ht))
