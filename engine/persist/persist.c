@@ -216,7 +216,11 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
 {
     gb_engine *eng = p->eng;
     uint64_t keys = gb_snapshot_keys(p->bg), bytes = gb_snapshot_bytes(p->bg);
+    uint64_t lent = gb_snapshot_cpu_lent(p->bg);
     gb_snapshot_free(p->bg);
+    if (lent)
+        gb_log(GB_LOG_NOTICE, "The engine was too busy for the snapshot writer to keep up: it paused %llu times for "
+               "1 ms to let the writer run", (unsigned long long)lent);
     p->bg = NULL;
     if (p->bg_kind == BG_AOF_REWRITE) {
         gb_aof_rewrite_end(p->aof, ok);
