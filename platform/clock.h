@@ -20,12 +20,6 @@ uint64_t gb_clock_mono_ns(void);
 /* Monotonic milliseconds: what the engine uses for timeouts and idle times. */
 static inline uint64_t gb_clock_mono_ms(void) { return gb_clock_mono_ns() / 1000000u; }
 
-/* CPU time the calling thread has used, in nanoseconds
- * (CLOCK_THREAD_CPUTIME_ID): how busy the engine's thread has kept its CPU
- * (a background save lends it to its writer when busy: engine/persist/
- * snapshot.c). */
-uint64_t gb_clock_thread_cpu_ns(void);
-
 /* Wall-clock time in milliseconds since the Unix epoch (key expiry, TIME). */
 int64_t gb_clock_real_ms(void);
 

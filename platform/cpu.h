@@ -106,15 +106,13 @@ int gb_thread_set_latency_critical(void);
  * GB_ENOTSUP (POSIX priorities are per process). */
 int gb_thread_set_background(void);
 
-/* Lowers the calling thread below the engine's thread: work that must
- * finish, but not at the expense of requests, when it shares a CPU with the
- * engine (a background save's writer). Every wake-up of the engine's thread
- * takes the CPU back at once. Under full contention the thread may get
- * almost no CPU, so work that must end guards against that itself (the
- * snapshot lends its writer the engine's CPU: engine/persist/snapshot.c).
- * linux: SCHED_IDLE; darwin: QoS UTILITY (unlike BACKGROUND, it leaves the
- * thread's disk I/O unthrottled); posix: GB_ENOTSUP (POSIX priorities are
- * per process). */
+/* Lowers the calling thread below the engine's thread without starving it:
+ * work that must finish, but not at the expense of requests, when it shares
+ * a CPU with the engine (a background save's writer). The engine's thread
+ * wakes it out of the CPU at once; under full contention it keeps about a
+ * tenth of the CPU, so a save still ends. linux: nice 10 for this thread;
+ * darwin: QoS UTILITY; posix: GB_ENOTSUP (POSIX priorities are per
+ * process). */
 int gb_thread_set_low_priority(void);
 
 /* Number of online CPUs (>= 1). */

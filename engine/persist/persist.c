@@ -26,8 +26,14 @@
  * policy waits this long before trying again. */
 #define BGSAVE_RETRY_DELAY_MS 5000
 /* A background slice between event batches: long enough to make progress,
- * short enough that other clients' commands wait little. */
+ * short enough that other clients' commands wait little. While clients
+ * keep the loop busy (commands ran since the last slice), a slice lasts no
+ * longer than the loop took since the last one, and at least
+ * SLICE_MIN_NS: the save then takes about half of a busy engine's time,
+ * and a command arriving during a slice waits about as long as it would
+ * behind the other clients' commands. */
 #define SLICE_NS 100000u
+#define SLICE_MIN_NS 10000u
 
 /* What the one background snapshot at a time is for. */
 enum bg_kind { BG_RDB, BG_AOF_REWRITE };
@@ -44,6 +50,8 @@ struct gb_persist {
     uint64_t bg_dirty_at_start;
     bool bg_scheduled;       /* BGSAVE SCHEDULE: start when possible */
     bool rw_scheduled;       /* BGREWRITEAOF while a BGSAVE runs */
+    uint64_t slice_end_ns;   /* when the last slice ended */
+    uint64_t slice_cmds;     /* total_commands_processed then */
 
     /* append-only log rewrites */
     int64_t last_rw_try_ms;
@@ -216,11 +224,7 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
 {
     gb_engine *eng = p->eng;
     uint64_t keys = gb_snapshot_keys(p->bg), bytes = gb_snapshot_bytes(p->bg);
-    uint64_t lent = gb_snapshot_cpu_lent(p->bg);
     gb_snapshot_free(p->bg);
-    if (lent)
-        gb_log(GB_LOG_NOTICE, "The engine was too busy for the snapshot writer to keep up: it paused %llu times for "
-               "1 ms to let the writer run", (unsigned long long)lent);
     p->bg = NULL;
     if (p->bg_kind == BG_AOF_REWRITE) {
         gb_aof_rewrite_end(p->aof, ok);
@@ -459,14 +463,26 @@ static void svc_cron(void *ctx)
     policy_check(p);
 }
 
+/* The next slice's length (SLICE_NS explains). */
+static uint64_t slice_length(const gb_persist *p, uint64_t now)
+{
+    uint64_t since = now - p->slice_end_ns;
+    if (p->eng->stats.total_commands_processed == p->slice_cmds || since >= SLICE_NS)
+        return SLICE_NS; /* no commands since the last slice, or the loop had time to spare */
+    return since > SLICE_MIN_NS ? since : SLICE_MIN_NS;
+}
+
 static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)
 {
     gb_persist *p = ctx;
     if (!p->bg)
         return GB_BG_IDLE;
-    uint64_t now = gb_clock_mono_ns();
-    uint64_t until = now + SLICE_NS < deadline_ns ? now + SLICE_NS : deadline_ns;
-    if (gb_snapshot_step(p->bg, until)) {
+    uint64_t now = gb_clock_mono_ns(), slice = slice_length(p, now);
+    uint64_t until = now + slice < deadline_ns ? now + slice : deadline_ns;
+    bool scanned = gb_snapshot_step(p->bg, until);
+    p->slice_end_ns = gb_clock_mono_ns();
+    p->slice_cmds = p->eng->stats.total_commands_processed;
+    if (scanned) {
         bg_check_done(p); /* the writer may already be done */
         return GB_BG_IDLE; /* the cron notices the writer finishing */
     }

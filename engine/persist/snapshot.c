@@ -2,7 +2,6 @@
 #include "engine/persist/snapshot.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
@@ -12,23 +11,6 @@
  * snapshot's memory at this many MB (copy-on-write saves never pause). */
 #define MAX_BACKLOG GB_SNAP_WRITER_MAX_BACKLOG
 
-/* Lending the engine's CPU to a starved writer. The writer thread runs
- * below the engine (gb_thread_set_low_priority), so that a save sharing
- * the engine's CPU costs requests little; but while the engine keeps that
- * CPU busy, the writer gets almost none of it, its backlog stays full and
- * the save stalls (memory growing with copy-on-write saves meanwhile). So
- * when the writer has finished no block for LEND_AFTER_NS, and the engine's
- * thread was on the CPU for nine tenths of that time or more, the step
- * sleeps LEND_NS and the writer runs: on a saturated CPU it gets about a
- * tenth of it, and no request waits more than LEND_NS for it. An engine
- * that is merely busy lends nothing: the writer runs in its pauses
- * (measured, 8 clients writing at pipeline 1 during a 2 GB BGSAVE, the
- * engine on the CPU 61-66% of the time: lending at one half instead paused
- * it 35 times a second and raised those clients' p99 from 0.34 to 1.2 ms).
- * Nor is a writer that is waiting for the disk. */
-#define LEND_AFTER_NS 10000000u
-#define LEND_NS 1000000u
-
 struct gb_snapshot {
     gb_engine *eng;
     gb_snap_writer *w;
@@ -37,11 +19,6 @@ struct gb_snapshot {
     int stream_db;    /* the database of the last KEY record */
     uint64_t keys;
     bool scanned;     /* every key serialised, the stream closed */
-    /* the writer's progress as last seen, for lending it the CPU */
-    uint64_t writer_done;   /* its blocks finished */
-    uint64_t seen_ns;       /* when that count was seen (0: not yet) */
-    uint64_t seen_cpu_ns;   /* the engine thread's CPU time then */
-    uint64_t lent;          /* times the CPU was lent */
 };
 
 /* ---- serialising one key -------------------------------------------------------------- */
@@ -150,41 +127,14 @@ static void finish_stream(gb_snapshot *s)
     s->scanned = true;
 }
 
-bool gb_snapshot_writer_starved(uint64_t idle_ns, uint64_t busy_ns)
-{
-    return idle_ns >= LEND_AFTER_NS && 10 * busy_ns >= 9 * idle_ns;
-}
-
-static void lend_cpu_if_writer_starved(gb_snapshot *s)
-{
-    uint64_t done = gb_snap_writer_blocks_done(s->w);
-    uint64_t now = gb_clock_mono_ns(), cpu = gb_clock_thread_cpu_ns();
-    if (s->seen_ns != 0 && done == s->writer_done) {
-        if (now - s->seen_ns < LEND_AFTER_NS)
-            return; /* the same window goes on */
-        if (gb_snapshot_writer_starved(now - s->seen_ns, cpu - s->seen_cpu_ns)) {
-            struct timespec ts = {0, LEND_NS};
-            nanosleep(&ts, NULL);
-            s->lent++;
-            now = gb_clock_mono_ns();
-            cpu = gb_clock_thread_cpu_ns();
-        }
-    }
-    s->writer_done = done;
-    s->seen_ns = now;
-    s->seen_cpu_ns = cpu;
-}
-
 bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns)
 {
     if (s->scanned)
         return true;
     if (gb_snap_writer_failed(s->w))
         return false;
-    if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG) {
-        lend_cpu_if_writer_starved(s);
+    if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
         return false; /* the writer catches up first */
-    }
     gb_engine *eng = s->eng;
     while (s->db < eng->ndbs) {
         gb_db *db = &eng->dbs[s->db];
@@ -235,7 +185,6 @@ bool gb_snapshot_waiting(gb_snapshot *s) { return !s->scanned && gb_snap_writer_
 uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
 uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s) { return gb_snap_writer_peak_backlog(s->w); }
-uint64_t gb_snapshot_cpu_lent(const gb_snapshot *s) { return s->lent; }
 
 void gb_snapshot_free(gb_snapshot *s)
 {

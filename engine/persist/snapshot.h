@@ -47,12 +47,6 @@ uint64_t gb_snapshot_bytes(const gb_snapshot *s);
 /* The most blocks that waited for the writer at once (bounded by
  * GB_SNAP_WRITER_MAX_BACKLOG, plus the one that reached it). */
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s);
-/* Times the engine's thread slept so that a starved writer could run
- * (snapshot.c, "Lending the engine's CPU"). */
-uint64_t gb_snapshot_cpu_lent(const gb_snapshot *s);
-/* The rule behind it: the writer has finished no block for idle_ns, and
- * the engine's thread was on the CPU for busy_ns of that time. */
-bool gb_snapshot_writer_starved(uint64_t idle_ns, uint64_t busy_ns);
 
 /* Ends the snapshot's hold on the engine and frees it; an unfinished one is
  * abandoned (its temporary file removed, the previous file intact). */

@@ -36,7 +36,6 @@ struct gb_snap_writer {
     block *head, *tail;
     size_t queued;
     size_t peak_queued;      /* the largest backlog so far (tests: the bound holds) */
-    uint64_t done;           /* blocks the thread has finished */
     /* Written blocks kept for reuse (at most SPARE_BLOCKS): a fresh 1 MB
      * block per megabyte of snapshot made the allocator hand back and
      * re-fault its pages every time (perf: the kernel zeroing pages was
@@ -159,7 +158,6 @@ static void *writer_main(void *arg)
             }
             if (rc != 0)
                 fail_locked(w, "cannot write snapshot", e);
-            w->done++;
             pthread_cond_broadcast(&w->cv); /* the backlog shrank */
             continue;
         }
@@ -361,14 +359,6 @@ size_t gb_snap_writer_backlog(gb_snap_writer *w)
 {
     pthread_mutex_lock(&w->mu);
     size_t n = w->queued;
-    pthread_mutex_unlock(&w->mu);
-    return n;
-}
-
-uint64_t gb_snap_writer_blocks_done(gb_snap_writer *w)
-{
-    pthread_mutex_lock(&w->mu);
-    uint64_t n = w->done;
     pthread_mutex_unlock(&w->mu);
     return n;
 }

@@ -41,8 +41,6 @@ void gb_snap_put_f64(gb_snap_writer *w, double v);
 uint64_t gb_snap_writer_bytes(const gb_snap_writer *w);
 /* Full blocks waiting for the writer thread. */
 size_t gb_snap_writer_backlog(gb_snap_writer *w);
-/* Blocks the writer thread has finished so far (its progress). */
-uint64_t gb_snap_writer_blocks_done(gb_snap_writer *w);
 /* Blocks the calling thread until the backlog is below `below` (or the
  * writer has failed: false). What a foreground save does when it is ahead:
  * sleeping on the writer's progress, not polling it, so a writer that

@@ -9,8 +9,6 @@
 
 uint64_t gb_clock_mono_ns(void) { return clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW); }
 
-uint64_t gb_clock_thread_cpu_ns(void) { return clock_gettime_nsec_np(CLOCK_THREAD_CPUTIME_ID); }
-
 int64_t gb_clock_real_ms(void) { return (int64_t)(clock_gettime_nsec_np(CLOCK_REALTIME) / 1000000u); }
 
 int64_t gb_clock_real_us(void) { return (int64_t)(clock_gettime_nsec_np(CLOCK_REALTIME) / 1000u); }

@@ -15,8 +15,6 @@
 
 uint64_t gb_clock_mono_ns(void) { return gb__clock_ns(CLOCK_MONOTONIC); }
 
-uint64_t gb_clock_thread_cpu_ns(void) { return gb__clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-
 int64_t gb_clock_real_ms(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000000u); }
 
 int64_t gb_clock_real_us(void) { return (int64_t)(gb__clock_ns(CLOCK_REALTIME) / 1000u); }

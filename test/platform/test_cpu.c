@@ -85,10 +85,8 @@ static void test_current_and_qos(void **state)
     assert_rc(rc, gb_platform_has(GB_CAP_LATENCY_QOS) ? 0 : GB_ENOTSUP);
 }
 
-/* Background class and low priority, each on a thread of its own: that
- * thread only changes. */
+/* Background class on a thread of its own: that thread only changes. */
 typedef struct {
-    int (*lower)(void);
     int rc;
     int policy;
 } bg_job;
@@ -96,16 +94,17 @@ typedef struct {
 static void *bg_thread(void *arg)
 {
     bg_job *j = arg;
-    j->rc = j->lower();
+    j->rc = gb_thread_set_background();
     struct sched_param p;
     if (pthread_getschedparam(pthread_self(), &j->policy, &p) != 0)
         j->policy = -1;
     return NULL;
 }
 
-static void check_lowered_thread(int (*lower)(void))
+static void test_background_thread(void **state)
 {
-    bg_job j = {lower, 0, -1};
+    (void)state;
+    bg_job j = {0, -1};
     pthread_t t;
     int before, after;
     struct sched_param p;
@@ -122,20 +121,6 @@ static void check_lowered_thread(int (*lower)(void))
 #endif
     assert_int_equal(pthread_getschedparam(pthread_self(), &after, &p), 0);
     assert_int_equal(after, before); /* the caller's thread is untouched */
-}
-
-static void test_background_thread(void **state)
-{
-    (void)state;
-    check_lowered_thread(gb_thread_set_background);
-}
-
-/* A snapshot writer's class: on Linux SCHED_IDLE too (platform/linux/cpu.c
- * says why), on darwin QoS UTILITY. */
-static void test_low_priority_thread(void **state)
-{
-    (void)state;
-    check_lowered_thread(gb_thread_set_low_priority);
 }
 
 /* Pinning changes the calling thread: do it on a thread of its own. */
@@ -268,7 +253,6 @@ int main(void)
         cmocka_unit_test(test_allowed_and_count),
         cmocka_unit_test(test_current_and_qos),
         cmocka_unit_test(test_background_thread),
-        cmocka_unit_test(test_low_priority_thread),
         cmocka_unit_test(test_pin_allowed_and_disallowed),
         cmocka_unit_test_teardown(test_pin_injected, reset_table),
     };

@@ -71,8 +71,10 @@ static void cmdf(gb_engine *eng, const char *fmt, ...)
     cmd(eng, line);
 }
 
-/* The writer thread's turn, as the server's loop sleeps while a step says
- * GB_BG_WAITING. */
+/* The writer thread's turn, as the server's loop sleeps unless a step says
+ * GB_BG_MORE (waiting for the writer, or the scan done and the writer
+ * finishing the file). The writer runs below this thread: spinning here
+ * would leave it only a low-priority share of a CPU the two may share. */
 static void wait_for_helper(void)
 {
     struct timespec ts = {0, 100 * 1000};
@@ -84,7 +86,7 @@ static void settle(gb_engine *eng)
 {
     gb_persist *p = gb_persist_of(eng);
     for (int i = 0; gb_persist_bg_in_progress(p); i++) {
-        if (gb_engine_background_step(eng, gb_clock_mono_ns() + 1000000) == GB_BG_WAITING)
+        if (gb_engine_background_step(eng, gb_clock_mono_ns() + 1000000) != GB_BG_MORE)
             wait_for_helper();
         gb_engine_cron(eng);
         assert_true(i < 1000000);
