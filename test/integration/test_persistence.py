@@ -371,7 +371,6 @@ class HelperThreads(Scratch):
                 continue  # a save can end between two looks; the unit test covers the writer
             self.assertEqual(seen.get(helper), {tuple(others)}, (helper, seen))
 
-
     def test_a_save_ends_while_clients_saturate_the_engine_cpu(self):
         """The snapshot writer runs below the engine on the engine's CPU here
         (no --cpu: it inherits the engine thread's affinity), yet clients
