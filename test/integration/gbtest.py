@@ -131,11 +131,27 @@ def _on_term(signum, frame):
 signal.signal(signal.SIGTERM, _on_term)
 
 
+# Listening ports come from below the kernel's ephemeral range (Linux
+# 32768-60999, macOS 49152-65535): a port bound to 0 and released is an
+# ephemeral one, which any client connection of a parallel test may take as
+# its local port before the server binds it (CI saw exactly that).
+_PORT_LOW, _PORT_HIGH = 20000, 32000
+
+
 def free_port():
-    """A TCP port that nothing listens on right now (bind to 0, release)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port that nothing holds right now, outside the ephemeral range.
+    Parallel tests can still race for it: Server retries start-up on a new
+    port when the bind fails."""
+    import random
+    for _ in range(200):
+        port = random.randint(_PORT_LOW, _PORT_HIGH)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ServerError("no free TCP port in %d-%d" % (_PORT_LOW, _PORT_HIGH))
 
 
 class ServerError(Exception):
@@ -158,6 +174,7 @@ class Server:
         self.own_dir = dir is None
         self.dir = dir or tempfile.mkdtemp(prefix="gbit-%s-" % kind)
         self.sock = (unixsocket or os.path.join(self.dir, "x.sock")) if unix else None
+        self.port_chosen_here = port is None
         self.port = free_port() if port is None else port
         self.logpath = os.path.join(self.dir, "server.log")
         self.proc = None
@@ -170,6 +187,7 @@ class Server:
             with open(cpath, "w") as f:
                 f.write(config)
             cmd.append(cpath)
+        self._port_arg = len(cmd) + 1  # where the port sits, for a retry on another one
         cmd += ["--port", str(self.port)]
         if kind == "goblin":
             cmd += ["--unixsocket", self.sock or ""]
@@ -180,12 +198,35 @@ class Server:
                     "--daemonize", "no", "--protected-mode", "no"]
         cmd += [str(a) for a in args]
         self.cmd = cmd
-        self._log = open(self.logpath, "wb")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     preexec_fn=_child_setup, cwd=self.dir, env=_server_env(kind, env))
+        self._env = _server_env(kind, env)
+        self._spawn()
         _LIVE.add(self)
         if wait:
-            self.wait_ready(timeout or 15 * SLOW)
+            for attempt in range(5):
+                try:
+                    self.wait_ready(timeout or 15 * SLOW)
+                    break
+                except ServerError:
+                    if not (attempt < 4 and self._lost_port_race()):
+                        raise
+                    self.port = free_port()
+                    self.cmd[self._port_arg] = str(self.port)
+                    self._spawn()
+
+    def _spawn(self):
+        self._log = open(self.logpath, "wb")
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, preexec_fn=_child_setup, cwd=self.dir,
+                                     env=self._env)
+
+    def _lost_port_race(self):
+        """True when start-up failed only because another process took the
+        port free_port() picked (worth a retry on a fresh port)."""
+        if not self.port_chosen_here or self.proc.poll() is None:
+            return False
+        self._log.close()
+        log = self.log().lower()
+        return "address already in use" in log and str(self.port) in log
 
     # -- life cycle ------------------------------------------------------------
     @property
