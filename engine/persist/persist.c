@@ -463,13 +463,16 @@ static void svc_cron(void *ctx)
     policy_check(p);
 }
 
-/* The next slice's length (SLICE_NS explains). */
+uint64_t gb_persist_slice_ns(uint64_t since_last_slice_ns, bool commands_ran)
+{
+    if (!commands_ran || since_last_slice_ns >= SLICE_NS)
+        return SLICE_NS; /* an idle loop, or one with time to spare */
+    return since_last_slice_ns > SLICE_MIN_NS ? since_last_slice_ns : SLICE_MIN_NS;
+}
+
 static uint64_t slice_length(const gb_persist *p, uint64_t now)
 {
-    uint64_t since = now - p->slice_end_ns;
-    if (p->eng->stats.total_commands_processed == p->slice_cmds || since >= SLICE_NS)
-        return SLICE_NS; /* no commands since the last slice, or the loop had time to spare */
-    return since > SLICE_MIN_NS ? since : SLICE_MIN_NS;
+    return gb_persist_slice_ns(now - p->slice_end_ns, p->eng->stats.total_commands_processed != p->slice_cmds);
 }
 
 static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)

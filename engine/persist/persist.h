@@ -56,4 +56,10 @@ int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen);
 /* The MISCONF reason writes are refused for, or NULL. */
 const char *gb_persist_write_refusal(const gb_persist *p);
 
+/* How long the next background-save slice may run (ns), given the time
+ * since the last slice ended and whether commands ran meanwhile: a full
+ * slice when the loop is idle or had time to spare, otherwise no longer
+ * than the loop's own turn (persist.c, SLICE_NS, explains why). */
+uint64_t gb_persist_slice_ns(uint64_t since_last_slice_ns, bool commands_ran);
+
 #endif

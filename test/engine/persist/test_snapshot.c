@@ -180,6 +180,21 @@ static void roundtrip(int list_impl)
     gb_engine_free(b);
 }
 
+/* BGSAVE slices give way to busy clients: with commands since the last
+ * slice, a slice is no longer than the loop's turn (10 us at least, 0.1 ms
+ * at most); an idle loop gets the full 0.1 ms (a fixed slice made other
+ * clients' p99 during a 2 GB BGSAVE 1.18 ms against 0.54 ms). */
+static void test_slices_give_way_to_busy_clients(void **state)
+{
+    (void)state;
+    assert_int_equal(gb_persist_slice_ns(5000, false), 100000);      /* idle: full slice */
+    assert_int_equal(gb_persist_slice_ns(2000000, false), 100000);
+    assert_int_equal(gb_persist_slice_ns(40000, true), 40000);        /* busy: the loop's turn */
+    assert_int_equal(gb_persist_slice_ns(3000, true), 10000);         /* never under 10 us */
+    assert_int_equal(gb_persist_slice_ns(100000, true), 100000);
+    assert_int_equal(gb_persist_slice_ns(5000000, true), 100000);     /* never over 0.1 ms */
+}
+
 static void test_roundtrip_segmented(void **state)
 {
     (void)state;
@@ -681,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_forged_sizes_are_bounded),
         cmocka_unit_test(test_save_backlog_is_bounded),
         cmocka_unit_test(test_crafted_records_are_checked),
+        cmocka_unit_test(test_slices_give_way_to_busy_clients),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
