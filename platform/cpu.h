@@ -16,6 +16,7 @@
 #ifndef GB_PLATFORM_CPU_H
 #define GB_PLATFORM_CPU_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -108,12 +109,29 @@ int gb_thread_set_background(void);
 
 /* Lowers the calling thread below the engine's thread without starving it:
  * work that must finish, but not at the expense of requests, when it shares
- * a CPU with the engine (a background save's writer). The engine's thread
- * wakes it out of the CPU at once; under full contention it keeps about a
- * tenth of the CPU, so a save still ends. linux: nice 10 for this thread;
- * darwin: QoS UTILITY; posix: GB_ENOTSUP (POSIX priorities are per
- * process). */
+ * a CPU with the engine (a background save's writer). Under full
+ * contention it keeps about a tenth of the CPU, so a save still ends; but
+ * a waking engine thread may wait for it a while (Linux's EEVDF: tens of
+ * microseconds, up to its slice), which gb_thread_lower_to_idle avoids
+ * where it can. linux: nice 10 for this thread; darwin: QoS UTILITY;
+ * posix: GB_ENOTSUP (POSIX priorities are per process). */
 int gb_thread_set_low_priority(void);
+
+/* Moves the calling low-priority thread (gb_thread_set_low_priority) into
+ * the idle class, where every wake-up of a normal thread preempts it at
+ * once, but only when gb_thread_raise_from_idle can later bring it back:
+ * in the idle class a thread gets next to nothing of a CPU that other
+ * threads or processes keep busy, so work that must end needs the way
+ * back. Returns 0 with the thread idle; otherwise an error, the thread
+ * left where it was. linux: SCHED_IDLE, when the process may return to
+ * nice 10 (CAP_SYS_NICE, or RLIMIT_NICE of 10 or more: `ulimit -e`,
+ * systemd's LimitNICE=+10), which it checks by doing so once;
+ * darwin, posix: GB_ENOTSUP. */
+int gb_thread_lower_to_idle(void);
+
+/* Brings a thread that gb_thread_lower_to_idle moved into the idle class
+ * back to the low-priority class. Any thread of the process may call it. */
+int gb_thread_raise_from_idle(pthread_t thread);
 
 /* Number of online CPUs (>= 1). */
 int gb_cpu_count(void);

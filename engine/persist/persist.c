@@ -79,6 +79,18 @@ static int level_of(const gb_engine *eng) { return eng->cfg.rdbcompression ? eng
 
 static void bg_abandon(gb_persist *p, const char *why);
 
+/* Says when the snapshot's writer thread had to leave the idle class: the
+ * save then took CPU from requests (snapwrite.c explains). */
+static void log_writer_class(const gb_snapshot *s)
+{
+    uint64_t first;
+    unsigned n = gb_snapshot_writer_raises(s, &first);
+    if (n)
+        gb_log(GB_LOG_NOTICE, "The snapshot writer got no CPU for 50 ms at idle priority %u time(s), first %.1f s "
+                              "into the save (the CPU was busy): it ran at nice 10 until it caught up",
+               n, (double)first / 1e9);
+}
+
 int gb_persist_save(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
@@ -98,6 +110,7 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     }
     int rc = gb_snapshot_run(s, err, errlen);
     uint64_t keys = gb_snapshot_keys(s), bytes = gb_snapshot_bytes(s);
+    log_writer_class(s);
     gb_snapshot_free(s);
     if (rc != 1) {
         gb_log(GB_LOG_WARNING, "Failed saving the DB: %s", err);
@@ -224,6 +237,7 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
 {
     gb_engine *eng = p->eng;
     uint64_t keys = gb_snapshot_keys(p->bg), bytes = gb_snapshot_bytes(p->bg);
+    log_writer_class(p->bg);
     gb_snapshot_free(p->bg);
     p->bg = NULL;
     if (p->bg_kind == BG_AOF_REWRITE) {

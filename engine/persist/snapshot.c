@@ -185,6 +185,10 @@ bool gb_snapshot_waiting(gb_snapshot *s) { return !s->scanned && gb_snap_writer_
 uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
 uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s) { return gb_snap_writer_peak_backlog(s->w); }
+unsigned gb_snapshot_writer_raises(const gb_snapshot *s, uint64_t *first_after_ns)
+{
+    return gb_snap_writer_raises(s->w, first_after_ns);
+}
 
 void gb_snapshot_free(gb_snapshot *s)
 {

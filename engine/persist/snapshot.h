@@ -47,6 +47,9 @@ uint64_t gb_snapshot_bytes(const gb_snapshot *s);
 /* The most blocks that waited for the writer at once (bounded by
  * GB_SNAP_WRITER_MAX_BACKLOG, plus the one that reached it). */
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s);
+/* How many times its writer thread had to leave the idle class, and when
+ * it first did (gb_snap_writer_raises). */
+unsigned gb_snapshot_writer_raises(const gb_snapshot *s, uint64_t *first_after_ns);
 
 /* Ends the snapshot's hold on the engine and frees it; an unfinished one is
  * abandoned (its temporary file removed, the previous file intact). */

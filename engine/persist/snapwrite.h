@@ -44,8 +44,17 @@ size_t gb_snap_writer_backlog(gb_snap_writer *w);
 /* Blocks the calling thread until the backlog is below `below` (or the
  * writer has failed: false). What a foreground save does when it is ahead:
  * sleeping on the writer's progress, not polling it, so a writer that
- * shares the CPU is not interrupted by wake-ups. */
+ * shares the CPU is not interrupted by wake-ups (but for one every 10 ms,
+ * to raise a starved writer: snapwrite.c, WRITER_STARVED_NS). */
 bool gb_snap_writer_wait_backlog(gb_snap_writer *w, size_t below);
+/* Whether the writer thread went into the idle class (the OS allowed it,
+ * with a way back: gb_thread_lower_to_idle). */
+bool gb_snap_writer_went_idle(gb_snap_writer *w);
+/* How many times the writer thread, after going without the CPU in the
+ * idle class, was raised to the low-priority one until it caught up
+ * (snapwrite.c, WRITER_STARVED_NS); first_after_ns (may be NULL): when
+ * the first raise came, nanoseconds after the open. */
+unsigned gb_snap_writer_raises(gb_snap_writer *w, uint64_t *first_after_ns);
 /* The largest backlog there has been. */
 size_t gb_snap_writer_peak_backlog(gb_snap_writer *w);
 /* The backlog a caller lets build up before it waits for the writer (the

@@ -85,6 +85,17 @@ int gb_thread_set_low_priority(void)
     return 0;
 }
 
+int gb_thread_lower_to_idle(void)
+{
+    return gb__fail(GB_ENOTSUP, NULL, 0, "darwin has no idle scheduling class for a thread (QoS UTILITY stays)");
+}
+
+int gb_thread_raise_from_idle(pthread_t thread)
+{
+    (void)thread;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "darwin has no idle scheduling class for a thread (QoS UTILITY stays)");
+}
+
 int gb_cpu_pin_current_thread(int cpu)
 {
     if (cpu < 0 || cpu >= gb_cpu_count())

@@ -124,6 +124,39 @@ int gb_thread_set_low_priority(void)
     return 0;
 }
 
+/* SCHED_OTHER at nice 10, the class gb_thread_set_low_priority gives. The
+ * legacy setscheduler call keeps the thread's nice value; leaving
+ * SCHED_IDLE is allowed without privilege only where RLIMIT_NICE permits
+ * that nice value. */
+static int low_priority_class(pthread_t thread)
+{
+    struct sched_param p = {.sched_priority = 0};
+    return pthread_setschedparam(thread, SCHED_OTHER, &p);
+}
+
+int gb_thread_lower_to_idle(void)
+{
+    /* Try the way back once before relying on it. */
+    struct sched_param p = {.sched_priority = 0};
+    int e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    if (e == 0 && (e = low_priority_class(pthread_self())) == 0)
+        e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    if (e != 0) {
+        (void)low_priority_class(pthread_self()); /* where it was, if it can */
+        return gb__fail(gb__errno_code(e), NULL, 0,
+                        "the idle class without a way back to nice 10: %s (RLIMIT_NICE below 10?)", strerror(e));
+    }
+    return 0;
+}
+
+int gb_thread_raise_from_idle(pthread_t thread)
+{
+    int e = low_priority_class(thread);
+    if (e != 0)
+        return gb__fail(gb__errno_code(e), NULL, 0, "pthread_setschedparam(SCHED_OTHER): %s", strerror(e));
+    return 0;
+}
+
 int gb_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

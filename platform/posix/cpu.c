@@ -62,6 +62,17 @@ int gb_thread_set_low_priority(void)
     return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread priority in the generic POSIX platform layer");
 }
 
+int gb_thread_lower_to_idle(void)
+{
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread scheduling class in the generic POSIX platform layer");
+}
+
+int gb_thread_raise_from_idle(pthread_t thread)
+{
+    (void)thread;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread scheduling class in the generic POSIX platform layer");
+}
+
 int gb_cpu_current(void)
 {
     return gb__fail(GB_ENOTSUP, NULL, 0, "the current CPU is not known to the generic POSIX platform layer");

@@ -374,9 +374,10 @@ class HelperThreads(Scratch):
     def test_a_save_ends_while_clients_saturate_the_engine_cpu(self):
         """The snapshot writer runs below the engine on the engine's CPU here
         (no --cpu: it inherits the engine thread's affinity), yet clients
-        keeping that CPU busy do not stop the save
-        (gb_thread_set_low_priority leaves it a share): the save ends and the
-        file holds the dataset while redis-benchmark keeps overwriting it."""
+        keeping that CPU busy do not stop the save (an idle-class writer
+        the engine waited on for 50 ms is raised to nice 10, which leaves it
+        a share): the save ends and the file holds the dataset while
+        redis-benchmark keeps overwriting it."""
         if not hasattr(os, "sched_setaffinity") or not gbtest.REDIS_BENCHMARK:
             self.skipTest("needs sched_setaffinity (Linux) and redis-benchmark")
         allowed = sorted(os.sched_getaffinity(0))

@@ -5,6 +5,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cpu.h"
 #include "goblin/ring_layout.h"
@@ -121,6 +124,77 @@ static void test_background_thread(void **state)
 #endif
     assert_int_equal(pthread_getschedparam(pthread_self(), &after, &p), 0);
     assert_int_equal(after, before); /* the caller's thread is untouched */
+}
+
+/* The idle class with a way back: a thread lowers itself, another raises
+ * it (what the snapshot writer and the engine do). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stage; /* 1: lowered (policy_idle set), 2: raised by the main thread */
+    int rc;
+    int policy_idle, policy_raised;
+} idle_job;
+
+static int own_policy(void)
+{
+    struct sched_param p;
+    int policy;
+    return pthread_getschedparam(pthread_self(), &policy, &p) == 0 ? policy : -1;
+}
+
+static void *idle_thread(void *arg)
+{
+    idle_job *j = arg;
+    (void)gb_thread_set_low_priority();
+    int rc = gb_thread_lower_to_idle();
+    pthread_mutex_lock(&j->mu);
+    j->rc = rc;
+    j->policy_idle = own_policy();
+    j->stage = 1;
+    pthread_cond_broadcast(&j->cv);
+    while (j->stage != 2)
+        pthread_cond_wait(&j->cv, &j->mu);
+    j->policy_raised = own_policy();
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+static void test_idle_class_and_back(void **state)
+{
+    (void)state;
+    idle_job j = {.stage = 0, .rc = 1, .policy_idle = -1, .policy_raised = -1};
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.cv, NULL);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, idle_thread, &j), 0);
+    pthread_mutex_lock(&j.mu);
+    while (j.stage != 1)
+        pthread_cond_wait(&j.cv, &j.mu);
+    int raise_rc = j.rc == 0 ? gb_thread_raise_from_idle(t) : 0;
+    j.stage = 2;
+    pthread_cond_broadcast(&j.cv);
+    pthread_mutex_unlock(&j.mu);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (strcmp(gb_platform_name(), "linux") != 0) {
+        assert_rc(j.rc, GB_ENOTSUP); /* darwin's QoS classes and posix have no idle class */
+        assert_rc(gb_thread_raise_from_idle(pthread_self()), GB_ENOTSUP);
+        return;
+    }
+#ifdef SCHED_IDLE
+    struct rlimit nice_limit;
+    assert_int_equal(getrlimit(RLIMIT_NICE, &nice_limit), 0);
+    bool may_return = geteuid() == 0 || nice_limit.rlim_cur >= 10; /* root: CAP_SYS_NICE */
+    if (!may_return) {
+        assert_true(j.rc < 0);                        /* refused, and */
+        assert_int_equal(j.policy_idle, SCHED_OTHER); /* left where it was */
+        return;
+    }
+    assert_rc(j.rc, 0);
+    assert_int_equal(j.policy_idle, SCHED_IDLE);
+    assert_rc(raise_rc, 0);
+    assert_int_equal(j.policy_raised, SCHED_OTHER);
+#endif
 }
 
 /* Pinning changes the calling thread: do it on a thread of its own. */
@@ -253,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_allowed_and_count),
         cmocka_unit_test(test_current_and_qos),
         cmocka_unit_test(test_background_thread),
+        cmocka_unit_test(test_idle_class_and_back),
         cmocka_unit_test(test_pin_allowed_and_disallowed),
         cmocka_unit_test_teardown(test_pin_injected, reset_table),
     };

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -486,6 +487,73 @@ static void test_save_backlog_is_bounded(void **state)
     gb_engine_free(eng);
 }
 
+/* An idle-class writer that the engine waits on while keeping their one
+ * CPU busy is raised to the low-priority class, and the file ends. Runs
+ * on a thread of its own: it pins itself. */
+typedef struct {
+    bool pinned, went_idle, raised;
+    uint64_t raised_after_ns;
+    int rc;
+} starve_job;
+
+static void *starve_body(void *arg)
+{
+    starve_job *j = arg;
+    int cpu = gb_cpu_current();
+    if (cpu < 0 || gb_cpu_pin_current_thread(cpu) != 0)
+        return NULL; /* no pinning (darwin, posix): nothing to share */
+    j->pinned = true;
+    gb_cpuset one;
+    gb_cpuset_zero(&one);
+    gb_cpuset_set(&one, cpu);
+    char path[320], err[640];
+    snprintf(path, sizeof path, "%s/starved.gdb", dir);
+    gb_snap_writer *w = gb_snap_writer_open(path, 3, 0, &one, err, sizeof err);
+    if (!w) {
+        j->rc = -2; /* no cmocka asserts off the test's thread */
+        return NULL;
+    }
+    char text[64];
+    while (gb_snap_writer_backlog(w) < GB_SNAP_WRITER_MAX_BACKLOG) {
+        snprintf(text, sizeof text, "%016llx:%016llx:", (unsigned long long)gb_random_u64(),
+                 (unsigned long long)(gb_random_u64() % 1000));
+        gb_snap_put(w, text, strlen(text));
+    }
+    /* The backlog is full: the engine waits on the writer, but this thread
+     * keeps the CPU busy (as a saturated engine would). */
+    uint64_t t0 = gb_clock_mono_ns();
+    while (gb_snap_writer_raises(w, NULL) == 0 && gb_clock_mono_ns() - t0 < 3000000000u)
+        (void)gb_snap_writer_backlog(w);
+    j->raised = gb_snap_writer_raises(w, &j->raised_after_ns) > 0; /* after: from the open */
+    j->went_idle = gb_snap_writer_went_idle(w);
+    gb_snap_put_u8(w, GB_SNAP_OP_EOF);
+    gb_snap_put_varint(w, 0);
+    gb_snap_writer_close(w, 0);
+    j->rc = gb_snap_writer_wait(w, err, sizeof err);
+    gb_snap_writer_free(w);
+    return NULL;
+}
+
+static void test_a_starved_idle_writer_is_raised(void **state)
+{
+    (void)state;
+    gb_random_seed(11);
+    starve_job j = {0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, starve_body, &j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!j.pinned)
+        skip();
+    assert_int_equal(j.rc, 1); /* the file ends either way */
+    if (!j.went_idle) {
+        assert_false(j.raised); /* no idle class here (no way back): nice 10 throughout */
+        return;
+    }
+    assert_true(j.raised);
+    assert_true(j.raised_after_ns >= 50000000u); /* not before the engine had waited 50 ms */
+    assert_true(j.raised_after_ns < 3000000000u);
+}
+
 /* A forged block or string size allocates nothing by itself. */
 static void test_forged_sizes_are_bounded(void **state)
 {
@@ -697,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_save_backlog_is_bounded),
         cmocka_unit_test(test_crafted_records_are_checked),
         cmocka_unit_test(test_slices_give_way_to_busy_clients),
+        cmocka_unit_test(test_a_starved_idle_writer_is_raised),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
