@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -134,17 +135,51 @@ static int low_priority_class(pthread_t thread)
     return pthread_setschedparam(thread, SCHED_OTHER, &p);
 }
 
+/* Whether the process has CAP_SYS_NICE in its effective set (bit 23 of
+ * CapEff in /proc/self/status; no libcap needed). */
+static bool has_cap_sys_nice(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return false;
+    char line[256];
+    unsigned long long caps = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "CapEff: %llx", &caps) == 1;
+    fclose(f);
+    return found && (caps >> 23 & 1u);
+}
+
+/* The kernel's rule for leaving SCHED_IDLE (can_nice): the thread's nice
+ * value must be one RLIMIT_NICE allows (20 - nice <= the limit), or the
+ * process has CAP_SYS_NICE. Checked before going idle: a thread that went
+ * idle without it could not come back. */
+static bool may_leave_idle(void)
+{
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    struct rlimit lim;
+    if (errno == 0 && getrlimit(RLIMIT_NICE, &lim) == 0 &&
+        (lim.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice_now) <= lim.rlim_cur))
+        return true;
+    return has_cap_sys_nice();
+}
+
 int gb_thread_lower_to_idle(void)
 {
-    /* Try the way back once before relying on it. */
+    if (!may_leave_idle())
+        return gb__fail(GB_EPERM, NULL, 0,
+                        "the idle class only with a way back to nice 10: needs RLIMIT_NICE of 10 or more "
+                        "(ulimit -e 10, systemd LimitNICE=+10) or CAP_SYS_NICE");
+    /* Take the way back once before relying on it. */
     struct sched_param p = {.sched_priority = 0};
     int e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
     if (e == 0 && (e = low_priority_class(pthread_self())) == 0)
         e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
     if (e != 0) {
         (void)low_priority_class(pthread_self()); /* where it was, if it can */
-        return gb__fail(gb__errno_code(e), NULL, 0,
-                        "the idle class without a way back to nice 10: %s (RLIMIT_NICE below 10?)", strerror(e));
+        return gb__fail(gb__errno_code(e), NULL, 0, "pthread_setschedparam (idle class and back): %s", strerror(e));
     }
     return 0;
 }
