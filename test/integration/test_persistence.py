@@ -317,21 +317,27 @@ class HelperThreads(Scratch):
 
     def threads(self, pid, nice=None):
         """{thread name: {allowed CPUs}}; with a dict for nice, also fills
-        {thread name: {nice values}} (field 19 of /proc/.../stat)."""
+        {thread name: {nice values}}. Each value is paired with the name
+        read in the same file: a new helper names itself, moves and lowers
+        itself while we look, so a name from comm with a nice value read a
+        moment later from stat could pair the engine's inherited name with
+        the helper's nice 10 (seen once in CI)."""
         out = {}
         for task in glob.glob("/proc/%d/task/*" % pid):
             try:
-                with open(os.path.join(task, "comm")) as f:
-                    name = f.read().strip()
                 with open(os.path.join(task, "status")) as f:
-                    cpus = [l.split(":", 1)[1].strip() for l in f if l.startswith("Cpus_allowed_list:")][0]
+                    fields = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
                 with open(os.path.join(task, "stat")) as f:
                     stat = f.read()
-            except (OSError, IndexError):
+            except OSError:
                 continue  # the thread ended while we looked
-            out.setdefault(name, set()).add(tuple(cpu_list(cpus)))
+            if "Name" not in fields or "Cpus_allowed_list" not in fields:
+                continue
+            out.setdefault(fields["Name"], set()).add(tuple(cpu_list(fields["Cpus_allowed_list"].strip())))
             if nice is not None:
-                # after the ")" that ends the name: state is field 3, nice field 19
+                # the name is field 2, in parentheses; after the ")" that
+                # ends it: state is field 3, nice field 19
+                name = stat[stat.index("(") + 1:stat.rindex(")")]
                 nice.setdefault(name, set()).add(int(stat[stat.rindex(")") + 2:].split()[16]))
         return out
 
