@@ -46,6 +46,15 @@ import time
 
 SERVER_CORE = os.environ.get("SERVER_CORE", "0")
 CLIENT_CORE = os.environ.get("CLIENT_CORE", "1")
+
+
+def pin_harness():
+    """This script polls the servers (INFO, memory) while they work: it is a
+    client, so it runs on CLIENT_CORE. Left anywhere, it took turns with a
+    server kept busy on SERVER_CORE (a BGSAVE compressing on the engine
+    thread): the engine's run-queue waits grew to ~1-2 ms."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(CLIENT_CORE)})
 REDIS_CLI = shutil.which("redis-cli") or "redis-cli"
 REDIS_BENCH = shutil.which("redis-benchmark") or "redis-benchmark"
 
@@ -326,6 +335,7 @@ def main():
     ap.add_argument("--data", default=None, help="RESP file of the dataset (generated if missing)")
     ap.add_argument("--csv", default=None)
     a = ap.parse_args()
+    pin_harness()
     workdir = tempfile.mkdtemp(prefix="gbpersist-data-")
     data = a.data or os.path.join(workdir, "dataset.resp")
     if not os.path.exists(data):

@@ -5,7 +5,7 @@ The persistence benchmark's p99 row (persistence_benchmark.py) measures one
 BGSAVE per trial against Redis; a change to how a background save shares
 the engine's CPU needs the two builds side by side instead. This loads the
 dataset into every binary once (all servers stay up: SERVER_CORE for all,
-redis-benchmark on CLIENT_CORE), then runs rounds; in each round every
+redis-benchmark and this script on CLIENT_CORE), then runs rounds; in each round every
 binary, in turn:
 
   quiet   redis-benchmark SET, 8 clients, pipeline 1, 200,000 requests on
@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("binaries", nargs="+", help="goblin-core builds to compare")
     args = ap.parse_args()
+    pb.pin_harness()
     servers = []
     try:
         for b in args.binaries:

@@ -91,6 +91,16 @@ static void log_writer_class(const gb_snapshot *s)
                n, (double)first / 1e9);
 }
 
+/* Says where a background snapshot's compression runs when that is the
+ * engine's thread: requests then wait for its pieces (snapwrite.c). */
+static void log_compression_place(const gb_snapshot *s)
+{
+    if (gb_snapshot_engine_compresses(s))
+        gb_log(GB_LOG_NOTICE, "No CPU for the snapshot writer besides the engine's: the engine thread compresses "
+                              "the snapshot in small pieces between requests (give the server a second CPU to move "
+                              "the compression off it)");
+}
+
 int gb_persist_save(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
@@ -103,7 +113,7 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     snapshot_path(p, path, sizeof path);
     uint64_t t0 = gb_clock_mono_ns();
     uint64_t dirty = eng->stats.dirty;
-    gb_snapshot *s = gb_snapshot_begin(eng, path, level_of(eng), err, errlen);
+    gb_snapshot *s = gb_snapshot_begin(eng, path, level_of(eng), false, err, errlen);
     if (!s) {
         gb_log(GB_LOG_WARNING, "Failed saving the DB: %s", err);
         return -1;
@@ -133,7 +143,7 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
     char path[4096];
     snapshot_path(p, path, sizeof path);
     p->last_try_ms = eng->now_ms;
-    p->bg = gb_snapshot_begin(eng, path, level_of(eng), err, errlen);
+    p->bg = gb_snapshot_begin(eng, path, level_of(eng), true, err, errlen);
     if (!p->bg) {
         p->last_bg_ok = false;
         gb_log(GB_LOG_WARNING, "Can't save in background: %s", err);
@@ -144,6 +154,7 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
     p->bg_dirty_at_start = eng->stats.dirty;
     p->bg_scheduled = false;
     gb_log(GB_LOG_NOTICE, "Background saving started");
+    log_compression_place(p->bg);
     return GB_BGSAVE_STARTED;
 }
 
@@ -161,7 +172,7 @@ static int rw_start(gb_persist *p, char *err, size_t errlen)
         gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
         return -1;
     }
-    p->bg = gb_snapshot_begin(eng, base, level_of(eng), err, errlen);
+    p->bg = gb_snapshot_begin(eng, base, level_of(eng), true, err, errlen);
     if (!p->bg) {
         gb_aof_rewrite_end(p->aof, false);
         p->last_rw_ok = false;
@@ -172,6 +183,7 @@ static int rw_start(gb_persist *p, char *err, size_t errlen)
     p->bg_start_ms = eng->now_ms;
     p->rw_scheduled = false;
     gb_log(GB_LOG_NOTICE, "Background append only file rewriting started");
+    log_compression_place(p->bg);
     return 0;
 }
 

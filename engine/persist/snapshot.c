@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "engine/base/helper_thread.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
 #include "platform/clock.h"
@@ -65,13 +66,18 @@ static void save_db(void *ctx, gb_db *db)
 
 /* ---- the snapshot ---------------------------------------------------------------------- */
 
-gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char *err, size_t errlen)
+gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool background, char *err,
+                               size_t errlen)
 {
     if (eng->cow.active) {
         snprintf(err, errlen, "a snapshot is already in progress");
         return NULL;
     }
-    gb_snap_writer *w = gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, err, errlen);
+    /* A background save whose writer thread would share the engine's CPU
+     * compresses on the engine thread, in pieces (snapwrite.c explains). */
+    bool engine_compresses = background && !gb_helper_has_own_cpu(&eng->cfg.helper_cpus);
+    gb_snap_writer *w =
+        gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, engine_compresses, err, errlen);
     if (!w)
         return NULL;
     gb_snapshot *s = calloc(1, sizeof *s);
@@ -127,29 +133,62 @@ static void finish_stream(gb_snapshot *s)
     s->scanned = true;
 }
 
+/* The next 64 buckets of the scan (a bucket holds a key or two); the
+ * stream closed after the last. */
+static void scan_some(gb_snapshot *s)
+{
+    gb_engine *eng = s->eng;
+    if (s->db < eng->ndbs) {
+        gb_db *db = &eng->dbs[s->db];
+        scan_ctx sc = {s, db};
+        s->cursor = gb_htable_scan_many(&db->keys, s->cursor, 64, scan_one, &sc);
+        if (s->cursor == 0)
+            s->db++;
+    }
+    if (s->db >= eng->ndbs)
+        finish_stream(s);
+}
+
+/* The engine compresses (gb_snap_writer_engine_compresses): it serialises
+ * while no block is queued and otherwise works on the queued ones, so
+ * the backlog stays at a block or two (more after a FLUSHALL's
+ * copy-on-write). Done once the stream is closed and every block written;
+ * the thread then finishes the file. */
+static bool step_compressing(gb_snapshot *s, uint64_t deadline_ns)
+{
+    for (;;) {
+        uint64_t now = gb_clock_mono_ns();
+        if (!gb_snap_writer_pump(s->w, deadline_ns > now ? deadline_ns - now : 0)) {
+            if (s->scanned)
+                return true;
+            if (gb_snap_writer_failed(s->w))
+                return false; /* gb_snapshot_poll abandons the stream */
+            scan_some(s);
+        }
+        if (gb_clock_mono_ns() >= deadline_ns)
+            return false; /* at least one piece per step: a late deadline still moves the save on */
+    }
+}
+
 bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns)
 {
+    if (gb_snap_writer_engine_compresses(s->w))
+        return step_compressing(s, deadline_ns);
     if (s->scanned)
         return true;
     if (gb_snap_writer_failed(s->w))
         return false;
     if (gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
         return false; /* the writer catches up first */
-    gb_engine *eng = s->eng;
-    while (s->db < eng->ndbs) {
-        gb_db *db = &eng->dbs[s->db];
-        scan_ctx sc = {s, db};
-        /* The clock and the backlog are read every 64 buckets (a bucket
-         * holds a key or two): a SAVE's step has no deadline, and without
-         * the backlog check here it queued the whole dataset's blocks for
-         * the writer (memory: the serialised dataset, not 16 MB). */
-        s->cursor = gb_htable_scan_many(&db->keys, s->cursor, 64, scan_one, &sc);
-        if (s->cursor == 0)
-            s->db++;
-        if (gb_clock_mono_ns() >= deadline_ns || gb_snap_writer_backlog(s->w) >= MAX_BACKLOG)
+    /* The clock and the backlog are read every 64 buckets: a SAVE's step
+     * has no deadline, and without the backlog check here it queued the
+     * whole dataset's blocks for the writer (memory: the serialised
+     * dataset, not 16 MB). */
+    while (!s->scanned) {
+        scan_some(s);
+        if (!s->scanned && (gb_clock_mono_ns() >= deadline_ns || gb_snap_writer_backlog(s->w) >= MAX_BACKLOG))
             return false;
     }
-    finish_stream(s);
     return true;
 }
 
@@ -180,8 +219,13 @@ int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen)
     return gb_snap_writer_wait(s->w, err, errlen);
 }
 
-bool gb_snapshot_waiting(gb_snapshot *s) { return !s->scanned && gb_snap_writer_backlog(s->w) >= MAX_BACKLOG; }
+bool gb_snapshot_waiting(gb_snapshot *s)
+{
+    /* where the engine compresses, there is no one else to wait for */
+    return !s->scanned && !gb_snap_writer_engine_compresses(s->w) && gb_snap_writer_backlog(s->w) >= MAX_BACKLOG;
+}
 
+bool gb_snapshot_engine_compresses(const gb_snapshot *s) { return gb_snap_writer_engine_compresses(s->w); }
 uint64_t gb_snapshot_keys(const gb_snapshot *s) { return s->keys; }
 uint64_t gb_snapshot_bytes(const gb_snapshot *s) { return gb_snap_writer_bytes(s->w); }
 size_t gb_snapshot_peak_backlog(const gb_snapshot *s) { return gb_snap_writer_peak_backlog(s->w); }

@@ -22,13 +22,18 @@
 
 typedef struct gb_snapshot gb_snapshot;
 
-/* Begins a snapshot into path (level: zstd level, 0 = none). NULL with err
- * set when the file cannot be started. Only one at a time per engine. */
-gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, char *err, size_t errlen);
+/* Begins a snapshot into path (level: zstd level, 0 = none). background:
+ * stepped between event batches (BGSAVE, a log rewrite), not run to its
+ * end (SAVE); where its writer thread would share the engine's CPU, the
+ * steps then also compress and write (snapwrite.c explains). NULL with
+ * err set when the file cannot be started. Only one at a time per engine. */
+gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool background, char *err,
+                               size_t errlen);
 
-/* Serialises until deadline_ns (monotonic) or the end. Returns true once
- * everything is serialised (the file is then being finished by the writer:
- * poll it); false while work remains or after a write error (poll says). */
+/* Serialises (and where the engine compresses, compresses and writes)
+ * until deadline_ns (monotonic) or the end. Returns true once the engine's
+ * part is done (the file is then being finished by the writer: poll it);
+ * false while work remains or after a write error (poll says). */
 bool gb_snapshot_step(gb_snapshot *s, uint64_t deadline_ns);
 
 /* 1 done (file in place), -1 failed (err), 0 still working. */
@@ -40,6 +45,10 @@ int gb_snapshot_run(gb_snapshot *s, char *err, size_t errlen);
 /* Whether the scan is paused until the writer thread has caught up (its
  * backlog is full): stepping again before that does nothing. */
 bool gb_snapshot_waiting(gb_snapshot *s);
+
+/* Whether the engine's steps compress and write the blocks (a background
+ * save with no CPU for its writer thread). */
+bool gb_snapshot_engine_compresses(const gb_snapshot *s);
 
 /* Keys serialised so far, stream bytes so far. */
 uint64_t gb_snapshot_keys(const gb_snapshot *s);

@@ -2,9 +2,12 @@
  * Writing a snapshot file (engine/persist/snapfmt.h): the engine thread
  * appends records to the current block; full blocks go to a writer thread
  * that compresses (zstd), checksums and writes them, so serialising and
- * compressing overlap. The file is written under a temporary name, synced,
- * renamed over the target and the directory synced: a crash at any point
- * leaves the previous file intact.
+ * compressing overlap. A background save with no CPU for that thread
+ * compresses and writes on the engine thread instead, a piece at a time
+ * (gb_snap_writer_pump), and the thread only finishes the file. The file
+ * is written under a temporary name, synced, renamed over the target and
+ * the directory synced: a crash at any point leaves the previous file
+ * intact.
  *
  * Block buffers are allocated with the system allocator, not gb_malloc:
  * they are freed by the writer thread, and the engine's byte counter is
@@ -23,10 +26,20 @@
 typedef struct gb_snap_writer gb_snap_writer;
 
 /* Starts writing path (through path + ".tmp-<pid>"). level: the zstd level,
- * or 0 to store blocks uncompressed. Returns NULL with a message in err
- * (the directory or file cannot be created). */
-gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus, char *err,
-                                    size_t errlen);
+ * or 0 to store blocks uncompressed. engine_compresses: the calling
+ * (engine) thread compresses and writes the blocks itself, a piece per
+ * gb_snap_writer_pump, and the thread only finishes the file; for a
+ * background save whose thread would share the engine's CPU
+ * (snapwrite.c explains). Returns NULL with a message in err (the
+ * directory or file cannot be created). */
+gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created_ms, const gb_cpuset *cpus,
+                                    bool engine_compresses, char *err, size_t errlen);
+bool gb_snap_writer_engine_compresses(const gb_snap_writer *w);
+/* Where the engine compresses: one piece of work on the queued blocks
+ * (compress a piece of one, or write a piece of it; after a write error,
+ * drop a block), sized to take about budget_ns (4 KB of input at least).
+ * False when no block is queued. */
+bool gb_snap_writer_pump(gb_snap_writer *w, uint64_t budget_ns);
 
 /* Record bytes, appended to the stream. */
 void gb_snap_put(gb_snap_writer *w, const void *p, size_t n);
@@ -39,7 +52,7 @@ void gb_snap_put_f64(gb_snap_writer *w, double v);
 
 /* Bytes of the stream so far (INFO, progress). */
 uint64_t gb_snap_writer_bytes(const gb_snap_writer *w);
-/* Full blocks waiting for the writer thread. */
+/* Full blocks waiting for the writer thread (or the engine's pump). */
 size_t gb_snap_writer_backlog(gb_snap_writer *w);
 /* Blocks the calling thread until the backlog is below `below` (or the
  * writer has failed: false). What a foreground save does when it is ahead:

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     char path[600], err[700];
     fuzz_path(path, sizeof path, "records.gdb");
-    gb_snap_writer *w = gb_snap_writer_open(path, 0, eng->now_ms, NULL, err, sizeof err);
+    gb_snap_writer *w = gb_snap_writer_open(path, 0, eng->now_ms, NULL, false, err, sizeof err);
     FUZZ_CHECK(w != NULL, "cannot start a snapshot: %s", err);
     gb_snap_put(w, in.p, in.left);
     gb_snap_writer_close(w, keys);

@@ -478,7 +478,7 @@ static void test_save_backlog_is_bounded(void **state)
     }
     char path[300], err[640];
     snapshot_path(path, sizeof path);
-    gb_snapshot *s = gb_snapshot_begin(eng, path, 6, err, sizeof err);
+    gb_snapshot *s = gb_snapshot_begin(eng, path, 6, false, err, sizeof err);
     assert_non_null(s);
     assert_int_equal(gb_snapshot_run(s, err, sizeof err), 1);
     assert_true(gb_snapshot_bytes(s) > (uint64_t)32 * GB_SNAP_BLOCK_MAX);
@@ -512,7 +512,7 @@ static void *starve_body(void *arg)
     gb_cpuset_set(&one, cpu);
     char path[320], err[640];
     snprintf(path, sizeof path, "%s/starved.gdb", dir);
-    gb_snap_writer *w = gb_snap_writer_open(path, 3, 0, &one, err, sizeof err);
+    gb_snap_writer *w = gb_snap_writer_open(path, 3, 0, &one, false, err, sizeof err);
     if (!w) {
         j->rc = -2; /* no cmocka asserts off the test's thread */
         return NULL;
@@ -562,6 +562,87 @@ static void test_a_starved_idle_writer_is_raised(void **state)
     assert_true(j.raised_after_ns < STARVE_LIMIT_NS);
 }
 
+/* A background save whose writer thread would share the engine's one CPU:
+ * the engine compresses and writes the blocks itself, in pieces between
+ * writes (snapwrite.c), and the file is still the dataset of the moment
+ * the save began. Run on a thread pinned to one CPU, as a server given one
+ * CPU is; level 0 stores the blocks, level 1 compresses them. */
+typedef struct engine_compress_job {
+    int level;
+    bool pinned, compresses;
+    int rc, steps;
+    char *want, *got;
+} engine_compress_job;
+
+static void *engine_compress_body(void *arg)
+{
+    engine_compress_job *j = arg;
+    int cpu = gb_cpu_current();
+    if (cpu < 0 || gb_cpu_pin_current_thread(cpu) != 0)
+        return NULL; /* no pinning (darwin, posix): the writer gets a CPU of its own */
+    j->pinned = true;
+    gb_engine *eng = engine_in_dir(0);
+    fill_many(eng, 4000);
+    char val[2049];
+    for (int i = 0; i < 3000; i++) { /* 6 MB: several blocks, pieces of each */
+        for (int k = 0; k < 2048; k += 16)
+            snprintf(val + k, sizeof val - (size_t)k, "%016llx", (unsigned long long)gb_random_u64());
+        cmdf(eng, "SET big:%d %s", i, val);
+    }
+    j->want = dump_dataset(eng);
+    char path[300], err[640];
+    snapshot_path(path, sizeof path);
+    gb_snapshot *s = gb_snapshot_begin(eng, path, j->level, true, err, sizeof err);
+    if (!s) {
+        j->rc = -2;
+        gb_engine_free(eng);
+        return NULL;
+    }
+    j->compresses = gb_snapshot_engine_compresses(s);
+    /* thin steps with writes between them, as a busy server's loop */
+    while (!gb_snapshot_step(s, gb_clock_mono_ns() + 20000) && j->steps < 10000000) {
+        if (gb_snapshot_poll(s, err, sizeof err) < 0)
+            break;
+        random_write(eng);
+        random_write(eng);
+        j->steps++;
+    }
+    while ((j->rc = gb_snapshot_poll(s, err, sizeof err)) == 0) {
+        struct timespec ts = {0, 1000 * 1000}; /* the thread syncs and renames */
+        nanosleep(&ts, NULL);
+    }
+    gb_snapshot_free(s);
+    gb_engine *fresh = engine_in_dir(0);
+    fresh->now_ms = eng->now_ms;
+    if (gb_persist_load(gb_persist_of(fresh), err, sizeof err) == 0)
+        j->got = dump_dataset(fresh);
+    gb_engine_free(fresh);
+    gb_engine_free(eng);
+    return NULL;
+}
+
+static void test_engine_compressed_bgsave_is_the_moment_it_began(void **state)
+{
+    (void)state;
+    for (int level = 0; level <= 1; level++) {
+        gb_random_seed(21 + (uint64_t)level);
+        engine_compress_job j = {.level = level};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, engine_compress_body, &j), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        if (!j.pinned)
+            skip();
+        assert_true(j.compresses); /* one CPU: the engine's steps compress */
+        assert_int_equal(j.rc, 1);
+        assert_true(j.steps > 100); /* the writes really interleaved with the pieces */
+        assert_non_null(j.got);
+        if (strcmp(j.want, j.got) != 0)
+            fail_msg("level %d: the snapshot is not the dataset of the moment the save began", level);
+        free(j.want);
+        free(j.got);
+    }
+}
+
 /* A forged block or string size allocates nothing by itself. */
 static void test_forged_sizes_are_bounded(void **state)
 {
@@ -597,7 +678,7 @@ static void expect_refused(craft_fn craft, const char *want)
 {
     char path[320], err[640];
     snprintf(path, sizeof path, "%s/crafted.gdb", dir);
-    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, NULL, err, sizeof err);
+    gb_snap_writer *w = gb_snap_writer_open(path, 1, 0, NULL, false, err, sizeof err);
     assert_non_null(w);
     gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
     gb_snap_put_varint(w, 0);
@@ -774,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_crafted_records_are_checked),
         cmocka_unit_test(test_slices_give_way_to_busy_clients),
         cmocka_unit_test(test_a_starved_idle_writer_is_raised),
+        cmocka_unit_test(test_engine_compressed_bgsave_is_the_moment_it_began),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
