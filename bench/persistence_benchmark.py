@@ -50,9 +50,7 @@ CLIENT_CORE = os.environ.get("CLIENT_CORE", "1")
 
 def pin_harness():
     """This script polls the servers (INFO, memory) while they work: it is a
-    client, so it runs on CLIENT_CORE. Left anywhere, it took turns with a
-    server kept busy on SERVER_CORE (a BGSAVE compressing on the engine
-    thread): the engine's run-queue waits grew to ~1-2 ms."""
+    client, so it runs on CLIENT_CORE, not beside the server it measures."""
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {int(CLIENT_CORE)})
 REDIS_CLI = shutil.which("redis-cli") or "redis-cli"

@@ -297,7 +297,7 @@ static void *writer_main(void *arg)
  * cost ratio and speed (2 GB RESP sample, level 1, this VM: one call per
  * 1 MB 171 MB/s, ratio 0.306; 16 KB pieces ~100 us each, 0.310; 4 KB
  * ~28 us each, 126 MB/s, 0.323), so a busy loop's 10 us slices get the
- * smallest pieces and an idle loop's 0.1 ms ones 16 KB. */
+ * smallest pieces and an idle loop's 0.1 ms ones about 15 KB. */
 #define PUMP_BYTES_PER_US 150u
 #define PUMP_MIN_PIECE (4u * 1024u)
 #define PUMP_MAX_PIECE (128u * 1024u)
