@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 bool gb_plat_malloc_usable_supported(void);
 size_t gb_plat_malloc_usable_size(void *p);
@@ -28,5 +29,27 @@ size_t gb_plat_rss_bytes(void);
  * transparent huge pages are "never"; 0 or the madvise error. darwin, posix:
  * GB_ENOTSUP (no such advice for heap memory). */
 int gb_plat_advise_huge_pages(void *p, size_t n);
+
+/* A bulk load (a snapshot read at start-up) allocates its keys and values
+ * from fresh heap, and each 4 KiB page of that is a page fault: ~20% of a
+ * one-CPU load of a 2 GB dataset (perf, on a VM where faults are dear).
+ * Between gb_plat_heap_bulk_begin and gb_plat_heap_bulk_end the heap
+ * grows in 64 MiB steps, and gb_plat_heap_bulk_advise (call it every
+ * megabyte or so of allocation) asks for huge pages over what it grew by
+ * since the last call, before the allocator has touched most of it (the
+ * same load: 11.1 -> 8.8 s, 10.6 -> 8.2 s). Only the load's heap: what
+ * the server allocates later stays in small pages, where a fault never
+ * waits for the kernel to assemble 2 MiB (compaction can take
+ * milliseconds). Linux with glibc: M_TOP_PAD, restored to glibc's default
+ * at the end; setting it also stops glibc adapting its mmap threshold
+ * (it stays at its 128 KiB start) for the life of the process. Elsewhere
+ * the three do nothing. */
+typedef struct gb_heap_bulk {
+    bool on;
+    uintptr_t advised_to; /* the heap's end when last advised */
+} gb_heap_bulk;
+void gb_plat_heap_bulk_begin(gb_heap_bulk *b);
+void gb_plat_heap_bulk_advise(gb_heap_bulk *b);
+void gb_plat_heap_bulk_end(gb_heap_bulk *b);
 
 #endif

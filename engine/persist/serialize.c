@@ -10,6 +10,7 @@
 #include "engine/persist/snapfmt.h"
 #include "engine/types/t_list.h"
 #include "engine/types/tobj.h"
+#include "platform/mem.h"
 
 #ifndef GOBLIN_VERSION
 #define GOBLIN_VERSION "0.1.0"
@@ -495,8 +496,10 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
     L.tcfg = gb_types_cfg(eng);
     L.lcfg = gb_list_config_for(eng);
     memset(st, 0, sizeof *st);
-    uint64_t next_report = 64u << 20;
+    uint64_t next_report = 64u << 20, next_advice = 0;
     bool ok = false;
+    gb_heap_bulk heap;
+    gb_plat_heap_bulk_begin(&heap);
     for (;;) {
         uint8_t op;
         if (!gb_snap_get_u8(r, &op))
@@ -536,11 +539,16 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
             gb_snap_reader_fail(r, "unknown record type 0x%02x", op);
             break;
         }
+        if (gb_snap_reader_offset(r) >= next_advice) { /* a megabyte of file: about 3 of heap */
+            gb_plat_heap_bulk_advise(&heap);
+            next_advice = gb_snap_reader_offset(r) + (1u << 20);
+        }
         if (progress && gb_snap_reader_offset(r) >= next_report) {
             progress(pctx, r, st);
             next_report = gb_snap_reader_offset(r) + (64u << 20);
         }
     }
+    gb_plat_heap_bulk_end(&heap);
     if (L.held) /* a load that failed */
         gb_kv_free(L.held);
     free(L.key.p);

@@ -42,3 +42,43 @@ int gb_plat_advise_huge_pages(void *p, size_t n)
     }
     return 0;
 }
+
+#ifdef __GLIBC__
+#define BULK_TOP_PAD (64u << 20)
+#define GLIBC_DEFAULT_TOP_PAD (128u << 10) /* glibc's DEFAULT_TOP_PAD */
+
+static uintptr_t heap_end(void)
+{
+    void *e = sbrk(0);
+    return e == (void *)-1 ? 0 : (uintptr_t)e;
+}
+
+void gb_plat_heap_bulk_begin(gb_heap_bulk *b)
+{
+    b->on = mallopt(M_TOP_PAD, (int)BULK_TOP_PAD) == 1;
+    b->advised_to = heap_end();
+}
+
+void gb_plat_heap_bulk_advise(gb_heap_bulk *b)
+{
+    uintptr_t end = heap_end();
+    if (!b->on || end <= b->advised_to || !b->advised_to)
+        return;
+    /* a hint: "never" transparent huge pages, or a kernel without them, ignore it */
+    (void)gb_plat_advise_huge_pages((void *)b->advised_to, end - b->advised_to);
+    b->advised_to = end;
+}
+
+void gb_plat_heap_bulk_end(gb_heap_bulk *b)
+{
+    if (!b->on)
+        return;
+    gb_plat_heap_bulk_advise(b);
+    (void)mallopt(M_TOP_PAD, (int)GLIBC_DEFAULT_TOP_PAD);
+    b->on = false;
+}
+#else /* another C library (musl): its own heap, no such knob */
+void gb_plat_heap_bulk_begin(gb_heap_bulk *b) { b->on = false; }
+void gb_plat_heap_bulk_advise(gb_heap_bulk *b) { (void)b; }
+void gb_plat_heap_bulk_end(gb_heap_bulk *b) { (void)b; }
+#endif

@@ -40,3 +40,9 @@ int gb_plat_advise_huge_pages(void *p, size_t n)
     return gb__fail(GB_ENOTSUP, NULL, 0,
                     "huge-page advice for heap memory is not supported by the generic POSIX platform layer");
 }
+
+/* No heap huge-page advice here (gb_plat_advise_huge_pages): a bulk load
+ * runs as any other allocation. */
+void gb_plat_heap_bulk_begin(gb_heap_bulk *b) { b->on = false; }
+void gb_plat_heap_bulk_advise(gb_heap_bulk *b) { (void)b; }
+void gb_plat_heap_bulk_end(gb_heap_bulk *b) { (void)b; }

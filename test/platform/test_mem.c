@@ -5,7 +5,8 @@
  * 2 GiB, which a 1024x error would not. Huge-page advice: on Linux the
  * kernel records it on the mapping (VmFlags "hg" in /proc/self/smaps),
  * whether or not huge pages are then available (not under qemu-user, which
- * answers madvise itself); elsewhere GB_ENOTSUP. */
+ * answers madvise itself); elsewhere GB_ENOTSUP. A bulk load's heap gets
+ * the same advice (gb_plat_heap_bulk_*), and only for the load. */
 #include "tutil.h"
 
 #include "caps.h"
@@ -91,12 +92,64 @@ static void test_advise_huge_pages(void **state)
     free(block);
 }
 
+/* count blocks of `size` bytes, each written; the last returned */
+static void *alloc_many(void **blocks, size_t count, size_t size, gb_heap_bulk *advise_every_mb)
+{
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(size);
+        assert_non_null(blocks[i]);
+        memset(blocks[i], 1, size);
+        if (advise_every_mb && i % ((1u << 20) / size) == 0)
+            gb_plat_heap_bulk_advise(advise_every_mb);
+    }
+    return blocks[count - 1];
+}
+
+/* A bulk load's heap: what it grew by carries the huge-page advice (the
+ * mapping's "hg"), and the heap's growth after the end does not. Linux
+ * with glibc's malloc; an ASan build's allocator has its own heap and
+ * refuses M_TOP_PAD (nothing to check then), elsewhere nothing happens. */
+static void test_heap_bulk(void **state)
+{
+    (void)state;
+    enum { SIZE = 1000, DURING = 16 << 10, AFTER = 80 << 10 }; /* 16 MB, then 80: past the 64 MB step */
+    void **during = calloc(DURING, sizeof *during), **after = calloc(AFTER, sizeof *after);
+    assert_true(during && after);
+    gb_heap_bulk b;
+    gb_plat_heap_bulk_begin(&b);
+    bool on = b.on;
+    unsigned char *last_during = alloc_many(during, DURING, SIZE, &b);
+    gb_plat_heap_bulk_end(&b);
+    assert_false(b.on);
+    unsigned char *last_after = alloc_many(after, AFTER, SIZE, NULL);
+    if (strcmp(gb_platform_name(), "linux") != 0) {
+        assert_false(on);
+    } else if (!on) {
+        print_message("not checked: this malloc refuses M_TOP_PAD (a sanitizer's, or not glibc's)\n");
+    } else if (tu_emulator()) {
+        print_message("not checked under %s: the advice on the mapping\n", tu_emulator());
+    } else {
+        char flags[256];
+        assert_true(vm_flags_of(last_during, flags, sizeof flags));
+        assert_non_null(strstr(flags, " hg"));
+        assert_true(vm_flags_of(last_after, flags, sizeof flags));
+        assert_null(strstr(flags, " hg"));
+    }
+    for (size_t i = 0; i < DURING; i++)
+        free(during[i]);
+    for (size_t i = 0; i < AFTER; i++)
+        free(after[i]);
+    free(during);
+    free(after);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usable_size),
         cmocka_unit_test(test_rss_is_bytes),
         cmocka_unit_test(test_advise_huge_pages),
+        cmocka_unit_test(test_heap_bulk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
