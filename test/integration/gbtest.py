@@ -138,6 +138,19 @@ signal.signal(signal.SIGTERM, _on_term)
 _PORT_LOW, _PORT_HIGH = 20000, 32000
 
 
+def start_on_one_cpu(start, cpu):
+    """Calls start(extra_args) with this process allowed only `cpu` (the
+    server inherits it) and --cpu pinning the engine thread there: the
+    server then has no CPU for helper threads (a one-CPU deployment). This
+    process's own CPUs are restored afterwards. Linux (sched_setaffinity)."""
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        return start(["--cpu", str(cpu)])
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
 def free_port():
     """A TCP port that nothing holds right now, outside the ephemeral range.
     Parallel tests can still race for it: Server retries start-up on a new
@@ -331,6 +344,11 @@ class Server:
         if tcp or not self.sock:
             return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=30 * SLOW, **kw)
         return redis.Redis(unix_socket_path=self.sock, socket_timeout=30 * SLOW, **kw)
+
+    def engine_pinned(self):
+        """Whether --cpu pinned the engine thread (INFO rings): false on the
+        generic POSIX platform layer, which has no affinity calls."""
+        return self.info("rings").get("ring_engine_pinned") == "yes"
 
     def info(self, section=None):
         with Raw(self) as r:

@@ -378,21 +378,22 @@ class HelperThreads(Scratch):
             self.assertEqual(seen.get(helper), {tuple(others)}, (helper, seen))
 
     def test_a_save_ends_while_clients_saturate_the_engine_cpu(self):
-        """The engine thread may run on one CPU only (no --cpu), so the
-        background save has no CPU for its writer thread and the engine
-        compresses and writes the file itself, in pieces between requests
-        (the log says so); clients keeping that CPU busy do not stop the
-        save: it ends and the file holds the dataset while redis-benchmark
-        keeps overwriting it. (A writer thread sharing a busy CPU, the
-        other way, is test_snapshot.c's starved-writer test.)"""
+        """The server may run on one CPU only, so the background save has
+        no CPU for its writer thread and the engine compresses and writes
+        the file itself, in pieces between requests (the log says so);
+        clients keeping that CPU busy do not stop the save: it ends and the
+        file holds the dataset while redis-benchmark keeps overwriting it.
+        (The generic POSIX platform layer sees no CPU limits: there the
+        writer thread shares the CPU, and the save must still end. A writer
+        thread starved on a busy CPU is test_snapshot.c's test.)"""
         if not hasattr(os, "sched_setaffinity") or not gbtest.REDIS_BENCHMARK:
             self.skipTest("needs sched_setaffinity (Linux) and redis-benchmark")
         allowed = sorted(os.sched_getaffinity(0))
         if len(allowed) < 2:
             self.skipTest("needs two CPUs: the engine's and the clients'")
         engine_cpu, client_cpu = allowed[-1], allowed[0]
-        with self.server("--save", "") as srv, Raw(srv) as c:
-            os.sched_setaffinity(srv.pid, {engine_cpu})  # the engine's thread; the writer it starts inherits it
+        with gbtest.start_on_one_cpu(lambda extra: self.server("--save", "", *extra), engine_cpu) as srv, \
+                Raw(srv) as c:
             # every key redis-benchmark's -r 100000 names ("key:" and 12
             # digits), so that its SETs overwrite and the snapshot's size is known
             keys = 100000
@@ -412,7 +413,8 @@ class HelperThreads(Scratch):
                 flood.kill()
                 flood.wait()
             self.assertEqual(info(c)["rdb_last_bgsave_status"], "ok", srv.log()[-2000:])
-            self.assertIn("the engine thread compresses the snapshot in small pieces", srv.log())
+            if srv.engine_pinned():
+                self.assertIn("the engine thread compresses the snapshot in small pieces", srv.log())
             self.assertEqual(c.call("DBSIZE"), keys)
         with self.server("--save", "") as srv, Raw(srv) as c:
             self.assertEqual(c.call("DBSIZE"), keys)
