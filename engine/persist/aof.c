@@ -368,6 +368,8 @@ static void attach(gb_aof *a)
     gb_propagate_attach(a->eng, &a->sink);
 }
 
+bool gb_aof_waits_for_base(const gb_aof *a) { return a->state == AOF_WAIT_REWRITE; }
+
 bool gb_aof_on(const gb_aof *a) { return a->state != AOF_OFF; }
 
 int gb_aof_enable(gb_aof *a, char *err, size_t errlen)

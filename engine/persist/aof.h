@@ -47,6 +47,9 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen);
 
 /* Whether writes are being logged (appendonly on, or being turned on). */
 bool gb_aof_on(const gb_aof *a);
+/* Whether the log waits for its first base (appendonly just turned on):
+ * what it logged since is named by no manifest until that rewrite ends. */
+bool gb_aof_waits_for_base(const gb_aof *a);
 
 /* Turns logging on for a running server: writes go to a new incremental
  * file from now; the caller then takes the base snapshot as a rewrite

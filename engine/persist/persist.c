@@ -538,6 +538,16 @@ static bool svc_replies_held(void *ctx)
 static int svc_shutdown(void *ctx, bool save, bool nosave)
 {
     gb_persist *p = ctx;
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE && gb_aof_waits_for_base(p->aof)) {
+        /* The log's first base: every write since appendonly went on is in
+         * a file no manifest names until it is written, so abandoning it
+         * would lose them (Redis refuses to exit here, "Writing initial
+         * AOF, can't exit."); finishing it keeps them. */
+        gb_log(GB_LOG_NOTICE, "Writing the initial AOF base before exiting.");
+        char err[640];
+        int rc = gb_snapshot_run(p->bg, err, sizeof err);
+        bg_done(p, rc == 1, err);
+    }
     if (p->bg)
         bg_abandon(p, "shutting down");
     if (gb_aof_on(p->aof)) {
