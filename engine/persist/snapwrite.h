@@ -10,8 +10,8 @@
  * intact.
  *
  * Block buffers are allocated with the system allocator, not gb_malloc:
- * they are freed by the writer thread, and the engine's byte counter is
- * not atomic. They are bounded by the backlog the caller keeps
+ * the writer thread may free them (where it writes them), and the
+ * engine's byte counter is not atomic. They are bounded by the backlog the caller keeps
  * (gb_snap_writer_backlog).
  */
 #ifndef GB_ENGINE_PERSIST_SNAPWRITE_H
