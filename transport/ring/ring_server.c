@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
@@ -241,14 +242,35 @@ static void slot_prepare(gb_ring_pool *pool, ring_slot *s, const gb_ring_proto_o
 
 /* ---- the refill thread --------------------------------------------------------- */
 
+/* Where the refill thread cannot be put in a background class it rests
+ * REFILL_REST_FACTOR times as long as each refill took, so refills use at
+ * most a quarter of a CPU however fast clients release slots; the cost is
+ * that a pool drained by such a client refills at that pace (the claims
+ * meanwhile get "ERR ring pool busy"; clients already attached are
+ * not affected). The rest is capped so that shutdown never waits long. */
+#define REFILL_REST_FACTOR 3
+#define REFILL_REST_MAX_NS (100u * 1000u * 1000u)
+
+static void refill_pace(uint64_t took_ns)
+{
+    uint64_t rest = took_ns * REFILL_REST_FACTOR;
+    if (rest > REFILL_REST_MAX_NS)
+        rest = REFILL_REST_MAX_NS;
+    struct timespec ts = {(time_t)(rest / 1000000000u), (long)(rest % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 static void *refill_main(void *arg)
 {
     gb_ring_pool *pool = arg;
     /* Its work (unmapping, zeroing and faulting in two rings' pages: about
-     * 2 ms of CPU per slot on the development VM) runs only when the engine
-     * and the clients leave a CPU idle; where the OS has no such class it is
-     * an ordinary thread. */
-    (void)gb_thread_set_background();
+     * 1 ms of CPU per slot on the development VM, 15 ms where each page is
+     * faulted in by touch) runs only when the engine and the clients leave a
+     * CPU idle. Where the OS has no such class (the generic POSIX layer) the
+     * thread paces itself instead, or a client that claims and dies in a
+     * loop would keep it busy on a whole CPU beside the engine. */
+    bool paced = gb_thread_set_background() != 0;
     uv_mutex_lock(&pool->refill_mu);
     for (;;) {
         while (!pool->refill_todo && !pool->refill_quit)
@@ -263,13 +285,20 @@ static void *refill_main(void *arg)
         uv_mutex_unlock(&pool->refill_mu);
         /* The slot is SLOT_REFILLING: the engine thread touches neither
          * s->shm nor s->retired until it is handed back below. */
+        uint64_t began = gb_clock_mono_ns();
         gb_shm_close(&s->retired);
         s->refill_rc = quitting ? GB_ECLOSED : slot_memory_create(pool, s, s->refill_err, sizeof s->refill_err);
+        uint64_t took = gb_clock_mono_ns() - began;
         uv_mutex_lock(&pool->refill_mu);
         s->next_refill = pool->refill_done;
         pool->refill_done = s;
         if (pool->refill_async_on)
             uv_async_send(&pool->refill_async);
+        if (paced && !pool->refill_quit) {
+            uv_mutex_unlock(&pool->refill_mu);
+            refill_pace(took);
+            uv_mutex_lock(&pool->refill_mu);
+        }
     }
     uv_mutex_unlock(&pool->refill_mu);    return NULL;
 }
