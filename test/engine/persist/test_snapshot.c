@@ -2,8 +2,8 @@
  * Snapshots (engine/persist/snapshot.c, serialize.c, snapread.c,
  * snapwrite.c): every type, encoding, list representation, expiry and
  * database round-trips; a background save is the dataset of the moment it
- * began whatever is written meanwhile; an abandoned one leaves nothing
- * behind; a damaged file (flipped bytes, truncations, splices, forged sizes)
+ * began whatever is written meanwhile; an abandoned one, or one a write
+ * error ends part way, leaves nothing behind; a damaged file (flipped bytes, truncations, splices, forged sizes)
  * is refused with the file, the offset and the check, never a crash (the
  * suite runs under ASan too).
  */
@@ -20,6 +20,10 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -569,18 +573,23 @@ static void test_a_starved_idle_writer_is_raised(void **state)
  * CPU is; level 0 stores the blocks, level 1 compresses them. */
 typedef struct engine_compress_job {
     int level;
+    bool one_cpu;        /* pin the thread (and so the engine) to one CPU */
+    rlim_t file_limit;   /* RLIMIT_FSIZE during the save (a write error part way); 0: none */
     bool pinned, compresses;
     int rc, steps;
+    char err[640];
     char *want, *got;
 } engine_compress_job;
 
 static void *engine_compress_body(void *arg)
 {
     engine_compress_job *j = arg;
-    int cpu = gb_cpu_current();
-    if (cpu < 0 || gb_cpu_pin_current_thread(cpu) != 0)
-        return NULL; /* no pinning (darwin, posix): the writer gets a CPU of its own */
-    j->pinned = true;
+    if (j->one_cpu) {
+        int cpu = gb_cpu_current();
+        if (cpu < 0 || gb_cpu_pin_current_thread(cpu) != 0)
+            return NULL; /* no pinning (darwin, posix): the writer gets a CPU of its own */
+        j->pinned = true;
+    }
     gb_engine *eng = engine_in_dir(0);
     fill_many(eng, 4000);
     char val[2049];
@@ -590,9 +599,19 @@ static void *engine_compress_body(void *arg)
         cmdf(eng, "SET big:%d %s", i, val);
     }
     j->want = dump_dataset(eng);
-    char path[300], err[640];
+    char path[300], *err = j->err;
+    size_t errlen = sizeof j->err;
     snapshot_path(path, sizeof path);
-    gb_snapshot *s = gb_snapshot_begin(eng, path, j->level, true, err, sizeof err);
+    struct rlimit saved_limit;
+    if (j->file_limit) {
+        /* Writes past the limit fail with EFBIG (SIGXFSZ ignored), as on
+         * a full disk, part way through the file. */
+        signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved_limit), 0);
+        struct rlimit lim = {j->file_limit, saved_limit.rlim_max};
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    }
+    gb_snapshot *s = gb_snapshot_begin(eng, path, j->level, true, err, errlen);
     if (!s) {
         j->rc = -2;
         gb_engine_free(eng);
@@ -601,20 +620,23 @@ static void *engine_compress_body(void *arg)
     j->compresses = gb_snapshot_engine_compresses(s);
     /* thin steps with writes between them, as a busy server's loop */
     while (!gb_snapshot_step(s, gb_clock_mono_ns() + 20000) && j->steps < 10000000) {
-        if (gb_snapshot_poll(s, err, sizeof err) < 0)
+        if (gb_snapshot_poll(s, err, errlen) < 0)
             break;
         random_write(eng);
         random_write(eng);
         j->steps++;
     }
-    while ((j->rc = gb_snapshot_poll(s, err, sizeof err)) == 0) {
+    while ((j->rc = gb_snapshot_poll(s, err, errlen)) == 0) {
         struct timespec ts = {0, 1000 * 1000}; /* the thread syncs and renames */
         nanosleep(&ts, NULL);
     }
     gb_snapshot_free(s);
+    if (j->file_limit)
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved_limit), 0);
     gb_engine *fresh = engine_in_dir(0);
     fresh->now_ms = eng->now_ms;
-    if (gb_persist_load(gb_persist_of(fresh), err, sizeof err) == 0)
+    char load_err[640];
+    if (gb_persist_load(gb_persist_of(fresh), load_err, sizeof load_err) == 0)
         j->got = dump_dataset(fresh);
     gb_engine_free(fresh);
     gb_engine_free(eng);
@@ -626,7 +648,7 @@ static void test_engine_compressed_bgsave_is_the_moment_it_began(void **state)
     (void)state;
     for (int level = 0; level <= 1; level++) {
         gb_random_seed(21 + (uint64_t)level);
-        engine_compress_job j = {.level = level};
+        engine_compress_job j = {.level = level, .one_cpu = true};
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, engine_compress_body, &j), 0);
         assert_int_equal(pthread_join(t, NULL), 0);
@@ -640,6 +662,61 @@ static void test_engine_compressed_bgsave_is_the_moment_it_began(void **state)
             fail_msg("level %d: the snapshot is not the dataset of the moment the save began", level);
         free(j.want);
         free(j.got);
+    }
+}
+
+/* True when the scratch directory holds a save's temporary file. */
+static bool temporary_file_left(void)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    bool found = false;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        found = found || strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return found;
+}
+
+/* A write that fails part way through a background save (a full disk; here
+ * RLIMIT_FSIZE) ends the save with an error that names the cause, removes
+ * the temporary file and leaves the previous snapshot as it was: with the
+ * engine compressing and writing the blocks itself (one CPU) and with the
+ * writer thread doing it (a CPU of its own). */
+static void test_a_write_error_mid_save_keeps_the_previous_snapshot(void **state)
+{
+    (void)state;
+    for (int one_cpu = 1; one_cpu >= 0; one_cpu--) {
+        for (int level = 0; level <= 1; level++) {
+            gb_engine *old = engine_in_dir(0);
+            fill_every_type(old);
+            char err[640];
+            assert_int_equal(gb_persist_save(gb_persist_of(old), err, sizeof err), 0);
+            char *previous = dump_dataset(old);
+            gb_engine_free(old);
+
+            gb_random_seed(31 + (uint64_t)level);
+            /* 1 MB: past the header and the first blocks, well short of the ~3-6 MB file */
+            engine_compress_job j = {.level = level, .one_cpu = one_cpu != 0, .file_limit = 1 << 20};
+            pthread_t t;
+            assert_int_equal(pthread_create(&t, NULL, engine_compress_body, &j), 0);
+            assert_int_equal(pthread_join(t, NULL), 0);
+            if (one_cpu && !j.pinned) {
+                free(j.want);
+                free(previous);
+                continue; /* no pinning here (darwin, posix): the thread case below covers the rest */
+            }
+            assert_true(j.compresses == (one_cpu != 0));
+            assert_int_equal(j.rc, -1);
+            assert_true(j.steps > 10); /* the error came part way through, not at the open */
+            if (!strstr(j.err, strerror(EFBIG)))
+                fail_msg("one_cpu %d level %d: the error does not name the cause: %s", one_cpu, level, j.err);
+            assert_false(temporary_file_left());
+            assert_non_null(j.got); /* the previous snapshot still loads ... */
+            assert_string_equal(j.got, previous); /* ... and is what it was */
+            free(j.want);
+            free(j.got);
+            free(previous);
+        }
     }
 }
 
@@ -856,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_slices_give_way_to_busy_clients),
         cmocka_unit_test(test_a_starved_idle_writer_is_raised),
         cmocka_unit_test(test_engine_compressed_bgsave_is_the_moment_it_began),
+        cmocka_unit_test(test_a_write_error_mid_save_keeps_the_previous_snapshot),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
