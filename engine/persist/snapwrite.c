@@ -203,6 +203,19 @@ static void block_done_locked(gb_snap_writer *w, block *b, int e)
     queue_changed_locked(w);
 }
 
+/* Whether the writer thread has something to do (mu held): stop; or a
+ * block to write, unless the engine writes them itself; or the file to
+ * finish, once it is closing and every block is written (none queued,
+ * none in the engine's hands). */
+static bool writer_has_work_locked(const gb_snap_writer *w)
+{
+    if (w->stop)
+        return true;
+    if (w->head && !w->engine_compresses)
+        return true;
+    return w->closing && !w->head && !w->in_hand;
+}
+
 static void *writer_main(void *arg)
 {
     gb_snap_writer *w = arg;
@@ -217,7 +230,7 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     w->idle_class = idle;
     for (;;) {
-        while (!w->stop && !(w->closing && !w->head && !w->in_hand) && (w->engine_compresses || !w->head))
+        while (!writer_has_work_locked(w))
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->stop)
             break;
