@@ -131,8 +131,16 @@ struct gb_ring_pool {
     ring_slot *refill_todo, *refill_todo_tail, *refill_done; /* under refill_mu */
     bool refill_quit;                                         /* under refill_mu */
     bool refill_running;
-    uv_async_t refill_async;
-    bool refill_async_on;
+    /* The thread tells the loop a slot is done through a wake descriptor
+     * it signals after letting go of refill_mu, not a uv_async_t: libuv
+     * before 1.45 (Debian 12's 1.44) has the loop thread spin while a
+     * uv_async_send is under way, and a background-class sender that the
+     * send's own wake-up preempts then holds the engine spinning until
+     * the CPU is otherwise idle (70% of the engine's time with a client
+     * claiming and dying in a loop; the victim's median 8x). */
+    gb_wakefd refill_wake;
+    uv_poll_t refill_poll;
+    bool refill_wake_on; /* written under refill_mu */
     gb_engine *eng;
     gb_net_server *srv;
     bool parked;
@@ -292,13 +300,17 @@ static void *refill_main(void *arg)
         uv_mutex_lock(&pool->refill_mu);
         s->next_refill = pool->refill_done;
         pool->refill_done = s;
-        if (pool->refill_async_on)
-            uv_async_send(&pool->refill_async);
-        if (paced && !pool->refill_quit) {
-            uv_mutex_unlock(&pool->refill_mu);
+        int wake_fd = pool->refill_wake_on ? pool->refill_wake.write_fd : -1;
+        bool pace = paced && !pool->refill_quit;
+        uv_mutex_unlock(&pool->refill_mu);
+        /* Outside the lock: the signal may wake the engine, which then
+         * takes the lock and preempts this thread at once. The descriptor
+         * stays open until the thread has been joined (refill_stop). */
+        if (wake_fd >= 0)
+            (void)gb_wakefd_signal(wake_fd);
+        if (pace)
             refill_pace(took);
-            uv_mutex_lock(&pool->refill_mu);
-        }
+        uv_mutex_lock(&pool->refill_mu);
     }
     uv_mutex_unlock(&pool->refill_mu);    return NULL;
 }
@@ -325,7 +337,14 @@ static void refill_collect(gb_ring_pool *pool)
     }
 }
 
-static void refill_async_cb(uv_async_t *h) { refill_collect(h->data); }
+static void refill_wake_cb(uv_poll_t *h, int status, int events)
+{
+    (void)status;
+    (void)events;
+    gb_ring_pool *pool = h->data;
+    (void)gb_wakefd_drain(pool->refill_wake.read_fd);
+    refill_collect(pool);
+}
 
 /* Hands a released slot's memory to the refill thread. */
 static void refill_enqueue(gb_ring_pool *pool, ring_slot *s)
@@ -821,7 +840,7 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
      * the engine thread (the guard table has one writer). */
     gb_shm_unguard(&s->shm);
     s->ctrl = NULL;
-    if (refill && pool->refill_running && pool->refill_async_on) {
+    if (refill && pool->refill_running && pool->refill_wake_on) {
         s->retired = s->shm;
         s->shm = (gb_shm){.fd = -1};
         refill_enqueue(pool, s);
@@ -1338,10 +1357,12 @@ static void pool_shutdown(void *ctx)
     gb_ring_pool *pool = ctx;
     for (int i = 0; i < pool->nslots; i++)
         release_slot(&pool->slots[i], false, false);
-    refill_stop(pool);
-    if (pool->refill_async_on) {
-        pool->refill_async_on = false;
-        uv_close((uv_handle_t *)&pool->refill_async, NULL);
+    refill_stop(pool); /* joined: nothing signals the descriptor any more */
+    if (pool->refill_wake_on) {
+        pool->refill_wake_on = false;
+        uv_poll_stop(&pool->refill_poll); /* before the descriptor closes (libuv's rule) */
+        uv_close((uv_handle_t *)&pool->refill_poll, NULL);
+        gb_wakefd_close(&pool->refill_wake);
     }
 }
 
@@ -1396,6 +1417,27 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
 
 /* ---- wiring ----------------------------------------------------------------------------------- */
 
+/* The refill thread's wake descriptor, watched by the loop. False (and
+ * released slots are then refilled on the engine thread) when it cannot
+ * be opened. */
+static bool refill_wake_open(gb_ring_pool *pool)
+{
+    if (gb_wakefd_open(&pool->refill_wake) != 0) {
+        gb_log(GB_LOG_WARNING, "Ring slots will be refilled on the engine thread: no wake descriptor for the "
+                               "refill thread (%s)", gb_plat_last_error());
+        return false;
+    }
+    if (uv_poll_init(pool->loop, &pool->refill_poll, pool->refill_wake.read_fd) != 0) {
+        gb_log(GB_LOG_WARNING, "Ring slots will be refilled on the engine thread: the loop cannot watch the "
+                               "refill thread's wake descriptor");
+        gb_wakefd_close(&pool->refill_wake);
+        return false;
+    }
+    pool->refill_poll.data = pool;
+    uv_poll_start(&pool->refill_poll, UV_READABLE, refill_wake_cb);
+    return true;
+}
+
 void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
 {
     the_pool = pool;
@@ -1413,10 +1455,9 @@ void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
     gb_net_poller p = {pool_poll, pool_prepare_sleep, pool_shutdown, pool};
     gb_net_server_set_poller(srv, &p);
     pool->loop = gb_net_server_loop(srv);
-    if (pool->refill_running && uv_async_init(pool->loop, &pool->refill_async, refill_async_cb) == 0) {
-        pool->refill_async.data = pool;
+    if (pool->refill_running && refill_wake_open(pool)) {
         uv_mutex_lock(&pool->refill_mu);
-        pool->refill_async_on = true;
+        pool->refill_wake_on = true;
         uv_mutex_unlock(&pool->refill_mu);
     }
 }
