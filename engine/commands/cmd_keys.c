@@ -512,8 +512,13 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
     if (!parse_flush_mode(c, argc, argv))
         return;
     bool lazy = flush_is_lazy(c, argc, argv);
+    const gb_service *sv = c->eng->service;
+    if (sv)
+        sv->before_flushall(sv->ctx);
     for (int i = 0; i < c->eng->ndbs; i++)
         gb_keys_flushdb(&c->eng->dbs[i], lazy);
+    if (sv)
+        sv->after_flushall(sv->ctx);
     gb_tracking_invalidate_flush(c->eng);
     gb_reply_ok(c);
 }

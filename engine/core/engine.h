@@ -80,6 +80,14 @@ typedef struct gb_service {
     /* Why writes are refused now (Redis's MISCONF text after a failed
      * background save or log write), or NULL. */
     const char *(*write_refusal)(void *ctx);
+    /* FLUSHALL, before it empties the databases: a background save in
+     * progress is abandoned (Redis kills its child), rather than written
+     * out whole first. */
+    void (*before_flushall)(void *ctx);
+    /* FLUSHALL, once the databases are empty: with save points configured
+     * the empty dataset is saved at once (Redis 7.0), so a restart cannot
+     * bring the flushed keys back. */
+    void (*after_flushall)(void *ctx);
     /* INFO persistence's fields after "loading": one "name:value" each. */
     void (*info)(void *ctx, void (*line)(void *lctx, const char *text), void *lctx);
     /* The engine is being freed. */

@@ -567,6 +567,29 @@ static int svc_shutdown(void *ctx, bool save, bool nosave)
 
 static const char *svc_write_refusal(void *ctx) { return gb_persist_write_refusal(ctx); }
 
+/* A background snapshot in progress would otherwise write out every key
+ * it has not reached before the flush drops them: all at once, and with
+ * the blocks past the writer's bound in memory. Redis kills its child
+ * here; the save ends without an error (writes are not refused for it).
+ * A log rewrite goes on (as in Redis): its base must be the dataset of
+ * the moment it began, since the FLUSHALL is in the log after it. */
+static void svc_before_flushall(void *ctx)
+{
+    gb_persist *p = ctx;
+    if (p->bg && p->bg_kind == BG_RDB)
+        bg_abandon(p, "FLUSHALL");
+}
+
+static void svc_after_flushall(void *ctx)
+{
+    gb_persist *p = ctx;
+    if (p->eng->cfg.save_n == 0)
+        return;
+    char err[640];
+    if (gb_persist_save(p, err, sizeof err) != 0 && p->bg) /* a log rewrite holds the snapshot machinery */
+        gb_log(GB_LOG_NOTICE, "FLUSHALL: the empty dataset is not saved now (%s); the save points will save it", err);
+}
+
 static void svc_destroy(void *ctx) { gb_persist_free(ctx); }
 
 static void line(void (*out)(void *, const char *), void *octx, const char *fmt, ...)
@@ -619,8 +642,17 @@ gb_persist *gb_persist_new(gb_engine *eng)
     p->last_rw_ok = true;
     p->last_rw_secs = -1;
     p->aof = gb_aof_new(eng);
-    p->service = (gb_service){svc_cron,          svc_step, svc_before_replies, svc_replies_held, svc_shutdown,
-                              svc_write_refusal, svc_info, svc_destroy,        p};
+    p->service = (gb_service){.cron = svc_cron,
+                              .step = svc_step,
+                              .before_replies = svc_before_replies,
+                              .replies_held = svc_replies_held,
+                              .shutdown = svc_shutdown,
+                              .write_refusal = svc_write_refusal,
+                              .before_flushall = svc_before_flushall,
+                              .after_flushall = svc_after_flushall,
+                              .info = svc_info,
+                              .destroy = svc_destroy,
+                              .ctx = p};
     eng->service = &p->service;
     return p;
 }

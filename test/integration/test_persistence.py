@@ -136,6 +136,49 @@ class Snapshots(Scratch):
             self.assertEqual(c.call("CONFIG", "SET", "stop-writes-on-bgsave-error", "no"), b"OK")
             self.assertEqual(c.call("SET", "b", "2"), b"OK")
 
+    def test_flushall_saves_the_empty_dataset(self):
+        """With save points configured, FLUSHALL saves the empty dataset at
+        once (Redis 7.0): a server killed right after it does not bring the
+        flushed keys back from the previous snapshot."""
+        with self.server() as srv, Raw(srv) as c:  # Redis's default save points
+            fill(c)
+            self.assertEqual(c.call("SAVE"), b"OK")
+            c.call("SET", "after-the-save", "1")
+            self.assertEqual(c.call("FLUSHALL"), b"OK")
+            self.assertEqual(info(c)["rdb_changes_since_last_save"], "0")  # as Redis 7.0.15 reports
+            self.assertIn("DB saved on disk: 0 keys", srv.log())
+            srv.kill()
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("DBSIZE"), 0)
+        with self.server("--save", "") as srv, Raw(srv) as c:  # no save points: nothing is saved
+            c.call("SET", "a", "1")
+            self.assertEqual(c.call("SAVE"), b"OK")
+            c.call("SET", "b", "2")
+            mtime = os.stat(os.path.join(self.dir, "dump.gdb")).st_mtime_ns
+            self.assertEqual(c.call("FLUSHALL"), b"OK")
+            self.assertEqual(os.stat(os.path.join(self.dir, "dump.gdb")).st_mtime_ns, mtime)
+
+    def test_flushall_abandons_a_bgsave(self):
+        """FLUSHALL during a BGSAVE ends the save (Redis kills its child; its
+        test "FLUSHALL aborts bgsave"), instead of first writing out every key
+        the save had not reached: the save is no longer in progress when the
+        reply arrives, it counts as neither a save nor an error (writes go on,
+        the changes are still unsaved), and no temporary file is left."""
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            for i in range(64):  # 256 MB that zstd cannot shrink: a save that takes a while
+                c.call("SET", "big:%d" % i, os.urandom(4 << 20))
+            self.assertEqual(c.call("BGSAVE"), b"Background saving started")
+            self.assertEqual(info(c)["rdb_bgsave_in_progress"], "1")
+            self.assertEqual(c.call("FLUSHALL"), b"OK")
+            i = info(c)
+            self.assertEqual(i["rdb_bgsave_in_progress"], "0")
+            self.assertEqual(i["rdb_last_bgsave_status"], "ok")
+            self.assertGreaterEqual(int(i["rdb_changes_since_last_save"]), 64)
+            self.assertEqual(c.call("SET", "x", "xx"), b"OK")
+            self.assertIn("Background saving abandoned: FLUSHALL", srv.log())
+            self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f], [])
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "dump.gdb")))
+
     def test_config_checks(self):
         with self.server("--save", "") as srv, Raw(srv) as c:
             self.assertEqual(c.call("CONFIG", "SET", "dbfilename", "a/b"), Err(
