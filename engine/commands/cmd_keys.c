@@ -498,11 +498,21 @@ static bool flush_is_lazy(gb_client *c, int argc, gb_slice *argv)
     return argc == 2 ? gb_slice_ieq(argv[1], "async") : c->eng->cfg.lazyfree_lazy_user_flush;
 }
 
+/* FLUSHDB and FLUSHALL reach the log and replicas even when there was
+ * nothing to remove, which changes no counter (Redis's
+ * forceCommandPropagation). */
+static void propagate_flush(gb_client *c, int argc, gb_slice *argv)
+{
+    if (gb_propagating(&c->eng->prop))
+        gb_propagate_command(c, argc, argv);
+}
+
 static void cmd_flushdb(gb_client *c, int argc, gb_slice *argv)
 {
     if (!parse_flush_mode(c, argc, argv))
         return;
     gb_keys_flushdb(c->db, flush_is_lazy(c, argc, argv));
+    propagate_flush(c, argc, argv);
     gb_tracking_invalidate_flush(c->eng);
     gb_reply_ok(c);
 }
@@ -519,6 +529,7 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
         gb_keys_flushdb(&c->eng->dbs[i], lazy);
     if (sv)
         sv->after_flushall(sv->ctx);
+    propagate_flush(c, argc, argv);
     gb_tracking_invalidate_flush(c->eng);
     gb_reply_ok(c);
 }

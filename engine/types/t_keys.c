@@ -290,12 +290,13 @@ gb_result gb_keys_swapdb(gb_db *a, gb_db *b)
 
 gb_result gb_keys_flushdb(gb_db *db, bool lazy)
 {
+    size_t removed = gb_db_size(db);
     gb_multi_touch_swap(db, NULL);
     if (lazy)
         gb_db_flush_lazy(db);
     else
         gb_db_flush(db);
-    db->eng->stats.dirty++;
+    db->eng->stats.dirty += removed; /* Redis counts the keys removed */
     /* XREADGROUP waiters on streams that are gone fail (Redis 7.0). */
     gb_blocking_signal_db(db);
     return GB_R_OK;

@@ -118,7 +118,9 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info);
  * if their key now holds a value. */
 gb_result gb_keys_swapdb(gb_db *a, gb_db *b);
 /* FLUSHDB: deletes every key of db; WATCH sees them all change; lazy:
- * the values are freed off the engine thread. */
+ * the values are freed off the engine thread. Counts the keys removed as
+ * changes: an empty database changes nothing, so the caller propagates
+ * the command itself. */
 gb_result gb_keys_flushdb(gb_db *db, bool lazy);
 
 #endif

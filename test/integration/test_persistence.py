@@ -157,6 +157,11 @@ class Snapshots(Scratch):
             mtime = os.stat(os.path.join(self.dir, "dump.gdb")).st_mtime_ns
             self.assertEqual(c.call("FLUSHALL"), b"OK")
             self.assertEqual(os.stat(os.path.join(self.dir, "dump.gdb")).st_mtime_ns, mtime)
+            # SET b, then the two keys FLUSHALL removed (Redis counts the keys; an empty flush adds nothing)
+            self.assertEqual(info(c)["rdb_changes_since_last_save"], "3")
+            self.assertEqual(c.call("FLUSHALL"), b"OK")
+            self.assertEqual(c.call("FLUSHDB"), b"OK")
+            self.assertEqual(info(c)["rdb_changes_since_last_save"], "3")
 
     def test_flushall_abandons_a_bgsave(self):
         """FLUSHALL during a BGSAVE ends the save (Redis kills its child; its
@@ -285,6 +290,20 @@ class AppendOnly(Scratch):
             self.assertEqual(c.call("GET", "in3"), b"x")
             manifest = glob.glob(os.path.join(self.dir, "appendonlydir", "*.manifest"))
             self.assertEqual(len(manifest), 1)
+
+    def test_empty_flushes_reach_the_log(self):
+        """FLUSHDB and FLUSHALL of nothing change no counter, yet are logged
+        (Redis forces their propagation)."""
+        with self.server("--appendonly", "yes", "--save", "") as srv, Raw(srv) as c:
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+            self.assertEqual(c.call("FLUSHALL"), b"OK")
+            self.assertEqual(c.call("FLUSHDB"), b"OK")
+            self.assertEqual(info(c)["rdb_changes_since_last_save"], "0")
+            incr = sorted(glob.glob(os.path.join(self.dir, "appendonlydir", "*.incr.aof")))
+            self.assertTrue(incr)
+            with open(incr[-1], "rb") as f:
+                log = f.read()
+            self.assertIn(b"*1\r\n$8\r\nFLUSHALL\r\n*1\r\n$7\r\nFLUSHDB\r\n", log)
 
     def test_bgrewriteaof(self):
         with self.server("--appendonly", "yes", "--save", "") as srv, Raw(srv) as c:
