@@ -102,6 +102,16 @@ static inline void before_db_change(gb_db *db)
         cow->save_db(cow->ctx, db);
 }
 
+/* A flush: a snapshot in progress takes the table if keys in it are still
+ * to be saved, so the flush neither waits for them to be serialised nor
+ * queues their blocks in memory; the flush then frees an empty table. */
+static inline void before_db_flush(gb_db *db)
+{
+    gb_cow *cow = &db->eng->cow;
+    if (GB_UNLIKELY(cow->active))
+        (void)cow->take_db(cow->ctx, db);
+}
+
 static uint32_t now_atime(const gb_db *db) { return (uint32_t)(gb_engine_uptime_ms(db->eng) / 1000u); }
 
 /* Allocates a record for key with room for `extra` inline value bytes. */
@@ -197,7 +207,7 @@ static void free_kv_cb(gb_hnode *n, void *ctx)
 
 void gb_db_flush(gb_db *db)
 {
-    before_db_change(db);
+    before_db_flush(db);
     gb_htable_clear(&db->keys, free_kv_cb, NULL);
     gb_free(db->vol);
     db->vol = NULL;
@@ -206,7 +216,7 @@ void gb_db_flush(gb_db *db)
 
 void gb_db_flush_lazy(gb_db *db)
 {
-    before_db_change(db);
+    before_db_flush(db);
     /* The table goes to the lazy-free thread whole; the database gets a
      * new, empty one at once. */
     gb_lazyfree_table(db->eng, &db->keys, db->vol);

@@ -25,16 +25,21 @@ struct gb_db;
  * save: it was not there). Before anything changes or deletes a pending key
  * (a write lookup, an overwrite, an expiry, a delete), the db calls
  * save_key, which serialises the key's value as it still is and sets its
- * mark; before a whole database changes at once (FLUSHDB, FLUSHALL,
- * SWAPDB), save_db. The invariant: a key is serialised exactly once, with
- * the value it had when the snapshot began, or not at all if it did not
- * exist then.
+ * mark; before SWAPDB exchanges two databases, save_db on each; before a
+ * flush (FLUSHDB, FLUSHALL), take_db, which may take the database's whole
+ * table (db then has a new, empty one) and serialise its pending keys at
+ * the snapshot's own pace before freeing it. The invariant: a key is
+ * serialised exactly once, with the value it had when the snapshot began,
+ * or not at all if it did not exist then.
  */
 typedef struct gb_cow {
     bool active;
     uint8_t mark; /* GB_KV_COW_MARK or 0: what "already saved" looks like */
     void (*save_key)(void *ctx, struct gb_db *db, gb_kv *kv);
     void (*save_db)(void *ctx, struct gb_db *db);
+    /* True when it took db's table (and left db an empty one); false when
+     * the table holds no pending key, and the flush frees it as usual. */
+    bool (*take_db)(void *ctx, struct gb_db *db);
     void *ctx;
 } gb_cow;
 

@@ -1,9 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/persist/snapshot.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/base/helper_thread.h"
+#include "engine/core/lazyfree.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
 #include "platform/clock.h"
@@ -11,6 +14,13 @@
 /* Blocks allowed to wait for the writer before the scan pauses: bounds the
  * snapshot's memory at this many MB (copy-on-write saves never pause). */
 #define MAX_BACKLOG GB_SNAP_WRITER_MAX_BACKLOG
+
+/* A table a flush took out of its database while keys in it were still
+ * pending (take_db). */
+typedef struct taken_table {
+    gb_db *db;
+    gb_htable keys;
+} taken_table;
 
 struct gb_snapshot {
     gb_engine *eng;
@@ -20,6 +30,14 @@ struct gb_snapshot {
     int stream_db;    /* the database of the last KEY record */
     uint64_t keys;
     bool scanned;     /* every key serialised, the stream closed */
+    /* Taken tables, scanned first in the order they came (the cursor is
+     * the first's), each freed once scanned. At most one per database:
+     * `fresh` marks a database whose table was made after the snapshot
+     * began (nothing in it is pending; the scan skips it). */
+    taken_table *taken;
+    int ntaken;
+    uint64_t taken_cursor;
+    bool *fresh;
 };
 
 /* ---- serialising one key -------------------------------------------------------------- */
@@ -52,9 +70,10 @@ static void scan_one(gb_hnode *n, void *ctx)
         save(sc->s, sc->db, kv);
 }
 
-/* Serialises every key of db still pending (the whole table, now: a
- * FLUSHALL is about to drop them). The blocks queue for the writer beyond
- * MAX_BACKLOG rather than hold the FLUSHALL up while they are written. */
+/* Serialises every key of db still pending (the whole table, now: SWAPDB
+ * is about to exchange it with another). The blocks queue for the writer
+ * beyond MAX_BACKLOG rather than hold the SWAPDB up while they are
+ * written. (A flush hands its table over instead: take_db.) */
 static void save_db(void *ctx, gb_db *db)
 {
     scan_ctx sc = {ctx, db};
@@ -62,6 +81,28 @@ static void save_db(void *ctx, gb_db *db)
     do
         cur = gb_htable_scan_many(&db->keys, cur, 1024, scan_one, &sc);
     while (cur);
+}
+
+/* The copy-on-write hook of a flush: db's table comes to the snapshot if
+ * keys in it may still be pending (its scan has not passed it, and it is
+ * not a table made since the snapshot began). */
+static bool take_db(void *ctx, gb_db *db)
+{
+    gb_snapshot *s = ctx;
+    if (s->fresh[db->id] || db->id < s->db || gb_htable_size(&db->keys) == 0)
+        return false;
+    s->taken[s->ntaken++] = (taken_table){db, db->keys};
+    gb_htable_init(&db->keys, db->keys.type);
+    s->fresh[db->id] = true;
+    return true;
+}
+
+/* Frees the taken tables not scanned yet (an abandoned snapshot). */
+static void free_taken(gb_snapshot *s)
+{
+    for (int i = 0; i < s->ntaken; i++)
+        gb_lazyfree_table(s->eng, &s->taken[i].keys, NULL);
+    s->ntaken = 0;
 }
 
 /* ---- the snapshot ---------------------------------------------------------------------- */
@@ -81,6 +122,12 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
     if (!w)
         return NULL;
     gb_snapshot *s = calloc(1, sizeof *s);
+    s->taken = calloc((size_t)eng->ndbs, sizeof *s->taken);
+    s->fresh = calloc((size_t)eng->ndbs, sizeof *s->fresh);
+    if (!s->taken || !s->fresh) {
+        fprintf(stderr, "goblin-core: out of memory for a snapshot; aborting\n");
+        abort();
+    }
     s->eng = eng;
     s->w = w;
     s->stream_db = -1;
@@ -89,6 +136,7 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
     eng->cow.mark ^= GB_KV_COW_MARK;
     eng->cow.save_key = save_key;
     eng->cow.save_db = save_db;
+    eng->cow.take_db = take_db;
     eng->cow.ctx = s;
     eng->cow.active = true;
     return s;
@@ -117,6 +165,7 @@ static void mark_rest(gb_snapshot *s)
 static void abandon_stream(gb_snapshot *s)
 {
     mark_rest(s);
+    free_taken(s);
     gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
     gb_snap_writer_close(s->w, s->keys);
     s->eng->cow.active = false;
@@ -133,11 +182,26 @@ static void finish_stream(gb_snapshot *s)
     s->scanned = true;
 }
 
-/* The next 64 buckets of the scan (a bucket holds a key or two); the
- * stream closed after the last. */
+/* The next 64 buckets of the scan (a bucket holds a key or two): of a
+ * taken table first, then of the databases; the stream closed after the
+ * last. */
 static void scan_some(gb_snapshot *s)
 {
     gb_engine *eng = s->eng;
+    if (s->ntaken > 0) {
+        taken_table *t = &s->taken[0];
+        scan_ctx sc = {s, t->db};
+        s->taken_cursor = gb_htable_scan_many(&t->keys, s->taken_cursor, 64, scan_one, &sc);
+        if (s->taken_cursor == 0) {
+            gb_lazyfree_table(eng, &t->keys, NULL);
+            memmove(&s->taken[0], &s->taken[1], (size_t)(--s->ntaken) * sizeof *s->taken);
+        }
+        return;
+    }
+    while (s->db < eng->ndbs && s->fresh[s->db]) {
+        s->db++;
+        s->cursor = 0;
+    }
     if (s->db < eng->ndbs) {
         gb_db *db = &eng->dbs[s->db];
         scan_ctx sc = {s, db};
@@ -240,9 +304,12 @@ void gb_snapshot_free(gb_snapshot *s)
         return;
     if (!s->scanned) {
         mark_rest(s);
+        free_taken(s);
         s->eng->cow.active = false;
     }
     s->eng->cow.ctx = NULL;
     gb_snap_writer_free(s->w);
+    free(s->taken);
+    free(s->fresh);
     free(s);
 }

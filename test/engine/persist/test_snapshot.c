@@ -315,6 +315,80 @@ static void test_bgsave_is_the_moment_it_began(void **state)
     }
 }
 
+/* A flush during a save hands the database's table to the save instead of
+ * serialising its pending keys on the spot: the blocks waiting for the
+ * writer stay within their bound, and the file is still the dataset of
+ * the moment the save began. Variants: FLUSHALL while the scan is in db 0
+ * (db 1 and 2 not reached); FLUSHDB of db 0 then, after a key is born in
+ * its new table, FLUSHDB of that table (nothing to take: the new key is
+ * not in the file); FLUSHDB of db 0 once the scan has passed it, then
+ * FLUSHALL. */
+static void test_flushes_hand_their_tables_to_the_save(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        gb_engine *eng = engine_in_dir(0);
+        gb_random_seed(41 + (uint64_t)variant);
+        char val[1025];
+        for (int d = 0; d < 3; d++) { /* three databases of 8 MB of random hex each */
+            for (int i = 0; i < 8 * 1024; i++) {
+                for (int k = 0; k < 1024; k += 16)
+                    snprintf(val + k, sizeof val - (size_t)k, "%016llx", (unsigned long long)gb_random_u64());
+                cmdf(eng, "SET key:%d:%d %s", d, i, val);
+            }
+            if (d < 2)
+                cmdf(eng, "SWAPDB 0 %d", d + 1);
+        }
+        char *want = dump_dataset(eng);
+        char path[300], err[640];
+        snapshot_path(path, sizeof path);
+        gb_snapshot *s = gb_snapshot_begin(eng, path, 1, true, err, sizeof err);
+        assert_non_null(s);
+        int steps = 0;
+        uint64_t past_db0 = variant == 2 ? 8 * 1024 + 64 : 1; /* keys saved before the flushes */
+        while (gb_snapshot_keys(s) < past_db0) {
+            gb_snapshot_step(s, gb_clock_mono_ns() + 200000);
+            struct timespec ts = {0, 200 * 1000};
+            nanosleep(&ts, NULL);
+            assert_true(++steps < 1000000);
+        }
+        if (variant == 0) {
+            cmd(eng, "FLUSHALL");
+        } else if (variant == 1) {
+            cmd(eng, "FLUSHDB");
+            cmd(eng, "SET key:new x");
+            cmd(eng, "FLUSHDB");
+        } else {
+            cmd(eng, "FLUSHDB");
+            cmd(eng, "FLUSHALL");
+        }
+        while (!gb_snapshot_step(s, gb_clock_mono_ns() + 200000)) {
+            struct timespec ts = {0, 200 * 1000};
+            nanosleep(&ts, NULL);
+            assert_true(++steps < 1000000);
+        }
+        int rc;
+        while ((rc = gb_snapshot_poll(s, err, sizeof err)) == 0) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        assert_int_equal(rc, 1);
+        assert_true(gb_snapshot_peak_backlog(s) <= GB_SNAP_WRITER_MAX_BACKLOG + 1);
+        assert_int_equal(gb_snapshot_keys(s), 3 * 8 * 1024);
+        gb_snapshot_free(s);
+        gb_engine *fresh = engine_in_dir(0);
+        fresh->now_ms = eng->now_ms;
+        assert_int_equal(gb_persist_load(gb_persist_of(fresh), err, sizeof err), 0);
+        char *got = dump_dataset(fresh);
+        if (strcmp(want, got) != 0)
+            fail_msg("variant %d: the snapshot is not the dataset of the moment the save began", variant);
+        free(want);
+        free(got);
+        gb_engine_free(fresh);
+        gb_engine_free(eng);
+    }
+}
+
 /* DEBUG RELOAD abandons a background save half way: the next snapshot
  * must still hold every key (the marks of the keys it did not reach). */
 static void test_abandoned_bgsave_leaves_marks_even(void **state)
@@ -926,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_expired_keys_are_not_loaded),
         cmocka_unit_test(test_bgsave_is_the_moment_it_began),
         cmocka_unit_test(test_abandoned_bgsave_leaves_marks_even),
+        cmocka_unit_test(test_flushes_hand_their_tables_to_the_save),
         cmocka_unit_test(test_damaged_files_are_refused),
         cmocka_unit_test(test_forged_sizes_are_bounded),
         cmocka_unit_test(test_save_backlog_is_bounded),
