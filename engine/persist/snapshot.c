@@ -122,9 +122,11 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
     if (!w)
         return NULL;
     gb_snapshot *s = calloc(1, sizeof *s);
-    s->taken = calloc((size_t)eng->ndbs, sizeof *s->taken);
-    s->fresh = calloc((size_t)eng->ndbs, sizeof *s->fresh);
-    if (!s->taken || !s->fresh) {
+    if (s) {
+        s->taken = calloc((size_t)eng->ndbs, sizeof *s->taken);
+        s->fresh = calloc((size_t)eng->ndbs, sizeof *s->fresh);
+    }
+    if (!s || !s->taken || !s->fresh) {
         fprintf(stderr, "goblin-core: out of memory for a snapshot; aborting\n");
         abort();
     }
@@ -215,7 +217,7 @@ static void scan_some(gb_snapshot *s)
 
 /* The engine compresses (gb_snap_writer_engine_compresses): it serialises
  * while no block is queued and otherwise works on the queued ones, so
- * the backlog stays at a block or two (more after a FLUSHALL's
+ * the backlog stays at a block or two (more after a SWAPDB's
  * copy-on-write). Done once the stream is closed and every block written;
  * the thread then finishes the file. */
 static bool step_compressing(gb_snapshot *s, uint64_t deadline_ns)
