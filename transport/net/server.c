@@ -49,12 +49,12 @@ struct conn {
     int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
     bool resume_queued;
-    bool held;              /* replies wait for the log's sync (appendfsync always) */
+    bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
     bool is_unix;
     char addr[64];
     char laddr[64];
     conn *next_resume;
-    conn *next_held;
+    conn *next_reply;
 };
 
 typedef struct listener {
@@ -98,7 +98,7 @@ struct gb_net_server {
     bool idle_on;
     uv_signal_t sigint, sigterm;
     conn *resume_head;
-    conn *held_head;        /* connections whose replies wait for the log's sync */
+    conn *reply_head;       /* connections with replies to write at the end of this iteration */
     gb_net_poller poller;
     bool has_poller;
     char desc[512];
@@ -110,6 +110,7 @@ struct gb_net_server {
 static void conn_close(conn *c);
 static void conn_process(conn *c);
 static void conn_flush(conn *c);
+static void conn_write_out(conn *c);
 
 static void conn_free_cb(uv_handle_t *h)
 {
@@ -122,14 +123,14 @@ static void conn_free_cb(uv_handle_t *h)
     gb_free(c);
 }
 
-static void unhold(conn *c)
+static void dequeue_replies(conn *c)
 {
-    for (conn **pp = &c->srv->held_head; *pp; pp = &(*pp)->next_held)
+    for (conn **pp = &c->srv->reply_head; *pp; pp = &(*pp)->next_reply)
         if (*pp == c) {
-            *pp = c->next_held;
+            *pp = c->next_reply;
             break;
         }
-    c->held = false;
+    c->reply_queued = false;
 }
 
 static void conn_close(conn *c)
@@ -137,8 +138,8 @@ static void conn_close(conn *c)
     if (c->closing)
         return;
     c->closing = true;
-    if (c->held)
-        unhold(c);
+    if (c->reply_queued)
+        dequeue_replies(c);
     /* Out of the engine's sight at once: no more blocking wake-ups or
      * CLIENT LIST entries for a connection that is going away. */
     if (c->client) {
@@ -230,8 +231,10 @@ static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const
     conn *c = gc->conn;
     if (c->closing)
         return GB_ECLOSED;
-    conn_flush(c);
-    /* Descriptors must travel with these bytes, after everything before them. */
+    /* Descriptors must travel with these bytes, after everything before
+     * them; replies the log's sync holds make this wait (GB_EBUSY). */
+    if (!gb_engine_replies_held(c->srv->eng))
+        conn_write_out(c);
     if (c->out.len || c->inflight)
         return GB_EBUSY;
     uv_os_fd_t fd;
@@ -337,7 +340,37 @@ static void write_done(uv_write_t *req, int status)
         conn_close(c);
 }
 
+/* c has replies to send. They leave at the end of this loop iteration
+ * (release_replies), after the log has what the iteration's commands wrote
+ * (synced there under appendfsync always: one sync for every client, group
+ * commit), and all together, as Redis writes them before it sleeps: when
+ * many connections are ready at once, the replies go out back to back
+ * instead of one between each request read, so a client waiting on several
+ * connections wakes once for many of them. Measured at pipeline 1 with the
+ * server saturated (docs/benchmarks.md, "Scripts"). */
 static void conn_flush(conn *c)
+{
+    if (c->closing)
+        return;
+    if (GB_UNLIKELY(gb_outbuf_oom(&c->out))) {
+        close_for_oom(c, "output buffer", false);
+        return;
+    }
+    if (c->out.len == 0 || c->reply_queued)
+        return;
+    gb_net_server *srv = c->srv;
+    c->reply_queued = true;
+    c->next_reply = srv->reply_head;
+    srv->reply_head = c;
+    if (!srv->idle_on) { /* the loop must not sleep before the check phase writes them */
+        uv_idle_start(&srv->idle, idle_noop);
+        srv->idle_on = true;
+    }
+}
+
+/* Writes what c's output buffer holds: what the socket takes now, the
+ * rest through uv_write. */
+static void conn_write_out(conn *c)
 {
     if (c->closing)
         return;
@@ -348,17 +381,6 @@ static void conn_flush(conn *c)
     if (c->out.len == 0)
         return;
     gb_engine *eng = c->srv->eng;
-    /* appendfsync always: replies that acknowledge writes leave once the
-     * log is synced, at the end of this loop iteration, together with every
-     * other client's (one sync for all: group commit). */
-    if (GB_UNLIKELY(gb_engine_replies_held(eng))) {
-        if (!c->held) {
-            c->held = true;
-            c->next_held = c->srv->held_head;
-            c->srv->held_head = c;
-        }
-        return;
-    }
     if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
         int n = uv_try_write(&c->h.stream, &b, 1);
@@ -398,6 +420,17 @@ static void conn_flush(conn *c)
         gb_free(w->data);
         gb_free(w);
         conn_close(c);
+    }
+}
+
+/* Writes every queued connection's replies (conn_flush queued them). */
+static void write_queued_replies(gb_net_server *srv)
+{
+    while (srv->reply_head) {
+        conn *c = srv->reply_head;
+        srv->reply_head = c->next_reply;
+        c->reply_queued = false;
+        conn_write_out(c);
     }
 }
 
@@ -787,6 +820,11 @@ static void busy_pump(void *ctx)
     free(list);
     if (srv->has_poller)
         srv->poller.poll(srv->poller.ctx);
+    /* The BUSY errors (and whatever else was answered) go now: the check
+     * phase that normally writes replies waits for the script. Replies
+     * that the log's sync holds (appendfsync always) wait for it. */
+    if (!gb_engine_replies_held(eng))
+        write_queued_replies(srv);
 }
 
 /* ---- loop phases ------------------------------------------------------------------- */
@@ -854,16 +892,11 @@ static void drain_resumes(gb_net_server *srv)
 static void stop_everything(gb_net_server *srv);
 
 /* The durability point: what this iteration's commands wrote reaches the
- * log (synced under appendfsync always), then the replies held for it go. */
+ * log (synced under appendfsync always), then the replies go. */
 static void release_replies(gb_net_server *srv)
 {
     gb_engine_before_replies(srv->eng);
-    while (srv->held_head) {
-        conn *c = srv->held_head;
-        srv->held_head = c->next_held;
-        c->held = false;
-        conn_flush(c);
-    }
+    write_queued_replies(srv);
 }
 
 /* Nothing to do: waking the loop is the point (check_cb steps again). */
@@ -888,6 +921,8 @@ static void check_cb(uv_check_t *h)
     else if (bg == GB_BG_WAITING && !uv_is_active((uv_handle_t *)&srv->bg_retry))
         uv_timer_start(&srv->bg_retry, bg_retry_cb, GB_BG_RETRY_MS, 0);
     if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
+        busy = true;
+    if (srv->reply_head) /* queued since release_replies: written next iteration, without sleeping first */
         busy = true;
     if (busy && !srv->idle_on) {
         uv_idle_start(&srv->idle, idle_noop);
