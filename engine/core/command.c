@@ -10,21 +10,25 @@
 
 typedef struct cmd_rec {
     gb_hnode node;
+    uint64_t hash;   /* of the name, compared before the name itself: most */
+    size_t name_len; /* records a lookup meets in its bucket are other commands */
     gb_command cmd;
     gb_command_meta own_meta; /* for a command Redis does not have (RING) */
 } cmd_rec;
 
-static uint64_t rec_hash(const gb_hnode *n)
-{
-    const cmd_rec *r = (const cmd_rec *)n;
-    return gb_hash_bytes(r->cmd.def->name, strlen(r->cmd.def->name));
-}
+/* What gb_command_lookup looks for: a lowercase name and its hash. */
+typedef struct cmd_key {
+    gb_slice name;
+    uint64_t hash;
+} cmd_key;
+
+static uint64_t rec_hash(const gb_hnode *n) { return ((const cmd_rec *)n)->hash; }
 
 static bool rec_eq(const gb_hnode *n, const void *key)
 {
     const cmd_rec *r = (const cmd_rec *)n;
-    const gb_slice *k = key;
-    return strlen(r->cmd.def->name) == k->len && memcmp(r->cmd.def->name, k->ptr, k->len) == 0;
+    const cmd_key *k = key;
+    return r->hash == k->hash && r->name_len == k->name.len && memcmp(r->cmd.def->name, k->name.ptr, k->name.len) == 0;
 }
 
 static const gb_htable_type cmd_table_type = {rec_hash, rec_eq};
@@ -122,6 +126,8 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
     for (size_t i = 0; i < n; i++) {
         cmd_rec *r = gb_calloc(1, sizeof *r);
         r->cmd.def = &defs[i];
+        r->name_len = strlen(defs[i].name);
+        r->hash = gb_hash_bytes(defs[i].name, r->name_len);
         r->cmd.fullname = defs[i].name;
         r->cmd.meta = gb_command_meta_find(defs[i].name);
         if (!r->cmd.meta) {
@@ -132,8 +138,7 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
         gb_acl_register_command(eng, &r->cmd);
         if (gb_command_is_container(&r->cmd))
             register_subcommands(eng, &r->cmd);
-        gb_slice name = gb_slice_cstr(defs[i].name);
-        gb_htable_insert(&eng->commands, &r->node, gb_hash_slice(name));
+        gb_htable_insert(&eng->commands, &r->node, r->hash);
         eng->ncommands++;
     }
 }
@@ -152,8 +157,9 @@ gb_command *gb_command_lookup(gb_engine *eng, gb_slice name)
     char lower[64];
     if (!gb_ascii_lower(lower, sizeof lower, name))
         return NULL;
-    gb_slice k = gb_slice_make(lower, name.len);
-    cmd_rec *r = (cmd_rec *)gb_htable_find(&eng->commands, &k, gb_hash_slice(k));
+    cmd_key k = {gb_slice_make(lower, name.len), 0};
+    k.hash = gb_hash_slice(k.name);
+    cmd_rec *r = (cmd_rec *)gb_htable_find(&eng->commands, &k, k.hash);
     return r ? &r->cmd : NULL;
 }
 
