@@ -839,6 +839,7 @@ void gb_functions_fcall(gb_scripting *sys, gb_client *c, int argc, gb_slice *arg
     gb_script_run run;
     if (!gb_script_prepare(sys, &run, fns->vm, c, f->name, f->flags, ro, false))
         return;
+    gb_script_prefetch_keys(c, argv + 3, (int)numkeys);
     run.argc = argc;
     run.argv = argv;
     lua_State *L = fns->vm->L;

@@ -70,6 +70,14 @@ typedef struct gb_script_run {
 bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_client *caller, const char *name,
                        uint32_t script_flags, bool ro, bool eval);
 
+/* Starts fetching the key-table buckets and first records of a script's
+ * keys (the first GB_SCRIPT_PREFETCH_KEYS of them) into the cache, in the
+ * caller's database: their misses then overlap one another and the
+ * interpreter's set-up instead of stalling each redis.call in turn. A
+ * hint only: nothing is read or changed. */
+#define GB_SCRIPT_PREFETCH_KEYS 8
+void gb_script_prefetch_keys(gb_client *caller, const gb_slice *keys, int nkeys);
+
 /* Calls the function below its nargs arguments on the vm's stack and
  * replies to the caller with its result or error. */
 void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs);
