@@ -282,6 +282,29 @@ void *gb_sized_realloc(void *p, size_t osize, size_t nsize)
     return q;
 }
 
+static void *sized_aligned_alloc(size_t align, size_t size)
+{
+    void *p = aligned_alloc(align, size);
+    if (p)
+        account((int64_t)size);
+    return p;
+}
+
+void *gb_try_sized_aligned_alloc_at(size_t align, size_t size, const char *file, int line)
+{
+    if (GB_UNLIKELY(fault.armed) && fault_hit(file, line))
+        return NULL;
+    return sized_aligned_alloc(align, size);
+}
+
+void *gb_sized_aligned_alloc(size_t align, size_t size)
+{
+    void *p = sized_aligned_alloc(align, size);
+    if (!p)
+        oom(size);
+    return p;
+}
+
 void gb_sized_free(void *p, size_t size)
 {
     if (!p)

@@ -92,6 +92,14 @@ void *gb_try_sized_realloc_at(void *p, size_t osize, size_t nsize, const char *f
 /* Aborts on failure, like gb_realloc. */
 void *gb_sized_realloc(void *p, size_t osize, size_t nsize);
 void gb_sized_free(void *p, size_t size);
+/* A block of `size` bytes at an address that is a multiple of `align` (a
+ * power of two; size a multiple of it), counted as size and freed by
+ * gb_sized_free with the same size. The Lua interpreter's small-block heap
+ * finds a block's chunk by rounding its address down (script_heap.h). */
+#define gb_try_sized_aligned_alloc(align, size) gb_try_sized_aligned_alloc_at((align), (size), __FILE__, __LINE__)
+void *gb_try_sized_aligned_alloc_at(size_t align, size_t size, const char *file, int line);
+/* Aborts on failure. */
+void *gb_sized_aligned_alloc(size_t align, size_t size);
 
 /*
  * Fault injection, for tests only: makes the nth fallible allocation from

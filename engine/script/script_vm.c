@@ -40,25 +40,47 @@ static bool growth_allowed(const gb_lua_vm *vm, size_t grow, size_t size)
 /* Lua's allocator (lua_Alloc): the engine's, counted; fallible only where
  * Lua can turn a refusal into an error a script sees (protected_depth).
  * Lua 5.1 passes osize 0 with a NULL ptr and requires that shrinking never
- * fails. */
+ * fails. Blocks of up to GB_LUA_SMALL_MAX bytes come from the
+ * interpreter's small-block heap (script_heap.h), larger ones from the
+ * engine's allocator; the size Lua passes says which (a block that
+ * crosses GB_LUA_SMALL_MAX moves). */
 static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     gb_lua_vm *vm = ud;
+    bool was_small = ptr && osize <= GB_LUA_SMALL_MAX;
     if (nsize == 0) {
-        gb_sized_free(ptr, osize);
+        if (was_small)
+            gb_lua_heap_free(&vm->small, ptr);
+        else
+            gb_sized_free(ptr, osize);
         vm->heap -= osize;
         return NULL;
     }
-    if (GB_UNLIKELY(vm->in_command || vm->protected_depth == 0 || vm->obey)) {
-        void *q = gb_sized_realloc(ptr, osize, nsize);
-        vm->heap = vm->heap - osize + nsize;
-        return q;
-    }
-    if (nsize > osize && !growth_allowed(vm, nsize - osize, nsize))
+    bool may_fail = !(vm->in_command || vm->protected_depth == 0 || vm->obey);
+    if (may_fail && nsize > osize && !growth_allowed(vm, nsize - osize, nsize))
         return NULL;
-    void *q = gb_try_sized_realloc(ptr, osize, nsize);
-    if (!q)
-        return nsize <= osize ? ptr : NULL;
+    void *q;
+    if (ptr && !was_small && nsize > GB_LUA_SMALL_MAX) { /* large to large */
+        q = may_fail ? gb_try_sized_realloc(ptr, osize, nsize) : gb_sized_realloc(ptr, osize, nsize);
+        if (!q)
+            return nsize <= osize ? ptr : NULL;
+    } else if (was_small && nsize <= GB_LUA_SMALL_MAX && gb_lua_heap_same_class(osize, nsize)) {
+        q = ptr;
+    } else { /* a new block, or one that changes class or heap: a shrink may not fail */
+        bool fallible = may_fail && nsize > osize;
+        q = nsize <= GB_LUA_SMALL_MAX
+                ? gb_lua_heap_alloc(&vm->small, nsize, fallible)
+                : (fallible ? gb_try_sized_realloc(NULL, 0, nsize) : gb_sized_realloc(NULL, 0, nsize));
+        if (!q)
+            return NULL;
+        if (ptr) {
+            memcpy(q, ptr, GB_MIN(osize, nsize));
+            if (was_small)
+                gb_lua_heap_free(&vm->small, ptr);
+            else
+                gb_sized_free(ptr, osize);
+        }
+    }
     vm->heap = vm->heap - osize + nsize;
     return q;
 }
@@ -571,6 +593,7 @@ gb_lua_vm *gb_lua_vm_new(gb_engine *eng, uint64_t *rand_state, void (*api)(lua_S
     gb_lua_vm *vm = gb_calloc(1, sizeof *vm);
     vm->eng = eng;
     vm->rand_state = rand_state;
+    gb_lua_heap_init(&vm->small);
     vm->L = lua_newstate(vm_alloc, vm);
     if (!vm->L) {
         gb_log(GB_LOG_WARNING, "Lua: cannot create an interpreter (out of memory)");
@@ -592,6 +615,7 @@ void gb_lua_vm_free(gb_lua_vm *vm)
     if (!vm)
         return;
     lua_close(vm->L);
+    gb_lua_heap_release(&vm->small);
     gb_free(vm);
 }
 

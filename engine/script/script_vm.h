@@ -25,6 +25,7 @@
 #include <lua.h>
 
 #include "engine/base/common.h"
+#include "engine/script/script_heap.h"
 
 struct gb_engine;
 struct gb_script_run;
@@ -38,6 +39,7 @@ typedef struct gb_lua_vm {
     struct gb_script_run *run; /* the script running in this interpreter, or NULL */
     uint64_t *rand_state;      /* rand48 state, shared by the engine's interpreters as in Redis */
     size_t heap;               /* bytes Lua holds now (its allocator's count) */
+    gb_lua_heap small;         /* where Lua's blocks of up to GB_LUA_SMALL_MAX bytes live */
     /* A command is replying into the interpreter (redis.call): Lua must
      * not raise in the middle of the engine's code, so allocations are not
      * refused (out of memory is fatal then, as for any engine allocation). */

@@ -2,7 +2,8 @@
  * The interpreter scripts run in (engine/script/script_vm.c), through
  * EVAL on a whole engine: the sandbox refuses every escape with Redis's
  * texts, math.random is Redis's rand48, the libraries answer, Lua's
- * memory is the engine's (counted, and refused rather than fatal).
+ * memory is the engine's (counted, refused rather than fatal, and given
+ * back once collected).
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -162,6 +163,22 @@ static void test_memory_is_the_engines(void **state)
     assert_true(gb_mem_used() > before + 10000000);
 }
 
+/* Lua's small objects live in the interpreter's own chunks
+ * (engine/script/script_heap.c): once collected, their chunks go back to
+ * the engine, so a script that made 16 MB of small tables leaves nothing. */
+static void test_small_blocks_go_back(void **state)
+{
+    harness *h = *state;
+    assert_string_equal(eval(h, "collectgarbage('collect') return 1"), ":1");
+    size_t before = gb_mem_used();
+    assert_string_equal(eval(h, "local t = {} for i = 1, 200000 do t[i] = {i} end return #t"), ":200000");
+    assert_true(gb_mem_used() > before + 16 * 1024 * 1024); /* still uncollected */
+    assert_string_equal(eval(h, "collectgarbage('collect') return 1"), ":1");
+    size_t after = gb_mem_used();
+    if (after > before + 1024 * 1024)
+        fail_msg("after collecting, %zu bytes more than before (%zu)", after - before, before);
+}
+
 static void small_limits(gb_settings *s)
 {
     s->proto_max_bulk_len = 1024 * 1024;
@@ -191,6 +208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_math_random_is_rand48, setup, teardown),
         cmocka_unit_test_setup_teardown(test_libraries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_is_the_engines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_blocks_go_back, setup, teardown),
         cmocka_unit_test(test_allocations_refused_not_fatal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
