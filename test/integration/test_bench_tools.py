@@ -2,7 +2,7 @@
 they say: sbe_vs_resp_ring's interleaved rounds (every row paired with a
 floor window, the per-placement table, its argument checks) and the list
 work-queue benchmark's trial rounds (CSV rows per backend, key lengths
-checked after every row).
+checked after every row), and lean_load's counts.
 
 Shape only: these runs are short and the machine is shared, so no figure is
 compared with another (performance lives in bench/, never in tests).
@@ -116,6 +116,53 @@ class ListWorkQueueBenchmark(unittest.TestCase):
         self.assertIn("median of 2 trials", out)
         self.assertIn("PMA LMPOP COUNT 8 / segmented", out)
         self.assertNotIn("paired", out + err)  # --only picks rows: no paired measurement
+
+
+class LeanLoad(unittest.TestCase):
+    """bench/lean_load: every request it counts was answered, and answered
+    with the command's reply (an error reply stops it)."""
+    BIN = os.path.join(BUILD, "lean_load")
+
+    def setUp(self):
+        self.srv = gbtest.Server("goblin", args=["--rings", "0"])
+        self.addCleanup(self.srv.stop)
+        self.c = self.srv.raw()
+
+    def load(self, *args):
+        return run([self.BIN, "--socket", self.srv.sock] + list(args), timeout=120)
+
+    def test_counts_what_was_answered(self):
+        for pipeline in ("1", "16"):
+            self.c.call("DEL", "n")
+            p = self.load("--clients", "7", "--pipeline", pipeline, "--requests", "4000", "--", "INCR", "n")
+            self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+            fields = dict(kv.split("=") for kv in p.stdout.decode().split())
+            self.assertEqual(int(fields["requests"]), 4000)
+            self.assertEqual(self.c.call("GET", "n"), b"4000")  # each counted request ran once
+            self.assertGreater(float(fields["rate"]), 0)
+            self.assertGreaterEqual(float(fields["client_cpu_us_per_req"]), 0)
+
+    def test_random_keys_stay_below_the_keyspace(self):
+        p = self.load("--requests", "3000", "--keyspace", "50", "--", "SET", "k:__rand_int__", "v")
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        keys = sorted(self.c.call("KEYS", "k:*"))
+        self.assertGreater(len(keys), 10)
+        self.assertLessEqual(len(keys), 50)
+        for k in keys:
+            self.assertRegex(k.decode(), r"^k:0000000000[0-4][0-9]$")
+
+    def test_an_error_reply_stops_it(self):
+        self.c.call("SET", "s", "text")
+        p = self.load("--requests", "100", "--", "INCR", "s")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(b"error reply: -ERR value is not an integer or out of range", p.stderr)
+
+    def test_bad_arguments(self):
+        for args in (["--pipeline", "0", "--", "PING"], ["--pipeline", "65", "--", "PING"], ["--clients", "0", "--", "PING"],
+                     ["--bogus"], []):
+            p = self.load(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(b"usage:", p.stderr)
 
 
 if __name__ == "__main__":

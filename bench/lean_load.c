@@ -1,0 +1,298 @@
+/*
+ * lean_load: a load generator that spends as little CPU per request as a
+ * socket client can, so that at pipeline 1 the server, not the client, sets
+ * the pace on a machine with one core for each (docs/benchmarks.md,
+ * "Scripts").
+ *
+ * redis-benchmark spends ~15 us of CPU per request at pipeline 1 on the
+ * project's 2-core VM (its event loop adds and removes a write handler per
+ * request, and it keeps a latency histogram), more than either server
+ * spends answering, so its rows there measure the client. lean_load keeps
+ * one request (or one pipeline of them) in flight per connection like
+ * redis-benchmark -c/-P, with one send and one recv per round trip and one
+ * wait (libuv: epoll or kqueue) for all the connections that became
+ * readable, and prints its own CPU per request so a reader can see which
+ * side was saturated.
+ *
+ *   lean_load --socket PATH [--clients 50] [--pipeline 1] [--requests N]
+ *             [--keyspace 100000] -- COMMAND ARG ...
+ *
+ * Every "__rand_int__" in the arguments becomes a 12-digit random number
+ * below --keyspace for each request (as redis-benchmark -r does). An error
+ * reply stops the run with exit status 1: a benchmark of errors is not a
+ * benchmark of the command. Output, one line:
+ *   requests=N seconds=S rate=R client_cpu_us_per_req=C client_cpu_share=F
+ */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <uv.h>
+
+#include "bench_common.h"
+
+#define RAND_MARK "__rand_int__"
+#define RAND_DIGITS 12 /* strlen(RAND_MARK): the request keeps its length */
+#define MAX_MARKS 16   /* per command */
+#define MAX_PIPELINE 64
+#define MAX_ARGS 64
+
+/* The request bytes: the command's RESP encoding `pipeline` times back to
+ * back, and where each random mark sits in them. */
+typedef struct load_request {
+    char *bytes;
+    size_t len;
+    size_t marks[MAX_MARKS * MAX_PIPELINE];
+    int nmarks;
+} load_request;
+
+typedef struct load_run {
+    load_request rq;
+    uint64_t keyspace;
+    int pipeline;
+    long total, sent, done;
+    int failed; /* an error reply, a closed connection, a failed send */
+} load_run;
+
+typedef struct load_conn {
+    uv_pipe_t pipe;
+    load_run *run;
+    char *buf; /* replies read and not yet consumed */
+    size_t len, cap;
+    size_t awaiting;   /* replies still due for the pipeline in flight */
+    uv_write_t write;  /* for the rest of a send the socket did not take at once */
+    char *unsent;      /* that rest's bytes, owned until the write completes */
+} load_conn;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_random(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Encodes the command `pipeline` times and records where the random marks are. */
+static int build_request(load_request *rq, int argc, char **argv, int pipeline)
+{
+    size_t lens[MAX_ARGS], one_cap = 64;
+    if (argc > MAX_ARGS)
+        return -1;
+    for (int i = 0; i < argc; i++) {
+        lens[i] = strlen(argv[i]);
+        one_cap += lens[i] + 32;
+    }
+    char *one = malloc(one_cap);
+    size_t one_len = gb_resp_encode(one, one_cap, argc, (const char *const *)argv, lens);
+    size_t one_marks[MAX_MARKS];
+    int n_one = 0;
+    for (char *p = one; (p = memmem(p, one_len - (size_t)(p - one), RAND_MARK, RAND_DIGITS)) != NULL;
+         p += RAND_DIGITS) {
+        if (n_one == MAX_MARKS) {
+            free(one);
+            return -1;
+        }
+        one_marks[n_one++] = (size_t)(p - one);
+    }
+    rq->len = one_len * (size_t)pipeline;
+    rq->bytes = malloc(rq->len);
+    rq->nmarks = 0;
+    for (int k = 0; k < pipeline; k++) {
+        memcpy(rq->bytes + one_len * (size_t)k, one, one_len);
+        for (int m = 0; m < n_one; m++)
+            rq->marks[rq->nmarks++] = one_len * (size_t)k + one_marks[m];
+    }
+    free(one);
+    return 0;
+}
+
+static void fill_random_keys(load_request *rq, uint64_t keyspace)
+{
+    for (int m = 0; m < rq->nmarks; m++) {
+        uint64_t v = next_random() % keyspace;
+        char *d = rq->bytes + rq->marks[m];
+        for (int i = RAND_DIGITS - 1; i >= 0; i--, v /= 10)
+            d[i] = (char)('0' + v % 10);
+    }
+}
+
+static void fail(load_run *run, const char *why)
+{
+    if (!run->failed)
+        fprintf(stderr, "lean_load: %s\n", why);
+    run->failed = 1;
+}
+
+static void on_rest_written(uv_write_t *w, int status)
+{
+    load_conn *c = w->data;
+    free(c->unsent);
+    c->unsent = NULL;
+    if (status < 0)
+        fail(c->run, uv_strerror(status));
+}
+
+/* Sends the next pipeline on c: one try_write, which takes it all unless
+ * the socket's buffer is full. */
+static void send_pipeline(load_conn *c)
+{
+    load_run *run = c->run;
+    fill_random_keys(&run->rq, run->keyspace);
+    uv_buf_t b = uv_buf_init(run->rq.bytes, (unsigned)run->rq.len);
+    int w = uv_try_write((uv_stream_t *)&c->pipe, &b, 1);
+    if (w == UV_EAGAIN)
+        w = 0;
+    if (w < 0) {
+        fail(run, uv_strerror(w));
+        return;
+    }
+    if ((size_t)w < run->rq.len) {
+        size_t rest = run->rq.len - (size_t)w;
+        c->unsent = malloc(rest);
+        memcpy(c->unsent, run->rq.bytes + w, rest);
+        uv_buf_t rb = uv_buf_init(c->unsent, (unsigned)rest);
+        c->write.data = c;
+        if (uv_write(&c->write, (uv_stream_t *)&c->pipe, &rb, 1, on_rest_written) != 0)
+            fail(run, "cannot queue a write");
+    }
+    c->awaiting = (size_t)run->pipeline;
+    run->sent += run->pipeline;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
+{
+    load_conn *c = h->data;
+    (void)suggested;
+    if (c->cap - c->len < 4096) {
+        c->cap *= 2;
+        c->buf = realloc(c->buf, c->cap);
+    }
+    *out = uv_buf_init(c->buf + c->len, (unsigned)(c->cap - c->len));
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    load_conn *c = s->data;
+    load_run *run = c->run;
+    (void)b;
+    if (n < 0) {
+        fail(run, n == UV_EOF ? "the server closed a connection" : uv_strerror((int)n));
+        uv_stop(s->loop);
+        return;
+    }
+    c->len += (size_t)n;
+    size_t pos = 0;
+    while (c->awaiting > 0 && pos < c->len) {
+        size_t l = gb_resp_reply_len(c->buf + pos, c->len - pos);
+        if (!l)
+            break;
+        if (c->buf[pos] == '-') {
+            fprintf(stderr, "lean_load: error reply: %.*s\n", (int)l - 2, c->buf + pos);
+            fail(run, "stopped at an error reply");
+            uv_stop(s->loop);
+            return;
+        }
+        pos += l;
+        c->awaiting--;
+        run->done++;
+    }
+    memmove(c->buf, c->buf + pos, c->len - pos);
+    c->len -= pos;
+    if (c->awaiting == 0 && run->sent < run->total)
+        send_pipeline(c);
+    if (run->done == run->sent || run->failed)
+        uv_stop(s->loop);
+}
+
+static void usage(const char *me)
+{
+    fprintf(stderr,
+            "usage: %s --socket PATH [--clients N] [--pipeline P] [--requests N] [--keyspace K] -- COMMAND ARG ...\n"
+            "  --socket    the server's Unix socket\n"
+            "  --clients   connections, each with one pipeline in flight (default 50)\n"
+            "  --pipeline  requests per round trip on a connection, 1-%d (default 1)\n"
+            "  --requests  requests in all, rounded up to whole pipelines (default 100000)\n"
+            "  --keyspace  __rand_int__ takes values below this (default 100000)\n",
+            me, MAX_PIPELINE);
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL;
+    int clients = 50, cmd_at = -1;
+    load_run run = {.keyspace = 100000, .pipeline = 1, .total = 100000};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            cmd_at = i + 1;
+            break;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--socket"))
+            path = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--clients"))
+            clients = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--pipeline"))
+            run.pipeline = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--requests"))
+            run.total = atol(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--keyspace"))
+            run.keyspace = strtoull(argv[++i], NULL, 10);
+        else {
+            usage(argv[0]);
+            return 2;
+        }
+    }
+    if (!path || cmd_at < 0 || cmd_at >= argc || clients < 1 || clients > 10000 || run.pipeline < 1 ||
+        run.pipeline > MAX_PIPELINE || run.total < 1 || run.keyspace < 1) {
+        usage(argv[0]);
+        return 2;
+    }
+    if (build_request(&run.rq, argc - cmd_at, argv + cmd_at, run.pipeline) != 0) {
+        fprintf(stderr, "lean_load: at most %d arguments and %d random marks per command\n", MAX_ARGS, MAX_MARKS);
+        return 2;
+    }
+
+    uv_loop_t *loop = uv_default_loop();
+    load_conn *conns = calloc((size_t)clients, sizeof *conns);
+    for (int i = 0; i < clients; i++) {
+        load_conn *c = &conns[i];
+        gb_resp_conn sock;
+        if (gb_resp_connect_unix(&sock, path) != 0) {
+            fprintf(stderr, "lean_load: cannot connect to %s\n", path);
+            return 1;
+        }
+        c->run = &run;
+        c->buf = sock.buf; /* the connection's buffer, reused for replies */
+        c->cap = sock.cap;
+        uv_pipe_init(loop, &c->pipe, 0);
+        c->pipe.data = c;
+        if (uv_pipe_open(&c->pipe, sock.fd) != 0 || uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) != 0) {
+            fprintf(stderr, "lean_load: cannot watch connection %d\n", i);
+            return 1;
+        }
+    }
+
+    uint64_t t0 = gb_bench_now_ns();
+    double cpu0 = cpu_seconds();
+    for (int i = 0; i < clients && run.sent < run.total; i++)
+        send_pipeline(&conns[i]);
+    if (!run.failed)
+        uv_run(loop, UV_RUN_DEFAULT);
+    double seconds = (double)(gb_bench_now_ns() - t0) / 1e9, cpu = cpu_seconds() - cpu0;
+    if (run.failed || run.done < run.sent)
+        return 1;
+    printf("requests=%ld seconds=%.3f rate=%.0f client_cpu_us_per_req=%.2f client_cpu_share=%.2f\n", run.done,
+           seconds, (double)run.done / seconds, cpu * 1e6 / (double)run.done, cpu / seconds);
+    return 0;
+}
