@@ -183,6 +183,8 @@ void gb_eval_command(gb_scripting *sys, gb_client *c, int argc, gb_slice *argv, 
         gb_reply_error(c, "ERR Number of keys can't be negative");
         return;
     }
+    gb_script_prefetch pf;
+    gb_script_prefetch_buckets(&pf, c, argv + 3, (int)numkeys);
     eval_script *s = by_sha ? find_sha(ec, argv[1]) : find_or_compile(ec, c, argv[1]);
     if (!s) {
         if (by_sha)
@@ -192,13 +194,13 @@ void gb_eval_command(gb_scripting *sys, gb_client *c, int argc, gb_slice *argv, 
     gb_script_run run;
     if (!gb_script_prepare(sys, &run, ec->vm, c, s->sha, s->flags, ro, true))
         return;
-    gb_script_prefetch_keys(c, argv + 3, (int)numkeys);
     lua_State *L = ec->vm->L;
     gb_lua_push_slices(L, argv + 3, (int)numkeys);
     gb_lua_vm_set_global(ec->vm, "KEYS");
     gb_lua_push_slices(L, argv + 3 + numkeys, argc - 3 - (int)numkeys);
     gb_lua_vm_set_global(ec->vm, "ARGV");
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref);
+    gb_script_prefetch_records(&pf);
     gb_script_call(sys, &run, 0);
 }
 

@@ -836,16 +836,18 @@ void gb_functions_fcall(gb_scripting *sys, gb_client *c, int argc, gb_slice *arg
         gb_reply_error(c, "ERR Number of keys can't be negative");
         return;
     }
+    gb_script_prefetch pf;
+    gb_script_prefetch_buckets(&pf, c, argv + 3, (int)numkeys);
     gb_script_run run;
     if (!gb_script_prepare(sys, &run, fns->vm, c, f->name, f->flags, ro, false))
         return;
-    gb_script_prefetch_keys(c, argv + 3, (int)numkeys);
     run.argc = argc;
     run.argv = argv;
     lua_State *L = fns->vm->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref);
     gb_lua_push_slices(L, argv + 3, (int)numkeys);
     gb_lua_push_slices(L, argv + 3 + numkeys, argc - 3 - (int)numkeys);
+    gb_script_prefetch_records(&pf);
     gb_script_call(sys, &run, 2);
 }
 

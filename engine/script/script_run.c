@@ -216,14 +216,18 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     }
 }
 
-void gb_script_prefetch_keys(gb_client *caller, const gb_slice *keys, int nkeys)
+void gb_script_prefetch_buckets(gb_script_prefetch *pf, gb_client *caller, const gb_slice *keys, int nkeys)
 {
-    uint64_t hash[GB_SCRIPT_PREFETCH_KEYS];
-    int n = GB_MIN(nkeys, GB_SCRIPT_PREFETCH_KEYS);
-    for (int i = 0; i < n; i++) /* all the buckets first, so their misses overlap */
-        hash[i] = gb_db_prefetch_key(caller->db, keys[i]);
-    for (int i = 0; i < n; i++)
-        gb_db_prefetch_chain(caller->db, hash[i]);
+    pf->db = caller->db;
+    pf->n = GB_MIN(nkeys, GB_SCRIPT_PREFETCH_KEYS);
+    for (int i = 0; i < pf->n; i++)
+        pf->hash[i] = gb_db_prefetch_key(pf->db, keys[i]);
+}
+
+void gb_script_prefetch_records(const gb_script_prefetch *pf)
+{
+    for (int i = 0; i < pf->n; i++)
+        gb_db_prefetch_chain(pf->db, pf->hash[i]);
 }
 
 void gb_script_kill(gb_scripting *sys, gb_client *c, bool eval)

@@ -70,13 +70,20 @@ typedef struct gb_script_run {
 bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_client *caller, const char *name,
                        uint32_t script_flags, bool ro, bool eval);
 
-/* Starts fetching the key-table buckets and first records of a script's
- * keys (the first GB_SCRIPT_PREFETCH_KEYS of them) into the cache, in the
- * caller's database: their misses then overlap one another and the
- * interpreter's set-up instead of stalling each redis.call in turn. A
- * hint only: nothing is read or changed. */
+/* Fetching a script's keys into the cache before it runs, in two steps so
+ * that the key-table misses overlap one another and the interpreter's
+ * set-up instead of stalling each redis.call in turn: the buckets of the
+ * first GB_SCRIPT_PREFETCH_KEYS keys as soon as the command is parsed,
+ * their first records once the script's arguments are pushed (by then the
+ * buckets have arrived). Hints only: nothing is read or changed. */
 #define GB_SCRIPT_PREFETCH_KEYS 8
-void gb_script_prefetch_keys(gb_client *caller, const gb_slice *keys, int nkeys);
+typedef struct gb_script_prefetch {
+    struct gb_db *db;
+    uint64_t hash[GB_SCRIPT_PREFETCH_KEYS];
+    int n;
+} gb_script_prefetch;
+void gb_script_prefetch_buckets(gb_script_prefetch *pf, gb_client *caller, const gb_slice *keys, int nkeys);
+void gb_script_prefetch_records(const gb_script_prefetch *pf);
 
 /* Calls the function below its nargs arguments on the vm's stack and
  * replies to the caller with its result or error. */
