@@ -54,7 +54,7 @@ struct conn {
     char addr[64];
     char laddr[64];
     conn *next_resume;
-    conn *next_reply;
+    conn *prev_reply, *next_reply; /* in srv->reply_head's list */
 };
 
 typedef struct listener {
@@ -125,11 +125,12 @@ static void conn_free_cb(uv_handle_t *h)
 
 static void dequeue_replies(conn *c)
 {
-    for (conn **pp = &c->srv->reply_head; *pp; pp = &(*pp)->next_reply)
-        if (*pp == c) {
-            *pp = c->next_reply;
-            break;
-        }
+    if (c->prev_reply)
+        c->prev_reply->next_reply = c->next_reply;
+    else
+        c->srv->reply_head = c->next_reply;
+    if (c->next_reply)
+        c->next_reply->prev_reply = c->prev_reply;
     c->reply_queued = false;
 }
 
@@ -360,7 +361,10 @@ static void conn_flush(conn *c)
         return;
     gb_net_server *srv = c->srv;
     c->reply_queued = true;
+    c->prev_reply = NULL;
     c->next_reply = srv->reply_head;
+    if (c->next_reply)
+        c->next_reply->prev_reply = c;
     srv->reply_head = c;
     if (!srv->idle_on) { /* the loop must not sleep before the check phase writes them */
         uv_idle_start(&srv->idle, idle_noop);
@@ -428,8 +432,7 @@ static void write_queued_replies(gb_net_server *srv)
 {
     while (srv->reply_head) {
         conn *c = srv->reply_head;
-        srv->reply_head = c->next_reply;
-        c->reply_queued = false;
+        dequeue_replies(c);
         conn_write_out(c);
     }
 }
