@@ -290,9 +290,19 @@ int main(int argc, char **argv)
     if (!run.failed)
         uv_run(loop, UV_RUN_DEFAULT);
     double seconds = (double)(gb_bench_now_ns() - t0) / 1e9, cpu = cpu_seconds() - cpu0;
-    if (run.failed || run.done < run.sent)
-        return 1;
-    printf("requests=%ld seconds=%.3f rate=%.0f client_cpu_us_per_req=%.2f client_cpu_share=%.2f\n", run.done,
-           seconds, (double)run.done / seconds, cpu * 1e6 / (double)run.done, cpu / seconds);
-    return 0;
+    int rc = run.failed || run.done < run.sent;
+    if (!rc)
+        printf("requests=%ld seconds=%.3f rate=%.0f client_cpu_us_per_req=%.2f client_cpu_share=%.2f\n", run.done,
+               seconds, (double)run.done / seconds, cpu * 1e6 / (double)run.done, cpu / seconds);
+    for (int i = 0; i < clients; i++)
+        uv_close((uv_handle_t *)&conns[i].pipe, NULL);
+    uv_run(loop, UV_RUN_DEFAULT); /* the closes, and any write still queued */
+    for (int i = 0; i < clients; i++) {
+        free(conns[i].buf);
+        free(conns[i].unsent);
+    }
+    free(conns);
+    free(run.rq.bytes);
+    uv_loop_close(loop);
+    return rc;
 }
