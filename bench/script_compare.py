@@ -3,7 +3,8 @@
 (issue 15's benchmark; docs/benchmarks.md, "Scripts").
 
     /usr/bin/python3 bench/script_compare.py --goblin build-release/goblin-core \
-        [--redis /usr/bin/redis-server] [--lean-load build-release/lean_load] [--trials 5]
+        [--redis /usr/bin/redis-server] [--lean-load build-release/lean_load] [--trials 5] \
+        [--svg docs/img/scripts-throughput.svg]
 
 One small script making three redis.call (INCR a counter, SET a value, GET
 it back), run as EVALSHA of the cached script and as FCALL of the same body
@@ -21,7 +22,8 @@ trial (which one goes first alternates too), and each row is the median over
 (/proc/<pid>/stat).
 
 Before measuring, each server's reply to one EVALSHA and one FCALL is
-checked against the other's, so the two run the same work.
+checked against the other's, so the two run the same work. --svg writes a
+bar chart of the goblin/redis throughput ratios.
 """
 import argparse
 import os
@@ -33,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from socket_compare import CLIENT_CORE, SERVER_CORE, Server  # noqa: E402
+from socket_compare import CLIENT_CORE, SERVER_CORE, Server, svg_bars  # noqa: E402
 
 BODY = ("local n = redis.call('incr', KEYS[1]) "
         "redis.call('set', KEYS[2], ARGV[1]) "
@@ -89,6 +91,7 @@ def main():
     ap.add_argument("--lean-load", help="the lean_load binary (default: next to --goblin)")
     ap.add_argument("--n1", type=int, default=200000, help="requests per run at pipeline 1")
     ap.add_argument("--n64", type=int, default=1000000, help="requests per run at pipeline 64")
+    ap.add_argument("--svg", help="write a bar chart of the throughput ratios here")
     a = ap.parse_args()
     lean = a.lean_load or os.path.join(os.path.dirname(os.path.abspath(a.goblin)), "lean_load")
     if not os.access(lean, os.X_OK):
@@ -136,6 +139,7 @@ def main():
     print("| command | pipeline | client | goblin-core req/s | redis-server req/s | goblin / redis "
           "| goblin CPU us/req | redis CPU us/req | CPU redis / goblin | client CPU (vs goblin / vs redis) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    bars = []
     for cmd, pipeline, client in rows:
         med = {k: {srv: statistics.median(d[(srv, cmd, pipeline, client)]) for srv in ("goblin", "redis")}
                for k, d in (("rate", rates), ("cpu", cpu), ("share", share))}
@@ -144,6 +148,9 @@ def main():
         print("| %s | %d | %s | %.0f | %.0f | %.2fx | %.2f | %.2f | %.2fx | %.0f%% / %.0f%% |"
               % (cmd, pipeline, client, g, r, g / r, gc, rc, rc / gc if gc else 0,
                  100 * med["share"]["goblin"], 100 * med["share"]["redis"]))
+        bars.append(("%s P%d, %s" % (cmd, pipeline, client), g / r))
+    if a.svg:
+        svg_bars(a.svg, bars, "goblin-core / redis-server, scripts over the Unix socket", left=250)
 
 
 if __name__ == "__main__":

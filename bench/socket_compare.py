@@ -109,9 +109,10 @@ def load_keys(server, n):
     s.close()
 
 
-def svg_bars(path, rows, title):
-    """rows: [(label, ratio)]; a horizontal bar chart with a 1.0x line."""
-    w, bar_h, left = 640, 26, 150
+def svg_bars(path, rows, title, left=150):
+    """rows: [(label, ratio)]; a horizontal bar chart with a 1.0x line
+    (`left`: the room for the labels, in pixels)."""
+    w, bar_h = 640 + left - 150, 26
     h = 60 + bar_h * len(rows)
     scale = (w - left - 40) / max(2.0, max(r for _, r in rows) * 1.1)
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">' % (w, h),

@@ -60,26 +60,36 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (may_fail && nsize > osize && !growth_allowed(vm, nsize - osize, nsize))
         return NULL;
     void *q;
-    if (ptr && !was_small && nsize > GB_LUA_SMALL_MAX) { /* large to large */
+    if (ptr && !was_small && nsize > GB_LUA_SMALL_MAX) { /* large to large: the allocator's realloc */
         q = may_fail ? gb_try_sized_realloc(ptr, osize, nsize) : gb_sized_realloc(ptr, osize, nsize);
         if (!q)
             return nsize <= osize ? ptr : NULL;
-    } else if (was_small && nsize <= GB_LUA_SMALL_MAX && gb_lua_heap_same_class(osize, nsize)) {
+        vm->heap = vm->heap - osize + nsize;
+        return q;
+    }
+    if (was_small && nsize <= GB_LUA_SMALL_MAX && gb_lua_heap_same_class(osize, nsize)) {
         q = ptr;
-    } else { /* a new block, or one that changes class or heap: a shrink may not fail */
-        bool fallible = may_fail && nsize > osize;
-        q = nsize <= GB_LUA_SMALL_MAX
-                ? gb_lua_heap_alloc(&vm->small, nsize, fallible)
-                : (fallible ? gb_try_sized_realloc(NULL, 0, nsize) : gb_sized_realloc(NULL, 0, nsize));
+    } else if (nsize > GB_LUA_SMALL_MAX) { /* new, or small growing large */
+        q = may_fail ? gb_try_sized_realloc(NULL, 0, nsize) : gb_sized_realloc(NULL, 0, nsize);
         if (!q)
             return NULL;
-        if (ptr) {
-            memcpy(q, ptr, GB_MIN(osize, nsize));
-            if (was_small)
-                gb_lua_heap_free(&vm->small, ptr);
-            else
-                gb_sized_free(ptr, osize);
-        }
+    } else { /* new, or moving to another small class */
+        /* A small block that shrinks may stay where it is when no smaller
+         * one can be had (its chunk knows its real size); one leaving the
+         * large heap may not fail (Lua requires that shrinking never does). */
+        bool small_shrink = was_small && nsize < osize;
+        q = gb_lua_heap_alloc(&vm->small, nsize, small_shrink || (may_fail && nsize > osize));
+        if (!q && small_shrink)
+            q = ptr;
+        if (!q)
+            return NULL;
+    }
+    if (q != ptr && ptr) {
+        memcpy(q, ptr, GB_MIN(osize, nsize));
+        if (was_small)
+            gb_lua_heap_free(&vm->small, ptr);
+        else
+            gb_sized_free(ptr, osize);
     }
     vm->heap = vm->heap - osize + nsize;
     return q;
