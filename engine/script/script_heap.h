@@ -8,7 +8,7 @@
  * size, which each burst overflows, so most calls took its slower paths:
  * ~6% of the server's CPU for EVALSHA at pipeline 1 (perf,
  * docs/benchmarks.md, "Scripts"). Here a block of up to GB_LUA_SMALL_MAX
- * bytes is a pop from, or a push onto, its size class's free list.
+ * bytes is a pop from, or a push onto, a free list of its size class.
  *
  * Layout: chunks of GB_LUA_CHUNK_BYTES at addresses that are multiples of
  * GB_LUA_CHUNK_BYTES, from the engine's allocator (so INFO's used_memory
