@@ -163,9 +163,12 @@ void gb_stream_iter_start(gb_stream_iter *it, const gb_stream *s, const gb_strea
         if (!gb_rax_seek(&it->ri, GB_RAX_LE, key, sizeof key))
             gb_rax_seek(&it->ri, GB_RAX_FIRST, NULL, 0);
     } else {
-        /* The node that may hold end; none: every entry is above end. */
+        /* The node that may hold end, or the last one: a node's key is
+         * its first entry's ID, and entries below it can follow a
+         * tombstone (gb_stream_iter_next), as Redis's iterator allows. */
         gb_stream_id_encode(key, it->end);
-        gb_rax_seek(&it->ri, GB_RAX_LE, key, sizeof key);
+        if (!gb_rax_seek(&it->ri, GB_RAX_LE, key, sizeof key))
+            gb_rax_seek(&it->ri, GB_RAX_LAST, NULL, 0);
     }
     if (!it->ri.eof)
         enter_node(it);
@@ -237,11 +240,16 @@ bool gb_stream_iter_next(gb_stream_iter *it, gb_stream_id *id, uint32_t *nfields
         const gb_snode_cursor *c;
         while ((c = node_step(it)) != NULL) {
             const gb_snode_entry *e = &c->e;
+            /* Only live entries are in ID order: XSETID may move the last
+             * ID below a deleted entry, so a tombstone may stand above a
+             * later live one. A tombstone never ends the range. */
+            if (e->flags & GB_SNODE_DELETED)
+                continue;
             bool before = gb_stream_id_cmp(e->id, it->start) < 0;
             bool after = gb_stream_id_cmp(e->id, it->end) > 0;
             if (it->rev ? before : after)
                 return false; /* past the range */
-            if ((it->rev ? after : before) || (e->flags & GB_SNODE_DELETED))
+            if (it->rev ? after : before)
                 continue;
             it->at = c;
             *id = e->id;
@@ -299,35 +307,28 @@ gb_stream_id gb_stream_first_node_id(const gb_stream *s)
 
 bool gb_stream_delete(gb_stream *s, gb_stream_id id)
 {
-    uint8_t key[GB_STREAM_ID_KEY];
-    gb_stream_id_encode(key, id);
-    gb_rax_iter ri;
-    gb_rax_iter_init(&ri, &s->nodes);
-    bool deleted = false;
-    if (gb_rax_seek(&ri, GB_RAX_LE, key, sizeof key)) {
-        gb_snode *n = ri.value;
-        gb_snode_cursor c;
-        gb_snode_cursor_init(&c, n, gb_stream_id_decode(ri.key));
-        while (gb_snode_cursor_next(&c)) {
-            int cmp = gb_stream_id_cmp(c.e.id, id);
-            if (cmp > 0)
-                break;
-            if (cmp < 0 || (c.e.flags & GB_SNODE_DELETED))
-                continue;
-            deleted = true;
-            if (n->live == 1) {
-                /* Its last live entry: the whole node goes. */
-                gb_rax_remove(&s->nodes, ri.key, ri.key_len, NULL);
-                gb_snode_free(n);
-            } else {
-                gb_snode_delete(n, &c.e);
-            }
-            s->length--;
-            break;
+    /* Found as a range of one: an entry can sit in a node whose key is
+     * above it (after a tombstone, see gb_stream_iter_next). */
+    gb_stream_iter it;
+    gb_stream_iter_start(&it, s, &id, &id, false);
+    gb_stream_id got;
+    uint32_t nf;
+    bool found = gb_stream_iter_next(&it, &got, &nf);
+    if (found) {
+        gb_snode *n = it.ri.value;
+        if (n->live == 1) {
+            /* Its last live entry: the whole node goes. */
+            uint8_t key[GB_STREAM_ID_KEY];
+            memcpy(key, it.ri.key, sizeof key);
+            gb_rax_remove(&s->nodes, key, sizeof key, NULL);
+            gb_snode_free(n);
+        } else {
+            gb_snode_delete(n, &it.at->e);
         }
+        s->length--;
     }
-    gb_rax_iter_done(&ri);
-    return deleted;
+    gb_stream_iter_done(&it);
+    return found;
 }
 
 /* Whether trimming may remove node n (master ID master) whole. */

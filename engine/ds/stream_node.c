@@ -9,6 +9,22 @@
 #define FORM_SEQ_DELTA 1u /* P.ms, P.seq + 2 + d */
 #define FORM_NEW_MS 2u    /* P.ms + 1 + d, 0 */
 #define FORM_ANY 3u       /* P.ms + 1 + d, seq */
+/* Not a value of the form bits: flag bit 4 with form bits 0. The ID
+ * follows whole (varint ms, varint seq) because it is not above P: XSETID
+ * may move a stream's last ID below a deleted entry, and the next entry
+ * then comes after that tombstone with a smaller ID, as in Redis, whose
+ * listpack deltas from the master ID are signed. Live entries stay in
+ * ascending order. */
+#define FORM_WHOLE 4u
+#define FLAG_ID_WHOLE 0x10u
+
+/* The form an entry's flags byte names. */
+static unsigned form_of(uint8_t flags) { return (flags & FLAG_ID_WHOLE) ? FORM_WHOLE : (flags >> FORM_SHIFT) & 3u; }
+
+static uint8_t form_flags(unsigned form)
+{
+    return (uint8_t)(form == FORM_WHOLE ? FLAG_ID_WHOLE : form << FORM_SHIFT);
+}
 
 /* ---- varints and values ------------------------------------------------------------ */
 
@@ -182,6 +198,11 @@ static size_t lp_master_size(const gb_slice *fv, size_t nfields)
 
 static unsigned id_form(gb_stream_id prev, gb_stream_id id, uint64_t *a, uint64_t *b)
 {
+    if (gb_stream_id_cmp(id, prev) <= 0) {
+        *a = id.ms;
+        *b = id.seq;
+        return FORM_WHOLE;
+    }
     if (id.ms == prev.ms) {
         if (id.seq == prev.seq + 1)
             return FORM_NEXT_SEQ;
@@ -202,6 +223,7 @@ static size_t id_bytes(unsigned form, uint64_t a, uint64_t b)
     case FORM_NEW_MS:
         return varint_len(a);
     case FORM_ANY:
+    case FORM_WHOLE:
         return varint_len(a) + varint_len(b);
     default:
         return 0;
@@ -232,10 +254,10 @@ static uint8_t *entry_put(uint8_t *p, gb_stream_id prev, gb_stream_id id, bool f
 {
     uint64_t a = 0, b = 0;
     unsigned form = first ? FORM_NEXT_SEQ : id_form(prev, id, &a, &b);
-    *p++ = (uint8_t)((same ? GB_SNODE_SAMEFIELDS : 0) | (form << FORM_SHIFT));
-    if (form == FORM_SEQ_DELTA || form == FORM_NEW_MS || form == FORM_ANY)
+    *p++ = (uint8_t)((same ? GB_SNODE_SAMEFIELDS : 0) | form_flags(form));
+    if (form != FORM_NEXT_SEQ)
         p = varint_put(p, a);
-    if (form == FORM_ANY)
+    if (form == FORM_ANY || form == FORM_WHOLE)
         p = varint_put(p, b);
     if (!same)
         p = varint_put(p, nfields);
@@ -362,9 +384,14 @@ bool gb_snode_cursor_next(gb_snode_cursor *c)
     if (c->index == 0) {
         e->id = c->master;
     } else {
-        switch ((e->flags >> FORM_SHIFT) & 3u) {
+        switch (form_of(e->flags)) {
         case FORM_NEXT_SEQ:
             e->id.seq++;
+            break;
+        case FORM_WHOLE:
+            p = varint_read(p, &a);
+            p = varint_read(p, &b);
+            e->id = gb_stream_id_make(a, b);
             break;
         case FORM_SEQ_DELTA:
             p = varint_read(p, &a);
@@ -428,12 +455,13 @@ void gb_snode_delete(gb_snode *n, const gb_snode_entry *e)
 
 /* The form bits and the same-fields bit are all a flags byte may hold
  * besides the deleted bit. */
-#define FLAGS_KNOWN (GB_SNODE_DELETED | GB_SNODE_SAMEFIELDS | (3u << FORM_SHIFT))
+#define FLAGS_KNOWN (GB_SNODE_DELETED | GB_SNODE_SAMEFIELDS | (3u << FORM_SHIFT) | FLAG_ID_WHOLE)
 
 typedef struct checker {
     const uint8_t *p, *end;
     uint64_t master_n;
     gb_stream_id master_id, id;
+    gb_stream_id last_live; /* valid once live > 0 */
     uint64_t entries, live;
     uint64_t lp_rest;
     const char *why;
@@ -451,12 +479,21 @@ static bool check_id(checker *k, uint8_t flags)
     uint64_t a = 0, b = 0;
     gb_stream_id prev = k->id;
     if (k->entries == 0) {
-        if ((flags >> FORM_SHIFT) & 3u)
+        if (form_of(flags) != FORM_NEXT_SEQ)
             return bad(k, "a stream node whose first entry is not its key");
         k->id = k->master_id;
         return true;
     }
-    switch ((flags >> FORM_SHIFT) & 3u) {
+    switch (form_of(flags)) {
+    case FORM_WHOLE:
+        if ((flags >> FORM_SHIFT) & 3u)
+            return bad(k, "a stream entry with unknown flags");
+        if (!(k->p = varint_get(k->p, k->end, &a)) || !(k->p = varint_get(k->p, k->end, &b)))
+            return bad(k, "a truncated stream entry ID");
+        k->id = gb_stream_id_make(a, b);
+        if (gb_stream_id_cmp(k->id, prev) > 0)
+            return bad(k, "a stream entry ID given whole above the previous one");
+        return true;
     case FORM_NEXT_SEQ:
         if (prev.seq == UINT64_MAX)
             return bad(k, "a stream entry ID past the last possible one");
@@ -511,6 +548,12 @@ static bool check_entry(checker *k)
         return bad(k, "a stream entry with unknown flags");
     if (!check_id(k, flags))
         return false;
+    if (!(flags & GB_SNODE_DELETED)) {
+        /* The iterator relies on live entries ascending. */
+        if (k->live && gb_stream_id_cmp(k->id, k->last_live) <= 0)
+            return bad(k, "stream entries out of order");
+        k->last_live = k->id;
+    }
     bool same = (flags & GB_SNODE_SAMEFIELDS) != 0;
     uint64_t nf = k->master_n;
     if (!same && !(k->p = varint_get(k->p, k->end, &nf)))

@@ -30,6 +30,11 @@
  *                 2: P.ms + 1 + varint d, 0
  *                 3: P.ms + 1 + varint d, varint seq
  *               (the first entry's ID is the master ID: form 0, no bytes)
+ *               bit 4 (with bits 2-3 zero): the ID is not above P and
+ *                 follows whole, varint ms, varint seq. Only live entries
+ *                 are in ascending order: XSETID may set the last ID below
+ *                 a deleted entry, and the next XADD lands after that
+ *                 tombstone (as in Redis, whose deltas are signed)
  *   [varint n]  field count, only without the same-fields bit
  *   values      same fields: n values; else n (field, value) pairs
  *
@@ -146,7 +151,8 @@ void gb_snode_delete(gb_snode *n, const gb_snode_entry *e);
  * before anything relies on it: every length within the block, varints
  * well formed, at least one entry (all may be deleted: trimming inside a
  * node can leave it so, as in Redis), IDs strictly
- * increasing from master without overflow, the field counts of
+ * increasing from master without overflow (or given whole, not above
+ * the previous one), live entries ascending, the field counts of
  * same-fields entries. *why says what is wrong when it returns NULL. */
 gb_snode *gb_snode_from_bytes(const uint8_t *bytes, size_t len, gb_stream_id master, const char **why);
 
