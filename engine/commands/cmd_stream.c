@@ -322,6 +322,7 @@ static void cmd_xtrim(gb_client *c, int argc, gb_slice *argv)
             gb_xadd_propagate_rewritten(c, argc, argv, 0, gb_stream_id_make(0, 0), trim_arg, &a, &rw);
         }
         gb_engine_key_modified(c->db, argv[1]);
+        gb_notify_key(c, GB_NOTIFY_STREAM, "xtrim", argv[1]);
         c->eng->stats.dirty += (uint64_t)deleted - 1; /* Redis counts each entry */
     }
     gb_reply_int(c, deleted);
@@ -428,6 +429,7 @@ static void cmd_xdel(gb_client *c, int argc, gb_slice *argv)
         else if (first_gone)
             gb_stream_edge_id(s, true, &s->first_id);
         gb_engine_key_modified(c->db, argv[1]);
+        gb_notify_key(c, GB_NOTIFY_STREAM, "xdel", argv[1]);
         c->eng->stats.dirty += (uint64_t)deleted - 1;
     }
     gb_reply_int(c, deleted);
@@ -486,6 +488,7 @@ static void cmd_xsetid(gb_client *c, int argc, gb_slice *argv)
     if (!gb_stream_id_is_zero(max_deleted))
         s->max_deleted = max_deleted;
     c->eng->stats.dirty++; /* Redis 7.0's XSETID signals no modified key */
+    gb_notify_key(c, GB_NOTIFY_STREAM, "xsetid", argv[1]);
     gb_reply_ok(c);
 }
 
@@ -683,11 +686,13 @@ static bool serves(const gb_stream *s, const gb_stream_cg *cg, bool woken, gb_st
     return gb_stream_id_cmp(top, floor) > 0;
 }
 
-/* One stream's part of the reply: [key, entries]. */
+/* One stream's part of the reply: [key, entries] in RESP2, a key and its
+ * entries in the map RESP3 replies. */
 static void serve_stream(gb_client *c, const xread_args *r, gb_slice key, gb_stream *s, gb_stream_cg *cg,
                          gb_stream_id after, bool history)
 {
-    gb_reply_array(c, 2);
+    if (c->resp < 3)
+        gb_reply_array(c, 2);
     gb_reply_slice(c, key);
     gb_stream_id start = after;
     gb_stream_id_incr(&start);
@@ -774,7 +779,10 @@ static void xread_generic(gb_client *c, int argc, gb_slice *argv, bool xreadgrou
         serve_stream(c, &r, keys[k], streams[k], groups[k], after, history);
     }
     if (nserved) {
-        gb_reply_set_deferred(c, h, nserved);
+        if (c->resp < 3)
+            gb_reply_set_deferred(c, h, nserved);
+        else
+            gb_reply_set_deferred_map(c, h, nserved);
     } else if (r.block && gb_blocking_allowed(c)) {
         xread_wait *w = wait_new(&r, keys, ids);
         gb_blocking_block_checked(c, keys, r.n, r.deadline, argc, argv, &xread_check, w);

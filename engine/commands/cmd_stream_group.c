@@ -109,6 +109,7 @@ static void xgroup_create(gb_client *c, int argc, gb_slice *argv, gb_stream *s, 
         return;
     }
     c->eng->stats.dirty++;
+    gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-create", argv[2]);
     gb_reply_ok(c);
 }
 
@@ -122,6 +123,7 @@ static void xgroup_setid(gb_client *c, gb_slice *argv, gb_stream *s, gb_stream_c
     cg->last_id = id;
     cg->entries_read = o->entries_read;
     c->eng->stats.dirty++;
+    gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-setid", argv[2]);
     gb_reply_ok(c);
 }
 
@@ -166,14 +168,17 @@ void gb_cmd_xgroup(gb_client *c, int argc, gb_slice *argv)
         bool destroyed = cg && gb_stream_cg_destroy(s, argv[3]);
         if (destroyed) {
             c->eng->stats.dirty++;
+            gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-destroy", argv[2]);
             /* Its blocked readers fail with NOGROUP. */
             gb_blocking_signal_key(c->db, argv[2]);
         }
         gb_reply_int(c, destroyed);
     } else if (gb_slice_ieq(sub, "createconsumer") && argc == 5) {
         bool created = gb_stream_consumer_create(cg, argv[4], c->eng->now_ms) != NULL;
-        if (created)
+        if (created) {
             c->eng->stats.dirty++;
+            gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-createconsumer", argv[2]);
+        }
         gb_reply_int(c, created);
     } else if (gb_slice_ieq(sub, "delconsumer") && argc == 5) {
         gb_stream_consumer *consumer = gb_stream_consumer_lookup(cg, argv[4]);
@@ -181,6 +186,7 @@ void gb_cmd_xgroup(gb_client *c, int argc, gb_slice *argv)
         if (consumer) {
             pending = gb_stream_consumer_delete(cg, consumer);
             c->eng->stats.dirty++;
+            gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-delconsumer", argv[2]);
         }
         gb_reply_int(c, (int64_t)pending);
     } else {
@@ -336,14 +342,15 @@ void gb_cmd_xpending(gb_client *c, int argc, gb_slice *argv)
 
 /* The consumer a claim gives entries to: looked up (seen now) or created
  * at the first entry actually claimed, as Redis 7.0 does. */
-static gb_stream_consumer *claimant(gb_client *c, gb_stream_cg *cg, gb_slice name)
+static gb_stream_consumer *claimant(gb_client *c, gb_slice key, gb_stream_cg *cg, gb_slice name)
 {
     gb_stream_consumer *consumer = gb_stream_consumer_lookup(cg, name);
-    if (consumer)
+    if (consumer) {
         consumer->seen_time = c->eng->now_ms;
-    else
-        consumer = gb_stream_consumer_create(cg, name, c->eng->now_ms);
-    return consumer;
+        return consumer;
+    }
+    gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-createconsumer", key);
+    return gb_stream_consumer_create(cg, name, c->eng->now_ms);
 }
 
 /* nack (pending for id) now belongs to consumer. */
@@ -479,7 +486,7 @@ void gb_cmd_xclaim(gb_client *c, int argc, gb_slice *argv)
         if (nack->consumer && o.minidle && now - nack->delivery_time < o.minidle)
             continue;
         if (!consumer)
-            consumer = claimant(c, cg, argv[3]);
+            consumer = claimant(c, argv[1], cg, argv[3]);
         hand_over(nack, consumer, id);
         nack->delivery_time = when;
         if (o.retrycount >= 0)
@@ -590,7 +597,7 @@ static void autoclaim_scan(autoclaim *a, gb_stream_id start)
         if (a->minidle && now - nack->delivery_time < a->minidle)
             continue;
         if (!consumer)
-            consumer = claimant(c, a->cg, a->argv[3]);
+            consumer = claimant(c, a->argv[1], a->cg, a->argv[3]);
         hand_over(nack, consumer, id);
         nack->delivery_time = now;
         if (!a->justid)
@@ -707,7 +714,7 @@ static void xinfo_consumers(gb_client *c, gb_slice key, const gb_stream *s, gb_s
     for (bool ok = gb_rax_seek(&it, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&it)) {
         const gb_stream_consumer *consumer = it.value;
         int64_t idle = now - consumer->seen_time;
-        gb_reply_array(c, 6);
+        gb_reply_map(c, 3);
         reply_field(c, "name");
         gb_reply_slice(c, gb_stream_consumer_name(consumer));
         reply_field(c, "pending");
@@ -727,7 +734,7 @@ static void xinfo_groups(gb_client *c, const gb_stream *s)
     gb_rax_iter_init(&it, s->groups);
     for (bool ok = gb_rax_seek(&it, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&it)) {
         const gb_stream_cg *cg = it.value;
-        gb_reply_array(c, 12);
+        gb_reply_map(c, 6);
         reply_field(c, "name");
         gb_reply_bulk(c, (const char *)it.key, it.key_len);
         reply_field(c, "consumers");
@@ -806,7 +813,7 @@ static void full_consumers(gb_client *c, const gb_stream_cg *cg, int64_t count)
     gb_rax_iter_init(&it, &cg->consumers);
     for (bool ok = gb_rax_seek(&it, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&it)) {
         const gb_stream_consumer *consumer = it.value;
-        gb_reply_array(c, 8);
+        gb_reply_map(c, 4);
         reply_field(c, "name");
         gb_reply_slice(c, gb_stream_consumer_name(consumer));
         reply_field(c, "seen-time");
@@ -828,7 +835,7 @@ static void full_groups(gb_client *c, const gb_stream *s, int64_t count)
     gb_rax_iter_init(&it, s->groups);
     for (bool ok = gb_rax_seek(&it, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&it)) {
         const gb_stream_cg *cg = it.value;
-        gb_reply_array(c, 14);
+        gb_reply_map(c, 7);
         reply_field(c, "name");
         gb_reply_bulk(c, (const char *)it.key, it.key_len);
         reply_field(c, "last-delivered-id");
@@ -864,7 +871,7 @@ static void xinfo_stream(gb_client *c, int argc, gb_slice *argv, const gb_stream
                 count = 10;
         }
     }
-    gb_reply_array(c, optc ? 18 : 20);
+    gb_reply_map(c, optc ? 9 : 10);
     stream_header(c, s);
     if (!optc) {
         reply_field(c, "groups");

@@ -99,9 +99,12 @@ enum gb_stream_add_result gb_stream_append(gb_stream *s, const gb_stream_limits 
     } else if (seq_given || s->last_id.ms != use_id->ms) {
         id = *use_id;
     } else {
-        /* "<ms>-*" with the last ID's ms: the next sequence, if any. */
+        /* "<ms>-*" with the last ID's ms: the next sequence, if any.
+         * redis-server 7.0 answers "Elements are too large to be stored"
+         * when there is none (its append fails with a code other than
+         * the too-small one), so this is reported as too large. */
         if (s->last_id.seq == UINT64_MAX)
-            return GB_STREAM_ID_TOO_SMALL;
+            return GB_STREAM_TOO_LARGE;
         id = s->last_id;
         id.seq++;
     }

@@ -60,7 +60,7 @@ size_t gb_stream_free_effort(const gb_stream *s);
 enum gb_stream_add_result {
     GB_STREAM_ADDED = 0,
     GB_STREAM_ID_TOO_SMALL, /* not above the last ID (or no ID left) */
-    GB_STREAM_TOO_LARGE,    /* the fields and values exceed 1 GiB */
+    GB_STREAM_TOO_LARGE,    /* the fields and values exceed 1 GiB, or "<ms>-*" after <ms>-max */
 };
 
 /* Appends an entry (nfields pairs in fv). use_id NULL: the next ID at

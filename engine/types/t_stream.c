@@ -8,6 +8,7 @@
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 #include "engine/core/propagate.h"
+#include "engine/core/pubsub.h"
 
 /* ---- the type ---------------------------------------------------------------------------- */
 
@@ -89,8 +90,10 @@ gb_xadd_status gb_stream_op_add(gb_db *db, gb_slice key, const gb_xadd_args *a, 
         break;
     }
     gb_engine_key_modified(db, key);
+    gb_notify_keyspace_event(db->eng, GB_NOTIFY_STREAM, "xadd", key, db->id);
     if (a->trim.strategy != GB_TRIM_NONE) {
-        gb_stream_trim_apply(s, &a->trim);
+        if (gb_stream_trim_apply(s, &a->trim) > 0)
+            gb_notify_keyspace_event(db->eng, GB_NOTIFY_STREAM, "xtrim", key, db->id);
         if (a->trim.approx) {
             rewrite->trim = true;
             rewrite->trim_len = s->length;
@@ -153,6 +156,7 @@ gb_stream_consumer *gb_stream_consumer_touch(const gb_deliver *d, bool *created)
         return consumer;
     }
     consumer = gb_stream_consumer_create(d->group, d->consumer_name, now);
+    gb_notify_keyspace_event(d->c->eng, GB_NOTIFY_STREAM, "xgroup-createconsumer", d->key, d->c->db->id);
     if (d->noack)
         gb_stream_propagate_consumer(d->c, d->key, d->group_name, d->consumer_name);
     return consumer;

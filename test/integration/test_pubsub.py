@@ -232,6 +232,26 @@ NOTIFY_STREAMS = {
              ("bzmpop", "0", "1", "w", "max"), ("zadd", "a", "1", "x", "2", "y"), ("zadd", "b", "1", "y"),
              ("zunionstore", "d", "2", "a", "b"), ("zinterstore", "d", "2", "a", "b"), ("zdiffstore", "d", "1", "nokey"),
              ("zdiffstore", "d", "1", "nokey"), ("zrangestore", "r", "a", "0", "-1"), ("zrangestore", "r", "a", "5", "6")],
+    # every stream event, and the no-ops that have none (issue 27: none fired before)
+    "stream": [("xadd", "x", "1-1", "a", "1"), ("xadd", "x", "maxlen", "1", "2-1", "a", "1"),
+               ("xadd", "x", "maxlen", "5", "3-1", "a", "1"), ("xtrim", "x", "maxlen", "0"),
+               ("xtrim", "x", "maxlen", "0"), ("xadd", "x", "4-1", "a", "1"), ("xdel", "x", "4-1"),
+               ("xdel", "x", "4-1"), ("xsetid", "x", "10-0"), ("xgroup", "create", "x", "g", "0"),
+               ("xgroup", "create", "x", "g", "0"), ("xgroup", "create", "x2", "g", "0", "mkstream"),
+               ("xgroup", "createconsumer", "x", "g", "c1"), ("xgroup", "createconsumer", "x", "g", "c1"),
+               ("xadd", "x", "11-1", "a", "1"), ("xreadgroup", "group", "g", "c2", "streams", "x", ">"),
+               ("xreadgroup", "group", "g", "c2", "streams", "x", ">"),
+               ("xreadgroup", "group", "g", "c5", "noack", "streams", "x", "0"),
+               ("xclaim", "x", "g", "c3", "0", "11-1"), ("xclaim", "x", "g", "c6", "0", "99-1"),
+               ("xautoclaim", "x", "g", "c4", "0", "0"), ("xack", "x", "g", "11-1"),
+               ("xgroup", "setid", "x", "g", "0"), ("xgroup", "delconsumer", "x", "g", "c1"),
+               ("xgroup", "delconsumer", "x", "g", "nope"), ("xgroup", "destroy", "x", "g"),
+               ("xgroup", "destroy", "x", "g"), ("xadd", "x", "nomkstream", "maxlen", "0", "12-1", "a", "1"),
+               ("xadd", "nox", "nomkstream", "1-1", "a", "1"), ("xadd", "x", "1-1", "a", "1"),
+               ("multi",), ("xadd", "x", "13-1", "a", "1"), ("xsetid", "x", "20-0"), ("exec",),
+               ("eval", "redis.call('xadd', KEYS[1], '30-1', 'a', '1') return redis.call('xdel', KEYS[1], '30-1')",
+                "1", "x"),
+               ("del", "x")],
 }
 
 
@@ -280,7 +300,7 @@ class KeyspaceNotifications(gbtest.GoblinAndRedisCase):
 
     def test_class_filters(self):
         stream = [cmd for s in NOTIFY_STREAMS.values() for cmd in s]
-        for flags in ("K$", "El", "Kh", "Es", "Kz", "Eg", "KEg$", "Ex", "KE", "E", "A"):
+        for flags in ("K$", "El", "Kh", "Es", "Kz", "Eg", "KEg$", "Ex", "KE", "E", "A", "Kt", "Et", "KEgt"):
             with self.subTest(flags=flags):
                 self.compare(flags, stream)
 
