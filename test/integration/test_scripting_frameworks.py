@@ -160,6 +160,19 @@ class BullMQ(unittest.TestCase):
         self.assertEqual(out["retries"]["failedReason"], "always fails")
 
 
+    def test_queue_events_over_resp3(self):
+        # QueueEvents on ioredis 6 (RESP3 by default) hears every completion: it
+        # failed on XREAD's RESP3 shape (issue 27) and heard 0 of 200
+        self.assertTrue(gbtest.REDIS_SERVER, "redis-server 7.0 is the reference here: " + gbtest.REDIS_SKIP_REASON)
+        seen = {}
+        for kind in ("goblin", "redis"):
+            with Server(kind) as srv:
+                seen[kind] = run_node("bullmq_jobs.js", srv.port, "events")["events"]
+        self.assertEqual(seen["goblin"], {"jobs": 200, "completedEvents": 200, "resp3Clients": seen["goblin"]["resp3Clients"]})
+        self.assertGreater(seen["goblin"]["resp3Clients"], 0, "ioredis did not negotiate RESP3")
+        self.assertEqual(seen["goblin"], seen["redis"])
+
+
 class Celery(unittest.TestCase):
     def setUp(self):
         try:

@@ -1,6 +1,6 @@
 // BullMQ end to end: add and process jobs, a delayed job, a failed job with
 // retries. Prints one JSON line: what ran, and each part's outcome.
-// Usage: node bullmq_jobs.js <port> <parts: comma list of scripts,add,delayed,retries>
+// Usage: node bullmq_jobs.js <port> <parts: comma list of scripts,add,delayed,retries,events>
 // "scripts" needs no streams: BullMQ's Lua scripts that only read (job
 // counts, job lists, pause state) run through EVALSHA/EVAL, cmsgpack and all.
 const { Queue, Worker, QueueEvents } = require('bullmq');
@@ -54,6 +54,25 @@ async function main() {
     const d = await q.getJob(doomed.id);
     out.retries = { flakyAttempts: attempts.flaky, doomedAttempts: attempts.doomed, failedReason: d.failedReason,
                     counts: await q.getJobCounts('completed', 'failed') };
+  }
+  if (parts.includes('events')) {
+    // QueueEvents reads the queue's event stream with XREAD BLOCK; ioredis 6
+    // speaks RESP3, where XREAD's reply is a map keyed by stream.
+    const events = new QueueEvents('gbq', { connection });
+    await events.waitUntilReady();
+    const completed = new Set();
+    events.on('completed', ({ jobId }) => completed.add(jobId));
+    const jobs = await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ name: 'ev', data: { n: i } })));
+    await withTimeout(new Promise((res) => { const t = setInterval(() => {
+      if (completed.size === jobs.length) { clearInterval(t); res(); } }, 50); }), 30000, 'completion events')
+      .catch(() => {});
+    const IORedis = require('ioredis');
+    const admin = new IORedis(connection);
+    const clients = String(await admin.call('CLIENT', 'LIST')).split('\n');
+    await admin.quit();
+    out.events = { jobs: jobs.length, completedEvents: completed.size,
+                   resp3Clients: clients.filter((l) => / resp=3( |$)/.test(l)).length };
+    await events.close();
   }
   console.log(JSON.stringify(out));
   await worker.close();
