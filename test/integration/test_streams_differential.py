@@ -9,8 +9,10 @@ tiny and default node sizes (stream-node-max-bytes/-entries, so approximate
 trimming removes whole nodes at the same places and XINFO's radix-tree
 counts are compared; one profile per seed: redis-server 7.0.15 crashes
 in XREVRANGE when stream-node-max-bytes shrinks under a node it
-preallocated), small MULTI blocks and blocking reads (XREAD and
-XREADGROUP BLOCK on a second client, served or timed out).
+preallocated), small MULTI blocks, blocking reads (XREAD and
+XREADGROUP BLOCK on a second client, served or timed out), and deleted
+entries left above later live ones (XDEL of the newest entries, XSETID
+back, XADD below them: tombstone_scenario, issue 27).
 
 Replies are compared byte for byte, except for what a clock decides:
   * IDs made from the clock ("*" on a stream whose last ID is in the past)
@@ -100,6 +102,17 @@ class Gen:
         self.seq += rng.randint(1, 3)
         return b"%d-%d" % (BASE + self.seq // 4, self.seq % 4)
 
+    def recent_id(self, back=0):
+        """The ID new_id made `back` steps of its counter ago."""
+        s = max(self.seq - back, 0)
+        return b"%d-%d" % (BASE + s // 4, s % 4)
+
+    def rewind(self, back):
+        """XADD's next IDs go back below ones already used: after XDEL of
+        the top entry and an XSETID back, they land after a tombstone with a
+        larger ID (issue 27)."""
+        self.seq = max(self.seq - back, 0)
+
     def fields(self):
         n = self.rng.choice([1, 1, 2, 2, 3])
         if self.rng.random() < 0.7:
@@ -188,6 +201,8 @@ def xrange_(g):
 
 
 def xdel(g):
+    if g.rng.random() < 0.3:  # the newest entries, the top first
+        return [b"XDEL", g.key()] + [g.recent_id(i) for i in range(g.rng.randint(1, 3))]
     return [b"XDEL", g.key()] + [g.id(0.05) for _ in range(g.rng.randint(1, 4))]
 
 
@@ -197,6 +212,11 @@ def xlen(g):
 
 def xsetid(g):
     rng = g.rng
+    if rng.random() < 0.4:  # back below deleted top entries, and XADD follows there
+        back = rng.randint(1, 8)
+        key, target = g.key(), g.recent_id(back)
+        g.rewind(back - 1)
+        return [b"XSETID", key, target]
     args = [b"XSETID", g.key(), rng.choice([g.id(0.2), b"%d-%d" % (BASE + 10 ** 6, 0)])]
     if rng.random() < 0.3:
         args += [b"ENTRIESADDED", rng.choice([b"0", b"5", b"100", b"-1", b"abc"])]
@@ -349,7 +369,7 @@ def arity(g):
     return [name] + [g.key() for _ in range(g.rng.randint(0, 2))]
 
 
-GENERATORS = [(xadd, 30), (xtrim, 5), (xrange_, 10), (xdel, 5), (xlen, 3), (xsetid, 2), (xread, 8),
+GENERATORS = [(xadd, 30), (xtrim, 5), (xrange_, 10), (xdel, 6), (xlen, 3), (xsetid, 4), (xread, 8),
               (xreadgroup, 14), (xgroup, 8), (xack, 6), (xpending, 6), (xclaim, 6), (xautoclaim, 5),
               (xinfo, 6), (misc, 4), (arity, 1)]
 
@@ -498,6 +518,35 @@ def blocking_scenario(pair, g, i):
     pair.blocking(i, block, writes)
 
 
+def tombstone_scenario(pair, g, i):
+    """Deleted entries above later live ones (issue 27): XDEL the newest
+    entries of a stream, XSETID back to the newest one left, XADD below
+    (and at) the deleted IDs, then look the new entries up every way."""
+    rng = g.rng
+    k = rng.choice(STREAM_KEYS)
+    top = pair.run(i, [b"XREVRANGE", k, b"+", b"-", b"COUNT", b"4"])
+    if not isinstance(top, list) or len(top) < 2:
+        return
+    ids = [tuple(int(x) for x in e[0].split(b"-")) for e in top]
+    ndel = rng.randint(1, len(ids) - 1)
+    pair.run(i, [b"XDEL", k] + [b"%d-%d" % ids[j] for j in range(ndel)])
+    floor = ids[ndel]
+    pair.run(i, [b"XSETID", k, b"%d-%d" % floor])
+    added = []
+    for _ in range(rng.randint(1, 3)):
+        deleted = ids[rng.randrange(ndel)]
+        new = rng.choice([deleted, (floor[0], floor[1] + 1 + len(added)), (deleted[0], deleted[1] + 1)])
+        pair.run(i, [b"XADD", k, b"%d-%d" % new] + g.fields())
+        added.append(new)
+    for a in added:
+        one = b"%d-%d" % a
+        pair.run(i, [rng.choice([b"XRANGE", b"XREVRANGE"]), k, one, one])
+    pair.run(i, [b"XREVRANGE", k, b"+", b"%d-%d" % floor])
+    pair.run(i, [b"XLEN", k])
+    if rng.random() < 0.5:
+        pair.run(i, [b"XDEL", k, b"%d-%d" % rng.choice(added)])
+
+
 def run_stream(goblin, redis, seed, nops):
     rng = random.Random(seed)
     g = Gen(rng)
@@ -514,6 +563,8 @@ def run_stream(goblin, redis, seed, nops):
                 pair.multi(i, [rng.choices(fns, weights)[0](g) for _ in range(rng.randint(1, 4))])
             elif r < 0.03:
                 blocking_scenario(pair, g, i)
+            elif r < 0.035:
+                tombstone_scenario(pair, g, i)
             else:
                 pair.run(i, rng.choices(fns, weights)[0](g))
         for k in STREAM_KEYS:  # the streams agree at the end, groups and pending lists included
