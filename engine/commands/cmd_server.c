@@ -678,22 +678,40 @@ static void cmd_time(gb_client *c, int argc, gb_slice *argv)
     gb_reply_bulk_ll(c, us % 1000000);
 }
 
+/* Whether every argument after the command name is `word`. */
+static bool all_args_are(int argc, gb_slice *argv, const char *word)
+{
+    for (int i = 1; i < argc; i++)
+        if (!gb_slice_ieq(argv[i], word))
+            return false;
+    return true;
+}
+
 static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 {
     for (int i = 1; i < argc; i++) {
         if (!gb_slice_ieq(argv[i], "nosave") && !gb_slice_ieq(argv[i], "save") && !gb_slice_ieq(argv[i], "now") &&
-            !gb_slice_ieq(argv[i], "force")) {
+            !gb_slice_ieq(argv[i], "force") && !gb_slice_ieq(argv[i], "abort")) {
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
     }
-    bool save = false, nosave = false;
+    bool save = false, nosave = false, abort_ = false;
     for (int i = 1; i < argc; i++) {
         save |= gb_slice_ieq(argv[i], "save");
         nosave |= gb_slice_ieq(argv[i], "nosave");
+        abort_ |= gb_slice_ieq(argv[i], "abort");
     }
-    if (save && nosave) {
+    /* ABORT goes alone (Redis 7.0's illegal combinations). */
+    if ((save && nosave) || (abort_ && argc > 2 && !all_args_are(argc, argv, "abort"))) {
         gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    /* ABORT cancels a shutdown that waits for replicas to catch up; a
+     * shutdown here never waits (no replication), so there is never one to
+     * cancel. */
+    if (abort_) {
+        gb_reply_error(c, "ERR No shutdown in progress.");
         return;
     }
     /* A busy script may only be stopped by SHUTDOWN NOSAVE (Redis 7.0). */

@@ -390,7 +390,8 @@ TABLE = {
     "memory|usage": [shape(SERVER_TEXT, "MEMORY USAGE s"), "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES x"],
     "monitor": [shape(CLOCK + "; " + SERVER_TEXT, ("MONITOR",))],
     "save": ["SAVE"],
-    "shutdown": ["SHUTDOWN ABORT", "SHUTDOWN BOGUS"],
+    "shutdown": ["SHUTDOWN ABORT", "SHUTDOWN BOGUS", "shutdown abort abort", "SHUTDOWN ABORT NOSAVE", "SHUTDOWN NOW ABORT",
+                 "SHUTDOWN SAVE NOSAVE"],
     "time": [shape(CLOCK, "TIME")],
     # -- scripting and functions
     "eval": [ev("return redis.call('get','s')"),
