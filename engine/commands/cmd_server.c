@@ -658,7 +658,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
             "HELP",
-            "    Print this help.",
+            "    Prints this help.",
         };
         gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
@@ -753,10 +753,17 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
             gb_reply_nil(c);
         else
             gb_reply_int(c, (int64_t)gb_kv_mem(kv));
-    } else if (gb_slice_ieq(argv[1], "help")) {
-        gb_reply_array(c, 2);
-        gb_reply_status(c, "MEMORY USAGE <key> [SAMPLES <count>]");
-        gb_reply_status(c, "    Return memory in bytes used by <key> and its value (exact, not sampled).");
+    } else if (gb_slice_ieq(argv[1], "help") && argc == 2) {
+        /* Redis's lines for the subcommands there are here; USAGE's
+         * description says what this one does (it counts, never samples). */
+        static const char *const lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value (exact, not sampled).",
+            "HELP",
+            "    Prints this help.",
+        };
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         gb_reply_unknown_subcommand(c, argv[1], "memory");
     }
