@@ -122,6 +122,8 @@ LIB = "#!lua name=lib\nredis.register_function('f', function(keys, args) return 
       "redis.register_function{function_name='g', callback=function(keys, args) return redis.call('get', keys[1]) end, " \
       "flags={'no-writes'}}"
 LOAD_LIB = ["FUNCTION", "LOAD", LIB]
+LOAD_RESP3 = ["FUNCTION", "LOAD", "#!lua name=r3\nredis.register_function('m', function() redis.setresp(3); "
+              "return redis.call('hgetall', 'h') end)\nredis.register_function('d', function() return {double=0.5} end)"]
 LOAD_ONE = ["FUNCTION", "LOAD", "#!lua name=one\nredis.register_function('h', function() return 1 end)"]
 SHA1 = hashlib.sha1(b"return 1").hexdigest()
 LOAD_SHA1 = ["SCRIPT", "LOAD", "return 1"]
@@ -182,7 +184,14 @@ TABLE = {
     "type": ["TYPE s", "TYPE l", "TYPE h", "TYPE set", "TYPE z", "TYPE x", "TYPE nokey"],
     "unlink": ["UNLINK s l nokey"],
     "object": ["OBJECT", "OBJECT NOSUCH"],
-    "object|encoding": [shape("goblin-core's large sorted set is a B-tree: 'btree' where Redis says 'skiplist' "
+    "object|encoding": [("RPUSH bigl " + " ".join(["x"] * 200), "OBJECT ENCODING bigl"),
+                        shape("hash-max-listpack-entries: redis-server 7.0's built-in default is 512, "
+                              "goblin-core's Redis 7.2's 128 (docs/types.md)",
+                              "HSET bigh " + " ".join("f%d %d" % (i, i) for i in range(200)), "OBJECT ENCODING bigh"),
+                        ("HSET bigh " + " ".join("f%d %d" % (i, i) for i in range(600)), "OBJECT ENCODING bigh"),
+                        ("SADD bigi " + " ".join(str(i) for i in range(600)), "OBJECT ENCODING bigi"),
+                        ("SET big " + "x" * 50, "OBJECT ENCODING big", "SET n 12345678901234567890", "OBJECT ENCODING n"),
+                        shape("goblin-core's large sorted set is a B-tree: 'btree' where Redis says 'skiplist' "
                               "(docs/types.md)", "ZADD big " + " ".join("%d m%d" % (i, i) for i in range(200)), "OBJECT ENCODING big"),
                         "OBJECT ENCODING s", "OBJECT ENCODING n", "OBJECT ENCODING l", "OBJECT ENCODING h",
                         "OBJECT ENCODING iset", "OBJECT ENCODING z", "OBJECT ENCODING nokey"],
@@ -199,7 +208,7 @@ TABLE = {
     "hdel": ["HDEL h f1 nof", "HDEL nokey f"],
     "hexists": ["HEXISTS h f1", "HEXISTS h nof"],
     "hget": ["HGET h f1", "HGET h nof", "HGET s f"],
-    "hgetall": ["HGETALL h", "HGETALL nokey", "HGETALL s", unordered(HASH_ORDER, "HSET big " + " ".join("f%d %d" % (i, i) for i in range(200)), "HGETALL big")],
+    "hgetall": ["HGETALL h", "HGETALL nokey", "HGETALL s", unordered(HASH_ORDER, "HSET big " + " ".join("f%d %d" % (i, i) for i in range(600)), "HGETALL big")],
     "hincrby": ["HINCRBY h f2 3", "HINCRBY h f1 1"],
     "hincrbyfloat": ["HINCRBYFLOAT h f3 0.25", "HINCRBYFLOAT h f1 1"],
     "hkeys": ["HKEYS h", "HKEYS nokey"],
@@ -334,7 +343,7 @@ TABLE = {
     "client|id": [shape(SERVER_TEXT, "CLIENT ID")],
     "client|info": [shape(SERVER_TEXT, "CLIENT INFO")],
     "client|kill": ["CLIENT KILL ID 999999", "CLIENT KILL 1.2.3.4:5", "CLIENT KILL TYPE bogus"],
-    "client|list": ["CLIENT LIST ID 999999", shape(SERVER_TEXT, "CLIENT LIST TYPE normal")],
+    "client|list": ["CLIENT LIST ID 999999", "CLIENT LIST TYPE pubsub", "CLIENT LIST TYPE bogus", shape(SERVER_TEXT, "CLIENT LIST TYPE normal")],
     "client|no-evict": ["CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x"],
     "client|pause": [("CLIENT PAUSE 0", "CLIENT UNPAUSE"), "CLIENT PAUSE x"],
     "client|reply": [("CLIENT REPLY OFF", "GET s", "CLIENT REPLY ON"), ("CLIENT REPLY SKIP", "GET s", "GET s")],
@@ -382,7 +391,7 @@ TABLE = {
     "config|set": [("CONFIG SET hz 10", "CONFIG GET hz"), "CONFIG SET nosuch 1", "CONFIG SET hz x"],
     "debug": [Case(["DEBUG HELP"], "kind", "Redis's internal test command; goblin-core has a few of its subcommands"),
               "DEBUG SLEEP 0", shape(SERVER_TEXT, "DEBUG OBJECT s"), "DEBUG OBJECT nokey"],
-    "info": [shape(SERVER_TEXT, "INFO"), ("PERSIST e", "INFO keyspace"),
+    "info": [shape(SERVER_TEXT, "INFO"), "INFO nosuch", ("PERSIST e", "INFO keyspace"),
              shape("avg_ttl: Redis's is an estimate its expiry cycle updates", "INFO keyspace")],
     "lastsave": [shape(CLOCK, "LASTSAVE")],
     "memory": ["MEMORY", "MEMORY NOSUCH"],
@@ -403,11 +412,19 @@ TABLE = {
              ev("return {double=3.5}"), ev("return true"), ev("return false"), ev("return nil"),
              ev("return {1, 'a', {2, false}}"), ev("return redis.error_reply('MY err')"),
              ev("return redis.status_reply('fine')"), ev("return {map={a=1}}"), ev("return {set={a=true}}"),
-             ev("return {big_number='123'}"), ev("return 3.99"), ev("return redis.call('nosuch')")],
+             ev("return {big_number='123'}"), ev("redis.setresp(3); return redis.call('info', 'nosuch')"),
+             ev("redis.setresp(3); return redis.call('config', 'get', 'maxmemory')"),
+             ev("redis.setresp(3); return redis.call('hrandfield', 'nokey', 2, 'WITHVALUES')"),
+             ev("redis.setresp(3); return redis.call('zpopmin', 'z', 2)"),
+             ev("redis.setresp(3); local r = redis.call('hgetall', 'h'); return r['map']['f1']"),
+             ev("redis.setresp(3); return redis.call('zscore', 'z', 'b') + 1"),
+             ev("redis.setresp(3); return {double=redis.call('zscore', 'z', 'b')['double']}"),
+             ev("redis.setresp(3); return type(redis.call('get', 'nokey'))"),
+             ev("return type(redis.call('get', 'nokey'))"), ev("return 3.99"), ev("return redis.call('nosuch')")],
     "eval_ro": [ev("return redis.call('get', KEYS[1])", "k:s"), ev("return redis.call('set', 's', 'x')")],
     "evalsha": [(LOAD_SHA1, "EVALSHA %s 0" % SHA1), "EVALSHA ffff 0"],
     "evalsha_ro": [(LOAD_SHA1, "EVALSHA_RO %s 0" % SHA1), "EVALSHA_RO ffff 0"],
-    "fcall": [(LOAD_LIB, "FCALL f 1 s"), "FCALL nosuch 0"],
+    "fcall": [(LOAD_LIB, "FCALL f 1 s"), "FCALL nosuch 0", (LOAD_RESP3, "FCALL m 0", "FCALL d 0")],
     "fcall_ro": [(LOAD_LIB, "FCALL_RO g 1 s", "FCALL_RO f 1 s")],
     "function": ["FUNCTION", "FUNCTION NOSUCH"],
     "function|delete": [(LOAD_LIB, "FUNCTION DELETE lib"), "FUNCTION DELETE nosuch"],
@@ -431,11 +448,13 @@ TABLE = {
     "script|load": [LOAD_SHA1, ["SCRIPT", "LOAD", "return +"]],
     # -- transactions
     "discard": [("MULTI", "GET s", "DISCARD"), "DISCARD"],
-    "exec": ["EXEC", ("MULTI", "SET s 1", "ZSCORE z b", "HGETALL h", "SMEMBERS iset", "GET nokey",
+    "exec": ["EXEC", ("MULTI", "HRANDFIELD nokey 2 WITHVALUES", "SPOP nokey 2", "ZPOPMIN z 2", "CONFIG GET maxmemory",
+                      "CLIENT LIST ID 999999", "ZMPOP 1 nokey MIN", "BLPOP nokey 0", "SMISMEMBER set a", "EXEC"), ("MULTI", "SET s 1", "ZSCORE z b", "HGETALL h", "SMEMBERS iset", "GET nokey",
                       "ZRANGE z 0 -1 WITHSCORES", "EXEC"), ("MULTI", "NOSUCH", "EXEC")],
     "multi": [("MULTI", "MULTI", "DISCARD")],
     "unwatch": ["UNWATCH"],
-    "watch": [("WATCH s", "MULTI", "GET s", "EXEC"), ("MULTI", "WATCH s", "DISCARD")],
+    "watch": [("WATCH s", "MULTI", "GET s", "EXEC"), ("MULTI", "WATCH s", "DISCARD"),
+              ("WATCH s", "SET s z", "MULTI", "GET s", "EXEC"), ("WATCH nokey", "SET nokey 1", "MULTI", "PING", "EXEC")],
     # -- streams
     "xack": ["XACK x grp 1-1 9-9", "XACK nokey grp 1-1"],
     "xadd": ["XADD x 4-1 f v", "XADD x 1-0 f v", shape(CLOCK, "XADD x * f v"), "XADD nokey NOMKSTREAM * f v"],
