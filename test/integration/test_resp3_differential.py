@@ -705,6 +705,21 @@ class Resp3DifferentialTest(gbtest.GoblinAndRedisCase):
     def test_resp2(self):
         self.run_table(2)
 
+    def test_command_info_and_docs(self):
+        """COMMAND INFO and COMMAND DOCS of every command and subcommand, in
+        both protocols (RESP3's sets and maps in key specs, flags, arguments
+        and history). Containers aside: their subcommand lists follow
+        Redis's hashtable and hold ones goblin-core lacks (test_command_meta
+        compares them normalised)."""
+        containers = {n.split("|")[0] for n in self.names if "|" in n}
+        leaves = [n for n in self.names if n not in containers and n not in GOBLIN_ONLY]
+        for proto in (3, 2):
+            with resp3.Conn(self.goblin, proto=proto) as g, resp3.Conn(self.redis, proto=proto) as r:
+                for name in leaves:
+                    for sub in (b"INFO", b"DOCS"):
+                        a, b = g.call(b"COMMAND", sub, name), r.call(b"COMMAND", sub, name)
+                        self.assertEqual(a.raw, b.raw, "RESP%d COMMAND %s %s" % (proto, sub.decode(), name))
+
     def test_goblin_only(self):
         for proto in (2, 3):
             for name, cases in GOBLIN_ONLY.items():
