@@ -703,7 +703,7 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
         abort_ |= gb_slice_ieq(argv[i], "abort");
     }
     /* ABORT goes alone (Redis 7.0's illegal combinations). */
-    if ((save && nosave) || (abort_ && argc > 2 && !all_args_are(argc, argv, "abort"))) {
+    if ((save && nosave) || (abort_ && !all_args_are(argc, argv, "abort"))) {
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
