@@ -400,15 +400,16 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
             "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
             "FREQ <key>",
-            "    Return the logarithmic access frequency counter of a <key>.",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
             "IDLETIME <key>",
-            "    Return the idle time of a <key>, that is the approximated number of",
+            "    Return the idle time of the <key>, that is the approximated number of",
             "    seconds elapsed since the last access to the key.",
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
             "HELP",
-            "    Print this help.",
+            "    Prints this help.",
         };
         gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
         return;

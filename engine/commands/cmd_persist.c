@@ -134,7 +134,7 @@ static const char *const debug_help[] = {
     "SLEEP <seconds>",
     "    Stop the server for <seconds> (decimals allowed).",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 };
 
 static void cmd_debug(gb_client *c, int argc, gb_slice *argv)

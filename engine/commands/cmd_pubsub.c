@@ -102,9 +102,11 @@ static void pubsub_channels(gb_client *c, enum gb_pubsub_kind kind, int argc, gb
     gb_reply_set_deferred(c, h, l.n);
 }
 
+/* A flat array of channel, count pairs in both protocols: Redis 7.0 sends
+ * no map here (addReplyArrayLen), so RESP3 clients see an array too. */
 static void pubsub_numsub(gb_client *c, enum gb_pubsub_kind kind, int argc, gb_slice *argv)
 {
-    gb_reply_map(c, argc - 2);
+    gb_reply_array(c, 2 * (int64_t)(argc - 2));
     for (int i = 2; i < argc; i++) {
         gb_reply_slice(c, argv[i]);
         gb_reply_int(c, (int64_t)gb_pubsub_numsub(c->eng, kind, argv[i]));

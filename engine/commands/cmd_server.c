@@ -658,7 +658,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
             "HELP",
-            "    Print this help.",
+            "    Prints this help.",
         };
         gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
@@ -678,22 +678,40 @@ static void cmd_time(gb_client *c, int argc, gb_slice *argv)
     gb_reply_bulk_ll(c, us % 1000000);
 }
 
+/* Whether every argument after the command name is `word`. */
+static bool all_args_are(int argc, gb_slice *argv, const char *word)
+{
+    for (int i = 1; i < argc; i++)
+        if (!gb_slice_ieq(argv[i], word))
+            return false;
+    return true;
+}
+
 static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 {
     for (int i = 1; i < argc; i++) {
         if (!gb_slice_ieq(argv[i], "nosave") && !gb_slice_ieq(argv[i], "save") && !gb_slice_ieq(argv[i], "now") &&
-            !gb_slice_ieq(argv[i], "force")) {
+            !gb_slice_ieq(argv[i], "force") && !gb_slice_ieq(argv[i], "abort")) {
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
     }
-    bool save = false, nosave = false;
+    bool save = false, nosave = false, abort_ = false;
     for (int i = 1; i < argc; i++) {
         save |= gb_slice_ieq(argv[i], "save");
         nosave |= gb_slice_ieq(argv[i], "nosave");
+        abort_ |= gb_slice_ieq(argv[i], "abort");
     }
-    if (save && nosave) {
+    /* ABORT goes alone (Redis 7.0's illegal combinations). */
+    if ((save && nosave) || (abort_ && !all_args_are(argc, argv, "abort"))) {
         gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    /* ABORT cancels a shutdown that waits for replicas to catch up; a
+     * shutdown here never waits (no replication), so there is never one to
+     * cancel. */
+    if (abort_) {
+        gb_reply_error(c, "ERR No shutdown in progress.");
         return;
     }
     /* A busy script may only be stopped by SHUTDOWN NOSAVE (Redis 7.0). */
@@ -735,10 +753,17 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
             gb_reply_nil(c);
         else
             gb_reply_int(c, (int64_t)gb_kv_mem(kv));
-    } else if (gb_slice_ieq(argv[1], "help")) {
-        gb_reply_array(c, 2);
-        gb_reply_status(c, "MEMORY USAGE <key> [SAMPLES <count>]");
-        gb_reply_status(c, "    Return memory in bytes used by <key> and its value (exact, not sampled).");
+    } else if (gb_slice_ieq(argv[1], "help") && argc == 2) {
+        /* Redis's lines for the subcommands there are here; USAGE's
+         * description says what this one does (it counts, never samples). */
+        static const char *const lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value (exact, not sampled).",
+            "HELP",
+            "    Prints this help.",
+        };
+        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         gb_reply_unknown_subcommand(c, argv[1], "memory");
     }

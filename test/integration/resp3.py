@@ -189,3 +189,23 @@ def wait_for(pred, timeout):
 
 def sleep_a_bit(s):
     time.sleep(s * gbtest.SLOW)
+
+
+class _Bytes(Conn):
+    """A parser over bytes already read (no socket): parse_all's reader."""
+
+    def __init__(self, data):
+        self.buf = bytearray(data)
+        self.pos = 0
+
+    def _fill(self):
+        raise gbtest.ProtocolViolation("truncated reply: %r" % bytes(self.buf[-80:]))
+
+
+def parse_all(data):
+    """Every reply in data (a captured byte stream), as Replies."""
+    p = _Bytes(data)
+    out = []
+    while p.pos < len(p.buf):
+        out.append(p._parse())
+    return out
