@@ -505,13 +505,7 @@ NEEDS_NO_CHILD = {"save", "bgsave", "bgrewriteaof"}
 # Stream commands whose replies still differ from Redis 7.0's, per
 # protocol; their fix belongs to the stream files (cmd_stream*.c,
 # t_stream.c). Empty this as they are fixed: an entry that matches fails.
-STREAM_XFAIL = {
-    "xread": (3,),  # an array of [stream, entries] pairs where Redis 7.0 replies a map keyed by stream
-    "xreadgroup": (3,),  # likewise
-    "xinfo|stream": (3,),  # a flat array where Redis replies a map (FULL: its groups and consumers too)
-    "xinfo|groups": (3,),  # each group a flat array where Redis replies a map
-    "xinfo|consumers": (3,),  # each consumer a flat array where Redis replies a map
-}
+STREAM_XFAIL = {}
 
 # Differences in engine/script (FUNCTION LIST and STATS build their replies
 # there), which this test's owner may not change: same rules as STREAM_XFAIL.
