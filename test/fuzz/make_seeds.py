@@ -556,6 +556,19 @@ def lua_seeds():
         write("lua", "eval-%s" % name, bytes([bits]) + script.encode() + b"\x00" + data)
 
 
+def stream_seeds():
+    """fuzz_stream: every byte is a choice of the model's next step (see
+    test/engine/ds/stream_model.h); seeded random bytes of a few lengths,
+    and runs biased towards XDEL and XSETID (choice bytes 45-91)."""
+    import random
+    for n, length in enumerate((64, 600, 3000)):
+        rng = random.Random(n)
+        write("stream", "random-%d" % length, bytes(rng.randrange(256) for _ in range(length)))
+    rng = random.Random(99)
+    write("stream", "deletes-and-setids", bytes(rng.choice((rng.randrange(256), 50 + rng.randrange(40)))
+                                                for _ in range(2000)))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -566,6 +579,7 @@ def main():
     manifest_seeds()
     snaprecord_seeds()
     lua_seeds()
+    stream_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 
