@@ -57,6 +57,15 @@ TOMBSTONE_SEQUENCE = [
     ("XTRIM", "t", "MINID", "6-0"), ("XLEN", "t"), ("XINFO", "STREAM", "t"),
     ("XSETID", "t", "1-0"), ("XADD", "t", "2-0", "a", "1"), ("XINFO", "STREAM", "t"), ("XREVRANGE", "t", "2-0", "2-0"),
     ("XRANGE", "t", "2-0", "2-0"), ("XDEL", "t", "2-0"), ("XLEN", "t"),
+    # the same below a tombstone-only node's key, until a new node starts
+    # below it: redis-server 7.0 then lists out of order and misses IDs
+    # (documented in docs/streams.md); goblin-core answers the same
+    ("DEL", "z"), ("CONFIG", "SET", "stream-node-max-entries", "4"),
+    ("XADD", "z", "87-0", "a", "1"), ("XADD", "z", "89-0", "a", "1"), ("XDEL", "z", "89-0"),
+    ("XTRIM", "z", "MINID", "89-0"), ("XSETID", "z", "3-0"), ("XADD", "z", "3-1", "a", "1"),
+    ("XADD", "z", "5-83", "a", "1"), ("XADD", "z", "5-84", "a", "1"), ("XADD", "z", "5-85", "a", "1"),
+    ("XRANGE", "z", "-", "+"), ("XREVRANGE", "z", "+", "-"), ("XRANGE", "z", "3-1", "3-1"),
+    ("XREVRANGE", "z", "5-84", "5-84"), ("XDEL", "z", "3-1"), ("XLEN", "z"), ("XINFO", "STREAM", "z"),
     ("CONFIG", "SET", "stream-node-max-entries", "100"),
 ]
 
