@@ -527,13 +527,13 @@ static void reply_flags(gb_client *c, uint32_t flags)
             gb_reply_status(c, gb_script_flag_names[i]);
             n++;
         }
-    gb_reply_set_deferred(c, h, n);
+    gb_reply_set_deferred_set(c, h, n);
 }
 
-/* RESP2: each map is a flat array of name, value pairs. */
+/* Maps and a set of flags in RESP3; RESP2 sends them as flat arrays. */
 static void reply_library(gb_client *c, const fn_lib *lib, bool with_code)
 {
-    gb_reply_array(c, with_code ? 8 : 6);
+    gb_reply_map(c, with_code ? 4 : 3);
     gb_reply_cstr(c, "library_name");
     gb_reply_cstr(c, lib->name);
     gb_reply_cstr(c, "engine");
@@ -542,7 +542,7 @@ static void reply_library(gb_client *c, const fn_lib *lib, bool with_code)
     gb_reply_array(c, lib->nfns);
     for (int i = 0; i < lib->nfns; i++) {
         const fn_def *f = lib->fns[i];
-        gb_reply_array(c, 6);
+        gb_reply_map(c, 3);
         gb_reply_cstr(c, "name");
         gb_reply_bulk(c, f->name, f->name_len);
         gb_reply_cstr(c, "description");
@@ -578,12 +578,12 @@ void gb_functions_stats(gb_scripting *sys, gb_client *c)
 {
     gb_functions *fns = sys->fns;
     gb_script_run *run = sys->run;
-    gb_reply_array(c, 4);
+    gb_reply_map(c, 2);
     gb_reply_cstr(c, "running_script");
     if (!run || run->eval) {
         gb_reply_nil(c);
     } else {
-        gb_reply_array(c, 6);
+        gb_reply_map(c, 3);
         gb_reply_cstr(c, "name");
         gb_reply_cstr(c, run->name);
         gb_reply_cstr(c, "command");
@@ -594,9 +594,9 @@ void gb_functions_stats(gb_scripting *sys, gb_client *c)
         gb_reply_int(c, (int64_t)(gb_clock_mono_ms() - run->start_ms));
     }
     gb_reply_cstr(c, "engines");
-    gb_reply_array(c, 2);
+    gb_reply_map(c, 1);
     gb_reply_cstr(c, "LUA");
-    gb_reply_array(c, 4);
+    gb_reply_map(c, 2);
     gb_reply_cstr(c, "libraries_count");
     gb_reply_int(c, (int64_t)fns->nlibs);
     gb_reply_cstr(c, "functions_count");

@@ -509,10 +509,7 @@ STREAM_XFAIL = {}
 
 # Differences in engine/script (FUNCTION LIST and STATS build their replies
 # there), which this test's owner may not change: same rules as STREAM_XFAIL.
-SCRIPT_XFAIL = {
-    "function|list": (3,),  # each library and function a flat array where Redis replies a map, flags a set
-    "function|stats": (3,),  # flat arrays where Redis replies maps
-}
+SCRIPT_XFAIL = {}
 EXPECTED_TO_FAIL = {name: ("STREAM_XFAIL", protos) for name, protos in STREAM_XFAIL.items()}
 EXPECTED_TO_FAIL.update({name: ("SCRIPT_XFAIL", protos) for name, protos in SCRIPT_XFAIL.items()})
 
