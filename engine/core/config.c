@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "engine/core/config.h"
 #include "engine/base/mem.h"
 
@@ -129,6 +129,9 @@ static const opt options[] = {
     {"notify-keyspace-events", NULL, T_NOTIFY, OFF(notify_keyspace_events), 0, 0, "", true, NULL,
      "Keyspace notifications: K (keyspace channel), E (keyevent channel) and event classes g $ l s h z x e t d "
      "(A: all of these), m (key miss), n (new key); empty: off (docs/pubsub.md).", NULL},
+    {"tracking-table-max-keys", NULL, T_LONG, OFF(tracking_table_max_keys), 0, INT64_MAX, "1000000", true, NULL,
+     "Most keys CLIENT TRACKING remembers for its clients; over it, random ones are invalidated (their readers "
+     "get the message) before the next command. 0: no limit.", NULL},
     /* logging */
     {"loglevel", NULL, T_ENUM, OFF(loglevel), 0, 0, "notice", true, loglevels,
      "debug, verbose, notice or warning.", NULL},
@@ -141,7 +144,7 @@ static const opt options[] = {
     {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
      "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,
-     "128", true, NULL, "Hashes with more fields use a hash table.", NULL},
+     "512", true, NULL, "Hashes with more fields use a hash table.", NULL},
     {"hash-max-listpack-value", "hash-max-ziplist-value", T_LONG, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
     {"set-max-intset-entries", NULL, T_LONG, OFF(set_max_intset_entries), 0, INT64_MAX, "512", true, NULL,
@@ -529,6 +532,19 @@ void gb_settings_free(gb_settings *s)
         }
 }
 
+/* Redis chdirs into `dir` and CONFIG GET answers getcwd(): the absolute
+ * path. This server builds paths from `dir` instead, so the same answer is
+ * its resolved form; false (the text as set) if it no longer resolves. */
+static bool format_dir(const char *dir, char *buf, size_t cap)
+{
+    char *abs = realpath(dir, NULL);
+    if (!abs)
+        return false;
+    snprintf(buf, cap, "%s", abs);
+    free(abs); /* realpath's malloc, not gb_malloc */
+    return true;
+}
+
 static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap)
 {
     switch (o->type) {
@@ -556,6 +572,8 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
         return;
     case T_STRING: {
         const char *v = *(char *const *)cfield(s, o);
+        if (o->offset == OFF(dir) && v && format_dir(v, buf, cap))
+            return;
         snprintf(buf, cap, "%s", v ? v : "");
         return;
     }

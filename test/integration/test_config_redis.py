@@ -1,0 +1,171 @@
+"""CONFIG against redis-server 7.0 started without a config file:
+
+  * every parameter both servers know has the same default, byte for byte
+    (CONFIG GET *), except the few listed in LEGITIMATE_DIFFERENCES;
+  * tracking-table-max-keys: over the limit, the next command evicts random
+    keys from the tracking table and their readers get the invalidation;
+  * CONFIG SET port / bind rebind at run time: the new listener serves, the
+    old one is closed, connections already open stay; an address that cannot
+    be bound fails with Redis's error and the old listener keeps serving.
+"""
+
+import os
+import socket
+import time
+
+import gbtest
+from gbtest import Raw, Server, wait_until
+
+# Defaults that differ from redis-server 7.0's on purpose. Each value is
+# (goblin's, redis's) default as CONFIG GET shows it; None: chosen by the
+# test (a port, a socket path, the directory each server runs in), checked
+# separately below.
+LEGITIMATE_DIFFERENCES = {
+    # The ports and socket paths the test gives each server.
+    "port": None,
+    "unixsocket": None,
+    # Each server runs in its own directory: both answer it as an absolute
+    # path (checked in test_dir_is_absolute).
+    "dir": None,
+    # Loopback only by default: exposing the server is a decision
+    # (goblin-core --help); Redis binds every interface and relies on
+    # protected-mode.
+    "bind": ("127.0.0.1", "* -::*"),
+    # The socket is made owner-only before it accepts anything; Redis leaves
+    # it to the umask (0: no chmod).
+    "unixsocketperm": ("700", "0"),
+    # A normal client's pending replies are capped at 1gb (Redis: unlimited),
+    # so one slow reader cannot take all the memory.
+    "client-output-buffer-limit": (
+        "normal 1073741824 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    # The snapshot is Goblin's own format, not an RDB file.
+    "dbfilename": ("dump.gdb", "dump.rdb"),
+}
+
+
+class BareRedis(Server):
+    """redis-server with only --port and --unixsocket: every other setting
+    is its compiled default (gbtest.Server adds bind, save, dir, ...)."""
+
+    def __init__(self):
+        super().__init__("redis")
+
+    def _spawn(self):
+        self.cmd = [self.cmd[0], "--port", str(self.port), "--unixsocket", self.sock]
+        super()._spawn()
+
+
+def config_all(srv):
+    with Raw(srv) as r:
+        flat = r.call("CONFIG", "GET", "*")
+    return {flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)}
+
+
+class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
+    @classmethod
+    def setUpClass(cls):
+        if not gbtest.REDIS_SERVER:
+            raise __import__("unittest").SkipTest(gbtest.REDIS_SKIP_REASON)
+        cls.goblin = Server("goblin")
+        try:
+            cls.redis = BareRedis()
+        except BaseException:
+            cls.goblin.cleanup()
+            raise
+
+    def test_defaults_match_redis(self):
+        g, r = config_all(self.goblin), config_all(self.redis)
+        self.assertGreater(len(r), 150)  # a real redis-server 7.0 answered
+        common = sorted(set(g) & set(r))
+        differ = {}
+        for name in common:
+            if name in LEGITIMATE_DIFFERENCES:
+                continue
+            if g[name] != r[name]:
+                differ[name] = (g[name], r[name])
+        self.assertEqual(differ, {}, "goblin's default differs from redis-server 7.0's (goblin, redis)")
+        for name, expected in LEGITIMATE_DIFFERENCES.items():
+            self.assertIn(name, common)
+            if expected is not None:
+                self.assertEqual((g[name], r[name]), expected, name)
+        for name in ("hash-max-listpack-entries", "tracking-table-max-keys"):
+            self.assertIn(name, common)
+
+    def test_dir_is_absolute(self):
+        # Redis answers getcwd(); goblin the resolved `dir` ("./" here).
+        for srv in (self.goblin, self.redis):
+            self.assertEqual(config_all(srv)["dir"], os.path.realpath(srv.dir), srv.kind)
+
+    def test_hash_encoding_follows_the_default(self):
+        # 512 fields stay a listpack, the 513th converts it, on both.
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("DEL", "h")
+                for i in range(512):
+                    c.send_cmd("HSET", "h", "f%d" % i, "v")
+                for i in range(512):
+                    c.read()
+                self.assertEqual(c.call("OBJECT", "ENCODING", "h"), b"listpack", srv.kind)
+                c.call("HSET", "h", "f512", "v")
+                self.assertEqual(c.call("OBJECT", "ENCODING", "h"), b"hashtable", srv.kind)
+                c.call("DEL", "h")
+
+
+def info_field(conn, section, name):
+    for line in conn.call("INFO", section).decode().split("\r\n"):
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1]
+    return None
+
+
+class TrackingLimitTest(gbtest.GoblinAndRedisCase):
+    def scenario(self, srv):
+        """A RESP2 reader redirects its invalidations to a subscriber; with
+        tracking-table-max-keys 2, reading a third key leaves 3 remembered
+        until the next command evicts one at random (its invalidation is
+        published). Returns (keys before, keys after, invalidated keys)."""
+        with Raw(srv) as admin, Raw(srv) as sub, Raw(srv) as reader:
+            admin.call("FLUSHALL")
+            self.assertEqual(admin.call("CONFIG", "SET", "tracking-table-max-keys", "2"), b"OK")
+            sub_id = sub.call("CLIENT", "ID")
+            sub.call("SUBSCRIBE", "__redis__:invalidate")
+            self.assertEqual(reader.call("CLIENT", "TRACKING", "on", "REDIRECT", str(sub_id)), b"OK")
+            for k in ("k1", "k2", "k3"):
+                reader.call("GET", k)
+            before = int(info_field(admin, "stats", "tracking_total_keys"))
+            after = int(info_field(admin, "stats", "tracking_total_keys"))
+            msg = sub.read()[0]
+            self.assertEqual(msg[:2], [b"message", b"__redis__:invalidate"], srv.kind)
+            invalidated = msg[2]
+            # 0 turns the limit off: nothing more is evicted.
+            admin.call("CONFIG", "SET", "tracking-table-max-keys", "0")
+            reader.call("GET", "k4")
+            reader.call("GET", "k5")
+            admin.call("PING")
+            unlimited = int(info_field(admin, "stats", "tracking_total_keys"))
+            admin.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+            return before, after, invalidated, unlimited
+
+    def test_limit_evicts_and_invalidates(self):
+        for srv in (self.goblin, self.redis):
+            before, after, invalidated, unlimited = self.scenario(srv)
+            # INFO's own command is what finds the table over the limit: the
+            # first INFO sees it reduced already.
+            self.assertEqual((before, after), (2, 2), srv.kind)
+            self.assertEqual(len(invalidated), 1, srv.kind)
+            self.assertIn(invalidated[0], (b"k1", b"k2", b"k3"), srv.kind)
+            self.assertEqual(unlimited, 4, srv.kind)
+
+    def test_errors_match(self):
+        for value in ("-1", "abc", "9223372036854775808", "0"):
+            replies = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    replies.append(c.call_raw("CONFIG", "SET", "tracking-table-max-keys", value))
+                    c.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+            self.assertEqual(replies[0], replies[1], value)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
