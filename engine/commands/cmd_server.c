@@ -560,6 +560,35 @@ static bool config_apply(gb_client *c, const char *name)
     return true;
 }
 
+static bool names_include(const char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* CONFIG SET port / bind: the transport listens as the new settings say
+ * before they are committed; when it cannot, nothing changes (it keeps its
+ * listeners) and the reply is Redis's error. */
+static bool config_apply_listeners(gb_client *c, const gb_settings *next, const char **names, int n)
+{
+    const gb_settings *now = &c->eng->cfg;
+    bool port_changed = next->port != now->port;
+    bool bind_given = names_include(names, n, "bind");
+    const gb_listener_hook *hook = &c->eng->listeners;
+    if (!hook->rebind || (!port_changed && !bind_given))
+        return true;
+    char why[512];
+    if (hook->rebind(hook->ctx, next->port, next->bind, why, sizeof why) == 0)
+        return true;
+    gb_reply_error(c, port_changed ? "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
+                                     "listen on this port. Check server logs."
+                                   : "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind "
+                                     "to specified addresses.");
+    return false;
+}
+
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)
 {
     gb_slice sub = argv[1];
@@ -629,6 +658,8 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
                 goto undo;
             }
         }
+        if (!config_apply_listeners(c, &scratch, names, npairs))
+            goto undo;
         gb_settings_free(&c->eng->cfg);
         c->eng->cfg = scratch;
         bool applied = true;

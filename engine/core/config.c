@@ -71,14 +71,49 @@ static const char *check_dir(const char *v)
     return S_ISDIR(st.st_mode) ? NULL : strerror(ENOTDIR);
 }
 
+/* The words of v separated by one space, as Redis keeps a list setting
+ * (`bind`) and CONFIG GET shows it. */
+static char *single_spaced(const char *v)
+{
+    char *out = gb_malloc(strlen(v) + 1);
+    size_t n = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        if (n)
+            out[n++] = ' ';
+        while (*p && *p != ' ' && *p != '\t')
+            out[n++] = *p++;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Redis's CONFIG_BINDADDR_MAX. The words are what every space separates,
+ * empty ones included (Redis 7.0's CONFIG SET splits so, and an empty
+ * address then fails to bind); the config file and the command line
+ * single-space the value first (single_spaced). */
+static const char *check_bind(const char *v)
+{
+    int words = *v ? 1 : 0;
+    for (const char *p = v; *p; p++)
+        words += *p == ' ';
+    return words > 16 ? "Too many bind addresses specified." : NULL;
+}
+
 #define OFF(f) offsetof(gb_settings, f)
+
 
 static const opt options[] = {
     /* network */
-    {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", false, NULL,
-     "TCP port to listen on; 0 disables TCP.", NULL},
-    {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", false, NULL,
-     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose).", NULL},
+    {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", true, NULL,
+     "TCP port to listen on; 0 disables TCP. CONFIG SET moves the listeners (open connections stay).", NULL},
+    {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", true, NULL,
+     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose); at most 16. "
+     "Redis's forms: * (every IPv4 address), ::* (every IPv6 one), a host name, -ADDR (skipped if the host "
+     "lacks it); empty: no TCP.", check_bind},
     {"unixsocket", NULL, T_STRING, OFF(unixsocket), 0, 0, "/tmp/goblin-core.sock", false, NULL,
      "Unix socket path (also where ring clients claim slots); empty disables it.", NULL},
     {"unixsocketperm", NULL, T_OCTAL, OFF(unixsocketperm), 0, 0777, "700", false, NULL,
@@ -788,7 +823,12 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
             value = argv[++i];
         }
         char why[256];
-        if (set_opt(s, o, value, why, sizeof why) != 0)
+        /* Redis reads its command line as config-file text: a list's words
+         * are split on any run of blanks. */
+        char *spaced = o->offset == OFF(bind) ? single_spaced(value) : NULL;
+        int rc = set_opt(s, o, spaced ? spaced : value, why, sizeof why);
+        gb_free(spaced);
+        if (rc != 0)
             return fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
     }
     return 0;

@@ -6,7 +6,9 @@
     keys from the tracking table and their readers get the invalidation;
   * CONFIG SET port / bind rebind at run time: the new listener serves, the
     old one is closed, connections already open stay; an address that cannot
-    be bound fails with Redis's error and the old listener keeps serving.
+    be bound fails with Redis's error and the old listener keeps serving;
+    Redis's bind forms (*, -optional, host names, empty: no TCP);
+    unixsocket, unixsocketperm and tcp-backlog stay immutable, as in 7.0.
 """
 
 import os
@@ -165,6 +167,115 @@ class TrackingLimitTest(gbtest.GoblinAndRedisCase):
                     replies.append(c.call_raw("CONFIG", "SET", "tracking-table-max-keys", value))
                     c.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
             self.assertEqual(replies[0], replies[1], value)
+
+
+def refused(port):
+    """Whether a TCP connection to 127.0.0.1:port is refused."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            return False
+    except ConnectionRefusedError:
+        return True
+
+
+def serves(addr):
+    with Raw(addr) as c:
+        return c.call("PING") == b"PONG"
+
+
+class ListenerRebindTest(gbtest.GoblinAndRedisCase):
+    """CONFIG SET port and bind at run time, with real sockets; every reply
+    byte for byte as redis-server 7.0's."""
+
+    def both(self):
+        return ((self.goblin, "goblin"), (self.redis, "redis"))
+
+    def move_port(self, srv, admin, port):
+        reply = admin.call_raw("CONFIG", "SET", "port", str(port))
+        if reply == b"+OK\r\n":
+            srv.port = port
+        return reply
+
+    def test_port_moves_and_open_connections_stay(self):
+        for srv, name in self.both():
+            old = srv.port
+            with Raw(srv, tcp=True) as open_before, Raw(srv) as admin:
+                new = gbtest.free_port()
+                self.assertEqual(self.move_port(srv, admin, new), b"+OK\r\n", name)
+                self.assertTrue(serves(("127.0.0.1", new)), name)
+                self.assertTrue(refused(old), name)
+                self.assertEqual(open_before.call("PING"), b"PONG", name)
+                self.assertEqual(admin.call("CONFIG", "GET", "port"), [b"port", str(new).encode()], name)
+                self.assertEqual(gbtest.parse_info(admin.call("INFO", "server"))["tcp_port"], str(new), name)
+                # Port 0: no TCP at all; the Unix socket and open connections go on.
+                self.assertEqual(admin.call_raw("CONFIG", "SET", "port", "0"), b"+OK\r\n", name)
+                self.assertTrue(refused(new), name)
+                self.assertEqual(open_before.call("PING"), b"PONG", name)
+                self.assertEqual(self.move_port(srv, admin, old), b"+OK\r\n", name)
+                self.assertTrue(serves(("127.0.0.1", old)), name)
+
+    def test_taken_port_fails_and_old_listener_serves(self):
+        holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        taken = holder.getsockname()[1]
+        try:
+            replies = []
+            for srv, name in self.both():
+                with Raw(srv, tcp=True) as admin:
+                    replies.append(self.move_port(srv, admin, taken))
+                    self.assertEqual(admin.call("CONFIG", "GET", "port"), [b"port", str(srv.port).encode()], name)
+                    self.assertEqual(admin.call("PING"), b"PONG", name)
+                self.assertTrue(serves(("127.0.0.1", srv.port)), name)
+            self.assertEqual(replies[0], replies[1])
+            self.assertTrue(replies[0].startswith(b"-ERR CONFIG SET failed (possibly related to argument 'port')"))
+        finally:
+            holder.close()
+
+    def test_bind_changes(self):
+        for value, expect_ok in (("1.2.3.4", False),              # not an address of this host
+                                 ("-1.2.3.4 127.0.0.1", True),   # optional: skipped
+                                 ("*", True),                    # every IPv4 address
+                                 ("127.0.0.1", True),            # back from * on the same port
+                                 ("localhost", True),            # a host name
+                                 ("bogus.invalid", False),
+                                 (" ".join(["127.0.0.1"] * 17), False),
+                                 # Redis 7.0's CONFIG SET splits at every space:
+                                 # the empty words fail to bind.
+                                 ("127.0.0.1   -::1", False),
+                                 ("127.0.0.1 -::1", True)):
+            replies, shown = [], []
+            for srv, name in self.both():
+                with Raw(srv, tcp=True) as open_before, Raw(srv) as admin:
+                    replies.append(admin.call_raw("CONFIG", "SET", "bind", value))
+                    shown.append(admin.call("CONFIG", "GET", "bind"))
+                    self.assertEqual(open_before.call("PING"), b"PONG", (name, value))
+                    self.assertTrue(serves(("127.0.0.1", srv.port)), (name, value))
+            self.assertEqual(replies[0], replies[1], value)
+            self.assertEqual(replies[0] == b"+OK\r\n", expect_ok, (value, replies[0]))
+            self.assertEqual(shown[0], shown[1], value)
+        for srv, name in self.both():
+            with Raw(srv) as admin:
+                admin.call("CONFIG", "SET", "bind", "127.0.0.1")
+
+    def test_empty_bind_stops_tcp(self):
+        for srv, name in self.both():
+            with Raw(srv, tcp=True) as open_before:
+                self.assertEqual(open_before.call_raw("CONFIG", "SET", "bind", ""), b"+OK\r\n", name)
+                self.assertTrue(refused(srv.port), name)
+                self.assertEqual(open_before.call("PING"), b"PONG", name)
+                self.assertEqual(open_before.call_raw("CONFIG", "SET", "bind", "127.0.0.1"), b"+OK\r\n", name)
+            self.assertTrue(serves(("127.0.0.1", srv.port)), name)
+
+    def test_immutable_listener_settings(self):
+        for param, value in (("unixsocket", "/tmp/elsewhere.sock"), ("unixsocketperm", "777"),
+                             ("tcp-backlog", "5")):
+            replies = []
+            for srv, name in self.both():
+                with Raw(srv) as admin:
+                    replies.append(admin.call_raw("CONFIG", "SET", param, value))
+            self.assertEqual(replies[0], replies[1], param)
+            self.assertIn(b"can't set immutable config", replies[0])
 
 
 if __name__ == "__main__":

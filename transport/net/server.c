@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -79,14 +80,28 @@ typedef struct listener {
     } spare;
     bool spare_busy;
     bool spare_pending;
-    char desc[128];
+    bool retired;       /* closed by CONFIG SET port/bind: freed once its handles have closed */
+    bool handle_closed;
+    int port;           /* TCP: the port and the bind word it serves (without a leading '-') */
+    char addr[256];
+    char desc[300];
 } listener;
+
+/* Redis's CONFIG_BINDADDR_MAX: most words in `bind`. */
+#define GB_BIND_MAX 16
 
 struct gb_net_server {
     gb_engine *eng;
     uv_loop_t *loop;
-    listener *listeners[16];
+    /* Every listener (the TCP ones, then the Unix socket's), for the
+     * loops that treat them alike. */
+    listener *listeners[GB_BIND_MAX + 1];
     int nlisteners;
+    listener *tcp[GB_BIND_MAX]; /* serving `port` on the words of `bind` */
+    int ntcp;
+    listener *unix_listener;
+    int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
+    char *bind;
     char *unix_path;
     uv_timer_t cron;
     int cron_hz;
@@ -633,6 +648,11 @@ static void spare_closed(uv_handle_t *h)
 {
     listener *l = h->data;
     l->spare_busy = false;
+    if (l->retired) {
+        if (l->handle_closed)
+            free(l);
+        return;
+    }
     if (l->spare_pending) {
         l->spare_pending = false;
         on_connection(&l->h.stream, 0); /* the connection libuv holds for us */
@@ -987,39 +1007,159 @@ static void stop_everything(gb_net_server *srv)
 
 /* ---- listeners -------------------------------------------------------------------- */
 
-static int listen_tcp(gb_net_server *srv, const char *addr, int port, char *err, size_t errlen)
+/* A listener that CONFIG SET port/bind no longer wants: closed, and freed
+ * once both its handle and a refusal in flight on its spare have closed. */
+static void retired_closed(uv_handle_t *h)
 {
+    listener *l = h->data;
+    l->handle_closed = true;
+    if (!l->spare_busy)
+        free(l);
+}
+
+static void retire_listener(listener *l)
+{
+    l->retired = true;
+    uv_close(&l->h.handle, retired_closed);
+}
+
+/* Redis's listenToPort: errors that mean "this host cannot have that kind
+ * of socket" skip the address, as does an address the host does not have
+ * when the word starts with '-' ("-::1": optional). */
+static bool bind_error_skips(int rc, bool optional)
+{
+    return (rc == UV_EADDRNOTAVAIL && optional) || rc == UV_EAFNOSUPPORT || rc == UV_EPROTONOSUPPORT ||
+           rc == UV_ENOPROTOOPT;
+}
+
+/* One word of `bind` on port, as Redis's anetTcpServer reads it: an IPv6
+ * address if it has a ':', else IPv4; "*" (or "::*") is every address of
+ * that family; a host name is resolved. *out is the listener, or NULL when
+ * the address is skipped (logged). Returns 0 or a negative libuv code with
+ * a one-line reason in err. */
+static int listen_tcp(gb_net_server *srv, const char *word, int port, listener **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    bool optional = word[0] == '-';
+    const char *addr = word + optional;
+    bool v6 = strchr(addr, ':') != NULL;
+    const char *node = strcmp(addr, "*") == 0 || (v6 && strcmp(addr, "::*") == 0) ? NULL : addr;
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = v6 ? AF_INET6 : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    char shown[128];
+    snprintf(shown, sizeof shown, "%s%.100s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+    uv_getaddrinfo_t req;
+    int rc = uv_getaddrinfo(srv->loop, &req, NULL, node, service, &hints); /* no callback: synchronous */
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot listen on TCP %s: %s", shown, uv_strerror(rc));
+        return rc;
+    }
     listener *l = calloc(1, sizeof *l);
     if (!l) {
+        uv_freeaddrinfo(req.addrinfo);
         snprintf(err, errlen, "out of memory creating the TCP listener");
-        return -1;
+        return UV_ENOMEM;
     }
     l->srv = srv;
-    struct sockaddr_storage ss;
-    bool v6 = strchr(addr, ':') != NULL;
-    int rc = v6 ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss) : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
+    l->port = port;
+    snprintf(l->addr, sizeof l->addr, "%s", addr);
+    rc = uv_tcp_init_ex(srv->loop, &l->h.tcp, (unsigned)req.addrinfo->ai_family);
     if (rc != 0) {
-        snprintf(err, errlen, "invalid bind address '%s' (expected an IPv4 or IPv6 address)", addr);
         free(l);
-        return -1;
+        l = NULL;
+    } else {
+        l->h.handle.data = l;
+        rc = uv_tcp_bind(&l->h.tcp, req.addrinfo->ai_addr, v6 ? UV_TCP_IPV6ONLY : 0);
+        if (rc == 0)
+            rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
     }
-    uv_tcp_init(srv->loop, &l->h.tcp);
-    l->h.handle.data = l;
-    rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, v6 ? UV_TCP_IPV6ONLY : 0);
-    if (rc == 0)
-        rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
+    uv_freeaddrinfo(req.addrinfo);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot listen on TCP %s%s%s:%d: %s%s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
-                 uv_strerror(rc),
+        if (l)
+            uv_close(&l->h.handle, reject_close_cb);
+        if (bind_error_skips(rc, optional)) {
+            gb_log(GB_LOG_WARNING, "Could not create server TCP listening socket %s: %s (skipped)", shown,
+                   uv_strerror(rc));
+            return 0;
+        }
+        snprintf(err, errlen, "cannot listen on TCP %s: %s%s", shown, uv_strerror(rc),
                  rc == UV_EADDRINUSE ? " (another server holds the port: stop it or pick --port)" : "");
-        uv_close(&l->h.handle, reject_close_cb);
-        return -1;
+        return rc;
     }
-    snprintf(l->desc, sizeof l->desc, "tcp %s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
-    srv->listeners[srv->nlisteners++] = l;
+    snprintf(l->desc, sizeof l->desc, "tcp %s", shown);
+    *out = l;
     return 0;
 }
 
+/* A current TCP listener on addr:port that the new set may keep, or -1. */
+static int reusable_tcp(const gb_net_server *srv, const char *addr, int port, const bool *kept)
+{
+    for (int i = 0; i < srv->ntcp; i++)
+        if (!kept[i] && srv->tcp[i]->port == port && strcmp(srv->tcp[i]->addr, addr) == 0)
+            return i;
+    return -1;
+}
+
+/* The TCP listeners for `bind` on `port` (none for port 0 or an empty
+ * bind) into out[*nout]: the current listeners on the same address and
+ * port are kept (kept[i] marks them), the others opened. On failure what
+ * was opened is closed again and the current listeners are untouched. */
+static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
+{
+    *nout = 0;
+    memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
+    if (port == 0 || !bind)
+        return 0;
+    char *copy = strdup(bind);
+    if (!copy) {
+        snprintf(err, errlen, "out of memory reading the bind addresses");
+        return UV_ENOMEM;
+    }
+    bool opened[GB_BIND_MAX] = {false};
+    int rc = 0;
+    /* Words split at every space, as Redis 7.0's CONFIG SET does: two
+     * spaces in a row make an empty address, which fails to bind there too
+     * (the config file and command line were single-spaced). */
+    char *next = copy[0] ? copy : NULL;
+    while (next && rc == 0) {
+        char *w = next;
+        char *space = strchr(w, ' ');
+        if (space)
+            *space = '\0';
+        next = space ? space + 1 : NULL;
+        if (*nout == GB_BIND_MAX) {
+            snprintf(err, errlen, "Too many bind addresses specified.");
+            rc = UV_EINVAL;
+            break;
+        }
+        int same = reusable_tcp(srv, w + (w[0] == '-'), port, kept);
+        if (same >= 0) {
+            kept[same] = true;
+            out[(*nout)++] = srv->tcp[same];
+            continue;
+        }
+        listener *l;
+        rc = listen_tcp(srv, w, port, &l, err, errlen);
+        if (rc == 0 && l) {
+            opened[*nout] = true;
+            out[(*nout)++] = l;
+        }
+    }
+    free(copy);
+    if (rc != 0) {
+        for (int i = 0; i < *nout; i++)
+            if (opened[i])
+                uv_close(&out[i]->h.handle, reject_close_cb);
+        *nout = 0;
+    }
+    return rc;
+}
 /* A socket file left by a dead server can be replaced; one a live server
  * answers on cannot. */
 static int claim_unix_path(const char *path, char *err, size_t errlen)
@@ -1091,7 +1231,86 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     }
     snprintf(l->desc, sizeof l->desc, "unix %s (mode %o)", path, (unsigned)perm);
     srv->unix_path = path_copy;
-    srv->listeners[srv->nlisteners++] = l;
+    srv->unix_listener = l;
+    return 0;
+}
+
+/* srv->listeners and the description from the TCP set and the socket. */
+static void list_listeners(gb_net_server *srv)
+{
+    srv->nlisteners = 0;
+    for (int i = 0; i < srv->ntcp; i++)
+        srv->listeners[srv->nlisteners++] = srv->tcp[i];
+    if (srv->unix_listener)
+        srv->listeners[srv->nlisteners++] = srv->unix_listener;
+    size_t used = 0;
+    srv->desc[0] = '\0';
+    for (int i = 0; i < srv->nlisteners && used < sizeof srv->desc; i++)
+        used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
+                                 srv->listeners[i]->desc);
+}
+
+/* The new TCP set replaces the current one: listeners it did not keep are
+ * closed (connections they accepted stay). */
+static int install_tcp_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port, const char *bind)
+{
+    char *copy = strdup(bind ? bind : "");
+    if (!copy)
+        return UV_ENOMEM;
+    for (int i = 0; i < srv->ntcp; i++)
+        if (!kept[i])
+            retire_listener(srv->tcp[i]);
+    if (n)
+        memcpy(srv->tcp, set, sizeof(listener *) * (size_t)n);
+    srv->ntcp = n;
+    srv->port = port;
+    free(srv->bind);
+    srv->bind = copy;
+    list_listeners(srv);
+    return 0;
+}
+
+/* CONFIG SET port / bind (the engine's gb_listener_hook). The new
+ * listeners are opened before the old ones close, so a failure leaves the
+ * server as it was. Only when an address is taken and one of this server's
+ * own listeners on that port may be what holds it (127.0.0.1 -> *) are
+ * the old ones closed first, as Redis always does, and reopened if the new
+ * set still cannot be had. */
+static int rebind(void *ctx, int port, const char *bind, char *err, size_t errlen)
+{
+    gb_net_server *srv = ctx;
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    int rc = open_tcp_set(srv, bind, port, set, &n, kept, err, errlen);
+    bool own_in_the_way = false;
+    for (int i = 0; i < srv->ntcp; i++)
+        own_in_the_way |= !kept[i] && srv->tcp[i]->port == port;
+    if (rc == UV_EADDRINUSE && own_in_the_way) {
+        int old_port = srv->port;
+        char *old_bind = srv->bind;
+        srv->bind = NULL;
+        bool none[GB_BIND_MAX] = {false};
+        install_tcp_set(srv, NULL, 0, none, 0, NULL);
+        rc = open_tcp_set(srv, bind, port, set, &n, kept, err, errlen);
+        if (rc != 0) {
+            char why[256];
+            if (open_tcp_set(srv, old_bind, old_port, set, &n, kept, why, sizeof why) != 0)
+                gb_log(GB_LOG_WARNING, "The previous TCP listeners could not be reopened: %s", why);
+            else
+                install_tcp_set(srv, set, n, kept, old_port, old_bind);
+        }
+        free(old_bind);
+    }
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "CONFIG SET port/bind: %s", err);
+        return rc;
+    }
+    if (install_tcp_set(srv, set, n, kept, port, bind) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return UV_ENOMEM;
+    }
+    gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
     return 0;
 }
 
@@ -1105,40 +1324,25 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     srv->eng = eng;
     srv->loop = loop;
     const gb_settings *cfg = &eng->cfg;
-    if (cfg->port > 0) {
-        char *binds = strdup(cfg->bind && cfg->bind[0] ? cfg->bind : "127.0.0.1");
-        if (!binds) {
-            snprintf(err, errlen, "out of memory reading the bind addresses");
-            goto fail;
-        }
-        char *save = NULL;
-        for (char *a = strtok_r(binds, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-            if (srv->nlisteners >= 15) {
-                snprintf(err, errlen, "too many bind addresses (at most 15)");
-                free(binds);
-                goto fail;
-            }
-            if (listen_tcp(srv, a, cfg->port, err, errlen) != 0) {
-                free(binds);
-                goto fail;
-            }
-        }
-        free(binds);
-    }
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0 ||
+        install_tcp_set(srv, set, n, kept, cfg->port, cfg->bind) != 0)
+        goto fail;
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
             goto fail;
     }
+    list_listeners(srv);
     if (srv->nlisteners == 0) {
-        snprintf(err, errlen, "nothing to listen on: --port is 0 and --unixsocket is empty");
+        snprintf(err, errlen, "nothing to listen on: no TCP address (--port 0 or an empty --bind) and --unixsocket "
+                              "is empty");
         goto fail;
     }
-    size_t used = 0;
-    for (int i = 0; i < srv->nlisteners; i++)
-        used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
-                                 srv->listeners[i]->desc);
 
     eng->busy_pump = (gb_busy_pump){busy_pump, srv};
+    eng->listeners = (gb_listener_hook){rebind, srv};
     uv_timer_init(loop, &srv->cron);
     srv->cron.data = srv;
     srv->cron_hz = cfg->hz;
@@ -1161,6 +1365,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     signal(SIGPIPE, SIG_IGN);
     return srv;
 fail:
+    list_listeners(srv);
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, reject_close_cb);
     uv_run(loop, UV_RUN_NOWAIT);
@@ -1168,6 +1373,7 @@ fail:
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
+    free(srv->bind);
     free(srv);
     return NULL;
 }
@@ -1189,6 +1395,7 @@ void gb_net_server_free(gb_net_server *srv)
     if (!srv)
         return;
     srv->eng->busy_pump = (gb_busy_pump){NULL, NULL};
+    srv->eng->listeners = (gb_listener_hook){NULL, NULL};
     if (srv->exit_code >= 0) {
         stop_everything(srv);
         uv_run(srv->loop, UV_RUN_DEFAULT);
@@ -1199,6 +1406,7 @@ void gb_net_server_free(gb_net_server *srv)
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
+    free(srv->bind);
     free(srv);
 }
 
