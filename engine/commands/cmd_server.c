@@ -231,6 +231,72 @@ static gb_client *client_by_id(gb_engine *eng, uint64_t id)
     return NULL;
 }
 
+enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_NONE };
+
+/* Redis's getClientType as CLIENT LIST TYPE filters: a subscribed client
+ * (flag P) is "pubsub", any other "normal"; this server has no masters or
+ * replicas. */
+static bool client_is_type(const gb_client *x, enum client_type type)
+{
+    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_PUBSUB && x->pubsub) ||
+           (type == CLIENT_TYPE_NORMAL && !x->pubsub);
+}
+
+/* CLIENT LIST [TYPE type | ID id ...], as Redis 7.0 answers it: every
+ * client in the order they connected (oldest first), or the clients with
+ * those ids in the order given (an id with no client, 0 or negative
+ * included, adds nothing; only a non-number is an error). */
+static void client_list(gb_client *c, int argc, gb_slice *argv)
+{
+    enum client_type type = CLIENT_TYPE_ANY;
+    int64_t *ids = NULL;
+    int nids = 0;
+    if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
+        gb_slice t = argv[3];
+        if (gb_slice_ieq(t, "normal"))
+            type = CLIENT_TYPE_NORMAL;
+        else if (gb_slice_ieq(t, "pubsub"))
+            type = CLIENT_TYPE_PUBSUB;
+        else if (gb_slice_ieq(t, "master") || gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
+            type = CLIENT_TYPE_NONE;
+        else {
+            gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
+            return;
+        }
+    } else if (argc > 3 && gb_slice_ieq(argv[2], "id")) {
+        ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
+        for (int i = 3; i < argc; i++)
+            if (!gb_slice2ll(argv[i], &ids[nids++])) {
+                gb_free(ids);
+                gb_reply_error(c, "ERR Invalid client ID");
+                return;
+            }
+    } else if (argc != 2) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    strbuf b = {0};
+    char line[1024];
+    if (ids) {
+        for (int i = 0; i < nids; i++) {
+            gb_client *x = ids[i] > 0 ? client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
+            if (x)
+                sb_add(&b, line, client_line(x, line, sizeof line));
+        }
+    } else {
+        /* The engine's list holds the newest first. */
+        gb_client *oldest = c->eng->clients;
+        while (oldest && oldest->next)
+            oldest = oldest->next;
+        for (gb_client *x = oldest; x; x = x->prev)
+            if (client_is_type(x, type))
+                sb_add(&b, line, client_line(x, line, sizeof line));
+    }
+    gb_reply_verbatim(c, b.p ? b.p : "", b.len);
+    gb_free(b.p);
+    gb_free(ids);
+}
+
 static void kill_client(gb_client *self, gb_client *victim)
 {
     if (victim == self) {
@@ -355,51 +421,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
         size_t n = client_line(c, line, sizeof line);
         gb_reply_verbatim(c, line, n);
     } else if (gb_slice_ieq(sub, "list")) {
-        /* CLIENT LIST [TYPE normal] [ID id ...] */
-        int64_t *ids = NULL;
-        int nids = 0;
-        if (argc >= 4 && gb_slice_ieq(argv[2], "id")) {
-            ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
-            for (int i = 3; i < argc; i++) {
-                if (!gb_slice2ll(argv[i], &ids[nids]) || ids[nids] <= 0) {
-                    gb_free(ids);
-                    gb_reply_error(c, "ERR Invalid client ID");
-                    return;
-                }
-                nids++;
-            }
-        } else if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
-            gb_slice t = argv[3];
-            if (!gb_slice_ieq(t, "normal") && !gb_slice_ieq(t, "master") && !gb_slice_ieq(t, "replica") &&
-                !gb_slice_ieq(t, "slave") && !gb_slice_ieq(t, "pubsub")) {
-                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
-                return;
-            }
-            if (!gb_slice_ieq(t, "normal")) { /* no replicas or pub/sub clients (yet) */
-                gb_reply_verbatim(c, "", 0);
-                return;
-            }
-        } else if (argc != 2) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
-        strbuf b = {0};
-        char line[1024];
-        for (gb_client *x = c->eng->clients; x; x = x->next) {
-            if (nids) {
-                bool hit = false;
-                for (int i = 0; i < nids; i++)
-                    if ((uint64_t)ids[i] == x->id)
-                        hit = true;
-                if (!hit)
-                    continue;
-            }
-            size_t n = client_line(x, line, sizeof line);
-            sb_add(&b, line, n);
-        }
-        gb_reply_verbatim(c, b.p ? b.p : "", b.len);
-        gb_free(b.p);
-        gb_free(ids);
+        client_list(c, argc, argv);
     } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
         client_kill(c, argc, argv);
     } else if (gb_slice_ieq(sub, "unblock") && (argc == 3 || argc == 4)) {

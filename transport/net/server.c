@@ -45,7 +45,10 @@ struct conn {
     gb_resp_parser parser;
     char *qbuf;
     size_t qlen, qcap;
+    size_t qpeak;           /* most input held since the last resize check (Redis's querybuf_peak) */
     gb_outbuf out;
+    size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
+    int64_t out_peak_since;
     size_t inflight;        /* bytes handed to uv_write, not yet confirmed */
     int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
@@ -238,8 +241,14 @@ static void hook_describe(const gb_client *gc, gb_client_desc *d)
     d->fd = uv_fileno(&c->h.handle, &fd) == 0 ? (int)fd : -1;
     d->qbuf = c->qlen;
     d->qbuf_free = c->qcap - c->qlen;
+    d->argv_mem = gb_resp_args_bytes(&c->parser);
+    d->rbs = c->out.cap;
+    d->rbp = GB_MAX(c->out_peak, c->out.len);
+    d->obl = c->out.len;
+    d->oll = c->inflight ? 1 : 0; /* one write at a time is handed to the socket */
+    d->omem = c->inflight;
     d->obuf = c->out.len + c->inflight;
-    d->omem = c->out.cap + c->inflight;
+    d->own_mem = sizeof *c + (size_t)c->parser.cap * sizeof *c->parser.args;
 }
 
 static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const int *fds, int nfds)
@@ -399,6 +408,8 @@ static void conn_write_out(conn *c)
     }
     if (c->out.len == 0)
         return;
+    if (c->out.len > c->out_peak)
+        c->out_peak = c->out.len;
     gb_engine *eng = c->srv->eng;
     if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
@@ -416,6 +427,7 @@ static void conn_write_out(conn *c)
             conn_close(c);
         else if (c->out.cap > QBUF_KEEP) {
             gb_outbuf_free(&c->out);
+            c->out_peak = 0; /* the peak was that buffer's */
         }
         return;
     }
@@ -431,6 +443,7 @@ static void conn_write_out(conn *c)
     w->len = c->out.len;
     w->c = c;
     gb_outbuf_init(&c->out);
+    c->out_peak = 0; /* the peak was that buffer's */
     c->inflight += w->len;
     eng->stats.total_net_output_bytes += w->len;
     uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
@@ -566,6 +579,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     gb_engine_update_time(eng);
     eng->stats.total_net_input_bytes += (uint64_t)nread;
     c->qlen += (size_t)nread;
+    if (c->qlen > c->qpeak)
+        c->qpeak = c->qlen;
     if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
         gb_log(GB_LOG_WARNING, "Client %s closed: query buffer of %zu bytes exceeds client-query-buffer-limit %lld",
                c->addr, c->qlen, eng->cfg.client_qbuf_limit);
@@ -852,11 +867,76 @@ static void busy_pump(void *ctx)
 
 /* ---- loop phases ------------------------------------------------------------------- */
 
+/* Redis's clientsCronResizeQueryBuffer: a buffer wasting more than 4 KiB
+ * is trimmed to what it holds once its client has been idle over 2 s, or,
+ * busy, when it is over 32 KiB and twice the most it held since the last
+ * check (never below a bulk being read). */
+#define QBUF_WASTE (4 * 1024)
+#define QBUF_IDLE_MS 2000
+#define QBUF_RESIZE_THRESHOLD (32 * 1024)
+
+static void resize_query_buffer(conn *c, int64_t idle_ms)
+{
+    size_t bulk_end = gb_resp_bytes_wanted(&c->parser);
+    if (c->qcap - c->qlen > QBUF_WASTE) {
+        size_t target = c->qcap;
+        if (idle_ms > QBUF_IDLE_MS)
+            target = c->qlen;
+        else if (c->qcap > QBUF_RESIZE_THRESHOLD && c->qcap / 2 > c->qpeak)
+            target = GB_MAX(GB_MAX(c->qlen, c->qpeak), bulk_end);
+        if (target == 0) {
+            gb_free(c->qbuf);
+            c->qbuf = NULL;
+            c->qcap = 0;
+        } else if (target < c->qcap) {
+            char *q = gb_try_realloc(c->qbuf, target);
+            if (q) {
+                c->qbuf = q;
+                c->qcap = target;
+            }
+        }
+    }
+    c->qpeak = GB_MAX(c->qlen, bulk_end);
+}
+
+/* Redis's clientsCronResizeOutputBuffer: a reply buffer whose peak stayed
+ * under half its size shrinks to the peak (at least 1 KiB); the peak
+ * restarts from what the buffer holds every 5 seconds, so an idle client's
+ * buffer goes back to 1 KiB. */
+#define OUT_MIN 1024
+#define OUT_PEAK_RESET_MS 5000
+
+static void resize_reply_buffer(conn *c, int64_t now_ms)
+{
+    size_t half = c->out.cap / 2;
+    if (half >= OUT_MIN && c->out_peak < half)
+        gb_outbuf_shrink(&c->out, GB_MAX((size_t)OUT_MIN, c->out_peak + 1));
+    if (now_ms - c->out_peak_since >= OUT_PEAK_RESET_MS) {
+        c->out_peak = c->out.len;
+        c->out_peak_since = now_ms;
+    }
+}
+
+static void resize_buffers(gb_engine *eng)
+{
+    int64_t now = (int64_t)eng->now_mono_ms;
+    for (gb_client *gc = eng->clients; gc; gc = gc->next) {
+        if (!is_conn_client(gc))
+            continue;
+        conn *c = gc->conn;
+        if (c->closing)
+            continue;
+        resize_query_buffer(c, now - gc->last_ms);
+        resize_reply_buffer(c, now);
+    }
+}
+
 static void cron_cb(uv_timer_t *t)
 {
     gb_net_server *srv = t->data;
     gb_engine *eng = srv->eng;
     gb_engine_cron(eng);
+    resize_buffers(eng);
     /* Idle-client timeout (never for blocked clients, as in Redis). */
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
