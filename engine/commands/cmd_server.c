@@ -548,7 +548,7 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
 {
     cfg_pairs *p = ctx;
     for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->names[i], name) == 0)
+        if (gb_strcasecmp(p->names[i], name) == 0) /* Redis's matches are keyed ignoring case */
             return;
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 16;

@@ -634,24 +634,37 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
     }
 }
 
+/* Redis 7.0's CONFIG GET: a name without glob characters is looked up
+ * (case-insensitively, an alias too) and answered under the name as given;
+ * a pattern matches names and aliases alike, each answered under its own. */
 void gb_config_get(const gb_settings *s, gb_slice pattern,
                    void (*emit)(void *ctx, const char *name, const char *value), void *ctx)
 {
+    char buf[1024];
+    bool glob = memchr(pattern.ptr, '*', pattern.len) || memchr(pattern.ptr, '?', pattern.len) ||
+                memchr(pattern.ptr, '[', pattern.len);
+    if (!glob) {
+        char name[128];
+        if (pattern.len >= sizeof name || memchr(pattern.ptr, '\0', pattern.len))
+            return;
+        memcpy(name, pattern.ptr, pattern.len);
+        name[pattern.len] = '\0';
+        const opt *o = find_opt(name);
+        if (o) {
+            format_opt(s, o, buf, sizeof buf);
+            emit(ctx, name, buf);
+        }
+        return;
+    }
     for (size_t i = 0; i < NOPTS; i++) {
         const opt *o = &options[i];
-        bool hit = gb_glob_match(pattern.ptr, pattern.len, o->name, strlen(o->name), true);
-        const char *name = o->name;
-        /* Redis answers an exact alias query under the alias's name. */
-        if (!hit && o->alias && gb_glob_match(pattern.ptr, pattern.len, o->alias, strlen(o->alias), true) &&
-            !memchr(pattern.ptr, '*', pattern.len) && !memchr(pattern.ptr, '?', pattern.len)) {
-            hit = true;
-            name = o->alias;
+        const char *names[2] = {o->name, o->alias};
+        for (int k = 0; k < 2; k++) {
+            if (!names[k] || !gb_glob_match(pattern.ptr, pattern.len, names[k], strlen(names[k]), true))
+                continue;
+            format_opt(s, o, buf, sizeof buf);
+            emit(ctx, names[k], buf);
         }
-        if (!hit)
-            continue;
-        char buf[1024];
-        format_opt(s, o, buf, sizeof buf);
-        emit(ctx, name, buf);
     }
 }
 

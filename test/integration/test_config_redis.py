@@ -94,6 +94,29 @@ class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
         for name in ("hash-max-listpack-entries", "tracking-table-max-keys"):
             self.assertIn(name, common)
 
+    def test_get_names_as_redis(self):
+        # An exact name (or alias) is answered as typed, once whatever its
+        # case; a pattern matches names and aliases, each under its own
+        # name. (Redis's order is its hash table's: compared as maps.)
+        for args in (("Maxmemory",), ("HASH-MAX-ZIPLIST-ENTRIES",), ("lua-time-limit", "busy-reply-threshold"),
+                     ("nosuch",), ("maxmemory", "MAXMEMORY"), ("maxmem*", "MAXMEMORY"), ("hash-max-*",),
+                     ("*-ziplist-*",), ("list-max-*",), ("[bp]*",), ("lazyfree-lazy-?ser-*",)):
+            got = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    flat = c.call("CONFIG", "GET", *args)
+                got.append({flat[i]: flat[i + 1] for i in range(0, len(flat), 2)})
+                self.assertEqual(len(got[-1]) * 2, len(flat), (srv.kind, args))
+            goblin_only = {b"set-max-listpack-entries", b"set-max-listpack-value"}  # Redis 7.2's, kept
+            chosen_by_test = {b"port", b"bind"}
+            for name in (set(got[0]) | set(got[1])) - goblin_only - chosen_by_test:
+                if name in got[0] and name in got[1]:
+                    self.assertEqual(got[0][name], got[1][name], (args, name))
+                else:  # only what goblin-core does not have at all
+                    self.assertNotIn(name, got[0], args)
+                    with Raw(self.goblin) as c:
+                        self.assertEqual(c.call("CONFIG", "GET", name), [], (args, name))
+
     def test_dir_is_absolute(self):
         # Redis answers getcwd(); goblin the resolved `dir` ("./" here).
         for srv in (self.goblin, self.redis):
