@@ -1240,6 +1240,7 @@ static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener
     }
     return rc;
 }
+
 /* A socket file left by a dead server can be replaced; one a live server
  * answers on cannot. */
 static int claim_unix_path(const char *path, char *err, size_t errlen)
@@ -1331,12 +1332,10 @@ static void list_listeners(gb_net_server *srv)
 }
 
 /* The new TCP set replaces the current one: listeners it did not keep are
- * closed (connections they accepted stay). */
-static int install_tcp_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port, const char *bind)
+ * closed (connections they accepted stay). bind is the set's text, which
+ * the server takes (gb_malloc'd, or NULL for none). */
+static void install_tcp_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port, char *bind)
 {
-    char *copy = strdup(bind ? bind : "");
-    if (!copy)
-        return UV_ENOMEM;
     for (int i = 0; i < srv->ntcp; i++)
         if (!kept[i])
             retire_listener(srv->tcp[i]);
@@ -1344,52 +1343,68 @@ static int install_tcp_set(gb_net_server *srv, listener **set, int n, const bool
         memcpy(srv->tcp, set, sizeof(listener *) * (size_t)n);
     srv->ntcp = n;
     srv->port = port;
-    free(srv->bind);
-    srv->bind = copy;
+    gb_free(srv->bind);
+    srv->bind = bind;
     list_listeners(srv);
-    return 0;
+}
+
+/* Closes every TCP listener first, as Redis always does, then opens the
+ * new set; when that fails too, the old set is opened again. For a new
+ * set that this server's own listeners may be in the way of (127.0.0.1
+ * -> * on the same port). */
+static int rebind_closing_first(gb_net_server *srv, int port, const char *bind, listener **set, int *n, bool *kept,
+                                char *err, size_t errlen)
+{
+    int old_port = srv->port;
+    char *old_bind = srv->bind;
+    srv->bind = NULL;
+    bool none[GB_BIND_MAX] = {false};
+    install_tcp_set(srv, NULL, 0, none, 0, NULL);
+    int rc = open_tcp_set(srv, bind, port, set, n, kept, err, errlen);
+    if (rc == 0) {
+        gb_free(old_bind);
+        return 0;
+    }
+    char why[256];
+    if (open_tcp_set(srv, old_bind, old_port, set, n, kept, why, sizeof why) == 0) {
+        install_tcp_set(srv, set, *n, kept, old_port, old_bind);
+    } else {
+        gb_log(GB_LOG_WARNING, "The previous TCP listeners could not be reopened: %s", why);
+        gb_free(old_bind);
+    }
+    return rc;
 }
 
 /* CONFIG SET port / bind (the engine's gb_listener_hook). The new
  * listeners are opened before the old ones close, so a failure leaves the
- * server as it was. Only when an address is taken and one of this server's
- * own listeners on that port may be what holds it (127.0.0.1 -> *) are
- * the old ones closed first, as Redis always does, and reopened if the new
- * set still cannot be had. */
+ * server as it was; only when an address is taken and one of this
+ * server's own listeners on that port may be what holds it does it go the
+ * way Redis always goes (rebind_closing_first). */
 static int rebind(void *ctx, int port, const char *bind, char *err, size_t errlen)
 {
     gb_net_server *srv = ctx;
-    listener *set[GB_BIND_MAX];
-    bool kept[GB_BIND_MAX];
-    int n;
-    int rc = open_tcp_set(srv, bind, port, set, &n, kept, err, errlen);
-    bool own_in_the_way = false;
-    for (int i = 0; i < srv->ntcp; i++)
-        own_in_the_way |= !kept[i] && srv->tcp[i]->port == port;
-    if (rc == UV_EADDRINUSE && own_in_the_way) {
-        int old_port = srv->port;
-        char *old_bind = srv->bind;
-        srv->bind = NULL;
-        bool none[GB_BIND_MAX] = {false};
-        install_tcp_set(srv, NULL, 0, none, 0, NULL);
-        rc = open_tcp_set(srv, bind, port, set, &n, kept, err, errlen);
-        if (rc != 0) {
-            char why[256];
-            if (open_tcp_set(srv, old_bind, old_port, set, &n, kept, why, sizeof why) != 0)
-                gb_log(GB_LOG_WARNING, "The previous TCP listeners could not be reopened: %s", why);
-            else
-                install_tcp_set(srv, set, n, kept, old_port, old_bind);
-        }
-        free(old_bind);
-    }
-    if (rc != 0) {
-        gb_log(GB_LOG_WARNING, "CONFIG SET port/bind: %s", err);
-        return rc;
-    }
-    if (install_tcp_set(srv, set, n, kept, port, bind) != 0) {
+    size_t len = bind ? strlen(bind) : 0;
+    char *text = gb_try_malloc(len + 1);
+    if (!text) {
         snprintf(err, errlen, "out of memory");
         return UV_ENOMEM;
     }
+    memcpy(text, bind ? bind : "", len + 1);
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    int rc = open_tcp_set(srv, text, port, set, &n, kept, err, errlen);
+    bool own_in_the_way = false;
+    for (int i = 0; i < srv->ntcp; i++)
+        own_in_the_way |= !kept[i] && srv->tcp[i]->port == port;
+    if (rc == UV_EADDRINUSE && own_in_the_way)
+        rc = rebind_closing_first(srv, port, text, set, &n, kept, err, errlen);
+    if (rc != 0) {
+        gb_free(text);
+        gb_log(GB_LOG_WARNING, "CONFIG SET port/bind: %s", err);
+        return rc;
+    }
+    install_tcp_set(srv, set, n, kept, port, text);
     gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
     return 0;
 }
@@ -1407,9 +1422,9 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     listener *set[GB_BIND_MAX];
     bool kept[GB_BIND_MAX];
     int n;
-    if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0 ||
-        install_tcp_set(srv, set, n, kept, cfg->port, cfg->bind) != 0)
+    if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0)
         goto fail;
+    install_tcp_set(srv, set, n, kept, cfg->port, gb_strdup(cfg->bind ? cfg->bind : ""));
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
             goto fail;
@@ -1453,7 +1468,7 @@ fail:
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
-    free(srv->bind);
+    gb_free(srv->bind);
     free(srv);
     return NULL;
 }
@@ -1486,7 +1501,7 @@ void gb_net_server_free(gb_net_server *srv)
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
-    free(srv->bind);
+    gb_free(srv->bind);
     free(srv);
 }
 
