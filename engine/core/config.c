@@ -105,7 +105,6 @@ static const char *check_bind(const char *v)
 
 #define OFF(f) offsetof(gb_settings, f)
 
-
 static const opt options[] = {
     /* network */
     {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", true, NULL,

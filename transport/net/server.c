@@ -46,6 +46,7 @@ struct conn {
     char *qbuf;
     size_t qlen, qcap;
     size_t qpeak;           /* most input held since the last resize check (Redis's querybuf_peak) */
+    int64_t last_read_ms;   /* monotonic; with the client's last command, its last interaction */
     gb_outbuf out;
     size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
     int64_t out_peak_since;
@@ -579,6 +580,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     gb_engine_update_time(eng);
     eng->stats.total_net_input_bytes += (uint64_t)nread;
     c->qlen += (size_t)nread;
+    c->last_read_ms = (int64_t)eng->now_mono_ms;
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
     if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
@@ -926,7 +928,8 @@ static void resize_buffers(gb_engine *eng)
         conn *c = gc->conn;
         if (c->closing)
             continue;
-        resize_query_buffer(c, now - gc->last_ms);
+        /* Idle: neither a byte read nor a command run (Redis's lastinteraction). */
+        resize_query_buffer(c, now - GB_MAX(gc->last_ms, c->last_read_ms));
         resize_reply_buffer(c, now);
     }
 }
