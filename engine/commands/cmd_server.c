@@ -198,15 +198,6 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- CLIENT ------------------------------------------------------------------ */
 
-/* One CLIENT LIST line. */
-static size_t client_line(gb_client *c, char *buf, size_t cap)
-{
-    size_t n = gb_client_info(c, buf, cap - 1);
-    buf[n++] = '\n';
-    buf[n] = '\0';
-    return n;
-}
-
 typedef struct strbuf {
     char *p;
     size_t len, cap;
@@ -221,6 +212,17 @@ static void sb_add(strbuf *b, const char *s, size_t n)
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
+}
+
+/* One CLIENT LIST line, whole however long the client's name, and its
+ * newline. */
+static void add_client_line(strbuf *b, const gb_client *x)
+{
+    size_t n;
+    char *line = gb_client_info_dup(x, &n);
+    sb_add(b, line, n);
+    sb_add(b, "\n", 1);
+    gb_free(line);
 }
 
 static gb_client *client_by_id(gb_engine *eng, uint64_t id)
@@ -276,12 +278,11 @@ static void client_list(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     strbuf b = {0};
-    char line[1024];
     if (ids) {
         for (int i = 0; i < nids; i++) {
             gb_client *x = ids[i] > 0 ? client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
             if (x)
-                sb_add(&b, line, client_line(x, line, sizeof line));
+                add_client_line(&b, x);
         }
     } else {
         /* The engine's list holds the newest first. */
@@ -290,7 +291,7 @@ static void client_list(gb_client *c, int argc, gb_slice *argv)
             oldest = oldest->next;
         for (gb_client *x = oldest; x; x = x->prev)
             if (client_is_type(x, type))
-                sb_add(&b, line, client_line(x, line, sizeof line));
+                add_client_line(&b, x);
     }
     gb_reply_verbatim(c, b.p ? b.p : "", b.len);
     gb_free(b.p);
@@ -417,9 +418,10 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
         else
             gb_reply_nil(c);
     } else if (gb_slice_ieq(sub, "info") && argc == 2) {
-        char line[1024];
-        size_t n = client_line(c, line, sizeof line);
-        gb_reply_verbatim(c, line, n);
+        strbuf b = {0};
+        add_client_line(&b, c);
+        gb_reply_verbatim(c, b.p, b.len);
+        gb_free(b.p);
     } else if (gb_slice_ieq(sub, "list")) {
         client_list(c, argc, argv);
     } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {

@@ -150,9 +150,21 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
                      d.rbp, d.obl, d.oll, d.omem, memory_of(c, &d), c->last_cmd ? c->last_cmd->fullname : "NULL",
                      c->user->name, gb_tracking_redirect_id(c), c->resp,
                      (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+    return n < 0 ? 0 : (size_t)n;
+}
+
+char *gb_client_info_dup(const gb_client *c, size_t *len)
+{
+    char line[1024];
+    size_t n = gb_client_info(c, line, sizeof line);
+    char *whole = gb_malloc(n + 1);
+    if (n < sizeof line)
+        memcpy(whole, line, n + 1);
+    else
+        gb_client_info(c, whole, n + 1);
+    if (len)
+        *len = n;
+    return whole;
 }
 
 gb_argv_copy gb_argv_copy_make(const gb_command *cmd, int argc, const gb_slice *argv)

@@ -156,8 +156,12 @@ static inline void gb_client_command_done(gb_client *c)
 }
 
 /* The client's CLIENT LIST line (Redis's fields and order, no newline)
- * into buf; returns its length. */
+ * into buf, as snprintf does: returns its whole length, which is cap or
+ * more when it did not fit (a long name): ask again with that much room. */
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap);
+/* The whole line, gb_malloc'd (free with gb_free); its length in *len if
+ * len is not NULL. */
+char *gb_client_info_dup(const gb_client *c, size_t *len);
 
 gb_argv_copy gb_argv_copy_make(const struct gb_command *cmd, int argc, const gb_slice *argv);
 /* Bytes a's one allocation holds. */

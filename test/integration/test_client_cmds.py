@@ -492,6 +492,16 @@ class ClientMemoryTest(gbtest.GoblinAndRedisCase):
         self.assertEqual(got["goblin"], got["redis"])
         self.assertEqual(got["goblin"][:3], ["ping", "NULL", "get"])
 
+    def test_long_name_line_whole(self):
+        name = "n" * 3000
+        for srv, label in both(self):
+            with gbtest.Raw(srv) as a, gbtest.Raw(srv) as b:
+                a.call("CLIENT", "SETNAME", name)
+                cid = a.call("CLIENT", "ID")
+                for line in (a.call("CLIENT", "INFO").decode(), b.call("CLIENT", "LIST", "ID", str(cid)).decode()):
+                    self.assertIn(" name=%s age=" % name, line, label)
+                    self.assertTrue(line.endswith(" resp=2\n"), (label, line[-60:]))
+
     def test_list_order_type_and_ids(self):
         got = {}
         for srv, name in both(self):
