@@ -198,15 +198,6 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- CLIENT ------------------------------------------------------------------ */
 
-/* One CLIENT LIST line. */
-static size_t client_line(gb_client *c, char *buf, size_t cap)
-{
-    size_t n = gb_client_info(c, buf, cap - 1);
-    buf[n++] = '\n';
-    buf[n] = '\0';
-    return n;
-}
-
 typedef struct strbuf {
     char *p;
     size_t len, cap;
@@ -223,12 +214,88 @@ static void sb_add(strbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
+/* One CLIENT LIST line, whole however long the client's name, and its
+ * newline. */
+static void add_client_line(strbuf *b, const gb_client *x)
+{
+    size_t n;
+    char *line = gb_client_info_dup(x, &n);
+    sb_add(b, line, n);
+    sb_add(b, "\n", 1);
+    gb_free(line);
+}
+
 static gb_client *client_by_id(gb_engine *eng, uint64_t id)
 {
     for (gb_client *x = eng->clients; x; x = x->next)
         if (x->id == id)
             return x;
     return NULL;
+}
+
+enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_NONE };
+
+/* Redis's getClientType as CLIENT LIST TYPE filters: a subscribed client
+ * (flag P) is "pubsub", any other "normal"; this server has no masters or
+ * replicas. */
+static bool client_is_type(const gb_client *x, enum client_type type)
+{
+    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_PUBSUB && x->pubsub) ||
+           (type == CLIENT_TYPE_NORMAL && !x->pubsub);
+}
+
+/* CLIENT LIST [TYPE type | ID id ...], as Redis 7.0 answers it: every
+ * client in the order they connected (oldest first), or the clients with
+ * those ids in the order given (an id with no client, 0 or negative
+ * included, adds nothing; only a non-number is an error). */
+static void client_list(gb_client *c, int argc, gb_slice *argv)
+{
+    enum client_type type = CLIENT_TYPE_ANY;
+    int64_t *ids = NULL;
+    int nids = 0;
+    if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
+        gb_slice t = argv[3];
+        if (gb_slice_ieq(t, "normal"))
+            type = CLIENT_TYPE_NORMAL;
+        else if (gb_slice_ieq(t, "pubsub"))
+            type = CLIENT_TYPE_PUBSUB;
+        else if (gb_slice_ieq(t, "master") || gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
+            type = CLIENT_TYPE_NONE;
+        else {
+            gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
+            return;
+        }
+    } else if (argc > 3 && gb_slice_ieq(argv[2], "id")) {
+        ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
+        for (int i = 3; i < argc; i++)
+            if (!gb_slice2ll(argv[i], &ids[nids++])) {
+                gb_free(ids);
+                gb_reply_error(c, "ERR Invalid client ID");
+                return;
+            }
+    } else if (argc != 2) {
+        gb_reply_error(c, GB_ERR_SYNTAX);
+        return;
+    }
+    strbuf b = {0};
+    if (ids) {
+        for (int i = 0; i < nids; i++) {
+            gb_client *x = ids[i] > 0 ? client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
+            if (x)
+                add_client_line(&b, x);
+        }
+    } else {
+        /* The engine's list holds the newest first. */
+        gb_client *oldest = c->eng->clients;
+        while (oldest && oldest->next)
+            oldest = oldest->next;
+        for (gb_client *x = oldest; x; x = x->prev)
+            if (client_is_type(x, type))
+                add_client_line(&b, x);
+    }
+    gb_reply_verbatim(c, b.p ? b.p : "", b.len);
+    gb_free(b.p);
+    gb_free(ids);
 }
 
 static void kill_client(gb_client *self, gb_client *victim)
@@ -351,55 +418,12 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
         else
             gb_reply_nil(c);
     } else if (gb_slice_ieq(sub, "info") && argc == 2) {
-        char line[1024];
-        size_t n = client_line(c, line, sizeof line);
-        gb_reply_verbatim(c, line, n);
-    } else if (gb_slice_ieq(sub, "list")) {
-        /* CLIENT LIST [TYPE normal] [ID id ...] */
-        int64_t *ids = NULL;
-        int nids = 0;
-        if (argc >= 4 && gb_slice_ieq(argv[2], "id")) {
-            ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
-            for (int i = 3; i < argc; i++) {
-                if (!gb_slice2ll(argv[i], &ids[nids]) || ids[nids] <= 0) {
-                    gb_free(ids);
-                    gb_reply_error(c, "ERR Invalid client ID");
-                    return;
-                }
-                nids++;
-            }
-        } else if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
-            gb_slice t = argv[3];
-            if (!gb_slice_ieq(t, "normal") && !gb_slice_ieq(t, "master") && !gb_slice_ieq(t, "replica") &&
-                !gb_slice_ieq(t, "slave") && !gb_slice_ieq(t, "pubsub")) {
-                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
-                return;
-            }
-            if (!gb_slice_ieq(t, "normal")) { /* no replicas or pub/sub clients (yet) */
-                gb_reply_verbatim(c, "", 0);
-                return;
-            }
-        } else if (argc != 2) {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
         strbuf b = {0};
-        char line[1024];
-        for (gb_client *x = c->eng->clients; x; x = x->next) {
-            if (nids) {
-                bool hit = false;
-                for (int i = 0; i < nids; i++)
-                    if ((uint64_t)ids[i] == x->id)
-                        hit = true;
-                if (!hit)
-                    continue;
-            }
-            size_t n = client_line(x, line, sizeof line);
-            sb_add(&b, line, n);
-        }
-        gb_reply_verbatim(c, b.p ? b.p : "", b.len);
+        add_client_line(&b, c);
+        gb_reply_verbatim(c, b.p, b.len);
         gb_free(b.p);
-        gb_free(ids);
+    } else if (gb_slice_ieq(sub, "list")) {
+        client_list(c, argc, argv);
     } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
         client_kill(c, argc, argv);
     } else if (gb_slice_ieq(sub, "unblock") && (argc == 3 || argc == 4)) {
@@ -526,7 +550,7 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
 {
     cfg_pairs *p = ctx;
     for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->names[i], name) == 0)
+        if (gb_strcasecmp(p->names[i], name) == 0) /* Redis's matches are keyed ignoring case */
             return;
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 16;
@@ -558,6 +582,35 @@ static bool config_apply(gb_client *c, const char *name)
         }
     }
     return true;
+}
+
+static bool names_include(const char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* CONFIG SET port / bind: the transport listens as the new settings say
+ * before they are committed; when it cannot, nothing changes (it keeps its
+ * listeners) and the reply is Redis's error. */
+static bool config_apply_listeners(gb_client *c, const gb_settings *next, const char **names, int n)
+{
+    const gb_settings *now = &c->eng->cfg;
+    bool port_changed = next->port != now->port;
+    bool bind_given = names_include(names, n, "bind");
+    const gb_listener_hook *hook = &c->eng->listeners;
+    if (!hook->rebind || (!port_changed && !bind_given))
+        return true;
+    char why[512];
+    if (hook->rebind(hook->ctx, next->port, next->bind, why, sizeof why) == 0)
+        return true;
+    gb_reply_error(c, port_changed ? "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
+                                     "listen on this port. Check server logs."
+                                   : "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind "
+                                     "to specified addresses.");
+    return false;
 }
 
 static void cmd_config(gb_client *c, int argc, gb_slice *argv)
@@ -629,6 +682,8 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
                 goto undo;
             }
         }
+        if (!config_apply_listeners(c, &scratch, names, npairs))
+            goto undo;
         gb_settings_free(&c->eng->cfg);
         c->eng->cfg = scratch;
         bool applied = true;

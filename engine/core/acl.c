@@ -291,6 +291,8 @@ static enum gb_acl_log_context context_of(const gb_client *c)
 static void log_add(gb_client *c, enum gb_acl_denial why, enum gb_acl_log_context ctx, gb_slice object,
                     gb_slice username)
 {
+    /* Cut at 1 KiB (a long client name): up to acllog-max-len entries keep
+     * one each, and a client's name must not multiply in them. */
     char info[1024];
     gb_client_info(c, info, sizeof info);
     gb_acl_log_add(&c->eng->acl->log, why, ctx, object, username, info, gb_clock_real_ms(),

@@ -91,6 +91,17 @@ void gb_client_update_reply(gb_client *c)
     c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP)) ? &gb_reply_discard_ops : c->wire_rops;
 }
 
+/* CLIENT LIST's tot-mem, as Redis's getClientMemoryUsage adds it up:
+ * buffers, arguments, the MULTI queue, watched keys and the structures
+ * themselves. */
+static size_t memory_of(const gb_client *c, const gb_client_desc *d)
+{
+    size_t mem = sizeof *c + d->own_mem + d->qbuf + d->qbuf_free + d->argv_mem + d->rbs + d->omem;
+    mem += c->mbytes + (size_t)c->mcap * sizeof *c->mqueue;
+    mem += (size_t)c->watchcap * sizeof *c->watched; /* the keys' own bytes are not counted, as in Redis */
+    return mem;
+}
+
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
 {
     gb_client_desc d = {.fd = -1};
@@ -129,18 +140,31 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
     int64_t now = (int64_t)c->eng->now_mono_ms;
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
-                     "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=%zu oll=0 omem=%zu "
-                     "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d%s",
+                     "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=%zu "
+                     "omem=%zu tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d%s",
                      (unsigned long long)c->id, d.addr, d.laddr, d.fd, c->name ? c->name : "",
                      (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), flags,
                      c->db->id, gb_pubsub_client_count(c, GB_PUBSUB_CHANNEL),
                      gb_pubsub_client_count(c, GB_PUBSUB_PATTERN), gb_pubsub_client_count(c, GB_PUBSUB_SHARD),
-                     (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.obuf, d.omem,
-                     d.omem + d.qbuf + d.qbuf_free, c->last_cmd ? c->last_cmd->fullname : "NULL", c->user->name,
-                     gb_tracking_redirect_id(c), c->resp, (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+                     (c->flags & GB_CLIENT_MULTI) ? c->mcount : -1, d.qbuf, d.qbuf_free, d.argv_mem, c->mbytes, d.rbs,
+                     d.rbp, d.obl, d.oll, d.omem, memory_of(c, &d), c->last_cmd ? c->last_cmd->fullname : "NULL",
+                     c->user->name, gb_tracking_redirect_id(c), c->resp,
+                     (c->flags & GB_CLIENT_RING) ? " transport=ring" : "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
+char *gb_client_info_dup(const gb_client *c, size_t *len)
+{
+    char line[1024];
+    size_t n = gb_client_info(c, line, sizeof line);
+    char *whole = gb_malloc(n + 1);
+    if (n < sizeof line)
+        memcpy(whole, line, n + 1);
+    else
+        gb_client_info(c, whole, n + 1);
+    if (len)
+        *len = n;
+    return whole;
 }
 
 gb_argv_copy gb_argv_copy_make(const gb_command *cmd, int argc, const gb_slice *argv)
@@ -158,6 +182,14 @@ gb_argv_copy gb_argv_copy_make(const gb_command *cmd, int argc, const gb_slice *
         p += argv[i].len;
     }
     return a;
+}
+
+size_t gb_argv_copy_bytes(const gb_argv_copy *a)
+{
+    size_t bytes = (size_t)a->argc * sizeof(gb_slice);
+    for (int i = 0; i < a->argc; i++)
+        bytes += a->argv[i].len;
+    return bytes;
 }
 
 void gb_argv_copy_free(gb_argv_copy *a)

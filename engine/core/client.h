@@ -48,8 +48,14 @@ typedef struct gb_client_desc {
     int fd;
     size_t qbuf;     /* bytes of unparsed input */
     size_t qbuf_free;
-    size_t obuf;     /* bytes of replies not yet sent */
-    size_t omem;     /* memory held by the output buffer */
+    size_t argv_mem; /* bytes of the arguments of the request read so far or running (Redis's argv-mem) */
+    size_t rbs;      /* the reply buffer: its size (Redis's rbs) ... */
+    size_t rbp;      /* ... and the most it held in the last 5 seconds (rbp) */
+    size_t obl;      /* bytes of replies in the reply buffer (obl) */
+    size_t oll;      /* replies handed to the socket beyond it (oll) ... */
+    size_t omem;     /* ... and the memory they hold (omem) */
+    size_t obuf;     /* bytes of replies not yet sent, all told */
+    size_t own_mem;  /* the transport's structures for the client (part of tot-mem) */
 } gb_client_desc;
 
 typedef struct gb_client_hooks {
@@ -106,6 +112,7 @@ typedef struct gb_client {
 
     gb_argv_copy *mqueue;       /* MULTI */
     int mcount, mcap;
+    size_t mbytes;              /* the queued commands' argument copies (CLIENT LIST's multi-mem) */
     uint32_t mcmd_flags;        /* the queued commands' GB_CMD_* flags, or'ed (EXEC's memory check) */
     gb_watched_key *watched;    /* WATCH */
     int nwatched, watchcap;
@@ -149,10 +156,16 @@ static inline void gb_client_command_done(gb_client *c)
 }
 
 /* The client's CLIENT LIST line (Redis's fields and order, no newline)
- * into buf; returns its length. */
+ * into buf, as snprintf does: returns its whole length, which is cap or
+ * more when it did not fit (a long name): ask again with that much room. */
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap);
+/* The whole line, gb_malloc'd (free with gb_free); its length in *len if
+ * len is not NULL. */
+char *gb_client_info_dup(const gb_client *c, size_t *len);
 
 gb_argv_copy gb_argv_copy_make(const struct gb_command *cmd, int argc, const gb_slice *argv);
+/* Bytes a's one allocation holds. */
+size_t gb_argv_copy_bytes(const gb_argv_copy *a);
 void gb_argv_copy_free(gb_argv_copy *a);
 
 #endif

@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "engine/core/config.h"
 #include "engine/base/mem.h"
 
@@ -71,14 +71,48 @@ static const char *check_dir(const char *v)
     return S_ISDIR(st.st_mode) ? NULL : strerror(ENOTDIR);
 }
 
+/* The words of v separated by one space, as Redis keeps a list setting
+ * (`bind`) and CONFIG GET shows it. */
+static char *single_spaced(const char *v)
+{
+    char *out = gb_malloc(strlen(v) + 1);
+    size_t n = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        if (n)
+            out[n++] = ' ';
+        while (*p && *p != ' ' && *p != '\t')
+            out[n++] = *p++;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Redis's CONFIG_BINDADDR_MAX. The words are what every space separates,
+ * empty ones included (Redis 7.0's CONFIG SET splits so, and an empty
+ * address then fails to bind); the config file and the command line
+ * single-space the value first (single_spaced). */
+static const char *check_bind(const char *v)
+{
+    int words = *v ? 1 : 0;
+    for (const char *p = v; *p; p++)
+        words += *p == ' ';
+    return words > 16 ? "Too many bind addresses specified." : NULL;
+}
+
 #define OFF(f) offsetof(gb_settings, f)
 
 static const opt options[] = {
     /* network */
-    {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", false, NULL,
-     "TCP port to listen on; 0 disables TCP.", NULL},
-    {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", false, NULL,
-     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose).", NULL},
+    {"port", NULL, T_INT, OFF(port), 0, 65535, "6379", true, NULL,
+     "TCP port to listen on; 0 disables TCP. CONFIG SET moves the listeners (open connections stay).", NULL},
+    {"bind", NULL, T_STRING, OFF(bind), 0, 0, "127.0.0.1", true, NULL,
+     "Addresses to listen on for TCP, separated by spaces (loopback by default: expose on purpose); at most 16. "
+     "Redis's forms: * (every IPv4 address), ::* (every IPv6 one), a host name, -ADDR (skipped if the host "
+     "lacks it); empty: no TCP.", check_bind},
     {"unixsocket", NULL, T_STRING, OFF(unixsocket), 0, 0, "/tmp/goblin-core.sock", false, NULL,
      "Unix socket path (also where ring clients claim slots); empty disables it.", NULL},
     {"unixsocketperm", NULL, T_OCTAL, OFF(unixsocketperm), 0, 0777, "700", false, NULL,
@@ -129,6 +163,9 @@ static const opt options[] = {
     {"notify-keyspace-events", NULL, T_NOTIFY, OFF(notify_keyspace_events), 0, 0, "", true, NULL,
      "Keyspace notifications: K (keyspace channel), E (keyevent channel) and event classes g $ l s h z x e t d "
      "(A: all of these), m (key miss), n (new key); empty: off (docs/pubsub.md).", NULL},
+    {"tracking-table-max-keys", NULL, T_LONG, OFF(tracking_table_max_keys), 0, INT64_MAX, "1000000", true, NULL,
+     "Most keys CLIENT TRACKING remembers for its clients; over it, random ones are invalidated (their readers "
+     "get the message) before the next command. 0: no limit.", NULL},
     /* logging */
     {"loglevel", NULL, T_ENUM, OFF(loglevel), 0, 0, "notice", true, loglevels,
      "debug, verbose, notice or warning.", NULL},
@@ -141,7 +178,7 @@ static const opt options[] = {
     {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
      "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,
-     "128", true, NULL, "Hashes with more fields use a hash table.", NULL},
+     "512", true, NULL, "Hashes with more fields use a hash table.", NULL},
     {"hash-max-listpack-value", "hash-max-ziplist-value", T_LONG, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
     {"set-max-intset-entries", NULL, T_LONG, OFF(set_max_intset_entries), 0, INT64_MAX, "512", true, NULL,
@@ -529,6 +566,19 @@ void gb_settings_free(gb_settings *s)
         }
 }
 
+/* Redis chdirs into `dir` and CONFIG GET answers getcwd(): the absolute
+ * path. This server builds paths from `dir` instead, so the same answer is
+ * its resolved form; false (the text as set) if it no longer resolves. */
+static bool format_dir(const char *dir, char *buf, size_t cap)
+{
+    char *abs = realpath(dir, NULL);
+    if (!abs)
+        return false;
+    snprintf(buf, cap, "%s", abs);
+    free(abs); /* realpath's malloc, not gb_malloc */
+    return true;
+}
+
 static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap)
 {
     switch (o->type) {
@@ -556,6 +606,8 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
         return;
     case T_STRING: {
         const char *v = *(char *const *)cfield(s, o);
+        if (o->offset == OFF(dir) && v && format_dir(v, buf, cap))
+            return;
         snprintf(buf, cap, "%s", v ? v : "");
         return;
     }
@@ -581,24 +633,37 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
     }
 }
 
+/* Redis 7.0's CONFIG GET: a name without glob characters is looked up
+ * (case-insensitively, an alias too) and answered under the name as given;
+ * a pattern matches names and aliases alike, each answered under its own. */
 void gb_config_get(const gb_settings *s, gb_slice pattern,
                    void (*emit)(void *ctx, const char *name, const char *value), void *ctx)
 {
+    char buf[1024];
+    bool glob = memchr(pattern.ptr, '*', pattern.len) || memchr(pattern.ptr, '?', pattern.len) ||
+                memchr(pattern.ptr, '[', pattern.len);
+    if (!glob) {
+        char name[128];
+        if (pattern.len >= sizeof name || memchr(pattern.ptr, '\0', pattern.len))
+            return;
+        memcpy(name, pattern.ptr, pattern.len);
+        name[pattern.len] = '\0';
+        const opt *o = find_opt(name);
+        if (o) {
+            format_opt(s, o, buf, sizeof buf);
+            emit(ctx, name, buf);
+        }
+        return;
+    }
     for (size_t i = 0; i < NOPTS; i++) {
         const opt *o = &options[i];
-        bool hit = gb_glob_match(pattern.ptr, pattern.len, o->name, strlen(o->name), true);
-        const char *name = o->name;
-        /* Redis answers an exact alias query under the alias's name. */
-        if (!hit && o->alias && gb_glob_match(pattern.ptr, pattern.len, o->alias, strlen(o->alias), true) &&
-            !memchr(pattern.ptr, '*', pattern.len) && !memchr(pattern.ptr, '?', pattern.len)) {
-            hit = true;
-            name = o->alias;
+        const char *names[2] = {o->name, o->alias};
+        for (int k = 0; k < 2; k++) {
+            if (!names[k] || !gb_glob_match(pattern.ptr, pattern.len, names[k], strlen(names[k]), true))
+                continue;
+            format_opt(s, o, buf, sizeof buf);
+            emit(ctx, names[k], buf);
         }
-        if (!hit)
-            continue;
-        char buf[1024];
-        format_opt(s, o, buf, sizeof buf);
-        emit(ctx, name, buf);
     }
 }
 
@@ -770,7 +835,12 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
             value = argv[++i];
         }
         char why[256];
-        if (set_opt(s, o, value, why, sizeof why) != 0)
+        /* Redis reads its command line as config-file text: a list's words
+         * are split on any run of blanks. */
+        char *spaced = o->offset == OFF(bind) ? single_spaced(value) : NULL;
+        int rc = set_opt(s, o, spaced ? spaced : value, why, sizeof why);
+        gb_free(spaced);
+        if (rc != 0)
             return fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
     }
     return 0;

@@ -72,6 +72,8 @@ typedef struct gb_settings {
     /* notify-keyspace-events: GB_NOTIFY_* (engine/core/pubsub.h) */
     int notify_keyspace_events;
     long long client_qbuf_limit;
+    /* most keys CLIENT TRACKING remembers (0: no limit; engine/core/tracking.h) */
+    long long tracking_table_max_keys;
     long long proto_max_bulk_len;
     /* logging */
     int loglevel;

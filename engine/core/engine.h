@@ -95,6 +95,14 @@ typedef struct gb_service {
     void *ctx;
 } gb_service;
 
+/* The socket server's listeners, for CONFIG SET port / bind: rebind
+ * serves `port` (0: no TCP) on the words of `bind`, keeping what it had
+ * when that fails (returns non-zero with a reason in err). */
+typedef struct gb_listener_hook {
+    int (*rebind)(void *ctx, int port, const char *bind, char *err, size_t errlen);
+    void *ctx;
+} gb_listener_hook;
+
 typedef struct gb_engine {
     gb_settings cfg;
     gb_db *dbs;
@@ -159,6 +167,7 @@ typedef struct gb_engine {
     gb_script_state script;              /* the script running now, if any */
     const gb_scripting_hooks *scripting; /* installed by engine/script, or NULL */
     gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */
+    gb_listener_hook listeners;          /* likewise: CONFIG SET port / bind */
 
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;

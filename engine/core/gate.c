@@ -85,8 +85,10 @@ static inline call_frame frame_open(gb_client *c, gb_command *cmd)
     gb_engine *eng = c->eng;
     call_frame f = {gb_call_begin(eng, cmd), eng->stats.dirty, eng->prop.explicit_effect};
     eng->prop.explicit_effect = false;
-    eng->prop.depth++;
-    c->last_cmd = cmd;
+    /* CLIENT LIST's cmd= names what the client sent: not the commands its
+     * EXEC runs (Redis's lastcmd stays "exec"). */
+    if (eng->prop.depth++ == 0)
+        c->last_cmd = cmd;
     return f;
 }
 
@@ -428,6 +430,9 @@ static gb_command *execute(gb_client *c, int argc, gb_slice *argv)
     if (GB_UNLIKELY(c->eng->tracking != NULL))
         gb_tracking_set_current(c->eng, c);
     gb_command *cmd = gb_command_lookup(c->eng, argv[0]);
+    /* Redis's c->lastcmd (CLIENT LIST's cmd=): the command looked up, even
+     * one then refused or queued; NULL when there is none. */
+    c->last_cmd = cmd;
     if (!cmd) {
         reject_unknown(c, argc, argv);
         return NULL;
@@ -436,6 +441,7 @@ static gb_command *execute(gb_client *c, int argc, gb_slice *argv)
      * lookupCommand); alone, it fails its own arity below. */
     if (gb_command_is_container(cmd) && argc >= 2) {
         gb_command *sub = gb_subcommand_lookup(cmd, argv[1]);
+        c->last_cmd = sub;
         if (!sub) {
             reject_unknown_subcommand(c, cmd, argv[1]);
             return NULL;

@@ -169,6 +169,9 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "pubsub_channels:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_CHANNEL));
     emitf(o, "pubsub_patterns:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_PATTERN));
     emitf(o, "pubsubshard_channels:%zu\r\n", gb_pubsub_count(eng, GB_PUBSUB_SHARD));
+    emitf(o, "tracking_total_keys:%zu\r\n", gb_tracking_total_keys(eng));
+    emitf(o, "tracking_total_items:%zu\r\n", gb_tracking_total_items(eng));
+    emitf(o, "tracking_total_prefixes:%zu\r\n", gb_tracking_total_prefixes(eng));
 }
 
 static void section_replication(gb_engine *eng, out_ctx *o)

@@ -179,7 +179,8 @@ void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         c->mcap = c->mcap ? c->mcap * 2 : 8;
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);
     }
-    c->mqueue[c->mcount++] = gb_argv_copy_make(cmd, argc, argv);
+    c->mqueue[c->mcount] = gb_argv_copy_make(cmd, argc, argv);
+    c->mbytes += gb_argv_copy_bytes(&c->mqueue[c->mcount++]);
     c->mcmd_flags |= cmd->flags;
     gb_reply_status(c, "QUEUED");
 }
@@ -191,6 +192,7 @@ void gb_multi_discard(gb_client *c)
     gb_free(c->mqueue);
     c->mqueue = NULL;
     c->mcount = c->mcap = 0;
+    c->mbytes = 0;
     c->mcmd_flags = 0;
     c->flags &= ~(GB_CLIENT_MULTI | GB_CLIENT_DIRTY_EXEC | GB_CLIENT_DIRTY_CAS);
 }
@@ -223,6 +225,7 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
     int n = c->mcount;
     c->mqueue = NULL;
     c->mcount = c->mcap = 0;
+    c->mbytes = 0;
     c->mcmd_flags = 0;
     c->flags &= ~GB_CLIENT_MULTI;
     c->flags |= GB_CLIENT_IN_EXEC;

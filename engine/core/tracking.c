@@ -47,6 +47,8 @@ typedef struct gb_tracking {
     trk_prefix *prefixes;
     size_t nprefixes, prefixcap;
     bool bcast_due;
+    size_t nitems;      /* client ids over all remembered keys (INFO's tracking_total_items) */
+    unsigned limit_rounds; /* consecutive commands that found the table over tracking-table-max-keys */
     gb_client *current; /* the client whose command runs (NOLOOP, own invalidations) */
     bool in_command;
     pending *pend;
@@ -204,6 +206,7 @@ static void remember_key(gb_tracking *t, gb_slice key, uint64_t id)
         k->ids = gb_realloc(k->ids, k->cap * sizeof *k->ids);
     }
     k->ids[k->n++] = id;
+    t->nitems++;
 }
 
 void gb_tracking_remember(gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv)
@@ -252,17 +255,14 @@ static void bcast_collect(gb_tracking *t, gb_slice key)
     }
 }
 
-void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
+/* Sends the key's readers their invalidation and forgets the key. */
+static void invalidate_readers(gb_engine *eng, gb_tracking *t, gb_slice key)
 {
-    gb_tracking *t = eng->tracking;
-    if (!t)
-        return;
-    if (t->nprefixes)
-        bcast_collect(t, key);
     uint64_t h = gb_hash_slice(key);
     trk_key *k = (trk_key *)gb_htable_remove(&t->keys, &key, h);
     if (!k)
         return;
+    t->nitems -= k->n;
     for (uint32_t i = 0; i < k->n; i++) {
         gb_client *target = client_by_id(eng, k->ids[i]);
         uint32_t f = target ? tflags(target) : 0;
@@ -276,6 +276,16 @@ void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
             send_message(target, &key, 1);
     }
     free_key(&k->node, NULL);
+}
+
+void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
+{
+    gb_tracking *t = eng->tracking;
+    if (!t)
+        return;
+    if (t->nprefixes)
+        bcast_collect(t, key);
+    invalidate_readers(eng, t, key);
 }
 
 void gb_tracking_invalidate_flush(gb_engine *eng)
@@ -292,6 +302,34 @@ void gb_tracking_invalidate_flush(gb_engine *eng)
             send_message(c, NULL, -1);
     }
     gb_htable_clear(&t->keys, free_key, NULL);
+    t->nitems = 0;
+}
+
+/* Redis's trackingLimitUsedSlots: while more keys are remembered than
+ * tracking-table-max-keys (0: no limit), random ones are invalidated, as if
+ * modified (their readers get the message now, BCAST clients nothing), with an effort that grows
+ * (100 keys per consecutive command that found the table over the limit)
+ * so that a lowered limit is reached over a few commands, not in one pause. */
+static void limit_keys(gb_engine *eng, gb_tracking *t)
+{
+    size_t max = (size_t)eng->cfg.tracking_table_max_keys;
+    if (max == 0 || gb_htable_size(&t->keys) <= max) {
+        t->limit_rounds = 0;
+        return;
+    }
+    for (unsigned effort = 100 * (t->limit_rounds + 1); effort > 0; effort--) {
+        trk_key *k = (trk_key *)gb_htable_random(&t->keys);
+        if (!k)
+            break;
+        /* The modified-key path without BCAST (Redis's bcast=0); k's own
+         * bytes serve as the key: they are freed only after the last use. */
+        invalidate_readers(eng, t, gb_slice_make(k->key, k->keylen));
+        if (gb_htable_size(&t->keys) <= max) {
+            t->limit_rounds = 0;
+            return;
+        }
+    }
+    t->limit_rounds++;
 }
 
 static int slice_cmp(gb_slice a, gb_slice b)
@@ -338,6 +376,10 @@ void gb_tracking_set_current(gb_engine *eng, gb_client *c)
 {
     gb_tracking *t = eng->tracking;
     if (t) {
+        /* Before the command, as Redis's processCommand does, with no
+         * current client: the invalidations go out at once, to everyone. */
+        if (t->nclients && !t->in_command)
+            limit_keys(eng, t);
         t->current = c;
         t->in_command = true;
     }
@@ -703,3 +745,9 @@ bool gb_tracking_broken_redirect(const gb_client *c) { return (tflags(c) & GB_TR
 bool gb_tracking_bcast(const gb_client *c) { return (tflags(c) & GB_TRACK_BCAST) != 0; }
 
 size_t gb_tracking_clients(const gb_engine *eng) { return eng->tracking ? eng->tracking->nclients : 0; }
+
+size_t gb_tracking_total_keys(const gb_engine *eng) { return eng->tracking ? gb_htable_size(&eng->tracking->keys) : 0; }
+
+size_t gb_tracking_total_items(const gb_engine *eng) { return eng->tracking ? eng->tracking->nitems : 0; }
+
+size_t gb_tracking_total_prefixes(const gb_engine *eng) { return eng->tracking ? eng->tracking->nprefixes : 0; }

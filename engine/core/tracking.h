@@ -7,7 +7,9 @@
  * YES, or OPTOUT with CLIENT CACHING NO). When such a key is modified
  * (gb_engine_key_modified, expiry, eviction) each remembered client gets one
  * invalidation and the key is forgotten until read again. The table is
- * keyed by key name only, across databases, as Redis's.
+ * keyed by key name only, across databases, as Redis's, and holds at most
+ * tracking-table-max-keys keys: over it, before the next command, random
+ * keys are invalidated as if modified (Redis's trackingLimitUsedSlots).
  *
  * BCAST mode: the client names prefixes (none: every key); every modified
  * key under one is collected, and after the command the clients of that
@@ -82,8 +84,13 @@ long long gb_tracking_redirect_id(const gb_client *c);
 bool gb_tracking_broken_redirect(const gb_client *c);
 bool gb_tracking_bcast(const gb_client *c);
 
-/* INFO's tracking_clients. */
+/* INFO's tracking_clients, tracking_total_keys (keys remembered),
+ * tracking_total_items (client ids over them) and tracking_total_prefixes
+ * (BCAST prefixes). */
 size_t gb_tracking_clients(const struct gb_engine *eng);
+size_t gb_tracking_total_keys(const struct gb_engine *eng);
+size_t gb_tracking_total_items(const struct gb_engine *eng);
+size_t gb_tracking_total_prefixes(const struct gb_engine *eng);
 
 void gb_tracking_engine_free(struct gb_engine *eng);
 

@@ -8,7 +8,7 @@
 
 void gb_types_config_defaults(gb_types_config *c)
 {
-    c->hash_max_listpack_entries = 128;
+    c->hash_max_listpack_entries = 512;
     c->hash_max_listpack_value = 64;
     c->set_max_intset_entries = 512;
     c->set_max_listpack_entries = 128;

@@ -12,7 +12,7 @@
  * run time; objects read them on every insert). Names and defaults are
  * Redis 7.2's. */
 typedef struct gb_types_config {
-    size_t hash_max_listpack_entries; /* 128 */
+    size_t hash_max_listpack_entries; /* 512 */
     size_t hash_max_listpack_value;   /* 64 bytes, field or value */
     size_t set_max_intset_entries;    /* 512 */
     size_t set_max_listpack_entries;  /* 128 */

@@ -17,7 +17,10 @@ and timestamps are masked):
   * CLIENT TRACKING REDIRECT from RESP2 to a RESP2 client subscribed to
     __redis__:invalidate (messages), and to one subscribed to nothing;
   * RESET: back to db 0, RESP2, no name, no MULTI, tracking and MONITOR
-    off, subscriptions dropped.
+    off, subscriptions dropped;
+  * the memory figures of CLIENT LIST (argv-mem, multi-mem, qbuf-free of an
+    idle client trimmed after 2 s, rbs/rbp, tot-mem), cmd= as the command
+    last looked up, and the list's order and TYPE / ID filters.
 """
 
 import re
@@ -27,7 +30,7 @@ import time
 
 import gbtest
 import resp3
-from gbtest import encode
+from gbtest import encode, wait_until
 
 
 def both(test):
@@ -383,6 +386,146 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
                 got[name] = steps
         self.assertEqual(got["goblin"], got["redis"])
         self.assertEqual(got["goblin"][0], b"+RESET\r\n")
+
+
+def client_fields(admin, cid):
+    """CLIENT LIST ID cid's fields as a dict (asked on another connection,
+    so that asking does not make the client busy)."""
+    line = admin.call("CLIENT", "LIST", "ID", str(cid)).decode().strip()
+    return dict(w.split("=", 1) for w in line.split(" ") if "=" in w)
+
+
+def memory_field(admin, cid, name):
+    return int(client_fields(admin, cid)[name])
+
+
+class ClientMemoryTest(gbtest.GoblinAndRedisCase):
+    """CLIENT LIST / INFO's memory figures move as Redis 7.0's: argv-mem,
+    multi-mem, the query buffer trimmed once a client is idle, the reply
+    buffer's size and peak (rbs, rbp), tot-mem; cmd= is the command last
+    looked up; the list's order, TYPE and ID filters."""
+
+    def conns(self):
+        out = []
+        for srv, name in both(self):
+            conn, admin = gbtest.Raw(srv), gbtest.Raw(srv)
+            self.addCleanup(conn.close)
+            self.addCleanup(admin.close)
+            out.append((name, conn, admin, conn.call("CLIENT", "ID")))
+        return out
+
+    def test_argv_mem(self):
+        for name, conn, admin, cid in self.conns():
+            info = conn.call("CLIENT", "INFO").decode()
+            self.assertIn(" qbuf=26 ", info, name)        # the request being run
+            self.assertIn(" argv-mem=10 ", info, name)    # "CLIENT" + "INFO"
+            # A request whose third argument has not all arrived: the two
+            # complete ones are held.
+            conn.send(b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$200000\r\n" + b"x" * 100000)
+            self.assertTrue(wait_until(lambda: memory_field(admin, cid, "qbuf") >= 100000, 10), name)
+            self.assertEqual(memory_field(admin, cid, "argv-mem"), 6, name)
+            self.assertGreater(memory_field(admin, cid, "tot-mem"), 200000, name)
+            conn.send(b"x" * 100000 + b"\r\n")
+            self.assertEqual(conn.read()[0], b"OK", name)
+            self.assertEqual(memory_field(admin, cid, "argv-mem"), 0, name)
+
+    def test_multi_mem(self):
+        for name, conn, admin, cid in self.conns():
+            self.assertEqual(memory_field(admin, cid, "multi-mem"), 0, name)
+            conn.call("MULTI")
+            conn.call("SET", "a", "b")
+            one = memory_field(admin, cid, "multi-mem")
+            conn.call("SET", "abc", "defgh")
+            two = memory_field(admin, cid, "multi-mem")
+            self.assertGreaterEqual(one, 5, name)           # at least the arguments' bytes
+            self.assertGreaterEqual(two - one, 11, name)
+            conn.call("DISCARD")
+            self.assertEqual(memory_field(admin, cid, "multi-mem"), 0, name)
+
+    def test_idle_query_buffer_shrinks(self):
+        conns = self.conns()
+        for name, conn, admin, cid in conns:
+            conn.call("PING")
+            self.assertGreater(memory_field(admin, cid, "qbuf-free"), 4096, name)
+        time.sleep(1)
+        before = {}
+        for name, conn, admin, cid in conns:
+            # Not yet: Redis trims a client idle for more than 2 seconds.
+            self.assertGreater(memory_field(admin, cid, "qbuf-free"), 4096, name)
+            before[name] = memory_field(admin, cid, "tot-mem")
+        for name, conn, admin, cid in conns:
+            self.assertTrue(wait_until(lambda: memory_field(admin, cid, "qbuf-free") == 0, 8), name)
+            self.assertLessEqual(memory_field(admin, cid, "tot-mem"), before[name] - 4096, name)
+            self.assertEqual(conn.call("PING"), b"PONG", name)  # and it reads again
+
+    def test_reply_buffer(self):
+        conns = self.conns()
+        for name, conn, admin, cid in conns:
+            conn.call("SET", "big", "v" * 40000)
+            conn.call("PING")
+            # The reply buffer settles at Redis's minimum, 1 KiB, and its
+            # peak never exceeds its size.
+            self.assertTrue(wait_until(lambda: memory_field(admin, cid, "rbs") == 1024, 5), name)
+            f = client_fields(admin, cid)
+            self.assertLessEqual(int(f["rbp"]), int(f["rbs"]), name)
+            self.assertEqual(len(conn.call("GET", "big")), 40000, name)
+            f = client_fields(admin, cid)
+            self.assertGreaterEqual(int(f["rbp"]), 1024, name)  # the reply filled at least the buffer
+            self.assertLessEqual(int(f["rbp"]), int(f["rbs"]), name)
+            total = sum(int(f[k]) for k in ("qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "omem"))
+            self.assertGreater(int(f["tot-mem"]), total, name)
+        for name, conn, admin, cid in conns:
+            # Idle, the peak restarts from nothing and the buffer shrinks back.
+            self.assertTrue(wait_until(lambda: client_fields(admin, cid)["rbp"] == "0" and
+                                       client_fields(admin, cid)["rbs"] == "1024", 12), name)
+
+    def test_cmd_is_the_command_last_looked_up(self):
+        got = {}
+        for name, conn, admin, cid in self.conns():
+            steps = []
+            for args in (("PING",), ("NOSUCH",), ("GET",), ("MULTI",), ("SET", "a", "b"), ("EXEC",),
+                         ("CLIENT", "NOSUCH"), ("CLIENT",),
+                         ("EVAL", "return redis.call('get', KEYS[1])", "1", "a")):
+                conn.call(*args)
+                steps.append(client_fields(admin, cid)["cmd"])
+            got[name] = steps
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertEqual(got["goblin"][:3], ["ping", "NULL", "get"])
+
+    def test_long_name_line_whole(self):
+        name = "n" * 3000
+        for srv, label in both(self):
+            with gbtest.Raw(srv) as a, gbtest.Raw(srv) as b:
+                a.call("CLIENT", "SETNAME", name)
+                cid = a.call("CLIENT", "ID")
+                for line in (a.call("CLIENT", "INFO").decode(), b.call("CLIENT", "LIST", "ID", str(cid)).decode()):
+                    self.assertIn(" name=%s age=" % name, line, label)
+                    self.assertTrue(line.endswith(" resp=2\n"), (label, line[-60:]))
+
+    def test_list_order_type_and_ids(self):
+        got = {}
+        for srv, name in both(self):
+            with gbtest.Raw(srv) as a, gbtest.Raw(srv) as b, gbtest.Raw(srv) as c:
+                ids = [x.call("CLIENT", "ID") for x in (a, b, c)]
+                b.call("SUBSCRIBE", "ch")
+
+                def listed(*args):
+                    reply = a.call("CLIENT", "LIST", *args)
+                    if isinstance(reply, gbtest.Err):
+                        return [reply]
+                    text = reply.decode()
+                    return [int(l.split(" ")[0][3:]) for l in text.splitlines() if l]
+
+                every = listed()
+                mine = [i for i in every if i in ids]
+                got[name] = (mine == sorted(mine), [i for i in listed("TYPE", "pubsub") if i in ids],
+                             [i for i in listed("TYPE", "normal") if i in ids],
+                             listed("ID", str(ids[2]), str(ids[0]), str(ids[2]), "0", "-1", "999999"),
+                             a.call_raw("CLIENT", "LIST", "ID", str(ids[0]), "x1"))
+                got[name] = tuple(v if not isinstance(v, list) else [ids.index(i) if i in ids else i for i in v]
+                                  for v in got[name])
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertEqual(got["goblin"][:4], (True, [1], [0, 2], [2, 0, 2]))
 
 
 if __name__ == "__main__":

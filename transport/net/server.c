@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,7 +45,11 @@ struct conn {
     gb_resp_parser parser;
     char *qbuf;
     size_t qlen, qcap;
+    size_t qpeak;           /* most input held since the last resize check (Redis's querybuf_peak) */
+    int64_t last_read_ms;   /* monotonic; with the client's last command, its last interaction */
     gb_outbuf out;
+    size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
+    int64_t out_peak_since;
     size_t inflight;        /* bytes handed to uv_write, not yet confirmed */
     int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
@@ -79,14 +84,28 @@ typedef struct listener {
     } spare;
     bool spare_busy;
     bool spare_pending;
-    char desc[128];
+    bool retired;       /* closed by CONFIG SET port/bind: freed once its handles have closed */
+    bool handle_closed;
+    int port;           /* TCP: the port and the bind word it serves (without a leading '-') */
+    char addr[256];
+    char desc[300];
 } listener;
+
+/* Redis's CONFIG_BINDADDR_MAX: most words in `bind`. */
+#define GB_BIND_MAX 16
 
 struct gb_net_server {
     gb_engine *eng;
     uv_loop_t *loop;
-    listener *listeners[16];
+    /* Every listener (the TCP ones, then the Unix socket's), for the
+     * loops that treat them alike. */
+    listener *listeners[GB_BIND_MAX + 1];
     int nlisteners;
+    listener *tcp[GB_BIND_MAX]; /* serving `port` on the words of `bind` */
+    int ntcp;
+    listener *unix_listener;
+    int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
+    char *bind;
     char *unix_path;
     uv_timer_t cron;
     int cron_hz;
@@ -223,8 +242,14 @@ static void hook_describe(const gb_client *gc, gb_client_desc *d)
     d->fd = uv_fileno(&c->h.handle, &fd) == 0 ? (int)fd : -1;
     d->qbuf = c->qlen;
     d->qbuf_free = c->qcap - c->qlen;
+    d->argv_mem = gb_resp_args_bytes(&c->parser);
+    d->rbs = c->out.cap;
+    d->rbp = GB_MAX(c->out_peak, c->out.len);
+    d->obl = c->out.len;
+    d->oll = c->inflight ? 1 : 0; /* one write at a time is handed to the socket */
+    d->omem = c->inflight;
     d->obuf = c->out.len + c->inflight;
-    d->omem = c->out.cap + c->inflight;
+    d->own_mem = sizeof *c + (size_t)c->parser.cap * sizeof *c->parser.args;
 }
 
 static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const int *fds, int nfds)
@@ -384,6 +409,8 @@ static void conn_write_out(conn *c)
     }
     if (c->out.len == 0)
         return;
+    if (c->out.len > c->out_peak)
+        c->out_peak = c->out.len;
     gb_engine *eng = c->srv->eng;
     if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
@@ -401,6 +428,7 @@ static void conn_write_out(conn *c)
             conn_close(c);
         else if (c->out.cap > QBUF_KEEP) {
             gb_outbuf_free(&c->out);
+            c->out_peak = 0; /* the peak was that buffer's */
         }
         return;
     }
@@ -416,6 +444,7 @@ static void conn_write_out(conn *c)
     w->len = c->out.len;
     w->c = c;
     gb_outbuf_init(&c->out);
+    c->out_peak = 0; /* the peak was that buffer's */
     c->inflight += w->len;
     eng->stats.total_net_output_bytes += w->len;
     uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
@@ -551,6 +580,9 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     gb_engine_update_time(eng);
     eng->stats.total_net_input_bytes += (uint64_t)nread;
     c->qlen += (size_t)nread;
+    c->last_read_ms = (int64_t)eng->now_mono_ms;
+    if (c->qlen > c->qpeak)
+        c->qpeak = c->qlen;
     if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
         gb_log(GB_LOG_WARNING, "Client %s closed: query buffer of %zu bytes exceeds client-query-buffer-limit %lld",
                c->addr, c->qlen, eng->cfg.client_qbuf_limit);
@@ -633,6 +665,11 @@ static void spare_closed(uv_handle_t *h)
 {
     listener *l = h->data;
     l->spare_busy = false;
+    if (l->retired) {
+        if (l->handle_closed)
+            free(l);
+        return;
+    }
     if (l->spare_pending) {
         l->spare_pending = false;
         on_connection(&l->h.stream, 0); /* the connection libuv holds for us */
@@ -832,11 +869,77 @@ static void busy_pump(void *ctx)
 
 /* ---- loop phases ------------------------------------------------------------------- */
 
+/* Redis's clientsCronResizeQueryBuffer: a buffer wasting more than 4 KiB
+ * is trimmed to what it holds once its client has been idle over 2 s, or,
+ * busy, when it is over 32 KiB and twice the most it held since the last
+ * check (never below a bulk being read). */
+#define QBUF_WASTE (4 * 1024)
+#define QBUF_IDLE_MS 2000
+#define QBUF_RESIZE_THRESHOLD (32 * 1024)
+
+static void resize_query_buffer(conn *c, int64_t idle_ms)
+{
+    size_t bulk_end = gb_resp_bytes_wanted(&c->parser);
+    if (c->qcap - c->qlen > QBUF_WASTE) {
+        size_t target = c->qcap;
+        if (idle_ms > QBUF_IDLE_MS)
+            target = c->qlen;
+        else if (c->qcap > QBUF_RESIZE_THRESHOLD && c->qcap / 2 > c->qpeak)
+            target = GB_MAX(GB_MAX(c->qlen, c->qpeak), bulk_end);
+        if (target == 0) {
+            gb_free(c->qbuf);
+            c->qbuf = NULL;
+            c->qcap = 0;
+        } else if (target < c->qcap) {
+            char *q = gb_try_realloc(c->qbuf, target);
+            if (q) {
+                c->qbuf = q;
+                c->qcap = target;
+            }
+        }
+    }
+    c->qpeak = GB_MAX(c->qlen, bulk_end);
+}
+
+/* Redis's clientsCronResizeOutputBuffer: a reply buffer whose peak stayed
+ * under half its size shrinks to the peak (at least 1 KiB); the peak
+ * restarts from what the buffer holds every 5 seconds, so an idle client's
+ * buffer goes back to 1 KiB. */
+#define OUT_MIN 1024
+#define OUT_PEAK_RESET_MS 5000
+
+static void resize_reply_buffer(conn *c, int64_t now_ms)
+{
+    size_t half = c->out.cap / 2;
+    if (half >= OUT_MIN && c->out_peak < half)
+        gb_outbuf_shrink(&c->out, GB_MAX((size_t)OUT_MIN, c->out_peak + 1));
+    if (now_ms - c->out_peak_since >= OUT_PEAK_RESET_MS) {
+        c->out_peak = c->out.len;
+        c->out_peak_since = now_ms;
+    }
+}
+
+static void resize_buffers(gb_engine *eng)
+{
+    int64_t now = (int64_t)eng->now_mono_ms;
+    for (gb_client *gc = eng->clients; gc; gc = gc->next) {
+        if (!is_conn_client(gc))
+            continue;
+        conn *c = gc->conn;
+        if (c->closing)
+            continue;
+        /* Idle: neither a byte read nor a command run (Redis's lastinteraction). */
+        resize_query_buffer(c, now - GB_MAX(gc->last_ms, c->last_read_ms));
+        resize_reply_buffer(c, now);
+    }
+}
+
 static void cron_cb(uv_timer_t *t)
 {
     gb_net_server *srv = t->data;
     gb_engine *eng = srv->eng;
     gb_engine_cron(eng);
+    resize_buffers(eng);
     /* Idle-client timeout (never for blocked clients, as in Redis). */
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
@@ -987,37 +1090,158 @@ static void stop_everything(gb_net_server *srv)
 
 /* ---- listeners -------------------------------------------------------------------- */
 
-static int listen_tcp(gb_net_server *srv, const char *addr, int port, char *err, size_t errlen)
+/* A listener that CONFIG SET port/bind no longer wants: closed, and freed
+ * once both its handle and a refusal in flight on its spare have closed. */
+static void retired_closed(uv_handle_t *h)
 {
+    listener *l = h->data;
+    l->handle_closed = true;
+    if (!l->spare_busy)
+        free(l);
+}
+
+static void retire_listener(listener *l)
+{
+    l->retired = true;
+    uv_close(&l->h.handle, retired_closed);
+}
+
+/* Redis's listenToPort: errors that mean "this host cannot have that kind
+ * of socket" skip the address, as does an address the host does not have
+ * when the word starts with '-' ("-::1": optional). */
+static bool bind_error_skips(int rc, bool optional)
+{
+    return (rc == UV_EADDRNOTAVAIL && optional) || rc == UV_EAFNOSUPPORT || rc == UV_EPROTONOSUPPORT ||
+           rc == UV_ENOPROTOOPT;
+}
+
+/* One word of `bind` on port, as Redis's anetTcpServer reads it: an IPv6
+ * address if it has a ':', else IPv4; "*" (or "::*") is every address of
+ * that family; a host name is resolved. *out is the listener, or NULL when
+ * the address is skipped (logged). Returns 0 or a negative libuv code with
+ * a one-line reason in err. */
+static int listen_tcp(gb_net_server *srv, const char *word, int port, listener **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    bool optional = word[0] == '-';
+    const char *addr = word + optional;
+    bool v6 = strchr(addr, ':') != NULL;
+    const char *node = strcmp(addr, "*") == 0 || (v6 && strcmp(addr, "::*") == 0) ? NULL : addr;
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = v6 ? AF_INET6 : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    char shown[128];
+    snprintf(shown, sizeof shown, "%s%.100s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+    uv_getaddrinfo_t req;
+    int rc = uv_getaddrinfo(srv->loop, &req, NULL, node, service, &hints); /* no callback: synchronous */
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot listen on TCP %s: %s", shown, uv_strerror(rc));
+        return rc;
+    }
     listener *l = calloc(1, sizeof *l);
     if (!l) {
+        uv_freeaddrinfo(req.addrinfo);
         snprintf(err, errlen, "out of memory creating the TCP listener");
-        return -1;
+        return UV_ENOMEM;
     }
     l->srv = srv;
-    struct sockaddr_storage ss;
-    bool v6 = strchr(addr, ':') != NULL;
-    int rc = v6 ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss) : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
+    l->port = port;
+    snprintf(l->addr, sizeof l->addr, "%s", addr);
+    rc = uv_tcp_init_ex(srv->loop, &l->h.tcp, (unsigned)req.addrinfo->ai_family);
     if (rc != 0) {
-        snprintf(err, errlen, "invalid bind address '%s' (expected an IPv4 or IPv6 address)", addr);
         free(l);
-        return -1;
+        l = NULL;
+    } else {
+        l->h.handle.data = l;
+        rc = uv_tcp_bind(&l->h.tcp, req.addrinfo->ai_addr, v6 ? UV_TCP_IPV6ONLY : 0);
+        if (rc == 0)
+            rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
     }
-    uv_tcp_init(srv->loop, &l->h.tcp);
-    l->h.handle.data = l;
-    rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, v6 ? UV_TCP_IPV6ONLY : 0);
-    if (rc == 0)
-        rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
+    uv_freeaddrinfo(req.addrinfo);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot listen on TCP %s%s%s:%d: %s%s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
-                 uv_strerror(rc),
+        if (l)
+            uv_close(&l->h.handle, reject_close_cb);
+        if (bind_error_skips(rc, optional)) {
+            gb_log(GB_LOG_WARNING, "Could not create server TCP listening socket %s: %s (skipped)", shown,
+                   uv_strerror(rc));
+            return 0;
+        }
+        snprintf(err, errlen, "cannot listen on TCP %s: %s%s", shown, uv_strerror(rc),
                  rc == UV_EADDRINUSE ? " (another server holds the port: stop it or pick --port)" : "");
-        uv_close(&l->h.handle, reject_close_cb);
-        return -1;
+        return rc;
     }
-    snprintf(l->desc, sizeof l->desc, "tcp %s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
-    srv->listeners[srv->nlisteners++] = l;
+    snprintf(l->desc, sizeof l->desc, "tcp %s", shown);
+    *out = l;
     return 0;
+}
+
+/* A current TCP listener on addr:port that the new set may keep, or -1. */
+static int reusable_tcp(const gb_net_server *srv, const char *addr, int port, const bool *kept)
+{
+    for (int i = 0; i < srv->ntcp; i++)
+        if (!kept[i] && srv->tcp[i]->port == port && strcmp(srv->tcp[i]->addr, addr) == 0)
+            return i;
+    return -1;
+}
+
+/* The TCP listeners for `bind` on `port` (none for port 0 or an empty
+ * bind) into out[*nout]: the current listeners on the same address and
+ * port are kept (kept[i] marks them), the others opened. On failure what
+ * was opened is closed again and the current listeners are untouched. */
+static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
+{
+    *nout = 0;
+    memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
+    if (port == 0 || !bind)
+        return 0;
+    char *copy = strdup(bind);
+    if (!copy) {
+        snprintf(err, errlen, "out of memory reading the bind addresses");
+        return UV_ENOMEM;
+    }
+    bool opened[GB_BIND_MAX] = {false};
+    int rc = 0;
+    /* Words split at every space, as Redis 7.0's CONFIG SET does: two
+     * spaces in a row make an empty address, which fails to bind there too
+     * (the config file and command line were single-spaced). */
+    char *next = copy[0] ? copy : NULL;
+    while (next && rc == 0) {
+        char *w = next;
+        char *space = strchr(w, ' ');
+        if (space)
+            *space = '\0';
+        next = space ? space + 1 : NULL;
+        if (*nout == GB_BIND_MAX) {
+            snprintf(err, errlen, "Too many bind addresses specified.");
+            rc = UV_EINVAL;
+            break;
+        }
+        int same = reusable_tcp(srv, w + (w[0] == '-'), port, kept);
+        if (same >= 0) {
+            kept[same] = true;
+            out[(*nout)++] = srv->tcp[same];
+            continue;
+        }
+        listener *l;
+        rc = listen_tcp(srv, w, port, &l, err, errlen);
+        if (rc == 0 && l) {
+            opened[*nout] = true;
+            out[(*nout)++] = l;
+        }
+    }
+    free(copy);
+    if (rc != 0) {
+        for (int i = 0; i < *nout; i++)
+            if (opened[i])
+                uv_close(&out[i]->h.handle, reject_close_cb);
+        *nout = 0;
+    }
+    return rc;
 }
 
 /* A socket file left by a dead server can be replaced; one a live server
@@ -1091,7 +1315,100 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     }
     snprintf(l->desc, sizeof l->desc, "unix %s (mode %o)", path, (unsigned)perm);
     srv->unix_path = path_copy;
-    srv->listeners[srv->nlisteners++] = l;
+    srv->unix_listener = l;
+    return 0;
+}
+
+/* srv->listeners and the description from the TCP set and the socket. */
+static void list_listeners(gb_net_server *srv)
+{
+    srv->nlisteners = 0;
+    for (int i = 0; i < srv->ntcp; i++)
+        srv->listeners[srv->nlisteners++] = srv->tcp[i];
+    if (srv->unix_listener)
+        srv->listeners[srv->nlisteners++] = srv->unix_listener;
+    size_t used = 0;
+    srv->desc[0] = '\0';
+    for (int i = 0; i < srv->nlisteners && used < sizeof srv->desc; i++)
+        used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
+                                 srv->listeners[i]->desc);
+}
+
+/* The new TCP set replaces the current one: listeners it did not keep are
+ * closed (connections they accepted stay). bind is the set's text, which
+ * the server takes (gb_malloc'd, or NULL for none). */
+static void install_tcp_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port, char *bind)
+{
+    for (int i = 0; i < srv->ntcp; i++)
+        if (!kept[i])
+            retire_listener(srv->tcp[i]);
+    if (n)
+        memcpy(srv->tcp, set, sizeof(listener *) * (size_t)n);
+    srv->ntcp = n;
+    srv->port = port;
+    gb_free(srv->bind);
+    srv->bind = bind;
+    list_listeners(srv);
+}
+
+/* Closes every TCP listener first, as Redis always does, then opens the
+ * new set; when that fails too, the old set is opened again. For a new
+ * set that this server's own listeners may be in the way of (127.0.0.1
+ * -> * on the same port). */
+static int rebind_closing_first(gb_net_server *srv, int port, const char *bind, listener **set, int *n, bool *kept,
+                                char *err, size_t errlen)
+{
+    int old_port = srv->port;
+    char *old_bind = srv->bind;
+    srv->bind = NULL;
+    bool none[GB_BIND_MAX] = {false};
+    install_tcp_set(srv, NULL, 0, none, 0, NULL);
+    int rc = open_tcp_set(srv, bind, port, set, n, kept, err, errlen);
+    if (rc == 0) {
+        gb_free(old_bind);
+        return 0;
+    }
+    char why[256];
+    if (open_tcp_set(srv, old_bind, old_port, set, n, kept, why, sizeof why) == 0) {
+        install_tcp_set(srv, set, *n, kept, old_port, old_bind);
+    } else {
+        gb_log(GB_LOG_WARNING, "The previous TCP listeners could not be reopened: %s", why);
+        gb_free(old_bind);
+    }
+    return rc;
+}
+
+/* CONFIG SET port / bind (the engine's gb_listener_hook). The new
+ * listeners are opened before the old ones close, so a failure leaves the
+ * server as it was; only when an address is taken and one of this
+ * server's own listeners on that port may be what holds it does it go the
+ * way Redis always goes (rebind_closing_first). */
+static int rebind(void *ctx, int port, const char *bind, char *err, size_t errlen)
+{
+    gb_net_server *srv = ctx;
+    size_t len = bind ? strlen(bind) : 0;
+    char *text = gb_try_malloc(len + 1);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return UV_ENOMEM;
+    }
+    memcpy(text, bind ? bind : "", len + 1);
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    int rc = open_tcp_set(srv, text, port, set, &n, kept, err, errlen);
+    bool own_in_the_way = false;
+    for (int i = 0; i < srv->ntcp; i++)
+        own_in_the_way |= !kept[i] && srv->tcp[i]->port == port;
+    if (rc == UV_EADDRINUSE && own_in_the_way)
+        rc = rebind_closing_first(srv, port, text, set, &n, kept, err, errlen);
+    if (rc != 0) {
+        gb_free(text);
+        gb_log(GB_LOG_WARNING, "CONFIG SET port/bind: %s", err);
+        return rc;
+    }
+    install_tcp_set(srv, set, n, kept, port, text);
+    gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
     return 0;
 }
 
@@ -1105,40 +1422,25 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     srv->eng = eng;
     srv->loop = loop;
     const gb_settings *cfg = &eng->cfg;
-    if (cfg->port > 0) {
-        char *binds = strdup(cfg->bind && cfg->bind[0] ? cfg->bind : "127.0.0.1");
-        if (!binds) {
-            snprintf(err, errlen, "out of memory reading the bind addresses");
-            goto fail;
-        }
-        char *save = NULL;
-        for (char *a = strtok_r(binds, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-            if (srv->nlisteners >= 15) {
-                snprintf(err, errlen, "too many bind addresses (at most 15)");
-                free(binds);
-                goto fail;
-            }
-            if (listen_tcp(srv, a, cfg->port, err, errlen) != 0) {
-                free(binds);
-                goto fail;
-            }
-        }
-        free(binds);
-    }
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0)
+        goto fail;
+    install_tcp_set(srv, set, n, kept, cfg->port, gb_strdup(cfg->bind ? cfg->bind : ""));
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
             goto fail;
     }
+    list_listeners(srv);
     if (srv->nlisteners == 0) {
-        snprintf(err, errlen, "nothing to listen on: --port is 0 and --unixsocket is empty");
+        snprintf(err, errlen, "nothing to listen on: no TCP address (--port 0 or an empty --bind) and --unixsocket "
+                              "is empty");
         goto fail;
     }
-    size_t used = 0;
-    for (int i = 0; i < srv->nlisteners; i++)
-        used += (size_t)snprintf(srv->desc + used, sizeof srv->desc - used, "%s%s", i ? ", " : "",
-                                 srv->listeners[i]->desc);
 
     eng->busy_pump = (gb_busy_pump){busy_pump, srv};
+    eng->listeners = (gb_listener_hook){rebind, srv};
     uv_timer_init(loop, &srv->cron);
     srv->cron.data = srv;
     srv->cron_hz = cfg->hz;
@@ -1161,6 +1463,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     signal(SIGPIPE, SIG_IGN);
     return srv;
 fail:
+    list_listeners(srv);
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, reject_close_cb);
     uv_run(loop, UV_RUN_NOWAIT);
@@ -1168,6 +1471,7 @@ fail:
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
+    gb_free(srv->bind);
     free(srv);
     return NULL;
 }
@@ -1189,6 +1493,7 @@ void gb_net_server_free(gb_net_server *srv)
     if (!srv)
         return;
     srv->eng->busy_pump = (gb_busy_pump){NULL, NULL};
+    srv->eng->listeners = (gb_listener_hook){NULL, NULL};
     if (srv->exit_code >= 0) {
         stop_everything(srv);
         uv_run(srv->loop, UV_RUN_DEFAULT);
@@ -1199,6 +1504,7 @@ void gb_net_server_free(gb_net_server *srv)
         unlink(srv->unix_path);
         free(srv->unix_path);
     }
+    gb_free(srv->bind);
     free(srv);
 }
 

@@ -34,6 +34,7 @@ void gb_resp_parser_reset(gb_resp_parser *p)
     p->remaining = 0;
     p->bulk_len = -1;
     p->argc = 0;
+    p->args_bytes = 0;
 }
 
 static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
@@ -51,6 +52,7 @@ static inline bool push_arg(gb_resp_parser *p, size_t off, size_t len)
     p->args[p->argc].off = off;
     p->args[p->argc].len = len;
     p->argc++;
+    p->args_bytes += len;
     return true;
 }
 
@@ -167,6 +169,7 @@ static int parse_inline(gb_resp_parser *p, char *buf, size_t len, size_t *consum
     if (end > 0 && buf[end - 1] == '\r')
         end--;
     p->argc = 0;
+    p->args_bytes = 0;
     if (!split_inline(p, buf, end, 0))
         return fail(err, errlen, p->oom ? "out of memory" : "unbalanced quotes in request");
     if (p->unauthenticated && p->argc > GB_RESP_UNAUTH_MAX_ARGS)
@@ -278,6 +281,7 @@ int gb_resp_parse(gb_resp_parser *p, char *buf, size_t len, size_t *consumed, ch
             return fail(err, errlen, "unauthenticated multibulk length");
         p->pos = next;
         p->argc = 0;
+    p->args_bytes = 0;
         if (n <= 0) {
             *consumed = next;
             return GB_RESP_COMMAND;
@@ -370,6 +374,8 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, gb_client *c)
         gb_free(argv);
     return true;
 }
+
+size_t gb_resp_args_bytes(const gb_resp_parser *p) { return p->args_bytes; }
 
 size_t gb_resp_bytes_wanted(const gb_resp_parser *p)
 {

@@ -43,6 +43,7 @@ typedef struct gb_resp_parser {
     gb_resp_arg *args;
     int argc;
     int cap;
+    size_t args_bytes;   /* their lengths added up */
     /* the client's limits, set by the caller */
     int64_t max_bulk;    /* proto-max-bulk-len */
     bool unauthenticated;
@@ -90,5 +91,8 @@ bool gb_resp_execute(const gb_resp_parser *p, const char *buf, struct gb_client 
 /* Bytes of input the current partial request still needs at least (for
  * sizing reads of big bulks), 0 if unknown. */
 size_t gb_resp_bytes_wanted(const gb_resp_parser *p);
+/* Bytes of the arguments found so far (all of them once a request is
+ * complete, until gb_resp_parser_reset): Redis's argv-mem. */
+size_t gb_resp_args_bytes(const gb_resp_parser *p);
 
 #endif

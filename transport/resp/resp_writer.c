@@ -65,6 +65,18 @@ void gb_outbuf_consume(gb_outbuf *b, size_t n)
     b->len -= n;
 }
 
+bool gb_outbuf_shrink(gb_outbuf *b, size_t cap)
+{
+    if (b->oom || cap >= b->cap || cap < b->len)
+        return false;
+    char *d = gb_try_realloc(b->data, cap);
+    if (!d)
+        return false;
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
 /* Writes v's digits at p and returns how many. Lengths and counts in
  * replies are nearly always below 100: those skip the general conversion. */
 static inline size_t put_small_or_ull(char *p, uint64_t v)

@@ -52,5 +52,8 @@ void gb_outbuf_append(gb_outbuf *b, const char *s, size_t n);
 static inline bool gb_outbuf_oom(const gb_outbuf *b) { return b->oom; }
 /* Drops the first n bytes (after a partial write). */
 void gb_outbuf_consume(gb_outbuf *b, size_t n);
+/* Gives back the room beyond cap bytes (never below what it holds); false,
+ * with nothing changed, when the smaller block cannot be had. */
+bool gb_outbuf_shrink(gb_outbuf *b, size_t cap);
 
 #endif

@@ -757,7 +757,8 @@ static void exec_describe(const gb_client *c, gb_client_desc *d)
     snprintf(d->laddr, sizeof d->laddr, "ring:%d", s->id);
     d->fd = -1;
     d->obuf = s->pending.len;
-    d->omem = s->pending.cap;
+    d->obl = s->pending.len; /* replies waiting for room in the ring: its reply buffer */
+    d->rbs = s->pending.cap;
 }
 
 static const gb_client_hooks exec_hooks = {exec_flush, exec_close, exec_describe, NULL};
