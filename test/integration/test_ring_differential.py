@@ -23,7 +23,7 @@ RING_EXCLUDED lists the cases that cannot run over a ring by the ring
 protocol's design, each with its reason; everything else runs.
 
 Environment: GOBLIN_RESP3_DIFF_ONLY and GOBLIN_RESP3_DIFF_SHOW as for
-test_resp3_differential.py; GOBLIN_RING_PROTOCOLS (resp2,resp3,sbe) narrows
+test_resp3_differential.py; GOBLIN_RING_DIFF_RUNS (resp2,resp3,sbe) narrows
 a debugging run.
 """
 
@@ -38,7 +38,7 @@ import resp3
 from test_resp3_differential import TABLE, Session, TableRunner, case_of
 
 RING_TOOL = os.environ.get("RING_TOOL")
-RUNS = tuple(os.environ.get("GOBLIN_RING_PROTOCOLS", "resp2,resp3,sbe").split(","))
+RUNS = tuple(os.environ.get("GOBLIN_RING_DIFF_RUNS", "resp2,resp3,sbe").split(","))
 
 # ---- cases a ring cannot carry by design -----------------------------------------------------
 #
@@ -147,7 +147,7 @@ class RingDifferentialTest(TableRunner, gbtest.GoblinAndRedisCase):
 
     def run_over(self, run, ring, proto):
         if run not in RUNS:
-            self.skipTest("GOBLIN_RING_PROTOCOLS leaves out " + run)
+            self.skipTest("GOBLIN_RING_DIFF_RUNS leaves out " + run)
         self.ring = ring
         self.run_table(proto, "%s ring, RESP%d" % (ring.upper(), proto))
 
