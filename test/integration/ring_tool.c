@@ -15,6 +15,14 @@
  *                                         write random bytes over the whole slot
  *                                         (control block and both rings), then
  *                                         report whether the server dropped us
+ *   ring_tool SOCK PROTO relay            RESP commands on stdin (any number, at any
+ *                                         time), replies on stdout as they come:
+ *                                         over a RESP ring the ring's bytes, over
+ *                                         SBE each reply and push in RESP2 form (as
+ *                                         script prints them); exits when stdin
+ *                                         ends or the server closes the ring, so a
+ *                                         test reads the ring like a socket
+ *                                         (test_ring_differential.py)
  *   ring_tool SOCK PROTO typed            exercise every typed call, print results
  *   ring_tool SOCK PROTO calls            typed calls named on stdin, one a line
  *                                         ("get KEY", "set KEY VAL" ...: see
@@ -63,25 +71,17 @@
 
 #include "goblin/ring_client.h"
 #include "goblin/ring_layout.h"
+#include "engine/base/score.h"
 #include "platform/shm_atomic.h"
 
+/* A double as goblin-core's RESP2 writer prints it (a bulk string of
+ * gb_score_format's shortest text), so a native double from SBE compares
+ * byte for byte with a socket's reply. */
 static void print_double(double d)
 {
-    char buf[64];
-    if (d != d)
-        snprintf(buf, sizeof buf, "nan");
-    else if (d == 1.0 / 0.0)
-        snprintf(buf, sizeof buf, "inf");
-    else if (d == -1.0 / 0.0)
-        snprintf(buf, sizeof buf, "-inf");
-    else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(buf, sizeof buf, "%.*g", prec, d);
-            if (strtod(buf, NULL) == d)
-                break;
-        }
-    }
-    printf("$%zu\r\n%s\r\n", strlen(buf), buf);
+    char buf[GB_SCORE_BUF];
+    size_t n = gb_score_format(d, buf);
+    printf("$%zu\r\n%.*s\r\n", n, (int)n, buf);
 }
 
 static void print_reply(const gb_reply *r)
@@ -603,6 +603,10 @@ static int print_push(gb_ring_client *rc, uint64_t timeout_ns, int64_t *count)
     return kind;
 }
 
+/* How long the relay waits for replies before it looks at stdin again:
+ * the delay a request may wait, not a limit on replies. */
+#define RELAY_WAIT_NS (500ull * 1000)
+
 #define LISTEN_TIMEOUT_NS (30ull * 1000 * 1000 * 1000)
 
 static int mode_listen(gb_ring_client *rc, int n, int argc, char **argv)
@@ -653,6 +657,173 @@ static int mode_publish(gb_ring_client *rc, int n, const char *channel, const ch
     return 0;
 }
 
+/* ---- relay: a ring as a byte stream (the differential tests) ---------------------------- */
+
+typedef struct relay_buf {
+    char *data;
+    size_t len, cap;
+} relay_buf;
+
+static int relay_append(relay_buf *b, const char *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + n)
+            cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown)
+            return -1;
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static void relay_consume(relay_buf *b, size_t n)
+{
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+}
+
+/* A decimal after a type byte, up to CRLF: its value and the position
+ * after the CRLF (0: incomplete, -1: not a number line of that type). */
+static long long relay_number(const relay_buf *b, size_t pos, char type, size_t *next)
+{
+    if (pos >= b->len)
+        return 0;
+    if (b->data[pos] != type)
+        return -1;
+    const char *cr = memchr(b->data + pos, '\r', b->len - pos);
+    if (!cr || (size_t)(cr - b->data) + 1 >= b->len)
+        return 0;
+    char *end;
+    long long v = strtoll(b->data + pos + 1, &end, 10);
+    if (end != cr || cr[1] != '\n' || v < 0 || v > (1LL << 32))
+        return -1;
+    *next = (size_t)(cr - b->data) + 2;
+    return v;
+}
+
+/* One RESP multibulk command at the start of b (what a test client
+ * sends): argc and argument views into b; returns the bytes it takes, 0
+ * while incomplete, -1 when malformed. */
+static long relay_command(const relay_buf *b, int *argc, const char **argv, size_t *lens, int max)
+{
+    size_t pos = 0;
+    long long n = relay_number(b, 0, '*', &pos);
+    if (n < 0 || (n == 0 && pos)) /* not a multibulk, or "*0" */
+        return -1;
+    if (n == 0)
+        return 0;
+    if (n > max)
+        return -1;
+    for (long long i = 0; i < n; i++) {
+        size_t data = 0;
+        long long len = relay_number(b, pos, '$', &data);
+        if (len < 0)
+            return -1;
+        if (data == 0 || b->len - data < (size_t)len + 2)
+            return 0;
+        argv[i] = b->data + data;
+        lens[i] = (size_t)len;
+        pos = data + (size_t)len + 2;
+    }
+    *argc = (int)n;
+    return (long)pos;
+}
+
+/* Sends what stdin brought: over RESP the bytes as they are (records of
+ * at most the ring's limit), over SBE each complete command as a Generic
+ * request. Returns 0, or -1 when the ring or the input failed. */
+static int relay_requests(gb_ring_client *rc, relay_buf *in)
+{
+    if (gb_ring_client_protocol(rc) == GB_RING_RESP) {
+        size_t max = gb_ring_client_max_message(rc), off = 0;
+        while (off < in->len) {
+            size_t n = in->len - off < max ? in->len - off : max;
+            if (gb_ring_client_send(rc, in->data + off, n) != 0)
+                return -1;
+            off += n;
+        }
+        in->len = 0;
+        return 0;
+    }
+    enum { MAX_ARGS = 65536 };
+    static const char *argv[MAX_ARGS];
+    static size_t lens[MAX_ARGS];
+    for (;;) {
+        int argc = 0;
+        long used = relay_command(in, &argc, argv, lens, MAX_ARGS);
+        if (used < 0) {
+            fprintf(stderr, "relay: malformed request on stdin\n");
+            return -1;
+        }
+        if (used == 0)
+            return 0;
+        if (gb_ring_submit(rc, argc, argv, lens) != 0)
+            return -1;
+        relay_consume(in, (size_t)used);
+    }
+}
+
+/* Writes every reply record that arrives within timeout_ns to stdout: over
+ * RESP its bytes, over SBE the reply (or push) in RESP2 form. Returns 0, 1
+ * when the server closed the ring, -1 on another failure. */
+static int relay_replies(gb_ring_client *rc, uint64_t timeout_ns)
+{
+    const void *msg;
+    size_t len;
+    int r;
+    while ((r = gb_ring_client_recv(rc, &msg, &len, timeout_ns)) == 0) {
+        timeout_ns = 0;
+        if (gb_ring_client_protocol(rc) == GB_RING_RESP) {
+            fwrite(msg, 1, len, stdout);
+            gb_ring_client_recv_done(rc);
+            continue;
+        }
+        gb_reply *reply; /* the record is still there: collect decodes it */
+        if (gb_ring_collect(rc, &reply) != 0)
+            return -1;
+        print_reply(reply);
+        gb_reply_free(reply);
+    }
+    fflush(stdout);
+    return r == GB_ETIMEDOUT ? 0 : r == GB_ECLOSED ? 1 : -1;
+}
+
+/* stdin: RESP commands, any number at a time; stdout: the replies, as they
+ * come, in RESP form (see the top of this file). Ends at EOF on stdin, or
+ * when the server closes the ring (QUIT, CLIENT KILL, a violation). */
+static int mode_relay(gb_ring_client *rc)
+{
+    relay_buf in = {0};
+    char chunk[65536];
+    int rcode = 0;
+    for (;;) {
+        struct pollfd p = {0, POLLIN, 0};
+        if (poll(&p, 1, 0) > 0) {
+            ssize_t n = read(0, chunk, sizeof chunk);
+            if (n <= 0)
+                break;
+            if (relay_append(&in, chunk, (size_t)n) != 0 || relay_requests(rc, &in) != 0) {
+                rcode = 1;
+                break;
+            }
+        }
+        int r = relay_replies(rc, RELAY_WAIT_NS);
+        if (r != 0) {
+            rcode = r < 0;
+            if (r < 0)
+                fprintf(stderr, "relay: %s\n", gb_ring_client_error(rc));
+            break;
+        }
+    }
+    free(in.data);
+    return rcode;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -664,7 +835,10 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     if (!strcmp(mode, "churn"))
         return mode_churn(sock, proto, argc > 4 ? atoi(argv[4]) : 10);
-    gb_ring_client *rc = claim(sock, proto);
+    /* A relay waits for a slot: the differential tests claim one per
+     * command, faster than a loaded machine may refill released slots
+     * (docs/ring-protocol.md, "Claim churn"). */
+    gb_ring_client *rc = !strcmp(mode, "relay") ? claim_retry(sock, proto) : claim(sock, proto);
     if (!rc)
         return 1;
     int rcode = 0;
@@ -686,6 +860,8 @@ int main(int argc, char **argv)
         rcode = mode_acked(rc, argv[4], argv[5]);
     } else if (!strcmp(mode, "scribble")) {
         rcode = mode_scribble(rc, sock, argc > 4 ? atof(argv[4]) : 1.0, argc > 5 ? (unsigned)atoi(argv[5]) : 1);
+    } else if (!strcmp(mode, "relay")) {
+        rcode = mode_relay(rc);
     } else if (!strcmp(mode, "typed")) {
         rcode = mode_typed(rc);
     } else if (!strcmp(mode, "calls")) {

@@ -588,9 +588,14 @@ class Session:
         self.conn = None
         self.open()
 
+    def connect(self):
+        """A new connection in self.proto (test_ring_differential.py's
+        RingSession reaches the server over a ring instead)."""
+        return resp3.Conn(self.srv, timeout=3 * gbtest.SLOW, proto=self.proto)
+
     def open(self):
         self.close()
-        self.conn = resp3.Conn(self.srv, timeout=3 * gbtest.SLOW, proto=self.proto)
+        self.conn = self.connect()
         replies, tail = self.run(FIXTURE)
         bad = [r for r in replies if r.kind == "-"]
         if tail or bad:
@@ -662,7 +667,14 @@ def fmt(cmds):
     return text if len(text) < 300 else text[:250] + "...(%d chars)" % len(text)
 
 
-class Resp3DifferentialTest(gbtest.GoblinAndRedisCase):
+class TableRunner:
+    """Runs TABLE on goblin-core and compares each case with redis-server's
+    replies; mixed into a gbtest.GoblinAndRedisCase (setUpClass starts
+    both servers). A subclass may say how it reaches goblin-core
+    (goblin_session) and which cases it sends (cases_of). Redis's replies
+    are computed once per command and protocol, over its socket, so runs
+    that reach goblin-core in several ways share them."""
+
     @classmethod
     def setUpClass(cls):
         if not gbtest.REDIS_SERVER:
@@ -678,7 +690,87 @@ class Resp3DifferentialTest(gbtest.GoblinAndRedisCase):
         cls.names = command_names(cls.goblin)
         only = os.environ.get("GOBLIN_RESP3_DIFF_ONLY")
         cls.run_names = [n for n in cls.names if not only or n in only.split(",")]
+        cls._oracle_cache = {}
 
+    def goblin_session(self, proto):
+        return Session(self.goblin, proto)
+
+    def oracle(self, name, proto):
+        """Redis's (replies, tail) for each of name's cases, in proto."""
+        cache = self._oracle_cache
+        if (name, proto) not in cache:
+            r = Session(self.redis, proto)
+            try:
+                cache[name, proto] = [r.run(case.cmds, case.stepwise) for case in map(case_of, TABLE[name])]
+            finally:
+                r.close()
+        return cache[name, proto]
+
+    def run_table(self, proto, label=None, expected_to_fail=None):
+        """Every case of every command in self.run_names; fails with the
+        differences. label names the run in messages ("RESP3"); proto is
+        the protocol of Redis's replies it compares with;
+        expected_to_fail: name -> (list, protocols), EXPECTED_TO_FAIL by
+        default."""
+        label = label or "RESP%d" % proto
+        expected_to_fail = EXPECTED_TO_FAIL if expected_to_fail is None else expected_to_fail
+        t0 = time.time()
+        diffs, expected, ncases = [], {}, 0
+        for name in self.run_names:
+            if name not in TABLE:
+                continue
+            for d in self.run_command(name, proto, label):
+                ncases += 1
+                if d is None:
+                    continue
+                listed, protos = expected_to_fail.get(name, ("", ()))
+                if proto in protos:
+                    expected.setdefault(listed, []).append((name, d))
+                else:
+                    diffs.append(d)
+        print("\n  %s: %d commands, %d cases in %.1fs" % (label, len(self.run_names), ncases, time.time() - t0))
+        for listed, ds in sorted(expected.items()):
+            print("  %s, expected to fail (%s, %d cases):\n%s" % (label, listed, len(ds),
+                                                                  "\n".join(d for _, d in ds)))
+        seen = {name for ds in expected.values() for name, _ in ds}
+        fixed = sorted("%s (%s)" % (n, listed) for n, (listed, protos) in expected_to_fail.items()
+                       if proto in protos and n in self.run_names and n not in seen)
+        msg = ""
+        if diffs:
+            msg += "%d case(s) differ from redis-server in %s:\n%s\n" % (len(diffs), label, "\n".join(diffs))
+        if fixed:
+            msg += "now equal to Redis in %s, remove from the expected failures: %s\n" % (label, ", ".join(fixed))
+        if msg:
+            self.fail(msg)
+
+    def cases_of(self, name):
+        """name's cases as this run sends them (a subclass may leave some
+        out): (index in TABLE[name], Case) pairs."""
+        return list(enumerate(map(case_of, TABLE[name])))
+
+    def run_command(self, name, proto, label):
+        """Yields None per matching case, a description per differing one."""
+        if name in NEEDS_NO_CHILD:
+            for srv in (self.goblin, self.redis):
+                self.assertTrue(gbtest.wait_until(lambda: no_child(srv), 30 * gbtest.SLOW), srv.kind)
+        want_all = self.oracle(name, proto)
+        g = self.goblin_session(proto)
+        try:
+            for i, case in self.cases_of(name):
+                got, want = g.run(case.cmds, case.stepwise), want_all[i]
+                if SHOW:
+                    print("  %s %s -> %r" % (label, fmt(case.cmds), b"".join(x.raw for x in want[0])[:300] + want[1]))
+                if same(case.mode, got, want):
+                    yield None
+                    continue
+                yield ("  [%s] %s (%s)\n    goblin: %r\n    redis:  %r"
+                       % (name, fmt(case.cmds), case.mode, b"".join(x.raw for x in got[0])[:700] + got[1],
+                          b"".join(x.raw for x in want[0])[:700] + want[1]))
+        finally:
+            g.close()
+
+
+class Resp3DifferentialTest(TableRunner, gbtest.GoblinAndRedisCase):
     def test_table_covers_every_command(self):
         """Every command COMMAND lists has cases; every entry is a command."""
         missing = [n for n in self.names if n not in TABLE and n not in GOBLIN_ONLY]
@@ -724,57 +816,6 @@ class Resp3DifferentialTest(gbtest.GoblinAndRedisCase):
                         self.assertEqual(len(replies), len(case.cmds), name)
                 finally:
                     s.close()
-
-    def run_table(self, proto):
-        t0 = time.time()
-        diffs, expected, ncases = [], {}, 0
-        for name in self.run_names:
-            if name not in TABLE:
-                continue
-            for d in self.run_command(name, proto):
-                ncases += 1
-                if d is None:
-                    continue
-                listed, protos = EXPECTED_TO_FAIL.get(name, ("", ()))
-                if proto in protos:
-                    expected.setdefault(listed, []).append((name, d))
-                else:
-                    diffs.append(d)
-        print("\n  RESP%d: %d commands, %d cases in %.1fs" % (proto, len(self.run_names), ncases, time.time() - t0))
-        for listed, ds in sorted(expected.items()):
-            print("  RESP%d, expected to fail (%s, %d cases):\n%s" % (proto, listed, len(ds),
-                                                                     "\n".join(d for _, d in ds)))
-        seen = {name for ds in expected.values() for name, _ in ds}
-        fixed = sorted("%s (%s)" % (n, listed) for n, (listed, protos) in EXPECTED_TO_FAIL.items()
-                       if proto in protos and n in self.run_names and n not in seen)
-        msg = ""
-        if diffs:
-            msg += "%d case(s) differ from redis-server in RESP%d:\n%s\n" % (len(diffs), proto, "\n".join(diffs))
-        if fixed:
-            msg += "now equal to Redis in RESP%d, remove from the expected failures: %s\n" % (proto, ", ".join(fixed))
-        if msg:
-            self.fail(msg)
-
-    def run_command(self, name, proto):
-        """Yields None per matching case, a description per differing one."""
-        if name in NEEDS_NO_CHILD:
-            for srv in (self.goblin, self.redis):
-                self.assertTrue(gbtest.wait_until(lambda: no_child(srv), 30 * gbtest.SLOW), srv.kind)
-        g, r = Session(self.goblin, proto), Session(self.redis, proto)
-        try:
-            for case in map(case_of, TABLE[name]):
-                got, want = g.run(case.cmds, case.stepwise), r.run(case.cmds, case.stepwise)
-                if SHOW:
-                    print("  RESP%d %s -> %r" % (proto, fmt(case.cmds), b"".join(x.raw for x in want[0])[:300] + want[1]))
-                if same(case.mode, got, want):
-                    yield None
-                    continue
-                yield ("  [%s] %s (%s)\n    goblin: %r\n    redis:  %r"
-                       % (name, fmt(case.cmds), case.mode, b"".join(x.raw for x in got[0])[:700] + got[1],
-                          b"".join(x.raw for x in want[0])[:700] + want[1]))
-        finally:
-            g.close()
-            r.close()
 
 
 if __name__ == "__main__":

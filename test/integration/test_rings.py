@@ -10,6 +10,7 @@ placement with --cpu (numa_maps) and the fatal empty-huge-page-pool path.
 import glob
 import os
 import re
+import select
 import signal
 import subprocess
 import time
@@ -357,6 +358,27 @@ class RingTests(unittest.TestCase):
         for p in loops[1:]:
             self.assertIsNone(p.poll())
         self.assertTrue(srv.ping_ok())
+
+    def test_quit_closes_the_ring(self):
+        """QUIT answers OK, then the server closes the ring: a client waiting
+        for replies in short slices (ring_tool relay, stdin left open) sees the
+        ring closed, not a timeout after another, and the slot is free again."""
+        srv = self.server()
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                p = tool(srv, proto, "relay")
+                self.addCleanup(lambda p=p: (p.kill(), p.communicate()))
+                p.stdin.write(gbtest.encode("QUIT") + gbtest.encode("PING"))
+                p.stdin.flush()
+                out, deadline = b"", time.time() + 10 * gbtest.SLOW
+                while time.time() < deadline and select.select([p.stdout], [], [], deadline - time.time())[0]:
+                    d = os.read(p.stdout.fileno(), 4096)
+                    if not d:
+                        break
+                    out += d
+                self.assertEqual(p.wait(timeout=10 * gbtest.SLOW), 0, out)
+                self.assertEqual(out, b"+OK\r\n")
+                self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0", 2 * gbtest.SLOW))
 
     def test_hostile_scribbler(self):
         for proto in PROTOCOLS:

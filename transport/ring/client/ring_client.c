@@ -402,10 +402,9 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
         gb_park_wait((_Atomic uint32_t *)&rc->ctrl->client_wake, w, slice);
         waited += gb_clock_mono_ns() - t0;
         gb_shm_store_relaxed_u32(&rc->ctrl->client_state, GB_RING_CLIENT_SPINNING);
-        if (timeout_ns != UINT64_MAX && waited >= timeout_ns) {
-            gb_rc_fail(rc, "no reply within the timeout");
-            return GB_ETIMEDOUT;
-        }
+        /* A closed ring before the timeout: a caller that waits in short
+         * slices (gb_ring_next_message's poll, a relay) must learn that
+         * the server dropped it (QUIT, CLIENT KILL), not time out forever. */
         if (server_gone(rc)) {
             /* A server that drops the client after a last reply (ACL
              * DELUSER of its own user, CLIENT KILL of itself) publishes it
@@ -415,6 +414,10 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
                 goto got;
             gb_rc_fail(rc, "the server closed the ring (it exited or dropped this client)");
             return GB_ECLOSED;
+        }
+        if (timeout_ns != UINT64_MAX && waited >= timeout_ns) {
+            gb_rc_fail(rc, "no reply within the timeout");
+            return GB_ETIMEDOUT;
         }
     }
 got:
