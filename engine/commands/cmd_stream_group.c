@@ -174,11 +174,9 @@ void gb_cmd_xgroup(gb_client *c, int argc, gb_slice *argv)
         }
         gb_reply_int(c, destroyed);
     } else if (gb_slice_ieq(sub, "createconsumer") && argc == 5) {
-        bool created = gb_stream_consumer_create(cg, argv[4], c->eng->now_ms) != NULL;
-        if (created) {
+        bool created = gb_stream_consumer_add(c, argv[2], cg, argv[4]) != NULL;
+        if (created)
             c->eng->stats.dirty++;
-            gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-createconsumer", argv[2]);
-        }
         gb_reply_int(c, created);
     } else if (gb_slice_ieq(sub, "delconsumer") && argc == 5) {
         gb_stream_consumer *consumer = gb_stream_consumer_lookup(cg, argv[4]);
@@ -349,8 +347,7 @@ static gb_stream_consumer *claimant(gb_client *c, gb_slice key, gb_stream_cg *cg
         consumer->seen_time = c->eng->now_ms;
         return consumer;
     }
-    gb_notify_key(c, GB_NOTIFY_STREAM, "xgroup-createconsumer", key);
-    return gb_stream_consumer_create(cg, name, c->eng->now_ms);
+    return gb_stream_consumer_add(c, key, cg, name);
 }
 
 /* nack (pending for id) now belongs to consumer. */

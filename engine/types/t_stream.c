@@ -146,6 +146,14 @@ void gb_stream_propagate_consumer(gb_client *c, gb_slice key, gb_slice group, gb
 
 /* ---- delivery ------------------------------------------------------------------------------- */
 
+gb_stream_consumer *gb_stream_consumer_add(gb_client *c, gb_slice key, gb_stream_cg *cg, gb_slice name)
+{
+    gb_stream_consumer *consumer = gb_stream_consumer_create(cg, name, c->eng->now_ms);
+    if (consumer)
+        gb_notify_keyspace_event(c->eng, GB_NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
+    return consumer;
+}
+
 gb_stream_consumer *gb_stream_consumer_touch(const gb_deliver *d, bool *created)
 {
     int64_t now = d->c->eng->now_ms;
@@ -155,8 +163,7 @@ gb_stream_consumer *gb_stream_consumer_touch(const gb_deliver *d, bool *created)
         consumer->seen_time = now;
         return consumer;
     }
-    consumer = gb_stream_consumer_create(d->group, d->consumer_name, now);
-    gb_notify_keyspace_event(d->c->eng, GB_NOTIFY_STREAM, "xgroup-createconsumer", d->key, d->c->db->id);
+    consumer = gb_stream_consumer_add(d->c, d->key, d->group, d->consumer_name);
     if (d->noack)
         gb_stream_propagate_consumer(d->c, d->key, d->group_name, d->consumer_name);
     return consumer;

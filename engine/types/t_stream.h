@@ -87,6 +87,10 @@ typedef struct gb_deliver {
     uint64_t count;     /* 0: no limit */
 } gb_deliver;
 
+/* A new consumer of cg named name, with the keyspace event Redis sends
+ * for it (xgroup-createconsumer); NULL when the group has one already. */
+gb_stream_consumer *gb_stream_consumer_add(gb_client *c, gb_slice key, gb_stream_cg *cg, gb_slice name);
+
 /* The consumer named in d, created when missing (with the XGROUP
  * CREATECONSUMER effect when NOACK leaves nothing else to create it on
  * replay); its seen time is now. */
