@@ -193,5 +193,5 @@ GB_DEFINE_COMMANDS(persist,
      "Asynchronously rewrites the append-only file to disk.", "1.0.0"},
     {"lastsave", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_lastsave, "server",
      "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
-    {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_debug, "server",
+    {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_PROTECTED, 0, 0, 0, cmd_debug, "server",
      "A container for debugging commands.", "1.0.0"});

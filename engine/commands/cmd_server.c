@@ -654,15 +654,23 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
                                 (int)GB_MIN(arg.len, 128), arg.ptr);
                 goto undo;
             }
+            /* These name the argument as typed, as Redis does before it
+             * looks at values (the value errors below name the option). */
+            int shown = (int)GB_MIN(arg.len, 128);
             if (!gb_config_is_runtime(canon)) {
-                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
-                                name);
+                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%.*s') - can't set immutable config",
+                                shown, arg.ptr);
+                goto undo;
+            }
+            if (gb_config_is_protected(canon) && !gb_client_protected_allowed(c, c->eng->cfg.enable_protected_configs)) {
+                gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%.*s') - can't set protected config",
+                                shown, arg.ptr);
                 goto undo;
             }
             for (int q = 0; q < p; q++)
                 if (names[q] == canon) {
-                    gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
-                                    name);
+                    gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%.*s') - duplicate parameter",
+                                    shown, arg.ptr);
                     goto undo;
                 }
             names[p] = canon;

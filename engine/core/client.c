@@ -75,6 +75,11 @@ static const gb_reply_ops *ops_for(const gb_client *c, int ver)
     return ver == 3 ? c->wire_rops->resp3 : c->wire_rops->resp2;
 }
 
+bool gb_client_protected_allowed(const gb_client *c, int setting)
+{
+    return setting == GB_PROTECTED_YES || (setting == GB_PROTECTED_LOCAL && gb_client_is_local(c));
+}
+
 bool gb_client_can_speak(const gb_client *c, int ver) { return ver == c->resp || ops_for(c, ver) != NULL; }
 
 void gb_client_set_resp(gb_client *c, int ver)

@@ -31,6 +31,7 @@ enum {
     GB_CLIENT_REEXEC = 1u << 11,     /* re-executing a command after a wake-up */
     GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
     GB_CLIENT_SCRIPT = 1u << 13,     /* the client a script's redis.call runs as (engine/script) */
+    GB_CLIENT_LOOPBACK = 1u << 14,   /* a TCP client from 127.0.0.1 or ::1 */
     /* CLIENT REPLY OFF / SKIP: replies go nowhere (c->rops is the discard
      * table); SKIP_NEXT becomes SKIP for the command after CLIENT REPLY SKIP. */
     GB_CLIENT_REPLY_OFF = 1u << 20,
@@ -133,6 +134,18 @@ gb_client *gb_client_new(struct gb_engine *eng, const gb_reply_ops *rops, void *
 /* Unregisters and frees (the transport calls this when the connection ends):
  * unblocks, unwatches, discards MULTI. */
 void gb_client_free(gb_client *c);
+
+/* Whether the client runs on this machine (Redis's islocalClient): the
+ * Unix socket, TCP from 127.0.0.1 or ::1, or a ring (shared memory). */
+static inline bool gb_client_is_local(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_UNIX | GB_CLIENT_LOOPBACK | GB_CLIENT_RING)) != 0;
+}
+
+/* Whether a protected action is allowed to c by its setting
+ * (enable-debug-command, enable-protected-configs: GB_PROTECTED_* of
+ * engine/core/config.h), Redis's allowProtectedAction. */
+bool gb_client_protected_allowed(const gb_client *c, int setting);
 
 /* Whether the client's transport can reply in RESP version ver (2 or 3). */
 bool gb_client_can_speak(const gb_client *c, int ver);

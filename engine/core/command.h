@@ -37,13 +37,16 @@ enum {
     /* Runs a script (EVAL*, FCALL*): admission checks the flags the script
      * declares (Redis's getCommandFlags), asked of the scripting hooks. */
     GB_CMD_RUNS_SCRIPT = 1u << 13,
+    /* DEBUG: refused unless enable-debug-command allows the client
+     * (Redis's CMD_PROTECTED, which COMMAND does not show). */
+    GB_CMD_PROTECTED = 1u << 14,
     GB_CMD_MAY_REPLICATE = 1u << 20, /* no write, but replicated (PUBLISH): paused by CLIENT PAUSE WRITE */
     GB_CMD_SKIP_MONITOR = 1u << 21,  /* not shown to MONITOR (nor are ADMIN commands) */
 };
 /* The flags a definition gives its command whatever Redis's description
  * says (Redis decides these by the command itself: processCommand's MULTI
  * exceptions, getCommandFlags' script runners). */
-#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT)
+#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT | GB_CMD_PROTECTED)
 
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
 

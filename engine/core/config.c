@@ -36,6 +36,7 @@ typedef struct opt {
     const char *help;
     /* T_STRING: refuses a value with Redis's reason, or returns NULL. */
     const char *(*check)(const char *value);
+    bool protected_config; /* CONFIG SET only as enable-protected-configs allows */
 } opt;
 
 static const opt_enum loglevels[] = {
@@ -45,6 +46,8 @@ static const opt_enum pubsub_defaults[] = {{"allchannels", GB_ACL_PUBSUB_DEFAULT
                                            {NULL, 0}};
 static const opt_enum policies[] = {{"noeviction", 0}, {NULL, 0}};
 static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
+static const opt_enum protected_actions[] = {
+    {"no", GB_PROTECTED_NO}, {"yes", GB_PROTECTED_YES}, {"local", GB_PROTECTED_LOCAL}, {NULL, 0}};
 static const opt_enum fsyncs[] = {
     {"always", GB_FSYNC_ALWAYS}, {"everysec", GB_FSYNC_EVERYSEC}, {"no", GB_FSYNC_NO}, {NULL, 0}};
 
@@ -130,6 +133,12 @@ static const opt options[] = {
     {"protected-mode", NULL, T_BOOL, OFF(protected_mode), 0, 1, "yes", true, NULL,
      "While the default user has no password, refuse TCP connections that do not come from 127.0.0.1 or ::1.",
      NULL},
+    {"enable-protected-configs", NULL, T_ENUM, OFF(enable_protected_configs), 0, 0, "no", false, protected_actions,
+     "Who may CONFIG SET dir and dbfilename (where snapshots are written): no one (no), every client (yes), or "
+     "clients on the Unix socket, loopback TCP or a ring (local).", NULL},
+    {"enable-debug-command", NULL, T_ENUM, OFF(enable_debug_command), 0, 0, "no", false, protected_actions,
+     "Who may run DEBUG: no one (no), every client (yes), or local clients (local: Unix socket, loopback, rings).",
+     NULL},
     {"aclfile", NULL, T_STRING, OFF(aclfile), 0, 0, "", false, NULL,
      "File of users (one `user <name> <rules>` per line) loaded at start-up and by ACL LOAD, written by ACL SAVE. "
      "Not together with `user` lines in the config.", NULL},
@@ -201,9 +210,10 @@ static const opt options[] = {
      "Snapshot automatically after <seconds> if at least <changes> writes happened, as pairs; \"\" turns it off. "
      "A configured policy also saves on SHUTDOWN and SIGTERM.", NULL},
     {"dir", NULL, T_STRING, OFF(dir), 0, 0, "./", true, NULL,
-     "Directory of the snapshot file and the append-only log directory (must exist).", check_dir},
+     "Directory of the snapshot file and the append-only log directory (must exist).", check_dir, true},
     {"dbfilename", NULL, T_STRING, OFF(dbfilename), 0, 0, "dump.gdb", true, NULL,
-     "Snapshot file name inside dir (Goblin's own format, docs/persistence.md; not an RDB file).", check_dbfilename},
+     "Snapshot file name inside dir (Goblin's own format, docs/persistence.md; not an RDB file).", check_dbfilename,
+     true},
     {"rdbcompression", NULL, T_BOOL, OFF(rdbcompression), 0, 1, "yes", true, NULL,
      "Compress snapshot blocks with zstd.", NULL},
     {"rdb-compression-level", NULL, T_INT, OFF(rdb_compression_level), 1, 19, "1", true, NULL,
@@ -275,6 +285,12 @@ bool gb_config_is_runtime(const char *name)
 {
     const opt *o = find_opt(name);
     return o && o->runtime;
+}
+
+bool gb_config_is_protected(const char *name)
+{
+    const opt *o = find_opt(name);
+    return o && o->protected_config;
 }
 
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

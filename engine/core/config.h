@@ -44,6 +44,10 @@ typedef struct gb_settings {
     /* security (engine/core/acl.h) */
     char *requirepass;
     int protected_mode;
+    /* Redis 7.0's enable-protected-configs / enable-debug-command: who may
+     * CONFIG SET dir and dbfilename, and run DEBUG (GB_PROTECTED_*). */
+    int enable_protected_configs;
+    int enable_debug_command;
     char *aclfile;
     long long acllog_max_len;
     int acl_pubsub_default; /* GB_ACL_PUBSUB_DEFAULT_* */
@@ -152,6 +156,13 @@ void gb_config_get(const gb_settings *s, gb_slice pattern,
 const char *gb_config_canonical(const char *name);
 /* True if CONFIG SET may change option `name` (or its alias). */
 bool gb_config_is_runtime(const char *name);
+/* Whether name is one of the settings enable-protected-configs guards
+ * (Redis 7.0's PROTECTED_CONFIG: dir, dbfilename: where the snapshot is
+ * written, so a client that may change them may write files anywhere). */
+bool gb_config_is_protected(const char *name);
+
+/* enable-protected-configs and enable-debug-command values. */
+enum { GB_PROTECTED_NO = 0, GB_PROTECTED_YES = 1, GB_PROTECTED_LOCAL = 2 };
 
 /* --help text: every option, its default and what it does. */
 void gb_config_print_help(FILE *out, const char *prog);

@@ -352,6 +352,15 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, err);
         return false;
     }
+    /* Before authentication, as Redis's processCommand. */
+    if (GB_UNLIKELY(cmd->flags & GB_CMD_PROTECTED) &&
+        !gb_client_protected_allowed(c, c->eng->cfg.enable_debug_command)) {
+        reject(c, cmd,
+               "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+               "from a local connection, otherwise you need to set this option in the configuration file, and then "
+               "restart the server.");
+        return false;
+    }
     if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
         gb_acl_auth_required(c->eng)) {
         reject(c, cmd, GB_ERR_NOAUTH);

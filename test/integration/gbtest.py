@@ -177,10 +177,14 @@ class Server:
     Server(kind, args=[...]) starts it on a free port and <tmp>/x.sock;
     port=0 disables TCP, unix=False disables the socket. config=text writes a
     config file passed as the first argument (goblin-core and redis-server
-    both take one)."""
+    both take one). protected=True (the default) starts both kinds with
+    enable-debug-command and enable-protected-configs yes, as Redis's own
+    test suite does (its default.conf), since the tests use DEBUG (RELOAD,
+    SLEEP, OBJECT) and CONFIG SET dir / dbfilename; protected=False keeps
+    Redis 7.0's defaults, which refuse both."""
 
     def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
-                 env=None, unixsocket=None, dir=None):
+                 env=None, unixsocket=None, dir=None, protected=True):
         self.kind = kind
         # dir: run in an existing directory (its files survive the server:
         # restarts over the same snapshot or log); the caller removes it.
@@ -209,6 +213,8 @@ class Server:
                 cmd += ["--unixsocket", self.sock]
             cmd += ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir,
                     "--daemonize", "no", "--protected-mode", "no"]
+        if protected:
+            cmd += ["--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
         cmd += [str(a) for a in args]
         self.cmd = cmd
         self._env = _server_env(kind, env)

@@ -8,7 +8,10 @@
     old one is closed, connections already open stay; an address that cannot
     be bound fails with Redis's error and the old listener keeps serving;
     Redis's bind forms (*, -optional, host names, empty: no TCP);
-    unixsocket, unixsocketperm and tcp-backlog stay immutable, as in 7.0.
+    unixsocket, unixsocketperm and tcp-backlog stay immutable, as in 7.0;
+  * enable-debug-command and enable-protected-configs (no, yes, local): DEBUG
+    and CONFIG SET dir / dbfilename refused by default with Redis's texts,
+    allowed to local clients (Unix socket, loopback, rings) with "local".
 """
 
 import os
@@ -69,7 +72,7 @@ class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
     def setUpClass(cls):
         if not gbtest.REDIS_SERVER:
             raise __import__("unittest").SkipTest(gbtest.REDIS_SKIP_REASON)
-        cls.goblin = Server("goblin")
+        cls.goblin = Server("goblin", protected=False)
         try:
             cls.redis = BareRedis()
         except BaseException:
@@ -299,6 +302,52 @@ class ListenerRebindTest(gbtest.GoblinAndRedisCase):
                     replies.append(admin.call_raw("CONFIG", "SET", param, value))
             self.assertEqual(replies[0], replies[1], param)
             self.assertIn(b"can't set immutable config", replies[0])
+
+
+PROTECTED_STEPS = [
+    ("DEBUG", "SLEEP", "0"), ("DEBUG",), ("CONFIG", "SET", "dir", "."),
+    ("CONFIG", "SET", "dbfilename", "x.rdb"), ("CONFIG", "SET", "DIR", "."),
+    ("CONFIG", "SET", "maxmemory", "0", "dir", "."), ("CONFIG", "SET", "enable-debug-command", "yes"),
+    ("CONFIG", "SET", "DATABASES", "5"), ("CONFIG", "SET", "MaxMemory", "1", "MAXMEMORY", "2"),
+    ("CONFIG", "SET", "enable-protected-configs", "yes"), ("CONFIG", "GET", "enable-debug-command"),
+    ("CONFIG", "GET", "enable-protected-configs"), ("MULTI",), ("DEBUG", "SLEEP", "0"), ("EXEC",),
+    ("EVAL", "return redis.pcall('debug', 'sleep', '0')", "0"), ("PING",),
+]
+
+
+class ProtectedActionsTest(gbtest.GoblinAndRedisCase):
+    """Redis 7.0 refuses DEBUG and CONFIG SET of dir and dbfilename (where
+    snapshots are written: a client that may change both may write a file
+    anywhere) unless enable-debug-command / enable-protected-configs allow
+    the client."""
+
+    def steps(self, srv, tcp):
+        with Raw(srv, tcp=tcp) as c:
+            return [c.call_raw(*cmd) for cmd in PROTECTED_STEPS]
+
+    def test_refused_by_default_as_redis(self):
+        with Server("goblin", protected=False) as g, Server("redis", protected=False) as r:
+            for tcp in (False, True):
+                got, want = self.steps(g, tcp), self.steps(r, tcp)
+                for cmd, a, b in zip(PROTECTED_STEPS, got, want):
+                    self.assertEqual(a, b, "%s over %s" % (" ".join(cmd), "TCP" if tcp else "the Unix socket"))
+            self.assertTrue(got[0].startswith(b"-ERR DEBUG command not allowed."), got[0])
+
+    def test_local_allows_unix_and_loopback_clients(self):
+        args = ["--enable-debug-command", "local", "--enable-protected-configs", "local"]
+        with Server("goblin", args=args, protected=False) as g, Server("redis", args=args, protected=False) as r:
+            for tcp in (False, True):
+                got, want = self.steps(g, tcp), self.steps(r, tcp)
+                for cmd, a, b in zip(PROTECTED_STEPS, got, want):
+                    self.assertEqual(a, b, "%s over %s" % (" ".join(cmd), "TCP" if tcp else "the Unix socket"))
+                self.assertEqual(got[0], b"+OK\r\n")
+                self.assertEqual(got[2], b"+OK\r\n")
+
+    def test_yes_allows_everyone(self):
+        args = ["--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
+        with Server("goblin", args=args, protected=False) as g, Raw(g, tcp=True) as c:
+            self.assertEqual(c.call_raw("DEBUG", "SLEEP", "0"), b"+OK\r\n")
+            self.assertEqual(c.call_raw("CONFIG", "SET", "dbfilename", "other.gdb"), b"+OK\r\n")
 
 
 if __name__ == "__main__":

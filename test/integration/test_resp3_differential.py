@@ -679,11 +679,10 @@ class TableRunner:
     def setUpClass(cls):
         if not gbtest.REDIS_SERVER:
             raise unittest.SkipTest(gbtest.REDIS_SKIP_REASON)
-        # Redis 7.0 refuses DEBUG unless enable-debug-command allows it;
-        # goblin-core has no such switch (DEBUG is always on).
+        # gbtest starts both with enable-debug-command yes (the DEBUG cases)
         cls.goblin = gbtest.Server("goblin")
         try:
-            cls.redis = gbtest.Server("redis", args=["--enable-debug-command", "yes"])
+            cls.redis = gbtest.Server("redis")
         except BaseException:
             cls.goblin.cleanup()
             raise

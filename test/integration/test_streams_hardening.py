@@ -96,13 +96,6 @@ def replies(srv, commands, proto):
 
 
 class StreamsAgainstRedis(gbtest.GoblinAndRedisCase):
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        # DEBUG RELOAD: redis-server refuses DEBUG unless told otherwise
-        cls.redis.cleanup()
-        cls.redis = gbtest.Server("redis", args=["--enable-debug-command", "yes"])
-
     def compare(self, commands, proto, normalise=lambda raw: raw):
         got = replies(self.goblin, commands, proto)
         want = replies(self.redis, commands, proto)

@@ -719,14 +719,15 @@ static void conn_setup(listener *l, conn *c)
         refuse_connection(c, "ERR max number of clients reached");
         return;
     }
-    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !peer_is_loopback(&c->h.tcp)) {
+    bool loopback = !l->is_unix && peer_is_loopback(&c->h.tcp);
+    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !loopback) {
         refuse_connection(c, GB_ERR_PROTECTED_MODE);
         return;
     }
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
     c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, l->is_unix ? &unix_conn_hooks : &conn_hooks, c,
-                              l->is_unix ? GB_CLIENT_UNIX : 0);
+                              l->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
     if (!c->client) {
         uv_close(&c->h.handle, conn_reject_close_cb);
         return;
