@@ -95,7 +95,7 @@ static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
  * 10-record table, some came up twice as often as others. Expected tries:
  * live buckets * bound / size, so between bound and 8 * bound at the load
  * factors the table keeps (1/8 to 1); a seeded hash keeps the bound a
- * handful at any size (about 10 for a million records). */
+ * handful at any size (8 for a million records in a test here). */
 gb_hnode *gb_htable_random(gb_htable *ht);
 
 /* Starts loading into the cache the bucket slot(s) where hash lives, for a
