@@ -133,6 +133,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_allocator:libc\r\n");
     emitf(o, "lazyfree_pending_objects:%zu\r\n", gb_lazyfree_pending(eng->lazyfree));
+    emitf(o, "lazyfreed_objects:%llu\r\n", (unsigned long long)gb_lazyfree_done(eng->lazyfree));
 }
 
 /* The persistence service writes the section's fields (Redis's names). */
@@ -158,7 +159,6 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "total_net_output_bytes:%llu\r\n", (unsigned long long)s->total_net_output_bytes);
     emitf(o, "rejected_connections:%llu\r\n", (unsigned long long)s->rejected_connections);
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
-    emitf(o, "lazyfreed_objects:%llu\r\n", (unsigned long long)gb_lazyfree_done(eng->lazyfree));
     emitf(o, "evicted_keys:0\r\n");
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);

@@ -16,6 +16,7 @@ typedef struct job {
     gb_htable table;
     gb_kv **vol;
     bool is_table;
+    uint64_t objects; /* keys it holds: what the counters say of it */
 } job;
 
 struct gb_lazyfree {
@@ -31,21 +32,35 @@ struct gb_lazyfree {
 
 static void free_rec(gb_hnode *n, void *ctx)
 {
-    gb_lazyfree *lf = ctx;
+    (void)ctx;
     gb_kv_free((gb_kv *)n);
-    gb_shm_fetch_add_relaxed_u64(&lf->done, 1);
-    gb_shm_fetch_add_relaxed_u64(&lf->pending, UINT64_MAX); /* minus one */
 }
 
-static void run(gb_lazyfree *lf, job *j)
+/* Frees everything the job holds, the job too; returns its objects. */
+static uint64_t release_job(job *j)
 {
+    uint64_t objects = j->objects;
     if (j->is_table) {
-        gb_htable_clear(&j->table, free_rec, lf);
+        gb_htable_clear(&j->table, free_rec, NULL);
         gb_free(j->vol);
     } else {
-        free_rec(&j->kv->node, lf);
+        gb_kv_free(j->kv);
     }
     gb_free(j);
+    return objects;
+}
+
+/* A job's objects move from pending to freed once all it held is freed,
+ * bucket arrays included (as Redis's lazyfreeFreeDatabase counts after
+ * dictRelease): whoever reads lazyfree_pending_objects at 0 then reads a
+ * used_memory without any of it. The fence orders the frees' off-thread
+ * accounting before the count; gb_lazyfree_pending loads with acquire. */
+static void run(gb_lazyfree *lf, job *j)
+{
+    uint64_t objects = release_job(j);
+    gb_shm_fence_full();
+    gb_shm_fetch_add_relaxed_u64(&lf->done, objects);
+    gb_shm_fetch_add_relaxed_u64(&lf->pending, (uint64_t)0 - objects);
 }
 
 static void *main_loop(void *arg)
@@ -97,11 +112,13 @@ void gb_lazyfree_free(gb_lazyfree *lf)
 
 static void enqueue(gb_lazyfree *lf, job *j, size_t objects)
 {
-    if (!lf->started) { /* no thread: free here, late but correct */
-        gb_shm_fetch_add_relaxed_u64(&lf->pending, objects);
-        run(lf, j);
+    if (!lf->started) {
+        /* No thread: freed here and now, so neither pending nor lazily
+         * freed (Redis counts only what its background thread frees). */
+        release_job(j);
         return;
     }
+    j->objects = objects;
     gb_shm_fetch_add_relaxed_u64(&lf->pending, objects);
     pthread_mutex_lock(&lf->mu);
     if (lf->tail)
@@ -141,5 +158,5 @@ void gb_lazyfree_table(gb_engine *eng, gb_htable *table, gb_kv **vol)
     enqueue(eng->lazyfree, j, n);
 }
 
-size_t gb_lazyfree_pending(const gb_lazyfree *lf) { return (size_t)gb_shm_load_relaxed_u64(&lf->pending); }
+size_t gb_lazyfree_pending(const gb_lazyfree *lf) { return (size_t)gb_shm_load_acquire_u64(&lf->pending); }
 uint64_t gb_lazyfree_done(const gb_lazyfree *lf) { return gb_shm_load_relaxed_u64(&lf->done); }

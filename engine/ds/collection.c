@@ -102,6 +102,23 @@ void gb_sample_distinct(uint64_t n, uint64_t k, uint64_t *out)
     gb_u64set_free(&seen);
 }
 
+void gb_htable_sample_distinct(gb_htable *ht, uint64_t k, void (*fn)(gb_hnode *n, void *ctx), void *ctx)
+{
+    /* Each accepted record is uniform among those not yet taken, so the
+     * k of them are a uniform k-subset. At most a third are taken: each
+     * draw is new with probability >= 2/3. */
+    gb_u64set seen;
+    gb_u64set_init(&seen, (size_t)k);
+    for (uint64_t i = 0; i < k;) {
+        gb_hnode *n = gb_htable_random(ht);
+        if (gb_u64set_add(&seen, (uint64_t)(uintptr_t)n)) {
+            fn(n, ctx);
+            i++;
+        }
+    }
+    gb_u64set_free(&seen);
+}
+
 #define UNIQUE_STACK_SLOTS 256u /* 4 KB of stack: up to 128 keys */
 
 bool gb_lp_keys_unique(unsigned char *lp, unsigned stride)

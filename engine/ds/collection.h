@@ -50,4 +50,13 @@ bool gb_lp_keys_unique(unsigned char *lp, unsigned stride);
  * in random order. */
 void gb_sample_distinct(uint64_t n, uint64_t k, uint64_t *out);
 
+struct gb_htable;
+struct gb_hnode;
+/* Calls fn on k distinct records of ht (k <= a third of its size), drawn
+ * uniformly (gb_htable_random, repeats rejected): O(k), where copying the
+ * table to pick positions would be O(size) for HRANDFIELD h 5 on a
+ * million fields. */
+void gb_htable_sample_distinct(struct gb_htable *ht, uint64_t k, void (*fn)(struct gb_hnode *n, void *ctx),
+                               void *ctx);
+
 #endif

@@ -448,6 +448,18 @@ static void pairs_free(pair_array *a)
     gb_free(a->bufs);
 }
 
+/* A record's field and value to emit (HRANDFIELD, HSCAN). */
+typedef struct scan_ctx {
+    gb_hash_emit_fn emit;
+    void *ctx;
+} scan_ctx;
+
+static void scan_one(gb_hnode *n, void *ctx)
+{
+    scan_ctx *sc = ctx;
+    sc->emit(sc->ctx, hrec_field((const hrec *)n), hrec_value((const hrec *)n));
+}
+
 void gb_hash_random(const gb_hash *h, int64_t count, gb_hash_emit_fn emit, void *ctx)
 {
     size_t size = gb_hash_len(h);
@@ -467,6 +479,12 @@ void gb_hash_random(const gb_hash *h, int64_t count, gb_hash_emit_fn emit, void 
         }
         return;
     }
+    if (h->enc == GB_HASH_HASHTABLE && k * 3 <= size) {
+        /* A few distinct fields of many: drawn from the table, no copy. */
+        scan_ctx sc = {emit, ctx};
+        gb_htable_sample_distinct(&((hbig *)h->p)->ht, k, scan_one, &sc);
+        return;
+    }
     pair_array a;
     pairs_of(h, &a);
     if (count < 0) {
@@ -482,17 +500,6 @@ void gb_hash_random(const gb_hash *h, int64_t count, gb_hash_emit_fn emit, void 
         gb_free(idx);
     }
     pairs_free(&a);
-}
-
-typedef struct scan_ctx {
-    gb_hash_emit_fn emit;
-    void *ctx;
-} scan_ctx;
-
-static void scan_one(gb_hnode *n, void *ctx)
-{
-    scan_ctx *sc = ctx;
-    sc->emit(sc->ctx, hrec_field((const hrec *)n), hrec_value((const hrec *)n));
 }
 
 uint64_t gb_hash_scan(gb_hash *h, uint64_t cursor, gb_hash_emit_fn emit, void *ctx)

@@ -68,6 +68,7 @@ void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), vo
         ht->tab[t] = NULL;
         ht->mask[t] = 0;
         ht->used[t] = 0;
+        ht->max_chain[t] = 0;
     }
     ht->rehash_idx = -1;
 }
@@ -107,12 +108,26 @@ static void resize_to(gb_htable *ht, uint64_t buckets)
     if (!ht->tab[0]) {
         ht->tab[0] = nt;
         ht->mask[0] = buckets - 1;
+        ht->max_chain[0] = 0;
         return;
     }
     ht->tab[1] = nt;
     ht->mask[1] = buckets - 1;
     ht->used[1] = 0;
+    ht->max_chain[1] = 0;
     ht->rehash_idx = 0;
+}
+
+/* Records a new head of a chain of array t: raises the array's chain bound
+ * if this chain now passes it (counting stops there: only a longer chain
+ * matters). */
+static inline void note_chain(gb_htable *ht, int t, const gb_hnode *head)
+{
+    unsigned bound = ht->max_chain[t], len = 0;
+    for (const gb_hnode *e = head; e && len <= bound; e = e->next)
+        len++;
+    if (len > bound && bound < UINT16_MAX)
+        ht->max_chain[t] = (uint16_t)len;
 }
 
 void gb_htable_reserve(gb_htable *ht, size_t n)
@@ -130,9 +145,11 @@ static void finish_rehash(gb_htable *ht)
     ht->tab[0] = ht->tab[1];
     ht->mask[0] = ht->mask[1];
     ht->used[0] = ht->used[1];
+    ht->max_chain[0] = ht->max_chain[1];
     ht->tab[1] = NULL;
     ht->mask[1] = 0;
     ht->used[1] = 0;
+    ht->max_chain[1] = 0;
     ht->rehash_idx = -1;
 }
 
@@ -156,6 +173,7 @@ bool gb_htable_rehash_step(gb_htable *ht, size_t n)
             uint64_t b = ht->type->hash(e) & ht->mask[1];
             e->next = ht->tab[1][b];
             ht->tab[1][b] = e;
+            note_chain(ht, 1, e);
             ht->used[0]--;
             ht->used[1]++;
             e = next;
@@ -259,6 +277,7 @@ void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
     uint64_t b = hash & ht->mask[t];
     n->next = ht->tab[t][b];
     ht->tab[t][b] = n;
+    note_chain(ht, t, n);
     ht->used[t]++;
 }
 
@@ -275,30 +294,35 @@ gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash)
     return n;
 }
 
+/* The head of a bucket chosen uniformly among the live ones: while
+ * rehashing, tab[0]'s buckets from rehash_idx on (those below are empty)
+ * and all of tab[1]'s. */
+static gb_hnode *random_bucket(const gb_htable *ht)
+{
+    if (!gb_htable_is_rehashing(ht))
+        return ht->tab[0][gb_random_u64() & ht->mask[0]];
+    uint64_t nb0 = ht->mask[0] + 1, nb1 = ht->mask[1] + 1;
+    uint64_t lo = (uint64_t)ht->rehash_idx;
+    uint64_t r = lo + gb_random_below(nb0 + nb1 - lo);
+    return r >= nb0 ? ht->tab[1][r - nb0] : ht->tab[0][r];
+}
+
 gb_hnode *gb_htable_random(gb_htable *ht)
 {
     if (gb_htable_size(ht) == 0)
         return NULL;
     step_if_rehashing(ht);
-    gb_hnode *head = NULL;
-    /* Random bucket in the union of both arrays, skipping migrated ones. */
-    while (!head) {
-        if (gb_htable_is_rehashing(ht)) {
-            uint64_t nb0 = ht->mask[0] + 1, nb1 = ht->mask[1] + 1;
-            uint64_t lo = (uint64_t)ht->rehash_idx;
-            uint64_t r = lo + gb_random_u64() % (nb0 + nb1 - lo);
-            head = r >= nb0 ? ht->tab[1][r - nb0] : ht->tab[0][r];
-        } else {
-            head = ht->tab[0][gb_random_u64() & ht->mask[0]];
-        }
+    /* Each try lands on any one record with probability
+     * 1 / (live buckets * bound): the same for all, so the accepted one is
+     * uniform. The bound covers both arrays' chains. */
+    unsigned bound = ht->max_chain[0] > ht->max_chain[1] ? ht->max_chain[0] : ht->max_chain[1];
+    for (;;) {
+        gb_hnode *e = random_bucket(ht);
+        for (uint64_t pos = gb_random_below(bound); e && pos > 0; pos--)
+            e = e->next;
+        if (e)
+            return e;
     }
-    size_t len = 0;
-    for (gb_hnode *e = head; e; e = e->next)
-        len++;
-    size_t pick = (size_t)(gb_random_u64() % len);
-    while (pick--)
-        head = head->next;
-    return head;
 }
 
 static inline uint64_t rev64(uint64_t v)

@@ -142,6 +142,18 @@ size_t gb_list_mem_usage(const gb_list *l)
     }
 }
 
+size_t gb_list_free_effort(const gb_list *l)
+{
+    switch (l->enc) {
+    case GB_LIST_ENC_COMPACT:
+        return 1;
+    case GB_LIST_ENC_SEGMENTED:
+        return gb_list_seg_leaves(l->u.seg);
+    default:
+        return gb_list_pma_len(l->u.pma);
+    }
+}
+
 bool gb_list_verify(const gb_list *l)
 {
     gb_list_limit lim = limit_of(l);

@@ -106,6 +106,12 @@ const char *gb_list_representation_name(const gb_list *l);
 gb_list_config gb_list_config_of(const gb_list *l);
 /* Bytes held for this list (struct + every block, by gb_mem_usable). */
 size_t gb_list_mem_usage(const gb_list *l);
+/* The work freeing the list takes, in Redis's terms (lazy freeing hands
+ * a list over past 64): 1 for a compact list, its leaves for a segmented
+ * one (Redis counts a quicklist's nodes, which its leaves mirror: the same
+ * list-max-listpack-size bounds them), its values for a pma (slots with a
+ * block of their own are only known by walking them all). */
+size_t gb_list_free_effort(const gb_list *l);
 /* Structural self-check of the current representation, for tests. On failure
  * prints what is wrong to stderr and returns false. */
 bool gb_list_verify(const gb_list *l);

@@ -499,6 +499,18 @@ static void array_free(member_array *a)
     gb_free(a->ints);
 }
 
+/* A record's member to emit (SRANDMEMBER's sampling from the table). */
+typedef struct member_emit {
+    gb_set_emit_fn emit;
+    void *ctx;
+} member_emit;
+
+static void emit_record(gb_hnode *n, void *ctx)
+{
+    member_emit *me = ctx;
+    me->emit(me->ctx, srec_member((const srec *)n));
+}
+
 void gb_set_random(const gb_set *s, int64_t count, gb_set_emit_fn emit, void *ctx)
 {
     size_t size = gb_set_card(s);
@@ -513,6 +525,12 @@ void gb_set_random(const gb_set *s, int64_t count, gb_set_emit_fn emit, void *ct
     }
     if ((uint64_t)count >= size) {
         each_member(s, emit, ctx);
+        return;
+    }
+    if (s->enc == GB_SET_HASHTABLE && (uint64_t)count * 3 <= size) {
+        /* A few distinct members of many: drawn from the table, no copy. */
+        member_emit me = {emit, ctx};
+        gb_htable_sample_distinct(&((sbig *)s->p)->ht, (uint64_t)count, emit_record, &me);
         return;
     }
     /* count distinct members out of size: pick positions. */

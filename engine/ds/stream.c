@@ -61,7 +61,7 @@ size_t gb_stream_mem(const gb_stream *s)
 
 size_t gb_stream_free_effort(const gb_stream *s)
 {
-    return (size_t)(gb_rax_size(&s->nodes) + gb_stream_cg_effort_all(s));
+    return (size_t)(s->nodes.numnodes + gb_stream_cg_effort_all(s));
 }
 
 /* ---- adding ------------------------------------------------------------------------------ */

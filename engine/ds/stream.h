@@ -52,7 +52,10 @@ void gb_stream_free(gb_stream *s);
 gb_stream *gb_stream_dup(const gb_stream *s);
 /* Bytes accounted to the stream (MEMORY USAGE). */
 size_t gb_stream_mem(const gb_stream *s);
-/* About how many allocations freeing it touches (lazy freeing). */
+/* The work freeing it takes, as Redis 7.0's lazyfreeGetFreeEffort
+ * estimates it in constant time (lazy freeing hands a stream over past
+ * 64): the radix tree's nodes, and per consumer group one plus the first
+ * group's pending entries. */
 size_t gb_stream_free_effort(const gb_stream *s);
 
 /* ---- adding ---- */

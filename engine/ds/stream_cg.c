@@ -207,17 +207,18 @@ size_t gb_stream_cg_mem_all(const gb_stream *s)
     return n;
 }
 
+/* Redis 7.0's estimate: groups * (1 + the first group's pending entries),
+ * one group looked at whatever their number. */
 size_t gb_stream_cg_effort_all(const gb_stream *s)
 {
-    if (!s->groups)
+    uint64_t groups = gb_stream_groups_count(s);
+    if (groups == 0)
         return 0;
-    size_t n = gb_rax_size(s->groups);
     gb_rax_iter gi;
     gb_rax_iter_init(&gi, s->groups);
-    for (bool ok = gb_rax_seek(&gi, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&gi)) {
-        const gb_stream_cg *cg = gi.value;
-        n += gb_rax_size(&cg->pel) + gb_rax_size(&cg->consumers);
-    }
+    uint64_t first_pel = 0;
+    if (gb_rax_seek(&gi, GB_RAX_FIRST, NULL, 0))
+        first_pel = gb_rax_size(&((const gb_stream_cg *)gi.value)->pel);
     gb_rax_iter_done(&gi);
-    return n;
+    return (size_t)(groups * (1 + first_pel));
 }

@@ -31,11 +31,7 @@ static void list_free(void *obj) { gb_list_free(obj); }
 static const char *list_encoding(const void *obj) { return gb_list_encoding_name(obj); }
 static size_t list_mem(const void *obj) { return gb_list_mem_usage(obj); }
 
-static size_t list_effort(const void *obj)
-{
-    const gb_list *l = obj;
-    return gb_list_listpack(l) ? 1 : gb_list_len(l);
-}
+static size_t list_effort(const void *obj) { return gb_list_free_effort(obj); }
 
 static const gb_type_ops list_type_ops = {"list", list_free, list_dup, list_encoding, list_mem, list_effort};
 

@@ -326,7 +326,7 @@ class LazyFree(unittest.TestCase):
             c.call("SADD", "s", *[str(i) for i in range(1000)])
             self.assertEqual(c.call("DEL", "s"), 1)
             self.assertTrue(gbtest.wait_until(
-                lambda: int(gbtest.parse_info(c.call("INFO", "stats"))["lazyfreed_objects"]) >= 1, 5 * SLOW))
+                lambda: int(gbtest.parse_info(c.call("INFO", "memory"))["lazyfreed_objects"]) >= 1, 5 * SLOW))
             self.assertIn("lazyfree_pending_objects", gbtest.parse_info(c.call("INFO", "memory")))
 
 

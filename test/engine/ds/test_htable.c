@@ -1,6 +1,7 @@
 /* engine/ds/htable.c: insert/find/remove against a model, incremental rehash
  * under load (both directions), the scan guarantee during resizes, random
  * sampling, iteration with deletion. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,6 +262,129 @@ static void test_random_and_iteration(void **state)
     gb_htable_clear(&ht, free_rec, NULL);
 }
 
+/* The chi-square statistic's value that a uniform draw exceeds with
+ * probability 1e-6, for df degrees of freedom (Wilson-Hilferty: within a
+ * percent of the exact value from df 9 on, 10% above it at df 2). The generator is seeded, so a pass is a pass for
+ * good; the threshold says how far from uniform a failure is. */
+static double chi2_critical_1e6(double df)
+{
+    const double z = 4.753424; /* standard normal quantile at 1 - 1e-6 */
+    double c = 1.0 - 2.0 / (9.0 * df) + z * sqrt(2.0 / (9.0 * df));
+    return df * c * c * c;
+}
+
+/* Draws 200 * n records from a table of the n records in all[] and checks
+ * every one comes up as often as a uniform draw would. */
+static void assert_random_is_uniform(gb_htable *ht, rec **all, size_t n)
+{
+    size_t draws = 200 * n;
+    int *hits = calloc(n, sizeof *hits);
+    for (size_t i = 0; i < n; i++)
+        all[i]->seen = (int)i;
+    for (size_t i = 0; i < draws; i++)
+        hits[((rec *)gb_htable_random(ht))->seen]++;
+    double expected = (double)draws / (double)n, chi2 = 0;
+    for (size_t i = 0; i < n; i++)
+        chi2 += (hits[i] - expected) * (hits[i] - expected) / expected;
+    double crit = chi2_critical_1e6((double)(n - 1));
+    if (chi2 >= crit)
+        print_error("n=%zu rehashing=%d chi2=%.1f critical=%.1f\n", n, gb_htable_is_rehashing(ht), chi2, crit);
+    assert_true(chi2 < crit);
+    free(hits);
+}
+
+/* The longest chain of array t, walked. */
+static unsigned longest_chain(const gb_htable *ht, int t)
+{
+    unsigned best = 0;
+    for (uint64_t b = 0; ht->tab[t] && b <= ht->mask[t]; b++) {
+        unsigned len = 0;
+        for (const gb_hnode *e = ht->tab[t][b]; e; e = e->next)
+            len++;
+        best = len > best ? len : best;
+    }
+    return best;
+}
+
+/* gb_htable_random is uniform over records, not over buckets: settled
+ * tables of several sizes, a table in mid-rehash, and one thinned out by
+ * removals (its chain bound stale, above the real longest chain). */
+static void test_random_is_uniform(void **state)
+{
+    (void)state;
+    gb_random_seed(2024);
+    const size_t sizes[] = {3, 10, 100, 1000, 4097};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        gb_htable ht;
+        gb_htable_init(&ht, &T);
+        rec **all = calloc(n, sizeof *all);
+        for (size_t k = 0; k < n; k++) {
+            all[k] = mk(k);
+            gb_htable_insert(&ht, &all[k]->node, h(k));
+        }
+        if (n == 4097) { /* the insert past 4096 started a resize */
+            assert_true(gb_htable_is_rehashing(&ht));
+            ht.pause_rehash++; /* keep it mid-rehash while sampling */
+            assert_random_is_uniform(&ht, all, n);
+            ht.pause_rehash--;
+        }
+        while (gb_htable_rehash_step(&ht, 1000))
+            ;
+        assert_random_is_uniform(&ht, all, n);
+        gb_htable_clear(&ht, free_rec, NULL);
+        free(all);
+    }
+    /* thinned: 2000 records, all but 300 removed, no shrink */
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    for (uint64_t k = 0; k < 2000; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    while (gb_htable_rehash_step(&ht, 1000))
+        ;
+    rec *kept[300];
+    for (uint64_t k = 0; k < 2000; k++) {
+        if (k % 20 < 3)
+            kept[(k / 20) * 3 + k % 20] = (rec *)gb_htable_find(&ht, &k, h(k));
+        else
+            free(gb_htable_remove(&ht, &k, h(k)));
+    }
+    assert_int_equal(gb_htable_size(&ht), 300);
+    assert_random_is_uniform(&ht, kept, 300);
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
+/* The chain bound random sampling relies on never falls below the real
+ * longest chain of either array, through inserts, removals, growth,
+ * shrinking and migration in small steps. */
+static void test_chain_bound_covers_longest_chain(void **state)
+{
+    (void)state;
+    gb_random_seed(5);
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    enum { N = 30000 };
+    static bool present[N];
+    memset(present, 0, sizeof present);
+    for (int i = 0; i < 300000; i++) {
+        uint64_t k = gb_random_below(i < 150000 ? N : N / 10);
+        if (!present[k] && i < 150000) {
+            gb_htable_insert(&ht, &mk(k)->node, h(k));
+            present[k] = true;
+        } else if (present[k] && i >= 100000) {
+            free(gb_htable_remove(&ht, &k, h(k)));
+            present[k] = false;
+            gb_htable_maybe_shrink(&ht);
+        }
+        if ((i & 255) == 0) {
+            assert_true(ht.max_chain[0] >= longest_chain(&ht, 0));
+            assert_true(ht.max_chain[1] >= longest_chain(&ht, 1));
+        }
+    }
+    gb_htable_clear(&ht, free_rec, NULL);
+    assert_int_equal(ht.max_chain[0], 0);
+}
+
 int main(void)
 {
     gb_hash_seed_once(12345);
@@ -271,6 +395,8 @@ int main(void)
         cmocka_unit_test(test_scan_many_survives_resizes),
         cmocka_unit_test(test_scan_many_is_scan_in_steps),
         cmocka_unit_test(test_random_and_iteration),
+        cmocka_unit_test(test_random_is_uniform),
+        cmocka_unit_test(test_chain_bound_covers_longest_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
