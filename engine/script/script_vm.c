@@ -13,7 +13,7 @@ const char gb_lua_vm_key = 0;
 static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
 
 /* The libraries scripts get besides Lua's own (engine/script/lib_*.c and
- * Debian's lua-cjson / lua-bitop). */
+ * Debian's lua-cjson). */
 int luaopen_cjson(lua_State *L);
 int luaopen_bit(lua_State *L);
 int luaopen_struct(lua_State *L);
