@@ -330,14 +330,16 @@ static int redis_call_generic(lua_State *L, bool raise)
     char nstack[16 * 32];
     gb_slice *argv = argc <= 16 ? vstack : gb_malloc((size_t)argc * sizeof *argv);
     char *nums = argc <= 16 ? nstack : gb_malloc((size_t)argc * 32);
-    const char *err = NULL;
-    if (!args_to_slices(L, argc, argv, nums))
-        err = "ERR Lua redis lib command arguments must be strings or integers";
-    else
-        err = run_command(vm, argc, argv);
+    bool args_ok = args_to_slices(L, argc, argv, nums);
+    const char *err = args_ok ? run_command(vm, argc, argv) : NULL;
     if (argv != vstack) {
         gb_free(argv);
         gb_free(nums);
+    }
+    if (!args_ok) { /* Redis's luaArgsToRedisArgv: a plain error, not one the command counted */
+        static const char e[] = "Lua redis lib command arguments must be strings or integers";
+        gb_lua_push_error(L, e, sizeof e - 1);
+        return raise ? lua_error(L) : 1;
     }
     if (err) {
         size_t len = strlen(err);

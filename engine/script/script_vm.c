@@ -145,8 +145,15 @@ static int math_randomseed(lua_State *L)
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+static bool is_crlf(char c) { return c == '\r' || c == '\n'; }
+
 void gb_lua_push_error(lua_State *L, const char *err, size_t len)
 {
+    /* Redis reads the text as a C string (up to a NUL) and trims CR and LF
+     * from both ends of the message (luaPushErrorBuff's sdstrim). */
+    const char *nul = memchr(err, '\0', len);
+    if (nul)
+        len = (size_t)(nul - err);
     const char *code = "ERR", *msg = err;
     size_t codelen = 3, msglen = len;
     if (len && err[0] == '-') {
@@ -161,8 +168,12 @@ void gb_lua_push_error(lua_State *L, const char *err, size_t len)
             msglen = len - (size_t)(sp + 1 - err);
         }
     }
-    while (msglen && (msg[msglen - 1] == '\r' || msg[msglen - 1] == '\n'))
+    while (msglen && is_crlf(msg[msglen - 1]))
         msglen--;
+    while (msglen && is_crlf(msg[0])) {
+        msg++;
+        msglen--;
+    }
     lua_createtable(L, 0, 1);
     lua_pushlstring(L, code, codelen);
     lua_pushliteral(L, " ");
@@ -311,6 +322,18 @@ static int safe_next(lua_State *L)
     if (lua_next(L, 1))
         return 2;
     lua_pushnil(L);
+    return 1;
+}
+
+/* rawget sees through proxies too: rawget(_G, "redis") is the library, as
+ * in Redis, whose _G is the globals table itself. */
+static int safe_rawget(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    unproxy(L, 1);
+    lua_rawget(L, 1);
     return 1;
 }
 
@@ -542,6 +565,8 @@ static int vm_setup(lua_State *L)
     lua_setfield(L, g, "load");
     lua_pushcfunction(L, safe_rawset);
     lua_setfield(L, g, "rawset");
+    lua_pushcfunction(L, safe_rawget);
+    lua_setfield(L, g, "rawget");
     lua_getfield(L, g, "setmetatable");
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setfield(L, g, "setmetatable");

@@ -108,7 +108,8 @@ int gb_lua_vm_load(gb_lua_vm *vm, const char *code, size_t len, const char *chun
 int gb_lua_error_handler(lua_State *L);
 
 /* Pushes Redis's error table for an error text (luaPushError): "-CODE msg"
- * or "msg" (code ERR), stored as "CODE msg". */
+ * or "msg" (code ERR), stored as "CODE msg"; the text ends at a NUL and
+ * the message loses the CR and LF at either end, as in Redis. */
 void gb_lua_push_error(lua_State *L, const char *err, size_t len);
 
 /* Redis's rand48 (math.random): deterministic, the same on every machine. */
