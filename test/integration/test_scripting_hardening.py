@@ -141,5 +141,155 @@ class BitLibrary(Differential):
                   "table.sort(r) return r", "0")
 
 
+def keys_of(expr):
+    """A script returning the sorted keys of the table expr evaluates to."""
+    return ("local t = %s local r = {} for k in pairs(t) do r[#r + 1] = k end table.sort(r) return r" % expr)
+
+
+class CallsFromScripts(Differential):
+    def test_blocking_xread_is_an_error(self):
+        """Redis refuses BLOCK from scripts (as its own error, after the
+        arguments before it parsed); Goblin answered nil."""
+        for script in ["return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')",
+                       "return redis.pcall('XREADGROUP','GROUP','g','c','BLOCK',0,'STREAMS','s','>')",
+                       "return redis.pcall('xread','COUNT','x','BLOCK',0,'STREAMS','s','$')",
+                       "return redis.call('xread','block','10','STREAMS','s','0')"]:
+            self.same_both_protocols("EVAL", script, "0")
+
+    def test_self_referencing_table_reply(self):
+        """The nested arrays go down to Lua's stack limit, where the inner
+        element is Redis's "reached lua stack limit" error (read as raw
+        bytes: thousands of levels)."""
+        end = b"-ERR reached lua stack limit\r\n"
+        for script in ["local a = {}; local b = {a}; a[1] = b; return a",
+                       "local a = {}; a[1] = a; return a",
+                       "local a = {}; a[1] = {map = {k = a}}; return a"]:
+            for resp3 in (False, True):
+                got = []
+                for srv in (self.goblin, self.redis):
+                    with Raw(srv, timeout=20) as c:
+                        if resp3:
+                            c.call_raw("HELLO", "3")
+                        c.send_cmd("EVAL", script, "0")
+                        got.append(c.read_until(end) + c.read_raw_available(0.2))
+                self.assertTrue(got[1].endswith(end), got[1][-100:])
+                self.assertEqual(got[0], got[1], "%r resp3=%s: goblin %d bytes, redis %d bytes" %
+                                 (script, resp3, len(got[0]), len(got[1])))
+
+    def test_function_names_are_case_insensitive(self):
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("FUNCTION", "FLUSH")
+                c.call("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('test', function() return 1 end)\n"
+                       "redis.register_function{function_name='Ro_Fn', callback=function() return 2 end, "
+                       "flags={'no-writes'}}")
+        self.same("FCALL", "TEST", "0")
+        self.same("FCALL", "Test", "0")
+        self.same("FCALL_RO", "ro_fn", "0")
+        self.same("FCALL_RO", "RO_FN", "0", resp3=True)
+        # Another library may not register the same name in another case.
+        self.same("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('TEST', function() return 2 end)")
+        self.same("FUNCTION", "DELETE", "lib")
+        self.same("FCALL", "test", "0")
+        self.same("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('TEST', function() return 2 end)")
+        self.same("FCALL", "test", "0")
+
+    def test_commands_refused_from_scripts(self):
+        """Commands Goblin does not have answer what Redis answers a script
+        for them when Redis refuses them too: its arity error, or that they
+        are not allowed from scripts."""
+        for args in [("cluster", "reset"), ("wait", "0", "0"), ("wait", "0"), ("cluster",), ("cluster", "nosuch"),
+                     ("nosuchcmd",), ("monitor",), ("failover",), ("sync",), ("replicaof", "no", "one"),
+                     ("debug", "sleep", "0"), ("latency", "reset"), ("module", "list"), ("psync", "x", "1"),
+                     ("WAIT", "1"), ("Cluster", "RESET", "hard"), ("shutdown",), ("multi",), ("subscribe", "c")]:
+            quoted = ",".join("'%s'" % a for a in args)
+            self.same_both_protocols("EVAL", "return redis.pcall(%s)" % quoted, "0")
+            self.same("EVAL", "return redis.call(%s)" % quoted, "0")
+
+
+class LibraryCorners(Differential):
+    def test_cmsgpack(self):
+        scripts = [
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 0, 0)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 0, 1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 5, 1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), -1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, -1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 3)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 4)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 2^40)}",
+            "return {cmsgpack.unpack_limit({}, 'x')}",
+            "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3), 2)}",
+            "return {cmsgpack.unpack_one('')}",
+            "return {cmsgpack.unpack(cmsgpack.pack(1), 'extra')}",
+            "return {tostring(cmsgpack.unpack(string.char(0xcf,255,255,255,255,255,255,255,255)))}",
+            "return {tostring(cmsgpack.unpack(string.char(0xcf,0x80,0,0,0,0,0,0,1)))}",
+            "return {tostring(cmsgpack.unpack(string.char(0xd1,0xff,0x80)))}",
+            "return {cmsgpack.unpack(string.char(0xc4,5,1))}",
+            "return {cmsgpack.unpack(string.char(0xc4,1,65))}",
+            "return {cmsgpack.unpack(string.char(0xc7,1,1,65))}",
+            "return {cmsgpack.unpack(string.char(0xd9,5,65))}",
+            "return {cmsgpack.unpack(string.char(0x81,0xc0,1))}",
+            "return {cmsgpack.unpack(string.char(0x81,0xcb,0xff,0xf8,0,0,0,0,0,0,1))}",
+            "return {pcall(cmsgpack.unpack, string.rep(string.char(0x91), 4010) .. '\\1')}",
+            "return {pcall(cmsgpack.unpack, string.rep('\\1', 8010))}",
+            "local n = 0 for i = 7980, 8005 do if pcall(cmsgpack.unpack, string.rep('\\1', i)) then n = i end end "
+            "return n",
+            "local n = 0 for i = 3980, 4005 do if pcall(cmsgpack.unpack_one, string.rep(string.char(0x91), i) .. '\\1') "
+            "then n = i end end return n",
+            "return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}",
+            keys_of("cmsgpack"),
+            "return cmsgpack.pack(1/0, -1/0, 0/0, 1e300, 0.5, 2^63, -2^63, 2^64, {1,2,3}, {a=1}, {[1]=1, [3]=3}, true)",
+            "local t = {} t[1] = t return cmsgpack.pack(t)",
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+    def test_struct(self):
+        scripts = [
+            "return {struct.size('s')}", "return {struct.size('c0')}",
+            "return {struct.unpack('b', 'abc', -1)}", "return {struct.unpack('', 'abc', -5)}",
+            "return {struct.unpack('!8d', string.rep('a', 16), -1)}", "return {struct.unpack('b', 'abc', 0)}",
+            "return {struct.unpack('c2147483647', 'abc')}", "return {struct.unpack('c2147483647', 'abc', 2)}",
+            "return {struct.pack('c2147483647', 'abc')}", "return {struct.size('c2147483647c2147483647')}",
+            "return {struct.size('c21474836470')}", "return {struct.size('!2147483647')}",
+            "return {struct.unpack('dc0', struct.pack('d', 1e300) .. 'abc')}",
+            "return {struct.unpack('dc0', struct.pack('d', 0/0) .. 'abc')}",
+            "return {struct.unpack('bc0', '\\255abc')}",
+            "local r = {} for _, v in ipairs({2^63, 2^64, 1e30, 1/0, -1/0, -(2^64), 0/0, -(0/0), 2^63 + 4096}) do "
+            "r[#r + 1] = table.concat({struct.pack('>I8', v):byte(1, -1)}, ',') .. '/' .. "
+            "table.concat({struct.pack('<i8', v):byte(1, -1)}, ',') end return r",
+            "return {tostring(struct.unpack('>i9', string.rep('\\0', 7) .. '\\128\\0'))}",
+            "return {tostring(struct.unpack('>i12', string.rep('\\0', 11) .. '\\255'))}",
+            "return {tostring(struct.unpack('>i0', ''))}",
+            keys_of("struct"),
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+    def test_error_texts_and_tables(self):
+        scripts = [
+            "return redis.error_reply('\\r\\nabc\\r\\n')", "return redis.error_reply('-\\r\\nabc\\r\\n')",
+            "return redis.error_reply('-MY\\r\\nCODE x\\ny')", "return redis.error_reply('a\\0b')",
+            "return redis.error_reply('-\\0b')", "return redis.error_reply('\\n\\n\\r')",
+            "return redis.error_reply('-ERR \\r\\n')", "return {err='\\r\\nabc\\r\\n'}", "return {err='\\n'}",
+            "return {err='a\\0b'}", "return {ok='a\\r\\nb\\0c'}", "return redis.status_reply('a\\0b\\r\\n')",
+            "error('a\\r\\nb\\0c')", "error({err='\\r\\nx'})",
+            keys_of("redis.pcall('set', {}, 'x')"), keys_of("redis.pcall()"), keys_of("redis.pcall('nosuch')"),
+            keys_of("redis.pcall('incr', 'x', 'y')"), keys_of("redis.error_reply('x')"),
+            "return redis.pcall('set', {}, 'x')",
+            "return {double=0/0}", "return {double=-(0/0)}", "return {double=1/0}", "return {double=-1/0}",
+        ]
+        for script in scripts:
+            self.same_both_protocols("EVAL", script, "0")
+
+    def test_globals_through_rawget(self):
+        for name in ["redis", "bit", "string", "KEYS", "ARGV", "nosuch", "_G", "cjson", "pcall", "cmsgpack"]:
+            self.same("EVAL", "return type(rawget(_G, '%s'))" % name, "0")
+        self.same("EVAL", "return type(rawget(redis, 'call'))", "0")
+        self.same("EVAL", "return rawget(_G, 'KEYS')[1]", "1", "k")
+
+
 if __name__ == "__main__":
     gbtest.run_tests()
