@@ -549,6 +549,9 @@ static int vm_setup(lua_State *L)
     open_lib(L, "struct", luaopen_struct, true);
     open_lib(L, "cmsgpack", luaopen_cmsgpack, true);
     open_lib(L, "bit", luaopen_bit, true);
+    lua_getglobal(L, "cjson");
+    gb_lua_guard_cjson(L, -1);
+    lua_pop(L, 1);
 
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     int g = lua_gettop(L);

@@ -112,6 +112,11 @@ int gb_lua_error_handler(lua_State *L);
  * the message loses the CR and LF at either end, as in Redis. */
 void gb_lua_push_error(lua_State *L, const char *err, size_t len);
 
+/* Puts engine/script/cjson_guard.c's checks in front of the encode and
+ * decode of the cjson table at idx (the system's lua-cjson 2.1.0 corrupts
+ * memory past 1 GiB of buffer: CVE-2022-24834). */
+void gb_lua_guard_cjson(lua_State *L, int idx);
+
 /* Redis's rand48 (math.random): deterministic, the same on every machine. */
 int32_t gb_rand48_next(uint64_t *state);
 void gb_rand48_seed(uint64_t *state, int32_t seed);

@@ -291,5 +291,50 @@ class LibraryCorners(Differential):
         self.same("EVAL", "return rawget(_G, 'KEYS')[1]", "1", "k")
 
 
+class CjsonGuard(Differential):
+    """The system's lua-cjson 2.1.0 sizes its buffer in an int
+    (CVE-2022-24834): engine/script/cjson_guard.c stands in front of it."""
+
+    def test_huge_string_is_refused_not_a_heap_overflow(self):
+        """len * 6 + 2 wraps past INT_MAX for 357913941 bytes and more: the
+        unguarded library wrote past its buffer and the server died. Redis
+        (its patched copy) encodes it with 2 GB of buffer; Goblin Core
+        refuses (docs/scripting.md, departures)."""
+        with Raw(self.goblin, timeout=60) as c:
+            got = c.call_raw("EVAL", "local s = string.rep('a', 357913942) return #cjson.encode(s)", "0")
+        self.assertTrue(self.goblin.alive())
+        self.assertIn(b"Cannot serialise: the JSON text could pass 1 GiB", got)
+        with Raw(self.goblin) as c:
+            self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
+
+    def test_sparse_array_past_the_buffer_is_refused(self):
+        with Raw(self.goblin, timeout=60) as c:
+            got = c.call_raw("EVAL", "cjson.encode_sparse_array(false, 0) local ok, e = pcall(cjson.encode, "
+                             "{[2^31 - 1] = 1}) cjson.encode_sparse_array(false, 2, 10) return e", "0")
+        self.assertIn(b"Cannot serialise: the JSON text could pass 1 GiB", got)
+
+    def test_everything_else_as_redis(self):
+        """The guard's walk stops where the encoder raises, so its errors
+        (and their positions) and results are the library's own."""
+        scripts = [
+            "return cjson.encode({1, 2, {a = 'x'}, 'str', true, false})",
+            "local t = {} t[1] = t return cjson.encode(t)", "local t = {} t.a = t t.b = t return cjson.encode(t)",
+            "return cjson.encode({[1]=1, [5]=5})", "return cjson.encode({[1]=1, [50]=5})",
+            "return cjson.encode({[2^40]=1})", "return cjson.encode({[{}]=1})", "return cjson.encode({1, function() end})",
+            "return cjson.encode(0/0)", "return cjson.encode()", "return cjson.encode(1, 2)",
+            "return cjson.encode(cjson.null)", "return cjson.decode()", "return cjson.decode('[1', 2)",
+            "return cjson.decode({})", "return cjson.decode(string.rep('[', 2000))",
+            "local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end return #cjson.encode(t)",
+            "local t = {} local c = t for i = 1, 5000 do c.k = {} c = c.k end return cjson.encode(t)",
+            "cjson.encode_max_depth(1e9) local t = {} t[1] = t t[2] = t local ok, e = pcall(cjson.encode, t) "
+            "cjson.encode_max_depth(1000) return e",
+            "local n = 0 for d = 1300, 4100, 7 do local t = {} local c = t for i = 1, d do c.k = {} c = c.k end "
+            "if pcall(cjson.encode, t) then n = d end end return n",
+            "local t = {} for i = 1, 100 do t['k' .. i] = {i, 'v' .. i, {x = i / 3}} end return #cjson.encode(t)",
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+
 if __name__ == "__main__":
     gbtest.run_tests()
