@@ -652,6 +652,10 @@ void gb_lua_vm_free(gb_lua_vm *vm)
 {
     if (!vm)
         return;
+    /* A full cycle first, so that lua_close never frees what a collection
+     * left half-done still reaches (CVE-2024-46981: Redis's fix, the same
+     * call before lua_close on SCRIPT FLUSH). */
+    lua_gc(vm->L, LUA_GCCOLLECT, 0);
     lua_close(vm->L);
     gb_lua_heap_release(&vm->small);
     gb_free(vm);

@@ -207,6 +207,30 @@ class CallsFromScripts(Differential):
             self.same("EVAL", "return redis.call(%s)" % quoted, "0")
 
 
+class ScriptLoading(Differential):
+    def test_bodies_that_close_the_wrapper_function(self):
+        """CVE-2022-24736: Redis 6 wrapped a script in "function f_<sha>()
+        ... end" and a body that closed it early left f_<sha> undefined (a
+        NULL dereference). Goblin Core loads the body as its own chunk, as
+        Redis 7 does: each is a compile error or runs, as in Redis."""
+        for body in ["return 1 end function f() return 2", "end", "return 1 end local x = 1 --",
+                     "end f_0123456789abcdef0123456789abcdef01234567 = nil function g() return 1",
+                     "#!lua\nreturn 1 end"]:
+            self.same_both_protocols("EVAL", body, "0")
+            self.same("SCRIPT", "LOAD", body)
+
+    def test_script_flush_after_garbage(self):
+        """CVE-2024-46981 (Lua's collector and lua_close on SCRIPT FLUSH):
+        a full collection runs before the interpreter is closed; flushes
+        between scripts that leave garbage (tables with metatables, packed
+        buffers) keep the server serving."""
+        for i in range(20):
+            self.same("EVAL", "local t = setmetatable({}, {__index = function() return 1 end}) "
+                      "for i = 1, 200 do t[i] = cmsgpack.pack({i, tostring(i)}) end return #t + t.x", "0")
+            self.same("SCRIPT", "FLUSH", "ASYNC" if i % 2 else "SYNC")
+        self.same("EVAL", "return 1", "0")
+
+
 class LibraryCorners(Differential):
     def test_cmsgpack(self):
         scripts = [
