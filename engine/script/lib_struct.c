@@ -44,9 +44,10 @@ static int getnum(lua_State *L, const char **fmt, int df)
         return df;
     int a = 0;
     do {
-        if (a > (INT_MAX / 10) || a * 10 > (INT_MAX - (**fmt - '0')))
+        int digit = *((*fmt)++) - '0';
+        if (a > (INT_MAX / 10) || a * 10 > INT_MAX - digit)
             luaL_error(L, "integral size overflow");
-        a = a * 10 + *((*fmt)++) - '0';
+        a = a * 10 + digit; /* the digit's value, not its character: a * 10 + '7' could pass INT_MAX */
     } while (isdigit((unsigned char)**fmt));
     return a;
 }
