@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
@@ -529,11 +530,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
 static const gb_command_meta *redis_command_meta(int argc, const gb_slice *argv)
 {
     char name[32]; /* longer than every Redis command name */
-    if (argv[0].len >= sizeof name)
+    if (!gb_ascii_lower(name, sizeof name, argv[0]))
         return NULL;
-    for (size_t i = 0; i < argv[0].len; i++)
-        name[i] = (char)(argv[0].ptr[i] >= 'A' && argv[0].ptr[i] <= 'Z' ? argv[0].ptr[i] + 32 : argv[0].ptr[i]);
-    name[argv[0].len] = '\0';
     const gb_command_meta *m = gb_command_meta_find(name);
     if (m && m->nsubcommands && argc >= 2)
         m = gb_command_meta_sub(m, argv[1]);

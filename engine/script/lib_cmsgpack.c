@@ -26,7 +26,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/base/mem.h"
 
 #define MAX_NESTING 16
 #define ERR_BADFMT "Bad data format in input."
@@ -34,12 +33,17 @@
 
 /* ---- encoding --------------------------------------------------------------------------- */
 
-/* The packed bytes, in the engine's memory; a failed growth is remembered
- * and reported once the encoder is out of Lua's way. */
+/* The packed bytes, in Lua's own heap (its allocator, so the interpreter's
+ * limits bound them: a table that holds itself n times packs n^16 values,
+ * and must run out of room rather than of the machine's memory); a failed
+ * growth is remembered, stops the walk, and is reported once the encoder
+ * is out of Lua's way. */
 typedef struct out_buf {
     char *p;
     size_t len, cap;
     int oom;
+    lua_Alloc alloc;
+    void *ud;
 } out_buf;
 
 static void put(out_buf *b, const void *data, size_t n)
@@ -50,7 +54,7 @@ static void put(out_buf *b, const void *data, size_t n)
         size_t cap = b->cap ? b->cap : 64;
         while (cap - b->len < n)
             cap *= 2;
-        char *q = gb_try_realloc(b->p, cap);
+        char *q = cap > b->cap ? b->alloc(b->ud, b->p, b->cap, cap) : NULL;
         if (!q) {
             b->oom = 1;
             return;
@@ -188,6 +192,10 @@ static void encode_table(lua_State *L, out_buf *b, int level)
  * for MAX_NESTING levels: nothing here allocates Lua memory. */
 static void encode_value(lua_State *L, out_buf *b, int level)
 {
+    if (b->oom) { /* out of room: nothing more is written, so nothing more is walked */
+        lua_pop(L, 1);
+        return;
+    }
     int t = lua_type(L, -1);
     if (t == LUA_TTABLE && level >= MAX_NESTING)
         t = LUA_TNIL;
@@ -219,11 +227,16 @@ static void encode_value(lua_State *L, out_buf *b, int level)
  * Lua error (out of memory) between here and the result leaks nothing. */
 static const char buf_meta_key = 0;
 
+static void buf_gc_now(out_buf *b)
+{
+    if (b->p)
+        b->alloc(b->ud, b->p, b->cap, 0);
+    b->p = NULL;
+}
+
 static int buf_gc(lua_State *L)
 {
-    out_buf *b = lua_touserdata(L, 1);
-    gb_free(b->p);
-    b->p = NULL;
+    buf_gc_now(lua_touserdata(L, 1));
     return 0;
 }
 
@@ -235,6 +248,7 @@ static int mp_pack(lua_State *L)
     luaL_checkstack(L, 3 * MAX_NESTING + 8, "cmsgpack: no room on the stack");
     out_buf *b = lua_newuserdata(L, sizeof *b);
     memset(b, 0, sizeof *b);
+    b->alloc = lua_getallocf(L, &b->ud);
     lua_pushlightuserdata(L, (void *)&buf_meta_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_setmetatable(L, -2);
@@ -242,11 +256,12 @@ static int mp_pack(lua_State *L)
         lua_pushvalue(L, i);
         encode_value(L, b, 0);
     }
-    if (b->oom)
+    if (b->oom) {
+        buf_gc_now(b); /* now, not at the next collection: it may be hundreds of MB */
         return luaL_error(L, "not enough memory");
+    }
     lua_pushlstring(L, b->p ? b->p : "", b->len);
-    gb_free(b->p);
-    b->p = NULL;
+    buf_gc_now(b);
     return 1;
 }
 

@@ -270,6 +270,21 @@ class LibraryCorners(Differential):
         for script in scripts:
             self.same("EVAL", script, "0")
 
+    def test_pack_of_a_table_holding_itself_is_bounded(self):
+        """A table holding itself 10 times packs 10^16 values (16 levels):
+        Redis's encoder grows its buffer until memory runs out; ours lives
+        in Lua's heap, whose blocks are bounded by proto-max-bulk-len, and
+        stops walking once it is out of room (goblin-core only)."""
+        with Raw(self.goblin, timeout=120) as c:
+            c.call("CONFIG", "SET", "proto-max-bulk-len", "8mb")
+            try:
+                got = c.call_raw("EVAL", "local t = {} for i = 1, 10 do t[i] = t end return #cmsgpack.pack(t)", "0")
+            finally:
+                c.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+            self.assertIn(b"not enough memory", got)
+            lua = int(gbtest.parse_info(c.call("INFO", "memory"))["used_memory_lua"])
+            self.assertLess(lua, 4 << 20, "the 8 MB buffer is given back at once")
+
     def test_struct(self):
         scripts = [
             "return {struct.size('s')}", "return {struct.size('c0')}",
