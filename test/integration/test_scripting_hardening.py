@@ -219,6 +219,25 @@ class ScriptLoading(Differential):
             self.same_both_protocols("EVAL", body, "0")
             self.same("SCRIPT", "LOAD", body)
 
+    def test_lua_core_corners(self):
+        """The system's Lua 5.1.5 is not Redis's patched copy: unpack's
+        count overflowed (CVE-2025-46817: the server died); loadstring
+        parses with the collector held off (CVE-2025-49844); the string
+        metatable stays sealed (CVE-2025-46818)."""
+        for script in ["return {pcall(unpack, {}, -2147483648, 2147483647)}",
+                       "return {pcall(unpack, {}, -2, 2147483647)}", "return {pcall(unpack, {}, 1, 2147483647)}",
+                       "return {pcall(unpack, {}, 2147483600, 2147483647)}",
+                       "return select('#', unpack({}, 2147483640, 2147483647))",
+                       "return {unpack({1, 2, 3})}", "return {unpack({1, 2, 3}, 2)}", "return {unpack({1, 2, 3}, -1, 1)}",
+                       "return {unpack({1, 2, 3}, 3, 1)}", "return {pcall(unpack, 'x')}", "return {pcall(unpack)}",
+                       "return {unpack({1, 2}, 1.9, 2.9)}", "return {pcall(unpack, {}, 1, 'x')}",
+                       "local t = {} for i = 1, 2000 do t[i] = string.rep('x', 100) .. i end t = nil "
+                       "local f = loadstring(string.rep('local a = 1 ', 3000) .. 'return 7') return f()",
+                       "return {pcall(loadstring, 'x = [==[ abc')}",
+                       "return {pcall(function() getmetatable('').__index = {} end)}",
+                       "return {pcall(setmetatable, '', {})}"]:
+            self.same("EVAL", script, "0")
+
     def test_script_flush_after_garbage(self):
         """CVE-2024-46981 (Lua's collector and lua_close on SCRIPT FLUSH):
         a full collection runs before the interpreter is closed; flushes
