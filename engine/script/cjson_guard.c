@@ -29,9 +29,10 @@
 #include <math.h>
 #include <stdint.h>
 
-/* The most the library's buffer may be asked for: doubling from its
- * 1023-byte start stays below 2^31 for every request up to this. */
-#define GUARD_LIMIT ((size_t)1 << 30)
+/* The most the library's buffer may be asked for: its growth doubles the
+ * current size (kept from earlier calls) until it covers the request, so
+ * every size it passes through is below twice the request: under 2^31. */
+#define GUARD_LIMIT (((size_t)1 << 30) - ((size_t)1 << 20))
 /* The most the library reserves for a number (FPCONV_G_FMT_BUFSIZE), and
  * a bound on the punctuation around any one value. */
 #define NUMBER_RESERVE 32
