@@ -13,11 +13,12 @@ find_package(Threads REQUIRED)
 # Scripting (engine/script, docs/scripting.md): PUC Lua 5.1, chosen over
 # LuaJIT by measurement (docs/scripting.md, "Which Lua"): LuaJIT's compiled
 # code never calls the count hook busy scripts and SCRIPT KILL rely on, and
-# Redis embeds PUC Lua 5.1. cjson and bit are Debian's lua-cjson-dev and lua-bitop-dev
-# (MIT licence, the same upstream versions Redis bundles), linked as the
-# libraries pkg-config names, so the darwin compile check's staged .pc files
-# stand in for them; cmsgpack and struct are the project's own
-# (engine/script/lib_*.c).
+# Redis embeds PUC Lua 5.1. cjson is Debian's lua-cjson-dev (MIT licence, the
+# same upstream version Redis bundles), linked as the library pkg-config
+# names, so the darwin compile check's staged .pc files stand in for it;
+# bit, cmsgpack and struct are the project's own (engine/script/lib_*.c:
+# bit is, because the LuaBitOp 1.0.2 that systems ship overflows a stack
+# buffer on bit.tohex(x, -2^31), CVE-2024-31449).
 # Where the system has no packages for them (macOS), cmake/build-lua51.sh
 # builds them from source into .deps/lua5.1 (make's install step does this):
 # that prefix is searched first when it exists.
@@ -26,4 +27,3 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/.deps/lua5.1/lib/pkgconfig)
 endif()
 pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.1)
 pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
-pkg_check_modules(LUA_BITOP REQUIRED IMPORTED_TARGET lua5.1-bitop)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the scripting engine's Lua libraries from their release sources where
 # the system's package manager does not have them (macOS: Homebrew removed
-# lua@5.1 and never had lua-cjson or LuaBitOp for 5.1). Debian/Ubuntu use
+# lua@5.1 and never had lua-cjson for 5.1). Debian/Ubuntu use
 # their packages instead (cmake/install-deps.sh).
 #
 #   cmake/build-lua51.sh [PREFIX]        (default: <repo>/.deps/lua5.1)
@@ -11,7 +11,6 @@
 # to the search path when that folder exists):
 #   lua5.1        PUC Lua 5.1.5 (the interpreter Redis embeds)
 #   lua5.1-cjson  lua-cjson 2.1.0 (Debian's source, as Redis bundles 2.1.0)
-#   lua5.1-bitop  LuaBitOp 1.0.2
 # Each tarball is checked against its SHA-256 (the values Debian's source
 # index publishes for the same files) before anything is built; a mismatch
 # stops here. Nothing outside PREFIX is written.
@@ -69,8 +68,6 @@ fetch lua5.1_5.1.5.orig.tar.gz 2640fc56a795f29d28ef15e13c34a47e223960b0240e8cb0a
   "$deb/lua5.1/lua5.1_5.1.5.orig.tar.gz" https://www.lua.org/ftp/lua-5.1.5.tar.gz
 fetch lua-cjson_2.1.0+dfsg.orig.tar.gz 94f1fce36742cf00e99c5071b309b9f71e6e7daf60a7151f7bf4ac0a97259ac4 \
   "$deb/lua-cjson/lua-cjson_2.1.0+dfsg.orig.tar.gz"
-fetch lua-bitop_1.0.2.orig.tar.gz 1207c9293dcd52eb9dca6538d1b87352bd510f4e760938f5048433f7f272ce99 \
-  "$deb/lua-bitop/lua-bitop_1.0.2.orig.tar.gz" https://bitop.luajit.org/download/LuaBitOp-1.0.2.tar.gz
 for t in "$work"/*.tar.gz; do tar -xzf "$t" -C "$work"; done
 
 mkdir -p "$prefix/include/lua5.1" "$prefix/lib/pkgconfig"
@@ -97,7 +94,4 @@ build_lib() { # name dir sources...
 log "lua-cjson 2.1.0"
 build_lib lua5.1-cjson "$work/lua-cjson-2.1.0+dfsg" lua_cjson.c strbuf.c fpconv.c
 pc_file lua5.1-cjson 2.1.0 "Lua cjson" "-llua5.1-cjson" "-I\${includedir}" lua5.1
-log "LuaBitOp 1.0.2"
-build_lib lua5.1-bitop "$work/LuaBitOp-1.0.2" bit.c
-pc_file lua5.1-bitop 1.0.2 "Lua bitop" "-llua5.1-bitop" "-I\${includedir}" lua5.1
 log "done: $prefix (pkg-config files in $prefix/lib/pkgconfig)"

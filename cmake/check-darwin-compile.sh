@@ -78,7 +78,7 @@ stage_deps() {
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include\n' \
       "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
   done
-  # Lua 5.1 and its cjson/bit modules (engine/script): headers in a lua5.1/
+  # Lua 5.1 and its cjson module (engine/script): headers in a lua5.1/
   # folder of their own, as Debian lays them out.
   [ -e /usr/include/lua5.1/lua.h ] || { log "/usr/include/lua5.1 missing: run cmake/install-deps.sh --test"; exit 1; }
   mkdir -p "$stage/include/lua5.1"
@@ -87,7 +87,7 @@ stage_deps() {
   local multiarch
   multiarch=$(ls /usr/include/*/lua5.1-deb-multiarch.h 2>/dev/null | head -1)
   [ -n "$multiarch" ] && cp "$multiarch" "$stage/include/lua5.1/"
-  for m in lua5.1 lua5.1-cjson lua5.1-bitop; do
+  for m in lua5.1 lua5.1-cjson; do
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include/lua5.1\n' \
       "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
   done

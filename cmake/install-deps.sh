@@ -23,7 +23,7 @@ if [ "$(uname -s)" = "Darwin" ]; then
     exit 1
   fi
   # Scripting: Homebrew has no Lua 5.1 formula any more (lua@5.1 was
-  # removed) nor lua-cjson/lua-bitop for 5.1: they are built from their
+  # removed) nor lua-cjson for 5.1: they are built from their
   # release sources into .deps/lua5.1 below (docs/scripting.md, "Building on
   # macOS").
   pkgs=(cmake pkg-config libuv cmocka xxhash zstd)
@@ -45,8 +45,8 @@ if [ "$(uname -s)" = "Darwin" ]; then
     log "brew install ${missing[*]}"
     brew install "${missing[@]}"
   fi
-  if [ ! -f "$(dirname "$0")/../.deps/lua5.1/lib/pkgconfig/lua5.1-bitop.pc" ]; then
-    log "building Lua 5.1.5, lua-cjson and LuaBitOp into .deps/lua5.1 (once)"
+  if [ ! -f "$(dirname "$0")/../.deps/lua5.1/lib/pkgconfig/lua5.1-cjson.pc" ]; then
+    log "building Lua 5.1.5 and lua-cjson into .deps/lua5.1 (once)"
     "$(dirname "$0")/build-lua51.sh"
   fi
   if [ $want_test = 1 ] && ! python3 -c 'import redis' >/dev/null 2>&1; then
@@ -75,10 +75,10 @@ if ! command -v dpkg >/dev/null 2>&1; then
   exit 0
 fi
 
-# Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson and bit
-# libraries as Debian packages them (linked as pkg-config names them).
+# Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson library as
+# Debian packages it (linked as pkg-config names it; bit is our own).
 pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
-  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+  liblua5.1-0-dev lua-cjson-dev)
 # python3-celery/python3-kombu: the Celery worker test; python3-rq: the rq
 # test (Debian 12 has 1.13, which keeps job results in streams); npm (any
 # npm will do): the Node clients of the framework tests, installed at test time.
@@ -86,7 +86,7 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev li
   python3-rq)
 [ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64
-  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 lua-bitop-dev:arm64)
+  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64)
 # npm may come from elsewhere than Debian (nodesource, nvm): any npm will do.
 # (--checks: the Zig toolchain of the darwin compile check.)
 # (--test: node-redis for test_node_redis.py, installed by that test from npm.)

@@ -403,9 +403,10 @@ static size_t format_exact(double a, bool neg, char *buf)
 
 size_t gb_score_format(double d, char *buf)
 {
-    if (isnan(d)) {
-        memcpy(buf, "nan", 4);
-        return 3;
+    if (isnan(d)) { /* printf's "%.17g", which Redis uses: the sign shows ("-nan" for 0/0 on x86) */
+        bool neg = signbit(d) != 0;
+        memcpy(buf, neg ? "-nan" : "nan", neg ? 5 : 4);
+        return neg ? 4 : 3;
     }
     if (isinf(d)) {
         memcpy(buf, d > 0 ? "inf" : "-inf", d > 0 ? 4 : 5);

@@ -515,6 +515,11 @@ static bool parse_xread(gb_client *c, int argc, gb_slice *argv, bool xreadgroup,
         int more = argc - i - 1;
         gb_slice o = argv[i];
         if (gb_slice_ieq(o, "block") && more) {
+            if (c->flags & GB_CLIENT_SCRIPT) { /* Redis refuses BLOCK in scripts outright, not as nil */
+                gb_reply_errorf(c, "ERR %.*s command is not allowed with BLOCK option from scripts", (int)argv[0].len,
+                                argv[0].ptr);
+                return false;
+            }
             if (!gb_blocking_parse_timeout_ms(c, argv[++i], &r->deadline))
                 return false;
             r->block = true;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
@@ -538,6 +539,33 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
 
 /* ---- commands a script runs ------------------------------------------------------------ */
 
+/* A command Goblin Core does not have, as Redis 7.0's command table knows
+ * it (its lookupCommand: a container with an argument is that subcommand);
+ * NULL when Redis has none either. */
+static const gb_command_meta *redis_command_meta(int argc, const gb_slice *argv)
+{
+    char name[32]; /* longer than every Redis command name */
+    if (!gb_ascii_lower(name, sizeof name, argv[0]))
+        return NULL;
+    const gb_command_meta *m = gb_command_meta_find(name);
+    if (m && m->nsubcommands && argc >= 2)
+        m = gb_command_meta_sub(m, argv[1]);
+    return m;
+}
+
+/* What Redis answers a script calling a command Goblin Core does not
+ * have: its own refusals (arity, not allowed from scripts) where it would
+ * refuse the call, else that the command is unknown. */
+static const char *script_refuses_missing(int argc, const gb_slice *argv)
+{
+    const gb_command_meta *m = redis_command_meta(argc, argv);
+    if (m && ((m->arity > 0 && m->arity != argc) || argc < -m->arity))
+        return "ERR Wrong number of args calling Redis command from script";
+    if (m && (m->flags & GB_CMDF_NOSCRIPT))
+        return "ERR This Redis command is not allowed from script";
+    return "ERR Unknown Redis command called from script";
+}
+
 /* Redis's scriptCall: the same command, with the checks a script's call
  * gets instead of a client's (authentication and MULTI belong to the
  * caller, already admitted), in Redis's order and with its texts. */
@@ -549,7 +577,7 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
     if (cmd && gb_command_is_container(cmd) && argc >= 2)
         cmd = gb_subcommand_lookup(cmd, argv[1]);
     if (!cmd)
-        return "ERR Unknown Redis command called from script";
+        return script_refuses_missing(argc, argv);
     uint32_t f = cmd->flags;
     if (!gb_command_arity_ok(cmd, argc))
         return "ERR Wrong number of args calling Redis command from script";

@@ -8,34 +8,42 @@
  *   - a table whose keys are exactly 1..n is an array, anything else a map;
  *   - a number equal to an int64 is an integer in the smallest encoding,
  *     otherwise a float32 when that is exact, else a float64;
- *   - strings are str8/16/32 (fixstr below 32 bytes); bin is read as a string;
+ *   - strings are str8/16/32 (fixstr below 32 bytes); bin and ext are bad
+ *     data when unpacking, as in Redis's copy;
  *   - tables nested deeper than 16 levels are packed as nil.
  *
  * Decoding trusts nothing: every length is checked against the bytes left,
  * a declared count never sizes an allocation beyond what the input could
- * hold, and nesting deeper than MAX_DECODE_DEPTH is refused.
+ * hold, and nesting is bounded by Lua's stack (each level takes two slots
+ * of its 8000, as in Redis: the same inputs fail with the same error).
  */
 #include <lauxlib.h>
 #include <lua.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/base/mem.h"
 
 #define MAX_NESTING 16
-#define MAX_DECODE_DEPTH 1000
 #define ERR_BADFMT "Bad data format in input."
 #define ERR_EOF "Missing bytes in input."
 
 /* ---- encoding --------------------------------------------------------------------------- */
 
-/* The packed bytes, in the engine's memory; a failed growth is remembered
- * and reported once the encoder is out of Lua's way. */
+/* The packed bytes, in Lua's own heap (its allocator, so the interpreter's
+ * limits bound them: a table that holds itself n times packs n^16 values,
+ * and must run out of room rather than of the machine's memory); a failed
+ * growth is remembered, stops the walk, and is reported once the encoder
+ * is out of Lua's way. */
 typedef struct out_buf {
     char *p;
     size_t len, cap;
     int oom;
+    lua_Alloc alloc;
+    void *ud;
 } out_buf;
 
 static void put(out_buf *b, const void *data, size_t n)
@@ -46,7 +54,7 @@ static void put(out_buf *b, const void *data, size_t n)
         size_t cap = b->cap ? b->cap : 64;
         while (cap - b->len < n)
             cap *= 2;
-        char *q = gb_try_realloc(b->p, cap);
+        char *q = cap > b->cap ? b->alloc(b->ud, b->p, b->cap, cap) : NULL;
         if (!q) {
             b->oom = 1;
             return;
@@ -101,7 +109,9 @@ static void encode_number(out_buf *b, lua_Number n)
         encode_integer(b, (int64_t)n);
         return;
     }
-    float f = (float)n;
+    /* A float when exact (infinities too); beyond FLT_MAX the conversion
+     * would be undefined, and cannot be exact anyway. */
+    float f = isinf(n) || fabs(n) <= FLT_MAX ? (float)n : 0.0f;
     if ((double)f == n) {
         uint32_t u;
         memcpy(&u, &f, 4);
@@ -182,6 +192,10 @@ static void encode_table(lua_State *L, out_buf *b, int level)
  * for MAX_NESTING levels: nothing here allocates Lua memory. */
 static void encode_value(lua_State *L, out_buf *b, int level)
 {
+    if (b->oom) { /* out of room: nothing more is written, so nothing more is walked */
+        lua_pop(L, 1);
+        return;
+    }
     int t = lua_type(L, -1);
     if (t == LUA_TTABLE && level >= MAX_NESTING)
         t = LUA_TNIL;
@@ -213,11 +227,16 @@ static void encode_value(lua_State *L, out_buf *b, int level)
  * Lua error (out of memory) between here and the result leaks nothing. */
 static const char buf_meta_key = 0;
 
+static void buf_gc_now(out_buf *b)
+{
+    if (b->p)
+        b->alloc(b->ud, b->p, b->cap, 0);
+    b->p = NULL;
+}
+
 static int buf_gc(lua_State *L)
 {
-    out_buf *b = lua_touserdata(L, 1);
-    gb_free(b->p);
-    b->p = NULL;
+    buf_gc_now(lua_touserdata(L, 1));
     return 0;
 }
 
@@ -229,6 +248,7 @@ static int mp_pack(lua_State *L)
     luaL_checkstack(L, 3 * MAX_NESTING + 8, "cmsgpack: no room on the stack");
     out_buf *b = lua_newuserdata(L, sizeof *b);
     memset(b, 0, sizeof *b);
+    b->alloc = lua_getallocf(L, &b->ud);
     lua_pushlightuserdata(L, (void *)&buf_meta_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_setmetatable(L, -2);
@@ -236,11 +256,12 @@ static int mp_pack(lua_State *L)
         lua_pushvalue(L, i);
         encode_value(L, b, 0);
     }
-    if (b->oom)
+    if (b->oom) {
+        buf_gc_now(b); /* now, not at the next collection: it may be hundreds of MB */
         return luaL_error(L, "not enough memory");
+    }
     lua_pushlstring(L, b->p ? b->p : "", b->len);
-    gb_free(b->p);
-    b->p = NULL;
+    buf_gc_now(b);
     return 1;
 }
 
@@ -273,7 +294,7 @@ static uint64_t take_be(cursor *c, int bytes)
     return v;
 }
 
-static void decode_value(lua_State *L, cursor *c, int depth);
+static void decode_value(lua_State *L, cursor *c);
 
 static void decode_string(lua_State *L, cursor *c, size_t len)
 {
@@ -284,47 +305,53 @@ static void decode_string(lua_State *L, cursor *c, size_t len)
     c->left -= len;
 }
 
-static void decode_array(lua_State *L, cursor *c, size_t n, int depth)
+/* Arrays and maps are filled with lua_settable, keys pushed as Redis's
+ * decoder pushes them, so that the Lua stack runs out at the nesting
+ * Redis's does (nothing else bounds the depth there) and a nil or NaN map
+ * key raises Lua's own error ("table index is nil"). */
+static void decode_array(lua_State *L, cursor *c, size_t n)
 {
     /* Each element takes at least a byte: the input bounds the table. */
     lua_createtable(L, (int)(n < c->left ? n : c->left), 0);
-    for (size_t i = 1; i <= n && !c->err; i++) {
-        decode_value(L, c, depth + 1);
+    luaL_checkstack(L, 1, "in function mp_decode_to_lua_array");
+    for (size_t i = 1; i <= n; i++) {
+        lua_pushnumber(L, (lua_Number)i);
+        decode_value(L, c);
         if (c->err)
             return;
-        lua_rawseti(L, -2, (int)i);
+        lua_settable(L, -3);
     }
 }
 
-static void decode_map(lua_State *L, cursor *c, size_t n, int depth)
+static void decode_map(lua_State *L, cursor *c, size_t n)
 {
     lua_createtable(L, 0, (int)(n < c->left / 2 ? n : c->left / 2));
-    for (size_t i = 0; i < n && !c->err; i++) {
-        decode_value(L, c, depth + 1);
+    for (size_t i = 0; i < n; i++) {
+        decode_value(L, c);
         if (c->err)
             return;
-        decode_value(L, c, depth + 1);
+        decode_value(L, c);
         if (c->err)
             return;
-        /* a nil key (msgpack nil) cannot index a table: skip the pair */
-        if (lua_isnil(L, -2))
-            lua_pop(L, 2);
-        else
-            lua_settable(L, -3);
+        lua_settable(L, -3);
     }
+}
+
+/* An int64 read as unsigned: uint64 values of 2^63 and above come out
+ * negative, as Redis's decoder pushes them (through lua_Integer). */
+static lua_Number as_int64(uint64_t v)
+{
+    return v <= INT64_MAX ? (lua_Number)(int64_t)v : -(lua_Number)(~v) - 1;
 }
 
 /* Decodes one object onto the stack; on bad input sets c->err (the stack
- * may then hold a partial value, which the caller discards). */
-static void decode_value(lua_State *L, cursor *c, int depth)
+ * may then hold a partial value, which the caller discards). Types Redis's
+ * decoder does not know (bin, ext, 0xc1) are bad data, whole or not. */
+static void decode_value(lua_State *L, cursor *c)
 {
-    if (depth > MAX_DECODE_DEPTH) {
-        c->err = DEC_BADFMT;
-        return;
-    }
     if (!need(c, 1))
         return;
-    luaL_checkstack(L, 4, "cmsgpack: nesting too deep");
+    luaL_checkstack(L, 1, "too many return values at once; use unpack_one or unpack_limit instead.");
     uint8_t t = *c->p++;
     c->left--;
     if (t <= 0x7f) {
@@ -334,9 +361,9 @@ static void decode_value(lua_State *L, cursor *c, int depth)
     } else if ((t & 0xe0) == 0xa0) {
         decode_string(L, c, t & 0x1f);
     } else if ((t & 0xf0) == 0x90) {
-        decode_array(L, c, t & 0x0f, depth);
+        decode_array(L, c, t & 0x0f);
     } else if ((t & 0xf0) == 0x80) {
-        decode_map(L, c, t & 0x0f, depth);
+        decode_map(L, c, t & 0x0f);
     } else {
         switch (t) {
         case 0xc0:
@@ -354,7 +381,7 @@ static void decode_value(lua_State *L, cursor *c, int depth)
         case 0xcf: {
             int bytes = 1 << (t - 0xcc);
             if (need(c, (size_t)bytes))
-                lua_pushnumber(L, (lua_Number)take_be(c, bytes));
+                lua_pushnumber(L, as_int64(take_be(c, bytes)));
             break;
         }
         case 0xd0:
@@ -365,9 +392,8 @@ static void decode_value(lua_State *L, cursor *c, int depth)
             if (!need(c, (size_t)bytes))
                 break;
             uint64_t v = take_be(c, bytes);
-            int shift = 64 - 8 * bytes;
-            int64_t s = shift ? (int64_t)(v << shift) >> shift : (int64_t)v;
-            lua_pushnumber(L, (lua_Number)s);
+            uint64_t sign = (uint64_t)1 << (8 * bytes - 1);
+            lua_pushnumber(L, as_int64((v ^ sign) - sign)); /* sign-extended */
             break;
         }
         case 0xca: {
@@ -389,35 +415,32 @@ static void decode_value(lua_State *L, cursor *c, int depth)
             break;
         }
         case 0xd9:
-        case 0xc4:
             if (need(c, 1))
                 decode_string(L, c, (size_t)take_be(c, 1));
             break;
         case 0xda:
-        case 0xc5:
             if (need(c, 2))
                 decode_string(L, c, (size_t)take_be(c, 2));
             break;
         case 0xdb:
-        case 0xc6:
             if (need(c, 4))
                 decode_string(L, c, (size_t)take_be(c, 4));
             break;
         case 0xdc:
             if (need(c, 2))
-                decode_array(L, c, (size_t)take_be(c, 2), depth);
+                decode_array(L, c, (size_t)take_be(c, 2));
             break;
         case 0xdd:
             if (need(c, 4))
-                decode_array(L, c, (size_t)take_be(c, 4), depth);
+                decode_array(L, c, (size_t)take_be(c, 4));
             break;
         case 0xde:
             if (need(c, 2))
-                decode_map(L, c, (size_t)take_be(c, 2), depth);
+                decode_map(L, c, (size_t)take_be(c, 2));
             break;
         case 0xdf:
             if (need(c, 4))
-                decode_map(L, c, (size_t)take_be(c, 4), depth);
+                decode_map(L, c, (size_t)take_be(c, 4));
             break;
         default:
             c->err = DEC_BADFMT;
@@ -426,56 +449,56 @@ static void decode_value(lua_State *L, cursor *c, int depth)
     }
 }
 
-/* Decodes up to limit objects (0: all) from offset; pushes them and
- * returns how many, and sets *next to the offset after the last. */
-static int decode_many(lua_State *L, const char *s, size_t len, size_t offset, int limit, size_t *next)
+/* Lua's %d takes an int: a lua_Integer shown as Redis's (int) cast shows it. */
+static int as_c_int(lua_Integer v) { return (int)(int32_t)(uint32_t)(uint64_t)v; }
+
+/* Redis's mp_unpack_full: the string is argument 1 (anything above it is
+ * left alone). limit 0 with offset 0 decodes everything and returns the
+ * objects alone; otherwise at most limit objects from offset, preceded by
+ * the offset of what follows (-1 at the end). */
+static int unpack_full(lua_State *L, lua_Integer limit, lua_Integer offset)
 {
-    cursor c = {(const uint8_t *)s + offset, len - offset, 0};
-    int base = lua_gettop(L), n = 0;
-    while (c.left > 0 && (limit == 0 || n < limit)) {
-        decode_value(L, &c, 0);
-        if (c.err) {
-            lua_settop(L, base);
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    bool decode_all = limit == 0 && offset == 0;
+    if (offset < 0 || limit < 0)
+        return luaL_error(L, "Invalid request to unpack with offset of %d and limit of %d.", as_c_int(offset),
+                          as_c_int((lua_Integer)len)); /* sic: Redis shows the length as the limit */
+    if ((uint64_t)offset > len)
+        return luaL_error(L, "Start offset %d greater than input length %d.", as_c_int(offset),
+                          as_c_int((lua_Integer)len));
+    if (decode_all)
+        limit = INT_MAX;
+    cursor c = {(const uint8_t *)s + offset, len - (size_t)offset, DEC_OK};
+    int n = 0;
+    for (; c.left > 0 && n < limit; n++) {
+        decode_value(L, &c);
+        if (c.err)
             return luaL_error(L, c.err == DEC_EOF ? ERR_EOF : ERR_BADFMT);
-        }
-        n++;
     }
-    *next = len - c.left;
-    return n;
-}
-
-static int mp_unpack(lua_State *L)
-{
-    size_t len;
-    const char *s = luaL_checklstring(L, 1, &len);
-    size_t next = len;
-    return decode_many(L, s, len, 0, 0, &next);
-}
-
-/* unpack_one / unpack_limit: the offset of what follows (-1 at the end),
- * then the objects. */
-static int unpack_bounded(lua_State *L, int limit, int offset_arg)
-{
-    size_t len;
-    const char *s = luaL_checklstring(L, 1, &len);
-    lua_Integer offset = luaL_optinteger(L, offset_arg, 0);
-    if (offset < 0 || (size_t)offset > len)
-        return luaL_error(L, "Offset is greater than input length.");
-    lua_pushnil(L); /* placeholder for the next offset */
-    int slot = lua_gettop(L);
-    size_t next = len; /* set by decode_many (luaL_error does not return) */
-    int n = decode_many(L, s, len, (size_t)offset, limit, &next);
-    lua_pushinteger(L, next == len ? -1 : (lua_Integer)next);
-    lua_replace(L, slot);
+    if (decode_all)
+        return n;
+    luaL_checkstack(L, 1, "in function mp_unpack_full");
+    lua_pushinteger(L, c.left == 0 ? -1 : (lua_Integer)(len - c.left));
+    lua_insert(L, 2);
     return n + 1;
 }
 
-static int mp_unpack_one(lua_State *L) { return unpack_bounded(L, 1, 2); }
+static int mp_unpack(lua_State *L) { return unpack_full(L, 0, 0); }
+
+static int mp_unpack_one(lua_State *L)
+{
+    lua_Integer offset = luaL_optinteger(L, 2, 0);
+    lua_settop(L, 1);
+    return unpack_full(L, 1, offset);
+}
 
 static int mp_unpack_limit(lua_State *L)
 {
-    int limit = (int)luaL_checkinteger(L, 2);
-    return unpack_bounded(L, limit > 0 ? limit : 0, 3);
+    lua_Integer limit = luaL_checkinteger(L, 2);
+    lua_Integer offset = luaL_optinteger(L, 3, 0);
+    lua_settop(L, 1);
+    return unpack_full(L, limit, offset);
 }
 
 int luaopen_cmsgpack(lua_State *L);
@@ -493,9 +516,13 @@ int luaopen_cmsgpack(lua_State *L)
     lua_rawset(L, LUA_REGISTRYINDEX);
     lua_newtable(L);
     luaL_register(L, NULL, fns);
-    lua_pushliteral(L, "lua-cmsgpack");
+    lua_pushliteral(L, "cmsgpack");
     lua_setfield(L, -2, "_NAME");
     lua_pushliteral(L, "lua-cmsgpack 0.4.0");
     lua_setfield(L, -2, "_VERSION");
+    lua_pushliteral(L, "Copyright (C) 2012, Salvatore Sanfilippo");
+    lua_setfield(L, -2, "_COPYRIGHT");
+    lua_pushliteral(L, "MessagePack C implementation for Lua");
+    lua_setfield(L, -2, "_DESCRIPTION");
     return 1;
 }

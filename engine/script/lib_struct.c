@@ -14,6 +14,7 @@
 #include <lauxlib.h>
 #include <limits.h>
 #include <lua.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,9 +44,10 @@ static int getnum(lua_State *L, const char **fmt, int df)
         return df;
     int a = 0;
     do {
-        if (a > (INT_MAX / 10) || a * 10 > (INT_MAX - (**fmt - '0')))
+        int digit = *((*fmt)++) - '0';
+        if (a > (INT_MAX / 10) || a * 10 > INT_MAX - digit)
             luaL_error(L, "integral size overflow");
-        a = a * 10 + *((*fmt)++) - '0';
+        a = a * 10 + digit; /* the digit's value, not its character: a * 10 + '7' could pass INT_MAX */
     } while (isdigit((unsigned char)**fmt));
     return a;
 }
@@ -133,14 +135,23 @@ static void correctbytes(char *b, size_t size, int endian)
     }
 }
 
+/* A number as the 64-bit integer Redis's x86-64 build of the library makes
+ * of it (its C casts, undefined out of range, as that build computes them):
+ * negative values through int64 (below -2^63: INT64_MIN), others through
+ * uint64 (2^64 and beyond, infinity included: 0), NaN 2^63. Defined here
+ * for every double. */
+static uint64_t number_to_u64(lua_Number n)
+{
+    if (isnan(n))
+        return (uint64_t)1 << 63;
+    if (n < 0)
+        return n >= -9223372036854775808.0 ? (uint64_t)(int64_t)n : (uint64_t)1 << 63;
+    return n < 18446744073709551616.0 ? (uint64_t)n : 0;
+}
+
 static void putinteger(lua_State *L, luaL_Buffer *b, int arg, int endian, size_t size)
 {
-    lua_Number n = luaL_checknumber(L, arg);
-    uint64_t value;
-    if (n < 0)
-        value = n >= -9223372036854775808.0 ? (uint64_t)(int64_t)n : (uint64_t)INT64_MIN;
-    else
-        value = n < 18446744073709551616.0 ? (uint64_t)n : UINT64_MAX;
+    uint64_t value = number_to_u64(luaL_checknumber(L, arg));
     char buff[MAXINTSIZE];
     for (size_t i = 0; i < size; i++) {
         buff[endian == LITTLE ? i : size - 1 - i] = (char)(value & 0xff);
@@ -223,15 +234,17 @@ static lua_Number getinteger(const char *buff, int endian, int issigned, size_t 
         size_t at = endian == BIG ? i : size - 1 - i;
         l = (l << 8) | (unsigned char)buff[at];
     }
-    /* i0 reads no byte: 0 (the sign mask below needs a bit to shift to;
-     * Redis's x86 build also gives 0). */
-    if (!issigned || size == 0)
+    if (!issigned)
         return (lua_Number)l;
-    size_t bits = size * 8 > 64 ? 64 : size * 8;
-    uint64_t mask = ~(uint64_t)0 << (bits - 1);
+    /* The sign bit is bit size*8 - 1, modulo 64 as x86 takes shift counts:
+     * Redis's build of the library shifts by that count for every size, so
+     * i9..i32 take their sign from bit 7, 15, ... of the low word, and i0
+     * (count -1) from bit 63. */
+    unsigned shift = (unsigned)(size * 8 - 1) & 63;
+    uint64_t mask = ~(uint64_t)0 << shift;
     if (l & mask)
         l |= mask;
-    return (lua_Number)(int64_t)l;
+    return l <= INT64_MAX ? (lua_Number)(int64_t)l : -(lua_Number)(~l) - 1;
 }
 
 static int b_unpack(lua_State *L)
@@ -240,8 +253,11 @@ static int b_unpack(lua_State *L)
     const char *fmt = luaL_checkstring(L, 1);
     size_t ld;
     const char *data = luaL_checklstring(L, 2, &ld);
+    /* Redis reads the offset into a size_t: only 0 is refused here; a
+     * negative one is a huge position, which every option then finds past
+     * the data ("data string too short"), and an empty format returns. */
     lua_Integer start = luaL_optinteger(L, 3, 1);
-    luaL_argcheck(L, start > 0, 3, "offset must be 1 or greater");
+    luaL_argcheck(L, start != 0, 3, "offset must be 1 or greater");
     size_t pos = (size_t)start - 1;
     int n = 0;
     defaultoptions(&h);
@@ -286,9 +302,7 @@ static int b_unpack(lua_State *L)
             if (size == 0) {
                 if (n == 0 || !lua_isnumber(L, -1))
                     luaL_error(L, "format 'c0' needs a previous size");
-                lua_Number prev = lua_tonumber(L, -1);
-                luaL_argcheck(L, prev >= 0 && prev <= (lua_Number)ld, 2, "data string too short");
-                size = (size_t)prev;
+                size = (size_t)number_to_u64(lua_tonumber(L, -1));
                 lua_pop(L, 1);
                 n--;
                 luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
@@ -310,7 +324,7 @@ static int b_unpack(lua_State *L)
         }
         pos += size;
     }
-    lua_pushinteger(L, (lua_Integer)pos + 1);
+    lua_pushinteger(L, (lua_Integer)(pos + 1));
     return n + 1;
 }
 
@@ -325,9 +339,9 @@ static int b_size(lua_State *L)
         size_t size = optsize(L, (char)opt, &fmt);
         pos += gettoalign(pos, &h, opt, size);
         if (opt == 's')
-            luaL_argerror(L, 1, "options 's' has no fixed size");
+            luaL_argerror(L, 1, "option 's' has no fixed size");
         else if (opt == 'c' && size == 0)
-            luaL_argerror(L, 1, "options 'c0' has no fixed size");
+            luaL_argerror(L, 1, "option 'c0' has no fixed size");
         if (!isalnum(opt))
             controloptions(L, opt, &fmt, &h);
         pos += size;

@@ -332,6 +332,10 @@ static void reply_table(gb_client *c, lua_State *L, int resp)
     if (raw_field(L, "err") == LUA_TSTRING) {
         size_t len;
         const char *e = lua_tolstring(L, -1, &len);
+        /* Redis's addReplyErrorFormatEx trims CR and LF from the end (the
+         * writer turns those inside into spaces). */
+        while (len && (e[len - 1] == '\r' || e[len - 1] == '\n'))
+            len--;
         char *msg = gb_memdup(e, len);
         gb_reply_error(c, msg);
         gb_free(msg);

@@ -45,23 +45,53 @@ typedef struct gb_functions {
     uint64_t load_start_ms;
 } gb_functions;
 
+/* Function names are case-insensitive, as in Redis 7.0 (its functions
+ * dict compares with dictSdsKeyCaseCompare): FCALL TEST finds "test". */
+static char fold(char c) { return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c); }
+
+/* The seeded hash of the name with its case folded, a chunk at a time. */
+static uint64_t name_hash(const char *p, size_t len)
+{
+    uint64_t h = gb_hash_bytes(p, 0);
+    char buf[128];
+    while (len) {
+        size_t k = GB_MIN(len, sizeof buf);
+        for (size_t i = 0; i < k; i++)
+            buf[i] = fold(p[i]);
+        h = h * 31 + gb_hash_bytes(buf, k);
+        p += k;
+        len -= k;
+    }
+    return h;
+}
+
+static bool name_eq(gb_slice a, gb_slice b)
+{
+    if (a.len != b.len)
+        return false;
+    for (size_t i = 0; i < a.len; i++)
+        if (fold(a.ptr[i]) != fold(b.ptr[i]))
+            return false;
+    return true;
+}
+
 static uint64_t fn_hash(const gb_hnode *n)
 {
     const fn_def *f = (const fn_def *)n;
-    return gb_hash_bytes(f->name, f->name_len);
+    return name_hash(f->name, f->name_len);
 }
 
 static bool fn_key_eq(const gb_hnode *n, const void *key)
 {
     const fn_def *f = (const fn_def *)n;
-    return gb_slice_eq(gb_slice_make(f->name, f->name_len), *(const gb_slice *)key);
+    return name_eq(gb_slice_make(f->name, f->name_len), *(const gb_slice *)key);
 }
 
 static const gb_htable_type fn_type = {fn_hash, fn_key_eq};
 
 static fn_def *find_fn(gb_functions *fns, gb_slice name)
 {
-    return (fn_def *)gb_htable_find(&fns->by_name, &name, gb_hash_slice(name));
+    return (fn_def *)gb_htable_find(&fns->by_name, &name, name_hash(name.ptr, name.len));
 }
 
 static fn_lib *find_lib(gb_functions *fns, gb_slice name, size_t *pos)
@@ -95,7 +125,8 @@ static void lib_remove(gb_functions *fns, size_t pos)
     fn_lib *lib = fns->libs[pos];
     for (int i = 0; i < lib->nfns; i++) {
         gb_slice name = gb_slice_make(lib->fns[i]->name, lib->fns[i]->name_len);
-        gb_htable_remove(&fns->by_name, &name, gb_hash_slice(name));
+        if (find_fn(fns, name) == lib->fns[i]) /* a same-named one (other case) was never indexed */
+            gb_htable_remove(&fns->by_name, &name, name_hash(name.ptr, name.len));
     }
     fns->nfns -= (size_t)lib->nfns;
     fns->code_bytes -= lib->code_len;
@@ -113,7 +144,10 @@ static void lib_add(gb_functions *fns, fn_lib *lib)
     fns->libs[fns->nlibs++] = lib;
     for (int i = 0; i < lib->nfns; i++) {
         fn_def *f = lib->fns[i];
-        gb_htable_insert(&fns->by_name, &f->node, gb_hash_bytes(f->name, f->name_len));
+        /* "test" and "TEST" in one library (Redis allows it): the first
+         * registered is the one FCALL finds, as Redis's dictAdd keeps it. */
+        if (!find_fn(fns, gb_slice_make(f->name, f->name_len)))
+            gb_htable_insert(&fns->by_name, &f->node, name_hash(f->name, f->name_len));
     }
     fns->nfns += (size_t)lib->nfns;
     fns->code_bytes += lib->code_len;

@@ -1,6 +1,7 @@
 #include "engine/script/script_run.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -253,6 +254,14 @@ void gb_script_kill(gb_scripting *sys, gb_client *c, bool eval)
 
 /* ---- the redis.* API -------------------------------------------------------------------- */
 
+/* Redis's (int) cast of a Lua number, as its x86-64 build computes it:
+ * truncation, and INT_MIN for NaN and anything out of range (which C
+ * leaves undefined: redis.setresp(2^200) must not be). */
+static int number_to_int(lua_Number v)
+{
+    return v > -2147483649.0 && v < 2147483648.0 ? (int)v : INT_MIN;
+}
+
 static int raise_error(lua_State *L, const char *err)
 {
     gb_lua_push_error(L, err, strlen(err));
@@ -330,14 +339,16 @@ static int redis_call_generic(lua_State *L, bool raise)
     char nstack[16 * 32];
     gb_slice *argv = argc <= 16 ? vstack : gb_malloc((size_t)argc * sizeof *argv);
     char *nums = argc <= 16 ? nstack : gb_malloc((size_t)argc * 32);
-    const char *err = NULL;
-    if (!args_to_slices(L, argc, argv, nums))
-        err = "ERR Lua redis lib command arguments must be strings or integers";
-    else
-        err = run_command(vm, argc, argv);
+    bool args_ok = args_to_slices(L, argc, argv, nums);
+    const char *err = args_ok ? run_command(vm, argc, argv) : NULL;
     if (argv != vstack) {
         gb_free(argv);
         gb_free(nums);
+    }
+    if (!args_ok) { /* Redis's luaArgsToRedisArgv: a plain error, not one the command counted */
+        static const char e[] = "Lua redis lib command arguments must be strings or integers";
+        gb_lua_push_error(L, e, sizeof e - 1);
+        return raise ? lua_error(L) : 1;
     }
     if (err) {
         size_t len = strlen(err);
@@ -408,7 +419,7 @@ static int api_log(lua_State *L)
         return raise_error(L, "redis.log() requires two arguments or more.");
     if (!lua_isnumber(L, 1))
         return raise_error(L, "First argument must be a number (log level).");
-    int level = (int)lua_tonumber(L, 1);
+    int level = number_to_int(lua_tonumber(L, 1));
     if (level < GB_LOG_DEBUG || level > GB_LOG_WARNING)
         return raise_error(L, "Invalid debug level.");
     luaL_Buffer b;
@@ -435,7 +446,7 @@ static int api_setresp(lua_State *L)
         return raise_error(L, "redis.setresp can only be called inside a script invocation");
     if (lua_gettop(L) != 1)
         return raise_error(L, "redis.setresp() requires one argument.");
-    int resp = (int)lua_tonumber(L, 1);
+    int resp = number_to_int(lua_tonumber(L, 1));
     if (resp != 2 && resp != 3)
         return raise_error(L, "RESP version must be 2 or 3.");
     gb_scripting_of(vm->eng)->client.resp = resp;
@@ -449,7 +460,7 @@ static int api_set_repl(lua_State *L)
         return raise_error(L, "redis.set_repl can only be called inside a script invocation");
     if (lua_gettop(L) != 1)
         return raise_error(L, "redis.set_repl() requires two arguments.");
-    int flags = (int)lua_tonumber(L, -1);
+    int flags = number_to_int(lua_tonumber(L, -1));
     if (flags & ~GB_REPL_ALL)
         return raise_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     vm->run->repl = flags;

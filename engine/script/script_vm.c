@@ -2,6 +2,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ const char gb_lua_vm_key = 0;
 static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
 
 /* The libraries scripts get besides Lua's own (engine/script/lib_*.c and
- * Debian's lua-cjson / lua-bitop). */
+ * Debian's lua-cjson). */
 int luaopen_cjson(lua_State *L);
 int luaopen_bit(lua_State *L);
 int luaopen_struct(lua_State *L);
@@ -145,8 +146,15 @@ static int math_randomseed(lua_State *L)
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+static bool is_crlf(char c) { return c == '\r' || c == '\n'; }
+
 void gb_lua_push_error(lua_State *L, const char *err, size_t len)
 {
+    /* Redis reads the text as a C string (up to a NUL) and trims CR and LF
+     * from both ends of the message (luaPushErrorBuff's sdstrim). */
+    const char *nul = memchr(err, '\0', len);
+    if (nul)
+        len = (size_t)(nul - err);
     const char *code = "ERR", *msg = err;
     size_t codelen = 3, msglen = len;
     if (len && err[0] == '-') {
@@ -161,8 +169,12 @@ void gb_lua_push_error(lua_State *L, const char *err, size_t len)
             msglen = len - (size_t)(sp + 1 - err);
         }
     }
-    while (msglen && (msg[msglen - 1] == '\r' || msg[msglen - 1] == '\n'))
+    while (msglen && is_crlf(msg[msglen - 1]))
         msglen--;
+    while (msglen && is_crlf(msg[0])) {
+        msg++;
+        msglen--;
+    }
     lua_createtable(L, 0, 1);
     lua_pushlstring(L, code, codelen);
     lua_pushliteral(L, " ");
@@ -314,6 +326,38 @@ static int safe_next(lua_State *L)
     return 1;
 }
 
+/* unpack(t [, i [, j]]) counting in unsigned arithmetic: Lua 5.1.5's
+ * computes j - i + 1 in an int, which overflows for i = -2^31, j = 2^31-1
+ * (CVE-2025-46817: the system's Lua crashed the server; Redis fixed its
+ * copy). Same results and error text otherwise. */
+static int safe_unpack(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int i = luaL_optint(L, 2, 1);
+    int e = luaL_opt(L, luaL_checkint, 3, luaL_getn(L, 1));
+    if (i > e)
+        return 0;
+    unsigned n = (unsigned)e - (unsigned)i; /* the count minus 1, never overflowing */
+    if (n >= (unsigned)INT_MAX || !lua_checkstack(L, (int)++n))
+        return luaL_error(L, "too many results to unpack");
+    for (; i < e; i++) /* up to e - 1 first: i++ past e = INT_MAX would overflow */
+        lua_rawgeti(L, 1, i);
+    lua_rawgeti(L, 1, e);
+    return (int)n;
+}
+
+/* rawget sees through proxies too: rawget(_G, "redis") is the library, as
+ * in Redis, whose _G is the globals table itself. */
+static int safe_rawget(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    unproxy(L, 1);
+    lua_rawget(L, 1);
+    return 1;
+}
+
 static int safe_pairs(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -414,12 +458,25 @@ static void push_strict_proxy(lua_State *L, int idx, bool want_lookup)
 
 /* ---- loading code ---------------------------------------------------------------------- */
 
+/* luaL_loadbuffer with Lua's collector held off: Lua 5.1.5's parser does
+ * not anchor the chunk's source name, so a collection during the parse can
+ * free it (CVE-2025-49844, fixed in Redis's copy of Lua, not in the
+ * system's). The parse allocates in proportion to the chunk; the
+ * collector restarts as soon as it returns, whatever it returns. */
+static int parse_chunk(lua_State *L, const char *s, size_t len, const char *chunkname)
+{
+    lua_gc(L, LUA_GCSTOP, 0);
+    int rc = luaL_loadbuffer(L, s, len, chunkname);
+    lua_gc(L, LUA_GCRESTART, 0);
+    return rc;
+}
+
 /* Loads a text chunk; precompiled ones are refused. Pushes the function,
  * or nil and the message (loadstring's convention). */
 static int load_text(lua_State *L, const char *s, size_t len, const char *chunkname)
 {
     int rc = len && s[0] == LUA_SIGNATURE[0] ? (lua_pushliteral(L, "binary chunks are not allowed"), LUA_ERRSYNTAX)
-                                             : luaL_loadbuffer(L, s, len, chunkname);
+                                             : parse_chunk(L, s, len, chunkname);
     if (rc == 0)
         return 1;
     lua_pushnil(L);
@@ -467,7 +524,7 @@ int gb_lua_vm_load(gb_lua_vm *vm, const char *code, size_t len, const char *chun
         return LUA_ERRSYNTAX;
     }
     vm->protected_depth++; /* the parser runs protected: out of memory is LUA_ERRMEM */
-    int rc = luaL_loadbuffer(L, code, len, chunkname);
+    int rc = parse_chunk(L, code, len, chunkname);
     vm->protected_depth--;
     if (rc == 0) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, vm->proxy_ref);
@@ -526,6 +583,9 @@ static int vm_setup(lua_State *L)
     open_lib(L, "struct", luaopen_struct, true);
     open_lib(L, "cmsgpack", luaopen_cmsgpack, true);
     open_lib(L, "bit", luaopen_bit, true);
+    lua_getglobal(L, "cjson");
+    gb_lua_guard_cjson(L, -1);
+    lua_pop(L, 1);
 
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     int g = lua_gettop(L);
@@ -542,6 +602,10 @@ static int vm_setup(lua_State *L)
     lua_setfield(L, g, "load");
     lua_pushcfunction(L, safe_rawset);
     lua_setfield(L, g, "rawset");
+    lua_pushcfunction(L, safe_rawget);
+    lua_setfield(L, g, "rawget");
+    lua_pushcfunction(L, safe_unpack);
+    lua_setfield(L, g, "unpack");
     lua_getfield(L, g, "setmetatable");
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setfield(L, g, "setmetatable");
@@ -624,6 +688,10 @@ void gb_lua_vm_free(gb_lua_vm *vm)
 {
     if (!vm)
         return;
+    /* A full cycle first, so that lua_close never frees what a collection
+     * left half-done still reaches (CVE-2024-46981: Redis's fix, the same
+     * call before lua_close on SCRIPT FLUSH). */
+    lua_gc(vm->L, LUA_GCCOLLECT, 0);
     lua_close(vm->L);
     gb_lua_heap_release(&vm->small);
     gb_free(vm);

@@ -108,8 +108,14 @@ int gb_lua_vm_load(gb_lua_vm *vm, const char *code, size_t len, const char *chun
 int gb_lua_error_handler(lua_State *L);
 
 /* Pushes Redis's error table for an error text (luaPushError): "-CODE msg"
- * or "msg" (code ERR), stored as "CODE msg". */
+ * or "msg" (code ERR), stored as "CODE msg"; the text ends at a NUL and
+ * the message loses the CR and LF at either end, as in Redis. */
 void gb_lua_push_error(lua_State *L, const char *err, size_t len);
+
+/* Puts engine/script/cjson_guard.c's checks in front of the encode and
+ * decode of the cjson table at idx (the system's lua-cjson 2.1.0 corrupts
+ * memory past 1 GiB of buffer: CVE-2022-24834). */
+void gb_lua_guard_cjson(lua_State *L, int idx);
 
 /* Redis's rand48 (math.random): deterministic, the same on every machine. */
 int32_t gb_rand48_next(uint64_t *state);

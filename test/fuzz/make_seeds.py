@@ -569,6 +569,141 @@ def stream_seeds():
                                                 for _ in range(2000)))
 
 
+# ---- lualib: calls [fn][nargs] and arguments [kind]... (fuzz_lualib.c) ---------------------------
+
+LUALIB_FUNCTIONS = ["bit.tobit", "bit.tohex", "bit.bnot", "bit.band", "bit.bor", "bit.bxor", "bit.lshift",
+                    "bit.rshift", "bit.arshift", "bit.rol", "bit.ror", "bit.bswap", "struct.pack", "struct.unpack",
+                    "struct.size", "cmsgpack.pack", "cmsgpack.unpack", "cmsgpack.unpack_one",
+                    "cmsgpack.unpack_limit", "cjson.encode", "cjson.decode", "cjson.encode_max_depth",
+                    "cjson.decode_max_depth", "cjson.encode_sparse_array", "cjson.encode_number_precision",
+                    "cjson.encode_invalid_numbers", "cjson.decode_invalid_numbers", "cjson.encode_keep_buffer",
+                    "struct.pack", "cmsgpack.pack", "cjson.encode"]
+LUALIB_EDGES = [0.0, 1.0, -1.0, 2.0 ** 31, -2.0 ** 31, 2.0 ** 31 - 1, 2.0 ** 32, -2.0 ** 32, 2.0 ** 52, 2.0 ** 53,
+                2.0 ** 63, -2.0 ** 63, 2.0 ** 64, 1e300, 0.5, -0.5, 1.5, 2.5, -0.0, "inf", "-inf", "nan"]
+LUALIB_FORMAT = "<>!xbBhHlLTiIfdcs0123456789 "
+
+
+class L:
+    """Argument encoders of fuzz_lualib.c's input."""
+    nil = b"\x00"
+    last = b"\x09"
+    self_table = b"\x0a"
+    null = b"\x0b"
+
+    @staticmethod
+    def boolean(v):
+        return b"\x01" + bytes([1 if v else 0])
+
+    @staticmethod
+    def int32(v):
+        return b"\x02" + struct.pack("<i", v)
+
+    @staticmethod
+    def double(v):
+        return b"\x03" + struct.pack(">d", v)
+
+    @staticmethod
+    def edge(v):
+        return b"\x04" + bytes([LUALIB_EDGES.index(v)])
+
+    @staticmethod
+    def string(b):
+        b = b if isinstance(b, bytes) else b.encode()
+        return (b"\x05" + bytes([len(b)]) + b) if len(b) < 256 else (b"\x06" + struct.pack("<H", len(b)) + b)
+
+    @staticmethod
+    def format(f):
+        return b"\x07" + bytes([len(f)]) + bytes(LUALIB_FORMAT.index(c) for c in f)
+
+    @staticmethod
+    def table(values, as_map=False, keys=None):
+        out = b"\x08" + bytes([len(values) | (8 if as_map else 0)])
+        for i, v in enumerate(values):
+            out += (keys[i] if as_map else b"") + v
+        return out
+
+
+def lualib_call(fn, *args):
+    index = fn if isinstance(fn, int) else LUALIB_FUNCTIONS.index(fn)
+    return bytes([index, len(args)]) + b"".join(args)
+
+
+ROUND_TRIP_MSGPACK = bytes([len(LUALIB_FUNCTIONS)])
+ROUND_TRIP_JSON = bytes([len(LUALIB_FUNCTIONS) + 1])
+
+
+def lualib_seeds():
+    c = lualib_call
+    seeds = {
+        "bit-all": b"".join(c(f, L.int32(0x12345678), L.int32(5)) for f in LUALIB_FUNCTIONS[:12]),
+        "bit-edges": b"".join(c(f, L.edge(e), L.edge(2.0 ** 31)) for f in ("bit.tohex", "bit.rol", "bit.arshift")
+                              for e in LUALIB_EDGES),
+        "bit-strings": c("bit.band", L.string("0x10"), L.string(" 7 "), L.string("abc")),
+        "struct-round": c("struct.pack", L.format(">i4 <I2 d s"), L.int32(-5), L.int32(7), L.double(2.5),
+                          L.string("str")) + c("struct.unpack", L.format(">i4 <I2 d s"), L.last),
+        "struct-size": c("struct.size", L.format("!4 b h i8 c3 x")) + c("struct.size", L.format("s")),
+        "struct-c0": c("struct.unpack", L.format("bc0"), L.string(b"\x03abc")),
+        "cmsgpack-round": c("cmsgpack.pack", L.table([L.int32(1), L.string("x"), L.double(0.1), L.boolean(True)]))
+        + c("cmsgpack.unpack", L.last),
+        "cmsgpack-limit": c("cmsgpack.pack", L.int32(1), L.int32(2), L.int32(3))
+        + c("cmsgpack.unpack_limit", L.last, L.int32(0), L.int32(1)),
+        "cmsgpack-raw": c("cmsgpack.unpack", L.string(b"\x93\x01\xa1x\x82\xa1a\xc3\xa1b\xcb\x3f\xf8" + b"\x00" * 6)),
+        "cmsgpack-uint64": c("cmsgpack.unpack", L.string(b"\xcf" + b"\xff" * 8)),
+        "cjson-round": c("cjson.encode", L.table([L.string("a"), L.table([L.int32(1)])], True,
+                                                 [b"\x80", b"\x81"])) + c("cjson.decode", L.last),
+        "cjson-settings": c("cjson.encode_sparse_array", L.boolean(True), L.int32(1), L.int32(1))
+        + c("cjson.encode", L.table([L.int32(1)], True, [b"\x05"])),
+        "cjson-decode": c("cjson.decode", L.string(b'{"a":[1,2.5,"x",null,true],"b":{"c":{}}}')),
+        "self-table": c("cjson.encode", L.self_table) + c("cmsgpack.pack", L.self_table),
+        "round-trips": ROUND_TRIP_MSGPACK + L.table([L.edge(2.0 ** 63), L.string("s")], True, [b"\x81", b"\x01"])
+        + ROUND_TRIP_JSON + L.table([L.edge(-0.0), L.null]),
+    }
+    for name, data in seeds.items():
+        write("lualib", name, data)
+
+
+def lualib_regressions():
+    """One input per known CVE of the script libraries (docs/fuzzing.md)."""
+    c = lualib_call
+    regressions = {
+        # bit.tohex's count of -2^31: LuaBitOp 1.0.2 negated it and wrote past an 8-byte buffer
+        "cve-2024-31449-bit-tohex-int-min": c("bit.tohex", L.int32(1), L.edge(-2.0 ** 31))
+        + c("bit.tohex", L.int32(1), L.edge(2.0 ** 31)) + c("bit.tohex", L.int32(1), L.int32(-2 ** 31)),
+        # struct's bounds check overflowed (pos + size) and negative offsets read before the data
+        "cve-2018-11219-struct-bounds": c("struct.unpack", L.format("f"), L.string("xxxxxxxxxxxxx"), L.int32(-3))
+        + c("struct.unpack", L.format("c9"), L.string("abc"), L.int32(2 ** 31 - 1))
+        + c("struct.unpack", L.format("!8d"), L.string("a" * 16), L.int32(-1)),
+        # struct's getnum wrapped a long count to a negative size
+        "cve-2020-14147-struct-getnum": c("struct.size", L.format("i2147483648"))
+        + c("struct.pack", L.format("c2147483647"), L.string("abc"))
+        + c("struct.unpack", L.format("c2147483647"), L.string("abc"))
+        + c("struct.size", L.format("c2147483647c2147483647")),
+        # cmsgpack pushed results without growing Lua's stack
+        "cve-2018-11218-cmsgpack-stack": c("cmsgpack.unpack", L.string(b"\x01" * 9000))
+        + c("cmsgpack.unpack", L.string(b"\x91" * 5000 + b"\x01"))
+        + c("cmsgpack.unpack", L.string(b"\x81\x01" * 5000 + b"\x01")),
+        # nested values deeper than Lua's stack (reply conversions: fuzz_lua's reply mode; here the libraries)
+        "cve-2021-32626-lua-stack": c("cjson.encode_max_depth", L.int32(2 ** 30)) + c("cjson.encode", L.self_table)
+        + c("cmsgpack.pack", L.self_table) + c("cjson.decode_max_depth", L.int32(2 ** 30))
+        + c("cjson.decode", L.string(b"[" * 9000)),
+        # int-sized lengths in cjson's buffer and cmsgpack's: string sizes around the encodings' limits (the
+        # 358 MB input itself is test_scripting_hardening.py's CjsonGuard)
+        "cve-2022-24834-lengths": c("cjson.encode", L.string(b'"' * 65535)) + c("cmsgpack.pack", L.string(b"x" * 65535))
+        + c("cmsgpack.unpack", L.string(b"\xdb\xff\xff\xff\xff")) + c("cmsgpack.unpack", L.string(b"\xdd\xff\xff\xff\xff"))
+        + c("cjson.encode_sparse_array", L.boolean(False), L.int32(0))
+        + c("cjson.encode", L.table([L.int32(1)], True, [b"\x0f"])),
+        # cmsgpack.unpack_limit(s, 0, 0), uint64 >= 2^63, bin, nil map keys (Redis's results)
+        "redis-cmsgpack-corners": c("cmsgpack.unpack_limit", L.string(b"\x01\x02"), L.int32(0), L.int32(0))
+        + c("cmsgpack.unpack", L.string(b"\xcf\x80" + b"\x00" * 7)) + c("cmsgpack.unpack", L.string(b"\xc4\x05\x01"))
+        + c("cmsgpack.unpack", L.string(b"\x81\xc0\x01")),
+    }
+    d = os.path.join(HERE, "regressions", "lualib")
+    os.makedirs(d, exist_ok=True)
+    for name, data in regressions.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -580,6 +715,8 @@ def main():
     snaprecord_seeds()
     lua_seeds()
     stream_seeds()
+    lualib_seeds()
+    lualib_regressions()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 

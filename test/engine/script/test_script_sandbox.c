@@ -134,11 +134,63 @@ static void test_libraries(void **state)
     assert_string_equal(eval(h, "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 0)}"), "*? :1 :1");
     expect_error(h, "return cmsgpack.unpack('\\145')", "Missing bytes in input.");
     expect_error(h, "return cmsgpack.unpack('\\193')", "Bad data format in input.");
-    expect_error(h, "return cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1')", "Bad data format in input.");
+    /* Nesting is bounded by Lua's stack, as in Redis, with its text. */
+    expect_error(h, "return cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1')",
+                 "stack overflow (in function mp_decode_to_lua_array)");
     expect_error(h, "return cmsgpack.unpack('\\221\\127\\255\\255\\255')", "Missing bytes in input.");
     /* Tables nested deeper than 16 levels pack as nil. */
     assert_string_equal(eval(h, "local t = {} local c = t for i = 1, 20 do c[1] = {} c = c[1] end "
                                 "return #cmsgpack.pack(t)"), ":17");
+}
+
+/* The corners where the libraries used to differ from redis-server 7.0.15
+ * (each expectation is what redis-server answers) or to crash. */
+static void test_library_corners_as_redis(void **state)
+{
+    harness *h = *state;
+    /* bit: CVE-2024-31449, tohex's count of -2^31 (LuaBitOp 1.0.2 wrote
+     * past its 8-byte buffer); 2^31 wraps to it. */
+    assert_string_equal(eval(h, "return bit.tohex(1, -2147483648)"), "$00000001");
+    assert_string_equal(eval(h, "return bit.tohex(0xabc, 2^31)"), "$00000ABC");
+    assert_string_equal(eval(h, "return bit.tohex(0xabc, -3)"), "$ABC");
+    assert_string_equal(eval(h, "return {bit.tobit(2^32 + 5), bit.tobit(0/0), bit.tobit(1e300), bit.arshift(-256, 4), "
+                                "bit.rol(5, 0), bit.ror(5, 32), bit.bswap(0x12345678)}"),
+                        "*? :5 :0 :-2013235812 :-16 :5 :5 :2018915346");
+    expect_error(h, "return bit.tobit('abc')", "bad argument #1 to 'tobit' (number expected, got string)");
+    /* cmsgpack: unpack_limit(s, 0, 0) decodes everything, without an offset */
+    assert_string_equal(eval(h, "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0, 0)}"), "*? :1 :2 :3");
+    assert_string_equal(eval(h, "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0, 1)}"), "*? :1");
+    expect_error(h, "return cmsgpack.unpack_limit('abc', -1)", "Invalid request to unpack with offset of 0 and limit of 3.");
+    expect_error(h, "return cmsgpack.unpack_one('abc', 4)", "Start offset 4 greater than input length 3.");
+    /* uint64 of 2^63 and more comes out negative */
+    assert_string_equal(eval(h, "return tostring(cmsgpack.unpack('\\207\\255\\255\\255\\255\\255\\255\\255\\255'))"),
+                        "$-1");
+    /* bin is not a type Redis's decoder knows, whole or truncated */
+    expect_error(h, "return cmsgpack.unpack('\\196\\5\\1')", "Bad data format in input.");
+    expect_error(h, "return cmsgpack.unpack('\\196\\1A')", "Bad data format in input.");
+    expect_error(h, "return cmsgpack.unpack('\\129\\192\\1')", "table index is nil");
+    assert_string_equal(eval(h, "return {cmsgpack._NAME, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}"),
+                        "*? $cmsgpack $Copyright (C) 2012, Salvatore Sanfilippo $MessagePack C implementation for Lua");
+    /* struct */
+    expect_error(h, "return struct.size('s')", "(option 's' has no fixed size)");
+    expect_error(h, "return struct.size('c0')", "(option 'c0' has no fixed size)");
+    expect_error(h, "return struct.unpack('b', 'abc', -1)", "bad argument #2 to 'unpack' (data string too short)");
+    assert_string_equal(eval(h, "return {struct.unpack('', 'abc', -5)}"), "*? :-5");
+    expect_error(h, "return struct.unpack('c2147483647', 'abc', 2)", "data string too short");
+    expect_error(h, "return struct.unpack('i2147483647', 'abc')", "integral size 2147483647 is larger than limit of 32");
+    assert_string_equal(eval(h, "return struct.size('c2147483647c2147483647')"), ":4294967294");
+    assert_string_equal(eval(h, "return {struct.unpack('dc0', struct.pack('d', 1e300) .. 'abc')}"), "*? $ :9");
+    assert_string_equal(eval(h, "return table.concat({struct.pack('>I8', 2^64):byte(1, -1)}, ',')"), "$0,0,0,0,0,0,0,0");
+    assert_string_equal(eval(h, "return table.concat({struct.pack('>i8', 0/0):byte(1, -1)}, ',')"), "$128,0,0,0,0,0,0,0");
+    assert_string_equal(eval(h, "return tostring(struct.unpack('>i9', string.rep('\\0', 8) .. '\\128'))"), "$-128");
+    /* the globals: rawget sees them, as in Redis (whose _G is the table) */
+    assert_string_equal(eval(h, "return {type(rawget(_G, 'redis')), type(rawget(_G, 'KEYS')), type(rawget(bit, 'tohex'))}"),
+                        "*? $table $table $function");
+    /* errors: an argument error from redis.pcall has no stats field; CR,
+     * LF at either end of a message go, and the text ends at a NUL */
+    assert_string_equal(eval(h, "local t = redis.pcall('get', {}) return t.ignore_error_stats_update == nil"), ":1");
+    assert_string_equal(eval(h, "return redis.error_reply('\\r\\nabc\\r\\n')"), "-ERR abc");
+    assert_string_equal(eval(h, "return redis.error_reply('-CODE \\nx\\0y')"), "-CODE x");
 }
 
 static void test_memory_is_the_engines(void **state)
@@ -207,6 +259,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_globals_listed_and_keys_argv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_math_random_is_rand48, setup, teardown),
         cmocka_unit_test_setup_teardown(test_libraries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_library_corners_as_redis, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_is_the_engines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_blocks_go_back, setup, teardown),
         cmocka_unit_test(test_allocations_refused_not_fatal),

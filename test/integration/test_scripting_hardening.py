@@ -1,0 +1,407 @@
+"""Scripting corners where hostile scripts used to crash goblin-core or
+answer otherwise than redis-server 7.0.15: the bit library (CVE-2024-31449
+and a differential test over random and edge inputs), redis.call/pcall's
+refusals, replies Lua cannot nest, function names, and the corners of the
+cmsgpack and struct libraries and of error texts.
+
+Every scenario runs on goblin-core and redis-server and compares the reply
+bytes, in RESP2 and RESP3.
+"""
+
+import random
+
+import gbtest
+from gbtest import Raw
+
+
+def lua_number(x):
+    """A Lua expression for the double x (exactly: integers as themselves,
+    others by %.17g, infinities and NaN by arithmetic)."""
+    if x != x:
+        return "(0/0)"
+    if x in (float("inf"), float("-inf")):
+        return "(1/0)" if x > 0 else "(-1/0)"
+    if x == int(x) and abs(x) < 2 ** 63:
+        return "(%d)" % int(x)
+    return "(%.17g)" % x
+
+
+class Differential(gbtest.GoblinAndRedisCase):
+    """Helpers: the same commands on both servers, the reply bytes compared."""
+
+    def same(self, *cmd, resp3=False, label=None):
+        got = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv, timeout=20) as c:
+                if resp3:
+                    c.call_raw("HELLO", "3")
+                got.append(c.call_raw(*cmd))
+        self.assertTrue(self.goblin.alive(), "goblin-core died on %r" % (cmd,))
+        self.assertEqual(got[0], got[1], "%s%r:\n  goblin: %r\n  redis:  %r" %
+                         (label + " " if label else "", cmd, got[0][:300], got[1][:300]))
+        return got[0]
+
+    def same_both_protocols(self, *cmd):
+        self.same(*cmd)
+        self.same(*cmd, resp3=True)
+
+
+EDGE_NUMBERS = [0.0, 1.0, -1.0, 2.0 ** 31, -2.0 ** 31, 2.0 ** 31 - 1, -2.0 ** 31 - 1, 2.0 ** 32, 2.0 ** 32 + 1,
+                -2.0 ** 32, 2.0 ** 32 - 1, 2.0 ** 51, 2.0 ** 52, 2.0 ** 53, 2.0 ** 53 + 2, 2.0 ** 63, -2.0 ** 63,
+                2.0 ** 64, 1e300, -1e300, 5e-324, float("inf"), float("-inf"), float("nan"), 0.5, 1.5, 2.5,
+                -0.5, -1.5, -2.5, 3.7, -3.7, 4294967295.5, 2147483647.5, -2147483648.5, 7.0, 8.0, 9.0, 31.0,
+                32.0, 33.0, 63.0, 64.0, -8.0, -9.0, -31.0, -32.0, -33.0]
+# Arguments that are not numbers, or strings that are.
+EDGE_OTHERS = ["'0x10'", "'12'", "' 7 '", "'-2147483648'", "'1e3'", "'abc'", "''", "nil", "{}", "true"]
+UNARY = ["tobit", "bnot", "bswap"]
+SHIFTS = ["lshift", "rshift", "arshift", "rol", "ror"]
+FOLDS = ["band", "bor", "bxor"]
+
+
+def random_number(rnd):
+    kind = rnd.randrange(6)
+    if kind == 0:
+        return float(rnd.randrange(-2 ** 31, 2 ** 31))
+    if kind == 1:
+        return float(rnd.randrange(-2 ** 53, 2 ** 53))
+    if kind == 2:
+        return rnd.uniform(-2 ** 33, 2 ** 33)
+    if kind == 3:
+        return rnd.choice(EDGE_NUMBERS)
+    if kind == 4:
+        return float(rnd.randrange(-40, 40))
+    return rnd.uniform(-1e20, 1e20) * rnd.choice([1, 1e-10, 1e100])
+
+
+def random_call(rnd):
+    """A bit.* call as Lua source: random and edge arguments, sometimes the
+    wrong kind or count."""
+    def arg():
+        if rnd.random() < 0.08:
+            return rnd.choice(EDGE_OTHERS)
+        return lua_number(random_number(rnd))
+    fn = rnd.choice(UNARY + SHIFTS + FOLDS + ["tohex"] * 4)
+    if fn in UNARY:
+        args = [arg()]
+    elif fn in SHIFTS:
+        args = [arg(), arg()]
+    elif fn in FOLDS:
+        args = [arg() for _ in range(rnd.randrange(0, 5))]
+    else:
+        args = [arg()] if rnd.random() < 0.2 else [arg(), arg()]
+    return fn, args
+
+
+def calls_script(calls):
+    """One script that makes every call under pcall and returns each result
+    (or error text) as a string."""
+    lines = ["local r = {}", "local function put(ok, v) r[#r + 1] = (ok and 'ok ' or 'err ') .. tostring(v) end"]
+    for fn, args in calls:
+        lines.append("put(pcall(bit.%s%s))" % (fn, "".join(", " + a for a in args)))
+    lines.append("return r")
+    return "\n".join(lines)
+
+
+class BitLibrary(Differential):
+    def test_tohex_with_int_min_count_does_not_crash(self):
+        """CVE-2024-31449: LuaBitOp 1.0.2's tohex negates -2^31 and writes
+        past an 8-byte buffer; Redis's fix (and ours) answers 8 digits."""
+        for count in ["-2147483648", "2^31", "-2^31", "2^31 + 2^32", "-2147483648.4"]:
+            for x in ["1", "-1", "0x12345678"]:
+                self.same_both_protocols("EVAL", "return bit.tohex(%s, %s)" % (x, count), "0")
+
+    def test_edge_inputs(self):
+        """Every function on every edge value (2^31, -2^31, 2^32, huge
+        doubles, infinities, NaN, halves, strings that are numbers, values
+        that are not), shift and digit counts included."""
+        calls = []
+        values = [lua_number(x) for x in EDGE_NUMBERS] + EDGE_OTHERS
+        for v in values:
+            calls += [(fn, [v]) for fn in UNARY + ["tohex"]]
+            calls += [(fn, [v, v]) for fn in FOLDS]
+            calls += [(fn, ["0x12345678", v]) for fn in SHIFTS + ["tohex"]]
+            calls += [(fn, [v, "5"]) for fn in SHIFTS + ["tohex"]]
+            calls += [(fn, ["-0x7edcba98", v]) for fn in SHIFTS + ["tohex"]]
+        calls += [(fn, []) for fn in UNARY + SHIFTS + FOLDS + ["tohex"]]
+        for i in range(0, len(calls), 150):
+            self.same("EVAL", calls_script(calls[i:i + 150]), "0", label="calls %d-%d" % (i, i + 150))
+
+    def test_random_inputs(self):
+        rnd = random.Random(31449)
+        calls = [random_call(rnd) for _ in range(4000)]
+        for i in range(0, len(calls), 200):
+            self.same("EVAL", calls_script(calls[i:i + 200]), "0", label="calls %d-%d" % (i, i + 200))
+
+    def test_results_as_replies(self):
+        """The numbers themselves (not their tostring) as replies, and the
+        library's table: the same functions, nothing else."""
+        self.same_both_protocols("EVAL", "return {bit.tobit(2^31), bit.bnot(0), bit.rol(0x80000001, 1), "
+                                 "bit.ror(1, 33), bit.arshift(-1, 31), bit.rshift(-1, 31), bit.bswap(-2)}", "0")
+        self.same("EVAL", "local r = {} for k, v in pairs(bit) do r[#r + 1] = k .. '=' .. type(v) end "
+                  "table.sort(r) return r", "0")
+
+
+def keys_of(expr):
+    """A script returning the sorted keys of the table expr evaluates to."""
+    return ("local t = %s local r = {} for k in pairs(t) do r[#r + 1] = k end table.sort(r) return r" % expr)
+
+
+class CallsFromScripts(Differential):
+    def test_blocking_xread_is_an_error(self):
+        """Redis refuses BLOCK from scripts (as its own error, after the
+        arguments before it parsed); Goblin answered nil."""
+        for script in ["return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')",
+                       "return redis.pcall('XREADGROUP','GROUP','g','c','BLOCK',0,'STREAMS','s','>')",
+                       "return redis.pcall('xread','COUNT','x','BLOCK',0,'STREAMS','s','$')",
+                       "return redis.call('xread','block','10','STREAMS','s','0')"]:
+            self.same_both_protocols("EVAL", script, "0")
+
+    def test_self_referencing_table_reply(self):
+        """The nested arrays go down to Lua's stack limit, where the inner
+        element is Redis's "reached lua stack limit" error (read as raw
+        bytes: thousands of levels)."""
+        end = b"-ERR reached lua stack limit\r\n"
+        for script in ["local a = {}; local b = {a}; a[1] = b; return a",
+                       "local a = {}; a[1] = a; return a",
+                       "local a = {}; a[1] = {map = {k = a}}; return a"]:
+            for resp3 in (False, True):
+                got = []
+                for srv in (self.goblin, self.redis):
+                    with Raw(srv, timeout=20) as c:
+                        if resp3:
+                            c.call_raw("HELLO", "3")
+                        c.send_cmd("EVAL", script, "0")
+                        got.append(c.read_until(end) + c.read_raw_available(0.2))
+                self.assertTrue(got[1].endswith(end), got[1][-100:])
+                self.assertEqual(got[0], got[1], "%r resp3=%s: goblin %d bytes, redis %d bytes" %
+                                 (script, resp3, len(got[0]), len(got[1])))
+
+    def test_function_names_are_case_insensitive(self):
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("FUNCTION", "FLUSH")
+                c.call("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('test', function() return 1 end)\n"
+                       "redis.register_function{function_name='Ro_Fn', callback=function() return 2 end, "
+                       "flags={'no-writes'}}")
+        self.same("FCALL", "TEST", "0")
+        self.same("FCALL", "Test", "0")
+        self.same("FCALL_RO", "ro_fn", "0")
+        self.same("FCALL_RO", "RO_FN", "0", resp3=True)
+        # Another library may not register the same name in another case.
+        self.same("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('TEST', function() return 2 end)")
+        self.same("FUNCTION", "DELETE", "lib")
+        self.same("FCALL", "test", "0")
+        self.same("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('TEST', function() return 2 end)")
+        self.same("FCALL", "test", "0")
+
+    def test_commands_refused_from_scripts(self):
+        """Commands Goblin does not have answer what Redis answers a script
+        for them when Redis refuses them too: its arity error, or that they
+        are not allowed from scripts."""
+        for args in [("cluster", "reset"), ("wait", "0", "0"), ("wait", "0"), ("cluster",), ("cluster", "nosuch"),
+                     ("nosuchcmd",), ("monitor",), ("failover",), ("sync",), ("replicaof", "no", "one"),
+                     ("debug", "sleep", "0"), ("latency", "reset"), ("module", "list"), ("psync", "x", "1"),
+                     ("WAIT", "1"), ("Cluster", "RESET", "hard"), ("shutdown",), ("multi",), ("subscribe", "c")]:
+            quoted = ",".join("'%s'" % a for a in args)
+            self.same_both_protocols("EVAL", "return redis.pcall(%s)" % quoted, "0")
+            self.same("EVAL", "return redis.call(%s)" % quoted, "0")
+
+
+class ScriptLoading(Differential):
+    def test_bodies_that_close_the_wrapper_function(self):
+        """CVE-2022-24736: Redis 6 wrapped a script in "function f_<sha>()
+        ... end" and a body that closed it early left f_<sha> undefined (a
+        NULL dereference). Goblin Core loads the body as its own chunk, as
+        Redis 7 does: each is a compile error or runs, as in Redis."""
+        for body in ["return 1 end function f() return 2", "end", "return 1 end local x = 1 --",
+                     "end f_0123456789abcdef0123456789abcdef01234567 = nil function g() return 1",
+                     "#!lua\nreturn 1 end"]:
+            self.same_both_protocols("EVAL", body, "0")
+            self.same("SCRIPT", "LOAD", body)
+
+    def test_lua_core_corners(self):
+        """The system's Lua 5.1.5 is not Redis's patched copy: unpack's
+        count overflowed (CVE-2025-46817: the server died); loadstring
+        parses with the collector held off (CVE-2025-49844); the string
+        metatable stays sealed (CVE-2025-46818)."""
+        for script in ["return {pcall(unpack, {}, -2147483648, 2147483647)}",
+                       "return {pcall(unpack, {}, -2, 2147483647)}", "return {pcall(unpack, {}, 1, 2147483647)}",
+                       "return {pcall(unpack, {}, 2147483600, 2147483647)}",
+                       "return select('#', unpack({}, 2147483640, 2147483647))",
+                       "return {unpack({1, 2, 3})}", "return {unpack({1, 2, 3}, 2)}", "return {unpack({1, 2, 3}, -1, 1)}",
+                       "return {unpack({1, 2, 3}, 3, 1)}", "return {pcall(unpack, 'x')}", "return {pcall(unpack)}",
+                       "return {unpack({1, 2}, 1.9, 2.9)}", "return {pcall(unpack, {}, 1, 'x')}",
+                       "local t = {} for i = 1, 2000 do t[i] = string.rep('x', 100) .. i end t = nil "
+                       "local f = loadstring(string.rep('local a = 1 ', 3000) .. 'return 7') return f()",
+                       "return {pcall(loadstring, 'x = [==[ abc')}",
+                       "return {pcall(function() getmetatable('').__index = {} end)}",
+                       "return {pcall(setmetatable, '', {})}"]:
+            self.same("EVAL", script, "0")
+
+    def test_script_flush_after_garbage(self):
+        """CVE-2024-46981 (Lua's collector and lua_close on SCRIPT FLUSH):
+        a full collection runs before the interpreter is closed; flushes
+        between scripts that leave garbage (tables with metatables, packed
+        buffers) keep the server serving."""
+        for i in range(20):
+            self.same("EVAL", "local t = setmetatable({}, {__index = function() return 1 end}) "
+                      "for i = 1, 200 do t[i] = cmsgpack.pack({i, tostring(i)}) end return #t + t.x", "0")
+            self.same("SCRIPT", "FLUSH", "ASYNC" if i % 2 else "SYNC")
+        self.same("EVAL", "return 1", "0")
+
+
+class LibraryCorners(Differential):
+    def test_cmsgpack(self):
+        scripts = [
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 0, 0)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 0, 1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 5, 1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), -1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, -1)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 3)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 4)}",
+            "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 1, 2^40)}",
+            "return {cmsgpack.unpack_limit({}, 'x')}",
+            "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3), 2)}",
+            "return {cmsgpack.unpack_one('')}",
+            "return {cmsgpack.unpack(cmsgpack.pack(1), 'extra')}",
+            "return {tostring(cmsgpack.unpack(string.char(0xcf,255,255,255,255,255,255,255,255)))}",
+            "return {tostring(cmsgpack.unpack(string.char(0xcf,0x80,0,0,0,0,0,0,1)))}",
+            "return {tostring(cmsgpack.unpack(string.char(0xd1,0xff,0x80)))}",
+            "return {cmsgpack.unpack(string.char(0xc4,5,1))}",
+            "return {cmsgpack.unpack(string.char(0xc4,1,65))}",
+            "return {cmsgpack.unpack(string.char(0xc7,1,1,65))}",
+            "return {cmsgpack.unpack(string.char(0xd9,5,65))}",
+            "return {cmsgpack.unpack(string.char(0x81,0xc0,1))}",
+            "return {cmsgpack.unpack(string.char(0x81,0xcb,0xff,0xf8,0,0,0,0,0,0,1))}",
+            "return {pcall(cmsgpack.unpack, string.rep(string.char(0x91), 4010) .. '\\1')}",
+            "return {pcall(cmsgpack.unpack, string.rep('\\1', 8010))}",
+            "local n = 0 for i = 7980, 8005 do if pcall(cmsgpack.unpack, string.rep('\\1', i)) then n = i end end "
+            "return n",
+            "local n = 0 for i = 3980, 4005 do if pcall(cmsgpack.unpack_one, string.rep(string.char(0x91), i) .. '\\1') "
+            "then n = i end end return n",
+            "return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}",
+            keys_of("cmsgpack"),
+            "return cmsgpack.pack(1/0, -1/0, 0/0, 1e300, 0.5, 2^63, -2^63, 2^64, {1,2,3}, {a=1}, {[1]=1, [3]=3}, true)",
+            "local t = {} t[1] = t return cmsgpack.pack(t)",
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+    def test_pack_of_a_table_holding_itself_is_bounded(self):
+        """A table holding itself 10 times packs 10^16 values (16 levels):
+        Redis's encoder grows its buffer until memory runs out; ours lives
+        in Lua's heap, whose blocks are bounded by proto-max-bulk-len, and
+        stops walking once it is out of room (goblin-core only)."""
+        with Raw(self.goblin, timeout=120) as c:
+            c.call("CONFIG", "SET", "proto-max-bulk-len", "8mb")
+            try:
+                got = c.call_raw("EVAL", "local t = {} for i = 1, 10 do t[i] = t end return #cmsgpack.pack(t)", "0")
+            finally:
+                c.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+            self.assertIn(b"not enough memory", got)
+            lua = int(gbtest.parse_info(c.call("INFO", "memory"))["used_memory_lua"])
+            self.assertLess(lua, 4 << 20, "the 8 MB buffer is given back at once")
+
+    def test_struct(self):
+        scripts = [
+            "return {struct.size('s')}", "return {struct.size('c0')}",
+            "return {struct.unpack('b', 'abc', -1)}", "return {struct.unpack('', 'abc', -5)}",
+            "return {struct.unpack('!8d', string.rep('a', 16), -1)}", "return {struct.unpack('b', 'abc', 0)}",
+            "return {struct.unpack('c2147483647', 'abc')}", "return {struct.unpack('c2147483647', 'abc', 2)}",
+            "return {struct.pack('c2147483647', 'abc')}", "return {struct.size('c2147483647c2147483647')}",
+            "return {struct.size('c21474836470')}", "return {struct.size('!2147483647')}",
+            "return {struct.unpack('dc0', struct.pack('d', 1e300) .. 'abc')}",
+            "return {struct.unpack('dc0', struct.pack('d', 0/0) .. 'abc')}",
+            "return {struct.unpack('bc0', '\\255abc')}",
+            "local r = {} for _, v in ipairs({2^63, 2^64, 1e30, 1/0, -1/0, -(2^64), 0/0, -(0/0), 2^63 + 4096}) do "
+            "r[#r + 1] = table.concat({struct.pack('>I8', v):byte(1, -1)}, ',') .. '/' .. "
+            "table.concat({struct.pack('<i8', v):byte(1, -1)}, ',') end return r",
+            "return {tostring(struct.unpack('>i9', string.rep('\\0', 7) .. '\\128\\0'))}",
+            "return {tostring(struct.unpack('>i12', string.rep('\\0', 11) .. '\\255'))}",
+            "return {tostring(struct.unpack('>i0', ''))}",
+            keys_of("struct"),
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+    def test_error_texts_and_tables(self):
+        scripts = [
+            "return redis.error_reply('\\r\\nabc\\r\\n')", "return redis.error_reply('-\\r\\nabc\\r\\n')",
+            "return redis.error_reply('-MY\\r\\nCODE x\\ny')", "return redis.error_reply('a\\0b')",
+            "return redis.error_reply('-\\0b')", "return redis.error_reply('\\n\\n\\r')",
+            "return redis.error_reply('-ERR \\r\\n')", "return {err='\\r\\nabc\\r\\n'}", "return {err='\\n'}",
+            "return {err='a\\0b'}", "return {ok='a\\r\\nb\\0c'}", "return redis.status_reply('a\\0b\\r\\n')",
+            "error('a\\r\\nb\\0c')", "error({err='\\r\\nx'})",
+            keys_of("redis.pcall('set', {}, 'x')"), keys_of("redis.pcall()"), keys_of("redis.pcall('nosuch')"),
+            keys_of("redis.pcall('incr', 'x', 'y')"), keys_of("redis.error_reply('x')"),
+            "return redis.pcall('set', {}, 'x')",
+            "return {double=0/0}", "return {double=-(0/0)}", "return {double=1/0}", "return {double=-1/0}",
+        ]
+        for script in scripts:
+            self.same_both_protocols("EVAL", script, "0")
+
+    def test_numbers_taken_as_ints(self):
+        """redis.setresp/set_repl/log take a number as an int the way
+        Redis's x86-64 build casts it (truncated; out of range or NaN is
+        INT_MIN): a huge one was undefined behaviour (fuzz_lua, UBSan)."""
+        for script in ["redis.setresp(2^200) return 1", "redis.setresp(2.9) return redis.call('ping')",
+                       "redis.setresp(0/0) return 1", "redis.set_repl(2^40) return 1", "redis.set_repl(-0.5) return 1",
+                       "redis.log(2^40, 'x') return 1", "redis.log(3.5, 'x') return 1", "redis.log(0/0, 'x') return 1"]:
+            self.same("EVAL", script, "0")
+
+    def test_globals_through_rawget(self):
+        for name in ["redis", "bit", "string", "KEYS", "ARGV", "nosuch", "_G", "cjson", "pcall", "cmsgpack"]:
+            self.same("EVAL", "return type(rawget(_G, '%s'))" % name, "0")
+        self.same("EVAL", "return type(rawget(redis, 'call'))", "0")
+        self.same("EVAL", "return rawget(_G, 'KEYS')[1]", "1", "k")
+
+
+class CjsonGuard(Differential):
+    """The system's lua-cjson 2.1.0 sizes its buffer in an int
+    (CVE-2022-24834): engine/script/cjson_guard.c stands in front of it."""
+
+    def test_huge_string_is_refused_not_a_heap_overflow(self):
+        """len * 6 + 2 wraps past INT_MAX for 357913941 bytes and more: the
+        unguarded library wrote past its buffer and the server died. Redis
+        (its patched copy) encodes it with 2 GB of buffer; Goblin Core
+        refuses (docs/scripting.md, departures)."""
+        with Raw(self.goblin, timeout=60) as c:
+            got = c.call_raw("EVAL", "local s = string.rep('a', 357913942) return #cjson.encode(s)", "0")
+        self.assertTrue(self.goblin.alive())
+        self.assertIn(b"Cannot serialise: the JSON text could pass 1 GiB", got)
+        with Raw(self.goblin) as c:
+            self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
+
+    def test_sparse_array_past_the_buffer_is_refused(self):
+        with Raw(self.goblin, timeout=60) as c:
+            got = c.call_raw("EVAL", "cjson.encode_sparse_array(false, 0) local ok, e = pcall(cjson.encode, "
+                             "{[2^31 - 1] = 1}) cjson.encode_sparse_array(false, 2, 10) return e", "0")
+        self.assertIn(b"Cannot serialise: the JSON text could pass 1 GiB", got)
+
+    def test_everything_else_as_redis(self):
+        """The guard's walk stops where the encoder raises, so its errors
+        (and their positions) and results are the library's own."""
+        scripts = [
+            "return cjson.encode({1, 2, {a = 'x'}, 'str', true, false})",
+            "local t = {} t[1] = t return cjson.encode(t)", "local t = {} t.a = t t.b = t return cjson.encode(t)",
+            "return cjson.encode({[1]=1, [5]=5})", "return cjson.encode({[1]=1, [50]=5})",
+            "return cjson.encode({[2^40]=1})", "return cjson.encode({[{}]=1})", "return cjson.encode({1, function() end})",
+            "return cjson.encode(0/0)", "return cjson.encode()", "return cjson.encode(1, 2)",
+            "return cjson.encode(cjson.null)", "return cjson.decode()", "return cjson.decode('[1', 2)",
+            "return cjson.decode({})", "return cjson.decode(string.rep('[', 2000))",
+            "local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end return #cjson.encode(t)",
+            "local t = {} local c = t for i = 1, 5000 do c.k = {} c = c.k end return cjson.encode(t)",
+            "cjson.encode_max_depth(1e9) local t = {} t[1] = t t[2] = t local ok, e = pcall(cjson.encode, t) "
+            "cjson.encode_max_depth(1000) return e",
+            "local n = 0 for d = 1300, 4100, 7 do local t = {} local c = t for i = 1, d do c.k = {} c = c.k end "
+            "if pcall(cjson.encode, t) then n = d end end return n",
+            "local t = {} for i = 1, 100 do t['k' .. i] = {i, 'v' .. i, {x = i / 3}} end return #cjson.encode(t)",
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
