@@ -139,6 +139,26 @@ bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out)
     return true;
 }
 
+bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element)
+{
+    if (c->flags & GB_CLIENT_SCRIPT) {
+        /* The reply becomes one Lua table, a 16-byte slot per element in
+         * one block, which the interpreter may not grow past
+         * proto-max-bulk-len (engine/script/script_vm.c): refused before
+         * the first element instead of after millions. */
+        uint64_t slots = (uint64_t)c->eng->cfg.proto_max_bulk_len / 16;
+        if (n <= slots / per_element)
+            return true;
+        gb_reply_error(c, "ERR the reply is too large for a script (more elements than proto-max-bulk-len allows "
+                          "a Lua table)");
+        return false;
+    }
+    /* Each element at least an empty bulk string ("$0\r\n\r\n"). */
+    uint64_t min = 6u * per_element;
+    uint64_t bytes = n > UINT64_MAX / min ? UINT64_MAX : n * min;
+    return !gb_client_reply_over_limit(c, bytes);
+}
+
 bool gb_types_random_pairs_ok(gb_client *c, int64_t count)
 {
     if (count < -INT64_MAX / 2 || count > INT64_MAX / 2) {

@@ -237,6 +237,12 @@ static void cmd_hvals(gb_client *c, int argc, gb_slice *argv)
     getall_generic(c, argv[1], WANT_VALUE);
 }
 
+static bool hrandfield_fits(void *ctx, uint64_t n)
+{
+    const emit_ctx *e = ctx;
+    return gb_types_reply_fits(e->c, n, (e->want & WANT_VALUE) ? 2 : 1);
+}
+
 /* HRANDFIELD key [count [WITHVALUES]] */
 static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
 {
@@ -263,6 +269,7 @@ static void cmd_hrandfield(gb_client *c, int argc, gb_slice *argv)
             return;
     }
     s.len = emit_len;
+    s.fits = hrandfield_fits;
     gb_result r = gb_hash_hrandfield(c->db, argv[1], count, &s);
     if (r == GB_R_NOTFOUND)
         gb_reply_array(c, 0);

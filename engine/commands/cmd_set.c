@@ -188,6 +188,8 @@ static void cmd_scard(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* SRANDMEMBER key [count] */
+static bool srandmember_fits(void *ctx, uint64_t n) { return gb_types_reply_fits(ctx, n, 1); }
+
 static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
 {
     if (argc > 3) {
@@ -195,6 +197,7 @@ static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     gb_sink s = array_sink(c);
+    s.fits = srandmember_fits;
     int64_t count = 1;
     if (argc == 2)
         s.len = NULL; /* one member, not in an array */

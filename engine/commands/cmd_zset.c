@@ -577,6 +577,12 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- random and scan ---------------------------------------------------------------------- */
 
+static bool zrandmember_fits(void *ctx, uint64_t n)
+{
+    const emit_ctx *e = ctx;
+    return gb_types_reply_fits(e->c, n, e->withscores ? 2 : 1);
+}
+
 /* ZRANDMEMBER key [count [WITHSCORES]] */
 static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
 {
@@ -603,6 +609,7 @@ static void cmd_zrandmember(gb_client *c, int argc, gb_slice *argv)
         if (!gb_types_random_pairs_ok(c, count))
             return;
     }
+    s.fits = zrandmember_fits;
     finish_reply(&e, gb_zset_zrandmember(c->db, argv[1], count, &s), 0);
 }
 

@@ -147,6 +147,16 @@ static inline bool gb_client_is_local(const gb_client *c)
  * engine/core/config.h), Redis's allowProtectedAction. */
 bool gb_client_protected_allowed(const gb_client *c, int setting);
 
+/* Whether a reply of at least reply_bytes would take the client past the
+ * hard limit of its client-output-buffer-limit class; if so the client is
+ * closed as soon as possible (logged and counted as Redis closes a client
+ * over its limit) and the caller sends nothing. For commands whose reply
+ * size a client's number decides (SRANDMEMBER key -9223372036854775807):
+ * Redis builds such a reply until memory runs out, holding every other
+ * client meanwhile. Scripts' clients are not connections and are never
+ * closed here. */
+bool gb_client_reply_over_limit(gb_client *c, uint64_t reply_bytes);
+
 /* Whether the client's transport can reply in RESP version ver (2 or 3). */
 bool gb_client_can_speak(const gb_client *c, int ver);
 /* Switches the client's replies to RESP version ver (HELLO, RESET): its

@@ -53,7 +53,13 @@ typedef struct gb_sink {
     void (*position)(void *ctx, size_t index);                /* LPOS matches */
     void (*missing)(void *ctx);                               /* HMGET, ZMSCORE, MGET: nothing there */
     void *ctx;
+    /* Random members with a count: whether a reply of n elements, a number
+     * the client chose, may be built (NULL: yes). false: nothing is
+     * emitted (the caller's client is being closed for its output limit). */
+    bool (*fits)(void *ctx, uint64_t n);
 } gb_sink;
+
+static inline bool gb_sink_fits(const gb_sink *s, uint64_t n) { return !s->fits || s->fits(s->ctx, n); }
 
 static inline void gb_sink_len(const gb_sink *s, size_t n)
 {

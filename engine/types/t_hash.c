@@ -183,6 +183,8 @@ gb_result gb_hash_hrandfield(gb_db *db, gb_slice key, int64_t count, const gb_si
     if (found <= 0)
         return lookup_result(found);
     uint64_t n = gb_types_random_n(count, gb_hash_len(&o.o.h));
+    if (!gb_sink_fits(sink, n))
+        return GB_R_OK;
     gb_sink_len(sink, (size_t)n);
     if (n)
         gb_hash_random(&o.o.h, count, sink->pair, sink->ctx);

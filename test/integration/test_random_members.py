@@ -374,5 +374,52 @@ class RandomMembers(unittest.TestCase):
             self.assertEqual(failures, [])
 
 
+HUGE = "-9223372036854775807"
+HUGE_PAIRS = "-4611686018427387903"  # WITHVALUES/WITHSCORES: within +-LONG_MAX/2
+
+
+class HugeNegativeCounts(unittest.TestCase):
+    """A negative count repeats members, so the reply's size is the
+    client's number whatever the key holds. redis-server 7.0 builds such a
+    reply until memory runs out, every other client waiting; goblin-core
+    closes the asking client at once, as one past the hard limit of its
+    client-output-buffer-limit class (normal: 1gb), and refuses it to a
+    script (the Lua table could not be built)."""
+
+    CASES = [("HRANDFIELD", "h", HUGE), ("HRANDFIELD", "h", HUGE_PAIRS, "WITHVALUES"),
+             ("SRANDMEMBER", "s", HUGE), ("ZRANDMEMBER", "z", HUGE), ("ZRANDMEMBER", "z", HUGE_PAIRS, "WITHSCORES")]
+
+    def test_the_asker_is_closed_and_the_server_keeps_serving(self):
+        with Server("goblin") as srv, Raw(srv) as admin:
+            admin.call("HSET", "h", "a", "1", "b", "2")
+            admin.call("SADD", "s", "a", "b")
+            admin.call("ZADD", "z", "1", "a", "2", "b")
+            for i, cmd in enumerate(self.CASES):
+                with self.subTest(cmd=" ".join(cmd)), Raw(srv) as c:
+                    c.send_cmd(*cmd)
+                    c.expect_eof(timeout=5 * gbtest.SLOW)
+                    self.assertEqual(admin.call("PING"), b"PONG")
+                    stats = gbtest.parse_info(admin.call("INFO", "stats"))
+                    self.assertEqual(int(stats["client_output_buffer_limit_disconnections"]), i + 1)
+            # a missing key has nothing to repeat: an empty array, as Redis
+            for cmd in (("SRANDMEMBER", "nokey", HUGE), ("HRANDFIELD", "nokey", HUGE),
+                        ("ZRANDMEMBER", "nokey", HUGE)):
+                self.assertEqual(admin.call_raw(*cmd), b"*0\r\n")
+            # counts whose reply fits are served
+            self.assertEqual(len(admin.call("SRANDMEMBER", "s", "-100000")), 100000)
+            # a script gets an error instead of a table it could not hold
+            err = admin.call("EVAL", "return redis.pcall('srandmember', KEYS[1], ARGV[1])", "1", "s", HUGE)
+            self.assertIsInstance(err, Err)
+            self.assertIn(b"too large for a script", err)
+            self.assertTrue(srv.ping_ok())
+
+    def test_unlimited_output_keeps_redis_behaviour_for_fitting_counts(self):
+        # client-output-buffer-limit normal 0 0 0 (Redis's default) disables
+        # the bound, as it does in Redis: only counts that fit are tried here
+        with Server("goblin", ["--client-output-buffer-limit", "normal 0 0 0"]) as srv, Raw(srv) as c:
+            c.call("SADD", "s", "a")
+            self.assertEqual(len(c.call("SRANDMEMBER", "s", "-200000")), 200000)
+
+
 if __name__ == "__main__":
     gbtest.run_tests()
