@@ -166,4 +166,4 @@ class LeanLoad(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    gbtest.run_tests()

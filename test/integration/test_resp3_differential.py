@@ -668,8 +668,7 @@ def fmt(cmds):
 class Resp3DifferentialTest(gbtest.GoblinAndRedisCase):
     @classmethod
     def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise unittest.SkipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         # Redis 7.0 refuses DEBUG unless enable-debug-command allows it;
         # goblin-core has no such switch (DEBUG is always on).
         cls.goblin = gbtest.Server("goblin")
