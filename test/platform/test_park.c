@@ -136,7 +136,7 @@ static void await_turn(arena *a, uint32_t me, uint64_t r)
         int rc = gb_park_wait(&a->turn, other, PARK_TIMEOUT_NS);
         if (rc == GB_ETIMEDOUT) {
             bool mine = atomic_load_explicit(&a->turn, memory_order_acquire) == me;
-            atomic_fetch_add_explicit(mine && gb_platform_has(GB_CAP_PARK_KERNEL) ? &a->lost[me] : &a->stalls[me],
+            atomic_fetch_add_explicit(mine && tu_expected_has(GB_CAP_PARK_KERNEL) ? &a->lost[me] : &a->stalls[me],
                                       1, memory_order_relaxed);
         } else if (rc != 0) {
             fprintf(stderr, "side %u: park failed: %s (%s)\n", me, gb_error_name(rc), gb_plat_last_error());
