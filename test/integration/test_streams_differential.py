@@ -527,6 +527,8 @@ def tombstone_scenario(pair, g, i):
     top = pair.run(i, [b"XREVRANGE", k, b"+", b"-", b"COUNT", b"4"])
     if not isinstance(top, list) or len(top) < 2:
         return
+    if any(normalize(e[0]) != e[0] for e in top):
+        return  # an ID from XADD *: each server's clock chose its own, so goblin-core's is not Redis's
     ids = [tuple(int(x) for x in e[0].split(b"-")) for e in top]
     ndel = rng.randint(1, len(ids) - 1)
     pair.run(i, [b"XDEL", k] + [b"%d-%d" % ids[j] for j in range(ndel)])
