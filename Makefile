@@ -19,6 +19,13 @@ NATIVE_PLATFORM := $(if $(filter Darwin,$(UNAME)),darwin,$(if $(filter Linux,$(U
 # start with detect_leaks=1.
 LEAK_CHECKS := $(if $(filter Linux,$(UNAME)),1,0)
 
+# ctest over a build dir ($(1)), with extra ctest arguments ($(2)) and an
+# environment ($(3)), then the totals of the comparisons with redis-server 7.0
+# and the other references (test/integration/reference_summary.py): a test
+# file that left no counts fails, and under CI so does any skipped comparison.
+run_ctest = rm -rf $(1)/reference-counts && { $(3) ctest --test-dir $(1) $(CTEST_FLAGS) --no-tests=error -j $(JOBS) $(2); \
+  rc=$$?; python3 test/integration/reference_summary.py $(1) || rc=1; exit $$rc; }
+
 .PHONY: run build deps test-deps check-deps test test-native test-posix test-sanitize fuzz bench package \
         package-aarch64 checks check-clang check-darwin check-aarch64 check-tsan clean
 
@@ -43,18 +50,18 @@ test: test-deps test-native test-posix
 test-native:
 	cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGOBLIN_WERROR=ON -DGOBLIN_PLATFORM=$(NATIVE_PLATFORM)
 	cmake --build build-test -j $(JOBS)
-	ctest --test-dir build-test $(CTEST_FLAGS) -j $(JOBS)
+	$(call run_ctest,build-test)
 
 test-posix:
 	cmake -S . -B build-test-posix -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGOBLIN_WERROR=ON -DGOBLIN_PLATFORM=posix
 	cmake --build build-test-posix -j $(JOBS)
-	ctest --test-dir build-test-posix $(CTEST_FLAGS) -j $(JOBS)
+	$(call run_ctest,build-test-posix)
 
 test-sanitize: test-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGOBLIN_WERROR=ON -DGOBLIN_SANITIZE=address,undefined
 	cmake --build build-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=$(LEAK_CHECKS):abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan $(CTEST_FLAGS) -j $(JOBS) -LE nosanitize
+	$(call run_ctest,build-asan,-LE nosanitize,ASAN_OPTIONS=detect_leaks=$(LEAK_CHECKS):abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 
 fuzz: test-deps
 	cmake/run-fuzzers.sh

@@ -18,6 +18,7 @@ the binaries are looked up in build*/ and on PATH.
 import atexit
 import ctypes
 import glob
+import json
 import os
 import select
 import shutil
@@ -196,8 +197,8 @@ class Server:
         self.logpath = os.path.join(self.dir, "server.log")
         self.proc = None
         exe = GOBLIN if kind == "goblin" else REDIS_SERVER
-        if not exe:
-            raise unittest.SkipTest("%s binary not available" % kind)
+        if kind == "redis":
+            require_redis()
         cmd = [exe]
         if config is not None:
             cpath = os.path.join(self.dir, "server.conf")
@@ -347,6 +348,8 @@ class Server:
 
     def redis(self, tcp=False, **kw):
         import redis
+        if self.kind == "redis":
+            _note_comparison()
         if tcp or not self.sock:
             return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=30 * SLOW, **kw)
         return redis.Redis(unix_socket_path=self.sock, socket_timeout=30 * SLOW, **kw)
@@ -470,6 +473,16 @@ class ProtocolViolation(Exception):
     pass
 
 
+def resp_types(v):
+    """The RESP types of a parsed reply, element by element ("Simple",
+    "Err", "bytes", "int", "NoneType", lists of them): a parsed status, error
+    and bulk string with the same text compare equal, so a comparison of
+    parsed replies that a normaliser needs compares these too."""
+    if isinstance(v, list):
+        return [resp_types(x) for x in v]
+    return type(v).__name__
+
+
 def encode(*args):
     """RESP2 multibulk for args (str/bytes/int/float)."""
     out = [b"*%d\r\n" % len(args)]
@@ -492,6 +505,8 @@ class Raw:
 
     def __init__(self, target, tcp=False, timeout=None):
         self.timeout = timeout or 30 * SLOW
+        if isinstance(target, Server) and target.kind == "redis":
+            _note_comparison()
         if isinstance(target, Server):
             if tcp or not target.sock:
                 fam, addr = socket.AF_INET, ("127.0.0.1", target.port)
@@ -672,13 +687,13 @@ class Raw:
 
 class GoblinAndRedisCase(unittest.TestCase):
     """A test case with one goblin-core (cls.goblin) and one redis-server
-    (cls.redis) on their defaults, for the differential suites; skipped when
-    redis-server is not installed."""
+    (cls.redis) on their defaults, for the differential suites. Without
+    redis-server 7.0 every test of the class is a missing reference
+    (require_redis: a failure under CI, a loud skip elsewhere)."""
 
     @classmethod
     def setUpClass(cls):
-        if not REDIS_SERVER:
-            raise unittest.SkipTest(REDIS_SKIP_REASON)
+        require_redis()
         cls.goblin = Server("goblin")
         try:
             cls.redis = Server("redis")
@@ -715,9 +730,146 @@ def wait_blocked_or_answered(pairs, timeout=None):
     return wait_until(lambda: all([settled(a, c) for a, c in pairs]), timeout or 10 * SLOW, 0.002)
 
 
+# ---- references: what the tests compare with ---------------------------------------
+#
+# A reference is what a test compares goblin-core with or drives it through:
+# redis-server 7.0 above all, and the Node (node, npm and its packages),
+# Celery and rq clients of the framework tests. `make test` installs them
+# all. A missing one never counts as a pass: under CI (CI=true) or with
+# GOBLIN_REQUIRE_REFERENCE=1 it fails the test; elsewhere the test is
+# reported skipped with "REFERENCE MISSING" and its reason, also when its
+# goblin-only half ran and passed. Every test that talked to redis-server is
+# counted as a comparison run, every test that lacked a reference as one
+# skipped; run_tests writes the counts of its file to
+# <GOBLIN_BUILD_DIR>/reference-counts/<file>.json, and
+# test/integration/reference_summary.py (which `make test` runs after ctest)
+# prints the totals and fails under CI when any comparison was skipped.
+
+REQUIRE_REFERENCES = (os.environ.get("CI", "").lower() in ("true", "1")
+                      or os.environ.get("GOBLIN_REQUIRE_REFERENCE", "") == "1")
+_MISSING_MARK = "REFERENCE MISSING"
+
+
+class ReferenceMissing(AssertionError):
+    """A reference the test needs is not here, under CI: a failure."""
+
+
+_current_test = [None]   # id of the test running now (None in setUpClass)
+_COMPARED = set()        # test ids that talked to redis-server
+_MISSING = {}            # test id -> reason its reference was missing
+_SKIPS = {}              # test id -> reason, every other skip (for the summary)
+
+
+def _tests_of_caller_class():
+    """The test ids of the TestCase class whose setUpClass is on the stack
+    (a reference missing there stands for every test of the class)."""
+    f = sys._getframe(1)
+    while f is not None:
+        cls = f.f_locals.get("cls")
+        if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
+            names = unittest.TestLoader().getTestCaseNames(cls)
+            return ["%s.%s.%s" % (cls.__module__, cls.__qualname__, n) for n in names]
+        f = f.f_back
+    return ["%s (set-up)" % os.path.basename(sys.argv[0])]
+
+
+def _note_comparison():
+    if _current_test[0] is not None:
+        _COMPARED.add(_current_test[0])
+
+
+def reference_missing(reason, partial=False):
+    """Reports that a reference (redis-server 7.0, node, npm, an npm package,
+    Celery, rq) is missing. Under CI or GOBLIN_REQUIRE_REFERENCE=1: raises
+    ReferenceMissing (the test fails). Elsewhere: records it, says so on
+    stderr, and raises unittest.SkipTest, or, with partial=True, returns so
+    that the test's own half goes on (run_tests then reports the test as
+    skipped, not passed)."""
+    ids = [_current_test[0]] if _current_test[0] is not None else _tests_of_caller_class()
+    for tid in ids:
+        _MISSING.setdefault(tid, reason)
+    if REQUIRE_REFERENCES:
+        raise ReferenceMissing("%s (CI requires every reference; `make test` installs them): %s"
+                               % (_MISSING_MARK, reason))
+    sys.stderr.write("\n*** %s, comparison skipped: %s\n" % (_MISSING_MARK, reason))
+    if not partial:
+        raise unittest.SkipTest("%s: %s" % (_MISSING_MARK, reason))
+
+
+def require_redis():
+    """The test compares with redis-server 7.0: counts it, or reports the
+    reference missing (see reference_missing)."""
+    if not REDIS_SERVER:
+        reference_missing(REDIS_SKIP_REASON)
+    _note_comparison()
+
+
+def compare_with_redis():
+    """For a test whose goblin-core half stands alone: True (and counted)
+    when redis-server 7.0 is here; else the reference is missing: a failure
+    under CI, elsewhere False, and the test ends reported as skipped."""
+    if not REDIS_SERVER:
+        reference_missing(REDIS_SKIP_REASON, partial=True)
+        return False
+    _note_comparison()
+    return True
+
+
+def goblin_and_redis():
+    """["goblin", "redis"] for a test that runs the same on both servers
+    (["goblin"] when the reference is missing outside CI; see compare_with_redis)."""
+    return ["goblin", "redis"] if compare_with_redis() else ["goblin"]
+
+
+class _CountingResult(unittest.TextTestResult):
+    """Tracks the running test (for the counts above) and reports a test
+    whose reference was missing as skipped even when its own half passed."""
+
+    def startTest(self, test):
+        _current_test[0] = test.id()
+        if isinstance(test, GoblinAndRedisCase):
+            _note_comparison()  # some talk to cls.redis by port (Node, redis-cli)
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        _current_test[0] = None
+
+    def addSuccess(self, test):
+        if test.id() in _MISSING:
+            self.addSkip(test, "%s: %s" % (_MISSING_MARK, _MISSING[test.id()]))
+        else:
+            super().addSuccess(test)
+
+    def addSkip(self, test, reason):
+        if _MISSING_MARK not in reason:
+            _SKIPS[test.id()] = reason
+        super().addSkip(test, reason)
+
+
+def _write_reference_counts(result):
+    name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    compared = sorted(_COMPARED - set(_MISSING))
+    counts = {"file": name, "tests_run": result.testsRun, "ok": result.wasSuccessful(),
+              "comparisons_run": len(compared), "comparisons_skipped": len(_MISSING),
+              "missing": _MISSING, "other_skips": _SKIPS}
+    sys.stderr.write("\ngbtest: %s: redis comparisons run %d, skipped %d (reference missing)%s\n"
+                     % (name, counts["comparisons_run"], counts["comparisons_skipped"],
+                        "; other skips %d" % len(_SKIPS) if _SKIPS else ""))
+    build = os.environ.get("GOBLIN_BUILD_DIR")
+    if build:
+        out = os.path.join(build, "reference-counts")
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(counts, f, indent=1, sort_keys=True)
+
+
 def run_tests():
-    """unittest.main that exits 1 on any failure or error (and 0 otherwise)."""
-    prog = unittest.main(exit=False, verbosity=2)
+    """The runner of every integration file (never bare unittest.main):
+    exits 1 on any failure or error, on no test run, and on a sanitizer
+    report in any server's log; writes the file's reference counts."""
+    runner = unittest.TextTestRunner(resultclass=_CountingResult, verbosity=2)
+    prog = unittest.main(exit=False, testRunner=runner)
     r = prog.result
     ok = r.wasSuccessful() and r.testsRun > 0
     _kill_all()
@@ -726,4 +878,5 @@ def run_tests():
         for kind, cmd, report in SANITIZER_REPORTS:
             sys.stderr.write("--- %s: %s\n%s\n" % (kind, cmd, report))
         ok = False
+    _write_reference_counts(r)
     sys.exit(0 if ok else 1)

@@ -378,7 +378,7 @@ class ProtectedMode(unittest.TestCase):
             out = self.from_other_address(srv)
             self.assertTrue(out.startswith(self.DENIED), out)
             self.assertTrue(out.endswith(b"the server to start accepting connections from the outside.\r\n"))
-            if gbtest.REDIS_SERVER:  # Redis 7.0's text, byte for byte
+            if gbtest.compare_with_redis():  # Redis 7.0's text, byte for byte
                 with Server("redis", args=["--bind", "0.0.0.0", "--protected-mode", "yes"]) as redis:
                     self.assertEqual(out, self.from_other_address(redis))
             with Raw(srv, tcp=True) as c:  # 127.0.0.1 is welcome

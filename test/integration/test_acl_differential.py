@@ -28,6 +28,7 @@ import os
 import random
 import unittest
 
+import gbtest
 from gbtest import Raw, Err, GoblinAndRedisCase
 
 SEEDS = int(os.environ.get("GOBLIN_ACL_DIFF_SEEDS", "12"))
@@ -160,7 +161,9 @@ class AclDifferential(GoblinAndRedisCase):
     def both(self, *cmd, norm=lambda x: x):
         with Raw(self.goblin) as g, Raw(self.redis) as r:
             got, want = g.call(*cmd), r.call(*cmd)
-        self.assertEqual(norm(got), norm(want), "%r:\n goblin %r\n redis  %r" % (cmd, got, want))
+        # The RESP types too: the normalisers work on parsed replies.
+        self.assertEqual((gbtest.resp_types(got), norm(got)), (gbtest.resp_types(want), norm(want)),
+                         "%r:\n goblin %r\n redis  %r" % (cmd, got, want))
         return got
 
     def compare_user(self, name, context):

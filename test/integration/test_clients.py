@@ -30,7 +30,7 @@ class RedisCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not CLI:
-            raise unittest.SkipTest("redis-cli not installed")
+            gbtest.reference_missing("redis-cli not installed")
         cls.srv = Server("goblin")
 
     @classmethod
@@ -114,7 +114,7 @@ class RedisBenchmark(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not BENCH:
-            raise unittest.SkipTest("redis-benchmark not installed")
+            gbtest.reference_missing("redis-benchmark not installed")
         cls.srv = Server("goblin")
 
     @classmethod

@@ -206,7 +206,7 @@ class BlockingTest(unittest.TestCase):
 
     def test_timeouts(self):
         def sc(srv):
-            out = []
+            out, took = [], []
             with Raw(srv) as r:
                 for cmd in (("BLPOP", "nokey", "0.001"), ("BRPOP", "nokey", "0.001"),
                             ("BLMOVE", "nokey", "dst", "LEFT", "LEFT", "0.001"),
@@ -217,7 +217,13 @@ class BlockingTest(unittest.TestCase):
                     raw = r.call_raw(*cmd)
                     el = time.time() - t0
                     self.assertLess(el, LATE, "%s took %.3fs" % (cmd, el))
+                    took.append(el)
                     out.append(raw)
+                if srv.kind == "goblin":
+                    # goblin-core times a blocked client out on its own deadline
+                    # (about 1 ms here; Redis 7.0 at its hz tick, 100 ms). One
+                    # timeout can be late on a loaded machine, not all six.
+                    self.assertLess(min(took), 0.02 * SLOW, "1 ms timeouts took %s s" % took)
                 t0 = time.time()
                 out.append(r.call_raw("BLPOP", "nokey", "0.5"))
                 el = time.time() - t0

@@ -136,7 +136,7 @@ class ProtocolErrors(unittest.TestCase):
     def setUpClass(cls):
         cls.goblin = Server("goblin")
         cls.redis = None
-        if gbtest.REDIS_SERVER:
+        if gbtest.compare_with_redis():
             try:
                 cls.redis = Server("redis")
             except BaseException:
@@ -214,7 +214,7 @@ class Unauthenticated(unittest.TestCase):
     def setUpClass(cls):
         cls.goblin = Server("goblin", args=["--requirepass", "s3cret"])
         cls.redis = None
-        if gbtest.REDIS_SERVER:
+        if gbtest.compare_with_redis():
             try:
                 cls.redis = Server("redis", args=["--requirepass", "s3cret"])
             except BaseException:
@@ -473,7 +473,7 @@ class MaxClients(unittest.TestCase):
             self.assertEqual(got, b"-ERR max number of clients reached\r\n<EOF>")
             self.assertTrue(ok)
             self.assertGreaterEqual(int(srv.info("stats")["rejected_connections"]), 1)
-        if gbtest.REDIS_SERVER:
+        if gbtest.compare_with_redis():
             with Server("redis", args=["--maxclients", "10"]) as red:
                 rgot, _ = self.refused(red, 10)
                 self.assertEqual(rgot, got, "redis-server answers the 11th differently")

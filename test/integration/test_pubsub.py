@@ -400,8 +400,7 @@ class SlowSubscriber(unittest.TestCase):
                 self.assertIn(b"scheduled to be closed ASAP for overcoming of output buffer limits", f.read())
 
     def test_redis(self):
-        if not gbtest.REDIS_SERVER:
-            self.skipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         with Server("redis") as srv:
             self.slow_subscriber_closed(srv)
 
@@ -649,16 +648,16 @@ class RealClients(unittest.TestCase):
     def test_ioredis(self):
         npm, node = shutil.which("npm"), shutil.which("node")
         if not npm or not node:
-            self.skipTest("node/npm not installed")
+            gbtest.reference_missing("node/npm not installed")
         cache = os.path.join(os.environ.get("GOBLIN_BUILD_DIR", tempfile.gettempdir()), "node-deps")
         if not os.path.isdir(os.path.join(cache, "node_modules", "ioredis")):
             try:
                 res = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", cache, "ioredis@5"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
             except subprocess.TimeoutExpired:
-                self.skipTest("npm install ioredis timed out (no registry?)")
+                gbtest.reference_missing("npm install ioredis timed out (no registry?)")
             if res.returncode != 0:
-                self.skipTest("npm install ioredis failed: %s" % res.stdout.decode(errors="replace")[-300:])
+                gbtest.reference_missing("npm install ioredis failed: %s" % res.stdout.decode(errors="replace")[-300:])
         script = r"""
 const Redis = require('ioredis');
 const path = process.argv[1];

@@ -677,8 +677,7 @@ class TableRunner:
 
     @classmethod
     def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise unittest.SkipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         # gbtest starts both with enable-debug-command yes (the DEBUG cases)
         cls.goblin = gbtest.Server("goblin")
         try:

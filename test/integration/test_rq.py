@@ -37,11 +37,11 @@ def rq_modules():
     try:
         import rq  # noqa: F401
     except ImportError:
-        raise unittest.SkipTest("rq is not installed (Debian python3-rq, pip install rq elsewhere; "
+        gbtest.reference_missing("rq is not installed (Debian python3-rq, pip install rq elsewhere; "
                                 "cmake/install-deps.sh --test installs it)")
     from rq.version import VERSION
     if tuple(int(x) for x in VERSION.split(".")[:2]) < (1, 12):
-        raise unittest.SkipTest("rq %s keeps results in the job hash; these tests drive the results stream of "
+        gbtest.reference_missing("rq %s keeps results in the job hash; these tests drive the results stream of "
                                 "rq 1.12 and later (Job.latest_result)" % VERSION)
     if FW not in sys.path:
         sys.path.insert(0, FW)
@@ -137,8 +137,7 @@ class RQ(unittest.TestCase):
         self.assertEqual(g["tolerant"], {"status": "finished", "return_value": 4})
         self.assertEqual(g["registries"], {"queued": 0, "failed": True, "finished": JOBS + 3, "started": 0,
                                            "deferred": True})
-        if not gbtest.REDIS_SERVER:
-            self.skipTest("the same run on redis-server: %s" % gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         r = run_jobs("redis")
         sys.stderr.write("rq burst worker, %d jobs: goblin-core %.1fs, redis-server %.1fs (not a benchmark)\n"
                          % (JOBS + 5, g["worker_seconds"], r["worker_seconds"]))
@@ -184,8 +183,7 @@ class RQ(unittest.TestCase):
         self.assertEqual(g, {"subscribed": True, "started": True, "registered": True, "stopped": True,
                              "status": "stopped", "rc": 0, "in_failed": True, "latest": "FAILED",
                              "workers_after": 0, "channel_after": 0}, log[-2000:])
-        if not gbtest.REDIS_SERVER:
-            self.skipTest("the same run on redis-server: %s" % gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         r, log = self.control_channel("redis")
         self.assertEqual(g, r, log[-2000:])
 

@@ -25,7 +25,7 @@ LOOP = "local i = 0 while true do i = i + 1 end"
 def both(test):
     """The server kinds a scenario runs on: goblin-core, and redis-server
     7.0 when it is installed."""
-    return ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+    return gbtest.goblin_and_redis()
 
 
 def start_busy(srv, *cmd):

@@ -46,7 +46,7 @@ def node_modules():
         return _node_ready
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
-        raise unittest.SkipTest("node/npm not installed (cmake/install-deps.sh --test installs them)")
+        gbtest.reference_missing("node/npm not installed (cmake/install-deps.sh --test installs them)")
     os.makedirs(NODE_DIR, exist_ok=True)
     with open(os.path.join(FW, "package.json")) as f:
         want = f.read()
@@ -61,9 +61,9 @@ def node_modules():
             p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NODE_DIR], cwd=NODE_DIR,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
         except subprocess.TimeoutExpired:
-            raise unittest.SkipTest("npm install timed out (no registry reachable?)")
+            gbtest.reference_missing("npm install timed out (no registry reachable?)")
         if p.returncode != 0:
-            raise unittest.SkipTest("npm install failed (offline?): %s" % p.stdout.decode(errors="replace")[-300:])
+            gbtest.reference_missing("npm install failed (offline?): %s" % p.stdout.decode(errors="replace")[-300:])
     _node_ready = NODE_DIR
     return NODE_DIR
 
@@ -125,7 +125,7 @@ class RedisPyLock(unittest.TestCase):
 
 class IORedis(unittest.TestCase):
     def test_define_command(self):
-        kinds = ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+        kinds = gbtest.goblin_and_redis()
         seen = {}
         for kind in kinds:
             with Server(kind) as srv:
@@ -140,7 +140,7 @@ class IORedis(unittest.TestCase):
 
 class BullMQ(unittest.TestCase):
     def test_read_only_scripts(self):
-        kinds = ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+        kinds = gbtest.goblin_and_redis()
         seen = {}
         for kind in kinds:
             with Server(kind) as srv:
@@ -163,7 +163,7 @@ class BullMQ(unittest.TestCase):
     def test_queue_events_over_resp3(self):
         # QueueEvents on ioredis 6 (RESP3 by default) hears every completion: it
         # failed on XREAD's RESP3 shape (issue 27) and heard 0 of 200
-        self.assertTrue(gbtest.REDIS_SERVER, "redis-server 7.0 is the reference here: " + gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         seen = {}
         for kind in ("goblin", "redis"):
             with Server(kind) as srv:
@@ -178,7 +178,7 @@ class Celery(unittest.TestCase):
         try:
             import celery  # noqa: F401
         except ImportError:
-            self.skipTest("Celery is not installed (Debian python3-celery; cmake/install-deps.sh --test)")
+            gbtest.reference_missing("Celery is not installed (Debian python3-celery; cmake/install-deps.sh --test)")
 
     def worker(self, srv, backend=False, control=False, chord_list=False):
         env = dict(os.environ, GOBLIN_CELERY_BROKER="redis://127.0.0.1:%d/0" % srv.port, PYTHONPATH=FW)
@@ -230,7 +230,7 @@ class Celery(unittest.TestCase):
             return json.loads(lines[-1]), stats
 
     def test_results_and_chord(self):
-        kinds = ["goblin"] + (["redis"] if gbtest.REDIS_SERVER else [])
+        kinds = gbtest.goblin_and_redis()
         want = {"add": 5, "fails": ["ValueError", "boom", "FAILURE"], "group": [10, 11, 12, 13, 14, 15],
                 "chord": 20, "chord_order": list(range(8)), "ping": [{"ok": "pong"}]}
         for chord_list in (False, True):
@@ -249,8 +249,6 @@ class Celery(unittest.TestCase):
                     self.assertGreater(stats.get("exec", 0), 0, stats)
             if "redis" in seen:
                 self.assertEqual(seen["goblin"], seen["redis"])
-        if not gbtest.REDIS_SERVER:
-            self.skipTest("the same runs on redis-server: %s" % gbtest.REDIS_SKIP_REASON)
 
 
 if __name__ == "__main__":

@@ -278,7 +278,7 @@ class RuntimeConfig(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.srv = Server("goblin")
-        cls.redis = Server("redis") if gbtest.REDIS_SERVER else None
+        cls.redis = Server("redis") if gbtest.compare_with_redis() else None
 
     @classmethod
     def tearDownClass(cls):

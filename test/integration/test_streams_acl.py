@@ -43,8 +43,7 @@ class StreamAclTest(unittest.TestCase):
         got = observe("goblin")
         self.assertEqual(got[1], b"*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n")
         self.assertTrue(got[len(ADMIN)].startswith(b"-NOPERM"), got[len(ADMIN)])
-        if gbtest.REDIS_SKIP_REASON:
-            self.skipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         want = observe("redis")
         for cmd, g, w in zip(ADMIN + AS_USER, got, want):
             self.assertEqual(g, w, cmd)

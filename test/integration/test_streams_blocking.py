@@ -45,7 +45,7 @@ class StreamBlockingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.servers = [("goblin", Server("goblin"))]
-        if not gbtest.REDIS_SKIP_REASON:
+        if gbtest.compare_with_redis():
             cls.servers.append(("redis", Server("redis")))
 
     @classmethod

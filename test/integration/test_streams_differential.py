@@ -431,12 +431,12 @@ class Pair:
 
     @staticmethod
     def comparable(argv, v):
+        """The reply with only the clock's values replaced, and its RESP
+        types (a status, an error and a bulk string of the same text differ)."""
         n = normalize(v)
         if argv and argv[0].upper() == b"XPENDING" and len(argv) > 3:
             n = pending_idle(n)
-        if argv and argv[0].upper() == b"OBJECT" and isinstance(v, bytes) and v != b"stream":
-            n = "<another type's encoding>"  # lists and strings are other modules' tests
-        return n
+        return gbtest.resp_types(v), n
 
     def compare(self, idx, argv, got, want, queued=None):
         (ga, gr), (ra, rr) = got, want
@@ -527,6 +527,8 @@ def tombstone_scenario(pair, g, i):
     top = pair.run(i, [b"XREVRANGE", k, b"+", b"-", b"COUNT", b"4"])
     if not isinstance(top, list) or len(top) < 2:
         return
+    if any(normalize(e[0]) != e[0] for e in top):
+        return  # an ID from XADD *: each server's clock chose its own, so goblin-core's is not Redis's
     ids = [tuple(int(x) for x in e[0].split(b"-")) for e in top]
     ndel = rng.randint(1, len(ids) - 1)
     pair.run(i, [b"XDEL", k] + [b"%d-%d" % ids[j] for j in range(ndel)])

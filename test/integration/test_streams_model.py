@@ -400,8 +400,7 @@ class StreamsModelTest(unittest.TestCase):
         run_against("goblin", self)
 
     def test_the_model_against_redis(self):
-        if gbtest.REDIS_SKIP_REASON:
-            self.skipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         run_against("redis", self)
 
 

@@ -71,7 +71,7 @@ static void test_allowed_and_count(void **state)
     gb_cpuset allowed;
     assert_rc(gb_cpu_allowed(&allowed), 0);
     assert_true(gb_cpuset_count(&allowed) >= 1);
-    if (!gb_platform_has(GB_CAP_AFFINITY))
+    if (!tu_has(GB_CAP_AFFINITY))
         assert_int_equal(gb_cpuset_count(&allowed), n); /* every online CPU */
     for (int i = 0; i < 1000; i++)
         gb_cpu_relax();
@@ -81,12 +81,12 @@ static void test_current_and_qos(void **state)
 {
     (void)state;
     int c = gb_cpu_current();
-    if (gb_platform_has(GB_CAP_CPU_CURRENT))
+    if (tu_has(GB_CAP_CPU_CURRENT))
         assert_true(c >= 0 && c < GB_CPUSET_MAX);
     else
         assert_rc(c, GB_ENOTSUP);
     int rc = gb_thread_set_latency_critical();
-    assert_rc(rc, gb_platform_has(GB_CAP_LATENCY_QOS) ? 0 : GB_ENOTSUP);
+    assert_rc(rc, tu_has(GB_CAP_LATENCY_QOS) ? 0 : GB_ENOTSUP);
 }
 
 /* Background class on a thread of its own: that thread only changes. */
@@ -222,7 +222,7 @@ static void *pin_thread(void *arg)
     pin_job *j = arg;
     j->rc = gb_cpu_pin_current_thread(j->cpu);
     j->after = -1;
-    if (j->rc == 0 && gb_platform_has(GB_CAP_CPU_CURRENT))
+    if (j->rc == 0 && tu_expected_has(GB_CAP_CPU_CURRENT))
         for (int i = 0; i < 100; i++) /* pinned: must already run there */
             j->after = gb_cpu_current();
     return NULL;
@@ -246,18 +246,18 @@ static void test_pin_allowed_and_disallowed(void **state)
     for (int c = gb_cpuset_next(&allowed, 0); c >= 0; c = gb_cpuset_next(&allowed, c + 1))
         last = c;
     pin_job j = pin_on_thread(last);
-    if (!gb_platform_has(GB_CAP_PIN)) {
+    if (!tu_has(GB_CAP_PIN)) {
         assert_rc(j.rc, GB_ENOTSUP);
     } else {
         assert_rc(j.rc, 0);
-        if (gb_platform_has(GB_CAP_CPU_CURRENT))
+        if (tu_has(GB_CAP_CPU_CURRENT))
             assert_int_equal(j.after, last);
     }
     /* out of range everywhere */
     assert_rc(pin_on_thread(-1).rc, GB_EINVAL);
     assert_rc(pin_on_thread(GB_CPUSET_MAX).rc, GB_EINVAL);
 
-    if (gb_platform_has(GB_CAP_AFFINITY)) {
+    if (tu_has(GB_CAP_AFFINITY)) {
         /* a real CPU number outside our affinity mask: refused with the
          * allowed list, not silently intersected away */
         int outside = 0;
@@ -309,7 +309,7 @@ static int fail_get_einval(pid_t pid, size_t setsize, void *mask)
 static void test_pin_injected(void **state)
 {
     (void)state;
-    if (!gb_platform_has(GB_CAP_AFFINITY))
+    if (!tu_has(GB_CAP_AFFINITY))
         skip_because("the %s platform layer has no affinity syscalls to inject into", gb_platform_name());
     GB_SYSCALL_OVERRIDE(sched_getaffinity, fake_get_only_cpu0);
     GB_SYSCALL_OVERRIDE(sched_setaffinity, spy_set);

@@ -19,7 +19,7 @@ static int reset_table(void **state)
 /* The numa.h calls of a variant without NUMA: "no NUMA" / "not supported". */
 static bool numa_compiled_in(void)
 {
-    if (gb_platform_has(GB_CAP_NUMA))
+    if (tu_has(GB_CAP_NUMA))
         return true;
     static char page[64] __attribute__((aligned(64)));
     gb_numa_report rep;
@@ -331,7 +331,7 @@ static void test_report_format(void **state)
 
 static bool have_numa(void)
 {
-    if (!gb_platform_has(GB_CAP_NUMA))
+    if (!tu_has(GB_CAP_NUMA))
         return false;
     int rc = gb_numa_available();
     if (rc == GB_ENONUMA) {

@@ -12,7 +12,7 @@ static void test_numa_maps(void **state)
     assert_rc(gb_shm_prefault(shm.addr, shm.size), 0);
     char line[1024], nodes[128];
     size_t pages[8];
-    if (!gb_platform_has(GB_CAP_PROC_NUMA_MAPS)) {
+    if (!tu_has(GB_CAP_PROC_NUMA_MAPS)) {
         assert_rc(gb_proc_numa_maps_line(0, shm.addr, line, sizeof line), GB_ENOTSUP);
         assert_rc(gb_proc_numa_maps_nodes(0, shm.addr, nodes, sizeof nodes), GB_ENOTSUP);
         assert_rc(gb_proc_numa_maps_pages(0, shm.addr, pages, 8), GB_ENOTSUP);

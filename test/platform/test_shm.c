@@ -43,7 +43,7 @@ static void test_page_size(void **state)
     assert_int_equal(ps & (ps - 1), 0); /* a power of two: 4 KiB here, 16 KiB on Apple Silicon */
     assert_int_equal(ps, (size_t)sysconf(_SC_PAGESIZE));
     size_t huge = gb_huge_page_size();
-    if (gb_platform_has(GB_CAP_HUGEPAGES))
+    if (tu_has(GB_CAP_HUGEPAGES))
         assert_true(huge == 0 || (huge > ps && (huge & (huge - 1)) == 0));
     else
         assert_int_equal(huge, 0);
@@ -104,7 +104,7 @@ static void test_memfd_sealed(void **state)
     (void)state;
     gb_shm a;
     assert_rc(gb_shm_create(2 * gb_page_size(), 0, &a, NULL, 0), 0);
-    if (!gb_platform_has(GB_CAP_MEMFD)) {
+    if (!tu_has(GB_CAP_MEMFD)) {
         assert_false(a.sealed);
         gb_shm_close(&a);
         skip_because("the %s platform layer has no memfd to seal (its slots rely on the SIGBUS guard)",
@@ -132,7 +132,7 @@ static int fake_memfd_unsealable(const char *name, unsigned flags)
 static void test_memfd_seal_failure_refused(void **state)
 {
     (void)state;
-    if (!gb_platform_has(GB_CAP_MEMFD))
+    if (!tu_has(GB_CAP_MEMFD))
         skip_because("the %s platform layer has no memfd", gb_platform_name());
     real_memfd_create = (gb_sys_memfd_create_fn)gb_syscalls_get("memfd_create");
     int before = tu_open_fds();
@@ -173,7 +173,7 @@ static int count_our_shm_names(void)
 static void test_shm_open_path(void **state)
 {
     (void)state;
-    if (gb_platform_has(GB_CAP_MEMFD))
+    if (tu_has(GB_CAP_MEMFD))
         GB_SYSCALL_OVERRIDE(memfd_create, fake_memfd_enosys); /* kernel < 3.17 */
     gb_shm a[8];
     for (int i = 0; i < 8; i++) {
@@ -225,7 +225,7 @@ static void test_hugepages_empty_pool(void **state)
     (void)state;
     gb_shm a;
     char err[512] = "";
-    if (!gb_platform_has(GB_CAP_HUGEPAGES)) {
+    if (!tu_has(GB_CAP_HUGEPAGES)) {
         assert_rc(gb_shm_create(2u << 20, GB_SHM_HUGEPAGES, &a, err, sizeof err), GB_ENOTSUP);
         return;
     }
@@ -264,7 +264,7 @@ static int fake_madvise(void *addr, size_t len, int advice)
 static void test_prefault_injected_madvise(void **state)
 {
     (void)state;
-    if (!gb_platform_has(GB_CAP_POPULATE))
+    if (!tu_has(GB_CAP_POPULATE))
         skip_because("the %s platform layer has no MADV_POPULATE_WRITE (it always touches; see the SIGBUS test)",
                      gb_platform_name());
     gb_shm a;
@@ -356,7 +356,7 @@ static void test_prefault_real_sigbus(void **state)
     sigemptyset(&mine.sa_mask);
     assert_int_equal(sigaction(SIGBUS, &mine, &old), 0);
 
-    if (gb_platform_has(GB_CAP_POPULATE)) {
+    if (tu_has(GB_CAP_POPULATE)) {
         /* the real MADV_POPULATE_WRITE reports it as an error (qemu-user
          * answers 0 without populating anything: not checked there)... */
         if (tu_emulator())

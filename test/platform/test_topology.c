@@ -133,7 +133,7 @@ static int node_of(tree *t, int cpu, char *err, size_t errlen)
 
 static bool topology_supported(tree *t)
 {
-    if (gb_platform_has(GB_CAP_TOPOLOGY))
+    if (tu_has(GB_CAP_TOPOLOGY))
         return true;
     int n;
     char err[256];
@@ -295,7 +295,7 @@ static void test_no_numa_tree(void **state)
 static void test_real_sysfs(void **state)
 {
     (void)state;
-    if (!gb_platform_has(GB_CAP_TOPOLOGY))
+    if (!tu_has(GB_CAP_TOPOLOGY))
         skip_because("the %s platform layer reads no sysfs (GB_ENOTSUP asserted above)", gb_platform_name());
     gb_cpuset allowed;
     assert_rc(gb_cpu_allowed(&allowed), 0);

@@ -33,6 +33,39 @@
 #include "goblin/error.h"
 #include "syscalls.h"
 
+/* The capabilities each platform layer must have, written down from
+ * docs/platform.md rather than asked of the layer under test. GB_TEST_PLATFORM
+ * is the layer CMake built (GOBLIN_PLATFORM, test/CMakeLists.txt). */
+#ifndef GB_TEST_PLATFORM
+#error "GB_TEST_PLATFORM (the GOBLIN_PLATFORM built) must be defined by test/CMakeLists.txt"
+#endif
+static inline unsigned tu_expected_caps(void)
+{
+    if (strcmp(GB_TEST_PLATFORM, "linux") == 0)
+        return GB_CAP_PIN | GB_CAP_AFFINITY | GB_CAP_CPU_CURRENT | GB_CAP_TOPOLOGY | GB_CAP_NUMA | GB_CAP_HUGEPAGES |
+               GB_CAP_MEMFD | GB_CAP_PARK_KERNEL | GB_CAP_PROC_NUMA_MAPS | GB_CAP_POPULATE;
+    if (strcmp(GB_TEST_PLATFORM, "darwin") == 0)
+        return GB_CAP_CPU_CURRENT | GB_CAP_LATENCY_QOS | GB_CAP_PARK_KERNEL;
+    return 0; /* posix: GB_ENOTSUP for every capability */
+}
+
+/* Whether the layer must have every bit of caps, by the table above (for
+ * threads, where a CMocka assertion cannot run). */
+static inline bool tu_expected_has(unsigned caps) { return (tu_expected_caps() & caps) == caps; }
+
+/* The branch a test takes on a capability: the table's answer, after
+ * asserting that gb_platform_has agrees, so a layer that lost a
+ * capability fails instead of passing through its GB_ENOTSUP branch. */
+#define tu_has(caps) tu_has_at((caps), #caps)
+static inline bool tu_has_at(unsigned caps, const char *what)
+{
+    bool want = tu_expected_has(caps);
+    if (gb_platform_has(caps) != want)
+        fail_msg("the %s layer %s %s, which docs/platform.md says it %s", GB_TEST_PLATFORM,
+                 want ? "lacks" : "claims", what, want ? "has" : "has not");
+    return want;
+}
+
 /* assert_int_equal with the symbolic names and the platform's message when
  * it fails, e.g. "GB_EINVAL != GB_ENOTSUP (CPU 5 is ...)". */
 #define assert_rc(actual, expected)                                                                    \

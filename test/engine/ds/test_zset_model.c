@@ -253,16 +253,24 @@ static size_t model_lex(const zmodel *md, const gb_lex_range *r, bool reverse, i
     return n;
 }
 
+/* Whether v is inside r, as Redis reads a range (zslValueGteMin and
+ * zslValueLteMax): the model's own reading, not score.h's. An empty range
+ * (min > max, or min == max with an exclusive end) holds no score. */
+static bool model_in_range(double v, const gb_score_range *r)
+{
+    return (r->minex ? v > r->min : v >= r->min) && (r->maxex ? v < r->max : v <= r->max);
+}
+
 static size_t model_score(const zmodel *md, const gb_score_range *r, bool reverse, int64_t offset,
                           int64_t limit, zent *out)
 {
-    if (gb_score_range_empty(r) || offset < 0 || limit == 0)
+    if (offset < 0 || limit == 0)
         return 0;
     size_t n = 0;
     int64_t skip = offset;
     for (size_t k = 0; k < md->n; k++) {
         size_t i = reverse ? md->n - 1 - k : k;
-        if (!gb_score_in_range(md->e[i].score, r))
+        if (!model_in_range(md->e[i].score, r))
             continue;
         if (skip > 0) {
             skip--;
@@ -503,14 +511,12 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe, bool 
             gb_score_range r;
             rand_score_range(&r, equal);
             size_t want = 0;
-            if (!gb_score_range_empty(&r)) {
-                for (size_t i = 0; i < md.n;) {
-                    if (gb_score_in_range(md.e[i].score, &r)) {
-                        model_remove(&md, i, 1);
-                        want++;
-                    } else {
-                        i++;
-                    }
+            for (size_t i = 0; i < md.n;) {
+                if (model_in_range(md.e[i].score, &r)) {
+                    model_remove(&md, i, 1);
+                    want++;
+                } else {
+                    i++;
                 }
             }
             TU_CHECK(gb_zset_remrange_score(z, &r) == want, "remrange_score");
