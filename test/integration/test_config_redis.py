@@ -70,8 +70,7 @@ def config_all(srv):
 class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
     @classmethod
     def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise __import__("unittest").SkipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         cls.goblin = Server("goblin", protected=False)
         try:
             cls.redis = BareRedis()

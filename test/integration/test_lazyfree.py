@@ -159,8 +159,7 @@ THRESHOLDS = [("hash-max-listpack-entries", "128"), ("zset-max-listpack-entries"
 class LazyFree(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not gbtest.REDIS_SERVER:
-            raise unittest.SkipTest(gbtest.REDIS_SKIP_REASON)
+        gbtest.require_redis()
         cls.servers = {"goblin": Server("goblin"), "redis": Server("redis")}
 
     @classmethod

@@ -218,9 +218,8 @@ def draw_cmd(key, count, flag=None):
 class RandomMembers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.servers = {"goblin": Server("goblin")}
-        if gbtest.REDIS_SERVER:
-            cls.servers["redis"] = Server("redis")
+        gbtest.require_redis()
+        cls.servers = {"goblin": Server("goblin"), "redis": Server("redis")}
 
     @classmethod
     def tearDownClass(cls):
