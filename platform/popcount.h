@@ -28,7 +28,13 @@ uint64_t gb_popcount_bytes(const void *p, size_t n);
  * "popcnt" or "portable" (for tests and benchmarks). */
 const char *gb_popcount_kernel(void);
 
-/* The portable kernel, whatever the CPU (the tests compare the kernels). */
+/* One kernel by its name ("avx512-vpopcntdq", "popcnt", "portable"), or
+ * NULL when this build or this CPU lacks it: the tests check each kernel
+ * the machine can run, not only the chosen one. */
+typedef uint64_t gb_popcount_fn(const void *p, size_t n);
+gb_popcount_fn *gb_popcount_kernel_named(const char *name);
+
+/* The portable kernel, whatever the CPU. */
 uint64_t gb_popcount_bytes_portable(const void *p, size_t n);
 
 #endif

@@ -90,17 +90,37 @@ __attribute__((target("avx512f,avx512bw,avx512vpopcntdq,popcnt"))) static uint64
     return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1));
 }
 
-typedef uint64_t count_fn(const void *, size_t);
+typedef gb_popcount_fn count_fn;
+
+static bool cpu_has_avx512_popcount(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
+           __builtin_cpu_supports("avx512bw");
+}
+
+static bool cpu_has_popcnt(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt");
+}
+
+static count_fn *named(const char *name)
+{
+    if (strcmp(name, "avx512-vpopcntdq") == 0)
+        return cpu_has_avx512_popcount() ? count_avx512 : NULL;
+    if (strcmp(name, "popcnt") == 0)
+        return cpu_has_popcnt() ? count_popcnt : NULL;
+    return strcmp(name, "portable") == 0 ? gb_popcount_bytes_portable : NULL;
+}
 
 static count_fn *pick(const char **name)
 {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
-        __builtin_cpu_supports("avx512bw")) {
+    if (cpu_has_avx512_popcount()) {
         *name = "avx512-vpopcntdq";
         return count_avx512;
     }
-    if (__builtin_cpu_supports("popcnt")) {
+    if (cpu_has_popcnt()) {
         *name = "popcnt";
         return count_popcnt;
     }
@@ -108,7 +128,12 @@ static count_fn *pick(const char **name)
     return gb_popcount_bytes_portable;
 }
 #else
-typedef uint64_t count_fn(const void *, size_t);
+typedef gb_popcount_fn count_fn;
+
+static count_fn *named(const char *name)
+{
+    return strcmp(name, "portable") == 0 ? gb_popcount_bytes_portable : NULL;
+}
 
 static count_fn *pick(const char **name)
 {
@@ -147,3 +172,5 @@ const char *gb_popcount_kernel(void)
     kernel();
     return atomic_load_explicit(&chosen_name, memory_order_relaxed);
 }
+
+gb_popcount_fn *gb_popcount_kernel_named(const char *name) { return named(name); }
