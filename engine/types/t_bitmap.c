@@ -193,6 +193,10 @@ gb_result gb_bitmap_bitop(gb_db *db, gb_bitop op, gb_slice dst, const gb_slice *
     *len = maxlen;
     *dst_deleted = false;
     if (r == GB_R_OK && maxlen) {
+        /* The destination looked up for writing first, as Redis's setKey
+         * does: an expired one goes now (its DEL propagated), and storing
+         * makes a new key ("new" event). */
+        gb_db_lookup_write(db, dst);
         gb_str *s = gb_malloc(sizeof(gb_str) + maxlen);
         s->len = s->cap = maxlen;
         gb_bits_op(op, (unsigned char *)s->data, maxlen, src, lens, n);
