@@ -367,9 +367,12 @@ class BitmapDifferentialTest(gbtest.GoblinAndRedisCase):
         """Keys past their expiry that active expiry has not reached yet:
         each command finds them gone (BITOP's destination too: storing
         over it makes a new key), with Redis's events."""
-        p = self.pair()
+        redis = gbtest.Server("redis", args=["--enable-debug-command", "yes"])
+        self.addCleanup(redis.cleanup)
+        p = Pair(self, self.goblin, redis, False)
+        self.addCleanup(p.close)
         for c in (p.g, p.r):
-            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            self.assertEqual(c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0"), b"OK")
         try:
             for argv in ([b"SET", b"k0", b"abc"], [b"SET", b"k1", b"xyz"], [b"SET", b"k2", b"q"],
                          [b"SET", b"k3", b"r"]):
