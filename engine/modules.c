@@ -15,6 +15,7 @@ GB_DECLARE_COMMANDS(client);
 GB_DECLARE_COMMANDS(command);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
+GB_DECLARE_COMMANDS(bitmap);
 GB_DECLARE_COMMANDS(multi);
 GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
@@ -36,6 +37,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(command);
     REG(keys);
     REG(string);
+    REG(bitmap);
     REG(multi);
     REG(list);
     REG(hash);

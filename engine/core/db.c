@@ -548,6 +548,16 @@ gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
     return s;
 }
 
+gb_kv *gb_db_set_string_owned(gb_db *db, gb_slice key, gb_str *s)
+{
+    gb_kv *kv = kv_alloc(db, key, false, -1, 0);
+    kv->type = GB_TYPE_STRING;
+    kv->enc = GB_ENC_RAW;
+    kv->v.ptr = s;
+    install(db, kv);
+    return kv;
+}
+
 gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_value, int64_t expire)
 {
     gb_kv *kv;

@@ -98,6 +98,11 @@ gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val);
 /* Makes the string value of kv a heap gb_str with room for cap bytes and
  * returns it (APPEND, SETRANGE). kv does not move. */
 gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap);
+/* Sets key to the string in s, which the key takes over (no copy: a BITOP
+ * result of megabytes), in its heap buffer as Redis keeps a computed
+ * string (OBJECT ENCODING "raw"), replacing any value of any type and its
+ * expiry. Returns the new record. */
+gb_kv *gb_db_set_string_owned(gb_db *db, gb_slice key, gb_str *s);
 /* Installs a copy of src's value under key in db (COPY, MOVE, RENAME),
  * replacing any existing value; returns the new record. expire < 0 = none. */
 gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_value, int64_t expire);

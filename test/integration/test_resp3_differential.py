@@ -489,6 +489,16 @@ TABLE = {
     "xrevrange": ["XREVRANGE x + - COUNT 2"],
     "xsetid": ["XSETID x 9-9", "XSETID x 0-1"],
     "xtrim": ["XTRIM x MAXLEN 1", "XTRIM x MINID 3-0"],
+    # -- bitmaps
+    "bitcount": ["BITCOUNT s", "BITCOUNT s 1 -2", "BITCOUNT s 3 20 BIT", "BITCOUNT nokey", "BITCOUNT s 0", "BITCOUNT l"],
+    "bitfield": ["BITFIELD bf SET i8 0 -100 GET u4 0 INCRBY i5 #1 100",
+                 "BITFIELD s OVERFLOW FAIL INCRBY u2 0 10 OVERFLOW SAT INCRBY i8 8 -1000", "BITFIELD s GET u64 0",
+                 "BITFIELD nokey GET i64 0", "BITFIELD l GET i8 0"],
+    "bitfield_ro": ["BITFIELD_RO s GET u8 0 GET i16 #1", "BITFIELD_RO s SET u8 0 1", "BITFIELD_RO nokey GET u1 7"],
+    "bitop": ["BITOP AND d s n", "BITOP NOT d s", "BITOP XOR d nokey", "BITOP NOT d s n", "BITOP OR d s l"],
+    "bitpos": ["BITPOS s 1", "BITPOS s 0 2", "BITPOS s 1 1 30 BIT", "BITPOS nokey 0", "BITPOS s 2"],
+    "getbit": ["GETBIT s 1", "GETBIT nokey 7", "GETBIT s -1", "GETBIT l 0"],
+    "setbit": ["SETBIT s 7 1", "SETBIT newbits 100 1", "SETBIT s 1 2", "SETBIT s 4294967296 1"],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on
