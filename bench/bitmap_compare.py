@@ -27,13 +27,12 @@ same data are compared, so the two do the same work.
 import argparse
 import os
 import random
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from script_compare import run_lean_load  # noqa: E402
-from socket_compare import CLIENT_CORE, SERVER_CORE, Server  # noqa: E402
+from socket_compare import CLIENT_CORE, SERVER_CORE, Server, cpu_model  # noqa: E402
 
 MB = 1 << 20
 ROWS = [
@@ -99,11 +98,7 @@ def main():
     if replies["goblin"] != replies["redis"]:
         sys.exit("the servers answer differently: %r vs %r" % (replies["goblin"], replies["redis"]))
 
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        m = re.search(r"model name\s*:\s*(.*)", f.read())
-        if m:
-            model = m.group(1)
+    model = cpu_model()
     print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials\n"
           % (os.cpu_count(), model, os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
     print("| command | pipeline | goblin-core req/s | redis-server req/s | goblin / redis "

@@ -258,7 +258,7 @@ def report(builds, a, samples, load0, load1, elapsed):
     print("- old: `%s` %s" % (old.short, old.subject))
     print("- new: `%s` %s" % (new.short, new.subject))
     print("- machine: %d CPUs, %s, kernel %s; load average %s at start, %s at end"
-          % (os.cpu_count(), cpu_model(), platform.release(), load0, load1))
+          % (os.cpu_count(), socket_compare.cpu_model(), platform.release(), load0, load1))
     print("- server on CPU %s, clients on CPU %s; %d interleaved rounds (old/new order alternates), %.0f s in all"
           % (a.server_cpu, a.client_cpu, a.rounds, elapsed))
     print("- ring: %g s per row per round; socket: %d requests per test, pipeline 64; list: %d commands, "
@@ -278,15 +278,6 @@ def report(builds, a, samples, load0, load1, elapsed):
         print("| %s | %s | %s | %s..%s | %s | %s..%s | %.3fx | %+.1f%% |"
               % (name, unit, fmt(mo, unit), fmt(min(o), unit), fmt(max(o), unit), fmt(mn, unit),
                  fmt(min(n), unit), fmt(max(n), unit), ratio, 100 * slower))
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            m = re.search(r"model name\s*:\s*(.*)", f.read())
-            return m.group(1) if m else "unknown CPU"
-    except OSError:
-        return "unknown CPU"
 
 
 def loadavg():

@@ -35,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from socket_compare import CLIENT_CORE, SERVER_CORE, Server, svg_bars  # noqa: E402
+from socket_compare import CLIENT_CORE, SERVER_CORE, Server, cpu_model, svg_bars  # noqa: E402
 
 BODY = ("local n = redis.call('incr', KEYS[1]) "
         "redis.call('set', KEYS[2], ARGV[1]) "
@@ -129,11 +129,7 @@ def main():
     if replies["goblin"] != replies["redis"]:
         sys.exit("the servers answer differently: %r vs %r" % (replies["goblin"], replies["redis"]))
 
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        m = re.search(r"model name\s*:\s*(.*)", f.read())
-        if m:
-            model = m.group(1)
+    model = cpu_model()
     print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials\n"
           % (os.cpu_count(), model, os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
     print("| command | pipeline | client | goblin-core req/s | redis-server req/s | goblin / redis "

@@ -84,6 +84,16 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo), for the tables' machine line."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"model name\s*:\s*(.*)", f.read())
+    except OSError:
+        return "unknown"
+    return m.group(1) if m else "unknown"
+
+
 def redis_benchmark(sock, tests, pipeline, n):
     out = subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-s", sock, "-t", tests, "-P",
                           str(pipeline), "-n", str(n), "-r", "100000", "-q"], capture_output=True, text=True).stdout
@@ -171,11 +181,7 @@ def main():
         finally:
             srv.stop()
 
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        m = re.search(r"model name\s*:\s*(.*)", f.read())
-        if m:
-            model = m.group(1)
+    model = cpu_model()
     if a.csv:
         print("test,pipeline,goblin_rps,redis_rps,ratio")
     else:
