@@ -83,7 +83,8 @@ static long run_dir(const char *dir)
         names[n++] = strdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1) /* names is NULL for an empty folder, which qsort may not be given */
+        qsort(names, n, sizeof *names, cmp_names);
     long ran = 0;
     for (size_t i = 0; i < n; i++) {
         char path[4096];
