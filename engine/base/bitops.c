@@ -38,6 +38,19 @@ static void normalise_range(int64_t totlen, int64_t *start, int64_t *end)
         *end = totlen - 1;
 }
 
+/* A BIT range [*start, *end] (normalised) as the bytes holding it, and the
+ * bits of its first and last byte that lie outside it. An empty range
+ * stays empty. */
+static void bits_to_bytes(int64_t *start, int64_t *end, unsigned char *first_out, unsigned char *last_out)
+{
+    if (*start > *end)
+        return;
+    *first_out = first_byte_outside(*start);
+    *last_out = last_byte_outside(*end);
+    *start >>= 3;
+    *end >>= 3;
+}
+
 int64_t gb_bits_count_range(const unsigned char *p, size_t len, int64_t start, int64_t end, bool in_bits)
 {
     if (start < 0 && end < 0 && start > end)
@@ -45,12 +58,8 @@ int64_t gb_bits_count_range(const unsigned char *p, size_t len, int64_t start, i
     int64_t totlen = in_bits ? (int64_t)len << 3 : (int64_t)len;
     normalise_range(totlen, &start, &end);
     unsigned char first_out = 0, last_out = 0;
-    if (in_bits && start <= end) {
-        first_out = first_byte_outside(start);
-        last_out = last_byte_outside(end);
-        start >>= 3;
-        end >>= 3;
-    }
+    if (in_bits)
+        bits_to_bytes(&start, &end, &first_out, &last_out);
     if (start > end)
         return 0;
     int64_t count = (int64_t)gb_popcount_bytes(p + start, (size_t)(end - start + 1));
@@ -104,12 +113,8 @@ int64_t gb_bits_pos_range(const unsigned char *p, size_t len, int bit, int64_t s
         totlen <<= 3;
     normalise_range(totlen, &start, &end);
     unsigned char first_out = 0, last_out = 0;
-    if (in_bits && start <= end) {
-        first_out = first_byte_outside(start);
-        last_out = last_byte_outside(end);
-        start >>= 3;
-        end >>= 3;
-    }
+    if (in_bits)
+        bits_to_bytes(&start, &end, &first_out, &last_out);
     if (start > end)
         return -1; /* an empty range holds neither a 0 nor a 1 */
 
