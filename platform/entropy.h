@@ -1,7 +1,7 @@
 /*
  * Random bytes from the operating system's generator, for values another
  * process must not be able to predict (a ring slot's stamp key). Not the
- * engine's xoshiro stream (engine/random.h): that one also answers
+ * engine's xoshiro stream (engine/base/random.h): that one also answers
  * SRANDMEMBER and RANDOMKEY, so a client can observe its outputs, and it is
  * seeded once per process.
  *

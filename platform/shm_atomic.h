@@ -3,7 +3,7 @@
  * thread (ring slots above all): every such load, store, read-modify-write
  * and fence outside platform/ goes through one of these, so the order an
  * access needs is in its name and a grep finds them all (Aeron's
- * AERON_GET_ACQUIRE / AERON_SET_RELEASE). test/platform/test_shm_atomic.py
+ * AERON_GET_ACQUIRE / AERON_SET_RELEASE). test/platform/test_shm_atomic.c
  * fails the build's tests if a raw `__atomic_*`, `__sync_*` or C11
  * `atomic_*` operation appears anywhere else; platform/ itself and its tests
  * are exempt, because they implement primitives on words they own (futex

@@ -27,9 +27,7 @@
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
+#include "goblin/version.h"
 
 static FILE *open_log(const gb_settings *cfg)
 {

@@ -15,10 +15,6 @@
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
-
 static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
 {
     if (argc > 2) {

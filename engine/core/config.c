@@ -13,9 +13,7 @@
 #include "engine/base/util.h"
 #include "engine/core/pubsub.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
+#include "goblin/version.h"
 
 enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE, T_NOTIFY };
 

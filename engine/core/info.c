@@ -15,9 +15,7 @@
 #include "engine/base/util.h"
 #include "platform/mem.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
+#include "goblin/version.h"
 /* The Redis release whose commands and replies goblin-core matches. */
 #define GB_REDIS_COMPAT_VERSION "7.0.15"
 

@@ -12,9 +12,7 @@
 #include "engine/types/tobj.h"
 #include "platform/mem.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
+#include "goblin/version.h"
 
 /* ---- writing ---------------------------------------------------------------------------- */
 

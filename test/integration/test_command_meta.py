@@ -58,7 +58,7 @@ class CommandMeta(GoblinAndRedisCase):
     def test_every_listed_command_is_redis_s(self):
         redis_names = set(command_names(self.redis))
         self.assertGreater(len(self.names), 150)
-        # RING is goblin-core's own (docs/rings.md); the rest are Redis's.
+        # RING is goblin-core's own (docs/ring-protocol.md); the rest are Redis's.
         self.assertEqual(sorted(set(self.names) - redis_names), ["ring"])
 
     def test_info(self):

@@ -509,7 +509,7 @@ TABLE = {
 # goblin-core's own commands: Redis has none to compare with. They run on
 # goblin-core alone (a well-formed reply in each protocol).
 GOBLIN_ONLY = {
-    "ring": ["RING HELP"],  # the shared-memory ring transport (docs/rings.md)
+    "ring": ["RING HELP"],  # the shared-memory ring transport (docs/ring-protocol.md)
 }
 
 # Commands that need both servers without a child process (BGSAVE's or

@@ -9,7 +9,7 @@
  * array at all, arrays use the caller's.
  *
  * Independent of the engine: this file and sbe_codec.c need only libc and
- * engine/base/common.h (gb_slice), so the client library links them without
+ * include/goblin/slice.h (gb_slice), so the client library links them without
  * goblin_engine.
  */
 #ifndef GB_TRANSPORT_SBE_CLIENT_H

@@ -2,7 +2,7 @@
  * The SBE codec: Goblin Core's binary protocol (transport/sbe/goblin.xml) as
  * hand-written C11, shared by the server (sbe_server.c) and the client
  * library (sbe_client.c). It knows nothing of the engine: the only project
- * header it uses is engine/base/common.h, for gb_slice.
+ * headers it uses are include/goblin/slice.h (gb_slice) and error.h.
  *
  * Wire rules (SBE 1.0, little-endian, docs/sbe.md):
  *
@@ -36,7 +36,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/base/common.h"
+#include "goblin/error.h" /* GB_E* codes */
+#include "goblin/slice.h"
 #include "goblin/sbe_schema.h" /* schema id/version, template ids, flag bits, reply kinds */
 
 /* ---- schema ---------------------------------------------------------------------- */
