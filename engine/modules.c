@@ -23,6 +23,7 @@ GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(stream);
 GB_DECLARE_COMMANDS(persist);
+GB_DECLARE_COMMANDS(dump);
 GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
@@ -45,6 +46,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(zset);
     REG(stream);
     REG(persist);
+    REG(dump);
     REG(script);
     REG(acl);
     REG(pubsub);

@@ -114,6 +114,12 @@ static inline void before_db_flush(gb_db *db)
 
 static uint32_t now_atime(const gb_db *db) { return (uint32_t)(gb_engine_uptime_ms(db->eng) / 1000u); }
 
+void gb_db_set_idle(gb_db *db, gb_kv *kv, int64_t idle_s)
+{
+    uint32_t now = now_atime(db);
+    kv->atime = idle_s >= (int64_t)now ? 0 : now - (uint32_t)idle_s;
+}
+
 /* Allocates a record for key with room for `extra` inline value bytes. */
 static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t extra)
 {

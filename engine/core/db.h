@@ -136,6 +136,10 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);
+/* Makes kv look idle for idle_s seconds (RESTORE ... IDLETIME): its access
+ * clock moved back, no earlier than the engine's start, which is as far
+ * back as the clock reaches. */
+void gb_db_set_idle(gb_db *db, gb_kv *kv, int64_t idle_s);
 gb_kv *gb_db_persist(gb_db *db, gb_kv *kv);
 /* Absolute expiry of kv in ms, or -1. */
 static inline int64_t gb_db_expire_of(const gb_kv *kv) { return gb_kv_volatile(kv) ? gb_kv_expire(kv) : -1; }
