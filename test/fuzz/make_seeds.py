@@ -243,7 +243,8 @@ class Server:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.proc = subprocess.Popen([binary, "--port", str(self.port), "--unixsocket", "", "--rings", "0",
-                                      "--dir", directory, "--save", ""] + list(args),
+                                      "--dir", directory, "--save", "",
+                                      "--enable-protected-configs", "yes"] + list(args),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             try:
@@ -342,6 +343,9 @@ def persistence_seeds(binary):
             srv = Server(binary, d, "--appendonly", "yes", "--rdbcompression", "no", *args)
             try:
                 fill(srv)
+                for key in ("int", "neg", "emb", "raw", "list", "intset", "set", "hash", "zset"):
+                    body = srv.call("DUMP", key)[:-10]  # the footer is RESTORE's, not the decoder's
+                    write("rdbobject", run + "-" + key, bytes([{"compact": 0, "large": 1, "pma": 2}[run]]) + body)
                 srv.save()
                 srv.call("CONFIG", "SET", "rdbcompression", "yes")
                 srv.call("CONFIG", "SET", "dbfilename", "dump-zstd.gdb")
@@ -704,6 +708,48 @@ def lualib_regressions():
             f.write(data)
 
 
+# ---- rdbobject: Redis's older compact encodings, which 7.0 reads but no longer writes ---------
+
+def rdb_len(n):
+    return bytes([n]) if n < 64 else bytes([0x40 | n >> 8, n & 0xFF])
+
+
+def rdb_str(b):
+    return rdb_len(len(b)) + b
+
+
+def ziplist(entries):
+    """Strings and small ints (immediate 0..12, int8, int16) as Redis 6 wrote them."""
+    body, prev, tail = b"", 0, 10
+    for e in entries:
+        if isinstance(e, int):
+            enc = bytes([0xF1 + e]) if 0 <= e <= 12 else (b"\xfe" + struct.pack("<b", e) if -128 <= e < 128
+                                                          else b"\xc0" + struct.pack("<h", e))
+        else:
+            enc = bytes([len(e)]) + e
+        tail = 10 + len(body)
+        entry = bytes([prev]) + enc
+        body += entry
+        prev = len(entry)
+    return struct.pack("<IIH", 10 + len(body) + 1, tail, len(entries)) + body + b"\xff"
+
+
+def rdbobject_seeds():
+    old = {
+        "list-ziplist": b"\x0a" + rdb_str(ziplist([b"a", 5, -300, b"xyz"])),
+        "list-quicklist1": b"\x0e" + rdb_len(2) + rdb_str(ziplist([b"a", 1])) + rdb_str(ziplist([b"b" * 30])),
+        "hash-ziplist": b"\x0d" + rdb_str(ziplist([b"f1", b"v1", b"f2", 17])),
+        "hash-zipmap": b"\x09" + rdb_str(b"\x01\x01a\x01\x00b\xff"),
+        "zset-ziplist": b"\x0c" + rdb_str(ziplist([b"m1", 1, b"m2", b"2.5"])),
+        "zset-text": b"\x03" + rdb_len(2) + rdb_str(b"a") + b"\x031.5" + rdb_str(b"b") + b"\xfe",
+        "set-intset": b"\x0b" + rdb_str(struct.pack("<IIhhh", 2, 3, -7, 1, 5)),
+        "set-listpack": b"\x14" + rdb_str(b"\x0d\x00\x00\x00\x02\x00\x81a\x02\x81b\x02\xff"),
+    }
+    for name, body in old.items():
+        write("rdbobject", name, b"\x00" + body)
+        write("rdbobject", name + "-tiny", b"\x01" + body)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -717,6 +763,7 @@ def main():
     stream_seeds()
     lualib_seeds()
     lualib_regressions()
+    rdbobject_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 
