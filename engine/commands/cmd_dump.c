@@ -16,6 +16,7 @@
 #include "engine/core/propagate.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
+#include "engine/types/t_stream.h"
 #include "engine/types/tobj.h"
 
 #define ERR_BUSYKEY "BUSYKEY Target key name already exists."
@@ -112,7 +113,7 @@ static bool parse_restore_opts(gb_client *c, int argc, gb_slice *argv, restore_o
 static bool decode_payload(gb_client *c, gb_slice p, gb_rdb_value *v)
 {
     gb_rdb_reader r = gb_rdb_reader_make(p.ptr, p.len - DUMP_FOOTER);
-    gb_rdb_build_config cfg = {gb_types_cfg(c->eng), gb_list_config_for(c->eng)};
+    gb_rdb_build_config cfg = {gb_types_cfg(c->eng), gb_list_config_for(c->eng), gb_stream_limits_of(c->eng)};
     int type = gb_rdb_read_byte(&r);
     const char *why = NULL;
     if (type < 0 || !gb_rdb_object_read(&r, type, &cfg, v, &why))

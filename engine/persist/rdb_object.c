@@ -9,6 +9,7 @@
 #include "engine/ds/set.h"
 #include "engine/ds/zset.h"
 #include "engine/persist/rdb_compact.h"
+#include "engine/persist/rdb_stream.h"
 #include "engine/types/t_list.h"
 #include "engine/types/tobj.h"
 
@@ -369,8 +370,9 @@ bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config
     }
     if (rdbtype == GB_RDB_TYPE_STREAM_LISTPACKS || rdbtype == GB_RDB_TYPE_STREAM_LISTPACKS_2 ||
         rdbtype == GB_RDB_TYPE_STREAM_LISTPACKS_3) {
-        *why = "a stream, which Goblin Core cannot yet read in Redis's format";
-        return false;
+        out->type = GB_TYPE_STREAM;
+        out->obj = gb_rdb_stream_read(r, rdbtype, &cfg->stream, why);
+        return out->obj != NULL;
     }
     builder B = {.cfg = cfg, .type = type_of_rdb(rdbtype)};
     if (B.type == GB_TYPE_COUNT) {
@@ -498,6 +500,10 @@ bool gb_rdb_object_write(gb_strbuf *b, const gb_kv *kv)
         gb_strbuf_addc(b, GB_RDB_TYPE_ZSET_2);
         gb_rdb_write_len(b, gb_zset_card(&o.z));
         gb_zset_range_rank(&o.z, 0, -1, false, put_scored, b);
+        return true;
+    case GB_TYPE_STREAM:
+        gb_strbuf_addc(b, GB_RDB_TYPE_STREAM_LISTPACKS_2);
+        gb_rdb_stream_write(b, kv->v.ptr);
         return true;
     default:
         return false;

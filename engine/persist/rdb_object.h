@@ -10,7 +10,8 @@
  * encodings (Redis 7.0 converts on load exactly as it would have built the
  * value): strings with Redis's integer encoding for short integers, lists
  * as RDB_TYPE_LIST, sets as RDB_TYPE_SET, sorted sets as RDB_TYPE_ZSET_2
- * (binary doubles), hashes as RDB_TYPE_HASH.
+ * (binary doubles), hashes as RDB_TYPE_HASH, streams as Redis 7.0's
+ * RDB_TYPE_STREAM_LISTPACKS_2.
  */
 #ifndef GB_ENGINE_PERSIST_RDB_OBJECT_H
 #define GB_ENGINE_PERSIST_RDB_OBJECT_H
@@ -20,6 +21,7 @@
 #include "engine/core/object.h"
 #include "engine/ds/collection.h"
 #include "engine/ds/list.h"
+#include "engine/ds/stream.h"
 
 /* Redis's object type bytes (rdb.h). */
 enum {
@@ -62,19 +64,19 @@ typedef struct gb_rdb_value {
 typedef struct gb_rdb_build_config {
     gb_types_config types;
     gb_list_config list;
+    gb_stream_limits stream;
 } gb_rdb_build_config;
 
 /* Reads the object of rdbtype from r into *out. Returns true, or false with
  * *why (a static reason) when the bytes are not a value Goblin can hold:
- * damaged, truncated, empty, a member twice, a NaN score, a stream or
- * module type. Nothing is allocated beyond what the bytes left can stand
+ * damaged, truncated, empty, a member twice, a NaN score, a module type. Nothing is allocated beyond what the bytes left can stand
  * for. */
 bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config *cfg, gb_rdb_value *out,
                         const char **why);
 void gb_rdb_value_free(gb_rdb_value *v);
 
 /* Appends kv's value as a type byte and the object. Returns false (nothing
- * appended) for a type not yet written in Redis's format (streams). */
+ * appended) only for a type Redis has no format for (none today). */
 bool gb_rdb_object_write(gb_strbuf *b, const gb_kv *kv);
 
 /* A string in Redis's rdbSaveRawString form without compression: the

@@ -39,6 +39,7 @@ static gb_rdb_build_config config_for(uint8_t settings)
     }
     if (settings & 2)
         cfg.list.large_impl = GB_LIST_PMA;
+    cfg.stream = (gb_stream_limits){(settings & 1) ? 64 : 4096, (settings & 1) ? 2 : 100};
     return cfg;
 }
 

@@ -346,6 +346,16 @@ def persistence_seeds(binary):
                 for key in ("int", "neg", "emb", "raw", "list", "intset", "set", "hash", "zset"):
                     body = srv.call("DUMP", key)[:-10]  # the footer is RESTORE's, not the decoder's
                     write("rdbobject", run + "-" + key, bytes([{"compact": 0, "large": 1, "pma": 2}[run]]) + body)
+                if run == "compact":  # a stream with groups, then gone again (the snapshot seeds stay as they were)
+                    for i in range(1, 40):
+                        srv.call("XADD", "st", f"{i}-1", "f", str(i), *(["g", "x" * i] if i % 3 else []))
+                    srv.call("XDEL", "st", "5-1")
+                    srv.call("XGROUP", "CREATE", "st", "grp", "0")
+                    srv.call("XREADGROUP", "GROUP", "grp", "alice", "COUNT", "3", "STREAMS", "st", ">")
+                    srv.call("XREADGROUP", "GROUP", "grp", "bob", "COUNT", "2", "STREAMS", "st", ">")
+                    write("rdbobject", "stream", b"\x00" + srv.call("DUMP", "st")[:-10])
+                    write("rdbobject", "stream-tiny", b"\x01" + srv.call("DUMP", "st")[:-10])
+                    srv.call("DEL", "st")
                 srv.save()
                 srv.call("CONFIG", "SET", "rdbcompression", "yes")
                 srv.call("CONFIG", "SET", "dbfilename", "dump-zstd.gdb")
