@@ -147,6 +147,29 @@ static int teardown(server_parts *p, int rc)
     return rc;
 }
 
+/* --import-rdb FILE: a Redis dump.rdb converted to Goblin's snapshot at
+ * dir/dbfilename, then exit (nothing listens). An existing target is never
+ * overwritten. */
+static int import_rdb(server_parts *p, char *err, size_t errlen)
+{
+    const gb_settings *cfg = &p->cfg;
+    char target[4096];
+    snprintf(target, sizeof target, "%s/%s", cfg->dir, cfg->dbfilename);
+    if (access(target, F_OK) == 0) {
+        snprintf(err, errlen, "--import-rdb: %.400s exists already; remove it or choose another --dbfilename",
+                 target);
+        return -1;
+    }
+    gb_log(GB_LOG_NOTICE, "Importing the Redis RDB file %s into %s", cfg->import_rdb, target);
+    if (gb_persist_load_redis_rdb(p->eng, cfg->import_rdb, err, errlen) != 0)
+        return -1;
+    if (gb_persist_save(gb_persist_of(p->eng), err, errlen) != 0)
+        return -1;
+    gb_log(GB_LOG_NOTICE, "Import done: start goblin-core with --dir %s --dbfilename %s to serve it", cfg->dir,
+           cfg->dbfilename);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     server_parts p = {0};
@@ -162,6 +185,11 @@ int main(int argc, char **argv)
     }
     p.logf = open_log(cfg);
     gb_log_set(cfg->loglevel, p.logf);
+
+    if (cfg->import_rdb && cfg->import_rdb[0]) { /* a conversion: no rings, nothing listens */
+        p.eng = gb_engine_new(cfg);
+        return teardown(&p, import_rdb(&p, err, sizeof err) == 0 ? 0 : fatal(p.logf, err));
+    }
 
     /* Helper threads (lazy freeing, snapshot writing, log fsync, ring
      * refills) get the CPUs this process may use minus the engine's:

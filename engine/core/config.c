@@ -210,8 +210,15 @@ static const opt options[] = {
     {"dir", NULL, T_STRING, OFF(dir), 0, 0, "./", true, NULL,
      "Directory of the snapshot file and the append-only log directory (must exist).", check_dir, true},
     {"dbfilename", NULL, T_STRING, OFF(dbfilename), 0, 0, "dump.gdb", true, NULL,
-     "Snapshot file name inside dir (Goblin's own format, docs/persistence.md; not an RDB file).", check_dbfilename,
+     "Snapshot file name inside dir. Goblin writes its own format (docs/persistence.md); a Redis dump.rdb found "
+     "there at start-up is loaded (RDB 1-11) and kept as <dbfilename>.redis when the first save replaces it.",
+     check_dbfilename,
      true},
+    {"import-rdb", NULL, T_STRING, OFF(import_rdb), 0, 0, "", false, NULL,
+     "One-shot conversion: load this Redis dump.rdb (RDB versions 1-11, Redis up to 7.2), write it as Goblin's "
+     "snapshot to dir/dbfilename (which must not exist yet) and exit. To serve a Redis dump.rdb directly, set "
+     "dbfilename to it instead: it is recognised by its magic and kept as <dbfilename>.redis at the first save.",
+     NULL},
     {"rdbcompression", NULL, T_BOOL, OFF(rdbcompression), 0, 1, "yes", true, NULL,
      "Compress snapshot blocks with zstd.", NULL},
     {"rdb-compression-level", NULL, T_INT, OFF(rdb_compression_level), 1, 19, "1", true, NULL,

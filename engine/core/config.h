@@ -100,6 +100,7 @@ typedef struct gb_settings {
     long long save_changes[GB_SAVE_PARAMS_MAX];
     char *dir;
     char *dbfilename;
+    char *import_rdb; /* --import-rdb: convert this Redis dump.rdb to dbfilename and exit */
     int rdbcompression;
     int rdb_compression_level;
     int stop_writes_on_bgsave_error;

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
+#include "engine/persist/rdb_load.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapshot.h"
 #include "platform/clock.h"
@@ -66,11 +68,37 @@ struct gb_persist {
     bool last_bg_ok;
     int64_t last_bg_secs;    /* -1: none yet */
     uint64_t saves;          /* successful saves (rdb_saves) */
+
+    /* The dataset came from a Redis dump.rdb under dbfilename: before the
+     * first save replaces it with Goblin's format, the Redis file is kept
+     * beside it (keep_redis_original). */
+    bool redis_original;
 };
 
 static void snapshot_path(const gb_persist *p, char *out, size_t cap)
 {
     gb_path_join(out, cap, p->eng->cfg.dir, p->eng->cfg.dbfilename);
+}
+
+/* The first save after loading a Redis dump.rdb: a hard link keeps Redis's
+ * file as <dbfilename>.redis (the snapshot then replaces dbfilename by a
+ * rename, as always), so going back to redis-server stays possible and no
+ * moment exists with neither file in place. */
+static int load_redis_file(gb_engine *eng, const char *path, char *err, size_t errlen);
+
+static void keep_redis_original(gb_persist *p, const char *path)
+{
+    if (!p->redis_original)
+        return;
+    p->redis_original = false;
+    char kept[4200];
+    snprintf(kept, sizeof kept, "%s.redis", path);
+    if (link(path, kept) == 0)
+        gb_log(GB_LOG_NOTICE, "Kept the Redis RDB file as %s: snapshots are written in Goblin's format to %s", kept,
+               path);
+    else
+        gb_log(GB_LOG_WARNING, "Could not keep the Redis RDB file as %s (%s): the save replaces %s with Goblin's "
+               "format", kept, strerror(errno), path);
 }
 
 static int level_of(const gb_engine *eng) { return eng->cfg.rdbcompression ? eng->cfg.rdb_compression_level : 0; }
@@ -111,6 +139,7 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     }
     char path[4096];
     snapshot_path(p, path, sizeof path);
+    keep_redis_original(p, path);
     uint64_t t0 = gb_clock_mono_ns();
     uint64_t dirty = eng->stats.dirty;
     gb_snapshot *s = gb_snapshot_begin(eng, path, level_of(eng), false, err, errlen);
@@ -142,6 +171,7 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
     gb_engine *eng = p->eng;
     char path[4096];
     snapshot_path(p, path, sizeof path);
+    keep_redis_original(p, path);
     p->last_try_ms = eng->now_ms;
     p->bg = gb_snapshot_begin(eng, path, level_of(eng), true, err, errlen);
     if (!p->bg) {
@@ -398,6 +428,35 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     return 0;
 }
 
+static void log_rdb_progress(void *ctx, uint64_t done, uint64_t total, const gb_rdb_load_stats *st)
+{
+    const load_progress *lp = ctx;
+    double secs = (double)(gb_clock_mono_ns() - lp->t0) / 1e9, mb = (double)done / 1e6;
+    gb_log(GB_LOG_NOTICE, "Loading Redis RDB: %llu keys, %.0f of %.0f MB (%.0f%%), %.0f MB/s",
+           (unsigned long long)st->keys, mb, (double)total / 1e6, total ? 100.0 * (double)done / (double)total : 100.0,
+           secs > 0 ? mb / secs : 0.0);
+}
+
+int gb_persist_load_redis_rdb(gb_engine *eng, const char *path, char *err, size_t errlen)
+{
+    return load_redis_file(eng, path, err, errlen);
+}
+
+/* Loads a Redis dump.rdb (engine/persist/rdb_load.h) into the databases. */
+static int load_redis_file(gb_engine *eng, const char *path, char *err, size_t errlen)
+{
+    load_progress lp = {gb_clock_mono_ns()};
+    gb_rdb_load_stats st;
+    int rc = gb_rdb_load_file(eng, path, &st, log_rdb_progress, &lp, err, errlen);
+    if (rc != 0)
+        return rc;
+    double secs = (double)(gb_clock_mono_ns() - lp.t0) / 1e9, mb = (double)st.bytes / 1e6;
+    gb_log(GB_LOG_NOTICE, "DB loaded from a Redis RDB file (version %u): %llu keys (%llu expired, not loaded), "
+           "%llu function libraries, %.1f MB in %.3f s (%.0f MB/s)", st.version, (unsigned long long)st.keys,
+           (unsigned long long)st.expired, (unsigned long long)st.functions, mb, secs, secs > 0 ? mb / secs : 0.0);
+    return 0;
+}
+
 /* Everything a snapshot or log replaces: the databases and the function
  * libraries (Redis's emptyData without EMPTYDB_NOFUNCTIONS). */
 static void flush_all(gb_engine *eng)
@@ -427,7 +486,13 @@ int gb_persist_load(gb_persist *p, char *err, size_t errlen)
     }
     char path[4096];
     snapshot_path(p, path, sizeof path);
-    int rc = load_snapshot_file(eng, path, err, errlen);
+    int rc;
+    if (gb_rdb_file_is_redis(path)) {
+        rc = load_redis_file(eng, path, err, errlen);
+        p->redis_original = rc == 0;
+    } else {
+        rc = load_snapshot_file(eng, path, err, errlen);
+    }
     if (rc == 0)
         p->lastsave_s = eng->now_ms / 1000;
     else if (rc != GB_ENOENT)
@@ -469,7 +534,13 @@ int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
     flush_all(eng);
     char path[4096];
     snapshot_path(p, path, sizeof path);
-    int rc = load_snapshot_file(eng, path, err, errlen);
+    int rc;
+    if (gb_rdb_file_is_redis(path)) {
+        rc = load_redis_file(eng, path, err, errlen);
+        p->redis_original = rc == 0;
+    } else {
+        rc = load_snapshot_file(eng, path, err, errlen);
+    }
     if (rc != 0) {
         /* Never a half-loaded dataset: empty is what the log says. */
         gb_log(GB_LOG_WARNING, "DEBUG RELOAD could not load what it saved: %s", err);

@@ -24,6 +24,10 @@ gb_persist *gb_persist_of(gb_engine *eng);
  * the failed check in err: the server must not start. */
 int gb_persist_load(gb_persist *p, char *err, size_t errlen);
 
+/* Loads a Redis dump.rdb at path into the (empty) databases, logging
+ * progress: --import-rdb. Same return convention. */
+int gb_persist_load_redis_rdb(gb_engine *eng, const char *path, char *err, size_t errlen);
+
 /* SAVE: a snapshot now, in the foreground. 0 or -1 with err. */
 int gb_persist_save(gb_persist *p, char *err, size_t errlen);
 

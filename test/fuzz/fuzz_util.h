@@ -30,6 +30,7 @@
 #include "engine/ds/list.h"
 #include "engine/types/tobj.h"
 #include "engine/core/reply.h"
+#include "engine/core/scripting.h"
 #include "engine/modules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -186,6 +187,8 @@ static inline void fuzz_engine_reset(gb_engine *eng)
     gb_client_free(c);
     for (int d = 0; d < eng->ndbs; d++)
         FUZZ_CHECK(gb_db_size(&eng->dbs[d]) == 0, "database %d not empty after FLUSHALL", d);
+    if (eng->scripting) /* FLUSHALL keeps function libraries; a fresh engine has none */
+        eng->scripting->flush_libraries(eng->scripting->ctx);
     eng->loading = false;
     gb_engine_update_time(eng);
 }

@@ -744,6 +744,54 @@ def ziplist(entries):
     return struct.pack("<IIH", 10 + len(body) + 1, tail, len(entries)) + body + b"\xff"
 
 
+def rdbfile_seeds():
+    """redis-server 7.0's own dump.rdb of a small mixed dataset (if redis-server
+    is here), and a hand-built version 9 file of Redis 6's encodings."""
+    body = (b"\xfa" + rdb_str(b"redis-ver") + rdb_str(b"6.2.14") + b"\xfe\x00\xfb\x03\x01"
+            + b"\x0a" + rdb_str(b"l") + rdb_str(ziplist([b"a", 5, -300]))
+            + b"\xfc" + struct.pack("<Q", 4102444800000)
+            + b"\x0d" + rdb_str(b"h") + rdb_str(ziplist([b"f", b"v"]))
+            + b"\xfe\x01\x00" + rdb_str(b"s") + rdb_str(b"v") + b"\xff")
+    write("rdbfile", "redis6", b"\x01" + b"REDIS0009" + body + b"\x00" * 8)
+    redis = shutil.which("redis-server")
+    if not redis:
+        print("redis-server not found: rdbfile gets only the hand-built seed")
+        return
+    d = tempfile.mkdtemp(prefix="gb-seeds-")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([redis, "--port", str(port), "--dir", d, "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                c = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        cmds = [("SET", "int", "12"), ("SET", "s", "hello"), ("SET", "t", "v", "PX", "999999999"),
+                ("RPUSH", "l", "a", "1"), ("SADD", "is", "1", "2"), ("SADD", "ss", "a", "b"),
+                ("ZADD", "z", "1", "a"), ("HSET", "h", "f", "v"), ("XADD", "x", "1-1", "f", "v"),
+                ("XGROUP", "CREATE", "x", "g", "0"), ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">"),
+                ("SELECT", "3"), ("SET", "other", "1"),
+                ("FUNCTION", "LOAD", "#!lua name=l\nredis.register_function('f', function() return 1 end)"),
+                ("SAVE",)]
+        for cmd in cmds:
+            c.sendall(resp(*cmd))
+            time.sleep(0.02)
+        time.sleep(0.3)
+        c.close()
+        with open(os.path.join(d, "dump.rdb"), "rb") as f:
+            data = f.read()
+        write("rdbfile", "redis7", b"\x00" + data)
+        write("rdbfile", "redis7-fixsum", b"\x01" + data)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def rdbobject_seeds():
     old = {
         "list-ziplist": b"\x0a" + rdb_str(ziplist([b"a", 5, -300, b"xyz"])),
@@ -774,6 +822,7 @@ def main():
     lualib_seeds()
     lualib_regressions()
     rdbobject_seeds()
+    rdbfile_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 
