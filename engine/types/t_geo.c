@@ -1,0 +1,107 @@
+/*
+ * Geo indexes over the sorted-set type (see t_geo.h).
+ */
+#include "engine/types/t_geo.h"
+
+#include "engine/base/mem.h"
+
+void gb_geo_points_free(gb_geo_points *pts)
+{
+    gb_free(pts->p);
+    gb_strbuf_free(&pts->names);
+    memset(pts, 0, sizeof *pts);
+}
+
+gb_result gb_geo_read(gb_db *db, gb_slice key, gb_tobj *o, const gb_zset **z)
+{
+    int found = gb_tobj_lookup(db, key, GB_TYPE_ZSET, false, o);
+    *z = found > 0 ? &o->o.z : NULL;
+    return found < 0 ? GB_R_WRONGTYPE : GB_R_OK;
+}
+
+bool gb_geo_member_xy(const gb_zset *z, gb_slice member, double xy[2])
+{
+    double score;
+    if (!gb_zset_score(z, member, &score))
+        return false;
+    gb_geo_decode_score(score, xy);
+    return true;
+}
+
+typedef struct scan_ctx {
+    const gb_geo_shape *shape;
+    gb_geo_points *out;
+    size_t limit;
+} scan_ctx;
+
+static bool points_full(const scan_ctx *s) { return s->limit && s->out->n >= s->limit; }
+
+static void scan_emit(void *ctx, gb_slice member, double score)
+{
+    scan_ctx *s = ctx;
+    if (points_full(s))
+        return; /* Redis stops the range here; the rest would be dropped */
+    gb_geo_point p;
+    double xy[2];
+    if (!gb_geo_within(s->shape, score, xy, &p.dist))
+        return;
+    gb_geo_points *out = s->out;
+    if (out->n == out->cap) {
+        out->cap = out->cap ? out->cap * 2 : 8;
+        out->p = gb_realloc(out->p, out->cap * sizeof *out->p);
+    }
+    p.lon = xy[0];
+    p.lat = xy[1];
+    p.score = score;
+    p.member = out->names.len;
+    uint64_t len = member.len;
+    gb_strbuf_add(&out->names, &len, sizeof len);
+    gb_strbuf_add(&out->names, member.ptr, member.len);
+    out->p[out->n++] = p;
+}
+
+void gb_geo_search(const gb_zset *z, const gb_geo_shape *shape, size_t limit, gb_geo_points *out)
+{
+    gb_geo_cover cover;
+    gb_geo_cover_shape(shape, &cover);
+    scan_ctx s = {.shape = shape, .out = out, .limit = limit};
+    int last = -1;
+    for (int i = 0; i < 9; i++) {
+        gb_geohash b = cover.box[i];
+        if (!b.bits && !b.step)
+            continue;
+        /* Huge radii make neighbours coincide: a box equal to the last one
+         * scanned is skipped (Redis compares with that one only). */
+        if (last > 0 && b.bits == cover.box[last].bits && b.step == cover.box[last].step)
+            continue;
+        if (points_full(&s))
+            break;
+        gb_score_range r = {.minex = false, .maxex = true};
+        gb_geo_box_scores(b, &r.min, &r.max);
+        gb_zset_range_score(z, &r, false, 0, -1, scan_emit, &s);
+        last = i;
+    }
+}
+
+void gb_geo_store(gb_db *db, gb_slice dst, const gb_geo_points *pts, size_t n, bool by_dist, double conversion)
+{
+    if (n == 0) {
+        gb_types_store(db, dst, GB_TYPE_ZSET, NULL);
+        return;
+    }
+    size_t maxlen = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = gb_geo_point_member(pts, &pts->p[i]).len;
+        maxlen = len > maxlen ? len : maxlen;
+    }
+    gb_types_config cfg = gb_types_cfg(db->eng);
+    gb_zset *z = gb_zset_new(&cfg, n, maxlen);
+    for (size_t i = 0; i < n; i++) {
+        const gb_geo_point *p = &pts->p[i];
+        double score = by_dist ? p->dist / conversion : p->score;
+        gb_slice m = gb_geo_point_member(pts, p);
+        gb_zadd_result res;
+        gb_zset_add(z, &cfg, 0, 1, &score, &m, &res);
+    }
+    gb_types_store(db, dst, GB_TYPE_ZSET, z);
+}
