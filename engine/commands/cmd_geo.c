@@ -5,8 +5,6 @@
  * check for check, since that order decides which error a bad request
  * gets (the key's type before anything; a missing key answers before the
  * options of GEORADIUSBYMEMBER are looked at). */
-#include <stdlib.h>
-
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/commands/cmd_util.h"
@@ -352,14 +350,6 @@ static bool geo_query_valid(gb_client *c, gb_slice cmdname, int flags, const geo
     return true;
 }
 
-static int by_dist_asc(const void *a, const void *b)
-{
-    const gb_geo_point *pa = a, *pb = b;
-    return pa->dist > pb->dist ? 1 : pa->dist == pb->dist ? 0 : -1;
-}
-
-static int by_dist_desc(const void *a, const void *b) { return -by_dist_asc(a, b); }
-
 static void reply_points(gb_client *c, const geo_query *q, const gb_geo_points *pts, size_t n)
 {
     int extras = q->withdist + q->withhash + q->withcoord;
@@ -405,10 +395,8 @@ static void run_query(gb_client *c, const gb_zset *z, geo_query *q, int flags)
         return;
     }
     size_t n = q->count == 0 || pts.n < (uint64_t)q->count ? pts.n : (size_t)q->count;
-    /* The C library's qsort with Redis's comparator over the points in
-     * Redis's order: equal distances come out as they do there. */
-    if (q->sort != SORT_NONE && pts.n > 1)
-        qsort(pts.p, pts.n, sizeof *pts.p, q->sort == SORT_ASC ? by_dist_asc : by_dist_desc);
+    if (q->sort != SORT_NONE)
+        gb_geo_points_sort(&pts, n, q->sort == SORT_DESC);
     if (q->storekey)
         store_points(c, q, flags, &pts, n);
     else

@@ -3,6 +3,8 @@
  */
 #include "engine/types/t_geo.h"
 
+#include <stdlib.h>
+
 #include "engine/base/mem.h"
 
 void gb_geo_points_free(gb_geo_points *pts)
@@ -81,6 +83,110 @@ void gb_geo_search(const gb_zset *z, const gb_geo_shape *shape, size_t limit, gb
         gb_zset_range_score(z, &r, false, 0, -1, scan_emit, &s);
         last = i;
     }
+}
+
+/* ---- ordering ---- */
+
+typedef int point_cmp(const void *, const void *);
+
+static int by_dist_asc(const void *a, const void *b)
+{
+    const gb_geo_point *pa = a, *pb = b;
+    return pa->dist > pb->dist ? 1 : pa->dist == pb->dist ? 0 : -1;
+}
+
+static int by_dist_desc(const void *a, const void *b) { return -by_dist_asc(a, b); }
+
+static void swap_points(gb_geo_point *a, gb_geo_point *b)
+{
+    gb_geo_point t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Swaps the n points from a with the n from b, pairwise. */
+static void swap_runs(gb_geo_point *a, gb_geo_point *b, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++)
+        swap_points(a + i, b + i);
+}
+
+static gb_geo_point *median3(gb_geo_point *a, gb_geo_point *b, gb_geo_point *c, point_cmp *cmp)
+{
+    return cmp(a, b) < 0 ? (cmp(b, c) < 0 ? b : (cmp(a, c) < 0 ? c : a))
+                         : (cmp(b, c) > 0 ? b : (cmp(a, c) < 0 ? a : c));
+}
+
+/* Whether the points [s, e] miss the range [lo, hi] that must end sorted. */
+static bool outside(const gb_geo_point *s, const gb_geo_point *e, const gb_geo_point *lo, const gb_geo_point *hi)
+{
+    return (lo < s && hi < s) || (lo > e && hi > e);
+}
+
+/* Redis's _pqsort over points: the same pivots, the same partition with
+ * equal keys gathered at both ends, the same order of swaps. */
+static void partial_sort(gb_geo_point *a, ptrdiff_t n, point_cmp *cmp, const gb_geo_point *lo,
+                         const gb_geo_point *hi)
+{
+    for (;;) {
+        if (n < 7) {
+            for (gb_geo_point *pm = a + 1; pm < a + n; pm++)
+                for (gb_geo_point *pl = pm; pl > a && cmp(pl - 1, pl) > 0; pl--)
+                    swap_points(pl, pl - 1);
+            return;
+        }
+        gb_geo_point *pm = a + n / 2;
+        if (n > 7) {
+            gb_geo_point *pl = a, *pn = a + n - 1;
+            if (n > 40) {
+                ptrdiff_t d = n / 8;
+                pl = median3(pl, pl + d, pl + 2 * d, cmp);
+                pm = median3(pm - d, pm, pm + d, cmp);
+                pn = median3(pn - 2 * d, pn - d, pn, cmp);
+            }
+            pm = median3(pl, pm, pn, cmp);
+        }
+        swap_points(a, pm);
+        gb_geo_point *pa = a + 1, *pb = a + 1, *pc = a + n - 1, *pd = a + n - 1;
+        for (;;) {
+            int r;
+            while (pb <= pc && (r = cmp(pb, a)) <= 0) {
+                if (r == 0)
+                    swap_points(pa++, pb);
+                pb++;
+            }
+            while (pb <= pc && (r = cmp(pc, a)) >= 0) {
+                if (r == 0)
+                    swap_points(pc, pd--);
+                pc--;
+            }
+            if (pb > pc)
+                break;
+            swap_points(pb++, pc--);
+        }
+        gb_geo_point *pn = a + n;
+        ptrdiff_t r = pa - a < pb - pa ? pa - a : pb - pa;
+        swap_runs(a, pb - r, r);
+        r = pd - pc < pn - pd - 1 ? pd - pc : pn - pd - 1;
+        swap_runs(pb, pn - r, r);
+        if ((r = pb - pa) > 1 && !outside(a, a + r - 1, lo, hi))
+            partial_sort(a, r, cmp, lo, hi);
+        if ((r = pd - pc) <= 1)
+            return;
+        a = pn - r; /* the upper part: iterate rather than recurse */
+        n = r;
+        if (outside(a, a + n - 1, lo, hi))
+            return;
+    }
+}
+
+void gb_geo_points_sort(gb_geo_points *pts, size_t first, bool desc)
+{
+    point_cmp *cmp = desc ? by_dist_desc : by_dist_asc;
+    if (first >= pts->n)
+        qsort(pts->p, pts->n, sizeof *pts->p, cmp);
+    else if (first > 0)
+        partial_sort(pts->p, (ptrdiff_t)pts->n, cmp, pts->p, pts->p + first - 1);
 }
 
 void gb_geo_store(gb_db *db, gb_slice dst, const gb_geo_points *pts, size_t n, bool by_dist, double conversion)

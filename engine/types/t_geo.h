@@ -49,6 +49,13 @@ bool gb_geo_member_xy(const gb_zset *z, gb_slice member, double xy[2]);
  * limit of them (ANY) when limit > 0. */
 void gb_geo_search(const gb_zset *z, const gb_geo_shape *shape, size_t limit, gb_geo_points *out);
 
+/* Orders the points by distance (ascending, or descending with desc) as
+ * Redis does, so that equal distances come out in Redis's order too: all
+ * of them with the C library's qsort when first == pts->n, else only the
+ * first `first` with Redis's partial quicksort (its pqsort: Bentley and
+ * McIlroy's, skipping partitions outside the range). */
+void gb_geo_points_sort(gb_geo_points *pts, size_t first, bool desc);
+
 /* Stores the first n points under dst as a sorted set, scored by their
  * geohash or, with by_dist, by their distance divided by conversion
  * (STORE / STOREDIST); n == 0 deletes dst. Replaces any type. */
