@@ -162,6 +162,59 @@ bool gb_geo_within(const gb_geo_shape *shape, double score, double xy[2], double
     return true;
 }
 
+void gb_geo_matcher_init(gb_geo_matcher *m, const gb_geo_shape *shape)
+{
+    m->shape = *shape;
+    m->radius_m = shape->radius * shape->conversion;
+    m->width_m = shape->width * shape->conversion;
+    m->height_m = shape->height * shape->conversion;
+    m->lon1r = deg_rad(shape->xy[0]);
+    m->lat1r = deg_rad(shape->xy[1]);
+    m->cos_lat1r = cos(m->lat1r);
+    m->lat_reject = m->radius_m * (1 + 1e-9) + 1e-6;
+}
+
+/* gb_geo_distance from the centre: the same operations on the same
+ * values, with cos(centre latitude) and the point's cosine handed in. */
+static double distance_from_centre(const gb_geo_matcher *m, double lat2r, double cos_lat2r, double v,
+                                   double lat_arc)
+{
+    if (v == 0.0)
+        return lat_arc;
+    double u = sin((lat2r - m->lat1r) / 2);
+    double a = u * u + m->cos_lat1r * cos_lat2r * v * v;
+    return 2.0 * GEO_EARTH_RADIUS_M * asin(sqrt(a));
+}
+
+bool gb_geo_match(const gb_geo_matcher *m, double score, double xy[2], double *dist)
+{
+    gb_geo_decode_score(score, xy);
+    double lon2r = deg_rad(xy[0]), lat2r = deg_rad(xy[1]);
+    /* lat_distance(centre, point): fabs makes the order of the operands moot. */
+    double lat_arc = GEO_EARTH_RADIUS_M * fabs(lat2r - m->lat1r);
+    if (m->shape.type == GB_GEO_CIRCLE) {
+        if (lat_arc > m->lat_reject)
+            return false;
+        double v = sin((lon2r - m->lon1r) / 2);
+        *dist = distance_from_centre(m, lat2r, v == 0.0 ? 0 : cos(lat2r), v, lat_arc);
+        return !(*dist > m->radius_m);
+    }
+    if (lat_arc > m->height_m / 2)
+        return false;
+    /* The longitude arc along the point's parallel: gb_geo_distance(point,
+     * centre at the point's latitude), whose latitude term is sin(0) = 0.
+     * Its sine is the negation of the full distance's (sin is odd). */
+    double v_back = sin((m->lon1r - lon2r) / 2);
+    double cos_lat2r = cos(lat2r);
+    double lon_arc = 0;
+    if (v_back != 0.0)
+        lon_arc = 2.0 * GEO_EARTH_RADIUS_M * asin(sqrt(0.0 * 0.0 + cos_lat2r * cos_lat2r * v_back * v_back));
+    if (lon_arc > m->width_m / 2)
+        return false;
+    *dist = distance_from_centre(m, lat2r, cos_lat2r, -v_back, lat_arc);
+    return true;
+}
+
 /* ---- the nine boxes of a search ---- */
 
 /* Redis's geohashEstimateStepsByRadius. */

@@ -82,6 +82,22 @@ void gb_geo_box_scores(gb_geohash box, double *min, double *max);
  * coordinates and its distance from the centre in meters. */
 bool gb_geo_within(const gb_geo_shape *shape, double score, double xy[2], double *dist);
 
+/* gb_geo_within for many points around one centre: what depends on the
+ * centre alone is computed once, and points farther in latitude alone than
+ * a circle's radius are refused before any trigonometry (the great-circle
+ * distance is never below the latitude arc; the margin covers rounding).
+ * The answers and distances are gb_geo_within's, bit for bit
+ * (test/engine/base/test_geohash.c compares them). */
+typedef struct gb_geo_matcher {
+    gb_geo_shape shape;
+    double radius_m, width_m, height_m; /* the shape's sizes in meters, as Redis multiplies them */
+    double lon1r, lat1r, cos_lat1r;     /* the centre in radians */
+    double lat_reject;                  /* a latitude arc beyond which no point matches */
+} gb_geo_matcher;
+
+void gb_geo_matcher_init(gb_geo_matcher *m, const gb_geo_shape *shape);
+bool gb_geo_match(const gb_geo_matcher *m, double score, double xy[2], double *dist);
+
 /* Buffer for the formats below. */
 #define GB_GEO_FMT_BUF 48
 /* A distance with 4 decimals, as Redis's fixedpoint_d2string(d, 4). */

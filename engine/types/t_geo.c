@@ -31,7 +31,7 @@ bool gb_geo_member_xy(const gb_zset *z, gb_slice member, double xy[2])
 }
 
 typedef struct scan_ctx {
-    const gb_geo_shape *shape;
+    gb_geo_matcher match;
     gb_geo_points *out;
     size_t limit;
 } scan_ctx;
@@ -45,7 +45,7 @@ static void scan_emit(void *ctx, gb_slice member, double score)
         return; /* Redis stops the range here; the rest would be dropped */
     gb_geo_point p;
     double xy[2];
-    if (!gb_geo_within(s->shape, score, xy, &p.dist))
+    if (!gb_geo_match(&s->match, score, xy, &p.dist))
         return;
     gb_geo_points *out = s->out;
     if (out->n == out->cap) {
@@ -66,7 +66,8 @@ void gb_geo_search(const gb_zset *z, const gb_geo_shape *shape, size_t limit, gb
 {
     gb_geo_cover cover;
     gb_geo_cover_shape(shape, &cover);
-    scan_ctx s = {.shape = shape, .out = out, .limit = limit};
+    scan_ctx s = {.out = out, .limit = limit};
+    gb_geo_matcher_init(&s.match, shape);
     int last = -1;
     for (int i = 0; i < 9; i++) {
         gb_geohash b = cover.box[i];

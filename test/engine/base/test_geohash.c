@@ -162,6 +162,37 @@ static void test_cover_holds_every_match(void **state)
     }
 }
 
+/* The matcher answers as gb_geo_within, to the bit, near and far from the
+ * edge of circles and boxes of every size, also across the antimeridian. */
+static void test_matcher_equals_within(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 4000; i++) {
+        gb_geo_shape s = {.conversion = (i % 3) ? 1 : 1609.34};
+        s.xy[0] = (i % 7) ? rnd_between(-180, 180) : 179.99 * ((i & 1) ? 1 : -1);
+        s.xy[1] = rnd_between(-GB_GEO_LAT_MAX, GB_GEO_LAT_MAX);
+        double r = pow(10, rnd_between(-1, 7));
+        s.type = (i & 1) ? GB_GEO_CIRCLE : GB_GEO_BOX;
+        s.radius = r;
+        s.width = r * rnd_between(0.1, 2);
+        s.height = r * rnd_between(0.1, 2);
+        gb_geo_matcher m;
+        gb_geo_matcher_init(&m, &s);
+        for (int j = 0; j < 100; j++) {
+            double k = r * s.conversion / 111000.0 * rnd_between(0, 2);
+            double lon = s.xy[0] + rnd_between(-k, k), lat = s.xy[1] + rnd_between(-k, k);
+            lon = lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon;
+            if (lat < -GB_GEO_LAT_MAX || lat > GB_GEO_LAT_MAX || lon < -180 || lon > 180)
+                continue;
+            double score = score_of(lon, lat), xy1[2], xy2[2], d1 = -1, d2 = -1;
+            bool in1 = gb_geo_within(&s, score, xy1, &d1), in2 = gb_geo_match(&m, score, xy2, &d2);
+            assert_int_equal(in1, in2);
+            if (in1)
+                assert_memory_equal(&d1, &d2, sizeof d1);
+        }
+    }
+}
+
 static void test_distance(void **state)
 {
     (void)state;
@@ -202,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_scores_geoadd_never_writes),
         cmocka_unit_test(test_round_trip_within_cell),
         cmocka_unit_test(test_cover_holds_every_match),
+        cmocka_unit_test(test_matcher_equals_within),
         cmocka_unit_test(test_distance),
         cmocka_unit_test(test_format_distance),
     };
