@@ -91,12 +91,14 @@ bool gb_geohash_decode(gb_geohash h, gb_geo_area *area)
     double lon_scale = WGS84_LON.max - WGS84_LON.min;
     uint32_t ilat = (uint32_t)sep;
     uint32_t ilon = (uint32_t)(sep >> 32);
-    double cells = (double)(1ULL << h.step);
+    /* Redis divides by 2^step; multiplying by 2^-step is the same exact
+     * operation (a power of two, far from underflow), without a division. */
+    double per_cell = 1.0 / (double)(1ULL << h.step);
     /* "+ 1" wraps in 32 bits as Redis's unsigned arithmetic does. */
-    area->lat.min = WGS84_LAT.min + (ilat * 1.0 / cells) * lat_scale;
-    area->lat.max = WGS84_LAT.min + ((uint32_t)(ilat + 1) * 1.0 / cells) * lat_scale;
-    area->lon.min = WGS84_LON.min + (ilon * 1.0 / cells) * lon_scale;
-    area->lon.max = WGS84_LON.min + ((uint32_t)(ilon + 1) * 1.0 / cells) * lon_scale;
+    area->lat.min = WGS84_LAT.min + (ilat * 1.0 * per_cell) * lat_scale;
+    area->lat.max = WGS84_LAT.min + ((uint32_t)(ilat + 1) * 1.0 * per_cell) * lat_scale;
+    area->lon.min = WGS84_LON.min + (ilon * 1.0 * per_cell) * lon_scale;
+    area->lon.max = WGS84_LON.min + ((uint32_t)(ilon + 1) * 1.0 * per_cell) * lon_scale;
     return true;
 }
 

@@ -34,27 +34,35 @@ typedef struct scan_ctx {
     gb_geo_matcher match;
     gb_geo_points *out;
     size_t limit;
+    gb_geo_point pending; /* the match want() found, completed by emit() */
 } scan_ctx;
 
 static bool points_full(const scan_ctx *s) { return s->limit && s->out->n >= s->limit; }
 
-static void scan_emit(void *ctx, gb_slice member, double score)
+static int scan_want(void *ctx, double score)
 {
     scan_ctx *s = ctx;
     if (points_full(s))
-        return; /* Redis stops the range here; the rest would be dropped */
-    gb_geo_point p;
+        return GB_ZSCAN_STOP; /* ANY: Redis stops the range here */
     double xy[2];
-    if (!gb_geo_match(&s->match, score, xy, &p.dist))
-        return;
+    if (!gb_geo_match(&s->match, score, xy, &s->pending.dist))
+        return GB_ZSCAN_SKIP;
+    s->pending.lon = xy[0];
+    s->pending.lat = xy[1];
+    s->pending.score = score;
+    return GB_ZSCAN_EMIT;
+}
+
+static void scan_emit(void *ctx, gb_slice member, double score)
+{
+    (void)score;
+    scan_ctx *s = ctx;
     gb_geo_points *out = s->out;
     if (out->n == out->cap) {
         out->cap = out->cap ? out->cap * 2 : 8;
         out->p = gb_realloc(out->p, out->cap * sizeof *out->p);
     }
-    p.lon = xy[0];
-    p.lat = xy[1];
-    p.score = score;
+    gb_geo_point p = s->pending;
     p.member = out->names.len;
     uint64_t len = member.len;
     gb_strbuf_add(&out->names, &len, sizeof len);
@@ -79,9 +87,9 @@ void gb_geo_search(const gb_zset *z, const gb_geo_shape *shape, size_t limit, gb
             continue;
         if (points_full(&s))
             break;
-        gb_score_range r = {.minex = false, .maxex = true};
-        gb_geo_box_scores(b, &r.min, &r.max);
-        gb_zset_range_score(z, &r, false, 0, -1, scan_emit, &s);
+        double min, max;
+        gb_geo_box_scores(b, &min, &max);
+        gb_zset_scan_scores(z, min, max, scan_want, scan_emit, &s);
         last = i;
     }
 }
