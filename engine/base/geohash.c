@@ -145,25 +145,6 @@ double gb_geo_distance(double lon1, double lat1, double lon2, double lat2)
     return 2.0 * GEO_EARTH_RADIUS_M * asin(sqrt(a));
 }
 
-bool gb_geo_within(const gb_geo_shape *shape, double score, double xy[2], double *dist)
-{
-    gb_geo_decode_score(score, xy);
-    double x1 = shape->xy[0], y1 = shape->xy[1];
-    if (shape->type == GB_GEO_CIRCLE) {
-        *dist = gb_geo_distance(x1, y1, xy[0], xy[1]);
-        return !(*dist > shape->radius * shape->conversion);
-    }
-    /* The box: latitude first (cheaper), then the longitude distance along
-     * the point's own parallel, then the distance Redis reports. */
-    double width_m = shape->width * shape->conversion, height_m = shape->height * shape->conversion;
-    if (lat_distance(xy[1], y1) > height_m / 2)
-        return false;
-    if (gb_geo_distance(xy[0], xy[1], x1, xy[1]) > width_m / 2)
-        return false;
-    *dist = gb_geo_distance(x1, y1, xy[0], xy[1]);
-    return true;
-}
-
 void gb_geo_matcher_init(gb_geo_matcher *m, const gb_geo_shape *shape)
 {
     m->shape = *shape;

@@ -78,16 +78,16 @@ double gb_geo_distance(double lon1, double lat1, double lon2, double lat2);
 void gb_geo_cover_shape(const gb_geo_shape *shape, gb_geo_cover *out);
 /* The score range [min, max) that holds every point inside box. */
 void gb_geo_box_scores(gb_geohash box, double *min, double *max);
-/* Whether the point a score names lies inside shape; writes its
- * coordinates and its distance from the centre in meters. */
-bool gb_geo_within(const gb_geo_shape *shape, double score, double xy[2], double *dist);
 
-/* gb_geo_within for many points around one centre: what depends on the
- * centre alone is computed once, and points farther in latitude alone than
- * a circle's radius are refused before any trigonometry (the great-circle
- * distance is never below the latitude arc; the margin covers rounding).
- * The answers and distances are gb_geo_within's, bit for bit
- * (test/engine/base/test_geohash.c compares them). */
+/* Whether the point a score names lies inside a shape (Redis's
+ * geoWithinShape), for many points around one centre: gb_geo_match writes
+ * the point's coordinates and its distance from the centre in meters. What
+ * depends on the centre alone is computed once, and points farther in
+ * latitude alone than a circle's radius are refused before any
+ * trigonometry (the great-circle distance is never below the latitude arc;
+ * the margin covers rounding). Answers and distances are those of Redis's
+ * plain computation, bit for bit (test/engine/base/test_geohash.c keeps it
+ * as the reference and compares). */
 typedef struct gb_geo_matcher {
     gb_geo_shape shape;
     double radius_m, width_m, height_m; /* the shape's sizes in meters, as Redis multiplies them */
