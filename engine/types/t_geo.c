@@ -192,6 +192,8 @@ static void partial_sort(gb_geo_point *a, ptrdiff_t n, point_cmp *cmp, const gb_
 void gb_geo_points_sort(gb_geo_points *pts, size_t first, bool desc)
 {
     point_cmp *cmp = desc ? by_dist_desc : by_dist_asc;
+    if (pts->n < 2)
+        return; /* nothing to order (and qsort may not see a NULL array) */
     if (first >= pts->n)
         qsort(pts->p, pts->n, sizeof *pts->p, cmp);
     else if (first > 0)
