@@ -375,6 +375,12 @@ ERROR_CASES = [
     [b"GEOSEARCHSTORE", b"lst", b"g", b"FROMLONLAT", b"1", b"2", b"BYRADIUS", b"1", b"km"],
     [b"GEOSEARCHSTORE", b"d0", b"g", b"FROMLONLAT", b"1", b"2", b"BYRADIUS", b"1000", b"km", b"STOREDIST"],
     [b"GEOSEARCHSTORE", b"d0", b"g", b"FROMLONLAT", b"100", b"2", b"BYRADIUS", b"1", b"km"],
+    # an empty member
+    [b"GEOADD", b"g", b"1.0001", b"2", b""],
+    [b"GEOSEARCH", b"g", b"FROMMEMBER", b"", b"BYRADIUS", b"100", b"km", b"WITHDIST", b"WITHCOORD", b"ASC"],
+    [b"GEOSEARCHSTORE", b"d0", b"g", b"FROMLONLAT", b"1", b"2", b"BYBOX", b"100", b"100", b"km", b"STOREDIST"],
+    [b"GEOPOS", b"g", b""],
+    [b"GEOHASH", b"g", b""],
 ]
 
 # Scores GEOADD never writes, which ZADD can: each must decode as on Redis.
