@@ -269,6 +269,14 @@ void gb_reply_big_number(gb_client *c, const char *s, size_t len)
         c->rops->bulk(c->rctx, s, len);
 }
 
+void gb_reply_double_text(gb_client *c, double v, const char *s, size_t len)
+{
+    if (c->rops->dbl_text)
+        c->rops->dbl_text(c->rctx, v, s, len);
+    else
+        c->rops->bulk(c->rctx, s, len);
+}
+
 void gb_reply_help(gb_client *c, const char *const *lines, size_t n)
 {
     gb_reply_array(c, (int64_t)n);

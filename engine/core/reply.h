@@ -22,6 +22,9 @@ typedef struct gb_reply_ops {
     void (*boolean)(void *ctx, bool v);
     /* RESP3 '(' digits (no CR or LF in s); NULL: a bulk string. */
     void (*big_number)(void *ctx, const char *s, size_t len);
+    /* A double the command formatted itself (v, written as s): RESP3 ','
+     * with exactly these digits; NULL: a bulk string of s. */
+    void (*dbl_text)(void *ctx, double v, const char *s, size_t len);
     /* set_deferred for a set (RESP3 '~'); NULL: set_deferred. */
     void (*set_deferred_set)(void *ctx, size_t handle, int64_t n);
     void (*status)(void *ctx, const char *s, size_t len);  /* +OK */
@@ -115,6 +118,9 @@ void gb_reply_verbatim(struct gb_client *c, const char *s, size_t len);
 void gb_reply_verbatim_format(struct gb_client *c, const char *format, const char *s, size_t len);
 void gb_reply_bool(struct gb_client *c, bool v);
 void gb_reply_big_number(struct gb_client *c, const char *s, size_t len);
+/* A double in the caller's own digits (Redis's addReplyHumanLongDouble:
+ * GEOPOS coordinates): a bulk string of s in RESP2, ",s" in RESP3. */
+void gb_reply_double_text(struct gb_client *c, double v, const char *s, size_t len);
 
 /* Redis's standard error texts. */
 #define GB_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -803,6 +803,44 @@ size_t gb_zset_range_lex(const gb_zset *z, const gb_lex_range *r, bool reverse, 
     return walk(z, from, reverse, offset, limit, lex_in, r, emit, ctx);
 }
 
+void gb_zset_scan_scores(const gb_zset *z, double min, double max_excl, gb_zset_want_fn want, gb_zset_emit_fn emit,
+                         void *ctx)
+{
+    if (z->enc == GB_ZSET_LISTPACK) {
+        unsigned char *lp = z->p;
+        char buf[GB_LP_INT_BUF];
+        for (unsigned char *p = gb_lp_first(lp); p; p = ZL_NEXT(lp, p)) {
+            double s = score_decode(gb_lp_next(lp, p));
+            if (s < min)
+                continue;
+            if (!(s < max_excl))
+                return;
+            int w = want(ctx, s);
+            if (w == GB_ZSCAN_STOP)
+                return;
+            if (w == GB_ZSCAN_EMIT)
+                emit(ctx, gb_lp_get_slice(p, buf), s);
+        }
+        return;
+    }
+    /* One descent to the first entry, then one step per entry; a member's
+     * record is touched only for the entries emitted. */
+    const gb_zset_tree *t = &((const zbig *)z->p)->tree;
+    uint64_t first = gb_zset_tree_count_before(t, GB_ZB_SCORE_LT, min, gb_slice_make(NULL, 0));
+    gb_zset_tree_iter it;
+    if (!gb_zset_tree_seek(t, first, &it))
+        return;
+    double s;
+    gb_zmember m;
+    while (gb_zset_tree_next(&it, &s, &m) && s < max_excl) {
+        int w = want(ctx, s);
+        if (w == GB_ZSCAN_STOP)
+            return;
+        if (w == GB_ZSCAN_EMIT)
+            emit(ctx, gb_zmember_slice(m), s);
+    }
+}
+
 /* ---- removal ---- */
 
 size_t gb_zset_remove(gb_zset *z, size_t n, const gb_slice *members)

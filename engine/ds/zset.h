@@ -140,6 +140,16 @@ size_t gb_zset_range_score(const gb_zset *z, const gb_score_range *r, bool rever
 size_t gb_zset_range_lex(const gb_zset *z, const gb_lex_range *r, bool reverse, int64_t offset, int64_t limit,
                          gb_zset_emit_fn emit, void *ctx);
 
+/* A score-ordered walk that reads a member only when asked (geo searches,
+ * engine/types/t_geo.c: most entries of a box fail the shape test on their
+ * score alone). For each entry with min <= score < max_excl, in order,
+ * want(ctx, score) answers GB_ZSCAN_SKIP, GB_ZSCAN_EMIT (then emit(ctx,
+ * member, score) follows) or GB_ZSCAN_STOP. */
+enum { GB_ZSCAN_SKIP = 0, GB_ZSCAN_EMIT = 1, GB_ZSCAN_STOP = -1 };
+typedef int (*gb_zset_want_fn)(void *ctx, double score);
+void gb_zset_scan_scores(const gb_zset *z, double min, double max_excl, gb_zset_want_fn want, gb_zset_emit_fn emit,
+                         void *ctx);
+
 /* ---- removal ---- */
 
 /* ZREM: returns how many of the n members were removed. */

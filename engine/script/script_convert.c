@@ -125,6 +125,17 @@ static void k_dbl(void *ctx, double v)
     k_bulk(ctx, buf, gb_score_format(v, buf));
 }
 
+/* RESP3: {double=v}; RESP2: the caller's digits as a string. */
+static void k_dbl_text(void *ctx, double v, const char *str, size_t len)
+{
+    gb_lua_sink *s = ctx;
+    if (s->resp != 3) {
+        k_bulk(ctx, str, len);
+        return;
+    }
+    k_dbl(ctx, v);
+}
+
 static void k_nil(void *ctx)
 {
     gb_lua_sink *s = ctx;
@@ -260,6 +271,7 @@ const gb_reply_ops gb_lua_sink_ops = {
     .verbatim = k_verbatim,
     .boolean = k_boolean,
     .big_number = k_big_number,
+    .dbl_text = k_dbl_text,
 };
 
 void gb_lua_sink_begin(gb_lua_sink *s, lua_State *L, int resp)

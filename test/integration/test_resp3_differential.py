@@ -504,6 +504,23 @@ TABLE = {
     "bitpos": ["BITPOS s 1", "BITPOS s 0 2", "BITPOS s 1 1 30 BIT", "BITPOS nokey 0", "BITPOS s 2"],
     "getbit": ["GETBIT s 1", "GETBIT nokey 7", "GETBIT s -1", "GETBIT l 0"],
     "setbit": ["SETBIT s 7 1", "SETBIT newbits 100 1", "SETBIT s 1 2", "SETBIT s 4294967296 1"],
+    # -- geo (each after a GEOADD of two points; z's scores decode as points too)
+    "geoadd": ["GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOADD gk NX CH 1 2 a 200 1 b", "GEOADD l 1 2 a", "GEOADD z XX CH 1 2 a"],
+    "geodist": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEODIST gk Palermo Catania km", "GEODIST gk Palermo nope",
+                         "GEODIST nokey a b", "GEODIST gk a b parsecs")],
+    "geohash": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOHASH gk Palermo nope Catania", "GEOHASH nokey a", "GEOHASH l a")],
+    "geopos": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOPOS gk Palermo nope", "GEOPOS z a b c", "GEOPOS nokey a", "GEOPOS l a")],
+    "georadius": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEORADIUS gk 15 37 200 km WITHDIST WITHCOORD WITHHASH ASC",
+                           "GEORADIUS gk 15 37 200 km COUNT 1 STOREDIST dst", "GEORADIUS gk 15 37 -1 km")],
+    "georadius_ro": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEORADIUS_RO gk 15 37 200 km WITHCOORD DESC",
+                              "GEORADIUS_RO gk 15 37 200 km STORE dst")],
+    "georadiusbymember": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEORADIUSBYMEMBER gk Palermo 200 km WITHDIST COUNT 5 ANY",
+                                   "GEORADIUSBYMEMBER gk Palermo 200 km STORE dst", "GEORADIUSBYMEMBER gk x 1 m")],
+    "georadiusbymember_ro": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEORADIUSBYMEMBER_RO gk Catania 1000 mi WITHCOORD WITHDIST")],
+    "geosearch": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOSEARCH gk FROMLONLAT 15 37 BYBOX 400 400 km WITHCOORD WITHDIST WITHHASH",
+                           "GEOSEARCH gk FROMMEMBER Palermo BYRADIUS 100 mi DESC", "GEOSEARCH gk BYRADIUS 1 m")],
+    "geosearchstore": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOSEARCHSTORE dst gk FROMMEMBER Catania BYRADIUS 300 km STOREDIST",
+                                "GEOSEARCHSTORE dst nokey FROMLONLAT 1 2 BYRADIUS 1 km")],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on

@@ -204,6 +204,12 @@ static void w3_dbl(void *ctx, double v)
     put_prefixed_line(ctx, ',', buf, n);
 }
 
+static void w3_dbl_text(void *ctx, double v, const char *s, size_t len)
+{
+    (void)v;
+    put_prefixed_line(ctx, ',', s, len);
+}
+
 static void w3_map(void *ctx, int64_t npairs) { put_prefixed_int(ctx, '%', npairs); }
 
 static void w3_set(void *ctx, int64_t n) { put_prefixed_int(ctx, '~', n); }
@@ -256,6 +262,7 @@ const gb_reply_ops gb_resp3_reply_ops = {
     .error = w_error,
     .integer = w_integer,
     .dbl = w3_dbl,
+    .dbl_text = w3_dbl_text,
     .bulk = w_bulk,
     .nil = w3_null,
     .array = w3_array,
