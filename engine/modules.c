@@ -27,6 +27,7 @@ GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
 GB_DECLARE_COMMANDS(sort);
+GB_DECLARE_COMMANDS(lcs);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -50,6 +51,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(acl);
     REG(pubsub);
     REG(sort);
+    REG(lcs);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

@@ -27,16 +27,6 @@
 #include "engine/types/t_sort.h"
 #include "engine/types/t_string.h"
 
-/* An argument as Redis's strcasecmp, strchr and strstr see it: a C string,
- * ending at its first NUL byte. */
-static gb_slice as_cstring(gb_slice arg)
-{
-    const char *nul = memchr(arg.ptr, '\0', arg.len);
-    return nul ? gb_slice_make(arg.ptr, (size_t)(nul - arg.ptr)) : arg;
-}
-
-static bool arg_is(gb_slice arg, const char *word) { return gb_slice_ieq(as_cstring(arg), word); }
-
 /* ---- patterns (BY and GET) ---- */
 
 /* A BY or GET pattern taken apart once (Redis's lookupKeyByPattern): "#"
@@ -53,7 +43,7 @@ typedef struct sort_pattern {
 static sort_pattern pattern_parse(gb_slice pat)
 {
     sort_pattern p = {0};
-    gb_slice text = as_cstring(pat);
+    gb_slice text = gb_arg_text(pat);
     p.self = text.len == 1 && text.ptr[0] == '#';
     const char *star = memchr(text.ptr, '*', text.len);
     p.usable = star != NULL;
@@ -129,25 +119,25 @@ static bool parse_options(gb_client *c, int argc, gb_slice *argv, bool readonly,
     for (int j = 2; j < argc; j++) {
         int left = argc - j - 1;
         gb_slice a = argv[j];
-        if (arg_is(a, "asc")) {
+        if (gb_arg_is(a, "asc")) {
             o->desc = false;
-        } else if (arg_is(a, "desc")) {
+        } else if (gb_arg_is(a, "desc")) {
             o->desc = true;
-        } else if (arg_is(a, "alpha")) {
+        } else if (gb_arg_is(a, "alpha")) {
             o->alpha = true;
-        } else if (arg_is(a, "limit") && left >= 2) {
+        } else if (gb_arg_is(a, "limit") && left >= 2) {
             if (!gb_arg_ll(c, argv[j + 1], &o->limit_start) || !gb_arg_ll(c, argv[j + 2], &o->limit_count))
                 return false;
             j += 2;
-        } else if (!readonly && arg_is(a, "store") && left >= 1) {
+        } else if (!readonly && gb_arg_is(a, "store") && left >= 1) {
             o->store = &argv[++j];
-        } else if (arg_is(a, "by") && left >= 1) {
+        } else if (gb_arg_is(a, "by") && left >= 1) {
             o->by = &argv[++j];
             /* A constant BY means no sorting and no weight lookups. */
-            o->dontsort = memchr(as_cstring(*o->by).ptr, '*', as_cstring(*o->by).len) == NULL;
+            o->dontsort = memchr(gb_arg_text(*o->by).ptr, '*', gb_arg_text(*o->by).len) == NULL;
             if (!o->dontsort && !may_read_any_key(c, argc, argv, "BY"))
                 return false;
-        } else if (arg_is(a, "get") && left >= 1) {
+        } else if (gb_arg_is(a, "get") && left >= 1) {
             if (!may_read_any_key(c, argc, argv, "GET"))
                 return false;
             o->gets[o->ngets++] = pattern_parse(argv[++j]);
@@ -219,7 +209,7 @@ static gb_slice vec_elem(const sort_vec *vec, size_t i)
  * string is 0. */
 static bool parse_weight(gb_slice v, gb_strbuf *scratch, double *out)
 {
-    gb_slice text = as_cstring(v);
+    gb_slice text = gb_arg_text(v);
     gb_strbuf_reset(scratch);
     gb_strbuf_add(scratch, text.ptr, text.len);
     const char *s = gb_strbuf_cstr(scratch);
