@@ -28,6 +28,7 @@ GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
 GB_DECLARE_COMMANDS(sort);
 GB_DECLARE_COMMANDS(lcs);
+GB_DECLARE_COMMANDS(lolwut);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -52,6 +53,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(pubsub);
     REG(sort);
     REG(lcs);
+    REG(lolwut);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);
