@@ -504,6 +504,14 @@ TABLE = {
     "bitpos": ["BITPOS s 1", "BITPOS s 0 2", "BITPOS s 1 1 30 BIT", "BITPOS nokey 0", "BITPOS s 2"],
     "getbit": ["GETBIT s 1", "GETBIT nokey 7", "GETBIT s -1", "GETBIT l 0"],
     "setbit": ["SETBIT s 7 1", "SETBIT newbits 100 1", "SETBIT s 1 2", "SETBIT s 4294967296 1"],
+    # -- SORT, LCS, LOLWUT
+    "sort": ["SORT l ALPHA", "SORT iset DESC LIMIT 1 2", "SORT z BY nosort GET # GET nokey*", "SORT l",
+             "SORT l BY h_*->f1 ALPHA GET h_*->f1 STORE dst", "SORT set BY nosort STORE d2", "SORT s", "SORT l LIMIT 1"],
+    "sort_ro": ["SORT_RO zl ALPHA DESC", "SORT_RO l STORE d", "SORT_RO iset GET # GET s*"],
+    "lcs": ["LCS s e", "LCS s e IDX WITHMATCHLEN", "LCS s nokey LEN", "LCS s l", "LCS s e LEN IDX", "LCS s n IDX MINMATCHLEN 2"],
+    "lolwut": [shape("the last line names the server and its version", "LOLWUT"),
+               shape("the last line names the server and its version", "LOLWUT VERSION 5 10 3 2"),
+               "LOLWUT VERSION x", "LOLWUT VERSION 6 x"],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on
