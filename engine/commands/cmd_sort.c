@@ -21,6 +21,7 @@
 #include "engine/commands/cmd_util.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
+#include "engine/base/util.h"
 #include "engine/core/acl.h"
 #include "engine/types/t_hash.h"
 #include "engine/types/t_list.h"
@@ -205,29 +206,52 @@ static gb_slice vec_elem(const sort_vec *vec, size_t i)
 }
 
 /* Redis's weight parse: strtod over the text up to its first NUL, which
- * must end there, neither overflowing nor underflowing nor NaN. The empty
- * string is 0. */
+ * must end there, neither overflowing nor underflowing nor NaN; the empty
+ * string is 0. An integer (Redis keeps those as integers and converts them
+ * without strtod) takes the short way: the same double, correctly rounded
+ * either way. text is NUL-terminated at text[len] or earlier. */
+static bool parse_weight_text(const char *text, size_t len, double *out)
+{
+    int64_t v;
+    if (gb_str2ll(text, len, &v)) {
+        *out = (double)v;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    return *end == '\0' && errno != ERANGE && !isnan(*out);
+}
+
+/* A weight read from another key: its text NUL-terminated in scratch. */
 static bool parse_weight(gb_slice v, gb_strbuf *scratch, double *out)
 {
+    int64_t n;
+    if (gb_str2ll(v.ptr, v.len, &n)) {
+        *out = (double)n;
+        return true;
+    }
     gb_slice text = gb_arg_text(v);
     gb_strbuf_reset(scratch);
     gb_strbuf_add(scratch, text.ptr, text.len);
-    const char *s = gb_strbuf_cstr(scratch);
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *end == '\0' && errno != ERANGE && !isnan(*out);
+    return parse_weight_text(gb_strbuf_cstr(scratch), text.len, out);
 }
 
 /* The weights (or ALPHA BY values) of every element. Returns false when a
  * weight is not a number (Redis still sorts; the caller then errs). */
 static bool load_weights(gb_db *db, const sort_opts *o, const sort_pattern *by, sort_vec *vec)
 {
+    if (o->alpha && !by)
+        return true; /* ALPHA compares the elements themselves */
     lookup_buf lb = {0};
     gb_strbuf scratch = {0};
     bool ok = true;
     for (size_t i = 0; i < vec->n; i++) {
         gb_slice elem = vec_elem(vec, i), w = elem;
+        if (!by && !o->alpha) { /* the element itself, NUL-terminated in the arena */
+            ok &= parse_weight_text(elem.ptr, elem.len, &vec->items[i].score);
+            continue;
+        }
         if (by && !pattern_lookup(db, by, elem, &lb, &w))
             continue;
         if (o->alpha) {
@@ -249,53 +273,118 @@ typedef struct sort_order {
     bool alpha, by, binary, desc;
 } sort_order;
 
-static int compare_items(const sort_item *a, const sort_item *b, const sort_order *k)
+/* What the sort moves: the item, with a numeric sort's weight beside it so
+ * that most comparisons read nothing else. */
+typedef struct sort_key {
+    double score;
+    sort_item *it;
+} sort_key;
+
+static int sign(int v) { return (v > 0) - (v < 0); }
+
+/* ALPHA: the BY values (a missing one first) or the elements. */
+static int compare_alpha(const sort_item *a, const sort_item *b, const sort_order *k)
 {
-    int cmp;
-    if (!k->alpha) {
-        cmp = a->score > b->score ? 1 : a->score < b->score ? -1 : gb_slice_cmp(a->elem, b->elem);
-    } else if (k->by) {
+    if (k->by) {
         if (!a->cmp.ptr || !b->cmp.ptr)
-            cmp = a->cmp.ptr == b->cmp.ptr ? 0 : !a->cmp.ptr ? -1 : 1;
-        else
-            cmp = k->binary ? gb_slice_cmp(a->cmp, b->cmp) : strcoll(a->cmp.ptr, b->cmp.ptr);
-    } else {
-        cmp = k->binary ? gb_slice_cmp(a->elem, b->elem) : strcoll(a->elem.ptr, b->elem.ptr);
+            return a->cmp.ptr == b->cmp.ptr ? 0 : !a->cmp.ptr ? -1 : 1;
+        return k->binary ? gb_slice_cmp(a->cmp, b->cmp) : sign(strcoll(a->cmp.ptr, b->cmp.ptr));
     }
-    return k->desc ? (cmp > 0 ? -1 : cmp < 0) : cmp;
+    return k->binary ? gb_slice_cmp(a->elem, b->elem) : sign(strcoll(a->elem.ptr, b->elem.ptr));
 }
 
-/* A stable merge sort of item pointers (ties keep their reading order). */
-static void merge_sort(sort_item **v, sort_item **tmp, size_t n, const sort_order *k)
+static inline int compare_keys(const sort_key *a, const sort_key *b, const sort_order *k)
+{
+    int cmp = !k->alpha ? (a->score > b->score   ? 1
+                           : a->score < b->score ? -1
+                                                 : sign(gb_slice_cmp(a->it->elem, b->it->elem)))
+                        : compare_alpha(a->it, b->it, k);
+    return k->desc ? -cmp : cmp;
+}
+
+/* A stable merge sort (ties keep their reading order, as glibc's qsort). */
+static void merge_sort(sort_key *v, sort_key *tmp, size_t n, const sort_order *k)
 {
     if (n < 2)
         return;
     size_t h = n / 2;
     merge_sort(v, tmp, h, k);
     merge_sort(v + h, tmp, n - h, k);
-    if (compare_items(v[h - 1], v[h], k) <= 0)
+    if (compare_keys(&v[h - 1], &v[h], k) <= 0)
         return; /* already in order (a sorted or nearly sorted input) */
     memcpy(tmp, v, h * sizeof *v);
     size_t i = 0, j = h, o = 0;
     while (i < h && j < n)
-        v[o++] = compare_items(v[j], tmp[i], k) < 0 ? v[j++] : tmp[i++];
+        v[o++] = compare_keys(&v[j], &tmp[i], k) < 0 ? v[j++] : tmp[i++];
     while (i < h)
         v[o++] = tmp[i++];
 }
 
+/* Restores the max-heap v[0..n) below position i. */
+static void sift_down(sort_key *v, size_t n, size_t i, const sort_order *k)
+{
+    for (;;) {
+        size_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && compare_keys(&v[l], &v[big], k) > 0)
+            big = l;
+        if (r < n && compare_keys(&v[r], &v[big], k) > 0)
+            big = r;
+        if (big == i)
+            return;
+        sort_key t = v[i];
+        v[i] = v[big];
+        v[big] = t;
+        i = big;
+    }
+}
+
+/* The first m of n in order, sorted, in v[0..m): the m smallest kept in a
+ * max-heap while the rest stream past, then sorted. Only for an order
+ * with no ties between different elements (numeric), where any algorithm
+ * gives the same result. */
+static void partial_sort(sort_key *v, sort_key *tmp, size_t n, size_t m, const sort_order *k)
+{
+    for (size_t i = m / 2; i-- > 0;)
+        sift_down(v, m, i, k);
+    for (size_t i = m; i < n; i++) {
+        if (compare_keys(&v[i], &v[0], k) < 0) {
+            sort_key t = v[0];
+            v[0] = v[i];
+            v[i] = t;
+            sift_down(v, m, 0, k);
+        }
+    }
+    merge_sort(v, tmp, m, k);
+}
+
+/* Puts v in SORT's order, at least up to position end (the rest of a LIMIT
+ * is not looked at). */
+static void sort_keys(sort_key *v, size_t n, int64_t end, const sort_order *k)
+{
+    if (end < 0)
+        return; /* nothing will be output */
+    sort_key *tmp = gb_malloc((n / 2 + 1) * sizeof *tmp);
+    size_t m = (size_t)end + 1;
+    if (!k->alpha && m <= n / 2)
+        partial_sort(v, tmp, n, m, k);
+    else
+        merge_sort(v, tmp, n, k);
+    gb_free(tmp);
+}
+
 /* ---- output ---- */
 
-static void reply_sorted(gb_client *c, const sort_opts *o, sort_item **v, int64_t start, int64_t end)
+static void reply_sorted(gb_client *c, const sort_opts *o, const sort_key *v, int64_t start, int64_t end)
 {
     int64_t count = end - start + 1;
     gb_reply_array(c, o->ngets ? o->ngets * count : count);
     lookup_buf lb = {0};
     for (int64_t j = start; j <= end; j++) {
         if (!o->ngets)
-            gb_reply_slice(c, v[j]->elem);
+            gb_reply_slice(c, v[j].it->elem);
         for (int g = 0; g < o->ngets; g++) {
             gb_slice val;
-            if (pattern_lookup(c->db, &o->gets[g], v[j]->elem, &lb, &val))
+            if (pattern_lookup(c->db, &o->gets[g], v[j].it->elem, &lb, &val))
                 gb_reply_slice(c, val);
             else
                 gb_reply_nil(c);
@@ -307,17 +396,17 @@ static void reply_sorted(gb_client *c, const sort_opts *o, sort_item **v, int64_
 /* STORE: the result as a new list (GET values, "" where missing), or the
  * destination deleted when it is empty. The list is built aside and set
  * at the end: GET patterns still see the destination's old value. */
-static void store_sorted(gb_client *c, const sort_opts *o, sort_item **v, int64_t start, int64_t end)
+static void store_sorted(gb_client *c, const sort_opts *o, const sort_key *v, int64_t start, int64_t end)
 {
     gb_list_config cfg = gb_list_config_for(c->eng);
     gb_list *l = gb_list_new(&cfg);
     lookup_buf lb = {0};
     for (int64_t j = start; j <= end; j++) {
         if (!o->ngets)
-            gb_list_push(l, GB_LIST_TAIL, &v[j]->elem, 1);
+            gb_list_push(l, GB_LIST_TAIL, &v[j].it->elem, 1);
         for (int g = 0; g < o->ngets; g++) {
             gb_slice val = gb_slice_make("", 0);
-            pattern_lookup(c->db, &o->gets[g], v[j]->elem, &lb, &val);
+            pattern_lookup(c->db, &o->gets[g], v[j].it->elem, &lb, &val);
             gb_list_push(l, GB_LIST_TAIL, &val, 1);
         }
     }
@@ -376,7 +465,7 @@ static void sort_generic(gb_client *c, int argc, gb_slice *argv, bool readonly)
     sort_opts o = {.limit_count = -1};
     o.gets = gb_malloc((size_t)argc * sizeof *o.gets);
     sort_vec vec = {0};
-    sort_item **order = NULL, **tmp = NULL;
+    sort_key *order = NULL;
     if (!parse_options(c, argc, argv, readonly, &o))
         goto done;
     gb_sort_source src = {.type = GB_TYPE_LIST, .len = 0};
@@ -403,11 +492,10 @@ static void sort_generic(gb_client *c, int argc, gb_slice *argv, bool readonly)
     vec_resolve(&vec);
     order = gb_malloc((vec.n + 1) * sizeof *order);
     for (size_t i = 0; i < vec.n; i++)
-        order[i] = &vec.items[i];
-    if (!o.dontsort) {
+        order[i] = (sort_key){vec.items[i].score, &vec.items[i]};
+    if (!o.dontsort && weights_ok) {
         sort_order k = {o.alpha, o.by != NULL, o.store != NULL, o.desc};
-        tmp = gb_malloc((vec.n / 2 + 1) * sizeof *tmp);
-        merge_sort(order, tmp, vec.n, &k);
+        sort_keys(order, vec.n, end, &k);
     }
     if (!weights_ok)
         gb_reply_error(c, "ERR One or more scores can't be converted into double");
@@ -416,7 +504,6 @@ static void sort_generic(gb_client *c, int argc, gb_slice *argv, bool readonly)
     else
         reply_sorted(c, &o, order, start, end);
 done:
-    gb_free(tmp);
     gb_free(order);
     gb_free(vec.items);
     gb_strbuf_free(&vec.arena);
