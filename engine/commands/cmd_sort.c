@@ -7,12 +7,13 @@
  *   ALPHA     the elements (or BY values) by strcoll (the server collates
  *             as the environment's LC_COLLATE says, like redis-server), or
  *             by their bytes with STORE; a missing BY value sorts first.
- * Two elements ALPHA calls equal (the same BY value, or both missing) keep
- * the order they were read in: Redis hands them to glibc's qsort, a stable
- * merge sort, and so does this file. A list is read in list order as in
- * Redis; a set or a sorted set is read in its own iteration order, which is
- * not Redis's, so only there (and with BY plus LIMIT, where Redis switches
- * to its partial quicksort) can the order of such ties differ. */
+ * Two elements ALPHA calls equal (the same BY value, or both missing) end
+ * where Redis's algorithm leaves them: glibc's qsort, a stable merge sort
+ * (so does this file), or with BY and a LIMIT Redis's partial quicksort
+ * (this file runs the same steps). A list is read in list order, as in
+ * Redis, so its ties come out alike; a set or a sorted set is read in its
+ * own iteration order, which is not Redis's, so only there can the order
+ * of such ties differ. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -357,18 +358,155 @@ static void partial_sort(sort_key *v, sort_key *tmp, size_t n, size_t m, const s
     merge_sort(v, tmp, m, k);
 }
 
-/* Puts v in SORT's order, at least up to position end (the rest of a LIMIT
- * is not looked at). */
-static void sort_keys(sort_key *v, size_t n, int64_t end, const sort_order *k)
+/* ---- Redis's partial quicksort (SORT ... BY ... LIMIT) ----
+ *
+ * Where an order has ties between different elements (ALPHA BY: equal or
+ * missing BY values), which of them comes first is the algorithm's
+ * choice; Redis makes it with its pqsort (Bentley and McIlroy's quicksort
+ * that leaves alone the partitions outside the LIMIT window) when BY and a
+ * LIMIT are given. This is the same algorithm, step for step, so a list
+ * (read in the same order as Redis reads it) comes out the same. It
+ * differs in two ways that do not change the result: it recurses into the
+ * smaller partition and loops on the other (the partitions are disjoint,
+ * so the order they are sorted in does not matter), and a partition that
+ * needs more than 4 log2(n) + 16 levels (inputs built to make quicksort
+ * quadratic) is merge-sorted instead. */
+
+static void swap_keys(sort_key *a, sort_key *b)
 {
-    if (end < 0)
+    sort_key t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void swap_runs(sort_key *a, sort_key *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        swap_keys(a + i, b + i);
+}
+
+static sort_key *median3(sort_key *a, sort_key *b, sort_key *c, const sort_order *k)
+{
+    return compare_keys(a, b, k) < 0 ? (compare_keys(b, c, k) < 0 ? b : compare_keys(a, c, k) < 0 ? c : a)
+                                     : (compare_keys(b, c, k) > 0 ? b : compare_keys(a, c, k) < 0 ? a : c);
+}
+
+typedef struct pq_window {
+    const sort_key *lo, *hi; /* the first and last positions wanted */
+    const sort_order *k;
+    sort_key *tmp;           /* for the merge-sort fallback */
+} pq_window;
+
+static bool pq_wanted(const pq_window *w, const sort_key *a, size_t n)
+{
+    return !(w->hi < a || w->lo > a + n - 1);
+}
+
+static void pq_insertion(sort_key *a, size_t n, const sort_order *k)
+{
+    for (sort_key *pm = a + 1; pm < a + n; pm++)
+        for (sort_key *pl = pm; pl > a && compare_keys(pl - 1, pl, k) > 0; pl--)
+            swap_keys(pl, pl - 1);
+}
+
+/* Bentley-McIlroy's pivot: the middle, the median of three, or for more
+ * than 40 elements the median of three medians. */
+static sort_key *pq_pivot(sort_key *a, size_t n, const sort_order *k)
+{
+    sort_key *pm = a + n / 2;
+    if (n > 7) {
+        sort_key *pl = a, *pn = a + n - 1;
+        if (n > 40) {
+            size_t d = n / 8;
+            pl = median3(pl, pl + d, pl + 2 * d, k);
+            pm = median3(pm - d, pm, pm + d, k);
+            pn = median3(pn - 2 * d, pn - d, pn, k);
+        }
+        pm = median3(pl, pm, pn, k);
+    }
+    return pm;
+}
+
+static void pq_sort(const pq_window *w, sort_key *a, size_t n, int budget)
+{
+    const sort_order *k = w->k;
+    for (;;) {
+        if (n < 7) {
+            pq_insertion(a, n, k);
+            return;
+        }
+        if (budget-- <= 0) {
+            merge_sort(a, w->tmp, n, k);
+            return;
+        }
+        swap_keys(a, pq_pivot(a, n, k));
+        /* Three-way partition: elements equal to the pivot gather at both
+         * ends, then move to the middle. */
+        sort_key *pa = a + 1, *pb = a + 1, *pc = a + n - 1, *pd = a + n - 1;
+        for (;;) {
+            int r;
+            while (pb <= pc && (r = compare_keys(pb, a, k)) <= 0) {
+                if (r == 0)
+                    swap_keys(pa++, pb);
+                pb++;
+            }
+            while (pb <= pc && (r = compare_keys(pc, a, k)) >= 0) {
+                if (r == 0)
+                    swap_keys(pc, pd--);
+                pc--;
+            }
+            if (pb > pc)
+                break;
+            swap_keys(pb++, pc--);
+        }
+        sort_key *pn = a + n;
+        size_t r = GB_MIN((size_t)(pa - a), (size_t)(pb - pa));
+        swap_runs(a, pb - r, r);
+        r = GB_MIN((size_t)(pd - pc), (size_t)(pn - pd - 1));
+        swap_runs(pb, pn - r, r);
+        size_t nl = (size_t)(pb - pa), nr = (size_t)(pd - pc);
+        sort_key *left = a, *right = pn - nr;
+        bool want_l = nl > 1 && pq_wanted(w, left, nl), want_r = nr > 1 && pq_wanted(w, right, nr);
+        if (want_l && want_r && nl < nr) {
+            pq_sort(w, left, nl, budget);
+            want_l = false;
+        } else if (want_l && want_r) {
+            pq_sort(w, right, nr, budget);
+            want_r = false;
+        }
+        if (want_l) {
+            n = nl;
+        } else if (want_r) {
+            a = right;
+            n = nr;
+        } else {
+            return;
+        }
+    }
+}
+
+/* Puts v in SORT's order, at least at positions start..end (a LIMIT's
+ * window): the order Redis's own algorithm gives wherever ties are
+ * possible (stable merge sort; its partial quicksort for BY with a LIMIT),
+ * a bounded heap where the order is total and the window small. */
+static void sort_keys(sort_key *v, size_t n, int64_t start, int64_t end, const sort_order *k)
+{
+    if (end < start || end < 0)
         return; /* nothing will be output */
     sort_key *tmp = gb_malloc((n / 2 + 1) * sizeof *tmp);
     size_t m = (size_t)end + 1;
-    if (!k->alpha && m <= n / 2)
+    bool window = start != 0 || (size_t)end != n - 1;
+    if (!k->alpha && m <= n / 2) {
         partial_sort(v, tmp, n, m, k);
-    else
+    } else if (k->alpha && k->by && window) {
+        int depth = 0;
+        for (size_t x = n; x > 1; x >>= 1)
+            depth += 4;
+        pq_window w = {v + start, v + end, k, tmp};
+        pq_sort(&w, v, n, depth + 16);
+    } else {
         merge_sort(v, tmp, n, k);
+    }
     gb_free(tmp);
 }
 
@@ -495,7 +633,7 @@ static void sort_generic(gb_client *c, int argc, gb_slice *argv, bool readonly)
         order[i] = (sort_key){vec.items[i].score, &vec.items[i]};
     if (!o.dontsort && weights_ok) {
         sort_order k = {o.alpha, o.by != NULL, o.store != NULL, o.desc};
-        sort_keys(order, vec.n, end, &k);
+        sort_keys(order, vec.n, start, end, &k);
     }
     if (!weights_ok)
         gb_reply_error(c, "ERR One or more scores can't be converted into double");

@@ -18,10 +18,11 @@ Where Redis's own order is not defined, the comparison is of what is:
     order, which differs between any two implementations: compared as a
     multiset (with LIMIT, by length);
   * ALPHA with BY where two elements share a BY value (or both miss it)
-    leaves them in the order they were read (glibc's qsort is a stable merge
-    sort, and so is Goblin's): exact for a list without LIMIT, compared as a
-    multiset for a set or sorted set (read in each server's own order) and
-    by length with LIMIT (Redis then uses its partial quicksort).
+    leaves them where the sort algorithm leaves them: glibc's qsort (a
+    stable merge sort), or with a LIMIT Redis's partial quicksort, both of
+    which Goblin runs too. Exact for a list (read in the same order by both
+    servers); for a set or sorted set, read in each server's own iteration
+    order, compared as a multiset (with LIMIT, by length).
 Numeric sorts break ties by the elements' bytes and are always exact.
 
 Directed cases: Redis's strtod rules for weights (hex, leading spaces,
@@ -160,7 +161,7 @@ def gen_sort(rng, readonly=False, script=False):
     if src in SET_KEYS and dontsort and not store and not script:
         mode = "length" if limit else "multiset"
     elif alpha and by is not None and BY_TIES.get(by):
-        mode = "exact" if (src in LIST_KEYS and not limit) else ("length" if limit else "multiset")
+        mode = "exact" if src in LIST_KEYS else ("length" if limit else "multiset")
     else:
         mode = "exact"
     return argv, mode, ngets
@@ -328,6 +329,28 @@ class SortDifferentialTest(gbtest.GoblinAndRedisCase):
                 b"callback=function(k) return redis.call('sort', k[1], 'by', 'nosort') end, "
                 b"flags={'no-writes'}}"], "function")
         p.both([b"FCALL_RO", b"s", b"1", b"s"], "function")
+
+    def test_alpha_by_ties_in_a_limit_window_fall_as_in_redis(self):
+        """Redis sorts BY with a LIMIT with its partial quicksort: ties
+        (equal or missing BY values) land where that algorithm puts them."""
+        p = self.pair()
+        rng = random.Random(5)
+        for n in (5, 8, 41, 300, 2000):
+            p.both([b"DEL", b"l"], "setup")
+            elements = [b"e%d" % rng.randrange(n * 2) for _ in range(n)]
+            p.both([b"RPUSH", b"l"] + elements, "setup")
+            for e in set(elements):
+                if rng.random() < 0.6:
+                    p.both([b"SET", b"w_" + e, rng.choice([b"a", b"b", b"c"])], "setup")
+            for _ in range(12):
+                start = rng.choice([0, 1, n // 3, n - 2, n + 5])
+                count = rng.choice([1, 3, n // 2, n])
+                for order in ([], [b"DESC"]):
+                    p.both([b"SORT", b"l", b"BY", b"w_*", b"ALPHA", b"LIMIT", b"%d" % start, b"%d" % count] + order,
+                           "ties n=%d" % n)
+                    p.both([b"SORT", b"l", b"BY", b"w_*", b"ALPHA", b"GET", b"#", b"GET", b"w_*"] + order,
+                           "ties n=%d" % n)
+            p.both([b"FLUSHALL"], "reset")
 
     def test_store_replaces_deletes_and_notifies(self):
         p = self.pair(resp3=True)
