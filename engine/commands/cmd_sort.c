@@ -206,18 +206,25 @@ static gb_slice vec_elem(const sort_vec *vec, size_t i)
     return gb_slice_make(vec->arena.p + (uintptr_t)vec->items[i].elem.ptr, vec->items[i].elem.len);
 }
 
-/* Redis's weight parse: strtod over the text up to its first NUL, which
- * must end there, neither overflowing nor underflowing nor NaN; the empty
- * string is 0. An integer (Redis keeps those as integers and converts them
- * without strtod) takes the short way: the same double, correctly rounded
- * either way. text is NUL-terminated at text[len] or earlier. */
-static bool parse_weight_text(const char *text, size_t len, double *out)
+/* An integer weight (Redis keeps such values as integers and converts
+ * them without strtod): the same double strtod gives, correctly rounded
+ * either way, without its cost. */
+static bool integer_weight(const char *s, size_t len, double *out)
 {
     int64_t v;
-    if (gb_str2ll(text, len, &v)) {
-        *out = (double)v;
+    if (!gb_str2ll(s, len, &v))
+        return false;
+    *out = (double)v;
+    return true;
+}
+
+/* Redis's weight parse: strtod over the text up to its first NUL, which
+ * must end there, neither overflowing nor underflowing nor NaN; the empty
+ * string is 0. text is NUL-terminated at text[len] or earlier. */
+static bool parse_weight_text(const char *text, size_t len, double *out)
+{
+    if (integer_weight(text, len, out))
         return true;
-    }
     char *end;
     errno = 0;
     *out = strtod(text, &end);
@@ -227,11 +234,8 @@ static bool parse_weight_text(const char *text, size_t len, double *out)
 /* A weight read from another key: its text NUL-terminated in scratch. */
 static bool parse_weight(gb_slice v, gb_strbuf *scratch, double *out)
 {
-    int64_t n;
-    if (gb_str2ll(v.ptr, v.len, &n)) {
-        *out = (double)n;
+    if (integer_weight(v.ptr, v.len, out))
         return true;
-    }
     gb_slice text = gb_arg_text(v);
     gb_strbuf_reset(scratch);
     gb_strbuf_add(scratch, text.ptr, text.len);
@@ -239,7 +243,7 @@ static bool parse_weight(gb_slice v, gb_strbuf *scratch, double *out)
 }
 
 /* The weights (or ALPHA BY values) of every element. Returns false when a
- * weight is not a number (Redis still sorts; the caller then errs). */
+ * weight is not a number (the caller then errs, sorting nothing). */
 static bool load_weights(gb_db *db, const sort_opts *o, const sort_pattern *by, sort_vec *vec)
 {
     if (o->alpha && !by)
@@ -255,13 +259,10 @@ static bool load_weights(gb_db *db, const sort_opts *o, const sort_pattern *by, 
         }
         if (by && !pattern_lookup(db, by, elem, &lb, &w))
             continue;
-        if (o->alpha) {
-            if (by)
-                vec->items[i].cmp.ptr = (const char *)(uintptr_t)(arena_add(&vec->arena, w) + 1),
-                vec->items[i].cmp.len = w.len;
-        } else if (!parse_weight(w, &scratch, &vec->items[i].score)) {
+        if (o->alpha) /* w is in the database, never in the arena it grows */
+            vec->items[i].cmp = gb_slice_make((const char *)(uintptr_t)(arena_add(&vec->arena, w) + 1), w.len);
+        else if (!parse_weight(w, &scratch, &vec->items[i].score))
             ok = false;
-        }
     }
     gb_strbuf_free(&lb.key);
     gb_strbuf_free(&scratch);
@@ -543,8 +544,9 @@ static void store_sorted(gb_client *c, const sort_opts *o, const sort_key *v, in
         if (!o->ngets)
             gb_list_push(l, GB_LIST_TAIL, &v[j].it->elem, 1);
         for (int g = 0; g < o->ngets; g++) {
-            gb_slice val = gb_slice_make("", 0);
-            pattern_lookup(c->db, &o->gets[g], v[j].it->elem, &lb, &val);
+            gb_slice val;
+            if (!pattern_lookup(c->db, &o->gets[g], v[j].it->elem, &lb, &val))
+                val = gb_slice_make("", 0);
             gb_list_push(l, GB_LIST_TAIL, &val, 1);
         }
     }
