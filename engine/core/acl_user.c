@@ -666,13 +666,19 @@ typedef struct keys_cache {
 
 /* Redis's ACLSelectorCheckKey: the access the key spec declares decides
  * which patterns count ("%R~" for a read, "%W~" for a write, "~" for both). */
-static bool key_permitted(const gb_acl_selector *s, gb_slice key, uint16_t spec_flags)
+static uint8_t perms_needed(uint16_t spec_flags)
 {
     uint8_t need = 0;
     if (spec_flags & GB_KS_ACCESS)
         need |= GB_ACL_PERM_READ;
     if (spec_flags & (GB_KS_INSERT | GB_KS_DELETE | GB_KS_UPDATE))
         need |= GB_ACL_PERM_WRITE;
+    return need;
+}
+
+static bool key_permitted(const gb_acl_selector *s, gb_slice key, uint16_t spec_flags)
+{
+    uint8_t need = perms_needed(spec_flags);
     GB_ACL_LIST_EACH(&s->keys, p) {
         if ((p->tag & need) == need && gb_acl_str_glob(p, key))
             return true;
@@ -837,9 +843,7 @@ static bool selector_unrestricted_keys(const gb_acl_selector *s, uint16_t spec_f
 {
     if (s->flags & GB_ACL_SEL_ALLKEYS)
         return true;
-    uint8_t need = spec_flags & GB_KS_ACCESS ? GB_ACL_PERM_READ : 0;
-    if (spec_flags & (GB_KS_INSERT | GB_KS_DELETE | GB_KS_UPDATE))
-        need |= GB_ACL_PERM_WRITE;
+    uint8_t need = perms_needed(spec_flags);
     GB_ACL_LIST_EACH(&s->keys, p) {
         if ((p->tag & need) == need && p->len == 1 && p->bytes[0] == '*')
             return true;
