@@ -28,6 +28,9 @@ GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
 GB_DECLARE_COMMANDS(geo);
+GB_DECLARE_COMMANDS(sort);
+GB_DECLARE_COMMANDS(lcs);
+GB_DECLARE_COMMANDS(lolwut);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -52,6 +55,9 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(acl);
     REG(pubsub);
     REG(geo);
+    REG(sort);
+    REG(lcs);
+    REG(lolwut);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,9 @@ int main(int argc, char **argv)
 {
     server_parts p = {0};
     gb_settings *cfg = &p.cfg;
+    /* SORT ... ALPHA collates with strcoll in the environment's
+     * LC_COLLATE, as redis-server (which sets only that category). */
+    setlocale(LC_COLLATE, "");
     gb_settings_defaults(cfg);
     char err[512];
     int rc = gb_config_parse_args(cfg, argc - 1, argv + 1, err, sizeof err);

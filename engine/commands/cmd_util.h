@@ -40,6 +40,16 @@ static inline void gb_notify_store_end(gb_client *c, int type, const char *event
         gb_notify_key(c, GB_NOTIFY_GENERIC, "del", dst);
 }
 
+/* An argument as Redis's strcasecmp, strchr and strstr see it: a C
+ * string, ending at its first NUL byte ("asc\0x" is ASC there). */
+static inline gb_slice gb_arg_text(gb_slice arg)
+{
+    const char *nul = arg.len ? memchr(arg.ptr, '\0', arg.len) : NULL;
+    return nul ? gb_slice_make(arg.ptr, (size_t)(nul - arg.ptr)) : arg;
+}
+/* Redis's !strcasecmp(arg, word) for an option keyword. */
+static inline bool gb_arg_is(gb_slice arg, const char *word) { return gb_slice_ieq(gb_arg_text(arg), word); }
+
 /* Replies with Redis's error text for a failed typed call. */
 void gb_reply_result(gb_client *c, gb_result r);
 

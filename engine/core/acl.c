@@ -321,6 +321,13 @@ bool gb_acl_permits_keys(const gb_client *c, const gb_command *cmd, const gb_sli
     return gb_acl_user_permits_keys(c->user, &c->eng->acl->cmds, cmd->acl_id, keys, n, flags);
 }
 
+bool gb_acl_unrestricted_keys(const gb_client *c, const gb_command *cmd, int argc, const gb_slice *argv,
+                              uint16_t spec_flags)
+{
+    return !c->user ||
+           gb_acl_user_unrestricted_keys(c->user, &c->eng->acl->cmds, cmd->acl_id, cmd->meta, argc, argv, spec_flags);
+}
+
 void gb_acl_log_denial(gb_client *c, enum gb_acl_denial why, enum gb_acl_log_context ctx, const gb_command *cmd,
                        int argc, const gb_slice *argv, int argpos)
 {

@@ -129,6 +129,10 @@ enum gb_acl_denial gb_acl_check(const gb_client *c, const struct gb_command *cmd
  * full check", not "denied"). */
 bool gb_acl_permits_keys(const gb_client *c, const struct gb_command *cmd, const gb_slice *keys, size_t n,
                          uint16_t flags);
+/* Whether c's user may run cmd with these arguments on any key at all
+ * with access spec_flags (a NULL user: yes). */
+bool gb_acl_unrestricted_keys(const gb_client *c, const struct gb_command *cmd, int argc, const gb_slice *argv,
+                              uint16_t spec_flags);
 /* Records a denial in ACL LOG (object: the command's full name, the key or
  * channel at argpos, or for auth the given object). */
 void gb_acl_log_denial(gb_client *c, enum gb_acl_denial why, enum gb_acl_log_context ctx,

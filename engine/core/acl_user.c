@@ -666,13 +666,19 @@ typedef struct keys_cache {
 
 /* Redis's ACLSelectorCheckKey: the access the key spec declares decides
  * which patterns count ("%R~" for a read, "%W~" for a write, "~" for both). */
-static bool key_permitted(const gb_acl_selector *s, gb_slice key, uint16_t spec_flags)
+static uint8_t perms_needed(uint16_t spec_flags)
 {
     uint8_t need = 0;
     if (spec_flags & GB_KS_ACCESS)
         need |= GB_ACL_PERM_READ;
     if (spec_flags & (GB_KS_INSERT | GB_KS_DELETE | GB_KS_UPDATE))
         need |= GB_ACL_PERM_WRITE;
+    return need;
+}
+
+static bool key_permitted(const gb_acl_selector *s, gb_slice key, uint16_t spec_flags)
+{
+    uint8_t need = perms_needed(spec_flags);
     GB_ACL_LIST_EACH(&s->keys, p) {
         if ((p->tag & need) == need && gb_acl_str_glob(p, key))
             return true;
@@ -829,4 +835,35 @@ void gb_acl_user_refresh(gb_acl_user *u, const gb_acl_commands *cmds)
         if (allows_any_args(u->selectors[i], cmds, GB_ACL_FUTURE_ID))
             bits_set(u->fast, GB_ACL_FUTURE_ID, true);
     }
+}
+
+/* Redis's ACLSelectorHasUnrestrictedKeyAccess: every key, or a pattern of
+ * exactly "*" with the access needed. */
+static bool selector_unrestricted_keys(const gb_acl_selector *s, uint16_t spec_flags)
+{
+    if (s->flags & GB_ACL_SEL_ALLKEYS)
+        return true;
+    uint8_t need = perms_needed(spec_flags);
+    GB_ACL_LIST_EACH(&s->keys, p) {
+        if ((p->tag & need) == need && p->len == 1 && p->bytes[0] == '*')
+            return true;
+    }
+    return false;
+}
+
+bool gb_acl_user_unrestricted_keys(const gb_acl_user *u, const gb_acl_commands *cmds, uint16_t id,
+                                   const gb_command_meta *m, int argc, const gb_slice *argv, uint16_t spec_flags)
+{
+    keys_cache keys;
+    keys.found = false;
+    bool ok = false;
+    for (uint32_t i = 0; i < u->nselectors && !ok; i++) {
+        int pos;
+        const gb_acl_selector *s = u->selectors[i];
+        ok = selector_check(s, cmds, id, m, argc, argv, &pos, &keys) == GB_ACL_ALLOWED &&
+             selector_unrestricted_keys(s, spec_flags);
+    }
+    if (keys.found)
+        gb_keys_result_free(&keys.r);
+    return ok;
 }

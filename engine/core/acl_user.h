@@ -167,6 +167,12 @@ bool gb_acl_user_channel_permits(const gb_acl_user *u, gb_slice channel, bool is
 bool gb_acl_user_permits_keys(const gb_acl_user *u, const gb_acl_commands *cmds, uint16_t id, const gb_slice *keys,
                               size_t n, uint16_t flags);
 
+/* Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess: whether one selector
+ * lets this call run and reach every key with access spec_flags (GB_KS_*):
+ * SORT's BY and GET read keys named by the data, so they need it. */
+bool gb_acl_user_unrestricted_keys(const gb_acl_user *u, const gb_acl_commands *cmds, uint16_t id,
+                                   const gb_command_meta *m, int argc, const gb_slice *argv, uint16_t spec_flags);
+
 static inline bool gb_acl_bit(const uint64_t *bits, uint16_t id) { return (bits[id >> 6] >> (id & 63)) & 1; }
 
 #endif

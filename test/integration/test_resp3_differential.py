@@ -521,6 +521,14 @@ TABLE = {
                            "GEOSEARCH gk FROMMEMBER Palermo BYRADIUS 100 mi DESC", "GEOSEARCH gk BYRADIUS 1 m")],
     "geosearchstore": [stepwise("GEOADD gk 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOSEARCHSTORE dst gk FROMMEMBER Catania BYRADIUS 300 km STOREDIST",
                                 "GEOSEARCHSTORE dst nokey FROMLONLAT 1 2 BYRADIUS 1 km")],
+    # -- SORT, LCS, LOLWUT
+    "sort": ["SORT l ALPHA", "SORT iset DESC LIMIT 1 2", "SORT z BY nosort GET # GET nokey*", "SORT l",
+             "SORT l BY h_*->f1 ALPHA GET h_*->f1 STORE dst", "SORT set BY nosort STORE d2", "SORT s", "SORT l LIMIT 1"],
+    "sort_ro": ["SORT_RO zl ALPHA DESC", "SORT_RO l STORE d", "SORT_RO iset GET # GET s*"],
+    "lcs": ["LCS s e", "LCS s e IDX WITHMATCHLEN", "LCS s nokey LEN", "LCS s l", "LCS s e LEN IDX", "LCS s n IDX MINMATCHLEN 2"],
+    "lolwut": [shape("the last line names the server and its version", "LOLWUT"),
+               shape("the last line names the server and its version", "LOLWUT VERSION 5 10 3 2"),
+               "LOLWUT VERSION x", "LOLWUT VERSION 6 x"],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on
