@@ -102,30 +102,56 @@ static int read_lzf(gb_rdb_reader *r, size_t max, char **out, size_t *out_len)
 
 int gb_rdb_read_string(gb_rdb_reader *r, size_t max, char **out, size_t *out_len)
 {
+    gb_rdb_str s;
+    if (gb_rdb_read_str(r, max, &s) != 0)
+        return -1;
+    *out = s.owned ? s.owned : gb_memdup(s.ptr, s.len);
+    *out_len = s.len;
+    return 0;
+}
+
+int gb_rdb_read_str(gb_rdb_reader *r, size_t max, gb_rdb_str *s)
+{
     uint64_t len;
     bool enc;
     const uint8_t *b;
+    char **out = &s->owned;
+    size_t *out_len = &s->len;
+    s->owned = NULL;
     if (gb_rdb_read_len(r, &len, &enc))
         return -1;
     if (enc) {
+        int rc;
         switch (len) {
         case GB_RDB_ENC_INT8:
-            return read_int(r, 1, out, out_len);
+            rc = read_int(r, 1, out, out_len);
+            break;
         case GB_RDB_ENC_INT16:
-            return read_int(r, 2, out, out_len);
+            rc = read_int(r, 2, out, out_len);
+            break;
         case GB_RDB_ENC_INT32:
-            return read_int(r, 4, out, out_len);
+            rc = read_int(r, 4, out, out_len);
+            break;
         case GB_RDB_ENC_LZF:
-            return read_lzf(r, max, out, out_len);
+            rc = read_lzf(r, max, out, out_len);
+            break;
         default:
             return -1;
         }
+        s->ptr = s->owned;
+        return rc;
     }
     if (len > max || len > r->len - r->pos || !take(r, (size_t)len, &b))
         return -1;
-    *out = gb_memdup(b, (size_t)len);
-    *out_len = (size_t)len;
+    s->ptr = (const char *)b;
+    s->len = (size_t)len;
     return 0;
+}
+
+void gb_rdb_str_free(gb_rdb_str *s)
+{
+    gb_free(s->owned);
+    s->owned = NULL;
 }
 
 void gb_rdb_write_len(gb_strbuf *b, uint64_t len)

@@ -48,6 +48,19 @@ int gb_rdb_read_len(gb_rdb_reader *r, uint64_t *len, bool *encoded);
  * length would pass max. */
 int gb_rdb_read_string(gb_rdb_reader *r, size_t max, char **out, size_t *out_len);
 
+/* A string read in place: plain strings point into the reader's buffer
+ * (valid while it is), integer and LZF encodings are decoded into owned
+ * (gb_malloc'd; NULL otherwise). Free with gb_rdb_str_free. Loading a
+ * mapped dump.rdb this way allocates nothing for most keys and values. */
+typedef struct gb_rdb_str {
+    const char *ptr;
+    size_t len;
+    char *owned;
+} gb_rdb_str;
+
+int gb_rdb_read_str(gb_rdb_reader *r, size_t max, gb_rdb_str *s);
+void gb_rdb_str_free(gb_rdb_str *s);
+
 /* Appends a length, and a string as Redis's reader accepts it (plain bytes:
  * no integer or LZF encoding). */
 void gb_rdb_write_len(gb_strbuf *b, uint64_t len);

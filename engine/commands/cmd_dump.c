@@ -125,8 +125,8 @@ static gb_kv *add_value(gb_db *db, gb_slice key, gb_rdb_value *v)
 {
     gb_kv *kv;
     if (v->type == GB_TYPE_STRING) {
-        kv = gb_db_add_string(db, key, gb_slice_make(v->str, v->len));
-        gb_free(v->str);
+        kv = gb_db_add_string(db, key, gb_slice_make(v->str.ptr, v->str.len));
+        gb_rdb_str_free(&v->str);
     } else {
         kv = gb_db_add_object(db, key, v->type, v->obj);
     }

@@ -18,9 +18,8 @@
 #include "engine/base/random.h"
 #include "engine/base/strbuf.h"
 
-#ifndef GOBLIN_VERSION
-#define GOBLIN_VERSION "0.1.0"
-#endif
+#include "goblin/version.h"
+
 /* M_PI (POSIX, not C11). */
 #define LW_PI 3.14159265358979323846
 #define LOLWUT_SIGNATURE "Goblin Core ver. " GOBLIN_VERSION "\n"

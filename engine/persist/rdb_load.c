@@ -128,20 +128,23 @@ static const char *rdb_type_name(int t)
     return t >= 0 && t < (int)GB_ARRAY_LEN(names) && names[t] ? names[t] : "unknown type";
 }
 
+/* A key in a message: its first 64 bytes at most. */
+#define KEY_SHOWN(len) ((int)((len) < 64 ? (len) : 64))
+
 /* One key of rdbtype, with the expiry and idle time read before it. */
 static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
 {
-    char *key;
-    size_t klen;
-    if (gb_rdb_read_string(&L->r, MAX_STRING, &key, &klen) != 0)
+    gb_rdb_str name;
+    if (gb_rdb_read_str(&L->r, MAX_STRING, &name) != 0)
         return fail(L, "a truncated key name");
+    const char *key = name.ptr;
+    size_t klen = name.len;
     gb_rdb_value v;
     const char *why;
     if (!gb_rdb_object_read(&L->r, rdbtype, &L->cfg, &v, &why)) {
-        char keyname[80];
-        snprintf(keyname, sizeof keyname, "%.*s", (int)(klen < 64 ? klen : 64), key);
-        gb_free(key);
-        return fail(L, "key '%s' (%s, RDB type %d) holds %s", keyname, rdb_type_name(rdbtype), rdbtype, why);
+        fail(L, "key '%.*s' (%s, RDB type %d) holds %s", KEY_SHOWN(klen), key, rdb_type_name(rdbtype), rdbtype, why);
+        gb_rdb_str_free(&name);
+        return false;
     }
     gb_slice k = gb_slice_make(key, klen);
     bool ok = true;
@@ -149,22 +152,20 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
         gb_rdb_value_free(&v); /* already expired: not loaded (Redis's primary skips them too) */
         L->st->expired++;
     } else {
-        gb_kv *kv = v.type == GB_TYPE_STRING ? gb_db_loaded_string(L->db, k, gb_slice_make(v.str, v.len), expire_ms)
+        gb_kv *kv = v.type == GB_TYPE_STRING ? gb_db_loaded_string(L->db, k, gb_slice_make(v.str.ptr, v.str.len), expire_ms)
                                              : gb_db_loaded_object(L->db, k, v.type, v.obj, expire_ms);
         if (v.type == GB_TYPE_STRING)
-            gb_free(v.str);
+            gb_rdb_str_free(&v.str);
         if (idle_s >= 0)
             gb_db_set_idle(L->db, kv, idle_s);
         if (gb_db_insert_loaded(L->db, kv, gb_hash_slice(k))) {
             L->st->keys++;
         } else {
             gb_kv_free(kv);
-            char keyname[80];
-            snprintf(keyname, sizeof keyname, "%.*s", (int)(klen < 64 ? klen : 64), key);
-            ok = fail(L, "key '%s' appears twice in its database", keyname);
+            ok = fail(L, "key '%.*s' appears twice in its database", KEY_SHOWN(klen), key);
         }
     }
-    gb_free(key);
+    gb_rdb_str_free(&name);
     return ok;
 }
 
@@ -188,9 +189,10 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
             if (!skip_string(L) || !skip_string(L))
                 return false;
             break;
-        case OP_RESIZEDB:
+        case OP_RESIZEDB: /* the table sized once, as Goblin's own snapshots do */
             if (!read_len(L, &a) || !read_len(L, &b))
                 return false;
+            gb_htable_reserve(&L->db->keys, (size_t)GB_MIN(a, (uint64_t)(L->r.len - L->r.pos)));
             break;
         case OP_EXPIRETIME_MS:
             if (!read_le(L, 8, &a))

@@ -195,9 +195,9 @@ static bool read_count(gb_rdb_reader *r, uint64_t *n, const char **why)
     return true;
 }
 
-static bool read_str(gb_rdb_reader *r, char **s, size_t *n, const char **why)
+static bool read_str(gb_rdb_reader *r, gb_rdb_str *s, const char **why)
 {
-    if (gb_rdb_read_string(r, RDB_MAX_STRING, s, n) != 0) {
+    if (gb_rdb_read_str(r, RDB_MAX_STRING, s) != 0) {
         *why = "a truncated or malformed string";
         return false;
     }
@@ -252,13 +252,12 @@ static bool read_plain(gb_rdb_reader *r, int rdbtype, builder *B, const char **w
         return false;
     B->size_hint = (size_t)GB_MIN(n, (uint64_t)1 << 20);
     for (uint64_t i = 0; i < n; i++) {
-        char *a = NULL, *b = NULL;
-        size_t alen, blen;
-        bool ok = read_str(r, &a, &alen, why);
+        gb_rdb_str a = {0}, b = {0};
+        bool ok = read_str(r, &a, why);
         if (ok) {
-            gb_slice sa = gb_slice_make(a, alen);
+            gb_slice sa = gb_slice_make(a.ptr, a.len);
             if (rdbtype == GB_RDB_TYPE_HASH) {
-                ok = read_str(r, &b, &blen, why) && add_hash_pair(B, sa, gb_slice_make(b, blen));
+                ok = read_str(r, &b, why) && add_hash_pair(B, sa, gb_slice_make(b.ptr, b.len));
             } else if (rdbtype == GB_RDB_TYPE_ZSET || rdbtype == GB_RDB_TYPE_ZSET_2) {
                 double score;
                 ok = (rdbtype == GB_RDB_TYPE_ZSET ? read_text_double(r, &score, why)
@@ -268,8 +267,8 @@ static bool read_plain(gb_rdb_reader *r, int rdbtype, builder *B, const char **w
                 ok = add_elem(B, sa);
             }
         }
-        gb_free(a);
-        gb_free(b);
+        gb_rdb_str_free(&a);
+        gb_rdb_str_free(&b);
         if (!ok) {
             if (B->why)
                 *why = B->why;
@@ -285,13 +284,12 @@ static bool read_plain(gb_rdb_reader *r, int rdbtype, builder *B, const char **w
 static bool read_blob(gb_rdb_reader *r, int64_t (*each)(const uint8_t *, size_t, gb_rdb_elem_fn, void *, const char **),
                       builder *B, const char **why)
 {
-    char *blob;
-    size_t n;
-    if (!read_str(r, &blob, &n, why))
+    gb_rdb_str blob;
+    if (!read_str(r, &blob, why))
         return false;
-    B->size_hint = GB_MIN(n, (size_t)1 << 20);
-    int64_t got = each((const uint8_t *)blob, n, emit_elem, B, why);
-    gb_free(blob);
+    B->size_hint = GB_MIN(blob.len, (size_t)1 << 20);
+    int64_t got = each((const uint8_t *)blob.ptr, blob.len, emit_elem, B, why);
+    gb_rdb_str_free(&blob);
     if (got < 0) {
         if (B->why)
             *why = B->why;
@@ -315,12 +313,11 @@ static bool read_quicklist(gb_rdb_reader *r, bool v2, builder *B, const char **w
             }
         }
         if (container == 1) { /* PLAIN: one element, stored as it is */
-            char *s;
-            size_t n;
-            if (!read_str(r, &s, &n, why))
+            gb_rdb_str s;
+            if (!read_str(r, &s, why))
                 return false;
-            add_list(B, gb_slice_make(s, n));
-            gb_free(s);
+            add_list(B, gb_slice_make(s.ptr, s.len));
+            gb_rdb_str_free(&s);
         } else if (!read_blob(r, v2 ? gb_rdb_listpack_each : gb_rdb_ziplist_each, B, why)) {
             return false;
         }
@@ -362,7 +359,7 @@ bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config
     *why = NULL;
     if (rdbtype == GB_RDB_TYPE_STRING) {
         out->type = GB_TYPE_STRING;
-        return read_str(r, &out->str, &out->len, why);
+        return read_str(r, &out->str, why);
     }
     if (rdbtype == GB_RDB_TYPE_MODULE || rdbtype == GB_RDB_TYPE_MODULE_2) {
         *why = "a module type, which Goblin Core cannot load";
@@ -416,7 +413,7 @@ bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config
 void gb_rdb_value_free(gb_rdb_value *v)
 {
     if (v->type == GB_TYPE_STRING)
-        gb_free(v->str);
+        gb_rdb_str_free(&v->str);
     else if (v->obj)
         gb_type_get(v->type)->free(v->obj);
     memset(v, 0, sizeof *v);

@@ -55,8 +55,7 @@ enum {
 /* A value read from RDB bytes, not yet in any database. */
 typedef struct gb_rdb_value {
     enum gb_type type;
-    char *str;   /* GB_TYPE_STRING: the bytes (gb_malloc'd, NUL added) */
-    size_t len;
+    gb_rdb_str str; /* GB_TYPE_STRING: the bytes, in the reader's buffer or owned */
     void *obj;   /* otherwise: what gb_db_add_object takes for type */
 } gb_rdb_value;
 
@@ -67,7 +66,8 @@ typedef struct gb_rdb_build_config {
     gb_stream_limits stream;
 } gb_rdb_build_config;
 
-/* Reads the object of rdbtype from r into *out. Returns true, or false with
+/* Reads the object of rdbtype from r into *out (a string value may point
+ * into r's buffer: use it before the buffer goes). Returns true, or false with
  * *why (a static reason) when the bytes are not a value Goblin can hold:
  * damaged, truncated, empty, a member twice, a NaN score, a module type. Nothing is allocated beyond what the bytes left can stand
  * for. */

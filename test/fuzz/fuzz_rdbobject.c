@@ -48,7 +48,7 @@ static void write_value(const gb_rdb_value *v, gb_strbuf *out)
 {
     if (v->type == GB_TYPE_STRING) {
         gb_strbuf_addc(out, GB_RDB_TYPE_STRING);
-        gb_rdb_write_string_value(out, v->str, v->len);
+        gb_rdb_write_string_value(out, v->str.ptr, v->str.len);
         return;
     }
     gb_kv kv;

@@ -47,6 +47,7 @@ import time
 import unittest
 
 import gbtest
+from test_dump_restore import payload as dump_payload, rdb_str
 import resp3
 from gbtest import Raw, encode
 
@@ -165,6 +166,12 @@ TABLE = {
     "substr": ["SUBSTR s 1 3"],
     # -- keys and databases
     "copy": ["COPY s s2", "COPY s s2", "COPY s s2 REPLACE", "COPY s s3 DB 9", "COPY nokey s4"],
+    "dump": ["DUMP s", "DUMP nokey",
+             shape("Goblin DUMPs collections in the plain RDB forms every Redis loads, Redis 7.0 in its compact "
+                   "encodings (test_dump_restore checks both cross)", "DUMP l")],
+    "restore": [["RESTORE", "r", "0", dump_payload(b"\x00" + rdb_str(b"v"))], "RESTORE s 0 junk",
+                ["RESTORE", "s", "0", dump_payload(b"\x00" + rdb_str(b"w")), "REPLACE", "IDLETIME", "5"],
+                "RESTORE r2 -1 x", "RESTORE r3 0 x FREQ 300"],
     "del": ["DEL s n nokey"],
     "exists": ["EXISTS s s nokey"],
     "expire": ["EXPIRE s 100", "EXPIRE nokey 100", "EXPIRE s 100 NX", "EXPIRE s abc"],

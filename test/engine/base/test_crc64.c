@@ -40,12 +40,39 @@ static void test_redis_payload(void **state)
     assert_true(gb_crc64(0, p, n - 8) == want);
 }
 
+/* The bit-at-a-time definition, against which the table-driven one is
+ * checked on every length and alignment up to 300 bytes. */
+static uint64_t reference(uint64_t crc, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int b = 0; b < 8; b++)
+            crc = (crc >> 1) ^ (0x95ac9329ac4bc9b5ull & (0 - (crc & 1)));
+    }
+    return crc;
+}
+
+static void test_slices_match_the_definition(void **state)
+{
+    (void)state;
+    unsigned char buf[320];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n + off <= 300; n++)
+            assert_true(gb_crc64(0x1234, buf + off, n) == reference(0x1234, buf + off, n));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_value),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_redis_payload),
+        cmocka_unit_test(test_slices_match_the_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

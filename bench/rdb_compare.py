@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Loading a Redis dump.rdb: goblin-core against redis-server, side by side
+(issue 29; docs/benchmarks.md, "Redis RDB files").
+
+    /usr/bin/python3 bench/rdb_compare.py --goblin build-release/goblin-core \\
+        [--redis /usr/bin/redis-server] [--trials 5] [--keys 1000000] [--collections 800]
+
+redis-server builds one dataset and SAVEs it (rdbcompression yes, as
+Redis's default): --keys small strings `key:%08d` -> 16 bytes (DEBUG
+POPULATE's shape) and --collections collections of 5,000 elements (lists,
+hashes, sets and sorted sets in turn, so Redis writes quicklists and hash
+tables, not only listpacks) -- the dataset issue 34 measured snapshot loads
+on. Each trial then starts both servers on that same file (pinned to
+SERVER_CORE, default 0; the order alternates between trials) and reads the
+load time each reports in its log ("DB loaded from disk: N seconds" and
+goblin-core's "DB loaded from a Redis RDB file ... in N s"), and the
+used_memory and RSS after the load. Before measuring, the script checks
+both servers hold the same number of keys and the same values for a sample
+of them. Rows are medians over --trials.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SERVER_CORE = os.environ.get("SERVER_CORE", "0")
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Conn:
+    def __init__(self, sock):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.connect(sock)
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.s.recv(1 << 20)
+            if not chunk:
+                raise OSError("connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def reply(self):
+        line = self._line()
+        if line[:1] == b"$":
+            n = int(line[1:])
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.s.recv(1 << 20)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        if line[:1] == b"*":
+            return [self.reply() for _ in range(int(line[1:]))]
+        if line[:1] == b"-":
+            raise RuntimeError(line.decode())
+        return line[1:]
+
+    def call(self, *args):
+        self.s.sendall(resp(*args))
+        return self.reply()
+
+    def pipeline(self, cmds):
+        self.s.sendall(b"".join(resp(*c) for c in cmds))
+        return [self.reply() for _ in cmds]
+
+
+def start(binary, kind, d, dbfilename, extra=()):
+    sock = os.path.join(d, "s.sock")
+    log = os.path.join(d, kind + ".log")
+    args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", sock, "--save", "",
+            "--appendonly", "no", "--dir", d, "--dbfilename", dbfilename, "--logfile", log] + list(extra)
+    if kind == "goblin":
+        args += ["--rings", "0"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(6000):
+        try:
+            c = Conn(sock)
+            if c.call("PING") == b"PONG":
+                return proc, c, log
+        except (OSError, RuntimeError):
+            pass
+        time.sleep(0.02)
+    raise RuntimeError("%s did not start" % binary)
+
+
+def stop(proc):
+    proc.terminate()
+    proc.wait(60)
+
+
+def build(redis, d, keys, collections):
+    proc, c, _ = start(redis, "redis", d, "dump.rdb", ["--enable-debug-command", "yes"])
+    try:
+        c.call("DEBUG", "POPULATE", keys, "key", 16)
+        kinds = ["RPUSH", "HSET", "SADD", "ZADD"]
+        for i in range(collections):
+            kind = kinds[i % 4]
+            key = "coll:%s:%d" % (kind.lower(), i)
+            cmds = []
+            for j in range(0, 5000, 500):
+                args = [kind, key]
+                for k in range(j, j + 500):
+                    if kind == "HSET":
+                        args += ["f%d" % k, "value-%d" % k]
+                    elif kind == "ZADD":
+                        args += [str(k * 1.5), "member-%d" % k]
+                    else:
+                        args += ["element-%d" % k]
+                cmds.append(args)
+            c.pipeline(cmds)
+        c.call("SAVE")
+    finally:
+        stop(proc)
+    return os.path.getsize(os.path.join(d, "dump.rdb"))
+
+
+def loaded_seconds(kind, log):
+    with open(log, errors="replace") as f:
+        text = f.read()
+    pat = r"DB loaded from disk: ([0-9.]+) seconds" if kind == "redis" else r"DB loaded from a Redis RDB file.* in ([0-9.]+) s"
+    m = re.search(pat, text)
+    if not m:
+        raise RuntimeError("%s did not report its load time:\n%s" % (kind, text[-2000:]))
+    return float(m.group(1))
+
+
+def memory(c, pid):
+    info = c.call("INFO", "memory").decode()
+    used = int(re.search(r"^used_memory:(\d+)", info, re.M).group(1))
+    with open("/proc/%d/status" % pid) as f:
+        rss = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) * 1024
+    return used, rss
+
+
+def sample(c, keys):
+    rng = random.Random(7)
+    names = ["key:%d" % rng.randrange(keys) for _ in range(200)]
+    names += ["coll:rpush:0", "coll:hset:1", "coll:sadd:2", "coll:zadd:3"]
+    out = [c.call("DBSIZE")]
+    for n in names:
+        t = c.call("TYPE", n)
+        out.append((n, t, {b"string": lambda: c.call("GET", n), b"list": lambda: c.call("LRANGE", n, 0, -1),
+                           b"hash": lambda: sorted(c.call("HGETALL", n) or []),
+                           b"set": lambda: sorted(c.call("SMEMBERS", n) or []),
+                           b"zset": lambda: c.call("ZRANGE", n, 0, -1, "WITHSCORES")}.get(t, lambda: None)()))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--goblin", required=True)
+    ap.add_argument("--redis", default="/usr/bin/redis-server")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--keys", type=int, default=1000000)
+    ap.add_argument("--collections", type=int, default=800)
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="gb-rdbbench-")
+    try:
+        size = build(a.redis, work, a.keys, a.collections)
+        print("dataset: %d keys of 16 bytes + %d collections of 5,000; dump.rdb %.1f MB" % (a.keys, a.collections,
+                                                                                          size / 1e6), file=sys.stderr)
+        results = {"goblin": [], "redis": []}
+        samples = {}
+        for trial in range(a.trials):
+            order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
+            for kind in order:
+                binary = a.goblin if kind == "goblin" else a.redis
+                proc, c, log = start(binary, kind, work, "dump.rdb")
+                try:
+                    secs = loaded_seconds(kind, log)
+                    used, rss = memory(c, proc.pid)
+                    if trial == 0:
+                        samples[kind] = sample(c, a.keys)
+                finally:
+                    stop(proc)
+                    os.unlink(log)
+                results[kind].append((secs, used, rss))
+                print("trial %d %s: %.3f s" % (trial + 1, kind, secs), file=sys.stderr)
+        if samples["goblin"] != samples["redis"]:
+            sys.exit("the servers loaded different data")
+        med = {k: [statistics.median(r[i] for r in v) for i in range(3)] for k, v in results.items()}
+        print("dump.rdb: %.1f MB (%d keys of 16 bytes, %d collections of 5,000 elements), median of %d trials, "
+              "server on CPU %s\n" % (size / 1e6, a.keys, a.collections, a.trials, SERVER_CORE))
+        print("| server | load s | MB/s | used_memory MB | RSS MB |")
+        print("|---|---:|---:|---:|---:|")
+        for kind in ("goblin", "redis"):
+            s, u, r = med[kind]
+            print("| %s | %.3f | %.0f | %.0f | %.0f |" % ("goblin-core" if kind == "goblin" else "redis-server 7.0",
+                                                           s, size / 1e6 / s, u / 1e6, r / 1e6))
+        print("\ngoblin / redis: load speed %.2fx, used_memory %.2fx, RSS %.2fx"
+              % (med["redis"][0] / med["goblin"][0], med["goblin"][1] / med["redis"][1],
+                 med["goblin"][2] / med["redis"][2]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
