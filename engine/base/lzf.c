@@ -34,8 +34,12 @@ int64_t gb_lzf_decompress(const void *in, size_t in_len, void *out, size_t out_c
         /* Byte by byte: the source may overlap what this copy writes (a run
          * repeats its last bytes), which memmove would not reproduce. */
         const unsigned char *ref = op - back;
-        for (size_t i = 0; i < n; i++)
-            op[i] = ref[i];
+        if (back >= n) {
+            memcpy(op, ref, n); /* no overlap: the common case, much faster */
+        } else {
+            for (size_t i = 0; i < n; i++)
+                op[i] = ref[i];
+        }
         op += n;
         room -= n;
     }
