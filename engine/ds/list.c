@@ -182,10 +182,13 @@ bool gb_list_verify(const gb_list *l)
 
 /* ---- representation switching ---- */
 
+/* A list with list-compress-depth set goes segmented even on a pma server:
+ * only segmented leaves are stored compressed (a PMA's fixed 16-byte slots
+ * in one array leave nothing to shrink per segment; docs/lists.md). */
 static void to_large(gb_list *l)
 {
     unsigned char *lp = l->u.lp;
-    if (l->large_impl == GB_LIST_PMA) {
+    if (l->large_impl == GB_LIST_PMA && l->compress == 0) {
         l->u.pma = gb_list_pma_from_listpack(lp);
         l->enc = GB_LIST_ENC_PMA;
     } else {

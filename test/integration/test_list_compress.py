@@ -158,6 +158,23 @@ class ConfigAndDifferential(unittest.TestCase):
                 srv.cleanup()
 
 
+class PmaServer(unittest.TestCase):
+    def test_compressed_lists_go_segmented(self):
+        """--list-implementation pma: a list created with list-compress-depth
+        set goes segmented (only segmented leaves are compressed), one created
+        without it keeps the PMA."""
+        with Server("goblin", args=["--list-implementation", "pma"]) as srv, Raw(srv) as c:
+            vals = [value(i) for i in range(N)]
+            c.call("RPUSH", "p", *vals)
+            c.call("CONFIG", "SET", "list-compress-depth", "1")
+            c.call("RPUSH", "z", *vals)
+            self.assertEqual(debug_fields(c, "p")["representation"], "pma")
+            fields = debug_fields(c, "z")
+            self.assertEqual(fields["representation"], "segmented")
+            self.assertGreater(int(fields["compressed_segments"]), 20)
+            self.assertEqual(c.call("LRANGE", "z", "0", "-1"), vals)
+
+
 class Restarts(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="gbit-listz-")

@@ -373,6 +373,27 @@ static void test_memory_and_reads(void **state)
     gb_list_free(z);
 }
 
+/* On a pma server a list created with a depth goes segmented, compressed. */
+static void test_pma_server_compresses_segmented(void **state)
+{
+    (void)state;
+    cur_cfg = "pma server";
+    cur_op = 0;
+    gb_list_config cfg = {-2, GB_LIST_PMA, 1}, off = {-2, GB_LIST_PMA, 0};
+    gb_list *l = gb_list_new(&cfg), *p = gb_list_new(&off);
+    char buf[64];
+    for (size_t i = 0; i < 20000; i++) {
+        gb_slice v = gb_slice_make(buf, (size_t)snprintf(buf, sizeof buf, "user:%06zu:event", i));
+        gb_list_push(l, GB_LIST_TAIL, &v, 1);
+        gb_list_push(p, GB_LIST_TAIL, &v, 1);
+    }
+    CHECK(gb_list_encoding_of(l) == GB_LIST_ENC_SEGMENTED, "went %s", gb_list_representation_name(l));
+    CHECK(gb_list_encoding_of(p) == GB_LIST_ENC_PMA, "went %s", gb_list_representation_name(p));
+    CHECK(gb_list_compressed_segments(l) > 10 && gb_list_verify(l), "not compressed");
+    gb_list_free(l);
+    gb_list_free(p);
+}
+
 int main(void)
 {
     base_seed();
@@ -380,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_depths_small_leaves),
         cmocka_unit_test(test_depths_4k_leaves),
         cmocka_unit_test(test_memory_and_reads),
+        cmocka_unit_test(test_pma_server_compresses_segmented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
