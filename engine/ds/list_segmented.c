@@ -409,6 +409,7 @@ static size_t find_leaf(const gb_list_seg *s, size_t idx, uint32_t *r)
  * value) stays plain. */
 #define MAX_COMPRESS_BYTES (1u << 30)
 #define ZLEN_BYTES 4
+#define INFLATE_SLACK 32
 
 static inline uint32_t zlen(const leaf *z)
 {
@@ -451,8 +452,9 @@ static leaf *leaf_inflate(const leaf *z, leaf *into)
         gb_free(into);
         into = NULL;
     }
-    leaf *nl = into ? into : leaf_alloc(raw ? raw : 1);
-    int64_t got = gb_lzf_decompress(z->data + ZLEN_BYTES, zlen(z), nl->data, raw);
+    /* spare room past raw lets the decoder copy in wide fixed-size moves */
+    leaf *nl = into ? into : leaf_alloc(raw + INFLATE_SLACK);
+    int64_t got = gb_lzf_decompress(z->data + ZLEN_BYTES, zlen(z), nl->data, nl->cap);
     if (got != (int64_t)raw) {
         /* our own block no longer decodes: memory is corrupt */
         fprintf(stderr, "segmented list: a compressed leaf does not inflate\n");
