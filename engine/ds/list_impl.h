@@ -102,6 +102,9 @@ unsigned char *gb_list_seg_to_listpack(gb_list_seg *s);
 void gb_list_seg_set_compress_depth(gb_list_seg *s, unsigned depth);
 /* Leaves stored compressed right now (tests, DEBUG OBJECT). */
 size_t gb_list_seg_compressed(const gb_list_seg *s);
+/* Compressions tried and inflations done since creation (tests: the ends
+ * pay only for what the depth requires). */
+void gb_list_seg_compress_work(const gb_list_seg *s, size_t *deflates, size_t *inflates);
 void gb_list_seg_free(gb_list_seg *s);
 size_t gb_list_seg_len(const gb_list_seg *s);
 size_t gb_list_seg_lp_bytes(const gb_list_seg *s);

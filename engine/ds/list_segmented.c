@@ -88,6 +88,7 @@ struct gb_list_seg {
     size_t churn[2][2];
     leaf *zcache;   /* plain copy of the compressed leaf zsrc (reads) */
     const leaf *zsrc;
+    size_t deflates, inflates; /* work done, for tests */
     size_t slot_cap; /* slots allocated */
     size_t first;    /* first slot in use */
     size_t nleaves;  /* slots in use */
@@ -420,8 +421,10 @@ static inline uint32_t zlen(const leaf *z)
 
 /* The compressed form of plain leaf lf, or NULL when Redis's rules keep it
  * plain. */
-static leaf *leaf_deflate(const leaf *lf)
+static leaf *leaf_deflate(gb_list_seg *s, const leaf *lf)
 {
+    if (s)
+        s->deflates++;
     size_t raw = used(lf);
     if (raw < MIN_COMPRESS_BYTES || raw > MAX_COMPRESS_BYTES)
         return NULL;
@@ -475,6 +478,7 @@ static leaf *leaf_view(gb_list_seg *s, size_t j)
     if (GB_LIKELY(!is_z(lf)))
         return lf;
     if (s->zsrc != lf) {
+        s->inflates++;
         s->zcache = leaf_inflate(lf, s->zcache);
         s->zsrc = lf;
     }
@@ -502,6 +506,7 @@ static leaf *leaf_plain(gb_list_seg *s, size_t j)
         s->zcache = NULL;
         s->zsrc = NULL;
     } else {
+        s->inflates++;
         nl = leaf_inflate(lf, NULL);
     }
     gb_free(lf);
@@ -526,7 +531,7 @@ static void settle_leaf(gb_list_seg *s, size_t j)
     }
     if (is_z(lf))
         return;
-    leaf *z = leaf_deflate(lf);
+    leaf *z = leaf_deflate(s, lf);
     if (!z)
         return;
     if (lf->head != 0)
@@ -602,6 +607,12 @@ void gb_list_seg_set_compress_depth(gb_list_seg *s, unsigned depth)
     s->depth = depth;
     s->churn[0][0] = s->churn[1][0] = s->nleaves; /* every leaf may need to change */
     settle(s);
+}
+
+void gb_list_seg_compress_work(const gb_list_seg *s, size_t *deflates, size_t *inflates)
+{
+    *deflates = s->deflates;
+    *inflates = s->inflates;
 }
 
 size_t gb_list_seg_compressed(const gb_list_seg *s)
@@ -1297,7 +1308,7 @@ static bool verify_zone(const gb_list_seg *s, const leaf *lf, size_t j)
     }
     if (is_z(lf))
         return true;
-    leaf *z = leaf_deflate(lf);
+    leaf *z = leaf_deflate(NULL, lf);
     gb_free(z);
     GB_LIST_CHECK(z == NULL, "interior leaf %zu of %zu (depth %u) left plain", j, s->nleaves,
                   s->depth);

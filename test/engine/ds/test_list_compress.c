@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "engine/ds/list.h"
+#include "engine/ds/list_impl.h"
 #include "engine/base/mem.h"
 
 static uint64_t rng_state;
@@ -394,6 +395,58 @@ static void test_pma_server_compresses_segmented(void **state)
     gb_list_free(p);
 }
 
+/* The ends pay only for what the depth requires: tail pushes compress each
+ * leaf once, as it moves into the interior; pops inside an end leaf do no
+ * compression work; a pop that frees an end leaf inflates the one leaf that
+ * becomes an end; repeated reads of one leaf inflate it once; an LSET
+ * recompresses its leaf once. */
+static void test_work_at_the_ends(void **state)
+{
+    (void)state;
+    cur_cfg = "work";
+    cur_op = 0;
+    gb_list_seg *s = gb_list_seg_new(gb_list_limit_from_fill(-2));
+    gb_list_seg_set_compress_depth(s, 1);
+    char buf[64];
+    size_t def, inf;
+    for (size_t i = 0; i < 100000; i++) {
+        gb_slice v = gb_slice_make(buf, (size_t)snprintf(buf, sizeof buf, "user:%06zu:event", i));
+        gb_list_seg_push(s, GB_LIST_TAIL, v);
+    }
+    size_t leaves = gb_list_seg_leaves(s);
+    gb_list_seg_compress_work(s, &def, &inf);
+    CHECK(def == leaves - 2 && inf == 0, "%zu leaves: %zu compressions, %zu inflations", leaves, def, inf);
+    CHECK(gb_list_seg_compressed(s) == leaves - 2 && gb_list_seg_verify(s), "interior");
+    /* pops inside the end leaves */
+    gb_list_seg_pop(s, GB_LIST_TAIL, 3, NULL, NULL);
+    gb_list_seg_pop(s, GB_LIST_HEAD, 3, NULL, NULL);
+    size_t def2, inf2;
+    gb_list_seg_compress_work(s, &def2, &inf2);
+    CHECK(def2 == def && inf2 == inf, "pops did work: %zu/%zu", def2 - def, inf2 - inf);
+    /* a pop that frees the head leaf: the next leaf becomes the end, inflated once */
+    size_t before = gb_list_seg_leaves(s);
+    while (gb_list_seg_leaves(s) == before)
+        gb_list_seg_pop(s, GB_LIST_HEAD, 1, NULL, NULL);
+    gb_list_seg_compress_work(s, &def2, &inf2);
+    CHECK(def2 == def && inf2 == inf + 1, "freeing an end leaf: %zu compressions, %zu inflations", def2 - def,
+          inf2 - inf);
+    /* reads of one interior leaf: one inflation */
+    char ibuf[GB_LIST_INT_BUF];
+    gb_slice out;
+    size_t mid = gb_list_seg_len(s) / 2;
+    for (size_t i = 0; i < 50; i++)
+        gb_list_seg_get(s, mid + i, ibuf, &out);
+    size_t def3, inf3;
+    gb_list_seg_compress_work(s, &def3, &inf3);
+    CHECK(def3 == def2 && inf3 <= inf2 + 2, "50 nearby reads: %zu inflations", inf3 - inf2);
+    /* LSET of the leaf just read: its cached copy becomes the leaf, compressed once */
+    gb_list_seg_set(s, mid, gb_slice_cstr("user:999999:event"));
+    gb_list_seg_compress_work(s, &def, &inf);
+    CHECK(def == def3 + 1 && inf == inf3, "LSET: %zu compressions, %zu inflations", def - def3, inf - inf3);
+    CHECK(gb_list_seg_verify(s), "verify");
+    gb_list_seg_free(s);
+}
+
 int main(void)
 {
     base_seed();
@@ -402,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_depths_4k_leaves),
         cmocka_unit_test(test_memory_and_reads),
         cmocka_unit_test(test_pma_server_compresses_segmented),
+        cmocka_unit_test(test_work_at_the_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
