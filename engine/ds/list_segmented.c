@@ -451,7 +451,8 @@ static leaf *leaf_deflate(gb_list_seg *s, const leaf *lf)
 static leaf *leaf_inflate(const leaf *z, leaf *into)
 {
     size_t raw = z->tail;
-    if (into && into->cap < raw) {
+    if (into && (into->cap < raw || into->cap / 4 > raw + INFLATE_SLACK)) {
+        /* too small, or a big leaf's copy that would stay held for a small one */
         gb_free(into);
         into = NULL;
     }
@@ -483,6 +484,13 @@ static leaf *leaf_view(gb_list_seg *s, size_t j)
         s->zsrc = lf;
     }
     return s->zcache;
+}
+
+static void leaf_free_cache(gb_list_seg *s)
+{
+    gb_free(s->zcache);
+    s->zcache = NULL;
+    s->zsrc = NULL;
 }
 
 /* Frees a leaf, forgetting the cache's copy of it. */
@@ -555,6 +563,11 @@ static void settle_range(gb_list_seg *s, long long lo, long long hi)
  * many leaves of a zone boundary. Settles exactly those windows. */
 static void settle(gb_list_seg *s)
 {
+    if (s->zcache && s->zcache->cap > 2 * leaf_max_data(s) + INFLATE_SLACK) {
+        /* a copy of an oversized leaf (one big value) is not kept past an
+         * edit, which ends every borrow of it anyway */
+        leaf_free_cache(s);
+    }
     long long hadd = (long long)s->churn[0][0], hdel = (long long)s->churn[0][1];
     long long tadd = (long long)s->churn[1][0], tdel = (long long)s->churn[1][1];
     memset(s->churn, 0, sizeof s->churn);

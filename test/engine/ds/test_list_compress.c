@@ -97,12 +97,20 @@ static gb_slice m_sl(mstr a) { return gb_slice_make(a.p, a.n); }
 /* ---- values: mostly compressible, some not ---- */
 
 static char vbuf[2048];
+static char bigbuf[40000];
 
 static gb_slice gen_value(void)
 {
     size_t n;
-    switch (rn(16)) {
-    case 0: /* incompressible */
+    switch (rn(40)) {
+    case 39: /* a big compressible value: a leaf of its own, past the leaf limit */
+        n = 9000 + rn(30000);
+        for (size_t i = 0; i < n; i++)
+            bigbuf[i] = (char)('a' + (i / 7) % 5);
+        return gb_slice_make(bigbuf, n);
+    case 0:
+    case 38:
+    case 37: /* incompressible */
         n = 1 + rn(sizeof vbuf - 1);
         for (size_t i = 0; i < n; i++)
             vbuf[i] = (char)rnd();
@@ -111,7 +119,11 @@ static gb_slice gen_value(void)
         n = (size_t)snprintf(vbuf, sizeof vbuf, "%zu", rn(100000));
         return gb_slice_make(vbuf, n);
     case 2:
-    case 3: /* a small pool, so LREM and LINSERT find matches */
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7: /* a small pool, so LREM and LINSERT find matches */
         n = (size_t)snprintf(vbuf, sizeof vbuf, "pivot:%zu", rn(6));
         return gb_slice_make(vbuf, n);
     default:
@@ -217,7 +229,7 @@ static void one_op(gb_list *l, model *m, size_t max_len)
             while (!m_eq(m->a[at], m_sl(piv)))
                 at++;
             bool after = rn(2);
-            char pbuf[2048];
+            static char pbuf[sizeof bigbuf];
             memcpy(pbuf, piv.p, piv.n);
             gb_slice x = gen_value();
             long long r = gb_list_insert(l, after, gb_slice_make(pbuf, piv.n), x);
