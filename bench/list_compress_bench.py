@@ -118,8 +118,11 @@ def main():
                 if trial == 0:
                     replies[(name, depth)] = sample_replies(srv, a.values)
                 for label, argv, keyspace in rows:
+                    c0 = srv.cpu_seconds()
                     rate = lean_load(lean, srv.sock, argv, a.requests, keyspace)
                     figures.setdefault((name, depth, label), []).append(rate)
+                    figures.setdefault((name, depth, label + " cpu"), []).append(
+                        (srv.cpu_seconds() - c0) * 1e6 / a.requests)
             finally:
                 srv.stop()
             print("trial %d %s depth %d done" % (trial + 1, name, depth), file=sys.stderr)
@@ -130,22 +133,27 @@ def main():
     print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials; "
           "%d values `user:NNNNNN:event`\n"
           % (os.cpu_count(), cpu_model(), os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials, a.values))
-    print("| server | depth | MEMORY USAGE | B/value | used_memory growth | LRANGE fix req/s | LRANGE rnd req/s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| server | depth | MEMORY USAGE | B/value | used_memory growth | LRANGE fix req/s | CPU us/req "
+          "| LRANGE rnd req/s | CPU us/req |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in ("goblin", "redis"):
         for depth in (0, 1):
             k = lambda what: med[(name, depth, what)]  # noqa: E731
-            print("| %s | %d | %d | %.2f | %d | %.0f | %.0f |"
-                  % (name, depth, k("usage"), k("usage") / a.values, k("grown"), k("LRANGE fix"), k("LRANGE rnd")))
-    print("\n| server | memory depth 1 / depth 0 | LRANGE fix depth 1 / depth 0 | LRANGE rnd depth 1 / depth 0 |")
+            print("| %s | %d | %d | %.2f | %d | %.0f | %.1f | %.0f | %.1f |"
+                  % (name, depth, k("usage"), k("usage") / a.values, k("grown"), k("LRANGE fix"),
+                     k("LRANGE fix cpu"), k("LRANGE rnd"), k("LRANGE rnd cpu")))
+    print("\n| server | memory depth 1 / depth 0 | LRANGE fix req/s (CPU/req) depth 1 / depth 0 "
+          "| LRANGE rnd req/s (CPU/req) depth 1 / depth 0 |")
     print("|---|---|---|---|")
     for name in ("goblin", "redis"):
         r = lambda what: med[(name, 1, what)] / med[(name, 0, what)]  # noqa: E731
-        print("| %s | %.2fx | %.2fx | %.2fx |" % (name, r("usage"), r("LRANGE fix"), r("LRANGE rnd")))
-    print("\n| depth 1: goblin / redis | memory | LRANGE fix | LRANGE rnd |")
+        print("| %s | %.2fx | %.2fx (%.2fx) | %.2fx (%.2fx) |" % (name, r("usage"), r("LRANGE fix"), r("LRANGE fix cpu"),
+                                                        r("LRANGE rnd"), r("LRANGE rnd cpu")))
+    print("\n| depth 1: goblin / redis | memory | LRANGE fix req/s (CPU/req) | LRANGE rnd req/s (CPU/req) |")
     print("|---|---|---|---|")
     g = lambda what: med[("goblin", 1, what)] / med[("redis", 1, what)]  # noqa: E731
-    print("| | %.2fx | %.2fx | %.2fx |" % (g("usage"), g("LRANGE fix"), g("LRANGE rnd")))
+    print("| | %.2fx | %.2fx (%.2fx) | %.2fx (%.2fx) |" % (g("usage"), g("LRANGE fix"), g("LRANGE fix cpu"),
+                                                       g("LRANGE rnd"), g("LRANGE rnd cpu")))
 
 
 if __name__ == "__main__":
