@@ -73,6 +73,8 @@ typedef struct leaf {
 } leaf;
 _Static_assert(sizeof(leaf) == 16, "leaf header is 16 bytes");
 
+#define ZCACHE 2
+
 typedef struct slot {
     leaf *lf;
     int64_t start;
@@ -86,8 +88,12 @@ struct gb_list_seg {
      * side whose zone they shift: [0] moves positions counted from the head,
      * [1] from the tail. */
     size_t churn[2][2];
-    leaf *zcache;   /* plain copy of the compressed leaf zsrc (reads) */
-    const leaf *zsrc;
+    /* Read cache: plain copies zcache[k] of compressed leaves zsrc[k]. Two,
+     * so a range across a leaf boundary (or walking back and forth over
+     * one) finds both; zlast is the one used last, the other goes first. */
+    leaf *zcache[ZCACHE];
+    const leaf *zsrc[ZCACHE];
+    unsigned zlast;
     size_t deflates, inflates; /* work done, for tests */
     size_t slot_cap; /* slots allocated */
     size_t first;    /* first slot in use */
@@ -478,26 +484,44 @@ static leaf *leaf_view(gb_list_seg *s, size_t j)
     leaf *lf = lf_at(s, j);
     if (GB_LIKELY(!is_z(lf)))
         return lf;
-    if (s->zsrc != lf) {
-        s->inflates++;
-        s->zcache = leaf_inflate(lf, s->zcache);
-        s->zsrc = lf;
+    unsigned k = s->zlast;
+    if (s->zsrc[k] != lf) {
+        k ^= 1;
+        if (s->zsrc[k] != lf) {
+            s->inflates++;
+            s->zcache[k] = leaf_inflate(lf, s->zcache[k]);
+            s->zsrc[k] = lf;
+        }
+        s->zlast = k;
     }
-    return s->zcache;
+    return s->zcache[k];
 }
 
-static void leaf_free_cache(gb_list_seg *s)
+/* The cache slot holding lf's copy, or -1. */
+static inline int cache_slot(const gb_list_seg *s, const leaf *lf)
 {
-    gb_free(s->zcache);
-    s->zcache = NULL;
-    s->zsrc = NULL;
+    return s->zsrc[0] == lf ? 0 : s->zsrc[1] == lf ? 1 : -1;
+}
+
+/* Drops the cache's oversized copies (one big value's leaf): not kept
+ * past an edit, which ends every borrow of them anyway. */
+static void cache_drop_oversized(gb_list_seg *s)
+{
+    for (unsigned k = 0; k < ZCACHE; k++) {
+        if (s->zcache[k] && s->zcache[k]->cap > 2 * leaf_max_data(s) + INFLATE_SLACK) {
+            gb_free(s->zcache[k]);
+            s->zcache[k] = NULL;
+            s->zsrc[k] = NULL;
+        }
+    }
 }
 
 /* Frees a leaf, forgetting the cache's copy of it. */
 static void leaf_free(gb_list_seg *s, leaf *lf)
 {
-    if (s->zsrc == lf)
-        s->zsrc = NULL;
+    int k = cache_slot(s, lf);
+    if (k >= 0)
+        s->zsrc[k] = NULL;
     gb_free(lf);
 }
 
@@ -509,10 +533,11 @@ static leaf *leaf_plain(gb_list_seg *s, size_t j)
     if (GB_LIKELY(!is_z(lf)))
         return lf;
     leaf *nl;
-    if (s->zsrc == lf) {
-        nl = s->zcache;
-        s->zcache = NULL;
-        s->zsrc = NULL;
+    int k = cache_slot(s, lf);
+    if (k >= 0) {
+        nl = s->zcache[k];
+        s->zcache[k] = NULL;
+        s->zsrc[k] = NULL;
     } else {
         s->inflates++;
         nl = leaf_inflate(lf, NULL);
@@ -563,11 +588,7 @@ static void settle_range(gb_list_seg *s, long long lo, long long hi)
  * many leaves of a zone boundary. Settles exactly those windows. */
 static void settle(gb_list_seg *s)
 {
-    if (s->zcache && s->zcache->cap > 2 * leaf_max_data(s) + INFLATE_SLACK) {
-        /* a copy of an oversized leaf (one big value) is not kept past an
-         * edit, which ends every borrow of it anyway */
-        leaf_free_cache(s);
-    }
+    cache_drop_oversized(s);
     long long hadd = (long long)s->churn[0][0], hdel = (long long)s->churn[0][1];
     long long tadd = (long long)s->churn[1][0], tdel = (long long)s->churn[1][1];
     memset(s->churn, 0, sizeof s->churn);
@@ -606,7 +627,8 @@ void gb_list_seg_free(gb_list_seg *s)
         return;
     for (size_t j = 0; j < s->nleaves; j++)
         gb_free(lf_at(s, j));
-    gb_free(s->zcache);
+    for (unsigned k = 0; k < ZCACHE; k++)
+        gb_free(s->zcache[k]);
     gb_free(s->slots);
     gb_free(s);
 }
@@ -640,7 +662,7 @@ size_t gb_list_seg_mem(const gb_list_seg *s)
 {
     /* compressed leaves count their LZF block; the read cache is real memory too */
     size_t m = gb_mem_accounted((void *)s) + gb_mem_accounted(s->slots) +
-               gb_mem_accounted(s->zcache);
+               gb_mem_accounted(s->zcache[0]) + gb_mem_accounted(s->zcache[1]);
     for (size_t j = 0; j < s->nleaves; j++)
         m += gb_mem_accounted(lf_at(s, j));
     return m;
@@ -1300,9 +1322,11 @@ static bool verify_compressed(const gb_list_seg *s, const leaf *z, size_t j)
                   "leaf %zu compressed length %u of %u", j, zlen(z), z->tail);
     leaf *plain = leaf_inflate(z, NULL);
     bool ok = verify_entries(plain, j);
-    if (ok && s->zsrc == z) {
-        ok = s->zcache->tail == plain->tail && s->zcache->count == plain->count &&
-             memcmp(s->zcache->data, plain->data, plain->tail) == 0;
+    int k = cache_slot(s, z);
+    if (ok && k >= 0) {
+        const leaf *c = s->zcache[k];
+        ok = c->tail == plain->tail && c->count == plain->count && c->head == 0 &&
+             memcmp(c->data, plain->data, plain->tail) == 0;
         if (!ok)
             fprintf(stderr, "list verify: leaf %zu cached copy differs\n", j);
     }
@@ -1332,7 +1356,8 @@ bool gb_list_seg_verify(const gb_list_seg *s)
 {
     GB_LIST_CHECK(s->first + s->nleaves <= s->slot_cap, "slot range past the index");
     size_t len = 0, bytes = 0;
-    bool cache_src_found = s->zsrc == NULL;
+    unsigned cache_found = 0;
+    GB_LIST_CHECK(s->zsrc[0] == NULL || s->zsrc[0] != s->zsrc[1], "one leaf cached twice");
     for (size_t j = 0; j < s->nleaves; j++) {
         const leaf *lf = lf_at(s, j);
         GB_LIST_CHECK(lf->count > 0, "leaf %zu is empty", j);
@@ -1341,7 +1366,7 @@ bool gb_list_seg_verify(const gb_list_seg *s)
         if (is_z(lf)) {
             if (!verify_compressed(s, lf, j))
                 return false;
-            cache_src_found |= s->zsrc == lf;
+            cache_found += cache_slot(s, lf) >= 0;
         } else {
             GB_LIST_CHECK(lf->head <= lf->tail && lf->tail <= lf->cap, "leaf %zu bounds", j);
             GB_LIST_CHECK(sizeof(leaf) + lf->cap <= gb_mem_usable((void *)lf),
@@ -1358,7 +1383,8 @@ bool gb_list_seg_verify(const gb_list_seg *s)
         len += lf->count;
         bytes += used(lf);
     }
-    GB_LIST_CHECK(cache_src_found, "the read cache holds a leaf the list no longer has");
+    GB_LIST_CHECK(cache_found == (unsigned)(s->zsrc[0] != NULL) + (unsigned)(s->zsrc[1] != NULL),
+                  "the read cache holds a leaf the list no longer has");
     GB_LIST_CHECK(len == s->len, "len %zu, leaves hold %zu", s->len, len);
     GB_LIST_CHECK(bytes == s->bytes, "bytes %zu, leaves hold %zu", s->bytes, bytes);
     return true;
