@@ -318,7 +318,8 @@ static void slots_make_room(gb_list_seg *s, bool at_front)
     s->first = nf;
 }
 
-/* Inserts a slot at position j (0..nleaves), moving the shorter side. */
+/* Counts a leaf added (kind 0) or removed (kind 1) at position j of the n
+ * leaves there are without it, for settle(). */
 static void note_churn(gb_list_seg *s, size_t j, size_t n, int kind)
 {
     if (j > 0 || n == 0) /* not at the head: positions from the tail move */
@@ -327,6 +328,7 @@ static void note_churn(gb_list_seg *s, size_t j, size_t n, int kind)
         s->churn[0][kind]++;
 }
 
+/* Inserts a slot at position j (0..nleaves), moving the shorter side. */
 static void slots_insert(gb_list_seg *s, size_t j, leaf *lf, int64_t start)
 {
     note_churn(s, j, s->nleaves, 0);
@@ -477,8 +479,8 @@ static leaf *leaf_inflate(const leaf *z, leaf *into)
 }
 
 /* Leaf j for reading: itself when plain, else the cache's inflated copy
- * (the compressed block stays as it is). Valid until the next view of
- * another compressed leaf or the next edit. */
+ * (the compressed block stays as it is). Valid until views of two other
+ * compressed leaves or the next edit. */
 static leaf *leaf_view(gb_list_seg *s, size_t j)
 {
     leaf *lf = lf_at(s, j);
@@ -486,7 +488,7 @@ static leaf *leaf_view(gb_list_seg *s, size_t j)
         return lf;
     unsigned k = s->zlast;
     if (s->zsrc[k] != lf) {
-        k ^= 1;
+        k ^= 1; /* the other slot (ZCACHE is 2): it holds lf, or is the older */
         if (s->zsrc[k] != lf) {
             s->inflates++;
             s->zcache[k] = leaf_inflate(lf, s->zcache[k]);
