@@ -1,5 +1,5 @@
 /*
- * LZF decompression (liblzf's format, which Redis uses for compressed
+ * LZF compression and decompression (liblzf's format, which Redis uses for compressed
  * strings in RDB payloads), written for hostile input: every byte of the
  * compressed block may be an attacker's.
  *
@@ -17,6 +17,7 @@
 #define GB_ENGINE_LZF_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GB_LZF_MAX_RATIO 88
@@ -26,5 +27,10 @@
  * before the start of the output, or output that would pass out_cap. Never
  * reads or writes outside the two buffers. */
 int64_t gb_lzf_decompress(const void *in, size_t in_len, void *out, size_t out_cap);
+
+/* Compresses in[0..in_len) into out[0..out_cap) (engine/base/lzf_compress.c).
+ * Returns the compressed size, or 0 when it would not fit in out_cap (the
+ * caller keeps the data uncompressed then). in_len must be below 4 GiB. */
+size_t gb_lzf_compress(const void *in, size_t in_len, void *out, size_t out_cap);
 
 #endif

@@ -104,8 +104,10 @@ static void debug_sleep(gb_client *c, gb_slice arg)
 }
 
 /* DEBUG OBJECT key: Redis's "key:value" fields that hold here (the
- * encoding as OBJECT ENCODING reports it, the idle time), and for a list
- * the representation behind "quicklist" (segmented or pma). */
+ * encoding as OBJECT ENCODING reports it, the idle time, and for a list
+ * Redis 7.0's ql_compressed: whether list-compress-depth was set when it was
+ * created), then for a list the representation behind "quicklist"
+ * (segmented or pma) and how many of its segments are compressed now. */
 static void debug_object(gb_client *c, gb_slice key)
 {
     gb_object_info info;
@@ -117,7 +119,9 @@ static void debug_object(gb_client *c, gb_slice key)
     int n = snprintf(line, sizeof line, "Value at:%p refcount:1 encoding:%s lru_seconds_idle:%lld",
                      (void *)gb_db_lookup_quiet(c->db, key), info.encoding, (long long)info.idle_s);
     if (info.representation)
-        snprintf(line + n, sizeof line - (size_t)n, " representation:%s", info.representation);
+        snprintf(line + n, sizeof line - (size_t)n,
+                 " ql_compressed:%d representation:%s compressed_segments:%zu",
+                 info.list_compress ? 1 : 0, info.representation, info.compressed_segments);
     gb_reply_status(c, line);
 }
 

@@ -182,6 +182,9 @@ static const opt options[] = {
     {"list-max-listpack-size", "list-max-ziplist-size", T_INT, OFF(list_max_listpack_size), INT32_MIN, INT32_MAX, "-2", true,
      NULL,
      "Compact-list limit: N > 0 entries, or -1..-5 for 4/8/16/32/64 KiB. Larger lists use list-implementation.", NULL},
+    {"list-compress-depth", NULL, T_INT, OFF(list_compress_depth), 0, INT32_MAX, "0", true, NULL,
+     "Interior segments of a large list stored LZF-compressed: 0 off, N keeps N plain segments at each end. "
+     "Lists created afterwards take the new value (docs/lists.md).", NULL},
     {"list-implementation", NULL, T_ENUM, OFF(list_implementation), 0, 0, "segmented", false, list_impls,
      "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,

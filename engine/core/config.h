@@ -85,6 +85,7 @@ typedef struct gb_settings {
     /* data types */
     int list_max_listpack_size;
     int list_implementation;
+    int list_compress_depth;
     long long hash_max_listpack_entries;
     long long hash_max_listpack_value;
     long long set_max_intset_entries;

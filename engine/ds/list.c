@@ -7,7 +7,8 @@
  * struct gb_list, 16 bytes:
  *   enc         1 B  gb_list_encoding in use
  *   large_impl  1 B  gb_list_impl to convert to when compact overflows
- *   (pad)       2 B
+ *   compress    2 B  list-compress-depth copied at creation (Redis's 16-bit
+ *                    quicklist field: larger settings act as 65535)
  *   fill        4 B  list-max-listpack-size copied at creation
  *   u           8 B  listpack pointer / gb_list_seg * / gb_list_pma *
  */
@@ -20,6 +21,7 @@
 struct gb_list {
     uint8_t enc;
     uint8_t large_impl;
+    uint16_t compress;
     int32_t fill;
     union {
         unsigned char *lp;
@@ -40,6 +42,9 @@ gb_list *gb_list_new(const gb_list_config *cfg)
     l->enc = GB_LIST_ENC_COMPACT;
     l->large_impl = (uint8_t)cfg->large_impl;
     l->fill = cfg->max_listpack_size;
+    l->compress = cfg->compress_depth < 0 ? 0
+                  : cfg->compress_depth > UINT16_MAX ? UINT16_MAX
+                                                     : (uint16_t)cfg->compress_depth;
     l->u.lp = gb_lp_new(0);
     return l;
 }
@@ -77,7 +82,7 @@ const unsigned char *gb_list_listpack(const gb_list *l) { return l->enc == GB_LI
 
 gb_list_config gb_list_config_of(const gb_list *l)
 {
-    gb_list_config cfg = {l->fill, (gb_list_impl)l->large_impl};
+    gb_list_config cfg = {l->fill, (gb_list_impl)l->large_impl, l->compress};
     return cfg;
 }
 
@@ -142,6 +147,11 @@ size_t gb_list_mem_usage(const gb_list *l)
     }
 }
 
+size_t gb_list_compressed_segments(const gb_list *l)
+{
+    return l->enc == GB_LIST_ENC_SEGMENTED ? gb_list_seg_compressed(l->u.seg) : 0;
+}
+
 size_t gb_list_free_effort(const gb_list *l)
 {
     switch (l->enc) {
@@ -172,14 +182,17 @@ bool gb_list_verify(const gb_list *l)
 
 /* ---- representation switching ---- */
 
+/* A list with list-compress-depth set goes segmented even on a pma server:
+ * only segmented leaves are stored compressed (a PMA's fixed 16-byte slots
+ * in one array leave nothing to shrink per segment; docs/lists.md). */
 static void to_large(gb_list *l)
 {
     unsigned char *lp = l->u.lp;
-    if (l->large_impl == GB_LIST_PMA) {
+    if (l->large_impl == GB_LIST_PMA && l->compress == 0) {
         l->u.pma = gb_list_pma_from_listpack(lp);
         l->enc = GB_LIST_ENC_PMA;
     } else {
-        l->u.seg = gb_list_seg_from_listpack(lp, limit_of(l));
+        l->u.seg = gb_list_seg_from_listpack(lp, limit_of(l), l->compress);
         l->enc = GB_LIST_ENC_SEGMENTED;
     }
     gb_lp_free(lp);

@@ -63,10 +63,14 @@ typedef enum gb_list_end {
 typedef struct gb_list_config {
     int max_listpack_size;
     gb_list_impl large_impl;
+    /* list-compress-depth: 0 = off; N: the N segments at each end of a large
+     * list stay plain, the interior ones are stored LZF-compressed. Values
+     * past 65535 act as 65535 (Redis's quicklist keeps 16 bits). */
+    int compress_depth;
 } gb_list_config;
 
 #define GB_LIST_DEFAULT_MAX_LISTPACK_SIZE (-2)
-#define GB_LIST_CONFIG_DEFAULT {GB_LIST_DEFAULT_MAX_LISTPACK_SIZE, GB_LIST_SEGMENTED}
+#define GB_LIST_CONFIG_DEFAULT {GB_LIST_DEFAULT_MAX_LISTPACK_SIZE, GB_LIST_SEGMENTED, 0}
 
 /* Receives one value. The slice is valid only during the call. */
 typedef void (*gb_list_emit_fn)(void *ctx, gb_slice v);
@@ -106,6 +110,10 @@ const char *gb_list_representation_name(const gb_list *l);
 gb_list_config gb_list_config_of(const gb_list *l);
 /* Bytes held for this list (struct + every block, by gb_mem_usable). */
 size_t gb_list_mem_usage(const gb_list *l);
+/* Segments (leaves of a segmented list) stored compressed right now per
+ * list-compress-depth (DEBUG OBJECT, tests); 0 for the other
+ * representations. */
+size_t gb_list_compressed_segments(const gb_list *l);
 /* The work freeing the list takes, in Redis's terms (lazy freeing hands
  * a list over past 64): 1 for a compact list, its leaves for a segmented
  * one (Redis counts a quicklist's nodes, which its leaves mirror: the same

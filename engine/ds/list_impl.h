@@ -91,10 +91,20 @@ bool gb_list_compact_verify(const unsigned char *lp, const gb_list_limit *lim);
 typedef struct gb_list_seg gb_list_seg;
 
 gb_list_seg *gb_list_seg_new(gb_list_limit lim);
-/* Builds a segmented list holding the entries of lp (copied raw). */
-gb_list_seg *gb_list_seg_from_listpack(const unsigned char *lp, gb_list_limit lim);
+/* Builds a segmented list holding the entries of lp (copied raw), its
+ * interior leaves compressed per list-compress-depth `depth` (0 = none). */
+gb_list_seg *gb_list_seg_from_listpack(const unsigned char *lp, gb_list_limit lim,
+                                       unsigned depth);
 /* A new listpack with every entry (copied raw). */
-unsigned char *gb_list_seg_to_listpack(const gb_list_seg *s);
+unsigned char *gb_list_seg_to_listpack(gb_list_seg *s);
+/* list-compress-depth: the `depth` leaves at each end stay plain, the
+ * interior ones are LZF-compressed (Redis's quicklist rules); 0 = off. */
+void gb_list_seg_set_compress_depth(gb_list_seg *s, unsigned depth);
+/* Leaves stored compressed right now (tests, DEBUG OBJECT). */
+size_t gb_list_seg_compressed(const gb_list_seg *s);
+/* Compressions tried and inflations done since creation (tests: the ends
+ * pay only for what the depth requires). */
+void gb_list_seg_compress_work(const gb_list_seg *s, size_t *deflates, size_t *inflates);
 void gb_list_seg_free(gb_list_seg *s);
 size_t gb_list_seg_len(const gb_list_seg *s);
 size_t gb_list_seg_lp_bytes(const gb_list_seg *s);

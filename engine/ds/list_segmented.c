@@ -38,8 +38,30 @@
  * bytes) plus 32 bytes of header and index slot per leaf (~0.05 B/element at
  * 8 KiB leaves), against Redis's 32-byte quicklistNode + 7-byte listpack
  * header per node and the same entries.
+ *
+ * Compression (list-compress-depth d > 0, as Redis's quicklist): the d
+ * leaves at each end stay plain; every interior leaf is stored as an LZF
+ * block when that saves at least MIN_COMPRESS_IMPROVE bytes of a leaf of at
+ * least MIN_COMPRESS_BYTES (Redis's rules; an incompressible interior leaf
+ * stays plain):
+ *
+ *   compressed leaf: | cap = 0 | head = 0 | tail = raw bytes | count | zlen u32 | lzf[zlen] |
+ *
+ * so count and used() (the raw entry bytes) read the same as for a plain
+ * leaf and the index, the starts and the byte totals never look inside.
+ * Reads inflate a compressed leaf into a per-list cache leaf and keep the
+ * compressed block (a read never recompresses; the next read of the same
+ * leaf is free). A write inflates the leaf in place (taking the cache's copy
+ * when it has one) and, once the edit is done, settle() compresses what the
+ * edit touched again. Leaves change zone only when leaves appear or vanish:
+ * each op counts them (churn) and settle() looks only at the leaves within
+ * churn of the zone boundaries, so a push that does not open a new leaf
+ * costs nothing extra, and one that does compresses one leaf, once.
  */
+#include <stdlib.h>
+
 #include "engine/ds/list_impl.h"
+#include "engine/base/lzf.h"
 #include "engine/base/mem.h"
 
 typedef struct leaf {
@@ -51,6 +73,8 @@ typedef struct leaf {
 } leaf;
 _Static_assert(sizeof(leaf) == 16, "leaf header is 16 bytes");
 
+#define ZCACHE 2
+
 typedef struct slot {
     leaf *lf;
     int64_t start;
@@ -59,6 +83,18 @@ _Static_assert(sizeof(slot) == 16, "index slot is 16 bytes");
 
 struct gb_list_seg {
     slot *slots;
+    uint32_t depth; /* list-compress-depth: plain leaves at each end; 0 = off */
+    /* Leaves added [.][0] or removed [.][1] since the last settle(), by the
+     * side whose zone they shift: [0] moves positions counted from the head,
+     * [1] from the tail. */
+    size_t churn[2][2];
+    /* Read cache: plain copies zcache[k] of compressed leaves zsrc[k]. Two,
+     * so a range across a leaf boundary (or walking back and forth over
+     * one) finds both; zlast is the one used last, the other goes first. */
+    leaf *zcache[ZCACHE];
+    const leaf *zsrc[ZCACHE];
+    unsigned zlast;
+    size_t deflates, inflates; /* work done, for tests */
     size_t slot_cap; /* slots allocated */
     size_t first;    /* first slot in use */
     size_t nleaves;  /* slots in use */
@@ -85,6 +121,8 @@ struct gb_list_seg {
 enum { BIAS_FRONT = -1, BIAS_SPLIT = 0, BIAS_BACK = 1 };
 
 static inline uint32_t used(const leaf *lf) { return lf->tail - lf->head; }
+/* A compressed leaf has cap 0 (a plain leaf always has room for a byte). */
+static inline bool is_z(const leaf *lf) { return lf->cap == 0; }
 static inline slot *sl(const gb_list_seg *s, size_t j) { return &s->slots[s->first + j]; }
 static inline leaf *lf_at(const gb_list_seg *s, size_t j) { return s->slots[s->first + j].lf; }
 
@@ -280,9 +318,20 @@ static void slots_make_room(gb_list_seg *s, bool at_front)
     s->first = nf;
 }
 
+/* Counts a leaf added (kind 0) or removed (kind 1) at position j of the n
+ * leaves there are without it, for settle(). */
+static void note_churn(gb_list_seg *s, size_t j, size_t n, int kind)
+{
+    if (j > 0 || n == 0) /* not at the head: positions from the tail move */
+        s->churn[1][kind]++;
+    if (j < n || n == 0) /* not at the tail: positions from the head move */
+        s->churn[0][kind]++;
+}
+
 /* Inserts a slot at position j (0..nleaves), moving the shorter side. */
 static void slots_insert(gb_list_seg *s, size_t j, leaf *lf, int64_t start)
 {
+    note_churn(s, j, s->nleaves, 0);
     bool front = j < s->nleaves - j;
     if (front && s->first == 0)
         front = false;
@@ -304,6 +353,7 @@ static void slots_insert(gb_list_seg *s, size_t j, leaf *lf, int64_t start)
 
 static void slots_remove(gb_list_seg *s, size_t j)
 {
+    note_churn(s, j, s->nleaves - 1, 1);
     if (j < s->nleaves - 1 - j) {
         memmove(&s->slots[s->first + 1], &s->slots[s->first], j * sizeof(slot));
         s->first++;
@@ -358,6 +408,207 @@ static size_t find_leaf(const gb_list_seg *s, size_t idx, uint32_t *r)
     return lo;
 }
 
+/* ---- compression (list-compress-depth) ---- */
+
+/* Redis's quicklist rules: a node under 48 bytes is not compressed, nor one
+ * whose LZF form would save fewer than 8 bytes. */
+#define MIN_COMPRESS_BYTES 48
+#define MIN_COMPRESS_IMPROVE 8
+/* gb_lzf_compress works on blocks under 4 GiB; a leaf past this (one huge
+ * value) stays plain. */
+#define MAX_COMPRESS_BYTES (1u << 30)
+#define ZLEN_BYTES 4
+#define INFLATE_SLACK 32
+
+static inline uint32_t zlen(const leaf *z)
+{
+    uint32_t n;
+    memcpy(&n, z->data, ZLEN_BYTES);
+    return n;
+}
+
+/* The compressed form of plain leaf lf, or NULL when Redis's rules keep it
+ * plain. */
+static leaf *leaf_deflate(gb_list_seg *s, const leaf *lf)
+{
+    if (s)
+        s->deflates++;
+    size_t raw = used(lf);
+    if (raw < MIN_COMPRESS_BYTES || raw > MAX_COMPRESS_BYTES)
+        return NULL;
+    size_t room = raw - MIN_COMPRESS_IMPROVE - 1; /* larger saves too little */
+    leaf *z = gb_malloc(sizeof(leaf) + ZLEN_BYTES + room);
+    size_t n = gb_lzf_compress(lf->data + lf->head, raw, z->data + ZLEN_BYTES, room);
+    if (n == 0) {
+        gb_free(z);
+        return NULL;
+    }
+    z = gb_realloc(z, sizeof(leaf) + ZLEN_BYTES + n);
+    z->cap = 0;
+    z->head = 0;
+    z->tail = (uint32_t)raw;
+    z->count = lf->count;
+    uint32_t n32 = (uint32_t)n;
+    memcpy(z->data, &n32, ZLEN_BYTES);
+    return z;
+}
+
+/* Inflates compressed leaf z into `into` (reused when big enough, else
+ * freed; NULL: a new block). The result has head 0, so offsets found in one
+ * inflated copy hold in any other. */
+static leaf *leaf_inflate(const leaf *z, leaf *into)
+{
+    size_t raw = z->tail;
+    if (into && (into->cap < raw || into->cap / 4 > raw + INFLATE_SLACK)) {
+        /* too small, or a big leaf's copy that would stay held for a small one */
+        gb_free(into);
+        into = NULL;
+    }
+    /* spare room past raw lets the decoder copy in wide fixed-size moves */
+    leaf *nl = into ? into : leaf_alloc(raw + INFLATE_SLACK);
+    int64_t got = gb_lzf_decompress(z->data + ZLEN_BYTES, zlen(z), nl->data, nl->cap);
+    if (got != (int64_t)raw) {
+        /* our own block no longer decodes: memory is corrupt */
+        fprintf(stderr, "segmented list: a compressed leaf does not inflate\n");
+        abort();
+    }
+    nl->head = 0;
+    nl->tail = (uint32_t)raw;
+    nl->count = z->count;
+    return nl;
+}
+
+/* Leaf j for reading: itself when plain, else the cache's inflated copy
+ * (the compressed block stays as it is). Valid until views of two other
+ * compressed leaves or the next edit. */
+static leaf *leaf_view(gb_list_seg *s, size_t j)
+{
+    leaf *lf = lf_at(s, j);
+    if (GB_LIKELY(!is_z(lf)))
+        return lf;
+    unsigned k = s->zlast;
+    if (s->zsrc[k] != lf) {
+        k ^= 1; /* the other slot (ZCACHE is 2): it holds lf, or is the older */
+        if (s->zsrc[k] != lf) {
+            s->inflates++;
+            s->zcache[k] = leaf_inflate(lf, s->zcache[k]);
+            s->zsrc[k] = lf;
+        }
+        s->zlast = k;
+    }
+    return s->zcache[k];
+}
+
+/* The cache slot holding lf's copy, or -1. */
+static inline int cache_slot(const gb_list_seg *s, const leaf *lf)
+{
+    return s->zsrc[0] == lf ? 0 : s->zsrc[1] == lf ? 1 : -1;
+}
+
+/* Drops the cache's oversized copies (one big value's leaf): not kept
+ * past an edit, which ends every borrow of them anyway. */
+static void cache_drop_oversized(gb_list_seg *s)
+{
+    for (unsigned k = 0; k < ZCACHE; k++) {
+        if (s->zcache[k] && s->zcache[k]->cap > 2 * leaf_max_data(s) + INFLATE_SLACK) {
+            gb_free(s->zcache[k]);
+            s->zcache[k] = NULL;
+            s->zsrc[k] = NULL;
+        }
+    }
+}
+
+/* Frees a leaf, forgetting the cache's copy of it. */
+static void leaf_free(gb_list_seg *s, leaf *lf)
+{
+    int k = cache_slot(s, lf);
+    if (k >= 0)
+        s->zsrc[k] = NULL;
+    gb_free(lf);
+}
+
+/* Leaf j for writing: inflated in place when compressed (taking the cache's
+ * copy when it holds this leaf). settle() compresses it again. */
+static leaf *leaf_plain(gb_list_seg *s, size_t j)
+{
+    leaf *lf = lf_at(s, j);
+    if (GB_LIKELY(!is_z(lf)))
+        return lf;
+    leaf *nl;
+    int k = cache_slot(s, lf);
+    if (k >= 0) {
+        nl = s->zcache[k];
+        s->zcache[k] = NULL;
+        s->zsrc[k] = NULL;
+    } else {
+        s->inflates++;
+        nl = leaf_inflate(lf, NULL);
+    }
+    gb_free(lf);
+    sl(s, j)->lf = nl;
+    return nl;
+}
+
+/* Whether leaf j lies between the `depth` plain leaves of each end. */
+static inline bool interior(const gb_list_seg *s, size_t j)
+{
+    return s->depth && j >= s->depth && s->nleaves - j > s->depth;
+}
+
+/* Puts leaf j in the state its zone asks for. */
+static void settle_leaf(gb_list_seg *s, size_t j)
+{
+    leaf *lf = lf_at(s, j);
+    if (!interior(s, j)) {
+        if (is_z(lf))
+            leaf_plain(s, j);
+        return;
+    }
+    if (is_z(lf))
+        return;
+    leaf *z = leaf_deflate(s, lf);
+    if (!z)
+        return;
+    if (lf->head != 0)
+        s->ver++; /* an access hint into this leaf assumed its old layout */
+    gb_free(lf);  /* plain: never the cache's source */
+    sl(s, j)->lf = z;
+}
+
+static void settle_range(gb_list_seg *s, long long lo, long long hi)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi >= (long long)s->nleaves)
+        hi = (long long)s->nleaves - 1;
+    for (long long j = lo; j <= hi; j++)
+        settle_leaf(s, (size_t)j);
+}
+
+/* After an edit: a leaf the edit did not touch changes zone only when
+ * leaves appeared or vanished on one side of it, and then only within that
+ * many leaves of a zone boundary. Settles exactly those windows. */
+static void settle(gb_list_seg *s)
+{
+    cache_drop_oversized(s);
+    long long hadd = (long long)s->churn[0][0], hdel = (long long)s->churn[0][1];
+    long long tadd = (long long)s->churn[1][0], tdel = (long long)s->churn[1][1];
+    memset(s->churn, 0, sizeof s->churn);
+    if (s->depth == 0)
+        return;
+    long long d = s->depth, n = (long long)s->nleaves;
+    /* distance from the head now in [d, d+hadd) entered the interior,
+     * in [d-hdel, d) left it; the same from the tail */
+    if (hadd)
+        settle_range(s, d, d + hadd - 1);
+    if (hdel)
+        settle_range(s, d - hdel, d - 1);
+    if (tadd)
+        settle_range(s, n - d - tadd, n - 1 - d);
+    if (tdel)
+        settle_range(s, n - d, n - 1 - d + tdel);
+}
+
 /* ---- lifetime ---- */
 
 gb_list_seg *gb_list_seg_new(gb_list_limit lim)
@@ -378,6 +629,8 @@ void gb_list_seg_free(gb_list_seg *s)
         return;
     for (size_t j = 0; j < s->nleaves; j++)
         gb_free(lf_at(s, j));
+    for (unsigned k = 0; k < ZCACHE; k++)
+        gb_free(s->zcache[k]);
     gb_free(s->slots);
     gb_free(s);
 }
@@ -386,9 +639,32 @@ size_t gb_list_seg_len(const gb_list_seg *s) { return s->len; }
 size_t gb_list_seg_lp_bytes(const gb_list_seg *s) { return s->bytes; }
 size_t gb_list_seg_leaves(const gb_list_seg *s) { return s->nleaves; }
 
+void gb_list_seg_set_compress_depth(gb_list_seg *s, unsigned depth)
+{
+    s->depth = depth;
+    s->churn[0][0] = s->churn[1][0] = s->nleaves; /* every leaf may need to change */
+    settle(s);
+}
+
+void gb_list_seg_compress_work(const gb_list_seg *s, size_t *deflates, size_t *inflates)
+{
+    *deflates = s->deflates;
+    *inflates = s->inflates;
+}
+
+size_t gb_list_seg_compressed(const gb_list_seg *s)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < s->nleaves; j++)
+        n += is_z(lf_at(s, j));
+    return n;
+}
+
 size_t gb_list_seg_mem(const gb_list_seg *s)
 {
-    size_t m = gb_mem_accounted((void *)s) + gb_mem_accounted(s->slots);
+    /* compressed leaves count their LZF block; the read cache is real memory too */
+    size_t m = gb_mem_accounted((void *)s) + gb_mem_accounted(s->slots) +
+               gb_mem_accounted(s->zcache[0]) + gb_mem_accounted(s->zcache[1]);
     for (size_t j = 0; j < s->nleaves; j++)
         m += gb_mem_accounted(lf_at(s, j));
     return m;
@@ -452,25 +728,29 @@ void gb_list_seg_push(gb_list_seg *s, gb_list_end end, gb_slice v)
     s->ver++;
     size_t e = gb_lp_encode(NULL, v);
     gb_lp_encode(reserve_end(s, end, e), v);
+    settle(s);
 }
 
-gb_list_seg *gb_list_seg_from_listpack(const unsigned char *lp, gb_list_limit lim)
+gb_list_seg *gb_list_seg_from_listpack(const unsigned char *lp, gb_list_limit lim,
+                                       unsigned depth)
 {
     gb_list_seg *s = gb_list_seg_new(lim);
+    s->depth = depth;
     const unsigned char *p = lp + GB_LP_HEADER_SIZE;
     for (uint32_t i = gb_lp_count(lp); i > 0; i--) {
         size_t e = gb_lp_entry_bytes(p);
         memcpy(reserve_end(s, GB_LIST_TAIL, e), p, e);
+        settle(s); /* a leaf that moved into the interior is compressed now, once */
         p += e;
     }
     return s;
 }
 
-unsigned char *gb_list_seg_to_listpack(const gb_list_seg *s)
+unsigned char *gb_list_seg_to_listpack(gb_list_seg *s)
 {
     unsigned char *lp = gb_lp_new(LP_OVERHEAD + s->bytes);
     for (size_t j = 0; j < s->nleaves; j++) {
-        leaf *lf = lf_at(s, j);
+        leaf *lf = leaf_view(s, j);
         lp = gb_lp_append_raw(lp, lf->data + lf->head, used(lf), lf->count);
     }
     return lp;
@@ -495,8 +775,11 @@ size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_em
         size_t j = end == GB_LIST_HEAD ? 0 : s->nleaves - 1;
         leaf *lf = lf_at(s, j);
         if (left >= lf->count) {
-            /* the whole leaf goes: emit, then free it */
+            /* the whole leaf goes: emit, then free it (a compressed one
+             * popped unseen, as by LTRIM, is never inflated) */
+            leaf *whole = lf;
             if (emit) {
+                lf = leaf_view(s, j);
                 if (end == GB_LIST_HEAD) {
                     for (uint32_t off = lf->head; off < lf->tail;
                          off += step_fwd(lf->data + off))
@@ -511,16 +794,18 @@ size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_em
             left -= lf->count;
             s->len -= lf->count;
             s->bytes -= used(lf);
-            gb_free(lf);
+            leaf_free(s, whole);
             if (end == GB_LIST_HEAD) {
                 s->first++;
                 s->nleaves--;
             } else {
                 s->nleaves--;
             }
+            note_churn(s, end == GB_LIST_HEAD ? 0 : s->nleaves, s->nleaves, 1);
             continue;
         }
         /* partial leaf: the boundary offset moves, no bytes are moved */
+        lf = leaf_plain(s, j);
         uint32_t k = (uint32_t)left;
         uint32_t before = used(lf);
         if (end == GB_LIST_HEAD) {
@@ -548,6 +833,7 @@ size_t gb_list_seg_pop(gb_list_seg *s, gb_list_end end, size_t count, gb_list_em
     }
     if (s->nleaves == 0)
         s->first = s->slot_cap / 2;
+    settle(s);
     return count;
 }
 
@@ -570,6 +856,7 @@ static uint32_t seek(gb_list_seg *s, size_t idx, size_t *jp, uint32_t *rp)
         const leaf *lf = lf_at(s, j);
         int64_t v = sl(s, 0)->start + (int64_t)idx, st = sl(s, j)->start;
         if (v >= st && v < st + lf->count) {
+            lf = leaf_view(s, j);
             r = (uint32_t)(v - st);
             uint32_t hr = s->hint_r;
             uint32_t dh = r > hr ? r - hr : hr - r;
@@ -581,7 +868,7 @@ static uint32_t seek(gb_list_seg *s, size_t idx, size_t *jp, uint32_t *rp)
         }
     }
     j = find_leaf(s, idx, &r);
-    off = leaf_seek(lf_at(s, j), r);
+    off = leaf_seek(leaf_view(s, j), r);
 out:
     s->hint_ver = s->ver;
     s->hint_j = j;
@@ -597,7 +884,7 @@ void gb_list_seg_get(gb_list_seg *s, size_t idx, char *buf, gb_slice *out)
     size_t j;
     uint32_t r;
     uint32_t off = seek(s, idx, &j, &r);
-    *out = gb_lp_get_slice(lf_at(s, j)->data + off, buf);
+    *out = gb_lp_get_slice(leaf_view(s, j)->data + off, buf);
 }
 
 /* Inserts a new leaf (holding nl->count new entries) at slot position `at`,
@@ -623,7 +910,7 @@ static void insert_leaf(gb_list_seg *s, size_t at, leaf *nl)
  * j + 1. Both halves are sealed (no slack). */
 static void split_leaf(gb_list_seg *s, size_t j, uint32_t r)
 {
-    leaf *lf = lf_at(s, j);
+    leaf *lf = leaf_plain(s, j);
     uint32_t at = leaf_seek(lf, r);
     uint32_t nbytes = lf->tail - at;
     leaf *nl = leaf_alloc(nbytes ? nbytes : 1);
@@ -642,7 +929,7 @@ static void split_leaf(gb_list_seg *s, size_t j, uint32_t r)
 static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, uint32_t at, size_t old_e, gb_slice v)
 {
     size_t e = gb_lp_encode(NULL, v);
-    leaf *lf = lf_at(s, j);
+    leaf *lf = leaf_plain(s, j);
     if (e == old_e) {
         /* same size: rewritten in place; offsets and the hint stay valid */
         gb_lp_encode(lf->data + at, v);
@@ -659,13 +946,13 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, uint32_t at, size_t o
             /* prefer a neighbour with room, then a new leaf, then a split */
             if (r == 0 && j > 0 && leaf_accepts(s, lf_at(s, j - 1), e)) {
                 j--;
-                lf = lf_at(s, j);
+                lf = leaf_plain(s, j);
                 r = lf->count;
                 at = lf->tail;
             } else if (r == lf->count && j + 1 < s->nleaves &&
                        leaf_accepts(s, lf_at(s, j + 1), e)) {
                 j++;
-                lf = lf_at(s, j);
+                lf = leaf_plain(s, j);
                 r = 0;
                 at = lf->head;
             } else if (r == 0 || r == lf->count) {
@@ -732,12 +1019,26 @@ static void leaf_put(gb_list_seg *s, size_t j, uint32_t r, uint32_t at, size_t o
     }
 }
 
+/* After leaf_put at leaf j: it wrote leaf j only (in_place), or possibly a
+ * neighbour and leaves split off j. */
+static void settle_touched(gb_list_seg *s, size_t j, bool in_place)
+{
+    if (in_place)
+        settle_leaf(s, j);
+    else
+        settle_range(s, (long long)j - 1, (long long)j + 3);
+    settle(s);
+}
+
 void gb_list_seg_set(gb_list_seg *s, size_t idx, gb_slice v)
 {
     size_t j;
     uint32_t r;
     uint32_t at = seek(s, idx, &j, &r);
-    leaf_put(s, j, r, at, gb_lp_entry_bytes(lf_at(s, j)->data + at), v);
+    size_t n0 = s->nleaves;
+    size_t old_e = gb_lp_entry_bytes(leaf_plain(s, j)->data + at);
+    leaf_put(s, j, r, at, old_e, v);
+    settle_touched(s, j, n0 == s->nleaves && gb_lp_encode(NULL, v) == old_e);
 }
 
 void gb_list_seg_insert_at(gb_list_seg *s, size_t idx, gb_slice v)
@@ -755,6 +1056,7 @@ void gb_list_seg_insert_at(gb_list_seg *s, size_t idx, gb_slice v)
     uint32_t r;
     uint32_t at = seek(s, idx, &j, &r);
     leaf_put(s, j, r, at, 0, v);
+    settle_touched(s, j, false);
 }
 
 /* ---- walks ---- */
@@ -768,10 +1070,10 @@ size_t gb_list_seg_visit(gb_list_seg *s, size_t first, size_t last, bool rev,
     size_t j;
     if (!rev) {
         uint32_t off = seek(s, first, &j, &r);
-        leaf *lf = lf_at(s, j);
+        leaf *lf = leaf_view(s, j);
         for (size_t i = first; i <= last; i++) {
             if (off == lf->tail) {
-                lf = lf_at(s, ++j);
+                lf = leaf_view(s, ++j);
                 off = lf->head;
             }
             done++;
@@ -781,11 +1083,11 @@ size_t gb_list_seg_visit(gb_list_seg *s, size_t first, size_t last, bool rev,
         }
     } else {
         uint32_t off = seek(s, last, &j, &r);
-        leaf *lf = lf_at(s, j);
+        leaf *lf = leaf_view(s, j);
         off += step_fwd(lf->data + off);
         for (size_t i = last + 1; i-- > first;) {
             if (off == lf->head) {
-                lf = lf_at(s, --j);
+                lf = leaf_view(s, --j);
                 off = lf->tail;
             }
             off -= step_back(lf->data + off);
@@ -807,6 +1109,8 @@ static bool try_merge(gb_list_seg *s, size_t j)
     leaf *a = lf_at(s, j), *b = lf_at(s, j + 1);
     if (gb_list_limit_exceeded(&s->lim, LP_OVERHEAD + used(a) + used(b), a->count + b->count))
         return false;
+    a = leaf_plain(s, j);
+    b = leaf_plain(s, j + 1);
     uint32_t gpos;
     a = leaf_open(s, a, a->tail, used(b), BIAS_BACK, &gpos);
     memcpy(a->data + gpos, b->data + b->head, used(b));
@@ -815,6 +1119,14 @@ static bool try_merge(gb_list_seg *s, size_t j)
     gb_free(b);
     slots_remove(s, j + 1);
     return true;
+}
+
+static bool leaf_has(const leaf *lf, const gb_lp_key *key)
+{
+    for (uint32_t off = lf->head; off < lf->tail; off += step_fwd(lf->data + off))
+        if (gb_lp_key_eq(lf->data + off, key))
+            return true;
+    return false;
 }
 
 size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
@@ -828,7 +1140,9 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
     size_t scanned = 0;
     for (size_t step = 0; step < s->nleaves && removed < limit; step++, scanned++) {
         size_t j = fwd ? step : s->nleaves - 1 - step;
-        leaf *lf = lf_at(s, j);
+        if (is_z(lf_at(s, j)) && !leaf_has(leaf_view(s, j), &key))
+            continue; /* nothing to remove: the compressed block stays */
+        leaf *lf = leaf_plain(s, j);
         unsigned char *d = lf->data;
         uint32_t gone = 0, gone_bytes = 0;
         /* filter in place: keep entries slide over removed ones */
@@ -882,7 +1196,7 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
         for (size_t j = 0; j < s->nleaves - keep;) {
             leaf *lf = lf_at(s, j);
             if (lf->count == 0) {
-                gb_free(lf);
+                leaf_free(s, lf);
                 slots_remove(s, j);
                 continue;
             }
@@ -902,11 +1216,12 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
         } else {
             starts_recompute(s);
         }
+        settle_range(s, 0, (long long)s->nleaves - (long long)keep);
     } else {
         for (size_t j = keep > 0 ? keep - 1 : 0; j < s->nleaves;) {
             leaf *lf = lf_at(s, j);
             if (lf->count == 0) {
-                gb_free(lf);
+                leaf_free(s, lf);
                 slots_remove(s, j);
                 continue;
             }
@@ -920,9 +1235,11 @@ size_t gb_list_seg_remove(gb_list_seg *s, gb_slice v, long long count)
         } else {
             starts_recompute(s);
         }
+        settle_range(s, (long long)keep - 1, (long long)s->nleaves - 1);
     }
     if (s->nleaves == 0)
         s->first = s->slot_cap / 2;
+    settle(s);
     return removed;
 }
 
@@ -968,6 +1285,7 @@ void gb_list_seg_rotate(gb_list_seg *s, gb_list_end from)
         memcpy(reserve_end(s, to, e), copy, e);
         if (copy != tmp)
             gb_free(copy);
+        settle(s);
         return;
     }
     /* different leaves: straight copy into the destination, then drop */
@@ -979,27 +1297,85 @@ void gb_list_seg_rotate(gb_list_seg *s, gb_list_end from)
 
 /* ---- self-check ---- */
 
+/* The entries of a plain leaf (or an inflated copy) walk to its count. */
+static bool verify_entries(const leaf *lf, size_t j)
+{
+    uint32_t off = lf->head, n = 0;
+    while (off < lf->tail) {
+        size_t e = gb_lp_entry_bytes(lf->data + off);
+        GB_LIST_CHECK(e > 1 || lf->data[off] < 0x80, "leaf %zu bad entry", j);
+        GB_LIST_CHECK(off + e <= lf->tail, "leaf %zu entry past tail", j);
+        GB_LIST_CHECK(gb_lp_prev_entry_bytes(lf->data + off + e) == e,
+                      "leaf %zu back-length mismatch", j);
+        off += (uint32_t)e;
+        n++;
+    }
+    GB_LIST_CHECK(n == lf->count, "leaf %zu count %u, walked %u", j, lf->count, n);
+    return true;
+}
+
+/* A compressed leaf inflates to valid entries; the cache, when it holds
+ * this leaf, holds exactly them. */
+static bool verify_compressed(const gb_list_seg *s, const leaf *z, size_t j)
+{
+    GB_LIST_CHECK(z->head == 0 && z->tail >= MIN_COMPRESS_BYTES, "leaf %zu compressed bounds", j);
+    GB_LIST_CHECK(sizeof(leaf) + ZLEN_BYTES + zlen(z) <= gb_mem_usable((void *)z) &&
+                      zlen(z) + MIN_COMPRESS_IMPROVE < z->tail,
+                  "leaf %zu compressed length %u of %u", j, zlen(z), z->tail);
+    leaf *plain = leaf_inflate(z, NULL);
+    bool ok = verify_entries(plain, j);
+    int k = cache_slot(s, z);
+    if (ok && k >= 0) {
+        const leaf *c = s->zcache[k];
+        ok = c->tail == plain->tail && c->count == plain->count && c->head == 0 &&
+             memcmp(c->data, plain->data, plain->tail) == 0;
+        if (!ok)
+            fprintf(stderr, "list verify: leaf %zu cached copy differs\n", j);
+    }
+    gb_free(plain);
+    return ok;
+}
+
+/* Exactly the interior leaves are compressed: an interior leaf is plain
+ * only when Redis's rules refuse to compress it. */
+static bool verify_zone(const gb_list_seg *s, const leaf *lf, size_t j)
+{
+    if (!interior(s, j)) {
+        GB_LIST_CHECK(!is_z(lf), "leaf %zu of %zu compressed within depth %u of an end", j,
+                      s->nleaves, s->depth);
+        return true;
+    }
+    if (is_z(lf))
+        return true;
+    leaf *z = leaf_deflate(NULL, lf);
+    gb_free(z);
+    GB_LIST_CHECK(z == NULL, "interior leaf %zu of %zu (depth %u) left plain", j, s->nleaves,
+                  s->depth);
+    return true;
+}
+
 bool gb_list_seg_verify(const gb_list_seg *s)
 {
     GB_LIST_CHECK(s->first + s->nleaves <= s->slot_cap, "slot range past the index");
     size_t len = 0, bytes = 0;
+    unsigned cache_found = 0;
+    GB_LIST_CHECK(s->zsrc[0] == NULL || s->zsrc[0] != s->zsrc[1], "one leaf cached twice");
     for (size_t j = 0; j < s->nleaves; j++) {
         const leaf *lf = lf_at(s, j);
         GB_LIST_CHECK(lf->count > 0, "leaf %zu is empty", j);
-        GB_LIST_CHECK(lf->head <= lf->tail && lf->tail <= lf->cap, "leaf %zu bounds", j);
-        GB_LIST_CHECK(sizeof(leaf) + lf->cap <= gb_mem_usable((void *)lf),
-                      "leaf %zu cap past its block", j);
-        uint32_t off = lf->head, n = 0;
-        while (off < lf->tail) {
-            size_t e = gb_lp_entry_bytes(lf->data + off);
-            GB_LIST_CHECK(e > 1 || lf->data[off] < 0x80, "leaf %zu bad entry", j);
-            GB_LIST_CHECK(off + e <= lf->tail, "leaf %zu entry past tail", j);
-            GB_LIST_CHECK(gb_lp_prev_entry_bytes(lf->data + off + e) == e,
-                          "leaf %zu back-length mismatch", j);
-            off += (uint32_t)e;
-            n++;
+        if (!verify_zone(s, lf, j))
+            return false;
+        if (is_z(lf)) {
+            if (!verify_compressed(s, lf, j))
+                return false;
+            cache_found += cache_slot(s, lf) >= 0;
+        } else {
+            GB_LIST_CHECK(lf->head <= lf->tail && lf->tail <= lf->cap, "leaf %zu bounds", j);
+            GB_LIST_CHECK(sizeof(leaf) + lf->cap <= gb_mem_usable((void *)lf),
+                          "leaf %zu cap past its block", j);
+            if (!verify_entries(lf, j))
+                return false;
         }
-        GB_LIST_CHECK(n == lf->count, "leaf %zu count %u, walked %u", j, lf->count, n);
         GB_LIST_CHECK(lf->count == 1 ||
                           !gb_list_limit_exceeded(&s->lim, LP_OVERHEAD + used(lf), lf->count),
                       "leaf %zu over the limit (%u entries, %u bytes)", j, lf->count, used(lf));
@@ -1009,6 +1385,8 @@ bool gb_list_seg_verify(const gb_list_seg *s)
         len += lf->count;
         bytes += used(lf);
     }
+    GB_LIST_CHECK(cache_found == (unsigned)(s->zsrc[0] != NULL) + (unsigned)(s->zsrc[1] != NULL),
+                  "the read cache holds a leaf the list no longer has");
     GB_LIST_CHECK(len == s->len, "len %zu, leaves hold %zu", s->len, len);
     GB_LIST_CHECK(bytes == s->bytes, "bytes %zu, leaves hold %zu", s->bytes, bytes);
     return true;

@@ -268,6 +268,8 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
         return GB_R_NOTFOUND;
     info->encoding = encoding_name(kv);
     info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(kv->v.ptr) : NULL;
+    info->list_compress = kv->type == GB_TYPE_LIST && gb_list_config_of(kv->v.ptr).compress_depth != 0;
+    info->compressed_segments = kv->type == GB_TYPE_LIST ? gb_list_compressed_segments(kv->v.ptr) : 0;
     info->idle_s = (int64_t)(gb_engine_uptime_ms(db->eng) / 1000u) - (int64_t)kv->atime;
     return GB_R_OK;
 }

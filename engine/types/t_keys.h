@@ -105,6 +105,10 @@ typedef struct gb_object_info {
     const char *encoding; /* OBJECT ENCODING: "int", "embstr", "listpack", ... */
     int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access */
     const char *representation; /* a list's representation (DEBUG OBJECT); NULL for other types */
+    /* a list's list-compress-depth != 0 (Redis's ql_compressed) and the
+     * segments stored compressed now */
+    bool list_compress;
+    size_t compressed_segments;
 } gb_object_info;
 
 /* OBJECT, looked up without counting or touching the key. GB_R_NOTFOUND:

@@ -40,7 +40,8 @@ void gb_list_type_register(void) { gb_type_register(GB_TYPE_LIST, &list_type_ops
 gb_list_config gb_list_config_for(const gb_engine *eng)
 {
     gb_list_config cfg = {eng->cfg.list_max_listpack_size,
-                          eng->cfg.list_implementation == GB_LISTIMPL_PMA ? GB_LIST_PMA : GB_LIST_SEGMENTED};
+                          eng->cfg.list_implementation == GB_LISTIMPL_PMA ? GB_LIST_PMA : GB_LIST_SEGMENTED,
+                          eng->cfg.list_compress_depth};
     return cfg;
 }
 

@@ -120,6 +120,45 @@ static void test_round_trips(void **state)
     free(out);
 }
 
+/* gb_lzf_compress: what it writes decodes back (with exact room and with
+ * spare room, the decoder's wide-copy path), equals the reference decoder's
+ * view, never passes the room it is given (0 then), and the Redis block's
+ * original compresses at least as well as redis-server did. */
+static void test_compressor(void **state)
+{
+    (void)state;
+    enum { MAX = 20000, SPARE = 64 };
+    uint8_t *in = malloc(MAX), *block = malloc(MAX * 2 + SPARE), *out = malloc(MAX + SPARE);
+    static const size_t sizes[] = {0, 1, 2, 3, 4, 31, 32, 33, 100, 264, 265, 266, 1000, 8192, MAX};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int alphabet = 1; alphabet <= 256; alphabet = alphabet < 26 ? alphabet + 5 : alphabet * 2) {
+            size_t n = sizes[s];
+            fill(in, n, (unsigned)(n * 17 + (size_t)alphabet), alphabet);
+            size_t clen = gb_lzf_compress(in, n, block, MAX * 2);
+            assert_true(n == 0 || clen > 0);
+            assert_int_equal(gb_lzf_decompress(block, clen, out, n), (int64_t)n);
+            assert_memory_equal(in, out, n);
+            assert_int_equal(gb_lzf_decompress(block, clen, out, n + SPARE), (int64_t)n);
+            assert_memory_equal(in, out, n);
+            if (alphabet == 1 && n > 100)
+                assert_true(clen < n / 10); /* a run compresses */
+            /* less room than it needs: 0, and nothing written past the room */
+            if (clen > 1) {
+                memset(block, 0xAB, clen + SPARE);
+                assert_int_equal(gb_lzf_compress(in, n, block, clen - 1), 0);
+                for (size_t i = clen - 1; i < clen + SPARE; i++)
+                    assert_int_equal(block[i], 0xAB);
+            }
+        }
+    char orig[300];
+    size_t n = redis_original(orig);
+    size_t clen = gb_lzf_compress(orig, n, block, MAX);
+    assert_true(clen > 0 && clen <= 74 + 8);
+    free(in);
+    free(block);
+    free(out);
+}
+
 static void test_hostile(void **state)
 {
     (void)state;
@@ -162,6 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_redis_block),
         cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_compressor),
         cmocka_unit_test(test_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
