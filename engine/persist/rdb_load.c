@@ -50,6 +50,13 @@ typedef struct loader {
     gb_rdb_load_stats *st;
     char *err;
     size_t errlen;
+    /* The key read last, built but not yet in its table: it goes in while
+     * the next key is decoded, so the cache misses of its bucket and chain
+     * overlap with that work (as Goblin's own snapshot loader does,
+     * engine/persist/serialize.c). */
+    gb_kv *held;
+    uint64_t held_hash;
+    gb_db *held_db;
 } loader;
 
 static bool fail(loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -131,6 +138,24 @@ static const char *rdb_type_name(int t)
 /* A key in a message: its first 64 bytes at most. */
 #define KEY_SHOWN(len) ((int)((len) < 64 ? (len) : 64))
 
+/* Adds the held key to its table; false (the load fails) when the key is
+ * there already. */
+static bool insert_held(loader *L)
+{
+    gb_kv *kv = L->held;
+    if (!kv)
+        return true;
+    L->held = NULL;
+    if (gb_db_insert_loaded(L->held_db, kv, L->held_hash)) {
+        L->st->keys++;
+        return true;
+    }
+    gb_slice key = gb_kv_key(kv);
+    fail(L, "key '%.*s' appears twice in database %d", KEY_SHOWN(key.len), key.ptr, L->held_db->id);
+    gb_kv_free(kv);
+    return false;
+}
+
 /* One key of rdbtype, with the expiry and idle time read before it. */
 static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
 {
@@ -139,6 +164,9 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
         return fail(L, "a truncated key name");
     const char *key = name.ptr;
     size_t klen = name.len;
+    uint64_t hash = gb_db_prefetch_key(L->db, gb_slice_make(key, klen));
+    if (L->held) /* its bucket came in while this key's name was read */
+        gb_db_prefetch_chain(L->held_db, L->held_hash);
     gb_rdb_value v;
     const char *why;
     if (!gb_rdb_object_read(&L->r, rdbtype, &L->cfg, &v, &why)) {
@@ -147,23 +175,23 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
         return false;
     }
     gb_slice k = gb_slice_make(key, klen);
-    bool ok = true;
-    if (expire_ms >= 0 && expire_ms <= L->eng->now_ms) {
+    bool ok = insert_held(L);
+    if (!ok) {
+        gb_rdb_value_free(&v);
+    } else if (expire_ms >= 0 && expire_ms <= L->eng->now_ms) {
         gb_rdb_value_free(&v); /* already expired: not loaded (Redis's primary skips them too) */
         L->st->expired++;
     } else {
-        gb_kv *kv = v.type == GB_TYPE_STRING ? gb_db_loaded_string(L->db, k, gb_slice_make(v.str.ptr, v.str.len), expire_ms)
-                                             : gb_db_loaded_object(L->db, k, v.type, v.obj, expire_ms);
+        gb_kv *kv = v.type == GB_TYPE_STRING
+                        ? gb_db_loaded_string(L->db, k, gb_slice_make(v.str.ptr, v.str.len), expire_ms)
+                        : gb_db_loaded_object(L->db, k, v.type, v.obj, expire_ms);
         if (v.type == GB_TYPE_STRING)
             gb_rdb_str_free(&v.str);
         if (idle_s >= 0)
             gb_db_set_idle(L->db, kv, idle_s);
-        if (gb_db_insert_loaded(L->db, kv, gb_hash_slice(k))) {
-            L->st->keys++;
-        } else {
-            gb_kv_free(kv);
-            ok = fail(L, "key '%.*s' appears twice in its database", KEY_SHOWN(klen), key);
-        }
+        L->held = kv;
+        L->held_hash = hash;
+        L->held_db = L->db;
     }
     gb_rdb_str_free(&name);
     return ok;
@@ -181,6 +209,9 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
         int op = gb_rdb_read_byte(&L->r);
         if (op < 0)
             return fail(L, "the file ends before its EOF opcode");
+        if (op >= OP_FUNCTION2 && op != OP_EXPIRETIME_MS && op != OP_EXPIRETIME && op != OP_IDLE && op != OP_FREQ &&
+            !insert_held(L)) /* a key goes in before SELECTDB, EOF and the rest change what follows */
+            return false;
         uint64_t a, b;
         switch (op) {
         case OP_EOF:
@@ -287,7 +318,10 @@ int gb_rdb_load_file(gb_engine *eng, const char *path, gb_rdb_load_stats *st,
     }
     L.r = gb_rdb_reader_make(p, body_end);
     L.r.pos = MAGIC_LEN;
-    if (!load_body(&L, progress, pctx))
+    bool loaded = load_body(&L, progress, pctx);
+    if (L.held) /* a load that failed with a key still in hand */
+        gb_kv_free(L.held);
+    if (!loaded)
         goto done;
     if (L.r.pos != body_end) {
         snprintf(err, errlen, "Redis RDB file: %zu bytes after the EOF opcode", body_end - L.r.pos);
