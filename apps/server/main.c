@@ -25,6 +25,7 @@
 #include "engine/core/acl.h"
 #include "engine/core/acl_file.h"
 #include "engine/persist/persist.h"
+#include "engine/persist/rdb_save.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
 
@@ -171,6 +172,26 @@ static int import_rdb(server_parts *p, char *err, size_t errlen)
     return 0;
 }
 
+/* --export-rdb FILE: the dataset start-up would load, written as a Redis
+ * dump.rdb, then exit (nothing listens). An existing FILE is never
+ * overwritten. */
+static int export_rdb(server_parts *p, char *err, size_t errlen)
+{
+    const char *target = p->cfg.export_rdb;
+    if (access(target, F_OK) == 0) {
+        snprintf(err, errlen, "--export-rdb: %.400s exists already; remove it or choose another path", target);
+        return -1;
+    }
+    if (gb_persist_load(gb_persist_of(p->eng), err, errlen) != 0)
+        return -1;
+    uint64_t keys;
+    if (gb_rdb_save_file(p->eng, target, &keys, err, errlen) != 0)
+        return -1;
+    gb_log(GB_LOG_NOTICE, "Export done: %llu keys written to %s as a Redis RDB file (version 10)",
+           (unsigned long long)keys, target);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     server_parts p = {0};
@@ -190,9 +211,13 @@ int main(int argc, char **argv)
     p.logf = open_log(cfg);
     gb_log_set(cfg->loglevel, p.logf);
 
-    if (cfg->import_rdb && cfg->import_rdb[0]) { /* a conversion: no rings, nothing listens */
+    if ((cfg->import_rdb && cfg->import_rdb[0]) || (cfg->export_rdb && cfg->export_rdb[0])) {
+        /* a conversion: no rings, nothing listens */
+        if (cfg->import_rdb[0] && cfg->export_rdb[0])
+            return teardown(&p, fatal(p.logf, "--import-rdb and --export-rdb are two separate runs"));
         p.eng = gb_engine_new(cfg);
-        return teardown(&p, import_rdb(&p, err, sizeof err) == 0 ? 0 : fatal(p.logf, err));
+        int done = cfg->import_rdb[0] ? import_rdb(&p, err, sizeof err) : export_rdb(&p, err, sizeof err);
+        return teardown(&p, done == 0 ? 0 : fatal(p.logf, err));
     }
 
     /* Helper threads (lazy freeing, snapshot writing, log fsync, ring

@@ -217,6 +217,11 @@ static const opt options[] = {
      "there at start-up is loaded (RDB 1-11) and kept as <dbfilename>.redis when the first save replaces it.",
      check_dbfilename,
      true},
+    {"export-rdb", NULL, T_STRING, OFF(export_rdb), 0, 0, "", false, NULL,
+     "One-shot conversion back to Redis: load the dataset as start-up would (the append-only log, or the "
+     "snapshot dir/dbfilename), write it to this path as a Redis dump.rdb (RDB 10, which redis-server 7.0 "
+     "loads; the path must not exist yet) and exit.",
+     NULL},
     {"import-rdb", NULL, T_STRING, OFF(import_rdb), 0, 0, "", false, NULL,
      "One-shot conversion: load this Redis dump.rdb (RDB versions 1-11, Redis up to 7.2), write it as Goblin's "
      "snapshot to dir/dbfilename (which must not exist yet) and exit. To serve a Redis dump.rdb directly, set "

@@ -102,6 +102,7 @@ typedef struct gb_settings {
     char *dir;
     char *dbfilename;
     char *import_rdb; /* --import-rdb: convert this Redis dump.rdb to dbfilename and exit */
+    char *export_rdb; /* --export-rdb: write the dataset as a Redis dump.rdb here and exit */
     int rdbcompression;
     int rdb_compression_level;
     int stop_writes_on_bgsave_error;

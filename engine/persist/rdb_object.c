@@ -464,45 +464,69 @@ static void put_scored(void *ctx, gb_slice m, double score)
     gb_strbuf_add(ctx, buf, sizeof buf);
 }
 
-bool gb_rdb_object_write(gb_strbuf *b, const gb_kv *kv)
+int gb_rdb_object_type(const gb_kv *kv)
+{
+    switch (kv->type) {
+    case GB_TYPE_STRING:
+        return GB_RDB_TYPE_STRING;
+    case GB_TYPE_LIST:
+        return GB_RDB_TYPE_LIST;
+    case GB_TYPE_SET:
+        return GB_RDB_TYPE_SET;
+    case GB_TYPE_HASH:
+        return GB_RDB_TYPE_HASH;
+    case GB_TYPE_ZSET:
+        return GB_RDB_TYPE_ZSET_2;
+    case GB_TYPE_STREAM:
+        return GB_RDB_TYPE_STREAM_LISTPACKS_2;
+    default:
+        return -1;
+    }
+}
+
+void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv)
 {
     gb_tobj_hdr o;
     switch (kv->type) {
     case GB_TYPE_STRING: {
         char num[GB_INT_BUF];
         gb_slice v = gb_kv_string(kv, num);
-        gb_strbuf_addc(b, GB_RDB_TYPE_STRING);
         gb_rdb_write_string_value(b, v.ptr, v.len);
-        return true;
+        break;
     }
     case GB_TYPE_LIST:
-        gb_strbuf_addc(b, GB_RDB_TYPE_LIST);
         gb_rdb_write_len(b, gb_list_len(kv->v.ptr));
         gb_list_range(kv->v.ptr, 0, -1, false, put_list_elem, b);
-        return true;
+        break;
     case GB_TYPE_SET:
         o = gb_tobj_unpack(kv->v.ptr);
-        gb_strbuf_addc(b, GB_RDB_TYPE_SET);
         gb_rdb_write_len(b, gb_set_card(&o.s));
         gb_set_members(&o.s, put_member, b);
-        return true;
+        break;
     case GB_TYPE_HASH:
         o = gb_tobj_unpack(kv->v.ptr);
-        gb_strbuf_addc(b, GB_RDB_TYPE_HASH);
         gb_rdb_write_len(b, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, b);
-        return true;
+        break;
     case GB_TYPE_ZSET:
         o = gb_tobj_unpack(kv->v.ptr);
-        gb_strbuf_addc(b, GB_RDB_TYPE_ZSET_2);
         gb_rdb_write_len(b, gb_zset_card(&o.z));
         gb_zset_range_rank(&o.z, 0, -1, false, put_scored, b);
-        return true;
+        break;
     case GB_TYPE_STREAM:
-        gb_strbuf_addc(b, GB_RDB_TYPE_STREAM_LISTPACKS_2);
         gb_rdb_stream_write(b, kv->v.ptr);
-        return true;
+        break;
     default:
-        return false;
+        break;
     }
+}
+
+bool gb_rdb_object_write(gb_strbuf *b, const gb_kv *kv)
+{
+    int type = gb_rdb_object_type(kv);
+    if (type < 0)
+        return false;
+    gb_strbuf_addc(b, (char)type);
+    gb_rdb_object_write_value(b, kv);
+    return true;
 }

@@ -75,6 +75,12 @@ bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config
                         const char **why);
 void gb_rdb_value_free(gb_rdb_value *v);
 
+/* The two halves of gb_rdb_object_write, for a dump.rdb where the key
+ * name goes between them: the type byte kv is written with, and the
+ * object alone. */
+int gb_rdb_object_type(const gb_kv *kv);
+void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv);
+
 /* Appends kv's value as a type byte and the object. Returns false (nothing
  * appended) only for a type Redis has no format for (none today). */
 bool gb_rdb_object_write(gb_strbuf *b, const gb_kv *kv);

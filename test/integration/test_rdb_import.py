@@ -9,7 +9,10 @@ dump.rdb found under dbfilename, and the one-shot `--import-rdb` tool.
   function. Its first save keeps Redis's file as dump.rdb.redis, byte for
   byte, and writes Goblin's own format; a restart loads that.
 * `--import-rdb FILE` converts to dir/dbfilename and exits; it never
-  overwrites an existing target.
+  overwrites an existing target. `--export-rdb FILE` writes Goblin's
+  dataset as a dump.rdb that redis-check-rdb accepts and redis-server 7.0
+  loads to the same keys, TTLs and functions; Redis -> Goblin -> Redis
+  gives back the original dataset.
 * Older files: an RDB version 9 file (Redis 6) built here byte by byte with
   ziplist lists, hashes and sorted sets, an intset and a zipmap hash loads
   in redis-server 7.0 and in Goblin to the same dataset.
@@ -142,6 +145,41 @@ class RdbImport(gbtest.GoblinAndRedisCase):
         self.assertIn("exists already", again.stdout + again.stderr)
         with Server("goblin", args=["--dir", self.work, "--dbfilename", "conv.gdb"], dir=self.work) as g:
             self.assertEqual(snapshot_of(g.redis()), want)
+
+    def test_export_tool_back_to_redis(self):
+        # A dataset built on Goblin itself, saved, exported, loaded by Redis.
+        d = tempfile.mkdtemp(dir=self.work)
+        with Server("goblin", args=["--dir", d], dir=d) as g:
+            r = g.redis()
+            build_dataset(r)
+            want = snapshot_of(r)
+            r.save()
+        out = os.path.join(d, "back.rdb")
+        cmd = [gbtest.GOBLIN, "--dir", d, "--export-rdb", out]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(again.returncode, 0)
+        self.assertIn("exists already", again.stdout + again.stderr)
+        check = shutil.which("redis-check-rdb")
+        self.assertIsNotNone(check, "redis-check-rdb comes with redis-tools (cmake/install-deps.sh --test)")
+        res = subprocess.run([check, out], capture_output=True, text=True, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("RDB looks OK", res.stdout)
+        with Server("redis", args=["--dir", d, "--dbfilename", "back.rdb"], dir=d) as srv:
+            r = srv.redis()
+            self.assertEqual(snapshot_of(r), want)
+            self.assertEqual(r.execute_command("FCALL", "answer", "0"), 42)
+
+    def test_round_trip_redis_goblin_redis(self):
+        path, want = redis_rdb(self.work)
+        subprocess.run([gbtest.GOBLIN, "--import-rdb", path, "--dir", self.work, "--dbfilename", "conv.gdb"],
+                       check=True, capture_output=True, timeout=120)
+        back = os.path.join(self.work, "back.rdb")
+        subprocess.run([gbtest.GOBLIN, "--dir", self.work, "--dbfilename", "conv.gdb", "--export-rdb", back],
+                       check=True, capture_output=True, timeout=120)
+        with Server("redis", args=["--dir", self.work, "--dbfilename", "back.rdb"], dir=self.work) as srv:
+            self.assertEqual(snapshot_of(srv.redis()), want)
 
     def test_redis_6_encodings_load_as_in_redis(self):
         body = (b"\xfa" + dr.rdb_str(b"redis-ver") + dr.rdb_str(b"6.2.14") + b"\xfe\x00\xfb\x05\x01"

@@ -1,0 +1,154 @@
+#define _POSIX_C_SOURCE 200809L
+#include "engine/persist/rdb_save.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/base/crc64.h"
+#include "engine/base/mem.h"
+#include "engine/base/rdbstr.h"
+#include "engine/base/util.h"
+#include "engine/core/db.h"
+#include "engine/core/scripting.h"
+#include "engine/persist/rdb_object.h"
+#include "platform/file.h"
+
+#include "goblin/version.h"
+
+#define OP_FUNCTION2 0xF5
+#define OP_AUX 0xFA
+#define OP_RESIZEDB 0xFB
+#define OP_EXPIRETIME_MS 0xFC
+#define OP_SELECTDB 0xFE
+#define OP_EOF 0xFF
+#define FLUSH_AT ((size_t)1 << 20)
+
+typedef struct writer {
+    FILE *f;
+    gb_strbuf buf;
+    uint64_t crc;
+    bool failed;
+} writer;
+
+/* Hands the buffered bytes to the file, the CRC running over them. */
+static void flush(writer *w)
+{
+    if (!w->buf.len)
+        return;
+    w->crc = gb_crc64(w->crc, w->buf.p, w->buf.len);
+    if (fwrite(w->buf.p, 1, w->buf.len, w->f) != w->buf.len)
+        w->failed = true;
+    w->buf.len = 0;
+}
+
+static void maybe_flush(writer *w)
+{
+    if (w->buf.len >= FLUSH_AT)
+        flush(w);
+}
+
+static void put_aux(writer *w, const char *name, const char *value)
+{
+    gb_strbuf_addc(&w->buf, (char)OP_AUX);
+    gb_rdb_write_string(&w->buf, name, strlen(name));
+    gb_rdb_write_string_value(&w->buf, value, strlen(value));
+}
+
+static void put_function(void *ctx, gb_slice code)
+{
+    writer *w = ctx;
+    gb_strbuf_addc(&w->buf, (char)OP_FUNCTION2);
+    gb_rdb_write_string(&w->buf, code.ptr, code.len);
+    maybe_flush(w);
+}
+
+static void put_header(writer *w, const gb_engine *eng)
+{
+    char num[GB_INT_BUF];
+    gb_strbuf_add(&w->buf, "REDIS0010", 9);
+    put_aux(w, "goblin-ver", GOBLIN_VERSION);
+    put_aux(w, "redis-bits", sizeof(void *) == 8 ? "64" : "32");
+    gb_ll2str(num, eng->now_ms / 1000);
+    put_aux(w, "ctime", num);
+    gb_ll2str(num, (int64_t)gb_mem_used());
+    put_aux(w, "used-mem", num);
+    put_aux(w, "aof-base", "0");
+    if (eng->scripting)
+        eng->scripting->foreach_library(eng->scripting->ctx, put_function, w);
+}
+
+static void put_key(writer *w, gb_kv *kv)
+{
+    if (gb_kv_volatile(kv)) {
+        int64_t when = gb_kv_expire(kv);
+        uint8_t le[9] = {OP_EXPIRETIME_MS};
+        for (int i = 0; i < 8; i++)
+            le[1 + i] = (uint8_t)((uint64_t)when >> (8 * i));
+        gb_strbuf_add(&w->buf, le, sizeof le);
+    }
+    gb_strbuf_addc(&w->buf, (char)gb_rdb_object_type(kv));
+    gb_slice key = gb_kv_key(kv);
+    gb_rdb_write_string(&w->buf, key.ptr, key.len);
+    gb_rdb_object_write_value(&w->buf, kv);
+    maybe_flush(w);
+}
+
+static uint64_t put_db(writer *w, gb_db *db)
+{
+    size_t n = gb_db_size(db);
+    if (!n)
+        return 0;
+    gb_strbuf_addc(&w->buf, (char)OP_SELECTDB);
+    gb_rdb_write_len(&w->buf, (uint64_t)db->id);
+    gb_strbuf_addc(&w->buf, (char)OP_RESIZEDB);
+    gb_rdb_write_len(&w->buf, n);
+    gb_rdb_write_len(&w->buf, gb_db_volatile_count(db));
+    uint64_t keys = 0;
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, &db->keys);
+    for (gb_hnode *node; (node = gb_htable_iter_next(&it)) != NULL;) {
+        gb_kv *kv = (gb_kv *)node;
+        if (gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms)
+            continue; /* expired, not yet reaped: Redis would not load it either */
+        put_key(w, kv);
+        keys++;
+    }
+    gb_htable_iter_done(&it);
+    return keys;
+}
+
+int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    writer w = {.f = fopen(tmp, "wb")};
+    if (!w.f) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    *keys = 0;
+    put_header(&w, eng);
+    for (int d = 0; d < eng->ndbs; d++)
+        *keys += put_db(&w, &eng->dbs[d]);
+    gb_strbuf_addc(&w.buf, (char)OP_EOF);
+    flush(&w);
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(w.crc >> (8 * i));
+    gb_strbuf_add(&w.buf, le, sizeof le);
+    if (fwrite(w.buf.p, 1, w.buf.len, w.f) != w.buf.len)
+        w.failed = true;
+    gb_strbuf_free(&w.buf);
+    if (fflush(w.f) != 0 || gb_plat_file_sync(fileno(w.f)) != 0)
+        w.failed = true;
+    int e = errno;
+    if (fclose(w.f) != 0)
+        w.failed = true;
+    if (w.failed || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(w.failed ? e : errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}

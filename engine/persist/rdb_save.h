@@ -1,0 +1,24 @@
+/*
+ * Writing the dataset as a Redis dump.rdb (RDB version 10, Redis 7.0's),
+ * which redis-server 7.0 loads and redis-check-rdb accepts: the way back
+ * from Goblin to Redis (`goblin-core --export-rdb FILE`, issue 29).
+ *
+ * The file: "REDIS0010", AUX fields (goblin-ver, redis-bits, ctime,
+ * used-mem, aof-base), each function library (FUNCTION2), then for each
+ * database that has keys SELECTDB, RESIZEDB and its keys (EXPIRETIME_MS
+ * before a volatile one; type byte, key, object as engine/persist/
+ * rdb_object.h writes them), then EOF and the CRC-64 of everything before.
+ *
+ * It runs to its end on the calling thread (an export tool, not a
+ * background save): written to path + ".tmp", synced, then renamed into
+ * place, so a crash leaves the previous file or none, never half of one.
+ */
+#ifndef GB_ENGINE_PERSIST_RDB_SAVE_H
+#define GB_ENGINE_PERSIST_RDB_SAVE_H
+
+#include "engine/core/engine.h"
+
+/* Returns 0 with *keys set, or -1 with the reason in err. */
+int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen);
+
+#endif
