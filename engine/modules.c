@@ -26,6 +26,7 @@ GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
+GB_DECLARE_COMMANDS(introspect);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -48,6 +49,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(script);
     REG(acl);
     REG(pubsub);
+    REG(introspect);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

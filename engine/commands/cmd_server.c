@@ -13,6 +13,7 @@
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
+#include "engine/core/process_settings.h"
 #include "engine/base/util.h"
 
 #ifndef GOBLIN_VERSION
@@ -562,25 +563,60 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
     p->n++;
 }
 
-/* Settings that take an action when they change. Returns false after
- * replying an error (the change is then undone). */
-static bool config_apply(gb_client *c, const char *name)
+static bool names_include(const char **names, int n, const char *name);
+
+/* Settings that take an action when they change. Returns NULL, or Redis's
+ * error when the action failed (CONFIG SET then rolls every change back). */
+static const char *config_apply(gb_engine *eng, const char *name)
 {
-    gb_engine *eng = c->eng;
     if (strcmp(name, "loglevel") == 0)
         gb_log_set_level(eng->cfg.loglevel);
     if (strcmp(name, "requirepass") == 0)
         gb_acl_requirepass_changed(eng);
+    if (strcmp(name, "slowlog-max-len") == 0)
+        gb_slowlog_trim(eng);
+    eng->time_every_call = gb_engine_times_every_call(&eng->cfg);
+    if ((strcmp(name, "oom-score-adj") == 0 || strcmp(name, "oom-score-adj-values") == 0) &&
+        gb_oom_score_apply(&eng->cfg) != 0)
+        return "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current "
+               "oom_score_adj. Check server logs.";
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
             gb_log(GB_LOG_WARNING, "Unable to turn on AOF: %s", err);
-            eng->cfg.appendonly = 0;
-            gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn "
-                              "on AOF. Check server logs.");
-            return false;
+            return "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
+                   "Check server logs.";
         }
     }
+    return NULL;
+}
+
+/* Redis 7.0's CONFIG SET atomicity: the new settings are applied one by
+ * one; when one fails, every setting returns to what it was and what was
+ * applied is applied again with the old values (listeners included).
+ * Returns false after replying the failure. */
+static bool config_commit(gb_client *c, gb_settings *next, const char **names, int n)
+{
+    gb_engine *eng = c->eng;
+    gb_settings old = eng->cfg;
+    eng->cfg = *next;
+    for (int p = 0; p < n; p++) {
+        const char *err = config_apply(eng, names[p]);
+        if (!err)
+            continue;
+        *next = eng->cfg;
+        eng->cfg = old;
+        for (int q = 0; q <= p; q++)
+            (void)config_apply(eng, names[q]);
+        const gb_listener_hook *hook = &eng->listeners;
+        if (hook->rebind && (next->port != old.port || names_include(names, n, "bind"))) {
+            char why[256];
+            (void)hook->rebind(hook->ctx, old.port, old.bind, why, sizeof why);
+        }
+        gb_reply_error(c, err);
+        return false;
+    }
+    *next = old;
     return true;
 }
 
@@ -692,14 +728,12 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
         if (!config_apply_listeners(c, &scratch, names, npairs))
             goto undo;
-        gb_settings_free(&c->eng->cfg);
-        c->eng->cfg = scratch;
-        bool applied = true;
-        for (int p = 0; p < npairs && applied; p++)
-            applied = config_apply(c, names[p]);
-        gb_free(names);
-        if (applied)
+        /* On success scratch holds the old settings, on failure the
+         * refused ones: freed either way. */
+        if (config_commit(c, &scratch, names, npairs))
             gb_reply_ok(c);
+        gb_settings_free(&scratch);
+        gb_free(names);
         return;
     undo:
         gb_settings_free(&scratch);

@@ -113,10 +113,10 @@ static inline bool wants_default_effect(const gb_engine *eng, const gb_command *
 /* Statistics; then, at the outermost call, the unit's effects go to the
  * sinks and the clients whose keys became ready are served (Redis's
  * handleClientsBlockedOnKeys, after the whole command or EXEC). */
-static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f)
+static inline int64_t frame_close(gb_client *c, gb_command *cmd, call_frame f)
 {
     gb_engine *eng = c->eng;
-    gb_call_end(eng, cmd, f.stats);
+    int64_t duration_us = gb_call_end(eng, cmd, f.stats);
     eng->prop.explicit_effect = f.explicit_effect;
     if (--eng->prop.depth == 0) {
         if (GB_UNLIKELY(eng->prop.npending))
@@ -128,6 +128,15 @@ static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f)
         if (GB_UNLIKELY(eng->pause_lifted))
             gb_pause_resume(eng);
     }
+    return duration_us;
+}
+
+/* Redis's slowlogPushCurrentCommand, for a call that took long enough (a
+ * blocked one is not done yet: Redis logs it when it is served). */
+static inline bool slow_enough(const gb_client *c, int64_t duration_us)
+{
+    long long threshold = c->eng->cfg.slowlog_log_slower_than;
+    return GB_UNLIKELY(threshold >= 0 && duration_us >= threshold) && !(c->flags & GB_CLIENT_BLOCKED);
 }
 
 /* What happens after a command ran, besides its effects: MONITOR's line
@@ -151,7 +160,9 @@ void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         gb_propagate_record(c->eng, c->db->id, argc, argv);
     if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING)))
         after_call(c, cmd, argc, argv);
-    frame_close(c, cmd, f);
+    int64_t duration_us = frame_close(c, cmd, f);
+    if (slow_enough(c, duration_us))
+        gb_slowlog_push(c->eng, c, cmd, argc, argv, duration_us);
 }
 
 /* ---- admission ----------------------------------------------------------------------- */
@@ -534,7 +545,13 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
         gb_propagate_record(eng, c->db->id, b.n, b.v);
         gb_argv_free(&b);
     }
-    frame_close(c, cmd, f);
+    int64_t duration_us = frame_close(c, cmd, f);
+    if (slow_enough(c, duration_us)) {
+        gb_argv_builder b;
+        t->to_argv(args, &b);
+        gb_slowlog_push(eng, c, cmd, b.n, b.v, duration_us);
+        gb_argv_free(&b);
+    }
 }
 
 /* ---- commands a script runs ------------------------------------------------------------ */

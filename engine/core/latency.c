@@ -1,0 +1,283 @@
+#include "engine/core/latency.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/base/mem.h"
+#include "engine/core/command.h"
+#include "engine/core/engine.h"
+
+/* ---- per-command histograms: HdrHistogram's index arithmetic ---------------------- */
+
+#define HIST_MIN_NS 1LL
+#define HIST_MAX_NS 1000000000LL
+
+static int bucket_of(int64_t v) { return 64 - __builtin_clzll((uint64_t)v | 255u) - 8; }
+
+static size_t index_of(int64_t v)
+{
+    int b = bucket_of(v);
+    return ((size_t)(b + 1) << 7) + (size_t)((v >> b) - GB_LATENCY_HIST_SUB_HALF);
+}
+
+static int64_t value_at(size_t i)
+{
+    int b = (int)(i >> 7) - 1;
+    int64_t sub = (int64_t)(i & 127) + GB_LATENCY_HIST_SUB_HALF;
+    if (b < 0) {
+        sub -= GB_LATENCY_HIST_SUB_HALF;
+        b = 0;
+    }
+    return sub << b;
+}
+
+static int64_t highest_equivalent(int64_t v)
+{
+    int b = bucket_of(v);
+    int shift = (v >> b) >= 2 * GB_LATENCY_HIST_SUB_HALF ? b + 1 : b;
+    return ((v >> b) << b) + ((int64_t)1 << shift) - 1;
+}
+
+void gb_latency_hist_record(gb_command *cmd, int64_t duration_us)
+{
+    int64_t ns = duration_us * 1000;
+    ns = ns < HIST_MIN_NS ? HIST_MIN_NS : ns > HIST_MAX_NS ? HIST_MAX_NS : ns;
+    if (GB_UNLIKELY(!cmd->latency_hist))
+        cmd->latency_hist = gb_calloc(1, sizeof *cmd->latency_hist);
+    cmd->latency_hist->counts[index_of(ns)]++;
+    cmd->latency_hist->total++;
+}
+
+int64_t gb_latency_hist_percentile(const gb_latency_hist *h, double p)
+{
+    double req = p < 100.0 ? p : 100.0;
+    uint64_t want = (uint64_t)(req / 100 * (double)h->total + 0.5);
+    want = want ? want : 1;
+    uint64_t seen = 0;
+    for (size_t i = 0; i < GB_LATENCY_HIST_COUNTS; i++) {
+        seen += h->counts[i];
+        if (seen >= want) {
+            int64_t v = value_at(i);
+            return p == 0.0 ? (v >> bucket_of(v)) << bucket_of(v) : highest_equivalent(v);
+        }
+    }
+    return 0;
+}
+
+void gb_latency_hist_cdf(const gb_latency_hist *h, void (*emit)(void *ctx, int64_t usec, uint64_t cumulative),
+                         void *ctx)
+{
+    uint64_t cumulative = 0, previous = 0;
+    size_t i = 0;
+    for (int64_t level = 1024; cumulative < h->total; level *= 2) {
+        size_t last = index_of(level);
+        for (; i <= last && i < GB_LATENCY_HIST_COUNTS; i++)
+            cumulative += h->counts[i];
+        if (cumulative > previous)
+            emit(ctx, highest_equivalent(level) / 1000, cumulative);
+        previous = cumulative;
+    }
+}
+
+/* ---- the latency monitor ---------------------------------------------------------- */
+
+gb_latency_event *gb_latency_event_find(gb_latency_monitor *m, gb_slice name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strlen(m->events[i]->name) == name.len && memcmp(m->events[i]->name, name.ptr, name.len) == 0)
+            return m->events[i];
+    return NULL;
+}
+
+/* Redis's latencyAddSample: one sample per second, the worst of it. */
+static void add_sample(gb_latency_monitor *m, const char *event, uint32_t ms, int64_t now)
+{
+    gb_latency_event *ev = gb_latency_event_find(m, gb_slice_cstr(event));
+    if (!ev) {
+        ev = gb_calloc(1, sizeof *ev);
+        ev->name = gb_strdup(event);
+        m->events = gb_realloc(m->events, (m->n + 1) * sizeof *m->events);
+        m->events[m->n++] = ev;
+    }
+    if (ms > ev->max)
+        ev->max = ms;
+    gb_latency_sample *prev = &ev->samples[(ev->idx + GB_LATENCY_TS_LEN - 1) % GB_LATENCY_TS_LEN];
+    if (prev->time == now) {
+        if (ms > prev->latency)
+            prev->latency = ms;
+        return;
+    }
+    ev->samples[ev->idx].time = now;
+    ev->samples[ev->idx].latency = ms;
+    ev->idx = (ev->idx + 1) % GB_LATENCY_TS_LEN;
+}
+
+void gb_latency_add_sample_if_needed(gb_engine *eng, const char *event, int64_t ms)
+{
+    long long threshold = eng->cfg.latency_monitor_threshold;
+    if (threshold && ms >= threshold)
+        add_sample(&eng->latency, event, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms, gb_clock_real_ms() / 1000);
+}
+
+int gb_latency_reset(gb_latency_monitor *m, const gb_slice *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < m->n;) {
+        gb_latency_event *ev = m->events[i];
+        if (name && !(strlen(ev->name) == name->len && memcmp(ev->name, name->ptr, name->len) == 0)) {
+            i++;
+            continue;
+        }
+        gb_free(ev->name);
+        gb_free(ev);
+        memmove(&m->events[i], &m->events[i + 1], (m->n - i - 1) * sizeof *m->events);
+        m->n--;
+        n++;
+    }
+    if (!m->n) {
+        gb_free(m->events);
+        m->events = NULL;
+    }
+    return n;
+}
+
+/* ---- text reports ------------------------------------------------------------------ */
+
+typedef struct text {
+    char *p;
+    size_t len, cap;
+} text;
+
+static void addf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(text *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t k = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    if (t->len + k + 1 > t->cap) {
+        t->cap = (t->len + k + 1) * 2;
+        t->p = gb_realloc(t->p, t->cap);
+    }
+    memcpy(t->p + t->len, buf, k);
+    t->len += k;
+    t->p[t->len] = '\0';
+}
+
+typedef struct event_stats {
+    int samples;
+    uint64_t sum;
+    uint32_t min, max;
+    int64_t first_time;
+} event_stats;
+
+static event_stats stats_of(const gb_latency_event *ev)
+{
+    event_stats s = {0};
+    for (int j = 0; j < GB_LATENCY_TS_LEN; j++) {
+        const gb_latency_sample *x = &ev->samples[(ev->idx + j) % GB_LATENCY_TS_LEN];
+        if (!x->time)
+            continue;
+        if (!s.samples || x->latency < s.min)
+            s.min = x->latency;
+        if (!s.samples)
+            s.first_time = x->time;
+        if (x->latency > s.max)
+            s.max = x->latency;
+        s.sum += x->latency;
+        s.samples++;
+    }
+    return s;
+}
+
+/* Redis's opening lines, word for word; then, per event, its figures and
+ * what it usually means in this server. */
+char *gb_latency_doctor(gb_engine *eng)
+{
+    text t = {0};
+    gb_latency_monitor *m = &eng->latency;
+    if (m->n == 0 && eng->cfg.latency_monitor_threshold == 0) {
+        addf(&t, "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may "
+                 "use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't "
+                 "in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n");
+        return t.p;
+    }
+    if (m->n == 0) {
+        addf(&t, "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the "
+                 "slightest bit. I honestly think you ought to sleep better tonight.\n");
+        return t.p;
+    }
+    addf(&t, "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you "
+             "Dave?\n\n");
+    int64_t now = gb_clock_real_ms() / 1000;
+    for (size_t i = 0; i < m->n; i++) {
+        const gb_latency_event *ev = m->events[i];
+        event_stats s = stats_of(ev);
+        addf(&t, "%zu. %s: %d latency spikes (average %llums, mean deviation -, period - sec). Worst all time "
+                 "event %ums.\n",
+             i + 1, ev->name, s.samples, s.samples ? (unsigned long long)(s.sum / (uint64_t)s.samples) : 0ULL,
+             ev->max);
+        (void)now;
+    }
+    addf(&t, "\nI have a few advices for you:\n\n");
+    bool cmd = gb_latency_event_find(m, gb_slice_cstr("command")) ||
+               gb_latency_event_find(m, gb_slice_cstr("fast-command"));
+    if (cmd)
+        addf(&t, "- Check your Slow Log to understand what are the commands you are running which are too slow to "
+                 "execute. Please check https://redis.io/commands/slowlog for more information.\n");
+    if (gb_latency_event_find(m, gb_slice_cstr("expire-cycle")))
+        addf(&t, "- Many keys expire at the same time: spread their TTLs (active expiry gives up after a quarter of "
+                 "each cron period, so it may also run behind).\n");
+    if (eng->cfg.slowlog_log_slower_than < 0)
+        addf(&t, "- The slow log is disabled: enable it with CONFIG SET slowlog-log-slower-than <microseconds>.\n");
+    return t.p;
+}
+
+/* LATENCY GRAPH: Redis's header, then one column per sample (oldest
+ * left), four rows high, '#' filled to the sample's share of the range,
+ * and each sample's age under it read top to bottom. */
+char *gb_latency_graph(const gb_latency_event *ev, int64_t now)
+{
+    text t = {0};
+    event_stats s = stats_of(ev);
+    addf(&t, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", ev->name, (unsigned long)s.max,
+         (unsigned long)s.min, (unsigned long)ev->max);
+    for (int j = 0; j < 80; j++)
+        addf(&t, "-");
+    addf(&t, "\n");
+    const gb_latency_sample *cols[GB_LATENCY_TS_LEN];
+    int n = 0;
+    for (int j = 0; j < GB_LATENCY_TS_LEN; j++) {
+        const gb_latency_sample *x = &ev->samples[(ev->idx + j) % GB_LATENCY_TS_LEN];
+        if (x->time)
+            cols[n++] = x;
+    }
+    for (int row = 3; row >= 0; row--) {
+        for (int j = 0; j < n; j++) {
+            uint32_t range = s.max - s.min;
+            int height = range ? (int)(((uint64_t)(cols[j]->latency - s.min) * 4 + range - 1) / range) : 4;
+            addf(&t, "%c", height > row ? '#' : ' ');
+        }
+        addf(&t, "\n");
+    }
+    char labels[GB_LATENCY_TS_LEN][24];
+    size_t longest = 0;
+    for (int j = 0; j < n; j++) {
+        int64_t ago = now - cols[j]->time;
+        snprintf(labels[j], sizeof labels[j], "%lld%s",
+                 (long long)(ago < 60 ? ago : ago < 3600 ? ago / 60 : ago < 86400 ? ago / 3600 : ago / 86400),
+                 ago < 60 ? "s" : ago < 3600 ? "m" : ago < 86400 ? "h" : "d");
+        longest = strlen(labels[j]) > longest ? strlen(labels[j]) : longest;
+    }
+    for (size_t row = 0; row < longest; row++) {
+        for (int j = 0; j < n; j++)
+            addf(&t, "%c", row < strlen(labels[j]) ? labels[j][row] : ' ');
+        addf(&t, "\n");
+    }
+    return t.p;
+}
