@@ -30,7 +30,7 @@ static void reply_help(gb_client *c, const char *cmd, const char *const *lines, 
     for (size_t i = 0; i < n; i++)
         gb_reply_status(c, lines[i]);
     gb_reply_status(c, "HELP");
-    gb_reply_status(c, "    Print this help.");
+    gb_reply_status(c, "    Prints this help.");
 }
 
 /* ---- SLOWLOG -------------------------------------------------------------------------- */

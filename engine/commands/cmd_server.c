@@ -739,6 +739,17 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         gb_settings_free(&scratch);
         gb_free(names);
         return;
+    } else if (gb_slice_ieq(sub, "rewrite") && argc == 2) {
+        char err[512];
+        if (!c->eng->cfg.config_file) {
+            gb_reply_error(c, "ERR The server is running without a config file");
+        } else if (gb_config_rewrite(&c->eng->cfg, err, sizeof err) != 0) {
+            gb_log(GB_LOG_WARNING, "CONFIG REWRITE failed: %s", err);
+            gb_reply_errorf(c, "ERR Rewriting config file: %s", err);
+        } else {
+            gb_log(GB_LOG_NOTICE, "CONFIG REWRITE executed with success.");
+            gb_reply_ok(c);
+        }
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;
         memset(&eng->stats, 0, sizeof eng->stats);
@@ -754,6 +765,8 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Prints this help.",
         };
@@ -885,7 +898,7 @@ GB_DEFINE_COMMANDS(server,
     {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
      "Returns information and statistics about the server.", "1.0.0"},
     {"config", -2, 0, 0, 0, 0, cmd_config, "server",
-     "A container for server configuration commands.", "2.0.0", "get help resetstat set"},
+     "A container for server configuration commands.", "2.0.0", "get help resetstat rewrite set"},
     {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
      "Returns the server time.", "2.6.0"},
     {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,

@@ -152,7 +152,7 @@ typedef struct text {
 static void addf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void addf(text *t, const char *fmt, ...)
 {
-    char buf[1024];
+    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
@@ -171,70 +171,126 @@ static void addf(text *t, const char *fmt, ...)
 
 typedef struct event_stats {
     int samples;
-    uint64_t sum;
+    uint64_t avg, mad;
     uint32_t min, max;
-    int64_t first_time;
+    int64_t period; /* seconds since the oldest sample (at least 1) */
 } event_stats;
 
-static event_stats stats_of(const gb_latency_event *ev)
+/* Redis's analyzeLatencyForEvent. */
+static event_stats stats_of(const gb_latency_event *ev, int64_t now)
 {
     event_stats s = {0};
+    uint64_t sum = 0;
     for (int j = 0; j < GB_LATENCY_TS_LEN; j++) {
-        const gb_latency_sample *x = &ev->samples[(ev->idx + j) % GB_LATENCY_TS_LEN];
+        const gb_latency_sample *x = &ev->samples[j];
         if (!x->time)
             continue;
-        if (!s.samples || x->latency < s.min)
-            s.min = x->latency;
-        if (!s.samples)
-            s.first_time = x->time;
-        if (x->latency > s.max)
-            s.max = x->latency;
-        s.sum += x->latency;
-        s.samples++;
+        if (!s.samples++)
+            s.min = s.max = x->latency;
+        s.min = x->latency < s.min ? x->latency : s.min;
+        s.max = x->latency > s.max ? x->latency : s.max;
+        sum += x->latency;
+        if (s.period == 0 || x->time < s.period)
+            s.period = x->time;
     }
+    if (!s.samples)
+        return s;
+    s.avg = sum / (uint64_t)s.samples;
+    s.period = now - s.period ? now - s.period : 1;
+    sum = 0;
+    for (int j = 0; j < GB_LATENCY_TS_LEN; j++) {
+        const gb_latency_sample *x = &ev->samples[j];
+        if (x->time)
+            sum += x->latency > s.avg ? x->latency - s.avg : s.avg - x->latency;
+    }
+    s.mad = sum / (uint64_t)s.samples;
     return s;
 }
 
-/* Redis's opening lines, word for word; then, per event, its figures and
- * what it usually means in this server. */
+/* Redis's createLatencyReport, word for word, for the events this server
+ * records (command, fast-command, expire-cycle). */
 char *gb_latency_doctor(gb_engine *eng)
 {
     text t = {0};
     gb_latency_monitor *m = &eng->latency;
-    if (m->n == 0 && eng->cfg.latency_monitor_threshold == 0) {
+    long long threshold = eng->cfg.latency_monitor_threshold;
+    if (m->n == 0 && threshold == 0) {
         addf(&t, "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may "
                  "use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't "
                  "in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n");
         return t.p;
     }
-    if (m->n == 0) {
-        addf(&t, "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the "
-                 "slightest bit. I honestly think you ought to sleep better tonight.\n");
-        return t.p;
-    }
-    addf(&t, "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you "
-             "Dave?\n\n");
+    bool slowlog_enable = false, slowlog_tuning = false, slowlog_inspect = false, scheduler = false, hz = false,
+         large_objects = false;
+    int advices = 0;
     int64_t now = gb_clock_real_ms() / 1000;
     for (size_t i = 0; i < m->n; i++) {
         const gb_latency_event *ev = m->events[i];
-        event_stats s = stats_of(ev);
-        addf(&t, "%zu. %s: %d latency spikes (average %llums, mean deviation -, period - sec). Worst all time "
-                 "event %ums.\n",
-             i + 1, ev->name, s.samples, s.samples ? (unsigned long long)(s.sum / (uint64_t)s.samples) : 0ULL,
-             ev->max);
-        (void)now;
+        event_stats s = stats_of(ev, now);
+        if (i == 0)
+            addf(&t, "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, "
+                     "do you Dave?\n\n");
+        addf(&t, "%zu. %s: %d latency spikes (average %lums, mean deviation %lums, period %.2f sec). Worst all time "
+                 "event %lums.",
+             i + 1, ev->name, s.samples, (unsigned long)s.avg, (unsigned long)s.mad,
+             (double)s.period / s.samples, (unsigned long)ev->max);
+        if (strcmp(ev->name, "command") == 0) {
+            if (eng->cfg.slowlog_log_slower_than < 0)
+                slowlog_enable = true, advices++;
+            else if (eng->cfg.slowlog_log_slower_than / 1000 > threshold)
+                slowlog_tuning = true, advices++;
+            slowlog_inspect = large_objects = true;
+            advices += 2;
+        }
+        if (strcmp(ev->name, "fast-command") == 0)
+            scheduler = true, advices++;
+        if (strcmp(ev->name, "expire-cycle") == 0) {
+            hz = large_objects = true;
+            advices += 2;
+        }
+        addf(&t, "\n");
+    }
+    if (m->n == 0 && advices == 0) {
+        addf(&t, "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the "
+                 "slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things "
+                 "over.\n");
+        return t.p;
+    }
+    if (advices == 0) {
+        addf(&t, "\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the "
+                 "Redis community to get some help, providing this report in your help request.\n");
+        return t.p;
     }
     addf(&t, "\nI have a few advices for you:\n\n");
-    bool cmd = gb_latency_event_find(m, gb_slice_cstr("command")) ||
-               gb_latency_event_find(m, gb_slice_cstr("fast-command"));
-    if (cmd)
+    if (slowlog_enable)
+        addf(&t, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow "
+                 "Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than %llu'. If the Slow log is "
+                 "disabled Redis is not able to log slow commands execution for you.\n",
+             (unsigned long long)threshold * 1000);
+    if (slowlog_tuning)
+        addf(&t, "- Your current Slow Log configuration only logs events that are slower than your configured "
+                 "latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than %llu'.\n",
+             (unsigned long long)threshold * 1000);
+    if (slowlog_inspect)
         addf(&t, "- Check your Slow Log to understand what are the commands you are running which are too slow to "
                  "execute. Please check https://redis.io/commands/slowlog for more information.\n");
-    if (gb_latency_event_find(m, gb_slice_cstr("expire-cycle")))
-        addf(&t, "- Many keys expire at the same time: spread their TTLs (active expiry gives up after a quarter of "
-                 "each cron period, so it may also run behind).\n");
-    if (eng->cfg.slowlog_log_slower_than < 0)
-        addf(&t, "- The slow log is disabled: enable it with CONFIG SET slowlog-log-slower-than <microseconds>.\n");
+    if (scheduler)
+        addf(&t, "- The system is slow to execute Redis code paths not containing system calls. This usually means "
+                 "the system does not provide Redis CPU time to run for long periods. You should try to:\n"
+                 "  1) Lower the system load.\n"
+                 "  2) Use a computer / VM just for Redis if you are running other software in the same system.\n"
+                 "  3) Check if you have a \"noisy neighbour\" problem.\n"
+                 "  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your "
+                 "system.\n"
+                 "  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if you are "
+                 "using Jemalloc. However this may create fragmentation problems.\n");
+    if (hz && eng->hz < 100)
+        addf(&t, "- In order to make the Redis keys expiring process more incremental, try to set the 'hz' "
+                 "configuration parameter to 100 using 'CONFIG SET hz 100'.\n");
+    if (large_objects)
+        addf(&t, "- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking "
+                 "operation. If you have very large objects that are often deleted, expired, or evicted, try to "
+                 "fragment those objects into multiple smaller objects.\n");
     return t.p;
 }
 
@@ -244,7 +300,7 @@ char *gb_latency_doctor(gb_engine *eng)
 char *gb_latency_graph(const gb_latency_event *ev, int64_t now)
 {
     text t = {0};
-    event_stats s = stats_of(ev);
+    event_stats s = stats_of(ev, now);
     addf(&t, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", ev->name, (unsigned long)s.max,
          (unsigned long)s.min, (unsigned long)ev->max);
     for (int j = 0; j < 80; j++)

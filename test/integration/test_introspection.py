@@ -1,0 +1,199 @@
+"""SLOWLOG, LATENCY and CONFIG SET's atomicity against redis-server 7.0
+(issue 36):
+
+  * SLOWLOG GET/LEN/RESET/HELP: the entries as Redis keeps them (arguments
+    cut to 32 with "... (N more arguments)", strings to 128 bytes with
+    "... (N more bytes)", AUTH's secrets "(redacted)", the client's address
+    and name, the commands MULTI/EXEC and a script run, EXEC itself never),
+    slowlog-max-len trimming, and the error texts;
+  * LATENCY LATEST/HISTORY/RESET/GRAPH/DOCTOR/HISTOGRAM/HELP: a DEBUG SLEEP
+    over latency-monitor-threshold is a "command" event on both, the
+    per-command histograms have Redis's buckets and counts;
+  * CONFIG SET of several parameters: all or none, with Redis's errors.
+"""
+
+import gbtest
+from gbtest import Raw
+
+# Every label LATENCY HISTOGRAM can show: HdrHistogram's highest value
+# equivalent to 1024 * 2^k ns, in microseconds, as Redis 7.0 reports them.
+HIST_LABELS = {(1032 * 2 ** k - 1) // 1000 for k in range(21)}
+
+
+def slowlog_view(entries):
+    """What must match: each entry's arguments, its client's host and
+    name; ids consecutive (the newest first)."""
+    ids = [e[0] for e in entries]
+    assert ids == sorted(ids, reverse=True), ids
+    return [(e[3], e[4].rsplit(b":", 1)[0] if not e[4].startswith(b"?") else e[4], e[5]) for e in entries]
+
+
+class SlowlogTest(gbtest.GoblinAndRedisCase):
+    def scenario(self, srv):
+        with Raw(srv, tcp=True) as c, Raw(srv, tcp=True) as other:
+            c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+            c.call("SLOWLOG", "RESET")
+            c.call("SET", "k", "v")
+            c.call("RPUSH", "l", *["a%d" % i for i in range(40)])
+            c.call("SET", "big", "x" * 200)
+            c.call("CLIENT", "SETNAME", "named")
+            c.call("AUTH", "nosuchpass")
+            c.call("AUTH", "someone", "wrongpass")
+            c.call("CONFIG", "SET", "requirepass", "")
+            other.call("HELLO", "2", "AUTH", "default", "wrong")
+            c.call("MULTI")
+            c.call("INCR", "n")
+            c.call("GET", "k")
+            c.call("EXEC")
+            c.call("EVAL", "return redis.call('set', KEYS[1], 'w')", "1", "k2")
+            length = c.call("SLOWLOG", "LEN")
+            everything = c.call("SLOWLOG", "GET", "-1")
+            default = c.call("SLOWLOG", "GET")
+            two = c.call("SLOWLOG", "GET", "2")
+            errors = [c.call_raw("SLOWLOG", "GET", "-2"), c.call_raw("SLOWLOG", "GET", "x"),
+                      c.call_raw("SLOWLOG", "LEN", "1"), c.call_raw("SLOWLOG", "GET", "1", "2"),
+                      c.call_raw("SLOWLOG", "FOO")]
+            c.call("CONFIG", "SET", "slowlog-max-len", "3")
+            trimmed = c.call("SLOWLOG", "LEN")
+            c.call("CONFIG", "SET", "slowlog-max-len", "128")
+            c.call("SLOWLOG", "RESET")
+            after_reset = slowlog_view(c.call("SLOWLOG", "GET"))
+            c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+            helptext = c.call("SLOWLOG", "HELP")
+        return length, slowlog_view(everything), len(default), slowlog_view(two), errors, trimmed, after_reset, \
+            helptext
+
+    def test_slowlog_as_redis(self):
+        g, r = self.scenario(self.goblin), self.scenario(self.redis)
+        names = ("len", "entries", "default count", "two newest", "errors", "trimmed", "after reset", "help")
+        for name, gv, rv in zip(names, g, r):
+            self.assertEqual(gv, rv, name)
+        entries = g[1]
+        argvs = [e[0] for e in entries]
+        self.assertIn([b"AUTH", b"(redacted)"], argvs)
+        self.assertIn([b"CONFIG", b"SET", b"requirepass", b"(redacted)"], argvs)
+        self.assertIn([b"SET", b"big", b"x" * 128 + b"... (72 more bytes)"], argvs)
+        self.assertIn([b"set", b"k2", b"w"], argvs)  # the script's call, on the script's client
+        rpush = [a for a in argvs if a[0] == b"RPUSH"][0]
+        self.assertEqual(len(rpush), 32)
+        self.assertEqual(rpush[-1], b"... (11 more arguments)")
+        self.assertNotIn([b"EXEC"], argvs)  # EXEC itself is never logged (skip_slowlog)
+
+    def test_threshold_off_logs_nothing(self):
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("SLOWLOG", "RESET")
+                c.call("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+                c.call("DEBUG", "SLEEP", "0.02")
+                self.assertEqual(c.call("SLOWLOG", "LEN"), 0, srv.kind)
+                c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+                c.call("DEBUG", "SLEEP", "0.02")
+                entries = c.call("SLOWLOG", "GET")
+                self.assertEqual([e[3] for e in entries], [[b"DEBUG", b"SLEEP", b"0.02"]], srv.kind)
+                self.assertGreaterEqual(entries[0][2], 20000, srv.kind)
+                c.call("SLOWLOG", "RESET")
+
+
+class LatencyTest(gbtest.GoblinAndRedisCase):
+    def test_monitor_events(self):
+        replies = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("LATENCY", "RESET")
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+                doctor_off = c.call("LATENCY", "DOCTOR")
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "50")
+                doctor_quiet = c.call("LATENCY", "DOCTOR")
+                c.call("DEBUG", "SLEEP", "0.1")
+                latest = c.call("LATENCY", "LATEST")
+                history = c.call("LATENCY", "HISTORY", "command")
+                graph = c.call("LATENCY", "GRAPH", "command")
+                nosuch = [c.call("LATENCY", "HISTORY", "nosuch"), c.call_raw("LATENCY", "GRAPH", "nosuch"),
+                          c.call("LATENCY", "RESET", "nosuch")]
+                resets = c.call("LATENCY", "RESET", "command", "command")
+                after = c.call("LATENCY", "LATEST")
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+                self.assertEqual(len(latest), 1, srv.kind)
+                name, when, last, worst = latest[0]
+                self.assertEqual(name, b"command", srv.kind)
+                self.assertTrue(100 <= last <= worst < 1000, (srv.kind, latest))
+                self.assertEqual(history, [[when, last]], srv.kind)
+                self.assertTrue(graph.startswith(b"command - high %d ms, low %d ms (all time high %d ms)\n" %
+                                                 (last, last, worst) + b"-" * 80 + b"\n"), (srv.kind, graph))
+                replies.append((doctor_off, doctor_quiet, nosuch, resets, after))
+        self.assertEqual(replies[0], replies[1])
+
+    def test_histograms(self):
+        got = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("CONFIG", "RESETSTAT")
+                for i in range(50):
+                    c.call("SET", "h%d" % i, "v")
+                c.call("CONFIG", "GET", "maxmemory")
+                hist = c.call("LATENCY", "HISTOGRAM", "set", "config", "nosuch")
+                self.assertEqual(sorted(hist[0::2]), [b"config|get", b"config|resetstat", b"set"], srv.kind)
+                for name, body in zip(hist[0::2], hist[1::2]):
+                    self.assertEqual(body[0::2], [b"calls", b"histogram_usec"], srv.kind)
+                    buckets = body[3]
+                    labels, counts = buckets[0::2], buckets[1::2]
+                    self.assertTrue(set(labels) <= HIST_LABELS, (srv.kind, labels))
+                    self.assertEqual(counts, sorted(counts), srv.kind)
+                    self.assertEqual(counts[-1], body[1], srv.kind)
+                calls = {n: b[1] for n, b in zip(hist[0::2], hist[1::2])}
+                everything = c.call("LATENCY", "HISTOGRAM")
+                self.assertIn(b"set", everything[0::2], srv.kind)
+                c.call("CONFIG", "SET", "latency-tracking", "no")
+                c.call("SET", "x", "y")
+                off = c.call("LATENCY", "HISTOGRAM", "set")[1][1]
+                c.call("CONFIG", "SET", "latency-tracking", "yes")
+                got.append((calls, off, c.call("LATENCY", "HISTOGRAM", "get")))
+        self.assertEqual(got[0], got[1])
+
+    def test_help_and_errors(self):
+        replies = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                replies.append([c.call("LATENCY", "HELP"), c.call_raw("LATENCY", "LATEST", "x"),
+                                c.call_raw("LATENCY", "HISTORY"), c.call_raw("LATENCY", "NOSUCH")])
+        self.assertEqual(replies[0], replies[1])
+
+
+class ConfigSetAtomicTest(gbtest.GoblinAndRedisCase):
+    def test_all_or_nothing(self):
+        cases = [
+            ("slowlog-max-len", "7", "slowlog-log-slower-than", "x"),
+            ("slowlog-max-len", "7", "latency-tracking-info-percentiles", "50 101"),
+            ("slowlog-max-len", "7", "latency-tracking-info-percentiles", "abc"),
+            ("oom-score-adj-values", "1 2", "hz", "5"),
+            ("oom-score-adj-values", "0 200 3000", "hz", "5"),
+            ("tcp-keepalive", "-1", "hz", "5"),
+            ("shutdown-on-sigterm", "save nosave", "hz", "5"),
+            ("replicaof", "localhost 1", "hz", "5"),
+            ("daemonize", "yes", "hz", "5"),
+            ("hz", "5", "hz", "6"),
+        ]
+        for args in cases:
+            replies = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    err = c.call_raw("CONFIG", "SET", *args)
+                    values = c.call("CONFIG", "GET", "slowlog-max-len", "hz", "oom-score-adj-values")
+                    replies.append((err, sorted(zip(values[0::2], values[1::2]))))
+            self.assertEqual(replies[0], replies[1], args)
+
+    def test_values_as_redis_shows_them(self):
+        for args in (("latency-tracking-info-percentiles", "10 20.5 99.99"), ("latency-tracking-info-percentiles", ""),
+                     ("oom-score-adj-values", "0 100 300"), ("shutdown-on-sigint", "nosave now"),
+                     ("tcp-keepalive", "60"), ("dynamic-hz", "no"), ("activerehashing", "no")):
+            replies = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    old = c.call("CONFIG", "GET", args[0])[1]
+                    replies.append((c.call_raw("CONFIG", "SET", *args), c.call("CONFIG", "GET", args[0])))
+                    c.call("CONFIG", "SET", args[0], old)
+            self.assertEqual(replies[0], replies[1], args)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
