@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/core/acl.h"
+#include "engine/core/acl_file.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_client.h"
 #include "engine/commands/cmd_util.h"
@@ -743,12 +744,19 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         char err[512];
         if (!c->eng->cfg.config_file) {
             gb_reply_error(c, "ERR The server is running without a config file");
-        } else if (gb_config_rewrite(&c->eng->cfg, err, sizeof err) != 0) {
-            gb_log(GB_LOG_WARNING, "CONFIG REWRITE failed: %s", err);
-            gb_reply_errorf(c, "ERR Rewriting config file: %s", err);
         } else {
-            gb_log(GB_LOG_NOTICE, "CONFIG REWRITE executed with success.");
-            gb_reply_ok(c);
+            gb_strbuf users = {0};
+            if (!c->eng->cfg.aclfile[0])
+                gb_acl_users_text(c->eng, &users);
+            if (gb_config_rewrite(&c->eng->cfg, c->eng->cfg.aclfile[0] ? NULL : gb_strbuf_cstr(&users), err,
+                                  sizeof err) != 0) {
+                gb_log(GB_LOG_WARNING, "CONFIG REWRITE failed: %s", err);
+                gb_reply_errorf(c, "ERR Rewriting config file: %s", err);
+            } else {
+                gb_log(GB_LOG_NOTICE, "CONFIG REWRITE executed with success.");
+                gb_reply_ok(c);
+            }
+            gb_strbuf_free(&users);
         }
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;

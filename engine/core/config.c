@@ -1281,7 +1281,9 @@ static int rw_read(rewrite_state *st, const char *path, char *err, size_t errlen
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;
+    bool ends_with_newline = false;
     while ((got = getline(&buf, &cap, f)) >= 0) {
+        ends_with_newline = got > 0 && buf[got - 1] == '\n';
         char *line = strip(buf, (size_t)got);
         if (line[0] == '#' || line[0] == '\0') {
             if (st->needs_signature && strcmp(line, REWRITE_SIGNATURE) == 0)
@@ -1311,6 +1313,10 @@ static int rw_read(rewrite_state *st, const char *path, char *err, size_t errlen
         rw_append(st, line, o ? (int)opt_index(o) : -1);
     }
     free(buf); /* getline's malloc */
+    /* Redis splits the file at every newline: after the last one comes an
+     * empty line (the blank line before the signature it appends). */
+    if (ends_with_newline)
+        rw_append(st, gb_strdup(""), -1);
     bool bad = ferror(f);
     fclose(f);
     return bad ? fail(err, errlen, GB_EIO, "%s: read error", path) : 0;
@@ -1548,7 +1554,33 @@ static int rw_write(const char *path, const char *content, size_t len, char *err
     return rc;
 }
 
-int gb_config_rewrite(const gb_settings *s, char *err, size_t errlen)
+/* Redis's rewriteConfigUserOption: with an aclfile the users live there
+ * (the file's user lines go), otherwise every user is written. */
+static void rw_users(rewrite_state *st, const char *users)
+{
+    size_t first = st->n;
+    for (size_t i = 0; i < first; i++)
+        if (st->owner[i] == -1 && gb_slice_ieq(gb_slice_make(st->lines[i], GB_MIN(strlen(st->lines[i]), 5)), "user ")) {
+            st->lines[i][0] = '\0';
+            if (users && *users) {
+                size_t k = strcspn(users, "\n");
+                gb_free(st->lines[i]);
+                st->lines[i] = gb_memdup(users, k);
+                users += k + (users[k] == '\n');
+            }
+        }
+    while (users && *users) {
+        size_t k = strcspn(users, "\n");
+        if (st->needs_signature) {
+            rw_append(st, gb_strdup(REWRITE_SIGNATURE), -1);
+            st->needs_signature = false;
+        }
+        rw_append(st, gb_memdup(users, k), -2);
+        users += k + (users[k] == '\n');
+    }
+}
+
+int gb_config_rewrite(const gb_settings *s, const char *users, char *err, size_t errlen)
 {
     if (!s->config_file)
         return fail(err, errlen, GB_EINVAL, "The server is running without a config file");
@@ -1560,6 +1592,7 @@ int gb_config_rewrite(const gb_settings *s, char *err, size_t errlen)
         for (size_t i = 0; i < NOPTS; i++)
             rw_option(&st, s, &defaults, &options[i]);
         gb_settings_free(&defaults);
+        rw_users(&st, users);
         size_t len;
         char *content = rw_content(&st, &len);
         rc = rw_write(s->config_file, content, len, err, errlen);

@@ -210,9 +210,11 @@ void gb_config_log_inert(const gb_settings *s);
 
 /* CONFIG REWRITE: rewrites s->config_file as Redis does (its comments and
  * order kept, options updated in place, new ones appended after "# Generated
- * by CONFIG REWRITE", defaults dropped unless the file had them). Returns 0
- * or a negative GB_E* code with err set. */
-int gb_config_rewrite(const gb_settings *s, char *err, size_t errlen);
+ * by CONFIG REWRITE", defaults dropped unless the file had them). users:
+ * the "user ..." lines the file gets ("\n"-separated; NULL when an aclfile
+ * keeps the users: the file's user lines then go). Returns 0 or a negative
+ * GB_E* code with err set. */
+int gb_config_rewrite(const gb_settings *s, const char *users, char *err, size_t errlen);
 
 /* --help text: every option, its default and what it does. */
 void gb_config_print_help(FILE *out, const char *prog);
