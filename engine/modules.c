@@ -1,5 +1,6 @@
 #include "engine/modules.h"
 
+#include "engine/base/mem.h"
 #include "engine/persist/persist.h"
 #include "engine/script/scripting.h"
 #include "engine/types/registry.h"
@@ -53,5 +54,6 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);
+    eng->used_memory_startup = gb_mem_used();
     return eng;
 }

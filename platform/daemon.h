@@ -27,4 +27,11 @@ int gb_plat_disable_thp(void);
 int gb_plat_oom_score_adj_get(int *out);
 int gb_plat_oom_score_adj_set(int value);
 
+/* Physical memory of the machine, bytes (0 when unknown). */
+size_t gb_plat_total_system_memory(void);
+
+/* CPU time the calling thread used, seconds (Linux RUSAGE_THREAD);
+ * elsewhere GB_ENOTSUP. */
+int gb_plat_thread_cpu_seconds(double *user, double *sys);
+
 #endif

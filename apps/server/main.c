@@ -7,7 +7,7 @@
  * listeners. Any failure before the listeners open exits non-zero with one
  * line that says what to do.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -226,6 +226,9 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, err));
 
     p.eng = gb_engine_new(cfg);
+    char *exe = realpath(argv[0], NULL); /* INFO's executable, as Redis's absolute argv[0] */
+    snprintf(p.eng->executable, sizeof p.eng->executable, "%s", exe ? exe : argv[0]);
+    free(exe);
     if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
     uv_loop_init(&p.loop);

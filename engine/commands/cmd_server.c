@@ -763,6 +763,7 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         memset(&eng->stats, 0, sizeof eng->stats);
         eng->stats.ops_sample_last_ms = eng->now_mono_ms;
         gb_commands_reset_stats(eng);
+        gb_errorstats_reset(&eng->errorstats);
         gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {

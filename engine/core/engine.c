@@ -113,6 +113,7 @@ void gb_engine_free(gb_engine *eng)
     gb_lazyfree_free(eng->lazyfree);
     gb_slowlog_reset(&eng->slowlog);
     gb_latency_reset(&eng->latency, NULL);
+    gb_errorstats_reset(&eng->errorstats);
     gb_settings_free(&eng->cfg);
     gb_free(eng);
 }
@@ -175,7 +176,13 @@ static void sample_ops(gb_engine *eng)
     if (dt < 100)
         return;
     uint64_t ops = st->total_commands_processed - st->ops_sample_last_count;
-    st->ops_samples[st->ops_sample_idx++ % GB_ARRAY_LEN(st->ops_samples)] = ops * 1000 / dt;
+    unsigned slot = st->ops_sample_idx++ % GB_ARRAY_LEN(st->ops_samples);
+    st->ops_samples[slot] = ops * 1000 / dt;
+    /* bytes per second, as Redis's STATS_METRIC_NET_INPUT / _OUTPUT */
+    st->net_in_samples[slot] = (st->total_net_input_bytes - st->net_in_sample_last) * 1000 / dt;
+    st->net_out_samples[slot] = (st->total_net_output_bytes - st->net_out_sample_last) * 1000 / dt;
+    st->net_in_sample_last = st->total_net_input_bytes;
+    st->net_out_sample_last = st->total_net_output_bytes;
     st->ops_sample_last_ms = now;
     st->ops_sample_last_count = st->total_commands_processed;
 }
@@ -195,7 +202,9 @@ void gb_engine_cron(gb_engine *eng)
         if (db->nvol && eng->active_expire_enabled && !paused)
             gb_db_active_expire(db, deadline);
     }
-    gb_latency_add_sample_if_needed(eng, "expire-cycle", (int64_t)((gb_clock_mono_ns() - expire_start) / 1000000));
+    uint64_t expire_ns = gb_clock_mono_ns() - expire_start;
+    eng->expire_cycle_us += expire_ns / 1000;
+    gb_latency_add_sample_if_needed(eng, "expire-cycle", (int64_t)(expire_ns / 1000000));
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
         if (!gb_htable_is_rehashing(&db->keys))

@@ -13,6 +13,7 @@
 #include "engine/core/command.h"
 #include "engine/core/config.h"
 #include "engine/core/db.h"
+#include "engine/core/errorstats.h"
 #include "engine/core/latency.h"
 #include "engine/core/propagate.h"
 #include "engine/core/scripting.h"
@@ -39,6 +40,9 @@ typedef struct gb_stats {
     uint64_t ops_sample_last_ms;
     uint64_t ops_samples[16];
     unsigned ops_sample_idx;
+    /* instantaneous_input_kbps / output_kbps: the same ring for the bytes */
+    uint64_t net_in_sample_last, net_out_sample_last;
+    uint64_t net_in_samples[16], net_out_samples[16];
 } gb_stats;
 
 /* Transport-provided facts for INFO (listeners, ring pool). */
@@ -177,6 +181,10 @@ typedef struct gb_engine {
     /* introspection (engine/core/slowlog.h, latency.h) */
     gb_slowlog slowlog;
     gb_latency_monitor latency;
+    gb_errorstats errorstats;
+    size_t used_memory_startup; /* INFO: used_memory once the engine was built */
+    char executable[512];       /* INFO: the server's absolute path (set by the server) */
+    uint64_t expire_cycle_us;   /* INFO: time the cron's active expiry took */
     bool time_every_call; /* gb_engine_times_every_call(&cfg) */
     /* The cron's frequency now: hz, raised with the clients when
      * dynamic-hz is on (INFO's hz; configured_hz is cfg.hz). */

@@ -29,6 +29,12 @@ int gb_plat_daemonize(char *err, size_t errlen)
     return 0;
 }
 
+size_t gb_plat_total_system_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+}
+
 int gb_plat_write_pidfile(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");

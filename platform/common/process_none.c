@@ -30,6 +30,12 @@ int gb_proc_numa_maps_pages(pid_t pid, const void *addr, size_t *pages, int nnod
     return unsupported();
 }
 
+int gb_plat_thread_cpu_seconds(double *user, double *sys)
+{
+    (void)user, (void)sys;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread CPU usage on this platform");
+}
+
 int gb_plat_disable_thp(void) { return gb__fail(GB_ENOTSUP, NULL, 0, "no transparent huge pages to turn off"); }
 
 int gb_plat_oom_score_adj_get(int *out)

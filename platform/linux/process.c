@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "common/internal.h"
 #include "daemon.h"
@@ -151,6 +152,16 @@ int gb_proc_numa_maps_pages(pid_t pid, const void *addr, size_t *pages, int nnod
     struct counts c = {.pages = pages, .nnodes = nnodes};
     each_node_field(line, count_field, &c);
     free(line);
+    return 0;
+}
+
+int gb_plat_thread_cpu_seconds(double *user, double *sys)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "getrusage(RUSAGE_THREAD): %s", strerror(errno));
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     return 0;
 }
 
