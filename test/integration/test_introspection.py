@@ -13,7 +13,7 @@
 """
 
 import gbtest
-from gbtest import Raw
+from gbtest import Raw, wait_until
 
 # Every label LATENCY HISTOGRAM can show: HdrHistogram's highest value
 # equivalent to 1024 * 2^k ns, in microseconds, as Redis 7.0 reports them.
@@ -193,6 +193,117 @@ class ConfigSetAtomicTest(gbtest.GoblinAndRedisCase):
                     replies.append((c.call_raw("CONFIG", "SET", *args), c.call("CONFIG", "GET", args[0])))
                     c.call("CONFIG", "SET", args[0], old)
             self.assertEqual(replies[0], replies[1], args)
+
+
+def info_sections(text):
+    """{section: {field: value}} of an INFO reply."""
+    out, cur = {}, None
+    for line in text.decode().split("\r\n"):
+        if line.startswith("# "):
+            cur = out.setdefault(line[2:], {})
+        elif line and cur is not None:
+            k, _, v = line.partition(":")
+            cur[k] = v
+    return out
+
+
+# Fields both servers must show (each a concept Goblin has).
+INFO_FIELDS = {
+    "Server": ["redis_version", "redis_mode", "os", "arch_bits", "monotonic_clock", "multiplexing_api",
+               "atomicvar_api", "gcc_version", "process_id", "process_supervised", "run_id", "tcp_port",
+               "server_time_usec", "uptime_in_seconds", "uptime_in_days", "hz", "configured_hz", "executable",
+               "config_file", "io_threads_active"],
+    "Clients": ["connected_clients", "maxclients", "blocked_clients", "tracking_clients", "clients_in_timeout_table"],
+    "Memory": ["used_memory", "used_memory_human", "used_memory_rss", "used_memory_peak", "used_memory_peak_perc",
+               "used_memory_startup", "total_system_memory", "total_system_memory_human", "maxmemory",
+               "maxmemory_policy", "mem_fragmentation_ratio", "mem_fragmentation_bytes", "lazyfree_pending_objects"],
+    "Stats": ["total_connections_received", "total_commands_processed", "instantaneous_ops_per_sec",
+              "total_net_input_bytes", "total_net_output_bytes", "instantaneous_input_kbps",
+              "instantaneous_output_kbps", "expired_keys", "expire_cycle_cpu_milliseconds", "keyspace_hits",
+              "keyspace_misses", "total_error_replies"],
+    "CPU": ["used_cpu_sys", "used_cpu_user", "used_cpu_sys_children", "used_cpu_user_children",
+            "used_cpu_sys_main_thread", "used_cpu_user_main_thread"],
+    "Cluster": ["cluster_enabled"],
+}
+
+
+class InfoTest(gbtest.GoblinAndRedisCase):
+    def test_sections_and_fields(self):
+        for which in ((), ("everything",), ("all",), ("default",)):
+            heads = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    heads.append([h for h in info_sections(c.call("INFO", *which)) if h != "Rings"])
+            self.assertEqual(heads[0], heads[1], which)
+        with Raw(self.goblin) as g, Raw(self.redis) as r:
+            gi, ri = info_sections(g.call("INFO", "everything")), info_sections(r.call("INFO", "everything"))
+        for section, fields in INFO_FIELDS.items():
+            for f in fields:
+                self.assertIn(f, ri[section], (section, f))
+                self.assertIn(f, gi[section], (section, f))
+        self.assertEqual(gi["Server"]["executable"], gbtest.GOBLIN)
+        self.assertEqual(gi["Server"]["config_file"], "")
+        self.assertEqual(gi["Cluster"], ri["Cluster"])
+        self.assertEqual(gi["Modules"], ri["Modules"])
+
+    def test_errorstats_latencystats_and_resetstat(self):
+        got = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("CONFIG", "RESETSTAT")
+                c.call("SET", "s", "v")
+                c.call("LPUSH", "s", "x")
+                c.call("NOSUCHCOMMAND")
+                c.call("AUTH", "x")
+                c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.99 0 100")
+                c.call("GET", "s")
+                stats = info_sections(c.call("INFO", "errorstats", "latencystats", "stats"))
+                lines = stats["Latencystats"]
+                c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+                self.assertIn("latency_percentiles_usec_get", lines, srv.kind)
+                labels = [part.split("=")[0] for part in lines["latency_percentiles_usec_get"].split(",")]
+                values = [float(part.split("=")[1]) for part in lines["latency_percentiles_usec_get"].split(",")]
+                self.assertEqual(values[0], values[1], srv.kind)  # one call: every percentile is its value
+                c.call("CONFIG", "SET", "latency-tracking", "no")
+                off = info_sections(c.call("INFO", "latencystats"))["Latencystats"]
+                c.call("CONFIG", "SET", "latency-tracking", "yes")
+                c.call("CONFIG", "RESETSTAT")
+                after = info_sections(c.call("INFO", "errorstats", "commandstats", "latencystats"))
+                got.append((stats["Errorstats"], stats["Stats"]["total_error_replies"], labels,
+                            sorted(lines)[:3], off, after["Errorstats"],
+                            sorted(after["Commandstats"]), sorted(after["Latencystats"])))
+        self.assertEqual(got[0], got[1])
+
+    def test_dynamic_hz(self):
+        # Over 200 clients per tick, hz doubles (configured_hz stays); with
+        # dynamic-hz off it does not.
+        conns = []
+        try:
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    c.call("CONFIG", "SET", "hz", "1")
+                for _ in range(450):
+                    conns.append(Raw(srv))
+                seen = wait_until(lambda: info_field(srv, "hz") == "4", 10)
+                self.assertTrue(seen, (srv.kind, info_field(srv, "hz")))
+                self.assertEqual(info_field(srv, "configured_hz"), "1", srv.kind)
+                with Raw(srv) as c:
+                    c.call("CONFIG", "SET", "dynamic-hz", "no")
+                self.assertTrue(wait_until(lambda: info_field(srv, "hz") == "1", 10), srv.kind)
+                with Raw(srv) as c:
+                    c.call("CONFIG", "SET", "dynamic-hz", "yes")
+                    c.call("CONFIG", "SET", "hz", "10")
+                for conn in conns:
+                    conn.close()
+                conns = []
+        finally:
+            for conn in conns:
+                conn.close()
+
+
+def info_field(srv, name):
+    with Raw(srv) as c:
+        return info_sections(c.call("INFO", "server"))["Server"].get(name)
 
 
 if __name__ == "__main__":
