@@ -576,6 +576,8 @@ static const char *config_apply(gb_engine *eng, const char *name)
         gb_acl_requirepass_changed(eng);
     if (strcmp(name, "slowlog-max-len") == 0)
         gb_slowlog_trim(eng);
+    if (strcmp(name, "hz") == 0)
+        eng->hz = eng->cfg.hz; /* Redis's updateHZ: dynamic-hz raises it again at the next cron */
     eng->time_every_call = gb_engine_times_every_call(&eng->cfg);
     if ((strcmp(name, "oom-score-adj") == 0 || strcmp(name, "oom-score-adj-values") == 0) &&
         gb_oom_score_apply(&eng->cfg) != 0)
