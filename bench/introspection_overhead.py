@@ -6,8 +6,9 @@ overhead").
     /usr/bin/python3 bench/introspection_overhead.py --goblin build-release/goblin-core \
         [--redis /usr/bin/redis-server] [--lean-load build-release/lean_load] [--trials 5]
 
-Each server runs GET and SET (lean_load, 50 connections over the Unix
-socket, pipeline 1 and 16) under three settings, changed with CONFIG SET
+Each server is filled first (SET over the 100,000 keys), then runs GET and
+SET (lean_load, 50 connections over the Unix socket, pipeline 1 and 16)
+under three settings, changed with CONFIG SET
 on the same process:
 
   off       latency-tracking no, slowlog-log-slower-than -1 (nothing timed
@@ -20,6 +21,9 @@ on the same process:
 The settings alternate within every trial, as do the servers (which one
 goes first alternates too); each cell is the median over --trials. The
 server is pinned to SERVER_CORE and the client to CLIENT_CORE (taskset).
+Besides requests per second, each cell shows the server process's CPU time
+per request (/proc/<pid>/stat): on a shared machine the steadier measure of
+what the setting costs the server.
 """
 import argparse
 import os
@@ -59,37 +63,43 @@ def main():
         sys.exit("no lean_load at %s: build it (cmake --build build-release --target lean_load) or pass --lean-load"
                  % lean)
     binaries = {"goblin": a.goblin, "redis": a.redis}
-    rates = {}  # (server, setting, command, pipeline) -> [req/s]
+    rates, cpu = {}, {}  # (server, setting, command, pipeline) -> [req/s], [server CPU us/req]
     for trial in range(a.trials):
         order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
         for name in order:
             srv = Server(binaries[name], name)
             try:
+                # Every key GET asks for exists before anything is measured
+                # (otherwise the first setting's GETs would all miss).
+                run_lean_load(lean, srv.sock, COMMANDS["SET"], 16, 400000)
                 settings = list(SETTINGS) if trial % 2 == 0 else list(reversed(SETTINGS))
                 for setting in settings:
                     configure(srv, setting)
                     for cmd, argv in COMMANDS.items():
                         for p in PIPELINES:
                             n = a.n1 if p == 1 else a.n16
+                            c0 = srv.cpu_seconds()
                             rate, _ = run_lean_load(lean, srv.sock, argv, p, n)
                             rates.setdefault((name, setting, cmd, p), []).append(rate)
+                            cpu.setdefault((name, setting, cmd, p), []).append((srv.cpu_seconds() - c0) * 1e6 / n)
             finally:
                 srv.stop()
             print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
 
     print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials\n"
           % (os.cpu_count(), cpu_model(), os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
-    print("| command | pipeline | server | off req/s | default req/s | slowlog0 req/s | default vs off "
-          "| slowlog0 vs off |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| command | pipeline | server | req/s off / default / slowlog0 | server CPU us/req off / default / "
+          "slowlog0 | CPU per request, default vs off | slowlog0 vs off |")
+    print("|---|---|---|---|---|---|---|")
     for cmd in COMMANDS:
         for p in PIPELINES:
             for name in ("goblin", "redis"):
-                med = {s: statistics.median(rates[(name, s, cmd, p)]) for s in SETTINGS}
-                print("| %s | %d | %s | %.0f | %.0f | %.0f | %+.1f%% | %+.1f%% |"
-                      % (cmd, p, "goblin-core" if name == "goblin" else "redis-server", med["off"], med["default"],
-                         med["slowlog0"], 100 * (med["default"] / med["off"] - 1),
-                         100 * (med["slowlog0"] / med["off"] - 1)))
+                r = {s: statistics.median(rates[(name, s, cmd, p)]) for s in SETTINGS}
+                c = {s: statistics.median(cpu[(name, s, cmd, p)]) for s in SETTINGS}
+                print("| %s | %d | %s | %.0f / %.0f / %.0f | %.2f / %.2f / %.2f | %+.1f%% | %+.1f%% |"
+                      % (cmd, p, "goblin-core" if name == "goblin" else "redis-server", r["off"], r["default"],
+                         r["slowlog0"], c["off"], c["default"], c["slowlog0"], 100 * (c["default"] / c["off"] - 1),
+                         100 * (c["slowlog0"] / c["off"] - 1)))
 
 
 if __name__ == "__main__":
