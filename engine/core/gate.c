@@ -110,13 +110,46 @@ static inline bool wants_default_effect(const gb_engine *eng, const gb_command *
            (cmd->flags & GB_CMD_WRITE);
 }
 
-/* Statistics; then, at the outermost call, the unit's effects go to the
- * sinks and the clients whose keys became ready are served (Redis's
- * handleClientsBlockedOnKeys, after the whole command or EXEC). */
-static inline int64_t frame_close(gb_client *c, gb_command *cmd, call_frame f)
+/* Redis's slowlogPushCurrentCommand, for a call that took long enough (a
+ * blocked one is not done yet: it is logged when it is served). */
+static inline bool slow_enough(const gb_client *c, int64_t duration_us)
+{
+    long long threshold = c->eng->cfg.slowlog_log_slower_than;
+    return GB_UNLIKELY(threshold >= 0 && duration_us >= threshold) && !(c->flags & GB_CLIENT_BLOCKED);
+}
+
+/* The argument vector of the call closing, for the slow log: the RESP
+ * one, or the typed call's built on demand (a call that took long enough
+ * is rare). */
+typedef struct call_args {
+    int argc;
+    gb_slice *argv;
+    const gb_typed_call *typed;
+    void *typed_args;
+} call_args;
+
+static void slowlog_call(gb_client *c, gb_command *cmd, const call_args *a, int64_t duration_us)
+{
+    if (!a->typed) {
+        gb_slowlog_push(c->eng, c, cmd, a->argc, a->argv, duration_us);
+        return;
+    }
+    gb_argv_builder b;
+    a->typed->to_argv(a->typed_args, &b);
+    gb_slowlog_push(c->eng, c, cmd, b.n, b.v, duration_us);
+    gb_argv_free(&b);
+}
+
+/* Statistics and the slow log (as Redis's call(): before the clients the
+ * command unblocked run); then, at the outermost call, the unit's effects
+ * go to the sinks and the clients whose keys became ready are served
+ * (Redis's handleClientsBlockedOnKeys, after the whole command or EXEC). */
+static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f, const call_args *a)
 {
     gb_engine *eng = c->eng;
     int64_t duration_us = gb_call_end(eng, cmd, f.stats);
+    if (slow_enough(c, duration_us))
+        slowlog_call(c, cmd, a, duration_us);
     eng->prop.explicit_effect = f.explicit_effect;
     if (--eng->prop.depth == 0) {
         if (GB_UNLIKELY(eng->prop.npending))
@@ -128,15 +161,6 @@ static inline int64_t frame_close(gb_client *c, gb_command *cmd, call_frame f)
         if (GB_UNLIKELY(eng->pause_lifted))
             gb_pause_resume(eng);
     }
-    return duration_us;
-}
-
-/* Redis's slowlogPushCurrentCommand, for a call that took long enough (a
- * blocked one is not done yet: Redis logs it when it is served). */
-static inline bool slow_enough(const gb_client *c, int64_t duration_us)
-{
-    long long threshold = c->eng->cfg.slowlog_log_slower_than;
-    return GB_UNLIKELY(threshold >= 0 && duration_us >= threshold) && !(c->flags & GB_CLIENT_BLOCKED);
 }
 
 /* What happens after a command ran, besides its effects: MONITOR's line
@@ -160,9 +184,8 @@ void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         gb_propagate_record(c->eng, c->db->id, argc, argv);
     if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING)))
         after_call(c, cmd, argc, argv);
-    int64_t duration_us = frame_close(c, cmd, f);
-    if (slow_enough(c, duration_us))
-        gb_slowlog_push(c->eng, c, cmd, argc, argv, duration_us);
+    call_args a = {argc, argv, NULL, NULL};
+    frame_close(c, cmd, f, &a);
 }
 
 /* ---- admission ----------------------------------------------------------------------- */
@@ -545,13 +568,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
         gb_propagate_record(eng, c->db->id, b.n, b.v);
         gb_argv_free(&b);
     }
-    int64_t duration_us = frame_close(c, cmd, f);
-    if (slow_enough(c, duration_us)) {
-        gb_argv_builder b;
-        t->to_argv(args, &b);
-        gb_slowlog_push(eng, c, cmd, b.n, b.v, duration_us);
-        gb_argv_free(&b);
-    }
+    call_args a = {0, NULL, t, args};
+    frame_close(c, cmd, f, &a);
 }
 
 /* ---- commands a script runs ------------------------------------------------------------ */

@@ -79,6 +79,23 @@ class SlowlogTest(gbtest.GoblinAndRedisCase):
         self.assertEqual(rpush[-1], b"... (11 more arguments)")
         self.assertNotIn([b"EXEC"], argvs)  # EXEC itself is never logged (skip_slowlog)
 
+    def test_blocked_command_logged_when_served(self):
+        # BLPOP is logged once it is served, before the LPUSH that served it
+        # (the LPUSH's call ends first, then the blocked client runs).
+        got = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as a, Raw(srv) as b:
+                a.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+                a.call("SLOWLOG", "RESET")
+                a.send_cmd("BLPOP", "q", "0")
+                self.assertTrue(wait_until(lambda: b"cmd=blpop" in b.call("CLIENT", "LIST"), 10), srv.kind)
+                b.call("LPUSH", "q", "x")
+                self.assertEqual(a.read()[0], [b"q", b"x"], srv.kind)
+                got.append([e[3] for e in b.call("SLOWLOG", "GET") if e[3][0] != b"CLIENT"])
+                b.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        self.assertEqual(got[0], got[1])
+        self.assertEqual(got[0][:2], [[b"BLPOP", b"q", b"0"], [b"LPUSH", b"q", b"x"]])
+
     def test_threshold_off_logs_nothing(self):
         for srv in (self.goblin, self.redis):
             with Raw(srv) as c:
