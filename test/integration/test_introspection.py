@@ -199,6 +199,27 @@ class ConfigSetAtomicTest(gbtest.GoblinAndRedisCase):
                     replies.append((err, sorted(zip(values[0::2], values[1::2]))))
             self.assertEqual(replies[0], replies[1], args)
 
+    def test_oom_score_adj_as_redis(self):
+        # The master's value, absolute or added to the score the process
+        # started with; back to that score with "no" (Linux's /proc).
+        def score(srv):
+            with open("/proc/%d/oom_score_adj" % srv.pid) as f:
+                return int(f.read())
+        got = []
+        for srv in (self.goblin, self.redis):
+            base = score(srv)
+            seen = []
+            with Raw(srv) as c:
+                for args in (("oom-score-adj-values", "300 400 500", "oom-score-adj", "absolute"),
+                             ("oom-score-adj", "relative"), ("oom-score-adj-values", "2000 0 0"),
+                             ("oom-score-adj", "no")):
+                    self.assertEqual(c.call("CONFIG", "SET", *args), b"OK", (srv.kind, args))
+                    seen.append(score(srv) - base)
+                c.call("CONFIG", "SET", "oom-score-adj-values", "0 200 800")
+            got.append(seen)
+        self.assertEqual(got[0], got[1])
+        self.assertEqual(got[0][-1], 0)  # restored
+
     def test_values_as_redis_shows_them(self):
         for args in (("latency-tracking-info-percentiles", "10 20.5 99.99"), ("latency-tracking-info-percentiles", ""),
                      ("oom-score-adj-values", "0 100 300"), ("shutdown-on-sigint", "nosave now"),
