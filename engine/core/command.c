@@ -148,8 +148,8 @@ static void free_rec(gb_hnode *n, void *ctx)
     (void)ctx;
     gb_command *cmd = &((cmd_rec *)n)->cmd;
     for (uint8_t i = 0; i < cmd->nsubs; i++)
-        gb_free(cmd->subs[i].latency_hist);
-    gb_free(cmd->latency_hist);
+        gb_latency_hist_free(cmd->subs[i].latency_hist);
+    gb_latency_hist_free(cmd->latency_hist);
     gb_free(cmd->subs);
     gb_free(n);
 }
@@ -204,7 +204,7 @@ static void reset_one(gb_command *cmd, void *ctx)
 {
     (void)ctx;
     cmd->calls = cmd->timed_calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
-    gb_free(cmd->latency_hist);
+    gb_latency_hist_free(cmd->latency_hist);
     cmd->latency_hist = NULL;
 }
 

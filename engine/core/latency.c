@@ -43,10 +43,30 @@ void gb_latency_hist_record(gb_command *cmd, int64_t duration_us)
 {
     int64_t ns = duration_us * 1000;
     ns = ns < HIST_MIN_NS ? HIST_MIN_NS : ns > HIST_MAX_NS ? HIST_MAX_NS : ns;
-    if (GB_UNLIKELY(!cmd->latency_hist))
-        cmd->latency_hist = gb_calloc(1, sizeof *cmd->latency_hist);
-    cmd->latency_hist->counts[index_of(ns)]++;
-    cmd->latency_hist->total++;
+    gb_latency_hist *h = cmd->latency_hist;
+    if (GB_UNLIKELY(!h))
+        h = cmd->latency_hist = gb_calloc(1, sizeof *h);
+    size_t i = index_of(ns);
+    uint64_t **row = &h->rows[i / GB_LATENCY_HIST_SUB_HALF];
+    if (GB_UNLIKELY(!*row))
+        *row = gb_calloc(GB_LATENCY_HIST_SUB_HALF, sizeof **row);
+    (*row)[i % GB_LATENCY_HIST_SUB_HALF]++;
+    h->total++;
+}
+
+void gb_latency_hist_free(gb_latency_hist *h)
+{
+    if (!h)
+        return;
+    for (size_t r = 0; r < GB_ARRAY_LEN(h->rows); r++)
+        gb_free(h->rows[r]);
+    gb_free(h);
+}
+
+static uint64_t count_at(const gb_latency_hist *h, size_t i)
+{
+    const uint64_t *row = h->rows[i / GB_LATENCY_HIST_SUB_HALF];
+    return row ? row[i % GB_LATENCY_HIST_SUB_HALF] : 0;
 }
 
 int64_t gb_latency_hist_percentile(const gb_latency_hist *h, double p)
@@ -56,7 +76,11 @@ int64_t gb_latency_hist_percentile(const gb_latency_hist *h, double p)
     want = want ? want : 1;
     uint64_t seen = 0;
     for (size_t i = 0; i < GB_LATENCY_HIST_COUNTS; i++) {
-        seen += h->counts[i];
+        if (!h->rows[i / GB_LATENCY_HIST_SUB_HALF]) {
+            i += GB_LATENCY_HIST_SUB_HALF - 1 - i % GB_LATENCY_HIST_SUB_HALF; /* an empty row */
+            continue;
+        }
+        seen += count_at(h, i);
         if (seen >= want) {
             int64_t v = value_at(i);
             return p == 0.0 ? (v >> bucket_of(v)) << bucket_of(v) : highest_equivalent(v);
@@ -71,9 +95,9 @@ void gb_latency_hist_cdf(const gb_latency_hist *h, void (*emit)(void *ctx, int64
     uint64_t cumulative = 0, previous = 0;
     size_t i = 0;
     for (int64_t level = 1024; cumulative < h->total; level *= 2) {
-        size_t last = index_of(level);
+        size_t last = index_of(level < HIST_MAX_NS ? level : HIST_MAX_NS);
         for (; i <= last && i < GB_LATENCY_HIST_COUNTS; i++)
-            cumulative += h->counts[i];
+            cumulative += count_at(h, i);
         if (cumulative > previous)
             emit(ctx, highest_equivalent(level) / 1000, cumulative);
         previous = cumulative;

@@ -25,10 +25,15 @@ struct gb_command;
 #define GB_LATENCY_HIST_BUCKETS 23
 #define GB_LATENCY_HIST_COUNTS ((GB_LATENCY_HIST_BUCKETS + 1) * GB_LATENCY_HIST_SUB_HALF)
 
+/* The counters come in rows of 128 (one per HdrHistogram bucket), each
+ * allocated when a duration first falls in it: a command's calls usually
+ * fill two or three rows (1 KiB each), not all 24. */
 typedef struct gb_latency_hist {
     uint64_t total;
-    uint64_t counts[GB_LATENCY_HIST_COUNTS];
+    uint64_t *rows[GB_LATENCY_HIST_BUCKETS + 1];
 } gb_latency_hist;
+
+void gb_latency_hist_free(gb_latency_hist *h);
 
 /* Records a call of duration_us microseconds (Redis records duration*1000
  * nanoseconds, clamped to 1 ns .. 1 s). */

@@ -28,7 +28,7 @@ static void test_percentiles_as_redis(void **state)
         assert_int_equal(cmd.latency_hist->total, 1);
         for (double p = 0.0; p <= 100.0; p += 49.95)
             assert_int_equal(gb_latency_hist_percentile(cmd.latency_hist, p == 0.0 ? 50.0 : p), cases[i].ns);
-        gb_free(cmd.latency_hist);
+        gb_latency_hist_free(cmd.latency_hist);
     }
 }
 
@@ -65,7 +65,7 @@ static void test_cdf_buckets(void **state)
         assert_int_equal(c.usec[i], usec[i]);
         assert_int_equal(c.cum[i], cum[i]);
     }
-    gb_free(cmd.latency_hist);
+    gb_latency_hist_free(cmd.latency_hist);
 }
 
 int main(void)
