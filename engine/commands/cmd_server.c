@@ -13,6 +13,7 @@
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
+#include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
 #include "engine/core/process_settings.h"
 #include "engine/base/util.h"
@@ -766,6 +767,8 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         eng->stats.ops_sample_last_ms = eng->now_mono_ms;
         gb_commands_reset_stats(eng);
         gb_errorstats_reset(&eng->errorstats);
+        eng->expire_cycle_us = 0;
+        gb_lazyfree_reset_stats(eng->lazyfree);
         gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {

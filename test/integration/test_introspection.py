@@ -12,6 +12,8 @@
   * CONFIG SET of several parameters: all or none, with Redis's errors.
 """
 
+import time
+
 import gbtest
 from gbtest import Raw, wait_until
 
@@ -310,6 +312,30 @@ class InfoTest(gbtest.GoblinAndRedisCase):
                 got.append((stats["Errorstats"], stats["Stats"]["total_error_replies"], labels,
                             sorted(lines)[:3], off, after["Errorstats"],
                             sorted(after["Commandstats"]), sorted(after["Latencystats"])))
+        self.assertEqual(got[0], got[1])
+
+    def test_resetstat_counters(self):
+        # What CONFIG RESETSTAT zeroes, as Redis's resetServerStats does.
+        counters = ("total_commands_processed", "expired_keys", "keyspace_hits", "keyspace_misses",
+                    "total_error_replies", "expire_cycle_cpu_milliseconds", "rejected_connections",
+                    "instantaneous_ops_per_sec", "instantaneous_input_kbps")
+        got = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+                c.call("SADD", "bigset", *["m%d" % i for i in range(1000)])
+                c.call("DEL", "bigset")
+                c.call("SET", "gone", "v", "PX", "1")
+                time.sleep(0.05)
+                c.call("GET", "gone")
+                c.call("GET", "nosuch")
+                c.call("NOSUCH")
+                c.call("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
+                self.assertTrue(wait_until(lambda: info_sections(c.call("INFO", "memory"))["Memory"]
+                                           ["lazyfreed_objects"] != "0", 5), srv.kind)
+                c.call("CONFIG", "RESETSTAT")
+                info = info_sections(c.call("INFO", "stats", "memory"))
+                got.append([info["Stats"][k] for k in counters] + [info["Memory"]["lazyfreed_objects"]])
         self.assertEqual(got[0], got[1])
 
     def test_dynamic_hz(self):
