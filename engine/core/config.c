@@ -225,10 +225,10 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
     NA_(T_STRING, name, alias, 0, 0, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
 #define NA_ENUM(name, def, runtime, enums, why)                                                                      \
     NA_(T_ENUM, name, NULL, 0, 0, def, runtime, enums, why, NULL, SCOPE_NO_EQUIVALENT)
+#define WHY_REPL                                                                                                     \
+    "Replication: this server is a master until replication is implemented (accepted so Redis's config files load)."
 #define REPL_(type, name, alias, min, max, def, enums, check)                                                        \
-    NA_(type, name, alias, min, max, def, true, enums,                                                               \
-        "Replication (not acting yet: this server is always a master; accepted so Redis's config files load).",     \
-        check, SCOPE_REPLICATION)
+    NA_(type, name, alias, min, max, def, true, enums, WHY_REPL, check, SCOPE_REPLICATION)
 #define REPL_BOOL(name, alias, def) REPL_(T_BOOL, name, alias, 0, 1, def, NULL, NULL)
 #define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
 #define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
@@ -237,7 +237,8 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 #define WHY_CLUSTER "Cluster mode: Goblin Core runs standalone only (accepted so Redis's config files load)."
 #define WHY_DEFRAG "Active defragmentation of jemalloc's pages: Goblin Core does not use jemalloc."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
-#define WHY_CPULIST "CPU affinity of Redis's threads: Goblin Core pins with --cpu; its helper threads take the other CPUs."
+#define WHY_CPULIST                                                                                                  \
+    "CPU affinity of Redis's threads: Goblin Core pins with --cpu; its helper threads take the other CPUs."
 
 #define OFF(f) offsetof(gb_settings, f)
 
@@ -483,9 +484,7 @@ static const opt options[] = {
     NA_BOOL("no-appendfsync-on-rewrite", NULL, "no", true, "Goblin Core's AOF rewrite runs in a thread without "
                                                            "fsync contention: appendfsync always holds."),
     /* replication (another issue implements it) */
-    NA_(T_STRING, "replicaof", "slaveof", 0, 0, "", false, NULL,
-        "Replication (not acting yet: this server is always a master; accepted so Redis's config files load).",
-        check_replicaof, SCOPE_REPLICATION),
+    NA_(T_STRING, "replicaof", "slaveof", 0, 0, "", false, NULL, WHY_REPL, check_replicaof, SCOPE_REPLICATION),
     REPL_STRING("masterauth", NULL),
     REPL_STRING("masteruser", NULL),
     REPL_STRING("replica-announce-ip", "slave-announce-ip"),
