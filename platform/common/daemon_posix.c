@@ -1,5 +1,6 @@
 /* daemon.h's POSIX part: fork + setsid, and the pid file. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* macOS: _SC_PHYS_PAGES beside the POSIX names */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,8 +32,12 @@ int gb_plat_daemonize(char *err, size_t errlen)
 
 size_t gb_plat_total_system_memory(void)
 {
+#ifdef _SC_PHYS_PAGES /* not POSIX: Linux, the BSDs and macOS have it */
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+#else
+    return 0;
+#endif
 }
 
 int gb_plat_write_pidfile(const char *path, char *err, size_t errlen)
