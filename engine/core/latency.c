@@ -318,46 +318,70 @@ char *gb_latency_doctor(gb_engine *eng)
     return t.p;
 }
 
-/* LATENCY GRAPH: Redis's header, then one column per sample (oldest
- * left), four rows high, '#' filled to the sample's share of the range,
- * and each sample's age under it read top to bottom. */
+/* LATENCY GRAPH's chart, as Redis's sparkline renderer draws it: 4 rows of
+ * 3 steps each ('_', 'o', '#', and '|' below the top of a column), the
+ * columns scaled between the lowest and the highest sample, then, after a
+ * blank line, each sample's age written downwards under its column; at
+ * most 80 columns per block. */
+#define GRAPH_ROWS 4
+#define GRAPH_COLS 80
+
+static void graph_block(text *t, const uint32_t *values, char labels[][24], int n, uint32_t lo, uint32_t hi)
+{
+    static const char fill[] = "_o#";
+    const int steps = 3 * GRAPH_ROWS;
+    double range = hi - lo ? (double)(hi - lo) : 1.0;
+    char line[GRAPH_COLS + 1];
+    for (int row = 0;; row++) {
+        bool more = row <= GRAPH_ROWS; /* the chart, then the blank line */
+        memset(line, ' ', (size_t)n);
+        for (int j = 0; j < n && row < GRAPH_ROWS; j++) {
+            int step = (int)((int)((double)(values[j] - lo) * steps) / range);
+            step = step < 0 ? 0 : step >= steps ? steps - 1 : step;
+            int idx = step - (GRAPH_ROWS - row - 1) * 3;
+            line[j] = idx >= 3 ? '|' : idx >= 0 ? fill[idx] : ' ';
+        }
+        for (int j = 0; j < n && row > GRAPH_ROWS; j++) {
+            size_t k = (size_t)(row - GRAPH_ROWS - 1);
+            if (strlen(labels[j]) > k) {
+                line[j] = labels[j][k];
+                more = true;
+            }
+        }
+        if (!more)
+            return;
+        line[n] = '\0';
+        addf(t, "%s\n", line);
+    }
+}
+
 char *gb_latency_graph(const gb_latency_event *ev, int64_t now)
 {
     text t = {0};
-    event_stats s = stats_of(ev, now);
-    addf(&t, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", ev->name, (unsigned long)s.max,
-         (unsigned long)s.min, (unsigned long)ev->max);
-    for (int j = 0; j < 80; j++)
-        addf(&t, "-");
-    addf(&t, "\n");
-    const gb_latency_sample *cols[GB_LATENCY_TS_LEN];
+    uint32_t values[GB_LATENCY_TS_LEN], lo = 0, hi = 0;
+    char labels[GB_LATENCY_TS_LEN][24];
     int n = 0;
     for (int j = 0; j < GB_LATENCY_TS_LEN; j++) {
         const gb_latency_sample *x = &ev->samples[(ev->idx + j) % GB_LATENCY_TS_LEN];
-        if (x->time)
-            cols[n++] = x;
-    }
-    for (int row = 3; row >= 0; row--) {
-        for (int j = 0; j < n; j++) {
-            uint32_t range = s.max - s.min;
-            int height = range ? (int)(((uint64_t)(cols[j]->latency - s.min) * 4 + range - 1) / range) : 4;
-            addf(&t, "%c", height > row ? '#' : ' ');
-        }
-        addf(&t, "\n");
-    }
-    char labels[GB_LATENCY_TS_LEN][24];
-    size_t longest = 0;
-    for (int j = 0; j < n; j++) {
-        int64_t ago = now - cols[j]->time;
-        snprintf(labels[j], sizeof labels[j], "%lld%s",
+        if (!x->time)
+            continue;
+        lo = !n || x->latency < lo ? x->latency : lo;
+        hi = !n || x->latency > hi ? x->latency : hi;
+        int64_t ago = now - x->time;
+        snprintf(labels[n], sizeof labels[n], "%lld%s",
                  (long long)(ago < 60 ? ago : ago < 3600 ? ago / 60 : ago < 86400 ? ago / 3600 : ago / 86400),
                  ago < 60 ? "s" : ago < 3600 ? "m" : ago < 86400 ? "h" : "d");
-        longest = strlen(labels[j]) > longest ? strlen(labels[j]) : longest;
+        values[n++] = x->latency;
     }
-    for (size_t row = 0; row < longest; row++) {
-        for (int j = 0; j < n; j++)
-            addf(&t, "%c", row < strlen(labels[j]) ? labels[j][row] : ' ');
-        addf(&t, "\n");
+    addf(&t, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", ev->name, (unsigned long)hi,
+         (unsigned long)lo, (unsigned long)ev->max);
+    for (int j = 0; j < GRAPH_COLS; j++)
+        addf(&t, "-");
+    addf(&t, "\n");
+    for (int j = 0; j < n; j += GRAPH_COLS) {
+        if (j)
+            addf(&t, "\n");
+        graph_block(&t, values + j, labels + j, n - j < GRAPH_COLS ? n - j : GRAPH_COLS, lo, hi);
     }
     return t.p;
 }

@@ -139,8 +139,33 @@ class LatencyTest(gbtest.GoblinAndRedisCase):
                 self.assertEqual(history, [[when, last]], srv.kind)
                 self.assertTrue(graph.startswith(b"command - high %d ms, low %d ms (all time high %d ms)\n" %
                                                  (last, last, worst) + b"-" * 80 + b"\n"), (srv.kind, graph))
-                replies.append((doctor_off, doctor_quiet, nosuch, resets, after))
+                # The chart as Redis's sparkline draws it; the age labels
+                # under it may differ by the second that passed.
+                lines = graph.decode().split("\n")
+                label = "".join(l.strip() for l in lines[7:])
+                self.assertRegex(label, r"^[0-9]+s$", (srv.kind, graph))
+                replies.append((doctor_off, doctor_quiet, nosuch, resets, after, lines[2:7]))
         self.assertEqual(replies[0], replies[1])
+
+    def test_graph_as_redis(self):
+        # Three samples a second apart: the chart's columns as Redis's
+        # sparkline renderer draws them (the middle sample half way up).
+        charts = []
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("LATENCY", "RESET")
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "50")
+                for i, seconds in enumerate(("0.1", "0.4", "0.262")):
+                    if i:
+                        time.sleep(1.05)
+                    c.call("DEBUG", "SLEEP", seconds)
+                graph = c.call("LATENCY", "GRAPH", "command").decode().split("\n")
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+                c.call("LATENCY", "RESET")
+                self.assertEqual(len(c.call("LATENCY", "HISTORY", "command")), 0, srv.kind)
+            charts.append(graph[2:7])
+        self.assertEqual(charts[0], charts[1])
+        self.assertEqual(charts[0], [" # ", " |_", " ||", "_||", "   "])
 
     def test_histograms(self):
         got = []
