@@ -1,5 +1,6 @@
 #include "engine/modules.h"
 
+#include "engine/base/mem.h"
 #include "engine/persist/persist.h"
 #include "engine/script/scripting.h"
 #include "engine/types/registry.h"
@@ -31,6 +32,7 @@ GB_DECLARE_COMMANDS(geo);
 GB_DECLARE_COMMANDS(sort);
 GB_DECLARE_COMMANDS(lcs);
 GB_DECLARE_COMMANDS(lolwut);
+GB_DECLARE_COMMANDS(introspect);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -58,8 +60,10 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(sort);
     REG(lcs);
     REG(lolwut);
+    REG(introspect);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);
+    eng->used_memory_startup = gb_mem_used();
     return eng;
 }

@@ -7,7 +7,7 @@
  * listeners. Any failure before the listeners open exits non-zero with one
  * line that says what to do.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <locale.h>
@@ -24,6 +24,9 @@
 #include "engine/modules.h"
 #include "engine/core/acl.h"
 #include "engine/core/acl_file.h"
+#include "engine/core/process_settings.h"
+#include "platform/daemon.h"
+#include "platform/errmsg.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
 #include "transport/net/server.h"
@@ -128,7 +131,37 @@ typedef struct server_parts {
     uv_loop_t loop;
     bool loop_open;
     gb_net_server *srv;
+    bool pidfile_written;
 } server_parts;
+
+/* Redis's createPidFile: daemonized without a pidfile, the default one
+ * (Goblin's own name: two servers on one host must not share it). A
+ * failure is logged, not fatal, as in Redis. */
+static void write_pidfile(server_parts *p)
+{
+    gb_settings *cfg = &p->cfg;
+    if (!cfg->daemonize && !cfg->pidfile[0])
+        return;
+    if (!cfg->pidfile[0]) {
+        gb_free(cfg->pidfile);
+        cfg->pidfile = gb_strdup("/var/run/goblin-core.pid");
+    }
+    char err[512];
+    if (gb_plat_write_pidfile(cfg->pidfile, err, sizeof err) != 0) {
+        gb_log(GB_LOG_WARNING, "Failed to write PID file: %s", err);
+        return;
+    }
+    p->pidfile_written = true;
+}
+
+/* The process settings of redis.conf that act at start-up. */
+static void apply_process_settings(const gb_settings *cfg)
+{
+    if (cfg->disable_thp && gb_plat_disable_thp() != 0)
+        gb_log(GB_LOG_VERBOSE, "disable-thp: %s", gb_plat_last_error());
+    (void)gb_oom_score_apply(cfg); /* logged when it fails; Redis starts anyway */
+    gb_config_log_inert(cfg);
+}
 
 static int teardown(server_parts *p, int rc)
 {
@@ -143,6 +176,8 @@ static int teardown(server_parts *p, int rc)
         gb_ring_pool_free(p->rings);
     if (rc == 0 && served)
         gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
+    if (p->pidfile_written)
+        unlink(p->cfg.pidfile);
     gb_settings_free(&p->cfg);
     if (p->logf)
         fclose(p->logf);
@@ -208,8 +243,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "goblin-core: %s\n", err);
         return teardown(&p, 1);
     }
+    /* Before any thread starts: only the calling thread survives fork. */
+    if (cfg->daemonize && gb_plat_daemonize(err, sizeof err) != 0) {
+        fprintf(stderr, "goblin-core: daemonize: %s\n", err);
+        return teardown(&p, 1);
+    }
     p.logf = open_log(cfg);
     gb_log_set(cfg->loglevel, p.logf);
+    write_pidfile(&p);
+    apply_process_settings(cfg);
 
     if ((cfg->import_rdb && cfg->import_rdb[0]) || (cfg->export_rdb && cfg->export_rdb[0])) {
         /* a conversion: no rings, nothing listens */
@@ -239,6 +281,9 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, err));
 
     p.eng = gb_engine_new(cfg);
+    char *exe = realpath(argv[0], NULL); /* INFO's executable, as Redis's absolute argv[0] */
+    snprintf(p.eng->executable, sizeof p.eng->executable, "%s", exe ? exe : argv[0]);
+    free(exe);
     if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
     uv_loop_init(&p.loop);

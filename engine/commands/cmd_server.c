@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/core/acl.h"
+#include "engine/core/acl_file.h"
 #include "engine/core/blocking.h"
 #include "engine/commands/cmd_client.h"
 #include "engine/commands/cmd_util.h"
@@ -12,7 +13,9 @@
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
+#include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
+#include "engine/core/process_settings.h"
 #include "engine/base/util.h"
 
 static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
@@ -558,25 +561,62 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
     p->n++;
 }
 
-/* Settings that take an action when they change. Returns false after
- * replying an error (the change is then undone). */
-static bool config_apply(gb_client *c, const char *name)
+static bool names_include(const char **names, int n, const char *name);
+
+/* Settings that take an action when they change. Returns NULL, or Redis's
+ * error when the action failed (CONFIG SET then rolls every change back). */
+static const char *config_apply(gb_engine *eng, const char *name)
 {
-    gb_engine *eng = c->eng;
     if (strcmp(name, "loglevel") == 0)
         gb_log_set_level(eng->cfg.loglevel);
     if (strcmp(name, "requirepass") == 0)
         gb_acl_requirepass_changed(eng);
+    if (strcmp(name, "slowlog-max-len") == 0)
+        gb_slowlog_trim(eng);
+    if (strcmp(name, "hz") == 0)
+        eng->hz = eng->cfg.hz; /* Redis's updateHZ: dynamic-hz raises it again at the next cron */
+    eng->time_every_call = gb_engine_times_every_call(&eng->cfg);
+    if ((strcmp(name, "oom-score-adj") == 0 || strcmp(name, "oom-score-adj-values") == 0) &&
+        gb_oom_score_apply(&eng->cfg) != 0)
+        return "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current "
+               "oom_score_adj. Check server logs.";
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
             gb_log(GB_LOG_WARNING, "Unable to turn on AOF: %s", err);
-            eng->cfg.appendonly = 0;
-            gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn "
-                              "on AOF. Check server logs.");
-            return false;
+            return "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
+                   "Check server logs.";
         }
     }
+    return NULL;
+}
+
+/* Redis 7.0's CONFIG SET atomicity: the new settings are applied one by
+ * one; when one fails, every setting returns to what it was and what was
+ * applied is applied again with the old values (listeners included).
+ * Returns false after replying the failure. */
+static bool config_commit(gb_client *c, gb_settings *next, const char **names, int n)
+{
+    gb_engine *eng = c->eng;
+    gb_settings old = eng->cfg;
+    eng->cfg = *next;
+    for (int p = 0; p < n; p++) {
+        const char *err = config_apply(eng, names[p]);
+        if (!err)
+            continue;
+        *next = eng->cfg;
+        eng->cfg = old;
+        for (int q = 0; q <= p; q++)
+            (void)config_apply(eng, names[q]);
+        const gb_listener_hook *hook = &eng->listeners;
+        if (hook->rebind && (next->port != old.port || names_include(names, n, "bind"))) {
+            char why[256];
+            (void)hook->rebind(hook->ctx, old.port, old.bind, why, sizeof why);
+        }
+        gb_reply_error(c, err);
+        return false;
+    }
+    *next = old;
     return true;
 }
 
@@ -688,24 +728,43 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
         if (!config_apply_listeners(c, &scratch, names, npairs))
             goto undo;
-        gb_settings_free(&c->eng->cfg);
-        c->eng->cfg = scratch;
-        bool applied = true;
-        for (int p = 0; p < npairs && applied; p++)
-            applied = config_apply(c, names[p]);
-        gb_free(names);
-        if (applied)
+        /* On success scratch holds the old settings, on failure the
+         * refused ones: freed either way. */
+        if (config_commit(c, &scratch, names, npairs))
             gb_reply_ok(c);
+        gb_settings_free(&scratch);
+        gb_free(names);
         return;
     undo:
         gb_settings_free(&scratch);
         gb_free(names);
         return;
+    } else if (gb_slice_ieq(sub, "rewrite") && argc == 2) {
+        char err[512];
+        if (!c->eng->cfg.config_file) {
+            gb_reply_error(c, "ERR The server is running without a config file");
+        } else {
+            gb_strbuf users = {0};
+            if (!c->eng->cfg.aclfile[0])
+                gb_acl_users_text(c->eng, &users);
+            if (gb_config_rewrite(&c->eng->cfg, c->eng->cfg.aclfile[0] ? NULL : gb_strbuf_cstr(&users), err,
+                                  sizeof err) != 0) {
+                gb_log(GB_LOG_WARNING, "CONFIG REWRITE failed: %s", err);
+                gb_reply_errorf(c, "ERR Rewriting config file: %s", err);
+            } else {
+                gb_log(GB_LOG_NOTICE, "CONFIG REWRITE executed with success.");
+                gb_reply_ok(c);
+            }
+            gb_strbuf_free(&users);
+        }
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;
         memset(&eng->stats, 0, sizeof eng->stats);
         eng->stats.ops_sample_last_ms = eng->now_mono_ms;
         gb_commands_reset_stats(eng);
+        gb_errorstats_reset(&eng->errorstats);
+        eng->expire_cycle_us = 0;
+        gb_lazyfree_reset_stats(eng->lazyfree);
         gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {
@@ -716,6 +775,8 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Prints this help.",
         };
@@ -847,7 +908,7 @@ GB_DEFINE_COMMANDS(server,
     {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
      "Returns information and statistics about the server.", "1.0.0"},
     {"config", -2, 0, 0, 0, 0, cmd_config, "server",
-     "A container for server configuration commands.", "2.0.0", "get help resetstat set"},
+     "A container for server configuration commands.", "2.0.0", "get help resetstat rewrite set"},
     {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
      "Returns the server time.", "2.6.0"},
     {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,

@@ -182,18 +182,23 @@ char *gb_acl_file_load(gb_engine *eng, gb_client *current)
     return NULL;
 }
 
+void gb_acl_users_text(const gb_engine *eng, gb_strbuf *text)
+{
+    const gb_acl *acl = eng->acl;
+    for (size_t i = 0; i < acl->nusers; i++) {
+        gb_strbuf_adds(text, "user ");
+        gb_strbuf_add(text, acl->users[i]->name, acl->users[i]->namelen);
+        gb_strbuf_addc(text, ' ');
+        gb_acl_describe_user(acl->users[i], &acl->cmds, text);
+        gb_strbuf_addc(text, '\n');
+    }
+}
+
 int gb_acl_file_save(gb_engine *eng)
 {
     const char *path = eng->cfg.aclfile;
-    const gb_acl *acl = eng->acl;
     gb_strbuf text = {0};
-    for (size_t i = 0; i < acl->nusers; i++) {
-        gb_strbuf_adds(&text, "user ");
-        gb_strbuf_add(&text, acl->users[i]->name, acl->users[i]->namelen);
-        gb_strbuf_addc(&text, ' ');
-        gb_acl_describe_user(acl->users[i], &acl->cmds, &text);
-        gb_strbuf_addc(&text, '\n');
-    }
+    gb_acl_users_text(eng, &text);
     gb_strbuf tmp = {0};
     gb_strbuf_printf(&tmp, "%s.tmp-%d-%lld", path, (int)getpid(), (long long)gb_clock_real_ms());
     int rc = GB_EIO;

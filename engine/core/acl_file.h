@@ -11,6 +11,7 @@
 #ifndef GB_ENGINE_ACL_FILE_H
 #define GB_ENGINE_ACL_FILE_H
 
+#include "engine/base/strbuf.h"
 #include "engine/core/client.h"
 
 struct gb_engine;
@@ -26,6 +27,10 @@ int gb_acl_load_at_startup(struct gb_engine *eng, char *err, size_t errlen);
  * line, then "WARNING: ACL errors detected, no change to the previously
  * active ACL rules was performed"), nothing changed. */
 char *gb_acl_file_load(struct gb_engine *eng, gb_client *current);
+
+/* Every user as ACL LIST shows it, one "user ..." line each (ACL SAVE's
+ * file, CONFIG REWRITE's user lines). */
+void gb_acl_users_text(const struct gb_engine *eng, gb_strbuf *text);
 
 /* ACL SAVE: writes every user as ACL LIST shows it to a temporary file
  * beside the aclfile, syncs it and renames it over. Returns 0, or a

@@ -146,7 +146,11 @@ void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
 static void free_rec(gb_hnode *n, void *ctx)
 {
     (void)ctx;
-    gb_free(((cmd_rec *)n)->cmd.subs);
+    gb_command *cmd = &((cmd_rec *)n)->cmd;
+    for (uint8_t i = 0; i < cmd->nsubs; i++)
+        gb_latency_hist_free(cmd->subs[i].latency_hist);
+    gb_latency_hist_free(cmd->latency_hist);
+    gb_free(cmd->subs);
     gb_free(n);
 }
 
@@ -200,6 +204,8 @@ static void reset_one(gb_command *cmd, void *ctx)
 {
     (void)ctx;
     cmd->calls = cmd->timed_calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
+    gb_latency_hist_free(cmd->latency_hist);
+    cmd->latency_hist = NULL;
 }
 
 void gb_commands_reset_stats(gb_engine *eng) { gb_commands_foreach(eng, true, reset_one, NULL); }

@@ -78,6 +78,9 @@ typedef struct gb_command {
     uint64_t cycles;      /* their cycle-counter ticks; INFO converts with eng->ns_per_cycle */
     uint64_t rejected_calls;
     uint64_t failed_calls;
+    /* latency-tracking's histogram (engine/core/latency.h), made at the
+     * first call timed with it on; CONFIG RESETSTAT drops it */
+    struct gb_latency_hist *latency_hist;
 } gb_command;
 
 /* Commandstats time one call in GB_CMD_TIMING_PERIOD (a command's first call,

@@ -1,4 +1,4 @@
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _XOPEN_SOURCE 700 /* realpath, getline, mkstemp */
 #include "engine/core/config.h"
 #include "engine/base/mem.h"
 
@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/file.h"
 
 #include "engine/base/util.h"
+#include "engine/core/engine.h"
 #include "engine/core/pubsub.h"
 
 #include "goblin/version.h"
@@ -35,7 +39,13 @@ typedef struct opt {
     /* T_STRING: refuses a value with Redis's reason, or returns NULL. */
     const char *(*check)(const char *value);
     bool protected_config; /* CONFIG SET only as enable-protected-configs allows */
+    /* Whether Goblin acts on it (SCOPE_ACTS) or only accepts, lists and
+     * rewrites it, logging at start-up that it does not apply. */
+    enum opt_scope { SCOPE_ACTS = 0, SCOPE_NO_EQUIVALENT, SCOPE_REPLICATION } scope;
 } opt;
+
+/* The offset of an option kept in gb_settings.inert (by its table index). */
+#define INERT ((size_t)-1)
 
 static const opt_enum loglevels[] = {
     {"debug", GB_LOG_DEBUG}, {"verbose", GB_LOG_VERBOSE}, {"notice", GB_LOG_NOTICE}, {"warning", GB_LOG_WARNING}, {NULL, 0}};
@@ -103,6 +113,130 @@ static const char *check_bind(const char *v)
         words += *p == ' ';
     return words > 16 ? "Too many bind addresses specified." : NULL;
 }
+
+/* The words of v that are numbers, or -1 when one is not (at most max). */
+static int parse_doubles(const char *v, double *out, int max)
+{
+    int n = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        double d = strtod(p, &end);
+        if (end == p || (*end && *end != ' ') || n == max)
+            return -1;
+        out[n++] = d;
+        p = end;
+    }
+    return n;
+}
+
+static const char *check_percentiles(const char *v)
+{
+    double d[64];
+    int n = parse_doubles(v, d, 64);
+    if (n < 0)
+        return "Invalid latency-tracking-info-percentiles parameters";
+    for (int i = 0; i < n; i++)
+        if (d[i] > 100.0 || d[i] < 0.0)
+            return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+    return NULL;
+}
+
+static const char *check_oom_values(const char *v)
+{
+    double d[4];
+    int n = parse_doubles(v, d, 4);
+    if (n != 3)
+        return "wrong number of arguments";
+    for (int i = 0; i < n; i++)
+        if (d[i] != (double)(int)d[i] || d[i] < -2000 || d[i] > 2000)
+            return "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+    return NULL;
+}
+
+/* replicaof: "<host> <port>" or "no one" (empty: not a replica). */
+static const char *check_replicaof(const char *v)
+{
+    if (!*v)
+        return NULL;
+    const char *sp = strchr(v, ' ');
+    if (!sp || strchr(sp + 1, ' '))
+        return "wrong number of arguments";
+    if (gb_strcasecmp(v, "no one") == 0)
+        return NULL;
+    char *end;
+    long port = strtol(sp + 1, &end, 10);
+    return port < 0 || port > 65535 || *end || end == sp + 1 ? "Invalid master port" : NULL;
+}
+
+/* shutdown-on-sigint / -sigterm: any of default, save, nosave, now, force. */
+static const char *check_shutdown_flags(const char *v)
+{
+    bool save = false, nosave = false;
+    for (const char *p = v; *p;) {
+        size_t k = strcspn(p, " ");
+        gb_slice w = gb_slice_make(p, k);
+        static const char *words[] = {"default", "save", "nosave", "now", "force"};
+        bool known = false;
+        for (size_t i = 0; i < GB_ARRAY_LEN(words); i++)
+            known |= gb_slice_ieq(w, words[i]);
+        if (!known)
+            return "argument(s) must be one of the following: default, save, nosave, now, force";
+        save |= gb_slice_ieq(w, "save");
+        nosave |= gb_slice_ieq(w, "nosave");
+        p += k + (p[k] == ' ');
+    }
+    return save && nosave ? "shutdown options SAVE and NOSAVE can't be used simultaneously" : NULL;
+}
+
+static const opt_enum oom_adjs[] = {{"no", GB_OOM_ADJ_NO},
+                                    {"yes", GB_OOM_ADJ_YES},
+                                    {"relative", GB_OOM_ADJ_RELATIVE},
+                                    {"absolute", GB_OOM_ADJ_ABSOLUTE},
+                                    {NULL, 0}};
+static const opt_enum supervised_modes[] = {{"upstart", 1}, {"systemd", 2}, {"auto", 3}, {"no", 0}, {NULL, 0}};
+static const opt_enum syslog_facilities[] = {{"user", 8},     {"local0", 128}, {"local1", 136}, {"local2", 144},
+                                             {"local3", 152}, {"local4", 160}, {"local5", 168}, {"local6", 176},
+                                             {"local7", 184}, {NULL, 0}};
+static const opt_enum diskless_loads[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
+static const opt_enum sanitize_modes[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
+static const opt_enum endpoint_types[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
+static const opt_enum propagation_errors[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
+
+/* Rows for options Goblin accepts without acting on: `why` says so at
+ * start-up and in --help. */
+#define NA_(type, name, alias, min, max, def, runtime, enums, why, check, scope)                                     \
+    {name, alias, type, INERT, min, max, def, runtime, enums, why, check, false, scope}
+#define NA_BOOL(name, alias, def, runtime, why)                                                                      \
+    NA_(T_BOOL, name, alias, 0, 1, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
+#define NA_INT(name, alias, min, max, def, runtime, why)                                                             \
+    NA_(T_INT, name, alias, min, max, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
+#define NA_LONG(name, min, max, def, runtime, why)                                                                   \
+    NA_(T_LONG, name, NULL, min, max, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
+#define NA_MEMORY(name, min, max, def, runtime, why)                                                                 \
+    NA_(T_MEMORY, name, NULL, min, max, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
+#define NA_STRING(name, alias, def, runtime, why)                                                                    \
+    NA_(T_STRING, name, alias, 0, 0, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
+#define NA_ENUM(name, def, runtime, enums, why)                                                                      \
+    NA_(T_ENUM, name, NULL, 0, 0, def, runtime, enums, why, NULL, SCOPE_NO_EQUIVALENT)
+#define WHY_REPL                                                                                                     \
+    "Replication: this server is a master until replication is implemented (accepted so Redis's config files load)."
+#define REPL_(type, name, alias, min, max, def, enums, check)                                                        \
+    NA_(type, name, alias, min, max, def, true, enums, WHY_REPL, check, SCOPE_REPLICATION)
+#define REPL_BOOL(name, alias, def) REPL_(T_BOOL, name, alias, 0, 1, def, NULL, NULL)
+#define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
+#define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
+
+#define WHY_TLS "TLS: Goblin Core has no TLS listener (accepted so Redis's config files load)."
+#define WHY_CLUSTER "Cluster mode: Goblin Core runs standalone only (accepted so Redis's config files load)."
+#define WHY_DEFRAG "Active defragmentation of jemalloc's pages: Goblin Core does not use jemalloc."
+#define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
+#define WHY_CPULIST                                                                                                  \
+    "CPU affinity of Redis's threads: Goblin Core pins with --cpu; its helper threads take the other CPUs."
 
 #define OFF(f) offsetof(gb_settings, f)
 
@@ -271,12 +405,175 @@ static const opt options[] = {
      "-1: no pinning.", NULL},
     {"numa-arena", NULL, T_BOOL, OFF(numa_arena), 0, 1, "no", false, NULL,
      "With --cpu: prefer the CPU's NUMA node for all other memory (best effort, never fatal).", NULL},
+    /* ---- Redis 7.0's other options (issue 36): its redis.conf loads as it is ---- */
+    /* process */
+    {"daemonize", NULL, T_BOOL, OFF(daemonize), 0, 1, "no", false, NULL,
+     "Detach from the terminal and run in the background (standard streams to /dev/null; log to logfile).", NULL},
+    {"pidfile", NULL, T_STRING, OFF(pidfile), 0, 0, "", false, NULL,
+     "Write the process id to this file at start-up and remove it at exit (daemonized without one: "
+     "/var/run/redis.pid, as Redis).", NULL},
+    {"tcp-keepalive", NULL, T_INT, OFF(tcp_keepalive), 0, INT32_MAX, "300", true, NULL,
+     "Seconds between TCP keepalive probes of idle client connections (new connections); 0: off.", NULL},
+    {"activerehashing", NULL, T_BOOL, OFF(activerehashing), 0, 1, "yes", true, NULL,
+     "Let the cron spend 1 ms per database moving a resizing key table forward.", NULL},
+    {"dynamic-hz", NULL, T_BOOL, OFF(dynamic_hz), 0, 1, "yes", true, NULL,
+     "Raise the cron frequency above hz while many clients are connected (doubling per 200 clients per tick, "
+     "up to 500), as Redis.", NULL},
+    {"disable-thp", NULL, T_BOOL, OFF(disable_thp), 0, 1, "yes", false, NULL,
+     "Turn transparent huge pages off for this process (Linux prctl; ring-hugepages is unaffected).", NULL},
+    {"oom-score-adj", NULL, T_ENUM, OFF(oom_score_adj), 0, 0, "no", true, oom_adjs,
+     "Set the Linux OOM killer's score of this process from oom-score-adj-values' first (master) value: "
+     "yes/relative adds it to the score at start-up, absolute sets it, no leaves it.", NULL},
+    {"oom-score-adj-values", NULL, T_STRING, OFF(oom_score_adj_values), 0, 0, "0 200 800", true, NULL,
+     "Three values, -2000..2000, for a master, a replica and a background child (only the first applies: no "
+     "replication, no fork).", check_oom_values},
+    /* introspection */
+    {"slowlog-log-slower-than", NULL, T_LONG, OFF(slowlog_log_slower_than), -1, INT64_MAX, "10000", true, NULL,
+     "Log commands that ran at least this many microseconds in SLOWLOG; -1: off, 0: every command.", NULL},
+    {"slowlog-max-len", NULL, T_LONG, OFF(slowlog_max_len), 0, INT64_MAX, "128", true, NULL,
+     "Most entries SLOWLOG keeps (the oldest go first).", NULL},
+    {"latency-monitor-threshold", NULL, T_LONG, OFF(latency_monitor_threshold), 0, INT64_MAX, "0", true, NULL,
+     "Record LATENCY events (command, fast-command, expire-cycle, aof-fsync-always ...) of at least this many "
+     "milliseconds; 0: off.", NULL},
+    {"latency-tracking", NULL, T_BOOL, OFF(latency_tracking), 0, 1, "yes", true, NULL,
+     "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats).", NULL},
+    {"latency-tracking-info-percentiles", NULL, T_STRING, OFF(latency_tracking_info_percentiles), 0, 0, "50 99 99.9",
+     true, NULL, "The percentiles INFO latencystats shows, 0..100, separated by spaces.", check_percentiles},
+    /* accepted, listed and rewritten; nothing here acts on them */
+    NA_BOOL("always-show-logo", NULL, "no", false, "Redis's ASCII-art logo: Goblin Core logs one line instead."),
+    NA_BOOL("set-proc-title", NULL, "yes", false, "Process title rewriting: Goblin Core keeps its command line."),
+    NA_STRING("proc-title-template", NULL, "{title} {listen-addr} {server-mode}", true,
+              "Process title rewriting: Goblin Core keeps its command line."),
+    NA_ENUM("supervised", "no", false, supervised_modes, "upstart/systemd notification: not implemented."),
+    NA_BOOL("syslog-enabled", NULL, "no", false, "syslog: Goblin Core logs to logfile or standard error."),
+    NA_STRING("syslog-ident", NULL, "redis", false, "syslog: Goblin Core logs to logfile or standard error."),
+    NA_ENUM("syslog-facility", "local0", false, syslog_facilities,
+            "syslog: Goblin Core logs to logfile or standard error."),
+    NA_BOOL("crash-log-enabled", NULL, "yes", true, "Redis's crash report: not implemented."),
+    NA_BOOL("crash-memcheck-enabled", NULL, "yes", true, "Redis's crash report: not implemented."),
+    NA_STRING("ignore-warnings", NULL, "", true, "Redis's start-up warnings about kernel bugs: none checked here."),
+    NA_INT("io-threads", NULL, 1, 128, "1", false, "I/O threads: Goblin Core serves from one engine thread "
+                                                    "(and shared-memory rings)."),
+    NA_BOOL("io-threads-do-reads", NULL, "no", false, "I/O threads: not used."),
+    NA_STRING("server_cpulist", NULL, "", false, WHY_CPULIST),
+    NA_STRING("bio_cpulist", NULL, "", false, WHY_CPULIST),
+    NA_STRING("aof_rewrite_cpulist", NULL, "", false, WHY_CPULIST),
+    NA_STRING("bgsave_cpulist", NULL, "", false, WHY_CPULIST),
+    NA_STRING("bind-source-addr", NULL, "", true, "Source address of outgoing connections: Goblin Core makes none."),
+    NA_INT("socket-mark-id", NULL, 0, INT32_MAX, "0", false, "SO_MARK of listening sockets: not implemented."),
+    NA_ENUM("enable-module-command", "no", false, protected_actions, "Modules: Goblin Core loads none."),
+    NA_INT("active-expire-effort", NULL, 1, 10, "1", true,
+           "Active expiry's effort: Goblin Core's cron gives expiry a quarter of each period."),
+    NA_BOOL("jemalloc-bg-thread", NULL, "yes", true, "jemalloc's purge thread: Goblin Core uses the C library's "
+                                                     "allocator."),
+    NA_BOOL("activedefrag", NULL, "no", true, WHY_DEFRAG),
+    NA_MEMORY("active-defrag-ignore-bytes", 1, INT64_MAX, "104857600", true, WHY_DEFRAG),
+    NA_INT("active-defrag-threshold-lower", NULL, 0, 1000, "10", true, WHY_DEFRAG),
+    NA_INT("active-defrag-threshold-upper", NULL, 0, 1000, "100", true, WHY_DEFRAG),
+    NA_INT("active-defrag-cycle-min", NULL, 1, 99, "1", true, WHY_DEFRAG),
+    NA_INT("active-defrag-cycle-max", NULL, 1, 99, "25", true, WHY_DEFRAG),
+    NA_LONG("active-defrag-max-scan-fields", 1, INT64_MAX, "1000", true, WHY_DEFRAG),
+    NA_ENUM("sanitize-dump-payload", "no", true, sanitize_modes, "RESTORE payloads: Goblin Core has no DUMP/RESTORE."),
+    NA_ENUM("propagation-error-behavior", "ignore", true, propagation_errors,
+            "Errors in commands from a master or the AOF: none reach this server as a replica."),
+    NA_(T_STRING, "shutdown-on-sigint", NULL, 0, 0, "default", true, NULL,
+        "SIGINT's shutdown flags: Goblin Core saves as its save policy says.", check_shutdown_flags,
+        SCOPE_NO_EQUIVALENT),
+    NA_(T_STRING, "shutdown-on-sigterm", NULL, 0, 0, "default", true, NULL,
+        "SIGTERM's shutdown flags: Goblin Core saves as its save policy says.", check_shutdown_flags,
+        SCOPE_NO_EQUIVALENT),
+    NA_INT("shutdown-timeout", NULL, 0, INT32_MAX, "10", true, "Waiting for replicas at shutdown: no replicas."),
+    /* persistence details of Redis's RDB and AOF */
+    NA_BOOL("rdbchecksum", NULL, "yes", false, WHY_RDB),
+    NA_BOOL("rdb-del-sync-files", NULL, "no", true, WHY_RDB),
+    NA_BOOL("rdb-save-incremental-fsync", NULL, "yes", true, "Snapshot fsync every 4 MB: Goblin Core's writer "
+                                                              "syncs once, at the end."),
+    NA_BOOL("aof-rewrite-incremental-fsync", NULL, "yes", true, "AOF rewrite fsync every 4 MB: Goblin Core's "
+                                                                "rewrite syncs once, at the end."),
+    NA_BOOL("aof-use-rdb-preamble", NULL, "yes", true, "An RDB preamble in the AOF: Goblin Core's base file is "
+                                                       "its own snapshot format."),
+    NA_BOOL("aof-timestamp-enabled", NULL, "no", true, "Timestamp annotations in the AOF: not written."),
+    NA_BOOL("aof-disable-auto-gc", NULL, "no", true, "Keeping old AOF history files: Goblin Core removes them."),
+    NA_BOOL("no-appendfsync-on-rewrite", NULL, "no", true, "Goblin Core's AOF rewrite runs in a thread without "
+                                                           "fsync contention: appendfsync always holds."),
+    /* replication (another issue implements it) */
+    NA_(T_STRING, "replicaof", "slaveof", 0, 0, "", false, NULL, WHY_REPL, check_replicaof, SCOPE_REPLICATION),
+    REPL_STRING("masterauth", NULL),
+    REPL_STRING("masteruser", NULL),
+    REPL_STRING("replica-announce-ip", "slave-announce-ip"),
+    REPL_INT("replica-announce-port", "slave-announce-port", 0, 65535, "0"),
+    REPL_BOOL("replica-announced", NULL, "yes"),
+    REPL_BOOL("replica-serve-stale-data", "slave-serve-stale-data", "yes"),
+    REPL_BOOL("replica-read-only", "slave-read-only", "yes"),
+    REPL_BOOL("replica-lazy-flush", "slave-lazy-flush", "no"),
+    REPL_BOOL("replica-ignore-maxmemory", "slave-ignore-maxmemory", "yes"),
+    REPL_BOOL("replica-ignore-disk-write-errors", NULL, "no"),
+    REPL_INT("replica-priority", "slave-priority", 0, INT32_MAX, "100"),
+    REPL_BOOL("repl-diskless-sync", NULL, "yes"),
+    REPL_INT("repl-diskless-sync-delay", NULL, 0, INT32_MAX, "5"),
+    REPL_INT("repl-diskless-sync-max-replicas", NULL, 0, INT32_MAX, "0"),
+    REPL_(T_ENUM, "repl-diskless-load", NULL, 0, 0, "disabled", diskless_loads, NULL),
+    REPL_BOOL("repl-disable-tcp-nodelay", NULL, "no"),
+    REPL_(T_MEMORY, "repl-backlog-size", NULL, 1, INT64_MAX, "1048576", NULL, NULL),
+    REPL_(T_LONG, "repl-backlog-ttl", NULL, 0, INT64_MAX, "3600", NULL, NULL),
+    REPL_INT("repl-timeout", NULL, 1, INT32_MAX, "60"),
+    REPL_INT("repl-ping-replica-period", "repl-ping-slave-period", 1, INT32_MAX, "10"),
+    REPL_INT("min-replicas-to-write", "min-slaves-to-write", 0, INT32_MAX, "0"),
+    REPL_INT("min-replicas-max-lag", "min-slaves-max-lag", 0, INT32_MAX, "10"),
+    /* cluster */
+    NA_BOOL("cluster-enabled", NULL, "no", false, WHY_CLUSTER),
+    NA_STRING("cluster-config-file", NULL, "nodes.conf", false, WHY_CLUSTER),
+    NA_LONG("cluster-node-timeout", 0, INT64_MAX, "15000", true, WHY_CLUSTER),
+    NA_INT("cluster-port", NULL, 0, 65535, "0", false, WHY_CLUSTER),
+    NA_STRING("cluster-announce-ip", NULL, "", true, WHY_CLUSTER),
+    NA_STRING("cluster-announce-hostname", NULL, "", true, WHY_CLUSTER),
+    NA_INT("cluster-announce-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    NA_INT("cluster-announce-bus-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    NA_INT("cluster-announce-tls-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
+    NA_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, INT32_MAX, "10", true, WHY_CLUSTER),
+    NA_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", "no", true, WHY_CLUSTER),
+    NA_INT("cluster-migration-barrier", NULL, 0, INT32_MAX, "1", true, WHY_CLUSTER),
+    NA_BOOL("cluster-allow-replica-migration", NULL, "yes", true, WHY_CLUSTER),
+    NA_BOOL("cluster-require-full-coverage", NULL, "yes", true, WHY_CLUSTER),
+    NA_BOOL("cluster-allow-reads-when-down", NULL, "no", true, WHY_CLUSTER),
+    NA_BOOL("cluster-allow-pubsubshard-when-down", NULL, "yes", true, WHY_CLUSTER),
+    NA_MEMORY("cluster-link-sendbuf-limit", 0, INT64_MAX, "0", true, WHY_CLUSTER),
+    /* TLS */
+    NA_INT("tls-port", NULL, 0, 65535, "0", true, WHY_TLS),
+    NA_STRING("tls-cert-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-key-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-key-file-pass", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-client-cert-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-client-key-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-client-key-file-pass", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-dh-params-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-ca-cert-file", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-ca-cert-dir", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-protocols", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-ciphers", NULL, "", true, WHY_TLS),
+    NA_STRING("tls-ciphersuites", NULL, "", true, WHY_TLS),
+    NA_ENUM("tls-auth-clients", "yes", true, tls_auth, WHY_TLS),
+    NA_BOOL("tls-cluster", NULL, "no", true, WHY_TLS),
+    NA_BOOL("tls-replication", NULL, "no", true, WHY_TLS),
+    NA_BOOL("tls-prefer-server-ciphers", NULL, "no", true, WHY_TLS),
+    NA_BOOL("tls-session-caching", NULL, "yes", true, WHY_TLS),
+    NA_INT("tls-session-cache-size", NULL, 0, INT32_MAX, "20480", true, WHY_TLS),
+    NA_INT("tls-session-cache-timeout", NULL, 0, INT32_MAX, "300", true, WHY_TLS),
 };
 
 #define NOPTS (sizeof options / sizeof options[0])
+_Static_assert(NOPTS <= GB_CONFIG_MAX_OPTS, "raise GB_CONFIG_MAX_OPTS");
 
-static void *field(gb_settings *s, const opt *o) { return (char *)s + o->offset; }
-static const void *cfield(const gb_settings *s, const opt *o) { return (const char *)s + o->offset; }
+static size_t opt_index(const opt *o) { return (size_t)(o - options); }
+static void *field(gb_settings *s, const opt *o)
+{
+    return o->offset == INERT ? (void *)&s->inert[opt_index(o)] : (char *)s + o->offset;
+}
+static const void *cfield(const gb_settings *s, const opt *o)
+{
+    return o->offset == INERT ? (const void *)&s->inert[opt_index(o)] : (const char *)s + o->offset;
+}
 
 static const opt *find_opt(const char *name)
 {
@@ -574,6 +871,7 @@ void gb_settings_copy(gb_settings *dst, const gb_settings *src)
     *dst = *src;
     dst->users = NULL;
     dst->nusers = 0;
+    dst->config_file = src->config_file ? gb_strdup(src->config_file) : NULL;
     for (int i = 0; i < src->nusers; i++)
         add_user_line(dst, src->users[i].line, strlen(src->users[i].line), src->users[i].origin);
     for (size_t i = 0; i < NOPTS; i++)
@@ -587,6 +885,8 @@ void gb_settings_copy(gb_settings *dst, const gb_settings *src)
 void gb_settings_free(gb_settings *s)
 {
     free_user_lines(s);
+    gb_free(s->config_file);
+    s->config_file = NULL;
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].type == T_STRING) {
             char **p = field(s, &options[i]);
@@ -818,6 +1118,7 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
                       why);
             break;
         }
+        s->given[opt_index(o)] = 1;
     }
     fclose(f);
     return rc;
@@ -831,6 +1132,11 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         int rc = gb_config_load_file(s, argv[i], err, errlen);
         if (rc)
             return rc;
+        /* CONFIG REWRITE writes here whatever the directory is by then. */
+        char *abs = realpath(argv[i], NULL);
+        gb_free(s->config_file);
+        s->config_file = gb_strdup(abs ? abs : argv[i]);
+        free(abs); /* realpath's malloc */
         i++;
     }
     for (; i < argc; i++) {
@@ -871,8 +1177,20 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         gb_free(spaced);
         if (rc != 0)
             return fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
+        s->given[opt_index(o)] = 1;
     }
     return 0;
+}
+
+void gb_config_log_inert(const gb_settings *s)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt *o = &options[i];
+        if (!s->given[i] || o->scope == SCOPE_ACTS)
+            continue;
+        gb_log(o->scope == SCOPE_REPLICATION ? GB_LOG_WARNING : GB_LOG_NOTICE, "Config '%s' accepted, %s: %s",
+               o->name, o->scope == SCOPE_REPLICATION ? "not acting yet" : "does not apply here", o->help);
+    }
 }
 
 void gb_config_print_help(FILE *out, const char *prog)
@@ -911,4 +1229,387 @@ void gb_config_print_help(FILE *out, const char *prog)
                  "buffers fail (N+: that one and every one after; N@file:line: the Nth one made at that source\n"
                  "line; 0: count only), to check that such failures close only that client; the counts are\n"
                  "logged at exit (docs/architecture.md).\n");
+}
+
+/* ---- CONFIG REWRITE (Redis 7.0's rewriteConfig) -------------------------------------- */
+
+#define REWRITE_SIGNATURE "# Generated by CONFIG REWRITE"
+
+/* The old file as lines, and for each option the lines that set it. */
+typedef struct rewrite_state {
+    char **lines;
+    size_t n, cap;
+    int *owner;             /* per line: the option index it sets, -1 none */
+    bool processed[GB_CONFIG_MAX_OPTS];
+    bool needs_signature;
+} rewrite_state;
+
+static void rw_append(rewrite_state *st, char *line, int owner)
+{
+    if (st->n == st->cap) {
+        st->cap = st->cap ? st->cap * 2 : 64;
+        st->lines = gb_realloc(st->lines, st->cap * sizeof *st->lines);
+        st->owner = gb_realloc(st->owner, st->cap * sizeof *st->owner);
+    }
+    st->lines[st->n] = line;
+    st->owner[st->n++] = owner;
+}
+
+static void rw_free(rewrite_state *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        gb_free(st->lines[i]);
+    gb_free(st->lines);
+    gb_free(st->owner);
+}
+
+static char *strip(const char *p, size_t n)
+{
+    while (n && strchr("\r\n\t ", p[n - 1]))
+        n--;
+    while (n && strchr("\r\n\t ", *p))
+        p++, n--;
+    return gb_memdup(p, n);
+}
+
+/* Directives the file may hold that are not options (kept as they are). */
+static bool is_file_directive(const char *w)
+{
+    static const char *words[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
+    for (size_t i = 0; i < GB_ARRAY_LEN(words); i++)
+        if (gb_strcasecmp(w, words[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Redis's rewriteConfigReadOldFile: a line it cannot read, or one about an
+ * option it does not know, becomes a "# ??? " comment. */
+static int rw_read(rewrite_state *st, const char *path, char *err, size_t errlen)
+{
+    st->needs_signature = true;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : fail(err, errlen, GB_EIO, "%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    bool ends_with_newline = false;
+    while ((got = getline(&buf, &cap, f)) >= 0) {
+        ends_with_newline = got > 0 && buf[got - 1] == '\n';
+        char *line = strip(buf, (size_t)got);
+        if (line[0] == '#' || line[0] == '\0') {
+            if (st->needs_signature && strcmp(line, REWRITE_SIGNATURE) == 0)
+                st->needs_signature = false;
+            rw_append(st, line, -1);
+            continue;
+        }
+        char *words[8];
+        char store[4096 + 16];
+        int n = strlen(line) < 4096 ? split_line(line, words, 8, store, sizeof store) : -1;
+        const opt *o = n > 0 ? find_opt(words[0]) : NULL;
+        if (n == -2 && !o && strlen(line) < 4096) { /* many words: look at the first */
+            size_t k = strcspn(line, " \t");
+            char first[128];
+            snprintf(first, sizeof first, "%.*s", (int)GB_MIN(k, sizeof first - 1), line);
+            o = find_opt(first);
+            n = o || is_file_directive(first) ? 1 : -1;
+        }
+        if (n <= 0 || (!o && !is_file_directive(words[0]))) {
+            size_t len = strlen(line) + 7;
+            char *c = gb_malloc(len);
+            snprintf(c, len, "# ??? %s", line);
+            gb_free(line);
+            rw_append(st, c, -1);
+            continue;
+        }
+        rw_append(st, line, o ? (int)opt_index(o) : -1);
+    }
+    free(buf); /* getline's malloc */
+    /* Redis splits the file at every newline: after the last one comes an
+     * empty line (the blank line before the signature it appends). */
+    if (ends_with_newline)
+        rw_append(st, gb_strdup(""), -1);
+    bool bad = ferror(f);
+    fclose(f);
+    return bad ? fail(err, errlen, GB_EIO, "%s: read error", path) : 0;
+}
+
+/* Redis's rewriteConfigRewriteLine: the option's next line in the file
+ * takes the new text; without one the text is appended (after the
+ * signature) when force says the value is not the default. */
+static void rw_line(rewrite_state *st, const opt *o, char *text, bool force)
+{
+    int idx = (int)opt_index(o);
+    st->processed[idx] = true;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->owner[i] == idx) {
+            gb_free(st->lines[i]);
+            st->lines[i] = text;
+            st->owner[i] = -2; /* used */
+            return;
+        }
+    if (!force) {
+        gb_free(text);
+        return;
+    }
+    if (st->needs_signature) {
+        rw_append(st, gb_strdup(REWRITE_SIGNATURE), -1);
+        st->needs_signature = false;
+    }
+    rw_append(st, text, -2);
+}
+
+static char *linef(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *linef(const char *fmt, ...)
+{
+    char buf[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return gb_strdup(buf);
+}
+
+/* Redis's rewriteConfigFormatMemory. */
+static void format_memory(char *buf, size_t cap, long long bytes)
+{
+    static const struct {
+        long long unit;
+        const char *suffix;
+    } units[] = {{1024LL * 1024 * 1024, "gb"}, {1024 * 1024, "mb"}, {1024, "kb"}};
+    for (size_t i = 0; i < GB_ARRAY_LEN(units); i++)
+        if (bytes && bytes % units[i].unit == 0) {
+            snprintf(buf, cap, "%lld%s", bytes / units[i].unit, units[i].suffix);
+            return;
+        }
+    snprintf(buf, cap, "%lld", bytes);
+}
+
+/* Redis's sdscatrepr: the text in double quotes, escaped. */
+static void quote(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+    out[n++] = '"';
+    for (; *s && n + 6 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        const char *esc = ch == '\\' ? "\\\\" : ch == '"' ? "\\\"" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r"
+                          : ch == '\t' ? "\\t" : ch == '\a' ? "\\a" : ch == '\b' ? "\\b" : NULL;
+        if (esc)
+            n += (size_t)snprintf(out + n, cap - n, "%s", esc);
+        else if (isprint(ch))
+            out[n++] = (char)ch;
+        else
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", ch);
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+}
+
+/* Strings Redis keeps as NULL when empty: such an option leaves the file. */
+static bool empty_is_null(const opt *o)
+{
+    return !o->def[0] && strcmp(o->name, "logfile") && strcmp(o->name, "ignore-warnings") &&
+           strcmp(o->name, "aclfile");
+}
+
+static void rw_obuf(rewrite_state *st, const gb_settings *s, const opt *o)
+{
+    gb_settings d;
+    gb_settings_defaults(&d);
+    const struct {
+        const char *name;
+        long long hard, soft, dhard, dsoft;
+        int secs, dsecs;
+    } cls[] = {
+        {"normal", s->client_obuf_hard, s->client_obuf_soft, d.client_obuf_hard, d.client_obuf_soft,
+         s->client_obuf_soft_seconds, d.client_obuf_soft_seconds},
+        {"replica", s->client_obuf_replica_hard, s->client_obuf_replica_soft, d.client_obuf_replica_hard,
+         d.client_obuf_replica_soft, s->client_obuf_replica_soft_seconds, d.client_obuf_replica_soft_seconds},
+        {"pubsub", s->client_obuf_pubsub_hard, s->client_obuf_pubsub_soft, d.client_obuf_pubsub_hard,
+         d.client_obuf_pubsub_soft, s->client_obuf_pubsub_soft_seconds, d.client_obuf_pubsub_soft_seconds},
+    };
+    gb_settings_free(&d);
+    for (size_t i = 0; i < GB_ARRAY_LEN(cls); i++) {
+        char hard[32], soft[32];
+        format_memory(hard, sizeof hard, cls[i].hard);
+        format_memory(soft, sizeof soft, cls[i].soft);
+        bool force = cls[i].hard != cls[i].dhard || cls[i].soft != cls[i].dsoft || cls[i].secs != cls[i].dsecs;
+        rw_line(st, o, linef("%s %s %s %s %d", o->name, cls[i].name, hard, soft, cls[i].secs), force);
+    }
+}
+
+/* One option, as Redis's rewrite function for its type writes it. */
+static void rw_option(rewrite_state *st, const gb_settings *s, const gb_settings *defaults, const opt *o)
+{
+    char now[1024], def[1024], text[2200];
+    format_opt(s, o, now, sizeof now);
+    format_opt(defaults, o, def, sizeof def);
+    bool force = strcmp(now, def) != 0;
+    switch (o->type) {
+    case T_SAVE:
+        if (!s->save_n)
+            rw_line(st, o, linef("save \"\""), true);
+        for (int i = 0; i < s->save_n; i++)
+            rw_line(st, o, linef("save %lld %lld", s->save_seconds[i], s->save_changes[i]), true);
+        st->processed[opt_index(o)] = true;
+        return;
+    case T_OBUF:
+        rw_obuf(st, s, o);
+        return;
+    case T_MEMORY:
+        format_memory(text, sizeof text, *(const long long *)cfield(s, o));
+        rw_line(st, o, linef("%s %s", o->name, text), force);
+        return;
+    case T_NOTIFY:
+        quote(text, sizeof text, now);
+        rw_line(st, o, linef("%s %s", o->name, text), force);
+        return;
+    case T_STRING:
+        if (o->offset == OFF(bind)) {
+            if (!force)
+                st->processed[opt_index(o)] = true;
+            else
+                rw_line(st, o, linef("bind %s", now[0] ? now : "\"\""), true);
+            return;
+        }
+        if (o->offset == OFF(latency_tracking_info_percentiles)) {
+            rw_line(st, o, linef("%s %s", o->name, now[0] ? now : "\"\""), true);
+            return;
+        }
+        if (o->offset == OFF(oom_score_adj_values) || o->check == check_shutdown_flags ||
+            o->check == check_replicaof) {
+            if (o->check == check_replicaof && !now[0])
+                st->processed[opt_index(o)] = true;
+            else
+                rw_line(st, o, linef("%s %s", o->name, now), force);
+            return;
+        }
+        if (!now[0] && empty_is_null(o)) {
+            st->processed[opt_index(o)] = true;
+            return;
+        }
+        quote(text, sizeof text, now);
+        rw_line(st, o, linef("%s %s", o->name, text), force || o->offset == OFF(dir));
+        return;
+    default:
+        rw_line(st, o, linef("%s %s", o->name, now), force);
+        return;
+    }
+}
+
+/* Redis's rewriteConfigRemoveOrphaned and rewriteConfigGetContentFromState:
+ * the lines left over of a rewritten option go, and every run of empty
+ * lines becomes one. */
+static char *rw_content(rewrite_state *st, size_t *len_out)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < st->n; i++) {
+        if (st->owner[i] >= 0 && st->processed[st->owner[i]])
+            st->lines[i][0] = '\0';
+        total += strlen(st->lines[i]) + 1;
+    }
+    char *out = gb_malloc(total);
+    size_t used = 0;
+    bool was_empty = false;
+    for (size_t i = 0; i < st->n; i++) {
+        size_t k = strlen(st->lines[i]);
+        if (!k && was_empty)
+            continue;
+        was_empty = !k;
+        memcpy(out + used, st->lines[i], k);
+        used += k;
+        out[used++] = '\n';
+    }
+    out[used] = '\0';
+    *len_out = used;
+    return out;
+}
+
+/* Redis's rewriteConfigOverwriteFile: a temporary file beside it, synced,
+ * renamed over it, the directory synced. */
+static int rw_write(const char *path, const char *content, size_t len, char *err, size_t errlen)
+{
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
+        return fail(err, errlen, GB_ERANGE, "Config file full path is too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return fail(err, errlen, GB_EIO, "Could not create tmp config file (%s)", strerror(errno));
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, content + off, len - off);
+        if (w <= 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    int rc = 0;
+    if (off < len)
+        rc = fail(err, errlen, GB_EIO, "Failed after writing (%zu) bytes to tmp config file (%s)", off,
+                  strerror(errno));
+    else if (gb_plat_file_sync(fd) != 0 || fchmod(fd, 0644 & ~mask) != 0 || rename(tmp, path) != 0)
+        rc = fail(err, errlen, GB_EIO, "Could not write config file (%s)", strerror(errno));
+    close(fd);
+    if (rc)
+        unlink(tmp);
+    else {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        (void)gb_plat_dir_sync(slash ? dir : ".");
+    }
+    return rc;
+}
+
+/* Redis's rewriteConfigUserOption: with an aclfile the users live there
+ * (the file's user lines go), otherwise every user is written. */
+static void rw_users(rewrite_state *st, const char *users)
+{
+    size_t first = st->n;
+    for (size_t i = 0; i < first; i++)
+        if (st->owner[i] == -1 && gb_slice_ieq(gb_slice_make(st->lines[i], GB_MIN(strlen(st->lines[i]), 5)), "user ")) {
+            st->lines[i][0] = '\0';
+            if (users && *users) {
+                size_t k = strcspn(users, "\n");
+                gb_free(st->lines[i]);
+                st->lines[i] = gb_memdup(users, k);
+                users += k + (users[k] == '\n');
+            }
+        }
+    while (users && *users) {
+        size_t k = strcspn(users, "\n");
+        if (st->needs_signature) {
+            rw_append(st, gb_strdup(REWRITE_SIGNATURE), -1);
+            st->needs_signature = false;
+        }
+        rw_append(st, gb_memdup(users, k), -2);
+        users += k + (users[k] == '\n');
+    }
+}
+
+int gb_config_rewrite(const gb_settings *s, const char *users, char *err, size_t errlen)
+{
+    if (!s->config_file)
+        return fail(err, errlen, GB_EINVAL, "The server is running without a config file");
+    rewrite_state st = {0};
+    int rc = rw_read(&st, s->config_file, err, errlen);
+    if (rc == 0) {
+        gb_settings defaults;
+        gb_settings_defaults(&defaults);
+        for (size_t i = 0; i < NOPTS; i++)
+            rw_option(&st, s, &defaults, &options[i]);
+        gb_settings_free(&defaults);
+        rw_users(&st, users);
+        size_t len;
+        char *content = rw_content(&st, &len);
+        rc = rw_write(s->config_file, content, len, err, errlen);
+        gb_free(content);
+    }
+    rw_free(&st);
+    return rc;
 }

@@ -32,6 +32,21 @@ typedef struct gb_config_user {
 /* `save <seconds> <changes> ...`: at most this many pairs. */
 #define GB_SAVE_PARAMS_MAX 16
 
+/* Most options the table may hold (engine/core/config.c checks it). */
+#define GB_CONFIG_MAX_OPTS 320
+
+/* The value of an option Redis has and Goblin keeps only to list and
+ * rewrite (one with no equivalent here, or one replication will use):
+ * which member is live follows the option's type. */
+typedef union gb_config_value {
+    int i;
+    long long ll;
+    char *s;
+} gb_config_value;
+
+/* oom-score-adj values. */
+enum { GB_OOM_ADJ_NO = 0, GB_OOM_ADJ_YES = 1, GB_OOM_ADJ_RELATIVE = 2, GB_OOM_ADJ_ABSOLUTE = 3 };
+
 typedef struct gb_settings {
     /* network */
     int port;
@@ -129,6 +144,30 @@ typedef struct gb_settings {
      * set by the server at start-up to the CPUs it was allowed minus --cpu;
      * empty: wherever they are created. */
     gb_cpuset helper_cpus;
+    /* process (apps/server) */
+    int daemonize;
+    char *pidfile;
+    int tcp_keepalive;
+    int activerehashing;
+    int dynamic_hz;
+    int disable_thp;
+    int oom_score_adj; /* GB_OOM_ADJ_* */
+    char *oom_score_adj_values;
+    /* introspection (engine/core/slowlog.h, engine/core/latency.h) */
+    long long slowlog_log_slower_than; /* microseconds; -1: off */
+    long long slowlog_max_len;
+    long long latency_monitor_threshold; /* milliseconds; 0: off */
+    int latency_tracking;
+    char *latency_tracking_info_percentiles;
+    /* Options kept only to be listed, rewritten and logged at start-up as
+     * not applying (indexed by the option's place in the table). */
+    gb_config_value inert[GB_CONFIG_MAX_OPTS];
+    /* Which options the config file or the command line set (by the same
+     * index): start-up logs those that do not apply. */
+    uint8_t given[GB_CONFIG_MAX_OPTS];
+    /* Not an option: the absolute path of the config file the server was
+     * started with (CONFIG REWRITE's target, INFO's config_file); NULL: none. */
+    char *config_file;
 } gb_settings;
 
 /* Fills s with every option's default. */
@@ -166,6 +205,19 @@ bool gb_config_is_protected(const char *name);
 
 /* enable-protected-configs and enable-debug-command values. */
 enum { GB_PROTECTED_NO = 0, GB_PROTECTED_YES = 1, GB_PROTECTED_LOCAL = 2 };
+
+/* Logs, once, every option the file or the command line set that Goblin
+ * accepts without acting on it: no equivalent here (jemalloc-bg-thread,
+ * TLS, cluster), or replication's, not acting yet. */
+void gb_config_log_inert(const gb_settings *s);
+
+/* CONFIG REWRITE: rewrites s->config_file as Redis does (its comments and
+ * order kept, options updated in place, new ones appended after "# Generated
+ * by CONFIG REWRITE", defaults dropped unless the file had them). users:
+ * the "user ..." lines the file gets ("\n"-separated; NULL when an aclfile
+ * keeps the users: the file's user lines then go). Returns 0 or a negative
+ * GB_E* code with err set. */
+int gb_config_rewrite(const gb_settings *s, const char *users, char *err, size_t errlen);
 
 /* --help text: every option, its default and what it does. */
 void gb_config_print_help(FILE *out, const char *prog);

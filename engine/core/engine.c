@@ -72,6 +72,8 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
     eng->pubsub = gb_pubsub_new();
+    eng->time_every_call = gb_engine_times_every_call(&eng->cfg);
+    eng->hz = eng->cfg.hz;
     gb_acl_new(eng); /* before any command registers: each gets an ACL id */
 
     eng->ndbs = cfg->databases;
@@ -109,8 +111,44 @@ void gb_engine_free(gb_engine *eng)
     gb_free(eng->monitors);
     gb_propagate_destroy(eng);
     gb_lazyfree_free(eng->lazyfree);
+    gb_slowlog_reset(&eng->slowlog);
+    gb_latency_reset(&eng->latency, NULL);
+    gb_errorstats_reset(&eng->errorstats);
     gb_settings_free(&eng->cfg);
     gb_free(eng);
+}
+
+/* ---- introspection -------------------------------------------------------------- */
+
+bool gb_engine_times_every_call(const gb_settings *cfg)
+{
+    return cfg->latency_tracking || cfg->slowlog_log_slower_than >= 0 || cfg->latency_monitor_threshold > 0;
+}
+
+/* Redis's call(): the latency monitor's command events, then the
+ * command's histogram (the slow log needs the arguments: the gate). */
+void gb_call_observe(gb_engine *eng, gb_command *cmd, int64_t duration_us)
+{
+    if (GB_UNLIKELY(eng->cfg.latency_monitor_threshold > 0))
+        gb_latency_add_sample_if_needed(eng, (cmd->flags & GB_CMD_FAST) ? "fast-command" : "command",
+                                        duration_us / 1000);
+    if (eng->cfg.latency_tracking)
+        gb_latency_hist_record(cmd, duration_us);
+}
+
+/* Redis's dynamic-hz: double hz while there are more than 200 clients per
+ * tick, up to 500. */
+static int effective_hz(const gb_engine *eng)
+{
+    int hz = eng->cfg.hz;
+    if (!eng->cfg.dynamic_hz)
+        return hz;
+    while (eng->nclients / (size_t)hz > 200) {
+        hz *= 2;
+        if (hz > 500)
+            return 500;
+    }
+    return hz;
 }
 
 /* ---- change notification ------------------------------------------------------ */
@@ -138,7 +176,13 @@ static void sample_ops(gb_engine *eng)
     if (dt < 100)
         return;
     uint64_t ops = st->total_commands_processed - st->ops_sample_last_count;
-    st->ops_samples[st->ops_sample_idx++ % GB_ARRAY_LEN(st->ops_samples)] = ops * 1000 / dt;
+    unsigned slot = st->ops_sample_idx++ % GB_ARRAY_LEN(st->ops_samples);
+    st->ops_samples[slot] = ops * 1000 / dt;
+    /* bytes per second, as Redis's STATS_METRIC_NET_INPUT / _OUTPUT */
+    st->net_in_samples[slot] = (st->total_net_input_bytes - st->net_in_sample_last) * 1000 / dt;
+    st->net_out_samples[slot] = (st->total_net_output_bytes - st->net_out_sample_last) * 1000 / dt;
+    st->net_in_sample_last = st->total_net_input_bytes;
+    st->net_out_sample_last = st->total_net_output_bytes;
     st->ops_sample_last_ms = now;
     st->ops_sample_last_count = st->total_commands_processed;
 }
@@ -148,19 +192,27 @@ void gb_engine_cron(gb_engine *eng)
     gb_engine_update_time(eng);
     /* Active expiry gets at most a quarter of the cron period, shared by all
      * databases; rehashing gets 1 ms per database that needs it. */
-    uint64_t period_ns = 1000000000ull / (uint64_t)(eng->cfg.hz > 0 ? eng->cfg.hz : 10);
+    uint64_t period_ns = 1000000000ull / (uint64_t)(eng->hz > 0 ? eng->hz : 10);
     uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
     /* No active expiry under CLIENT PAUSE (Redis 7.0): it would write. */
     bool paused = gb_pause_check(eng) != GB_PAUSE_NONE;
+    uint64_t expire_start = gb_clock_mono_ns();
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
         if (db->nvol && eng->active_expire_enabled && !paused)
             gb_db_active_expire(db, deadline);
-        if (gb_htable_is_rehashing(&db->keys))
-            gb_htable_rehash_ms(&db->keys, 1);
-        else
-            gb_htable_maybe_shrink(&db->keys);
     }
+    uint64_t expire_ns = gb_clock_mono_ns() - expire_start;
+    eng->expire_cycle_us += expire_ns / 1000;
+    gb_latency_add_sample_if_needed(eng, "expire-cycle", (int64_t)(expire_ns / 1000000));
+    for (int i = 0; i < eng->ndbs; i++) {
+        gb_db *db = &eng->dbs[i];
+        if (!gb_htable_is_rehashing(&db->keys))
+            gb_htable_maybe_shrink(&db->keys);
+        else if (eng->cfg.activerehashing)
+            gb_htable_rehash_ms(&db->keys, 1);
+    }
+    eng->hz = effective_hz(eng);
     gb_blocking_cron(eng);
     sample_ops(eng);
     if (eng->service)

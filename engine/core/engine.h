@@ -13,8 +13,11 @@
 #include "engine/core/command.h"
 #include "engine/core/config.h"
 #include "engine/core/db.h"
+#include "engine/core/errorstats.h"
+#include "engine/core/latency.h"
 #include "engine/core/propagate.h"
 #include "engine/core/scripting.h"
+#include "engine/core/slowlog.h"
 #include "engine/ds/htable.h"
 #include "platform/clock.h"
 
@@ -37,6 +40,9 @@ typedef struct gb_stats {
     uint64_t ops_sample_last_ms;
     uint64_t ops_samples[16];
     unsigned ops_sample_idx;
+    /* instantaneous_input_kbps / output_kbps: the same ring for the bytes */
+    uint64_t net_in_sample_last, net_out_sample_last;
+    uint64_t net_in_samples[16], net_out_samples[16];
 } gb_stats;
 
 /* Transport-provided facts for INFO (listeners, ring pool). */
@@ -171,6 +177,18 @@ typedef struct gb_engine {
 
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
+
+    /* introspection (engine/core/slowlog.h, latency.h) */
+    gb_slowlog slowlog;
+    gb_latency_monitor latency;
+    gb_errorstats errorstats;
+    size_t used_memory_startup; /* INFO: used_memory once the engine was built */
+    char executable[512];       /* INFO: the server's absolute path (set by the server) */
+    uint64_t expire_cycle_us;   /* INFO: time the cron's active expiry took */
+    bool time_every_call; /* gb_engine_times_every_call(&cfg) */
+    /* The cron's frequency now: hz, raised with the clients when
+     * dynamic-hz is on (INFO's hz; configured_hz is cfg.hz). */
+    int hz;
 } gb_engine;
 
 /* The core of an engine from settings (copied): databases and clients, an
@@ -198,23 +216,40 @@ typedef struct gb_call_stats {
 
 static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command *cmd)
 {
-    gb_call_stats s = {eng->stats.total_error_replies, 0, gb_command_timed(cmd)};
+    gb_call_stats s = {eng->stats.total_error_replies, 0, eng->time_every_call || gb_command_timed(cmd)};
     if (s.timed)
         s.t0 = gb_cycles_now();
     return s;
 }
 
-static inline void gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
+/* What a timed call's duration feeds besides commandstats (the slow log,
+ * histograms, the latency monitor): engine/core/gate.c and engine.c. */
+void gb_call_observe(gb_engine *eng, gb_command *cmd, int64_t duration_us);
+
+/* Ends the accounting; returns the call's duration in microseconds when
+ * every call is timed (SLOWLOG, LATENCY, latency-tracking on), else -1. */
+static inline int64_t gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
 {
+    int64_t us = -1;
     if (s.timed) {
-        cmd->cycles += gb_cycles_now() - s.t0;
+        uint64_t cycles = gb_cycles_now() - s.t0;
+        cmd->cycles += cycles;
         cmd->timed_calls++;
+        if (eng->time_every_call) {
+            us = (int64_t)((double)cycles * eng->ns_per_cycle / 1000.0);
+            gb_call_observe(eng, cmd, us);
+        }
     }
     cmd->calls++;
     if (eng->stats.total_error_replies != s.errors_before)
         cmd->failed_calls++;
     eng->stats.total_commands_processed++;
+    return us;
 }
+
+/* Whether calls must all be timed, from the settings; the engine keeps the
+ * answer in time_every_call (after start-up and each CONFIG SET). */
+bool gb_engine_times_every_call(const gb_settings *cfg);
 
 /* Periodic work (the server calls it every 1000/hz ms): active expiry,
  * incremental rehash, blocked-client timeouts, stats sampling, and the

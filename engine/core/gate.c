@@ -110,13 +110,46 @@ static inline bool wants_default_effect(const gb_engine *eng, const gb_command *
            (cmd->flags & GB_CMD_WRITE);
 }
 
-/* Statistics; then, at the outermost call, the unit's effects go to the
- * sinks and the clients whose keys became ready are served (Redis's
- * handleClientsBlockedOnKeys, after the whole command or EXEC). */
-static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f)
+/* Redis's slowlogPushCurrentCommand, for a call that took long enough (a
+ * blocked one is not done yet: it is logged when it is served). */
+static inline bool slow_enough(const gb_client *c, int64_t duration_us)
+{
+    long long threshold = c->eng->cfg.slowlog_log_slower_than;
+    return GB_UNLIKELY(threshold >= 0 && duration_us >= threshold) && !(c->flags & GB_CLIENT_BLOCKED);
+}
+
+/* The argument vector of the call closing, for the slow log: the RESP
+ * one, or the typed call's built on demand (a call that took long enough
+ * is rare). */
+typedef struct call_args {
+    int argc;
+    gb_slice *argv;
+    const gb_typed_call *typed;
+    void *typed_args;
+} call_args;
+
+static void slowlog_call(gb_client *c, gb_command *cmd, const call_args *a, int64_t duration_us)
+{
+    if (!a->typed) {
+        gb_slowlog_push(c->eng, c, cmd, a->argc, a->argv, duration_us);
+        return;
+    }
+    gb_argv_builder b;
+    a->typed->to_argv(a->typed_args, &b);
+    gb_slowlog_push(c->eng, c, cmd, b.n, b.v, duration_us);
+    gb_argv_free(&b);
+}
+
+/* Statistics and the slow log (as Redis's call(): before the clients the
+ * command unblocked run); then, at the outermost call, the unit's effects
+ * go to the sinks and the clients whose keys became ready are served
+ * (Redis's handleClientsBlockedOnKeys, after the whole command or EXEC). */
+static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f, const call_args *a)
 {
     gb_engine *eng = c->eng;
-    gb_call_end(eng, cmd, f.stats);
+    int64_t duration_us = gb_call_end(eng, cmd, f.stats);
+    if (slow_enough(c, duration_us))
+        slowlog_call(c, cmd, a, duration_us);
     eng->prop.explicit_effect = f.explicit_effect;
     if (--eng->prop.depth == 0) {
         if (GB_UNLIKELY(eng->prop.npending))
@@ -151,7 +184,8 @@ void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         gb_propagate_record(c->eng, c->db->id, argc, argv);
     if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING)))
         after_call(c, cmd, argc, argv);
-    frame_close(c, cmd, f);
+    call_args a = {argc, argv, NULL, NULL};
+    frame_close(c, cmd, f, &a);
 }
 
 /* ---- admission ----------------------------------------------------------------------- */
@@ -534,7 +568,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
         gb_propagate_record(eng, c->db->id, b.n, b.v);
         gb_argv_free(&b);
     }
-    frame_close(c, cmd, f);
+    call_args a = {0, NULL, t, args};
+    frame_close(c, cmd, f, &a);
 }
 
 /* ---- commands a script runs ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "platform/daemon.h"
 #include "platform/mem.h"
 
 #include "goblin/version.h"
@@ -66,14 +67,24 @@ static void section_server(gb_engine *eng, out_ctx *o)
     emitf(o, "redis_mode:standalone\r\n");
     emitf(o, "os:%s %s %s\r\n", un.sysname, un.release, un.machine);
     emitf(o, "arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
+    emitf(o, "monotonic_clock:POSIX clock_gettime\r\n"); /* platform/clock.h's source on every OS */
     emitf(o, "multiplexing_api:libuv\r\n");
+    emitf(o, "atomicvar_api:c11-builtin\r\n");
+#ifdef __GNUC__
+    emitf(o, "gcc_version:%d.%d.%d\r\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#endif
     emitf(o, "process_id:%ld\r\n", (long)getpid());
+    emitf(o, "process_supervised:no\r\n"); /* supervised is accepted, never acted on */
     emitf(o, "run_id:%s\r\n", eng->run_id);
     emitf(o, "tcp_port:%d\r\n", eng->cfg.port);
     emitf(o, "server_time_usec:%lld\r\n", (long long)gb_clock_real_us());
     emitf(o, "uptime_in_seconds:%llu\r\n", (unsigned long long)(up / 1000));
     emitf(o, "uptime_in_days:%llu\r\n", (unsigned long long)(up / 86400000));
-    emitf(o, "hz:%d\r\n", eng->cfg.hz);
+    emitf(o, "hz:%d\r\n", eng->hz);
+    emitf(o, "configured_hz:%d\r\n", eng->cfg.hz);
+    emitf(o, "executable:%s\r\n", eng->executable);
+    emitf(o, "config_file:%s\r\n", eng->cfg.config_file ? eng->cfg.config_file : "");
+    emitf(o, "io_threads_active:0\r\n"); /* one engine thread serves every client */
     emitf(o, "list_implementation:%s\r\n", eng->cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
 }
 
@@ -97,6 +108,7 @@ static void section_clients(gb_engine *eng, out_ctx *o)
     emitf(o, "client_recent_max_output_buffer:%zu\r\n", max_out);
     emitf(o, "blocked_clients:%zu\r\n", eng->blocked_clients);
     emitf(o, "tracking_clients:%zu\r\n", gb_tracking_clients(eng));
+    emitf(o, "clients_in_timeout_table:%zu\r\n", eng->nbheap);
 }
 
 static void service_line(void *lctx, const char *text)
@@ -122,6 +134,13 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "used_memory_rss_human:%s\r\n", h2);
     emitf(o, "used_memory_peak:%zu\r\n", peak_memory);
     emitf(o, "used_memory_peak_human:%s\r\n", h3);
+    emitf(o, "used_memory_peak_perc:%.2f%%\r\n", peak_memory ? (double)used * 100 / (double)peak_memory : 0.0);
+    emitf(o, "used_memory_startup:%zu\r\n", eng->used_memory_startup);
+    size_t total = gb_plat_total_system_memory();
+    char h5[32];
+    human_bytes(h5, sizeof h5, (double)total);
+    emitf(o, "total_system_memory:%zu\r\n", total);
+    emitf(o, "total_system_memory_human:%s\r\n", h5);
     /* used_memory_lua, used_memory_scripts, ... (Redis's names). */
     if (eng->scripting)
         eng->scripting->info_memory(eng->scripting->ctx, service_line, o);
@@ -129,6 +148,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "maxmemory_human:%s\r\n", h4);
     emitf(o, "maxmemory_policy:noeviction\r\n");
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
+    emitf(o, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
     emitf(o, "mem_allocator:libc\r\n");
     emitf(o, "lazyfree_pending_objects:%zu\r\n", gb_lazyfree_pending(eng->lazyfree));
     emitf(o, "lazyfreed_objects:%llu\r\n", (unsigned long long)gb_lazyfree_done(eng->lazyfree));
@@ -155,8 +175,16 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "instantaneous_ops_per_sec:%llu\r\n", (unsigned long long)(sum / GB_ARRAY_LEN(s->ops_samples)));
     emitf(o, "total_net_input_bytes:%llu\r\n", (unsigned long long)s->total_net_input_bytes);
     emitf(o, "total_net_output_bytes:%llu\r\n", (unsigned long long)s->total_net_output_bytes);
+    uint64_t in = 0, outb = 0;
+    for (size_t i = 0; i < GB_ARRAY_LEN(s->net_in_samples); i++) {
+        in += s->net_in_samples[i];
+        outb += s->net_out_samples[i];
+    }
+    emitf(o, "instantaneous_input_kbps:%.2f\r\n", (double)in / GB_ARRAY_LEN(s->net_in_samples) / 1024);
+    emitf(o, "instantaneous_output_kbps:%.2f\r\n", (double)outb / GB_ARRAY_LEN(s->net_out_samples) / 1024);
     emitf(o, "rejected_connections:%llu\r\n", (unsigned long long)s->rejected_connections);
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
+    emitf(o, "expire_cycle_cpu_milliseconds:%llu\r\n", (unsigned long long)(eng->expire_cycle_us / 1000));
     emitf(o, "evicted_keys:0\r\n");
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);
@@ -178,20 +206,95 @@ static void section_replication(gb_engine *eng, out_ctx *o)
     emitf(o, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
 }
 
-static void section_cpu(gb_engine *eng, out_ctx *o)
-{
-    (void)eng;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    emitf(o, "# CPU\r\n");
-    emitf(o, "used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
-    emitf(o, "used_cpu_user:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
-}
-
 typedef struct cmdstat_ctx {
     gb_engine *eng;
     out_ctx *o;
 } cmdstat_ctx;
+
+static void section_cpu(gb_engine *eng, out_ctx *o)
+{
+    (void)eng;
+    struct rusage ru, ch;
+    getrusage(RUSAGE_SELF, &ru);
+    getrusage(RUSAGE_CHILDREN, &ch);
+    emitf(o, "# CPU\r\n");
+    emitf(o, "used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+    emitf(o, "used_cpu_user:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+    emitf(o, "used_cpu_sys_children:%ld.%06ld\r\n", (long)ch.ru_stime.tv_sec, (long)ch.ru_stime.tv_usec);
+    emitf(o, "used_cpu_user_children:%ld.%06ld\r\n", (long)ch.ru_utime.tv_sec, (long)ch.ru_utime.tv_usec);
+    /* INFO runs on the engine thread: its own time is the main thread's. */
+    double user, sys;
+    if (gb_plat_thread_cpu_seconds(&user, &sys) == 0) {
+        emitf(o, "used_cpu_sys_main_thread:%.6f\r\n", sys);
+        emitf(o, "used_cpu_user_main_thread:%.6f\r\n", user);
+    }
+}
+
+static void section_modules(gb_engine *eng, out_ctx *o)
+{
+    (void)eng;
+    emitf(o, "# Modules\r\n"); /* none can be loaded */
+}
+
+static void section_errorstats(gb_engine *eng, out_ctx *o)
+{
+    emitf(o, "# Errorstats\r\n");
+    for (size_t i = 0; i < eng->errorstats.n; i++)
+        emitf(o, "errorstat_%s:count=%llu\r\n", eng->errorstats.v[i].code,
+              (unsigned long long)eng->errorstats.v[i].count);
+}
+
+/* Redis's trimDoubleString of "%f": no trailing zeros, nor a trailing dot. */
+static void percentile_label(char *buf, size_t cap, double p)
+{
+    snprintf(buf, cap, "%f", p);
+    char *end = buf + strlen(buf);
+    while (end > buf && end[-1] == '0')
+        *--end = '\0';
+    if (end > buf && end[-1] == '.')
+        *--end = '\0';
+}
+
+static void latencystat_one(gb_command *cmd, void *ctx)
+{
+    cmdstat_ctx *cc = ctx;
+    if (!cmd->latency_hist)
+        return;
+    char line[1024];
+    int used = snprintf(line, sizeof line, "latency_percentiles_usec_%s:", cmd->fullname);
+    double p[64];
+    int n = 0;
+    for (const char *s = cc->eng->cfg.latency_tracking_info_percentiles; *s && n < 64;) {
+        char *end;
+        p[n] = strtod(s, &end);
+        if (end == s)
+            break;
+        n++;
+        s = end;
+    }
+    for (int i = 0; i < n && used < (int)sizeof line; i++) {
+        char label[64];
+        percentile_label(label, sizeof label, p[i]);
+        used += snprintf(line + used, sizeof line - (size_t)used, "%sp%s=%.3f", i ? "," : "", label,
+                         (double)gb_latency_hist_percentile(cmd->latency_hist, p[i]) / 1000.0);
+    }
+    emitf(cc->o, "%s\r\n", line);
+}
+
+static void section_latencystats(gb_engine *eng, out_ctx *o)
+{
+    emitf(o, "# Latencystats\r\n");
+    if (!eng->cfg.latency_tracking)
+        return;
+    cmdstat_ctx cc = {eng, o};
+    gb_commands_foreach(eng, true, latencystat_one, &cc);
+}
+
+static void section_cluster(gb_engine *eng, out_ctx *o)
+{
+    (void)eng;
+    emitf(o, "# Cluster\r\ncluster_enabled:0\r\n"); /* standalone only */
+}
 
 static void cmdstat_one(gb_command *cmd, void *ctx)
 {
@@ -264,7 +367,9 @@ static const section_def sections[] = {
     {"server", section_server, true},           {"clients", section_clients, true},
     {"memory", section_memory, true},           {"persistence", section_persistence, true},
     {"stats", section_stats, true},             {"replication", section_replication, true},
-    {"cpu", section_cpu, true},                 {"commandstats", section_commandstats, false},
+    {"cpu", section_cpu, true},                 {"modules", section_modules, true},
+    {"commandstats", section_commandstats, false}, {"errorstats", section_errorstats, true},
+    {"latencystats", section_latencystats, false}, {"cluster", section_cluster, true},
     {"keyspace", section_keyspace, true},
 };
 

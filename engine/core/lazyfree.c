@@ -160,3 +160,5 @@ void gb_lazyfree_table(gb_engine *eng, gb_htable *table, gb_kv **vol)
 
 size_t gb_lazyfree_pending(const gb_lazyfree *lf) { return (size_t)gb_shm_load_acquire_u64(&lf->pending); }
 uint64_t gb_lazyfree_done(const gb_lazyfree *lf) { return gb_shm_load_relaxed_u64(&lf->done); }
+
+void gb_lazyfree_reset_stats(gb_lazyfree *lf) { gb_shm_store_relaxed_u64(&lf->done, 0); }

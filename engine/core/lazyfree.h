@@ -40,5 +40,8 @@ void gb_lazyfree_table(struct gb_engine *eng, gb_htable *table, gb_kv **vol);
  * freed in the background since start (INFO lazyfreed_objects). */
 size_t gb_lazyfree_pending(const gb_lazyfree *lf);
 uint64_t gb_lazyfree_done(const gb_lazyfree *lf);
+/* CONFIG RESETSTAT: lazyfreed_objects starts again from 0 (Redis's
+ * lazyfreeResetStats). */
+void gb_lazyfree_reset_stats(gb_lazyfree *lf);
 
 #endif

@@ -79,11 +79,16 @@ static void put_repr(line *l, gb_slice a)
 }
 
 /* The arguments that carry secrets: everything after AUTH, the user and
- * password of HELLO's AUTH option (Redis's redactClientCommandArgument). */
-static bool redacted(const gb_command *cmd, int argc, const gb_slice *argv, int i)
+ * password of HELLO's AUTH option, the value CONFIG SET gives a password
+ * setting (Redis's redactClientCommandArgument). */
+bool gb_command_arg_redacted(const gb_command *cmd, int argc, const gb_slice *argv, int i)
 {
     if (strcmp(cmd->fullname, "auth") == 0)
         return i >= 1;
+    if (strcmp(cmd->fullname, "config|set") == 0)
+        return i >= 3 && i % 2 == 1 &&
+               (gb_slice_ieq(argv[i - 1], "requirepass") || gb_slice_ieq(argv[i - 1], "masterauth") ||
+                gb_slice_ieq(argv[i - 1], "masteruser"));
     if (strcmp(cmd->fullname, "hello") == 0) {
         for (int j = 2; j + 2 < argc; j++)
             if (gb_slice_ieq(argv[j], "auth") && (i == j + 1 || i == j + 2))
@@ -129,7 +134,7 @@ void gb_monitor_feed_always(gb_client *c, const gb_command *cmd, int argc, const
     put(&l, head, (size_t)(n > 0 ? GB_MIN((size_t)n, sizeof head - 1) : 0));
     for (int i = 0; i < argc; i++) {
         put(&l, " ", 1);
-        if (redacted(cmd, argc, argv, i))
+        if (gb_command_arg_redacted(cmd, argc, argv, i))
             put(&l, "\"(redacted)\"", 12);
         else
             put_repr(&l, argv[i]);

@@ -25,6 +25,9 @@
 /* MONITOR: c becomes a monitor (it may still send commands that do not
  * touch the keyspace, as Redis's replica-like monitors). */
 void gb_monitor_add(gb_client *c);
+/* Whether argument i of the call carries a secret MONITOR and SLOWLOG show
+ * as "(redacted)" (AUTH's, HELLO ... AUTH's, CONFIG SET requirepass's). */
+bool gb_command_arg_redacted(const gb_command *cmd, int argc, const gb_slice *argv, int i);
 /* c goes away or RESETs. */
 void gb_monitor_remove(gb_client *c);
 /* After cmd ran for c: the line to every monitor (the gate calls this only

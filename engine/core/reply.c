@@ -42,6 +42,7 @@ static void reply_error_len(gb_client *c, char *s, size_t len)
         if (s[i] == '\r' || s[i] == '\n')
             s[i] = ' ';
     c->eng->stats.total_error_replies++;
+    gb_errorstats_count(&c->eng->errorstats, s, len);
     c->rops->error(c->rctx, s, len);
 }
 
@@ -50,6 +51,7 @@ void gb_reply_error(gb_client *c, const char *err)
     size_t len = strlen(err);
     if (!memchr(err, '\n', len) && !memchr(err, '\r', len)) {
         c->eng->stats.total_error_replies++;
+        gb_errorstats_count(&c->eng->errorstats, err, len);
         c->rops->error(c->rctx, err, len);
         return;
     }

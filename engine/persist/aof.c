@@ -14,6 +14,7 @@
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/core/engine.h"
 #include "engine/core/gate.h"
 #include "engine/core/propagate.h"
 #include "engine/persist/aof_reader.h"
@@ -260,12 +261,41 @@ static void write_failed(gb_aof *a, int e)
     snprintf(a->refusal, sizeof a->refusal, "MISCONF Errors writing to the AOF file: %s", strerror(e));
 }
 
+/* Whether the fsync thread is syncing now (under its lock). */
+static bool syncer_busy(gb_aof *a)
+{
+    if (!a->sy.started)
+        return false;
+    pthread_mutex_lock(&a->sy.mu);
+    bool busy = a->sy.busy;
+    pthread_mutex_unlock(&a->sy.mu);
+    return busy;
+}
+
+/* The latency monitor's clock: read only while it is on. */
+static uint64_t monitor_start(const gb_aof *a)
+{
+    return a->eng->cfg.latency_monitor_threshold > 0 ? gb_clock_mono_ns() : 0;
+}
+
+/* Redis's latency events of flushAppendOnlyFile (this server's rewrite is
+ * a thread, not a child: a write is "alone" unless an fsync is pending). */
+static void monitor_end(gb_aof *a, const char *event, uint64_t start)
+{
+    if (start)
+        gb_latency_add_sample_if_needed(a->eng, event, (int64_t)((gb_clock_mono_ns() - start) / 1000000));
+}
+
 void gb_aof_flush(gb_aof *a, bool sync)
 {
     if (a->state == AOF_OFF || a->fd < 0)
         return;
     if (a->len) {
-        if (gb_write_all(a->fd, a->buf, a->len) != 0) {
+        uint64_t t0 = monitor_start(a);
+        int wrote = gb_write_all(a->fd, a->buf, a->len);
+        if (t0)
+            monitor_end(a, syncer_busy(a) ? "aof-write-pending-fsync" : "aof-write-alone", t0);
+        if (wrote != 0) {
             int e = errno;
             /* Leave the file as it was: a half-written command would be a
              * torn record in the middle once the retry appends after it. */
@@ -294,7 +324,10 @@ void gb_aof_flush(gb_aof *a, bool sync)
         }
     }
     if (sync && a->unsynced) {
-        if (gb_file_sync_fd(a->fd) != 0) {
+        uint64_t t0 = monitor_start(a);
+        int synced = gb_file_sync_fd(a->fd);
+        monitor_end(a, "aof-fsync-always", t0);
+        if (synced != 0) {
             gb_log(GB_LOG_WARNING, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. "
                                    "Exiting...",
                    strerror(errno));

@@ -2,6 +2,7 @@
  * posix): every call is "not supported". Picked by platform/CMakeLists.txt
  * instead of <os>/process.c. */
 #include "common/internal.h"
+#include "daemon.h"
 #include "process.h"
 
 static int unsupported(void)
@@ -27,4 +28,24 @@ int gb_proc_numa_maps_pages(pid_t pid, const void *addr, size_t *pages, int nnod
 {
     (void)pid, (void)addr, (void)pages, (void)nnodes;
     return unsupported();
+}
+
+int gb_plat_thread_cpu_seconds(double *user, double *sys)
+{
+    (void)user, (void)sys;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no per-thread CPU usage on this platform");
+}
+
+int gb_plat_disable_thp(void) { return gb__fail(GB_ENOTSUP, NULL, 0, "no transparent huge pages to turn off"); }
+
+int gb_plat_oom_score_adj_get(int *out)
+{
+    (void)out;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no OOM killer score on this platform");
+}
+
+int gb_plat_oom_score_adj_set(int value)
+{
+    (void)value;
+    return gb__fail(GB_ENOTSUP, NULL, 0, "no OOM killer score on this platform");
 }

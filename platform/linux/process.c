@@ -1,4 +1,5 @@
-/* Linux process introspection: /proc/<pid>/numa_maps. */
+/* Linux process introspection (/proc/<pid>/numa_maps) and the process
+ * settings of daemon.h: THP (prctl) and the OOM score (/proc/self). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -6,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "common/internal.h"
+#include "daemon.h"
 #include "process.h"
 
 /* Copies the line of the mapping starting at addr into a malloc'd string. */
@@ -149,4 +153,41 @@ int gb_proc_numa_maps_pages(pid_t pid, const void *addr, size_t *pages, int nnod
     each_node_field(line, count_field, &c);
     free(line);
     return 0;
+}
+
+int gb_plat_thread_cpu_seconds(double *user, double *sys)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "getrusage(RUSAGE_THREAD): %s", strerror(errno));
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    return 0;
+}
+
+int gb_plat_disable_thp(void)
+{
+    if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "prctl(PR_SET_THP_DISABLE): %s", strerror(errno));
+    return 0;
+}
+
+int gb_plat_oom_score_adj_get(int *out)
+{
+    FILE *f = fopen("/proc/self/oom_score_adj", "r");
+    if (!f)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "/proc/self/oom_score_adj: %s", strerror(errno));
+    int ok = fscanf(f, "%d", out) == 1;
+    fclose(f);
+    return ok ? 0 : gb__fail(GB_EPARSE, NULL, 0, "/proc/self/oom_score_adj: not a number");
+}
+
+int gb_plat_oom_score_adj_set(int value)
+{
+    FILE *f = fopen("/proc/self/oom_score_adj", "w");
+    if (!f)
+        return gb__fail(gb__errno_code(errno), NULL, 0, "/proc/self/oom_score_adj: %s", strerror(errno));
+    fprintf(f, "%d\n", value);
+    int bad = fclose(f) != 0;
+    return bad ? gb__fail(gb__errno_code(errno), NULL, 0, "/proc/self/oom_score_adj: %s", strerror(errno)) : 0;
 }

@@ -710,7 +710,8 @@ static void conn_setup(listener *l, conn *c)
         snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
     } else {
         uv_tcp_nodelay(&c->h.tcp, 1);
-        uv_tcp_keepalive(&c->h.tcp, 1, 300);
+        if (eng->cfg.tcp_keepalive > 0) /* Redis's anetKeepAlive, per connection as it is accepted */
+            uv_tcp_keepalive(&c->h.tcp, 1, (unsigned)eng->cfg.tcp_keepalive);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
     }
     /* Redis's order: the client limit, then protected mode. */
@@ -951,8 +952,8 @@ static void cron_cb(uv_timer_t *t)
                 hook_close(gc);
         }
     }
-    if (eng->cfg.hz != srv->cron_hz) {
-        srv->cron_hz = eng->cfg.hz;
+    if (eng->hz != srv->cron_hz) { /* CONFIG SET hz, dynamic-hz */
+        srv->cron_hz = eng->hz;
         uv_timer_set_repeat(t, (uint64_t)(1000 / srv->cron_hz));
     }
 }
