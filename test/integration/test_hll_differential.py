@@ -19,7 +19,7 @@ random byte flips) get the same replies and leave the same bytes;
 PFDEBUG's and PFSELFTEST's replies; the config's bounds and units; what the
 append-only log gets (a restarted goblin-core gives back Redis's bytes).
 
-Environment: GOBLIN_HLL_SEEDS (default 12), GOBLIN_HLL_OPS (default 400),
+Environment: GOBLIN_HLL_SEEDS (default 8), GOBLIN_HLL_OPS (default 400),
 GOBLIN_HLL_SEED (run only this seed).
 """
 
@@ -33,7 +33,7 @@ import tempfile
 import gbtest
 from gbtest import Raw
 
-SEEDS = int(os.environ.get("GOBLIN_HLL_SEEDS", "12"))
+SEEDS = int(os.environ.get("GOBLIN_HLL_SEEDS", "8"))
 OPS = int(os.environ.get("GOBLIN_HLL_OPS", "400"))
 ONE_SEED = os.environ.get("GOBLIN_HLL_SEED")
 
@@ -163,7 +163,7 @@ def run_stream(test, goblin, redis, seed):
             else:
                 pair.both(pick_command(rng, space), "%s op %d" % (label, i))
                 i += 1
-            if i % 50 == 0:
+            if i % 200 == 0:
                 pair.compare_events(label)
         pair.compare_keys(label)
         pair.compare_events(label)
