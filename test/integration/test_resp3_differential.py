@@ -504,6 +504,13 @@ TABLE = {
     "bitpos": ["BITPOS s 1", "BITPOS s 0 2", "BITPOS s 1 1 30 BIT", "BITPOS nokey 0", "BITPOS s 2"],
     "getbit": ["GETBIT s 1", "GETBIT nokey 7", "GETBIT s -1", "GETBIT l 0"],
     "setbit": ["SETBIT s 7 1", "SETBIT newbits 100 1", "SETBIT s 1 2", "SETBIT s 4294967296 1"],
+    # -- hyperloglog
+    "pfadd": ["PFADD hll a b c", "PFADD hll a", "PFADD hll", "PFADD s x", "PFADD l x"],
+    "pfcount": ["PFADD hll2 x y", "PFCOUNT hll2", "PFCOUNT hll2 nokey", "PFCOUNT nokey", "PFCOUNT s", "PFCOUNT l"],
+    "pfdebug": ["PFADD hll3 a", "PFDEBUG ENCODING hll3", "PFDEBUG DECODE hll3", "PFDEBUG nope hll3",
+                "PFDEBUG GETREG nokey", "PFDEBUG TODENSE hll3", "PFDEBUG DECODE hll3", "PFDEBUG ENCODING s"],
+    "pfmerge": ["PFADD hll4 a", "PFMERGE hm hll4 nokey", "PFMERGE hm s", "PFMERGE l hll4"],
+    "pfselftest": ["PFSELFTEST"],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on
