@@ -360,6 +360,22 @@ class HllDifferentialTest(gbtest.GoblinAndRedisCase):
                         p.both([b"GET", k], "%s after %r" % (label, argv[:2]))
                 p.compare_keys(label, [b"k", b"other", b"dst"])
 
+    def test_cve_2025_32023_register_count_overflow(self):
+        """A sparse string of 2^17 + 1 XZEROs and a VAL: redis-server 7.0.15
+        counts registers in an int that wraps negative here and writes
+        before its buffer (CVE-2025-32023), so it is not sent to Redis.
+        goblin-core answers what a fixed Redis does (INVALIDOBJ) and lives."""
+        blob = header(1) + xzero(16384) * (131072 + 1) + val(5, 1)
+        with Raw(self.goblin) as c:
+            c.call("FLUSHALL")
+            c.call("SET", "k", blob)
+            c.call("PFADD", "o", "x")
+            for argv in (["PFCOUNT", "k"], ["PFCOUNT", "o", "k"], ["PFMERGE", "d", "k"], ["PFMERGE", "k", "o"],
+                         ["PFDEBUG", "TODENSE", "k"], ["PFDEBUG", "GETREG", "k"], ["PFADD", "k", "a", "b"]):
+                self.assertEqual(c.call_raw(*argv), b"-INVALIDOBJ Corrupted HLL object detected\r\n", argv)
+            self.assertEqual(c.call("GET", "k"), blob)
+            self.assertEqual(c.call("PING"), b"PONG")
+
     def test_merge_rules(self):
         p = self.pair(events=True)
         p.both([b"PFADD", b"s1"] + [b"a%d" % i for i in range(30)], "s1")
