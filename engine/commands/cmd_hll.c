@@ -62,7 +62,7 @@ static void cmd_pfcount(gb_client *c, int argc, gb_slice *argv)
 /* PFMERGE destkey [sourcekey ...] */
 static void cmd_pfmerge(gb_client *c, int argc, gb_slice *argv)
 {
-    gb_hll_status st = gb_hll_merge(c->db, argv[1], argv + 2, (size_t)(argc - 2));
+    gb_hll_status st = gb_hll_merge(c->db, argv + 1, (size_t)(argc - 1));
     if (st != GB_HLL_OK) {
         reply_status(c, st);
         return;

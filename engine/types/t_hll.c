@@ -142,11 +142,10 @@ gb_hll_status gb_hll_count_key(gb_db *db, gb_slice key, uint64_t *card, bool *ca
 }
 
 /* Merges the HLLs under keys into raw, as PFCOUNT and PFMERGE read them:
- * looked up for reading, in order, the first bad one answering. *dense:
- * whether any is dense. */
+ * looked up for reading, in order, the first bad one answering. *dense
+ * becomes true when any is dense. */
 static gb_hll_status merge_keys(gb_db *db, const gb_slice *keys, size_t n, uint8_t *raw, bool *dense)
 {
-    *dense = false;
     for (size_t i = 0; i < n; i++) {
         gb_kv *kv = gb_db_lookup_read(db, keys[i]);
         if (!kv)
@@ -166,24 +165,21 @@ static gb_hll_status merge_keys(gb_db *db, const gb_slice *keys, size_t n, uint8
 gb_hll_status gb_hll_count_union(gb_db *db, const gb_slice *keys, size_t n, uint64_t *card)
 {
     uint8_t raw[GB_HLL_REGISTERS] = {0};
-    bool dense;
+    bool dense = false;
     gb_hll_status st = merge_keys(db, keys, n, raw, &dense);
     if (st == GB_HLL_OK)
         *card = gb_hll_count_raw(raw);
     return st;
 }
 
-gb_hll_status gb_hll_merge(gb_db *db, gb_slice dst, const gb_slice *srcs, size_t n)
+gb_hll_status gb_hll_merge(gb_db *db, const gb_slice *keys, size_t n)
 {
     uint8_t raw[GB_HLL_REGISTERS] = {0};
-    bool use_dense;
-    gb_hll_status st = merge_keys(db, &dst, 1, raw, &use_dense);
-    bool any_dense = use_dense;
-    if (st == GB_HLL_OK)
-        st = merge_keys(db, srcs, n, raw, &any_dense);
+    bool use_dense = false;
+    gb_hll_status st = merge_keys(db, keys, n, raw, &use_dense);
     if (st != GB_HLL_OK)
         return st;
-    use_dense = use_dense || any_dense;
+    gb_slice dst = keys[0];
     gb_kv *kv = gb_db_lookup_write(db, dst);
     gb_str *s = kv ? unshare(db, kv) : create_hll(db, dst, &kv);
     if (use_dense && !make_dense(db, kv, &s))

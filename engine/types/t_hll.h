@@ -36,9 +36,10 @@ gb_hll_status gb_hll_count_key(gb_db *db, gb_slice key, uint64_t *card, bool *ca
 /* PFCOUNT key key...: the estimate of the union (missing keys are empty). */
 gb_hll_status gb_hll_count_union(gb_db *db, const gb_slice *keys, size_t n, uint64_t *card);
 
-/* PFMERGE dst src...: dst (created when absent, itself one of the inputs)
- * takes the registers' maxima, dense if any input is. */
-gb_hll_status gb_hll_merge(gb_db *db, gb_slice dst, const gb_slice *srcs, size_t n);
+/* PFMERGE dst src...: keys[0] is dst, keys[1..n) the sources; dst (created
+ * when absent, itself the first input) takes the registers' maxima, dense
+ * if any input is. */
+gb_hll_status gb_hll_merge(gb_db *db, const gb_slice *keys, size_t n);
 
 /* PFDEBUG's subcommands on an existing HLL. */
 typedef enum {

@@ -100,7 +100,7 @@ class Pair:
                 c.call("HELLO", "3")
             c.call("FLUSHALL")
             c.call("CONFIG", "SET", "hll-sparse-max-bytes", "3000")
-            c.call("CONFIG", "SET", "notify-keyspace-events", "KEA" if events else "")
+            c.call("CONFIG", "SET", "notify-keyspace-events", "KEAn" if events else "")
         if events:
             self.subs = [Raw(goblin), Raw(redis)]
             for s in self.subs:
