@@ -85,6 +85,24 @@ static void count_text(void *ctx, const char *p, size_t n)
     *(size_t *)ctx += n;
 }
 
+/* Whether the last opcode of a sparse string is an XZERO cut by its end:
+ * the writer splits it as Redis does, which leaves a cut opcode again, and
+ * the string may stop covering 16384 registers (docs/hyperloglog.md). */
+static bool ends_in_cut_xzero(const uint8_t *s, size_t len)
+{
+    size_t i = GB_HLL_HDR_SIZE;
+    while (i < len) {
+        if ((s[i] & 0xc0) == 0x40) {
+            if (i + 1 == len)
+                return true;
+            i += 2;
+        } else {
+            i++;
+        }
+    }
+    return false;
+}
+
 static void check_codec(const uint8_t *data, size_t len, size_t max_bytes, uint64_t seed)
 {
     uint8_t *s = fuzz_dup(data, len);
@@ -111,7 +129,7 @@ static void check_codec(const uint8_t *data, size_t len, size_t max_bytes, uint6
         uint8_t count = (uint8_t)(1 + (seed >> 16) % 40);
         gb_hll_set_result r = gb_hll_sparse_set(w, &wlen, index, count, max_bytes);
         FUZZ_CHECK(wlen <= len + 3, "the writer grew %zu to %zu", len, wlen);
-        if (merged && r != GB_HLL_SET_PROMOTE) {
+        if (merged && r != GB_HLL_SET_PROMOTE && !ends_in_cut_xzero(s, len)) {
             FUZZ_CHECK(r != GB_HLL_SET_INVALID, "a valid string refused");
             FUZZ_CHECK(wlen <= len || wlen <= max_bytes, "grew past the limit");
             memset(after, 0, sizeof after);
