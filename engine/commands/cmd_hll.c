@@ -127,13 +127,15 @@ static void cmd_pfselftest(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* The flags come from Redis's description of each command
- * (engine/core/command_meta_table.c). */
+ * (engine/core/command_meta_table.c); PFCOUNT's may-replicate (the cache
+ * it writes) is its own: read-only scripts refuse it, CLIENT PAUSE WRITE
+ * holds it. */
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
 
 GB_DEFINE_COMMANDS(hll,
     {"pfadd", -2, W | GB_CMD_FAST, 1, 1, 1, cmd_pfadd, "hyperloglog",
      "Adds the specified elements to the specified HyperLogLog.", "2.8.9"},
-    {"pfcount", -2, GB_CMD_READONLY, 1, -1, 1, cmd_pfcount, "hyperloglog",
+    {"pfcount", -2, GB_CMD_READONLY | GB_CMD_MAY_REPLICATE, 1, -1, 1, cmd_pfcount, "hyperloglog",
      "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "2.8.9"},
     {"pfmerge", -2, W, 1, -1, 1, cmd_pfmerge, "hyperloglog", "Merge N different HyperLogLogs into a single one.",
      "2.8.9"},

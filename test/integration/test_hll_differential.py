@@ -399,6 +399,28 @@ class HllDifferentialTest(gbtest.GoblinAndRedisCase):
         p.compare_keys("merge rules", [b"s1", b"s2", b"s3", b"d1", b"d2", b"d3", b"new", b"fresh", b"str"])
         p.compare_events("merge rules")
 
+    def test_pfcount_may_replicate(self):
+        """PFCOUNT may write its cache: read-only scripts refuse it and
+        CLIENT PAUSE WRITE holds it, as Redis's may-replicate commands."""
+        p = self.pair()
+        p.both([b"PFADD", b"x", b"a"], "setup")
+        for argv in ([b"EVAL_RO", b"return redis.call('pfcount', KEYS[1])", b"1", b"x"],
+                     [b"EVAL_RO", b"return redis.pcall('pfcount', KEYS[1])", b"1", b"x"],
+                     [b"EVAL", b"return redis.call('pfcount', KEYS[1])", b"1", b"x"],
+                     [b"EVAL", b"#!lua flags=no-writes\nreturn redis.call('pfcount', KEYS[1])", b"1", b"x"],
+                     [b"EVAL_RO", b"return redis.call('pfadd', KEYS[1], 'z')", b"1", b"x"],
+                     [b"COMMAND", b"INFO", b"pfcount"]):
+            p.both(argv, "script")
+        p.both([b"PFADD", b"x", b"b"], "stale cache")
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as admin, Raw(srv) as c:
+                admin.call("CLIENT", "PAUSE", "10000", "WRITE")
+                c.send_cmd("PFCOUNT", "x")
+                held = c.read_raw_available(0.3)
+                admin.call("CLIENT", "UNPAUSE")
+                self.assertEqual(held, b"", srv.kind)
+                self.assertEqual(c.read()[0], 2, srv.kind)
+
     def test_selftest(self):
         p = self.pair()
         p.both([b"PFSELFTEST"], "selftest")
