@@ -176,20 +176,16 @@ bool gb_hll_dense_set(uint8_t *regs, uint32_t index, uint8_t count)
     return true;
 }
 
-/* Eight registers live in each 6 bytes: one 48-bit little-endian word,
- * cut with shifts (no byte shuffles, and no read past the registers). */
-static inline void unpack8(const uint8_t *r, uint8_t *out)
-{
-    uint64_t w = (uint64_t)r[0] | (uint64_t)r[1] << 8 | (uint64_t)r[2] << 16 | (uint64_t)r[3] << 24 |
-                 (uint64_t)r[4] << 32 | (uint64_t)r[5] << 40;
-    for (int k = 0; k < 8; k++)
-        out[k] = (uint8_t)((w >> (6 * k)) & 63);
-}
-
+/* Four registers live in each 3 bytes. */
 void gb_hll_dense_unpack(const uint8_t *regs, uint8_t *raw)
 {
-    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 8)
-        unpack8(regs + i / 8 * 6, raw + i);
+    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 4, regs += 3, raw += 4) {
+        unsigned b0 = regs[0], b1 = regs[1], b2 = regs[2];
+        raw[0] = (uint8_t)(b0 & 63);
+        raw[1] = (uint8_t)((b0 >> 6 | b1 << 2) & 63);
+        raw[2] = (uint8_t)((b1 >> 4 | b2 << 4) & 63);
+        raw[3] = (uint8_t)(b2 >> 2);
+    }
 }
 
 void gb_hll_dense_pack(const uint8_t *raw, uint8_t *regs)
@@ -201,13 +197,18 @@ void gb_hll_dense_pack(const uint8_t *raw, uint8_t *regs)
     }
 }
 
-/* In blocks of 64 registers, unpacked first so that the maxima vectorize. */
 static void dense_merge_raw(const uint8_t *regs, uint8_t *raw)
 {
     uint8_t block[64];
     for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 64) {
-        for (uint32_t j = 0; j < 64; j += 8)
-            unpack8(regs + (i + j) / 8 * 6, block + j);
+        const uint8_t *r = regs + i * 6 / 8;
+        for (int j = 0; j < 64; j += 4, r += 3) {
+            unsigned b0 = r[0], b1 = r[1], b2 = r[2];
+            block[j] = (uint8_t)(b0 & 63);
+            block[j + 1] = (uint8_t)((b0 >> 6 | b1 << 2) & 63);
+            block[j + 2] = (uint8_t)((b1 >> 4 | b2 << 4) & 63);
+            block[j + 3] = (uint8_t)(b2 >> 2);
+        }
         for (int j = 0; j < 64; j++)
             raw[i + j] = block[j] > raw[i + j] ? block[j] : raw[i + j];
     }
@@ -215,11 +216,12 @@ static void dense_merge_raw(const uint8_t *regs, uint8_t *raw)
 
 static void dense_histogram(const uint8_t *regs, uint64_t *histo)
 {
-    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 8) {
-        uint8_t v[8];
-        unpack8(regs + i / 8 * 6, v);
-        for (int k = 0; k < 8; k++)
-            histo[v[k]]++;
+    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 4, regs += 3) {
+        unsigned b0 = regs[0], b1 = regs[1], b2 = regs[2];
+        histo[b0 & 63]++;
+        histo[(b0 >> 6 | b1 << 2) & 63]++;
+        histo[(b1 >> 4 | b2 << 4) & 63]++;
+        histo[b2 >> 2]++;
     }
 }
 
@@ -451,15 +453,9 @@ uint64_t gb_hll_count(const uint8_t *s, size_t len, bool *invalid)
 
 uint64_t gb_hll_count_raw(const uint8_t *raw)
 {
-    /* Four histograms side by side, so that runs of equal registers do not
-     * wait on one counter's previous increment. */
-    uint32_t part[4][64] = {{0}};
-    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i += 4)
-        for (int k = 0; k < 4; k++)
-            part[k][raw[i + k] & 63]++;
-    uint64_t histo[64];
-    for (int v = 0; v < 64; v++)
-        histo[v] = (uint64_t)part[0][v] + part[1][v] + part[2][v] + part[3][v];
+    uint64_t histo[64] = {0};
+    for (uint32_t i = 0; i < GB_HLL_REGISTERS; i++)
+        histo[raw[i] & 63]++;
     return estimate(histo);
 }
 
