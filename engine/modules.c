@@ -17,6 +17,7 @@ GB_DECLARE_COMMANDS(command);
 GB_DECLARE_COMMANDS(keys);
 GB_DECLARE_COMMANDS(string);
 GB_DECLARE_COMMANDS(bitmap);
+GB_DECLARE_COMMANDS(hll);
 GB_DECLARE_COMMANDS(multi);
 GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
@@ -45,6 +46,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(keys);
     REG(string);
     REG(bitmap);
+    REG(hll);
     REG(multi);
     REG(list);
     REG(hash);

@@ -14,15 +14,7 @@
 #define ERR_BIT_VALUE "ERR bit is not an integer or out of range"
 #define ERR_BITFIELD_TYPE "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 
-/* An argument as Redis's strcasecmp and strlen see it: a C string, so it
- * ends at its first NUL byte ("get\0x" is GET there). */
-static gb_slice as_cstring(gb_slice arg)
-{
-    const char *nul = memchr(arg.ptr, '\0', arg.len);
-    return nul ? gb_slice_make(arg.ptr, (size_t)(nul - arg.ptr)) : arg;
-}
-
-static bool arg_is(gb_slice arg, const char *word) { return gb_slice_ieq(as_cstring(arg), word); }
+static bool arg_is(gb_slice arg, const char *word) { return gb_slice_ieq(gb_arg_cstring(arg), word); }
 
 /* Redis's getBitOffsetFromArgument: a bit offset below proto-max-bulk-len
  * bytes; with bits > 0 (BITFIELD) "#N" means N * bits, multiplied with
@@ -199,7 +191,7 @@ static void cmd_bitop(gb_client *c, int argc, gb_slice *argv)
  * as a C string, up to a NUL byte). */
 static bool parse_bitfield_type(gb_client *c, gb_slice arg, bool *is_signed, unsigned *bits)
 {
-    gb_slice t = as_cstring(arg);
+    gb_slice t = gb_arg_cstring(arg);
     int64_t n;
     if (t.len == 0 || (t.ptr[0] != 'i' && t.ptr[0] != 'u') || !gb_str2ll(t.ptr + 1, t.len - 1, &n) || n < 1 ||
         n > (t.ptr[0] == 'i' ? 64 : 63)) {

@@ -75,6 +75,14 @@ static inline void gb_reply_read_result(gb_client *c, gb_result r, const gb_slic
         gb_reply_result(c, r);
 }
 
+/* An argument as Redis's strcasecmp and strlen see it: a C string, so it
+ * ends at its first NUL byte ("get\0x" is GET there). */
+static inline gb_slice gb_arg_cstring(gb_slice arg)
+{
+    const char *nul = memchr(arg.ptr, '\0', arg.len);
+    return nul ? gb_slice_make(arg.ptr, (size_t)(nul - arg.ptr)) : arg;
+}
+
 /* Parses an integer argument; on failure replies "value is not an integer or
  * out of range" and returns false. */
 bool gb_arg_ll(gb_client *c, gb_slice arg, int64_t *out);

@@ -45,8 +45,10 @@ enum {
 };
 /* The flags a definition gives its command whatever Redis's description
  * says (Redis decides these by the command itself: processCommand's MULTI
- * exceptions, getCommandFlags' script runners). */
-#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT | GB_CMD_PROTECTED)
+ * exceptions, getCommandFlags' script runners), and MAY_REPLICATE, which
+ * Redis's description has but COMMAND INFO, the table's source, does not
+ * show (PFCOUNT). */
+#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT | GB_CMD_PROTECTED | GB_CMD_MAY_REPLICATE)
 
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
 

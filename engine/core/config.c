@@ -339,6 +339,8 @@ static const opt options[] = {
      "A stream node takes entries until Redis's listpack for them would reach this size (0: 1 GiB).", NULL},
     {"stream-node-max-entries", NULL, T_LONG, OFF(stream_node_max_entries), 0, INT64_MAX, "100", true, NULL,
      "...or until it holds this many entries, deleted ones included (0: no limit).", NULL},
+    {"hll-sparse-max-bytes", NULL, T_MEMORY, OFF(hll_sparse_max_bytes), 0, INT64_MAX, "3000", true, NULL,
+     "A sparse HyperLogLog that would grow past this many bytes becomes dense (12304 bytes).", NULL},
     /* rings and placement */
     /* persistence */
     {"save", NULL, T_SAVE, 0, 0, 0, "3600 1 300 100 60 10000", true, NULL,

@@ -110,6 +110,7 @@ typedef struct gb_settings {
     long long zset_max_listpack_value;
     long long stream_node_max_bytes;   /* 0: no limit (1 GiB) */
     long long stream_node_max_entries; /* 0: no limit */
+    long long hll_sparse_max_bytes;    /* a sparse HyperLogLog larger goes dense */
     /* persistence (engine/persist) */
     int save_n;                                   /* 0: no automatic snapshots */
     long long save_seconds[GB_SAVE_PARAMS_MAX];

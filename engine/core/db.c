@@ -554,6 +554,17 @@ gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
     return s;
 }
 
+gb_str *gb_db_string_sized(gb_db *db, gb_kv *kv, size_t cap)
+{
+    gb_str *s = gb_db_string_writable(db, kv, cap);
+    if (s->cap != cap && s->len <= cap) {
+        s = gb_realloc(s, sizeof(gb_str) + cap);
+        s->cap = cap;
+        kv->v.ptr = s;
+    }
+    return s;
+}
+
 gb_kv *gb_db_set_string_owned(gb_db *db, gb_slice key, gb_str *s)
 {
     gb_kv *kv = kv_alloc(db, key, false, -1, 0);

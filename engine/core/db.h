@@ -98,6 +98,10 @@ gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val);
 /* Makes the string value of kv a heap gb_str with room for cap bytes and
  * returns it (APPEND, SETRANGE). kv does not move. */
 gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap);
+/* The same with exactly cap bytes of room (cap >= its length): a value
+ * that will not grow again, such as a HyperLogLog gone dense, without the
+ * geometric growth's slack. */
+gb_str *gb_db_string_sized(gb_db *db, gb_kv *kv, size_t cap);
 /* Sets key to the string in s, which the key takes over (no copy: a BITOP
  * result of megabytes), in its heap buffer as Redis keeps a computed
  * string (OBJECT ENCODING "raw"), replacing any value of any type and its

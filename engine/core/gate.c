@@ -625,9 +625,12 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         snprintf(st->err, sizeof st->err, "ERR %s", denied);
         return st->err;
     }
+    /* A command that may replicate (PFCOUNT) counts as a write here, as in
+     * Redis's scriptVerifyWriteCommandAllow; the disk checks are for
+     * writes alone. */
+    if ((f & (GB_CMD_WRITE | GB_CMD_MAY_REPLICATE)) && (st->rules & GB_SCRIPT_READ_ONLY))
+        return "ERR Write commands are not allowed from read-only scripts.";
     if (f & GB_CMD_WRITE) {
-        if (st->rules & GB_SCRIPT_READ_ONLY)
-            return "ERR Write commands are not allowed from read-only scripts.";
         const char *disk = refused_for_disk(c, cmd, f);
         if (disk)
             return disk;

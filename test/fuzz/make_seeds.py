@@ -807,6 +807,62 @@ def rdbobject_seeds():
         write("rdbobject", name, b"\x00" + body)
         write("rdbobject", name + "-tiny", b"\x01" + body)
 
+# ---- hll: [limit selector][element seed] HLL string ----------------------------------------
+
+def hll_seeds():
+    """HLL strings as Redis writes them (sparse built from random runs,
+    dense) and the corruptions the differential test also sends."""
+    import random
+    rng = random.Random(28)
+
+    def header(enc, card=0, stale=True):
+        c = bytearray(struct.pack("<Q", card))
+        if stale:
+            c[7] |= 0x80
+        return b"HYLL" + bytes([enc]) + b"\0\0\0" + bytes(c)
+
+    def xzero(n):
+        return bytes([0x40 | ((n - 1) >> 8), (n - 1) & 0xff])
+
+    def val(v, n):
+        return bytes([0x80 | ((v - 1) << 2) | (n - 1)])
+
+    def sparse(nvals):
+        body, left = b"", 16384
+        for _ in range(nvals):
+            gap = rng.randint(0, min(left - 4, 2 * 16384 // (nvals + 1)))
+            if gap > 64:
+                body += xzero(gap)
+            elif gap:
+                body += bytes([gap - 1])
+            n = rng.randint(1, 4)
+            body += val(rng.randint(1, 32), n)
+            left -= gap + n
+        while left:
+            n = min(left, 16384)
+            body += xzero(n) if n > 64 else bytes([n - 1])
+            left -= n
+        return header(1) + body
+
+    seeds = {
+        "empty-sparse": header(1) + xzero(16384),
+        "redis-abc": header(1) + b"`\xf3\x80P\xb1\x84K\xfb\x80BZ",
+        "sparse-10": sparse(10),
+        "sparse-300": sparse(300),
+        "sparse-cached": header(1, 1234, False) + xzero(16384),
+        "dense-zero": header(0) + bytes(12288),
+        "dense-random": header(0) + bytes(rng.randrange(256) for _ in range(12288)),
+        "sparse-too-few": header(1) + xzero(16383),
+        "sparse-too-many": header(1) + xzero(16384) * 3,
+        "sparse-val-crosses": header(1) + xzero(16382) + val(5, 4),
+        "sparse-cut-xzero": header(1) + xzero(255) + b"\x7f",
+        "bad-magic": b"HYLX" + header(1)[4:] + xzero(16384),
+        "bad-encoding": header(2) + xzero(16384),
+        "short": b"HYLL\x01",
+    }
+    for i, (name, data) in enumerate(sorted(seeds.items())):
+        write("hll", name, bytes([i % 5, (i * 37) % 256]) + data)
+
 
 def main():
     if len(sys.argv) != 2:
@@ -823,6 +879,7 @@ def main():
     lualib_regressions()
     rdbobject_seeds()
     rdbfile_seeds()
+    hll_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 

@@ -550,6 +550,13 @@ TABLE = {
     "lolwut": [shape("the last line names the server and its version", "LOLWUT"),
                shape("the last line names the server and its version", "LOLWUT VERSION 5 10 3 2"),
                "LOLWUT VERSION x", "LOLWUT VERSION 6 x"],
+    # -- hyperloglog
+    "pfadd": ["PFADD hll a b c", "PFADD hll a", "PFADD hll", "PFADD s x", "PFADD l x"],
+    "pfcount": ["PFADD hll2 x y", "PFCOUNT hll2", "PFCOUNT hll2 nokey", "PFCOUNT nokey", "PFCOUNT s", "PFCOUNT l"],
+    "pfdebug": ["PFADD hll3 a", "PFDEBUG ENCODING hll3", "PFDEBUG DECODE hll3", "PFDEBUG nope hll3",
+                "PFDEBUG GETREG nokey", "PFDEBUG TODENSE hll3", "PFDEBUG DECODE hll3", "PFDEBUG ENCODING s"],
+    "pfmerge": ["PFADD hll4 a", "PFMERGE hm hll4 nokey", "PFMERGE hm s", "PFMERGE l hll4"],
+    "pfselftest": ["PFSELFTEST"],
 }
 
 # goblin-core's own commands: Redis has none to compare with. They run on
