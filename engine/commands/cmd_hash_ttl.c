@@ -241,7 +241,9 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
     gb_reply_array(c, n);
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[at + 2 + i];
-        int res = hexpire_one(&o.o.h, field, when, cond, c->eng);
+        /* A field past its deadline is gone, not revived by a new one. */
+        bool absent = !o.kv || gb_hfe_expire_field(c->db, key, &o, field, true);
+        int res = absent ? RES_NO_FIELD : hexpire_one(&o.o.h, field, when, cond, c->eng);
         if (res == RES_SET) {
             gb_hash_ttl_set(&o.o.h, field, when);
             set[nset++] = field;
@@ -252,7 +254,8 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
         }
         gb_reply_int(c, res);
     }
-    gb_tobj_sync(&o);
+    if (o.kv)
+        gb_tobj_sync(&o);
     if (nset)
         gb_hfe_index_note(c->db, key, when);
     if (ndel) {
