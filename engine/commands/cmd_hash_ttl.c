@@ -538,10 +538,10 @@ static bool parse_hsetex(gb_client *c, int argc, gb_slice *argv, hsetex_args *a)
         gb_reply_error(c, ERR_FIELDS_MISSING);
         return false;
     }
-    if (!gb_arg_ll_range(c, argv[i + 1], 1, INT64_MAX / 2, ERR_EX_NUMFIELDS, &a->n) ||
-        a->n * 2 != argc - i - 2) {
-        if (a->n * 2 != argc - i - 2 && a->n >= 1)
-            gb_reply_error(c, ERR_EX_NUMFIELDS);
+    if (!gb_arg_ll_range(c, argv[i + 1], 1, INT64_MAX / 2, ERR_EX_NUMFIELDS, &a->n))
+        return false;
+    if (a->n * 2 != argc - i - 2) {
+        gb_reply_error(c, ERR_EX_NUMFIELDS);
         return false;
     }
     a->at = i + 2;
