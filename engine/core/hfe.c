@@ -81,8 +81,6 @@ void gb_hfe_index_drop(gb_db *db)
     db->hfe = NULL;
 }
 
-size_t gb_hfe_index_size(const gb_db *db) { return db->hfe ? gb_zset_card(db->hfe) : 0; }
-
 /* ---- deleting an expired field ------------------------------------------------ */
 
 bool gb_hfe_may_delete(const gb_db *db) { return !db->eng->loading && db->eng->pause_type == 0; }
@@ -179,6 +177,8 @@ static size_t expire_one_hash(gb_db *db, gb_slice key, size_t budget)
 size_t gb_hfe_active_expire(gb_db *db, uint64_t deadline_ns)
 {
     size_t total = 0;
+    if (!gb_hfe_may_delete(db))
+        return 0;
     for (int hashes = 0; db->hfe && hashes < HFE_CYCLE_HASHES && total < HFE_CYCLE_FIELDS; hashes++) {
         first_entry e = {0};
         gb_zset_range_rank(db->hfe, 0, 0, false, take_first, &e);

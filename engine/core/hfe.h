@@ -34,8 +34,6 @@ void gb_hfe_index_note(gb_db *db, gb_slice key, int64_t when_ms);
 void gb_hfe_track_kv(gb_db *db, const gb_kv *kv);
 /* Frees db's index (FLUSHDB, shutdown). */
 void gb_hfe_index_drop(gb_db *db);
-/* Hashes in db's index (INFO keyspace's subexpiry, tests). */
-size_t gb_hfe_index_size(const gb_db *db);
 
 /* ---- expiry ---- */
 
