@@ -354,6 +354,22 @@ static void cmd_hpersist(gb_client *c, int argc, gb_slice *argv)
     }
 }
 
+/* Replies one field's value, or nil when it is missing or past its deadline
+ * (then deleted, lazily: *expired counts it). True when a value went out. */
+static bool reply_field(gb_client *c, gb_slice key, gb_tobj *o, gb_slice field, size_t *expired)
+{
+    gb_slice v;
+    char buf[GB_HASH_VALUE_BUF];
+    if (o->kv && gb_hfe_expire_field(c->db, key, o, field, false)) {
+        (*expired)++;
+    } else if (o->kv && gb_hash_get(&o->o.h, field, &v, buf)) {
+        gb_reply_slice(c, v);
+        return true;
+    }
+    gb_reply_nil(c);
+    return false;
+}
+
 /* ---- HGETDEL ------------------------------------------------------------------- */
 
 /* HGETDEL key FIELDS numfields field [field ...] */
@@ -373,17 +389,10 @@ static void cmd_hgetdel(gb_client *c, int argc, gb_slice *argv)
     size_t ndel = 0, expired = 0;
     gb_reply_array(c, n);
     for (int64_t i = 0; i < n; i++) {
-        gb_slice field = argv[4 + i], v;
-        char buf[GB_HASH_VALUE_BUF];
-        if (o.kv && gb_hfe_expire_field(c->db, key, &o, field, false)) {
-            expired++;
-            gb_reply_nil(c);
-        } else if (o.kv && gb_hash_get(&o.o.h, field, &v, buf)) {
-            gb_reply_slice(c, v);
+        gb_slice field = argv[4 + i];
+        if (reply_field(c, key, &o, field, &expired)) {
             gb_hash_del(&o.o.h, 1, &field);
             deleted[ndel++] = field;
-        } else {
-            gb_reply_nil(c);
         }
     }
     gb_hfe_notify_batch(c->db, key, expired, expired && !o.kv && !ndel);
@@ -444,18 +453,8 @@ static void cmd_hgetex(gb_client *c, int argc, gb_slice *argv)
     const gb_slice *fields = argv + at + 2;
     size_t expired = 0;
     gb_reply_array(c, n);
-    for (int64_t i = 0; i < n; i++) {
-        gb_slice v;
-        char buf[GB_HASH_VALUE_BUF];
-        if (o.kv && gb_hfe_expire_field(c->db, key, &o, fields[i], false)) {
-            expired++;
-            gb_reply_nil(c);
-        } else if (o.kv && gb_hash_get(&o.o.h, fields[i], &v, buf)) {
-            gb_reply_slice(c, v);
-        } else {
-            gb_reply_nil(c);
-        }
-    }
+    for (int64_t i = 0; i < n; i++)
+        reply_field(c, key, &o, fields[i], &expired);
     gb_hfe_notify_batch(c->db, key, expired, expired && !o.kv);
     if (unit == EX_NONE || !o.kv)
         return;
