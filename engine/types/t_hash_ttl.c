@@ -3,9 +3,9 @@
  */
 #include "engine/types/t_hash_ttl.h"
 
-bool gb_hfe_expire_field(gb_db *db, gb_slice key, gb_tobj *o, gb_slice field, bool notify)
+bool gb_hfe_expire_field_slow(gb_db *db, gb_slice key, gb_tobj *o, gb_slice field, bool notify)
 {
-    if (GB_LIKELY(!gb_hash_has_ttl_enc(&o->o.h)) || !gb_hash_field_expired(&o->o.h, field, db->eng->now_ms))
+    if (!gb_hash_field_expired(&o->o.h, field, db->eng->now_ms))
         return false;
     if (!gb_hfe_may_delete(db))
         return true;

@@ -14,6 +14,11 @@
  * the caller treats it as absent. It is deleted (HDEL propagated; `hexpired`
  * notified unless the caller batches the event, notify false); when it was
  * the last field the key is deleted too (`del`) and o->kv becomes NULL. */
-bool gb_hfe_expire_field(gb_db *db, gb_slice key, gb_tobj *o, gb_slice field, bool notify);
+bool gb_hfe_expire_field_slow(gb_db *db, gb_slice key, gb_tobj *o, gb_slice field, bool notify);
+static inline bool gb_hfe_expire_field(gb_db *db, gb_slice key, gb_tobj *o, gb_slice field, bool notify)
+{
+    /* A hash without deadlines (nearly all) costs one compare here. */
+    return GB_UNLIKELY(gb_hash_has_ttl_enc(&o->o.h)) && gb_hfe_expire_field_slow(db, key, o, field, notify);
+}
 
 #endif
