@@ -21,6 +21,7 @@ GB_DECLARE_COMMANDS(hll);
 GB_DECLARE_COMMANDS(multi);
 GB_DECLARE_COMMANDS(list);
 GB_DECLARE_COMMANDS(hash);
+GB_DECLARE_COMMANDS(hash_ttl);
 GB_DECLARE_COMMANDS(set);
 GB_DECLARE_COMMANDS(zset);
 GB_DECLARE_COMMANDS(stream);
@@ -50,6 +51,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(multi);
     REG(list);
     REG(hash);
+    REG(hash_ttl);
     REG(set);
     REG(zset);
     REG(stream);

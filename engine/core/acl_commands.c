@@ -1,5 +1,6 @@
 #include "engine/core/acl_commands.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/base/mem.h"
@@ -35,19 +36,37 @@ static uint16_t add(gb_acl_commands *u, const gb_command_meta *m, uint16_t paren
     return id;
 }
 
+/* Whether a command of the table came after Redis 7.0 (the hash-field
+ * expiry commands: "7.4.0", "8.0.0"). */
+static bool after_redis_70(const gb_command_meta *m)
+{
+    int major = 0, minor = 0;
+    if (!m->since || sscanf(m->since, "%d.%d", &major, &minor) != 2)
+        return false;
+    return major > 7 || (major == 7 && minor > 0);
+}
+
 void gb_acl_commands_init(gb_acl_commands *u)
 {
     u->cmd = gb_calloc(GB_ACL_FUTURE_ID, sizeof *u->cmd);
     u->top = gb_malloc(gb_command_meta_count * sizeof *u->top);
     u->n = 0;
-    for (size_t i = 0; i < gb_command_meta_count; i++) {
-        const gb_command_meta *m = &gb_command_meta_table[i];
-        uint16_t id = add(u, m, GB_ACL_NO_ID);
-        u->top[i] = id;
-        for (uint8_t j = 0; j < m->nsubcommands; j++)
-            add(u, &m->subcommands[j], id);
+    /* Redis 7.0's commands first, then the later ones: ids below nredis are
+     * what category descriptions are chosen over (ACL GETUSER's rules text
+     * stays Redis 7.0's; a later command shows as a single-command rule). */
+    for (int later = 0; later <= 1; later++) {
+        for (size_t i = 0; i < gb_command_meta_count; i++) {
+            const gb_command_meta *m = &gb_command_meta_table[i];
+            if (after_redis_70(m) != (later == 1))
+                continue;
+            uint16_t id = add(u, m, GB_ACL_NO_ID);
+            u->top[i] = id;
+            for (uint8_t j = 0; j < m->nsubcommands; j++)
+                add(u, &m->subcommands[j], id);
+        }
+        if (!later)
+            u->nredis = u->n;
     }
-    u->nredis = u->n;
 }
 
 void gb_acl_commands_free(gb_acl_commands *u)

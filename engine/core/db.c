@@ -7,6 +7,7 @@
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
 #include "engine/core/tracking.h"
+#include "engine/core/hfe.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/util.h"
@@ -215,6 +216,7 @@ void gb_db_flush(gb_db *db)
 {
     before_db_flush(db);
     gb_htable_clear(&db->keys, free_kv_cb, NULL);
+    gb_hfe_index_drop(db);
     gb_free(db->vol);
     db->vol = NULL;
     db->nvol = db->volcap = 0;
@@ -227,6 +229,7 @@ void gb_db_flush_lazy(gb_db *db)
      * new, empty one at once. */
     gb_lazyfree_table(db->eng, &db->keys, db->vol);
     gb_htable_init(&db->keys, db->keys.type);
+    gb_hfe_index_drop(db);
     db->vol = NULL;
     db->nvol = db->volcap = 0;
 }
@@ -248,6 +251,9 @@ void gb_db_swap_data(gb_db *a, gb_db *b)
     a->volcap = b->volcap;
     b->nvol = tn;
     b->volcap = tc;
+    struct gb_zset *th = a->hfe;
+    a->hfe = b->hfe;
+    b->hfe = th;
 }
 
 /* ---- lookups --------------------------------------------------------------- */
@@ -367,6 +373,7 @@ static void install(gb_db *db, gb_kv *kv)
     }
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
+    gb_hfe_track_kv(db, kv); /* RENAME, COPY, MOVE, RESTORE of a hash with field deadlines */
     if (wakes_waiters(kv->type))
         gb_blocking_signal_key(db, key);
 }
@@ -418,6 +425,7 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
     gb_htable_insert(&db->keys, &kv->node, hash);
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
+    gb_hfe_track_kv(db, kv);
     return true;
 }
 

@@ -54,6 +54,7 @@ typedef struct gb_db {
     size_t nvol, volcap;
     gb_htable watched;    /* key -> clients WATCHing it (engine/core/multi.c) */
     gb_htable blocking;   /* key -> clients blocked on it (engine/core/blocking.c) */
+    struct gb_zset *hfe;  /* hashes with field deadlines (engine/types/t_hash_ttl.h), or NULL */
     struct gb_engine *eng;
     int id;
 } gb_db;

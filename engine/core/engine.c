@@ -11,6 +11,7 @@
 #include "engine/core/pubsub.h"
 #include "engine/core/blocking.h"
 #include "engine/core/lazyfree.h"
+#include "engine/core/hfe.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/core/tracking.h"
@@ -201,6 +202,8 @@ void gb_engine_cron(gb_engine *eng)
         gb_db *db = &eng->dbs[i];
         if (db->nvol && eng->active_expire_enabled && !paused)
             gb_db_active_expire(db, deadline);
+        if (db->hfe && eng->active_expire_enabled && !paused)
+            gb_hfe_active_expire(db, deadline);
     }
     uint64_t expire_ns = gb_clock_mono_ns() - expire_start;
     eng->expire_cycle_us += expire_ns / 1000;

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "engine/ds/hash_ttl.h"
 #include "engine/ds/htable.h"
 #include "engine/ds/listpack.h"
 #include "engine/base/mem.h"
@@ -172,6 +173,10 @@ gb_hash *gb_hash_from_listpack(unsigned char *lp, size_t size, const gb_types_co
 
 void gb_hash_release(gb_hash *h)
 {
+    if (h->enc == GB_HASH_TTL) {
+        gb_hash_ttl_release(h);
+        return;
+    }
     if (h->enc == GB_HASH_LISTPACK)
         gb_lp_free(h->p);
     else
@@ -189,11 +194,14 @@ void gb_hash_free(gb_hash *h)
 
 const char *gb_hash_encoding_name(const gb_hash *h)
 {
+    if (h->enc == GB_HASH_TTL) /* Redis 7.4's names */
+        return gb_hash_fields_c(h)->enc == GB_HASH_LISTPACK ? "listpackex" : "hashtable";
     return h->enc == GB_HASH_LISTPACK ? "listpack" : "hashtable";
 }
 
 size_t gb_hash_len(const gb_hash *h)
 {
+    h = gb_hash_fields_c(h);
     if (h->enc == GB_HASH_LISTPACK)
         return gb_lp_count(h->p) / 2;
     return gb_htable_size(&((const hbig *)h->p)->ht);
@@ -201,6 +209,8 @@ size_t gb_hash_len(const gb_hash *h)
 
 size_t gb_hash_payload_mem(const gb_hash *h)
 {
+    if (h->enc == GB_HASH_TTL)
+        return gb_hash_payload_mem(gb_hash_fields_c(h)) + gb_hash_ttl_mem(h);
     size_t n = gb_mem_accounted(h->p);
     if (h->enc == GB_HASH_HASHTABLE) {
         const hbig *b = h->p;
@@ -211,6 +221,7 @@ size_t gb_hash_payload_mem(const gb_hash *h)
 
 void gb_hash_each(const gb_hash *h, gb_hash_emit_fn emit, void *ctx)
 {
+    h = gb_hash_fields_c(h);
     if (h->enc == GB_HASH_LISTPACK) {
         unsigned char *lp = h->p;
         char fb[GB_LP_INT_BUF], vb[GB_LP_INT_BUF];
@@ -244,6 +255,10 @@ gb_hash *gb_hash_dup(const gb_hash *h)
 {
     gb_hash *c = gb_malloc(sizeof *c);
     memset(c, 0, sizeof *c);
+    if (h->enc == GB_HASH_TTL) {
+        gb_hash_ttl_dup_into(h, c);
+        return c;
+    }
     c->enc = h->enc;
     if (h->enc == GB_HASH_LISTPACK) {
         size_t n = gb_lp_bytes(h->p);
@@ -264,6 +279,10 @@ static bool too_long(const gb_types_config *cfg, gb_slice f, gb_slice v)
 
 bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
 {
+    if (h->enc == GB_HASH_TTL) { /* HSET: the new value has no deadline (Redis) */
+        gb_hash_ttl_clear(h, f);
+        h = gb_hash_fields(h);
+    }
     if (h->enc == GB_HASH_LISTPACK &&
         (too_long(cfg, f, v) || gb_lp_bytes(h->p) + f.len + v.len + 16 > GB_TYPES_LISTPACK_MAX_BYTES))
         to_hashtable(h);
@@ -289,6 +308,11 @@ bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
 size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const gb_slice *fields,
                         const gb_slice *values)
 {
+    if (h->enc == GB_HASH_TTL) {
+        for (size_t i = 0; i < n; i++)
+            gb_hash_ttl_clear(h, fields[i]);
+        h = gb_hash_fields(h);
+    }
     if (h->enc == GB_HASH_LISTPACK) {
         size_t sum = 0;
         for (size_t i = 0; i < n; i++) {
@@ -309,6 +333,7 @@ size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const 
 
 bool gb_hash_get(const gb_hash *h, gb_slice f, gb_slice *value, char *buf)
 {
+    h = gb_hash_fields_c(h);
     if (h->enc == GB_HASH_LISTPACK) {
         unsigned char *lp = h->p;
         unsigned char *p = gb_lp_find(lp, gb_lp_first(lp), f, 1);
@@ -348,6 +373,11 @@ size_t gb_hash_strlen(const gb_hash *h, gb_slice f)
 
 size_t gb_hash_del(gb_hash *h, size_t n, const gb_slice *fields)
 {
+    if (h->enc == GB_HASH_TTL) {
+        for (size_t i = 0; i < n; i++)
+            gb_hash_ttl_clear(h, fields[i]);
+        h = gb_hash_fields(h);
+    }
     size_t removed = 0;
     for (size_t i = 0; i < n; i++) {
         if (h->enc == GB_HASH_LISTPACK) {
@@ -370,6 +400,7 @@ size_t gb_hash_del(gb_hash *h, size_t n, const gb_slice *fields)
 
 int gb_hash_incrby(gb_hash *h, const gb_types_config *cfg, gb_slice f, int64_t incr, int64_t *out)
 {
+    h = gb_hash_fields(h); /* the field keeps its deadline (Redis) */
     gb_slice cur;
     char buf[GB_HASH_VALUE_BUF];
     int64_t v = 0;
@@ -387,6 +418,7 @@ int gb_hash_incrby(gb_hash *h, const gb_types_config *cfg, gb_slice f, int64_t i
 int gb_hash_incrbyfloat(gb_hash *h, const gb_types_config *cfg, gb_slice f, long double incr, char *out,
                         size_t *outlen)
 {
+    h = gb_hash_fields(h); /* the field keeps its deadline (Redis) */
     gb_slice cur;
     char buf[GB_HASH_VALUE_BUF];
     long double v = 0;
@@ -413,6 +445,7 @@ typedef struct pair_array {
 
 static void pairs_of(const gb_hash *h, pair_array *a)
 {
+    h = gb_hash_fields_c(h);
     size_t n = gb_hash_len(h);
     a->f = gb_malloc((n ? n : 1) * sizeof *a->f);
     a->v = gb_malloc((n ? n : 1) * sizeof *a->v);
@@ -462,6 +495,7 @@ static void scan_one(gb_hnode *n, void *ctx)
 
 void gb_hash_random(const gb_hash *h, int64_t count, gb_hash_emit_fn emit, void *ctx)
 {
+    h = gb_hash_fields_c(h);
     size_t size = gb_hash_len(h);
     if (count == 0 || size == 0)
         return;
@@ -504,6 +538,7 @@ void gb_hash_random(const gb_hash *h, int64_t count, gb_hash_emit_fn emit, void 
 
 uint64_t gb_hash_scan(gb_hash *h, uint64_t cursor, gb_hash_emit_fn emit, void *ctx)
 {
+    h = gb_hash_fields(h);
     if (h->enc == GB_HASH_LISTPACK) {
         gb_hash_each(h, emit, ctx);
         return 0;
@@ -522,6 +557,8 @@ static void count_one(gb_hnode *n, void *ctx)
 
 bool gb_hash_verify(const gb_hash *h)
 {
+    if (h->enc == GB_HASH_TTL)
+        return gb_hash_ttl_verify(h);
     if (h->enc == GB_HASH_LISTPACK) {
         unsigned char *lp = h->p;
         if (!gb_lp_validate(lp, gb_lp_bytes(lp)) || gb_lp_count(lp) % 2)

@@ -5,6 +5,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/ds/hash_ttl.h"
 #include "engine/ds/listpack.h"
 #include "engine/persist/snap_stream.h"
 #include "engine/persist/snapfmt.h"
@@ -29,6 +30,12 @@ static void put_pair(void *ctx, gb_slice f, gb_slice v)
 {
     gb_snap_put_str(ctx, f.ptr, f.len);
     gb_snap_put_str(ctx, v.ptr, v.len);
+}
+
+static void put_deadline(void *ctx, gb_slice f, int64_t when_ms)
+{
+    gb_snap_put_str(ctx, f.ptr, f.len);
+    gb_snap_put_varint(ctx, (uint64_t)when_ms);
 }
 
 static void put_scored(void *ctx, gb_slice m, double score)
@@ -67,6 +74,8 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
         return GB_SNAP_T_STREAM;
     case GB_TYPE_HASH:
         *o = gb_tobj_unpack(kv->v.ptr);
+        if (gb_hash_has_ttl_enc(&o->h))
+            return GB_SNAP_T_HASH_TTL;
         if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
             *bloblen = gb_lp_bytes(*blob);
             return GB_SNAP_T_HASH_LISTPACK;
@@ -120,6 +129,12 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
     case GB_SNAP_T_HASH:
         gb_snap_put_varint(w, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, w);
+        break;
+    case GB_SNAP_T_HASH_TTL:
+        gb_snap_put_varint(w, gb_hash_len(&o.h));
+        gb_hash_each(&o.h, put_pair, w);
+        gb_snap_put_varint(w, gb_hash_ttl_count(&o.h));
+        gb_hash_ttl_each(&o.h, put_deadline, w);
         break;
     case GB_SNAP_T_STREAM:
         gb_snap_write_stream(w, kv->v.ptr);
@@ -253,7 +268,29 @@ fail:
     return NULL;
 }
 
-static void *load_hash(loader *L)
+/* A HASH_TTL record's deadlines, after its pairs: each for a field of h, once,
+ * within Redis's range. Fields whose deadline passed while the file lay
+ * are loaded as they are; the expiry cycle deletes them (propagating HDEL). */
+static bool load_deadlines(loader *L, gb_hash *h)
+{
+    uint64_t m, when;
+    if (!gb_snap_get_varint(L->r, &m))
+        return false;
+    gb_hash_ttl_enable(h);
+    for (uint64_t i = 0; i < m; i++) {
+        if (!get_s(L->r, &L->a) || !gb_snap_get_varint(L->r, &when))
+            return false;
+        gb_slice f = sl(&L->a);
+        if (when > (uint64_t)GB_HASH_TTL_MAX || !gb_hash_exists(h, f))
+            return fail_key(L, "a field deadline out of range or for no field");
+        if (gb_hash_ttl_get(h, f) >= 0)
+            return dup(L, "field deadline", f);
+        gb_hash_ttl_set(h, f, (int64_t)when);
+    }
+    return true;
+}
+
+static void *load_hash(loader *L, bool with_ttl)
 {
     uint64_t n;
     if (!load_count(L, &n))
@@ -267,6 +304,8 @@ static void *load_hash(loader *L)
             goto fail;
         }
     }
+    if (with_ttl && !load_deadlines(L, h))
+        goto fail;
     return gb_tobj_adopt(h);
 fail:
     gb_hash_free(h);
@@ -354,6 +393,7 @@ static const enum gb_type type_of[GB_SNAP_T_MAX + 1] = {
     [GB_SNAP_T_LIST_LISTPACK] = GB_TYPE_LIST,  [GB_SNAP_T_SET_LISTPACK] = GB_TYPE_SET,
     [GB_SNAP_T_SET_INTSET] = GB_TYPE_SET,      [GB_SNAP_T_HASH_LISTPACK] = GB_TYPE_HASH,
     [GB_SNAP_T_ZSET_LISTPACK] = GB_TYPE_ZSET,  [GB_SNAP_T_STREAM] = GB_TYPE_STREAM,
+    [GB_SNAP_T_HASH_TTL] = GB_TYPE_HASH,
 };
 
 static void *load_value(loader *L, uint8_t type)
@@ -364,7 +404,9 @@ static void *load_value(loader *L, uint8_t type)
     case GB_SNAP_T_SET:
         return load_set(L);
     case GB_SNAP_T_HASH:
-        return load_hash(L);
+        return load_hash(L, false);
+    case GB_SNAP_T_HASH_TTL:
+        return load_hash(L, true);
     case GB_SNAP_T_ZSET:
         return load_zset(L);
     case GB_SNAP_T_STREAM:

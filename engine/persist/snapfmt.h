@@ -1,5 +1,5 @@
 /*
- * The snapshot file format, version 4 (docs/persistence.md has the same
+ * The snapshot file format, version 5 (docs/persistence.md has the same
  * with examples). Every integer is little-endian, whatever the machine.
  *
  * File = header, blocks, trailer.
@@ -69,6 +69,10 @@
  *                                                        varint delivery count),
  *                              varint consumers, consumers x (str name,
  *                                  svarint seen ms, varint n, n x ID: its pending))
+ *       12 HASH_TTL        (version 5) a hash with field deadlines (engine/ds/hash_ttl.h):
+ *                          varint n, n x (str field, str value),
+ *                          varint m, m x (str field, varint deadline: Unix ms)
+ *                          for the m fields that have one
  *   EOF      0xFF  varint keys                    (then the trailer)
  *
  * Small collections are stored as their compact encoding's bytes: saving
@@ -86,7 +90,7 @@
 #include <stdint.h>
 
 #define GB_SNAP_MAGIC "GOBLINSN"
-#define GB_SNAP_VERSION 4u
+#define GB_SNAP_VERSION 5u
 #define GB_SNAP_VERSION_MIN 2u /* the oldest version this build reads */
 #define GB_SNAP_HEADER_SIZE 32u
 #define GB_SNAP_BLOCK_MAGIC 0x4B4C4247u   /* "GBLK" */
@@ -121,7 +125,8 @@ enum gb_snap_type {
     GB_SNAP_T_HASH_LISTPACK = 9,
     GB_SNAP_T_ZSET_LISTPACK = 10,
     GB_SNAP_T_STREAM = 11,
-    GB_SNAP_T_MAX = 11,
+    GB_SNAP_T_HASH_TTL = 12,
+    GB_SNAP_T_MAX = 12,
 };
 
 #define GB_SNAP_KEY_HAS_EXPIRE 0x01u

@@ -4,6 +4,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/ds/hash_ttl.h"
 
 int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj *o)
 {
@@ -73,6 +74,8 @@ typedef struct scan_filter {
     const gb_scan_opts *opts;
     const gb_sink *sink;
     size_t n;
+    const gb_hash *ttl_hash; /* a hash with field deadlines: expired fields are skipped */
+    int64_t now_ms;
 } scan_filter;
 
 static bool scan_accepts(scan_filter *f, gb_slice member)
@@ -87,6 +90,8 @@ static bool scan_accepts(scan_filter *f, gb_slice member)
 static void scan_pair(void *ctx, gb_slice field, gb_slice value)
 {
     scan_filter *f = ctx;
+    if (f->ttl_hash && gb_hash_field_expired(f->ttl_hash, field, f->now_ms))
+        return; /* past its deadline: never served */
     if (scan_accepts(f, field))
         f->sink->pair(f->sink->ctx, field, value);
 }
@@ -129,7 +134,9 @@ gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor,
         return found < 0 ? GB_R_WRONGTYPE : GB_R_NOTFOUND;
     if (!opts)
         return GB_R_BADARG;
-    scan_filter f = {opts, sink, 0};
+    scan_filter f = {opts, sink, 0, NULL, db->eng->now_ms};
+    if (t == GB_TYPE_HASH && gb_hash_has_ttl_enc(&o.o.h))
+        f.ttl_hash = &o.o.h;
     size_t per = t == GB_TYPE_SET ? 1 : 2;
     int64_t budget = gb_scan_step_budget(opts->count);
     do {
@@ -173,7 +180,7 @@ gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor,
 static size_t hash_effort(const void *obj)
 {
     gb_tobj_hdr u = gb_tobj_unpack(obj);
-    return u.h.enc == GB_HASH_HASHTABLE ? gb_hash_len(&u.h) : 1;
+    return u.h.enc != GB_HASH_LISTPACK ? gb_hash_len(&u.h) : 1;
 }
 static size_t set_effort(const void *obj)
 {

@@ -177,7 +177,9 @@ static void check_hash(gb_client *c, snap_reply *r, gb_slice key)
     FUZZ_CHECK(n >= 1, "a loaded hash of %lld fields", (long long)n);
     gb_slice a[2] = {gb_slice_cstr("HGETALL"), key};
     snap_run(c, r, 2, a);
-    FUZZ_CHECK((int64_t)r->n == 2 * n, "HLEN %lld, HGETALL %zu", (long long)n, r->n);
+    /* HLEN also counts fields past their deadline that nothing has deleted
+     * yet (Redis 8.0's hash-field expiry); HGETALL never shows them. */
+    FUZZ_CHECK(r->n % 2 == 0 && (int64_t)r->n <= 2 * n, "HLEN %lld, HGETALL %zu", (long long)n, r->n);
     check_distinct(r, 2, "hash's field");
     snap_reply one = {0};
     for (size_t i = 0; i + 1 < r->n && i < 2 * SNAP_LOOKUPS; i += 2) {

@@ -494,6 +494,11 @@ def snaprecord_seeds():
                      key(5, "Z", varint(2) + sstr("m") + struct.pack("<d", 1.5) + sstr("n") + struct.pack("<d", -0.0)),
                      key(0, "str", sstr("hello")),
                      key(1, "num", svarint(-42), expire=2**62)],
+        # version 5's HASH_TTL: pairs, then deadlines (field, Unix ms); one past
+        # already, one far; then one naming a field the hash lacks (refused)
+        "hash-ttl": [key(12, "HT", varint(3) + sstr("f") + sstr("v") + sstr("g") + sstr("12") + sstr("h") + sstr("x")
+                         + varint(2) + sstr("f") + varint(1) + sstr("g") + varint(2**47))],
+        "hash-ttl-nofield": [key(12, "HX", varint(1) + sstr("f") + sstr("v") + varint(1) + sstr("zz") + varint(5))],
     }
     aux = b"\xFA" + sstr("goblin-ver") + sstr("0.1.0") + b"\xFB" + varint(0) + varint(1)
     for name, keys in recs.items():

@@ -1,0 +1,192 @@
+/*
+ * Hash-field deadlines: the GB_HASH_TTL wrapper of engine/ds/hash_ttl.h.
+ */
+#include "engine/ds/hash_ttl.h"
+
+#include <math.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/score.h"
+
+/* The deadline index's own thresholds (Redis's zset defaults): they are not
+ * the user's sorted sets, so CONFIG SET zset-max-* does not reach them. */
+static const gb_types_config ttl_index_cfg = {
+    .zset_max_listpack_entries = 128,
+    .zset_max_listpack_value = 64,
+};
+
+static gb_hash_ex *ex_of(const gb_hash *h) { return (gb_hash_ex *)h->p; }
+
+static void adopt_zset(gb_zset *dst, gb_zset *heap)
+{
+    *dst = *heap;
+    gb_free(heap);
+}
+
+void gb_hash_ttl_enable(gb_hash *h)
+{
+    if (h->enc == GB_HASH_TTL)
+        return;
+    gb_hash_ex *ex = gb_malloc(sizeof *ex);
+    ex->fields = *h;
+    adopt_zset(&ex->ttl, gb_zset_new(&ttl_index_cfg, 0, 0));
+    h->enc = GB_HASH_TTL;
+    h->p = ex;
+}
+
+int64_t gb_hash_ttl_get(const gb_hash *h, gb_slice field)
+{
+    double when;
+    if (h->enc != GB_HASH_TTL || !gb_zset_score(&ex_of(h)->ttl, field, &when))
+        return -1;
+    return (int64_t)when;
+}
+
+void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms)
+{
+    gb_hash_ttl_enable(h);
+    double score = (double)when_ms; /* exact: when_ms <= 2^48 */
+    gb_zadd_result res;
+    gb_zset_add(&ex_of(h)->ttl, &ttl_index_cfg, 0, 1, &score, &field, &res);
+}
+
+bool gb_hash_ttl_clear(gb_hash *h, gb_slice field)
+{
+    return h->enc == GB_HASH_TTL && gb_zset_remove(&ex_of(h)->ttl, 1, &field) == 1;
+}
+
+size_t gb_hash_ttl_count(const gb_hash *h) { return h->enc == GB_HASH_TTL ? gb_zset_card(&ex_of(h)->ttl) : 0; }
+
+static void keep_score(void *ctx, gb_slice member, double score)
+{
+    (void)member;
+    *(int64_t *)ctx = (int64_t)score;
+}
+
+int64_t gb_hash_ttl_min(const gb_hash *h)
+{
+    int64_t min = -1;
+    if (h->enc == GB_HASH_TTL)
+        gb_zset_range_rank(&ex_of(h)->ttl, 0, 0, false, keep_score, &min);
+    return min;
+}
+
+static gb_score_range upto(int64_t now_ms)
+{
+    gb_score_range r = {-INFINITY, (double)now_ms, false, false};
+    return r;
+}
+
+size_t gb_hash_ttl_expired_count(const gb_hash *h, int64_t now_ms)
+{
+    if (h->enc != GB_HASH_TTL)
+        return 0;
+    gb_score_range r = upto(now_ms);
+    return gb_zset_count(&ex_of(h)->ttl, &r);
+}
+
+typedef struct each_ctx {
+    gb_hash_ttl_emit_fn emit;
+    void *ctx;
+} each_ctx;
+
+static void each_one(void *ctx, gb_slice member, double score)
+{
+    each_ctx *e = ctx;
+    e->emit(e->ctx, member, (int64_t)score);
+}
+
+void gb_hash_ttl_each(const gb_hash *h, gb_hash_ttl_emit_fn emit, void *ctx)
+{
+    if (h->enc != GB_HASH_TTL)
+        return;
+    each_ctx e = {emit, ctx};
+    gb_zset_range_rank(&ex_of(h)->ttl, 0, -1, false, each_one, &e);
+}
+
+/* The expired fields, copied out of the index before any is deleted. */
+typedef struct field_list {
+    gb_slice *f;
+    size_t n;
+} field_list;
+
+static void copy_field(void *ctx, gb_slice member, double score)
+{
+    (void)score;
+    field_list *l = ctx;
+    char *p = gb_malloc(member.len ? member.len : 1);
+    if (member.len)
+        memcpy(p, member.ptr, member.len);
+    l->f[l->n++] = gb_slice_make(p, member.len);
+}
+
+size_t gb_hash_ttl_expire(gb_hash *h, int64_t now_ms, size_t max, gb_hash_field_fn gone, void *ctx)
+{
+    if (!gb_hash_ttl_any_expired(h, now_ms) || max == 0)
+        return 0;
+    gb_hash_ex *ex = ex_of(h);
+    size_t n = gb_hash_ttl_expired_count(h, now_ms);
+    if (n > max)
+        n = max;
+    field_list l = {gb_malloc(n * sizeof(gb_slice)), 0};
+    gb_score_range r = upto(now_ms);
+    gb_zset_range_score(&ex->ttl, &r, false, 0, (int64_t)n, copy_field, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        if (gone)
+            gone(ctx, l.f[i]);
+        gb_hash_del(h, 1, &l.f[i]); /* drops the deadline too */
+        gb_free((void *)l.f[i].ptr);
+    }
+    gb_free(l.f);
+    return l.n;
+}
+
+size_t gb_hash_ttl_mem(const gb_hash *h)
+{
+    if (h->enc != GB_HASH_TTL)
+        return 0;
+    return gb_mem_accounted(h->p) + gb_zset_payload_mem(&ex_of(h)->ttl);
+}
+
+void gb_hash_ttl_release(gb_hash *h)
+{
+    gb_hash_ex *ex = ex_of(h);
+    gb_hash_release(&ex->fields);
+    gb_zset_release(&ex->ttl);
+    gb_free(ex);
+    h->p = NULL;
+}
+
+void gb_hash_ttl_dup_into(const gb_hash *src, gb_hash *dst)
+{
+    const gb_hash_ex *s = ex_of(src);
+    gb_hash_ex *d = gb_malloc(sizeof *d);
+    gb_hash *f = gb_hash_dup(&s->fields);
+    d->fields = *f;
+    gb_free(f);
+    adopt_zset(&d->ttl, gb_zset_dup(&s->ttl));
+    dst->enc = GB_HASH_TTL;
+    dst->p = d;
+}
+
+typedef struct verify_ctx {
+    const gb_hash *fields;
+    bool ok;
+} verify_ctx;
+
+static void verify_one(void *ctx, gb_slice field, int64_t when)
+{
+    verify_ctx *v = ctx;
+    if (when < 0 || when > GB_HASH_TTL_MAX || !gb_hash_exists(v->fields, field))
+        v->ok = false;
+}
+
+bool gb_hash_ttl_verify(const gb_hash *h)
+{
+    const gb_hash_ex *ex = ex_of(h);
+    if (ex->fields.enc == GB_HASH_TTL || !gb_hash_verify(&ex->fields))
+        return false;
+    verify_ctx v = {&ex->fields, true};
+    gb_hash_ttl_each(h, verify_one, &v);
+    return v.ok;
+}

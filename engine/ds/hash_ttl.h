@@ -1,0 +1,96 @@
+/*
+ * Hash-field expiry (Redis 7.4's HFE) on top of engine/ds/hash.h: per-field
+ * deadlines, absolute Unix milliseconds, for the fields that have one.
+ *
+ * A hash without field TTLs is exactly what it was (listpack or hashtable,
+ * the same bytes). The first HEXPIRE-family call on a hash gives it the
+ * third encoding, GB_HASH_TTL: h->p then points to a gb_hash_ex that holds
+ * the plain hash (its fields and values, unchanged) and a deadline index,
+ * a sorted set of field -> deadline (engine/ds/zset.h: a listpack while
+ * small, a tree with a member table past the thresholds), so the earliest
+ * deadlines come first and one field's deadline is one lookup. As in
+ * Redis, the hash keeps that encoding once it has it (OBJECT ENCODING says
+ * "listpackex" while the fields are a listpack, "hashtable" after).
+ *
+ * Every function of hash.h accepts a GB_HASH_TTL hash: reads see the fields
+ * whatever their deadlines (the type layer, which knows the time, filters
+ * and deletes the expired ones); HSET's gb_hash_set / gb_hash_set_many and
+ * gb_hash_del drop the fields' deadlines; HINCRBY/HINCRBYFLOAT keep them.
+ */
+#ifndef GB_ENGINE_DS_HASH_TTL_H
+#define GB_ENGINE_DS_HASH_TTL_H
+
+#include "engine/ds/hash.h"
+#include "engine/ds/zset.h"
+
+#define GB_HASH_TTL 2 /* gb_hash.enc: p is a gb_hash_ex */
+
+/* The largest deadline a field may get (Redis's EB_EXPIRE_TIME_MAX, 2^48-1
+ * ms): every deadline is then exact as a sorted-set score. */
+#define GB_HASH_TTL_MAX ((int64_t)0x0000FFFFFFFFFFFF)
+
+typedef struct gb_hash_ex {
+    gb_hash fields; /* a plain hash: GB_HASH_LISTPACK or GB_HASH_HASHTABLE */
+    gb_zset ttl;    /* field -> deadline (ms), for the fields that have one */
+} gb_hash_ex;
+
+static inline bool gb_hash_has_ttl_enc(const gb_hash *h) { return h->enc == GB_HASH_TTL; }
+
+/* The plain hash holding the fields (h itself when it has no TTL index). */
+static inline gb_hash *gb_hash_fields(gb_hash *h)
+{
+    return h->enc == GB_HASH_TTL ? &((gb_hash_ex *)h->p)->fields : h;
+}
+static inline const gb_hash *gb_hash_fields_c(const gb_hash *h)
+{
+    return h->enc == GB_HASH_TTL ? &((const gb_hash_ex *)h->p)->fields : h;
+}
+
+/* Gives h the deadline index (no-op when it has it). */
+void gb_hash_ttl_enable(gb_hash *h);
+/* The field's deadline, or -1 when it has none (or h has no index). */
+int64_t gb_hash_ttl_get(const gb_hash *h, gb_slice field);
+/* Sets an existing field's deadline (enables the index). */
+void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms);
+/* Drops a field's deadline; true when it had one. */
+bool gb_hash_ttl_clear(gb_hash *h, gb_slice field);
+/* How many fields have a deadline; the earliest one (-1: none). */
+size_t gb_hash_ttl_count(const gb_hash *h);
+int64_t gb_hash_ttl_min(const gb_hash *h);
+/* Whether the field has a deadline at or before now_ms. */
+static inline bool gb_hash_field_expired(const gb_hash *h, gb_slice field, int64_t now_ms)
+{
+    if (h->enc != GB_HASH_TTL)
+        return false;
+    int64_t when = gb_hash_ttl_get(h, field);
+    return when >= 0 && when <= now_ms;
+}
+/* Whether any field's deadline is at or before now_ms (one look at the
+ * earliest), and how many fields are. */
+static inline bool gb_hash_ttl_any_expired(const gb_hash *h, int64_t now_ms)
+{
+    int64_t min = h->enc == GB_HASH_TTL ? gb_hash_ttl_min(h) : -1;
+    return min >= 0 && min <= now_ms;
+}
+size_t gb_hash_ttl_expired_count(const gb_hash *h, int64_t now_ms);
+
+/* Receives one field and its deadline. */
+typedef void (*gb_hash_ttl_emit_fn)(void *ctx, gb_slice field, int64_t when_ms);
+/* The fields with a deadline, earliest first. */
+void gb_hash_ttl_each(const gb_hash *h, gb_hash_ttl_emit_fn emit, void *ctx);
+
+/* Receives a field about to be deleted because its deadline passed (bytes
+ * valid during the call). */
+typedef void (*gb_hash_field_fn)(void *ctx, gb_slice field);
+/* Deletes at most max fields whose deadline is at or before now_ms, the
+ * earliest first, telling each to gone() before it goes; returns how many. */
+size_t gb_hash_ttl_expire(gb_hash *h, int64_t now_ms, size_t max, gb_hash_field_fn gone, void *ctx);
+
+/* Bytes of the index and the wrapper (MEMORY USAGE), 0 without. */
+size_t gb_hash_ttl_mem(const gb_hash *h);
+/* Internal to hash.c: release / duplicate / verify the wrapper. */
+void gb_hash_ttl_release(gb_hash *h);
+void gb_hash_ttl_dup_into(const gb_hash *src, gb_hash *dst);
+bool gb_hash_ttl_verify(const gb_hash *h);
+
+#endif
