@@ -24,9 +24,9 @@
 #define ERR_BAD_FORMAT "ERR Bad data format"
 #define DUMP_FOOTER 10 /* RDB version (2) + CRC-64 (8) */
 
-static void put_footer(gb_strbuf *b)
+static void put_footer(gb_strbuf *b, int version)
 {
-    uint8_t ver[2] = {GB_RDB_VERSION_WRITTEN & 0xFF, GB_RDB_VERSION_WRITTEN >> 8};
+    uint8_t ver[2] = {(uint8_t)(version & 0xFF), (uint8_t)(version >> 8)};
     gb_strbuf_add(b, ver, sizeof ver);
     uint64_t crc = gb_crc64(0, (const unsigned char *)b->p, b->len);
     uint8_t le[8];
@@ -65,7 +65,7 @@ static void cmd_dump(gb_client *c, int argc, gb_slice *argv)
                         gb_type_name((enum gb_type)kv->type));
         return;
     }
-    put_footer(&b);
+    put_footer(&b, gb_rdb_object_version(kv));
     gb_reply_bulk(c, b.p, b.len);
     gb_strbuf_free(&b);
 }

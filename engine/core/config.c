@@ -350,7 +350,7 @@ static const opt options[] = {
      "Directory of the snapshot file and the append-only log directory (must exist).", check_dir, true},
     {"dbfilename", NULL, T_STRING, OFF(dbfilename), 0, 0, "dump.gdb", true, NULL,
      "Snapshot file name inside dir. Goblin writes its own format (docs/persistence.md); a Redis dump.rdb found "
-     "there at start-up is loaded (RDB 1-11) and kept as <dbfilename>.redis when the first save replaces it.",
+     "there at start-up is loaded (RDB 1-12) and kept as <dbfilename>.redis when the first save replaces it.",
      check_dbfilename,
      true},
     {"export-rdb", NULL, T_STRING, OFF(export_rdb), 0, 0, "", false, NULL,
@@ -359,7 +359,7 @@ static const opt options[] = {
      "loads; the path must not exist yet) and exit.",
      NULL},
     {"import-rdb", NULL, T_STRING, OFF(import_rdb), 0, 0, "", false, NULL,
-     "One-shot conversion: load this Redis dump.rdb (RDB versions 1-11, Redis up to 7.2), write it as Goblin's "
+     "One-shot conversion: load this Redis dump.rdb (RDB versions 1-12, Redis up to 7.4), write it as Goblin's "
      "snapshot to dir/dbfilename (which must not exist yet) and exit. To serve a Redis dump.rdb directly, set "
      "dbfilename to it instead: it is recognised by its magic and kept as <dbfilename>.redis at the first save.",
      NULL},

@@ -130,7 +130,9 @@ static const char *rdb_type_name(int t)
         [GB_RDB_TYPE_STREAM_LISTPACKS] = "stream", [GB_RDB_TYPE_HASH_LISTPACK] = "hash",
         [GB_RDB_TYPE_ZSET_LISTPACK] = "zset",      [GB_RDB_TYPE_LIST_QUICKLIST_2] = "list",
         [GB_RDB_TYPE_STREAM_LISTPACKS_2] = "stream", [GB_RDB_TYPE_SET_LISTPACK] = "set",
-        [GB_RDB_TYPE_STREAM_LISTPACKS_3] = "stream",
+        [GB_RDB_TYPE_STREAM_LISTPACKS_3] = "stream", [GB_RDB_TYPE_HASH_METADATA_PRE_GA] = "hash",
+        [GB_RDB_TYPE_HASH_LISTPACK_EX_PRE_GA] = "hash", [GB_RDB_TYPE_HASH_METADATA] = "hash",
+        [GB_RDB_TYPE_HASH_LISTPACK_EX] = "hash",
     };
     return t >= 0 && t < (int)GB_ARRAY_LEN(names) && names[t] ? names[t] : "unknown type";
 }
@@ -261,7 +263,7 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
         case OP_FUNCTION_RC:
             return fail(L, "functions in Redis 7.0-rc's format (opcode 0xF6); save again with Redis 7.0.0 or later");
         default:
-            if (op > GB_RDB_TYPE_STREAM_LISTPACKS_3)
+            if (op > GB_RDB_TYPE_HASH_LISTPACK_EX)
                 return fail(L, "an unknown opcode 0x%02X", (unsigned)op);
             if (!load_key(L, op, expire_ms, idle_s))
                 return false;
@@ -293,7 +295,7 @@ int gb_rdb_load_file(gb_engine *eng, const char *path, gb_rdb_load_stats *st,
     }
     st->version = version;
     if (version < 1 || version > GB_RDB_VERSION_READ_MAX) {
-        snprintf(err, errlen, "%s is RDB version %u; Goblin Core reads versions 1 to %d (Redis up to 7.2)", path,
+        snprintf(err, errlen, "%s is RDB version %u; Goblin Core reads versions 1 to %d (Redis up to 7.4)", path,
                  version, GB_RDB_VERSION_READ_MAX);
         goto done;
     }

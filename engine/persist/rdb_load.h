@@ -1,5 +1,5 @@
 /*
- * Loading a Redis dump.rdb (RDB versions 1 to 11: Redis up to 7.2) into
+ * Loading a Redis dump.rdb (RDB versions 1 to 12: Redis up to 7.4) into
  * the engine's databases: at start-up when dbfilename names one (found by
  * its "REDIS" magic, engine/persist/persist.c) and for `--import-rdb FILE`.
  *

@@ -6,6 +6,7 @@
 #include "engine/base/score.h"
 #include "engine/base/util.h"
 #include "engine/ds/hash.h"
+#include "engine/ds/hash_ttl.h"
 #include "engine/ds/set.h"
 #include "engine/ds/zset.h"
 #include "engine/persist/rdb_compact.h"
@@ -325,6 +326,117 @@ static bool read_quicklist(gb_rdb_reader *r, bool v2, builder *B, const char **w
     return true;
 }
 
+/* ---- hashes with field deadlines (Redis 7.4) ---- */
+
+static bool read_ms(gb_rdb_reader *r, uint64_t *ms, const char **why)
+{
+    if (r->len - r->pos < 8) {
+        *why = "a truncated time";
+        return false;
+    }
+    *ms = 0;
+    for (int i = 7; i >= 0; i--)
+        *ms = *ms << 8 | r->p[r->pos + (size_t)i];
+    r->pos += 8;
+    return true;
+}
+
+/* A field just added gets its deadline (0: none). */
+static bool set_field_deadline(builder *B, gb_slice field, uint64_t when)
+{
+    if (when == 0)
+        return true;
+    if (when > (uint64_t)GB_HASH_TTL_MAX) {
+        B->why = "a field deadline past the largest one (2^48 - 1 ms)";
+        return false;
+    }
+    gb_hash_ttl_set(B->hash, field, (int64_t)when);
+    return true;
+}
+
+static bool read_hash_metadata(gb_rdb_reader *r, bool relative, builder *B, const char **why)
+{
+    uint64_t min = 0, n;
+    if (relative && !read_ms(r, &min, why))
+        return false;
+    if (!read_count(r, &n, why))
+        return false;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t ttl;
+        bool enc;
+        if (gb_rdb_read_len(r, &ttl, &enc) != 0 || enc) {
+            *why = "a truncated field deadline";
+            return false;
+        }
+        gb_rdb_str f = {0}, v = {0};
+        bool ok = read_str(r, &f, why) && read_str(r, &v, why);
+        gb_slice field = gb_slice_make(f.ptr, f.len);
+        uint64_t when = ttl == 0 ? 0 : relative ? ttl + min - 1 : ttl;
+        if (ok)
+            ok = add_hash_pair(B, field, gb_slice_make(v.ptr, v.len)) && set_field_deadline(B, field, when);
+        gb_rdb_str_free(&f);
+        gb_rdb_str_free(&v);
+        if (!ok) {
+            if (B->why)
+                *why = B->why;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A listpack of field, value, deadline triples. */
+typedef struct triple {
+    builder *B;
+    int at;
+    char *field, *value;
+    size_t flen, vlen;
+} triple;
+
+static bool emit_triple(void *ctx, const gb_rdb_elem *e)
+{
+    triple *T = ctx;
+    builder *B = T->B;
+    if (T->at < 2) {
+        char **dst = T->at == 0 ? &T->field : &T->value;
+        gb_free(*dst);
+        *dst = gb_memdup(e->ptr, e->len);
+        *(T->at == 0 ? &T->flen : &T->vlen) = e->len;
+        T->at++;
+        return true;
+    }
+    T->at = 0;
+    if (!e->is_int || e->ival < 0) {
+        B->why = "a field deadline that is not a number";
+        return false;
+    }
+    gb_slice field = gb_slice_make(T->field, T->flen);
+    return add_hash_pair(B, field, gb_slice_make(T->value, T->vlen)) &&
+           set_field_deadline(B, field, (uint64_t)e->ival);
+}
+
+static bool read_hash_listpack_ex(gb_rdb_reader *r, bool with_min, builder *B, const char **why)
+{
+    uint64_t min;
+    if (with_min && !read_ms(r, &min, why))
+        return false;
+    gb_rdb_str blob;
+    if (!read_str(r, &blob, why))
+        return false;
+    triple T = {.B = B};
+    int64_t got = gb_rdb_listpack_each((const uint8_t *)blob.ptr, blob.len, emit_triple, &T, why);
+    gb_rdb_str_free(&blob);
+    gb_free(T.field);
+    gb_free(T.value);
+    if (got >= 0 && T.at != 0) {
+        *why = "a field without its value and deadline";
+        return false;
+    }
+    if (got < 0 && B->why)
+        *why = B->why;
+    return got >= 0;
+}
+
 static enum gb_type type_of_rdb(int rdbtype)
 {
     switch (rdbtype) {
@@ -346,6 +458,10 @@ static enum gb_type type_of_rdb(int rdbtype)
     case GB_RDB_TYPE_HASH_ZIPMAP:
     case GB_RDB_TYPE_HASH_ZIPLIST:
     case GB_RDB_TYPE_HASH_LISTPACK:
+    case GB_RDB_TYPE_HASH_METADATA_PRE_GA:
+    case GB_RDB_TYPE_HASH_LISTPACK_EX_PRE_GA:
+    case GB_RDB_TYPE_HASH_METADATA:
+    case GB_RDB_TYPE_HASH_LISTPACK_EX:
         return GB_TYPE_HASH;
     default:
         return GB_TYPE_COUNT;
@@ -399,6 +515,14 @@ bool gb_rdb_object_read(gb_rdb_reader *r, int rdbtype, const gb_rdb_build_config
     case GB_RDB_TYPE_ZSET_ZIPLIST:
     case GB_RDB_TYPE_HASH_ZIPLIST:
         ok = read_blob(r, gb_rdb_ziplist_each, &B, why);
+        break;
+    case GB_RDB_TYPE_HASH_METADATA_PRE_GA:
+    case GB_RDB_TYPE_HASH_METADATA:
+        ok = read_hash_metadata(r, rdbtype == GB_RDB_TYPE_HASH_METADATA, &B, why);
+        break;
+    case GB_RDB_TYPE_HASH_LISTPACK_EX_PRE_GA:
+    case GB_RDB_TYPE_HASH_LISTPACK_EX:
+        ok = read_hash_listpack_ex(r, rdbtype == GB_RDB_TYPE_HASH_LISTPACK_EX, &B, why);
         break;
     default: /* SET_LISTPACK, ZSET_LISTPACK, HASH_LISTPACK */
         ok = read_blob(r, gb_rdb_listpack_each, &B, why);
@@ -464,8 +588,54 @@ static void put_scored(void *ctx, gb_slice m, double score)
     gb_strbuf_add(ctx, buf, sizeof buf);
 }
 
+/* The hash of kv when it has fields with deadlines, else NULL. */
+static const gb_hash *hash_with_deadlines(const gb_kv *kv, gb_tobj_hdr *o)
+{
+    if (kv->type != GB_TYPE_HASH)
+        return NULL;
+    *o = gb_tobj_unpack(kv->v.ptr);
+    return gb_hash_has_ttl_enc(&o->h) && gb_hash_ttl_count(&o->h) > 0 ? &o->h : NULL;
+}
+
+int gb_rdb_object_version(const gb_kv *kv)
+{
+    gb_tobj_hdr o;
+    return hash_with_deadlines(kv, &o) ? GB_RDB_VERSION_HFE : GB_RDB_VERSION_WRITTEN;
+}
+
+typedef struct meta_ctx {
+    gb_strbuf *b;
+    const gb_hash *h;
+    int64_t min;
+} meta_ctx;
+
+static void put_meta_field(void *ctx, gb_slice f, gb_slice v)
+{
+    meta_ctx *m = ctx;
+    int64_t when = gb_hash_ttl_get(m->h, f);
+    gb_rdb_write_len(m->b, when < 0 ? 0 : (uint64_t)(when - m->min) + 1);
+    gb_rdb_write_string_value(m->b, f.ptr, f.len);
+    gb_rdb_write_string_value(m->b, v.ptr, v.len);
+}
+
+/* RDB_TYPE_HASH_METADATA, as Redis 7.4 writes a hash table with field
+ * deadlines. */
+static void write_hash_metadata(gb_strbuf *b, const gb_hash *h)
+{
+    meta_ctx m = {b, h, gb_hash_ttl_min(h)};
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)((uint64_t)m.min >> (8 * i));
+    gb_strbuf_add(b, le, sizeof le);
+    gb_rdb_write_len(b, gb_hash_len(h));
+    gb_hash_each(h, put_meta_field, &m);
+}
+
 int gb_rdb_object_type(const gb_kv *kv)
 {
+    gb_tobj_hdr o;
+    if (hash_with_deadlines(kv, &o))
+        return GB_RDB_TYPE_HASH_METADATA;
     switch (kv->type) {
     case GB_TYPE_STRING:
         return GB_RDB_TYPE_STRING;
@@ -504,6 +674,10 @@ void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv)
         gb_set_members(&o.s, put_member, b);
         break;
     case GB_TYPE_HASH:
+        if (hash_with_deadlines(kv, &o)) {
+            write_hash_metadata(b, &o.h);
+            break;
+        }
         o = gb_tobj_unpack(kv->v.ptr);
         gb_rdb_write_len(b, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, b);

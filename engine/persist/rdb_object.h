@@ -46,11 +46,23 @@ enum {
     GB_RDB_TYPE_STREAM_LISTPACKS_2 = 19,
     GB_RDB_TYPE_SET_LISTPACK = 20,
     GB_RDB_TYPE_STREAM_LISTPACKS_3 = 21,
+    /* Redis 7.4 (RDB 12): hashes with field deadlines (hash-field expiry).
+     * METADATA: [min deadline, 8 bytes LE] len { len ttl, field, value }
+     *   with ttl 0 for none, else deadline - min + 1 (PRE_GA: no min, ttl
+     *   absolute). LISTPACK_EX: [min deadline] a listpack of field, value,
+     *   deadline triples (0: none). */
+    GB_RDB_TYPE_HASH_METADATA_PRE_GA = 22,
+    GB_RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23,
+    GB_RDB_TYPE_HASH_METADATA = 24,
+    GB_RDB_TYPE_HASH_LISTPACK_EX = 25,
 };
 
-/* The RDB version Goblin writes (Redis 7.0's) and the newest it reads. */
+/* The RDB version Goblin writes (Redis 7.0's; 12, Redis 7.4's, for a hash
+ * with field deadlines, which nothing older can hold) and the newest it
+ * reads. */
 #define GB_RDB_VERSION_WRITTEN 10
-#define GB_RDB_VERSION_READ_MAX 11
+#define GB_RDB_VERSION_HFE 12
+#define GB_RDB_VERSION_READ_MAX 12
 
 /* A value read from RDB bytes, not yet in any database. */
 typedef struct gb_rdb_value {
@@ -79,6 +91,8 @@ void gb_rdb_value_free(gb_rdb_value *v);
  * name goes between them: the type byte kv is written with, and the
  * object alone. */
 int gb_rdb_object_type(const gb_kv *kv);
+/* The RDB version a payload or file holding kv needs. */
+int gb_rdb_object_version(const gb_kv *kv);
 void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv);
 
 /* Appends kv's value as a type byte and the object. Returns false (nothing

@@ -63,10 +63,27 @@ static void put_function(void *ctx, gb_slice code)
     maybe_flush(w);
 }
 
-static void put_header(writer *w, const gb_engine *eng)
+/* RDB 12 (Redis 7.4) when a hash has field deadlines, which nothing older
+ * can hold; else Redis 7.0's 10, which every Redis since loads. */
+static int file_version(gb_engine *eng)
+{
+    for (int d = 0; d < eng->ndbs; d++) {
+        gb_htable_iter it;
+        gb_htable_iter_init(&it, &eng->dbs[d].keys);
+        int v = GB_RDB_VERSION_WRITTEN;
+        for (gb_hnode *n; v == GB_RDB_VERSION_WRITTEN && (n = gb_htable_iter_next(&it)) != NULL;)
+            v = gb_rdb_object_version((const gb_kv *)n);
+        gb_htable_iter_done(&it);
+        if (v != GB_RDB_VERSION_WRITTEN)
+            return v;
+    }
+    return GB_RDB_VERSION_WRITTEN;
+}
+
+static void put_header(writer *w, gb_engine *eng, int version)
 {
     char num[GB_INT_BUF];
-    gb_strbuf_add(&w->buf, "REDIS0010", 9);
+    gb_strbuf_printf(&w->buf, "REDIS%04d", version);
     put_aux(w, "goblin-ver", GOBLIN_VERSION);
     put_aux(w, "redis-bits", sizeof(void *) == 8 ? "64" : "32");
     gb_ll2str(num, eng->now_ms / 1000);
@@ -128,7 +145,7 @@ int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err
         return -1;
     }
     *keys = 0;
-    put_header(&w, eng);
+    put_header(&w, eng, file_version(eng));
     for (int d = 0; d < eng->ndbs; d++)
         *keys += put_db(&w, &eng->dbs[d]);
     gb_strbuf_addc(&w.buf, (char)OP_EOF);

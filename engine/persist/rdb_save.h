@@ -1,5 +1,7 @@
 /*
- * Writing the dataset as a Redis dump.rdb (RDB version 10, Redis 7.0's),
+ * Writing the dataset as a Redis dump.rdb (RDB version 10, Redis 7.0's;
+ * 12, Redis 7.4's, when a hash has field deadlines, which older versions
+ * cannot hold),
  * which redis-server 7.0 loads and redis-check-rdb accepts: the way back
  * from Goblin to Redis (`goblin-core --export-rdb FILE`, issue 29).
  *

@@ -71,7 +71,8 @@ static bool decode(const gb_rdb_build_config *cfg, const void *p, size_t n, gb_r
 }
 
 /* The elements of a written set or hash body (RDB_TYPE_SET: members;
- * RDB_TYPE_HASH: "field\0value" pairs), sorted: their order is the hash
+ * RDB_TYPE_HASH: "field\0value" pairs; RDB_TYPE_HASH_METADATA: the same
+ * with each field's deadline), sorted: their order is the hash
  * table's, which two builds of the same value need not share. */
 typedef struct elems {
     char **s;
@@ -92,18 +93,22 @@ static void collect(const gb_strbuf *b, elems *e)
 {
     gb_rdb_reader r = gb_rdb_reader_make(b->p, b->len);
     int type = gb_rdb_read_byte(&r);
-    uint64_t n;
-    bool enc;
+    uint64_t n, ttl = 0;
+    bool enc, meta = type == GB_RDB_TYPE_HASH_METADATA;
+    if (meta)
+        r.pos += 8; /* the earliest deadline */
     FUZZ_CHECK(gb_rdb_read_len(&r, &n, &enc) == 0 && !enc, "own payload has no count");
     e->n = (size_t)n;
     e->s = malloc(e->n * sizeof *e->s + 1);
     for (size_t i = 0; i < e->n; i++) {
         char *f, *v = NULL;
         size_t flen, vlen = 0;
+        if (meta) /* the field's deadline, compared with it */
+            FUZZ_CHECK(gb_rdb_read_len(&r, &ttl, &enc) == 0 && !enc, "own payload unreadable");
         FUZZ_CHECK(gb_rdb_read_string(&r, SIZE_MAX, &f, &flen) == 0, "own payload unreadable");
-        if (type == GB_RDB_TYPE_HASH)
+        if (type == GB_RDB_TYPE_HASH || meta)
             FUZZ_CHECK(gb_rdb_read_string(&r, SIZE_MAX, &v, &vlen) == 0, "own payload unreadable");
-        size_t total = flen + (v ? 1 + vlen : 0);
+        size_t total = flen + (v ? 1 + vlen : 0) + sizeof ttl;
         e->s[i] = malloc(sizeof total + total + 1);
         memcpy(e->s[i], &total, sizeof total);
         memcpy(e->s[i] + sizeof total, f, flen);
@@ -111,6 +116,7 @@ static void collect(const gb_strbuf *b, elems *e)
             e->s[i][sizeof total + flen] = '\0';
             memcpy(e->s[i] + sizeof total + flen + 1, v, vlen);
         }
+        memcpy(e->s[i] + sizeof total + total - sizeof ttl, &ttl, sizeof ttl);
         gb_free(f);
         gb_free(v);
     }
@@ -123,7 +129,7 @@ static bool same_value(const gb_strbuf *a, const gb_strbuf *b)
         return false;
     if (memcmp(a->p, b->p, a->len) == 0)
         return true;
-    if (a->p[0] != GB_RDB_TYPE_SET && a->p[0] != GB_RDB_TYPE_HASH)
+    if (a->p[0] != GB_RDB_TYPE_SET && a->p[0] != GB_RDB_TYPE_HASH && a->p[0] != GB_RDB_TYPE_HASH_METADATA)
         return false; /* strings, lists and sorted sets have one order */
     elems x, y;
     collect(a, &x);

@@ -61,7 +61,9 @@ def rdb_len(n):
         return bytes([n])
     if n < 16384:
         return bytes([0x40 | n >> 8, n & 0xFF])
-    return b"\x80" + struct.pack(">I", n)
+    if n < 1 << 32:
+        return b"\x80" + struct.pack(">I", n)
+    return b"\x81" + struct.pack(">Q", n)
 
 
 def rdb_str(s):
@@ -131,6 +133,24 @@ def listpack(entries):
             back = bytes([ln >> 14, ((ln >> 7) & 127) | 128, (ln & 127) | 128])
         body += enc + back
     return struct.pack("<IH", 6 + len(body) + 1, len(entries)) + body + b"\xff"
+
+
+def lp_triples(triples):
+    """A Redis listpack of field, value, deadline triples (deadlines as
+    integer entries; 0 for none), as Redis 7.4's listpackex holds them."""
+    body = b""
+    count = 0
+    for f, v, when in triples:
+        for e in (f, v):
+            enc = bytes([0x80 | len(e)]) + e
+            body += enc + bytes([len(enc)])
+        if when == 0:
+            enc = b"\x00"
+        else:
+            enc = b"\xf4" + struct.pack("<q", when)
+        body += enc + bytes([len(enc)])
+        count += 3
+    return struct.pack("<IH", 6 + len(body) + 1, count) + body + b"\xff"
 
 
 def read_value(r, key):
@@ -452,6 +472,39 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
         for _, c in self.both():
             self.assertTrue(c.restore("r6", 0, p6))
         self.assertEqual(self.stream_state(self.g, "r6"), self.stream_state(self.r, "r6"))
+
+    def test_hash_field_deadlines_in_redis_7_4_format(self):
+        """A hash with field deadlines DUMPs as Redis 7.4's RDB_TYPE_HASH_METADATA
+        (RDB 12): the deadline of the earliest field, then per field the
+        deadline relative to it plus one (0: none). Redis 7.0 cannot hold
+        it and refuses the version; Goblin restores the deadlines, and reads
+        Redis 7.4's other forms (listpack with deadlines, the 7.4 release
+        candidates' absolute ones)."""
+        far = 4102444800000  # 2100-01-01
+        self.g.hset("h", mapping={"a": "1", "b": "2"})
+        self.g.execute_command("HPEXPIREAT", "h", far, "FIELDS", "1", "a")
+        dump = self.g.dump("h")
+        self.assertEqual(dump[-10:-8], b"\x0c\x00")  # RDB 12
+        self.assertEqual(dump[0], 24)
+        self.assertEqual(dump[1:9], struct.pack("<Q", far))
+        with Raw(self.redis) as r:
+            self.assertEqual(r.call("RESTORE", "h", "0", dump),
+                             gbtest.Err(b"ERR DUMP payload version or checksum are wrong"))
+        self.g.restore("h2", 0, dump)
+        self.assertEqual(self.g.execute_command("HPEXPIRETIME", "h2", "FIELDS", "2", "a", "b"), [far, -1])
+        self.assertEqual(sorted(self.g.hgetall("h2").items()), [(b"a", b"1"), (b"b", b"2")])
+        # Hand-built forms, as Redis 7.4 writes them.
+        meta = (b"\x18" + struct.pack("<Q", far) + rdb_len(2) + rdb_len(1) + rdb_str(b"x") + rdb_str(b"1")
+                + rdb_len(0) + rdb_str(b"y") + rdb_str(b"2"))
+        lp_ex = b"\x19" + struct.pack("<Q", far) + rdb_str(lp_triples(
+            [(b"x", b"1", far + 5), (b"y", b"2", 0)]))
+        pre_ga = (b"\x16" + rdb_len(1) + rdb_len(far + 7) + rdb_str(b"x") + rdb_str(b"1"))
+        for name, body, want in (("metadata", meta, [far, -1]), ("listpack-ex", lp_ex, [far + 5, -1]),
+                                 ("pre-ga", pre_ga, [far + 7, -2])):
+            with self.subTest(form=name):
+                self.g.delete("f")
+                self.assertTrue(self.g.restore("f", 0, payload(body, version=12)))
+                self.assertEqual(self.g.execute_command("HPEXPIRETIME", "f", "FIELDS", "2", "x", "y"), want)
 
     def test_hostile_payloads(self):
         rng = random.Random(2029)
