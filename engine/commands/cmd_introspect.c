@@ -244,8 +244,8 @@ static void cmd_latency(gb_client *c, int argc, gb_slice *argv)
             "    Reset latency data of one or more <event> classes.",
             "    (default: reset all data for all event classes)",
             "HISTOGRAM [COMMAND ...]",
-            "    Return a cumulative distribution of latencies in the format of a histogram for the specified command "
-            "names.",
+            /* one line of Redis's help, kept whole (a split literal here reads as a missing comma) */
+            "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
             "    If no commands are specified then all histograms are replied.",
         };
         reply_help(c, "LATENCY", lines, GB_ARRAY_LEN(lines));
