@@ -1,4 +1,4 @@
-/* DUMP and RESTORE in Redis's serialised form, interchangeable with
+/* DUMP, RESTORE and MIGRATE in Redis's serialised form, interchangeable with
  * redis-server both ways (issue 29).
  *
  * A payload is Redis's: the RDB object (type byte and object, written and
@@ -7,6 +7,9 @@
  * little-endian) of everything before it. RESTORE follows Redis 7.0.15's
  * restoreCommand step for step: options, BUSYKEY, the TTL, the footer, the
  * object, then the key -- so a bad request gets the error Redis gives it. */
+#include <errno.h>
+#include <stdio.h>
+
 #include "engine/base/crc64.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
@@ -17,6 +20,7 @@
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
 #include "engine/types/t_stream.h"
+#include "platform/netsync.h"
 #include "engine/types/tobj.h"
 
 #define ERR_BUSYKEY "BUSYKEY Target key name already exists."
@@ -50,6 +54,13 @@ static bool payload_ok(gb_slice p)
     return crc == stored;
 }
 
+/* kv's DUMP payload: the object and the footer. */
+static void dump_payload(gb_strbuf *b, const gb_kv *kv)
+{
+    gb_rdb_object_write(b, kv); /* every type of gb_kv has a Redis form */
+    put_footer(b, gb_rdb_object_version(kv));
+}
+
 static void cmd_dump(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -59,13 +70,7 @@ static void cmd_dump(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     gb_strbuf b = {0};
-    if (!gb_rdb_object_write(&b, kv)) {
-        gb_strbuf_free(&b);
-        gb_reply_errorf(c, "ERR DUMP of a %s is not supported yet: Goblin Core cannot write it in Redis's format",
-                        gb_type_name((enum gb_type)kv->type));
-        return;
-    }
-    put_footer(&b, gb_rdb_object_version(kv));
+    dump_payload(&b, kv);
     gb_reply_bulk(c, b.p, b.len);
     gb_strbuf_free(&b);
 }
@@ -194,6 +199,287 @@ static void cmd_restore(gb_client *c, int argc, gb_slice *argv)
     gb_reply_ok(c);
 }
 
+/* ---- MIGRATE ---------------------------------------------------------------------------- */
+
+/* MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
+ * [AUTH password] [AUTH2 username password] [KEYS key ...], as Redis
+ * 7.0.15's migrateCommand: the keys go to the target as RESTORE commands
+ * (DUMP payloads, TTLs relative), written and answered synchronously on
+ * this thread within `timeout` ms per step (platform/netsync.h), as Redis
+ * does; without COPY each key the target acknowledged is deleted here and
+ * the command propagates as DEL of those keys.
+ *
+ * Connections are kept for the next MIGRATE to the same host:port, as
+ * Redis keeps them (MIGRATE_SOCKET_CACHE_ITEMS, _TTL): at most 64, each
+ * dropped after 10 s unused (checked at the next MIGRATE) or after an I/O
+ * error; a target's error reply keeps it (SELECT is sent again next time). What a client can see of
+ * it is Redis's too: SELECT is sent only when the target's database
+ * changes, and a connection that authenticated stays authenticated. */
+#define MIGRATE_CACHE_ITEMS 64
+#define MIGRATE_CACHE_TTL_MS 10000
+
+typedef struct migrate_conn {
+    char name[280]; /* host:port; empty when the slot is free */
+    int fd;
+    int64_t last_dbid; /* -1: SELECT needed */
+    int64_t last_use_ms;
+} migrate_conn;
+
+/* One engine per process serves MIGRATE; the cache is the process's. */
+static migrate_conn migrate_cache[MIGRATE_CACHE_ITEMS];
+
+static void migrate_conn_close(migrate_conn *m)
+{
+    gb_plat_sync_close(m->fd);
+    m->name[0] = '\0';
+}
+
+/* The cached connection to host:port, or a new one; NULL when connecting
+ * failed (*timed_out: no answer in time, or no such host). */
+static migrate_conn *migrate_conn_get(const char *host, int port, int timeout, int64_t now_ms, bool *timed_out)
+{
+    char name[280];
+    snprintf(name, sizeof name, "%s:%d", host, port);
+    migrate_conn *free_slot = NULL;
+    for (size_t i = 0; i < MIGRATE_CACHE_ITEMS; i++) {
+        migrate_conn *m = &migrate_cache[i];
+        if (m->name[0] && now_ms - m->last_use_ms > MIGRATE_CACHE_TTL_MS)
+            migrate_conn_close(m);
+        if (m->name[0] && strcmp(m->name, name) == 0) {
+            m->last_use_ms = now_ms;
+            return m;
+        }
+        if (!m->name[0] && !free_slot)
+            free_slot = m;
+    }
+    if (!free_slot) { /* full: one goes, as Redis drops one at random */
+        free_slot = &migrate_cache[(size_t)now_ms % MIGRATE_CACHE_ITEMS];
+        migrate_conn_close(free_slot);
+    }
+    int fd;
+    if (gb_plat_tcp_connect(host, port, timeout, &fd) != 0) {
+        *timed_out = errno == ETIMEDOUT || errno == EHOSTUNREACH;
+        return NULL;
+    }
+    snprintf(free_slot->name, sizeof free_slot->name, "%s", name);
+    free_slot->fd = fd;
+    free_slot->last_dbid = -1;
+    free_slot->last_use_ms = now_ms;
+    return free_slot;
+}
+
+typedef struct migrate_opts {
+    bool copy, replace;
+    gb_slice user, password; /* password.ptr NULL: no AUTH */
+    int first_key, nkeys;
+    int64_t timeout_ms, dbid;
+} migrate_opts;
+
+static bool parse_migrate(gb_client *c, int argc, gb_slice *argv, migrate_opts *o)
+{
+    *o = (migrate_opts){.first_key = 3, .nkeys = 1};
+    for (int j = 6; j < argc; j++) {
+        int more = argc - 1 - j;
+        if (gb_slice_ieq(argv[j], "copy")) {
+            o->copy = true;
+        } else if (gb_slice_ieq(argv[j], "replace")) {
+            o->replace = true;
+        } else if (gb_slice_ieq(argv[j], "auth")) {
+            if (!more) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return false;
+            }
+            o->password = argv[++j];
+        } else if (gb_slice_ieq(argv[j], "auth2")) {
+            if (more < 2) {
+                gb_reply_error(c, GB_ERR_SYNTAX);
+                return false;
+            }
+            o->user = argv[++j];
+            o->password = argv[++j];
+        } else if (gb_slice_ieq(argv[j], "keys")) {
+            if (argv[3].len != 0) {
+                gb_reply_error(c, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
+                return false;
+            }
+            o->first_key = j + 1;
+            o->nkeys = argc - j - 1;
+            break;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return false;
+        }
+    }
+    if (!gb_arg_ll(c, argv[5], &o->timeout_ms) || !gb_arg_ll(c, argv[4], &o->dbid))
+        return false;
+    if (o->timeout_ms <= 0)
+        o->timeout_ms = 1000;
+    if (o->timeout_ms > INT32_MAX)
+        o->timeout_ms = INT32_MAX;
+    return true;
+}
+
+static void put_bulk(gb_strbuf *b, const void *p, size_t n)
+{
+    gb_strbuf_printf(b, "$%zu\r\n", n);
+    gb_strbuf_add(b, p, n);
+    gb_strbuf_add(b, "\r\n", 2);
+}
+
+static void put_bulk_ll(gb_strbuf *b, int64_t v)
+{
+    char num[GB_INT_BUF];
+    put_bulk(b, num, gb_ll2str(num, v));
+}
+
+/* The whole conversation for the target: AUTH, SELECT (when its database
+ * changes), one RESTORE per key still alive (its index kept in sent[]). */
+static size_t build_migration(gb_client *c, const migrate_opts *o, gb_slice *argv, bool select, gb_strbuf *cmd,
+                              int *sent)
+{
+    size_t n = 0;
+    if (o->password.ptr) {
+        gb_strbuf_printf(cmd, "*%d\r\n", o->user.ptr ? 3 : 2);
+        put_bulk(cmd, "AUTH", 4);
+        if (o->user.ptr)
+            put_bulk(cmd, o->user.ptr, o->user.len);
+        put_bulk(cmd, o->password.ptr, o->password.len);
+    }
+    if (select) {
+        gb_strbuf_adds(cmd, "*2\r\n");
+        put_bulk(cmd, "SELECT", 6);
+        put_bulk_ll(cmd, o->dbid);
+    }
+    gb_strbuf payload = {0};
+    for (int j = 0; j < o->nkeys; j++) {
+        gb_slice key = argv[o->first_key + j];
+        gb_kv *kv = gb_db_lookup_read(c->db, key);
+        if (!kv)
+            continue;
+        int64_t ttl = 0;
+        if (gb_kv_volatile(kv)) {
+            ttl = gb_kv_expire(kv) - c->eng->now_ms;
+            if (ttl < 0)
+                continue;
+            if (ttl < 1)
+                ttl = 1;
+        }
+        gb_strbuf_printf(cmd, "*%d\r\n", o->replace ? 5 : 4);
+        put_bulk(cmd, "RESTORE", 7);
+        put_bulk(cmd, key.ptr, key.len);
+        put_bulk_ll(cmd, ttl);
+        payload.len = 0;
+        dump_payload(&payload, kv);
+        put_bulk(cmd, payload.p, payload.len);
+        if (o->replace)
+            put_bulk(cmd, "REPLACE", 7);
+        sent[n++] = o->first_key + j;
+    }
+    gb_strbuf_free(&payload);
+    return n;
+}
+
+/* How one attempt went. */
+enum migrate_outcome { MIGRATED, TARGET_ERROR, WRITE_FAILED, READ_FAILED };
+
+/* One attempt over conn: sends, reads every reply, deletes what the target
+ * took (without COPY). *acked counts the RESTOREs acknowledged. */
+static enum migrate_outcome migrate_once(gb_client *c, const migrate_opts *o, gb_slice *argv, migrate_conn *conn,
+                                         int *sent, gb_slice *dels, int *ndel, size_t *acked, char *err,
+                                         size_t errlen)
+{
+    int timeout = (int)o->timeout_ms;
+    bool select = conn->last_dbid != o->dbid;
+    gb_strbuf cmd = {0};
+    size_t nsent = build_migration(c, o, argv, select, &cmd, sent);
+    int rc = gb_plat_sync_write(conn->fd, cmd.p, cmd.len, timeout);
+    gb_strbuf_free(&cmd);
+    if (rc != 0)
+        return WRITE_FAILED;
+    size_t before = (o->password.ptr ? 1 : 0) + (select ? 1 : 0);
+    char line[1024];
+    err[0] = '\0';
+    for (size_t i = 0; i < before + nsent; i++) {
+        if (gb_plat_sync_readline(conn->fd, line, sizeof line, timeout) < 0)
+            return err[0] ? TARGET_ERROR : READ_FAILED;
+        if (line[0] == '-') {
+            if (!err[0])
+                snprintf(err, errlen, "%s", line + 1);
+        } else if (i >= before && !err[0]) {
+            (*acked)++;
+            if (!o->copy) {
+                gb_slice key = argv[sent[i - before]];
+                gb_db_delete(c->db, key);
+                gb_engine_key_modified(c->db, key);
+                gb_notify_key(c, GB_NOTIFY_GENERIC, "del", key);
+                dels[(*ndel)++] = key;
+            }
+        }
+    }
+    if (err[0])
+        return TARGET_ERROR;
+    conn->last_dbid = o->dbid;
+    return MIGRATED;
+}
+
+static void cmd_migrate(gb_client *c, int argc, gb_slice *argv)
+{
+    migrate_opts o;
+    if (!parse_migrate(c, argc, argv, &o))
+        return;
+    int present = 0;
+    for (int j = 0; j < o.nkeys; j++)
+        present += gb_db_lookup_read(c->db, argv[o.first_key + j]) != NULL;
+    if (present == 0) {
+        gb_reply_status(c, "NOKEY");
+        return;
+    }
+    char host[256];
+    int64_t port;
+    if (!gb_slice2ll(argv[2], &port) || port < 0 || port > 65535)
+        port = 0; /* Redis's atoi: connects to port 0, which refuses */
+    snprintf(host, sizeof host, "%.*s", (int)GB_MIN(argv[1].len, sizeof host - 1), argv[1].ptr);
+    int *sent = gb_malloc((size_t)o.nkeys * sizeof *sent);
+    gb_slice *dels = gb_malloc(((size_t)o.nkeys + 1) * sizeof *dels);
+    int ndel = 1;
+    dels[0] = gb_slice_cstr("DEL");
+    char err[1024];
+    enum migrate_outcome out = READ_FAILED;
+    /* Like Redis: a failure before any reply arrived, other than a timeout,
+     * is tried once more on a fresh connection (a cached one may have been
+     * closed by the target meanwhile). */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool timed_out = false;
+        migrate_conn *conn = migrate_conn_get(host, (int)port, (int)o.timeout_ms, c->eng->now_ms, &timed_out);
+        if (!conn && timed_out) {
+            gb_reply_error(c, "IOERR error or timeout connecting to the client");
+            goto done;
+        }
+        size_t acked = 0;
+        /* A refused connection is where Redis, whose blocking connect does
+         * not look at the socket's error, fails its first write. */
+        out = conn ? migrate_once(c, &o, argv, conn, sent, dels, &ndel, &acked, err, sizeof err) : WRITE_FAILED;
+        if (conn && out == TARGET_ERROR)
+            conn->last_dbid = -1; /* the connection stays (and stays authenticated), as Redis's does */
+        else if (conn && out != MIGRATED)
+            migrate_conn_close(conn);
+        bool retry = (out == WRITE_FAILED || out == READ_FAILED) && acked == 0 && errno != ETIMEDOUT;
+        if (!retry)
+            break;
+    }
+    if (ndel > 1)
+        gb_propagate_command(c, ndel, dels);
+    if (out == MIGRATED)
+        gb_reply_ok(c);
+    else if (out == TARGET_ERROR)
+        gb_reply_errorf(c, "ERR Target instance replied with error: %s", err);
+    else
+        gb_reply_errorf(c, "IOERR error or timeout %s to target instance", out == WRITE_FAILED ? "writing" : "reading");
+done:
+    gb_free(dels);
+    gb_free(sent);
+}
+
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
 #define R GB_CMD_READONLY
 
@@ -201,4 +487,6 @@ GB_DEFINE_COMMANDS(dump,
     {"dump", 2, R, 1, 1, 1, cmd_dump, "generic", "Return a serialized version of the value stored at the specified key.",
      "2.6.0"},
     {"restore", -4, W, 1, 1, 1, cmd_restore, "generic",
-     "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0"});
+     "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0"},
+    {"migrate", -6, GB_CMD_WRITE, 3, 3, 1, cmd_migrate, "generic",
+     "Atomically transfer a key from a Redis instance to another one.", "2.6.0"});

@@ -151,6 +151,32 @@ static int sort_keys(int argc, const gb_slice *argv, gb_keys_result *r, bool may
 static int sort_rw_keys(int argc, const gb_slice *argv, gb_keys_result *r) { return sort_keys(argc, argv, r, true); }
 static int sort_ro_keys(int argc, const gb_slice *argv, gb_keys_result *r) { return sort_keys(argc, argv, r, false); }
 
+/* MIGRATE (Redis's migrateGetKeys): argv[3], or with KEYS every argument
+ * after it (none when argv[3] is not empty: the command itself refuses
+ * that); COPY, REPLACE, AUTH <pw>, AUTH2 <user> <pw> are skipped. */
+static int migrate_keys(int argc, const gb_slice *argv, gb_keys_result *r)
+{
+    int first = 3, num = 1;
+    for (int i = 6; i < argc; i++) {
+        if (arg_is(argv[i], "keys")) {
+            if (argv[3].len > 0) {
+                num = 0;
+            } else {
+                first = i + 1;
+                num = argc - first;
+            }
+            break;
+        }
+        if (arg_is(argv[i], "auth"))
+            i += 1;
+        else if (arg_is(argv[i], "auth2"))
+            i += 2;
+    }
+    for (int i = 0; i < num; i++)
+        keys_add(r, first + i, GB_KS_RW | GB_KS_ACCESS | GB_KS_DELETE);
+    return r->n;
+}
+
 typedef int key_rule(int argc, const gb_slice *argv, gb_keys_result *r);
 
 /* The commands whose key specs Redis does not trust (variable flags,
@@ -160,7 +186,8 @@ static key_rule *own_key_rule(const gb_command_meta *m)
     static const struct {
         const char *name;
         key_rule *rule;
-    } rules[] = {{"set", set_keys}, {"bitfield", bitfield_keys}, {"sort", sort_rw_keys}, {"sort_ro", sort_ro_keys}};
+    } rules[] = {{"set", set_keys},           {"bitfield", bitfield_keys},     {"sort", sort_rw_keys},
+                 {"sort_ro", sort_ro_keys},   {"migrate", migrate_keys}};
     for (size_t i = 0; i < GB_ARRAY_LEN(rules); i++)
         if (strcmp(m->name, rules[i].name) == 0)
             return rules[i].rule;

@@ -1,6 +1,9 @@
-"""DUMP and RESTORE against redis-server 7.0 (issue 29): payloads cross
-both ways, options and errors answer as Redis's, and hostile payloads are
-refused without harm.
+"""DUMP, RESTORE and MIGRATE against redis-server 7.0 (issue 29): payloads
+cross both ways, options and errors answer as Redis's, and hostile payloads
+are refused without harm. MIGRATE runs from each server to a third
+redis-server (and from Redis into Goblin) with every option; its replies
+and errors are compared byte for byte with Redis as the source, including
+a target that never answers.
 
 * Round trips: values of every type (strings: integers, short, long,
   binary; lists, sets, sorted sets and hashes both small -- Redis's compact
@@ -33,6 +36,7 @@ refused without harm.
 """
 
 import random
+import socket
 import struct
 
 import gbtest
@@ -505,6 +509,118 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
                 self.g.delete("f")
                 self.assertTrue(self.g.restore("f", 0, payload(body, version=12)))
                 self.assertEqual(self.g.execute_command("HPEXPIRETIME", "f", "FIELDS", "2", "x", "y"), want)
+
+    def migrate_both(self, target, *args, setup=None):
+        """The same MIGRATE run from Goblin and from Redis to target: both
+        replies (raw bytes), after setup(c) on each source and, before each,
+        the target reset to one key "busy"."""
+        out = []
+        for name, c in self.both():
+            t = target.redis()
+            t.flushall()
+            t.set("busy", "x")
+            if setup:
+                setup(c)
+            with Raw(self.goblin if name == "goblin" else self.redis) as raw:
+                out.append(raw.call_raw("MIGRATE", "127.0.0.1", str(target.port), *args))
+        return out
+
+    def test_migrate_both_ways_and_options(self):
+        with gbtest.Server("redis") as target:
+            t = target.redis()
+
+            def fill(c):
+                c.flushall()
+                c.set("a", "1")
+                c.rpush("l", "x", "y")
+                c.set("ttl", "v", px=500000)
+                c.hset("h", mapping={"f": "v"})
+            for src_name, src in self.both():
+                with self.subTest(source=src_name):
+                    t.flushall()
+                    fill(src)
+                    self.assertTrue(src.migrate("127.0.0.1", target.port, ["a", "l", "ttl"], 0, 1000))
+                    self.assertEqual(sorted(t.keys()), [b"a", b"l", b"ttl"])
+                    self.assertEqual(t.lrange("l", 0, -1), [b"x", b"y"])
+                    self.assertGreater(t.pttl("ttl"), 400000)
+                    self.assertEqual(sorted(src.keys()), [b"h"])
+                    # COPY keeps the source; REPLACE overwrites the target.
+                    src.set("a", "2")
+                    self.assertTrue(src.migrate("127.0.0.1", target.port, "a", 3, 1000, copy=True))
+                    self.assertEqual((src.get("a"), target.redis(db=3).get("a")), (b"2", b"2"))
+                    self.assertTrue(src.migrate("127.0.0.1", target.port, "a", 0, 1000, replace=True))
+                    self.assertEqual((src.exists("a"), t.get("a")), (0, b"2"))
+            # Redis as the source, Goblin as the target: Redis's own payloads.
+            self.g.flushall()
+            self.r.flushall()
+            self.r.rpush("rl", *[f"e{i}" for i in range(300)])
+            self.r.zadd("rz", {"m": 1.5})
+            self.assertTrue(self.r.migrate("127.0.0.1", self.goblin.port, ["rl", "rz"], 0, 1000))
+            self.assertEqual(self.g.lrange("rl", 0, -1), [f"e{i}".encode() for i in range(300)])
+            self.assertEqual(self.g.zscore("rz", "m"), 1.5)
+            # Replies and errors, byte for byte with Redis as the source.
+
+            def one(c):
+                c.flushall()
+                c.set("busy", "1")
+                c.set("k", "v")
+            cases = [
+                ("nokey", "0", "1000"),
+                ("k", "0", "1000", "KEYS", "k"),
+                ("", "0", "1000", "KEYS", "nokey"),
+                ("k", "0", "1000", "BOGUS"),
+                ("k", "0", "1000", "AUTH"),
+                ("k", "0", "1000", "AUTH2", "u"),
+                ("k", "x", "1000"),
+                ("k", "0", "y"),
+                ("busy", "0", "1000"),
+                ("k", "0", "1000", "AUTH", "nopass"),
+                ("k", "0", "-5", "COPY"),
+            ]
+            for args in cases:
+                with self.subTest(migrate=args):
+                    g, r = self.migrate_both(target, *args, setup=one)
+                    self.assertEqual(g, r)
+        # A target with a password (AUTH, AUTH2 and a wrong one), and no
+        # target at all.
+        with gbtest.Server("redis", args=["--requirepass", "pw"]) as target:
+            for args in (("k", "0", "1000", "AUTH", "pw"), ("k", "0", "1000", "AUTH2", "default", "pw"),
+                         ("k", "0", "1000", "AUTH2", "default", "bad"), ("k", "0", "1000")):
+                with self.subTest(migrate=args):
+                    out = []
+                    for name, c in self.both():
+                        t = target.redis(password="pw")
+                        t.flushall()
+                        one(c)
+                        with Raw(self.goblin if name == "goblin" else self.redis) as raw:
+                            out.append(raw.call_raw("MIGRATE", "127.0.0.1", str(target.port), *args))
+                    self.assertEqual(out[0], out[1])
+        # Nothing listening (Redis fails its first write: "writing"), and a
+        # host that does not resolve ("connecting to the client").
+        for host, port in (("127.0.0.1", "1"), ("nonexistent.invalid", "6379")):
+            out = []
+            for name, c in self.both():
+                with Raw(self.goblin if name == "goblin" else self.redis) as raw:
+                    c.set("k", "v")
+                    out.append(raw.call_raw("MIGRATE", host, port, "k", "0", "200"))
+            self.assertEqual(out[0], out[1])
+            self.assertTrue(out[0].startswith(b"-IOERR"), out[0])
+
+    def test_migrate_times_out_on_a_silent_target(self):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+        try:
+            for name, c in self.both():
+                c.set("k", "v")
+                with Raw(self.goblin if name == "goblin" else self.redis) as raw:
+                    self.assertEqual(raw.call("MIGRATE", "127.0.0.1", str(port), "k", "0", "300"),
+                                     gbtest.Err(b"IOERR error or timeout reading to target instance"))
+                self.assertEqual(c.get("k"), b"v")
+            self.assertEqual(self.g.ping(), True)
+        finally:
+            listener.close()
 
     def test_hostile_payloads(self):
         rng = random.Random(2029)

@@ -170,6 +170,8 @@ TABLE = {
     "dump": ["DUMP s", "DUMP nokey",
              shape("Goblin DUMPs collections in the plain RDB forms every Redis loads, Redis 7.0 in its compact "
                    "encodings (test_dump_restore checks both cross)", "DUMP l")],
+    "migrate": ["MIGRATE 127.0.0.1 1 nokey 0 100", "MIGRATE 127.0.0.1 1 s 0 100 BOGUS",
+                "MIGRATE 127.0.0.1 1 s 0 100 KEYS s", "MIGRATE 127.0.0.1 1 s x 100"],
     "restore": [["RESTORE", "r", "0", dump_payload(b"\x00" + rdb_str(b"v"))], "RESTORE s 0 junk",
                 ["RESTORE", "s", "0", dump_payload(b"\x00" + rdb_str(b"w")), "REPLACE", "IDLETIME", "5"],
                 "RESTORE r2 -1 x", "RESTORE r3 0 x FREQ 300"],
