@@ -142,7 +142,6 @@ struct gb_ring_pool {
     uv_poll_t refill_poll;
     bool refill_wake_on; /* written under refill_mu */
     gb_engine *eng;
-    gb_net_server *srv;
     bool parked;
     uint64_t last_work_cycles;
     uint64_t last_time_cycles;
@@ -1353,6 +1352,9 @@ static bool pool_prepare_sleep(void *ctx)
     return true;
 }
 
+/* One pass from inside a busy script (the loop's busy pump). */
+static void pool_busy_pump(void *ctx) { (void)pool_poll(ctx); }
+
 static void pool_shutdown(void *ctx)
 {
     gb_ring_pool *pool = ctx;
@@ -1439,11 +1441,21 @@ static bool refill_wake_open(gb_ring_pool *pool)
     return true;
 }
 
-void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
+int gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_loop *loop)
 {
+    const gb_loop_peer peer = {
+        .name = "rings",
+        .ctx = pool,
+        .poll = pool_poll,
+        .prepare_sleep = pool_prepare_sleep,
+        .busy_pump = pool_busy_pump,
+        .shutdown = pool_shutdown,
+    };
+    if (gb_loop_add_peer(loop, &peer) != 0)
+        return -1;
     the_pool = pool;
     pool->eng = eng;
-    pool->srv = srv;
+    pool->loop = gb_loop_uv(loop);
     pool->ns_per_cycle = eng->ns_per_cycle > 0 ? eng->ns_per_cycle : 1.0;
     pool->slice_cycles = (uint64_t)(POLL_SLICE_US * 1000.0 / pool->ns_per_cycle);
     pool->spin_cycles = (uint64_t)((double)eng->cfg.ring_spin_us * 1000.0 / pool->ns_per_cycle);
@@ -1453,14 +1465,12 @@ void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
     eng->client_free_ctx = pool;
     eng->info_provider.section = info_section;
     eng->info_provider.ctx = pool;
-    gb_net_poller p = {pool_poll, pool_prepare_sleep, pool_shutdown, pool};
-    gb_net_server_set_poller(srv, &p);
-    pool->loop = gb_net_server_loop(srv);
     if (pool->refill_running && refill_wake_open(pool)) {
         uv_mutex_lock(&pool->refill_mu);
         pool->refill_wake_on = true;
         uv_mutex_unlock(&pool->refill_mu);
     }
+    return 0;
 }
 
 void gb_ring_pool_free(gb_ring_pool *pool)
