@@ -13,6 +13,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/acl.h"
+#include "engine/core/client_memory.h"
 #include "platform/shm.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/loop/loop.h"
@@ -50,7 +51,6 @@ struct conn {
     size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
     int64_t out_peak_since;
     size_t inflight;        /* bytes handed to uv_write, not yet confirmed */
-    int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
     bool resume_queued;
     bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
@@ -262,40 +262,9 @@ static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hook
 
 static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
 
-/* The client's client-output-buffer-limit class: pubsub while it holds a
- * subscription (Redis's getClientType), normal otherwise. */
-static void output_limits_of(const conn *c, long long *hard, long long *soft, int *secs)
-{
-    const gb_settings *cfg = &c->srv->eng->cfg;
-    if (c->client && c->client->pubsub) {
-        *hard = cfg->client_obuf_pubsub_hard;
-        *soft = cfg->client_obuf_pubsub_soft;
-        *secs = cfg->client_obuf_pubsub_soft_seconds;
-    } else {
-        *hard = cfg->client_obuf_hard;
-        *soft = cfg->client_obuf_soft;
-        *secs = cfg->client_obuf_soft_seconds;
-    }
-}
-
-/* The client is over its limit: closed at the next chance (never now, the
- * engine may be iterating clients), logged as Redis does. */
-static void close_for_output_limit(conn *c, const char *which, size_t pending)
-{
-    gb_client *gc = c->client;
-    char info[1024];
-    gb_client_info(gc, info, sizeof info);
-    gb_log(GB_LOG_WARNING,
-           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
-           "limit of client-output-buffer-limit %s; the client is not reading).",
-           info, pending, which, gc->pubsub ? "pubsub" : "normal");
-    c->srv->eng->stats.client_obuf_disconnects++;
-    gc->flags |= GB_CLIENT_CLOSE_ASAP;
-    queue_resume(c);
-}
-
-/* Enforces client-output-buffer-limit; returns false if the client is
- * being closed. */
+/* Enforces client-output-buffer-limit (the engine's policy, on what
+ * this connection holds and the socket has not taken); returns false if
+ * the client is being closed. */
 static bool check_output_limits(conn *c)
 {
     if (!c->client || (c->client->flags & GB_CLIENT_CLOSE_ASAP))
@@ -306,26 +275,7 @@ static bool check_output_limits(conn *c)
         close_for_oom(c, "output buffer", false);
         return false;
     }
-    long long hard, soft;
-    int secs;
-    output_limits_of(c, &hard, &soft, &secs);
-    size_t pending = pending_output(c);
-    if (hard > 0 && pending > (size_t)hard) {
-        close_for_output_limit(c, "hard", pending);
-        return false;
-    }
-    if (soft > 0 && pending > (size_t)soft) {
-        int64_t now = (int64_t)c->srv->eng->now_mono_ms;
-        if (c->soft_since_ms == 0) {
-            c->soft_since_ms = now;
-        } else if (now - c->soft_since_ms > (int64_t)secs * 1000) {
-            close_for_output_limit(c, "soft", pending);
-            return false;
-        }
-    } else {
-        c->soft_since_ms = 0;
-    }
-    return true;
+    return !gb_client_obuf_enforce(c->client, pending_output(c));
 }
 
 static void write_done(uv_write_t *req, int status)
