@@ -15,8 +15,8 @@
 #include "engine/core/acl.h"
 #include "engine/core/client_memory.h"
 #include "platform/shm.h"
-#include "transport/resp/resp_parser.h"
 #include "transport/loop/loop.h"
+#include "transport/resp/resp_parser.h"
 #include "transport/resp/resp_writer.h"
 
 /* Reads go into the query buffer in chunks of at least this many bytes. */
@@ -788,7 +788,7 @@ static void busy_pump(void *ctx)
     free(list);
 }
 
-/* ---- loop phases ------------------------------------------------------------------- */
+/* ---- the loop's callbacks (this server as a peer of transport/loop) ----------------- */
 
 /* Redis's clientsCronResizeQueryBuffer: a buffer wasting more than 4 KiB
  * is trimmed to what it holds once its client has been idle over 2 s, or,
