@@ -66,6 +66,11 @@ ROWS = [
     ("socket SET -P 1", "socket", "req/s", True),
     ("socket GET -P 1", "socket", "req/s", True),
     ("socket EVALSHA -P 1", "socket", "req/s", True),
+    ("socket SET -P 64 server CPU", "socket", "us/req", False),
+    ("socket GET -P 64 server CPU", "socket", "us/req", False),
+    ("socket SET -P 1 server CPU", "socket", "us/req", False),
+    ("socket GET -P 1 server CPU", "socket", "us/req", False),
+    ("socket EVALSHA -P 1 server CPU", "socket", "us/req", False),
     ("list LPOP (segmented)", "list", "cmd/s", True),
     ("list LPOP (pma)", "list", "cmd/s", True),
     ("list BLPOP ready (segmented)", "list", "cmd/s", True),
@@ -199,6 +204,13 @@ def suite_ring(b, a):
 EVALSHA_SCRIPT = b"return redis.call('get', KEYS[1])"
 
 
+def cpu_seconds(pid):
+    """The process's user + system time so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def evalsha_rate(sock, sha, n, client_cpu):
     """redis-benchmark running one EVALSHA (a random key of 100000) at
     pipeline 1: its requests per second."""
@@ -213,17 +225,24 @@ def suite_socket(b, a):
     srv = SocketServer(b, a.server_cpu)
     got = {}
     try:
+        # The server's CPU per request beside each rate: on a shared machine
+        # the rate moves with the load, the CPU a request costs much less.
         for pipeline, n in ((64, a.socket_requests), (1, a.socket_p1_requests)):
             for test in ("set", "get"):
+                cpu0 = cpu_seconds(srv.proc.pid)
                 rates = socket_compare.redis_benchmark(srv.sock, test, pipeline, n)
                 if test.upper() not in rates:
                     raise RuntimeError("redis-benchmark gave no %s rate against %s" % (test, b.short))
-                got["socket %s -P %d" % (test.upper(), pipeline)] = rates[test.upper()]
+                row = "socket %s -P %d" % (test.upper(), pipeline)
+                got[row] = rates[test.upper()]
+                got[row + " server CPU"] = (cpu_seconds(srv.proc.pid) - cpu0) * 1e6 / n
         sha = srv.call(b"SCRIPT", b"LOAD", EVALSHA_SCRIPT).split(b"\r\n")[1].decode()
+        cpu0 = cpu_seconds(srv.proc.pid)
         rate = evalsha_rate(srv.sock, sha, a.socket_p1_requests, a.client_cpu)
         if rate is None:
             raise RuntimeError("redis-benchmark gave no EVALSHA rate against %s" % b.short)
         got["socket EVALSHA -P 1"] = rate
+        got["socket EVALSHA -P 1 server CPU"] = (cpu_seconds(srv.proc.pid) - cpu0) * 1e6 / a.socket_p1_requests
     finally:
         srv.stop()
     return got
@@ -272,6 +291,8 @@ def measure(builds, a, csvf):
 
 
 def fmt(v, unit):
+    if unit == "us/req":
+        return "%.3f" % v
     return ("%.0f" % v) if unit == "p50 ns" else "{:,.0f}".format(v)
 
 
@@ -287,7 +308,8 @@ def report(builds, a, samples, load0, load1, elapsed):
     print("- ring: %g s per row per round; socket: %d requests per test at pipeline 64, %d at pipeline 1 "
           "(50 clients); list: %d commands, pipeline %d" % (a.ring_seconds, a.socket_requests,
                                                             a.socket_p1_requests, a.list_commands, a.list_depth))
-    print("- latency rows (p50 ns): lower is better; throughput rows (req/s, cmd/s): higher is better. "
+    print("- latency rows (p50 ns) and server CPU rows (us/req: the server's user+system time per request): lower "
+          "is better; throughput rows (req/s, cmd/s): higher is better. "
           "\"new/old\" is new median / old median, so below 1.0x is better for latency and above 1.0x is "
           "better for throughput; \"new slower by\" turns both into one sign (negative: new is faster).\n")
     print("| row | unit | old median | old min..max | new median | new min..max | new/old | new slower by |")
