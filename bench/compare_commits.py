@@ -2,7 +2,7 @@
 """Two commits of goblin-core measured side by side, in one run (issue 11).
 
     /usr/bin/python3 bench/compare_commits.py [--old ee1df42] [--new HEAD] [--rounds 7]
-        [--ring-seconds 1] [--socket-requests 2000000] [--list-commands 200000]
+        [--ring-seconds 1] [--socket-requests 2000000] [--socket-p1-requests 300000] [--list-commands 200000]
         [--hold-build-lock] [--csv-out FILE]
 
 Each commit is checked out in its own detached git worktree under --root
@@ -17,7 +17,9 @@ never talks to the other commit's server:
           ring (the tool starts its server with --cpu and --ring-spin-us 2000);
   socket  redis-benchmark -P 64 -t set, then -t get (-r 100000, as
           bench/socket_compare.py) over the Unix socket of a server this
-          script starts (taskset and --cpu, --rings 0);
+          script starts (taskset and --cpu, --rings 0); then the same at
+          pipeline 1 (--socket-p1-requests), and EVALSHA of a script that
+          GETs one key (pipeline 1, 50 clients, -r 100000);
   list    goblin_core_list_work_queue_benchmark --only LPOP and --only BLPOP
           (commands/s of the LPOP and "BLPOP ready, two keys" rows, each for
           both large-list backends, pipeline --list-depth).
@@ -61,6 +63,14 @@ ROWS = [
     ("ring RESP PING", "ring", "p50 ns", False),
     ("socket SET -P 64", "socket", "req/s", True),
     ("socket GET -P 64", "socket", "req/s", True),
+    ("socket SET -P 1", "socket", "req/s", True),
+    ("socket GET -P 1", "socket", "req/s", True),
+    ("socket EVALSHA -P 1", "socket", "req/s", True),
+    ("socket SET -P 64 server CPU", "socket", "us/req", False),
+    ("socket GET -P 64 server CPU", "socket", "us/req", False),
+    ("socket SET -P 1 server CPU", "socket", "us/req", False),
+    ("socket GET -P 1 server CPU", "socket", "us/req", False),
+    ("socket EVALSHA -P 1 server CPU", "socket", "us/req", False),
     ("list LPOP (segmented)", "list", "cmd/s", True),
     ("list LPOP (pma)", "list", "cmd/s", True),
     ("list BLPOP ready (segmented)", "list", "cmd/s", True),
@@ -191,16 +201,48 @@ def suite_ring(b, a):
     return got
 
 
+EVALSHA_SCRIPT = b"return redis.call('get', KEYS[1])"
+
+
+def cpu_seconds(pid):
+    """The process's user + system time so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def evalsha_rate(sock, sha, n, client_cpu):
+    """redis-benchmark running one EVALSHA (a random key of 100000) at
+    pipeline 1: its requests per second."""
+    out = subprocess.run(["taskset", "-c", client_cpu, "redis-benchmark", "-s", sock, "-n", str(n), "-r", "100000",
+                          "-q", "evalsha", sha, "1", "key:__rand_int__"], capture_output=True, text=True).stdout
+    rates = re.findall(r"([\d.]+) requests per second", out.replace("\r", "\n"))
+    return float(rates[-1]) if rates else None
+
+
 def suite_socket(b, a):
     socket_compare.CLIENT_CORE = a.client_cpu
     srv = SocketServer(b, a.server_cpu)
     got = {}
     try:
-        for test in ("set", "get"):
-            rates = socket_compare.redis_benchmark(srv.sock, test, 64, a.socket_requests)
-            if test.upper() not in rates:
-                raise RuntimeError("redis-benchmark gave no %s rate against %s" % (test, b.short))
-            got["socket %s -P 64" % test.upper()] = rates[test.upper()]
+        # The server's CPU per request beside each rate: on a shared machine
+        # the rate moves with the load, the CPU a request costs much less.
+        for pipeline, n in ((64, a.socket_requests), (1, a.socket_p1_requests)):
+            for test in ("set", "get"):
+                cpu0 = cpu_seconds(srv.proc.pid)
+                rates = socket_compare.redis_benchmark(srv.sock, test, pipeline, n)
+                if test.upper() not in rates:
+                    raise RuntimeError("redis-benchmark gave no %s rate against %s" % (test, b.short))
+                row = "socket %s -P %d" % (test.upper(), pipeline)
+                got[row] = rates[test.upper()]
+                got[row + " server CPU"] = (cpu_seconds(srv.proc.pid) - cpu0) * 1e6 / n
+        sha = srv.call(b"SCRIPT", b"LOAD", EVALSHA_SCRIPT).split(b"\r\n")[1].decode()
+        cpu0 = cpu_seconds(srv.proc.pid)
+        rate = evalsha_rate(srv.sock, sha, a.socket_p1_requests, a.client_cpu)
+        if rate is None:
+            raise RuntimeError("redis-benchmark gave no EVALSHA rate against %s" % b.short)
+        got["socket EVALSHA -P 1"] = rate
+        got["socket EVALSHA -P 1 server CPU"] = (cpu_seconds(srv.proc.pid) - cpu0) * 1e6 / a.socket_p1_requests
     finally:
         srv.stop()
     return got
@@ -249,6 +291,8 @@ def measure(builds, a, csvf):
 
 
 def fmt(v, unit):
+    if unit == "us/req":
+        return "%.3f" % v
     return ("%.0f" % v) if unit == "p50 ns" else "{:,.0f}".format(v)
 
 
@@ -261,9 +305,11 @@ def report(builds, a, samples, load0, load1, elapsed):
           % (os.cpu_count(), socket_compare.cpu_model(), platform.release(), load0, load1))
     print("- server on CPU %s, clients on CPU %s; %d interleaved rounds (old/new order alternates), %.0f s in all"
           % (a.server_cpu, a.client_cpu, a.rounds, elapsed))
-    print("- ring: %g s per row per round; socket: %d requests per test, pipeline 64; list: %d commands, "
-          "pipeline %d" % (a.ring_seconds, a.socket_requests, a.list_commands, a.list_depth))
-    print("- latency rows (p50 ns): lower is better; throughput rows (req/s, cmd/s): higher is better. "
+    print("- ring: %g s per row per round; socket: %d requests per test at pipeline 64, %d at pipeline 1 "
+          "(50 clients); list: %d commands, pipeline %d" % (a.ring_seconds, a.socket_requests,
+                                                            a.socket_p1_requests, a.list_commands, a.list_depth))
+    print("- latency rows (p50 ns) and server CPU rows (us/req: the server's user+system time per request): lower "
+          "is better; throughput rows (req/s, cmd/s): higher is better. "
           "\"new/old\" is new median / old median, so below 1.0x is better for latency and above 1.0x is "
           "better for throughput; \"new slower by\" turns both into one sign (negative: new is faster).\n")
     print("| row | unit | old median | old min..max | new median | new min..max | new/old | new slower by |")
@@ -295,6 +341,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds, at least 5 for a real run")
     ap.add_argument("--ring-seconds", type=float, default=1.0, help="seconds per ring row per round")
     ap.add_argument("--socket-requests", type=int, default=2000000, help="redis-benchmark -n per test")
+    ap.add_argument("--socket-p1-requests", type=int, default=300000,
+                    help="redis-benchmark -n per pipeline-1 test (SET, GET, EVALSHA)")
     ap.add_argument("--list-commands", type=int, default=200000, help="measured commands per list row")
     ap.add_argument("--list-depth", type=int, default=64, help="list benchmark pipeline depth")
     ap.add_argument("--suites", default=",".join(SUITES), help="comma list of ring,socket,list")
@@ -309,7 +357,8 @@ def main():
     a.suites = [s for s in a.suites.split(",") if s]
     if any(s not in SUITES for s in a.suites):
         ap.error("--suites takes a comma list of %s" % ",".join(SUITES))
-    if a.rounds < 1 or a.ring_seconds <= 0 or a.socket_requests < 1 or a.list_commands < 1 or a.list_depth < 1:
+    if (a.rounds < 1 or a.ring_seconds <= 0 or a.socket_requests < 1 or a.socket_p1_requests < 1
+            or a.list_commands < 1 or a.list_depth < 1):
         ap.error("--rounds, --ring-seconds, --socket-requests, --list-commands and --list-depth must be positive")
     if a.rounds < 5:
         log("note: %d rounds; a result to report needs at least 5" % a.rounds)

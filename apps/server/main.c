@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include "engine/base/mem.h"
 #include "engine/core/config.h"
@@ -29,6 +28,7 @@
 #include "platform/errmsg.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
+#include "transport/loop/loop.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
 
@@ -128,8 +128,7 @@ typedef struct server_parts {
     FILE *logf;
     gb_ring_pool *rings;
     gb_engine *eng;
-    uv_loop_t loop;
-    bool loop_open;
+    gb_loop *loop;
     gb_net_server *srv;
     bool pidfile_written;
 } server_parts;
@@ -166,10 +165,9 @@ static void apply_process_settings(const gb_settings *cfg)
 static int teardown(server_parts *p, int rc)
 {
     bool served = p->srv != NULL;
+    gb_loop_free(p->loop); /* every peer closes first: then their structures go */
     if (p->srv)
         gb_net_server_free(p->srv);
-    if (p->loop_open)
-        uv_loop_close(&p->loop);
     if (p->eng)
         gb_engine_free(p->eng);
     if (p->rings)
@@ -286,12 +284,16 @@ int main(int argc, char **argv)
     free(exe);
     if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
-    uv_loop_init(&p.loop);
-    p.loop_open = true;
-    p.srv = gb_net_server_new(p.eng, &p.loop, err, sizeof err);
+    /* The loop, then its peers: the sockets and the rings, which know
+     * nothing of each other. */
+    p.loop = gb_loop_new(p.eng, err, sizeof err);
+    if (!p.loop)
+        return teardown(&p, fatal(p.logf, err));
+    p.srv = gb_net_server_new(p.eng, p.loop, err, sizeof err);
     if (!p.srv)
         return teardown(&p, fatal(p.logf, err));
-    gb_ring_pool_attach(p.rings, p.eng, p.srv);
+    if (gb_ring_pool_attach(p.rings, p.eng, p.loop) != 0)
+        return teardown(&p, fatal(p.logf, "the event loop has no room for the rings"));
     /* Users last: their rules may name any command, RING included. */
     if (gb_acl_load_at_startup(p.eng, err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
@@ -316,7 +318,7 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+, N@file:line or 0 (a test-only setting; see --help)"));
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
 
-    gb_net_server_run(p.srv);
+    gb_loop_run(p.loop);
     if (fault)
         report_fault_injection();
     return teardown(&p, 0);

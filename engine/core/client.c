@@ -80,25 +80,6 @@ bool gb_client_protected_allowed(const gb_client *c, int setting)
     return setting == GB_PROTECTED_YES || (setting == GB_PROTECTED_LOCAL && gb_client_is_local(c));
 }
 
-bool gb_client_reply_over_limit(gb_client *c, uint64_t reply_bytes)
-{
-    const gb_settings *cfg = &c->eng->cfg;
-    long long hard = c->pubsub ? cfg->client_obuf_pubsub_hard : cfg->client_obuf_hard;
-    if (hard <= 0 || reply_bytes <= (uint64_t)hard || (c->flags & GB_CLIENT_SCRIPT))
-        return false;
-    char info[1024];
-    gb_client_info(c, info, sizeof info);
-    gb_log(GB_LOG_WARNING,
-           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (a reply of at least %llu "
-           "bytes, hard limit of client-output-buffer-limit %s).",
-           info, (unsigned long long)reply_bytes, c->pubsub ? "pubsub" : "normal");
-    c->eng->stats.client_obuf_disconnects++;
-    c->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (c->hooks && c->hooks->close)
-        c->hooks->close(c); /* the transport closes it at its next chance */
-    return true;
-}
-
 bool gb_client_can_speak(const gb_client *c, int ver) { return ver == c->resp || ops_for(c, ver) != NULL; }
 
 void gb_client_set_resp(gb_client *c, int ver)

@@ -32,6 +32,7 @@ enum {
     GB_CLIENT_OBEY = 1u << 12,       /* replays the log: the gate refuses it nothing (memory, disk errors) */
     GB_CLIENT_SCRIPT = 1u << 13,     /* the client a script's redis.call runs as (engine/script) */
     GB_CLIENT_LOOPBACK = 1u << 14,   /* a TCP client from 127.0.0.1 or ::1 */
+    GB_CLIENT_REPLICA = 1u << 15,    /* a replica's link: its output is limited by the replica class */
     /* CLIENT REPLY OFF / SKIP: replies go nowhere (c->rops is the discard
      * table); SKIP_NEXT becomes SKIP for the command after CLIENT REPLY SKIP. */
     GB_CLIENT_REPLY_OFF = 1u << 20,
@@ -109,6 +110,8 @@ typedef struct gb_client {
     char *name;                 /* CLIENT SETNAME */
     int64_t ctime_ms;           /* creation, monotonic ms */
     int64_t last_ms;            /* last interaction, monotonic ms */
+    int64_t obuf_soft_since_ms; /* when its pending output first passed the soft limit; 0: under it
+                                 * (engine/core/client_memory.h) */
     const struct gb_command *last_cmd;
 
     gb_argv_copy *mqueue;       /* MULTI */
@@ -146,16 +149,6 @@ static inline bool gb_client_is_local(const gb_client *c)
  * (enable-debug-command, enable-protected-configs: GB_PROTECTED_* of
  * engine/core/config.h), Redis's allowProtectedAction. */
 bool gb_client_protected_allowed(const gb_client *c, int setting);
-
-/* Whether a reply of at least reply_bytes would take the client past the
- * hard limit of its client-output-buffer-limit class; if so the client is
- * closed as soon as possible (logged and counted as Redis closes a client
- * over its limit) and the caller sends nothing. For commands whose reply
- * size a client's number decides (SRANDMEMBER key -9223372036854775807):
- * Redis builds such a reply until memory runs out, holding every other
- * client meanwhile. Scripts' clients are not connections and are never
- * closed here. */
-bool gb_client_reply_over_limit(gb_client *c, uint64_t reply_bytes);
 
 /* Whether the client's transport can reply in RESP version ver (2 or 3). */
 bool gb_client_can_speak(const gb_client *c, int ver);

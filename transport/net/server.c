@@ -2,7 +2,6 @@
 #include "transport/net/server.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +13,9 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/acl.h"
-#include "engine/core/blocking.h"
+#include "engine/core/client_memory.h"
 #include "platform/shm.h"
+#include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/resp/resp_writer.h"
 
@@ -51,7 +51,6 @@ struct conn {
     size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
     int64_t out_peak_since;
     size_t inflight;        /* bytes handed to uv_write, not yet confirmed */
-    int64_t soft_since_ms;  /* when the output first exceeded the soft limit */
     bool closing;
     bool resume_queued;
     bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
@@ -107,21 +106,11 @@ struct gb_net_server {
     int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
     char *bind;
     char *unix_path;
-    uv_timer_t cron;
-    int cron_hz;
-    uv_timer_t block_timer;
-    uint64_t block_timer_due;
-    uv_timer_t bg_retry; /* wakes the loop while background work waits for its helper thread */
-    uv_check_t check;
-    uv_idle_t idle;
-    bool idle_on;
-    uv_signal_t sigint, sigterm;
+    gb_loop *ev;            /* the loop this server is a peer of */
     conn *resume_head;
     conn *reply_head;       /* connections with replies to write at the end of this iteration */
-    gb_net_poller poller;
-    bool has_poller;
     char desc[512];
-    int exit_code;
+    bool stopped;
 };
 
 /* ---- connection life cycle ---------------------------------------------------- */
@@ -171,10 +160,6 @@ static void conn_close(conn *c)
 
 /* ---- engine hooks --------------------------------------------------------------- */
 
-/* An active idle handle only makes the loop poll without blocking; libuv
- * refuses to start one without a callback, hence this empty one. */
-static void idle_noop(uv_idle_t *h) { (void)h; }
-
 static void queue_resume(conn *c)
 {
     if (c->resume_queued || c->closing)
@@ -182,12 +167,8 @@ static void queue_resume(conn *c)
     c->resume_queued = true;
     c->next_resume = c->srv->resume_head;
     c->srv->resume_head = c;
-    if (!c->srv->idle_on) {
-        /* An active idle handle makes the loop poll without blocking, so the
-         * resumed client runs in this iteration's check phase. */
-        uv_idle_start(&c->srv->idle, idle_noop);
-        c->srv->idle_on = true;
-    }
+    /* The resumed client runs in this iteration's check phase. */
+    gb_loop_stay_awake(c->srv->ev);
 }
 
 static bool check_output_limits(conn *c);
@@ -281,40 +262,9 @@ static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hook
 
 static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
 
-/* The client's client-output-buffer-limit class: pubsub while it holds a
- * subscription (Redis's getClientType), normal otherwise. */
-static void output_limits_of(const conn *c, long long *hard, long long *soft, int *secs)
-{
-    const gb_settings *cfg = &c->srv->eng->cfg;
-    if (c->client && c->client->pubsub) {
-        *hard = cfg->client_obuf_pubsub_hard;
-        *soft = cfg->client_obuf_pubsub_soft;
-        *secs = cfg->client_obuf_pubsub_soft_seconds;
-    } else {
-        *hard = cfg->client_obuf_hard;
-        *soft = cfg->client_obuf_soft;
-        *secs = cfg->client_obuf_soft_seconds;
-    }
-}
-
-/* The client is over its limit: closed at the next chance (never now, the
- * engine may be iterating clients), logged as Redis does. */
-static void close_for_output_limit(conn *c, const char *which, size_t pending)
-{
-    gb_client *gc = c->client;
-    char info[1024];
-    gb_client_info(gc, info, sizeof info);
-    gb_log(GB_LOG_WARNING,
-           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
-           "limit of client-output-buffer-limit %s; the client is not reading).",
-           info, pending, which, gc->pubsub ? "pubsub" : "normal");
-    c->srv->eng->stats.client_obuf_disconnects++;
-    gc->flags |= GB_CLIENT_CLOSE_ASAP;
-    queue_resume(c);
-}
-
-/* Enforces client-output-buffer-limit; returns false if the client is
- * being closed. */
+/* Enforces client-output-buffer-limit (the engine's policy, on what
+ * this connection holds and the socket has not taken); returns false if
+ * the client is being closed. */
 static bool check_output_limits(conn *c)
 {
     if (!c->client || (c->client->flags & GB_CLIENT_CLOSE_ASAP))
@@ -325,26 +275,7 @@ static bool check_output_limits(conn *c)
         close_for_oom(c, "output buffer", false);
         return false;
     }
-    long long hard, soft;
-    int secs;
-    output_limits_of(c, &hard, &soft, &secs);
-    size_t pending = pending_output(c);
-    if (hard > 0 && pending > (size_t)hard) {
-        close_for_output_limit(c, "hard", pending);
-        return false;
-    }
-    if (soft > 0 && pending > (size_t)soft) {
-        int64_t now = (int64_t)c->srv->eng->now_mono_ms;
-        if (c->soft_since_ms == 0) {
-            c->soft_since_ms = now;
-        } else if (now - c->soft_since_ms > (int64_t)secs * 1000) {
-            close_for_output_limit(c, "soft", pending);
-            return false;
-        }
-    } else {
-        c->soft_since_ms = 0;
-    }
-    return true;
+    return !gb_client_obuf_enforce(c->client, pending_output(c));
 }
 
 static void write_done(uv_write_t *req, int status)
@@ -391,10 +322,7 @@ static void conn_flush(conn *c)
     if (c->next_reply)
         c->next_reply->prev_reply = c;
     srv->reply_head = c;
-    if (!srv->idle_on) { /* the loop must not sleep before the check phase writes them */
-        uv_idle_start(&srv->idle, idle_noop);
-        srv->idle_on = true;
-    }
+    gb_loop_stay_awake(srv->ev); /* the loop must not sleep before the check phase writes them */
 }
 
 /* Writes what c's output buffer holds: what the socket takes now, the
@@ -784,8 +712,8 @@ static void on_connection(uv_stream_t *server, int status)
  * listeners, read what each connection has (sockets are non-blocking) and
  * run it through the same parser and gate - which answers BUSY to all but
  * SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE and the other allow-busy
- * commands - and poll the rings once. The script's own connection is left
- * alone: it is in the middle of its command. */
+ * commands. The loop then writes the replies. The script's own connection
+ * is left alone: it is in the middle of its command. */
 
 static void busy_accept(listener *l)
 {
@@ -844,7 +772,6 @@ static void busy_pump(void *ctx)
 {
     gb_net_server *srv = ctx;
     gb_engine *eng = srv->eng;
-    gb_engine_update_time(eng);
     for (int i = 0; i < srv->nlisteners; i++)
         busy_accept(srv->listeners[i]);
     /* The connections as they are now: commands run here may close some
@@ -860,16 +787,9 @@ static void busy_pump(void *ctx)
         if (!list[i]->closing)
             busy_read(list[i]);
     free(list);
-    if (srv->has_poller)
-        srv->poller.poll(srv->poller.ctx);
-    /* The BUSY errors (and whatever else was answered) go now: the check
-     * phase that normally writes replies waits for the script. Replies
-     * that the log's sync holds (appendfsync always) wait for it. */
-    if (!gb_engine_replies_held(eng))
-        write_queued_replies(srv);
 }
 
-/* ---- loop phases ------------------------------------------------------------------- */
+/* ---- the loop's callbacks (this server as a peer of transport/loop) ----------------- */
 
 /* Redis's clientsCronResizeQueryBuffer: a buffer wasting more than 4 KiB
  * is trimmed to what it holds once its client has been idle over 2 s, or,
@@ -936,13 +856,13 @@ static void resize_buffers(gb_engine *eng)
     }
 }
 
-static void cron_cb(uv_timer_t *t)
+/* Each cron tick, after the engine's: buffers trimmed, idle clients
+ * closed (never blocked ones, as in Redis). */
+static void net_cron(void *ctx)
 {
-    gb_net_server *srv = t->data;
+    gb_net_server *srv = ctx;
     gb_engine *eng = srv->eng;
-    gb_engine_cron(eng);
     resize_buffers(eng);
-    /* Idle-client timeout (never for blocked clients, as in Redis). */
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {
@@ -952,36 +872,11 @@ static void cron_cb(uv_timer_t *t)
                 hook_close(gc);
         }
     }
-    if (eng->hz != srv->cron_hz) { /* CONFIG SET hz, dynamic-hz */
-        srv->cron_hz = eng->hz;
-        uv_timer_set_repeat(t, (uint64_t)(1000 / srv->cron_hz));
-    }
 }
 
-static void block_timer_cb(uv_timer_t *t)
+static void drain_resumes(void *ctx)
 {
-    gb_net_server *srv = t->data;
-    srv->block_timer_due = 0;
-    gb_engine_update_time(srv->eng);
-    gb_blocking_expire(srv->eng);
-}
-
-static void rearm_block_timer(gb_net_server *srv)
-{
-    uint64_t due = gb_blocking_next_deadline(srv->eng);
-    if (due == srv->block_timer_due)
-        return;
-    srv->block_timer_due = due;
-    if (due == 0) {
-        uv_timer_stop(&srv->block_timer);
-        return;
-    }
-    uint64_t now = gb_clock_mono_ms();
-    uv_timer_start(&srv->block_timer, block_timer_cb, due > now ? due - now : 0, 0);
-}
-
-static void drain_resumes(gb_net_server *srv)
-{
+    gb_net_server *srv = ctx;
     while (srv->resume_head) {
         conn *c = srv->resume_head;
         srv->resume_head = c->next_resume;
@@ -997,78 +892,22 @@ static void drain_resumes(gb_net_server *srv)
     }
 }
 
-static void stop_everything(gb_net_server *srv);
+static void flush_replies(void *ctx) { write_queued_replies(ctx); }
 
-/* The durability point: what this iteration's commands wrote reaches the
- * log (synced under appendfsync always), then the replies go. */
-static void release_replies(gb_net_server *srv)
+/* Resumed connections or replies waiting: the loop must not sleep. */
+static bool has_pending(void *ctx)
 {
-    gb_engine_before_replies(srv->eng);
-    write_queued_replies(srv);
+    const gb_net_server *srv = ctx;
+    return srv->resume_head != NULL || srv->reply_head != NULL;
 }
 
-/* Nothing to do: waking the loop is the point (check_cb steps again). */
-static void bg_retry_cb(uv_timer_t *t) { (void)t; }
-
-static void check_cb(uv_check_t *h)
+/* Shutdown: the listeners and every connection close. */
+static void stop_serving(void *ctx)
 {
-    gb_net_server *srv = h->data;
-    drain_resumes(srv);
-    if (srv->has_poller && srv->poller.poll(srv->poller.ctx)) {
-        drain_resumes(srv);
-    }
-    release_replies(srv);
-    bool busy = srv->resume_head != NULL;
-    /* A slice of the engine's background work (a background save), between
-     * batches of events; while some remains the loop polls instead of
-     * sleeping, and while it waits for its helper thread the loop sleeps
-     * a millisecond at most. */
-    gb_bg_state bg = gb_engine_background_step(srv->eng, UINT64_MAX);
-    if (bg == GB_BG_MORE)
-        busy = true;
-    else if (bg == GB_BG_WAITING && !uv_is_active((uv_handle_t *)&srv->bg_retry))
-        uv_timer_start(&srv->bg_retry, bg_retry_cb, GB_BG_RETRY_MS, 0);
-    if (srv->has_poller && !busy && !srv->poller.prepare_sleep(srv->poller.ctx))
-        busy = true;
-    if (srv->reply_head) /* queued since release_replies: written next iteration, without sleeping first */
-        busy = true;
-    if (busy && !srv->idle_on) {
-        uv_idle_start(&srv->idle, idle_noop);
-        srv->idle_on = true;
-    } else if (!busy && srv->idle_on) {
-        uv_idle_stop(&srv->idle);
-        srv->idle_on = false;
-    }
-    rearm_block_timer(srv);
-    if (srv->eng->shutdown_requested)
-        stop_everything(srv);
-}
-
-static void signal_cb(uv_signal_t *s, int signum)
-{
-    gb_net_server *srv = s->data;
-    gb_log(GB_LOG_WARNING, "Received %s, scheduling shutdown...", signum == SIGINT ? "SIGINT" : "SIGTERM");
-    gb_engine_update_time(srv->eng);
-    if (gb_engine_prepare_shutdown(srv->eng, false, false) != 0) {
-        gb_log(GB_LOG_WARNING, "%s received but errors trying to shut down the server, check the logs for more "
-                               "information", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    gb_net_server *srv = ctx;
+    if (srv->stopped)
         return;
-    }
-    stop_everything(srv);
-}
-
-static void walk_close(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void stop_everything(gb_net_server *srv)
-{
-    if (srv->exit_code < 0)
-        return;
-    srv->exit_code = -1;
+    srv->stopped = true;
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, NULL);
     /* Every live connection has an engine client bound to conn_hooks. */
@@ -1077,17 +916,6 @@ static void stop_everything(gb_net_server *srv)
         if (is_conn_client(gc))
             conn_close(gc->conn);
     }
-    if (srv->has_poller && srv->poller.shutdown)
-        srv->poller.shutdown(srv->poller.ctx);
-    uv_close((uv_handle_t *)&srv->cron, NULL);
-    uv_close((uv_handle_t *)&srv->block_timer, NULL);
-    uv_close((uv_handle_t *)&srv->bg_retry, NULL);
-    uv_close((uv_handle_t *)&srv->check, NULL);
-    uv_close((uv_handle_t *)&srv->idle, NULL);
-    uv_close((uv_handle_t *)&srv->sigint, NULL);
-    uv_close((uv_handle_t *)&srv->sigterm, NULL);
-    /* Anything else still open (a transport that did not close its own). */
-    uv_walk(srv->loop, walk_close, NULL);
 }
 
 /* ---- listeners -------------------------------------------------------------------- */
@@ -1414,8 +1242,9 @@ static int rebind(void *ctx, int port, const char *bind, char *err, size_t errle
     return 0;
 }
 
-gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, size_t errlen)
+gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t errlen)
 {
+    uv_loop_t *loop = gb_loop_uv(ev);
     gb_net_server *srv = calloc(1, sizeof *srv);
     if (!srv) {
         snprintf(err, errlen, "out of memory creating the network server");
@@ -1423,6 +1252,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
     }
     srv->eng = eng;
     srv->loop = loop;
+    srv->ev = ev;
     const gb_settings *cfg = &eng->cfg;
     listener *set[GB_BIND_MAX];
     bool kept[GB_BIND_MAX];
@@ -1441,28 +1271,22 @@ gb_net_server *gb_net_server_new(gb_engine *eng, uv_loop_t *loop, char *err, siz
         goto fail;
     }
 
-    eng->busy_pump = (gb_busy_pump){busy_pump, srv};
     eng->listeners = (gb_listener_hook){rebind, srv};
-    uv_timer_init(loop, &srv->cron);
-    srv->cron.data = srv;
-    srv->cron_hz = cfg->hz;
-    uv_timer_start(&srv->cron, cron_cb, (uint64_t)(1000 / cfg->hz), (uint64_t)(1000 / cfg->hz));
-    uv_timer_init(loop, &srv->block_timer);
-    srv->block_timer.data = srv;
-    uv_timer_init(loop, &srv->bg_retry);
-    srv->bg_retry.data = srv;
-    uv_check_init(loop, &srv->check);
-    srv->check.data = srv;
-    uv_check_start(&srv->check, check_cb);
-    uv_idle_init(loop, &srv->idle);
-    srv->idle.data = srv;
-    uv_signal_init(loop, &srv->sigint);
-    srv->sigint.data = srv;
-    uv_signal_start(&srv->sigint, signal_cb, SIGINT);
-    uv_signal_init(loop, &srv->sigterm);
-    srv->sigterm.data = srv;
-    uv_signal_start(&srv->sigterm, signal_cb, SIGTERM);
-    signal(SIGPIPE, SIG_IGN);
+    const gb_loop_peer peer = {
+        .name = "sockets",
+        .ctx = srv,
+        .resume = drain_resumes,
+        .flush = flush_replies,
+        .pending = has_pending,
+        .cron = net_cron,
+        .busy_pump = busy_pump,
+        .shutdown = stop_serving,
+    };
+    if (gb_loop_add_peer(ev, &peer) != 0) {
+        snprintf(err, errlen, "the event loop has no room for the socket listeners");
+        eng->listeners = (gb_listener_hook){NULL, NULL};
+        goto fail;
+    }
     return srv;
 fail:
     list_listeners(srv);
@@ -1478,28 +1302,11 @@ fail:
     return NULL;
 }
 
-void gb_net_server_set_poller(gb_net_server *srv, const gb_net_poller *p)
-{
-    srv->poller = *p;
-    srv->has_poller = true;
-}
-
-int gb_net_server_run(gb_net_server *srv)
-{
-    uv_run(srv->loop, UV_RUN_DEFAULT);
-    return 0;
-}
-
 void gb_net_server_free(gb_net_server *srv)
 {
     if (!srv)
         return;
-    srv->eng->busy_pump = (gb_busy_pump){NULL, NULL};
     srv->eng->listeners = (gb_listener_hook){NULL, NULL};
-    if (srv->exit_code >= 0) {
-        stop_everything(srv);
-        uv_run(srv->loop, UV_RUN_DEFAULT);
-    }
     for (int i = 0; i < srv->nlisteners; i++)
         free(srv->listeners[i]);
     if (srv->unix_path) {
@@ -1512,4 +1319,3 @@ void gb_net_server_free(gb_net_server *srv)
 
 const char *gb_net_server_describe(const gb_net_server *srv) { return srv->desc; }
 
-uv_loop_t *gb_net_server_loop(gb_net_server *srv) { return srv->loop; }

@@ -12,6 +12,7 @@
 #include "engine/core/acl.h"
 #include "engine/base/mem.h"
 #include "engine/core/blocking.h"
+#include "engine/core/client_memory.h"
 #include "engine/commands/cmd_util.h"
 #include "platform/caps.h"
 #include "platform/clock.h"
@@ -96,7 +97,6 @@ typedef struct ring_slot {
     size_t incap;
     uint64_t requests;
     bool resume;         /* unblocked: continue with buffered input */
-    int64_t soft_since_ms; /* a subscriber's pending output first over the pubsub soft limit */
     bool held;           /* replies wait for the log's sync (appendfsync always) */
     char owner_addr[64];
     struct gb_ring_pool *pool;
@@ -142,7 +142,6 @@ struct gb_ring_pool {
     uv_poll_t refill_poll;
     bool refill_wake_on; /* written under refill_mu */
     gb_engine *eng;
-    gb_net_server *srv;
     bool parked;
     uint64_t last_work_cycles;
     uint64_t last_time_cycles;
@@ -552,49 +551,30 @@ static void wake_client(ring_slot *s)
 static void slot_violation(ring_slot *s, const char *why);
 static void slot_drop_oom(ring_slot *s, const char *which);
 
-/* A subscribed ring client that does not read: bounded by
- * client-output-buffer-limit's pubsub class, as a socket subscriber. Over
- * it the client is marked for closing and gets nothing more; the slot is
- * released by serve_slot, never here (PUBLISH may be iterating the
- * subscribers). Returns true: the slot stays until then. */
-static bool queue_for_subscriber(ring_slot *s, const char *data, size_t len)
+/* The client is not reading: its replies wait in `pending`, bounded by
+ * client-output-buffer-limit as a socket's are (the engine's policy, one
+ * for every transport, on what the ring has not taken). Over it the client
+ * is marked for closing and gets nothing more; the slot is released by
+ * serve_slot, never here (PUBLISH may be iterating the subscribers).
+ * Returns false if the slot had to be dropped. */
+static bool queue_pending(ring_slot *s, const char *data, size_t len)
 {
-    gb_client *c = s->exec;
-    if (c->flags & GB_CLIENT_CLOSE_ASAP)
+    if (s->exec && gb_client_obuf_enforce(s->exec, s->pending.len + len))
         return true;
-    const gb_settings *cfg = &s->pool->eng->cfg;
-    size_t pending = s->pending.len + len;
-    const char *which = NULL;
-    if (cfg->client_obuf_pubsub_hard > 0 && pending > (size_t)cfg->client_obuf_pubsub_hard) {
-        which = "hard";
-    } else if (cfg->client_obuf_pubsub_soft > 0 && pending > (size_t)cfg->client_obuf_pubsub_soft) {
-        int64_t now = (int64_t)s->pool->eng->now_mono_ms;
-        if (s->soft_since_ms == 0)
-            s->soft_since_ms = now;
-        else if (now - s->soft_since_ms > (int64_t)cfg->client_obuf_pubsub_soft_seconds * 1000)
-            which = "soft";
-    } else {
-        s->soft_since_ms = 0;
-    }
-    if (which) {
-        char info[1024];
-        gb_client_info(c, info, sizeof info);
-        gb_log(GB_LOG_WARNING,
-               "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
-               "limit of client-output-buffer-limit pubsub; the ring client is not reading).",
-               info, pending, which);
-        s->pool->eng->stats.client_obuf_disconnects++;
-        c->flags |= GB_CLIENT_CLOSE_ASAP;
-        return true;
-    }
     uint32_t l32 = (uint32_t)len;
     gb_outbuf_append(&s->pending, (const char *)&l32, 4);
     gb_outbuf_append(&s->pending, data, len);
     if (GB_UNLIKELY(gb_outbuf_oom(&s->pending))) {
-        /* A message lost: the subscriber goes, by serve_slot as above. */
-        gb_log(GB_LOG_WARNING, "Ring slot %d (client %s) closed: out of memory for its buffers (pending messages)",
-               s->id, s->owner_addr);
-        c->flags |= GB_CLIENT_CLOSE_ASAP;
+        if (s->exec && s->exec->pubsub) {
+            /* A message lost: the subscriber goes, by serve_slot as above. */
+            gb_log(GB_LOG_WARNING,
+                   "Ring slot %d (client %s) closed: out of memory for its buffers (pending messages)", s->id,
+                   s->owner_addr);
+            s->exec->flags |= GB_CLIENT_CLOSE_ASAP;
+            return true;
+        }
+        slot_drop_oom(s, "pending replies");
+        return false;
     }
     return true;
 }
@@ -622,23 +602,7 @@ static bool publish(ring_slot *s, const char *data, size_t len)
             return false;
         }
     }
-    /* The client is not reading: keep it, bounded like a socket's output. */
-    if (s->exec && s->exec->pubsub)
-        return queue_for_subscriber(s, data, len);
-    const gb_settings *cfg = &s->pool->eng->cfg;
-    if (cfg->client_obuf_hard > 0 && s->pending.len + len > (size_t)cfg->client_obuf_hard) {
-        s->pool->eng->stats.client_obuf_disconnects++;
-        slot_violation(s, "replies pending beyond client-output-buffer-limit (the client stopped reading)");
-        return false;
-    }
-    uint32_t l32 = (uint32_t)len;
-    gb_outbuf_append(&s->pending, (const char *)&l32, 4);
-    gb_outbuf_append(&s->pending, data, len);
-    if (GB_UNLIKELY(gb_outbuf_oom(&s->pending))) {
-        slot_drop_oom(s, "pending replies");
-        return false;
-    }
-    return true;
+    return queue_pending(s, data, len);
 }
 
 /* Moves queued replies onto the ring while there is room. */
@@ -813,7 +777,6 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
-    s->soft_since_ms = 0;
     if (s->held) {
         s->held = false;
         pool->nheld--;
@@ -1136,8 +1099,8 @@ static bool serve_slot(ring_slot *s)
     if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
         return false;
     if (GB_UNLIKELY(s->exec->flags & GB_CLIENT_CLOSE_ASAP)) {
-        /* Killed (exec_close), or a subscriber over its output limit
-         * (queue_for_subscriber): its client sees the control link close. */
+        /* Killed (exec_close), or over its output limit (queue_pending):
+         * its client sees the control link close. */
         release_slot(s, true, true);
         return true;
     }
@@ -1353,6 +1316,9 @@ static bool pool_prepare_sleep(void *ctx)
     return true;
 }
 
+/* One pass from inside a busy script (the loop's busy pump). */
+static void pool_busy_pump(void *ctx) { (void)pool_poll(ctx); }
+
 static void pool_shutdown(void *ctx)
 {
     gb_ring_pool *pool = ctx;
@@ -1439,11 +1405,21 @@ static bool refill_wake_open(gb_ring_pool *pool)
     return true;
 }
 
-void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
+int gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_loop *loop)
 {
+    const gb_loop_peer peer = {
+        .name = "rings",
+        .ctx = pool,
+        .poll = pool_poll,
+        .prepare_sleep = pool_prepare_sleep,
+        .busy_pump = pool_busy_pump,
+        .shutdown = pool_shutdown,
+    };
+    if (gb_loop_add_peer(loop, &peer) != 0)
+        return -1;
     the_pool = pool;
     pool->eng = eng;
-    pool->srv = srv;
+    pool->loop = gb_loop_uv(loop);
     pool->ns_per_cycle = eng->ns_per_cycle > 0 ? eng->ns_per_cycle : 1.0;
     pool->slice_cycles = (uint64_t)(POLL_SLICE_US * 1000.0 / pool->ns_per_cycle);
     pool->spin_cycles = (uint64_t)((double)eng->cfg.ring_spin_us * 1000.0 / pool->ns_per_cycle);
@@ -1453,14 +1429,12 @@ void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv)
     eng->client_free_ctx = pool;
     eng->info_provider.section = info_section;
     eng->info_provider.ctx = pool;
-    gb_net_poller p = {pool_poll, pool_prepare_sleep, pool_shutdown, pool};
-    gb_net_server_set_poller(srv, &p);
-    pool->loop = gb_net_server_loop(srv);
     if (pool->refill_running && refill_wake_open(pool)) {
         uv_mutex_lock(&pool->refill_mu);
         pool->refill_wake_on = true;
         uv_mutex_unlock(&pool->refill_mu);
     }
+    return 0;
 }
 
 void gb_ring_pool_free(gb_ring_pool *pool)

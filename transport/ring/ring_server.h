@@ -1,19 +1,20 @@
 /*
  * The server's side of the shared-memory rings: the slot pool, its placement
  * (--cpu / --numa-arena), the RING CLAIM command, and the poller that the
- * socket server's loop runs between socket events.
+ * server's loop (transport/loop/loop.h) runs in its check phase, as a peer
+ * of the socket server, which it knows nothing of.
  *
  * Start-up order (apps/server/main.c): gb_ring_pool_create() runs first, before
  * the engine allocates anything, so the pool can be pinned, bound to the
  * engine CPU's NUMA node, pre-faulted and verified page by page; then the
- * engine and the listeners are created and gb_ring_pool_attach() wires the
- * pool into them.
+ * engine and the loop are created and gb_ring_pool_attach() wires the pool
+ * into them.
  */
 #ifndef GB_TRANSPORT_RING_SERVER_H
 #define GB_TRANSPORT_RING_SERVER_H
 
 #include "engine/core/engine.h"
-#include "transport/net/server.h"
+#include "transport/loop/loop.h"
 
 typedef struct gb_ring_pool gb_ring_pool;
 
@@ -28,9 +29,10 @@ typedef struct gb_ring_pool gb_ring_pool;
  */
 gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errlen, char *log, size_t loglen);
 
-/* Registers RING commands, the poller, the refill thread's notifier and INFO.
- * Wake descriptors are per claim, watched while the claim lasts. */
-void gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_net_server *srv);
+/* Registers RING commands, the poller (a peer of the loop), the refill
+ * thread's notifier and INFO. Wake descriptors are per claim, watched while
+ * the claim lasts. Returns -1 when the loop has no room for another peer. */
+int gb_ring_pool_attach(gb_ring_pool *pool, gb_engine *eng, gb_loop *loop);
 
 void gb_ring_pool_free(gb_ring_pool *pool);
 

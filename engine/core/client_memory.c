@@ -1,0 +1,100 @@
+#include "engine/core/client_memory.h"
+
+#include <stdio.h>
+
+#include "engine/core/engine.h"
+
+gb_client_class gb_client_obuf_class(const gb_client *c)
+{
+    if (c->flags & GB_CLIENT_REPLICA)
+        return GB_CLIENT_CLASS_REPLICA;
+    if (c->pubsub)
+        return GB_CLIENT_CLASS_PUBSUB;
+    return GB_CLIENT_CLASS_NORMAL;
+}
+
+const char *gb_client_class_name(gb_client_class cls)
+{
+    switch (cls) {
+    case GB_CLIENT_CLASS_REPLICA:
+        return "replica";
+    case GB_CLIENT_CLASS_PUBSUB:
+        return "pubsub";
+    default:
+        return "normal";
+    }
+}
+
+gb_obuf_limit gb_client_obuf_limit(const gb_client *c)
+{
+    const gb_settings *cfg = &c->eng->cfg;
+    switch (gb_client_obuf_class(c)) {
+    case GB_CLIENT_CLASS_REPLICA:
+        return (gb_obuf_limit){cfg->client_obuf_replica_hard, cfg->client_obuf_replica_soft,
+                               cfg->client_obuf_replica_soft_seconds};
+    case GB_CLIENT_CLASS_PUBSUB:
+        return (gb_obuf_limit){cfg->client_obuf_pubsub_hard, cfg->client_obuf_pubsub_soft,
+                               cfg->client_obuf_pubsub_soft_seconds};
+    default:
+        return (gb_obuf_limit){cfg->client_obuf_hard, cfg->client_obuf_soft, cfg->client_obuf_soft_seconds};
+    }
+}
+
+gb_obuf_verdict gb_client_obuf_check(gb_client *c, size_t pending, int64_t now_ms)
+{
+    gb_obuf_limit lim = gb_client_obuf_limit(c);
+    if (lim.hard > 0 && pending > (size_t)lim.hard)
+        return GB_OBUF_OVER_HARD;
+    if (lim.soft <= 0 || pending <= (size_t)lim.soft) {
+        c->obuf_soft_since_ms = 0;
+        return GB_OBUF_WITHIN;
+    }
+    /* Over soft: the clock starts now, and the client goes only if it is
+     * still over once the seconds have passed. */
+    if (c->obuf_soft_since_ms == 0) {
+        c->obuf_soft_since_ms = now_ms > 0 ? now_ms : 1;
+        return GB_OBUF_WITHIN;
+    }
+    return now_ms - c->obuf_soft_since_ms > (int64_t)lim.soft_seconds * 1000 ? GB_OBUF_OVER_SOFT : GB_OBUF_WITHIN;
+}
+
+/* Marked and handed to the transport, which closes it at its next chance. */
+static void close_over_limit(gb_client *c)
+{
+    c->eng->stats.client_obuf_disconnects++;
+    c->flags |= GB_CLIENT_CLOSE_ASAP;
+    if (c->hooks && c->hooks->close)
+        c->hooks->close(c);
+}
+
+bool gb_client_obuf_enforce(gb_client *c, size_t pending)
+{
+    if (c->flags & GB_CLIENT_CLOSE_ASAP)
+        return true;
+    gb_obuf_verdict v = gb_client_obuf_check(c, pending, (int64_t)c->eng->now_mono_ms);
+    if (v == GB_OBUF_WITHIN)
+        return false;
+    char info[1024];
+    gb_client_info(c, info, sizeof info);
+    gb_log(GB_LOG_WARNING,
+           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
+           "limit of client-output-buffer-limit %s; the client is not reading).",
+           info, pending, v == GB_OBUF_OVER_HARD ? "hard" : "soft", gb_client_class_name(gb_client_obuf_class(c)));
+    close_over_limit(c);
+    return true;
+}
+
+bool gb_client_reply_over_limit(gb_client *c, uint64_t reply_bytes)
+{
+    long long hard = gb_client_obuf_limit(c).hard;
+    if (hard <= 0 || reply_bytes <= (uint64_t)hard || (c->flags & GB_CLIENT_SCRIPT))
+        return false;
+    char info[1024];
+    gb_client_info(c, info, sizeof info);
+    gb_log(GB_LOG_WARNING,
+           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (a reply of at least %llu "
+           "bytes, hard limit of client-output-buffer-limit %s).",
+           info, (unsigned long long)reply_bytes, gb_client_class_name(gb_client_obuf_class(c)));
+    close_over_limit(c);
+    return true;
+}

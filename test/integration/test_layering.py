@@ -1,0 +1,114 @@
+"""The transports' layering, checked over the source tree (no server runs).
+
+transport/ holds the server's loop (transport/loop), the wire codecs every
+transport may use (transport/resp, transport/sbe) and the transports
+themselves: every other folder (net: TCP and Unix sockets; ring: the
+shared-memory rings; the replication link, cluster bus and TLS to come).
+Two rules (docs/architecture.md, "The loop and its peers"):
+
+1. A transport includes no other transport's headers: they meet only
+   through the loop (transport/loop/loop.h) and the engine. The loop and
+   the codecs include no transport either.
+2. Only the loop touches libuv's timers, signals and the check, idle and
+   prepare phases (uv_timer_*, uv_signal_*, uv_check_*, uv_idle_*,
+   uv_prepare_*): a transport that needs a deadline, a signal or a pass
+   after each iteration asks the loop for it.
+"""
+import os
+import re
+import shutil
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LOOP = "transport/loop"
+SHARED = {"loop", "resp", "sbe"}  # not transports: what transports stand on
+LOOP_ONLY = re.compile(r"\buv_(timer|signal|check|idle|prepare)_\w+")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"transport/([^/"]+)/', re.M)
+SOURCE_DIRS = ("apps", "engine", "platform", "transport", "include", "test", "bench")
+
+
+def strip_comments_and_strings(text):
+    """C source without comments or string literals (a comment may name a
+    libuv call; an #include's path is read before this)."""
+    pattern = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+    return pattern.sub(lambda m: " " if m.group(0).startswith("/") else '""', text)
+
+
+def c_files(root):
+    for top in SOURCE_DIRS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames[:] = [d for d in dirnames if not d.startswith("build")]
+            for name in filenames:
+                if name.endswith((".c", ".h")):
+                    path = os.path.join(dirpath, name)
+                    yield os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def transports(root):
+    base = os.path.join(root, "transport")
+    return sorted(d for d in os.listdir(base) if os.path.isdir(os.path.join(base, d)) and d not in SHARED)
+
+
+def violations(root):
+    """Every break of the two rules under root, one line each."""
+    found = []
+    names = set(transports(root))
+    for rel in c_files(root):
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        parts = rel.split("/")
+        if parts[0] == "transport" and len(parts) > 2:
+            own = parts[1]
+            for other in INCLUDE.findall(text):
+                if other != own and other in names:
+                    found.append("%s includes transport/%s (%s)" % (
+                        rel, other, "a transport includes no other" if own in names else "the loop and the codecs "
+                        "include no transport"))
+        if rel.startswith(LOOP + "/"):
+            continue
+        for m in sorted(set(LOOP_ONLY.findall(strip_comments_and_strings(text)))):
+            found.append("%s uses uv_%s_* (only %s may)" % (rel, m, LOOP))
+    return found
+
+
+class Layering(unittest.TestCase):
+    def test_the_tree_keeps_the_rules(self):
+        self.assertEqual(violations(ROOT), [])
+
+    def test_the_transports_are_found(self):
+        # the rules mean nothing if the scan sees no transport
+        self.assertTrue({"net", "ring"} <= set(transports(ROOT)), transports(ROOT))
+        self.assertTrue(os.path.isfile(os.path.join(ROOT, LOOP, "loop.c")))
+
+    def test_the_check_catches_each_break(self):
+        """A copy of the layout with one break of each kind: each is named."""
+        tmp = tempfile.mkdtemp(prefix="gb-layering-")
+        try:
+            def write(rel, text):
+                path = os.path.join(tmp, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+            write("transport/loop/loop.c", "uv_timer_start(&t, cb, 1, 1);\n")
+            write("transport/resp/resp_writer.h", "int x;\n")
+            write("transport/net/server.c", '#include "transport/resp/resp_writer.h"\n'
+                                            '#include "transport/loop/loop.h"\n'
+                                            "/* uv_idle_start is the loop's */\n")
+            write("transport/ring/ring_server.h", '#include "transport/net/server.h"\n')
+            write("transport/repl/link.c", "static uv_signal_t sig;\n")
+            write("transport/loop/peers.c", '#include "transport/ring/ring_server.h"\n')
+            write("engine/core/cron.c", 'const char *s = "uv_check_start";\nvoid f(void) { uv_prepare_init(0, 0); }\n')
+            found = violations(tmp)
+            self.assertEqual(sorted(found), sorted([
+                "transport/ring/ring_server.h includes transport/net (a transport includes no other)",
+                "transport/loop/peers.c includes transport/ring (the loop and the codecs include no transport)",
+                "transport/repl/link.c uses uv_signal_* (only transport/loop may)",
+                "engine/core/cron.c uses uv_prepare_* (only transport/loop may)",
+            ]))
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
