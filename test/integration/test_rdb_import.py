@@ -211,7 +211,7 @@ class RdbImport(gbtest.GoblinAndRedisCase):
             "unknown-opcode": (rdb_file(b"\xfe\x00\xf0" + dr.rdb_str(b"k"), version=10), "unknown opcode 0xF0"),
             "module": (module_aux, "module"),
             "module-type": (rdb_file(b"\x07" + dr.rdb_str(b"mk") + b"\x00" * 12, version=10), "'mk' (module, RDB type 7)"),
-            "newer": (good[:5] + b"0012" + good[9:], "version 12"),
+            "newer": (good[:5] + b"0013" + good[9:], "version 13"),
             "database": (rdb_file(b"\xfe\x20" + b"\x00" + dr.rdb_str(b"k") + dr.rdb_str(b"v")), "database 32"),
             "bad-object": (rdb_file(b"\x0e" + dr.rdb_str(b"q") + b"\x01" + dr.rdb_str(b"\x00" * 11)),
                            "key 'q' (list, RDB type 14) holds"),
