@@ -222,3 +222,31 @@ size_t gb_stream_cg_effort_all(const gb_stream *s)
     gb_rax_iter_done(&gi);
     return (size_t)(groups * (1 + first_pel));
 }
+
+const char *gb_stream_cg_load_pending(gb_stream_cg *cg, gb_stream_id id, gb_stream_id prev, bool first,
+                                      int64_t delivery_time, uint64_t delivery_count)
+{
+    if (!first && gb_stream_id_cmp(id, prev) <= 0)
+        return "a pending list out of order";
+    uint8_t key[GB_STREAM_ID_KEY];
+    gb_stream_id_encode(key, id);
+    gb_stream_nack *nack = gb_stream_nack_new(NULL, delivery_time);
+    nack->delivery_count = delivery_count;
+    gb_rax_insert(&cg->pel, key, sizeof key, nack, NULL);
+    return NULL;
+}
+
+const char *gb_stream_consumer_load_pending(gb_stream_cg *cg, gb_stream_consumer *c, gb_stream_id id)
+{
+    uint8_t key[GB_STREAM_ID_KEY];
+    gb_stream_id_encode(key, id);
+    void *v;
+    if (!gb_rax_find(&cg->pel, key, sizeof key, &v))
+        return "a consumer's pending entry missing from its group's list";
+    gb_stream_nack *nack = v;
+    if (nack->consumer)
+        return "a pending entry owned twice";
+    nack->consumer = c;
+    gb_rax_insert(&c->pel, key, sizeof key, nack, NULL);
+    return NULL;
+}

@@ -62,6 +62,14 @@ uint64_t gb_stream_consumer_delete(gb_stream_cg *cg, gb_stream_consumer *c);
 /* A pending entry delivered now to consumer (may be NULL: XCLAIM FORCE
  * creates it before knowing its owner). */
 gb_stream_nack *gb_stream_nack_new(gb_stream_consumer *consumer, int64_t now_ms);
+
+/* Loading a stream (Goblin's snapshot, a Redis RDB file): the group's
+ * pending entries come first, owned by nobody, then each consumer takes
+ * its own. Each returns NULL, or the reason the input is not a valid
+ * stream (IDs out of order, an entry missing or owned twice). */
+const char *gb_stream_cg_load_pending(gb_stream_cg *cg, gb_stream_id id, gb_stream_id prev, bool first,
+                                      int64_t delivery_time, uint64_t delivery_count);
+const char *gb_stream_consumer_load_pending(gb_stream_cg *cg, gb_stream_consumer *c, gb_stream_id id);
 void gb_stream_nack_free(gb_stream_nack *n);
 /* Removes id's pending entry from the group's and its owner's lists and
  * frees it; false when it is not pending. */

@@ -32,6 +32,23 @@ static void set_str(gb_rdb_elem *e, const uint8_t *p, size_t n)
     e->len = n;
 }
 
+/* Hands one element to emit (a string, or an integer when s is NULL);
+ * false, with *why, when emit refused it. */
+static bool hand_out(gb_rdb_elem_fn emit, void *ctx, const uint8_t *s, size_t n, int64_t ival, const char *what,
+                     const char **why)
+{
+    gb_rdb_elem e;
+    if (s)
+        set_str(&e, s, n);
+    else
+        set_int(&e, ival);
+    if (emit(ctx, &e))
+        return true;
+    if (!*why)
+        *why = what;
+    return false;
+}
+
 /* A walk is done twice: first to check (emit NULL), then to hand entries
  * out, so a blob damaged near its end builds nothing. */
 typedef int64_t (*walk_fn)(const uint8_t *p, size_t len, gb_rdb_elem_fn emit, void *ctx, const char **why);
@@ -143,18 +160,9 @@ static int64_t lp_walk(const uint8_t *p, size_t len, gb_rdb_elem_fn emit, void *
         uint64_t back;
         if (!lp_backlen_read(p + pos + body, p + pos + body + blen - 1, &back) || back != body)
             FAIL("a listpack entry whose back-length is wrong");
-        if (emit) {
-            gb_rdb_elem e;
-            if (is_int)
-                set_int(&e, ival);
-            else
-                set_str(&e, p + pos + hdr, slen);
-            if (!emit(ctx, &e)) {
-                if (!*why)
-                    *why = "a listpack element the value cannot hold";
-                return -1;
-            }
-        }
+        if (emit && !hand_out(emit, ctx, is_int ? NULL : p + pos + hdr, slen, ival,
+                              "a listpack element the value cannot hold", why))
+            return -1;
         pos += body + blen;
         count++;
     }
@@ -247,18 +255,9 @@ static int64_t zl_walk(const uint8_t *p, size_t len, gb_rdb_elem_fn emit, void *
         }
         if (!is_int && slen > avail - hdr)
             FAIL("a ziplist string longer than the ziplist");
-        if (emit) {
-            gb_rdb_elem e;
-            if (is_int)
-                set_int(&e, ival);
-            else
-                set_str(&e, p + pos + hdr, slen);
-            if (!emit(ctx, &e)) {
-                if (!*why)
-                    *why = "a ziplist element the value cannot hold";
-                return -1;
-            }
-        }
+        if (emit && !hand_out(emit, ctx, is_int ? NULL : p + pos + hdr, slen, ival,
+                              "a ziplist element the value cannot hold", why))
+            return -1;
         pos += hdr + (is_int ? 0 : slen);
         prev_size = pos - start;
         last = start;
@@ -297,15 +296,8 @@ static int64_t is_walk(const uint8_t *p, size_t len, gb_rdb_elem_fn emit, void *
         if (i && v <= prev)
             FAIL("an intset out of order");
         prev = v;
-        if (emit) {
-            gb_rdb_elem e;
-            set_int(&e, v);
-            if (!emit(ctx, &e)) {
-                if (!*why)
-                    *why = "an intset element the value cannot hold";
-                return -1;
-            }
-        }
+        if (emit && !hand_out(emit, ctx, NULL, 0, v, "an intset element the value cannot hold", why))
+            return -1;
     }
     return n;
 }
@@ -356,20 +348,9 @@ static int64_t zm_walk(const uint8_t *p, size_t len, gb_rdb_elem_fn emit, void *
             FAIL("a truncated zipmap entry");
         const uint8_t *v = p + pos;
         pos += vlen + free_bytes;
-        if (emit) {
-            gb_rdb_elem e;
-            set_str(&e, k, klen);
-            bool ok = emit(ctx, &e);
-            if (ok) {
-                set_str(&e, v, vlen);
-                ok = emit(ctx, &e);
-            }
-            if (!ok) {
-                if (!*why)
-                    *why = "a zipmap element the value cannot hold";
-                return -1;
-            }
-        }
+        if (emit && !(hand_out(emit, ctx, k, klen, 0, "a zipmap element the value cannot hold", why) &&
+                      hand_out(emit, ctx, v, vlen, 0, "a zipmap element the value cannot hold", why)))
+            return -1;
         pairs++;
     }
     if (pos + 1 != len)

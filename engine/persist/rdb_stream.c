@@ -272,16 +272,9 @@ static bool load_consumer(loader *L, gb_stream_cg *cg, int rdbtype, uint64_t *ow
         gb_stream_id id;
         if (!read_raw_id(L, &id))
             return false;
-        uint8_t key[GB_STREAM_ID_KEY];
-        gb_stream_id_encode(key, id);
-        void *v;
-        if (!gb_rax_find(&cg->pel, key, sizeof key, &v))
-            return bad(L, "a consumer's pending entry missing from its group's list");
-        gb_stream_nack *nack = v;
-        if (nack->consumer)
-            return bad(L, "a pending entry owned twice");
-        nack->consumer = c;
-        gb_rax_insert(&c->pel, key, sizeof key, nack, NULL);
+        const char *why = gb_stream_consumer_load_pending(cg, c, id);
+        if (why)
+            return bad(L, why);
         (*owned)++;
     }
     return true;
@@ -317,14 +310,10 @@ static bool load_group(loader *L, int rdbtype)
         uint64_t count;
         if (!read_raw_id(L, &id) || !read_ms(L, &time) || !read_len(L, &count))
             return false;
-        if (i && gb_stream_id_cmp(id, prev) <= 0)
-            return bad(L, "a pending list out of order");
+        const char *why = gb_stream_cg_load_pending(cg, id, prev, i == 0, time, count);
+        if (why)
+            return bad(L, why);
         prev = id;
-        uint8_t key[GB_STREAM_ID_KEY];
-        gb_stream_id_encode(key, id);
-        gb_stream_nack *nack = gb_stream_nack_new(NULL, time);
-        nack->delivery_count = count;
-        gb_rax_insert(&cg->pel, key, sizeof key, nack, NULL);
     }
     if (!read_count(L, &nconsumers))
         return false;

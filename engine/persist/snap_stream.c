@@ -172,14 +172,10 @@ static bool load_group_pel(loader *L, gb_stream_cg *cg)
         uint64_t count;
         if (!get_id(L, &id) || !gb_snap_get_svarint(L->r, &time) || !gb_snap_get_varint(L->r, &count))
             return false;
-        if (i && gb_stream_id_cmp(id, prev) <= 0)
-            return bad(L, "a pending list out of order");
+        const char *why = gb_stream_cg_load_pending(cg, id, prev, i == 0, time, count);
+        if (why)
+            return bad(L, why);
         prev = id;
-        uint8_t key[GB_STREAM_ID_KEY];
-        gb_stream_id_encode(key, id);
-        gb_stream_nack *nack = gb_stream_nack_new(NULL, time);
-        nack->delivery_count = count;
-        gb_rax_insert(&cg->pel, key, sizeof key, nack, NULL);
     }
     return true;
 }
@@ -200,16 +196,9 @@ static bool load_consumer(loader *L, gb_stream_cg *cg, uint64_t *owned)
         gb_stream_id id;
         if (!get_id(L, &id))
             return false;
-        uint8_t key[GB_STREAM_ID_KEY];
-        gb_stream_id_encode(key, id);
-        void *v;
-        if (!gb_rax_find(&cg->pel, key, sizeof key, &v))
-            return bad(L, "a consumer's pending entry missing from its group's list");
-        gb_stream_nack *nack = v;
-        if (nack->consumer)
-            return bad(L, "a pending entry owned twice");
-        nack->consumer = c;
-        gb_rax_insert(&c->pel, key, sizeof key, nack, NULL);
+        const char *why = gb_stream_consumer_load_pending(cg, c, id);
+        if (why)
+            return bad(L, why);
         (*owned)++;
     }
     return true;
