@@ -488,5 +488,5 @@ GB_DEFINE_COMMANDS(dump,
      "2.6.0"},
     {"restore", -4, W, 1, 1, 1, cmd_restore, "generic",
      "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0"},
-    {"migrate", -6, GB_CMD_WRITE, 3, 3, 1, cmd_migrate, "generic",
+    {"migrate", -6, GB_CMD_WRITE | GB_CMD_MOVABLEKEYS, 3, 3, 1, cmd_migrate, "generic",
      "Atomically transfer a key from a Redis instance to another one.", "2.6.0"});

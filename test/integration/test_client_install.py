@@ -84,4 +84,4 @@ class ClientInstall(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]], verbosity=2)
+    gbtest.run_tests()

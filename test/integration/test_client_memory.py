@@ -172,4 +172,4 @@ class RingClients(Matrix, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    gbtest.run_tests()

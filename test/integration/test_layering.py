@@ -20,6 +20,8 @@ import shutil
 import tempfile
 import unittest
 
+import gbtest
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LOOP = "transport/loop"
 SHARED = {"loop", "resp", "sbe"}  # not transports: what transports stand on
@@ -111,4 +113,4 @@ class Layering(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    gbtest.run_tests()
