@@ -8,6 +8,7 @@
 
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
+#include "engine/core/evict.h"
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
 #include "engine/base/mem.h"
@@ -436,12 +437,17 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
         gb_reply_cstr(c, info.encoding);
     else if (gb_slice_ieq(sub, "refcount"))
         gb_reply_int(c, 1);
+    else if (gb_slice_ieq(sub, "idletime") && gb_policy_is_lfu(c->eng))
+        gb_reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+                          "switching between policies at runtime LRU and LFU data will take some time to adjust.");
     else if (gb_slice_ieq(sub, "idletime"))
         gb_reply_int(c, info.idle_s);
-    else /* FREQ: frequencies are tracked only under an LFU policy, and the only policy is noeviction */
+    else if (!gb_policy_is_lfu(c->eng))
         gb_reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
                           "that when switching between policies at runtime LRU and LFU data will take some time "
                           "to adjust.");
+    else
+        gb_reply_int(c, info.freq);
 }
 
 /* ---- databases --------------------------------------------------------------------------- */

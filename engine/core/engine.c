@@ -10,6 +10,7 @@
 #include "engine/core/acl.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/blocking.h"
+#include "engine/core/evict.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -109,6 +110,7 @@ void gb_engine_free(gb_engine *eng)
     gb_free(eng->monitors);
     gb_propagate_destroy(eng);
     gb_lazyfree_free(eng->lazyfree);
+    gb_evict_free(eng);
     gb_settings_free(&eng->cfg);
     gb_free(eng);
 }
@@ -125,7 +127,15 @@ void gb_engine_key_modified(gb_db *db, gb_slice key)
 
 bool gb_engine_over_maxmemory(const gb_engine *eng)
 {
-    return eng->cfg.maxmemory > 0 && gb_mem_used() > (size_t)eng->cfg.maxmemory;
+    return eng->cfg.maxmemory > 0 && gb_mem_used() > (size_t)eng->cfg.maxmemory &&
+           gb_evict_counted_memory(eng) > (size_t)eng->cfg.maxmemory;
+}
+
+gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
+{
+    bool evicting = gb_evict_pending(eng) && gb_evict_background(eng);
+    gb_bg_state st = eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
+    return evicting ? GB_BG_MORE : st;
 }
 
 /* ---- cron ------------------------------------------------------------------------ */

@@ -129,7 +129,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
         eng->scripting->info_memory(eng->scripting->ctx, service_line, o);
     emitf(o, "maxmemory:%lld\r\n", eng->cfg.maxmemory);
     emitf(o, "maxmemory_human:%s\r\n", h4);
-    emitf(o, "maxmemory_policy:noeviction\r\n");
+    emitf(o, "maxmemory_policy:%s\r\n", gb_config_enum_name("maxmemory-policy", eng->cfg.maxmemory_policy));
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_allocator:libc\r\n");
     emitf(o, "lazyfree_pending_objects:%zu\r\n", gb_lazyfree_pending(eng->lazyfree));
@@ -159,7 +159,7 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "total_net_output_bytes:%llu\r\n", (unsigned long long)s->total_net_output_bytes);
     emitf(o, "rejected_connections:%llu\r\n", (unsigned long long)s->rejected_connections);
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
-    emitf(o, "evicted_keys:0\r\n");
+    emitf(o, "evicted_keys:%llu\r\n", (unsigned long long)s->evicted_keys);
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);
     emitf(o, "total_error_replies:%llu\r\n", (unsigned long long)s->total_error_replies);

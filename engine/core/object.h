@@ -14,10 +14,18 @@
  *   21      1     enc       GB_ENC_*
  *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
  *                           GB_KV_COW_MARK: the background-save mark (db.h)
- *   23      1     spare     zero; room for an LFU counter when an LFU eviction
- *                           policy exists (with noeviction, the only policy,
- *                           OBJECT FREQ is refused, as Redis refuses it)
- *   24      4     atime     last access, seconds since the engine started (OBJECT IDLETIME)
+ *   23      1     lfu       under an LFU maxmemory-policy: the 8-bit logarithmic
+ *                           access counter (Redis's LFU counter; 5 for a new
+ *                           key); unused (left as it was) under other policies
+ *   24      4     atime     the access clock, read by the policy in force
+ *                           (engine/core/evict.h), as Redis's 24-bit lru field:
+ *                           LRU and the rest: last access, in 1/64 s since the
+ *                           engine started (OBJECT IDLETIME divides by 64);
+ *                           LFU: the minute of the last counter change, Unix
+ *                           minutes mod 65536 (Redis's 16-bit ldt), from which
+ *                           the counter decays by one per lfu-decay-time.
+ *                           A policy changed at run time reads the other's
+ *                           value until keys are touched again, as in Redis.
  *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
  *   32      8     expire    [VOLATILE only] absolute expiry, Unix milliseconds
  *   32|40   keylen key bytes
@@ -63,7 +71,7 @@ typedef struct gb_kv {
     uint8_t type;
     uint8_t enc;
     uint8_t flags;
-    uint8_t spare;
+    uint8_t lfu;
     uint32_t atime;
     uint32_t vindex;
 } gb_kv;

@@ -9,6 +9,7 @@
 #include "engine/ds/list.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/evict.h"
 #include "engine/core/multi.h"
 #include "engine/types/tobj.h"
 
@@ -268,7 +269,8 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
         return GB_R_NOTFOUND;
     info->encoding = encoding_name(kv);
     info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(kv->v.ptr) : NULL;
-    info->idle_s = (int64_t)(gb_engine_uptime_ms(db->eng) / 1000u) - (int64_t)kv->atime;
+    info->idle_s = (int64_t)gb_kv_idle_seconds(db->eng, kv);
+    info->freq = gb_lfu_decayed(db->eng, kv);
     return GB_R_OK;
 }
 

@@ -103,7 +103,8 @@ gb_result gb_keys_persist(gb_db *db, gb_slice key, int64_t *persisted);
 
 typedef struct gb_object_info {
     const char *encoding; /* OBJECT ENCODING: "int", "embstr", "listpack", ... */
-    int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access */
+    int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access (LRU clock) */
+    int64_t freq;         /* OBJECT FREQ: the decayed LFU counter (meaningful under an LFU policy) */
     const char *representation; /* a list's representation (DEBUG OBJECT); NULL for other types */
 } gb_object_info;
 
