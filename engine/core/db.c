@@ -314,9 +314,9 @@ static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
     return kv;
 }
 
-gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
+static gb_kv *lookup_read(gb_db *db, gb_slice key, bool touch)
 {
-    gb_kv *kv = lookup(db, key, true);
+    gb_kv *kv = lookup(db, key, touch);
     if (kv) {
         db->eng->stats.keyspace_hits++;
     } else {
@@ -325,6 +325,10 @@ gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
     }
     return kv;
 }
+
+gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key) { return lookup_read(db, key, true); }
+
+gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key) { return lookup_read(db, key, false); }
 
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key)
 {

@@ -74,7 +74,10 @@ static inline size_t gb_db_size(const gb_db *db) { return gb_htable_size(&db->ke
  * count keyspace hits/misses; all update the access time unless told not. */
 gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key);
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key);
-/* No stats, no access-time update (TYPE-less internal checks, OBJECT). */
+/* Stats counted, the access clock not touched (Redis's LOOKUP_NOTOUCH:
+ * EXISTS, TYPE, TTL and its family). */
+gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key);
+/* No stats, no access-time update (internal checks, OBJECT). */
 gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key);
 
 /* Creates key -> obj (type t, GB_ENC_OBJ). The key must not exist. */

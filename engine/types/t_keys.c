@@ -28,18 +28,30 @@ gb_result gb_keys_del(gb_db *db, size_t n, const gb_slice *keys, bool lazy, int6
     return GB_R_OK;
 }
 
+static int64_t count_found(gb_db *db, size_t n, const gb_slice *keys, gb_kv *(*lookup)(gb_db *, gb_slice))
+{
+    int64_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (lookup(db, keys[i]))
+            count++;
+    return count;
+}
+
 gb_result gb_keys_exists(gb_db *db, size_t n, const gb_slice *keys, int64_t *count)
 {
-    *count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (gb_db_lookup_read(db, keys[i]))
-            (*count)++;
+    *count = count_found(db, n, keys, gb_db_lookup_read_notouch);
+    return GB_R_OK;
+}
+
+gb_result gb_keys_touch(gb_db *db, size_t n, const gb_slice *keys, int64_t *count)
+{
+    *count = count_found(db, n, keys, gb_db_lookup_read);
     return GB_R_OK;
 }
 
 gb_result gb_keys_type(gb_db *db, gb_slice key, const char **name)
 {
-    gb_kv *kv = gb_db_lookup_quiet(db, key);
+    gb_kv *kv = gb_db_lookup_read_notouch(db, key);
     *name = kv ? gb_type_name((enum gb_type)kv->type) : "none";
     return kv ? GB_R_OK : GB_R_NOTFOUND;
 }
@@ -223,7 +235,7 @@ gb_result gb_keys_expire(gb_db *db, gb_slice key, int64_t when_ms, unsigned flag
 gb_result gb_keys_ttl(gb_db *db, gb_slice key, int64_t *at_ms, int64_t *left_ms)
 {
     *at_ms = *left_ms = -1;
-    gb_kv *kv = gb_db_lookup_read(db, key);
+    gb_kv *kv = gb_db_lookup_read_notouch(db, key);
     if (!kv)
         return GB_R_NOTFOUND;
     *at_ms = gb_db_expire_of(kv);
