@@ -1,5 +1,6 @@
 #include "engine/modules.h"
 
+#include "engine/base/mem.h"
 #include "engine/persist/persist.h"
 #include "engine/script/scripting.h"
 #include "engine/types/registry.h"
@@ -26,6 +27,7 @@ GB_DECLARE_COMMANDS(persist);
 GB_DECLARE_COMMANDS(script);
 GB_DECLARE_COMMANDS(acl);
 GB_DECLARE_COMMANDS(pubsub);
+GB_DECLARE_COMMANDS(memory);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -48,8 +50,10 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(script);
     REG(acl);
     REG(pubsub);
+    REG(memory);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);
+    eng->startup_allocated = gb_mem_used();
     return eng;
 }

@@ -11,6 +11,7 @@
 #include "engine/core/pubsub.h"
 #include "engine/core/blocking.h"
 #include "engine/core/evict.h"
+#include "engine/core/memory_report.h"
 #include "engine/core/lazyfree.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -173,6 +174,7 @@ void gb_engine_cron(gb_engine *eng)
     }
     gb_blocking_cron(eng);
     sample_ops(eng);
+    (void)gb_memory_peak(eng);
     if (eng->service)
         eng->service->cron(eng->service->ctx);
 }

@@ -164,6 +164,10 @@ typedef struct gb_engine {
      * cycle ran out of time and left the rest to the loop */
     struct gb_evict_pool *evict_pool;
     bool evict_pending;
+    /* MEMORY STATS (engine/core/memory_report.h): used memory once the
+     * server was assembled, and the most used since */
+    size_t startup_allocated;
+    size_t peak_memory;
     /* Replaying a log or snapshot: keys past their expiry are not expired
      * (Redis's rule while loading: the load restores what the log says, and
      * the log itself holds the DELs of expiries that happened). */

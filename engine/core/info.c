@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "engine/core/memory_report.h"
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
@@ -54,8 +55,6 @@ static void human_bytes(char *buf, size_t cap, double n)
     else
         snprintf(buf, cap, "%.2f%c", n, units[u]);
 }
-
-static size_t peak_memory;
 
 static void section_server(gb_engine *eng, out_ctx *o)
 {
@@ -110,8 +109,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
 {
     size_t used = gb_mem_used();
     size_t rss = gb_plat_rss_bytes();
-    if (used > peak_memory)
-        peak_memory = used;
+    size_t peak_memory = gb_memory_peak(eng);
     char h1[32], h2[32], h3[32], h4[32];
     human_bytes(h1, sizeof h1, (double)used);
     human_bytes(h2, sizeof h2, (double)rss);
