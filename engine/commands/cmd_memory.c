@@ -125,6 +125,14 @@ static void memory_stats(gb_client *c)
     gb_memory_overhead_free(&mh);
 }
 
+/* Redis's text without jemalloc, as free text (a verbatim string in
+ * RESP3, as Redis's jemalloc report is). */
+static void memory_malloc_stats(gb_client *c)
+{
+    static const char text[] = "Stats not supported for the current allocator";
+    gb_reply_verbatim(c, text, sizeof text - 1);
+}
+
 static void memory_doctor(gb_client *c)
 {
     size_t len;
@@ -143,7 +151,7 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
     else if (gb_slice_ieq(sub, "stats") && argc == 2)
         memory_stats(c);
     else if (gb_slice_ieq(sub, "malloc-stats") && argc == 2)
-        gb_reply_cstr(c, "Stats not supported for the current allocator"); /* Redis's answer without jemalloc */
+        memory_malloc_stats(c);
     else if (gb_slice_ieq(sub, "doctor") && argc == 2)
         memory_doctor(c);
     else if (gb_slice_ieq(sub, "purge") && argc == 2) {

@@ -65,16 +65,27 @@ static void fill_dbs(gb_engine *eng, gb_memory_overhead *mh)
     }
 }
 
-/* The allocator cannot tell its own footprint (no jemalloc statistics):
- * its figures are the allocations themselves (ratios 1), and what the
- * process holds beyond them (free heap, the ring pool, the interpreter)
- * shows as RSS overhead; `fragmentation` is RSS over allocations, as
- * INFO's mem_fragmentation_ratio. */
-static void fill_ratios(gb_memory_overhead *mh)
+/* Shared memory the process maps for its rings: resident, but not heap. */
+static size_t ring_pool_bytes(const gb_engine *eng)
 {
-    mh->allocator_allocated = mh->allocator_active = mh->allocator_resident = mh->total_allocated;
-    mh->allocator_frag = mh->allocator_rss = 1.0f;
-    mh->allocator_frag_bytes = mh->allocator_rss_bytes = 0;
+    return (size_t)eng->cfg.rings * (size_t)eng->cfg.ring_size * 2u;
+}
+
+/* The allocator cannot tell its own footprint (no jemalloc statistics):
+ * its resident memory is the process's less the ring pool, its active
+ * memory that too; what the rings hold shows as RSS overhead (Redis's
+ * non-allocator RSS); `fragmentation` is RSS over allocations, as INFO's
+ * mem_fragmentation_ratio. */
+static void fill_ratios(const gb_engine *eng, gb_memory_overhead *mh)
+{
+    size_t rings = ring_pool_bytes(eng);
+    size_t heap_rss = mh->rss > rings ? mh->rss - rings : mh->rss;
+    mh->allocator_allocated = mh->total_allocated;
+    mh->allocator_active = mh->allocator_resident = heap_rss;
+    mh->allocator_frag = mh->allocator_allocated ? (float)mh->allocator_active / (float)mh->allocator_allocated : 0;
+    mh->allocator_frag_bytes = (long long)mh->allocator_active - (long long)mh->allocator_allocated;
+    mh->allocator_rss = 1.0f;
+    mh->allocator_rss_bytes = 0;
     mh->rss_extra = mh->allocator_resident ? (float)mh->rss / (float)mh->allocator_resident : 0;
     mh->rss_extra_bytes = (long long)mh->rss - (long long)mh->allocator_resident;
     mh->total_frag = mh->total_allocated ? (float)mh->rss / (float)mh->total_allocated : 0;
@@ -104,7 +115,7 @@ void gb_memory_overhead_get(gb_engine *eng, gb_memory_overhead *mh)
     mh->dataset_perc = (float)mh->dataset * 100 / (float)mh->net_memory_used;
     mh->bytes_per_key = mh->total_keys ? mh->net_memory_used / mh->total_keys : 0;
     mh->peak_perc = mh->peak_allocated ? (float)mh->total_allocated * 100 / (float)mh->peak_allocated : 0;
-    fill_ratios(mh);
+    fill_ratios(eng, mh);
 }
 
 void gb_memory_overhead_free(gb_memory_overhead *mh)
@@ -146,7 +157,8 @@ char *gb_memory_doctor(gb_engine *eng, size_t *len)
     gb_memory_overhead_get(eng, &mh);
     bool empty = mh.total_allocated < 5u * 1024 * 1024;
     bool big_peak = !empty && (float)mh.peak_allocated / (float)mh.total_allocated > 1.5f;
-    bool high_frag = !empty && mh.total_frag > 1.4 && mh.total_frag_bytes > MB10;
+    /* the heap's RSS: the ring pool is resident by design, not fragmentation */
+    bool high_frag = !empty && mh.allocator_frag > 1.4f && mh.allocator_frag_bytes > MB10;
     bool big_clients = !empty && mh.nclients && mh.clients_normal / mh.nclients > 1024 * 200;
     gb_memory_overhead_free(&mh);
     const char *text;
