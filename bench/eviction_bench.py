@@ -83,11 +83,17 @@ def limit_row(binary, kind, lean_tool, policy, a):
     srv = Server(binary, kind)
     try:
         configure(srv, "32mb", policy)
-        cmd = ["SET", "w:__rand_int__", "v" * 200] + (["EX", "100000"] if policy.startswith("volatile") else [])
+        ttl = ["EX", "100000"] if policy.startswith("volatile") else []
+        # lean_load draws the same numbers every run: a new prefix per run
+        # makes its keys new
+        def cmd(run):
+            return ["SET", "w%d:__rand_int__" % run, "v" * 200] + ttl
+        run = 0
         while info_int(srv, "stats", "evicted_keys") == 0:  # fill to the limit
-            lean(lean_tool, srv.sock, cmd, 100000, 10 ** 12)
+            run += 1
+            lean(lean_tool, srv.sock, cmd(run), 100000, 10 ** 12)
         before = info_int(srv, "stats", "evicted_keys")
-        rate = lean(lean_tool, srv.sock, cmd, a.writes, 10 ** 12)
+        rate = lean(lean_tool, srv.sock, cmd(run + 1), a.writes, 10 ** 12)
         return {"rate": rate, "evicted": info_int(srv, "stats", "evicted_keys") - before}
     finally:
         srv.stop()
@@ -98,7 +104,7 @@ def main():
     ap.add_argument("--goblin", required=True)
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--maxmemory", default="64mb")
+    ap.add_argument("--maxmemory", default="32mb")
     ap.add_argument("--keys", type=int, default=500000)
     ap.add_argument("--requests", type=int, default=2000000, help="measured GETs of the cache workload")
     ap.add_argument("--warmup", type=int, default=1000000, help="GETs before measuring")

@@ -175,11 +175,25 @@ static void pool_populate(gb_engine *eng, pool_entry *pool, gb_db *db, bool allk
 {
     size_t have = allkeys ? gb_db_size(db) : db->nvol;
     size_t n = GB_MIN((size_t)eng->cfg.maxmemory_samples, have);
-    for (size_t i = 0; i < n; i++) {
-        gb_kv *kv = allkeys ? (gb_kv *)gb_htable_random(&db->keys) : db->vol[gb_random_below(db->nvol)];
-        if (!kv)
+    if (!allkeys) {
+        for (size_t i = 0; i < n; i++) {
+            gb_kv *kv = db->vol[gb_random_below(db->nvol)];
+            pool_insert(pool, gb_kv_key(kv), db->id, score_of(eng, kv));
+        }
+        return;
+    }
+    /* A stretch of consecutive buckets, a batch at a time (the setting
+     * may ask for any number of samples). */
+    gb_hnode *batch[16];
+    while (n > 0) {
+        size_t got = gb_htable_sample(&db->keys, batch, GB_MIN(n, GB_ARRAY_LEN(batch)));
+        if (got == 0)
             break;
-        pool_insert(pool, gb_kv_key(kv), db->id, score_of(eng, kv));
+        for (size_t i = 0; i < got; i++) {
+            const gb_kv *kv = (const gb_kv *)batch[i];
+            pool_insert(pool, gb_kv_key(kv), db->id, score_of(eng, kv));
+        }
+        n -= got;
     }
 }
 

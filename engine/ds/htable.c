@@ -325,6 +325,43 @@ gb_hnode *gb_htable_random(gb_htable *ht)
     }
 }
 
+size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
+{
+    n = GB_MIN(n, gb_htable_size(ht));
+    if (n == 0)
+        return 0;
+    int tables = gb_htable_is_rehashing(ht) ? 2 : 1;
+    uint64_t maxmask = tables == 2 ? GB_MAX(ht->mask[0], ht->mask[1]) : ht->mask[0];
+    uint64_t i = gb_random_u64() & maxmask;
+    size_t got = 0, empty_run = 0;
+    for (size_t steps = n * 10; got < n && steps > 0; steps--) {
+        for (int t = 0; t < tables && got < n; t++) {
+            /* Buckets of tab[0] below rehash_idx are empty (migrated). */
+            if (tables == 2 && t == 0 && i < (uint64_t)ht->rehash_idx) {
+                if (i > ht->mask[1])
+                    i = (uint64_t)ht->rehash_idx;
+                continue;
+            }
+            if (i > ht->mask[t])
+                continue;
+            gb_hnode *e = ht->tab[t][i];
+            if (!e) {
+                /* A long empty stretch: jump elsewhere, as Redis does. */
+                if (++empty_run >= 5 && empty_run > n) {
+                    i = gb_random_u64() & maxmask;
+                    empty_run = 0;
+                }
+                continue;
+            }
+            empty_run = 0;
+            for (; e && got < n; e = e->next)
+                out[got++] = e;
+        }
+        i = (i + 1) & maxmask;
+    }
+    return got;
+}
+
 static inline uint64_t rev64(uint64_t v)
 {
     v = ((v >> 1) & UINT64_C(0x5555555555555555)) | ((v & UINT64_C(0x5555555555555555)) << 1);
