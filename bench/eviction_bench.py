@@ -56,6 +56,7 @@ def cache_row(binary, kind, tool, a):
     srv = Server(binary, kind)
     try:
         configure(srv, a.maxmemory, "allkeys-lru")
+        cpu0 = srv.cpu_seconds()
         out = subprocess.run(["taskset", "-c", CLIENT_CORE, tool, "--socket", srv.sock, "--keys", str(a.keys),
                               "--requests", str(a.requests), "--warmup", str(a.warmup), "--value", "200",
                               "--seed", "36"], capture_output=True, text=True)
@@ -63,7 +64,9 @@ def cache_row(binary, kind, tool, a):
             raise RuntimeError("cache_load failed: %s" % out.stderr[-300:])
         f = fields_of(out.stdout)
         keys = int(srv.call(b"DBSIZE").strip()[1:])
+        cpu_us = (srv.cpu_seconds() - cpu0) * 1e6 / (a.requests + a.warmup + int(f["sets"]))
         return {"hit": float(f["hit_rate"]), "get_rate": float(f["get_rate"]), "req_rate": float(f["req_rate"]),
+                "cpu_us": cpu_us,
                 "keys": keys, "evicted": info_int(srv, "stats", "evicted_keys")}
     finally:
         srv.stop()
@@ -92,9 +95,10 @@ def limit_row(binary, kind, lean_tool, policy, a):
         while info_int(srv, "stats", "evicted_keys") == 0:  # fill to the limit
             run += 1
             lean(lean_tool, srv.sock, cmd(run), 100000, 10 ** 12)
-        before = info_int(srv, "stats", "evicted_keys")
+        before, cpu0 = info_int(srv, "stats", "evicted_keys"), srv.cpu_seconds()
         rate = lean(lean_tool, srv.sock, cmd(run + 1), a.writes, 10 ** 12)
-        return {"rate": rate, "evicted": info_int(srv, "stats", "evicted_keys") - before}
+        return {"rate": rate, "evicted": info_int(srv, "stats", "evicted_keys") - before,
+                "cpu_us": (srv.cpu_seconds() - cpu0) * 1e6 / a.writes}
     finally:
         srv.stop()
 
@@ -137,23 +141,26 @@ def main():
     print("Cache workload: Zipf(0.99) GETs over %d keys, misses filled by 200-byte SETs, maxmemory %s, allkeys-lru"
           % (a.keys, a.maxmemory))
     print()
-    print("| server | hit rate | keys held | GETs/s | requests/s |")
-    print("|---|---|---|---|---|")
+    print("| server | hit rate | keys held | GETs/s | requests/s | server CPU µs/request |")
+    print("|---|---|---|---|---|---|")
     for kind in binaries:
-        print("| %s | %.1f%% | %d | %.0f | %.0f |" % (kind, 100 * med(cache[kind], "hit"), med(cache[kind], "keys"),
-                                                   med(cache[kind], "get_rate"), med(cache[kind], "req_rate")))
+        c = cache[kind]
+        print("| %s | %.1f%% | %d | %.0f | %.0f | %.2f |" % (kind, 100 * med(c, "hit"), med(c, "keys"),
+                                                          med(c, "get_rate"), med(c, "req_rate"), med(c, "cpu_us")))
     g, r = cache["goblin"], cache["redis"]
-    print("| goblin - redis | %+.1f points | %.2fx | %.2fx | %.2fx |" % (
+    print("| goblin vs redis | %+.1f points | %.2fx | %.2fx | %.2fx | %.2fx less |" % (
         100 * (med(g, "hit") - med(r, "hit")), med(g, "keys") / med(r, "keys"), med(g, "get_rate") / med(r, "get_rate"),
-        med(g, "req_rate") / med(r, "req_rate")))
+        med(g, "req_rate") / med(r, "req_rate"), med(r, "cpu_us") / med(g, "cpu_us")))
     print()
     print("Writes at the limit (maxmemory 32mb, every SET evicts): SETs/s")
     print()
-    print("| policy | goblin | redis | ratio |")
-    print("|---|---|---|---|")
+    print("| policy | goblin SETs/s | redis SETs/s | ratio | goblin CPU µs/SET | redis CPU µs/SET | CPU redis / goblin |")
+    print("|---|---|---|---|---|---|---|")
     for p in policies:
-        gr, rr = med(limit[("goblin", p)], "rate"), med(limit[("redis", p)], "rate")
-        print("| %s | %.0f | %.0f | %.2fx |" % (p, gr, rr, gr / rr))
+        g, r = limit[("goblin", p)], limit[("redis", p)]
+        print("| %s | %.0f | %.0f | %.2fx | %.2f | %.2f | %.2fx |" % (
+            p, med(g, "rate"), med(r, "rate"), med(g, "rate") / med(r, "rate"), med(g, "cpu_us"), med(r, "cpu_us"),
+            med(r, "cpu_us") / med(g, "cpu_us")))
 
 
 if __name__ == "__main__":

@@ -353,9 +353,12 @@ size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
                 }
                 continue;
             }
+            /* The head of each chain only: its record is fetched now, all
+             * of them in parallel, where walking a chain would wait for
+             * each record in turn (most chains hold one). */
             empty_run = 0;
-            for (; e && got < n; e = e->next)
-                out[got++] = e;
+            __builtin_prefetch(e);
+            out[got++] = e;
         }
         i = (i + 1) & maxmask;
     }
