@@ -325,6 +325,22 @@ gb_hnode *gb_htable_random(gb_htable *ht)
     }
 }
 
+/* out[0..heads) are chain heads in bucket order: rewrites out as the
+ * records of those chains in order, whole chains until n (Redis's
+ * dictGetSomeKeys takes whole chains too). */
+static size_t expand_chains(gb_hnode **out, size_t heads, size_t n)
+{
+    gb_hnode *h[64];
+    if (heads > GB_ARRAY_LEN(h))
+        return heads; /* a caller asking for more takes the heads alone */
+    memcpy(h, out, heads * sizeof *h);
+    size_t got = 0;
+    for (size_t k = 0; k < heads && got < n; k++)
+        for (gb_hnode *e = h[k]; e && got < n; e = e->next)
+            out[got++] = e;
+    return got;
+}
+
 size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
 {
     n = GB_MIN(n, gb_htable_size(ht));
@@ -353,16 +369,15 @@ size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
                 }
                 continue;
             }
-            /* The head of each chain only: its record is fetched now, all
-             * of them in parallel, where walking a chain would wait for
-             * each record in turn (most chains hold one). */
+            /* Heads first, their records fetched in parallel; the chains
+             * are walked below, once those are on their way. */
             empty_run = 0;
             __builtin_prefetch(e);
             out[got++] = e;
         }
         i = (i + 1) & maxmask;
     }
-    return got;
+    return expand_chains(out, got, n);
 }
 
 static inline uint64_t rev64(uint64_t v)
