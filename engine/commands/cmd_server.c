@@ -11,6 +11,7 @@
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
+#include "engine/core/evict.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
@@ -571,6 +572,8 @@ static bool config_apply(gb_client *c, const char *name)
         gb_log_set_level(eng->cfg.loglevel);
     if (strcmp(name, "requirepass") == 0)
         gb_acl_requirepass_changed(eng);
+    if (strcmp(name, "maxmemory") == 0)
+        gb_evict_maxmemory_changed(eng);
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {

@@ -384,3 +384,17 @@ bool gb_evict_background(gb_engine *eng)
         eng->evict_pending = false;
     return eng->evict_pending;
 }
+
+void gb_evict_maxmemory_changed(gb_engine *eng)
+{
+    if (eng->cfg.maxmemory <= 0)
+        return;
+    size_t used = gb_evict_counted_memory(eng);
+    if ((size_t)eng->cfg.maxmemory < used)
+        gb_log(GB_LOG_WARNING,
+               "WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than the current memory usage "
+               "(%zu). This will result in key eviction and/or the inability to accept new write commands depending "
+               "on the maxmemory-policy.",
+               (unsigned long long)eng->cfg.maxmemory, used);
+    eng->evict_pending = true;
+}

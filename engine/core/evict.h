@@ -102,6 +102,11 @@ static inline bool gb_evict_pending(const gb_engine *eng) { return eng->evict_pe
  * whether more is left. */
 bool gb_evict_background(gb_engine *eng);
 
+/* CONFIG SET maxmemory: a limit below the memory in use is logged, and
+ * eviction starts in the loop's slices at once, not only at the next
+ * command (Redis's updateMaxmemory). */
+void gb_evict_maxmemory_changed(gb_engine *eng);
+
 /* Frees the candidate pool (engine shutdown). */
 void gb_evict_free(gb_engine *eng);
 

@@ -254,6 +254,21 @@ class EvictionPolicies(unittest.TestCase):
 
 class EvictionEffects(unittest.TestCase):
 
+    def test_lowering_maxmemory_evicts_and_warns(self):
+        with Pair("allkeys-lru", budget=64 << 20) as p:
+            for s, r in zip(p.servers, p.conns):
+                write_keys(r, [b"m:%d" % i for i in range(20000)])
+                base_used = int(info(r, "memory")["used_memory"])
+                limit = base_used - (1 << 20)
+                self.assertEqual(r.call("CONFIG", "SET", "maxmemory", str(limit)), b"OK")
+                # a cycle has a time budget: the rest goes on between events
+                self.assertTrue(gbtest.wait_until(
+                    lambda: int(info(r, "memory")["used_memory"]) <= limit + (64 << 10), 10), s.kind)
+                self.assertGreater(int(info(r, "stats")["evicted_keys"]), 0, s.kind)
+                self.assertTrue(gbtest.wait_until(
+                    lambda: "the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory "
+                            "usage" % limit in s.log(), 5), s.kind)
+
     def _run(self, lazy):
         flag = "yes" if lazy else "no"
         with Pair("allkeys-random", "--appendonly", "yes", "--notify-keyspace-events", "Ee",
