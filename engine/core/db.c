@@ -146,7 +146,7 @@ static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile
         kv->v.i = iv;
         return kv;
     }
-    if (mode != STR_RAW && val.len <= GB_EMBSTR_MAX) {
+    if (mode != STR_RAW && val.len <= GB_INLINE_MAX) {
         gb_kv *kv = kv_alloc(db, key, volatile_, expire, val.len);
         kv->enc = GB_ENC_EMBSTR;
         kv->v.len = val.len;
@@ -440,7 +440,7 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
         return true;
     }
     size_t inline_off = gb_kv_key_offset(kv) + kv->keylen;
-    if (val.len > GB_EMBSTR_MAX || inline_off + val.len > gb_mem_usable(kv))
+    if (val.len > GB_INLINE_MAX || inline_off + val.len > gb_mem_usable(kv))
         return false;
     memcpy((char *)kv + inline_off, val.ptr, val.len);
     kv->enc = GB_ENC_EMBSTR;

@@ -49,7 +49,7 @@ enum gb_type { GB_TYPE_STRING = 0, GB_TYPE_LIST, GB_TYPE_SET, GB_TYPE_ZSET, GB_T
 
 enum gb_enc {
     GB_ENC_INT = 0, /* string holding a canonical int64: v.i */
-    GB_ENC_EMBSTR,  /* short string, bytes inline after the key: v.len */
+    GB_ENC_EMBSTR,  /* string up to GB_INLINE_MAX bytes inline after the key: v.len */
     GB_ENC_RAW,     /* string in its own buffer: v.ptr -> gb_str */
     GB_ENC_OBJ,     /* list/set/zset/hash/stream object: v.ptr; it names its own encoding */
 };
@@ -57,8 +57,13 @@ enum gb_enc {
 #define GB_KV_VOLATILE 0x01u
 #define GB_KV_COW_MARK 0x02u
 
-/* Strings up to this many bytes live inline in the gb_kv (Redis: 44). */
+/* Strings up to GB_INLINE_MAX bytes live inline in the gb_kv, one
+ * allocation with the key (GB_ENC_EMBSTR): a 200-byte cache value costs a
+ * 256-byte block instead of a 64-byte record plus a 224-byte buffer, so a
+ * cache under maxmemory holds more keys. OBJECT ENCODING still follows
+ * Redis's limit: "embstr" up to GB_EMBSTR_MAX bytes, "raw" beyond. */
 #define GB_EMBSTR_MAX 44
+#define GB_INLINE_MAX 512
 
 typedef struct gb_kv {
     gb_hnode node;

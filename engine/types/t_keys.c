@@ -263,8 +263,8 @@ static const char *encoding_name(const gb_kv *kv)
     switch (kv->enc) {
     case GB_ENC_INT:
         return "int";
-    case GB_ENC_EMBSTR:
-        return "embstr";
+    case GB_ENC_EMBSTR: /* inline; Redis embeds up to 44 bytes, and calls longer strings raw */
+        return kv->v.len <= GB_EMBSTR_MAX ? "embstr" : "raw";
     case GB_ENC_RAW:
         return "raw";
     default: {
