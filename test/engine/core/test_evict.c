@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "engine_harness.h"
@@ -165,6 +167,25 @@ static void test_volatile_refuses_without_ttl_keys(void **state)
     harness_free(h);
 }
 
+/* A cache value of 200 bytes is one block with its key, not a record and
+ * a separate buffer: the room under maxmemory holds more keys. */
+static void test_cache_value_is_one_block(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    char cmd[300] = "SET key:123456 ";
+    memset(cmd + strlen(cmd), 'v', 200);
+    assert_string_equal(run(h, cmd), "+OK");
+    const char *usage = run(h, "MEMORY USAGE key:123456");
+    assert_true(usage[0] == ':' && atoi(usage + 1) < 250);
+    assert_string_equal(run(h, "OBJECT ENCODING key:123456"), "$raw");
+    run(h, "SET e44 vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv");
+    run(h, "SET e45 vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv");
+    assert_string_equal(run(h, "OBJECT ENCODING e44"), "$embstr");
+    assert_string_equal(run(h, "OBJECT ENCODING e45"), "$raw");
+    harness_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_lru_keeps_recently_used),
         cmocka_unit_test(test_volatile_ttl_takes_nearest_deadlines),
         cmocka_unit_test(test_volatile_refuses_without_ttl_keys),
+        cmocka_unit_test(test_cache_value_is_one_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
