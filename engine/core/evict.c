@@ -76,7 +76,7 @@ typedef struct pool_entry {
 
 struct gb_evict_pool {
     pool_entry e[POOL_SIZE];
-    pool_entry random_pick; /* the random policies' victim */
+    pool_entry victim;      /* the key being evicted: a copy that outlives its record */
     unsigned next_db;       /* the random policies visit databases in turn */
 };
 
@@ -86,7 +86,7 @@ static struct gb_evict_pool *pool_of(gb_engine *eng)
         struct gb_evict_pool *p = gb_calloc(1, sizeof *p);
         for (int i = 0; i < POOL_SIZE; i++)
             p->e[i].cached = gb_malloc(POOL_CACHED_KEY);
-        p->random_pick.cached = gb_malloc(POOL_CACHED_KEY);
+        p->victim.cached = gb_malloc(POOL_CACHED_KEY);
         eng->evict_pool = p;
     }
     return eng->evict_pool;
@@ -122,8 +122,8 @@ void gb_evict_free(gb_engine *eng)
         entry_clear(&p->e[i]);
         gb_free(p->e[i].cached);
     }
-    entry_clear(&p->random_pick);
-    gb_free(p->random_pick.cached);
+    entry_clear(&p->victim);
+    gb_free(p->victim.cached);
     gb_free(p);
     eng->evict_pool = NULL;
 }
@@ -356,7 +356,7 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
     bool allkeys = (policy & GB_EVICT_FLAG_ALLKEYS) != 0;
     bool random = policy == GB_POLICY_ALLKEYS_RANDOM || policy == GB_POLICY_VOLATILE_RANDOM;
     struct gb_evict_pool *p = pool_of(eng);
-    pool_entry *victim = &p->random_pick;
+    pool_entry *victim = &p->victim;
     unsigned evicted = 0;
     while (freed < tofree) {
         bool found = random ? pick_random(eng, p, allkeys, victim) : pick_from_pool(eng, p, allkeys, victim);
