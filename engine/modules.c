@@ -35,6 +35,7 @@ GB_DECLARE_COMMANDS(sort);
 GB_DECLARE_COMMANDS(lcs);
 GB_DECLARE_COMMANDS(lolwut);
 GB_DECLARE_COMMANDS(introspect);
+GB_DECLARE_COMMANDS(memory);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -65,9 +66,10 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(lcs);
     REG(lolwut);
     REG(introspect);
+    REG(memory);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);
-    eng->used_memory_startup = gb_mem_used();
+    eng->startup_allocated = gb_mem_used(); /* INFO used_memory_startup, MEMORY STATS startup.allocated */
     return eng;
 }

@@ -20,6 +20,11 @@ size_t gb_plat_malloc_usable_size(void *p);
 /* Resident set size of this process in bytes, or 0 if unknown. */
 size_t gb_plat_rss_bytes(void);
 
+/* Gives the allocator's free pages back to the system where it can
+ * (MEMORY PURGE): glibc's malloc_trim, macOS's pressure relief; a no-op
+ * elsewhere. */
+void gb_plat_heap_trim(void);
+
 /* Asks for [p, p+n) to be backed by huge pages where the kernel can: a
  * large array read at random (a key table's buckets) then costs one TLB
  * entry per 2 MiB instead of one per 4 KiB page. Only a hint, and only for

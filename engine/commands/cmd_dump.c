@@ -16,6 +16,7 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/core/db.h"
+#include "engine/core/evict.h"
 #include "engine/core/propagate.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
@@ -192,8 +193,7 @@ static void cmd_restore(gb_client *c, int argc, gb_slice *argv)
             gb_free(args);
         }
     }
-    if (o.idle_s >= 0)
-        gb_db_set_idle(c->db, kv, o.idle_s);
+    gb_kv_set_lru_or_lfu(c->eng, kv, o.freq, o.idle_s);
     gb_engine_key_modified(c->db, key);
     gb_notify_key(c, GB_NOTIFY_GENERIC, "restore", key);
     gb_reply_ok(c);

@@ -8,6 +8,7 @@
 
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
+#include "engine/core/evict.h"
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
 #include "engine/base/mem.h"
@@ -30,11 +31,17 @@ void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
 static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
 static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { del_generic(c, (size_t)argc - 1, argv + 1, true); }
 
-/* EXISTS and TOUCH (a lookup touches the key). */
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t n;
     gb_result r = gb_keys_exists(c->db, (size_t)(argc - 1), argv + 1, &n);
+    gb_reply_int_result(c, r, n);
+}
+
+static void cmd_touch(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t n;
+    gb_result r = gb_keys_touch(c->db, (size_t)(argc - 1), argv + 1, &n);
     gb_reply_int_result(c, r, n);
 }
 
@@ -436,12 +443,17 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
         gb_reply_cstr(c, info.encoding);
     else if (gb_slice_ieq(sub, "refcount"))
         gb_reply_int(c, 1);
+    else if (gb_slice_ieq(sub, "idletime") && gb_policy_is_lfu(c->eng))
+        gb_reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+                          "switching between policies at runtime LRU and LFU data will take some time to adjust.");
     else if (gb_slice_ieq(sub, "idletime"))
         gb_reply_int(c, info.idle_s);
-    else /* FREQ: frequencies are tracked only under an LFU policy, and the only policy is noeviction */
+    else if (!gb_policy_is_lfu(c->eng))
         gb_reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
                           "that when switching between policies at runtime LRU and LFU data will take some time "
                           "to adjust.");
+    else
+        gb_reply_int(c, info.freq);
 }
 
 /* ---- databases --------------------------------------------------------------------------- */
@@ -543,7 +555,7 @@ GB_DEFINE_COMMANDS(keys,
     {"del", -2, GB_CMD_WRITE, 1, -1, 1, cmd_del, "generic", "Deletes one or more keys.", "1.0.0"},
     {"unlink", -2, WF, 1, -1, 1, cmd_unlink, "generic", "Asynchronously deletes one or more keys.", "4.0.0"},
     {"exists", -2, RF, 1, -1, 1, cmd_exists, "generic", "Determines whether one or more keys exist.", "1.0.0"},
-    {"touch", -2, RF, 1, -1, 1, cmd_exists, "generic",
+    {"touch", -2, RF, 1, -1, 1, cmd_touch, "generic",
      "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
      "3.2.1"},
     {"type", 2, RF, 1, 1, 1, cmd_type, "generic", "Determines the type of value stored at a key.", "1.0.0"},

@@ -12,6 +12,7 @@
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
+#include "engine/core/evict.h"
 #include "engine/base/mem.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
@@ -580,6 +581,8 @@ static const char *config_apply(gb_engine *eng, const char *name)
         gb_oom_score_apply(&eng->cfg) != 0)
         return "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current "
                "oom_score_adj. Check server logs.";
+    if (strcmp(name, "maxmemory") == 0)
+        gb_evict_maxmemory_changed(eng);
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {
@@ -849,46 +852,6 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
     c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
 }
 
-static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
-{
-    if (gb_slice_ieq(argv[1], "usage")) {
-        /* Redis: any number of "SAMPLES <count>" pairs, count >= 0. */
-        for (int j = 3; j < argc; j += 2) {
-            int64_t samples;
-            if (!gb_slice_ieq(argv[j], "samples") || j + 1 >= argc) {
-                gb_reply_error(c, GB_ERR_SYNTAX);
-                return;
-            }
-            if (!gb_slice2ll(argv[j + 1], &samples)) {
-                gb_reply_error(c, GB_ERR_NOT_INT);
-                return;
-            }
-            if (samples < 0) {
-                gb_reply_error(c, GB_ERR_SYNTAX);
-                return;
-            }
-        }
-        gb_kv *kv = gb_db_lookup_quiet(c->db, argv[2]);
-        if (!kv)
-            gb_reply_nil(c);
-        else
-            gb_reply_int(c, (int64_t)gb_kv_mem(kv));
-    } else if (gb_slice_ieq(argv[1], "help") && argc == 2) {
-        /* Redis's lines for the subcommands there are here; USAGE's
-         * description says what this one does (it counts, never samples). */
-        static const char *const lines[] = {
-            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "USAGE <key> [SAMPLES <count>]",
-            "    Return memory in bytes used by <key> and its value (exact, not sampled).",
-            "HELP",
-            "    Prints this help.",
-        };
-        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
-    } else {
-        gb_reply_unknown_subcommand(c, argv[1], "memory");
-    }
-}
-
 #define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)
 
 GB_DEFINE_COMMANDS(server,
@@ -912,6 +875,4 @@ GB_DEFINE_COMMANDS(server,
     {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
      "Returns the server time.", "2.6.0"},
     {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
-     "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"},
-    {"memory", -2, 0, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.", "4.0.0",
-     "help usage"});
+     "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});

@@ -52,7 +52,15 @@ static const opt_enum loglevels[] = {
 static const opt_enum pubsub_defaults[] = {{"allchannels", GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS},
                                            {"resetchannels", GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS},
                                            {NULL, 0}};
-static const opt_enum policies[] = {{"noeviction", 0}, {NULL, 0}};
+static const opt_enum policies[] = {{"volatile-lru", GB_POLICY_VOLATILE_LRU},
+                                    {"volatile-lfu", GB_POLICY_VOLATILE_LFU},
+                                    {"volatile-random", GB_POLICY_VOLATILE_RANDOM},
+                                    {"volatile-ttl", GB_POLICY_VOLATILE_TTL},
+                                    {"allkeys-lru", GB_POLICY_ALLKEYS_LRU},
+                                    {"allkeys-lfu", GB_POLICY_ALLKEYS_LFU},
+                                    {"allkeys-random", GB_POLICY_ALLKEYS_RANDOM},
+                                    {"noeviction", GB_POLICY_NOEVICTION},
+                                    {NULL, 0}};
 static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
 static const opt_enum protected_actions[] = {
     {"no", GB_PROTECTED_NO}, {"yes", GB_PROTECTED_YES}, {"local", GB_PROTECTED_LOCAL}, {NULL, 0}};
@@ -284,7 +292,20 @@ static const opt options[] = {
     {"maxmemory", NULL, T_MEMORY, OFF(maxmemory), 0, INT64_MAX, "0", true, NULL,
      "Memory limit for data (e.g. 4gb); over it, commands that grow memory get an OOM error. 0: no limit.", NULL},
     {"maxmemory-policy", NULL, T_ENUM, OFF(maxmemory_policy), 0, 0, "noeviction", true, policies,
-     "What happens at maxmemory. Only noeviction exists (writes refused, reads and deletes work).", NULL},
+     "What happens at maxmemory: noeviction (writes refused), or evict keys before a command, chosen from all "
+     "keys (allkeys-) or those with a TTL (volatile-) by least recent use (lru), least frequent use (lfu), at "
+     "random, or nearest expiry (volatile-ttl). docs/eviction.md.", NULL},
+    {"maxmemory-samples", NULL, T_INT, OFF(maxmemory_samples), 1, INT32_MAX, "5", true, NULL,
+     "Keys sampled per database for each eviction pick (more: closer to true LRU/LFU, slower).", NULL},
+    {"maxmemory-eviction-tenacity", NULL, T_INT, OFF(maxmemory_eviction_tenacity), 0, 100, "10", true, NULL,
+     "How long one eviction cycle may run before the rest is left to the event loop: 0..10 = 0..500 us, then "
+     "+15% per step; 100: no limit.", NULL},
+    {"lfu-log-factor", NULL, T_INT, OFF(lfu_log_factor), 0, INT32_MAX, "10", true, NULL,
+     "LFU: the higher, the more accesses a key needs to raise its 8-bit logarithmic counter.", NULL},
+    {"lfu-decay-time", NULL, T_INT, OFF(lfu_decay_time), 0, INT32_MAX, "1", true, NULL,
+     "LFU: minutes after which an idle key's counter drops by one; 0: never.", NULL},
+    {"lazyfree-lazy-eviction", NULL, T_BOOL, OFF(lazyfree_lazy_eviction), 0, 1, "no", true, NULL,
+     "Free the values of evicted keys on a background thread (and propagate UNLINK instead of DEL).", NULL},
     {"hz", NULL, T_INT, OFF(hz), 0, INT32_MAX, "10", true, NULL,
      "Background task frequency (active expiry, rehashing, timeouts) per second.", NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LONG, OFF(busy_reply_threshold_ms), 0, INT64_MAX, "5000", true, NULL,
@@ -603,6 +624,16 @@ bool gb_config_is_protected(const char *name)
 {
     const opt *o = find_opt(name);
     return o && o->protected_config;
+}
+
+const char *gb_config_enum_name(const char *name, int value)
+{
+    const opt *o = find_opt(name);
+    if (o && o->type == T_ENUM)
+        for (const opt_enum *e = o->enums; e->name; e++)
+            if (e->value == value)
+                return e->name;
+    return "";
 }
 
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

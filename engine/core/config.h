@@ -17,6 +17,26 @@ enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNI
 enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
 enum gb_appendfsync { GB_FSYNC_ALWAYS = 0, GB_FSYNC_EVERYSEC = 1, GB_FSYNC_NO = 2 };
 
+/* maxmemory-policy (engine/core/evict.h): flag bits say what a policy
+ * ranks keys by and where it draws them from, as Redis's MAXMEMORY_*; the
+ * policy number above them tells apart those with the same flags.
+ * noeviction is 0, so zeroed settings refuse rather than evict. */
+enum {
+    GB_EVICT_FLAG_LRU = 1 << 0,
+    GB_EVICT_FLAG_LFU = 1 << 1,
+    GB_EVICT_FLAG_ALLKEYS = 1 << 2,
+};
+enum gb_maxmemory_policy {
+    GB_POLICY_NOEVICTION = 0,
+    GB_POLICY_VOLATILE_LRU = (1 << 8) | GB_EVICT_FLAG_LRU,
+    GB_POLICY_VOLATILE_LFU = (2 << 8) | GB_EVICT_FLAG_LFU,
+    GB_POLICY_VOLATILE_TTL = 3 << 8,
+    GB_POLICY_VOLATILE_RANDOM = 4 << 8,
+    GB_POLICY_ALLKEYS_LRU = (5 << 8) | GB_EVICT_FLAG_LRU | GB_EVICT_FLAG_ALLKEYS,
+    GB_POLICY_ALLKEYS_LFU = (6 << 8) | GB_EVICT_FLAG_LFU | GB_EVICT_FLAG_ALLKEYS,
+    GB_POLICY_ALLKEYS_RANDOM = (7 << 8) | GB_EVICT_FLAG_ALLKEYS,
+};
+
 /* acl-pubsub-default: the channel flag a new selector starts with (the
  * value is engine/core/acl_user.h's GB_ACL_SEL_ALLCHANNELS). */
 enum { GB_ACL_PUBSUB_DEFAULT_RESETCHANNELS = 0, GB_ACL_PUBSUB_DEFAULT_ALLCHANNELS = 1 << 2 };
@@ -71,7 +91,12 @@ typedef struct gb_settings {
     /* keyspace */
     int databases;
     long long maxmemory;
-    int maxmemory_policy; /* only noeviction (0) exists */
+    int maxmemory_policy; /* enum gb_maxmemory_policy */
+    int maxmemory_samples;          /* keys sampled per eviction pick */
+    int maxmemory_eviction_tenacity; /* 0..100: time an eviction cycle may take */
+    int lfu_log_factor;             /* how slowly LFU counters saturate */
+    int lfu_decay_time;             /* minutes per counter decrement; 0: never */
+    int lazyfree_lazy_eviction;     /* evicted values freed in the background */
     int hz;
     /* scripting (engine/script) */
     long long busy_reply_threshold_ms;
@@ -203,6 +228,9 @@ bool gb_config_is_runtime(const char *name);
  * (Redis 7.0's PROTECTED_CONFIG: dir, dbfilename: where the snapshot is
  * written, so a client that may change them may write files anywhere). */
 bool gb_config_is_protected(const char *name);
+
+/* The name of an enumerated option's value (INFO's maxmemory_policy). */
+const char *gb_config_enum_name(const char *name, int value);
 
 /* enable-protected-configs and enable-debug-command values. */
 enum { GB_PROTECTED_NO = 0, GB_PROTECTED_YES = 1, GB_PROTECTED_LOCAL = 2 };

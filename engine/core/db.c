@@ -3,6 +3,7 @@
 
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/evict.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
@@ -113,14 +114,6 @@ static inline void before_db_flush(gb_db *db)
         (void)cow->take_db(cow->ctx, db);
 }
 
-static uint32_t now_atime(const gb_db *db) { return (uint32_t)(gb_engine_uptime_ms(db->eng) / 1000u); }
-
-void gb_db_set_idle(gb_db *db, gb_kv *kv, int64_t idle_s)
-{
-    uint32_t now = now_atime(db);
-    kv->atime = idle_s >= (int64_t)now ? 0 : now - (uint32_t)idle_s;
-}
-
 /* Allocates a record for key with room for `extra` inline value bytes. */
 static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t extra)
 {
@@ -130,7 +123,7 @@ static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, 
     kv->keylen = (uint32_t)key.len;
     /* Born saved: a key created during a snapshot was not there when it began. */
     kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | db->eng->cow.mark);
-    kv->atime = now_atime(db);
+    gb_kv_clock_init(db->eng, kv);
     if (volatile_)
         memcpy((char *)kv + sizeof(gb_kv), &expire, sizeof expire);
     if (key.len)
@@ -154,7 +147,7 @@ static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile
         kv->v.i = iv;
         return kv;
     }
-    if (mode != STR_RAW && val.len <= GB_EMBSTR_MAX) {
+    if (mode != STR_RAW && val.len <= GB_INLINE_MAX) {
         gb_kv *kv = kv_alloc(db, key, volatile_, expire, val.len);
         kv->enc = GB_ENC_EMBSTR;
         kv->v.len = val.len;
@@ -322,15 +315,14 @@ static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
         return NULL;
     if (expire_if_needed(db, kv))
         return NULL;
-    if (touch) {
-        kv->atime = now_atime(db);
-    }
+    if (touch)
+        gb_kv_clock_touch(db->eng, kv);
     return kv;
 }
 
-gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
+static gb_kv *lookup_read(gb_db *db, gb_slice key, bool touch)
 {
-    gb_kv *kv = lookup(db, key, true);
+    gb_kv *kv = lookup(db, key, touch);
     if (kv) {
         db->eng->stats.keyspace_hits++;
     } else {
@@ -339,6 +331,10 @@ gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key)
     }
     return kv;
 }
+
+gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key) { return lookup_read(db, key, true); }
+
+gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key) { return lookup_read(db, key, false); }
 
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key)
 {
@@ -452,12 +448,20 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
         return true;
     }
     size_t inline_off = gb_kv_key_offset(kv) + kv->keylen;
-    if (val.len > GB_EMBSTR_MAX || inline_off + val.len > gb_mem_usable(kv))
+    if (val.len > GB_INLINE_MAX || inline_off + val.len > gb_mem_usable(kv))
         return false;
     memcpy((char *)kv + inline_off, val.ptr, val.len);
     kv->enc = GB_ENC_EMBSTR;
     kv->v.len = val.len;
     return true;
+}
+
+/* A value replacing another keeps its LFU history (Redis's dbOverwrite):
+ * overwriting a hot key does not make it look new. */
+static inline void keep_clock(gb_kv *kv, const gb_kv *old)
+{
+    kv->atime = old->atime;
+    kv->lfu = old->lfu;
 }
 
 /* Sets key (whose record is old, or NULL when it has none) to a string. */
@@ -467,7 +471,8 @@ static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val,
     if (old) {
         before_write(db, old);
         if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
-            old->atime = now_atime(db);
+            if (!gb_policy_is_lfu(db->eng))
+                old->atime = gb_lru_clock(db->eng);
             return old;
         }
         if (keep_ttl && gb_kv_volatile(old))
@@ -475,6 +480,8 @@ static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val,
     }
     /* A replacement copies the key out of old before install frees it. */
     gb_kv *kv = kv_new_string(db, key, val, expire >= 0, expire, mode);
+    if (old && gb_policy_is_lfu(db->eng))
+        keep_clock(kv, old);
     install(db, kv);
     return kv;
 }
@@ -596,6 +603,10 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
         kv->enc = src->enc;
         kv->v.ptr = copy_value ? type_ops[src->type]->dup(src->v.ptr) : src->v.ptr;
     }
+    /* A moved value (RENAME, MOVE) is the same object in Redis: its access
+     * clock goes with it; a copy is a new object. */
+    if (!copy_value)
+        keep_clock(kv, src);
     install(db, kv);
     return kv;
 }

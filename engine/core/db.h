@@ -75,7 +75,10 @@ static inline size_t gb_db_size(const gb_db *db) { return gb_htable_size(&db->ke
  * count keyspace hits/misses; all update the access time unless told not. */
 gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key);
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key);
-/* No stats, no access-time update (TYPE-less internal checks, OBJECT). */
+/* Stats counted, the access clock not touched (Redis's LOOKUP_NOTOUCH:
+ * EXISTS, TYPE, TTL and its family). */
+gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key);
+/* No stats, no access-time update (internal checks, OBJECT). */
 gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key);
 
 /* Creates key -> obj (type t, GB_ENC_OBJ). The key must not exist. */
@@ -141,10 +144,6 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);
-/* Makes kv look idle for idle_s seconds (RESTORE ... IDLETIME): its access
- * clock moved back, no earlier than the engine's start, which is as far
- * back as the clock reaches. */
-void gb_db_set_idle(gb_db *db, gb_kv *kv, int64_t idle_s);
 gb_kv *gb_db_persist(gb_db *db, gb_kv *kv);
 /* Absolute expiry of kv in ms, or -1. */
 static inline int64_t gb_db_expire_of(const gb_kv *kv) { return gb_kv_volatile(kv) ? gb_kv_expire(kv) : -1; }

@@ -10,6 +10,8 @@
 #include "engine/core/acl.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/blocking.h"
+#include "engine/core/evict.h"
+#include "engine/core/memory_report.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/hfe.h"
 #include "engine/base/mem.h"
@@ -115,6 +117,7 @@ void gb_engine_free(gb_engine *eng)
     gb_slowlog_reset(&eng->slowlog);
     gb_latency_reset(&eng->latency, NULL);
     gb_errorstats_reset(&eng->errorstats);
+    gb_evict_free(eng);
     gb_settings_free(&eng->cfg);
     gb_free(eng);
 }
@@ -164,7 +167,15 @@ void gb_engine_key_modified(gb_db *db, gb_slice key)
 
 bool gb_engine_over_maxmemory(const gb_engine *eng)
 {
-    return eng->cfg.maxmemory > 0 && gb_mem_used() > (size_t)eng->cfg.maxmemory;
+    return eng->cfg.maxmemory > 0 && gb_mem_used() > (size_t)eng->cfg.maxmemory &&
+           gb_evict_counted_memory(eng) > (size_t)eng->cfg.maxmemory;
+}
+
+gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
+{
+    bool evicting = gb_evict_pending(eng) && gb_evict_background(eng);
+    gb_bg_state st = eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
+    return evicting ? GB_BG_MORE : st;
 }
 
 /* ---- cron ------------------------------------------------------------------------ */
@@ -218,6 +229,7 @@ void gb_engine_cron(gb_engine *eng)
     eng->hz = effective_hz(eng);
     gb_blocking_cron(eng);
     sample_ops(eng);
+    (void)gb_memory_peak(eng);
     if (eng->service)
         eng->service->cron(eng->service->ctx);
 }

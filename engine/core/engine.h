@@ -26,6 +26,7 @@ typedef struct gb_stats {
     uint64_t total_commands_processed;
     uint64_t rejected_connections;
     uint64_t expired_keys;
+    uint64_t evicted_keys;
     uint64_t keyspace_hits;
     uint64_t keyspace_misses;
     uint64_t total_net_input_bytes;
@@ -96,6 +97,9 @@ typedef struct gb_service {
     void (*after_flushall)(void *ctx);
     /* INFO persistence's fields after "loading": one "name:value" each. */
     void (*info)(void *ctx, void (*line)(void *lctx, const char *text), void *lctx);
+    /* Bytes of used memory that maxmemory does not count (Redis leaves out
+     * the append-only log's buffer); NULL: none. */
+    size_t (*uncounted_memory)(void *ctx);
     /* The engine is being freed. */
     void (*destroy)(void *ctx);
     void *ctx;
@@ -162,6 +166,14 @@ typedef struct gb_engine {
     gb_propagation prop;     /* write propagation: sinks and the current unit */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
     struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/lazyfree.h) */
+    /* eviction (engine/core/evict.h): the candidate pool, and whether a
+     * cycle ran out of time and left the rest to the loop */
+    struct gb_evict_pool *evict_pool;
+    bool evict_pending;
+    /* MEMORY STATS (engine/core/memory_report.h): used memory once the
+     * server was assembled, and the most used since */
+    size_t startup_allocated;
+    size_t peak_memory;
     /* Replaying a log or snapshot: keys past their expiry are not expired
      * (Redis's rule while loading: the load restores what the log says, and
      * the log itself holds the DELs of expiries that happened). */
@@ -182,7 +194,6 @@ typedef struct gb_engine {
     gb_slowlog slowlog;
     gb_latency_monitor latency;
     gb_errorstats errorstats;
-    size_t used_memory_startup; /* INFO: used_memory once the engine was built */
     char executable[512];       /* INFO: the server's absolute path (set by the server) */
     uint64_t expire_cycle_us;   /* INFO: time the cron's active expiry took */
     bool time_every_call; /* gb_engine_times_every_call(&cfg) */
@@ -258,10 +269,8 @@ void gb_engine_cron(gb_engine *eng);
 
 /* The service's loop hooks, as the transports call them (no-ops without a
  * service). */
-static inline gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
-{
-    return eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
-}
+/* Also left-over eviction (engine/core/evict.h) comes first. */
+gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns);
 static inline bool gb_engine_replies_held(const gb_engine *eng)
 {
     return eng->service && eng->service->replies_held(eng->service->ctx);
@@ -278,7 +287,7 @@ int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave);
  * (which is how the gate knows a command changed the dataset). */
 void gb_engine_key_modified(gb_db *db, gb_slice key);
 
-/* Whether used memory is over maxmemory (noeviction policy). */
+/* Whether used memory (as maxmemory counts it) is over maxmemory. */
 bool gb_engine_over_maxmemory(const gb_engine *eng);
 
 /* Appends the INFO text for `section` ("default", "all", "server", ...) to

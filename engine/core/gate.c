@@ -8,6 +8,7 @@
 #include "engine/base/util.h"
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
+#include "engine/core/evict.h"
 #include "engine/core/engine.h"
 #include "engine/core/monitor.h"
 #include "engine/core/multi.h"
@@ -236,15 +237,18 @@ static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
     reject(c, NULL, err);
 }
 
-/* Redis 7.0's memory rule (processCommand): over maxmemory, refuse a
- * command that may grow memory; inside MULTI refuse everything but EXEC,
- * DISCARD and QUIT, because queueing itself consumes memory; refuse an
- * EXEC whose transaction holds a command that may grow memory. */
+/* Redis 7.0's memory rule (processCommand): with maxmemory set, every
+ * command first evicts what the policy allows (engine/core/evict.h); still
+ * over the limit, refuse a command that may grow memory; inside MULTI
+ * refuse everything but EXEC, DISCARD and QUIT, because queueing itself
+ * consumes memory; refuse an EXEC whose transaction holds a command that
+ * may grow memory. */
 static bool refused_for_memory(const gb_client *c, const gb_command *cmd, uint32_t flags)
 {
-    bool may_grow = (flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
-                    ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
-    return may_grow && gb_engine_over_maxmemory(c->eng);
+    if (gb_evict_perform(c->eng) != GB_EVICT_FAIL)
+        return false;
+    return (flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
+           ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
 }
 
 /* Redis 7.0's disk-error rule: while persistence refuses writes (MISCONF),
@@ -411,13 +415,14 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
      * mustObeyClient), whatever memory or the disk say now. */
     if (!(c->flags & GB_CLIENT_OBEY)) {
         uint32_t flags = admitted_flags(c, cmd, argc, argv);
+        /* Memory before the disk, as Redis checks them. */
+        if (c->eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, flags)) {
+            reject(c, cmd, GB_ERR_OOM);
+            return false;
+        }
         const char *disk = refused_for_disk(c, cmd, flags);
         if (disk) {
             reject(c, cmd, disk);
-            return false;
-        }
-        if (refused_for_memory(c, cmd, flags)) {
-            reject(c, cmd, GB_ERR_OOM);
             return false;
         }
     }

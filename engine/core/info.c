@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "engine/core/memory_report.h"
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
@@ -53,8 +54,6 @@ static void human_bytes(char *buf, size_t cap, double n)
     else
         snprintf(buf, cap, "%.2f%c", n, units[u]);
 }
-
-static size_t peak_memory;
 
 static void section_server(gb_engine *eng, out_ctx *o)
 {
@@ -120,8 +119,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
 {
     size_t used = gb_mem_used();
     size_t rss = gb_plat_rss_bytes();
-    if (used > peak_memory)
-        peak_memory = used;
+    size_t peak_memory = gb_memory_peak(eng);
     char h1[32], h2[32], h3[32], h4[32];
     human_bytes(h1, sizeof h1, (double)used);
     human_bytes(h2, sizeof h2, (double)rss);
@@ -135,7 +133,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "used_memory_peak:%zu\r\n", peak_memory);
     emitf(o, "used_memory_peak_human:%s\r\n", h3);
     emitf(o, "used_memory_peak_perc:%.2f%%\r\n", peak_memory ? (double)used * 100 / (double)peak_memory : 0.0);
-    emitf(o, "used_memory_startup:%zu\r\n", eng->used_memory_startup);
+    emitf(o, "used_memory_startup:%zu\r\n", eng->startup_allocated);
     size_t total = gb_plat_total_system_memory();
     char h5[32];
     human_bytes(h5, sizeof h5, (double)total);
@@ -146,7 +144,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
         eng->scripting->info_memory(eng->scripting->ctx, service_line, o);
     emitf(o, "maxmemory:%lld\r\n", eng->cfg.maxmemory);
     emitf(o, "maxmemory_human:%s\r\n", h4);
-    emitf(o, "maxmemory_policy:noeviction\r\n");
+    emitf(o, "maxmemory_policy:%s\r\n", gb_config_enum_name("maxmemory-policy", eng->cfg.maxmemory_policy));
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
     emitf(o, "mem_allocator:libc\r\n");
@@ -185,7 +183,7 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "rejected_connections:%llu\r\n", (unsigned long long)s->rejected_connections);
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
     emitf(o, "expire_cycle_cpu_milliseconds:%llu\r\n", (unsigned long long)(eng->expire_cycle_us / 1000));
-    emitf(o, "evicted_keys:0\r\n");
+    emitf(o, "evicted_keys:%llu\r\n", (unsigned long long)s->evicted_keys);
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);
     emitf(o, "total_error_replies:%llu\r\n", (unsigned long long)s->total_error_replies);

@@ -14,10 +14,18 @@
  *   21      1     enc       GB_ENC_*
  *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
  *                           GB_KV_COW_MARK: the background-save mark (db.h)
- *   23      1     spare     zero; room for an LFU counter when an LFU eviction
- *                           policy exists (with noeviction, the only policy,
- *                           OBJECT FREQ is refused, as Redis refuses it)
- *   24      4     atime     last access, seconds since the engine started (OBJECT IDLETIME)
+ *   23      1     lfu       under an LFU maxmemory-policy: the 8-bit logarithmic
+ *                           access counter (Redis's LFU counter; 5 for a new
+ *                           key); unused (left as it was) under other policies
+ *   24      4     atime     the access clock, read by the policy in force
+ *                           (engine/core/evict.h), as Redis's 24-bit lru field:
+ *                           LRU and the rest: last access, in 1/64 s since the
+ *                           engine started (OBJECT IDLETIME divides by 64);
+ *                           LFU: the minute of the last counter change, Unix
+ *                           minutes mod 65536 (Redis's 16-bit ldt), from which
+ *                           the counter decays by one per lfu-decay-time.
+ *                           A policy changed at run time reads the other's
+ *                           value until keys are touched again, as in Redis.
  *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
  *   32      8     expire    [VOLATILE only] absolute expiry, Unix milliseconds
  *   32|40   keylen key bytes
@@ -41,7 +49,7 @@ enum gb_type { GB_TYPE_STRING = 0, GB_TYPE_LIST, GB_TYPE_SET, GB_TYPE_ZSET, GB_T
 
 enum gb_enc {
     GB_ENC_INT = 0, /* string holding a canonical int64: v.i */
-    GB_ENC_EMBSTR,  /* short string, bytes inline after the key: v.len */
+    GB_ENC_EMBSTR,  /* string up to GB_INLINE_MAX bytes inline after the key: v.len */
     GB_ENC_RAW,     /* string in its own buffer: v.ptr -> gb_str */
     GB_ENC_OBJ,     /* list/set/zset/hash/stream object: v.ptr; it names its own encoding */
 };
@@ -49,8 +57,13 @@ enum gb_enc {
 #define GB_KV_VOLATILE 0x01u
 #define GB_KV_COW_MARK 0x02u
 
-/* Strings up to this many bytes live inline in the gb_kv (Redis: 44). */
+/* Strings up to GB_INLINE_MAX bytes live inline in the gb_kv, one
+ * allocation with the key (GB_ENC_EMBSTR): a 200-byte cache value costs a
+ * 256-byte block instead of a 64-byte record plus a 224-byte buffer, so a
+ * cache under maxmemory holds more keys. OBJECT ENCODING still follows
+ * Redis's limit: "embstr" up to GB_EMBSTR_MAX bytes, "raw" beyond. */
 #define GB_EMBSTR_MAX 44
+#define GB_INLINE_MAX 512
 
 typedef struct gb_kv {
     gb_hnode node;
@@ -63,7 +76,7 @@ typedef struct gb_kv {
     uint8_t type;
     uint8_t enc;
     uint8_t flags;
-    uint8_t spare;
+    uint8_t lfu;
     uint32_t atime;
     uint32_t vindex;
 } gb_kv;

@@ -325,6 +325,61 @@ gb_hnode *gb_htable_random(gb_htable *ht)
     }
 }
 
+/* out[0..heads) are chain heads in bucket order: rewrites out as the
+ * records of those chains in order, whole chains until n (Redis's
+ * dictGetSomeKeys takes whole chains too). */
+static size_t expand_chains(gb_hnode **out, size_t heads, size_t n)
+{
+    gb_hnode *h[64];
+    if (heads > GB_ARRAY_LEN(h))
+        return heads; /* a caller asking for more takes the heads alone */
+    memcpy(h, out, heads * sizeof *h);
+    size_t got = 0;
+    for (size_t k = 0; k < heads && got < n; k++)
+        for (gb_hnode *e = h[k]; e && got < n; e = e->next)
+            out[got++] = e;
+    return got;
+}
+
+size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
+{
+    n = GB_MIN(n, gb_htable_size(ht));
+    if (n == 0)
+        return 0;
+    int tables = gb_htable_is_rehashing(ht) ? 2 : 1;
+    uint64_t maxmask = tables == 2 ? GB_MAX(ht->mask[0], ht->mask[1]) : ht->mask[0];
+    uint64_t i = gb_random_u64() & maxmask;
+    size_t got = 0, empty_run = 0;
+    for (size_t steps = n * 10; got < n && steps > 0; steps--) {
+        for (int t = 0; t < tables && got < n; t++) {
+            /* Buckets of tab[0] below rehash_idx are empty (migrated). */
+            if (tables == 2 && t == 0 && i < (uint64_t)ht->rehash_idx) {
+                if (i > ht->mask[1])
+                    i = (uint64_t)ht->rehash_idx;
+                continue;
+            }
+            if (i > ht->mask[t])
+                continue;
+            gb_hnode *e = ht->tab[t][i];
+            if (!e) {
+                /* A long empty stretch: jump elsewhere, as Redis does. */
+                if (++empty_run >= 5 && empty_run > n) {
+                    i = gb_random_u64() & maxmask;
+                    empty_run = 0;
+                }
+                continue;
+            }
+            /* Heads first, their records fetched in parallel; the chains
+             * are walked below, once those are on their way. */
+            empty_run = 0;
+            __builtin_prefetch(e);
+            out[got++] = e;
+        }
+        i = (i + 1) & maxmask;
+    }
+    return expand_chains(out, got, n);
+}
+
 static inline uint64_t rev64(uint64_t v)
 {
     v = ((v >> 1) & UINT64_C(0x5555555555555555)) | ((v & UINT64_C(0x5555555555555555)) << 1);

@@ -97,6 +97,13 @@ static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
  * factors the table keeps (1/8 to 1); a seeded hash keeps the bound a
  * handful at any size (8 for a million records in a test here). */
 gb_hnode *gb_htable_random(gb_htable *ht);
+/* Up to n records, the chains of a random stretch of consecutive
+ * non-empty buckets (Redis's dictGetSomeKeys): far cheaper per record than
+ * n gb_htable_random calls (one random start, sequential bucket reads, the
+ * chains' first records fetched together), random enough for sampling
+ * (eviction), not uniform. May return fewer than n (it gives up after
+ * 10 n buckets); n up to 64 (beyond, one record per bucket). */
+size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n);
 
 /* Starts loading into the cache the bucket slot(s) where hash lives, for a
  * find or insert that comes a little later. */

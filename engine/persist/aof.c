@@ -665,6 +665,8 @@ static void out(void (*line)(void *, const char *), void *lctx, const char *fmt,
     line(lctx, b);
 }
 
+size_t gb_aof_buffer_bytes(const gb_aof *a) { return a->buf ? gb_mem_accounted(a->buf) : 0; }
+
 void gb_aof_info(const gb_aof *a, void (*line)(void *lctx, const char *text), void *lctx)
 {
     out(line, lctx, "aof_last_write_status:%s", a->write_failed ? "err" : "ok");

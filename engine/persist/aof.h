@@ -84,6 +84,9 @@ uint64_t gb_aof_base_size(const gb_aof *a);
 const char *gb_aof_write_refusal(const gb_aof *a);
 
 /* INFO persistence's aof_* fields that depend on the log's state. */
+/* Bytes held by commands not yet written (maxmemory leaves them out, as
+ * Redis leaves out its aof_buf). */
+size_t gb_aof_buffer_bytes(const gb_aof *a);
 void gb_aof_info(const gb_aof *a, void (*line)(void *lctx, const char *text), void *lctx);
 
 #endif

@@ -702,6 +702,8 @@ static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void 
     line(out, octx, "module_fork_last_cow_size:0");
 }
 
+static size_t svc_uncounted_memory(void *ctx) { return gb_aof_buffer_bytes(((gb_persist *)ctx)->aof); }
+
 gb_persist *gb_persist_new(gb_engine *eng)
 {
     gb_persist *p = gb_calloc(1, sizeof *p);
@@ -722,6 +724,7 @@ gb_persist *gb_persist_new(gb_engine *eng)
                               .before_flushall = svc_before_flushall,
                               .after_flushall = svc_after_flushall,
                               .info = svc_info,
+                              .uncounted_memory = svc_uncounted_memory,
                               .destroy = svc_destroy,
                               .ctx = p};
     eng->service = &p->service;

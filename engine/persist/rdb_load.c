@@ -8,6 +8,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/rdbstr.h"
 #include "engine/core/db.h"
+#include "engine/core/evict.h"
 #include "engine/core/scripting.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
@@ -159,7 +160,7 @@ static bool insert_held(loader *L)
 }
 
 /* One key of rdbtype, with the expiry and idle time read before it. */
-static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
+static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, int64_t freq)
 {
     gb_rdb_str name;
     if (gb_rdb_read_str(&L->r, MAX_STRING, &name) != 0)
@@ -189,8 +190,7 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
                         : gb_db_loaded_object(L->db, k, v.type, v.obj, expire_ms);
         if (v.type == GB_TYPE_STRING)
             gb_rdb_str_free(&v.str);
-        if (idle_s >= 0)
-            gb_db_set_idle(L->db, kv, idle_s);
+        gb_kv_set_lru_or_lfu(L->eng, kv, freq, idle_s);
         L->held = kv;
         L->held_hash = hash;
         L->held_db = L->db;
@@ -201,7 +201,7 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s)
 
 static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, const gb_rdb_load_stats *), void *pctx)
 {
-    int64_t expire_ms = -1, idle_s = -1;
+    int64_t expire_ms = -1, idle_s = -1, freq = -1;
     uint64_t next_report = PROGRESS_EVERY;
     for (;;) {
         if (progress && L->r.pos >= next_report) {
@@ -243,7 +243,7 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
             idle_s = a > INT64_MAX ? INT64_MAX : (int64_t)a;
             continue;
         case OP_FREQ:
-            if (gb_rdb_read_byte(&L->r) < 0)
+            if ((freq = gb_rdb_read_byte(&L->r)) < 0)
                 return fail(L, "a truncated LFU counter");
             continue;
         case OP_SELECTDB:
@@ -265,12 +265,13 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
         default:
             if (op > GB_RDB_TYPE_HASH_LISTPACK_EX)
                 return fail(L, "an unknown opcode 0x%02X", (unsigned)op);
-            if (!load_key(L, op, expire_ms, idle_s))
+            if (!load_key(L, op, expire_ms, idle_s, freq))
                 return false;
             break;
         }
-        expire_ms = -1; /* an expiry or idle time applies to the key right after it */
+        expire_ms = -1; /* an expiry, idle time or counter applies to the key right after it */
         idle_s = -1;
+        freq = -1;
     }
 }
 

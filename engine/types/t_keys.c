@@ -9,6 +9,7 @@
 #include "engine/ds/list.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
+#include "engine/core/evict.h"
 #include "engine/core/multi.h"
 #include "engine/types/tobj.h"
 
@@ -27,18 +28,30 @@ gb_result gb_keys_del(gb_db *db, size_t n, const gb_slice *keys, bool lazy, int6
     return GB_R_OK;
 }
 
+static int64_t count_found(gb_db *db, size_t n, const gb_slice *keys, gb_kv *(*lookup)(gb_db *, gb_slice))
+{
+    int64_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (lookup(db, keys[i]))
+            count++;
+    return count;
+}
+
 gb_result gb_keys_exists(gb_db *db, size_t n, const gb_slice *keys, int64_t *count)
 {
-    *count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (gb_db_lookup_read(db, keys[i]))
-            (*count)++;
+    *count = count_found(db, n, keys, gb_db_lookup_read_notouch);
+    return GB_R_OK;
+}
+
+gb_result gb_keys_touch(gb_db *db, size_t n, const gb_slice *keys, int64_t *count)
+{
+    *count = count_found(db, n, keys, gb_db_lookup_read);
     return GB_R_OK;
 }
 
 gb_result gb_keys_type(gb_db *db, gb_slice key, const char **name)
 {
-    gb_kv *kv = gb_db_lookup_quiet(db, key);
+    gb_kv *kv = gb_db_lookup_read_notouch(db, key);
     *name = kv ? gb_type_name((enum gb_type)kv->type) : "none";
     return kv ? GB_R_OK : GB_R_NOTFOUND;
 }
@@ -222,7 +235,7 @@ gb_result gb_keys_expire(gb_db *db, gb_slice key, int64_t when_ms, unsigned flag
 gb_result gb_keys_ttl(gb_db *db, gb_slice key, int64_t *at_ms, int64_t *left_ms)
 {
     *at_ms = *left_ms = -1;
-    gb_kv *kv = gb_db_lookup_read(db, key);
+    gb_kv *kv = gb_db_lookup_read_notouch(db, key);
     if (!kv)
         return GB_R_NOTFOUND;
     *at_ms = gb_db_expire_of(kv);
@@ -250,8 +263,8 @@ static const char *encoding_name(const gb_kv *kv)
     switch (kv->enc) {
     case GB_ENC_INT:
         return "int";
-    case GB_ENC_EMBSTR:
-        return "embstr";
+    case GB_ENC_EMBSTR: /* inline; Redis embeds up to 44 bytes, and calls longer strings raw */
+        return kv->v.len <= GB_EMBSTR_MAX ? "embstr" : "raw";
     case GB_ENC_RAW:
         return "raw";
     default: {
@@ -270,7 +283,8 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
     info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(kv->v.ptr) : NULL;
     info->list_compress = kv->type == GB_TYPE_LIST && gb_list_config_of(kv->v.ptr).compress_depth != 0;
     info->compressed_segments = kv->type == GB_TYPE_LIST ? gb_list_compressed_segments(kv->v.ptr) : 0;
-    info->idle_s = (int64_t)(gb_engine_uptime_ms(db->eng) / 1000u) - (int64_t)kv->atime;
+    info->idle_s = (int64_t)gb_kv_idle_seconds(db->eng, kv);
+    info->freq = gb_lfu_decayed(db->eng, kv);
     return GB_R_OK;
 }
 

@@ -16,11 +16,14 @@
 /* DEL, UNLINK: *deleted says how many of the n keys existed (and went);
  * lazy: large values are freed off the engine thread (engine/core/lazyfree.h). */
 gb_result gb_keys_del(gb_db *db, size_t n, const gb_slice *keys, bool lazy, int64_t *deleted);
-/* EXISTS, TOUCH: how many of the n keys exist (a key named twice counts
- * twice). */
+/* EXISTS: how many of the n keys exist (a key named twice counts twice),
+ * their access clocks untouched (Redis's LOOKUP_NOTOUCH); TOUCH: the same,
+ * touching them. */
 gb_result gb_keys_exists(gb_db *db, size_t n, const gb_slice *keys, int64_t *count);
+gb_result gb_keys_touch(gb_db *db, size_t n, const gb_slice *keys, int64_t *count);
 /* TYPE: *name is the type's name ("string", "list", ...), looked up
- * without counting or touching the key. GB_R_NOTFOUND: no such key. */
+ * without touching the key (counted as a hit or miss, as Redis counts it).
+ * GB_R_NOTFOUND: no such key. */
 gb_result gb_keys_type(gb_db *db, gb_slice key, const char **name);
 
 /* ---- iteration ---- */
@@ -103,7 +106,8 @@ gb_result gb_keys_persist(gb_db *db, gb_slice key, int64_t *persisted);
 
 typedef struct gb_object_info {
     const char *encoding; /* OBJECT ENCODING: "int", "embstr", "listpack", ... */
-    int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access */
+    int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access (LRU clock) */
+    int64_t freq;         /* OBJECT FREQ: the decayed LFU counter (meaningful under an LFU policy) */
     const char *representation; /* a list's representation (DEBUG OBJECT); NULL for other types */
     /* a list's list-compress-depth != 0 (Redis's ql_compressed) and the
      * segments stored compressed now */

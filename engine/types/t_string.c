@@ -119,6 +119,10 @@ gb_result gb_string_mset(gb_db *db, size_t npairs, const gb_slice *kv, bool nx, 
 gb_result gb_string_set(gb_db *db, gb_slice key, gb_slice val, unsigned flags, int64_t expire_at_ms,
                         bool *old_found, char **old_owned, size_t *old_len)
 {
+    /* GET reads the old value with a read lookup of its own, as Redis's
+     * getGenericCommand: a hit or miss counted, the key touched once more. */
+    if (flags & GB_SET_GET)
+        (void)gb_db_lookup_read(db, key);
     gb_kv *kv = gb_db_lookup_write(db, key);
     if (flags & GB_SET_GET) {
         *old_found = false;

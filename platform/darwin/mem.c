@@ -10,6 +10,8 @@ bool gb_plat_malloc_usable_supported(void) { return true; }
 
 size_t gb_plat_malloc_usable_size(void *p) { return p ? malloc_size(p) : 0; }
 
+void gb_plat_heap_trim(void) { (void)malloc_zone_pressure_relief(NULL, 0); }
+
 size_t gb_plat_rss_bytes(void)
 {
     mach_task_basic_info_data_t info;

@@ -17,6 +17,8 @@ bool gb_plat_malloc_usable_supported(void) { return true; }
 
 size_t gb_plat_malloc_usable_size(void *p) { return p ? malloc_usable_size(p) : 0; }
 
+void gb_plat_heap_trim(void) { (void)malloc_trim(0); }
+
 size_t gb_plat_rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");

@@ -24,6 +24,8 @@ size_t gb_plat_malloc_usable_size(void *p)
 #define MAXRSS_UNIT 1024u
 #endif
 
+void gb_plat_heap_trim(void) {}
+
 size_t gb_plat_rss_bytes(void)
 {
     /* POSIX only offers the peak. */
