@@ -27,12 +27,10 @@ the same data are compared, so the two do the same work.
 import argparse
 import os
 import random
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_compare import run_lean_load  # noqa: E402
-from socket_compare import CLIENT_CORE, SERVER_CORE, Server, cpu_model  # noqa: E402
+import side_by_side  # noqa: E402
 
 ROWS = [
     ("PFADD sparse", ["PFADD", "pf:__rand_int__", "__rand_int__", "__rand_int__"], 64, "n_small"),
@@ -60,55 +58,13 @@ def sample_replies(srv):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--goblin", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--lean-load", help="the lean_load binary (default: next to --goblin)")
+    side_by_side.add_common_args(ap)
     ap.add_argument("--n-small", type=int, default=1000000, help="requests per run of the pipelined rows")
     ap.add_argument("--n-union", type=int, default=50000, help="requests per run of the 3-key rows")
     a = ap.parse_args()
-    lean = a.lean_load or os.path.join(os.path.dirname(os.path.abspath(a.goblin)), "lean_load")
-    if not os.access(lean, os.X_OK):
-        sys.exit("no lean_load at %s: build it (cmake --build build-release --target lean_load) or pass --lean-load"
-                 % lean)
     counts = {"n_small": a.n_small, "n_union": a.n_union}
-    binaries = {"goblin": a.goblin, "redis": a.redis}
-    rates, cpu, share, replies = {}, {}, {}, {}
-    for trial in range(a.trials):
-        order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
-        for name in order:
-            srv = Server(binaries[name], name)
-            try:
-                load(srv)
-                if trial == 0:
-                    replies[name] = sample_replies(srv)
-                for label, argv, pipeline, count in ROWS:
-                    n = counts[count]
-                    c0 = srv.cpu_seconds()
-                    rate, busy = run_lean_load(lean, srv.sock, argv, pipeline, n)
-                    key = (name, label)
-                    rates.setdefault(key, []).append(rate)
-                    cpu.setdefault(key, []).append((srv.cpu_seconds() - c0) * 1e6 / n)
-                    share.setdefault(key, []).append(busy)
-            finally:
-                srv.stop()
-            print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
-    if replies["goblin"] != replies["redis"]:
-        sys.exit("the servers answer differently: %r vs %r" % (replies["goblin"], replies["redis"]))
-
-    model = cpu_model()
-    print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials\n"
-          % (os.cpu_count(), model, os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
-    print("| command | pipeline | goblin-core req/s | redis-server req/s | goblin / redis "
-          "| goblin CPU us/req | redis CPU us/req | client CPU (vs goblin / vs redis) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for label, argv, pipeline, count in ROWS:
-        med = {k: {srv: statistics.median(d[(srv, label)]) for srv in ("goblin", "redis")}
-               for k, d in (("rate", rates), ("cpu", cpu), ("share", share))}
-        g, r = med["rate"]["goblin"], med["rate"]["redis"]
-        print("| %s | %d | %.0f | %.0f | %.2fx | %.2f | %.2f | %.0f%% / %.0f%% |"
-              % (label, pipeline, g, r, g / r, med["cpu"]["goblin"], med["cpu"]["redis"],
-                 100 * med["share"]["goblin"], 100 * med["share"]["redis"]))
+    rows = [(label, argv, pipeline, counts[count]) for label, argv, pipeline, count in ROWS]
+    side_by_side.print_table(a, rows, side_by_side.measure(a, rows, load, sample_replies))
 
 
 if __name__ == "__main__":

@@ -72,10 +72,11 @@ def run_benchmark(sock, cmd, pipeline, n):
     return float(m.group(1)), cpu / (t1 - t0)
 
 
-def run_lean_load(tool, sock, cmd, pipeline, n):
-    """lean_load; returns (requests/s, the client's CPU share of its core)."""
+def run_lean_load(tool, sock, cmd, pipeline, n, keyspace=100000):
+    """lean_load (__rand_int__ below keyspace); returns (requests/s, the
+    client's CPU share of its core)."""
     out = subprocess.run(["taskset", "-c", CLIENT_CORE, tool, "--socket", sock, "--pipeline", str(pipeline),
-                          "--requests", str(n), "--clients", "50", "--keyspace", "100000", "--"] + cmd,
+                          "--requests", str(n), "--clients", "50", "--keyspace", str(keyspace), "--"] + cmd,
                          capture_output=True, text=True)
     fields = dict(kv.split("=", 1) for kv in out.stdout.split())
     if out.returncode != 0 or "rate" not in fields:

@@ -27,12 +27,10 @@ import argparse
 import os
 import random
 import socket
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_compare import run_lean_load  # noqa: E402
-from socket_compare import CLIENT_CORE, SERVER_CORE, Server, cpu_model  # noqa: E402
+import side_by_side  # noqa: E402
 
 N = 1000
 ROWS = [
@@ -75,52 +73,14 @@ def full_reply(srv, argv):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--goblin", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--lean-load", help="the lean_load binary (default: next to --goblin)")
+    side_by_side.add_common_args(ap)
     ap.add_argument("--n", type=int, default=20000, help="requests per row and run")
     a = ap.parse_args()
-    lean = a.lean_load or os.path.join(os.path.dirname(os.path.abspath(a.goblin)), "lean_load")
-    if not os.access(lean, os.X_OK):
-        sys.exit("no lean_load at %s: build it (cmake --build build-release --target lean_load) or pass --lean-load"
-                 % lean)
-    binaries = {"goblin": a.goblin, "redis": a.redis}
-    rates, cpu, share, replies = {}, {}, {}, {}
-    for trial in range(a.trials):
-        order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
-        for name in order:
-            srv = Server(binaries[name], name)
-            try:
-                load(srv)
-                if trial == 0:
-                    replies[name] = [full_reply(srv, argv) for _, argv in ROWS]
-                for label, argv in ROWS:
-                    c0 = srv.cpu_seconds()
-                    rate, busy = run_lean_load(lean, srv.sock, argv, 1, a.n)
-                    key = (name, label)
-                    rates.setdefault(key, []).append(rate)
-                    cpu.setdefault(key, []).append((srv.cpu_seconds() - c0) * 1e6 / a.n)
-                    share.setdefault(key, []).append(busy)
-            finally:
-                srv.stop()
-            print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
-    for (label, _), g, r in zip(ROWS, replies["goblin"], replies["redis"]):
-        if g != r:
-            sys.exit("the servers answer %s differently: %r vs %r" % (label, g[:200], r[:200]))
+    rows = [(label, argv, 1, a.n) for label, argv in ROWS]
 
-    print("Machine: %d CPUs, %s, kernel %s; server on CPU %s, the client on CPU %s; median of %d trials\n"
-          % (os.cpu_count(), cpu_model(), os.uname().release, SERVER_CORE, CLIENT_CORE, a.trials))
-    print("| command | goblin-core req/s | redis-server req/s | goblin / redis "
-          "| goblin CPU us/req | redis CPU us/req | client CPU (vs goblin / vs redis) |")
-    print("|---|---|---|---|---|---|---|")
-    for label, _ in ROWS:
-        med = {k: {srv: statistics.median(d[(srv, label)]) for srv in ("goblin", "redis")}
-               for k, d in (("rate", rates), ("cpu", cpu), ("share", share))}
-        g, r = med["rate"]["goblin"], med["rate"]["redis"]
-        print("| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.0f%% / %.0f%% |"
-              % (label, g, r, g / r, med["cpu"]["goblin"], med["cpu"]["redis"],
-                 100 * med["share"]["goblin"], 100 * med["share"]["redis"]))
+    def sample(srv):
+        return [full_reply(srv, argv) for _, argv in ROWS]
+    side_by_side.print_table(a, rows, side_by_side.measure(a, rows, load, sample), cpu_digits=1)
 
 
 if __name__ == "__main__":
