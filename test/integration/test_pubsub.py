@@ -163,6 +163,22 @@ class Differential(gbtest.GoblinAndRedisCase):
                 return out
         self.both(run)
 
+    def test_publish_may_replicate(self):
+        """PUBLISH and SPUBLISH carry Redis's may-replicate flag: CLIENT PAUSE
+        WRITE holds them until UNPAUSE, and a read-only script refuses them."""
+        def run(srv):
+            out = []
+            with Raw(srv) as admin, Raw(srv) as c:
+                for cmd in (("PUBLISH", "ch", "m"), ("SPUBLISH", "ch", "m")):
+                    admin.call("CLIENT", "PAUSE", "10000", "WRITE")
+                    c.send_cmd(*cmd)
+                    out.append(c.read_raw_available(0.3))  # held: nothing yet
+                    admin.call("CLIENT", "UNPAUSE")
+                    out.append(c.read())
+                out.append(c.call_raw("EVAL_RO", "return redis.call('publish', 'ch', 'm')", "0"))
+            return out
+        self.both(run)
+
     def test_config_values(self):
         def run(srv):
             with Raw(srv) as a:

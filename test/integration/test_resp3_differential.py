@@ -463,7 +463,9 @@ TABLE = {
              ev("redis.setresp(3); return {double=redis.call('zscore', 'z', 'b')['double']}"),
              ev("redis.setresp(3); return type(redis.call('get', 'nokey'))"),
              ev("return type(redis.call('get', 'nokey'))"), ev("return 3.99"), ev("return redis.call('nosuch')")],
-    "eval_ro": [ev("return redis.call('get', KEYS[1])", "k:s"), ev("return redis.call('set', 's', 'x')")],
+    "eval_ro": [ev("return redis.call('get', KEYS[1])", "k:s"), ev("return redis.call('set', 's', 'x')"),
+                # PUBLISH may replicate: refused in a read-only script as a write is
+                ["EVAL_RO", "return redis.call('publish', 'ch', 'm')", "0"]],
     "evalsha": [(LOAD_SHA1, "EVALSHA %s 0" % SHA1), "EVALSHA ffff 0"],
     "evalsha_ro": [(LOAD_SHA1, "EVALSHA_RO %s 0" % SHA1), "EVALSHA_RO ffff 0"],
     "fcall": [(LOAD_LIB, "FCALL f 1 s"), "FCALL nosuch 0", (LOAD_RESP3, "FCALL m 0", "FCALL d 0")],
