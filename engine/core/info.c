@@ -117,6 +117,14 @@ static void service_line(void *lctx, const char *text)
 
 static void section_memory(gb_engine *eng, out_ctx *o)
 {
+    /* The lazy-free counters before used_memory: a reply that shows nothing
+     * pending must show the memory back (lazyfree.c orders each job's frees
+     * before its count; loading the count first, with acquire, orders this
+     * read of used_memory after them). Read the other way round, a job that
+     * ended while this section was computed (RSS comes from /proc) left its
+     * memory counted beside a pending count of 0. */
+    size_t lazy_pending = gb_lazyfree_pending(eng->lazyfree);
+    unsigned long long lazy_done = (unsigned long long)gb_lazyfree_done(eng->lazyfree);
     size_t used = gb_mem_used();
     size_t rss = gb_plat_rss_bytes();
     size_t peak_memory = gb_memory_peak(eng);
@@ -148,8 +156,8 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
     emitf(o, "mem_allocator:libc\r\n");
-    emitf(o, "lazyfree_pending_objects:%zu\r\n", gb_lazyfree_pending(eng->lazyfree));
-    emitf(o, "lazyfreed_objects:%llu\r\n", (unsigned long long)gb_lazyfree_done(eng->lazyfree));
+    emitf(o, "lazyfree_pending_objects:%zu\r\n", lazy_pending);
+    emitf(o, "lazyfreed_objects:%llu\r\n", lazy_done);
 }
 
 /* The persistence service writes the section's fields (Redis's names). */
