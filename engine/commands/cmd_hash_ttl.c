@@ -36,6 +36,16 @@ enum { RES_NO_FIELD = -2, RES_NO_TTL = -1, RES_NOT_MET = 0, RES_SET = 1, RES_DEL
 
 /* ---- shared argument parsing -------------------------------------------------- */
 
+/* The hash at key (gb_tobj_lookup's 1 found, 0 missing), or -1 after
+ * replying WRONGTYPE: the first step of every handler here. */
+static int lookup_hash(gb_client *c, gb_slice key, bool write, gb_tobj *o)
+{
+    int found = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, write, o);
+    if (found < 0)
+        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    return found;
+}
+
 /* "FIELDS numfields field..." with FIELDS at argv[at]: *n fields from
  * argv[at + 2]. numerr is the command's text for a bad numfields. */
 static bool parse_fields(gb_client *c, int argc, gb_slice *argv, int at, const char *numerr, int64_t *n)
@@ -218,11 +228,9 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
 {
     gb_tobj o;
     gb_slice key = argv[1];
-    int found = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, true, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, key, true, &o);
+    if (found < 0)
         return;
-    }
     int64_t when, n;
     if (!parse_hexpire_time(c, argv[2], relative ? c->eng->now_ms : 0, seconds, cmd, &when))
         return;
@@ -283,11 +291,9 @@ static void cmd_hpexpireat(gb_client *c, int argc, gb_slice *argv)
 static void httl_generic(gb_client *c, int argc, gb_slice *argv, bool relative, bool seconds)
 {
     gb_tobj o;
-    int found = gb_tobj_lookup(c->db, argv[1], GB_TYPE_HASH, false, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, argv[1], false, &o);
+    if (found < 0)
         return;
-    }
     int64_t n;
     if (!parse_fields(c, argc, argv, 2, ERR_NUMFIELDS_POSITIVE, &n))
         return;
@@ -319,11 +325,9 @@ static void cmd_hpexpiretime(gb_client *c, int argc, gb_slice *argv) { httl_gene
 static void cmd_hpersist(gb_client *c, int argc, gb_slice *argv)
 {
     gb_tobj o;
-    int found = gb_tobj_lookup(c->db, argv[1], GB_TYPE_HASH, true, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, argv[1], true, &o);
+    if (found < 0)
         return;
-    }
     int64_t n;
     if (!parse_fields(c, argc, argv, 2, ERR_NUMFIELDS_POSITIVE, &n))
         return;
@@ -377,11 +381,9 @@ static void cmd_hgetdel(gb_client *c, int argc, gb_slice *argv)
 {
     gb_tobj o;
     gb_slice key = argv[1];
-    int found = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, true, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, key, true, &o);
+    if (found < 0)
         return;
-    }
     int64_t n;
     if (!parse_fields(c, argc, argv, 2, ERR_NUMFIELDS_POSITIVE, &n))
         return;
@@ -410,11 +412,9 @@ static void cmd_hgetex(gb_client *c, int argc, gb_slice *argv)
 {
     gb_tobj o;
     gb_slice key = argv[1];
-    int found = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, true, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, key, true, &o);
+    if (found < 0)
         return;
-    }
     ex_unit unit = EX_NONE;
     int64_t when = 0, n = 0;
     int at = 2;
@@ -566,11 +566,9 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
 {
     gb_tobj o;
     gb_slice key = argv[1];
-    int found = gb_tobj_lookup(c->db, key, GB_TYPE_HASH, true, &o);
-    if (found < 0) {
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
+    int found = lookup_hash(c, key, true, &o);
+    if (found < 0)
         return;
-    }
     hsetex_args a = {0};
     if (!parse_hsetex(c, argc, argv, &a))
         return;
