@@ -65,7 +65,7 @@ stage_deps() {
   local stage=$1
   rm -rf "$stage" && mkdir -p "$stage/include" "$stage/pkgconfig"
   local h
-  for h in uv.h uv cmocka.h xxhash.h xxh3.h zstd.h zstd_errors.h; do
+  for h in uv.h uv cmocka.h xxhash.h xxh3.h zstd.h zstd_errors.h jemalloc; do
     [ -e "/usr/include/$h" ] || { log "/usr/include/$h missing: run cmake/install-deps.sh --test"; exit 1; }
     cp -R "/usr/include/$h" "$stage/include/"
   done
@@ -74,7 +74,7 @@ stage_deps() {
   mkdir -p "$stage/sdk"
   cp -R "$src/cmake/darwin-sdk-compat/." "$stage/sdk/"
   local m
-  for m in libuv libxxhash libzstd cmocka; do
+  for m in libuv libxxhash libzstd cmocka jemalloc; do
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include\n' \
       "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
   done

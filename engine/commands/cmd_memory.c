@@ -10,9 +10,9 @@
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
 #include "engine/core/memory_report.h"
+#include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
-#include "platform/mem.h"
 
 static void memory_help(gb_client *c)
 {
@@ -125,12 +125,20 @@ static void memory_stats(gb_client *c)
     gb_memory_overhead_free(&mh);
 }
 
-/* Redis's text without jemalloc, as free text (a verbatim string in
- * RESP3, as Redis's jemalloc report is). */
+/* The allocator's own report (jemalloc's malloc_stats_print), or Redis's
+ * text without jemalloc; free text (a verbatim string in RESP3, as Redis
+ * replies). */
 static void memory_malloc_stats(gb_client *c)
 {
-    static const char text[] = "Stats not supported for the current allocator";
-    gb_reply_verbatim(c, text, sizeof text - 1);
+    size_t len;
+    char *report = gb_allocator_report(&len);
+    if (!report) {
+        static const char text[] = "Stats not supported for the current allocator";
+        gb_reply_verbatim(c, text, sizeof text - 1);
+        return;
+    }
+    gb_reply_verbatim(c, report, len);
+    gb_free(report);
 }
 
 static void memory_doctor(gb_client *c)
@@ -155,7 +163,7 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
     else if (gb_slice_ieq(sub, "doctor") && argc == 2)
         memory_doctor(c);
     else if (gb_slice_ieq(sub, "purge") && argc == 2) {
-        gb_plat_heap_trim();
+        gb_allocator_purge();
         gb_reply_ok(c);
     } else
         gb_reply_unknown_subcommand(c, sub, "memory");

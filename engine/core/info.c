@@ -7,11 +7,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "engine/base/allocator.h"
 #include "engine/core/memory_report.h"
 #include "engine/core/engine.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/lazyfree.h"
+#include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "platform/daemon.h"
@@ -142,6 +144,11 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "used_memory_peak_human:%s\r\n", h3);
     emitf(o, "used_memory_peak_perc:%.2f%%\r\n", peak_memory ? (double)used * 100 / (double)peak_memory : 0.0);
     emitf(o, "used_memory_startup:%zu\r\n", eng->startup_allocated);
+    gb_allocator_stats al = {0, 0, 0};
+    bool have_al = gb_allocator_stats_get(&al);
+    emitf(o, "allocator_allocated:%zu\r\n", al.allocated);
+    emitf(o, "allocator_active:%zu\r\n", al.active);
+    emitf(o, "allocator_resident:%zu\r\n", al.resident);
     size_t total = gb_plat_total_system_memory();
     char h5[32];
     human_bytes(h5, sizeof h5, (double)total);
@@ -153,9 +160,18 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "maxmemory:%lld\r\n", eng->cfg.maxmemory);
     emitf(o, "maxmemory_human:%s\r\n", h4);
     emitf(o, "maxmemory_policy:%s\r\n", gb_config_enum_name("maxmemory-policy", eng->cfg.maxmemory_policy));
+    /* Redis's ratios of the allocator's figures (0 where it has none). */
+    if (have_al && al.allocated && al.active && al.resident) {
+        emitf(o, "allocator_frag_ratio:%.2f\r\n", (double)al.active / (double)al.allocated);
+        emitf(o, "allocator_frag_bytes:%lld\r\n", (long long)al.active - (long long)al.allocated);
+        emitf(o, "allocator_rss_ratio:%.2f\r\n", (double)al.resident / (double)al.active);
+        emitf(o, "allocator_rss_bytes:%lld\r\n", (long long)al.resident - (long long)al.active);
+        emitf(o, "rss_overhead_ratio:%.2f\r\n", (double)rss / (double)al.resident);
+        emitf(o, "rss_overhead_bytes:%lld\r\n", (long long)rss - (long long)al.resident);
+    }
     emitf(o, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     emitf(o, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
-    emitf(o, "mem_allocator:libc\r\n");
+    emitf(o, "mem_allocator:%s\r\n", gb_allocator_name());
     emitf(o, "lazyfree_pending_objects:%zu\r\n", lazy_pending);
     emitf(o, "lazyfreed_objects:%llu\r\n", lazy_done);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
 #include "platform/mem.h"
@@ -71,21 +72,29 @@ static size_t ring_pool_bytes(const gb_engine *eng)
     return (size_t)eng->cfg.rings * (size_t)eng->cfg.ring_size * 2u;
 }
 
-/* The allocator cannot tell its own footprint (no jemalloc statistics):
- * its resident memory is the process's less the ring pool, its active
- * memory that too; what the rings hold shows as RSS overhead (Redis's
- * non-allocator RSS); `fragmentation` is RSS over allocations, as INFO's
- * mem_fragmentation_ratio. */
+/* Redis's ratios. jemalloc tells its own footprint (allocated, active,
+ * resident: engine/base/allocator.h); the C library's malloc does not, so
+ * there its resident memory is taken as the process's less the ring pool,
+ * and its active memory that too. Either way what the rings hold shows as
+ * RSS overhead (Redis's non-allocator RSS); `fragmentation` is RSS over
+ * allocations, as INFO's mem_fragmentation_ratio. */
 static void fill_ratios(const gb_engine *eng, gb_memory_overhead *mh)
 {
-    size_t rings = ring_pool_bytes(eng);
-    size_t heap_rss = mh->rss > rings ? mh->rss - rings : mh->rss;
-    mh->allocator_allocated = mh->total_allocated;
-    mh->allocator_active = mh->allocator_resident = heap_rss;
+    gb_allocator_stats st;
+    if (gb_allocator_stats_get(&st)) {
+        mh->allocator_allocated = st.allocated;
+        mh->allocator_active = st.active;
+        mh->allocator_resident = st.resident;
+    } else {
+        size_t rings = ring_pool_bytes(eng);
+        size_t heap_rss = mh->rss > rings ? mh->rss - rings : mh->rss;
+        mh->allocator_allocated = mh->total_allocated;
+        mh->allocator_active = mh->allocator_resident = heap_rss;
+    }
     mh->allocator_frag = mh->allocator_allocated ? (float)mh->allocator_active / (float)mh->allocator_allocated : 0;
     mh->allocator_frag_bytes = (long long)mh->allocator_active - (long long)mh->allocator_allocated;
-    mh->allocator_rss = 1.0f;
-    mh->allocator_rss_bytes = 0;
+    mh->allocator_rss = mh->allocator_active ? (float)mh->allocator_resident / (float)mh->allocator_active : 0;
+    mh->allocator_rss_bytes = (long long)mh->allocator_resident - (long long)mh->allocator_active;
     mh->rss_extra = mh->allocator_resident ? (float)mh->rss / (float)mh->allocator_resident : 0;
     mh->rss_extra_bytes = (long long)mh->rss - (long long)mh->allocator_resident;
     mh->total_frag = mh->total_allocated ? (float)mh->rss / (float)mh->total_allocated : 0;
@@ -142,7 +151,7 @@ static const char *const DOCTOR_FRAG =
     "performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry "
     "above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the "
     "problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc "
-    "allocator and not the default libc malloc. Note: The currently used allocator is \"libc\".\n\n";
+    "allocator and not the default libc malloc. Note: The currently used allocator is \"";
 static const char *const DOCTOR_CLIENTS =
     " * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on "
     "average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not "
@@ -175,8 +184,11 @@ char *gb_memory_doctor(gb_engine *eng, size_t *len)
         gb_strbuf_adds(&b, "Sam, I detected a few issues in this Redis instance memory implants:\n\n");
         if (big_peak)
             gb_strbuf_adds(&b, DOCTOR_PEAK);
-        if (high_frag)
+        if (high_frag) {
             gb_strbuf_adds(&b, DOCTOR_FRAG);
+            gb_strbuf_adds(&b, gb_allocator_name());
+            gb_strbuf_adds(&b, "\".\n\n");
+        }
         if (big_clients)
             gb_strbuf_adds(&b, DOCTOR_CLIENTS);
         gb_strbuf_adds(&b, "I'm here to keep you safe, Sam. I want to help you.\n");

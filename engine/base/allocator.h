@@ -1,0 +1,38 @@
+/*
+ * The process's allocator, chosen at build time (GOBLIN_ALLOCATOR,
+ * docs/building.md; why jemalloc: docs/allocator.md): its name for INFO
+ * memory, its own account of its memory, MEMORY PURGE and MEMORY
+ * MALLOC-STATS.
+ *
+ * Exactly one of engine/base/allocator/jemalloc.c and libc.c is built.
+ * jemalloc is linked as the system packages it (Debian's replaces malloc
+ * and free for the whole process; macOS's registers itself as the default
+ * malloc zone), so gb_malloc (engine/base/mem.h), libuv, Lua and zstd all
+ * allocate from it: nothing calls it by a prefixed name except these
+ * statistics.
+ */
+#ifndef GB_ENGINE_BASE_ALLOCATOR_H
+#define GB_ENGINE_BASE_ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* INFO's mem_allocator: "jemalloc-5.3.0" or "libc". */
+const char *gb_allocator_name(void);
+
+/* The allocator's own figures (Redis's allocator_allocated, _active,
+ * _resident): bytes handed out, bytes in pages it uses for them, bytes of
+ * those pages resident. False where the allocator cannot say (libc). */
+typedef struct gb_allocator_stats {
+    size_t allocated, active, resident;
+} gb_allocator_stats;
+bool gb_allocator_stats_get(gb_allocator_stats *st);
+
+/* MEMORY PURGE: hand unused dirty pages back to the system. */
+void gb_allocator_purge(void);
+
+/* MEMORY MALLOC-STATS: the allocator's own report as text (a gb_malloc'd,
+ * NUL-terminated string, *len its length), or NULL where it has none. */
+char *gb_allocator_report(size_t *len);
+
+#endif

@@ -1,0 +1,21 @@
+/* engine/base/allocator.h on the C library's malloc (GOBLIN_ALLOCATOR=libc:
+ * sanitizer and fuzzing builds, whose runtimes bring their own malloc). */
+#include "engine/base/allocator.h"
+
+#include "platform/mem.h"
+
+const char *gb_allocator_name(void) { return "libc"; }
+
+bool gb_allocator_stats_get(gb_allocator_stats *st)
+{
+    (void)st;
+    return false;
+}
+
+void gb_allocator_purge(void) { gb_plat_heap_trim(); }
+
+char *gb_allocator_report(size_t *len)
+{
+    *len = 0;
+    return NULL;
+}

@@ -1,0 +1,69 @@
+/* engine/base/allocator.h: the build's allocator names itself, and where it
+ * keeps its own account (jemalloc) that account follows what the engine
+ * allocates; MEMORY PURGE and MALLOC-STATS work on either allocator. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine/base/allocator.h"
+#include "engine/base/mem.h"
+
+static bool is_jemalloc(void) { return strncmp(gb_allocator_name(), "jemalloc-", 9) == 0; }
+
+static void test_name_is_one_of_the_two(void **state)
+{
+    (void)state;
+    const char *name = gb_allocator_name();
+    assert_true(strcmp(name, "libc") == 0 || (is_jemalloc() && strlen(name) > 9));
+}
+
+/* jemalloc's statistics see a block gb_malloc takes (gb_malloc is the
+ * process's malloc: jemalloc replaces it), and see it go. */
+static void test_stats_follow_allocations(void **state)
+{
+    (void)state;
+    gb_allocator_stats before, during, after;
+    if (!gb_allocator_stats_get(&before)) {
+        assert_string_equal(gb_allocator_name(), "libc");
+        return;
+    }
+    enum { BIG = 8 << 20 };
+    char *p = gb_malloc(BIG);
+    memset(p, 1, BIG);
+    assert_true(gb_allocator_stats_get(&during));
+    assert_true(during.allocated >= before.allocated + BIG);
+    assert_true(during.active >= during.allocated);
+    assert_true(during.resident >= BIG);
+    gb_free(p);
+    assert_true(gb_allocator_stats_get(&after));
+    assert_true(after.allocated + BIG <= during.allocated);
+}
+
+static void test_purge_and_report(void **state)
+{
+    (void)state;
+    gb_allocator_purge();
+    size_t len = 0;
+    char *report = gb_allocator_report(&len);
+    if (!is_jemalloc()) {
+        assert_null(report);
+        return;
+    }
+    assert_non_null(report);
+    assert_int_equal(strlen(report), len);
+    assert_non_null(strstr(report, "Begin jemalloc statistics"));
+    gb_free(report);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name_is_one_of_the_two),
+        cmocka_unit_test(test_stats_follow_allocations),
+        cmocka_unit_test(test_purge_and_report),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
