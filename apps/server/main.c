@@ -26,6 +26,7 @@
 #include "engine/core/process_settings.h"
 #include "platform/daemon.h"
 #include "platform/errmsg.h"
+#include "platform/service.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
 #include "transport/loop/loop.h"
@@ -131,6 +132,7 @@ typedef struct server_parts {
     gb_loop *loop;
     gb_net_server *srv;
     bool pidfile_written;
+    int supervisor; /* GB_SUPERVISED_*: the manager told of readiness (supervisor_of) */
 } server_parts;
 
 /* Redis's createPidFile: daemonized without a pidfile, the default one
@@ -153,12 +155,68 @@ static void write_pidfile(server_parts *p)
     p->pidfile_written = true;
 }
 
+/* supervised: the service manager to tell, as Redis's redisIsSupervised
+ * resolves it (auto: upstart's variable first, then systemd's, else none,
+ * silently); a manager asked for whose variable is missing is none (logged
+ * once the log is open: log_supervisor). Unlike Redis, which stops for
+ * upstart before it loads, this one stops once it listens: the stop is
+ * upstart's sign of readiness. */
+static int supervisor_of(const gb_settings *cfg)
+{
+    int mode = cfg->supervised;
+    if (mode == GB_SUPERVISED_AUTO)
+        mode = gb_plat_upstart_present()   ? GB_SUPERVISED_UPSTART
+               : gb_plat_systemd_present() ? GB_SUPERVISED_SYSTEMD
+                                           : GB_SUPERVISED_NO;
+    if (mode == GB_SUPERVISED_UPSTART && !gb_plat_upstart_present())
+        return GB_SUPERVISED_NO;
+    if (mode == GB_SUPERVISED_SYSTEMD && !gb_plat_systemd_present())
+        return GB_SUPERVISED_NO;
+    return mode;
+}
+
+/* What Redis logs of supervision at start-up (its redisIsSupervised), and
+ * systemd's first status line. */
+static void log_supervisor(const server_parts *p)
+{
+    const gb_settings *cfg = &p->cfg;
+    if (p->supervisor == GB_SUPERVISED_SYSTEMD) {
+        if (gb_plat_notify_systemd("STATUS=Goblin Core is loading...\n") != 0)
+            gb_log(GB_LOG_WARNING, "systemd supervision error: %s", gb_plat_last_error());
+        gb_log(GB_LOG_NOTICE, "Supervised by systemd. Please make sure you set appropriate values for "
+                              "TimeoutStartSec and TimeoutStopSec in your service unit.");
+    } else if (p->supervisor == GB_SUPERVISED_UPSTART) {
+        gb_log(GB_LOG_NOTICE, "supervised by upstart, will stop to signal readiness.");
+    } else if (cfg->supervised == GB_SUPERVISED_UPSTART) {
+        gb_log(GB_LOG_WARNING, "upstart supervision requested, but UPSTART_JOB not found!");
+    } else if (cfg->supervised == GB_SUPERVISED_SYSTEMD) {
+        gb_log(GB_LOG_WARNING, "systemd supervision error: NOTIFY_SOCKET not found!");
+    }
+    if (cfg->daemonize && p->supervisor != GB_SUPERVISED_NO)
+        gb_log(GB_LOG_NOTICE, "daemonize yes is ignored: the service manager keeps the process in the foreground");
+}
+
+/* Listening: systemd hears READY=1 (its unit's Type=notify start ends),
+ * upstart sees the process stop (its job's `expect stop`). */
+static void tell_supervisor_ready(const server_parts *p)
+{
+    if (p->supervisor == GB_SUPERVISED_SYSTEMD) {
+        if (gb_plat_notify_systemd("STATUS=Ready to accept connections\n") != 0 ||
+            gb_plat_notify_systemd("READY=1\n") != 0)
+            gb_log(GB_LOG_WARNING, "Could not tell systemd the server is ready: %s", gb_plat_last_error());
+    } else if (p->supervisor == GB_SUPERVISED_UPSTART) {
+        gb_plat_notify_upstart();
+    }
+}
+
 /* The process settings of redis.conf that act at start-up. */
 static void apply_process_settings(const gb_settings *cfg)
 {
     if (cfg->disable_thp && gb_plat_disable_thp() != 0)
         gb_log(GB_LOG_VERBOSE, "disable-thp: %s", gb_plat_last_error());
     (void)gb_oom_score_apply(cfg); /* logged when it fails; Redis starts anyway */
+    gb_crash_log_apply(cfg);
+    gb_allocator_bg_thread_apply(cfg);
     gb_config_log_inert(cfg);
 }
 
@@ -172,6 +230,8 @@ static int teardown(server_parts *p, int rc)
         gb_engine_free(p->eng);
     if (p->rings)
         gb_ring_pool_free(p->rings);
+    if (served && p->supervisor == GB_SUPERVISED_SYSTEMD)
+        (void)gb_plat_notify_systemd("STOPPING=1\n");
     if (rc == 0 && served)
         gb_log(GB_LOG_NOTICE, "Goblin Core is now ready to exit, bye bye...");
     if (p->pidfile_written)
@@ -241,14 +301,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "goblin-core: %s\n", err);
         return teardown(&p, 1);
     }
-    /* Before any thread starts: only the calling thread survives fork. */
-    if (cfg->daemonize && gb_plat_daemonize(err, sizeof err) != 0) {
+    /* Before any thread starts: only the calling thread survives fork. A
+     * server a service manager supervises stays in the foreground, as
+     * Redis's (the manager tracks this pid). */
+    p.supervisor = supervisor_of(cfg);
+    if (cfg->daemonize && p.supervisor == GB_SUPERVISED_NO && gb_plat_daemonize(err, sizeof err) != 0) {
         fprintf(stderr, "goblin-core: daemonize: %s\n", err);
         return teardown(&p, 1);
     }
     p.logf = open_log(cfg);
     gb_log_set(cfg->loglevel, p.logf);
     write_pidfile(&p);
+    log_supervisor(&p);
     apply_process_settings(cfg);
 
     if ((cfg->import_rdb && cfg->import_rdb[0]) || (cfg->export_rdb && cfg->export_rdb[0])) {
@@ -317,6 +381,7 @@ int main(int argc, char **argv)
     if (fault < 0)
         return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+, N@file:line or 0 (a test-only setting; see --help)"));
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
+    tell_supervisor_ready(&p);
 
     gb_loop_run(p.loop);
     if (fault)

@@ -22,10 +22,12 @@ if(NOT EXISTS /usr/lib/aarch64-linux-gnu/pkgconfig/jemalloc.pc
    AND EXISTS /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 AND EXISTS /usr/include/jemalloc/jemalloc.h)
   set(_gb_je_stage ${CMAKE_BINARY_DIR}/jemalloc-arm64)
   file(COPY /usr/include/jemalloc/jemalloc.h DESTINATION ${_gb_je_stage}/include/jemalloc)
+  file(MAKE_DIRECTORY ${_gb_je_stage}/lib)
+  file(CREATE_LINK /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 ${_gb_je_stage}/lib/libjemalloc.so SYMBOLIC)
   file(STRINGS /usr/include/jemalloc/jemalloc.h _gb_je_ver REGEX "^#define JEMALLOC_VERSION_(MAJOR|MINOR|BUGFIX) ")
   string(REGEX REPLACE "[^;]*MAJOR ([0-9]+);[^;]*MINOR ([0-9]+);[^;]*BUGFIX ([0-9]+).*" "\\1.\\2.\\3" _gb_je_ver "${_gb_je_ver}")
   file(WRITE ${_gb_je_stage}/pkgconfig/jemalloc.pc
        "Name: jemalloc\nDescription: arm64 jemalloc, staged by the toolchain file\nVersion: ${_gb_je_ver}\n"
-       "Cflags: -I${_gb_je_stage}/include\nLibs: /usr/lib/aarch64-linux-gnu/libjemalloc.so.2\n")
+       "Cflags: -I${_gb_je_stage}/include\nLibs: -L${_gb_je_stage}/lib -ljemalloc\n")
   set(ENV{PKG_CONFIG_LIBDIR} "$ENV{PKG_CONFIG_LIBDIR}:${_gb_je_stage}/pkgconfig")
 endif()

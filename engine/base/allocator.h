@@ -31,6 +31,10 @@ bool gb_allocator_stats_get(gb_allocator_stats *st);
 /* MEMORY PURGE: hand unused dirty pages back to the system. */
 void gb_allocator_purge(void);
 
+/* jemalloc-bg-thread: jemalloc's background threads purge unused pages
+ * (Redis's set_jemalloc_bg_thread). False where the allocator has none. */
+bool gb_allocator_set_background_thread(bool on);
+
 /* MEMORY MALLOC-STATS: the allocator's own report as text (a gb_malloc'd,
  * NUL-terminated string, *len its length), or NULL where it has none. */
 char *gb_allocator_report(size_t *len);

@@ -581,6 +581,10 @@ static const char *config_apply(gb_engine *eng, const char *name)
         gb_oom_score_apply(&eng->cfg) != 0)
         return "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current "
                "oom_score_adj. Check server logs.";
+    if (strcmp(name, "crash-log-enabled") == 0)
+        gb_crash_log_apply(&eng->cfg);
+    if (strcmp(name, "jemalloc-bg-thread") == 0)
+        gb_allocator_bg_thread_apply(&eng->cfg);
     if (strcmp(name, "maxmemory") == 0)
         gb_evict_maxmemory_changed(eng);
     if (strcmp(name, "appendonly") == 0) {

@@ -450,6 +450,16 @@ static const opt options[] = {
     {"oom-score-adj-values", NULL, T_STRING, OFF(oom_score_adj_values), 0, 0, "0 200 800", true, NULL,
      "Three values, -2000..2000, for a master, a replica and a background child (only the first applies: no "
      "replication, no fork).", check_oom_values},
+    {"supervised", NULL, T_ENUM, OFF(supervised), 0, 0, "no", false, supervised_modes,
+     "Tell a service manager when the server is ready: systemd (sd_notify READY=1 to $NOTIFY_SOCKET, STOPPING=1 "
+     "at shutdown), upstart (stop with SIGSTOP until continued), auto (whichever's variable is set), no. A "
+     "supervised server does not daemonize.", NULL},
+    {"crash-log-enabled", NULL, T_BOOL, OFF(crash_log_enabled), 0, 1, "yes", true, NULL,
+     "On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) write a bug report with the stack trace to "
+     "the log, then die as the signal would (a core dump where enabled).", NULL},
+    {"jemalloc-bg-thread", NULL, T_BOOL, OFF(jemalloc_bg_thread), 0, 1, "yes", true, NULL,
+     "jemalloc's background threads return unused pages to the system off the engine thread (docs/allocator.md; "
+     "no effect in a GOBLIN_ALLOCATOR=libc build).", NULL},
     /* introspection */
     {"slowlog-log-slower-than", NULL, T_LONG, OFF(slowlog_log_slower_than), -1, INT64_MAX, "10000", true, NULL,
      "Log commands that ran at least this many microseconds in SLOWLOG; -1: off, 0: every command.", NULL},
@@ -467,13 +477,12 @@ static const opt options[] = {
     NA_BOOL("set-proc-title", NULL, "yes", false, "Process title rewriting: Goblin Core keeps its command line."),
     NA_STRING("proc-title-template", NULL, "{title} {listen-addr} {server-mode}", true,
               "Process title rewriting: Goblin Core keeps its command line."),
-    NA_ENUM("supervised", "no", false, supervised_modes, "upstart/systemd notification: not implemented."),
     NA_BOOL("syslog-enabled", NULL, "no", false, "syslog: Goblin Core logs to logfile or standard error."),
     NA_STRING("syslog-ident", NULL, "redis", false, "syslog: Goblin Core logs to logfile or standard error."),
     NA_ENUM("syslog-facility", "local0", false, syslog_facilities,
             "syslog: Goblin Core logs to logfile or standard error."),
-    NA_BOOL("crash-log-enabled", NULL, "yes", true, "Redis's crash report: not implemented."),
-    NA_BOOL("crash-memcheck-enabled", NULL, "yes", true, "Redis's crash report: not implemented."),
+    NA_BOOL("crash-memcheck-enabled", NULL, "yes", true,
+            "Redis's memory test after a crash report: Goblin Core's report has no memory test."),
     NA_STRING("ignore-warnings", NULL, "", true, "Redis's start-up warnings about kernel bugs: none checked here."),
     NA_INT("io-threads", NULL, 1, 128, "1", false, "I/O threads: Goblin Core serves from one engine thread "
                                                     "(and shared-memory rings)."),
@@ -487,8 +496,6 @@ static const opt options[] = {
     NA_ENUM("enable-module-command", "no", false, protected_actions, "Modules: Goblin Core loads none."),
     NA_INT("active-expire-effort", NULL, 1, 10, "1", true,
            "Active expiry's effort: Goblin Core's cron gives expiry a quarter of each period."),
-    NA_BOOL("jemalloc-bg-thread", NULL, "yes", true, "jemalloc's purge thread: Goblin Core uses the C library's "
-                                                     "allocator."),
     NA_BOOL("activedefrag", NULL, "no", true, WHY_DEFRAG),
     NA_MEMORY("active-defrag-ignore-bytes", 1, INT64_MAX, "104857600", true, WHY_DEFRAG),
     NA_INT("active-defrag-threshold-lower", NULL, 0, 1000, "10", true, WHY_DEFRAG),
@@ -496,7 +503,8 @@ static const opt options[] = {
     NA_INT("active-defrag-cycle-min", NULL, 1, 99, "1", true, WHY_DEFRAG),
     NA_INT("active-defrag-cycle-max", NULL, 1, 99, "25", true, WHY_DEFRAG),
     NA_LONG("active-defrag-max-scan-fields", 1, INT64_MAX, "1000", true, WHY_DEFRAG),
-    NA_ENUM("sanitize-dump-payload", "no", true, sanitize_modes, "RESTORE payloads: Goblin Core has no DUMP/RESTORE."),
+    NA_ENUM("sanitize-dump-payload", "no", true, sanitize_modes, "RESTORE payloads: Goblin Core checks every payload in full before it "
+           "is used (Redis's 'yes'), whatever this says."),
     NA_ENUM("propagation-error-behavior", "ignore", true, propagation_errors,
             "Errors in commands from a master or the AOF: none reach this server as a replica."),
     NA_(T_STRING, "shutdown-on-sigint", NULL, 0, 0, "default", true, NULL,

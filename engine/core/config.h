@@ -66,6 +66,8 @@ typedef union gb_config_value {
 
 /* oom-score-adj values. */
 enum { GB_OOM_ADJ_NO = 0, GB_OOM_ADJ_YES = 1, GB_OOM_ADJ_RELATIVE = 2, GB_OOM_ADJ_ABSOLUTE = 3 };
+/* supervised: which service manager to tell that the server is ready. */
+enum { GB_SUPERVISED_NO = 0, GB_SUPERVISED_UPSTART = 1, GB_SUPERVISED_SYSTEMD = 2, GB_SUPERVISED_AUTO = 3 };
 
 typedef struct gb_settings {
     /* network */
@@ -179,6 +181,9 @@ typedef struct gb_settings {
     int disable_thp;
     int oom_score_adj; /* GB_OOM_ADJ_* */
     char *oom_score_adj_values;
+    int supervised;        /* GB_SUPERVISED_* */
+    int crash_log_enabled; /* the bug report on a fatal signal (platform/service.h) */
+    int jemalloc_bg_thread;
     /* introspection (engine/core/slowlog.h, engine/core/latency.h) */
     long long slowlog_log_slower_than; /* microseconds; -1: off */
     long long slowlog_max_len;

@@ -33,6 +33,8 @@ void gb_log_set(int level, FILE *out)
 
 void gb_log_set_level(int level) { log_level = level; }
 
+int gb_log_fd(void) { return fileno(log_out ? log_out : stderr); }
+
 void gb_log(int level, const char *fmt, ...)
 {
     if (level < log_level)

@@ -299,5 +299,7 @@ void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void gb_log_set(int level, FILE *out);
 /* Changes the level only (CONFIG SET loglevel keeps --logfile). */
 void gb_log_set_level(int level);
+/* The descriptor the log writes to (the crash report writes there too). */
+int gb_log_fd(void);
 
 #endif

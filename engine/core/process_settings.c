@@ -3,7 +3,10 @@
 #include <stdlib.h>
 
 #include "engine/core/engine.h"
+#include "engine/base/allocator.h"
+#include "goblin/version.h"
 #include "platform/daemon.h"
+#include "platform/service.h"
 #include "platform/errmsg.h"
 
 int gb_oom_score_apply(const gb_settings *cfg)
@@ -34,4 +37,23 @@ int gb_oom_score_apply(const gb_settings *cfg)
         return -1;
     }
     return 0;
+}
+
+void gb_crash_log_apply(const gb_settings *cfg)
+{
+    if (!cfg->crash_log_enabled) {
+        gb_plat_crash_report_remove();
+        return;
+    }
+    if (gb_plat_crash_report_install(gb_log_fd(), "Goblin Core " GOBLIN_VERSION) != 0)
+        gb_log(GB_LOG_WARNING, "crash-log-enabled: no crash report: %s", gb_plat_last_error());
+}
+
+void gb_allocator_bg_thread_apply(const gb_settings *cfg)
+{
+    static bool told;
+    if (!gb_allocator_set_background_thread(cfg->jemalloc_bg_thread != 0) && !told) {
+        told = true;
+        gb_log(GB_LOG_NOTICE, "jemalloc-bg-thread does not apply: the allocator is %s", gb_allocator_name());
+    }
 }

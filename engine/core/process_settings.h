@@ -1,6 +1,8 @@
 /*
  * Process-wide settings the engine applies at start-up and on CONFIG SET:
- * the OOM killer's score (oom-score-adj, oom-score-adj-values).
+ * the OOM killer's score (oom-score-adj, oom-score-adj-values), the crash
+ * report (crash-log-enabled), the allocator's background threads
+ * (jemalloc-bg-thread).
  */
 #ifndef GB_ENGINE_PROCESS_SETTINGS_H
 #define GB_ENGINE_PROCESS_SETTINGS_H
@@ -13,5 +15,13 @@
  * original score if it was changed. Returns 0, or -1 (logged) when the
  * score cannot be read or written. */
 int gb_oom_score_apply(const gb_settings *cfg);
+
+/* crash-log-enabled: installs (or removes) the bug report on a fatal
+ * signal, written where the log goes (platform/service.h). */
+void gb_crash_log_apply(const gb_settings *cfg);
+
+/* jemalloc-bg-thread: turns jemalloc's purging threads on or off (logged
+ * once where the allocator has none). */
+void gb_allocator_bg_thread_apply(const gb_settings *cfg);
 
 #endif

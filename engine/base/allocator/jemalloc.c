@@ -45,6 +45,12 @@ void gb_allocator_purge(void)
     mallctl(cmd, NULL, NULL, NULL, 0);
 }
 
+bool gb_allocator_set_background_thread(bool on)
+{
+    bool value = on;
+    return mallctl("background_thread", NULL, NULL, &value, sizeof value) == 0;
+}
+
 typedef struct report_buf {
     char *p;
     size_t len, cap;

@@ -12,6 +12,12 @@ bool gb_allocator_stats_get(gb_allocator_stats *st)
     return false;
 }
 
+bool gb_allocator_set_background_thread(bool on)
+{
+    (void)on;
+    return false;
+}
+
 void gb_allocator_purge(void) { gb_plat_heap_trim(); }
 
 char *gb_allocator_report(size_t *len)

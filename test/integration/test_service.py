@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Running under a service manager and crashing like a server should:
+supervised systemd (the sd_notify messages, compared with redis-server 7.0
+in the same run, which Debian builds with libsystemd), supervised auto and
+the warnings when the manager's variable is missing, crash-log-enabled (a
+bug report with the stack trace in the log, then death by the same
+signal), and jemalloc-bg-thread acting on the allocator."""
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+import unittest
+
+import gbtest
+from gbtest import Raw, Server, SLOW
+
+
+class NotifySocket:
+    """A datagram socket standing in for systemd's notification socket."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="gbit-notify-")
+        self.path = os.path.join(self.dir, "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(10 * SLOW)
+
+    def env(self):
+        return dict(os.environ, NOTIFY_SOCKET=self.path)
+
+    def read_until(self, last):
+        """Messages received up to and including `last`."""
+        got = []
+        while last not in got:
+            got.append(self.sock.recv(4096).decode())
+        return got
+
+    def close(self):
+        self.sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Supervised(unittest.TestCase):
+    def lifecycle(self, kind):
+        """What the server tells systemd from start to a SIGTERM shutdown,
+        and its log."""
+        ns = NotifySocket()
+        try:
+            srv = Server(kind, args=["--supervised", "systemd"], env=ns.env())
+            try:
+                started = ns.read_until("READY=1\n")
+                self.assertEqual(Raw(srv).call("PING"), b"PONG")
+                srv.stop()
+                stopping = ns.read_until("STOPPING=1\n")
+                return started, stopping, srv.log()
+            finally:
+                srv.cleanup()
+        finally:
+            ns.close()
+
+    def test_systemd_notifications_as_redis(self):
+        started, stopping, log = self.lifecycle("goblin")
+        # Loading, then ready with its status line, then stopping: Redis's
+        # order and READY/STOPPING/ready-status texts.
+        self.assertEqual(started, ["STATUS=Goblin Core is loading...\n",
+                                   "STATUS=Ready to accept connections\n", "READY=1\n"])
+        self.assertEqual(stopping, ["STOPPING=1\n"])
+        self.assertIn("Supervised by systemd. Please make sure you set appropriate values for TimeoutStartSec "
+                      "and TimeoutStopSec in your service unit.", log)
+        if gbtest.compare_with_redis():
+            r_started, r_stopping, r_log = self.lifecycle("redis")
+            self.assertEqual(r_started[1:], started[1:])
+            self.assertTrue(r_started[0].startswith("STATUS=") and r_started[0].endswith(" is loading...\n"))
+            self.assertEqual(r_stopping, stopping)
+            self.assertIn("Supervised by systemd. Please make sure", r_log)
+
+    def test_auto_detects_systemd_and_stays_in_the_foreground(self):
+        ns = NotifySocket()
+        try:
+            # daemonize yes would fork: supervised, the process stays the one started.
+            with Server("goblin", args=["--supervised", "auto", "--daemonize", "yes"], env=ns.env()) as srv:
+                self.assertEqual(ns.read_until("READY=1\n")[-1], "READY=1\n")
+                self.assertTrue(srv.alive())
+                self.assertIn("daemonize yes is ignored", srv.log())
+                self.assertEqual(Raw(srv).call("CONFIG", "GET", "supervised"), [b"supervised", b"auto"])
+        finally:
+            ns.close()
+
+    def test_missing_manager_is_logged_and_the_server_runs(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "UPSTART_JOB")}
+        for mode, line in (("systemd", "systemd supervision error: NOTIFY_SOCKET not found!"),
+                           ("upstart", "upstart supervision requested, but UPSTART_JOB not found!"),
+                           ("auto", None)):
+            with Server("goblin", args=["--supervised", mode], env=env) as srv:
+                self.assertEqual(Raw(srv).call("PING"), b"PONG")
+                log = srv.log()
+                if line:
+                    self.assertIn(line, log)
+                else:
+                    self.assertNotIn("supervis", log.lower())
+
+    def test_supervised_is_a_start_up_setting(self):
+        with Server("goblin") as srv:
+            with Raw(srv) as c:
+                self.assertEqual(c.call("CONFIG", "GET", "supervised"), [b"supervised", b"no"])
+                err = c.call("CONFIG", "SET", "supervised", "systemd")
+                self.assertIsInstance(err, gbtest.Err)
+                self.assertIn(b"can't set immutable config", err)
+
+
+class CrashLog(unittest.TestCase):
+    # SIGILL: sanitizer runtimes leave it to the program (ASan's handle_sigill
+    # is off by default), so the same check holds in every build.
+    def crash(self, args=()):
+        srv = Server("goblin", args=args)
+        try:
+            self.assertEqual(Raw(srv).call("SET", "k", "v"), b"OK")
+            os.kill(srv.pid, signal.SIGILL)
+            rc = srv.proc.wait(10 * SLOW)
+            return rc, srv.log()
+        finally:
+            srv.cleanup()
+
+    def test_report_then_death_by_the_signal(self):
+        rc, log = self.crash()
+        self.assertEqual(rc, -signal.SIGILL)
+        self.assertIn("=== GOBLIN CORE BUG REPORT START: Cut & paste starting from here ===", log)
+        self.assertRegex(log, r"Goblin Core \S+ crashed by signal: %d \(SIGILL\)" % signal.SIGILL)
+        self.assertIn("------ STACK TRACE ------", log)
+        self.assertIn("=== GOBLIN CORE BUG REPORT END.", log)
+        # The trace names the server's own frames (backtrace_symbols_fd: the binary's path).
+        trace = log.split("------ STACK TRACE ------", 1)[1].split("=== GOBLIN CORE BUG REPORT END", 1)[0]
+        self.assertIn("goblin-core", trace)
+
+    def test_disabled_at_start_and_at_run_time(self):
+        rc, log = self.crash(["--crash-log-enabled", "no"])
+        self.assertEqual(rc, -signal.SIGILL)
+        self.assertNotIn("BUG REPORT", log)
+        srv = Server("goblin")
+        try:
+            with Raw(srv) as c:
+                self.assertEqual(c.call("CONFIG", "SET", "crash-log-enabled", "no"), b"OK")
+                self.assertEqual(c.call("CONFIG", "GET", "crash-log-enabled"), [b"crash-log-enabled", b"no"])
+            os.kill(srv.pid, signal.SIGILL)
+            self.assertEqual(srv.proc.wait(10 * SLOW), -signal.SIGILL)
+            self.assertNotIn("BUG REPORT", srv.log())
+        finally:
+            srv.cleanup()
+
+
+class JemallocBackgroundThread(unittest.TestCase):
+    def threads_named(self, pid, prefix):
+        names = []
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                    names.append(f.read().strip())
+            except OSError:
+                pass
+        return [n for n in names if n.startswith(prefix)]
+
+    def test_purging_threads_follow_the_setting(self):
+        with Server("goblin") as srv, Raw(srv) as c:
+            allocator = gbtest.parse_info(c.call("INFO", "memory"))["mem_allocator"]
+            if not allocator.startswith("jemalloc-"):
+                # A GOBLIN_ALLOCATOR=libc build (the sanitizer suite): the setting is accepted and said not to apply.
+                self.assertIn("jemalloc-bg-thread does not apply: the allocator is libc", srv.log())
+                return
+            if not os.path.isdir("/proc/%d/task" % srv.pid):
+                self.skipTest("no /proc: thread names cannot be read here")
+            # jemalloc names its purging threads "jemalloc_bg_thd".
+            self.assertTrue(gbtest.wait_until(lambda: self.threads_named(srv.pid, "jemalloc_bg_thd"), 5 * SLOW))
+            self.assertEqual(c.call("CONFIG", "SET", "jemalloc-bg-thread", "no"), b"OK")
+            self.assertTrue(gbtest.wait_until(lambda: not self.threads_named(srv.pid, "jemalloc_bg_thd"), 5 * SLOW))
+            self.assertEqual(c.call("CONFIG", "SET", "jemalloc-bg-thread", "yes"), b"OK")
+            self.assertTrue(gbtest.wait_until(lambda: self.threads_named(srv.pid, "jemalloc_bg_thd"), 5 * SLOW))
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
