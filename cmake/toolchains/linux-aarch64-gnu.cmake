@@ -16,11 +16,13 @@ set(ENV{PKG_CONFIG_PATH} "")
 # jemalloc (docs/allocator.md): Debian's libjemalloc-dev is not multi-arch
 # (its arm64 package would replace the host's), but the arm64 library
 # (libjemalloc2:arm64) is, and the header is the same for every 64-bit
-# target: a .pc file staged in the build tree joins the two when the arm64
-# -dev package is not there.
+# target: a .pc file staged in .deps/ (beside the macOS Lua build's; not in
+# the build tree: this file is read again for each try_compile, whose
+# binary folder is temporary) joins the two when the arm64 -dev package is
+# not there.
 if(NOT EXISTS /usr/lib/aarch64-linux-gnu/pkgconfig/jemalloc.pc
    AND EXISTS /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 AND EXISTS /usr/include/jemalloc/jemalloc.h)
-  set(_gb_je_stage ${CMAKE_BINARY_DIR}/jemalloc-arm64)
+  get_filename_component(_gb_je_stage ${CMAKE_CURRENT_LIST_DIR}/../../.deps/jemalloc-arm64 ABSOLUTE)
   file(COPY /usr/include/jemalloc/jemalloc.h DESTINATION ${_gb_je_stage}/include/jemalloc)
   file(MAKE_DIRECTORY ${_gb_je_stage}/lib)
   file(CREATE_LINK /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 ${_gb_je_stage}/lib/libjemalloc.so SYMBOLIC)
