@@ -5,6 +5,7 @@
  *
  *   crash report      - POSIX signals; the stack trace where the C library
  *                       has <execinfo.h> (glibc, macOS), else none
+ *   system logger     - syslog(3)
  *   supervisor notify - systemd's sd_notify protocol (a datagram to the
  *                       AF_UNIX socket in $NOTIFY_SOCKET), without libsystemd;
  *                       upstart's SIGSTOP. Every POSIX variant (common/service_posix.c).
@@ -24,6 +25,14 @@
 int gb_plat_crash_report_install(int fd, const char *title);
 /* Restores the handlers that were there before (crash-log-enabled no). */
 void gb_plat_crash_report_remove(void);
+
+/* The system logger (syslog(3)): opened once with ident (kept by pointer:
+ * it must outlive the process's logging) and facility (LOG_USER,
+ * LOG_LOCAL0..7 values); then each line at the priority of its log level
+ * (0 debug, 1 verbose, 2 notice, 3 warning: LOG_DEBUG, LOG_INFO,
+ * LOG_NOTICE, LOG_WARNING, as Redis maps them). */
+void gb_plat_syslog_open(const char *ident, int facility);
+void gb_plat_syslog_line(int level, const char *line);
 
 /* Sends one sd_notify message ("READY=1\n", "STATUS=...\n",
  * "STOPPING=1\n") to the socket $NOTIFY_SOCKET names (a path, or an

@@ -311,6 +311,8 @@ int main(int argc, char **argv)
     }
     p.logf = open_log(cfg);
     gb_log_set(cfg->loglevel, p.logf);
+    if (cfg->syslog_enabled)
+        gb_log_to_syslog(cfg->syslog_ident, cfg->syslog_facility);
     write_pidfile(&p);
     log_supervisor(&p);
     apply_process_settings(cfg);

@@ -454,6 +454,13 @@ static const opt options[] = {
      "Tell a service manager when the server is ready: systemd (sd_notify READY=1 to $NOTIFY_SOCKET, STOPPING=1 "
      "at shutdown), upstart (stop with SIGSTOP until continued), auto (whichever's variable is set), no. A "
      "supervised server does not daemonize.", NULL},
+    {"syslog-enabled", NULL, T_BOOL, OFF(syslog_enabled), 0, 1, "no", false, NULL,
+     "Also send every log line to the system logger (syslog(3)), as Redis does, with syslog-ident and "
+     "syslog-facility.", NULL},
+    {"syslog-ident", NULL, T_STRING, OFF(syslog_ident), 0, 0, "redis", false, NULL,
+     "The name syslog lines carry (Redis's default, so existing filters keep matching).", NULL},
+    {"syslog-facility", NULL, T_ENUM, OFF(syslog_facility), 0, 0, "local0", false, syslog_facilities,
+     "The syslog facility: user or local0..local7.", NULL},
     {"crash-log-enabled", NULL, T_BOOL, OFF(crash_log_enabled), 0, 1, "yes", true, NULL,
      "On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) write a bug report with the stack trace to "
      "the log, then die as the signal would (a core dump where enabled).", NULL},
@@ -477,10 +484,6 @@ static const opt options[] = {
     NA_BOOL("set-proc-title", NULL, "yes", false, "Process title rewriting: Goblin Core keeps its command line."),
     NA_STRING("proc-title-template", NULL, "{title} {listen-addr} {server-mode}", true,
               "Process title rewriting: Goblin Core keeps its command line."),
-    NA_BOOL("syslog-enabled", NULL, "no", false, "syslog: Goblin Core logs to logfile or standard error."),
-    NA_STRING("syslog-ident", NULL, "redis", false, "syslog: Goblin Core logs to logfile or standard error."),
-    NA_ENUM("syslog-facility", "local0", false, syslog_facilities,
-            "syslog: Goblin Core logs to logfile or standard error."),
     NA_BOOL("crash-memcheck-enabled", NULL, "yes", true,
             "Redis's memory test after a crash report: Goblin Core's report has no memory test."),
     NA_STRING("ignore-warnings", NULL, "", true, "Redis's start-up warnings about kernel bugs: none checked here."),

@@ -182,6 +182,9 @@ typedef struct gb_settings {
     int oom_score_adj; /* GB_OOM_ADJ_* */
     char *oom_score_adj_values;
     int supervised;        /* GB_SUPERVISED_* */
+    int syslog_enabled;
+    char *syslog_ident;
+    int syslog_facility;   /* syslog(3)'s LOG_USER, LOG_LOCAL0.. values */
     int crash_log_enabled; /* the bug report on a fatal signal (platform/service.h) */
     int jemalloc_bg_thread;
     /* introspection (engine/core/slowlog.h, engine/core/latency.h) */

@@ -19,11 +19,13 @@
 #include "engine/core/tracking.h"
 #include "engine/base/random.h"
 #include "platform/clock.h"
+#include "platform/service.h"
 
 /* ---- logging --------------------------------------------------------------- */
 
 static int log_level = GB_LOG_NOTICE;
 static FILE *log_out;
+static bool log_syslog; /* syslog-enabled: every line to syslog(3) too */
 
 void gb_log_set(int level, FILE *out)
 {
@@ -51,10 +53,23 @@ void gb_log(int level, const char *fmt, ...)
     fprintf(out, "%d:M %s %c ", (int)getpid(), ts, marks[level < 0 ? 0 : level > 3 ? 3 : level]);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(out, fmt, ap);
+    if (log_syslog) {
+        char line[1024]; /* Redis's LOG_MAX_LEN: longer lines are cut, in syslog and the file alike */
+        vsnprintf(line, sizeof line, fmt, ap);
+        fputs(line, out);
+        gb_plat_syslog_line(level, line);
+    } else {
+        vfprintf(out, fmt, ap);
+    }
     va_end(ap);
     fputc('\n', out);
     fflush(out);
+}
+
+void gb_log_to_syslog(const char *ident, int facility)
+{
+    gb_plat_syslog_open(ident, facility);
+    log_syslog = true;
 }
 
 /* ---- life cycle -------------------------------------------------------------- */

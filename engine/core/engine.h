@@ -299,6 +299,9 @@ void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void gb_log_set(int level, FILE *out);
 /* Changes the level only (CONFIG SET loglevel keeps --logfile). */
 void gb_log_set_level(int level);
+/* syslog-enabled: from now on every line goes to syslog(3) as well, with
+ * ident (kept by pointer) and facility. */
+void gb_log_to_syslog(const char *ident, int facility);
 /* The descriptor the log writes to (the crash report writes there too). */
 int gb_log_fd(void);
 

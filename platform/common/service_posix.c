@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #if defined(__has_include)
@@ -162,6 +163,16 @@ void gb_plat_crash_report_remove(void)
     for (size_t i = 0; i < NSIGNALS; i++)
         sigaction(crash_signals[i], &previous[i], NULL);
     installed = false;
+}
+
+/* ---- the system logger -------------------------------------------------------------- */
+
+void gb_plat_syslog_open(const char *ident, int facility) { openlog(ident, LOG_PID | LOG_NDELAY | LOG_NOWAIT, facility); }
+
+void gb_plat_syslog_line(int level, const char *line)
+{
+    static const int priorities[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING};
+    syslog(priorities[level < 0 ? 0 : level > 3 ? 3 : level], "%s", line);
 }
 
 /* ---- service managers -------------------------------------------------------------- */

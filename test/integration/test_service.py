@@ -4,7 +4,7 @@ supervised systemd (the sd_notify messages, compared with redis-server 7.0
 in the same run, which Debian builds with libsystemd), supervised auto and
 the warnings when the manager's variable is missing, crash-log-enabled (a
 bug report with the stack trace in the log, then death by the same
-signal), and jemalloc-bg-thread acting on the allocator."""
+signal), syslog-enabled, and jemalloc-bg-thread acting on the allocator."""
 import os
 import shutil
 import signal
@@ -148,6 +148,37 @@ class CrashLog(unittest.TestCase):
             self.assertNotIn("BUG REPORT", srv.log())
         finally:
             srv.cleanup()
+
+
+class Syslog(unittest.TestCase):
+    """syslog-enabled: the lines reach the system logger's socket with the
+    ident, the pid and the facility's priority. glibc's syslog(3) writes to
+    /dev/log, so the test stands in for the logger there: it needs root and
+    no logger of the machine's own on that path."""
+
+    def test_lines_reach_the_system_logger(self):
+        if os.path.exists("/dev/log") or os.geteuid() != 0 or not os.path.isdir("/dev"):
+            self.skipTest("/dev/log belongs to the machine's logger (or no root to stand in for it)")
+        log = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        log.bind("/dev/log")
+        log.settimeout(10 * SLOW)
+        try:
+            with Server("goblin", args=["--syslog-enabled", "yes", "--syslog-ident", "gbtest",
+                                        "--syslog-facility", "local3", "--loglevel", "notice"]) as srv:
+                lines = []
+                while not any("Ready to accept connections" in l for l in lines):
+                    lines.append(log.recv(4096).decode())
+                ready = [l for l in lines if "Ready to accept connections" in l][0]
+                # local3 is facility 19, notice priority 5: <19 * 8 + 5>.
+                self.assertTrue(ready.startswith("<157>"), ready)
+                self.assertIn("gbtest[%d]: Ready to accept connections" % srv.pid, ready)
+                # The same line is in the log file too (syslog is in addition).
+                self.assertIn("Ready to accept connections", srv.log())
+                with Raw(srv) as c:
+                    self.assertEqual(c.call("CONFIG", "GET", "syslog-ident"), [b"syslog-ident", b"gbtest"])
+        finally:
+            log.close()
+            os.unlink("/dev/log")
 
 
 class JemallocBackgroundThread(unittest.TestCase):
