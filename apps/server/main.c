@@ -26,6 +26,7 @@
 #include "engine/core/process_settings.h"
 #include "platform/daemon.h"
 #include "platform/errmsg.h"
+#include "platform/proctitle.h"
 #include "platform/service.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
@@ -289,12 +290,16 @@ int main(int argc, char **argv)
 {
     server_parts p = {0};
     gb_settings *cfg = &p.cfg;
+    /* First: argv's memory becomes the process title's (set-proc-title);
+     * argv itself points at copies afterwards. */
+    int title_rc = gb_plat_proctitle_init(argc, argv);
     /* SORT ... ALPHA collates with strcoll in the environment's
      * LC_COLLATE, as redis-server (which sets only that category). */
     setlocale(LC_COLLATE, "");
     gb_settings_defaults(cfg);
     char err[512];
     int rc = gb_config_parse_args(cfg, argc - 1, argv + 1, err, sizeof err);
+    cfg->exec_name = argv[0];
     if (rc == 1) /* --help, --version */
         return teardown(&p, 0);
     if (rc != 0) {
@@ -382,6 +387,10 @@ int main(int argc, char **argv)
     int fault = arm_fault_injection();
     if (fault < 0)
         return teardown(&p, fatal(p.logf, "GOBLIN_FAULT_ALLOC must be N, N+, N@file:line or 0 (a test-only setting; see --help)"));
+    if (title_rc != 0 && cfg->set_proc_title)
+        gb_log(GB_LOG_WARNING, "set-proc-title: %s", gb_strerror(title_rc));
+    else
+        (void)gb_proc_title_apply(cfg); /* logged when it fails */
     gb_log(GB_LOG_NOTICE, "Ready to accept connections");
     tell_supervisor_ready(&p);
 

@@ -581,6 +581,14 @@ static const char *config_apply(gb_engine *eng, const char *name)
         gb_oom_score_apply(&eng->cfg) != 0)
         return "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current "
                "oom_score_adj. Check server logs.";
+    if (strcmp(name, "proc-title-template") == 0) {
+        if (!gb_proc_title_valid(eng->cfg.proc_title_template, &eng->cfg))
+            return "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - template format is "
+                   "invalid or contains unknown variables";
+        if (gb_proc_title_apply(&eng->cfg) != 0)
+            return "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - failed to set "
+                   "process title";
+    }
     if (strcmp(name, "crash-log-enabled") == 0)
         gb_crash_log_apply(&eng->cfg);
     if (strcmp(name, "jemalloc-bg-thread") == 0)

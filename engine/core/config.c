@@ -1,5 +1,6 @@
 #define _XOPEN_SOURCE 700 /* realpath, getline, mkstemp */
 #include "engine/core/config.h"
+#include "engine/core/process_settings.h"
 #include "engine/base/mem.h"
 
 #include <ctype.h>
@@ -151,6 +152,13 @@ static const char *check_percentiles(const char *v)
         if (d[i] > 100.0 || d[i] < 0.0)
             return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
     return NULL;
+}
+
+static const char *check_proc_title(const char *v)
+{
+    /* The syntax and the names here, with placeholder values; CONFIG SET
+     * checks again with the server's own (cmd_server.c's config_apply). */
+    return gb_proc_title_valid(v, NULL) ? NULL : "template format is invalid or contains unknown variables";
 }
 
 static const char *check_oom_values(const char *v)
@@ -461,6 +469,13 @@ static const opt options[] = {
      "The name syslog lines carry (Redis's default, so existing filters keep matching).", NULL},
     {"syslog-facility", NULL, T_ENUM, OFF(syslog_facility), 0, 0, "local0", false, syslog_facilities,
      "The syslog facility: user or local0..local7.", NULL},
+    {"set-proc-title", NULL, T_BOOL, OFF(set_proc_title), 0, 1, "yes", false, NULL,
+     "Show proc-title-template's expansion as the process title in ps and top (Linux, macOS).", NULL},
+    {"proc-title-template", NULL, T_STRING, OFF(proc_title_template), 0, 0, "{title} {listen-addr} {server-mode}",
+     true, NULL,
+     "The process title: {title} (the program as started), {listen-addr} (first bind address:port, or "
+     "unixsocket:path), {server-mode}, {config-file}, {port}, {tls-port}, {unixsocket}; '{{' is a brace.",
+     check_proc_title},
     {"crash-log-enabled", NULL, T_BOOL, OFF(crash_log_enabled), 0, 1, "yes", true, NULL,
      "On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) write a bug report with the stack trace to "
      "the log, then die as the signal would (a core dump where enabled).", NULL},
@@ -481,9 +496,6 @@ static const opt options[] = {
      true, NULL, "The percentiles INFO latencystats shows, 0..100, separated by spaces.", check_percentiles},
     /* accepted, listed and rewritten; nothing here acts on them */
     NA_BOOL("always-show-logo", NULL, "no", false, "Redis's ASCII-art logo: Goblin Core logs one line instead."),
-    NA_BOOL("set-proc-title", NULL, "yes", false, "Process title rewriting: Goblin Core keeps its command line."),
-    NA_STRING("proc-title-template", NULL, "{title} {listen-addr} {server-mode}", true,
-              "Process title rewriting: Goblin Core keeps its command line."),
     NA_BOOL("crash-memcheck-enabled", NULL, "yes", true,
             "Redis's memory test after a crash report: Goblin Core's report has no memory test."),
     NA_STRING("ignore-warnings", NULL, "", true, "Redis's start-up warnings about kernel bugs: none checked here."),

@@ -182,6 +182,8 @@ typedef struct gb_settings {
     int oom_score_adj; /* GB_OOM_ADJ_* */
     char *oom_score_adj_values;
     int supervised;        /* GB_SUPERVISED_* */
+    int set_proc_title;
+    char *proc_title_template;
     int syslog_enabled;
     char *syslog_ident;
     int syslog_facility;   /* syslog(3)'s LOG_USER, LOG_LOCAL0.. values */
@@ -202,6 +204,9 @@ typedef struct gb_settings {
     /* Not an option: the absolute path of the config file the server was
      * started with (CONFIG REWRITE's target, INFO's config_file); NULL: none. */
     char *config_file;
+    /* Not an option: the program as started (argv[0]), proc-title-template's
+     * {title}; NULL: none (tests). */
+    const char *exec_name;
 } gb_settings;
 
 /* Fills s with every option's default. */

@@ -16,6 +16,18 @@
  * score cannot be read or written. */
 int gb_oom_score_apply(const gb_settings *cfg);
 
+/* proc-title-template expanded as Redis's expandProcTitleTemplate does
+ * ({{ is a brace; spaces trimmed at both ends), with cfg's values (NULL:
+ * placeholders, to validate a template). NULL when the template is
+ * malformed or names an unknown variable; gb_free the title. A template
+ * is valid when its expansion with the server's values is not empty
+ * (gb_proc_title_valid). */
+char *gb_proc_title_expand(const char *tmpl, const gb_settings *cfg);
+bool gb_proc_title_valid(const char *tmpl, const gb_settings *cfg);
+/* set-proc-title: shows the expansion as the process title. Returns 0, or
+ * -1 (logged) when it cannot be set. */
+int gb_proc_title_apply(const gb_settings *cfg);
+
 /* crash-log-enabled: installs (or removes) the bug report on a fatal
  * signal, written where the log goes (platform/service.h). */
 void gb_crash_log_apply(const gb_settings *cfg);

@@ -75,4 +75,9 @@ int gb__park_wake_check(_Atomic uint32_t *word, int count);
 
 static inline size_t gb__round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
+/* Copies the C library's own name of the program out of argv's memory
+ * before the process title reuses it (<os>/proctitle.c of the variants
+ * that set titles; common/proctitle_argv.c calls it). 0 or GB_ENOMEM. */
+int gb__proctitle_keep_program_name(void);
+
 #endif

@@ -4,7 +4,8 @@ supervised systemd (the sd_notify messages, compared with redis-server 7.0
 in the same run, which Debian builds with libsystemd), supervised auto and
 the warnings when the manager's variable is missing, crash-log-enabled (a
 bug report with the stack trace in the log, then death by the same
-signal), syslog-enabled, and jemalloc-bg-thread acting on the allocator."""
+signal), syslog-enabled, set-proc-title with its template (compared with
+redis-server), and jemalloc-bg-thread acting on the allocator."""
 import os
 import shutil
 import signal
@@ -179,6 +180,56 @@ class Syslog(unittest.TestCase):
         finally:
             log.close()
             os.unlink("/dev/log")
+
+
+class ProcessTitle(unittest.TestCase):
+    """set-proc-title / proc-title-template: the title ps shows, goblin and
+    redis-server side by side (the program's name aside), the template's
+    syntax and errors byte for byte."""
+
+    TEMPLATES = ("{title} {port} {{x} {config-file}", "{title} {listen-addr} {server-mode}", "  {unixsocket}  ",
+                 "{title}:{port}")
+    BAD = ("{nope}", "{title", "{title} {", "{server-mode}")
+
+    @staticmethod
+    def title(srv, program):
+        with open("/proc/%d/cmdline" % srv.pid, "rb") as f:
+            shown = f.read().rstrip(b"\0").replace(b"\0", b" ").decode()
+        return shown.replace(program, "PROGRAM")
+
+    def titles(self, kind):
+        program = gbtest.GOBLIN if kind == "goblin" else gbtest.REDIS_SERVER
+        with Server(kind, args=["--bind", "127.0.0.1"]) as srv, Raw(srv) as c:
+            got = [self.title(srv, program).replace(str(srv.port), "PORT").replace(srv.sock or "-", "SOCK")]
+            for t in self.TEMPLATES:
+                reply = c.call_raw("CONFIG", "SET", "proc-title-template", t)
+                if reply != b"+OK\r\n":
+                    return None, reply, srv.log()
+                got.append(self.title(srv, program).replace(str(srv.port), "PORT").replace(srv.sock or "-", "SOCK"))
+            errors = [c.call_raw("CONFIG", "SET", "proc-title-template", t) for t in self.BAD]
+            return got, errors, c.call("CONFIG", "GET", "proc-title-template")
+
+    def test_titles_as_redis_shows_them(self):
+        if not os.path.exists("/proc/self/cmdline"):
+            self.skipTest("no /proc to read a process title from")
+        got, errors, last = self.titles("goblin")
+        if got is None:
+            # The generic POSIX platform layer sets no title: the CONFIG SET
+            # fails as Redis's does when setting it fails, and says why.
+            self.assertEqual(errors, b"-ERR CONFIG SET failed (possibly related to argument 'proc-title-template') "
+                                     b"- failed to set process title\r\n")
+            self.assertIn("process titles are not supported by the generic POSIX platform layer", last)
+            return
+        self.assertEqual(got[0], "PROGRAM 127.0.0.1:PORT")
+        self.assertEqual(got[1], "PROGRAM PORT {x} -")
+        if gbtest.compare_with_redis():
+            self.assertEqual((got, errors, last), self.titles("redis"))
+
+    def test_off_keeps_the_command_line(self):
+        if not os.path.exists("/proc/self/cmdline"):
+            self.skipTest("no /proc to read a process title from")
+        with Server("goblin", args=["--set-proc-title", "no", "--bind", "127.0.0.1"]) as srv:
+            self.assertIn("--set-proc-title no", self.title(srv, gbtest.GOBLIN))
 
 
 class JemallocBackgroundThread(unittest.TestCase):
