@@ -10,10 +10,12 @@ extern char **environ;
 
 static struct {
     char *base, *end; /* the reusable region: argv[0]'s first byte to past the last string in it */
+    char **args;      /* the copies of the arguments, reachable from here (leak checkers) */
     int error;
 } title_area;
 
-/* Moves every environment string out of the region (setenv copies). */
+/* Moves every environment string out of the region: a copy of each, in a
+ * new array that environ points to (the old strings become the title). */
 static int copy_environment(void)
 {
     int n = 0;
@@ -47,11 +49,14 @@ int gb_plat_proctitle_init(int argc, char **argv)
             end = environ[i] + strlen(environ[i]) + 1;
     if (gb__proctitle_keep_program_name() != 0 || copy_environment() != 0)
         return title_area.error = gb__fail(GB_ENOMEM, NULL, 0, "no memory to move the environment");
+    title_area.args = calloc((size_t)argc, sizeof *title_area.args);
+    if (!title_area.args)
+        return title_area.error = gb__fail(GB_ENOMEM, NULL, 0, "no memory to move the arguments");
     for (int i = 0; i < argc; i++) {
         char *copy = strdup(argv[i]);
         if (!copy)
             return title_area.error = gb__fail(GB_ENOMEM, NULL, 0, "no memory to move the arguments");
-        argv[i] = copy;
+        argv[i] = title_area.args[i] = copy;
     }
     title_area.base = base;
     title_area.end = end;
