@@ -188,11 +188,20 @@ bool gb_engine_over_maxmemory(const gb_engine *eng)
            gb_evict_counted_memory(eng) > (size_t)eng->cfg.maxmemory;
 }
 
+static void expire_slice(gb_engine *eng);
+
+/* Between event batches: the rest of a cron period's active expiry, then
+ * left-over eviction, then the service's work (a background save). */
 gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
 {
+    if (eng->expire_more) {
+        gb_engine_update_time(eng);
+        expire_slice(eng);
+    }
+    bool expiring = eng->expire_more && eng->expire_budget_ns > 0;
     bool evicting = gb_evict_pending(eng) && gb_evict_background(eng);
     gb_bg_state st = eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
-    return evicting ? GB_BG_MORE : st;
+    return evicting || expiring ? GB_BG_MORE : st;
 }
 
 /* ---- cron ------------------------------------------------------------------------ */
@@ -216,26 +225,53 @@ static void sample_ops(gb_engine *eng)
     st->ops_sample_last_count = st->total_commands_processed;
 }
 
+/* Active expiry runs in slices of at most this long, so a wave of keys
+ * expiring together (a million set with the same deadline) costs clients a
+ * millisecond at a time between event batches, never the whole quarter of
+ * a cron period at once (issue 34's expiry-wave stall: 25-30 ms). */
+#define EXPIRE_SLICE_NS 1000000ull
+
+/* One slice of active expiry: databases in turn from where the last slice
+ * stopped, until the slice's time or the period's budget is spent. Leaves
+ * expire_more set when it stopped on time with a database not done. */
+static void expire_slice(gb_engine *eng)
+{
+    eng->expire_more = false;
+    if (!eng->active_expire_enabled || eng->expire_budget_ns <= 0 || gb_pause_check(eng) != GB_PAUSE_NONE)
+        return; /* no active expiry under CLIENT PAUSE (Redis 7.0): it would write */
+    uint64_t start = gb_clock_mono_ns();
+    uint64_t slice = (uint64_t)eng->expire_budget_ns < EXPIRE_SLICE_NS ? (uint64_t)eng->expire_budget_ns
+                                                                       : EXPIRE_SLICE_NS;
+    uint64_t deadline = start + slice;
+    for (int n = 0; n < eng->ndbs; n++) {
+        int i = (eng->expire_next_db + n) % eng->ndbs;
+        gb_db *db = &eng->dbs[i];
+        if (db->nvol)
+            gb_db_active_expire(db, deadline);
+        if (db->hfe)
+            gb_hfe_active_expire(db, deadline);
+        if (gb_clock_mono_ns() >= deadline) {
+            eng->expire_more = true; /* this database, or the ones after it, may hold more */
+            eng->expire_next_db = i;
+            break;
+        }
+    }
+    uint64_t took = gb_clock_mono_ns() - start;
+    eng->expire_budget_ns -= (int64_t)took;
+    eng->expire_cycle_us += took / 1000;
+    gb_latency_add_sample_if_needed(eng, "expire-cycle", (int64_t)(took / 1000000));
+}
+
 void gb_engine_cron(gb_engine *eng)
 {
     gb_engine_update_time(eng);
-    /* Active expiry gets at most a quarter of the cron period, shared by all
-     * databases; rehashing gets 1 ms per database that needs it. */
+    /* Active expiry may take a quarter of the cron period, in slices: the
+     * first now, the others between event batches while keys remain
+     * (gb_engine_background_step); rehashing gets 1 ms per database that
+     * needs it. */
     uint64_t period_ns = 1000000000ull / (uint64_t)(eng->hz > 0 ? eng->hz : 10);
-    uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
-    /* No active expiry under CLIENT PAUSE (Redis 7.0): it would write. */
-    bool paused = gb_pause_check(eng) != GB_PAUSE_NONE;
-    uint64_t expire_start = gb_clock_mono_ns();
-    for (int i = 0; i < eng->ndbs; i++) {
-        gb_db *db = &eng->dbs[i];
-        if (db->nvol && eng->active_expire_enabled && !paused)
-            gb_db_active_expire(db, deadline);
-        if (db->hfe && eng->active_expire_enabled && !paused)
-            gb_hfe_active_expire(db, deadline);
-    }
-    uint64_t expire_ns = gb_clock_mono_ns() - expire_start;
-    eng->expire_cycle_us += expire_ns / 1000;
-    gb_latency_add_sample_if_needed(eng, "expire-cycle", (int64_t)(expire_ns / 1000000));
+    eng->expire_budget_ns = (int64_t)(period_ns / 4);
+    expire_slice(eng);
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
         if (!gb_htable_is_rehashing(&db->keys))

@@ -196,6 +196,12 @@ typedef struct gb_engine {
     gb_errorstats errorstats;
     char executable[512];       /* INFO: the server's absolute path (set by the server) */
     uint64_t expire_cycle_us;   /* INFO: time the cron's active expiry took */
+    /* Active expiry in slices (engine.c, expire_slice): the time it may
+     * still take in this cron period, whether its last slice ran out of
+     * time with keys left, and the database the next slice starts at. */
+    int64_t expire_budget_ns;
+    bool expire_more;
+    int expire_next_db;
     bool time_every_call; /* gb_engine_times_every_call(&cfg) */
     /* The cron's frequency now: hz, raised with the clients when
      * dynamic-hz is on (INFO's hz; configured_hz is cfg.hz). */
