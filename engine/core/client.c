@@ -12,6 +12,7 @@
 #include "engine/core/multi.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
+#include "engine/core/repl.h"
 #include "platform/clock.h"
 
 gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, const gb_client_hooks *hooks,
@@ -50,6 +51,7 @@ void gb_client_free(gb_client *c)
     gb_engine *eng = c->eng;
     if (eng->client_free_hook)
         eng->client_free_hook(eng->client_free_ctx, c);
+    gb_repl_client_gone(c);
     if (c->flags & GB_CLIENT_BLOCKED)
         gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT);
     gb_multi_discard(c);
@@ -117,6 +119,8 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
     int nf = 0;
     if (c->flags & GB_CLIENT_MONITOR)
         flags[nf++] = 'O';
+    else if (c->flags & GB_CLIENT_REPLICA)
+        flags[nf++] = 'S';
     if (c->flags & GB_CLIENT_MULTI)
         flags[nf++] = 'x';
     if (c->pubsub)

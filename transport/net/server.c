@@ -253,8 +253,18 @@ static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const
     return rc;
 }
 
-static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL};
-static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds};
+/* A replica's stream (engine/core/repl.h): the bytes as they are, after
+ * whatever the output buffer holds; hook_flush sends them. */
+static void hook_write_raw(gb_client *gc, const char *data, size_t len)
+{
+    conn *c = gc->conn;
+    if (!c->closing)
+        gb_outbuf_append(&c->out, data, len);
+}
+
+static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL, hook_write_raw};
+static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds,
+                                                hook_write_raw};
 
 static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hooks || gc->hooks == &unix_conn_hooks; }
 
