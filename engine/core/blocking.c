@@ -586,7 +586,9 @@ int gb_pause_check(gb_engine *eng)
 
 bool gb_pause_postpones(gb_client *c, const gb_command *cmd)
 {
-    if (gb_pause_check(c->eng) == GB_PAUSE_NONE || (c->flags & GB_CLIENT_OBEY))
+    /* A replica's ACKs go on during a pause (Redis never postpones a
+     * replica's commands). */
+    if (gb_pause_check(c->eng) == GB_PAUSE_NONE || (c->flags & (GB_CLIENT_OBEY | GB_CLIENT_REPLICA)))
         return false;
     if (c->eng->pause_type == GB_PAUSE_ALL)
         return true;

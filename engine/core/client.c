@@ -95,7 +95,9 @@ void gb_client_set_resp(gb_client *c, int ver)
 
 void gb_client_update_reply(gb_client *c)
 {
-    c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP)) ? &gb_reply_discard_ops : c->wire_rops;
+    /* A replica gets no replies at all: its output is the stream. */
+    c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLICA)) ? &gb_reply_discard_ops
+                                                                                              : c->wire_rops;
 }
 
 /* CLIENT LIST's tot-mem, as Redis's getClientMemoryUsage adds it up:

@@ -14,10 +14,19 @@
 
 /* ---- the backlog ring ------------------------------------------------------- */
 
+/* The first allocation, and the step the ring grows by at least. */
+#define BACKLOG_FIRST_CAP ((size_t)16 * 1024)
+
 void gb_repl_backlog_init(gb_repl_backlog *b, size_t size, int64_t next_offset)
 {
-    b->buf = gb_malloc(size);
-    b->size = size;
+    b->asked = size;
+    b->size = size ? size : 1;
+    b->cap = GB_MIN(b->size, BACKLOG_FIRST_CAP);
+    b->buf = gb_try_malloc(b->cap);
+    if (!b->buf) { /* cannot happen at 16 KB but for a broken heap: one byte */
+        b->cap = b->size = 1;
+        b->buf = gb_malloc(1);
+    }
     b->idx = 0;
     b->histlen = 0;
     b->offset = next_offset;
@@ -27,26 +36,44 @@ void gb_repl_backlog_free(gb_repl_backlog *b)
 {
     gb_free(b->buf);
     b->buf = NULL;
-    b->size = b->idx = b->histlen = 0;
+    b->asked = b->size = b->cap = b->idx = b->histlen = 0;
+}
+
+/* Makes room for len more bytes while the ring is below its size (still
+ * unwrapped, so a realloc keeps the bytes in order). */
+static void grow_for(gb_repl_backlog *b, size_t len)
+{
+    if (b->cap >= b->size || b->histlen + len <= b->cap)
+        return;
+    size_t want = GB_MAX(b->cap * 2, b->histlen + len);
+    want = GB_MIN(want, b->size);
+    char *p = gb_try_realloc(b->buf, want);
+    if (!p) {
+        b->size = b->cap; /* no more memory for it: the ring it has is the backlog */
+        return;
+    }
+    b->buf = p;
+    b->cap = want;
 }
 
 void gb_repl_backlog_append(gb_repl_backlog *b, const char *p, size_t len)
 {
-    if (len >= b->size) { /* only the tail fits */
-        b->offset += (int64_t)(b->histlen + len - b->size);
-        memcpy(b->buf, p + len - b->size, b->size);
+    grow_for(b, len);
+    if (len >= b->cap) { /* only the tail fits */
+        b->offset += (int64_t)(b->histlen + len - b->cap);
+        memcpy(b->buf, p + len - b->cap, b->cap);
         b->idx = 0;
-        b->histlen = b->size;
+        b->histlen = b->cap;
         return;
     }
-    size_t first = GB_MIN(len, b->size - b->idx);
+    size_t first = GB_MIN(len, b->cap - b->idx);
     memcpy(b->buf + b->idx, p, first);
     memcpy(b->buf, p + first, len - first);
-    b->idx = (b->idx + len) % b->size;
+    b->idx = (b->idx + len) % b->cap;
     size_t held = b->histlen + len;
-    if (held > b->size) {
-        b->offset += (int64_t)(held - b->size);
-        held = b->size;
+    if (held > b->cap) {
+        b->offset += (int64_t)(held - b->cap);
+        held = b->cap;
     }
     b->histlen = held;
 }
@@ -62,8 +89,8 @@ size_t gb_repl_backlog_copy_from(const gb_repl_backlog *b, int64_t offset,
     size_t skip = (size_t)(offset - b->offset);
     size_t n = b->histlen - skip;
     /* The oldest byte held sits histlen bytes behind idx. */
-    size_t start = (b->idx + b->size - b->histlen + skip) % b->size;
-    size_t first = GB_MIN(n, b->size - start);
+    size_t start = (b->idx + b->cap - b->histlen + skip) % b->cap;
+    size_t first = GB_MIN(n, b->cap - start);
     if (first)
         out(ctx, b->buf + start, first);
     if (n > first)
@@ -75,7 +102,7 @@ static void append_to(void *ctx, const char *p, size_t n) { gb_repl_backlog_appe
 
 void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size)
 {
-    if (size == b->size || !b->buf)
+    if (size == b->asked || !b->buf)
         return;
     gb_repl_backlog fresh;
     size_t keep = GB_MIN(b->histlen, size);
@@ -321,7 +348,7 @@ void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset)
     r->master_repl_offset = offset;
     r->seldb = -1;
     if (r->backlog.buf) {
-        size_t size = r->backlog.size;
+        size_t size = r->backlog.asked;
         gb_repl_backlog_free(&r->backlog);
         gb_repl_backlog_init(&r->backlog, size, offset + 1);
     }
@@ -382,7 +409,7 @@ static repl_link *attach_replica(gb_client *c)
     gb_repl *r = R(eng);
     repl_link *l = link_of(r, c);
     c->flags |= GB_CLIENT_REPLICA;
-    c->rops = &gb_reply_discard_ops;
+    gb_client_update_reply(c); /* no replies from now on */
     l->ack_time_ms = eng->now_ms;
     r->nreplicas++;
     return l;

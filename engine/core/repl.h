@@ -42,9 +42,17 @@ typedef struct gb_engine gb_engine;
 
 /* ---- the backlog ring (pure: unit-tested alone) ---- */
 
+/* The ring's memory grows with the stream up to size (a large
+ * repl-backlog-size costs only what the stream has filled), and stays
+ * unwrapped until it reaches it: while cap < size, buf[0, histlen) holds
+ * the bytes in order. An allocation that fails stops the growth there (a
+ * smaller backlog: replicas fall back to full syncs sooner), never the
+ * server. */
 typedef struct gb_repl_backlog {
     char *buf;
-    size_t size;    /* capacity */
+    size_t asked;   /* repl-backlog-size when it was made */
+    size_t size;    /* the most it may hold: asked, or less after a failed allocation */
+    size_t cap;     /* allocated now: the ring's modulus */
     size_t idx;     /* where the next byte goes */
     size_t histlen; /* bytes held (<= size) */
     int64_t offset; /* the replication offset of the first byte held */
@@ -62,7 +70,7 @@ bool gb_repl_backlog_covers(const gb_repl_backlog *b, int64_t offset);
  * pieces); returns how many. Requires gb_repl_backlog_covers. */
 size_t gb_repl_backlog_copy_from(const gb_repl_backlog *b, int64_t offset,
                                  void (*out)(void *ctx, const char *p, size_t n), void *ctx);
-/* A new capacity (CONFIG SET repl-backlog-size): the newest bytes that fit
+/* A new size (CONFIG SET repl-backlog-size): the newest bytes that fit
  * are kept. */
 void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size);
 

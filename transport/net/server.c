@@ -876,7 +876,9 @@ static void net_cron(void *ctx)
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {
-            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING)) || !is_conn_client(gc))
+            /* A replica is never idle-closed (Redis's rule: SYNC's old
+             * protocol sends no ACKs). */
+            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_REPLICA)) || !is_conn_client(gc))
                 continue;
             if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
                 hook_close(gc);

@@ -13,6 +13,7 @@
 
 #include "engine_harness.h"
 #include "engine/base/mem.h"
+#include "engine/core/blocking.h"
 #include "engine/core/repl.h"
 
 /* ---- the ring alone --------------------------------------------------------------- */
@@ -27,6 +28,19 @@ static void collect(void *ctx, const char *p, size_t n)
     collected *c = ctx;
     memcpy(c->buf + c->len, p, n);
     c->len += n;
+}
+
+/* Bytes copied out into a caller's buffer (larger than collected's). */
+typedef struct span {
+    char *p;
+    size_t n;
+} span;
+
+static void span_collect(void *ctx, const char *p, size_t n)
+{
+    span *s = ctx;
+    memcpy(s->p + s->n, p, n);
+    s->n += n;
 }
 
 /* The ring holds exactly the stream's last min(size, total) bytes, from
@@ -93,6 +107,7 @@ static void test_resize(void **state)
     gb_repl_backlog_append(&b, "abcdefghijk", 11); /* holds defghijk from 4 */
     gb_repl_backlog_resize(&b, 5);
     assert_int_equal(b.size, 5);
+    assert_int_equal(b.cap, 5);
     assert_int_equal(b.histlen, 5);
     assert_int_equal(b.offset, 7);
     collected got = {.len = 0};
@@ -103,6 +118,37 @@ static void test_resize(void **state)
     got.len = 0;
     assert_int_equal(gb_repl_backlog_copy_from(&b, 7, collect, &got), 8);
     assert_memory_equal(got.buf, "ghijkLMN", 8);
+    gb_repl_backlog_free(&b);
+}
+
+/* A large size costs what the stream filled: the ring starts small and
+ * grows (unwrapped, bytes in order) until it reaches its size, then wraps. */
+static void test_grows_to_its_size(void **state)
+{
+    (void)state;
+    enum { SIZE = 100000, TOTAL = 250000 };
+    static char stream[TOTAL];
+    gb_repl_backlog b;
+    gb_repl_backlog_init(&b, SIZE, 1);
+    assert_true(b.cap < SIZE);
+    size_t total = 0;
+    for (size_t step = 1; total < TOTAL; step = step * 3 % 9973 + 1) {
+        size_t n = GB_MIN(step, (size_t)TOTAL - total);
+        for (size_t i = 0; i < n; i++)
+            stream[total + i] = (char)(total + i);
+        gb_repl_backlog_append(&b, stream + total, n);
+        total += n;
+        assert_true(b.cap >= GB_MIN(total, (size_t)SIZE));
+        assert_true(b.cap <= SIZE);
+    }
+    assert_int_equal(b.cap, SIZE);
+    assert_int_equal(b.histlen, SIZE);
+    assert_int_equal(b.offset, TOTAL - SIZE + 1);
+    static char whole[SIZE];
+    span got = {whole, 0};
+    gb_repl_backlog_copy_from(&b, b.offset, span_collect, &got);
+    assert_int_equal(got.n, SIZE);
+    assert_memory_equal(whole, stream + TOTAL - SIZE, SIZE);
     gb_repl_backlog_free(&b);
 }
 
@@ -168,6 +214,17 @@ static void test_full_then_stream_then_partial(void **state)
     assert_non_null(find(sink.buf, sink.len, "REDIS0010"));
     assert_int_equal(rout.len, 0); /* no reply beside the stream */
     size_t after_rdb = sink.len;
+    /* Nothing the replica sends gets a reply, whatever it asks; its ACKs
+     * are taken even while clients are paused. */
+    exec_on(r, 3, (const char *[]){"CLIENT", "REPLY", "ON"});
+    exec_on(r, 2, (const char *[]){"HELLO", "3"});
+    exec_on(r, 1, (const char *[]){"PING"});
+    gb_pause_start(h->eng, GB_PAUSE_ALL, UINT64_MAX);
+    exec_on(r, 3, (const char *[]){"REPLCONF", "ACK", "0"});
+    assert_false(r->flags & GB_CLIENT_BLOCKED);
+    gb_pause_lift(h->eng);
+    assert_int_equal(rout.len, 0);
+    assert_int_equal(sink.len, after_rdb);
     run(h, "SET k v");
     static const char first[] = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
     assert_int_equal(sink.len - after_rdb, sizeof first - 1);
@@ -238,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_wraparound_matches_stream),
         cmocka_unit_test(test_offset_in_range),
         cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_grows_to_its_size),
         cmocka_unit_test(test_full_then_stream_then_partial),
         cmocka_unit_test(test_config_set_resizes),
     };
