@@ -270,8 +270,10 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd, u
  * in Redis's processCommand. */
 static const char *refused_for_replicas(const gb_client *c, const gb_command *cmd, uint32_t f)
 {
+    if (GB_LIKELY(c->eng->cfg.min_replicas_to_write == 0))
+        return NULL; /* off: no call on the command path */
     const char *why = gb_repl_write_refusal(c->eng);
-    if (GB_LIKELY(!why))
+    if (!why)
         return NULL;
     bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
     return writes ? why : NULL;

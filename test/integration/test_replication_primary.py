@@ -161,6 +161,19 @@ class GoblinPrimaryRedisReplica(unittest.TestCase):
         self.assertEqual((ip, int(port)), (b"127.0.0.1", self.replica.port))
         self.assertLessEqual(int(off), role[1])
 
+    def test_5_min_replicas_with_a_replica(self):
+        with Raw(self.goblin) as r:
+            try:
+                r.call("CONFIG", "SET", "min-replicas-to-write", "1")
+                assert wait_until(lambda: self.goblin.info("replication").get("min_slaves_good_slaves") == "1",
+                                  5 * SLOW)
+                self.assertEqual(r.call("SET", "guarded", "1"), b"OK")
+                r.call("CONFIG", "SET", "min-replicas-to-write", "2")
+                self.assertEqual(r.call("SET", "guarded", "2"),
+                                 gbtest.Err(b"NOREPLICAS Not enough good replicas to write."))
+            finally:
+                r.call("CONFIG", "SET", "min-replicas-to-write", "0")
+
     def test_4_info_fields_as_redis(self):
         """INFO replication and ROLE of a primary with one replica: the same
         fields as a Redis primary's, the deterministic values equal."""
@@ -271,6 +284,21 @@ class HostileReplica(unittest.TestCase):
             self.assertGreaterEqual(int(g.info("stats")["client_output_buffer_limit_disconnections"]), 1)
             self.assertTrue(g.ping_ok())
             s.close()
+
+    def test_backlog_ttl(self):
+        """Without replicas for repl-backlog-ttl seconds the backlog goes,
+        and with it the history (a new replication ID)."""
+        with Server("goblin") as g:
+            with Raw(g) as r:
+                r.call("CONFIG", "SET", "repl-backlog-ttl", "1")
+            s = socket.create_connection(("127.0.0.1", g.port))
+            s.sendall(b"PSYNC ? -1\r\n")
+            assert wait_until(lambda: g.info("replication")["connected_slaves"] == "1", 10 * SLOW)
+            first = g.info("replication")
+            self.assertEqual(first["repl_backlog_active"], "1")
+            s.close()
+            assert wait_until(lambda: g.info("replication")["repl_backlog_active"] == "0", 10 * SLOW)
+            self.assertNotEqual(g.info("replication")["master_replid"], first["master_replid"])
 
     def test_sync_old_protocol(self):
         """SYNC: no +FULLRESYNC line, the RDB at once, then the stream."""
