@@ -149,7 +149,7 @@ typedef struct gb_repl {
     int seldb;                /* database of the last effect streamed; -1: SELECT comes first */
     gb_prop_sink sink;
     int64_t last_ping_ms;
-    bool get_ack;             /* WAIT asked: REPLCONF GETACK * goes into the stream */
+    bool following;           /* this server is a replica: the primary's stream is proxied */
     int good_replicas;
     uint64_t sync_full, sync_partial_ok, sync_partial_err;
     gb_strbuf scratch;        /* one effect's RESP form */
@@ -198,6 +198,9 @@ void gb_repl_destroy(gb_engine *eng)
     gb_free(r);
     eng->repl = NULL;
 }
+
+void gb_repl_set_following(gb_engine *eng, bool following) { R(eng)->following = following; }
+bool gb_repl_following(const gb_engine *eng) { return R(eng)->following; }
 
 const char *gb_repl_id(const gb_engine *eng) { return R(eng)->replid; }
 int64_t gb_repl_offset(const gb_engine *eng) { return R(eng)->master_repl_offset; }
@@ -327,6 +330,8 @@ static void sink_emit(void *ctx, int dbid, int argc, const gb_slice *argv)
 {
     gb_engine *eng = ctx;
     gb_repl *r = R(eng);
+    if (r->following)
+        return; /* the primary's stream is what sub-replicas get */
     gb_strbuf_reset(&r->scratch);
     if (dbid != r->seldb) {
         char num[GB_INT_BUF];
@@ -577,10 +582,15 @@ static ssize_t find_waiter(gb_repl *r, const gb_client *c)
 
 void gb_repl_wait(gb_client *c, int argc, const gb_slice *argv)
 {
-    (void)argc;
     gb_repl *r = R(c->eng);
     int64_t numreplicas;
     uint64_t deadline;
+    if (r->following) {
+        gb_reply_error(c, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                          "replica is configured to be writable (which is not the default) writes to replicas are "
+                          "just local and are not propagated.");
+        return;
+    }
     if (!gb_slice2ll(argv[1], &numreplicas)) {
         gb_reply_error(c, GB_ERR_NOT_INT);
         return;
@@ -600,11 +610,9 @@ void gb_repl_wait(gb_client *c, int argc, const gb_slice *argv)
     gb_blocking_block(c, NULL, 0, deadline, GB_TYPE_COUNT, argc, argv);
     /* Ask every replica for its offset now, rather than waiting for its
      * next once-a-second ACK (Redis does it before the loop sleeps). */
-    r->get_ack = true;
     if (r->nreplicas) {
         gb_slice getack[3] = {gb_slice_cstr("REPLCONF"), gb_slice_cstr("GETACK"), gb_slice_cstr("*")};
         feed_command(c->eng, 3, getack);
-        r->get_ack = false;
     }
 }
 
@@ -743,7 +751,8 @@ static void count_replicas(gb_engine *eng)
 
 const char *gb_repl_write_refusal(const gb_engine *eng)
 {
-    if (GB_LIKELY(!min_replicas_active(eng)) || R(eng)->good_replicas >= eng->cfg.min_replicas_to_write)
+    if (GB_LIKELY(!min_replicas_active(eng)) || R(eng)->following ||
+        R(eng)->good_replicas >= eng->cfg.min_replicas_to_write)
         return NULL;
     return "NOREPLICAS Not enough good replicas to write.";
 }
@@ -786,10 +795,9 @@ void gb_repl_cron(gb_engine *eng)
         }
         return;
     }
-    if (r->get_ack) {
-        gb_slice getack[3] = {gb_slice_cstr("REPLCONF"), gb_slice_cstr("GETACK"), gb_slice_cstr("*")};
-        feed_command(eng, 3, getack);
-        r->get_ack = false;
+    if (r->following) {
+        count_replicas(eng);
+        return; /* the primary's PINGs come through its stream */
     }
     if (eng->now_ms - r->last_ping_ms >= (int64_t)eng->cfg.repl_ping_replica_period * 1000) {
         gb_slice ping = gb_slice_cstr("PING");

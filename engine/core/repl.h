@@ -93,6 +93,15 @@ void gb_repl_shift_replid(gb_engine *eng);
 /* Drops every attached replica (they resync). */
 void gb_repl_disconnect_replicas(gb_engine *eng);
 
+/* Whether this server follows a primary (the replica half sets it on
+ * REPLICAOF host port, clears it on REPLICAOF NO ONE). While it does, as in
+ * Redis: its own effects are not streamed (the primary's bytes are, through
+ * gb_repl_feed_stream, so sub-replicas get exactly the primary's stream),
+ * no PING or GETACK of its own goes into the stream, WAIT is refused and
+ * min-replicas-to-write does not apply. */
+void gb_repl_set_following(gb_engine *eng, bool following);
+bool gb_repl_following(const gb_engine *eng);
+
 const char *gb_repl_id(const gb_engine *eng);
 int64_t gb_repl_offset(const gb_engine *eng);
 

@@ -254,6 +254,50 @@ static void test_full_then_stream_then_partial(void **state)
     harness_free(h);
 }
 
+static const char *info_field(harness *h, const char *name, char *out, size_t cap);
+
+/* Following a primary: our own effects are not streamed, the primary's
+ * bytes fed in are (sub-replicas get its stream exactly, offsets agree);
+ * WAIT is refused and min-replicas-to-write does not apply, as on a Redis
+ * replica. */
+static void test_following_proxies_the_primary(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    harness_out rout = {.len = 0};
+    gb_client *r = replica_client(h, &rout);
+    exec_on(r, 3, (const char *[]){"PSYNC", "?", "-1"});
+    gb_repl_set_following(h->eng, true);
+    gb_repl_adopt(h->eng, "0123456789012345678901234567890123456789", 1000);
+    sink.len = 0;
+    run(h, "SET k v");
+    assert_int_equal(sink.len, 0);
+    static const char from_primary[] = "*1\r\n$4\r\nPING\r\n";
+    gb_repl_feed_stream(h->eng, from_primary, sizeof from_primary - 1);
+    assert_int_equal(sink.len, sizeof from_primary - 1);
+    assert_int_equal(gb_repl_offset(h->eng), 1000 + (int64_t)sizeof from_primary - 1);
+    assert_string_equal(gb_repl_id(h->eng), "0123456789012345678901234567890123456789");
+    assert_string_equal(run(h, "WAIT 1 0"),
+                        "-ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if "
+                        "a replica is configured to be writable (which is not the default) writes to replicas are "
+                        "just local and are not propagated.");
+    run(h, "CONFIG SET min-replicas-to-write 5");
+    assert_string_equal(run(h, "SET k2 v"), "+OK");
+    /* Promoted: the old history stays valid up to here, ours streams again. */
+    gb_repl_set_following(h->eng, false);
+    gb_repl_shift_replid(h->eng);
+    char v[64];
+    assert_string_equal(info_field(h, "master_replid2:", v, sizeof v), "0123456789012345678901234567890123456789");
+    assert_int_equal(atoll(info_field(h, "second_repl_offset:", v, sizeof v)), 1000 + 14 + 1);
+    assert_string_equal(run(h, "SET k3 v"), "-NOREPLICAS Not enough good replicas to write.");
+    run(h, "CONFIG SET min-replicas-to-write 0");
+    sink.len = 0;
+    run(h, "SET k3 v");
+    assert_non_null(find(sink.buf, sink.len, "SELECT"));
+    gb_client_free(r);
+    harness_free(h);
+}
+
 static const char *info_field(harness *h, const char *name, char *out, size_t cap)
 {
     const char *t = run(h, "INFO replication");
@@ -298,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_grows_to_its_size),
         cmocka_unit_test(test_full_then_stream_then_partial),
         cmocka_unit_test(test_config_set_resizes),
+        cmocka_unit_test(test_following_proxies_the_primary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
