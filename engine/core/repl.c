@@ -259,17 +259,27 @@ static void replica_ip(const repl_link *l, char *ip, size_t cap)
 
 /* ---- the stream ---------------------------------------------------------------- */
 
+/* An empty backlog whose next byte is the stream's next one. */
+static void create_backlog(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    gb_repl_backlog_init(&r->backlog, (size_t)eng->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    gb_propagate_attach(eng, &r->sink);
+}
+
 static void ensure_backlog(gb_engine *eng)
 {
     gb_repl *r = R(eng);
     if (r->backlog.buf)
         return;
-    /* A backlog made from scratch starts a new history (Redis's syncCommand:
-     * changeReplicationId, clearReplicationId2). */
-    random_id(r->replid);
-    clear_replid2(r);
-    gb_repl_backlog_init(&r->backlog, (size_t)eng->cfg.repl_backlog_size, r->master_repl_offset + 1);
-    gb_propagate_attach(eng, &r->sink);
+    /* A primary's backlog made from scratch starts a new history (Redis's
+     * syncCommand: changeReplicationId, clearReplicationId2); a replica
+     * keeps its primary's, which its sub-replicas share. */
+    if (!r->following) {
+        random_id(r->replid);
+        clear_replid2(r);
+    }
+    create_backlog(eng);
     gb_log(GB_LOG_NOTICE, "Replication backlog created, my new replication IDs are '%s' and '%s'", r->replid,
            r->replid2);
 }
@@ -352,11 +362,14 @@ void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset)
     clear_replid2(r);
     r->master_repl_offset = offset;
     r->seldb = -1;
+    /* An empty backlog from here, made if there was none (as Redis does
+     * after a sync), so that after a promotion our replicas can continue
+     * this history with PSYNC. */
     if (r->backlog.buf) {
-        size_t size = r->backlog.asked;
+        gb_propagate_detach(eng, &r->sink);
         gb_repl_backlog_free(&r->backlog);
-        gb_repl_backlog_init(&r->backlog, size, offset + 1);
     }
+    create_backlog(eng);
 }
 
 void gb_repl_shift_replid(gb_engine *eng)
@@ -788,7 +801,8 @@ void gb_repl_cron(gb_engine *eng)
         return;
     gb_repl_backlog_resize(&r->backlog, (size_t)eng->cfg.repl_backlog_size);
     if (r->nreplicas == 0) {
-        if (eng->cfg.repl_backlog_ttl && eng->now_ms - r->no_replicas_since_ms >= eng->cfg.repl_backlog_ttl * 1000) {
+        /* A replica keeps its backlog: it is what a promotion continues. */
+        if (!r->following && eng->cfg.repl_backlog_ttl && eng->now_ms - r->no_replicas_since_ms >= eng->cfg.repl_backlog_ttl * 1000) {
             gb_log(GB_LOG_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
                    eng->cfg.repl_backlog_ttl);
             free_backlog(eng);

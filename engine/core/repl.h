@@ -11,8 +11,9 @@
  *     stream, from repl_backlog_first_byte_offset for histlen bytes, so a
  *     replica that lost its link continues (PSYNC replid offset ->
  *     +CONTINUE) instead of loading everything again. It exists from the
- *     first replica's attach until repl-backlog-ttl seconds pass without
- *     any; while it exists the stream sink is attached to the engine's
+ *     first replica's attach (or a sync with our own primary) until
+ *     repl-backlog-ttl seconds pass without any replica (a primary only);
+ *     while it exists the stream sink is attached to the engine's
  *     propagation (no cost when no replica ever attached).
  *
  * The stream is Redis's: each effect as a RESP multibulk, SELECT n first
@@ -84,7 +85,8 @@ void gb_repl_destroy(gb_engine *eng);
  * master_repl_offset += len. */
 void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len);
 /* After a full sync from a primary: its replid and offset become ours, the
- * backlog is emptied (its next byte is offset + 1). */
+ * backlog is emptied, or made if there was none (its next byte is offset +
+ * 1), so that after a promotion our replicas continue this history. */
 void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset);
 /* On promotion (REPLICAOF NO ONE): replid2 = replid, second_replid_offset
  * = master_repl_offset + 1, a new random replid (Redis's

@@ -283,6 +283,8 @@ static void test_following_proxies_the_primary(void **state)
                         "just local and are not propagated.");
     run(h, "CONFIG SET min-replicas-to-write 5");
     assert_string_equal(run(h, "SET k2 v"), "+OK");
+    char first[64];
+    assert_string_equal(info_field(h, "repl_backlog_first_byte_offset:", first, sizeof first), "1001");
     /* Promoted: the old history stays valid up to here, ours streams again. */
     gb_repl_set_following(h->eng, false);
     gb_repl_shift_replid(h->eng);
