@@ -256,6 +256,20 @@ class PrimaryProtocolAsRedis(gbtest.GoblinAndRedisCase):
         self.assertEqual(mine, theirs)
         self.assertEqual(mine[1], b"-NOREPLICAS Not enough good replicas to write.\r\n")
 
+    def test_client_kill_and_list_by_type(self):
+        """TYPE replica / slave / master / pubsub / normal select the same
+        clients as on Redis (a subscriber is pubsub, not normal)."""
+        out = []
+        for server in (self.goblin, self.redis):
+            with Raw(server) as sub, Raw(server) as r:
+                sub.call("SUBSCRIBE", "ch")
+                out.append([r.call("CLIENT", "LIST", "TYPE", "replica"), r.call("CLIENT", "KILL", "TYPE", "slave"),
+                            r.call("CLIENT", "KILL", "TYPE", "master"), r.call("CLIENT", "KILL", "TYPE", "replica"),
+                            r.call("CLIENT", "KILL", "TYPE", "pubsub"), sub.expect_eof(),
+                            r.call("CLIENT", "KILL", "TYPE", "normal"), r.call("CLIENT", "KILL", "TYPE", "bogus")])
+        self.assertEqual(out[0], out[1])
+        self.assertEqual(out[0][4], 1)
+
     def test_config_defaults(self):
         mine, theirs = self.both(("CONFIG", "GET", "repl-backlog-size"), ("CONFIG", "GET", "repl-backlog-ttl"),
                                  ("CONFIG", "GET", "repl-ping-replica-period"),
