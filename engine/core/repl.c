@@ -125,6 +125,11 @@ typedef struct repl_link {
     char ip[256];         /* REPLCONF ip-address (Redis's NET_HOST_STR_LEN); empty: the peer's address */
     int64_t ack_off;      /* the stream it processed (REPLCONF ACK) */
     int64_t ack_time_ms;  /* wall clock of its last ACK */
+    /* Bytes handed to its transport so far, and where the full sync's RDB
+     * ended among them: the RDB is not stream, and not held to the output
+     * limit (Redis sends it outside the replica's buffer). */
+    uint64_t appended;
+    uint64_t rdb_end;
 } repl_link;
 
 /* A client blocked in WAIT. */
@@ -232,7 +237,11 @@ static repl_link *link_of(gb_repl *r, gb_client *c)
 
 bool gb_repl_is_replica(const gb_client *c) { return (c->flags & GB_CLIENT_REPLICA) != 0; }
 
-static void write_raw(gb_client *c, const char *p, size_t n) { c->hooks->write_raw(c, p, n); }
+static void write_raw(repl_link *l, const char *p, size_t n)
+{
+    l->c->hooks->write_raw(l->c, p, n);
+    l->appended += n;
+}
 
 static void write_raw_cb(void *ctx, const char *p, size_t n) { write_raw(ctx, p, n); }
 
@@ -308,7 +317,7 @@ void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
         gb_client *c = r->links[i].c;
         if (r->links[i].state != REPLICA_ONLINE || (c->flags & GB_CLIENT_CLOSE_ASAP))
             continue;
-        write_raw(c, buf, len);
+        write_raw(&r->links[i], buf, len);
         /* Sends at the end of the iteration; a replica past its
          * client-output-buffer-limit (replica class) is closed there. */
         c->hooks->flush(c);
@@ -461,8 +470,8 @@ bool gb_repl_try_partial(gb_client *c, gb_slice replid, int64_t offset)
     repl_link *l = attach_replica(c);
     char line[128];
     int n = snprintf(line, sizeof line, "+CONTINUE %s\r\n", r->replid);
-    write_raw(c, line, (size_t)n);
-    size_t sent = gb_repl_backlog_copy_from(&r->backlog, offset, write_raw_cb, c);
+    write_raw(l, line, (size_t)n);
+    size_t sent = gb_repl_backlog_copy_from(&r->backlog, offset, write_raw_cb, l);
     put_online(c, l);
     c->hooks->flush(c);
     r->sync_partial_ok++;
@@ -480,7 +489,7 @@ void gb_repl_full_begin(gb_client *c, bool psync)
     gb_engine *eng = c->eng;
     gb_repl *r = R(eng);
     r->sync_full++;
-    attach_replica(c);
+    repl_link *l = attach_replica(c);
     ensure_backlog(eng);
     /* The dataset is written now, at this offset; what follows it in the
      * stream starts with a SELECT (Redis's slaveseldb = -1). */
@@ -488,20 +497,31 @@ void gb_repl_full_begin(gb_client *c, bool psync)
     if (psync) {
         char line[128];
         int n = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", r->replid, (long long)r->master_repl_offset);
-        write_raw(c, line, (size_t)n);
+        write_raw(l, line, (size_t)n);
     }
 }
 
 void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len)
 {
-    gb_repl *r = R(c->eng);
+    repl_link *l = link_of(R(c->eng), c);
     char hdr[32];
     int n = snprintf(hdr, sizeof hdr, "$%zu\r\n", len);
-    write_raw(c, hdr, (size_t)n);
-    write_raw(c, rdb, len);
-    put_online(c, link_of(r, c));
+    write_raw(l, hdr, (size_t)n);
+    write_raw(l, rdb, len);
+    l->rdb_end = l->appended;
+    put_online(c, l);
     c->hooks->flush(c);
     gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded (%zu bytes of RDB)", len);
+}
+
+size_t gb_repl_limited_output(const gb_client *c, size_t pending)
+{
+    const repl_link *l = find_link(R(c->eng), c);
+    if (!l)
+        return pending;
+    uint64_t sent = l->appended > pending ? l->appended - pending : 0;
+    uint64_t rdb_unsent = l->rdb_end > sent ? l->rdb_end - sent : 0;
+    return pending - (size_t)GB_MIN(rdb_unsent, (uint64_t)pending);
 }
 
 /* ---- REPLCONF ------------------------------------------------------------------- */

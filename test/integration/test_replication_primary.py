@@ -299,6 +299,25 @@ class HostileReplica(unittest.TestCase):
             self.assertTrue(g.ping_ok())
             s.close()
 
+    def test_rdb_larger_than_the_replica_limit(self):
+        """The full sync's RDB is not held to the replica's output limit
+        (Redis sends it outside the buffer): a dataset four times the hard
+        limit still syncs, and the stream after it is limited as before."""
+        with Server("goblin") as g:
+            with Raw(g) as r:
+                r.call("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 512kb 10")
+                for i in range(8):
+                    r.call("SET", "big%d" % i, "%d" % i * (512 * 1024))
+            rep = Server("redis", args=["--replicaof", "127.0.0.1", g.port])
+            try:
+                wait_synced(g, rep)
+                self.assertEqual(g.info("stats")["client_output_buffer_limit_disconnections"], "0")
+                self.assertEqual(g.info("stats")["sync_full"], "1")
+                with Raw(rep) as r:
+                    self.assertEqual(r.call("STRLEN", "big7"), 512 * 1024)
+            finally:
+                rep.cleanup()
+
     def test_backlog_ttl(self):
         """Without replicas for repl-backlog-ttl seconds the backlog goes,
         and with it the history (a new replication ID)."""
