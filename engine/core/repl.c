@@ -514,6 +514,21 @@ void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len)
     gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded (%zu bytes of RDB)", len);
 }
 
+size_t gb_repl_output_bytes(const gb_engine *eng)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const gb_client *c = r->links[i].c;
+        if (!(c->flags & GB_CLIENT_REPLICA))
+            continue;
+        gb_client_desc d = {.fd = -1};
+        c->hooks->describe(c, &d);
+        n += d.rbs + d.omem; /* the memory its output holds, not only the bytes in it */
+    }
+    return n;
+}
+
 size_t gb_repl_limited_output(const gb_client *c, size_t pending)
 {
     const repl_link *l = find_link(R(c->eng), c);

@@ -318,6 +318,30 @@ class HostileReplica(unittest.TestCase):
             finally:
                 rep.cleanup()
 
+    def test_replica_output_is_not_counted_for_maxmemory(self):
+        """A slow replica's pending stream does not make the primary evict
+        (Redis leaves replicas' output out of maxmemory's count)."""
+        with Server("goblin") as g:
+            with Raw(g) as r:
+                for i in range(50):
+                    r.call("SET", "keep%d" % i, "v")
+                used = int(g.info("memory")["used_memory"])
+                r.call("CONFIG", "SET", "client-output-buffer-limit", "replica 0 0 0")
+                r.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+                r.call("CONFIG", "SET", "maxmemory", used + 4 * 1024 * 1024)
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", g.port))
+                s.sendall(b"PSYNC ? -1\r\n")  # then never reads
+                assert wait_until(lambda: g.info("replication")["connected_slaves"] == "1", 10 * SLOW)
+                big = "x" * (100 * 1024)
+                for i in range(200):  # 20 MB of stream, one key rewritten
+                    r.call("SET", "big", big)
+                self.assertGreater(int(g.info("memory")["used_memory"]), used + 8 * 1024 * 1024)
+                self.assertEqual(g.info("stats")["evicted_keys"], "0")
+                self.assertEqual(r.call("DBSIZE"), 51)
+                s.close()
+
     def test_backlog_ttl(self):
         """Without replicas for repl-backlog-ttl seconds the backlog goes,
         and with it the history (a new replication ID)."""
