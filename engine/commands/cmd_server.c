@@ -233,15 +233,33 @@ static gb_client *client_by_id(gb_engine *eng, uint64_t id)
     return NULL;
 }
 
-enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_NONE };
+enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_REPLICA, CLIENT_TYPE_NONE };
 
-/* Redis's getClientType as CLIENT LIST TYPE filters: a subscribed client
- * (flag P) is "pubsub", any other "normal"; this server has no masters or
- * replicas. */
+/* Redis's getClientType as CLIENT LIST / KILL TYPE filter: a replica's
+ * link is "replica", a subscribed client (flag P) "pubsub", any other
+ * "normal"; "master" matches nothing on a primary. */
 static bool client_is_type(const gb_client *x, enum client_type type)
 {
-    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_PUBSUB && x->pubsub) ||
-           (type == CLIENT_TYPE_NORMAL && !x->pubsub);
+    bool replica = (x->flags & GB_CLIENT_REPLICA) != 0;
+    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_REPLICA && replica) ||
+           (type == CLIENT_TYPE_PUBSUB && x->pubsub && !replica) ||
+           (type == CLIENT_TYPE_NORMAL && !x->pubsub && !replica);
+}
+
+/* A TYPE argument's class, or false for a name Redis does not know. */
+static bool parse_client_type(gb_slice t, enum client_type *type)
+{
+    if (gb_slice_ieq(t, "normal"))
+        *type = CLIENT_TYPE_NORMAL;
+    else if (gb_slice_ieq(t, "pubsub"))
+        *type = CLIENT_TYPE_PUBSUB;
+    else if (gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
+        *type = CLIENT_TYPE_REPLICA;
+    else if (gb_slice_ieq(t, "master"))
+        *type = CLIENT_TYPE_NONE;
+    else
+        return false;
+    return true;
 }
 
 /* CLIENT LIST [TYPE type | ID id ...], as Redis 7.0 answers it: every
@@ -255,13 +273,7 @@ static void client_list(gb_client *c, int argc, gb_slice *argv)
     int nids = 0;
     if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
         gb_slice t = argv[3];
-        if (gb_slice_ieq(t, "normal"))
-            type = CLIENT_TYPE_NORMAL;
-        else if (gb_slice_ieq(t, "pubsub"))
-            type = CLIENT_TYPE_PUBSUB;
-        else if (gb_slice_ieq(t, "master") || gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
-            type = CLIENT_TYPE_NONE;
-        else {
+        if (!parse_client_type(t, &type)) {
             gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
             return;
         }
@@ -331,6 +343,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     int64_t id = -1;
+    enum client_type type = CLIENT_TYPE_ANY;
     gb_slice addr = {0}, laddr = {0};
     bool skipme = true, have_addr = false, have_laddr = false;
     const gb_acl_user *user = NULL;
@@ -357,13 +370,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         } else if (gb_slice_ieq(k, "type")) {
-            if (!gb_slice_ieq(v, "normal") && !gb_slice_ieq(v, "master") && !gb_slice_ieq(v, "replica") &&
-                !gb_slice_ieq(v, "slave") && !gb_slice_ieq(v, "pubsub")) {
+            if (!parse_client_type(v, &type)) {
                 gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
-                return;
-            }
-            if (!gb_slice_ieq(v, "normal")) {
-                gb_reply_int(c, 0); /* no replicas or pub/sub clients exist here */
                 return;
             }
         } else if (gb_slice_ieq(k, "user")) {
@@ -381,7 +389,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     for (gb_client *x = c->eng->clients; x; x = x->next) {
         if (id > 0 && x->id != (uint64_t)id)
             continue;
-        if ((skipme && x == c) || (user && x->user != user))
+        if ((skipme && x == c) || (user && x->user != user) || !client_is_type(x, type))
             continue;
         if (have_addr || have_laddr) {
             gb_client_desc d = {.fd = -1};

@@ -7,6 +7,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
+#include "engine/core/repl.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
@@ -391,10 +392,16 @@ void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why)
     if (!(c->flags & GB_CLIENT_BLOCKED))
         return;
     captured k = detach(c);
+    bool wait = gb_repl_is_wait(&k.cmd);
     captured_free(&k);
+    /* WAIT leaves the replicas' wait list; on timeout it answers how many
+     * did acknowledge. */
+    if (wait)
+        gb_repl_wait_end(c, why == GB_UNBLOCK_TIMEOUT);
     switch (why) {
     case GB_UNBLOCK_TIMEOUT:
-        gb_reply_nil_array(c);
+        if (!wait)
+            gb_reply_nil_array(c);
         break;
     case GB_UNBLOCK_ERROR:
         gb_reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
@@ -579,7 +586,9 @@ int gb_pause_check(gb_engine *eng)
 
 bool gb_pause_postpones(gb_client *c, const gb_command *cmd)
 {
-    if (gb_pause_check(c->eng) == GB_PAUSE_NONE || (c->flags & GB_CLIENT_OBEY))
+    /* A replica's ACKs go on during a pause (Redis never postpones a
+     * replica's commands). */
+    if (gb_pause_check(c->eng) == GB_PAUSE_NONE || (c->flags & (GB_CLIENT_OBEY | GB_CLIENT_REPLICA)))
         return false;
     if (c->eng->pause_type == GB_PAUSE_ALL)
         return true;

@@ -12,6 +12,7 @@
 #include "engine/core/multi.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
+#include "engine/core/repl.h"
 #include "platform/clock.h"
 
 gb_client *gb_client_new(gb_engine *eng, const gb_reply_ops *rops, void *rctx, const gb_client_hooks *hooks,
@@ -50,6 +51,7 @@ void gb_client_free(gb_client *c)
     gb_engine *eng = c->eng;
     if (eng->client_free_hook)
         eng->client_free_hook(eng->client_free_ctx, c);
+    gb_repl_client_gone(c);
     if (c->flags & GB_CLIENT_BLOCKED)
         gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT);
     gb_multi_discard(c);
@@ -93,7 +95,9 @@ void gb_client_set_resp(gb_client *c, int ver)
 
 void gb_client_update_reply(gb_client *c)
 {
-    c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP)) ? &gb_reply_discard_ops : c->wire_rops;
+    /* A replica gets no replies at all: its output is the stream. */
+    c->rops = (c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLICA)) ? &gb_reply_discard_ops
+                                                                                              : c->wire_rops;
 }
 
 /* CLIENT LIST's tot-mem, as Redis's getClientMemoryUsage adds it up:
@@ -117,6 +121,8 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
     int nf = 0;
     if (c->flags & GB_CLIENT_MONITOR)
         flags[nf++] = 'O';
+    else if (c->flags & GB_CLIENT_REPLICA)
+        flags[nf++] = 'S';
     if (c->flags & GB_CLIENT_MULTI)
         flags[nf++] = 'x';
     if (c->pubsub)

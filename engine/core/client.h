@@ -72,6 +72,10 @@ typedef struct gb_client_hooks {
      * reply already pending; NULL where the transport cannot pass
      * descriptors. Returns 0 or a negative GB_E* code. */
     int (*send_with_fds)(struct gb_client *c, const char *data, size_t len, const int *fds, int nfds);
+    /* Appends bytes to the client's output as they are, outside any reply
+     * (a replica's stream: +FULLRESYNC, the RDB, the commands); flush sends
+     * them. NULL where the transport cannot (rings). */
+    void (*write_raw)(struct gb_client *c, const char *data, size_t len);
 } gb_client_hooks;
 
 /* A command captured for later (MULTI queue, blocked command): argv copied
@@ -127,6 +131,7 @@ typedef struct gb_client {
 
     struct gb_client_tracking *tracking; /* CLIENT TRACKING state, or NULL (engine/core/tracking.h) */
     struct gb_pubsub_client *pubsub; /* subscriptions (engine/core/pubsub.h); NULL while none */
+    int64_t repl_woff;          /* the replication offset after its last command (WAIT; engine/core/repl.h) */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/repl.h"
 
 gb_client_class gb_client_obuf_class(const gb_client *c)
 {
@@ -71,6 +72,8 @@ bool gb_client_obuf_enforce(gb_client *c, size_t pending)
 {
     if (c->flags & GB_CLIENT_CLOSE_ASAP)
         return true;
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_REPLICA))
+        pending = gb_repl_limited_output(c, pending);
     gb_obuf_verdict v = gb_client_obuf_check(c, pending, (int64_t)c->eng->now_mono_ms);
     if (v == GB_OBUF_WITHIN)
         return false;

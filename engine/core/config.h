@@ -195,6 +195,12 @@ typedef struct gb_settings {
     long long latency_monitor_threshold; /* milliseconds; 0: off */
     int latency_tracking;
     char *latency_tracking_info_percentiles;
+    /* replication, the primary's side (engine/core/repl.h) */
+    long long repl_backlog_size;
+    long long repl_backlog_ttl;     /* seconds without replicas before the backlog goes; 0: never */
+    int repl_ping_replica_period;   /* seconds between PINGs in the stream */
+    int min_replicas_to_write;      /* 0: off */
+    int min_replicas_max_lag;       /* seconds; 0: off */
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

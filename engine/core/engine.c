@@ -16,6 +16,7 @@
 #include "engine/core/hfe.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
+#include "engine/core/repl.h"
 #include "engine/core/tracking.h"
 #include "engine/base/random.h"
 #include "platform/clock.h"
@@ -90,6 +91,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     eng->next_client_id = 1;
     eng->active_expire_enabled = true;
     eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
+    gb_repl_init(eng);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
     eng->pubsub = gb_pubsub_new();
     eng->time_every_call = gb_engine_times_every_call(&eng->cfg);
@@ -129,6 +131,7 @@ void gb_engine_free(gb_engine *eng)
     gb_blocking_engine_destroy(eng);
     gb_tracking_engine_free(eng);
     gb_free(eng->monitors);
+    gb_repl_destroy(eng);
     gb_propagate_destroy(eng);
     gb_lazyfree_free(eng->lazyfree);
     gb_slowlog_reset(&eng->slowlog);
@@ -281,6 +284,7 @@ void gb_engine_cron(gb_engine *eng)
     }
     eng->hz = effective_hz(eng);
     gb_blocking_cron(eng);
+    gb_repl_cron(eng);
     sample_ops(eng);
     (void)gb_memory_peak(eng);
     if (eng->service)

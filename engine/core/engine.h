@@ -164,6 +164,7 @@ typedef struct gb_engine {
     struct gb_pubsub *pubsub; /* channels and their subscribers (engine/core/pubsub.h) */
     struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
     gb_propagation prop;     /* write propagation: sinks and the current unit */
+    struct gb_repl *repl;    /* replication, the primary's side (engine/core/repl.h) */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
     struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/lazyfree.h) */
     /* eviction (engine/core/evict.h): the candidate pool, and whether a

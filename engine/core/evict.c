@@ -12,6 +12,7 @@
 #include "engine/core/propagate.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/tracking.h"
+#include "engine/core/repl.h"
 #include "platform/clock.h"
 
 /* ---- the LFU counter ------------------------------------------------------------ */
@@ -55,6 +56,7 @@ size_t gb_evict_counted_memory(const gb_engine *eng)
     size_t used = gb_mem_used();
     const gb_service *sv = eng->service;
     size_t uncounted = sv && sv->uncounted_memory ? sv->uncounted_memory(sv->ctx) : 0;
+    uncounted += gb_repl_output_bytes(eng); /* replicas' pending stream, as Redis leaves it out */
     return used > uncounted ? used - uncounted : 0;
 }
 

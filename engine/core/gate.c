@@ -13,6 +13,7 @@
 #include "engine/core/monitor.h"
 #include "engine/core/multi.h"
 #include "engine/core/propagate.h"
+#include "engine/core/repl.h"
 #include "engine/core/tracking.h"
 
 /* ---- argument vectors built from native values ------------------------------------ */
@@ -155,6 +156,7 @@ static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f, cons
     if (--eng->prop.depth == 0) {
         if (GB_UNLIKELY(eng->prop.npending))
             gb_propagate_flush(eng);
+        gb_repl_note_client_offset(c);
         if (eng->nready && !eng->serving_ready)
             gb_blocking_serve_ready(eng);
         if (GB_UNLIKELY(eng->tracking != NULL))
@@ -261,6 +263,20 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd, u
         return NULL;
     bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
+}
+
+/* min-replicas-to-write: with too few good replicas, write commands and
+ * an EXEC holding one are refused (-NOREPLICAS), after the disk check as
+ * in Redis's processCommand. */
+static const char *refused_for_replicas(const gb_client *c, const gb_command *cmd, uint32_t f)
+{
+    if (GB_LIKELY(c->eng->cfg.min_replicas_to_write == 0))
+        return NULL; /* off: no call on the command path */
+    const char *why = gb_repl_write_refusal(c->eng);
+    if (!why)
+        return NULL;
+    bool writes = (f & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+    return writes ? why : NULL;
 }
 
 /* The flags admission checks: the command's own, or for EVAL/FCALL those
@@ -421,6 +437,8 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             return false;
         }
         const char *disk = refused_for_disk(c, cmd, flags);
+        if (!disk)
+            disk = refused_for_replicas(c, cmd, flags);
         if (disk) {
             reject(c, cmd, disk);
             return false;
@@ -553,7 +571,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                               GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
                  eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
-                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
+                 !refused_for_disk(c, cmd, cmd->flags) && !refused_for_replicas(c, cmd, cmd->flags) &&
+                 !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;
@@ -637,6 +656,8 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         return "ERR Write commands are not allowed from read-only scripts.";
     if (f & GB_CMD_WRITE) {
         const char *disk = refused_for_disk(c, cmd, f);
+        if (!disk)
+            disk = refused_for_replicas(c, cmd, f);
         if (disk)
             return disk;
     }

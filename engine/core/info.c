@@ -16,6 +16,7 @@
 #include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/core/repl.h"
 #include "platform/daemon.h"
 #include "platform/mem.h"
 
@@ -205,6 +206,7 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "instantaneous_input_kbps:%.2f\r\n", (double)in / GB_ARRAY_LEN(s->net_in_samples) / 1024);
     emitf(o, "instantaneous_output_kbps:%.2f\r\n", (double)outb / GB_ARRAY_LEN(s->net_out_samples) / 1024);
     emitf(o, "rejected_connections:%llu\r\n", (unsigned long long)s->rejected_connections);
+    gb_repl_info_stats(eng, service_line, o);
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
     emitf(o, "expire_cycle_cpu_milliseconds:%llu\r\n", (unsigned long long)(eng->expire_cycle_us / 1000));
     emitf(o, "evicted_keys:%llu\r\n", (unsigned long long)s->evicted_keys);
@@ -224,8 +226,8 @@ static void section_stats(gb_engine *eng, out_ctx *o)
 
 static void section_replication(gb_engine *eng, out_ctx *o)
 {
-    (void)eng;
-    emitf(o, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+    emitf(o, "# Replication\r\n");
+    gb_repl_info(eng, service_line, o);
 }
 
 typedef struct cmdstat_ctx {

@@ -44,7 +44,7 @@ static void flush(writer *w)
 
 static void maybe_flush(writer *w)
 {
-    if (w->buf.len >= FLUSH_AT)
+    if (w->f && w->buf.len >= FLUSH_AT)
         flush(w);
 }
 
@@ -135,6 +135,32 @@ static uint64_t put_db(writer *w, gb_db *db)
     return keys;
 }
 
+/* The dataset's RDB, header to checksum. */
+static void put_dataset(writer *w, gb_engine *eng, uint64_t *keys)
+{
+    *keys = 0;
+    put_header(w, eng, file_version(eng));
+    for (int d = 0; d < eng->ndbs; d++)
+        *keys += put_db(w, &eng->dbs[d]);
+    gb_strbuf_addc(&w->buf, (char)OP_EOF);
+}
+
+static void put_crc(gb_strbuf *b, uint64_t crc)
+{
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(crc >> (8 * i));
+    gb_strbuf_add(b, le, sizeof le);
+}
+
+void gb_rdb_save_buffer(gb_engine *eng, gb_strbuf *out, uint64_t *keys)
+{
+    writer w = {.f = NULL}; /* no file: everything stays in w.buf */
+    put_dataset(&w, eng, keys);
+    put_crc(&w.buf, gb_crc64(0, w.buf.p, w.buf.len));
+    *out = w.buf;
+}
+
 int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen)
 {
     char tmp[4200];
@@ -144,16 +170,9 @@ int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
-    *keys = 0;
-    put_header(&w, eng, file_version(eng));
-    for (int d = 0; d < eng->ndbs; d++)
-        *keys += put_db(&w, &eng->dbs[d]);
-    gb_strbuf_addc(&w.buf, (char)OP_EOF);
+    put_dataset(&w, eng, keys);
     flush(&w);
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)(w.crc >> (8 * i));
-    gb_strbuf_add(&w.buf, le, sizeof le);
+    put_crc(&w.buf, w.crc);
     if (fwrite(w.buf.p, 1, w.buf.len, w.f) != w.buf.len)
         w.failed = true;
     gb_strbuf_free(&w.buf);

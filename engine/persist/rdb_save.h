@@ -18,7 +18,12 @@
 #ifndef GB_ENGINE_PERSIST_RDB_SAVE_H
 #define GB_ENGINE_PERSIST_RDB_SAVE_H
 
+#include "engine/base/strbuf.h"
 #include "engine/core/engine.h"
+
+/* The same bytes into memory (*out, the caller frees it with
+ * gb_strbuf_free): a replica's full sync (engine/commands/cmd_repl.c). */
+void gb_rdb_save_buffer(gb_engine *eng, gb_strbuf *out, uint64_t *keys);
 
 /* Returns 0 with *keys set, or -1 with the reason in err. */
 int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen);

@@ -253,8 +253,18 @@ static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const
     return rc;
 }
 
-static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL};
-static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds};
+/* A replica's stream (engine/core/repl.h): the bytes as they are, after
+ * whatever the output buffer holds; hook_flush sends them. */
+static void hook_write_raw(gb_client *gc, const char *data, size_t len)
+{
+    conn *c = gc->conn;
+    if (!c->closing)
+        gb_outbuf_append(&c->out, data, len);
+}
+
+static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL, hook_write_raw};
+static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds,
+                                                hook_write_raw};
 
 static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hooks || gc->hooks == &unix_conn_hooks; }
 
@@ -866,7 +876,9 @@ static void net_cron(void *ctx)
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {
-            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING)) || !is_conn_client(gc))
+            /* A replica is never idle-closed (Redis's rule: SYNC's old
+             * protocol sends no ACKs). */
+            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_REPLICA)) || !is_conn_client(gc))
                 continue;
             if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
                 hook_close(gc);
