@@ -36,6 +36,7 @@ GB_DECLARE_COMMANDS(lcs);
 GB_DECLARE_COMMANDS(lolwut);
 GB_DECLARE_COMMANDS(introspect);
 GB_DECLARE_COMMANDS(memory);
+GB_DECLARE_COMMANDS(replica);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -67,6 +68,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(lolwut);
     REG(introspect);
     REG(memory);
+    REG(replica);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

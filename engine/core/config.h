@@ -185,6 +185,17 @@ typedef struct gb_settings {
     long long latency_monitor_threshold; /* milliseconds; 0: off */
     int latency_tracking;
     char *latency_tracking_info_percentiles;
+    /* the replica side (engine/core/replica.h) */
+    char *replicaof; /* "<host> <port>" at start-up; empty: a primary */
+    char *masterauth;
+    char *masteruser;
+    char *replica_announce_ip;
+    int replica_announce_port;
+    int replica_announced;
+    int replica_serve_stale_data;
+    int replica_read_only;
+    int replica_priority;
+    int repl_timeout;
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

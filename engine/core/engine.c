@@ -14,6 +14,7 @@
 #include "engine/core/memory_report.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/hfe.h"
+#include "engine/core/replica.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/core/tracking.h"
@@ -98,6 +99,7 @@ void gb_engine_free(gb_engine *eng)
         eng->service->destroy(eng->service->ctx);
     if (eng->scripting)
         eng->scripting->destroy(eng->scripting->ctx);
+    gb_replica_destroy(eng);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -208,6 +210,8 @@ void gb_engine_cron(gb_engine *eng)
     uint64_t deadline = gb_clock_mono_ns() + period_ns / 4;
     /* No active expiry under CLIENT PAUSE (Redis 7.0): it would write. */
     bool paused = gb_pause_check(eng) != GB_PAUSE_NONE;
+    /* Nor on a replica: the primary's DELs expire its keys. */
+    paused |= gb_engine_is_replica(eng);
     uint64_t expire_start = gb_clock_mono_ns();
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];

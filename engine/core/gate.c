@@ -1,4 +1,5 @@
 #include "engine/core/gate.h"
+#include "engine/core/replica.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -425,6 +426,14 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             reject(c, cmd, disk);
             return false;
         }
+        /* A read-only replica (engine/core/replica.h): its primary's
+         * stream is an OBEY client and never gets here. */
+        bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+        const char *ro = GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, writes, true) : NULL;
+        if (ro) {
+            reject(c, cmd, ro);
+            return false;
+        }
     }
     if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd))) {
         char err[256];
@@ -433,6 +442,14 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
                  "this context",
                  cmd->fullname);
         reject(c, cmd, err);
+        return false;
+    }
+    /* A replica whose link is down, with replica-serve-stale-data no. */
+    const char *stale = GB_UNLIKELY(c->eng->replica != NULL)
+                            ? gb_replica_refusal(c, false, (cmd->flags & GB_CMD_STALE) != 0)
+                            : NULL;
+    if (stale) {
+        reject(c, cmd, stale);
         return false;
     }
     /* A script past busy-reply-threshold holds the engine: the busy pump

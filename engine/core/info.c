@@ -9,6 +9,7 @@
 
 #include "engine/core/memory_report.h"
 #include "engine/core/engine.h"
+#include "engine/core/replica.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/lazyfree.h"
@@ -206,9 +207,16 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "tracking_total_prefixes:%zu\r\n", gb_tracking_total_prefixes(eng));
 }
 
+static void replica_line(void *ctx, const char *text) { emitf(ctx, "%s\r\n", text); }
+
 static void section_replication(gb_engine *eng, out_ctx *o)
 {
-    (void)eng;
+    if (gb_engine_is_replica(eng)) {
+        emitf(o, "# Replication\r\nrole:slave\r\n");
+        gb_replica_info(eng, replica_line, o);
+        emitf(o, "connected_slaves:0\r\n");
+        return;
+    }
     emitf(o, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
 }
 
