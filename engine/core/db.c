@@ -631,7 +631,10 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     if (!kv)
         return false;
     before_write(db, kv);
-    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading;
+    /* A replica's deletions are its primary's: an expiry is counted and
+     * propagated there. */
+    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading &&
+                   !gb_engine_is_replica(db->eng);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
     if (kv->type == GB_TYPE_STREAM)

@@ -653,6 +653,11 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
     if ((f & (GB_CMD_WRITE | GB_CMD_MAY_REPLICATE)) && (st->rules & GB_SCRIPT_READ_ONLY))
         return "ERR Write commands are not allowed from read-only scripts.";
     if (f & GB_CMD_WRITE) {
+        /* A read-only replica: the script's client carries its caller's
+         * OBEY, so the primary's scripts run. */
+        const char *ro = GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, true, true) : NULL;
+        if (ro)
+            return ro;
         const char *disk = refused_for_disk(c, cmd, f);
         if (disk)
             return disk;
