@@ -30,6 +30,16 @@ void gb_replica_destroy(gb_engine *eng)
 
 bool gb_engine_is_replica(const gb_engine *eng) { return eng->replica && eng->replica->host; }
 
+/* CONFIG GET / REWRITE replicaof show where the server follows now. */
+static void record_setting(gb_engine *eng, const char *host, int port)
+{
+    char v[320] = "";
+    if (host)
+        snprintf(v, sizeof v, "%s %d", host, port);
+    gb_free(eng->cfg.replicaof);
+    eng->cfg.replicaof = gb_strdup(v);
+}
+
 void gb_replica_set_master(gb_engine *eng, const char *host, int port)
 {
     gb_replica *r = gb_replica_of(eng);
@@ -43,6 +53,7 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
         r->down_since_s = 0;
         r->have_master = false;
     }
+    record_setting(eng, host, port);
 }
 
 void gb_replica_unset_master(gb_engine *eng)
@@ -52,6 +63,7 @@ void gb_replica_unset_master(gb_engine *eng)
     r->host = NULL;
     r->state = GB_REPL_NONE;
     r->epoch++;
+    record_setting(eng, NULL, 0);
 }
 
 const char *gb_replica_refusal(const gb_client *c, bool writes, bool stale_ok)

@@ -45,6 +45,7 @@ typedef struct gb_replica {
      * command of the stream is running now: a key past its expiry is
      * still there for the primary's commands. */
     gb_client *master;
+    int master_db; /* the database the last master client had selected */
     bool applying;
     uint64_t last_io_ms;   /* monotonic: last bytes from the primary */
     uint64_t down_since_s; /* Unix seconds the link went down; 0: never up */

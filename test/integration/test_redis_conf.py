@@ -86,7 +86,7 @@ class StockConfigTest(gbtest.GoblinAndRedisCase):
             self.assertTrue(wait_until(lambda: not self.alive(pid), 15))
             log = open(os.path.join(d, "g.log")).read()
             self.assertIn("Config 'rdbchecksum' accepted, does not apply here", log)
-            self.assertIn("Config 'replica-read-only' accepted, not acting yet", log)
+            self.assertIn("Config 'repl-diskless-load' accepted, not acting yet", log)
             self.assertEqual(log.count("Config 'jemalloc-bg-thread' accepted"), 1)
         finally:
             if self.alive(pid):

@@ -193,8 +193,12 @@ class ReplicaOfRedisPrimary(unittest.TestCase):
         # a dropped link resumes with a partial resync
         stats = info(primary, "stats")
         full, partial = int(stats["sync_full"]), int(stats["sync_partial_ok"])
+        r9 = primary.redis(tcp=True, db=9)
+        r9.set("before-kill", "1")
         with Raw(primary) as c:
             c.call("CLIENT", "KILL", "TYPE", "replica")
+        r9.set("after-kill", "1")  # no SELECT again in the stream: the replica must stay in db 9
+        r9.close()
         pr.set("while-down", "1")
         pr.rpush("l:before", "more")
         self.assertTrue(wait_until(lambda: int(info(primary, "stats")["sync_partial_ok"]) == partial + 1, TIMEOUT),

@@ -111,6 +111,7 @@ static void free_master_client(gb_replica *r)
         return;
     gb_client *m = r->master;
     r->master = NULL;
+    r->master_db = m->db->id; /* a partial resync goes on in it: the primary sends no SELECT again */
     gb_client_free(m); /* an open MULTI is discarded: the offset stops before it */
 }
 
@@ -210,11 +211,16 @@ static void master_describe(const gb_client *m, gb_client_desc *d)
 
 static const gb_client_hooks master_hooks = {.close = master_kill, .describe = master_describe};
 
-static void start_stream(gb_replica_link *l)
+/* The master client applies the stream from now on: after a full sync
+ * from database 0 (the primary's stream begins with a SELECT), after a
+ * partial one in the database the last link was in. */
+static void start_stream(gb_replica_link *l, bool partial)
 {
     gb_replica *r = state_of(l);
     r->master = gb_client_new(l->eng, &gb_reply_discard_ops, NULL, &master_hooks, l,
                               GB_CLIENT_AUTHED | GB_CLIENT_OBEY);
+    if (partial && r->master_db >= 0 && r->master_db < l->eng->ndbs)
+        r->master->db = &l->eng->dbs[r->master_db];
     r->state = GB_REPL_CONNECTED;
     r->down_since_s = 0;
     l->last_ack_ms = now_ms(l);
@@ -527,7 +533,7 @@ static ssize_t payload_feed(gb_replica_link *l, const char *data, size_t n)
             link_drop(l);
             return -1;
         }
-        start_stream(l);
+        start_stream(l, false);
     }
     return (ssize_t)used;
 }
@@ -634,7 +640,7 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         gb_log(GB_LOG_NOTICE, "Successful partial resynchronization with master.");
         gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         r->read_offset = r->offset;
-        start_stream(l);
+        start_stream(l, true);
         return true;
     }
     if (strncmp(line, "-NOMASTERLINK", 13) == 0 || strncmp(line, "-LOADING", 8) == 0) {
@@ -843,6 +849,7 @@ static void link_connect(gb_replica_link *l)
     req->data = l;
     l->resolving = req;
     r->state = GB_REPL_CONNECTING;
+    r->last_io_ms = now_ms(l); /* repl-timeout counts from the attempt */
     if (uv_getaddrinfo(gb_loop_uv(l->loop), req, resolved, r->host, port, &hints) != 0) {
         l->resolving = NULL;
         gb_free(req);
