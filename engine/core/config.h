@@ -195,6 +195,7 @@ typedef struct gb_settings {
     int replica_serve_stale_data;
     int replica_read_only;
     int replica_priority;
+    int replica_ignore_maxmemory;
     int repl_timeout;
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */

@@ -266,7 +266,19 @@ class ReadOnlyLikeRedis(unittest.TestCase):
                         conn.call("MULTI")
                     self.assertEqual(a.call_raw("SET", "k", "1"), b.call_raw("SET", "k", "1"))
                     self.assertEqual(a.call_raw("EXEC"), b.call_raw("EXEC"))
+                # replica-ignore-maxmemory (yes): the replica evicts nothing
                 with Raw(g) as c:
+                    c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+                    c.call("CONFIG", "SET", "maxmemory", str(g.used_memory() + (1 << 20)))
+                pr = primary.redis(tcp=True)
+                for i in range(40):
+                    pr.set("big:%d" % i, "x" * 100000)
+                gr = g.redis(tcp=True)
+                self.assertTrue(wait_until(lambda: gr.dbsize() == pr.dbsize(), TIMEOUT))
+                self.assertEqual(gr.get("k"), b"v")
+                self.assertEqual(int(info(g, "stats")["evicted_keys"]), 0)
+                with Raw(g) as c:
+                    c.call("CONFIG", "SET", "maxmemory", "0")
                     self.assertEqual(c.call("CONFIG", "GET", "replica-read-only"), [b"replica-read-only", b"yes"])
                     c.call("CONFIG", "SET", "replica-read-only", "no")
                     self.assertEqual(c.call("SET", "local", "1"), b"OK")
