@@ -160,7 +160,7 @@ class ReplicaOfRedisPrimary(unittest.TestCase):
         cls.primary.cleanup()
 
     def start_replica(self):
-        g = Server("goblin")
+        g = Server("goblin", args=["--appendonly", "yes"])
         self.__class__.goblin = g
         with Raw(g) as c:
             self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(self.primary.port)), b"OK")
@@ -231,6 +231,13 @@ class ReplicaOfRedisPrimary(unittest.TestCase):
             self.assertEqual(c.call("ROLE")[0], b"master")
         self.assertEqual(g.redis(tcp=True).dbsize(), keys_before + 1)
         self.assertEqual(info(g, "replication")["role"], "master")
+        # its log holds the synced data set, not the one the sync replaced
+        before = snapshot(g, (0, 3, 9))
+        self.assertTrue(wait_until(lambda: str(info(g, "persistence").get("aof_rewrite_in_progress")) == "0", TIMEOUT))
+        with Raw(g) as c:
+            self.assertEqual(c.call("DEBUG", "LOADAOF"), b"OK")
+        after = snapshot(g, (0, 3, 9))
+        self.assertEqual({k: v[:2] for k, v in before.items()}, {k: v[:2] for k, v in after.items()})
         self.assertFalse(glob.glob(os.path.join(g.dir, "temp-*.rdb")))
         pr.close()
 

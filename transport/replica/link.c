@@ -27,6 +27,7 @@
 #include "engine/core/replica.h"
 #include "engine/core/tracking.h"
 #include "engine/types/t_keys.h"
+#include "engine/persist/persist.h"
 #include "engine/persist/rdb_load.h"
 #include "transport/resp/resp_parser.h"
 
@@ -340,6 +341,20 @@ static void flush_everything(gb_engine *eng)
     gb_tracking_invalidate_flush(eng);
 }
 
+/* The log holds the data set the sync replaced: a rewrite gives it the
+ * new one as its base (Redis's restartAOFAfterSYNC), or a restart of a
+ * promoted replica would replay the old data. */
+static void restart_log_after_sync(gb_engine *eng)
+{
+    if (!eng->cfg.appendonly)
+        return;
+    char err[256] = "";
+    enum gb_bgrewrite_result rc = gb_persist_bgrewriteaof(gb_persist_of(eng), err, sizeof err);
+    if (rc == GB_BGREWRITE_BUSY || rc == GB_BGREWRITE_ERROR)
+        gb_log(GB_LOG_WARNING, "The append only file could not be rewritten after the sync with the MASTER (%s): "
+               "run BGREWRITEAOF once it can", err[0] ? err : "a rewrite is in progress");
+}
+
 /* The payload is whole in the temporary file: replace the data set with it.
  * False (logged) when it does not load. */
 static bool payload_load(gb_replica_link *l, link_conn *c)
@@ -364,6 +379,7 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     }
     gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%llu keys)",
            (unsigned long long)st.keys);
+    restart_log_after_sync(eng);
     r->have_master = true;
     r->read_offset = r->offset;
     return true;
