@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "engine/base/mem.h"
+#include "engine/core/blocking.h"
 #include "engine/core/engine.h"
 
 gb_replica *gb_replica_of(gb_engine *eng)
@@ -40,6 +41,24 @@ static void record_setting(gb_engine *eng, const char *host, int port)
     eng->cfg.replicaof = gb_strdup(v);
 }
 
+/* Redis's disconnectAllBlockedClients: a client waiting for a key of a
+ * server that becomes a replica is answered with an error and closed (a
+ * client held by CLIENT PAUSE is not: its command has not begun). */
+static void disconnect_blocked_clients(gb_engine *eng)
+{
+    for (gb_client *c = eng->clients; c; c = c->next) {
+        if (!(c->flags & GB_CLIENT_BLOCKED) || gb_pause_is_postponed(c))
+            continue;
+        gb_blocking_unblock(c, GB_UNBLOCK_DISCONNECT); /* detached, no reply of its own */
+        gb_reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+                          "replica?)");
+        c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+        gb_client_command_done(c);
+        if (c->hooks && c->hooks->flush)
+            c->hooks->flush(c);
+    }
+}
+
 void gb_replica_set_master(gb_engine *eng, const char *host, int port)
 {
     gb_replica *r = gb_replica_of(eng);
@@ -47,6 +66,7 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
     gb_free(r->host);
     r->host = gb_strdup(host);
     r->port = port;
+    disconnect_blocked_clients(eng);
     r->state = GB_REPL_CONNECT;
     r->epoch++;
     if (!was_replica) { /* a primary until now: nothing to resume from */

@@ -252,6 +252,23 @@ class ReadOnlyLikeRedis(unittest.TestCase):
     """A goblin replica and a redis-server replica of one primary answer
     normal clients byte for byte alike; replicaof in the configuration."""
 
+    def test_blocked_clients_released_like_redis(self):
+        """REPLICAOF answers a client blocked on a key with UNBLOCKED and
+        closes it, as Redis's disconnectAllBlockedClients."""
+        gbtest.require_redis()
+        dead = gbtest.free_port()
+        with Server("goblin") as g, Server("redis") as r:
+            replies = []
+            for srv in (g, r):
+                with Raw(srv) as blocked, Raw(srv) as admin:
+                    blocked.send_cmd("BLPOP", "q", "0")
+                    gbtest.wait_blocked_or_answered([(admin, blocked)])
+                    self.assertEqual(admin.call("REPLICAOF", "127.0.0.1", str(dead)), b"OK")
+                    replies.append(blocked.read_raw_available(2.0))
+                    blocked.expect_eof()
+            self.assertEqual(replies[0], replies[1])
+            self.assertIn(b"UNBLOCKED", replies[0])
+
     def test_replies_compared_with_a_redis_replica(self):
         gbtest.require_redis()
         with Server("redis", args=["--repl-diskless-sync-delay", "0"]) as primary:
