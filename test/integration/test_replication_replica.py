@@ -468,6 +468,31 @@ class HostilePrimary(unittest.TestCase):
         self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(self.rdb) + self.rdb + b"*x\r\nnonsense",
                      "Protocol error")
 
+    def test_reply_line_without_end(self):
+        self.survive(b"+" + b"A" * 5000, "a reply line over")
+
+    def test_blocking_command_in_the_stream(self):
+        """A primary never sends BLPOP; one that does must not park the
+        master client: the commands after it still apply."""
+        def cmd(*args):
+            return gbtest.encode(*args)
+        stream = cmd("BLPOP", "q", "0") + cmd("SET", "after-blpop", "v") + cmd("BLMOVE", "a", "b", "LEFT", "LEFT", "0")
+        stream += cmd("RPUSH", "after-blmove", "x")
+        fake = FakePrimary(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(self.rdb) + self.rdb + stream, hold=30)
+        g = self.goblin
+        try:
+            with Raw(g) as c:
+                c.call("REPLICAOF", "127.0.0.1", str(fake.port))
+                self.assertTrue(wait_until(lambda: c.call("EXISTS", "after-blmove") == 1, TIMEOUT), g.log()[-2000:])
+                self.assertEqual(c.call("GET", "after-blpop"), b"v")
+                self.assertEqual(c.call("GET", "fromrdb"), b"1")
+                self.assertEqual(c.call("INFO", "clients").count(b"blocked_clients:0"), 1)
+                self.assertEqual(c.call("ROLE")[3], b"connected")
+                c.call("REPLICAOF", "NO", "ONE")
+                c.call("FLUSHALL")
+        finally:
+            fake.close()
+
     def test_huge_length(self):
         before = self.goblin.used_memory()
         payload = b"+FULLRESYNC " + REPLID + b" 0\r\n$999999999999999\r\n" + b"\x00" * 1000

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "engine/base/mem.h"
+#include "engine/core/blocking.h"
 #include "engine/core/gate.h"
 #include "engine/core/replica.h"
 #include "engine/core/tracking.h"
@@ -249,6 +250,10 @@ static void stream_run(gb_replica_link *l, int argc, gb_slice *argv)
     r->applying = true;
     gb_gate_execute(r->master, argc, argv);
     r->applying = false;
+    /* A primary propagates what a blocking command did, never the command;
+     * one sent anyway must not park the stream behind it. */
+    if (r->master->flags & GB_CLIENT_BLOCKED)
+        gb_blocking_unblock(r->master, GB_UNBLOCK_DISCONNECT);
 }
 
 static bool stream_grow(link_conn *c, size_t more, size_t limit)
