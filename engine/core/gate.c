@@ -264,6 +264,13 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd, u
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
 }
 
+/* A replica's refusals (READONLY, MASTERDOWN: engine/core/replica.h);
+ * a server that never was one pays one test. */
+static inline const char *refused_on_replica(const gb_client *c, bool writes, bool stale_ok)
+{
+    return GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, writes, stale_ok) : NULL;
+}
+
 /* The flags admission checks: the command's own, or for EVAL/FCALL those
  * its script declares (a script with "#!lua flags=no-writes" is not a
  * write). */
@@ -429,7 +436,7 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         /* A read-only replica (engine/core/replica.h): its primary's
          * stream is an OBEY client and never gets here. */
         bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
-        const char *ro = GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, writes, true) : NULL;
+        const char *ro = refused_on_replica(c, writes, true);
         if (ro) {
             reject(c, cmd, ro);
             return false;
@@ -445,9 +452,7 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         return false;
     }
     /* A replica whose link is down, with replica-serve-stale-data no. */
-    const char *stale = GB_UNLIKELY(c->eng->replica != NULL)
-                            ? gb_replica_refusal(c, false, (cmd->flags & GB_CMD_STALE) != 0)
-                            : NULL;
+    const char *stale = refused_on_replica(c, false, (cmd->flags & GB_CMD_STALE) != 0);
     if (stale) {
         reject(c, cmd, stale);
         return false;
@@ -655,7 +660,7 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
     if (f & GB_CMD_WRITE) {
         /* A read-only replica: the script's client carries its caller's
          * OBEY, so the primary's scripts run. */
-        const char *ro = GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, true, true) : NULL;
+        const char *ro = refused_on_replica(c, true, true);
         if (ro)
             return ro;
         const char *disk = refused_for_disk(c, cmd, f);
