@@ -259,6 +259,23 @@ class ReadOnlyLikeRedis(unittest.TestCase):
     """A goblin replica and a redis-server replica of one primary answer
     normal clients byte for byte alike; replicaof in the configuration."""
 
+    def test_primary_with_a_password(self):
+        """masterauth (a long one) and masteruser against a redis-server
+        that wants them: PING's NOAUTH is accepted, AUTH follows."""
+        gbtest.require_redis()
+        pw = "p" * 3000
+        with Server("redis", args=["--requirepass", pw, "--repl-diskless-sync-delay", "0"]) as primary:
+            pr = primary.redis(tcp=True, password=pw)
+            pr.set("secret", "1")
+            pr.execute_command("ACL", "SETUSER", "repl", "on", ">" + pw, "+@all", "~*")
+            with Server("goblin", args=["--masterauth", pw, "--masteruser", "repl"]) as g:
+                with Raw(g) as c:
+                    c.call("REPLICAOF", "127.0.0.1", str(primary.port))
+                wait_link_up(self, g)
+                self.assertTrue(wait_until(lambda: g.redis(tcp=True).get("secret") == b"1", TIMEOUT))
+                self.assertIn("Master replied to PING, replication can continue", g.log())
+            pr.close()
+
     def test_blocked_clients_released_like_redis(self):
         """REPLICAOF answers a client blocked on a key with UNBLOCKED and
         closes it, as Redis's disconnectAllBlockedClients."""

@@ -155,25 +155,32 @@ static void write_done(uv_write_t *req, int status)
     gb_free(req->data);
 }
 
-static void conn_send(link_conn *c, const char *data, size_t len)
+/* Hands len bytes of w->data to the socket; w is freed when written. */
+static void conn_send(link_conn *c, link_write *w, size_t len)
 {
-    link_write *w = gb_malloc(sizeof *w + len);
-    memcpy(w->data, data, len);
     w->req.data = w;
     uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, write_done) != 0)
         gb_free(w);
 }
 
-/* A command as a RESP array of bulk strings, as Redis's sendCommand. */
+/* A command as a RESP array of bulk strings, as Redis's sendCommand
+ * (a masterauth of any length included). */
 static void send_command(link_conn *c, int argc, const char **argv)
 {
-    char buf[2048];
-    size_t n = (size_t)snprintf(buf, sizeof buf, "*%d\r\n", argc);
-    for (int i = 0; i < argc && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
-    if (n < sizeof buf)
-        conn_send(c, buf, n);
+    size_t cap = 16;
+    for (int i = 0; i < argc; i++)
+        cap += strlen(argv[i]) + 32;
+    link_write *w = gb_malloc(sizeof *w + cap);
+    size_t n = (size_t)snprintf(w->data, cap, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        n += (size_t)snprintf(w->data + n, cap - n, "$%zu\r\n", len);
+        memcpy(w->data + n, argv[i], len);
+        memcpy(w->data + n + len, "\r\n", 2);
+        n += len + 2;
+    }
+    conn_send(c, w, n);
 }
 
 static void send_ack(link_conn *c, int64_t offset)
