@@ -566,7 +566,7 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
     /* The common case, checked in one go: an authenticated client outside
      * MULTI whose user may run the command (with any arguments, or on the
      * call's own keys: typed_permitted), memory not
-     * in question, no script busy, and none of MONITOR, CLIENT PAUSE, CLIENT
+     * in question, no script busy, never a replica, and none of MONITOR, CLIENT PAUSE, CLIENT
      * TRACKING or CLIENT REPLY SKIP in play (they act around the RESP form's
      * call). Anything else takes the RESP form through admission, which
      * answers exactly as for a RESP client (a denial included: its reply
@@ -575,7 +575,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                               GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
                  eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
-                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
+                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
+                 !eng->replica; /* a replica's rules (READONLY, MASTERDOWN) are admission's */
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;
