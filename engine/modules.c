@@ -37,6 +37,7 @@ GB_DECLARE_COMMANDS(lolwut);
 GB_DECLARE_COMMANDS(introspect);
 GB_DECLARE_COMMANDS(memory);
 GB_DECLARE_COMMANDS(repl);
+GB_DECLARE_COMMANDS(replica);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -69,6 +70,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(introspect);
     REG(memory);
     REG(repl);
+    REG(replica);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

@@ -30,6 +30,7 @@
 #include "platform/service.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
+#include "transport/replica/link.h"
 #include "transport/loop/loop.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
@@ -132,6 +133,7 @@ typedef struct server_parts {
     gb_engine *eng;
     gb_loop *loop;
     gb_net_server *srv;
+    gb_replica_link *replica_link;
     bool pidfile_written;
     int supervisor; /* GB_SUPERVISED_*: the manager told of readiness (supervisor_of) */
 } server_parts;
@@ -227,6 +229,8 @@ static int teardown(server_parts *p, int rc)
     gb_loop_free(p->loop); /* every peer closes first: then their structures go */
     if (p->srv)
         gb_net_server_free(p->srv);
+    if (p->replica_link)
+        gb_replica_link_free(p->replica_link);
     if (p->eng)
         gb_engine_free(p->eng);
     if (p->rings)
@@ -365,6 +369,9 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, err));
     if (gb_ring_pool_attach(p.rings, p.eng, p.loop) != 0)
         return teardown(&p, fatal(p.logf, "the event loop has no room for the rings"));
+    p.replica_link = gb_replica_link_new(p.eng, p.loop, err, sizeof err);
+    if (!p.replica_link)
+        return teardown(&p, fatal(p.logf, err));
     /* Users last: their rules may name any command, RING included. */
     if (gb_acl_load_at_startup(p.eng, err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));

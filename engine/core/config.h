@@ -201,6 +201,18 @@ typedef struct gb_settings {
     int repl_ping_replica_period;   /* seconds between PINGs in the stream */
     int min_replicas_to_write;      /* 0: off */
     int min_replicas_max_lag;       /* seconds; 0: off */
+    /* the replica side (engine/core/replica.h) */
+    char *replicaof; /* "<host> <port>" at start-up; empty: a primary */
+    char *masterauth;
+    char *masteruser;
+    char *replica_announce_ip;
+    int replica_announce_port;
+    int replica_announced;
+    int replica_serve_stale_data;
+    int replica_read_only;
+    int replica_priority;
+    int replica_ignore_maxmemory;
+    int repl_timeout;
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

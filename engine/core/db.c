@@ -9,6 +9,7 @@
 #include "engine/core/propagate.h"
 #include "engine/core/tracking.h"
 #include "engine/core/hfe.h"
+#include "engine/core/replica.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/util.h"
@@ -282,6 +283,11 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
 {
     if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms || db->eng->loading)
         return false;
+    /* A replica leaves the key to the primary's DEL: absent to its
+     * clients, still there for the primary's own commands (Redis 7.0). */
+    bool present;
+    if (GB_UNLIKELY(gb_replica_keeps_expired(db->eng, &present)))
+        return !present;
     /* Under CLIENT PAUSE nothing is deleted (Redis 7.0's expireIfNeeded):
      * the key reads as gone, its deletion waits for the pause to end. */
     if (GB_UNLIKELY(db->eng->pause_type != 0))
@@ -625,7 +631,10 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     if (!kv)
         return false;
     before_write(db, kv);
-    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading;
+    /* A replica's deletions are its primary's: an expiry is counted and
+     * propagated there. */
+    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading &&
+                   !gb_engine_is_replica(db->eng);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
     if (kv->type == GB_TYPE_STREAM)

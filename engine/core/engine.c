@@ -14,6 +14,7 @@
 #include "engine/core/memory_report.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/hfe.h"
+#include "engine/core/replica.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/core/repl.h"
@@ -117,6 +118,7 @@ void gb_engine_free(gb_engine *eng)
         eng->service->destroy(eng->service->ctx);
     if (eng->scripting)
         eng->scripting->destroy(eng->scripting->ctx);
+    gb_replica_destroy(eng);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {

@@ -188,6 +188,7 @@ typedef struct gb_engine {
     gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */
     gb_listener_hook listeners;          /* likewise: CONFIG SET port / bind */
 
+    struct gb_replica *replica; /* the replica side (engine/core/replica.h), or NULL: never one */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 

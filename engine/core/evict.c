@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/core/evict.h"
+#include "engine/core/replica.h"
 
 #include <math.h>
 #include <time.h>
@@ -343,6 +344,9 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
 {
     size_t limit = (size_t)eng->cfg.maxmemory;
     if (limit == 0 || gb_mem_used() <= limit || !safe_to_evict(eng))
+        return GB_EVICT_OK;
+    /* A replica is its primary's exact copy (replica-ignore-maxmemory). */
+    if (gb_engine_is_replica(eng) && eng->cfg.replica_ignore_maxmemory)
         return GB_EVICT_OK;
     size_t counted = gb_evict_counted_memory(eng);
     if (counted <= limit)

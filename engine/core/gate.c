@@ -1,4 +1,5 @@
 #include "engine/core/gate.h"
+#include "engine/core/replica.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -279,6 +280,13 @@ static const char *refused_for_replicas(const gb_client *c, const gb_command *cm
     return writes ? why : NULL;
 }
 
+/* A replica's refusals (READONLY, MASTERDOWN: engine/core/replica.h);
+ * a server that never was one pays one test. */
+static inline const char *refused_on_replica(const gb_client *c, bool writes, bool stale_ok)
+{
+    return GB_UNLIKELY(c->eng->replica != NULL) ? gb_replica_refusal(c, writes, stale_ok) : NULL;
+}
+
 /* The flags admission checks: the command's own, or for EVAL/FCALL those
  * its script declares (a script with "#!lua flags=no-writes" is not a
  * write). */
@@ -443,6 +451,14 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
             reject(c, cmd, disk);
             return false;
         }
+        /* A read-only replica (engine/core/replica.h): its primary's
+         * stream is an OBEY client and never gets here. */
+        bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+        const char *ro = refused_on_replica(c, writes, true);
+        if (ro) {
+            reject(c, cmd, ro);
+            return false;
+        }
     }
     if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd))) {
         char err[256];
@@ -451,6 +467,12 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
                  "this context",
                  cmd->fullname);
         reject(c, cmd, err);
+        return false;
+    }
+    /* A replica whose link is down, with replica-serve-stale-data no. */
+    const char *stale = refused_on_replica(c, false, (cmd->flags & GB_CMD_STALE) != 0);
+    if (stale) {
+        reject(c, cmd, stale);
         return false;
     }
     /* A script past busy-reply-threshold holds the engine: the busy pump
@@ -562,7 +584,7 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
     /* The common case, checked in one go: an authenticated client outside
      * MULTI whose user may run the command (with any arguments, or on the
      * call's own keys: typed_permitted), memory not
-     * in question, no script busy, and none of MONITOR, CLIENT PAUSE, CLIENT
+     * in question, no script busy, never a replica, and none of MONITOR, CLIENT PAUSE, CLIENT
      * TRACKING or CLIENT REPLY SKIP in play (they act around the RESP form's
      * call). Anything else takes the RESP form through admission, which
      * answers exactly as for a RESP client (a denial included: its reply
@@ -573,6 +595,10 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                  typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
                  !refused_for_disk(c, cmd, cmd->flags) && !refused_for_replicas(c, cmd, cmd->flags) &&
                  !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
+}
+
+                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
+                 !(eng->replica && gb_engine_is_replica(eng)); /* a replica's rules are admission's */
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;
@@ -655,6 +681,11 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
     if ((f & (GB_CMD_WRITE | GB_CMD_MAY_REPLICATE)) && (st->rules & GB_SCRIPT_READ_ONLY))
         return "ERR Write commands are not allowed from read-only scripts.";
     if (f & GB_CMD_WRITE) {
+        /* A read-only replica: the script's client carries its caller's
+         * OBEY, so the primary's scripts run. */
+        const char *ro = refused_on_replica(c, true, true);
+        if (ro)
+            return ro;
         const char *disk = refused_for_disk(c, cmd, f);
         if (!disk)
             disk = refused_for_replicas(c, cmd, f);

@@ -10,6 +10,7 @@
 #include "engine/base/allocator.h"
 #include "engine/core/memory_report.h"
 #include "engine/core/engine.h"
+#include "engine/core/replica.h"
 #include "engine/core/tracking.h"
 #include "engine/core/pubsub.h"
 #include "engine/core/lazyfree.h"
@@ -224,9 +225,18 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "tracking_total_prefixes:%zu\r\n", gb_tracking_total_prefixes(eng));
 }
 
+static void replica_line(void *ctx, const char *text) { emitf(ctx, "%s\r\n", text); }
+
 static void section_replication(gb_engine *eng, out_ctx *o)
 {
     emitf(o, "# Replication\r\n");
+    /* A replica: its role and link first (engine/core/replica.h), then the
+     * replication identity, offset and backlog it shares with a primary's
+     * (its own replicas, a chain, engine/core/repl.h). */
+    if (gb_engine_is_replica(eng)) {
+        emitf(o, "role:slave\r\n");
+        gb_replica_info(eng, replica_line, o);
+    }
     gb_repl_info(eng, service_line, o);
 }
 

@@ -1,3 +1,4 @@
+#include "engine/core/replica.h"
 #include "engine/persist/rdb_load.h"
 
 #include <errno.h>
@@ -181,8 +182,10 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, 
     bool ok = insert_held(L);
     if (!ok) {
         gb_rdb_value_free(&v);
-    } else if (expire_ms >= 0 && expire_ms <= L->eng->now_ms) {
-        gb_rdb_value_free(&v); /* already expired: not loaded (Redis's primary skips them too) */
+    } else if (expire_ms >= 0 && expire_ms <= L->eng->now_ms && !gb_engine_is_replica(L->eng)) {
+        /* already expired: not loaded (Redis's primary skips them too; a
+         * replica keeps them for its primary's DEL) */
+        gb_rdb_value_free(&v);
         L->st->expired++;
     } else {
         gb_kv *kv = v.type == GB_TYPE_STRING

@@ -86,10 +86,11 @@ class StockConfigTest(gbtest.GoblinAndRedisCase):
             self.assertTrue(wait_until(lambda: not self.alive(pid), 15))
             log = open(os.path.join(d, "g.log")).read()
             self.assertIn("Config 'rdbchecksum' accepted, does not apply here", log)
-            self.assertIn("Config 'replica-read-only' accepted, not acting yet", log)
-            self.assertEqual(log.count("Config 'set-proc-title' accepted"), 1)
-            # Acting now (docs/allocator.md): not in the list of accepted-only options.
-            self.assertNotIn("Config 'jemalloc-bg-thread' accepted", log)
+            self.assertIn("Config 'repl-diskless-load' accepted, not acting yet", log)
+            self.assertEqual(log.count("Config 'rdbchecksum' accepted"), 1)
+            # Acting now: not in the list of accepted-only options.
+            for acting in ("jemalloc-bg-thread", "set-proc-title", "replica-read-only"):
+                self.assertNotIn("Config '%s' accepted" % acting, log)
         finally:
             if self.alive(pid):
                 os.kill(pid, 9)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "engine/core/blocking.h"
+#include "engine/core/replica.h"
 #include "sbe_test_util.h"
 
 /* ---- the reply sink ------------------------------------------------------------------ */
@@ -324,6 +325,29 @@ static void test_execute_basics(void **state)
     assert_int_equal(gb_command_lookup(eng, S("zadd"))->calls, 2);
     assert_int_equal(gb_command_lookup(eng, S("zscore"))->calls, 1);
 
+    sbe_conn_free(c);
+    gb_engine_free(eng);
+}
+
+/* A replica's refusals hold for typed calls too (the gate's fast path
+ * leaves a replica to admission): READONLY for a write, MASTERDOWN while
+ * the link is down and replica-serve-stale-data is no. */
+static void test_execute_on_replica(void **state)
+{
+    (void)state;
+    gb_engine *eng = sbe_engine_new(NULL);
+    sbe_conn *c = sbe_conn_new(eng);
+    expect_run(c, gb_sbe_encode_set(B, CAP, S("k"), S("v"), 0, 0), "+OK");
+    gb_replica_set_master(eng, "127.0.0.1", 1);
+    expect_run(c, gb_sbe_encode_set(B, CAP, S("k"), S("w"), 0, 0),
+               "-READONLY You can't write against a read only replica.");
+    expect_run(c, gb_sbe_encode_incr(B, CAP, S("n"), 1), "-READONLY You can't write against a read only replica.");
+    expect_run(c, gb_sbe_encode_get(B, CAP, S("k")), "$v");
+    eng->cfg.replica_serve_stale_data = 0;
+    expect_run(c, gb_sbe_encode_get(B, CAP, S("k")),
+               "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    gb_replica_unset_master(eng);
+    expect_run(c, gb_sbe_encode_set(B, CAP, S("k"), S("w"), 0, 0), "+OK");
     sbe_conn_free(c);
     gb_engine_free(eng);
 }
@@ -692,7 +716,7 @@ int main(void)
         cmocka_unit_test(test_sink_frames),
         cmocka_unit_test(test_sink_large),       cmocka_unit_test(test_execute_basics),
         cmocka_unit_test(test_execute_malformed), cmocka_unit_test(test_execute_blocking),
-        cmocka_unit_test(test_typed_keys_match_resp_form),
+        cmocka_unit_test(test_typed_keys_match_resp_form), cmocka_unit_test(test_execute_on_replica),
         cmocka_unit_test(test_execute_publish), cmocka_unit_test(test_execute_subscriber),
         cmocka_unit_test(test_push_decoder),
     };

@@ -1,0 +1,76 @@
+/*
+ * REPLICAOF / SLAVEOF and ROLE: the replica side's commands (the state is
+ * engine/core/replica.h; the link follows it from the loop's cron).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/util.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/engine.h"
+#include "engine/core/replica.h"
+
+/* Redis's replicaofCommand: "NO ONE" promotes; otherwise the port is
+ * checked, the same primary again is a no-op with its own +OK text. */
+static void cmd_replicaof(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    gb_engine *eng = c->eng;
+    char who[1024];
+    if (gb_arg_is(argv[1], "no") && gb_arg_is(argv[2], "one")) {
+        if (gb_engine_is_replica(eng)) {
+            gb_replica_unset_master(eng);
+            gb_client_info(c, who, sizeof who);
+            gb_log(GB_LOG_NOTICE, "MASTER MODE enabled (user request from '%s')", who);
+        }
+        gb_reply_ok(c);
+        return;
+    }
+    if (c->flags & GB_CLIENT_REPLICA) {
+        gb_reply_error(c, "ERR Command is not valid when client is a replica.");
+        return;
+    }
+    int64_t port;
+    if (!gb_arg_ll_range(c, argv[2], 0, 65535, "ERR Invalid master port", &port))
+        return;
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)GB_MIN(argv[1].len, sizeof host - 1), argv[1].ptr);
+    const gb_replica *r = eng->replica;
+    if (gb_engine_is_replica(eng) && gb_strcasecmp(r->host, host) == 0 && r->port == port) {
+        gb_log(GB_LOG_NOTICE, "REPLICAOF would result into synchronization with the master we are already "
+                              "connected with. No operation performed.");
+        gb_reply_status(c, "OK Already connected to specified master");
+        return;
+    }
+    gb_replica_set_master(eng, host, (int)port);
+    gb_client_info(c, who, sizeof who);
+    gb_log(GB_LOG_NOTICE, "REPLICAOF %s:%d enabled (user request from '%s')", host, (int)port, who);
+    gb_reply_ok(c);
+}
+
+/* ROLE: a replica's five fields; a primary's [master, offset, replicas]
+ * (this server feeds no replicas yet). */
+static void cmd_role(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc;
+    (void)argv;
+    if (gb_engine_is_replica(c->eng)) {
+        gb_replica_role_reply(c);
+        return;
+    }
+    gb_reply_array(c, 3);
+    gb_reply_cstr(c, "master");
+    gb_reply_int(c, 0);
+    gb_reply_array(c, 0);
+}
+
+#define REPLICAOF_FLAGS (GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_STALE)
+
+GB_DEFINE_COMMANDS(replica,
+    {"replicaof", 3, REPLICAOF_FLAGS, 0, 0, 0, cmd_replicaof, "server",
+     "Make the server a replica of another instance, or promote it as master.", "5.0.0"},
+    {"slaveof", 3, REPLICAOF_FLAGS, 0, 0, 0, cmd_replicaof, "server",
+     "Make the server a replica of another instance, or promote it as master.", "1.0.0"},
+    {"role", 1, GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_role, "server",
+     "Return the role of the instance in the context of replication", "2.8.12"});

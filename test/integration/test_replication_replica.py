@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Replication, the replica side: goblin-core follows a real redis-server
+7.0 primary (REPLICAOF, replicaof at start-up), disk-based and disk-less
+full syncs, the command stream, partial resync after a dropped link,
+REPLCONF ACK, read-only refusals compared with a redis-server replica, and
+a hostile fake primary that must never crash it."""
+import glob
+import os
+import socket
+import threading
+import time
+import unittest
+
+import gbtest
+from gbtest import SLOW, Raw, Server, wait_until
+
+TIMEOUT = 20 * SLOW
+
+
+def info(srv, section):
+    return srv.info(section)
+
+
+def link_up(srv):
+    return info(srv, "replication").get("master_link_status") == "up"
+
+
+def wait_link_up(test, srv):
+    test.assertTrue(wait_until(lambda: link_up(srv), TIMEOUT), "the replica's link never came up:\n" + srv.log()[-3000:])
+
+
+def wait_acked(test, primary):
+    """Redis's INFO shows one replica online whose acked offset is the
+    primary's offset (the replica's REPLCONF ACK)."""
+    def acked():
+        rep = info(primary, "replication")
+        slave = rep.get("slave0", "")
+        fields = dict(kv.split("=", 1) for kv in slave.split(",") if "=" in kv) if isinstance(slave, str) else slave
+        return fields.get("state") == "online" and str(fields.get("offset")) == str(rep["master_repl_offset"])
+    test.assertTrue(wait_until(acked, TIMEOUT), "the replica never acked the primary's offset: %r" %
+                    info(primary, "replication"))
+
+
+def dump_key(r, key, kind):
+    if kind == b"string":
+        return r.get(key)
+    if kind == b"list":
+        return r.lrange(key, 0, -1)
+    if kind == b"hash":
+        return sorted(r.hgetall(key).items())
+    if kind == b"set":
+        return sorted(r.smembers(key))
+    if kind == b"zset":
+        return r.zrange(key, 0, -1, withscores=True)
+    if kind == b"stream":
+        groups = [(g["name"], g["consumers"], g["pending"], g["last-delivered-id"])
+                  for g in r.xinfo_groups(key)]
+        pending = [r.xpending(key, g[0])["pending"] for g in groups]
+        return (r.xrange(key), groups, pending, r.xinfo_stream(key)["last-generated-id"])
+    raise AssertionError("unexpected type %r" % kind)
+
+
+def snapshot(srv, dbs):
+    """Every key of dbs: type, value, and TTL (ms, -1 for none)."""
+    out = {}
+    for db in dbs:
+        r = srv.redis(tcp=True, db=db)
+        for key in sorted(r.keys("*")):
+            kind = r.type(key)
+            out[(db, key)] = (kind, dump_key(r, key, kind), r.pttl(key))
+        r.close()
+    return out
+
+
+def assert_same_data(test, primary, replica, dbs=(0, 3, 9)):
+    def same():
+        a, b = snapshot(primary, dbs), snapshot(replica, dbs)
+        if a.keys() != b.keys():
+            return False
+        for k in a:
+            if a[k][:2] != b[k][:2]:
+                return False
+            ta, tb = a[k][2], b[k][2]
+            if (ta < 0) != (tb < 0) or abs(ta - tb) > 3000:
+                return False
+        return True
+    if not wait_until(same, TIMEOUT, 0.2):
+        a, b = snapshot(primary, dbs), snapshot(replica, dbs)
+        diff = {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k, (0, 0))[:2] != b.get(k, (0, 0))[:2]}
+        test.fail("the replica's data differs from the primary's: %r" % diff)
+
+
+def write_everything(r, tag):
+    """Data of every type in several databases, written on the primary."""
+    p = r.pipeline(transaction=False)
+    p.set("s:" + tag, "v" * 100)
+    p.set("n:" + tag, 12345)
+    p.rpush("l:" + tag, *["e%d" % i for i in range(200)])
+    p.hset("h:" + tag, mapping={"f%d" % i: "v%d" % i for i in range(50)})
+    p.sadd("set:" + tag, *range(300))
+    p.sadd("sset:" + tag, "a", "b", "c")
+    p.zadd("z:" + tag, {"m%d" % i: i * 1.5 for i in range(100)})
+    p.set("ttl:" + tag, "x", ex=1000)
+    p.execute()
+    r.xadd("st:" + tag, {"f": "1"}, id="1-1")
+    r.xadd("st:" + tag, {"f": "2"}, id="2-1")
+    r.xadd("st:" + tag, {"f": "3"}, id="3-1")
+    r.xgroup_create("st:" + tag, "g1", id="0")
+    r.xreadgroup("g1", "alice", {"st:" + tag: ">"}, count=2)
+    r.xack("st:" + tag, "g1", "1-1")
+    r.execute_command("SELECT", 3)
+    r3 = r  # the same connection: SELECT in the stream
+    r3.set("db3:" + tag, "three")
+    r3.execute_command("SELECT", 0)
+
+
+def write_more(primary, tag):
+    """After the sync: a transaction, expiries, a script, a stream group,
+    another database, a key that expires on the primary."""
+    r = primary.redis(tcp=True)
+    with r.pipeline(transaction=True) as p:
+        p.incr("tx:" + tag)
+        p.lpush("txl:" + tag, "a", "b")
+        p.execute()
+    r.set("ex:" + tag, "v")
+    r.expire("ex:" + tag, 500)
+    r.set("pat:" + tag, "v")
+    r.pexpireat("pat:" + tag, int(time.time() * 1000) + 800000)
+    r.eval("redis.call('set', KEYS[1], ARGV[1]); redis.call('hset', KEYS[2], 'a', ARGV[1]); "
+           "return redis.call('incrby', KEYS[3], 7)", 3, "lua:" + tag, "luah:" + tag, "luan:" + tag, "42")
+    r.xadd("st2:" + tag, {"a": "b"})
+    r.xgroup_create("st2:" + tag, "grp", id="0")
+    r.xreadgroup("grp", "bob", {"st2:" + tag: ">"})
+    r.set("gone:" + tag, "v", px=100)
+    r9 = primary.redis(tcp=True, db=9)
+    r9.set("db9:" + tag, "nine")
+    r9.zadd("db9z:" + tag, {"a": 1})
+    time.sleep(0.3)
+    r.get("gone:" + tag)  # expired: the primary deletes it and sends DEL
+    r.close()
+    r9.close()
+
+
+class ReplicaOfRedisPrimary(unittest.TestCase):
+    """A disk-based primary (repl-diskless-sync no): the payload comes with
+    its length."""
+
+    PRIMARY_ARGS = ["--repl-diskless-sync", "no"]
+
+    @classmethod
+    def setUpClass(cls):
+        gbtest.require_redis()
+        cls.primary = Server("redis", args=cls.PRIMARY_ARGS)
+        cls.goblin = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.goblin:
+            cls.goblin.cleanup()
+        cls.primary.cleanup()
+
+    def start_replica(self):
+        g = Server("goblin", args=["--appendonly", "yes"])
+        self.__class__.goblin = g
+        with Raw(g) as c:
+            self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(self.primary.port)), b"OK")
+        return g
+
+    def test_sync_stream_partial_resync_and_promotion(self):
+        primary = self.primary
+        pr = primary.redis(tcp=True)
+        write_everything(pr, "before")
+        g = self.start_replica()
+        wait_link_up(self, g)
+        write_more(primary, "after")
+        write_everything(pr, "after2")
+        assert_same_data(self, primary, g)
+        wait_acked(self, primary)
+        self.assertNotIn(b"gone:after", g.redis(tcp=True).keys("*"))
+        # WAIT: the primary's REPLCONF GETACK is answered at once
+        # (three in a row sooner than the once-a-second ACK could make them)
+        for i in range(3):
+            pr.set("waited", i)
+            t0 = time.time()
+            self.assertEqual(pr.execute_command("WAIT", 1, 5000), 1)
+            self.assertLess(time.time() - t0, 0.3 * SLOW)
+
+        # ROLE and INFO replication as Redis words them for a replica
+        with Raw(g) as c:
+            role = c.call("ROLE")
+            self.assertEqual(role[:4], [b"slave", b"127.0.0.1", primary.port, b"connected"])
+            self.assertEqual(role[4], int(info(primary, "replication")["master_repl_offset"]))
+            self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(primary.port)),
+                             b"OK Already connected to specified master")
+        rep = info(g, "replication")
+        self.assertEqual(rep["role"], "slave")
+        self.assertEqual(str(rep["master_port"]), str(primary.port))
+        self.assertEqual(str(rep["slave_repl_offset"]), str(info(primary, "replication")["master_repl_offset"]))
+
+        # a dropped link resumes with a partial resync
+        stats = info(primary, "stats")
+        full, partial = int(stats["sync_full"]), int(stats["sync_partial_ok"])
+        r9 = primary.redis(tcp=True, db=9)
+        r9.set("before-kill", "1")
+        with Raw(primary) as c:
+            c.call("CLIENT", "KILL", "TYPE", "replica")
+        r9.set("after-kill", "1")  # no SELECT again in the stream: the replica must stay in db 9
+        r9.close()
+        pr.set("while-down", "1")
+        pr.rpush("l:before", "more")
+        self.assertTrue(wait_until(lambda: int(info(primary, "stats")["sync_partial_ok"]) == partial + 1, TIMEOUT),
+                        g.log()[-2000:])
+        self.assertEqual(int(info(primary, "stats")["sync_full"]), full)
+        wait_link_up(self, g)
+        assert_same_data(self, primary, g)
+        wait_acked(self, primary)
+
+        # a logically expired key reads as absent but stays until the primary's DEL
+        pr.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        try:
+            pr.set("lazy", "v", px=50)
+            wait_acked(self, primary)
+            time.sleep(0.2)
+            gr = g.redis(tcp=True)
+            self.assertIsNone(gr.get("lazy"))  # absent to a client ...
+            self.assertEqual(gr.dbsize(), pr.dbsize())  # ... but not deleted, by the read or the cron
+            self.assertEqual(int(info(g, "stats")["expired_keys"]), 0)
+            pr.get("lazy")  # the primary expires it: DEL reaches the replica
+            self.assertTrue(wait_until(lambda: gr.dbsize() == pr.dbsize(), TIMEOUT))
+        finally:
+            pr.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+        # REPLICAOF NO ONE: writable again, the data kept
+        keys_before = g.redis(tcp=True).dbsize()
+        with Raw(g) as c:
+            self.assertEqual(c.call("REPLICAOF", "NO", "ONE"), b"OK")
+            self.assertEqual(c.call("SET", "mine", "1"), b"OK")
+            self.assertEqual(c.call("ROLE")[0], b"master")
+        self.assertEqual(g.redis(tcp=True).dbsize(), keys_before + 1)
+        self.assertEqual(info(g, "replication")["role"], "master")
+        # its log holds the synced data set, not the one the sync replaced
+        before = snapshot(g, (0, 3, 9))
+        self.assertTrue(wait_until(lambda: str(info(g, "persistence").get("aof_rewrite_in_progress")) == "0", TIMEOUT))
+        with Raw(g) as c:
+            self.assertEqual(c.call("DEBUG", "LOADAOF"), b"OK")
+        after = snapshot(g, (0, 3, 9))
+        self.assertEqual({k: v[:2] for k, v in before.items()}, {k: v[:2] for k, v in after.items()})
+        self.assertFalse(glob.glob(os.path.join(g.dir, "temp-*.rdb")))
+        pr.close()
+
+
+class ReplicaOfDisklessPrimary(ReplicaOfRedisPrimary):
+    """The same with a disk-less primary: the payload ends with an EOF mark."""
+
+    PRIMARY_ARGS = ["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"]
+
+
+class ReadOnlyLikeRedis(unittest.TestCase):
+    """A goblin replica and a redis-server replica of one primary answer
+    normal clients byte for byte alike; replicaof in the configuration."""
+
+    def test_primary_with_a_password(self):
+        """masterauth (a long one) and masteruser against a redis-server
+        that wants them: PING's NOAUTH is accepted, AUTH follows."""
+        gbtest.require_redis()
+        pw = "p" * 3000
+        with Server("redis", args=["--requirepass", pw, "--repl-diskless-sync-delay", "0"]) as primary:
+            pr = primary.redis(tcp=True, password=pw)
+            pr.set("secret", "1")
+            pr.execute_command("ACL", "SETUSER", "repl", "on", ">" + pw, "+@all", "~*")
+            with Server("goblin", args=["--masterauth", pw, "--masteruser", "repl"]) as g:
+                with Raw(g) as c:
+                    c.call("REPLICAOF", "127.0.0.1", str(primary.port))
+                wait_link_up(self, g)
+                self.assertTrue(wait_until(lambda: g.redis(tcp=True).get("secret") == b"1", TIMEOUT))
+                self.assertIn("Master replied to PING, replication can continue", g.log())
+            pr.close()
+
+    def test_blocked_clients_released_like_redis(self):
+        """REPLICAOF answers a client blocked on a key with UNBLOCKED and
+        closes it, as Redis's disconnectAllBlockedClients."""
+        gbtest.require_redis()
+        dead = gbtest.free_port()
+        with Server("goblin") as g, Server("redis") as r:
+            replies = []
+            for srv in (g, r):
+                with Raw(srv) as blocked, Raw(srv) as admin:
+                    blocked.send_cmd("BLPOP", "q", "0")
+                    gbtest.wait_blocked_or_answered([(admin, blocked)])
+                    self.assertEqual(admin.call("REPLICAOF", "127.0.0.1", str(dead)), b"OK")
+                    replies.append(blocked.read_raw_available(2.0))
+                    blocked.expect_eof()
+            self.assertEqual(replies[0], replies[1])
+            self.assertIn(b"UNBLOCKED", replies[0])
+
+    def test_replies_compared_with_a_redis_replica(self):
+        gbtest.require_redis()
+        with Server("redis", args=["--repl-diskless-sync-delay", "0"]) as primary:
+            primary.redis(tcp=True).set("k", "v")
+            addr = "127.0.0.1 %d" % primary.port
+            with Server("goblin", args=["--replicaof", addr]) as g, \
+                    Server("redis", args=["--replicaof", "127.0.0.1", str(primary.port)]) as rr:
+                wait_link_up(self, g)
+                wait_link_up(self, rr)
+                cmds = [("SET", "k", "x"), ("DEL", "k"), ("INCR", "n"), ("GET", "k"),
+                        ("EVAL", "return redis.call('set','k','y')", "1", "k"),
+                        ("REPLICAOF", "127.0.0.1", "notaport"), ("REPLICAOF", "127.0.0.1", "70000"),
+                        ("SLAVEOF", "127.0.0.1", str(primary.port)), ("REPLICAOF", "a")]
+                with Raw(g) as a, Raw(rr) as b:
+                    for cmd in cmds:
+                        self.assertEqual(a.call_raw(*cmd), b.call_raw(*cmd), cmd)
+                    # MULTI with a write: refused at queueing, EXEC aborts
+                    for conn in (a, b):
+                        conn.call("MULTI")
+                    self.assertEqual(a.call_raw("SET", "k", "1"), b.call_raw("SET", "k", "1"))
+                    self.assertEqual(a.call_raw("EXEC"), b.call_raw("EXEC"))
+                # replica-ignore-maxmemory (yes): the replica evicts nothing
+                with Raw(g) as c:
+                    c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+                    c.call("CONFIG", "SET", "maxmemory", str(g.used_memory() + (1 << 20)))
+                pr = primary.redis(tcp=True)
+                for i in range(40):
+                    pr.set("big:%d" % i, "x" * 100000)
+                gr = g.redis(tcp=True)
+                self.assertTrue(wait_until(lambda: gr.dbsize() == pr.dbsize(), TIMEOUT))
+                self.assertEqual(gr.get("k"), b"v")
+                self.assertEqual(int(info(g, "stats")["evicted_keys"]), 0)
+                with Raw(g) as c:
+                    c.call("CONFIG", "SET", "maxmemory", "0")
+                    self.assertEqual(c.call("CONFIG", "GET", "replica-read-only"), [b"replica-read-only", b"yes"])
+                    c.call("CONFIG", "SET", "replica-read-only", "no")
+                    self.assertEqual(c.call("SET", "local", "1"), b"OK")
+
+
+# ---- a hostile primary -------------------------------------------------------------
+
+def read_command(f):
+    """One RESP array command from a file-like socket reader, or None."""
+    line = f.readline()
+    if not line:
+        return None
+    if not line.startswith(b"*"):
+        return [line.strip()]
+    args = []
+    for _ in range(int(line[1:])):
+        n = int(f.readline()[1:])
+        args.append(f.read(n + 2)[:-2])
+    return args
+
+
+class FakePrimary:
+    """Answers the handshake, then sends `payload` in reply to PSYNC (and,
+    with hold, keeps the connection open for hold seconds)."""
+
+    def __init__(self, payload, hold=0.0):
+        self.payload = payload
+        self.hold = hold
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.seen = []
+        self.stop = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.sock.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            try:
+                self.handle(conn)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def handle(self, conn):
+        conn.settimeout(5)
+        f = conn.makefile("rb")
+        while True:
+            cmd = read_command(f)
+            if cmd is None:
+                return
+            self.seen.append(cmd)
+            name = cmd[0].upper()
+            if name == b"PING":
+                conn.sendall(b"+PONG\r\n")
+            elif name in (b"REPLCONF", b"AUTH"):
+                conn.sendall(b"+OK\r\n")
+            elif name == b"PSYNC":
+                conn.sendall(self.payload)
+                deadline = time.time() + self.hold
+                while time.time() < deadline and not self.stop:
+                    time.sleep(0.05)
+                return
+
+    def close(self):
+        self.stop = True
+        self.sock.close()
+        self.thread.join(2)
+
+
+REPLID = b"a" * 40
+
+
+def valid_rdb():
+    """A small real RDB file written by redis-server 7.0."""
+    with Server("redis") as r:
+        r.redis(tcp=True).set("fromrdb", "1")
+        r.redis(tcp=True).save()
+        with open(os.path.join(r.dir, "dump.rdb"), "rb") as f:
+            return f.read()
+
+
+class HostilePrimary(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        gbtest.require_redis()
+        cls.rdb = valid_rdb()
+        cls.goblin = Server("goblin", args=["--repl-timeout", "2"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.goblin.cleanup()
+
+    def survive(self, payload, log_text, hold=0.0, attempts=2):
+        """goblin-core follows a fake primary sending payload: it keeps
+        serving, logs log_text, retries, leaves no temporary file."""
+        g = self.goblin
+        fake = FakePrimary(payload, hold)
+        try:
+            with Raw(g) as c:
+                c.call("SET", "mark", "1") if info(g, "replication")["role"] == "master" else None
+                self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(fake.port)), b"OK")
+                ok = wait_until(lambda: fake.connections >= attempts, TIMEOUT + hold * attempts)
+                self.assertTrue(ok, "no retry after %r:\n%s" % (payload[:60], g.log()[-2000:]))
+                self.assertEqual(c.call("PING"), b"PONG")
+                self.assertIn(log_text, g.log())
+                psync = [cmd for cmd in fake.seen if cmd[0].upper() == b"PSYNC"]
+                self.assertTrue(psync and psync[0] == [b"PSYNC", b"?", b"-1"], fake.seen)
+                self.assertNotEqual(info(g, "replication")["master_link_status"], "up")
+                c.call("REPLICAOF", "NO", "ONE")
+        finally:
+            fake.close()
+        self.assertTrue(g.alive())
+        self.assertTrue(wait_until(lambda: not glob.glob(os.path.join(g.dir, "temp-*.rdb")), 5))
+
+    def test_handshake_order(self):
+        fake = FakePrimary(b"-ERR go away\r\n")
+        g = self.goblin
+        try:
+            with Raw(g) as c:
+                c.call("CONFIG", "SET", "masterauth", "secret")
+                c.call("CONFIG", "SET", "masteruser", "repl")
+                c.call("CONFIG", "SET", "replica-announce-ip", "10.1.2.3")
+                c.call("REPLICAOF", "127.0.0.1", str(fake.port))
+                self.assertTrue(wait_until(lambda: any(cmd[0] == b"PSYNC" for cmd in fake.seen), TIMEOUT))
+                c.call("REPLICAOF", "NO", "ONE")
+                for name in ("masterauth", "masteruser", "replica-announce-ip"):
+                    c.call("CONFIG", "SET", name, "")
+        finally:
+            fake.close()
+        self.assertEqual(fake.seen[:6], [
+            [b"PING"], [b"AUTH", b"repl", b"secret"], [b"REPLCONF", b"listening-port", str(g.port).encode()],
+            [b"REPLCONF", b"ip-address", b"10.1.2.3"], [b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"],
+            [b"PSYNC", b"?", b"-1"]])
+
+    def test_garbage_instead_of_fullresync(self):
+        self.survive(b"HELLO I am not a primary\r\n", "Unexpected reply to PSYNC from master")
+
+    def test_truncated_payload(self):
+        self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(self.rdb) + self.rdb[:20],
+                     "I/O error trying to sync with MASTER: connection lost")
+
+    def test_corrupt_rdb(self):
+        bad = b"REDIS0009" + b"\xfe\x00\x00\x03key\xff\xff\xff\xff\xff\xff\xff\xff" + b"\x01" * 30
+        self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(bad) + bad,
+                     "Failed trying to load the MASTER synchronization DB from disk")
+
+    def test_payload_longer_than_announced(self):
+        # what follows the payload is the command stream: garbage there is a protocol error
+        self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(self.rdb) + self.rdb + b"*x\r\nnonsense",
+                     "Protocol error")
+
+    def test_reply_line_without_end(self):
+        self.survive(b"+" + b"A" * 5000, "a reply line over")
+
+    def test_blocking_command_in_the_stream(self):
+        """A primary never sends BLPOP; one that does must not park the
+        master client: the commands after it still apply."""
+        def cmd(*args):
+            return gbtest.encode(*args)
+        stream = cmd("BLPOP", "q", "0") + cmd("SET", "after-blpop", "v") + cmd("BLMOVE", "a", "b", "LEFT", "LEFT", "0")
+        stream += cmd("RPUSH", "after-blmove", "x")
+        fake = FakePrimary(b"+FULLRESYNC " + REPLID + b" 0\r\n$%d\r\n" % len(self.rdb) + self.rdb + stream, hold=30)
+        g = self.goblin
+        try:
+            with Raw(g) as c:
+                c.call("REPLICAOF", "127.0.0.1", str(fake.port))
+                self.assertTrue(wait_until(lambda: c.call("EXISTS", "after-blmove") == 1, TIMEOUT), g.log()[-2000:])
+                self.assertEqual(c.call("GET", "after-blpop"), b"v")
+                self.assertEqual(c.call("GET", "fromrdb"), b"1")
+                self.assertEqual(c.call("INFO", "clients").count(b"blocked_clients:0"), 1)
+                self.assertEqual(c.call("ROLE")[3], b"connected")
+                c.call("REPLICAOF", "NO", "ONE")
+                c.call("FLUSHALL")
+        finally:
+            fake.close()
+
+    def test_huge_length(self):
+        before = self.goblin.used_memory()
+        payload = b"+FULLRESYNC " + REPLID + b" 0\r\n$999999999999999\r\n" + b"\x00" * 1000
+        self.survive(payload, "receiving 999999999999999 bytes", hold=1.0)
+        self.assertLess(self.goblin.used_memory() - before, 16 << 20)
+
+    def test_bad_eof_mark_and_error_payload(self):
+        self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n\n\n-ERR out of disk\r\n",
+                     "MASTER aborted replication with an error: ERR out of disk")
+        self.survive(b"+FULLRESYNC " + REPLID + b" 0\r\n$EOF:short\r\n",
+                     "Bad protocol from MASTER, the payload length is not a number")
+
+    def test_stale_data_refused_like_redis(self):
+        """replica-serve-stale-data no with the link down: MASTERDOWN, as a
+        redis-server replica of the same unreachable primary replies."""
+        dead = gbtest.free_port()
+        with Server("goblin", args=["--replicaof", "127.0.0.1 %d" % dead, "--replica-serve-stale-data", "no"]) as g, \
+                Server("redis", args=["--replicaof", "127.0.0.1", str(dead),
+                                      "--replica-serve-stale-data", "no"]) as rr:
+            with Raw(g) as a, Raw(rr) as b:
+                for cmd in [("GET", "k"), ("SET", "k", "v"), ("PING",), ("DBSIZE",)]:
+                    self.assertEqual(a.call_raw(*cmd), b.call_raw(*cmd), cmd)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()

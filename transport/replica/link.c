@@ -1,0 +1,974 @@
+/*
+ * The replica's link to its primary (see link.h). Log lines and the order
+ * of the handshake follow Redis 7.0's src/replication.c.
+ *
+ * Every byte from the primary is untrusted: reply lines are bounded, the
+ * payload's announced length sizes nothing (it is streamed to a file as it
+ * arrives), and the command stream goes through the bounded RESP parser.
+ * Any error drops the connection; the cron reconnects a second later.
+ *
+ * A connection's state lives in its own `link_conn`, freed in its close
+ * callback: a dropped connection whose callbacks are still pending never
+ * touches the link's next connection.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "transport/replica/link.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/base/mem.h"
+#include "engine/core/blocking.h"
+#include "engine/core/gate.h"
+#include "engine/core/replica.h"
+#include "engine/core/tracking.h"
+#include "engine/types/t_keys.h"
+#include "engine/persist/persist.h"
+#include "engine/persist/rdb_load.h"
+#include "transport/resp/resp_parser.h"
+
+#define READ_CHUNK (64 * 1024)
+#define REPLY_LINE_MAX 1024  /* a handshake reply, the payload's "$..." line */
+#define EOF_MARK_LEN 40      /* RDB_EOF_MARK_SIZE */
+#define RETRY_MS 1000        /* a failed attempt is retried after a second */
+#define ACK_PERIOD_MS 1000
+
+/* Handshake steps: what the reply being read answers. */
+typedef enum hs_step { HS_PING, HS_AUTH, HS_PORT, HS_IP, HS_CAPA, HS_PSYNC } hs_step;
+
+typedef struct link_conn link_conn;
+
+struct gb_replica_link {
+    gb_engine *eng;
+    gb_loop *loop;
+    uint64_t epoch;           /* the replica state's epoch this link follows */
+    link_conn *conn;          /* the connection, or NULL */
+    uv_getaddrinfo_t *resolving; /* a lookup in flight, or NULL */
+    uint64_t last_attempt_ms; /* monotonic */
+    uint64_t last_ack_ms;
+};
+
+struct link_conn {
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    gb_replica_link *link; /* NULL once dropped: callbacks still pending do nothing */
+    hs_step step;
+    /* a reply line being read (handshake, the payload's header) */
+    char line[REPLY_LINE_MAX];
+    size_t line_len;
+    /* the payload */
+    bool have_header;
+    bool eof_mode;
+    char eof_mark[EOF_MARK_LEN];
+    int64_t left;   /* bytes of a sized payload still to come */
+    int64_t written;
+    int fd;         /* the temporary file, -1 when none */
+    char tmp_path[4096];
+    char tail[EOF_MARK_LEN]; /* the last bytes written, to find a mark split across reads */
+    size_t tail_len;
+    char window[EOF_MARK_LEN + READ_CHUNK];
+    /* the command stream */
+    gb_resp_parser parser;
+    char *in;
+    size_t in_len, in_cap;
+    size_t req_start;  /* where the request being parsed starts */
+    size_t applied_to; /* bytes before this are applied (a MULTI not yet EXECed is not) */
+    bool kill;         /* CLIENT KILL of the master client: dropped at the next cron */
+    char readbuf[READ_CHUNK];
+};
+
+static uint64_t now_ms(const gb_replica_link *l) { return l->eng->now_mono_ms; }
+static gb_replica *state_of(gb_replica_link *l) { return gb_replica_of(l->eng); }
+
+/* ---- closing --------------------------------------------------------------- */
+
+static void conn_closed(uv_handle_t *h)
+{
+    link_conn *c = h->data;
+    gb_resp_parser_free(&c->parser);
+    gb_free(c->in);
+    gb_free(c);
+}
+
+static void drop_temp_file(link_conn *c)
+{
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (c->tmp_path[0]) {
+        unlink(c->tmp_path);
+        c->tmp_path[0] = '\0';
+    }
+}
+
+static void free_master_client(gb_replica *r)
+{
+    if (!r->master)
+        return;
+    gb_client *m = r->master;
+    r->master = NULL;
+    r->master_db = m->db->id; /* a partial resync goes on in it: the primary sends no SELECT again */
+    gb_client_free(m); /* an open MULTI is discarded: the offset stops before it */
+}
+
+/* Ends the connection, if any; the state goes back to CONNECT (retried a
+ * second from now) while the server still follows a primary. What the
+ * last sync established stays for a partial resync. */
+static void link_drop(gb_replica_link *l)
+{
+    gb_replica *r = state_of(l);
+    link_conn *c = l->conn;
+    if (c) {
+        l->conn = NULL;
+        c->link = NULL;
+        drop_temp_file(c);
+        uv_close((uv_handle_t *)&c->tcp, conn_closed);
+    }
+    if (l->resolving) {
+        uv_cancel((uv_req_t *)l->resolving); /* its callback frees it */
+        l->resolving = NULL;
+    }
+    if (r->state == GB_REPL_CONNECTED)
+        r->down_since_s = (uint64_t)time(NULL);
+    free_master_client(r);
+    r->applying = false;
+    r->state = r->host ? GB_REPL_CONNECT : GB_REPL_NONE;
+    l->last_attempt_ms = now_ms(l);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+typedef struct link_write {
+    uv_write_t req;
+    char data[];
+} link_write;
+
+static void write_done(uv_write_t *req, int status)
+{
+    (void)status; /* a failed write shows up as a read error or a timeout */
+    gb_free(req->data);
+}
+
+/* Hands len bytes of w->data to the socket; w is freed when written. */
+static void conn_send(link_conn *c, link_write *w, size_t len)
+{
+    w->req.data = w;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, write_done) != 0)
+        gb_free(w);
+}
+
+/* A command as a RESP array of bulk strings, as Redis's sendCommand
+ * (a masterauth of any length included). */
+static void send_command(link_conn *c, int argc, const char **argv)
+{
+    size_t cap = 16;
+    for (int i = 0; i < argc; i++)
+        cap += strlen(argv[i]) + 32;
+    link_write *w = gb_malloc(sizeof *w + cap);
+    size_t n = (size_t)snprintf(w->data, cap, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        n += (size_t)snprintf(w->data + n, cap - n, "$%zu\r\n", len);
+        memcpy(w->data + n, argv[i], len);
+        memcpy(w->data + n + len, "\r\n", 2);
+        n += len + 2;
+    }
+    conn_send(c, w, n);
+}
+
+static void send_ack(link_conn *c, int64_t offset)
+{
+    char off[32];
+    snprintf(off, sizeof off, "%lld", (long long)offset);
+    send_command(c, 3, (const char *[]){"REPLCONF", "ACK", off});
+}
+
+/* ---- the command stream ------------------------------------------------------ */
+
+/* Bytes of whole commands the replica has applied: the offset moves (the
+ * primary's offset at sync plus these). The single place the applied
+ * stream passes through: a replica's own backlog and sub-replicas are fed
+ * from here. */
+static void stream_applied(gb_replica_link *l, const char *buf, size_t len)
+{
+    (void)buf;
+    state_of(l)->offset += (int64_t)len;
+}
+
+static void master_kill(gb_client *m)
+{
+    gb_replica_link *l = m->conn;
+    if (l->conn)
+        l->conn->kill = true;
+}
+
+static void master_describe(const gb_client *m, gb_client_desc *d)
+{
+    gb_replica_link *l = m->conn;
+    gb_replica *r = state_of(l);
+    snprintf(d->addr, sizeof d->addr, "%s:%d", r->host ? r->host : "?", r->port);
+    d->fd = -1;
+    d->qbuf = l->conn ? l->conn->in_len - l->conn->req_start : 0;
+}
+
+static const gb_client_hooks master_hooks = {.close = master_kill, .describe = master_describe};
+
+/* The master client applies the stream from now on: after a full sync
+ * from database 0 (the primary's stream begins with a SELECT), after a
+ * partial one in the database the last link was in. */
+static void start_stream(gb_replica_link *l, bool partial)
+{
+    gb_replica *r = state_of(l);
+    r->master = gb_client_new(l->eng, &gb_reply_discard_ops, NULL, &master_hooks, l,
+                              GB_CLIENT_AUTHED | GB_CLIENT_OBEY);
+    if (partial && r->master_db >= 0 && r->master_db < l->eng->ndbs)
+        r->master->db = &l->eng->dbs[r->master_db];
+    r->state = GB_REPL_CONNECTED;
+    r->down_since_s = 0;
+    l->last_ack_ms = now_ms(l);
+    send_ack(l->conn, r->offset); /* a disk-less sync's primary waits for it to go online */
+}
+
+/* REPLCONF from the primary: GETACK is answered with the offset applied
+ * before it (Redis's replicationSendAck); the rest needs no answer. */
+static void stream_replconf(gb_replica_link *l, int argc, const gb_slice *argv)
+{
+    if (argc >= 2 && gb_slice_ieq(argv[1], "getack"))
+        send_ack(l->conn, state_of(l)->offset);
+}
+
+/* Runs one command of the stream on the master client. */
+static void stream_run(gb_replica_link *l, int argc, gb_slice *argv)
+{
+    if (argc == 0)
+        return;
+    if (gb_slice_ieq(argv[0], "replconf")) {
+        stream_replconf(l, argc, argv);
+        return;
+    }
+    gb_replica *r = state_of(l);
+    r->applying = true;
+    gb_gate_execute(r->master, argc, argv);
+    r->applying = false;
+    /* A primary propagates what a blocking command did, never the command;
+     * one sent anyway must not park the stream behind it. */
+    if (r->master->flags & GB_CLIENT_BLOCKED)
+        gb_blocking_unblock(r->master, GB_UNBLOCK_DISCONNECT);
+}
+
+static bool stream_grow(link_conn *c, size_t more, size_t limit)
+{
+    if (c->in_len + more <= c->in_cap)
+        return true;
+    size_t want = GB_MAX(c->in_cap * 2, c->in_len + more);
+    if (want > limit)
+        return false;
+    c->in = gb_realloc(c->in, want);
+    c->in_cap = want;
+    return true;
+}
+
+static void stream_compact(link_conn *c)
+{
+    if (c->applied_to == 0)
+        return;
+    memmove(c->in, c->in + c->applied_to, c->in_len - c->applied_to);
+    c->in_len -= c->applied_to;
+    c->req_start -= c->applied_to;
+    c->applied_to = 0;
+}
+
+/* Parses and runs every whole command buffered. False when the link was
+ * dropped (a protocol error, a REPLICAOF from the stream). */
+static bool stream_process(gb_replica_link *l)
+{
+    link_conn *c = l->conn;
+    gb_replica *r = state_of(l);
+    while (c->req_start < c->in_len) {
+        size_t consumed = 0;
+        char err[256];
+        int st = gb_resp_parse(&c->parser, c->in + c->req_start, c->in_len - c->req_start, &consumed, err,
+                               sizeof err);
+        if (st == GB_RESP_NEED_MORE)
+            break;
+        if (st == GB_RESP_ERROR) {
+            gb_log(GB_LOG_WARNING, "Protocol error (%s) from MASTER %s:%d: closing the link", err, r->host, r->port);
+            link_drop(l);
+            return false;
+        }
+        int argc = c->parser.argc;
+        gb_slice stackv[GB_RESP_STACK_ARGS];
+        gb_slice *argv = argc <= GB_RESP_STACK_ARGS ? stackv : gb_malloc(sizeof *argv * (size_t)argc);
+        gb_resp_args_to_slices(&c->parser, c->in + c->req_start, argv);
+        uint64_t epoch = l->epoch;
+        stream_run(l, argc, argv);
+        if (argv != stackv)
+            gb_free(argv);
+        gb_resp_parser_reset(&c->parser);
+        if (l->conn != c || state_of(l)->epoch != epoch)
+            return false;
+        c->req_start += consumed;
+        /* A transaction counts once EXEC ran: a link dropped inside it
+         * resumes before its MULTI (Redis's reploff). */
+        if (!(r->master->flags & GB_CLIENT_MULTI)) {
+            stream_applied(l, c->in + c->applied_to, c->req_start - c->applied_to);
+            c->applied_to = c->req_start;
+        }
+    }
+    stream_compact(c);
+    return true;
+}
+
+/* Buffers bytes of the stream and applies the whole commands among them. */
+static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
+{
+    link_conn *c = l->conn;
+    state_of(l)->read_offset += (int64_t)n;
+    size_t limit = (size_t)GB_MAX(l->eng->cfg.client_qbuf_limit, READ_CHUNK * 2);
+    if (!stream_grow(c, n, limit)) {
+        gb_log(GB_LOG_WARNING, "The MASTER's stream holds a command over client-query-buffer-limit: closing the link");
+        link_drop(l);
+        return false;
+    }
+    memcpy(c->in + c->in_len, data, n);
+    c->in_len += n;
+    return stream_process(l);
+}
+
+/* ---- the payload of a full sync --------------------------------------------- */
+
+static void flush_everything(gb_engine *eng)
+{
+    for (int i = 0; i < eng->ndbs; i++)
+        gb_keys_flushdb(&eng->dbs[i], true);
+    if (eng->scripting)
+        eng->scripting->flush_libraries(eng->scripting->ctx);
+    gb_tracking_invalidate_flush(eng);
+}
+
+/* The log holds the data set the sync replaced: a rewrite gives it the
+ * new one as its base (Redis's restartAOFAfterSYNC), or a restart of a
+ * promoted replica would replay the old data. */
+static void restart_log_after_sync(gb_engine *eng)
+{
+    if (!eng->cfg.appendonly)
+        return;
+    char err[256] = "";
+    enum gb_bgrewrite_result rc = gb_persist_bgrewriteaof(gb_persist_of(eng), err, sizeof err);
+    if (rc == GB_BGREWRITE_BUSY || rc == GB_BGREWRITE_ERROR)
+        gb_log(GB_LOG_WARNING, "The append only file could not be rewritten after the sync with the MASTER (%s): "
+               "run BGREWRITEAOF once it can", err[0] ? err : "a rewrite is in progress");
+}
+
+/* The payload is whole in the temporary file: replace the data set with it.
+ * False (logged) when it does not load. */
+static bool payload_load(gb_replica_link *l, link_conn *c)
+{
+    gb_engine *eng = l->eng;
+    gb_replica *r = state_of(l);
+    close(c->fd);
+    c->fd = -1;
+    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+    flush_everything(eng);
+    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    gb_rdb_load_stats st;
+    char err[512];
+    int rc = gb_rdb_load_file(eng, c->tmp_path, &st, NULL, NULL, err, sizeof err);
+    unlink(c->tmp_path);
+    c->tmp_path[0] = '\0';
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err);
+        flush_everything(eng); /* what loaded before the error is not the primary's data set */
+        r->have_master = false;
+        return false;
+    }
+    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%llu keys)",
+           (unsigned long long)st.keys);
+    restart_log_after_sync(eng);
+    r->have_master = true;
+    r->read_offset = r->offset;
+    return true;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+static bool payload_open_file(gb_replica_link *l, link_conn *c)
+{
+    snprintf(c->tmp_path, sizeof c->tmp_path, "%s/temp-%d.%ld.rdb", l->eng->cfg.dir, (int)time(NULL),
+             (long)getpid());
+    c->fd = open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
+    if (c->fd < 0) {
+        gb_log(GB_LOG_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
+               strerror(errno));
+        c->tmp_path[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
+/* The "$<len>" or "$EOF:<mark>" line. False (logged) when it is neither. */
+static bool payload_header(gb_replica_link *l, link_conn *c, const char *line)
+{
+    if (line[0] == '-') {
+        gb_log(GB_LOG_WARNING, "MASTER aborted replication with an error: %s", line + 1);
+        return false;
+    }
+    if (line[0] != '$') {
+        gb_log(GB_LOG_WARNING, "Bad protocol from MASTER, the first byte is not '$' (we received '%.200s'), are you "
+               "sure the host and port are right?", line);
+        return false;
+    }
+    if (strncmp(line + 1, "EOF:", 4) == 0 && strlen(line + 5) == EOF_MARK_LEN) {
+        c->eof_mode = true;
+        memcpy(c->eof_mark, line + 5, EOF_MARK_LEN);
+        state_of(l)->transfer_size = 0;
+        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+    } else {
+        char *end;
+        errno = 0;
+        long long len = strtoll(line + 1, &end, 10);
+        if (end == line + 1 || *end || errno || len < 0) {
+            gb_log(GB_LOG_WARNING, "Bad protocol from MASTER, the payload length is not a number: '%.200s'", line);
+            return false;
+        }
+        c->left = len;
+        state_of(l)->transfer_size = len;
+        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", len);
+    }
+    c->have_header = true;
+    return payload_open_file(l, c);
+}
+
+/* Appends a byte to the reply line; returns 1 at its end ('\n', the '\r'
+ * before it dropped), 0 for more, -1 when it is too long. */
+static int line_push(link_conn *c, char ch)
+{
+    if (ch == '\n') {
+        if (c->line_len && c->line[c->line_len - 1] == '\r')
+            c->line_len--;
+        c->line[c->line_len] = '\0';
+        return 1;
+    }
+    if (c->line_len + 1 >= sizeof c->line)
+        return -1;
+    c->line[c->line_len++] = ch;
+    return 0;
+}
+
+/* Where the mark is in buf, or NULL. */
+static const char *find_mark(const char *buf, size_t len, const char *mark)
+{
+    for (const char *p = buf; len >= EOF_MARK_LEN;) {
+        const char *q = memchr(p, mark[0], len - EOF_MARK_LEN + 1);
+        if (!q)
+            return NULL;
+        if (memcmp(q, mark, EOF_MARK_LEN) == 0)
+            return q;
+        len -= (size_t)(q + 1 - p);
+        p = q + 1;
+    }
+    return NULL;
+}
+
+/* Takes bytes of an EOF-marked payload; returns how many belong to it
+ * (fewer than n when the mark ended inside them), or -1 on a write error.
+ * *done when the mark was found. */
+static ssize_t payload_eof_bytes(link_conn *c, const char *data, size_t n, bool *done)
+{
+    if (!write_all(c->fd, data, n))
+        return -1;
+    c->written += (int64_t)n;
+    /* The mark may straddle the previous read: look in its tail and this. */
+    memcpy(c->window, c->tail, c->tail_len);
+    memcpy(c->window + c->tail_len, data, n);
+    size_t wlen = c->tail_len + n;
+    const char *m = find_mark(c->window, wlen, c->eof_mark);
+    if (m) {
+        size_t after = wlen - (size_t)(m - c->window) - EOF_MARK_LEN; /* bytes past the mark */
+        c->written -= (int64_t)(after + EOF_MARK_LEN);
+        if (ftruncate(c->fd, (off_t)c->written) != 0)
+            return -1;
+        *done = true;
+        return (ssize_t)(n - after);
+    }
+    c->tail_len = GB_MIN(wlen, (size_t)EOF_MARK_LEN);
+    memmove(c->tail, c->window + wlen - c->tail_len, c->tail_len);
+    return (ssize_t)n;
+}
+
+/* Takes payload bytes; returns how many it used, or -1 when the link was
+ * dropped. The rest (after the payload) is the command stream. */
+static ssize_t payload_feed(gb_replica_link *l, const char *data, size_t n)
+{
+    link_conn *c = l->conn;
+    gb_replica *r = state_of(l);
+    size_t used = 0;
+    while (!c->have_header && used < n) {
+        char ch = data[used++];
+        if (ch == '\n' && c->line_len == 0)
+            continue; /* the primary's keep-alive while it prepares the payload */
+        int got = line_push(c, ch);
+        if (got < 0 || (got == 1 && !payload_header(l, c, c->line))) {
+            if (got < 0)
+                gb_log(GB_LOG_WARNING, "Bad protocol from MASTER: the payload's header line is too long");
+            link_drop(l);
+            return -1;
+        }
+        if (got == 1)
+            c->line_len = 0;
+    }
+    if (!c->have_header)
+        return (ssize_t)used;
+    bool done = false;
+    ssize_t took;
+    if (c->eof_mode) {
+        took = payload_eof_bytes(c, data + used, n - used, &done);
+    } else {
+        size_t k = (size_t)GB_MIN((int64_t)(n - used), c->left);
+        took = write_all(c->fd, data + used, k) ? (ssize_t)k : -1;
+        c->left -= took > 0 ? took : 0;
+        done = c->left == 0;
+    }
+    if (took < 0) {
+        gb_log(GB_LOG_WARNING, "Write error saving the DB from MASTER to disk: %s", strerror(errno));
+        link_drop(l);
+        return -1;
+    }
+    r->transfer_read += took;
+    r->transfer_last_io_ms = now_ms(l);
+    used += (size_t)took;
+    if (done) {
+        if (!payload_load(l, c)) {
+            link_drop(l);
+            return -1;
+        }
+        start_stream(l, false);
+    }
+    return (ssize_t)used;
+}
+
+/* ---- the handshake ---------------------------------------------------------- */
+
+static void send_psync(gb_replica_link *l, link_conn *c)
+{
+    gb_replica *r = state_of(l);
+    c->step = HS_PSYNC;
+    if (r->have_master) {
+        char off[32];
+        snprintf(off, sizeof off, "%lld", (long long)r->offset + 1);
+        gb_log(GB_LOG_NOTICE, "Trying a partial resynchronization (request %s:%s).", r->replid, off);
+        send_command(c, 3, (const char *[]){"PSYNC", r->replid, off});
+    } else {
+        gb_log(GB_LOG_NOTICE, "Partial resynchronization not possible (no cached master)");
+        send_command(c, 3, (const char *[]){"PSYNC", "?", "-1"});
+    }
+}
+
+/* Sends the next step's command after `done` got its reply. */
+static void handshake_next(gb_replica_link *l, link_conn *c, hs_step done)
+{
+    const gb_settings *cfg = &l->eng->cfg;
+    switch (done) {
+    case HS_PING:
+        if (cfg->masterauth && cfg->masterauth[0]) {
+            c->step = HS_AUTH;
+            if (cfg->masteruser && cfg->masteruser[0])
+                send_command(c, 3, (const char *[]){"AUTH", cfg->masteruser, cfg->masterauth});
+            else
+                send_command(c, 2, (const char *[]){"AUTH", cfg->masterauth});
+            return;
+        }
+        /* fall through */
+    case HS_AUTH: {
+        char port[16];
+        snprintf(port, sizeof port, "%d", cfg->replica_announce_port ? cfg->replica_announce_port : cfg->port);
+        c->step = HS_PORT;
+        send_command(c, 3, (const char *[]){"REPLCONF", "listening-port", port});
+        return;
+    }
+    case HS_PORT:
+        if (cfg->replica_announce_ip && cfg->replica_announce_ip[0]) {
+            c->step = HS_IP;
+            send_command(c, 3, (const char *[]){"REPLCONF", "ip-address", cfg->replica_announce_ip});
+            return;
+        }
+        /* fall through */
+    case HS_IP:
+        c->step = HS_CAPA;
+        send_command(c, 5, (const char *[]){"REPLCONF", "capa", "eof", "capa", "psync2"});
+        return;
+    case HS_CAPA:
+        send_psync(l, c);
+        return;
+    case HS_PSYNC:
+        return;
+    }
+}
+
+/* A replica ID: 40 characters, hexadecimal as Redis writes them. */
+static bool valid_replid(const char *s, size_t n)
+{
+    if (n != 40)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdefABCDEF", s[i]))
+            return false;
+    return true;
+}
+
+/* The reply to PSYNC. False (logged) when the link must be dropped. */
+static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
+{
+    gb_replica *r = state_of(l);
+    if (strncmp(line, "+FULLRESYNC ", 12) == 0) {
+        const char *id = line + 12, *sp = strchr(id, ' ');
+        char *end;
+        long long off = sp ? strtoll(sp + 1, &end, 10) : -1;
+        if (!sp || !valid_replid(id, (size_t)(sp - id)) || *end || end == sp + 1 || off < 0) {
+            gb_log(GB_LOG_WARNING, "Master replied with wrong +FULLRESYNC syntax: '%.200s'", line);
+            return false;
+        }
+        memcpy(r->replid, id, 40);
+        r->replid[40] = '\0';
+        r->offset = off;
+        r->have_master = false; /* until the payload loads */
+        gb_log(GB_LOG_NOTICE, "Full resync from master: %s:%lld", r->replid, off);
+        r->state = GB_REPL_TRANSFER;
+        r->transfer_size = -1;
+        r->transfer_read = 0;
+        r->transfer_last_io_ms = now_ms(l);
+        c->line_len = 0;
+        return true;
+    }
+    if (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master) {
+        const char *id = line + 9 + (line[9] == ' ');
+        if (valid_replid(id, strlen(id)) && memcmp(id, r->replid, 40) != 0) {
+            memcpy(r->replid, id, 40);
+            gb_log(GB_LOG_NOTICE, "Master replication ID changed to %s", r->replid);
+        }
+        gb_log(GB_LOG_NOTICE, "Successful partial resynchronization with master.");
+        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+        r->read_offset = r->offset;
+        start_stream(l, true);
+        return true;
+    }
+    if (strncmp(line, "-NOMASTERLINK", 13) == 0 || strncmp(line, "-LOADING", 8) == 0) {
+        gb_log(GB_LOG_NOTICE, "Master is currently unable to PSYNC but should be in the future: %.200s", line);
+        return false;
+    }
+    gb_log(GB_LOG_WARNING, "Unexpected reply to PSYNC from master: %.200s", line);
+    return false;
+}
+
+/* One reply line of the handshake. False when the link was dropped. */
+static bool handshake_reply(gb_replica_link *l, link_conn *c, const char *line)
+{
+    bool err = line[0] == '-';
+    switch (c->step) {
+    case HS_PING:
+        /* Only a refusal for want of authentication is acceptable (AUTH follows). */
+        if (err && strncmp(line, "-NOAUTH", 7) != 0 && strncmp(line, "-NOPERM", 7) != 0 &&
+            strncmp(line, "-ERR operation not permitted", 28) != 0) {
+            gb_log(GB_LOG_WARNING, "Error reply to PING from master: '%.200s'", line);
+            return false;
+        }
+        gb_log(GB_LOG_NOTICE, "Master replied to PING, replication can continue...");
+        break;
+    case HS_AUTH:
+        if (err) {
+            gb_log(GB_LOG_WARNING, "Unable to AUTH to MASTER: %.200s", line);
+            return false;
+        }
+        break;
+    case HS_PORT:
+        if (err)
+            gb_log(GB_LOG_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %.200s", line);
+        break;
+    case HS_IP:
+        if (err)
+            gb_log(GB_LOG_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %.200s", line);
+        break;
+    case HS_CAPA:
+        if (err)
+            gb_log(GB_LOG_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %.200s", line);
+        break;
+    case HS_PSYNC:
+        return psync_reply(l, c, line);
+    }
+    handshake_next(l, c, c->step);
+    return true;
+}
+
+/* Takes handshake bytes; returns how many it used (it stops after the
+ * PSYNC reply: what follows is the payload or the stream), -1 when the
+ * link was dropped. */
+static ssize_t handshake_feed(gb_replica_link *l, const char *data, size_t n)
+{
+    link_conn *c = l->conn;
+    gb_replica *r = state_of(l);
+    size_t used = 0;
+    while (used < n && r->state == GB_REPL_HANDSHAKE) {
+        char ch = data[used++];
+        if (ch == '\n' && c->line_len == 0)
+            continue; /* a keep-alive newline before the PSYNC reply */
+        int got = line_push(c, ch);
+        if (got < 0) {
+            gb_log(GB_LOG_WARNING, "Bad protocol from MASTER: a reply line over %d bytes", REPLY_LINE_MAX);
+            link_drop(l);
+            return -1;
+        }
+        if (got == 0)
+            continue;
+        c->line_len = 0;
+        if (!handshake_reply(l, c, c->line)) {
+            link_drop(l);
+            return -1;
+        }
+    }
+    return (ssize_t)used;
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static void feed(gb_replica_link *l, const char *data, size_t n)
+{
+    while (n > 0 && l->conn) {
+        gb_replica *r = state_of(l);
+        ssize_t used;
+        if (r->state == GB_REPL_HANDSHAKE) {
+            used = handshake_feed(l, data, n);
+        } else if (r->state == GB_REPL_TRANSFER) {
+            used = payload_feed(l, data, n);
+        } else {
+            stream_feed(l, data, n);
+            return;
+        }
+        if (used < 0)
+            return;
+        data += used;
+        n -= (size_t)used;
+    }
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    link_conn *c = h->data;
+    *buf = uv_buf_init(c->readbuf, sizeof c->readbuf);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    link_conn *c = s->data;
+    gb_replica_link *l = c->link;
+    if (!l || nread == 0)
+        return;
+    gb_engine_update_time(l->eng);
+    gb_replica *r = state_of(l);
+    if (r->epoch != l->epoch) { /* REPLICAOF since: nothing more from this primary */
+        link_drop(l);
+        return;
+    }
+    if (nread < 0) {
+        if (r->state == GB_REPL_TRANSFER)
+            gb_log(GB_LOG_WARNING, "I/O error trying to sync with MASTER: connection lost");
+        else if (r->state == GB_REPL_CONNECTED)
+            gb_log(GB_LOG_NOTICE, "Connection with master lost.");
+        else
+            gb_log(GB_LOG_WARNING, "Master closed the connection during the handshake: %s", uv_strerror((int)nread));
+        link_drop(l);
+        return;
+    }
+    r->last_io_ms = now_ms(l);
+    feed(l, c->readbuf, (size_t)nread);
+    gb_loop_stay_awake(l->loop);
+}
+
+/* ---- connecting ------------------------------------------------------------- */
+
+static void connected(uv_connect_t *req, int status)
+{
+    link_conn *c = req->data;
+    gb_replica_link *l = c->link;
+    if (!l)
+        return;
+    gb_replica *r = state_of(l);
+    if (status < 0) {
+        gb_log(GB_LOG_WARNING, "Error condition on socket for SYNC: %s", uv_strerror(status));
+        link_drop(l);
+        return;
+    }
+    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync started");
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0) {
+        link_drop(l);
+        return;
+    }
+    r->state = GB_REPL_HANDSHAKE;
+    r->last_io_ms = now_ms(l);
+    c->step = HS_PING;
+    send_command(c, 1, (const char *[]){"PING"});
+}
+
+static void resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    gb_replica_link *l = req->data;
+    bool current = l && l->resolving == req;
+    gb_free(req);
+    if (!current) {
+        if (res)
+            uv_freeaddrinfo(res);
+        return;
+    }
+    l->resolving = NULL;
+    gb_replica *r = state_of(l);
+    if (status < 0 || !res) {
+        gb_log(GB_LOG_WARNING, "Unable to connect to MASTER: %s", uv_strerror(status));
+        link_drop(l);
+        return;
+    }
+    link_conn *c = gb_calloc(1, sizeof *c);
+    c->link = l;
+    c->fd = -1;
+    gb_resp_parser_init(&c->parser, l->eng->cfg.proto_max_bulk_len);
+    uv_tcp_init(gb_loop_uv(l->loop), &c->tcp);
+    c->tcp.data = c;
+    c->creq.data = c;
+    l->conn = c;
+    int rc = uv_tcp_connect(&c->creq, &c->tcp, res->ai_addr, connected);
+    uv_freeaddrinfo(res);
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Unable to connect to MASTER: %s", uv_strerror(rc));
+        link_drop(l);
+        return;
+    }
+    r->state = GB_REPL_CONNECTING;
+}
+
+static void link_connect(gb_replica_link *l)
+{
+    gb_replica *r = state_of(l);
+    l->last_attempt_ms = now_ms(l);
+    gb_log(GB_LOG_NOTICE, "Connecting to MASTER %s:%d", r->host, r->port);
+    char port[16];
+    snprintf(port, sizeof port, "%d", r->port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    uv_getaddrinfo_t *req = gb_calloc(1, sizeof *req);
+    req->data = l;
+    l->resolving = req;
+    r->state = GB_REPL_CONNECTING;
+    r->last_io_ms = now_ms(l); /* repl-timeout counts from the attempt */
+    if (uv_getaddrinfo(gb_loop_uv(l->loop), req, resolved, r->host, port, &hints) != 0) {
+        l->resolving = NULL;
+        gb_free(req);
+        link_drop(l);
+    }
+}
+
+/* ---- the cron -------------------------------------------------------------- */
+
+/* Redis's replicationCron, replica part: timeouts, reconnection, ACKs. */
+static void link_timeouts(gb_replica_link *l)
+{
+    gb_replica *r = state_of(l);
+    uint64_t timeout = (uint64_t)l->eng->cfg.repl_timeout * 1000, now = now_ms(l);
+    if (!l->conn || now - r->last_io_ms <= timeout)
+        return;
+    if (r->state == GB_REPL_CONNECTING || r->state == GB_REPL_HANDSHAKE)
+        gb_log(GB_LOG_WARNING, "Timeout connecting to the MASTER...");
+    else if (r->state == GB_REPL_TRANSFER)
+        gb_log(GB_LOG_WARNING, "Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+                               "'repl-timeout' parameter in redis.conf to a larger value.");
+    else
+        gb_log(GB_LOG_WARNING, "MASTER timeout: no data nor PING received...");
+    link_drop(l);
+}
+
+static void link_cron(void *ctx)
+{
+    gb_replica_link *l = ctx;
+    gb_replica *r = l->eng->replica;
+    if (!r)
+        return;
+    if (r->epoch != l->epoch) {
+        link_drop(l);
+        l->epoch = r->epoch;
+        l->last_attempt_ms = 0; /* a new primary: at once */
+    }
+    if (l->conn && l->conn->kill) {
+        gb_log(GB_LOG_NOTICE, "Connection with master killed by CLIENT KILL.");
+        link_drop(l);
+    }
+    if (!r->host)
+        return;
+    link_timeouts(l);
+    uint64_t now = now_ms(l);
+    if (r->state == GB_REPL_CONNECT && !l->resolving && now - l->last_attempt_ms >= RETRY_MS)
+        link_connect(l);
+    if (r->state == GB_REPL_CONNECTED && now - l->last_ack_ms >= ACK_PERIOD_MS) {
+        l->last_ack_ms = now;
+        send_ack(l->conn, r->offset);
+    }
+}
+
+static void link_shutdown(void *ctx)
+{
+    gb_replica_link *l = ctx;
+    if (l->eng->replica) {
+        uint64_t keep = l->eng->replica->epoch;
+        link_drop(l);
+        l->epoch = keep;
+    }
+}
+
+/* replicaof "<host> <port>" from the configuration ("no one" or empty:
+ * a primary). */
+static void follow_configured_primary(gb_engine *eng)
+{
+    const char *v = eng->cfg.replicaof;
+    if (!v || !*v || gb_slice_ieq(gb_slice_cstr(v), "no one"))
+        return;
+    const char *sp = strrchr(v, ' ');
+    if (!sp)
+        return;
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)GB_MIN((size_t)(sp - v), sizeof host - 1), v);
+    gb_replica_set_master(eng, host, atoi(sp + 1));
+}
+
+gb_replica_link *gb_replica_link_new(gb_engine *eng, gb_loop *loop, char *err, size_t errlen)
+{
+    gb_replica_link *l = gb_calloc(1, sizeof *l);
+    l->eng = eng;
+    l->loop = loop;
+    gb_loop_peer peer = {.name = "replica-link", .ctx = l, .cron = link_cron, .shutdown = link_shutdown};
+    if (gb_loop_add_peer(loop, &peer) != 0) {
+        snprintf(err, errlen, "the event loop has no room for the replication link");
+        gb_free(l);
+        return NULL;
+    }
+    follow_configured_primary(eng);
+    return l;
+}
+
+void gb_replica_link_free(gb_replica_link *l) { gb_free(l); }
