@@ -6,6 +6,7 @@
 #include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
+#include "engine/core/repl.h"
 #include "platform/mem.h"
 
 size_t gb_memory_peak(gb_engine *eng)
@@ -44,9 +45,13 @@ static void script_line(void *lctx, const char *text)
 static void fill_clients(gb_engine *eng, gb_memory_overhead *mh)
 {
     for (const gb_client *c = eng->clients; c; c = c->next) {
-        mh->clients_normal += client_memory(c);
+        if (c->flags & GB_CLIENT_REPLICA)
+            mh->clients_slaves += client_memory(c);
+        else
+            mh->clients_normal += client_memory(c);
         mh->nclients++;
     }
+    mh->repl_backlog = gb_repl_backlog_bytes(eng);
 }
 
 static void fill_dbs(gb_engine *eng, gb_memory_overhead *mh)
@@ -116,8 +121,8 @@ void gb_memory_overhead_get(gb_engine *eng, gb_memory_overhead *mh)
     mh->lua_caches = sc.eval;
     mh->functions_caches = sc.all > sc.eval ? sc.all - sc.eval : 0;
     fill_clients(eng, mh);
-    mh->overhead_total = mh->startup_allocated + mh->clients_normal + mh->aof_buffer + mh->lua_caches +
-                         mh->functions_caches;
+    mh->overhead_total = mh->startup_allocated + mh->repl_backlog + mh->clients_slaves + mh->clients_normal +
+                         mh->aof_buffer + mh->lua_caches + mh->functions_caches;
     fill_dbs(eng, mh);
     mh->dataset = mh->total_allocated > mh->overhead_total ? mh->total_allocated - mh->overhead_total : 0;
     mh->net_memory_used = mh->total_allocated > mh->startup_allocated ? mh->total_allocated - mh->startup_allocated : 1;

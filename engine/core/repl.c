@@ -514,6 +514,8 @@ void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len)
     gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded (%zu bytes of RDB)", len);
 }
 
+size_t gb_repl_backlog_bytes(const gb_engine *eng) { return R(eng)->backlog.buf ? R(eng)->backlog.cap : 0; }
+
 size_t gb_repl_output_bytes(const gb_engine *eng)
 {
     const gb_repl *r = R(eng);

@@ -126,6 +126,8 @@ void gb_repl_full_begin(gb_client *c, bool psync);
 /* The dataset for the full sync that gb_repl_full_begin started: sent as
  * $<len>\r\n<bytes>; c is online from here (the stream follows). */
 void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len);
+/* The backlog's allocation (MEMORY STATS replication.backlog). */
+size_t gb_repl_backlog_bytes(const gb_engine *eng);
 /* Memory the replicas' pending outputs hold: not counted against maxmemory
  * (Redis's freeMemoryGetNotCountedMemory), or a replica that reads slowly
  * would make the primary evict keys. */

@@ -155,6 +155,11 @@ class GoblinPrimaryRedisReplica(unittest.TestCase):
             self.assertEqual(r.call("WAIT", 1, 5000), 1)
             self.assertEqual(r.call("WAIT", 2, 200), 1)  # times out with the one it has
             role = r.call("ROLE")
+            stats = r.call("MEMORY", "STATS")
+            stats = dict(zip(stats[::2], stats[1::2]))
+        # The replica's link and the backlog are counted where Redis counts them.
+        self.assertGreater(stats[b"clients.slaves"], 0)
+        self.assertGreater(stats[b"replication.backlog"], 0)
         self.assertEqual(role[0], b"master")
         self.assertEqual(len(role[2]), 1)
         ip, port, off = role[2][0]
