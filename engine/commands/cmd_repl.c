@@ -1,6 +1,6 @@
 /*
  * Replication commands, the primary's side (engine/core/repl.h): SYNC,
- * PSYNC, REPLCONF, WAIT, ROLE.
+ * PSYNC, REPLCONF, WAIT (ROLE: cmd_replica.c, for both roles).
  */
 #include "engine/commands/cmd_util.h"
 #include "engine/base/strbuf.h"
@@ -60,13 +60,6 @@ static void cmd_replconf(gb_client *c, int argc, gb_slice *argv) { gb_repl_replc
 
 static void cmd_wait(gb_client *c, int argc, gb_slice *argv) { gb_repl_wait(c, argc, argv); }
 
-static void cmd_role(gb_client *c, int argc, gb_slice *argv)
-{
-    (void)argc;
-    (void)argv;
-    gb_repl_role(c);
-}
-
 GB_DEFINE_COMMANDS(repl,
     {"sync", 1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_sync, "server", "Internal command used for replication",
      "1.0.0"},
@@ -76,6 +69,4 @@ GB_DEFINE_COMMANDS(repl,
      "An internal command for configuring the replication stream", "3.0.0"},
     {"wait", 3, GB_CMD_NOSCRIPT, 0, 0, 0, cmd_wait, "generic",
      "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
-     "3.0.0"},
-    {"role", 1, GB_CMD_NOSCRIPT | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_role, "server",
-     "Return the role of the instance in the context of replication", "2.8.12"});
+     "3.0.0"});

@@ -9,6 +9,7 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
+#include "engine/core/repl.h"
 #include "engine/core/replica.h"
 
 /* Redis's replicaofCommand: "NO ONE" promotes; otherwise the port is
@@ -49,8 +50,8 @@ static void cmd_replicaof(gb_client *c, int argc, gb_slice *argv)
     gb_reply_ok(c);
 }
 
-/* ROLE: a replica's five fields; a primary's [master, offset, replicas]
- * (this server feeds no replicas yet). */
+/* ROLE: a replica's five fields (engine/core/replica.h); a primary's
+ * [master, offset, [[ip, port, acked offset]...]] (engine/core/repl.h). */
 static void cmd_role(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -59,10 +60,7 @@ static void cmd_role(gb_client *c, int argc, gb_slice *argv)
         gb_replica_role_reply(c);
         return;
     }
-    gb_reply_array(c, 3);
-    gb_reply_cstr(c, "master");
-    gb_reply_int(c, 0);
-    gb_reply_array(c, 0);
+    gb_repl_role(c);
 }
 
 #define REPLICAOF_FLAGS (GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_STALE)

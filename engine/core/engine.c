@@ -242,8 +242,11 @@ static void sample_ops(gb_engine *eng)
 static void expire_slice(gb_engine *eng)
 {
     eng->expire_more = false;
-    if (!eng->active_expire_enabled || eng->expire_budget_ns <= 0 || gb_pause_check(eng) != GB_PAUSE_NONE)
-        return; /* no active expiry under CLIENT PAUSE (Redis 7.0): it would write */
+    /* No active expiry under CLIENT PAUSE (Redis 7.0): it would write; nor
+     * on a replica: the primary's DELs expire its keys. */
+    if (!eng->active_expire_enabled || eng->expire_budget_ns <= 0 || gb_pause_check(eng) != GB_PAUSE_NONE ||
+        gb_engine_is_replica(eng))
+        return;
     uint64_t start = gb_clock_mono_ns();
     uint64_t slice = (uint64_t)eng->expire_budget_ns < EXPIRE_SLICE_NS ? (uint64_t)eng->expire_budget_ns
                                                                        : EXPIRE_SLICE_NS;

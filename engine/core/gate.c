@@ -594,10 +594,7 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                  eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
                  typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
                  !refused_for_disk(c, cmd, cmd->flags) && !refused_for_replicas(c, cmd, cmd->flags) &&
-                 !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd);
-}
-
-                 !refused_for_disk(c, cmd, cmd->flags) && !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
+                 !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
                  !(eng->replica && gb_engine_is_replica(eng)); /* a replica's rules are admission's */
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);

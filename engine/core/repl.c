@@ -387,8 +387,18 @@ void gb_repl_shift_replid(gb_engine *eng)
     memcpy(r->replid2, r->replid, sizeof r->replid);
     r->second_replid_offset = r->master_repl_offset + 1;
     random_id(r->replid);
+    r->seldb = -1; /* a new history: its first effect selects its database */
     gb_log(GB_LOG_NOTICE, "Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s",
            r->replid2, (long long)r->second_replid_offset, r->replid);
+}
+
+void gb_repl_continue_as(gb_engine *eng, const char *replid)
+{
+    gb_repl *r = R(eng);
+    memcpy(r->replid2, r->replid, sizeof r->replid);
+    r->second_replid_offset = r->master_repl_offset + 1;
+    snprintf(r->replid, sizeof r->replid, "%.*s", GB_REPL_ID_LEN, replid);
+    gb_repl_disconnect_replicas(eng);
 }
 
 static void close_client(gb_client *c)
@@ -749,7 +759,8 @@ static bool min_replicas_active(const gb_engine *eng)
 void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), void *ctx)
 {
     gb_repl *r = R(eng);
-    linef(line, ctx, "role:master");
+    if (!r->following) /* a replica's role and link lines come first (info.c) */
+        linef(line, ctx, "role:master");
     linef(line, ctx, "connected_slaves:%zu", r->nreplicas);
     if (min_replicas_active(eng))
         linef(line, ctx, "min_slaves_good_slaves:%d", r->good_replicas);

@@ -92,6 +92,11 @@ void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset);
  * = master_repl_offset + 1, a new random replid (Redis's
  * shiftReplicationId). */
 void gb_repl_shift_replid(gb_engine *eng);
+/* A partial resync with our primary gave a new replication ID (it was
+ * promoted): ours becomes it, the old one the second, valid up to
+ * master_repl_offset + 1, and our replicas reconnect to learn it
+ * (Redis's slaveTryPartialResynchronization). */
+void gb_repl_continue_as(gb_engine *eng, const char *replid);
 /* Drops every attached replica (they resync). */
 void gb_repl_disconnect_replicas(gb_engine *eng);
 

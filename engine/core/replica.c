@@ -4,6 +4,8 @@
  */
 #include "engine/core/replica.h"
 
+#include "engine/core/repl.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,9 +71,18 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
     disconnect_blocked_clients(eng);
     r->state = GB_REPL_CONNECT;
     r->epoch++;
-    if (!was_replica) { /* a primary until now: nothing to resume from */
+    /* Our replicas resync with us (they learn our new history). */
+    gb_repl_disconnect_replicas(eng);
+    gb_repl_set_following(eng, true);
+    if (!was_replica) {
+        /* A primary until now: its own history is what it asks the new
+         * primary to continue (Redis's replicationCacheMasterUsingMyself),
+         * so an old primary rejoining after a failover resyncs partially. */
         r->down_since_s = 0;
-        r->have_master = false;
+        r->have_master = true;
+        snprintf(r->replid, sizeof r->replid, "%s", gb_repl_id(eng));
+        r->offset = r->read_offset = gb_repl_offset(eng);
+        r->master_db = -1;
     }
     record_setting(eng, host, port);
 }
@@ -83,6 +94,11 @@ void gb_replica_unset_master(gb_engine *eng)
     r->host = NULL;
     r->state = GB_REPL_NONE;
     r->epoch++;
+    /* Redis's replicationUnsetMaster: a new history whose past is the
+     * primary's (replid2), our replicas told by a reconnect. */
+    gb_repl_shift_replid(eng);
+    gb_repl_set_following(eng, false);
+    gb_repl_disconnect_replicas(eng);
     record_setting(eng, NULL, 0);
 }
 

@@ -25,6 +25,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/blocking.h"
 #include "engine/core/gate.h"
+#include "engine/core/repl.h"
 #include "engine/core/replica.h"
 #include "engine/core/tracking.h"
 #include "engine/types/t_keys.h"
@@ -198,8 +199,10 @@ static void send_ack(link_conn *c, int64_t offset)
  * from here. */
 static void stream_applied(gb_replica_link *l, const char *buf, size_t len)
 {
-    (void)buf;
     state_of(l)->offset += (int64_t)len;
+    /* The same bytes, as they came, into our backlog and to our own
+     * replicas (a chain): master_repl_offset moves with the offset. */
+    gb_repl_feed_stream(l->eng, buf, len);
 }
 
 static void master_kill(gb_client *m)
@@ -394,6 +397,10 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     restart_log_after_sync(eng);
     r->have_master = true;
     r->read_offset = r->offset;
+    /* The primary's replication ID and offset become ours, with an empty
+     * backlog: sub-replicas and, after a promotion, our siblings continue
+     * from here. */
+    gb_repl_adopt(eng, r->replid, r->offset);
     return true;
 }
 
@@ -652,6 +659,8 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         r->offset = off;
         r->have_master = false; /* until the payload loads */
         gb_log(GB_LOG_NOTICE, "Full resync from master: %s:%lld", r->replid, off);
+        /* Our replicas follow another history from here: they resync. */
+        gb_repl_disconnect_replicas(l->eng);
         r->state = GB_REPL_TRANSFER;
         r->transfer_size = -1;
         r->transfer_read = 0;
@@ -664,6 +673,9 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         if (valid_replid(id, strlen(id)) && memcmp(id, r->replid, 40) != 0) {
             memcpy(r->replid, id, 40);
             gb_log(GB_LOG_NOTICE, "Master replication ID changed to %s", r->replid);
+            /* Ours too, the old one kept as the second (our replicas may
+             * continue either), and our replicas told by a reconnect. */
+            gb_repl_continue_as(l->eng, r->replid);
         }
         gb_log(GB_LOG_NOTICE, "Successful partial resynchronization with master.");
         gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
