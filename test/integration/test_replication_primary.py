@@ -255,7 +255,8 @@ class PrimaryProtocolAsRedis(gbtest.GoblinAndRedisCase):
     def test_min_replicas_to_write(self):
         mine, theirs = self.both(("CONFIG", "SET", "min-replicas-to-write", "1"), ("SET", "k", "v"), ("GET", "k"),
                                  ("MULTI",), ("SET", "k", "v"), ("EXEC",),
-                                 ("CONFIG", "GET", "min-replicas-to-write"), ("CONFIG", "GET", "min-replicas-max-lag"), ("CONFIG", "SET", "min-replicas-max-lag", "0"),
+                                 ("CONFIG", "GET", "min-replicas-to-write"), ("CONFIG", "GET", "min-replicas-max-lag"),
+                                 ("CONFIG", "SET", "min-replicas-max-lag", "0"),
                                  ("SET", "k", "v"), ("CONFIG", "SET", "min-replicas-to-write", "0"),
                                  ("CONFIG", "SET", "min-replicas-max-lag", "10"))
         self.assertEqual(mine, theirs)
