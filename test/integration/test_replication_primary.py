@@ -276,6 +276,16 @@ class PrimaryProtocolAsRedis(gbtest.GoblinAndRedisCase):
         self.assertEqual(out[0], out[1])
         self.assertEqual(out[0][4], 1)
 
+    def test_info_and_role_without_replicas(self):
+        mine, theirs = self.goblin.info("replication"), self.redis.info("replication")
+        self.assertEqual(list(mine), list(theirs))
+        for f in mine:
+            if f != "master_replid":
+                self.assertEqual(mine[f], theirs[f], f)
+        self.assertRegex(mine["master_replid"], "^[0-9a-f]{40}$")
+        with Raw(self.goblin) as a, Raw(self.redis) as b:
+            self.assertEqual(a.call_raw("ROLE"), b.call_raw("ROLE"))
+
     def test_config_defaults(self):
         mine, theirs = self.both(("CONFIG", "GET", "repl-backlog-size"), ("CONFIG", "GET", "repl-backlog-ttl"),
                                  ("CONFIG", "GET", "repl-ping-replica-period"),
