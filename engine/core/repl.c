@@ -850,7 +850,9 @@ void gb_repl_cron(gb_engine *eng)
     gb_repl_backlog_resize(&r->backlog, (size_t)eng->cfg.repl_backlog_size);
     if (r->nreplicas == 0) {
         /* A replica keeps its backlog: it is what a promotion continues. */
-        if (!r->following && eng->cfg.repl_backlog_ttl && eng->now_ms - r->no_replicas_since_ms >= eng->cfg.repl_backlog_ttl * 1000) {
+        bool expired = eng->cfg.repl_backlog_ttl &&
+                       eng->now_ms - r->no_replicas_since_ms >= eng->cfg.repl_backlog_ttl * 1000;
+        if (!r->following && expired) {
             gb_log(GB_LOG_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
                    eng->cfg.repl_backlog_ttl);
             free_backlog(eng);

@@ -255,7 +255,8 @@ class PrimaryProtocolAsRedis(gbtest.GoblinAndRedisCase):
     def test_min_replicas_to_write(self):
         mine, theirs = self.both(("CONFIG", "SET", "min-replicas-to-write", "1"), ("SET", "k", "v"), ("GET", "k"),
                                  ("MULTI",), ("SET", "k", "v"), ("EXEC",),
-                                 ("CONFIG", "GET", "min-replicas-to-write"), ("CONFIG", "GET", "min-replicas-max-lag"), ("CONFIG", "SET", "min-replicas-max-lag", "0"),
+                                 ("CONFIG", "GET", "min-replicas-to-write"), ("CONFIG", "GET", "min-replicas-max-lag"),
+                                 ("CONFIG", "SET", "min-replicas-max-lag", "0"),
                                  ("SET", "k", "v"), ("CONFIG", "SET", "min-replicas-to-write", "0"),
                                  ("CONFIG", "SET", "min-replicas-max-lag", "10"))
         self.assertEqual(mine, theirs)
@@ -274,6 +275,16 @@ class PrimaryProtocolAsRedis(gbtest.GoblinAndRedisCase):
                             r.call("CLIENT", "KILL", "TYPE", "normal"), r.call("CLIENT", "KILL", "TYPE", "bogus")])
         self.assertEqual(out[0], out[1])
         self.assertEqual(out[0][4], 1)
+
+    def test_info_and_role_without_replicas(self):
+        mine, theirs = self.goblin.info("replication"), self.redis.info("replication")
+        self.assertEqual(list(mine), list(theirs))
+        for f in mine:
+            if f != "master_replid":
+                self.assertEqual(mine[f], theirs[f], f)
+        self.assertRegex(mine["master_replid"], "^[0-9a-f]{40}$")
+        with Raw(self.goblin) as a, Raw(self.redis) as b:
+            self.assertEqual(a.call_raw("ROLE"), b.call_raw("ROLE"))
 
     def test_config_defaults(self):
         mine, theirs = self.both(("CONFIG", "GET", "repl-backlog-size"), ("CONFIG", "GET", "repl-backlog-ttl"),
