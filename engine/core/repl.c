@@ -204,7 +204,17 @@ void gb_repl_destroy(gb_engine *eng)
     eng->repl = NULL;
 }
 
-void gb_repl_set_following(gb_engine *eng, bool following) { R(eng)->following = following; }
+void gb_repl_set_following(gb_engine *eng, bool following)
+{
+    gb_repl *r = R(eng);
+    r->following = following;
+    /* The backlog's TTL counts from the promotion, not from the last
+     * replica this server had as a primary, if it ever had one (Redis's
+     * replicationUnsetMaster resets repl_no_slaves_since): else a promoted
+     * replica would free at once the backlog its siblings continue from. */
+    if (!following)
+        r->no_replicas_since_ms = eng->now_ms;
+}
 bool gb_repl_following(const gb_engine *eng) { return R(eng)->following; }
 
 const char *gb_repl_id(const gb_engine *eng) { return R(eng)->replid; }
