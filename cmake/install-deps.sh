@@ -83,7 +83,8 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev li
 # python3-celery/python3-kombu: the Celery worker test; python3-rq: the rq
 # test (Debian 12 has 1.13, which keeps job results in streams); npm (any
 # npm will do): the Node clients of the framework tests, installed at test time.
-[ $want_test = 1 ] && pkgs+=(redis-server redis-tools python3 python3-redis clang python3-celery python3-kombu
+# redis-sentinel: the Sentinel failover tests (test_sentinel.py).
+[ $want_test = 1 ] && pkgs+=(redis-server redis-tools redis-sentinel python3 python3-redis clang python3-celery python3-kombu
   python3-rq)
 [ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64

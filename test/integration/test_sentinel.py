@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Real redis-sentinel (the system package, Redis 7.0.15) managing
+goblin-core: three sentinels monitor a goblin primary with two goblin
+replicas; the primary is SIGKILLed while a client writes with WAIT 1; the
+sentinels promote a replica, repoint the other, and turn the old primary
+into a replica when it comes back. No write that WAIT acknowledged is lost,
+and redis-py's Sentinel client follows the new primary. A mixed set (a
+redis-server replica beside a goblin one) fails over the same way."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import gbtest
+from gbtest import SLOW, Server, wait_until
+from test_replication_pairs import caught_up, follow, repl
+
+REDIS_SENTINEL = gbtest._tool("REDIS_SENTINEL", "redis-sentinel")
+TIMEOUT = 60 * SLOW
+NAME = "gbmaster"
+
+
+class Sentinel:
+    def __init__(self, primary_port, quorum=2):
+        self.dir = tempfile.mkdtemp(prefix="gbit-sentinel-")
+        self.port = gbtest.free_port()
+        conf = os.path.join(self.dir, "sentinel.conf")
+        with open(conf, "w") as f:
+            f.write("port %d\nbind 127.0.0.1\ndir %s\n" % (self.port, self.dir))
+            f.write("sentinel monitor %s 127.0.0.1 %d %d\n" % (NAME, primary_port, quorum))
+            f.write("sentinel down-after-milliseconds %s %d\n" % (NAME, int(1000 * SLOW)))
+            f.write("sentinel failover-timeout %s %d\n" % (NAME, int(6000 * SLOW)))
+            f.write("sentinel parallel-syncs %s 1\n" % NAME)
+        self.log = open(os.path.join(self.dir, "sentinel.log"), "wb")
+        self.proc = subprocess.Popen([REDIS_SENTINEL, conf], stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=gbtest._child_setup)
+        assert wait_until(lambda: self.ping(), 10 * SLOW), "sentinel did not start"
+
+    def ping(self):
+        try:
+            with gbtest.Raw(("127.0.0.1", self.port)) as c:
+                return c.call("PING") == b"PONG"
+        except OSError:
+            return False
+
+    def call(self, *args):
+        with gbtest.Raw(("127.0.0.1", self.port)) as c:
+            return c.call(*args)
+
+    def master_port(self):
+        addr = self.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)
+        return int(addr[1]) if addr else None
+
+    def replicas(self):
+        rows = self.call("SENTINEL", "REPLICAS", NAME) or []
+        return [dict(zip(row[::2], row[1::2])) for row in rows]
+
+    def text(self):
+        with open(os.path.join(self.dir, "sentinel.log"), "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SentinelFailover(unittest.TestCase):
+    def setUp(self):
+        if not REDIS_SENTINEL:
+            gbtest.reference_missing("redis-sentinel is not installed (`make test` installs the redis-sentinel package)")
+        gbtest.require_redis()
+        self.servers, self.sentinels = [], []
+
+    def tearDown(self):
+        for s in self.sentinels:
+            s.stop()
+        for s in self.servers:
+            s.cleanup()
+
+    def start(self, kind, port=None, dir=None):
+        # A config file: Sentinel's reconfiguration ends with CONFIG REWRITE.
+        s = Server(kind, port=port, dir=dir, config="", args=["--repl-diskless-sync-delay", "0"] if kind == "redis" else [])
+        self.servers.append(s)
+        return s
+
+    def run_failover(self, replica_kinds):
+        primary = self.start("goblin")
+        replicas = [self.start(k) for k in replica_kinds]
+        for r in replicas:
+            follow(self, r, primary)
+        self.sentinels = [Sentinel(primary.port) for _ in range(3)]
+        # Every sentinel knows both replicas and the two other sentinels.
+        def discovered():
+            return all(len(s.replicas()) == len(replicas) and
+                       int(dict(zip(*[iter(s.call("SENTINEL", "MASTER", NAME))] * 2))[b"num-other-sentinels"]) == 2
+                       for s in self.sentinels)
+        self.assertTrue(wait_until(discovered, TIMEOUT), "sentinels never saw the set:\n" + self.sentinels[0].text())
+
+        # A writer whose every acknowledged write (WAIT 1 >= 1) must survive.
+        acked, stop = [], threading.Event()
+
+        def writer():
+            i = 0
+            while not stop.is_set():
+                try:
+                    c = gbtest.Raw(("127.0.0.1", primary.port))
+                except OSError:
+                    return
+                with c:
+                    try:
+                        while not stop.is_set():
+                            key = "k%06d" % i
+                            c.call("SET", key, "v")
+                            if c.call("WAIT", 1, 1000) >= 1:
+                                acked.append(key)
+                            i += 1
+                    except (OSError, gbtest.ProtocolViolation):
+                        return
+
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(1.0)
+        old_port, old_dir = primary.port, primary.dir
+        os.kill(primary.pid, signal.SIGKILL)
+        primary.proc.wait()
+        stop.set()
+        t.join()
+        self.assertGreater(len(acked), 10)
+
+        # The sentinels agree on a promoted replica.
+        def promoted():
+            ports = {s.master_port() for s in self.sentinels}
+            return len(ports) == 1 and old_port not in ports
+        self.assertTrue(wait_until(promoted, TIMEOUT), "no failover:\n" + self.sentinels[0].text())
+        new_port = self.sentinels[0].master_port()
+        new = next(r for r in replicas if r.port == new_port)
+        self.assertEqual(repl(new)["role"], "master")
+        with new.raw() as c:
+            missing = [k for k in acked if c.call("EXISTS", k) != 1]
+        self.assertEqual(missing, [], "acknowledged writes lost in the failover")
+        # The other replica follows the new primary.
+        for r in replicas:
+            if r is not new:
+                self.assertTrue(wait_until(lambda: repl(r).get("master_port") == str(new_port) and
+                                           repl(r).get("master_link_status") == "up", TIMEOUT),
+                                "the other replica was not repointed: %r" % repl(r))
+
+        # The old primary comes back on its port and its files: the
+        # sentinels turn it into a replica of the new one.
+        back = self.start("goblin", port=old_port, dir=old_dir)
+        self.assertTrue(wait_until(lambda: repl(back).get("role") == "slave" and
+                                   repl(back).get("master_port") == str(new_port) and
+                                   repl(back).get("master_link_status") == "up", TIMEOUT),
+                        "the old primary did not rejoin as a replica: %r\n%s" % (repl(back), self.sentinels[0].text()))
+
+        # A Sentinel-aware client (redis-py) writes to the new primary.
+        import redis.sentinel
+        sc = redis.sentinel.Sentinel([("127.0.0.1", s.port) for s in self.sentinels], socket_timeout=5)
+        m = sc.master_for(NAME, socket_timeout=5)
+        m.set("through-sentinel", "yes")
+        self.assertEqual(sc.slave_for(NAME, socket_timeout=5).get("through-sentinel") or
+                         m.get("through-sentinel"), b"yes")
+        caught_up(self, new, back)
+        with back.raw() as c:
+            self.assertEqual(c.call("GET", "through-sentinel"), b"yes")
+
+    def test_goblin_primary_and_replicas(self):
+        self.run_failover(("goblin", "goblin"))
+
+    def test_mixed_set(self):
+        self.run_failover(("goblin", "redis"))
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
