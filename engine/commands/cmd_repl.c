@@ -1,11 +1,13 @@
 /*
  * Replication commands, the primary's side (engine/core/repl.h): SYNC,
- * PSYNC, REPLCONF, WAIT (ROLE: cmd_replica.c, for both roles).
+ * PSYNC, REPLCONF, WAIT, FAILOVER (ROLE: cmd_replica.c, for both roles).
  */
 #include "engine/commands/cmd_util.h"
 #include "engine/base/strbuf.h"
 #include "engine/base/util.h"
+#include "engine/core/failover.h"
 #include "engine/core/repl.h"
+#include "engine/core/replica.h"
 #include "engine/persist/rdb_save.h"
 
 /* A full sync: +FULLRESYNC, then the dataset as an RDB.
@@ -28,6 +30,43 @@ static void full_sync(gb_client *c, bool psync)
     gb_strbuf_free(&rdb);
 }
 
+/* What refuses a sync before anything is sent (Redis's syncCommand): a
+ * FAILOVER under way here, or a replica whose own link is down. */
+static bool may_serve_sync(gb_client *c)
+{
+    if (gb_failover_state_of(c->eng) != GB_FAILOVER_NONE) {
+        gb_reply_error(c, "NOMASTERLINK Can't SYNC while failing over");
+        return false;
+    }
+    if (gb_engine_is_replica(c->eng) && gb_replica_of(c->eng)->state != GB_REPL_CONNECTED) {
+        gb_reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
+        return false;
+    }
+    return gb_repl_can_sync(c);
+}
+
+/* PSYNC <replid> <offset> FAILOVER from our primary (its FAILOVER,
+ * engine/core/failover.h): with our own replication ID we promote
+ * ourselves first, then answer the PSYNC as a primary. False when
+ * refused (replied). */
+static bool failover_request(gb_client *c, gb_slice replid)
+{
+    gb_log(GB_LOG_WARNING, "Failover request received for replid %.*s.", (int)replid.len, replid.ptr);
+    if (!gb_engine_is_replica(c->eng)) {
+        gb_reply_error(c, "ERR PSYNC FAILOVER can't be sent to a master.");
+        return false;
+    }
+    if (!gb_slice_ieq(replid, gb_repl_id(c->eng))) {
+        gb_reply_error(c, "ERR PSYNC FAILOVER replid must match my replid.");
+        return false;
+    }
+    gb_replica_unset_master(c->eng);
+    char who[1024];
+    gb_client_info(c, who, sizeof who);
+    gb_log(GB_LOG_NOTICE, "MASTER MODE enabled (failover request from '%s')", who);
+    return true;
+}
+
 /* SYNC: the old protocol (no +FULLRESYNC line, no ACKs expected). */
 static void cmd_sync(gb_client *c, int argc, gb_slice *argv)
 {
@@ -35,7 +74,7 @@ static void cmd_sync(gb_client *c, int argc, gb_slice *argv)
     (void)argv;
     if (gb_repl_is_replica(c))
         return; /* Redis ignores SYNC from a replica */
-    if (gb_repl_can_sync(c))
+    if (may_serve_sync(c))
         full_sync(c, false);
 }
 
@@ -43,8 +82,11 @@ static void cmd_sync(gb_client *c, int argc, gb_slice *argv)
  * full sync. An offset that is not a number is Redis's integer error. */
 static void cmd_psync(gb_client *c, int argc, gb_slice *argv)
 {
-    (void)argc;
-    if (gb_repl_is_replica(c) || !gb_repl_can_sync(c))
+    if (gb_repl_is_replica(c))
+        return;
+    if (argc > 3 && gb_slice_ieq(argv[3], "failover") && !failover_request(c, argv[1]))
+        return;
+    if (!may_serve_sync(c))
         return;
     int64_t offset;
     if (!gb_slice2ll(argv[2], &offset)) {
@@ -60,6 +102,8 @@ static void cmd_replconf(gb_client *c, int argc, gb_slice *argv) { gb_repl_replc
 
 static void cmd_wait(gb_client *c, int argc, gb_slice *argv) { gb_repl_wait(c, argc, argv); }
 
+static void cmd_failover(gb_client *c, int argc, gb_slice *argv) { gb_failover_command(c, argc, argv); }
+
 GB_DEFINE_COMMANDS(repl,
     {"sync", 1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_sync, "server", "Internal command used for replication",
      "1.0.0"},
@@ -70,4 +114,6 @@ GB_DEFINE_COMMANDS(repl,
      "An internal command for configuring the replication stream", "3.0.0"},
     {"wait", 3, GB_CMD_NOSCRIPT, 0, 0, 0, cmd_wait, "generic",
      "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
-     "3.0.0"});
+     "3.0.0"},
+    {"failover", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_STALE, 0, 0, 0, cmd_failover, "server",
+     "Start a coordinated failover between this server and one of its replicas.", "6.2.0"});

@@ -9,6 +9,7 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
+#include "engine/core/failover.h"
 #include "engine/core/repl.h"
 #include "engine/core/replica.h"
 
@@ -19,6 +20,10 @@ static void cmd_replicaof(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     gb_engine *eng = c->eng;
     char who[1024];
+    if (gb_failover_state_of(eng) != GB_FAILOVER_NONE) {
+        gb_reply_error(c, "ERR REPLICAOF not allowed while failing over.");
+        return;
+    }
     if (gb_arg_is(argv[1], "no") && gb_arg_is(argv[2], "one")) {
         if (gb_engine_is_replica(eng)) {
             gb_replica_unset_master(eng);

@@ -563,6 +563,12 @@ void gb_blocking_serve_ready(gb_engine *eng)
 
 void gb_pause_start(gb_engine *eng, int type, uint64_t end_ms)
 {
+    if (eng->failover_paused) { /* the client's pause, kept beside the failover's */
+        if (type > eng->client_pause_type)
+            eng->client_pause_type = type;
+        if (end_ms > eng->client_pause_end_ms)
+            eng->client_pause_end_ms = end_ms;
+    }
     if (type > eng->pause_type)
         eng->pause_type = type;
     if (end_ms > eng->pause_end_ms)
@@ -572,6 +578,17 @@ void gb_pause_start(gb_engine *eng, int type, uint64_t end_ms)
 
 void gb_pause_lift(gb_engine *eng)
 {
+    if (eng->failover_paused) {
+        /* CLIENT UNPAUSE or the client's deadline: the failover still holds
+         * writes (Redis unpauses only the command's own purpose). */
+        eng->client_pause_type = GB_PAUSE_NONE;
+        eng->client_pause_end_ms = 0;
+        if (eng->pause_type == GB_PAUSE_ALL) {
+            eng->pause_type = GB_PAUSE_WRITE;
+            eng->pause_lifted = eng->npostponed != 0; /* the reads it held run now */
+        }
+        return;
+    }
     eng->pause_type = GB_PAUSE_NONE;
     eng->pause_end_ms = 0;
     eng->pause_lifted = eng->npostponed != 0;
@@ -579,9 +596,33 @@ void gb_pause_lift(gb_engine *eng)
 
 int gb_pause_check(gb_engine *eng)
 {
-    if (eng->pause_type != GB_PAUSE_NONE && gb_clock_mono_ms() >= eng->pause_end_ms)
+    uint64_t now = gb_clock_mono_ms();
+    if (eng->failover_paused) {
+        if (eng->client_pause_type != GB_PAUSE_NONE && now >= eng->client_pause_end_ms)
+            gb_pause_lift(eng);
+    } else if (eng->pause_type != GB_PAUSE_NONE && now >= eng->pause_end_ms) {
         gb_pause_lift(eng);
+    }
     return eng->pause_type;
+}
+
+void gb_pause_for_failover(gb_engine *eng, bool on)
+{
+    if (on == eng->failover_paused)
+        return;
+    if (on) {
+        eng->client_pause_type = eng->pause_type;
+        eng->client_pause_end_ms = eng->pause_end_ms;
+        gb_pause_start(eng, GB_PAUSE_WRITE, UINT64_MAX);
+        eng->failover_paused = true;
+        return;
+    }
+    eng->failover_paused = false;
+    int type = eng->client_pause_type;
+    uint64_t end = eng->client_pause_end_ms;
+    gb_pause_lift(eng);
+    if (type != GB_PAUSE_NONE && end > gb_clock_mono_ms())
+        gb_pause_start(eng, type, end); /* the client's pause goes on alone */
 }
 
 bool gb_pause_postpones(gb_client *c, const gb_command *cmd)

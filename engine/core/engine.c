@@ -14,6 +14,7 @@
 #include "engine/core/memory_report.h"
 #include "engine/core/lazyfree.h"
 #include "engine/core/hfe.h"
+#include "engine/core/failover.h"
 #include "engine/core/replica.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -119,6 +120,7 @@ void gb_engine_free(gb_engine *eng)
     if (eng->scripting)
         eng->scripting->destroy(eng->scripting->ctx);
     gb_replica_destroy(eng);
+    gb_failover_destroy(eng);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -289,6 +291,7 @@ void gb_engine_cron(gb_engine *eng)
     }
     eng->hz = effective_hz(eng);
     gb_blocking_cron(eng);
+    gb_failover_cron(eng); /* first, as Redis's replicationCron */
     gb_repl_cron(eng);
     sample_ops(eng);
     (void)gb_memory_peak(eng);

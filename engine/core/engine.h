@@ -154,6 +154,12 @@ typedef struct gb_engine {
     int pause_type;
     uint64_t pause_end_ms;
     bool pause_lifted;       /* unpaused during a command: resume after it */
+    /* A FAILOVER holds writes (engine/core/failover.h) beside any CLIENT
+     * PAUSE, as Redis's pause purposes: pause_type/pause_end_ms are then
+     * the two combined, the client's own kept here to come back to. */
+    bool failover_paused;
+    int client_pause_type;
+    uint64_t client_pause_end_ms;
     gb_client **postponed;
     size_t npostponed, postponedcap;
     /* MONITOR and CLIENT TRACKING (engine/core/monitor.h, tracking.h) */
@@ -189,6 +195,7 @@ typedef struct gb_engine {
     gb_listener_hook listeners;          /* likewise: CONFIG SET port / bind */
 
     struct gb_replica *replica; /* the replica side (engine/core/replica.h), or NULL: never one */
+    struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/failover.h), or NULL: none yet */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 

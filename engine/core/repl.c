@@ -8,6 +8,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/strbuf.h"
+#include "engine/core/failover.h"
 #include "engine/base/util.h"
 #include "engine/core/blocking.h"
 #include "engine/core/engine.h"
@@ -766,6 +767,25 @@ static bool min_replicas_active(const gb_engine *eng)
     return eng->cfg.min_replicas_to_write && eng->cfg.min_replicas_max_lag;
 }
 
+size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t cap)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const repl_link *l = &r->links[i];
+        if (!(l->c->flags & GB_CLIENT_REPLICA))
+            continue;
+        if (n < cap) {
+            replica_ip(l, out[n].ip, sizeof out[n].ip);
+            out[n].port = l->listening_port;
+            out[n].online = l->state == REPLICA_ONLINE;
+            out[n].ack_off = l->ack_off;
+        }
+        n++;
+    }
+    return n;
+}
+
 void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), void *ctx)
 {
     gb_repl *r = R(eng);
@@ -785,7 +805,7 @@ void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), voi
         linef(line, ctx, "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%ld", id++, ip, l->listening_port,
               l->state == REPLICA_ONLINE ? "online" : "wait_bgsave", (long long)l->ack_off, lag);
     }
-    linef(line, ctx, "master_failover_state:no-failover");
+    linef(line, ctx, "master_failover_state:%s", gb_failover_state_name(eng));
     linef(line, ctx, "master_replid:%s", r->replid);
     linef(line, ctx, "master_replid2:%s", r->replid2);
     linef(line, ctx, "master_repl_offset:%lld", (long long)r->master_repl_offset);

@@ -155,6 +155,17 @@ void gb_repl_wait(gb_client *c, int argc, const gb_slice *argv);
 bool gb_repl_is_wait(const gb_argv_copy *cmd);
 void gb_repl_wait_end(gb_client *c, bool timed_out);
 
+/* The attached replicas as FAILOVER looks for one (the address they
+ * announced, or the peer's; the port they listen on; online; the offset
+ * they acknowledged). Fills up to cap, returns how many there are. */
+typedef struct gb_repl_replica_view {
+    char ip[64];
+    int port;
+    bool online;
+    int64_t ack_off;
+} gb_repl_replica_view;
+size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t cap);
+
 /* ROLE for a primary. */
 void gb_repl_role(gb_client *c);
 /* INFO replication's lines (as Redis 7.0 writes them for a primary), and

@@ -158,5 +158,104 @@ class Failover(Servers):
         self.failover(("goblin", "redis", "goblin"))
 
 
+class CoordinatedFailover(Servers):
+    """FAILOVER: the primary pauses writes, waits for a replica to have its
+    whole stream, becomes that replica's replica with PSYNC ... FAILOVER, and
+    the replica promotes itself; goblin and redis-server on either side."""
+
+    def handover(self, kinds, to=False):
+        primary, replica = self.start(kinds[0]), self.start(kinds[1])
+        write_everything(primary.redis(tcp=True), "before")
+        follow(self, replica, primary)
+        caught_up(self, primary, replica)
+        # The primary counts the replica online (redis-server: after its
+        # first REPLCONF ACK following a disk-less transfer).
+        self.assertTrue(wait_until(lambda: "state=online" in str(repl(primary).get("slave0", "")), TIMEOUT),
+                        repl(primary))
+        args = ["FAILOVER"] + (["TO", "127.0.0.1", str(replica.port)] if to else [])
+        with primary.raw() as c:
+            self.assertEqual(c.call(*args), b"OK")
+        self.assertTrue(wait_until(lambda: repl(replica)["role"] == "master" and
+                                   repl(primary).get("master_port") == str(replica.port) and
+                                   repl(primary).get("master_link_status") == "up", TIMEOUT),
+                        "no handover: %r / %r\n%s" % (repl(primary), repl(replica), primary.log()[-2000:]))
+        self.assertEqual(repl(primary)["master_failover_state"], "no-failover")
+        # The old primary continued the new one's history: no full sync.
+        self.assertEqual(int(stats(replica)["sync_full"]), 0)
+        self.assertEqual(int(stats(replica)["sync_partial_ok"]), 1)
+        write_more(replica, "after")
+        assert_same_data(self, replica, primary)
+        with primary.raw() as c:
+            self.assertEqual(c.call_raw("SET", "x", "1"), b"-READONLY You can't write against a read only replica.\r\n")
+
+    def test_goblin_to_goblin(self):
+        self.handover(("goblin", "goblin"))
+
+    def test_goblin_to_redis(self):
+        self.handover(("goblin", "redis"), to=True)
+
+    def test_redis_to_goblin(self):
+        self.handover(("redis", "goblin"), to=True)
+
+    def refusals(self, kind):
+        primary = self.start(kind)
+        with primary.raw() as c:
+            got = [c.call_raw("FAILOVER"), c.call_raw("FAILOVER", "ABORT"), c.call_raw("FAILOVER", "TIMEOUT", "0"),
+                   c.call_raw("FAILOVER", "TIMEOUT", "x"), c.call_raw("FAILOVER", "BOGUS"),
+                   c.call_raw("FAILOVER", "TO", "127.0.0.1", "x")]
+        replica = self.start(kind)
+        follow(self, replica, primary)
+        with primary.raw() as c:
+            got += [c.call_raw("FAILOVER", "FORCE"), c.call_raw("FAILOVER", "TO", "127.0.0.1", "1", "FORCE"),
+                    c.call_raw("FAILOVER", "TO", "127.0.0.1", "1"), c.call_raw("FAILOVER", "TIMEOUT", "10", "TIMEOUT", "5")]
+        with replica.raw() as c:
+            got += [c.call_raw("FAILOVER"), c.call_raw("PSYNC", "0" * 40, "1", "FAILOVER")]
+        with primary.raw() as c:
+            got += [c.call_raw("PSYNC", "0" * 40, "1", "FAILOVER")]
+        return got
+
+    def test_refusals_as_redis(self):
+        got = self.refusals("goblin")
+        self.assertEqual(got[0], b"-ERR FAILOVER requires connected replicas.\r\n")
+        if gbtest.compare_with_redis():
+            self.assertEqual(got, self.refusals("redis"))
+
+    def test_abort_and_timeout_while_waiting(self):
+        import os
+        import signal
+        primary, replica = self.start("goblin"), self.start("goblin")
+        follow(self, replica, primary)
+        caught_up(self, primary, replica)
+        # A replica that acknowledges nothing more: the failover waits.
+        os.kill(replica.pid, signal.SIGSTOP)
+        try:
+            with primary.raw() as c:
+                self.assertEqual(c.call("SET", "k", "1"), b"OK")
+                self.assertEqual(c.call("FAILOVER"), b"OK")
+                self.assertEqual(repl(primary)["master_failover_state"], "waiting-for-sync")
+                self.assertEqual(c.call_raw("FAILOVER"), b"-ERR FAILOVER already in progress.\r\n")
+                self.assertEqual(c.call_raw("REPLICAOF", "NO", "ONE"),
+                                 b"-ERR REPLICAOF not allowed while failing over.\r\n")
+                # Writes wait for the failover; reads do not.
+                w = primary.raw()
+                w.send_cmd("SET", "held", "1")
+                self.assertEqual(c.call("GET", "k"), b"1")
+                self.assertEqual(w.read_raw_available(0.3), b"")
+                # CLIENT UNPAUSE ends a client's pause, not the failover's.
+                self.assertEqual(c.call("CLIENT", "UNPAUSE"), b"OK")
+                self.assertEqual(w.read_raw_available(0.3), b"")
+                self.assertEqual(c.call("FAILOVER", "ABORT"), b"OK")
+                self.assertEqual(w.read()[0], b"OK")
+                w.close()
+                self.assertEqual(repl(primary)["master_failover_state"], "no-failover")
+                self.assertEqual(c.call("FAILOVER", "TIMEOUT", "300"), b"OK")
+                self.assertTrue(wait_until(lambda: repl(primary)["master_failover_state"] == "no-failover", TIMEOUT))
+                self.assertIn("FAILOVER to any replica aborted: Replica never caught up before timeout", primary.log())
+                self.assertEqual(repl(primary)["role"], "master")
+                self.assertEqual(c.call("SET", "after", "1"), b"OK")
+        finally:
+            os.kill(replica.pid, signal.SIGCONT)
+
+
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -24,6 +24,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/blocking.h"
+#include "engine/core/failover.h"
 #include "engine/core/gate.h"
 #include "engine/core/repl.h"
 #include "engine/core/replica.h"
@@ -583,10 +584,18 @@ static void send_psync(gb_replica_link *l, link_conn *c)
         char off[32];
         snprintf(off, sizeof off, "%lld", (long long)r->offset + 1);
         gb_log(GB_LOG_NOTICE, "Trying a partial resynchronization (request %s:%s).", r->replid, off);
-        send_command(c, 3, (const char *[]){"PSYNC", r->replid, off});
+        /* A primary handing over its role (FAILOVER) asks the target to
+         * promote itself first (engine/core/failover.h). */
+        if (gb_failover_state_of(l->eng) == GB_FAILOVER_IN_PROGRESS)
+            send_command(c, 4, (const char *[]){"PSYNC", r->replid, off, "FAILOVER"});
+        else
+            send_command(c, 3, (const char *[]){"PSYNC", r->replid, off});
     } else {
         gb_log(GB_LOG_NOTICE, "Partial resynchronization not possible (no cached master)");
-        send_command(c, 3, (const char *[]){"PSYNC", "?", "-1"});
+        if (gb_failover_state_of(l->eng) == GB_FAILOVER_IN_PROGRESS)
+            send_command(c, 4, (const char *[]){"PSYNC", "?", "-1", "FAILOVER"});
+        else
+            send_command(c, 3, (const char *[]){"PSYNC", "?", "-1"});
     }
 }
 
@@ -646,6 +655,10 @@ static bool valid_replid(const char *s, size_t n)
 static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
 {
     gb_replica *r = state_of(l);
+    /* A FAILOVER under way ends with any answer that starts a sync, and is
+     * aborted by any other (engine/core/failover.h). */
+    gb_failover_psync_answered(l->eng, strncmp(line, "+FULLRESYNC ", 12) == 0 ||
+                                           (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master));
     if (strncmp(line, "+FULLRESYNC ", 12) == 0) {
         const char *id = line + 12, *sp = strchr(id, ' ');
         char *end;
