@@ -17,12 +17,16 @@
 #include "platform/shm.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
+#include "transport/tls/tls.h"
 #include "transport/resp/resp_writer.h"
 
 /* Reads go into the query buffer in chunks of at least this many bytes. */
 #define READ_CHUNK (16 * 1024)
 /* Query buffers above this size are shrunk back when they empty out. */
 #define QBUF_KEEP (64 * 1024)
+/* A TLS connection's socket is read into a scratch buffer this big, whose
+ * records are decrypted into the query buffer at once. */
+#define TLS_READ_CHUNK (64 * 1024)
 
 typedef struct conn conn;
 
@@ -55,6 +59,8 @@ struct conn {
     bool resume_queued;
     bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
     bool is_unix;
+    bool is_tls;            /* accepted on the TLS port: every byte goes through tls */
+    gb_tls_session *tls;
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -70,6 +76,7 @@ typedef struct listener {
     } h;
     gb_net_server *srv;
     bool is_unix;
+    bool is_tls; /* serves tls-port */
     /* Refusing a connection when its conn cannot be allocated: libuv has
      * accepted the socket already and stops listening until it is taken,
      * so it is taken into this handle and closed. One refusal at a time;
@@ -98,11 +105,16 @@ struct gb_net_server {
     uv_loop_t *loop;
     /* Every listener (the TCP ones, then the Unix socket's), for the
      * loops that treat them alike. */
-    listener *listeners[GB_BIND_MAX + 1];
+    listener *listeners[2 * GB_BIND_MAX + 1];
     int nlisteners;
     listener *tcp[GB_BIND_MAX]; /* serving `port` on the words of `bind` */
     int ntcp;
     listener *unix_listener;
+    listener *tls[GB_BIND_MAX]; /* serving `tls-port` on the words of `bind` */
+    int ntls;
+    int tls_port;
+    gb_tls_context *tls_ctx;    /* for new TLS connections (open ones hold their own reference) */
+    char tls_scratch[TLS_READ_CHUNK];
     int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
     char *bind;
     char *unix_path;
@@ -126,6 +138,7 @@ static void conn_free_cb(uv_handle_t *h)
     if (c->client)
         gb_client_free(c->client);
     gb_resp_parser_free(&c->parser);
+    gb_tls_session_free(c->tls);
     gb_free(c->qbuf);
     gb_outbuf_free(&c->out);
     gb_free(c);
@@ -293,8 +306,80 @@ static void write_done(uv_write_t *req, int status)
     }
     if (c->out.len)
         conn_flush(c);
-    else if (c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
+    else if (c->inflight == 0 && c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
         conn_close(c);
+}
+
+/* Sends data (gb_malloc'd, taken over): what the socket takes now, the
+ * rest through uv_write after what is in flight. False if c was closed. */
+static bool send_owned(conn *c, char *data, size_t len)
+{
+    size_t sent = 0;
+    if (c->inflight == 0) {
+        uv_buf_t b = uv_buf_init(data, (unsigned)len);
+        int n = uv_try_write(&c->h.stream, &b, 1);
+        if (n > 0)
+            sent = (size_t)n;
+        else if (n < 0 && n != UV_EAGAIN) {
+            gb_free(data);
+            conn_close(c);
+            return false;
+        }
+    }
+    if (sent == len) {
+        gb_free(data);
+        return true;
+    }
+    write_req *w = gb_try_malloc(sizeof *w);
+    if (!w) {
+        gb_free(data);
+        close_for_oom(c, "write request", false);
+        return false;
+    }
+    w->data = data;
+    w->len = len - sent;
+    w->c = c;
+    c->inflight += w->len;
+    uv_buf_t b = uv_buf_init(data + sent, (unsigned)w->len);
+    if (uv_write(&w->req, &c->h.stream, &b, 1, write_done) != 0) {
+        c->inflight -= w->len;
+        gb_free(data);
+        gb_free(w);
+        conn_close(c);
+        return false;
+    }
+    return true;
+}
+
+/* Sends the records c's TLS session has waiting (handshake messages,
+ * alerts, encrypted replies). False if c was closed. */
+static bool tls_send(conn *c)
+{
+    size_t pending = gb_tls_output_pending(c->tls);
+    if (pending == 0)
+        return true;
+    char *data = gb_try_malloc(pending);
+    if (!data) {
+        close_for_oom(c, "TLS records", false);
+        return false;
+    }
+    return send_owned(c, data, gb_tls_take_output(c->tls, data, pending));
+}
+
+/* Encrypts c's replies and sends them. One batch in flight at a time, as
+ * for plain connections: write_done continues with what gathered meanwhile.
+ * False if c was closed. */
+static bool tls_write_out(conn *c)
+{
+    if (c->inflight)
+        return true;
+    if (gb_tls_write(c->tls, c->out.data, c->out.len) != 0) {
+        conn_close(c);
+        return false;
+    }
+    c->srv->eng->stats.total_net_output_bytes += c->out.len;
+    gb_outbuf_consume(&c->out, c->out.len);
+    return tls_send(c);
 }
 
 /* c has replies to send. They leave at the end of this loop iteration
@@ -340,7 +425,10 @@ static void conn_write_out(conn *c)
     if (c->out.len > c->out_peak)
         c->out_peak = c->out.len;
     gb_engine *eng = c->srv->eng;
-    if (c->inflight == 0) {
+    if (c->tls) {
+        if (!tls_write_out(c))
+            return;
+    } else if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
         int n = uv_try_write(&c->h.stream, &b, 1);
         if (n > 0) {
@@ -396,10 +484,10 @@ static void write_queued_replies(gb_net_server *srv)
 
 /* ---- input ----------------------------------------------------------------------- */
 
-static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* Room at the end of c's query buffer for the next read (grown towards
+ * the end of a big bulk in progress). False when it cannot grow. */
+static bool query_room(conn *c, char **room, size_t *len)
 {
-    (void)suggested;
-    conn *c = h->data;
     size_t want = READ_CHUNK;
     /* A big bulk in progress: read straight towards its end. */
     size_t need = gb_resp_bytes_wanted(&c->parser);
@@ -410,17 +498,71 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         while (ncap - c->qlen < want)
             ncap *= 2;
         char *q = gb_try_realloc(c->qbuf, ncap);
-        if (!q) {
-            /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
-            buf->base = NULL;
-            buf->len = 0;
-            return;
-        }
+        if (!q)
+            return false;
         c->qbuf = q;
         c->qcap = ncap;
     }
-    buf->base = c->qbuf + c->qlen;
-    buf->len = c->qcap - c->qlen;
+    *room = c->qbuf + c->qlen;
+    *len = c->qcap - c->qlen;
+    return true;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    conn *c = h->data;
+    if (c->is_tls) { /* records: decrypted into the query buffer by read_cb, before the next read */
+        buf->base = c->srv->tls_scratch;
+        buf->len = sizeof c->srv->tls_scratch;
+        return;
+    }
+    char *room;
+    size_t len;
+    if (!query_room(c, &room, &len)) {
+        /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    buf->base = room;
+    buf->len = len;
+}
+
+/* Bytes from a TLS connection's socket: the handshake advances, and what
+ * the records decrypt to lands in the query buffer. A failed handshake
+ * (no client certificate where one is required, a wrong CA, garbage)
+ * closes this connection alone, logged as Redis logs it. False if c was
+ * closed. */
+static bool tls_input(conn *c, const char *data, size_t len)
+{
+    if (gb_tls_feed(c->tls, data, len) != 0) {
+        close_for_oom(c, "TLS input", true);
+        return false;
+    }
+    for (;;) {
+        char *room;
+        size_t cap;
+        if (!query_room(c, &room, &cap)) {
+            close_for_oom(c, "query buffer", true);
+            return false;
+        }
+        char err[320];
+        ssize_t n = gb_tls_read(c->tls, room, cap, err, sizeof err);
+        if (n > 0) {
+            c->qlen += (size_t)n;
+            c->srv->eng->stats.total_net_input_bytes += (uint64_t)n;
+            continue;
+        }
+        if (n == GB_TLS_WANT_MORE)
+            return tls_send(c);
+        if (n == GB_TLS_FAILED)
+            gb_log(GB_LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s laddr=%s)", err, c->addr,
+                   c->laddr);
+        if (tls_send(c)) /* the alert that says why, when there is one */
+            conn_close(c);
+        return false;
+    }
 }
 
 static void protocol_error(conn *c, const char *err)
@@ -506,8 +648,13 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     gb_engine *eng = c->srv->eng;
     gb_engine_update_time(eng);
-    eng->stats.total_net_input_bytes += (uint64_t)nread;
-    c->qlen += (size_t)nread;
+    if (c->is_tls) {
+        if (!tls_input(c, buf->base, (size_t)nread))
+            return;
+    } else {
+        eng->stats.total_net_input_bytes += (uint64_t)nread;
+        c->qlen += (size_t)nread;
+    }
     c->last_read_ms = (int64_t)eng->now_mono_ms;
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
@@ -582,7 +729,8 @@ static void refuse_connection(conn *c, const char *text)
     char line[2048];
     int n = snprintf(line, sizeof line, "-%s\r\n", text);
     uv_buf_t b = uv_buf_init(line, (unsigned)GB_MIN((size_t)n, sizeof line - 1));
-    uv_try_write(&c->h.stream, &b, 1);
+    if (!c->is_tls) /* a TLS client is mid-handshake: plain text would only garble it */
+        uv_try_write(&c->h.stream, &b, 1);
     c->srv->eng->stats.rejected_connections++;
     uv_close(&c->h.handle, conn_reject_close_cb);
 }
@@ -662,6 +810,14 @@ static void conn_setup(listener *l, conn *c)
         return;
     }
     eng->stats.total_connections_received++;
+    if (c->is_tls) {
+        /* tls-auth-clients as it is now, as Redis reads it per connection. */
+        c->tls = srv->tls_ctx ? gb_tls_session_new(srv->tls_ctx, eng->cfg.tls_auth_clients) : NULL;
+        if (!c->tls) {
+            close_for_oom(c, "TLS session", true);
+            return;
+        }
+    }
     int rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
     if (rc != 0)
         conn_close(c);
@@ -674,6 +830,7 @@ static conn *conn_alloc(listener *l)
         return NULL;
     c->srv = l->srv;
     c->is_unix = l->is_unix;
+    c->is_tls = l->is_tls;
     return c;
 }
 
@@ -1155,6 +1312,8 @@ static void list_listeners(gb_net_server *srv)
     srv->nlisteners = 0;
     for (int i = 0; i < srv->ntcp; i++)
         srv->listeners[srv->nlisteners++] = srv->tcp[i];
+    for (int i = 0; i < srv->ntls; i++)
+        srv->listeners[srv->nlisteners++] = srv->tls[i];
     if (srv->unix_listener)
         srv->listeners[srv->nlisteners++] = srv->unix_listener;
     size_t used = 0;
@@ -1179,6 +1338,124 @@ static void install_tcp_set(gb_net_server *srv, listener **set, int n, const boo
     gb_free(srv->bind);
     srv->bind = bind;
     list_listeners(srv);
+}
+
+/* ---- TLS listeners and their context ---------------------------------------------- */
+
+/* Redis configures TLS when the port or a link wants it. */
+static bool tls_wanted(const gb_settings *cfg)
+{
+    return cfg->tls_port != 0 || cfg->tls_replication || cfg->tls_cluster;
+}
+
+static gb_tls_context *tls_context_from(const gb_settings *cfg, char *err, size_t errlen)
+{
+    const gb_tls_config tc = {
+        .cert_file = cfg->tls_cert_file,
+        .key_file = cfg->tls_key_file,
+        .key_file_pass = cfg->tls_key_file_pass,
+        .ca_cert_file = cfg->tls_ca_cert_file,
+        .ca_cert_dir = cfg->tls_ca_cert_dir,
+        .protocols = cfg->tls_protocols,
+        .ciphers = cfg->tls_ciphers,
+        .ciphersuites = cfg->tls_ciphersuites,
+        .dh_params_file = cfg->tls_dh_params_file,
+        .prefer_server_ciphers = cfg->tls_prefer_server_ciphers,
+        .session_caching = cfg->tls_session_caching,
+        .session_cache_size = cfg->tls_session_cache_size,
+        .session_cache_timeout = cfg->tls_session_cache_timeout,
+        .needs_ca = cfg->tls_auth_clients != GB_TLS_AUTH_NO || cfg->tls_replication || cfg->tls_cluster,
+    };
+    return gb_tls_context_new(&tc, err, errlen);
+}
+
+/* The TLS listeners for `bind` on port (none for 0), all newly opened:
+ * the plain set is left alone (a TLS port equal to `port` cannot be). */
+static int open_tls_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, char *err,
+                        size_t errlen)
+{
+    *nout = 0;
+    if (port != 0 && port == srv->port && srv->ntcp > 0) {
+        snprintf(err, errlen, "cannot listen on TLS port %d: the plain TCP listeners serve it", port);
+        return UV_EADDRINUSE;
+    }
+    bool kept[GB_BIND_MAX];
+    int rc = open_tcp_set(srv, bind, port, out, nout, kept, err, errlen);
+    for (int i = 0; rc == 0 && i < *nout; i++) {
+        out[i]->is_tls = true;
+        memcpy(out[i]->desc, "tls", 3); /* "tcp 127.0.0.1:6380" -> "tls ..." */
+    }
+    return rc;
+}
+
+/* The new TLS set replaces the current one (connections stay). */
+static void install_tls_set(gb_net_server *srv, listener **set, int n, int port)
+{
+    for (int i = 0; i < srv->ntls; i++)
+        retire_listener(srv->tls[i]);
+    if (n)
+        memcpy(srv->tls, set, sizeof(listener *) * (size_t)n);
+    srv->ntls = n;
+    srv->tls_port = port;
+    list_listeners(srv);
+}
+
+/* Moves the TLS listeners to port on bind. Non-zero (reason in err) and
+ * nothing changed when it fails. */
+static int move_tls_listeners(gb_net_server *srv, const char *bind, int port, char *err, size_t errlen)
+{
+    listener *set[GB_BIND_MAX];
+    int n;
+    int rc = open_tls_set(srv, bind, port, set, &n, err, errlen);
+    if (rc == 0)
+        install_tls_set(srv, set, n, port);
+    return rc;
+}
+
+/* CONFIG SET tls-* (the engine's gb_listener_hook): a new context for new
+ * connections (each open one keeps the context it was accepted with), and
+ * the listeners moved when tls-port changed. Nothing changes on failure. */
+static int tls_apply(void *ctx, const gb_settings *cfg, char *err, size_t errlen)
+{
+    gb_net_server *srv = ctx;
+    gb_tls_context *fresh = NULL;
+    if (tls_wanted(cfg)) {
+        fresh = tls_context_from(cfg, err, errlen);
+        if (!fresh)
+            return GB_TLS_APPLY_CONTEXT;
+    }
+    if (cfg->tls_port != srv->tls_port) {
+        if (move_tls_listeners(srv, srv->bind, cfg->tls_port, err, errlen) != 0) {
+            gb_log(GB_LOG_WARNING, "CONFIG SET tls-port: %s", err);
+            gb_tls_context_free(fresh);
+            return GB_TLS_APPLY_LISTEN;
+        }
+        gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
+    }
+    if (fresh || !tls_wanted(cfg)) {
+        gb_tls_context_free(srv->tls_ctx);
+        srv->tls_ctx = fresh;
+    }
+    return GB_TLS_APPLY_OK;
+}
+
+/* At start-up: the context and the TLS listeners, as Redis's initServer
+ * says when they fail. */
+static int start_tls(gb_net_server *srv, const gb_settings *cfg, char *err, size_t errlen)
+{
+    if (!tls_wanted(cfg))
+        return 0;
+    char why[512];
+    srv->tls_ctx = tls_context_from(cfg, why, sizeof why);
+    if (!srv->tls_ctx) {
+        snprintf(err, errlen, "Failed to configure TLS. Check logs for more info. (%s)", why);
+        return -1;
+    }
+    if (move_tls_listeners(srv, srv->bind, cfg->tls_port, why, sizeof why) != 0) {
+        snprintf(err, errlen, "Failed listening on port %d (TLS), aborting. (%s)", cfg->tls_port, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* Closes every TCP listener first, as Redis always does, then opens the
@@ -1238,6 +1515,9 @@ static int rebind(void *ctx, int port, const char *bind, char *err, size_t errle
         return rc;
     }
     install_tcp_set(srv, set, n, kept, port, text);
+    /* The TLS listeners follow `bind`, as Redis's changeBindAddr moves both. */
+    if (srv->ntls && move_tls_listeners(srv, text, srv->tls_port, err, errlen) != 0)
+        gb_log(GB_LOG_WARNING, "CONFIG SET bind: the TLS listeners stay where they were: %s", err);
     gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
     return 0;
 }
@@ -1260,6 +1540,8 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
     if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0)
         goto fail;
     install_tcp_set(srv, set, n, kept, cfg->port, gb_strdup(cfg->bind ? cfg->bind : ""));
+    if (start_tls(srv, cfg, err, errlen) != 0)
+        goto fail;
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
             goto fail;
@@ -1271,7 +1553,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
         goto fail;
     }
 
-    eng->listeners = (gb_listener_hook){rebind, srv};
+    eng->listeners = (gb_listener_hook){rebind, srv, tls_apply};
     const gb_loop_peer peer = {
         .name = "sockets",
         .ctx = srv,
@@ -1284,7 +1566,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
     };
     if (gb_loop_add_peer(ev, &peer) != 0) {
         snprintf(err, errlen, "the event loop has no room for the socket listeners");
-        eng->listeners = (gb_listener_hook){NULL, NULL};
+        eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
         goto fail;
     }
     return srv;
@@ -1298,6 +1580,7 @@ fail:
         free(srv->unix_path);
     }
     gb_free(srv->bind);
+    gb_tls_context_free(srv->tls_ctx);
     free(srv);
     return NULL;
 }
@@ -1306,7 +1589,7 @@ void gb_net_server_free(gb_net_server *srv)
 {
     if (!srv)
         return;
-    srv->eng->listeners = (gb_listener_hook){NULL, NULL};
+    srv->eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
     for (int i = 0; i < srv->nlisteners; i++)
         free(srv->listeners[i]);
     if (srv->unix_path) {
@@ -1314,6 +1597,7 @@ void gb_net_server_free(gb_net_server *srv)
         free(srv->unix_path);
     }
     gb_free(srv->bind);
+    gb_tls_context_free(srv->tls_ctx);
     free(srv);
 }
 
