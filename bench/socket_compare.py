@@ -38,6 +38,7 @@ class Server:
                 "--save", "", "--appendonly", "no", "--dir", self.dir]
         if kind != "redis":
             args += ["--rings", "0"]
+        args += self.start_args()
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             try:
@@ -47,6 +48,10 @@ class Server:
                 pass
             time.sleep(0.02)
         raise RuntimeError("%s did not start" % binary)
+
+    def start_args(self):
+        """More arguments for the server (a subclass's: TLS ports)."""
+        return []
 
     def call(self, *args):
         s = socket.socket(socket.AF_UNIX)
