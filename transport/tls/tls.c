@@ -228,8 +228,6 @@ gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t e
     limit_protocols(ctx, protocols);
     if (cfg->prefer_server_ciphers)
         SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
-    /* Memory BIOs take every record whole: no partial writes to track. */
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     gb_tls_context *out = NULL;
     if (load_identity(ctx, cfg, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen)) {
