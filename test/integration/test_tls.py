@@ -284,6 +284,38 @@ class TlsCase(unittest.TestCase):
         steady.close()
         self.assertTrue(self.servers["goblin"].ping_ok())
 
+    def test_handshakes_run_off_the_engine_thread(self):
+        """goblin-core only: its handshakes run on a helper thread, and the
+        engine sees a connection once it is established (Redis 7.0 shakes
+        hands on its main thread and lists the connection meanwhile)."""
+        srv = self.servers["goblin"]
+        port = self.tls["goblin"]
+        self.assertTrue(served(port, self.certs.context()))
+        threads = set()
+        for tid in os.listdir("/proc/%d/task" % srv.pid):
+            with open("/proc/%d/task/%s/comm" % (srv.pid, tid)) as f:
+                threads.add(f.read().strip())
+        self.assertIn("gb-tls-accept", threads)
+        hello = client_hello()
+        halves = []
+        try:
+            for _ in range(5):
+                s = socket.create_connection(("127.0.0.1", port))
+                s.sendall(hello[: len(hello) // 2])
+                halves.append(s)
+            steady = tls_raw(port, self.certs.context())
+            steady.send(b"PING\r\n")
+            self.assertEqual(steady.read_until(b"\r\n"), b"+PONG\r\n")
+            with Raw(srv) as r:
+                listed = r.call("CLIENT", "LIST").decode()
+                clients = gbtest.parse_info(r.call("INFO", "clients").decode())["connected_clients"]
+            steady.close()
+        finally:
+            for s in halves:
+                s.close()
+        self.assertEqual(int(clients), 2, listed)  # this one and the established TLS client
+        self.assertEqual(listed.count("laddr=127.0.0.1:%d" % port), 1, listed)
+
     # -- listeners -----------------------------------------------------------------------
     def test_plain_and_tls_ports_together(self):
         def run(kind):

@@ -17,6 +17,7 @@
 #include "platform/shm.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
+#include "transport/net/tls_handshaker.h"
 #include "transport/tls/tls.h"
 #include "transport/resp/resp_writer.h"
 
@@ -114,6 +115,9 @@ struct gb_net_server {
     int ntls;
     int tls_port;
     gb_tls_context *tls_ctx;    /* for new TLS connections (open ones hold their own reference) */
+    gb_tls_handshaker *handshaker; /* started with the first TLS connection; NULL: none (yet) */
+    uv_async_t handshakes_done;    /* the handshaker's wake-up of this thread */
+    size_t handshaking;            /* connections handed to it, not back yet */
     char tls_scratch[TLS_READ_CHUNK];
     int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
     char *bind;
@@ -630,6 +634,8 @@ static void conn_process(conn *c)
     conn_flush(c);
 }
 
+static void input_arrived(conn *c);
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
@@ -655,6 +661,13 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         eng->stats.total_net_input_bytes += (uint64_t)nread;
         c->qlen += (size_t)nread;
     }
+    input_arrived(c);
+}
+
+/* New bytes are in c's query buffer: the limits, then the requests. */
+static void input_arrived(conn *c)
+{
+    gb_engine *eng = c->srv->eng;
     c->last_read_ms = (int64_t)eng->now_mono_ms;
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
@@ -777,11 +790,15 @@ static void refuse_for_oom(listener *l)
 
 /* A connection whose handle holds an accepted socket: its name, the
  * maxclients check, its engine client, reading. */
-static void conn_setup(listener *l, conn *c)
+/* A connection whose handle holds an accepted socket: its name, socket
+ * options, then Redis's order: the client limit (connections in their TLS
+ * handshake count), then protected mode. False if it was refused (and is
+ * closing); *loopback says whether the peer is this host. */
+static bool conn_admit(gb_net_server *srv, conn *c, bool *loopback)
 {
-    gb_net_server *srv = l->srv;
     gb_engine *eng = srv->eng;
-    if (l->is_unix) {
+    *loopback = false;
+    if (c->is_unix) {
         snprintf(c->addr, sizeof c->addr, "%s:0", srv->unix_path);
         snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
     } else {
@@ -789,28 +806,36 @@ static void conn_setup(listener *l, conn *c)
         if (eng->cfg.tcp_keepalive > 0) /* Redis's anetKeepAlive, per connection as it is accepted */
             uv_tcp_keepalive(&c->h.tcp, 1, (unsigned)eng->cfg.tcp_keepalive);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
+        *loopback = peer_is_loopback(&c->h.tcp);
     }
-    /* Redis's order: the client limit, then protected mode. */
-    size_t visible = eng->nclients;
+    size_t visible = eng->nclients + srv->handshaking;
     if (visible >= (size_t)eng->cfg.maxclients) {
         refuse_connection(c, "ERR max number of clients reached");
-        return;
+        return false;
     }
-    bool loopback = !l->is_unix && peer_is_loopback(&c->h.tcp);
-    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !loopback) {
+    if (!c->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !*loopback) {
         refuse_connection(c, GB_ERR_PROTECTED_MODE);
-        return;
+        return false;
     }
+    return true;
+}
+
+/* An admitted connection gets its engine client and starts reading. A TLS
+ * one without a session yet (no handshake thread) gets one and shakes
+ * hands on the loop. */
+static void conn_start(gb_net_server *srv, conn *c, bool loopback)
+{
+    gb_engine *eng = srv->eng;
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
-    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, l->is_unix ? &unix_conn_hooks : &conn_hooks, c,
-                              l->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c,
+                              c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
     if (!c->client) {
         uv_close(&c->h.handle, conn_reject_close_cb);
         return;
     }
     eng->stats.total_connections_received++;
-    if (c->is_tls) {
+    if (c->is_tls && !c->tls) {
         /* tls-auth-clients as it is now, as Redis reads it per connection. */
         c->tls = srv->tls_ctx ? gb_tls_session_new(srv->tls_ctx, eng->cfg.tls_auth_clients) : NULL;
         if (!c->tls) {
@@ -821,6 +846,19 @@ static void conn_setup(listener *l, conn *c)
     int rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
     if (rc != 0)
         conn_close(c);
+}
+
+static bool hand_to_handshaker(gb_net_server *srv, conn *c);
+
+/* A socket just accepted on listener l: TLS ones go to the handshake
+ * thread, the others are served at once. */
+static void conn_setup(listener *l, conn *c)
+{
+    if (l->is_tls && hand_to_handshaker(l->srv, c))
+        return;
+    bool loopback;
+    if (conn_admit(l->srv, c, &loopback))
+        conn_start(l->srv, c, loopback);
 }
 
 static conn *conn_alloc(listener *l)
@@ -858,6 +896,107 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     conn_setup(l, c);
+}
+
+/* ---- TLS handshakes on the helper thread (tls_handshaker.h) ------------------------------ */
+
+/* A handshake the helper finished: the socket joins the loop as an
+ * established TLS connection (its client is made now, so the engine never
+ * sees a connection in its handshake), and what the client sent after its
+ * Finished, already in the session, is served at once. */
+static void adopt_established(gb_net_server *srv, gb_tls_handoff *d)
+{
+    gb_engine_update_time(srv->eng);
+    conn *c = gb_try_calloc(1, sizeof *c);
+    int rc = c ? uv_tcp_init(srv->loop, &c->h.tcp) : UV_ENOMEM;
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Connection refused: out of memory for its buffers");
+        srv->eng->stats.rejected_connections++;
+        close(d->fd);
+        gb_tls_session_free(d->session);
+        gb_free(c);
+        return;
+    }
+    c->srv = srv;
+    c->is_tls = true;
+    c->h.handle.data = c;
+    if (uv_tcp_open(&c->h.tcp, d->fd) != 0) {
+        close(d->fd);
+        gb_tls_session_free(d->session);
+        uv_close(&c->h.handle, conn_reject_close_cb);
+        return;
+    }
+    c->tls = d->session;
+    snprintf(c->addr, sizeof c->addr, "%s", d->addr);
+    snprintf(c->laddr, sizeof c->laddr, "%s", d->laddr);
+    conn_start(srv, c, peer_is_loopback(&c->h.tcp));
+    if (!c->closing && c->client && tls_input(c, NULL, 0))
+        input_arrived(c);
+}
+
+static void on_handshakes_done(uv_async_t *a)
+{
+    gb_net_server *srv = a->data;
+    gb_tls_handoff done[32];
+    size_t n;
+    while (srv->handshaker && (n = gb_tls_handshaker_take(srv->handshaker, done, GB_ARRAY_LEN(done))) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            srv->handshaking--;
+            if (done[i].fd >= 0)
+                adopt_established(srv, &done[i]);
+            else
+                gb_log(GB_LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s laddr=%s)", done[i].why,
+                       done[i].addr, done[i].laddr);
+        }
+    }
+}
+
+/* Called on the helper thread: only the thread-safe wake-up. */
+static void wake_for_handshakes(void *ctx)
+{
+    gb_net_server *srv = ctx;
+    uv_async_send(&srv->handshakes_done);
+}
+
+static bool start_handshaker(gb_net_server *srv)
+{
+    if (srv->handshaker)
+        return true;
+    if (uv_async_init(srv->loop, &srv->handshakes_done, on_handshakes_done) != 0)
+        return false;
+    srv->handshakes_done.data = srv;
+    srv->handshaker = gb_tls_handshaker_start(&srv->eng->cfg.helper_cpus, wake_for_handshakes, srv);
+    if (!srv->handshaker) {
+        gb_log(GB_LOG_WARNING, "TLS handshakes run on the engine thread: the handshake thread could not start");
+        uv_close((uv_handle_t *)&srv->handshakes_done, NULL);
+    }
+    return srv->handshaker != NULL;
+}
+
+/* Admits c (accepted on tls-port) and hands its socket, with a new
+ * session, to the handshake thread. libuv owns the accepted descriptor, so
+ * the thread gets a duplicate and c's handle closes. False when there is
+ * no thread (c is then served on the loop). */
+static bool hand_to_handshaker(gb_net_server *srv, conn *c)
+{
+    if (!srv->tls_ctx || !start_handshaker(srv))
+        return false;
+    bool loopback;
+    if (!conn_admit(srv, c, &loopback))
+        return true;
+    uv_os_fd_t fd;
+    int copy = uv_fileno(&c->h.handle, &fd) == 0 ? dup(fd) : -1;
+    gb_tls_session *s = copy >= 0 ? gb_tls_session_new(srv->tls_ctx, srv->eng->cfg.tls_auth_clients) : NULL;
+    if (s && gb_tls_handshaker_add(srv->handshaker, copy, s, c->addr, c->laddr)) {
+        srv->handshaking++;
+    } else {
+        gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its TLS handshake", c->addr);
+        gb_tls_session_free(s);
+        if (copy >= 0)
+            close(copy);
+    }
+    uv_close(&c->h.handle, conn_reject_close_cb);
+    return true;
 }
 
 /* ---- serving others while a script is busy -------------------------------------------- */
@@ -1067,6 +1206,11 @@ static void stop_serving(void *ctx)
     srv->stopped = true;
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, NULL);
+    if (srv->handshaker) {
+        gb_tls_handshaker_stop(srv->handshaker); /* its sockets close: those clients never got in */
+        srv->handshaker = NULL;
+        uv_close((uv_handle_t *)&srv->handshakes_done, NULL);
+    }
     /* Every live connection has an engine client bound to conn_hooks. */
     for (gb_client *gc = srv->eng->clients, *next; gc; gc = next) {
         next = gc->next;

@@ -340,6 +340,24 @@ ssize_t gb_tls_read(gb_tls_session *s, char *buf, size_t cap, char *err, size_t 
     return GB_TLS_FAILED;
 }
 
+int gb_tls_handshake(gb_tls_session *s, char *err, size_t errlen)
+{
+    if (s->failed) {
+        snprintf(err, errlen, "the session failed earlier");
+        return -1;
+    }
+    ERR_clear_error();
+    int rc = SSL_do_handshake(s->ssl);
+    if (rc == 1)
+        return 1;
+    int code = SSL_get_error(s->ssl, rc);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE)
+        return 0;
+    s->failed = true;
+    describe_failure(s, code, err, errlen);
+    return -1;
+}
+
 int gb_tls_write(gb_tls_session *s, const char *data, size_t len)
 {
     if (s->failed || !SSL_is_init_finished(s->ssl))

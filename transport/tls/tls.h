@@ -72,6 +72,12 @@ enum { GB_TLS_WANT_MORE = 0, GB_TLS_FAILED = -1, GB_TLS_CLOSED = -2 };
  * handshake messages): see gb_tls_take_output. */
 ssize_t gb_tls_read(gb_tls_session *s, char *buf, size_t cap, char *err, size_t errlen);
 
+/* Advances the handshake alone (no application data is read: what
+ * follows the client's Finished stays for gb_tls_read). 1 once it is
+ * established, 0 while it needs more bytes, -1 when it failed (reason in
+ * err). Output may be waiting afterwards. */
+int gb_tls_handshake(gb_tls_session *s, char *err, size_t errlen);
+
 /* Encrypts len bytes of plaintext into records waiting to be sent. 0, or
  * -1 (the session failed, or it is not established). */
 int gb_tls_write(gb_tls_session *s, const char *data, size_t len);
