@@ -34,7 +34,7 @@ class Server:
     def __init__(self, binary, kind):
         self.dir = tempfile.mkdtemp(prefix="gbbench-")
         self.sock = os.path.join(self.dir, "s.sock")
-        args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", self.sock,
+        args = ["taskset", "-c", self.server_cores(), binary, "--port", "0", "--unixsocket", self.sock,
                 "--save", "", "--appendonly", "no", "--dir", self.dir]
         if kind != "redis":
             args += ["--rings", "0"]
@@ -52,6 +52,10 @@ class Server:
     def start_args(self):
         """More arguments for the server (a subclass's: TLS ports)."""
         return []
+
+    def server_cores(self):
+        """The CPUs the server process may use (taskset -c)."""
+        return SERVER_CORE
 
     def call(self, *args):
         s = socket.socket(socket.AF_UNIX)

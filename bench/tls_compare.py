@@ -14,6 +14,16 @@ of bench/side_by_side.py). Each row is the median of the trials; "CPU
 us/req" is the server process's user+system time per request, steadier
 than throughput on a busy machine. The certificates are a throwaway CA,
 server and client made with the openssl command line.
+
+--storm RATE: instead, the connection storm of issue 31. A steady load
+(GET at pipeline 16, redis-benchmark --tls) runs alone, then beside a
+thread that opens RATE new TLS connections a second (handshake, PING,
+close); the table gives the steady load's throughput both ways and what
+the storm took from it, for each server in the same trials. redis-server
+runs pinned to SERVER_CORE; goblin-core gets --cpu SERVER_CORE (its engine
+thread pinned there) and may use STORM_HELPER_CORE (default CLIENT_CORE)
+for its helper threads, where its TLS handshakes run. On a 2-core machine
+that core is the clients' too.
 """
 import argparse
 import csv
@@ -24,7 +34,9 @@ import socket
 import statistics
 import subprocess
 import sys
+import ssl
 import tempfile
+import threading
 import time
 
 from side_by_side import SERVERS
@@ -59,18 +71,28 @@ def free_port():
     return port
 
 
+STORM_HELPER_CORE = os.environ.get("STORM_HELPER_CORE", CLIENT_CORE)
+
+
 class TlsServer(Server):
     """socket_compare.Server with a TLS port beside its Unix socket (which
-    the readiness check and CPU accounting keep using)."""
+    the readiness check and CPU accounting keep using). helper_core: for
+    goblin-core, its engine thread is pinned to SERVER_CORE with --cpu and
+    its helper threads may use helper_core."""
 
-    def __init__(self, binary, kind, certs):
+    def __init__(self, binary, kind, certs, helper_core=None):
         self.tls_port = free_port()
         self.certs = certs
+        self.helper_core = helper_core if kind == "goblin" else None
         Server.__init__(self, binary, kind)
+
+    def server_cores(self):
+        return SERVER_CORE if self.helper_core is None else "%s,%s" % (SERVER_CORE, self.helper_core)
 
     def start_args(self):
         c = self.certs
-        return ["--bind", "127.0.0.1", "--tls-port", str(self.tls_port), "--tls-cert-file",
+        pin = ["--cpu", SERVER_CORE] if self.helper_core is not None else []
+        return pin + ["--bind", "127.0.0.1", "--tls-port", str(self.tls_port), "--tls-cert-file",
                 os.path.join(c, "server.crt"), "--tls-key-file", os.path.join(c, "server.key"),
                 "--tls-ca-cert-file", os.path.join(c, "ca.crt")]
 
@@ -87,6 +109,60 @@ def run_benchmark(port, certs, test, pipeline, requests, clients):
         if row and row[0] == test:
             return float(row[1])
     raise RuntimeError("no %s row in redis-benchmark's output: %r" % (test, out))
+
+
+def storm(port, certs, rate, stop, made):
+    """Opens rate TLS connections a second until stop is set (handshake,
+    PING, close); appends how many it made to made."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(os.path.join(certs, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+    n, t0 = 0, time.time()
+    while not stop.is_set():
+        wait = t0 + n / rate - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        try:
+            with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1") as s:
+                s.sendall(b"PING\r\n")
+                s.recv(16)
+        except OSError:
+            pass
+        n += 1
+    made.append(n / (time.time() - t0))
+
+
+def measure_storm(a, certs):
+    binaries = {"goblin": a.goblin, "redis": a.redis}
+    results = {}
+    for trial in range(a.trials):
+        for name in SERVERS if trial % 2 == 0 else reversed(SERVERS):
+            srv = TlsServer(binaries[name], name, certs, helper_core=STORM_HELPER_CORE)
+            try:
+                r = results.setdefault(name, {"alone": [], "storm": [], "rate": []})
+                r["alone"].append(run_benchmark(srv.tls_port, certs, "GET", 16, a.requests, a.clients))
+                stop, made = threading.Event(), []
+                t = threading.Thread(target=storm, args=(srv.tls_port, certs, a.storm, stop, made))
+                t.start()
+                try:
+                    r["storm"].append(run_benchmark(srv.tls_port, certs, "GET", 16, a.requests, a.clients))
+                finally:
+                    stop.set()
+                    t.join()
+                r["rate"].append(made[0])
+            finally:
+                srv.stop()
+            print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
+    print("Machine: %d CPUs, %s, kernel %s; redis-server on CPU %s; goblin-core's engine thread on CPU %s, its "
+          "helpers on CPU %s; clients on CPU %s; GET pipeline 16, %d clients, %d requests; median of %d trials\n"
+          % (os.cpu_count(), cpu_model(), os.uname().release, SERVER_CORE, SERVER_CORE, STORM_HELPER_CORE,
+             CLIENT_CORE, a.clients, a.requests, a.trials))
+    print("| server | steady req/s alone | with %d new TLS connections/s | loss | connections/s made |" % a.storm)
+    print("|---|---|---|---|---|")
+    for name in SERVERS:
+        med = {k: statistics.median(v) for k, v in results[name].items()}
+        print("| %s | %.0f | %.0f | %.1f%% | %.0f |"
+              % (name, med["alone"], med["storm"], 100 * (1 - med["storm"] / med["alone"]), med["rate"]))
 
 
 def measure(a, certs):
@@ -130,11 +206,15 @@ def main():
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--requests", type=int, default=200000)
     ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--storm", type=int, help="new TLS connections a second beside a steady load (see above)")
     a = ap.parse_args()
     certs = tempfile.mkdtemp(prefix="gbbench-tls-")
     try:
         make_certs(certs)
-        print_table(a, measure(a, certs))
+        if a.storm:
+            measure_storm(a, certs)
+        else:
+            print_table(a, measure(a, certs))
     finally:
         shutil.rmtree(certs, ignore_errors=True)
 

@@ -28,6 +28,8 @@
 /* A TLS connection's socket is read into a scratch buffer this big, whose
  * records are decrypted into the query buffer at once. */
 #define TLS_READ_CHUNK (64 * 1024)
+/* Replies are encrypted at most this much at a time. */
+#define TLS_WRITE_BATCH (256 * 1024)
 
 typedef struct conn conn;
 
@@ -62,6 +64,7 @@ struct conn {
     bool is_unix;
     bool is_tls;            /* accepted on the TLS port: every byte goes through tls */
     gb_tls_session *tls;
+    size_t tls_off;         /* how much of out is encrypted and sent or in flight */
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -277,7 +280,7 @@ static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hook
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
+static size_t pending_output(const conn *c) { return c->out.len - c->tls_off + c->inflight; }
 
 /* Enforces client-output-buffer-limit (the engine's policy, on what
  * this connection holds and the socket has not taken); returns false if
@@ -320,7 +323,7 @@ static bool send_owned(conn *c, char *data, size_t len)
 {
     size_t sent = 0;
     if (c->inflight == 0) {
-        uv_buf_t b = uv_buf_init(data, (unsigned)len);
+        uv_buf_t b = uv_buf_init(data, (unsigned)len); /* at most a batch of records */
         int n = uv_try_write(&c->h.stream, &b, 1);
         if (n > 0)
             sent = (size_t)n;
@@ -375,15 +378,24 @@ static bool tls_send(conn *c)
  * False if c was closed. */
 static bool tls_write_out(conn *c)
 {
-    if (c->inflight)
-        return true;
-    if (gb_tls_write(c->tls, c->out.data, c->out.len) != 0) {
-        conn_close(c);
-        return false;
+    /* In batches, so a big reply is never held twice (plain and
+     * encrypted) in full; the buffer is emptied once all of it is sent. */
+    while (c->inflight == 0 && c->tls_off < c->out.len) {
+        size_t n = GB_MIN(c->out.len - c->tls_off, (size_t)TLS_WRITE_BATCH);
+        if (gb_tls_write(c->tls, c->out.data + c->tls_off, n) != 0) {
+            conn_close(c);
+            return false;
+        }
+        c->srv->eng->stats.total_net_output_bytes += n;
+        c->tls_off += n;
+        if (!tls_send(c))
+            return false;
     }
-    c->srv->eng->stats.total_net_output_bytes += c->out.len;
-    gb_outbuf_consume(&c->out, c->out.len);
-    return tls_send(c);
+    if (c->tls_off == c->out.len) {
+        gb_outbuf_consume(&c->out, c->out.len);
+        c->tls_off = 0;
+    }
+    return true;
 }
 
 /* c has replies to send. They leave at the end of this loop iteration
