@@ -369,6 +369,31 @@ class TlsCase(unittest.TestCase):
         self.assertEqual(got[4], "goblin-server-2")
         self.assertEqual(got[5], b"+PONG\r\n")
 
+    def test_protocols_and_ciphers(self):
+        c = self.certs
+
+        def client(maximum):
+            ctx = c.context()
+            ctx.maximum_version = maximum
+            return ctx
+
+        def run(kind):
+            port = self.tls[kind]
+            out = [self.config_set(kind, "tls-protocols", "TLSv9"),
+                   self.config_set(kind, "tls-ciphers", "NO-SUCH-CIPHER"),
+                   self.config_set(kind, "tls-ciphersuites", "NO_SUCH_SUITE"),
+                   self.config_set(kind, "tls-protocols", "TLSv1.3")]
+            out += [served(port, client(ssl.TLSVersion.TLSv1_2)), served(port, client(ssl.TLSVersion.TLSv1_3))]
+            out.append(self.config_set(kind, "tls-protocols", "tlsv1.2"))
+            out += [served(port, client(ssl.TLSVersion.TLSv1_2)), served(port, client(ssl.TLSVersion.TLSv1_3))]
+            out.append(self.config_set(kind, "tls-protocols", ""))
+            with Raw(self.servers[kind]) as r:
+                out.append(r.call_raw("CONFIG", "GET", "tls-protocols"))
+            return out
+        got = self.assertSame(self.both(run))
+        self.assertEqual(got[4:6], [False, True])
+        self.assertEqual(got[7:9], [True, True])  # a TLS 1.3 client falls back to 1.2
+
     def test_config_set_tls_port(self):
         def run(kind):
             port = free_port()
