@@ -4,8 +4,11 @@
  * and whatever follows it, or garbage - through the same memory-BIO layer
  * the socket server uses, in reads cut at arbitrary boundaries.
  *
- * Input: [auth u8][chunk seed u16][the byte stream a client sends]
- *   auth % 3: tls-auth-clients no / yes / optional (GB_TLS_AUTH_*)
+ * Input: [mode u8][chunk seed u16][the byte stream a client sends]
+ *   mode % 3: tls-auth-clients no / yes / optional (GB_TLS_AUTH_*)
+ *   mode bit 2: the handshake through gb_tls_handshake first, as the
+ *     handshake thread runs it, then gb_tls_read; else gb_tls_read alone
+ *     (the loop's fallback)
  *   the stream is fed in pieces of 1..512 bytes chosen by the seed; after
  *   each piece the session is read until it wants more, fails or closes,
  *   and its output (ServerHello, alerts) is taken as the socket would.
@@ -82,10 +85,32 @@ static void take_all_output(gb_tls_session *s)
     FUZZ_CHECK(gb_tls_output_pending(s) == 0, "output left after taking it all");
 }
 
+/* The handshake alone, as the handshake thread drives it: true once it is
+ * established, false while it wants more (*alive) or after it failed. */
+static bool shake(gb_tls_session *s, bool *alive)
+{
+    char err[320];
+    int rc = gb_tls_handshake(s, err, sizeof err);
+    take_all_output(s);
+    *alive = rc >= 0;
+    if (rc < 0) {
+        if (fuzz_verbose())
+            fprintf(stderr, "handshake failed: %s\n", err);
+        FUZZ_CHECK(gb_tls_handshake(s, err, sizeof err) < 0, "a failed handshake went on");
+    }
+    return rc > 0;
+}
+
 /* Reads until the session wants more; false once it failed or closed. */
-static bool drain(gb_tls_session *s)
+static bool drain(gb_tls_session *s, bool *established)
 {
     static char plain[16 * 1024 + 1];
+    if (!*established) {
+        bool alive;
+        *established = shake(s, &alive);
+        if (!*established)
+            return alive;
+    }
     for (;;) {
         char err[320];
         ssize_t n = gb_tls_read(s, plain, sizeof plain - 1, err, sizeof err);
@@ -109,7 +134,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!ctx)
         ctx = make_context();
     fuzz_in in = {data, size};
-    int auth = fuzz_u8(&in) % 3;
+    uint8_t mode = fuzz_u8(&in);
+    int auth = mode % 3;
+    bool established = !(mode & 4); /* not through gb_tls_handshake: gb_tls_read does it all */
     uint32_t seed = fuzz_u16(&in) | 1u;
     gb_tls_session *s = gb_tls_session_new(ctx, auth);
     FUZZ_CHECK(s != NULL, "out of memory for a session");
@@ -125,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rc == 0, "feeding %zu bytes", piece);
         in.p += piece;
         in.left -= piece;
-        if (!drain(s))
+        if (!drain(s, &established))
             break;
     }
     gb_tls_session_free(s);

@@ -872,9 +872,9 @@ def hll_seeds():
 # ---- tls: [auth][seed u16] what a client sends to tls-port ------------------------------
 
 def tls_seeds():
-    """Real first flights of Python's ssl client (TLS 1.3, 1.2 only, with
-    and without a session ticket wish), and them cut, doubled or followed
-    by garbage."""
+    """Real first flights of Python's ssl client (TLS 1.3, 1.2 only), and
+    them cut, doubled or followed by garbage; some through the handshake
+    thread's call."""
     import ssl
 
     def hello(maximum):
@@ -903,6 +903,9 @@ def tls_seeds():
         "huge-record-length": (1, 1, b"\x16\x03\x01\xff\xff" + b"\x01" * 64),
         "alert": (1, 1, b"\x15\x03\x03\x00\x02\x02\x28"),
     }
+    for name in ("hello-tls13", "hello-twice", "hello-then-garbage"):  # through gb_tls_handshake (mode bit 2)
+        auth, seed, body = seeds[name]
+        seeds[name + "-handshake-call"] = (auth | 4, seed, body)
     for name, (auth, seed, body) in sorted(seeds.items()):
         write("tls", name, bytes([auth]) + struct.pack("<H", seed) + body)
 

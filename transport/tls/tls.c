@@ -384,15 +384,3 @@ size_t gb_tls_take_output(gb_tls_session *s, char *buf, size_t cap)
         return 0;
     return got;
 }
-
-bool gb_tls_established(const gb_tls_session *s) { return SSL_is_init_finished(s->ssl); }
-
-void gb_tls_peer_subject(const gb_tls_session *s, char *out, size_t outlen)
-{
-    out[0] = '\0';
-    X509 *cert = SSL_get1_peer_certificate(s->ssl);
-    if (!cert)
-        return;
-    X509_NAME_oneline(X509_get_subject_name(cert), out, (int)outlen);
-    X509_free(cert);
-}

@@ -4,8 +4,10 @@
  * bytes read from a socket are fed in (gb_tls_feed), the decrypted bytes
  * come out (gb_tls_read) for the connection's RESP path; replies go in
  * (gb_tls_write) and the records to send come out (gb_tls_take_output).
- * The handshake runs inside gb_tls_read as its bytes arrive, so it never
- * blocks the loop.
+ * The handshake runs on the socket server's handshake thread
+ * (gb_tls_handshake, transport/net/tls_handshaker.h), or inside
+ * gb_tls_read as its bytes arrive when there is no such thread; it never
+ * blocks the loop either way.
  *
  * This module knows nothing of libuv or the engine: it is a pure
  * bytes-in/bytes-out layer (test/fuzz/fuzz_tls_accept.c drives it alone).
@@ -86,10 +88,5 @@ int gb_tls_write(gb_tls_session *s, const char *data, size_t len);
  * to cap of them into buf and returns how many. */
 size_t gb_tls_output_pending(const gb_tls_session *s);
 size_t gb_tls_take_output(gb_tls_session *s, char *buf, size_t cap);
-
-bool gb_tls_established(const gb_tls_session *s);
-
-/* The peer certificate's subject, for logs ("" when none). */
-void gb_tls_peer_subject(const gb_tls_session *s, char *out, size_t outlen);
 
 #endif
