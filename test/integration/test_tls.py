@@ -6,7 +6,7 @@ redis-server 7.0 with the same certificates and flags:
   * replies byte for byte over TLS for a command mix with a 1 MB value and
     a pipeline; redis-cli --tls and redis-py ssl=True;
   * tls-auth-clients yes (no client certificate: refused), optional, no;
-    a client certificate from another CA refused;
+    a client certificate from another CA, or expired, refused;
   * garbage, a half handshake and a close mid-handshake beside a client
     whose commands keep being answered;
   * the plain port and the TLS port at once;
@@ -48,15 +48,16 @@ def make_ca(cwd, name):
             "/CN=" + name, cwd=cwd)
 
 
-def make_cert(cwd, name, ca, cn, server):
-    """A certificate for name.key signed by ca (server: for 127.0.0.1)."""
+def make_cert(cwd, name, ca, cn, server, days="2"):
+    """A certificate for name.key signed by ca (server: for 127.0.0.1);
+    days "-1": it expired yesterday."""
     make_key(cwd, name)
     openssl("req", "-new", "-key", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + cn, cwd=cwd)
     ext = os.path.join(cwd, name + ".ext")
     with open(ext, "w") as f:
         f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n" if server else "extendedKeyUsage=clientAuth\n")
     openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key", "-set_serial",
-            str(int.from_bytes(os.urandom(8), "big")), "-out", name + ".crt", "-days", "2", "-extfile", ext, cwd=cwd)
+            str(int.from_bytes(os.urandom(8), "big")), "-out", name + ".crt", "-days", days, "-extfile", ext, cwd=cwd)
 
 
 class Certs:
@@ -68,6 +69,7 @@ class Certs:
         make_cert(self.dir, "server2", "ca", "goblin-server-2", True)
         make_cert(self.dir, "client", "ca", "client-1", False)
         make_cert(self.dir, "stranger", "otherca", "stranger", False)
+        make_cert(self.dir, "expired", "ca", "expired", False, days="-1")
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -219,7 +221,8 @@ class TlsCase(unittest.TestCase):
     # -- client certificates -------------------------------------------------------------
     def test_auth_clients_modes(self):
         c = self.certs
-        cases = {"none": c.context(None), "client": c.context("client"), "stranger": c.context("stranger")}
+        cases = {"none": c.context(None), "client": c.context("client"), "stranger": c.context("stranger"),
+                 "expired": c.context("expired")}
         outcome = {}
         try:
             for mode in ("yes", "optional", "no"):
@@ -230,9 +233,9 @@ class TlsCase(unittest.TestCase):
         finally:
             for kind in ("goblin", "redis"):
                 self.config_set(kind, "tls-auth-clients", "yes")
-        self.assertEqual(outcome["yes"], {"none": False, "client": True, "stranger": False})
-        self.assertEqual(outcome["optional"], {"none": True, "client": True, "stranger": False})
-        self.assertEqual(outcome["no"], {"none": True, "client": True, "stranger": True})
+        self.assertEqual(outcome["yes"], {"none": False, "client": True, "stranger": False, "expired": False})
+        self.assertEqual(outcome["optional"], {"none": True, "client": True, "stranger": False, "expired": False})
+        self.assertEqual(outcome["no"], {"none": True, "client": True, "stranger": True, "expired": True})
 
     # -- hostile peers -------------------------------------------------------------------
     def test_hostile_handshakes_do_not_disturb_others(self):
