@@ -603,6 +603,9 @@ static const opt options[] = {
      "Most TLS sessions cached.", NULL},
     {"tls-session-cache-timeout", NULL, T_INT, OFF(tls_session_cache_timeout), 0, INT32_MAX, "300", true, NULL,
      "Seconds a cached TLS session stays usable.", NULL},
+    {"tls-handshake-thread", NULL, T_BOOL, OFF(tls_handshake_thread), 0, 1, "yes", false, NULL,
+     "Goblin Core's own: TLS handshakes on a helper thread (the engine sees a connection once it is "
+     "established); no: on the engine's loop, as Redis does them.", NULL},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])

@@ -204,6 +204,7 @@ typedef struct gb_settings {
     int tls_session_caching;
     int tls_session_cache_size;
     int tls_session_cache_timeout;
+    int tls_handshake_thread; /* Goblin Core's own (docs/tls.md) */
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

@@ -136,6 +136,10 @@ def client_hello():
 
 
 class TlsCase(unittest.TestCase):
+    """Every case with goblin-core's handshakes on their helper thread (the
+    default)."""
+    HANDSHAKE_THREAD = True
+
     @classmethod
     def setUpClass(cls):
         gbtest.require_redis()
@@ -144,7 +148,8 @@ class TlsCase(unittest.TestCase):
         cls.servers = {}
         for kind in ("goblin", "redis"):
             port = free_port()
-            cls.servers[kind] = Server(kind, args=cls.certs.server_args(port))
+            extra = [] if kind == "redis" or cls.HANDSHAKE_THREAD else ["--tls-handshake-thread", "no"]
+            cls.servers[kind] = Server(kind, args=cls.certs.server_args(port) + extra)
             cls.tls[kind] = port
 
     @classmethod
@@ -287,37 +292,43 @@ class TlsCase(unittest.TestCase):
         steady.close()
         self.assertTrue(self.servers["goblin"].ping_ok())
 
-    def test_handshakes_run_off_the_engine_thread(self):
-        """goblin-core only: its handshakes run on a helper thread, and the
-        engine sees a connection once it is established (Redis 7.0 shakes
-        hands on its main thread and lists the connection meanwhile)."""
-        srv = self.servers["goblin"]
-        port = self.tls["goblin"]
-        self.assertTrue(served(port, self.certs.context()))
-        threads = set()
-        for tid in os.listdir("/proc/%d/task" % srv.pid):
-            with open("/proc/%d/task/%s/comm" % (srv.pid, tid)) as f:
-                threads.add(f.read().strip())
-        self.assertIn("gb-tls-accept", threads)
+    def test_where_handshakes_run(self):
+        """With the handshake thread (the default) goblin-core's engine sees
+        a connection once it is established: five connections stuck half
+        way through their handshake are not clients. Redis 7.0 shakes hands
+        on its main thread and lists them; so does goblin-core with
+        tls-handshake-thread no."""
         hello = client_hello()
-        halves = []
-        try:
-            for _ in range(5):
-                s = socket.create_connection(("127.0.0.1", port))
-                s.sendall(hello[: len(hello) // 2])
-                halves.append(s)
-            steady = tls_raw(port, self.certs.context())
-            steady.send(b"PING\r\n")
-            self.assertEqual(steady.read_until(b"\r\n"), b"+PONG\r\n")
-            with Raw(srv) as r:
-                listed = r.call("CLIENT", "LIST").decode()
-                clients = gbtest.parse_info(r.call("INFO", "clients").decode())["connected_clients"]
-            steady.close()
-        finally:
-            for s in halves:
-                s.close()
-        self.assertEqual(int(clients), 2, listed)  # this one and the established TLS client
-        self.assertEqual(listed.count("laddr=127.0.0.1:%d" % port), 1, listed)
+
+        def run(kind):
+            srv, port = self.servers[kind], self.tls[kind]
+            halves = []
+            try:
+                for _ in range(5):
+                    s = socket.create_connection(("127.0.0.1", port))
+                    s.sendall(hello[: len(hello) // 2])
+                    halves.append(s)
+                steady = tls_raw(port, self.certs.context())
+                steady.send(b"PING\r\n")
+                self.assertEqual(steady.read_until(b"\r\n"), b"+PONG\r\n")
+                with Raw(srv) as r:
+                    listed = r.call("CLIENT", "LIST").decode()
+                    clients = int(gbtest.parse_info(r.call("INFO", "clients"))["connected_clients"])
+                steady.close()
+            finally:
+                for s in halves:
+                    s.close()
+            threads = set()
+            for tid in os.listdir("/proc/%d/task" % srv.pid):
+                with open("/proc/%d/task/%s/comm" % (srv.pid, tid)) as f:
+                    threads.add(f.read().strip())
+            return "gb-tls-accept" in threads, clients, listed.count("laddr=127.0.0.1:%d" % port)
+        got = self.both(run)
+        self.assertEqual(got["redis"], (False, 7, 6))
+        if self.HANDSHAKE_THREAD:
+            self.assertEqual(got["goblin"], (True, 2, 1))  # this one and the established TLS client
+        else:
+            self.assertEqual(got["goblin"], got["redis"])
 
     # -- listeners -----------------------------------------------------------------------
     def test_plain_and_tls_ports_together(self):
@@ -429,6 +440,12 @@ class TlsCase(unittest.TestCase):
                     self.assertIn(line, s.log(), (kind, what))
                 finally:
                     s.cleanup()
+
+
+class TlsOnLoopCase(TlsCase):
+    """The same cases with tls-handshake-thread no: the handshakes on the
+    engine's loop (gb_tls_read), as Redis does them."""
+    HANDSHAKE_THREAD = False
 
 
 if __name__ == "__main__":

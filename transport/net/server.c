@@ -988,10 +988,11 @@ static bool start_handshaker(gb_net_server *srv)
 /* Admits c (accepted on tls-port) and hands its socket, with a new
  * session, to the handshake thread. libuv owns the accepted descriptor, so
  * the thread gets a duplicate and c's handle closes. False when there is
- * no thread (c is then served on the loop). */
+ * no thread (tls-handshake-thread no, or it could not start): c then
+ * shakes hands on the loop. */
 static bool hand_to_handshaker(gb_net_server *srv, conn *c)
 {
-    if (!srv->tls_ctx || !start_handshaker(srv))
+    if (!srv->tls_ctx || !srv->eng->cfg.tls_handshake_thread || !start_handshaker(srv))
         return false;
     bool loopback;
     if (!conn_admit(srv, c, &loopback))
