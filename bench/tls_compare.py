@@ -24,6 +24,12 @@ runs pinned to SERVER_CORE; goblin-core gets --cpu SERVER_CORE (its engine
 thread pinned there) and may use STORM_HELPER_CORE (default CLIENT_CORE)
 for its helper threads, where its TLS handshakes run. On a 2-core machine
 that core is the clients' too.
+
+--handshake-cpu N: where a new TLS connection's CPU goes. N connections
+(handshake, PING, close), one after another, to redis-server and to
+goblin-core with tls-handshake-thread yes and no; the table gives each
+thread's CPU time per connection (/proc/<pid>/task/*/stat), the engine
+(main) thread's first.
 """
 import argparse
 import csv
@@ -80,9 +86,10 @@ class TlsServer(Server):
     goblin-core, its engine thread is pinned to SERVER_CORE with --cpu and
     its helper threads may use helper_core."""
 
-    def __init__(self, binary, kind, certs, helper_core=None):
+    def __init__(self, binary, kind, certs, helper_core=None, extra=()):
         self.tls_port = free_port()
         self.certs = certs
+        self.extra = list(extra)
         self.helper_core = helper_core if kind == "goblin" else None
         Server.__init__(self, binary, kind)
 
@@ -92,7 +99,7 @@ class TlsServer(Server):
     def start_args(self):
         c = self.certs
         pin = ["--cpu", SERVER_CORE] if self.helper_core is not None else []
-        return pin + ["--bind", "127.0.0.1", "--tls-port", str(self.tls_port), "--tls-cert-file",
+        return self.extra + pin + ["--bind", "127.0.0.1", "--tls-port", str(self.tls_port), "--tls-cert-file",
                 os.path.join(c, "server.crt"), "--tls-key-file", os.path.join(c, "server.key"),
                 "--tls-ca-cert-file", os.path.join(c, "ca.crt")]
 
@@ -111,25 +118,72 @@ def run_benchmark(port, certs, test, pipeline, requests, clients):
     raise RuntimeError("no %s row in redis-benchmark's output: %r" % (test, out))
 
 
-def storm(port, certs, rate, stop, made):
-    """Opens rate TLS connections a second until stop is set (handshake,
-    PING, close); appends how many it made to made."""
+def client_context(certs):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.load_verify_locations(os.path.join(certs, "ca.crt"))
     ctx.load_cert_chain(os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+    return ctx
+
+
+def one_connection(ctx, port):
+    """A new TLS connection: handshake, PING, close."""
+    try:
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1") as s:
+            s.sendall(b"PING\r\n")
+            s.recv(16)
+    except OSError:
+        pass
+
+
+def storm(port, certs, rate, stop, made):
+    """Opens rate TLS connections a second until stop is set; appends how
+    many it made a second to made."""
+    ctx = client_context(certs)
     n, t0 = 0, time.time()
     while not stop.is_set():
         wait = t0 + n / rate - time.time()
         if wait > 0:
             time.sleep(wait)
-        try:
-            with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1") as s:
-                s.sendall(b"PING\r\n")
-                s.recv(16)
-        except OSError:
-            pass
+        one_connection(ctx, port)
         n += 1
     made.append(n / (time.time() - t0))
+
+
+def thread_cpu(pid):
+    """CPU seconds so far by thread name."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            name = f.read().strip()
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[name] = out.get(name, 0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def measure_handshake_cpu(a, certs):
+    ctx = client_context(certs)
+    variants = [("redis-server", a.redis, "redis", []),
+                ("goblin-core, tls-handshake-thread yes", a.goblin, "goblin", ["--tls-handshake-thread", "yes"]),
+                ("goblin-core, tls-handshake-thread no", a.goblin, "goblin", ["--tls-handshake-thread", "no"])]
+    print("Machine: %d CPUs, %s, kernel %s; servers on CPU %s; %d connections (handshake with a client "
+          "certificate, PING, close) one after another\n" % (os.cpu_count(), cpu_model(), os.uname().release,
+                                                              SERVER_CORE, a.handshake_cpu))
+    print("| server | engine (main) thread CPU us per connection | other threads |")
+    print("|---|---|---|")
+    for label, binary, kind, extra in variants:
+        srv = TlsServer(binary, kind, certs, extra=extra)
+        try:
+            main = os.path.basename(binary)[:15]
+            before = thread_cpu(srv.proc.pid)
+            for _ in range(a.handshake_cpu):
+                one_connection(ctx, srv.tls_port)
+            after = thread_cpu(srv.proc.pid)
+        finally:
+            srv.stop()
+        per = {k: (after[k] - before.get(k, 0)) * 1e6 / a.handshake_cpu for k in after}
+        others = ", ".join("%s %.0f" % (k, v) for k, v in sorted(per.items()) if k != main and v > 0) or "-"
+        print("| %s | %.0f | %s |" % (label, per.get(main, 0), others))
 
 
 def measure_storm(a, certs):
@@ -207,11 +261,14 @@ def main():
     ap.add_argument("--requests", type=int, default=200000)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--storm", type=int, help="new TLS connections a second beside a steady load (see above)")
+    ap.add_argument("--handshake-cpu", type=int, help="connections whose CPU per thread is measured (see above)")
     a = ap.parse_args()
     certs = tempfile.mkdtemp(prefix="gbbench-tls-")
     try:
         make_certs(certs)
-        if a.storm:
+        if a.handshake_cpu:
+            measure_handshake_cpu(a, certs)
+        elif a.storm:
             measure_storm(a, certs)
         else:
             print_table(a, measure(a, certs))
