@@ -88,9 +88,10 @@ class Certs:
         return ctx
 
 
-def tls_raw(port, ctx, timeout=10):
-    """gbtest.Raw over TLS: the exact reply bytes, parsed as Raw does."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+def tls_raw(port, ctx, timeout=10, host="127.0.0.1"):
+    """gbtest.Raw over TLS: the exact reply bytes, parsed as Raw does (from
+    127.0.0.1 whatever loopback address host is: protected mode)."""
+    sock = socket.create_connection((host, port), timeout=timeout, source_address=("127.0.0.1", 0))
     r = Raw.__new__(Raw)
     r.timeout = timeout
     r.s = ctx.wrap_socket(sock, server_hostname="127.0.0.1")
@@ -98,11 +99,11 @@ def tls_raw(port, ctx, timeout=10):
     return r
 
 
-def served(port, ctx):
+def served(port, ctx, host="127.0.0.1"):
     """Whether a TLS client with ctx gets PONG (False: the handshake or the
     first read failed, as a refused certificate shows in TLS 1.3)."""
     try:
-        r = tls_raw(port, ctx, timeout=5)
+        r = tls_raw(port, ctx, timeout=5, host=host)
         try:
             r.send(b"PING\r\n")
             return r.read_until(b"\r\n", timeout=5) == b"+PONG\r\n"
@@ -407,6 +408,25 @@ class TlsCase(unittest.TestCase):
         got = self.assertSame(self.both(run))
         self.assertEqual(got[4:6], [False, True])
         self.assertEqual(got[7:9], [True, True])  # a TLS 1.3 client falls back to 1.2
+
+    def test_config_set_bind_moves_tls_listeners(self):
+        ctx = self.certs.context()
+
+        def run(kind):
+            port = self.tls[kind]
+            old = tls_raw(port, ctx)
+            try:
+                out = [self.config_set(kind, "bind", "127.0.0.1 127.0.0.2")]
+                out += [served(port, ctx), served(port, ctx, host="127.0.0.2")]
+                out.append(self.config_set(kind, "bind", "127.0.0.1"))
+                out += [served(port, ctx), served(port, ctx, host="127.0.0.2")]
+                old.send(b"PING\r\n")
+                out.append(old.read_until(b"\r\n"))
+                return out
+            finally:
+                old.close()
+        got = self.assertSame(self.both(run))
+        self.assertEqual(got, [b"+OK\r\n", True, True, b"+OK\r\n", True, False, b"+PONG\r\n"])
 
     def test_config_set_tls_port(self):
         def run(kind):

@@ -843,6 +843,8 @@ static void conn_start(gb_net_server *srv, conn *c, bool loopback)
     c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c,
                               c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
     if (!c->client) {
+        gb_tls_session_free(c->tls); /* an established one, from the handshake thread */
+        c->tls = NULL;
         uv_close(&c->h.handle, conn_reject_close_cb);
         return;
     }
@@ -1323,21 +1325,23 @@ static int listen_tcp(gb_net_server *srv, const char *word, int port, listener *
     return 0;
 }
 
-/* A current TCP listener on addr:port that the new set may keep, or -1. */
-static int reusable_tcp(const gb_net_server *srv, const char *addr, int port, const bool *kept)
+/* A listener of the current set on addr:port that the new set may keep,
+ * or -1. */
+static int reusable_tcp(listener *const *current, int ncurrent, const char *addr, int port, const bool *kept)
 {
-    for (int i = 0; i < srv->ntcp; i++)
-        if (!kept[i] && srv->tcp[i]->port == port && strcmp(srv->tcp[i]->addr, addr) == 0)
+    for (int i = 0; i < ncurrent; i++)
+        if (!kept[i] && current[i]->port == port && strcmp(current[i]->addr, addr) == 0)
             return i;
     return -1;
 }
 
-/* The TCP listeners for `bind` on `port` (none for port 0 or an empty
- * bind) into out[*nout]: the current listeners on the same address and
- * port are kept (kept[i] marks them), the others opened. On failure what
- * was opened is closed again and the current listeners are untouched. */
-static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
-                        char *err, size_t errlen)
+/* The listeners for `bind` on `port` (none for port 0 or an empty bind)
+ * into out[*nout]: the listeners of the current set (the plain TCP ones,
+ * or the TLS ones) on the same address and port are kept (kept[i] marks
+ * them), the others opened. On failure what was opened is closed again
+ * and the current listeners are untouched. */
+static int open_set(gb_net_server *srv, listener *const *current, int ncurrent, const char *bind, int port,
+                    listener **out, int *nout, bool *kept, char *err, size_t errlen)
 {
     *nout = 0;
     memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
@@ -1365,10 +1369,10 @@ static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener
             rc = UV_EINVAL;
             break;
         }
-        int same = reusable_tcp(srv, w + (w[0] == '-'), port, kept);
+        int same = reusable_tcp(current, ncurrent, w + (w[0] == '-'), port, kept);
         if (same >= 0) {
             kept[same] = true;
-            out[(*nout)++] = srv->tcp[same];
+            out[(*nout)++] = current[same];
             continue;
         }
         listener *l;
@@ -1386,6 +1390,13 @@ static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener
         *nout = 0;
     }
     return rc;
+}
+
+/* The plain TCP set for `bind` on `port` (open_set). */
+static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
+{
+    return open_set(srv, srv->tcp, srv->ntcp, bind, port, out, nout, kept, err, errlen);
 }
 
 /* A socket file left by a dead server can be replaced; one a live server
@@ -1526,18 +1537,19 @@ static gb_tls_context *tls_context_from(const gb_settings *cfg, char *err, size_
     return gb_tls_context_new(&tc, err, errlen);
 }
 
-/* The TLS listeners for `bind` on port (none for 0), all newly opened:
- * the plain set is left alone (a TLS port equal to `port` cannot be). */
-static int open_tls_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, char *err,
-                        size_t errlen)
+/* The TLS listeners for `bind` on port (none for 0): the current TLS
+ * listeners on the same address and port kept, the others opened; the
+ * plain set is left alone (a TLS port equal to `port` cannot be). */
+static int open_tls_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
 {
     *nout = 0;
+    memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
     if (port != 0 && port == srv->port && srv->ntcp > 0) {
         snprintf(err, errlen, "cannot listen on TLS port %d: the plain TCP listeners serve it", port);
         return UV_EADDRINUSE;
     }
-    bool kept[GB_BIND_MAX];
-    int rc = open_tcp_set(srv, bind, port, out, nout, kept, err, errlen);
+    int rc = open_set(srv, srv->tls, srv->ntls, bind, port, out, nout, kept, err, errlen);
     for (int i = 0; rc == 0 && i < *nout; i++) {
         out[i]->is_tls = true;
         memcpy(out[i]->desc, "tls", 3); /* "tcp 127.0.0.1:6380" -> "tls ..." */
@@ -1546,10 +1558,11 @@ static int open_tls_set(gb_net_server *srv, const char *bind, int port, listener
 }
 
 /* The new TLS set replaces the current one (connections stay). */
-static void install_tls_set(gb_net_server *srv, listener **set, int n, int port)
+static void install_tls_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port)
 {
     for (int i = 0; i < srv->ntls; i++)
-        retire_listener(srv->tls[i]);
+        if (!kept[i])
+            retire_listener(srv->tls[i]);
     if (n)
         memcpy(srv->tls, set, sizeof(listener *) * (size_t)n);
     srv->ntls = n;
@@ -1562,10 +1575,11 @@ static void install_tls_set(gb_net_server *srv, listener **set, int n, int port)
 static int move_tls_listeners(gb_net_server *srv, const char *bind, int port, char *err, size_t errlen)
 {
     listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
     int n;
-    int rc = open_tls_set(srv, bind, port, set, &n, err, errlen);
+    int rc = open_tls_set(srv, bind, port, set, &n, kept, err, errlen);
     if (rc == 0)
-        install_tls_set(srv, set, n, port);
+        install_tls_set(srv, set, n, kept, port);
     return rc;
 }
 
