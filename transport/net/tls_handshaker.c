@@ -42,6 +42,8 @@ struct gb_tls_handshaker {
     pthread_mutex_t lock;
     hs_list inbox;        /* handed over by the engine thread (under lock) */
     handoff_list outbox;  /* finished, for the engine thread (under lock) */
+    size_t handed;        /* added and not yet taken back (under lock): the
+                           * outbox always has room for all of them */
     bool stopping;        /* under lock */
     int wake_pipe[2];     /* the engine thread wakes the helper's poll() */
     void (*wake)(void *ctx);
@@ -73,9 +75,9 @@ static void discard(handshake *hs)
 
 /* ---- the helper thread ------------------------------------------------------ */
 
-/* A finished handshake goes to the outbox; true if the engine thread must
- * be woken (the outbox was empty). A handoff that cannot be queued (no
- * memory) is closed: the client sees its connection end. */
+/* A finished handshake goes to the outbox (room for it was made when it
+ * was added); true if the engine thread must be woken (the outbox was
+ * empty). */
 static bool finish(gb_tls_handshaker *h, handshake *hs, const char *why)
 {
     gb_tls_handoff d = {.fd = why ? -1 : hs->fd, .session = why ? NULL : hs->session};
@@ -89,15 +91,9 @@ static bool finish(gb_tls_handshaker *h, handshake *hs, const char *why)
     }
     pthread_mutex_lock(&h->lock);
     bool was_empty = h->outbox.n == 0;
-    bool queued = grow((void **)&h->outbox.items, &h->outbox.cap, h->outbox.n + 1, sizeof d);
-    if (queued)
-        h->outbox.items[h->outbox.n++] = d;
+    h->outbox.items[h->outbox.n++] = d;
     pthread_mutex_unlock(&h->lock);
-    if (!queued && !why) {
-        close(d.fd);
-        gb_tls_session_free(d.session);
-    }
-    return queued && was_empty;
+    return was_empty;
 }
 
 /* Writes what the session has for the socket. False when the socket
@@ -286,9 +282,14 @@ bool gb_tls_handshaker_add(gb_tls_handshaker *h, int fd, gb_tls_session *s, cons
     snprintf(hs.addr, sizeof hs.addr, "%s", addr);
     snprintf(hs.laddr, sizeof hs.laddr, "%s", laddr);
     pthread_mutex_lock(&h->lock);
-    bool ok = grow((void **)&h->inbox.items, &h->inbox.cap, h->inbox.n + 1, sizeof hs);
-    if (ok)
+    /* The outbox's room is made now, so that a finished handshake can
+     * always be handed back (the caller counts it until then). */
+    bool ok = grow((void **)&h->inbox.items, &h->inbox.cap, h->inbox.n + 1, sizeof hs) &&
+              grow((void **)&h->outbox.items, &h->outbox.cap, h->handed + 1, sizeof(gb_tls_handoff));
+    if (ok) {
         h->inbox.items[h->inbox.n++] = hs;
+        h->handed++;
+    }
     pthread_mutex_unlock(&h->lock);
     if (ok)
         (void)!write(h->wake_pipe[1], "", 1); /* a full pipe already wakes it */
@@ -302,6 +303,7 @@ size_t gb_tls_handshaker_take(gb_tls_handshaker *h, gb_tls_handoff *out, size_t 
     memcpy(out, h->outbox.items, n * sizeof *out);
     memmove(h->outbox.items, h->outbox.items + n, (h->outbox.n - n) * sizeof *out);
     h->outbox.n -= n;
+    h->handed -= n;
     pthread_mutex_unlock(&h->lock);
     return n;
 }
