@@ -34,10 +34,11 @@ class Server:
     def __init__(self, binary, kind):
         self.dir = tempfile.mkdtemp(prefix="gbbench-")
         self.sock = os.path.join(self.dir, "s.sock")
-        args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", self.sock,
+        args = ["taskset", "-c", self.server_cores(), binary, "--port", "0", "--unixsocket", self.sock,
                 "--save", "", "--appendonly", "no", "--dir", self.dir]
         if kind != "redis":
             args += ["--rings", "0"]
+        args += self.start_args()
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             try:
@@ -47,6 +48,14 @@ class Server:
                 pass
             time.sleep(0.02)
         raise RuntimeError("%s did not start" % binary)
+
+    def start_args(self):
+        """More arguments for the server (a subclass's: TLS ports)."""
+        return []
+
+    def server_cores(self):
+        """The CPUs the server process may use (taskset -c)."""
+        return SERVER_CORE
 
     def call(self, *args):
         s = socket.socket(socket.AF_UNIX)

@@ -1,11 +1,20 @@
 # Every third-party dependency comes from the system through pkg-config.
-# Debian/Ubuntu: libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev libjemalloc-dev pkg-config
-# macOS (Homebrew): libuv cmocka xxhash zstd jemalloc pkg-config
+# Debian/Ubuntu: libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev libjemalloc-dev libssl-dev pkg-config
+# macOS (Homebrew): libuv cmocka xxhash zstd jemalloc openssl@3 pkg-config
 # cmake/install-deps.sh installs them; `make run` and `make test` call it.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv>=1.40)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash>=0.8)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd>=1.4)
+# TLS (transport/tls, docs/tls.md): OpenSSL 3, the system's (Debian's
+# libssl-dev, Homebrew's openssl@3, which is keg-only: its pkgconfig folder
+# is searched when brew has it).
+if(APPLE AND EXISTS /opt/homebrew/opt/openssl@3/lib/pkgconfig)
+  set(ENV{PKG_CONFIG_PATH} "/opt/homebrew/opt/openssl@3/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+elseif(APPLE AND EXISTS /usr/local/opt/openssl@3/lib/pkgconfig)
+  set(ENV{PKG_CONFIG_PATH} "/usr/local/opt/openssl@3/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+endif()
+pkg_check_modules(OPENSSL REQUIRED IMPORTED_TARGET openssl>=3.0)
 # The allocator (docs/allocator.md): Debian's libjemalloc-dev, Homebrew's jemalloc.
 if(GOBLIN_ALLOCATOR STREQUAL "jemalloc")
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc>=5)

@@ -74,7 +74,15 @@ stage_deps() {
   mkdir -p "$stage/sdk"
   cp -R "$src/cmake/darwin-sdk-compat/." "$stage/sdk/"
   local m
-  for m in libuv libxxhash libzstd cmocka jemalloc; do
+  # OpenSSL 3 (transport/tls): its headers, and the two configuration
+  # headers Debian keeps in the multiarch folder beside them.
+  [ -d /usr/include/openssl ] || { log "/usr/include/openssl missing: run cmake/install-deps.sh --test"; exit 1; }
+  cp -R /usr/include/openssl "$stage/include/"
+  local conf
+  for conf in /usr/include/*-linux-gnu/openssl/*conf*.h; do
+    [ -e "$conf" ] && cp "$conf" "$stage/include/openssl/"
+  done
+  for m in libuv libxxhash libzstd cmocka jemalloc openssl; do
     printf 'Name: %s\nDescription: headers for the darwin compile check\nVersion: %s\nCflags: -I%s/include\n' \
       "$m" "$(pkg-config --modversion "$m")" "$stage" >"$stage/pkgconfig/$m.pc"
   done

@@ -26,7 +26,7 @@ if [ "$(uname -s)" = "Darwin" ]; then
   # removed) nor lua-cjson for 5.1: they are built from their
   # release sources into .deps/lua5.1 below (docs/scripting.md, "Building on
   # macOS").
-  pkgs=(cmake pkg-config libuv cmocka xxhash zstd jemalloc)
+  pkgs=(cmake pkg-config libuv cmocka xxhash zstd jemalloc openssl@3)
   # Homebrew's redis is newer than the Redis 7.0 the differential tests
   # compare with (they skip the comparison, saying so); a redis-server already
   # on PATH (the GitHub workflow's 7.0.15) is used as it is.
@@ -70,16 +70,16 @@ if [ "$(uname -s)" = "Darwin" ]; then
 fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
-  log "unsupported system: install cmake, pkg-config, libuv, cmocka, xxhash and zstd development"
+  log "unsupported system: install cmake, pkg-config, libuv, cmocka, xxhash, zstd and OpenSSL 3 development"
   log "packages yourself (plus redis-server, redis-tools and python3-redis for the tests)."
   exit 0
 fi
 
 # Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson library as
 # Debian packages it (linked as pkg-config names it; bit is our own).
-# jemalloc: the allocator (docs/allocator.md).
+# jemalloc: the allocator (docs/allocator.md). libssl-dev: TLS (docs/tls.md).
 pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
-  liblua5.1-0-dev lua-cjson-dev libjemalloc-dev)
+  liblua5.1-0-dev lua-cjson-dev libjemalloc-dev libssl-dev)
 # python3-celery/python3-kombu: the Celery worker test; python3-rq: the rq
 # test (Debian 12 has 1.13, which keeps job results in streams); npm (any
 # npm will do): the Node clients of the framework tests, installed at test time.
@@ -88,7 +88,8 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev li
   python3-rq)
 [ $want_test = 1 ] && ! command -v npm >/dev/null 2>&1 && pkgs+=(npm)
 [ $want_checks = 1 ] && pkgs+=(gcc-aarch64-linux-gnu qemu-user libuv1-dev:arm64 libcmocka-dev:arm64
-  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 libjemalloc2:arm64)
+  libxxhash-dev:arm64 libzstd-dev:arm64 liblua5.1-0-dev:arm64 lua-cjson-dev:arm64 libjemalloc2:arm64
+  libssl-dev:arm64)
 # npm may come from elsewhere than Debian (nodesource, nvm): any npm will do.
 # (--checks: the Zig toolchain of the darwin compile check.)
 # (--test: node-redis for test_node_redis.py, installed by that test from npm.)

@@ -571,6 +571,7 @@ static void cfg_emit(void *ctx, const char *name, const char *value)
 }
 
 static bool names_include(const char **names, int n, const char *name);
+static const char *tls_name_given(const char **names, int n);
 
 /* Settings that take an action when they change. Returns NULL, or Redis's
  * error when the action failed (CONFIG SET then rolls every change back). */
@@ -636,6 +637,10 @@ static bool config_commit(gb_client *c, gb_settings *next, const char **names, i
             char why[256];
             (void)hook->rebind(hook->ctx, old.port, old.bind, why, sizeof why);
         }
+        if (hook->tls_apply && tls_name_given(names, n)) {
+            char why[256];
+            (void)hook->tls_apply(hook->ctx, &eng->cfg, why, sizeof why);
+        }
         gb_reply_error(c, err);
         return false;
     }
@@ -648,6 +653,40 @@ static bool names_include(const char **names, int n, const char *name)
     for (int i = 0; i < n; i++)
         if (strcmp(names[i], name) == 0)
             return true;
+    return false;
+}
+
+/* The first tls-* option of a CONFIG SET that rebuilds the TLS context
+ * (every one but tls-auth-clients, which each new connection reads, as in
+ * Redis), or NULL. */
+static const char *tls_name_given(const char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strncmp(names[i], "tls-", 4) == 0 && strcmp(names[i], "tls-auth-clients") != 0)
+            return names[i];
+    return NULL;
+}
+
+/* CONFIG SET tls-*: the transport builds the new context (and moves the
+ * TLS listeners) before the settings are committed; when it cannot, it
+ * keeps what it had and the reply is Redis's error. */
+static bool config_apply_tls(gb_client *c, const gb_settings *next, const char **names, int n)
+{
+    const gb_listener_hook *hook = &c->eng->listeners;
+    const char *name = tls_name_given(names, n);
+    if (!hook->tls_apply || !name)
+        return true;
+    char why[512];
+    int rc = hook->tls_apply(hook->ctx, next, why, sizeof why);
+    if (rc == GB_TLS_APPLY_OK)
+        return true;
+    if (rc == GB_TLS_APPLY_LISTEN)
+        gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on "
+                          "this port. Check server logs.");
+    else
+        gb_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - Unable to update TLS "
+                           "configuration. Check server logs.",
+                        name);
     return false;
 }
 
@@ -751,6 +790,13 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
         if (!config_apply_listeners(c, &scratch, names, npairs))
             goto undo;
+        if (!config_apply_tls(c, &scratch, names, npairs)) {
+            const gb_listener_hook *hook = &c->eng->listeners;
+            char why[256];
+            if (hook->rebind && (scratch.port != c->eng->cfg.port || names_include(names, npairs, "bind")))
+                (void)hook->rebind(hook->ctx, c->eng->cfg.port, c->eng->cfg.bind, why, sizeof why);
+            goto undo;
+        }
         /* On success scratch holds the old settings, on failure the
          * refused ones: freed either way. */
         if (config_commit(c, &scratch, names, npairs))

@@ -247,7 +247,7 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 #define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
 #define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
 
-#define WHY_TLS "TLS: Goblin Core has no TLS listener (accepted so Redis's config files load)."
+#define WHY_TLS "TLS client certificates for outgoing links: no outgoing TLS link yet (accepted so Redis's config files load)."
 #define WHY_CLUSTER "Cluster mode: Goblin Core runs standalone only (accepted so Redis's config files load)."
 #define WHY_DEFRAG "Active defragmentation of jemalloc's pages: Goblin Core does not use jemalloc."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
@@ -606,26 +606,49 @@ static const opt options[] = {
     NA_BOOL("cluster-allow-pubsubshard-when-down", NULL, "yes", true, WHY_CLUSTER),
     NA_MEMORY("cluster-link-sendbuf-limit", 0, INT64_MAX, "0", true, WHY_CLUSTER),
     /* TLS */
-    NA_INT("tls-port", NULL, 0, 65535, "0", true, WHY_TLS),
-    NA_STRING("tls-cert-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-key-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-key-file-pass", NULL, "", true, WHY_TLS),
+    /* TLS (transport/tls, docs/tls.md). CONFIG SET of any of them but
+     * tls-auth-clients builds a new context for new connections (open
+     * ones keep theirs), as Redis's applyTlsCfg. */
+    {"tls-port", NULL, T_INT, OFF(tls_port), 0, 65535, "0", true, NULL,
+     "TLS port to listen on (on the addresses of bind), beside port; 0: no TLS listener.", NULL},
+    {"tls-cert-file", NULL, T_STRING, OFF(tls_cert_file), 0, 0, "", true, NULL,
+     "The server's certificate (PEM, chain allowed).", NULL},
+    {"tls-key-file", NULL, T_STRING, OFF(tls_key_file), 0, 0, "", true, NULL,
+     "The private key of tls-cert-file (PEM).", NULL},
+    {"tls-key-file-pass", NULL, T_STRING, OFF(tls_key_file_pass), 0, 0, "", true, NULL,
+     "The passphrase of tls-key-file, if it is encrypted.", NULL},
     NA_STRING("tls-client-cert-file", NULL, "", true, WHY_TLS),
     NA_STRING("tls-client-key-file", NULL, "", true, WHY_TLS),
     NA_STRING("tls-client-key-file-pass", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-dh-params-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-ca-cert-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-ca-cert-dir", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-protocols", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-ciphers", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-ciphersuites", NULL, "", true, WHY_TLS),
-    NA_ENUM("tls-auth-clients", "yes", true, tls_auth, WHY_TLS),
-    NA_BOOL("tls-cluster", NULL, "no", true, WHY_TLS),
-    NA_BOOL("tls-replication", NULL, "no", true, WHY_TLS),
-    NA_BOOL("tls-prefer-server-ciphers", NULL, "no", true, WHY_TLS),
-    NA_BOOL("tls-session-caching", NULL, "yes", true, WHY_TLS),
-    NA_INT("tls-session-cache-size", NULL, 0, INT32_MAX, "20480", true, WHY_TLS),
-    NA_INT("tls-session-cache-timeout", NULL, 0, INT32_MAX, "300", true, WHY_TLS),
+    {"tls-dh-params-file", NULL, T_STRING, OFF(tls_dh_params_file), 0, 0, "", true, NULL,
+     "DH parameters (PEM) for DHE ciphers; unset: OpenSSL's automatic ones.", NULL},
+    {"tls-ca-cert-file", NULL, T_STRING, OFF(tls_ca_cert_file), 0, 0, "", true, NULL,
+     "CA certificates (PEM) that client certificates are checked against.", NULL},
+    {"tls-ca-cert-dir", NULL, T_STRING, OFF(tls_ca_cert_dir), 0, 0, "", true, NULL,
+     "A directory of CA certificates (c_rehash layout), as tls-ca-cert-file.", NULL},
+    {"tls-protocols", NULL, T_STRING, OFF(tls_protocols), 0, 0, "", true, NULL,
+     "TLS versions allowed, from TLSv1 TLSv1.1 TLSv1.2 TLSv1.3; unset: TLSv1.2 and TLSv1.3.", NULL},
+    {"tls-ciphers", NULL, T_STRING, OFF(tls_ciphers), 0, 0, "", true, NULL,
+     "TLSv1.2 cipher list (OpenSSL's syntax); unset: OpenSSL's default.", NULL},
+    {"tls-ciphersuites", NULL, T_STRING, OFF(tls_ciphersuites), 0, 0, "", true, NULL,
+     "TLSv1.3 cipher suites (OpenSSL's syntax); unset: OpenSSL's default.", NULL},
+    {"tls-auth-clients", NULL, T_ENUM, OFF(tls_auth_clients), 0, 0, "yes", true, tls_auth,
+     "Client certificates: yes (required), optional (checked if sent), no. Applies to new connections.", NULL},
+    {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
+     "TLS on the cluster bus (Goblin Core runs standalone: it only asks for a CA, as Redis does).", NULL},
+    {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
+     "TLS on the replication link (parsed; it asks for a CA, as Redis does).", NULL},
+    {"tls-prefer-server-ciphers", NULL, T_BOOL, OFF(tls_prefer_server_ciphers), 0, 1, "no", true, NULL,
+     "Choose the cipher by the server's order rather than the client's.", NULL},
+    {"tls-session-caching", NULL, T_BOOL, OFF(tls_session_caching), 0, 1, "yes", true, NULL,
+     "Cache TLS sessions so clients can resume them.", NULL},
+    {"tls-session-cache-size", NULL, T_INT, OFF(tls_session_cache_size), 0, INT32_MAX, "20480", true, NULL,
+     "Most TLS sessions cached.", NULL},
+    {"tls-session-cache-timeout", NULL, T_INT, OFF(tls_session_cache_timeout), 0, INT32_MAX, "300", true, NULL,
+     "Seconds a cached TLS session stays usable.", NULL},
+    {"tls-handshake-thread", NULL, T_BOOL, OFF(tls_handshake_thread), 0, 1, "yes", false, NULL,
+     "Goblin Core's own: TLS handshakes on a helper thread (the engine sees a connection once it is "
+     "established); no: on the engine's loop, as Redis does them.", NULL},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])

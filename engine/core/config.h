@@ -213,6 +213,26 @@ typedef struct gb_settings {
     int replica_priority;
     int replica_ignore_maxmemory;
     int repl_timeout;
+    /* TLS (transport/tls, docs/tls.md): Redis 7.0's tls-* options; empty
+     * strings are unset. */
+    int tls_port;
+    char *tls_cert_file;
+    char *tls_key_file;
+    char *tls_key_file_pass;
+    char *tls_dh_params_file;
+    char *tls_ca_cert_file;
+    char *tls_ca_cert_dir;
+    char *tls_protocols;
+    char *tls_ciphers;
+    char *tls_ciphersuites;
+    int tls_auth_clients; /* GB_TLS_AUTH_* (transport/tls/tls.h) */
+    int tls_replication;  /* parsed; the replication link takes it up */
+    int tls_cluster;
+    int tls_prefer_server_ciphers;
+    int tls_session_caching;
+    int tls_session_cache_size;
+    int tls_session_cache_timeout;
+    int tls_handshake_thread; /* Goblin Core's own (docs/tls.md) */
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

@@ -111,7 +111,14 @@ typedef struct gb_service {
 typedef struct gb_listener_hook {
     int (*rebind)(void *ctx, int port, const char *bind, char *err, size_t errlen);
     void *ctx;
+    /* CONFIG SET tls-*: a new TLS context from cfg for new connections, and
+     * the TLS listeners moved to cfg->tls_port; the old ones are kept when
+     * that fails (GB_TLS_APPLY_CONTEXT: the context could not be built,
+     * GB_TLS_APPLY_LISTEN: the port could not be listened on). NULL: no
+     * TLS. */
+    int (*tls_apply)(void *ctx, const gb_settings *cfg, char *err, size_t errlen);
 } gb_listener_hook;
+enum { GB_TLS_APPLY_OK = 0, GB_TLS_APPLY_CONTEXT = -1, GB_TLS_APPLY_LISTEN = -2 };
 
 typedef struct gb_engine {
     gb_settings cfg;

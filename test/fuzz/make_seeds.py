@@ -869,6 +869,47 @@ def hll_seeds():
         write("hll", name, bytes([i % 5, (i * 37) % 256]) + data)
 
 
+# ---- tls: [auth][seed u16] what a client sends to tls-port ------------------------------
+
+def tls_seeds():
+    """Real first flights of Python's ssl client (TLS 1.3, 1.2 only), and
+    them cut, doubled or followed by garbage; some through the handshake
+    thread's call."""
+    import ssl
+
+    def hello(maximum):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.maximum_version = maximum
+        inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        obj = ctx.wrap_bio(inc, out, server_side=False, server_hostname="localhost")
+        try:
+            obj.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        return out.read()
+    h13 = hello(ssl.TLSVersion.TLSv1_3)
+    h12 = hello(ssl.TLSVersion.TLSv1_2)
+    seeds = {
+        "hello-tls13": (1, 1, h13),
+        "hello-tls12": (1, 5, h12),
+        "hello-tls13-no-auth": (0, 9, h13),
+        "hello-tls13-optional": (2, 3, h13),
+        "hello-cut": (1, 7, h13[: len(h13) // 2]),
+        "hello-twice": (1, 11, h13 + h13),
+        "hello-then-garbage": (1, 13, h12 + b"\x17\x03\x03\x00\x05hello" + b"PING\r\n"),
+        "plain-resp": (1, 1, b"*1\r\n$4\r\nPING\r\n"),
+        "huge-record-length": (1, 1, b"\x16\x03\x01\xff\xff" + b"\x01" * 64),
+        "alert": (1, 1, b"\x15\x03\x03\x00\x02\x02\x28"),
+    }
+    for name in ("hello-tls13", "hello-twice", "hello-then-garbage"):  # through gb_tls_handshake (mode bit 2)
+        auth, seed, body = seeds[name]
+        seeds[name + "-handshake-call"] = (auth | 4, seed, body)
+    for name, (auth, seed, body) in sorted(seeds.items()):
+        write("tls", name, bytes([auth]) + struct.pack("<H", seed) + body)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -885,6 +926,7 @@ def main():
     rdbobject_seeds()
     rdbfile_seeds()
     hll_seeds()
+    tls_seeds()
     persistence_seeds(os.path.abspath(sys.argv[1]))
 
 

@@ -1,9 +1,12 @@
 """The transports' layering, checked over the source tree (no server runs).
 
 transport/ holds the server's loop (transport/loop), the wire codecs every
-transport may use (transport/resp, transport/sbe) and the transports
-themselves: every other folder (net: TCP and Unix sockets; ring: the
-shared-memory rings; the replication link, cluster bus and TLS to come).
+transport may use (transport/resp, transport/sbe, and transport/tls: TLS
+records over memory buffers, no socket or libuv of its own, for the
+sockets now and the replication link and cluster bus later) and the
+transports themselves: every other folder (net: TCP and Unix sockets;
+ring: the shared-memory rings; the replication link and cluster bus to
+come).
 Two rules (docs/architecture.md, "The loop and its peers"):
 
 1. A transport includes no other transport's headers: they meet only
@@ -24,7 +27,7 @@ import gbtest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LOOP = "transport/loop"
-SHARED = {"loop", "resp", "sbe"}  # not transports: what transports stand on
+SHARED = {"loop", "resp", "sbe", "tls"}  # not transports: what transports stand on
 LOOP_ONLY = re.compile(r"\buv_(timer|signal|check|idle|prepare)_\w+")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"transport/([^/"]+)/', re.M)
 SOURCE_DIRS = ("apps", "engine", "platform", "transport", "include", "test", "bench")

@@ -17,12 +17,19 @@
 #include "platform/shm.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
+#include "transport/net/tls_handshaker.h"
+#include "transport/tls/tls.h"
 #include "transport/resp/resp_writer.h"
 
 /* Reads go into the query buffer in chunks of at least this many bytes. */
 #define READ_CHUNK (16 * 1024)
 /* Query buffers above this size are shrunk back when they empty out. */
 #define QBUF_KEEP (64 * 1024)
+/* A TLS connection's socket is read into a scratch buffer this big, whose
+ * records are decrypted into the query buffer at once. */
+#define TLS_READ_CHUNK (64 * 1024)
+/* Replies are encrypted at most this much at a time. */
+#define TLS_WRITE_BATCH (256 * 1024)
 
 typedef struct conn conn;
 
@@ -55,6 +62,9 @@ struct conn {
     bool resume_queued;
     bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
     bool is_unix;
+    bool is_tls;            /* accepted on the TLS port: every byte goes through tls */
+    gb_tls_session *tls;
+    size_t tls_off;         /* how much of out is encrypted and sent or in flight */
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -70,6 +80,7 @@ typedef struct listener {
     } h;
     gb_net_server *srv;
     bool is_unix;
+    bool is_tls; /* serves tls-port */
     /* Refusing a connection when its conn cannot be allocated: libuv has
      * accepted the socket already and stops listening until it is taken,
      * so it is taken into this handle and closed. One refusal at a time;
@@ -98,11 +109,19 @@ struct gb_net_server {
     uv_loop_t *loop;
     /* Every listener (the TCP ones, then the Unix socket's), for the
      * loops that treat them alike. */
-    listener *listeners[GB_BIND_MAX + 1];
+    listener *listeners[2 * GB_BIND_MAX + 1];
     int nlisteners;
     listener *tcp[GB_BIND_MAX]; /* serving `port` on the words of `bind` */
     int ntcp;
     listener *unix_listener;
+    listener *tls[GB_BIND_MAX]; /* serving `tls-port` on the words of `bind` */
+    int ntls;
+    int tls_port;
+    gb_tls_context *tls_ctx;    /* for new TLS connections (open ones hold their own reference) */
+    gb_tls_handshaker *handshaker; /* started with the first TLS connection; NULL: none (yet) */
+    uv_async_t handshakes_done;    /* the handshaker's wake-up of this thread */
+    size_t handshaking;            /* connections handed to it, not back yet */
+    char tls_scratch[TLS_READ_CHUNK];
     int port;                   /* what the TCP listeners serve now (CONFIG SET may change it) */
     char *bind;
     char *unix_path;
@@ -126,6 +145,7 @@ static void conn_free_cb(uv_handle_t *h)
     if (c->client)
         gb_client_free(c->client);
     gb_resp_parser_free(&c->parser);
+    gb_tls_session_free(c->tls);
     gb_free(c->qbuf);
     gb_outbuf_free(&c->out);
     gb_free(c);
@@ -270,7 +290,7 @@ static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hook
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static size_t pending_output(const conn *c) { return c->out.len + c->inflight; }
+static size_t pending_output(const conn *c) { return c->out.len - c->tls_off + c->inflight; }
 
 /* Enforces client-output-buffer-limit (the engine's policy, on what
  * this connection holds and the socket has not taken); returns false if
@@ -303,8 +323,89 @@ static void write_done(uv_write_t *req, int status)
     }
     if (c->out.len)
         conn_flush(c);
-    else if (c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
+    else if (c->inflight == 0 && c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
         conn_close(c);
+}
+
+/* Sends data (gb_malloc'd, taken over): what the socket takes now, the
+ * rest through uv_write after what is in flight. False if c was closed. */
+static bool send_owned(conn *c, char *data, size_t len)
+{
+    size_t sent = 0;
+    if (c->inflight == 0) {
+        uv_buf_t b = uv_buf_init(data, (unsigned)len); /* at most a batch of records */
+        int n = uv_try_write(&c->h.stream, &b, 1);
+        if (n > 0)
+            sent = (size_t)n;
+        else if (n < 0 && n != UV_EAGAIN) {
+            gb_free(data);
+            conn_close(c);
+            return false;
+        }
+    }
+    if (sent == len) {
+        gb_free(data);
+        return true;
+    }
+    write_req *w = gb_try_malloc(sizeof *w);
+    if (!w) {
+        gb_free(data);
+        close_for_oom(c, "write request", false);
+        return false;
+    }
+    w->data = data;
+    w->len = len - sent;
+    w->c = c;
+    c->inflight += w->len;
+    uv_buf_t b = uv_buf_init(data + sent, (unsigned)w->len);
+    if (uv_write(&w->req, &c->h.stream, &b, 1, write_done) != 0) {
+        c->inflight -= w->len;
+        gb_free(data);
+        gb_free(w);
+        conn_close(c);
+        return false;
+    }
+    return true;
+}
+
+/* Sends the records c's TLS session has waiting (handshake messages,
+ * alerts, encrypted replies). False if c was closed. */
+static bool tls_send(conn *c)
+{
+    size_t pending = gb_tls_output_pending(c->tls);
+    if (pending == 0)
+        return true;
+    char *data = gb_try_malloc(pending);
+    if (!data) {
+        close_for_oom(c, "TLS records", false);
+        return false;
+    }
+    return send_owned(c, data, gb_tls_take_output(c->tls, data, pending));
+}
+
+/* Encrypts c's replies and sends them. One batch in flight at a time, as
+ * for plain connections: write_done continues with what gathered meanwhile.
+ * False if c was closed. */
+static bool tls_write_out(conn *c)
+{
+    /* In batches, so a big reply is never held twice (plain and
+     * encrypted) in full; the buffer is emptied once all of it is sent. */
+    while (c->inflight == 0 && c->tls_off < c->out.len) {
+        size_t n = GB_MIN(c->out.len - c->tls_off, (size_t)TLS_WRITE_BATCH);
+        if (gb_tls_write(c->tls, c->out.data + c->tls_off, n) != 0) {
+            conn_close(c);
+            return false;
+        }
+        c->srv->eng->stats.total_net_output_bytes += n;
+        c->tls_off += n;
+        if (!tls_send(c))
+            return false;
+    }
+    if (c->tls_off == c->out.len) {
+        gb_outbuf_consume(&c->out, c->out.len);
+        c->tls_off = 0;
+    }
+    return true;
 }
 
 /* c has replies to send. They leave at the end of this loop iteration
@@ -350,7 +451,10 @@ static void conn_write_out(conn *c)
     if (c->out.len > c->out_peak)
         c->out_peak = c->out.len;
     gb_engine *eng = c->srv->eng;
-    if (c->inflight == 0) {
+    if (c->tls) {
+        if (!tls_write_out(c))
+            return;
+    } else if (c->inflight == 0) {
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)GB_MIN(c->out.len, (size_t)UINT32_MAX));
         int n = uv_try_write(&c->h.stream, &b, 1);
         if (n > 0) {
@@ -406,10 +510,10 @@ static void write_queued_replies(gb_net_server *srv)
 
 /* ---- input ----------------------------------------------------------------------- */
 
-static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* Room at the end of c's query buffer for the next read (grown towards
+ * the end of a big bulk in progress). False when it cannot grow. */
+static bool query_room(conn *c, char **room, size_t *len)
 {
-    (void)suggested;
-    conn *c = h->data;
     size_t want = READ_CHUNK;
     /* A big bulk in progress: read straight towards its end. */
     size_t need = gb_resp_bytes_wanted(&c->parser);
@@ -420,17 +524,71 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         while (ncap - c->qlen < want)
             ncap *= 2;
         char *q = gb_try_realloc(c->qbuf, ncap);
-        if (!q) {
-            /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
-            buf->base = NULL;
-            buf->len = 0;
-            return;
-        }
+        if (!q)
+            return false;
         c->qbuf = q;
         c->qcap = ncap;
     }
-    buf->base = c->qbuf + c->qlen;
-    buf->len = c->qcap - c->qlen;
+    *room = c->qbuf + c->qlen;
+    *len = c->qcap - c->qlen;
+    return true;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    conn *c = h->data;
+    if (c->is_tls) { /* records: decrypted into the query buffer by read_cb, before the next read */
+        buf->base = c->srv->tls_scratch;
+        buf->len = sizeof c->srv->tls_scratch;
+        return;
+    }
+    char *room;
+    size_t len;
+    if (!query_room(c, &room, &len)) {
+        /* libuv then reports UV_ENOBUFS to read_cb, which closes. */
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    buf->base = room;
+    buf->len = len;
+}
+
+/* Bytes from a TLS connection's socket: the handshake advances, and what
+ * the records decrypt to lands in the query buffer. A failed handshake
+ * (no client certificate where one is required, a wrong CA, garbage)
+ * closes this connection alone, logged as Redis logs it. False if c was
+ * closed. */
+static bool tls_input(conn *c, const char *data, size_t len)
+{
+    if (gb_tls_feed(c->tls, data, len) != 0) {
+        close_for_oom(c, "TLS input", true);
+        return false;
+    }
+    for (;;) {
+        char *room;
+        size_t cap;
+        if (!query_room(c, &room, &cap)) {
+            close_for_oom(c, "query buffer", true);
+            return false;
+        }
+        char err[320];
+        ssize_t n = gb_tls_read(c->tls, room, cap, err, sizeof err);
+        if (n > 0) {
+            c->qlen += (size_t)n;
+            c->srv->eng->stats.total_net_input_bytes += (uint64_t)n;
+            continue;
+        }
+        if (n == GB_TLS_WANT_MORE)
+            return tls_send(c);
+        if (n == GB_TLS_FAILED)
+            gb_log(GB_LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s laddr=%s)", err, c->addr,
+                   c->laddr);
+        if (tls_send(c)) /* the alert that says why, when there is one */
+            conn_close(c);
+        return false;
+    }
 }
 
 static void protocol_error(conn *c, const char *err)
@@ -498,6 +656,8 @@ static void conn_process(conn *c)
     conn_flush(c);
 }
 
+static void input_arrived(conn *c);
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
@@ -516,8 +676,20 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     gb_engine *eng = c->srv->eng;
     gb_engine_update_time(eng);
-    eng->stats.total_net_input_bytes += (uint64_t)nread;
-    c->qlen += (size_t)nread;
+    if (c->is_tls) {
+        if (!tls_input(c, buf->base, (size_t)nread))
+            return;
+    } else {
+        eng->stats.total_net_input_bytes += (uint64_t)nread;
+        c->qlen += (size_t)nread;
+    }
+    input_arrived(c);
+}
+
+/* New bytes are in c's query buffer: the limits, then the requests. */
+static void input_arrived(conn *c)
+{
+    gb_engine *eng = c->srv->eng;
     c->last_read_ms = (int64_t)eng->now_mono_ms;
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
@@ -592,7 +764,8 @@ static void refuse_connection(conn *c, const char *text)
     char line[2048];
     int n = snprintf(line, sizeof line, "-%s\r\n", text);
     uv_buf_t b = uv_buf_init(line, (unsigned)GB_MIN((size_t)n, sizeof line - 1));
-    uv_try_write(&c->h.stream, &b, 1);
+    if (!c->is_tls) /* a TLS client is mid-handshake: plain text would only garble it */
+        uv_try_write(&c->h.stream, &b, 1);
     c->srv->eng->stats.rejected_connections++;
     uv_close(&c->h.handle, conn_reject_close_cb);
 }
@@ -639,11 +812,15 @@ static void refuse_for_oom(listener *l)
 
 /* A connection whose handle holds an accepted socket: its name, the
  * maxclients check, its engine client, reading. */
-static void conn_setup(listener *l, conn *c)
+/* A connection whose handle holds an accepted socket: its name, socket
+ * options, then Redis's order: the client limit (connections in their TLS
+ * handshake count), then protected mode. False if it was refused (and is
+ * closing); *loopback says whether the peer is this host. */
+static bool conn_admit(gb_net_server *srv, conn *c, bool *loopback)
 {
-    gb_net_server *srv = l->srv;
     gb_engine *eng = srv->eng;
-    if (l->is_unix) {
+    *loopback = false;
+    if (c->is_unix) {
         snprintf(c->addr, sizeof c->addr, "%s:0", srv->unix_path);
         snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
     } else {
@@ -651,30 +828,61 @@ static void conn_setup(listener *l, conn *c)
         if (eng->cfg.tcp_keepalive > 0) /* Redis's anetKeepAlive, per connection as it is accepted */
             uv_tcp_keepalive(&c->h.tcp, 1, (unsigned)eng->cfg.tcp_keepalive);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
+        *loopback = peer_is_loopback(&c->h.tcp);
     }
-    /* Redis's order: the client limit, then protected mode. */
-    size_t visible = eng->nclients;
+    size_t visible = eng->nclients + srv->handshaking;
     if (visible >= (size_t)eng->cfg.maxclients) {
         refuse_connection(c, "ERR max number of clients reached");
-        return;
+        return false;
     }
-    bool loopback = !l->is_unix && peer_is_loopback(&c->h.tcp);
-    if (!l->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !loopback) {
+    if (!c->is_unix && gb_acl_protected_mode_refuses_remote(eng) && !*loopback) {
         refuse_connection(c, GB_ERR_PROTECTED_MODE);
-        return;
+        return false;
     }
+    return true;
+}
+
+/* An admitted connection gets its engine client and starts reading. A TLS
+ * one without a session yet (no handshake thread) gets one and shakes
+ * hands on the loop. */
+static void conn_start(gb_net_server *srv, conn *c, bool loopback)
+{
+    gb_engine *eng = srv->eng;
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
-    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, l->is_unix ? &unix_conn_hooks : &conn_hooks, c,
-                              l->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c,
+                              c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
     if (!c->client) {
+        gb_tls_session_free(c->tls); /* an established one, from the handshake thread */
+        c->tls = NULL;
         uv_close(&c->h.handle, conn_reject_close_cb);
         return;
     }
     eng->stats.total_connections_received++;
+    if (c->is_tls && !c->tls) {
+        /* tls-auth-clients as it is now, as Redis reads it per connection. */
+        c->tls = srv->tls_ctx ? gb_tls_session_new(srv->tls_ctx, eng->cfg.tls_auth_clients) : NULL;
+        if (!c->tls) {
+            close_for_oom(c, "TLS session", true);
+            return;
+        }
+    }
     int rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
     if (rc != 0)
         conn_close(c);
+}
+
+static bool hand_to_handshaker(gb_net_server *srv, conn *c);
+
+/* A socket just accepted on listener l: TLS ones go to the handshake
+ * thread, the others are served at once. */
+static void conn_setup(listener *l, conn *c)
+{
+    if (l->is_tls && hand_to_handshaker(l->srv, c))
+        return;
+    bool loopback;
+    if (conn_admit(l->srv, c, &loopback))
+        conn_start(l->srv, c, loopback);
 }
 
 static conn *conn_alloc(listener *l)
@@ -684,6 +892,7 @@ static conn *conn_alloc(listener *l)
         return NULL;
     c->srv = l->srv;
     c->is_unix = l->is_unix;
+    c->is_tls = l->is_tls;
     return c;
 }
 
@@ -711,6 +920,108 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     conn_setup(l, c);
+}
+
+/* ---- TLS handshakes on the helper thread (tls_handshaker.h) ------------------------------ */
+
+/* A handshake the helper finished: the socket joins the loop as an
+ * established TLS connection (its client is made now, so the engine never
+ * sees a connection in its handshake), and what the client sent after its
+ * Finished, already in the session, is served at once. */
+static void adopt_established(gb_net_server *srv, gb_tls_handoff *d)
+{
+    gb_engine_update_time(srv->eng);
+    conn *c = gb_try_calloc(1, sizeof *c);
+    int rc = c ? uv_tcp_init(srv->loop, &c->h.tcp) : UV_ENOMEM;
+    if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Connection refused: out of memory for its buffers");
+        srv->eng->stats.rejected_connections++;
+        close(d->fd);
+        gb_tls_session_free(d->session);
+        gb_free(c);
+        return;
+    }
+    c->srv = srv;
+    c->is_tls = true;
+    c->h.handle.data = c;
+    if (uv_tcp_open(&c->h.tcp, d->fd) != 0) {
+        close(d->fd);
+        gb_tls_session_free(d->session);
+        uv_close(&c->h.handle, conn_reject_close_cb);
+        return;
+    }
+    c->tls = d->session;
+    snprintf(c->addr, sizeof c->addr, "%s", d->addr);
+    snprintf(c->laddr, sizeof c->laddr, "%s", d->laddr);
+    conn_start(srv, c, peer_is_loopback(&c->h.tcp));
+    if (!c->closing && c->client && tls_input(c, NULL, 0))
+        input_arrived(c);
+}
+
+static void on_handshakes_done(uv_async_t *a)
+{
+    gb_net_server *srv = a->data;
+    gb_tls_handoff done[32];
+    size_t n;
+    while (srv->handshaker && (n = gb_tls_handshaker_take(srv->handshaker, done, GB_ARRAY_LEN(done))) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            srv->handshaking--;
+            if (done[i].fd >= 0)
+                adopt_established(srv, &done[i]);
+            else
+                gb_log(GB_LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s laddr=%s)", done[i].why,
+                       done[i].addr, done[i].laddr);
+        }
+    }
+}
+
+/* Called on the helper thread: only the thread-safe wake-up. */
+static void wake_for_handshakes(void *ctx)
+{
+    gb_net_server *srv = ctx;
+    uv_async_send(&srv->handshakes_done);
+}
+
+static bool start_handshaker(gb_net_server *srv)
+{
+    if (srv->handshaker)
+        return true;
+    if (uv_async_init(srv->loop, &srv->handshakes_done, on_handshakes_done) != 0)
+        return false;
+    srv->handshakes_done.data = srv;
+    srv->handshaker = gb_tls_handshaker_start(&srv->eng->cfg.helper_cpus, wake_for_handshakes, srv);
+    if (!srv->handshaker) {
+        gb_log(GB_LOG_WARNING, "TLS handshakes run on the engine thread: the handshake thread could not start");
+        uv_close((uv_handle_t *)&srv->handshakes_done, NULL);
+    }
+    return srv->handshaker != NULL;
+}
+
+/* Admits c (accepted on tls-port) and hands its socket, with a new
+ * session, to the handshake thread. libuv owns the accepted descriptor, so
+ * the thread gets a duplicate and c's handle closes. False when there is
+ * no thread (tls-handshake-thread no, or it could not start): c then
+ * shakes hands on the loop. */
+static bool hand_to_handshaker(gb_net_server *srv, conn *c)
+{
+    if (!srv->tls_ctx || !srv->eng->cfg.tls_handshake_thread || !start_handshaker(srv))
+        return false;
+    bool loopback;
+    if (!conn_admit(srv, c, &loopback))
+        return true;
+    uv_os_fd_t fd;
+    int copy = uv_fileno(&c->h.handle, &fd) == 0 ? dup(fd) : -1;
+    gb_tls_session *s = copy >= 0 ? gb_tls_session_new(srv->tls_ctx, srv->eng->cfg.tls_auth_clients) : NULL;
+    if (s && gb_tls_handshaker_add(srv->handshaker, copy, s, c->addr, c->laddr)) {
+        srv->handshaking++;
+    } else {
+        gb_log(GB_LOG_WARNING, "Client %s closed: out of memory for its TLS handshake", c->addr);
+        gb_tls_session_free(s);
+        if (copy >= 0)
+            close(copy);
+    }
+    uv_close(&c->h.handle, conn_reject_close_cb);
+    return true;
 }
 
 /* ---- serving others while a script is busy -------------------------------------------- */
@@ -922,6 +1233,11 @@ static void stop_serving(void *ctx)
     srv->stopped = true;
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, NULL);
+    if (srv->handshaker) {
+        gb_tls_handshaker_stop(srv->handshaker); /* its sockets close: those clients never got in */
+        srv->handshaker = NULL;
+        uv_close((uv_handle_t *)&srv->handshakes_done, NULL);
+    }
     /* Every live connection has an engine client bound to conn_hooks. */
     for (gb_client *gc = srv->eng->clients, *next; gc; gc = next) {
         next = gc->next;
@@ -1021,21 +1337,23 @@ static int listen_tcp(gb_net_server *srv, const char *word, int port, listener *
     return 0;
 }
 
-/* A current TCP listener on addr:port that the new set may keep, or -1. */
-static int reusable_tcp(const gb_net_server *srv, const char *addr, int port, const bool *kept)
+/* A listener of the current set on addr:port that the new set may keep,
+ * or -1. */
+static int reusable_tcp(listener *const *current, int ncurrent, const char *addr, int port, const bool *kept)
 {
-    for (int i = 0; i < srv->ntcp; i++)
-        if (!kept[i] && srv->tcp[i]->port == port && strcmp(srv->tcp[i]->addr, addr) == 0)
+    for (int i = 0; i < ncurrent; i++)
+        if (!kept[i] && current[i]->port == port && strcmp(current[i]->addr, addr) == 0)
             return i;
     return -1;
 }
 
-/* The TCP listeners for `bind` on `port` (none for port 0 or an empty
- * bind) into out[*nout]: the current listeners on the same address and
- * port are kept (kept[i] marks them), the others opened. On failure what
- * was opened is closed again and the current listeners are untouched. */
-static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
-                        char *err, size_t errlen)
+/* The listeners for `bind` on `port` (none for port 0 or an empty bind)
+ * into out[*nout]: the listeners of the current set (the plain TCP ones,
+ * or the TLS ones) on the same address and port are kept (kept[i] marks
+ * them), the others opened. On failure what was opened is closed again
+ * and the current listeners are untouched. */
+static int open_set(gb_net_server *srv, listener *const *current, int ncurrent, const char *bind, int port,
+                    listener **out, int *nout, bool *kept, char *err, size_t errlen)
 {
     *nout = 0;
     memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
@@ -1063,10 +1381,10 @@ static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener
             rc = UV_EINVAL;
             break;
         }
-        int same = reusable_tcp(srv, w + (w[0] == '-'), port, kept);
+        int same = reusable_tcp(current, ncurrent, w + (w[0] == '-'), port, kept);
         if (same >= 0) {
             kept[same] = true;
-            out[(*nout)++] = srv->tcp[same];
+            out[(*nout)++] = current[same];
             continue;
         }
         listener *l;
@@ -1084,6 +1402,13 @@ static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener
         *nout = 0;
     }
     return rc;
+}
+
+/* The plain TCP set for `bind` on `port` (open_set). */
+static int open_tcp_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
+{
+    return open_set(srv, srv->tcp, srv->ntcp, bind, port, out, nout, kept, err, errlen);
 }
 
 /* A socket file left by a dead server can be replaced; one a live server
@@ -1167,6 +1492,8 @@ static void list_listeners(gb_net_server *srv)
     srv->nlisteners = 0;
     for (int i = 0; i < srv->ntcp; i++)
         srv->listeners[srv->nlisteners++] = srv->tcp[i];
+    for (int i = 0; i < srv->ntls; i++)
+        srv->listeners[srv->nlisteners++] = srv->tls[i];
     if (srv->unix_listener)
         srv->listeners[srv->nlisteners++] = srv->unix_listener;
     size_t used = 0;
@@ -1191,6 +1518,127 @@ static void install_tcp_set(gb_net_server *srv, listener **set, int n, const boo
     gb_free(srv->bind);
     srv->bind = bind;
     list_listeners(srv);
+}
+
+/* ---- TLS listeners and their context ---------------------------------------------- */
+
+/* Redis configures TLS when the port or a link wants it. */
+static bool tls_wanted(const gb_settings *cfg)
+{
+    return cfg->tls_port != 0 || cfg->tls_replication || cfg->tls_cluster;
+}
+
+static gb_tls_context *tls_context_from(const gb_settings *cfg, char *err, size_t errlen)
+{
+    const gb_tls_config tc = {
+        .cert_file = cfg->tls_cert_file,
+        .key_file = cfg->tls_key_file,
+        .key_file_pass = cfg->tls_key_file_pass,
+        .ca_cert_file = cfg->tls_ca_cert_file,
+        .ca_cert_dir = cfg->tls_ca_cert_dir,
+        .protocols = cfg->tls_protocols,
+        .ciphers = cfg->tls_ciphers,
+        .ciphersuites = cfg->tls_ciphersuites,
+        .dh_params_file = cfg->tls_dh_params_file,
+        .prefer_server_ciphers = cfg->tls_prefer_server_ciphers,
+        .session_caching = cfg->tls_session_caching,
+        .session_cache_size = cfg->tls_session_cache_size,
+        .session_cache_timeout = cfg->tls_session_cache_timeout,
+        .needs_ca = cfg->tls_auth_clients != GB_TLS_AUTH_NO || cfg->tls_replication || cfg->tls_cluster,
+    };
+    return gb_tls_context_new(&tc, err, errlen);
+}
+
+/* The TLS listeners for `bind` on port (none for 0): the current TLS
+ * listeners on the same address and port kept, the others opened; the
+ * plain set is left alone (a TLS port equal to `port` cannot be). */
+static int open_tls_set(gb_net_server *srv, const char *bind, int port, listener **out, int *nout, bool *kept,
+                        char *err, size_t errlen)
+{
+    *nout = 0;
+    memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
+    if (port != 0 && port == srv->port && srv->ntcp > 0) {
+        snprintf(err, errlen, "cannot listen on TLS port %d: the plain TCP listeners serve it", port);
+        return UV_EADDRINUSE;
+    }
+    int rc = open_set(srv, srv->tls, srv->ntls, bind, port, out, nout, kept, err, errlen);
+    for (int i = 0; rc == 0 && i < *nout; i++) {
+        out[i]->is_tls = true;
+        memcpy(out[i]->desc, "tls", 3); /* "tcp 127.0.0.1:6380" -> "tls ..." */
+    }
+    return rc;
+}
+
+/* The new TLS set replaces the current one (connections stay). */
+static void install_tls_set(gb_net_server *srv, listener **set, int n, const bool *kept, int port)
+{
+    for (int i = 0; i < srv->ntls; i++)
+        if (!kept[i])
+            retire_listener(srv->tls[i]);
+    if (n)
+        memcpy(srv->tls, set, sizeof(listener *) * (size_t)n);
+    srv->ntls = n;
+    srv->tls_port = port;
+    list_listeners(srv);
+}
+
+/* Moves the TLS listeners to port on bind. Non-zero (reason in err) and
+ * nothing changed when it fails. */
+static int move_tls_listeners(gb_net_server *srv, const char *bind, int port, char *err, size_t errlen)
+{
+    listener *set[GB_BIND_MAX];
+    bool kept[GB_BIND_MAX];
+    int n;
+    int rc = open_tls_set(srv, bind, port, set, &n, kept, err, errlen);
+    if (rc == 0)
+        install_tls_set(srv, set, n, kept, port);
+    return rc;
+}
+
+/* CONFIG SET tls-* (the engine's gb_listener_hook): a new context for new
+ * connections (each open one keeps the context it was accepted with), and
+ * the listeners moved when tls-port changed. Nothing changes on failure. */
+static int tls_apply(void *ctx, const gb_settings *cfg, char *err, size_t errlen)
+{
+    gb_net_server *srv = ctx;
+    gb_tls_context *fresh = NULL;
+    if (tls_wanted(cfg)) {
+        fresh = tls_context_from(cfg, err, errlen);
+        if (!fresh)
+            return GB_TLS_APPLY_CONTEXT;
+    }
+    if (cfg->tls_port != srv->tls_port) {
+        if (move_tls_listeners(srv, srv->bind, cfg->tls_port, err, errlen) != 0) {
+            gb_log(GB_LOG_WARNING, "CONFIG SET tls-port: %s", err);
+            gb_tls_context_free(fresh);
+            return GB_TLS_APPLY_LISTEN;
+        }
+        gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
+    }
+    if (fresh || !tls_wanted(cfg)) {
+        gb_tls_context_free(srv->tls_ctx);
+        srv->tls_ctx = fresh;
+    }
+    return GB_TLS_APPLY_OK;
+}
+
+/* At start-up: the context and the TLS listeners, as Redis's initServer
+ * says when they fail. */
+static int start_tls(gb_net_server *srv, const gb_settings *cfg, char *err, size_t errlen)
+{
+    if (!tls_wanted(cfg))
+        return 0;
+    char why[512];
+    srv->tls_ctx = tls_context_from(cfg, why, sizeof why);
+    if (!srv->tls_ctx) {
+        snprintf(err, errlen, "Failed to configure TLS. Check logs for more info. (%s)", why);
+        return -1;
+    }
+    if (move_tls_listeners(srv, srv->bind, cfg->tls_port, why, sizeof why) != 0) {
+        snprintf(err, errlen, "Failed listening on port %d (TLS), aborting. (%s)", cfg->tls_port, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* Closes every TCP listener first, as Redis always does, then opens the
@@ -1250,6 +1698,9 @@ static int rebind(void *ctx, int port, const char *bind, char *err, size_t errle
         return rc;
     }
     install_tcp_set(srv, set, n, kept, port, text);
+    /* The TLS listeners follow `bind`, as Redis's changeBindAddr moves both. */
+    if (srv->ntls && move_tls_listeners(srv, text, srv->tls_port, err, errlen) != 0)
+        gb_log(GB_LOG_WARNING, "CONFIG SET bind: the TLS listeners stay where they were: %s", err);
     gb_log(GB_LOG_NOTICE, "Listening on %s", srv->desc);
     return 0;
 }
@@ -1272,6 +1723,8 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
     if (open_tcp_set(srv, cfg->bind, cfg->port, set, &n, kept, err, errlen) != 0)
         goto fail;
     install_tcp_set(srv, set, n, kept, cfg->port, gb_strdup(cfg->bind ? cfg->bind : ""));
+    if (start_tls(srv, cfg, err, errlen) != 0)
+        goto fail;
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         if (listen_unix(srv, cfg->unixsocket, cfg->unixsocketperm, err, errlen) != 0)
             goto fail;
@@ -1283,7 +1736,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
         goto fail;
     }
 
-    eng->listeners = (gb_listener_hook){rebind, srv};
+    eng->listeners = (gb_listener_hook){rebind, srv, tls_apply};
     const gb_loop_peer peer = {
         .name = "sockets",
         .ctx = srv,
@@ -1296,7 +1749,7 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
     };
     if (gb_loop_add_peer(ev, &peer) != 0) {
         snprintf(err, errlen, "the event loop has no room for the socket listeners");
-        eng->listeners = (gb_listener_hook){NULL, NULL};
+        eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
         goto fail;
     }
     return srv;
@@ -1310,6 +1763,7 @@ fail:
         free(srv->unix_path);
     }
     gb_free(srv->bind);
+    gb_tls_context_free(srv->tls_ctx);
     free(srv);
     return NULL;
 }
@@ -1318,7 +1772,7 @@ void gb_net_server_free(gb_net_server *srv)
 {
     if (!srv)
         return;
-    srv->eng->listeners = (gb_listener_hook){NULL, NULL};
+    srv->eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
     for (int i = 0; i < srv->nlisteners; i++)
         free(srv->listeners[i]);
     if (srv->unix_path) {
@@ -1326,6 +1780,7 @@ void gb_net_server_free(gb_net_server *srv)
         free(srv->unix_path);
     }
     gb_free(srv->bind);
+    gb_tls_context_free(srv->tls_ctx);
     free(srv);
 }
 

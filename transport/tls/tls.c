@@ -1,0 +1,386 @@
+#include "transport/tls/tls.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/decoder.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "engine/core/engine.h"
+
+struct gb_tls_context {
+    SSL_CTX *ssl;
+};
+
+struct gb_tls_session {
+    SSL *ssl;
+    BIO *in;  /* what the socket brought, for OpenSSL to read */
+    BIO *out; /* records OpenSSL wrote, for the socket */
+    bool failed;
+};
+
+static bool unset(const char *s) { return !s || !*s; }
+
+static const char *or_null(const char *s) { return unset(s) ? NULL : s; }
+
+/* Logs a configuration failure in Redis's words and keeps it for err. */
+static void config_failed(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void config_failed(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    gb_log(GB_LOG_WARNING, "%s", err);
+}
+
+static void last_ssl_error(char *buf, size_t len)
+{
+    unsigned long e = ERR_get_error();
+    ERR_error_string_n(e, buf, len);
+    ERR_clear_error();
+}
+
+/* Redis's parseProtocolsConfig: words TLSv1, TLSv1.1, TLSv1.2, TLSv1.3
+ * (any case); unset means TLSv1.2 and TLSv1.3. A bit per version, or -1. */
+enum { PROTO_V1 = 1, PROTO_V1_1 = 2, PROTO_V1_2 = 4, PROTO_V1_3 = 8 };
+
+static int parse_protocols(const char *text)
+{
+    if (unset(text))
+        return PROTO_V1_2 | PROTO_V1_3;
+    static const struct {
+        const char *word;
+        int bit;
+    } names[] = {{"tlsv1", PROTO_V1}, {"tlsv1.1", PROTO_V1_1}, {"tlsv1.2", PROTO_V1_2}, {"tlsv1.3", PROTO_V1_3}};
+    int protocols = 0;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        bool known = false;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (n == strlen(names[i].word) && strncasecmp(p, names[i].word, n) == 0) {
+                protocols |= names[i].bit;
+                known = true;
+            }
+        if (!known && n > 0) /* Redis's split keeps empty words and ignores nothing else */
+            return -1;
+        p += n + (p[n] == ' ');
+    }
+    return protocols;
+}
+
+static void limit_protocols(SSL_CTX *ctx, int protocols)
+{
+    if (!(protocols & PROTO_V1))
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TLSv1);
+    if (!(protocols & PROTO_V1_1))
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TLSv1_1);
+    if (!(protocols & PROTO_V1_2))
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TLSv1_2);
+    if (!(protocols & PROTO_V1_3))
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TLSv1_3);
+}
+
+/* OpenSSL asks for tls-key-file-pass through this. */
+static int key_password(char *buf, int size, int rwflag, void *u)
+{
+    (void)rwflag;
+    const char *pass = u;
+    if (!pass)
+        return -1;
+    size_t n = strlen(pass);
+    if (n > (size_t)size)
+        return -1;
+    memcpy(buf, pass, n);
+    return (int)n;
+}
+
+/* The certificate, key, CA and ciphers (Redis's createSSLContext). */
+static bool load_identity(SSL_CTX *ctx, const gb_tls_config *cfg, char *err, size_t errlen)
+{
+    char why[256];
+    SSL_CTX_set_default_passwd_cb(ctx, key_password);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)or_null(cfg->key_file_pass));
+    if (SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) <= 0) {
+        last_ssl_error(why, sizeof why);
+        config_failed(err, errlen, "Failed to load certificate: %s: %s", cfg->cert_file, why);
+        return false;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, cfg->key_file, SSL_FILETYPE_PEM) <= 0) {
+        last_ssl_error(why, sizeof why);
+        config_failed(err, errlen, "Failed to load private key: %s: %s", cfg->key_file, why);
+        return false;
+    }
+    /* The key must be the certificate's: OpenSSL checks it as it loads the
+     * key (above); this says so plainly if it ever lets one through. */
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+        last_ssl_error(why, sizeof why);
+        config_failed(err, errlen, "Private key does not match the certificate: %s: %s", cfg->key_file, why);
+        return false;
+    }
+    if ((!unset(cfg->ca_cert_file) || !unset(cfg->ca_cert_dir)) &&
+        SSL_CTX_load_verify_locations(ctx, or_null(cfg->ca_cert_file), or_null(cfg->ca_cert_dir)) <= 0) {
+        last_ssl_error(why, sizeof why);
+        config_failed(err, errlen, "Failed to configure CA certificate(s) file/directory: %s", why);
+        return false;
+    }
+    if (!unset(cfg->ciphers) && !SSL_CTX_set_cipher_list(ctx, cfg->ciphers)) {
+        config_failed(err, errlen, "Failed to configure ciphers: %s", cfg->ciphers);
+        return false;
+    }
+    if (!unset(cfg->ciphersuites) && !SSL_CTX_set_ciphersuites(ctx, cfg->ciphersuites)) {
+        config_failed(err, errlen, "Failed to configure ciphersuites: %s", cfg->ciphersuites);
+        return false;
+    }
+    return true;
+}
+
+/* tls-dh-params-file, or OpenSSL's automatic parameters. */
+static bool load_dh_params(SSL_CTX *ctx, const char *path, char *err, size_t errlen)
+{
+    if (unset(path)) {
+        SSL_CTX_set_dh_auto(ctx, 1);
+        return true;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        config_failed(err, errlen, "Failed to load %s: %s", path, strerror(errno));
+        return false;
+    }
+    EVP_PKEY *pkey = NULL;
+    OSSL_DECODER_CTX *dctx =
+        OSSL_DECODER_CTX_new_for_pkey(&pkey, "PEM", NULL, "DH", OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS, NULL, NULL);
+    bool ok = dctx && OSSL_DECODER_from_fp(dctx, f);
+    OSSL_DECODER_CTX_free(dctx);
+    fclose(f);
+    if (!ok) {
+        EVP_PKEY_free(pkey);
+        config_failed(err, errlen, "%s: failed to read DH params.", path);
+        return false;
+    }
+    if (SSL_CTX_set0_tmp_dh_pkey(ctx, pkey) <= 0) {
+        char why[256];
+        last_ssl_error(why, sizeof why);
+        EVP_PKEY_free(pkey);
+        config_failed(err, errlen, "Failed to load DH params file: %s: %s", path, why);
+        return false;
+    }
+    return true; /* pkey is the context's now */
+}
+
+static void set_session_cache(SSL_CTX *ctx, const gb_tls_config *cfg)
+{
+    if (!cfg->session_caching) {
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        return;
+    }
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+    SSL_CTX_sess_set_cache_size(ctx, cfg->session_cache_size);
+    SSL_CTX_set_timeout(ctx, cfg->session_cache_timeout);
+    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"redis", 5); /* Redis's: sessions carry over */
+}
+
+/* What Redis's tlsConfigure checks before it builds anything. */
+static bool config_complete(const gb_tls_config *cfg, int *protocols, char *err, size_t errlen)
+{
+    if (unset(cfg->cert_file)) {
+        config_failed(err, errlen, "No tls-cert-file configured!");
+        return false;
+    }
+    if (unset(cfg->key_file)) {
+        config_failed(err, errlen, "No tls-key-file configured!");
+        return false;
+    }
+    if (cfg->needs_ca && unset(cfg->ca_cert_file) && unset(cfg->ca_cert_dir)) {
+        config_failed(err, errlen, "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, "
+                                   "tls-replication or tls-auth-clients are enabled!");
+        return false;
+    }
+    *protocols = parse_protocols(cfg->protocols);
+    if (*protocols < 0) {
+        config_failed(err, errlen,
+                      "Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and "
+                      "'TLSv1.3'.");
+        return false;
+    }
+    return true;
+}
+
+gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t errlen)
+{
+    int protocols;
+    if (!config_complete(cfg, &protocols, err, errlen))
+        return NULL;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) {
+        config_failed(err, errlen, "Failed to create the TLS context: out of memory");
+        return NULL;
+    }
+    /* Client-initiated renegotiation stays off: OpenSSL 3 refuses it unless
+     * SSL_OP_ALLOW_CLIENT_RENEGOTIATION is set (Redis turns it off too). */
+    SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION | SSL_OP_SINGLE_DH_USE);
+    limit_protocols(ctx, protocols);
+    if (cfg->prefer_server_ciphers)
+        SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    gb_tls_context *out = NULL;
+    if (load_identity(ctx, cfg, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen)) {
+        set_session_cache(ctx, cfg);
+        out = calloc(1, sizeof *out);
+        if (out)
+            out->ssl = ctx;
+        else
+            config_failed(err, errlen, "Failed to create the TLS context: out of memory");
+    }
+    if (!out)
+        SSL_CTX_free(ctx);
+    return out;
+}
+
+void gb_tls_context_free(gb_tls_context *ctx)
+{
+    if (!ctx)
+        return;
+    SSL_CTX_free(ctx->ssl); /* reference counted: sessions made from it keep it */
+    free(ctx);
+}
+
+/* ---- sessions ---------------------------------------------------------------- */
+
+gb_tls_session *gb_tls_session_new(gb_tls_context *ctx, int auth)
+{
+    gb_tls_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->ssl = SSL_new(ctx->ssl);
+    s->in = BIO_new(BIO_s_mem());
+    s->out = BIO_new(BIO_s_mem());
+    if (!s->ssl || !s->in || !s->out) {
+        SSL_free(s->ssl);
+        BIO_free(s->in);
+        BIO_free(s->out);
+        free(s);
+        return NULL;
+    }
+    /* An empty input BIO means "wait for the socket", not end of file. */
+    BIO_set_mem_eof_return(s->in, -1);
+    SSL_set_bio(s->ssl, s->in, s->out); /* the SSL owns both now */
+    if (auth == GB_TLS_AUTH_NO)
+        SSL_set_verify(s->ssl, SSL_VERIFY_NONE, NULL);
+    else if (auth == GB_TLS_AUTH_OPTIONAL)
+        SSL_set_verify(s->ssl, SSL_VERIFY_PEER, NULL);
+    SSL_set_accept_state(s->ssl);
+    return s;
+}
+
+void gb_tls_session_free(gb_tls_session *s)
+{
+    if (!s)
+        return;
+    SSL_free(s->ssl);
+    free(s);
+}
+
+int gb_tls_feed(gb_tls_session *s, const char *data, size_t len)
+{
+    while (len > 0) {
+        int chunk = len > (size_t)1 << 30 ? 1 << 30 : (int)len;
+        int n = BIO_write(s->in, data, chunk);
+        if (n <= 0)
+            return -1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Why a session failed, for the log line: OpenSSL's reason, and the
+ * certificate check's when that was it. */
+static void describe_failure(gb_tls_session *s, int code, char *err, size_t errlen)
+{
+    char why[256];
+    unsigned long e = ERR_peek_error();
+    if (e) {
+        last_ssl_error(why, sizeof why);
+    } else if (code == SSL_ERROR_SYSCALL) {
+        snprintf(why, sizeof why, "unexpected end of the stream");
+    } else {
+        snprintf(why, sizeof why, "SSL error %d", code);
+    }
+    long verify = SSL_get_verify_result(s->ssl);
+    if (verify != X509_V_OK)
+        snprintf(err, errlen, "%s (certificate: %s)", why, X509_verify_cert_error_string(verify));
+    else
+        snprintf(err, errlen, "%s", why);
+}
+
+ssize_t gb_tls_read(gb_tls_session *s, char *buf, size_t cap, char *err, size_t errlen)
+{
+    if (s->failed) {
+        snprintf(err, errlen, "the session failed earlier");
+        return GB_TLS_FAILED;
+    }
+    ERR_clear_error();
+    int n = SSL_read(s->ssl, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
+    if (n > 0)
+        return n;
+    int code = SSL_get_error(s->ssl, n);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE)
+        return GB_TLS_WANT_MORE; /* WANT_WRITE cannot stay: the output BIO takes everything */
+    if (code == SSL_ERROR_ZERO_RETURN)
+        return GB_TLS_CLOSED;
+    s->failed = true;
+    describe_failure(s, code, err, errlen);
+    return GB_TLS_FAILED;
+}
+
+int gb_tls_handshake(gb_tls_session *s, char *err, size_t errlen)
+{
+    if (s->failed) {
+        snprintf(err, errlen, "the session failed earlier");
+        return -1;
+    }
+    ERR_clear_error();
+    int rc = SSL_do_handshake(s->ssl);
+    if (rc == 1)
+        return 1;
+    int code = SSL_get_error(s->ssl, rc);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE)
+        return 0;
+    s->failed = true;
+    describe_failure(s, code, err, errlen);
+    return -1;
+}
+
+int gb_tls_write(gb_tls_session *s, const char *data, size_t len)
+{
+    if (s->failed || !SSL_is_init_finished(s->ssl))
+        return -1;
+    while (len > 0) {
+        size_t written = 0;
+        ERR_clear_error();
+        if (SSL_write_ex(s->ssl, data, len, &written) != 1) {
+            s->failed = true;
+            return -1;
+        }
+        data += written;
+        len -= written;
+    }
+    return 0;
+}
+
+size_t gb_tls_output_pending(const gb_tls_session *s) { return BIO_ctrl_pending(s->out); }
+
+size_t gb_tls_take_output(gb_tls_session *s, char *buf, size_t cap)
+{
+    size_t got = 0;
+    if (cap == 0 || BIO_read_ex(s->out, buf, cap, &got) != 1)
+        return 0;
+    return got;
+}
