@@ -444,6 +444,15 @@ TABLE = {
     "shutdown": ["SHUTDOWN ABORT", "SHUTDOWN BOGUS", "shutdown abort abort", "SHUTDOWN ABORT NOSAVE", "SHUTDOWN NOW ABORT",
                  "SHUTDOWN SAVE NOSAVE"],
     "time": [shape(CLOCK, "TIME")],
+    # -- replication (a standalone primary: nothing here starts a sync)
+    "failover": ["FAILOVER", "FAILOVER ABORT", "FAILOVER TIMEOUT 0", "FAILOVER BOGUS"],
+    "psync": ["PSYNC ? -1 FAILOVER"],
+    "replconf": ["REPLCONF BOGUS 1", "REPLCONF a"],
+    "replicaof": ["REPLICAOF NO ONE", "REPLICAOF 127.0.0.1 x", "REPLICAOF 127.0.0.1 70000"],
+    "slaveof": ["SLAVEOF NO ONE", "SLAVEOF 127.0.0.1 x"],
+    "role": ["ROLE"],
+    "sync": ["SYNC x"],
+    "wait": ["WAIT 0 0", "WAIT x 1", "WAIT 0 -1"],
     # -- scripting and functions
     "eval": [ev("return redis.call('get','s')"),
              ev("redis.setresp(3); return redis.call('hgetall', KEYS[1])", "k:h"),
