@@ -107,15 +107,21 @@ def keys_file(a):
                      (resp(b"SET", b"key:%08d" % i, b"v" * 16) for i in range(a.keys)))
 
 
-def sc_flushall_async(a, srv):
-    pipe_in(srv, keys_file(a))
+def during_writes(srv, seconds, *command):
+    """The probe's worst and p99.9 while `command` runs beside the steady
+    write load (sent 0.3 s into the probe's window)."""
     w = writers(srv)
-    pr = Probe(srv, 2.0)
+    pr = Probe(srv, seconds)
     time.sleep(0.3)
-    srv.call(b"FLUSHALL", b"ASYNC")
+    srv.call(*command)
     r = pr.result()
     stop(w)
     return r
+
+
+def sc_flushall_async(a, srv):
+    pipe_in(srv, keys_file(a))
+    return during_writes(srv, 2.0, b"FLUSHALL", b"ASYNC")
 
 
 def sc_growth(a, srv):
@@ -147,24 +153,12 @@ def sc_unlink_zset(a, srv):
                                              for x in (b"%d" % i, b"m%09d" % i)])
                       for b in range(0, members, 1000)))
     pipe_in(srv, path)
-    w = writers(srv)
-    pr = Probe(srv, 2.0)
-    time.sleep(0.3)
-    srv.call(b"UNLINK", b"z")
-    r = pr.result()
-    stop(w)
-    return r
+    return during_writes(srv, 2.0, b"UNLINK", b"z")
 
 
 def sc_bgsave(a, srv):
     pipe_in(srv, keys_file(a))
-    w = writers(srv)
-    pr = Probe(srv, 3.0)
-    time.sleep(0.3)
-    srv.call(b"BGSAVE")
-    r = pr.result()
-    stop(w)
-    return r
+    return during_writes(srv, 3.0, b"BGSAVE")
 
 
 SCENARIOS = {
