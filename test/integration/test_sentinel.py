@@ -92,7 +92,7 @@ class SentinelFailover(unittest.TestCase):
         self.servers.append(s)
         return s
 
-    def run_failover(self, replica_kinds):
+    def run_failover(self, replica_kinds, rounds=1):
         primary = self.start("goblin")
         replicas = [self.start(k) for k in replica_kinds]
         for r in replicas:
@@ -104,9 +104,26 @@ class SentinelFailover(unittest.TestCase):
                        int(dict(zip(*[iter(s.call("SENTINEL", "MASTER", NAME))] * 2))[b"num-other-sentinels"]) == 2
                        for s in self.sentinels)
         self.assertTrue(wait_until(discovered, TIMEOUT), "sentinels never saw the set:\n" + self.sentinels[0].text())
+        acked = []
+        for rnd in range(rounds):
+            primary = self.kill_and_recover(primary, rnd, acked)
+        # A Sentinel-aware client (redis-py) writes to the primary they name.
+        import redis.sentinel
+        sc = redis.sentinel.Sentinel([("127.0.0.1", s.port) for s in self.sentinels], socket_timeout=5)
+        m = sc.master_for(NAME, socket_timeout=5)
+        m.set("through-sentinel", "yes")
+        self.assertEqual(m.get("through-sentinel"), b"yes")
+        for r in self.servers:
+            if r is not primary and r.alive():
+                caught_up(self, primary, r)
+                with r.raw() as c:
+                    self.assertEqual(c.call("GET", "through-sentinel"), b"yes")
 
-        # A writer whose every acknowledged write (WAIT 1 >= 1) must survive.
-        acked, stop = [], threading.Event()
+    def kill_and_recover(self, primary, rnd, acked):
+        """SIGKILLs the primary under a WAIT 1 writer; returns the primary
+        the sentinels promote, once the killed one is back as its replica.
+        Every write acknowledged so far, in any round, must be there."""
+        stop = threading.Event()
 
         def writer():
             i = 0
@@ -118,7 +135,7 @@ class SentinelFailover(unittest.TestCase):
                 with c:
                     try:
                         while not stop.is_set():
-                            key = "k%06d" % i
+                            key = "r%d:k%06d" % (rnd, i)
                             c.call("SET", key, "v")
                             if c.call("WAIT", 1, 1000) >= 1:
                                 acked.append(key)
@@ -126,6 +143,7 @@ class SentinelFailover(unittest.TestCase):
                     except (OSError, EOFError, gbtest.ProtocolViolation):
                         return
 
+        before = len(acked)
         t = threading.Thread(target=writer)
         t.start()
         time.sleep(1.0)
@@ -134,7 +152,7 @@ class SentinelFailover(unittest.TestCase):
         primary.proc.wait()
         stop.set()
         t.join()
-        self.assertGreater(len(acked), 10)
+        self.assertGreater(len(acked) - before, 10)
 
         # The sentinels agree on a promoted replica.
         def promoted():
@@ -142,17 +160,17 @@ class SentinelFailover(unittest.TestCase):
             return len(ports) == 1 and old_port not in ports
         self.assertTrue(wait_until(promoted, TIMEOUT), "no failover:\n" + self.sentinels[0].text())
         new_port = self.sentinels[0].master_port()
-        new = next(r for r in replicas if r.port == new_port)
+        new = next(r for r in self.servers if r.port == new_port and r.alive())
         self.assertEqual(repl(new)["role"], "master")
         with new.raw() as c:
             missing = [k for k in acked if c.call("EXISTS", k) != 1]
         self.assertEqual(missing, [], "acknowledged writes lost in the failover")
-        # The other replica follows the new primary.
-        for r in replicas:
-            if r is not new:
+        # The other replicas follow the new primary.
+        for r in self.servers:
+            if r is not new and r.alive():
                 self.assertTrue(wait_until(lambda: repl(r).get("master_port") == str(new_port) and
                                            repl(r).get("master_link_status") == "up", TIMEOUT),
-                                "the other replica was not repointed: %r" % repl(r))
+                                "a replica was not repointed: %r" % repl(r))
 
         # The old primary comes back on its port and its files: the
         # sentinels turn it into a replica of the primary they name (asked
@@ -166,21 +184,11 @@ class SentinelFailover(unittest.TestCase):
                     r.get("master_port") == str(current) and r.get("master_link_status") == "up")
         self.assertTrue(wait_until(rejoined, TIMEOUT),
                         "the old primary did not rejoin as a replica: %r\n%s" % (repl(back), self.sentinels[0].text()))
-        new = next(s for s in self.servers if s.port == self.sentinels[0].master_port() and s is not back)
-
-        # A Sentinel-aware client (redis-py) writes to the new primary.
-        import redis.sentinel
-        sc = redis.sentinel.Sentinel([("127.0.0.1", s.port) for s in self.sentinels], socket_timeout=5)
-        m = sc.master_for(NAME, socket_timeout=5)
-        m.set("through-sentinel", "yes")
-        self.assertEqual(sc.slave_for(NAME, socket_timeout=5).get("through-sentinel") or
-                         m.get("through-sentinel"), b"yes")
-        caught_up(self, new, back)
-        with back.raw() as c:
-            self.assertEqual(c.call("GET", "through-sentinel"), b"yes")
+        return next(s for s in self.servers if s.port == self.sentinels[0].master_port() and s.alive())
 
     def test_goblin_primary_and_replicas(self):
-        self.run_failover(("goblin", "goblin"))
+        # Two rounds: the second kills the primary the first one promoted.
+        self.run_failover(("goblin", "goblin"), rounds=2)
 
     def test_mixed_set(self):
         self.run_failover(("goblin", "redis"))
