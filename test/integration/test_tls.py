@@ -323,13 +323,19 @@ class TlsCase(unittest.TestCase):
             for tid in os.listdir("/proc/%d/task" % srv.pid):
                 with open("/proc/%d/task/%s/comm" % (srv.pid, tid)) as f:
                     threads.add(f.read().strip())
-            return "gb-tls-accept" in threads, clients, listed.count("laddr=127.0.0.1:%d" % port)
+            # The generic POSIX platform layer names no threads (no
+            # pthread_setname_np there): whether it runs is then unknown.
+            named = kind == "redis" or any(t.startswith("gb-") for t in threads)
+            return ("gb-tls-accept" in threads) if named else None, clients, \
+                listed.count("laddr=127.0.0.1:%d" % port)
         got = self.both(run)
         self.assertEqual(got["redis"], (False, 7, 6))
         if self.HANDSHAKE_THREAD:
-            self.assertEqual(got["goblin"], (True, 2, 1))  # this one and the established TLS client
+            self.assertIn(got["goblin"][0], (True, None))
+            self.assertEqual(got["goblin"][1:], (2, 1))  # this one and the established TLS client
         else:
-            self.assertEqual(got["goblin"], got["redis"])
+            self.assertIn(got["goblin"][0], (False, None))
+            self.assertEqual(got["goblin"][1:], got["redis"][1:])
 
     # -- listeners -----------------------------------------------------------------------
     def test_plain_and_tls_ports_together(self):
