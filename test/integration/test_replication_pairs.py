@@ -220,6 +220,19 @@ class CoordinatedFailover(Servers):
         if gbtest.compare_with_redis():
             self.assertEqual(got, self.refusals("redis"))
 
+    def test_no_sync_from_a_replica_whose_link_is_down(self):
+        """A replica with no link to its primary refuses to feed replicas of
+        its own, as redis-server does."""
+        dead = gbtest.free_port()
+        got = []
+        for kind in gbtest.goblin_and_redis():
+            srv = self.start(kind)
+            with srv.raw() as c:
+                self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(dead)), b"OK")
+                got.append(c.call_raw("PSYNC", "?", "-1"))
+        self.assertEqual(got[0], b"-NOMASTERLINK Can't SYNC while not connected with my master\r\n")
+        self.assertEqual(len(set(got)), 1, got)
+
     def test_abort_and_timeout_while_waiting(self):
         import os
         import signal
@@ -236,6 +249,9 @@ class CoordinatedFailover(Servers):
                 self.assertEqual(c.call_raw("FAILOVER"), b"-ERR FAILOVER already in progress.\r\n")
                 self.assertEqual(c.call_raw("REPLICAOF", "NO", "ONE"),
                                  b"-ERR REPLICAOF not allowed while failing over.\r\n")
+                with primary.raw() as other:
+                    self.assertEqual(other.call_raw("PSYNC", "?", "-1"),
+                                     b"-NOMASTERLINK Can't SYNC while failing over\r\n")
                 # Writes wait for the failover; reads do not.
                 w = primary.raw()
                 w.send_cmd("SET", "held", "1")
