@@ -5,6 +5,8 @@
  * (networking.c clientCommand, resetCommand, monitorCommand). */
 #include "engine/commands/cmd_client.h"
 
+#include "engine/core/client_memory.h"
+
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
@@ -92,6 +94,7 @@ static void client_no_evict(gb_client *c, gb_slice mode)
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
+    gb_client_memory_changed(c); /* in or out of the evictable total */
     gb_reply_ok(c);
 }
 

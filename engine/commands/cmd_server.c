@@ -7,6 +7,7 @@
 #include "engine/core/acl.h"
 #include "engine/core/acl_file.h"
 #include "engine/core/blocking.h"
+#include "engine/core/client_memory.h"
 #include "engine/commands/cmd_client.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
@@ -604,6 +605,8 @@ static const char *config_apply(gb_engine *eng, const char *name)
         gb_allocator_bg_thread_apply(&eng->cfg);
     if (strcmp(name, "maxmemory") == 0)
         gb_evict_maxmemory_changed(eng);
+    if (strcmp(name, "maxmemory") == 0 || strcmp(name, "maxmemory-clients") == 0)
+        gb_clients_memory_recount(eng);
     if (strcmp(name, "appendonly") == 0) {
         char err[640];
         if (gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err) != 0) {

@@ -1,5 +1,7 @@
 #include "engine/core/client.h"
 
+#include "engine/core/client_memory.h"
+
 #include <stdlib.h>
 
 #include <stdio.h>
@@ -61,6 +63,7 @@ void gb_client_free(gb_client *c)
     gb_free(c->watched);
     gb_monitor_remove(c);
     gb_tracking_client_gone(c);
+    gb_client_memory_forget(c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -109,6 +112,14 @@ static size_t memory_of(const gb_client *c, const gb_client_desc *d)
     mem += c->mbytes + (size_t)c->mcap * sizeof *c->mqueue;
     mem += (size_t)c->watchcap * sizeof *c->watched; /* the keys' own bytes are not counted, as in Redis */
     return mem;
+}
+
+size_t gb_client_memory_usage(const gb_client *c)
+{
+    gb_client_desc d = {.fd = -1};
+    if (c->hooks && c->hooks->describe)
+        c->hooks->describe(c, &d);
+    return memory_of(c, &d);
 }
 
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap)

@@ -132,6 +132,8 @@ typedef struct gb_client {
     struct gb_client_tracking *tracking; /* CLIENT TRACKING state, or NULL (engine/core/tracking.h) */
     struct gb_pubsub_client *pubsub; /* subscriptions (engine/core/pubsub.h); NULL while none */
     int64_t repl_woff;          /* the replication offset after its last command (WAIT; engine/core/repl.h) */
+    size_t mem_counted;         /* its memory as last added to the engine's evictable total (maxmemory-clients;
+                                 * engine/core/client_memory.h); 0 while not counted */
 
     struct gb_client *prev, *next; /* engine's client list */
 } gb_client;
@@ -180,6 +182,10 @@ static inline void gb_client_command_done(gb_client *c)
  * into buf, as snprintf does: returns its whole length, which is cap or
  * more when it did not fit (a long name): ask again with that much room. */
 size_t gb_client_info(const gb_client *c, char *buf, size_t cap);
+/* What the client holds now, as CLIENT LIST's tot-mem counts it (Redis's
+ * getClientMemoryUsage): buffers, arguments, the MULTI queue, watched keys
+ * and the structures. */
+size_t gb_client_memory_usage(const gb_client *c);
 /* The whole line, gb_malloc'd (free with gb_free); its length in *len if
  * len is not NULL. */
 char *gb_client_info_dup(const gb_client *c, size_t *len);

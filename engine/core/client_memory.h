@@ -66,4 +66,27 @@ bool gb_client_obuf_enforce(gb_client *c, size_t pending);
  * closed here. */
 bool gb_client_reply_over_limit(gb_client *c, uint64_t reply_bytes);
 
+/* ---- maxmemory-clients: client eviction (Redis 7.0's evictClients) ----
+ * The memory of normal and pub/sub clients is counted (a replica's, the
+ * link to our primary's, scripts' and the log's clients' is not). When
+ * the total reaches maxmemory-clients the largest of those CLIENT
+ * NO-EVICT does not exempt are closed first, each logged ("Evicting client: ...") and counted in INFO's
+ * evicted_clients. Redis files clients in log2 buckets to find a large one
+ * quickly; here the largest is found by a walk of the clients, which runs
+ * only while over the limit. Nothing here costs anything while the
+ * setting is 0. */
+
+/* maxmemory-clients in bytes as it applies now (a percentage taken of
+ * maxmemory, never under 128kb); 0: no limit. */
+size_t gb_client_eviction_limit(const struct gb_engine *eng);
+/* Counts c's memory anew and closes clients while over the limit. Called
+ * by the transports when a client's buffers changed (after its input was
+ * processed, after output was added), and by the cron for every client. */
+void gb_client_memory_changed(gb_client *c);
+/* c is being freed: its memory leaves the total. */
+void gb_client_memory_forget(gb_client *c);
+/* CONFIG SET maxmemory-clients / maxmemory, and the cron: every client
+ * counted anew (or forgotten, with no limit), then evictions. */
+void gb_clients_memory_recount(struct gb_engine *eng);
+
 #endif

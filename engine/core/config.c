@@ -20,7 +20,7 @@
 
 #include "goblin/version.h"
 
-enum opt_type { T_INT, T_LONG, T_MEMORY, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE, T_NOTIFY };
+enum opt_type { T_INT, T_LONG, T_MEMORY, T_MEMORY_PCT, T_BOOL, T_STRING, T_ENUM, T_OCTAL, T_OBUF, T_SAVE, T_NOTIFY };
 
 typedef struct opt_enum {
     const char *name;
@@ -303,6 +303,10 @@ static const opt options[] = {
      "What happens at maxmemory: noeviction (writes refused), or evict keys before a command, chosen from all "
      "keys (allkeys-) or those with a TTL (volatile-) by least recent use (lru), least frequent use (lfu), at "
      "random, or nearest expiry (volatile-ttl). docs/eviction.md.", NULL},
+    {"maxmemory-clients", NULL, T_MEMORY_PCT, OFF(maxmemory_clients), -100, INT64_MAX, "0", true, NULL,
+     "Total memory of normal and pub/sub clients (buffers, arguments, MULTI queues) past which the largest are "
+     "closed, as a size or a percentage of maxmemory (e.g. 5%); at least 128kb when set. 0: no limit. "
+     "CLIENT NO-EVICT exempts a client.", NULL},
     {"maxmemory-samples", NULL, T_INT, OFF(maxmemory_samples), 1, INT32_MAX, "5", true, NULL,
      "Keys sampled per database for each eviction pick (more: closer to true LRU/LFU, slower).", NULL},
     {"maxmemory-eviction-tenacity", NULL, T_INT, OFF(maxmemory_eviction_tenacity), 0, 100, "10", true, NULL,
@@ -865,6 +869,28 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
             return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
         *(long long *)field(s, o) = n;
         return 0;
+    case T_MEMORY_PCT:
+        /* Redis's PERCENT_CONFIG: "N%" is kept as -N. */
+        if (value[0] && value[strlen(value) - 1] == '%') {
+            char num[32];
+            size_t nlen = strlen(value) - 1;
+            if (nlen == 0 || nlen >= sizeof num)
+                return fail(err, errlen, GB_EINVAL, "argument must be a memory or percent value");
+            memcpy(num, value, nlen);
+            num[nlen] = 0;
+            if (!parse_int(num, &n) || n < 0)
+                return fail(err, errlen, GB_EINVAL, "argument must be a memory or percent value");
+            if (-n < o->min)
+                return fail(err, errlen, GB_ERANGE, "percentage argument must be less or equal to %lld", -o->min);
+            *(long long *)field(s, o) = -n;
+            return 0;
+        }
+        if (!parse_memory(value, &n))
+            return fail(err, errlen, GB_EINVAL, "argument must be a memory or percent value");
+        if (n < 0 || n > o->max)
+            return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
+        *(long long *)field(s, o) = n;
+        return 0;
     case T_MEMORY:
         if (!parse_memory(value, &n))
             return fail(err, errlen, GB_EINVAL, "argument must be a memory value");
@@ -1026,6 +1052,11 @@ static void format_opt(const gb_settings *s, const opt *o, char *buf, size_t cap
                     snprintf(buf, cap, "%s", e->name);
         } else
             snprintf(buf, cap, "%d", v);
+        return;
+    }
+    case T_MEMORY_PCT: {
+        long long v = *(const long long *)cfield(s, o);
+        snprintf(buf, cap, v < 0 ? "%lld%%" : "%lld", v < 0 ? -v : v);
         return;
     }
     case T_MEMORY:
@@ -1309,6 +1340,7 @@ void gb_config_print_help(FILE *out, const char *prog)
         const opt *o = &options[i];
         const char *arg = o->type == T_BOOL     ? "yes|no"
                           : o->type == T_MEMORY ? "BYTES"
+                          : o->type == T_MEMORY_PCT ? "BYTES|N%"
                           : o->type == T_INT || o->type == T_LONG ? "N"
                           : o->type == T_OCTAL  ? "OCTAL"
                           : o->type == T_ENUM   ? "CHOICE"
@@ -1555,10 +1587,17 @@ static void rw_option(rewrite_state *st, const gb_settings *s, const gb_settings
     case T_OBUF:
         rw_obuf(st, s, o);
         return;
-    case T_MEMORY:
-        format_memory(text, sizeof text, *(const long long *)cfield(s, o));
+    case T_MEMORY_PCT:
+    case T_MEMORY: {
+        long long v = *(const long long *)cfield(s, o);
+        if (v < 0) { /* T_MEMORY_PCT's percentage */
+            rw_line(st, o, linef("%s %lld%%", o->name, -v), force);
+            return;
+        }
+        format_memory(text, sizeof text, v);
         rw_line(st, o, linef("%s %s", o->name, text), force);
         return;
+    }
     case T_NOTIFY:
         quote(text, sizeof text, now);
         rw_line(st, o, linef("%s %s", o->name, text), force);

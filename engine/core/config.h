@@ -93,6 +93,7 @@ typedef struct gb_settings {
     /* keyspace */
     int databases;
     long long maxmemory;
+    long long maxmemory_clients;    /* bytes, or -percent of maxmemory (Redis's PERCENT_CONFIG); 0: off */
     int maxmemory_policy; /* enum gb_maxmemory_policy */
     int maxmemory_samples;          /* keys sampled per eviction pick */
     int maxmemory_eviction_tenacity; /* 0..100: time an eviction cycle may take */

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/core/engine.h"
 
+#include "engine/core/client_memory.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +293,7 @@ void gb_engine_cron(gb_engine *eng)
     }
     eng->hz = effective_hz(eng);
     gb_blocking_cron(eng);
+    gb_clients_memory_recount(eng);
     gb_failover_cron(eng); /* first, as Redis's replicationCron */
     gb_repl_cron(eng);
     sample_ops(eng);

@@ -27,6 +27,7 @@ typedef struct gb_stats {
     uint64_t rejected_connections;
     uint64_t expired_keys;
     uint64_t evicted_keys;
+    uint64_t evicted_clients;   /* closed by maxmemory-clients */
     uint64_t keyspace_hits;
     uint64_t keyspace_misses;
     uint64_t total_net_input_bytes;
@@ -139,6 +140,7 @@ typedef struct gb_engine {
 
     gb_client *clients;      /* doubly linked list of every client */
     size_t nclients;
+    size_t clients_mem_evictable; /* the sum of clients' mem_counted (maxmemory-clients) */
     uint64_t next_client_id;
     size_t blocked_clients;
 

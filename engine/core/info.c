@@ -211,6 +211,7 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "expired_keys:%llu\r\n", (unsigned long long)s->expired_keys);
     emitf(o, "expire_cycle_cpu_milliseconds:%llu\r\n", (unsigned long long)(eng->expire_cycle_us / 1000));
     emitf(o, "evicted_keys:%llu\r\n", (unsigned long long)s->evicted_keys);
+    emitf(o, "evicted_clients:%llu\r\n", (unsigned long long)s->evicted_clients);
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);
     emitf(o, "total_error_replies:%llu\r\n", (unsigned long long)s->total_error_replies);

@@ -17,16 +17,6 @@ size_t gb_memory_peak(gb_engine *eng)
     return eng->peak_memory;
 }
 
-/* What a client holds: its structure, unparsed input and the room for it,
- * replies not yet sent (Redis's getClientMemoryUsage, roughly). */
-static size_t client_memory(const gb_client *c)
-{
-    gb_client_desc d = {.fd = -1};
-    if (c->hooks && c->hooks->describe)
-        c->hooks->describe(c, &d);
-    return sizeof *c + d.qbuf + d.qbuf_free + d.argv_mem + d.rbs + d.omem;
-}
-
 typedef struct script_caches {
     size_t eval, all;
 } script_caches;
@@ -46,9 +36,9 @@ static void fill_clients(gb_engine *eng, gb_memory_overhead *mh)
 {
     for (const gb_client *c = eng->clients; c; c = c->next) {
         if (c->flags & GB_CLIENT_REPLICA)
-            mh->clients_slaves += client_memory(c);
+            mh->clients_slaves += gb_client_memory_usage(c);
         else
-            mh->clients_normal += client_memory(c);
+            mh->clients_normal += gb_client_memory_usage(c);
         mh->nclients++;
     }
     mh->repl_backlog = gb_repl_backlog_bytes(eng);

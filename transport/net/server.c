@@ -649,6 +649,11 @@ static void conn_process(conn *c)
         c->qbuf = NULL;
         c->qcap = 0;
     }
+    /* A partly sent large request grows the query buffer with no command
+     * run: its memory counts for maxmemory-clients now (Redis does the
+     * same after processing the input). */
+    if (GB_UNLIKELY(eng->cfg.maxmemory_clients) && c->client)
+        gb_client_memory_changed(c->client);
     if (c->client && (c->client->flags & GB_CLIENT_CLOSE_ASAP)) {
         conn_close(c);
         return;
