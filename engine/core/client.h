@@ -41,6 +41,9 @@ enum {
     GB_CLIENT_MONITOR = 1u << 23,    /* MONITOR (engine/core/monitor.h) */
     GB_CLIENT_NO_EVICT = 1u << 24,   /* CLIENT NO-EVICT on: kept by client eviction (flag 'e') */
     GB_CLIENT_TRACKING = 1u << 25,   /* CLIENT TRACKING on (engine/core/tracking.h) */
+    /* closed by its output-buffer limit or by maxmemory-clients (engine/core/client_memory.c):
+     * the transport may count it (a ring's INFO) */
+    GB_CLIENT_CLOSED_FOR_MEMORY = 1u << 26,
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */

@@ -63,7 +63,7 @@ gb_obuf_verdict gb_client_obuf_check(gb_client *c, size_t pending, int64_t now_m
 static void close_over_limit(gb_client *c)
 {
     c->eng->stats.client_obuf_disconnects++;
-    c->flags |= GB_CLIENT_CLOSE_ASAP;
+    c->flags |= GB_CLIENT_CLOSE_ASAP | GB_CLIENT_CLOSED_FOR_MEMORY;
     if (c->hooks && c->hooks->close)
         c->hooks->close(c);
 }
@@ -175,7 +175,7 @@ static void evict_clients(gb_engine *eng, size_t limit)
         gb_log(GB_LOG_NOTICE, "Evicting client: %s", info);
         uncount(victim);
         eng->stats.evicted_clients++;
-        victim->flags |= GB_CLIENT_CLOSE_ASAP;
+        victim->flags |= GB_CLIENT_CLOSE_ASAP | GB_CLIENT_CLOSED_FOR_MEMORY;
         if (victim->hooks && victim->hooks->close)
             victim->hooks->close(victim);
     }

@@ -222,6 +222,8 @@ class RingClient(unittest.TestCase):
                         break
                 self.assertFalse(connected(admin))
                 self.assertEqual(evicted_clients(admin), 1)
+                self.assertEqual(gbtest.parse_info(admin.call("info", "rings").decode())[
+                    "ring_clients_closed_for_memory_total"], "1")
             finally:
                 stalled.close()
             with open(srv.logpath, "rb") as f:

@@ -116,6 +116,8 @@ def run_case(test, srv, transport, cls, limit):
         with Raw(srv) as admin:
             info = gbtest.parse_info(admin.call("info", "stats").decode())
         test.assertEqual(int(info["client_output_buffer_limit_disconnections"]), 1)
+        if transport == "ring":
+            test.assertEqual(srv.info("rings")["ring_clients_closed_for_memory_total"], "1")
         with open(srv.logpath, "rb") as f:
             lines = [line for line in f.read().splitlines() if b"overcoming of output buffer limits" in line]
         test.assertEqual(len(lines), 1, lines)

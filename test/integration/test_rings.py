@@ -570,6 +570,29 @@ class RingTests(unittest.TestCase):
         used = (gbtest.cpu_seconds_of(srv.pid) - c0) / (time.time() - t0)
         self.assertLess(used, 0.01, "idle server used %.2f%% of a core" % (used * 100))
         self.assertEqual(srv.info("rings")["ring_server_parked"], "yes")
+        self.assertGreaterEqual(int(srv.info("rings")["ring_server_parks_total"]), 1)
+
+    def test_info_shows_a_parked_client_and_its_wakes(self):
+        """INFO rings per ring: a client waiting in BLPOP past its spin
+        budget is parked (client_state=parked); the reply that ends the wait
+        costs one futex wake (client_wakes), and nothing is left pending."""
+        srv = self.server()
+        p = subprocess.Popen([RING_TOOL, srv.sock, "resp", "script"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: (p.kill(), p.wait(), p.stdout.close()))
+        p.stdin.write(b"3\n5\nBLPOP\n1\nq\n2\n30\n")
+        p.stdin.flush()
+
+        def ring_line():
+            lines = [v for k, v in srv.info("rings").items() if re.fullmatch(r"ring\d+", k) and "state=claimed" in v]
+            return lines[0] if len(lines) == 1 else ""
+
+        self.assertTrue(wait_until(lambda: "client_state=parked" in ring_line(), 10 * gbtest.SLOW), ring_line())
+        self.assertIn("client_wakes=0,", ring_line())
+        with Raw(srv) as r:
+            r.call("LPUSH", "q", "job")
+        self.assertTrue(wait_until(lambda: "client_wakes=1," in ring_line(), 10 * gbtest.SLOW), ring_line())
+        self.assertTrue(ring_line().endswith("pending_bytes=0"), ring_line())
 
     @unittest.skipUnless(os.path.exists("/proc/self/numa_maps"), "no /proc/<pid>/numa_maps (not Linux or no NUMA)")
     def test_placement_cpu_binds_and_verifies(self):

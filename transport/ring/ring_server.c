@@ -96,6 +96,7 @@ typedef struct ring_slot {
     char *inbuf;         /* private copy of the current request */
     size_t incap;
     uint64_t requests;
+    uint64_t client_wakes; /* futex wake-ups sent to its parked client (INFO) */
     bool resume;         /* unblocked: continue with buffered input */
     bool held;           /* replies wait for the log's sync (appendfsync always) */
     char owner_addr[64];
@@ -150,6 +151,8 @@ struct gb_ring_pool {
     uint64_t wake_mutes;  /* flooded wake descriptors unwatched (INFO) */
     uint64_t sigbus_caught; /* slots dropped after the SIGBUS guard fired (INFO) */
     uint64_t claims;
+    uint64_t parks;              /* times the server stopped spinning and slept (INFO) */
+    uint64_t closed_for_memory;  /* ring clients closed by their output limit or maxmemory-clients (INFO) */
     uint64_t slice_cycles, spin_cycles, time_cycles;
     char desc[256];
 };
@@ -545,6 +548,7 @@ static void wake_client(ring_slot *s)
          * to a client that wakes on it. */
         gb_shm_fetch_add_release_u32(&s->ctrl->client_wake, 1);
         gb_park_wake((_Atomic uint32_t *)&s->ctrl->client_wake, 1);
+        s->client_wakes++;
     }
 }
 
@@ -711,6 +715,10 @@ static void exec_close(gb_client *c)
      * slot (serve_slot), which follows this command. Not here: the caller
      * may be walking the engine's client list, and releasing frees c (the
      * hook's contract, engine/core/client.h). */
+    if (c->flags & GB_CLIENT_CLOSED_FOR_MEMORY) { /* counted once, whatever closes it again */
+        ((ring_slot *)c->conn)->pool->closed_for_memory++;
+        c->flags &= ~GB_CLIENT_CLOSED_FOR_MEMORY;
+    }
     c->flags |= GB_CLIENT_CLOSE_ASAP;
 }
 
@@ -1313,6 +1321,7 @@ static bool pool_prepare_sleep(void *ctx)
         }
     }
     pool->parked = true;
+    pool->parks++;
     return true;
 }
 
@@ -1340,7 +1349,7 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     gb_ring_pool *pool = ctx;
     if (strcmp(section, "rings") != 0)
         return;
-    char buf[256];
+    char buf[512];
     line(lctx, "# Rings");
     snprintf(buf, sizeof buf, "ring_slots:%d", pool->nslots);
     line(lctx, buf);
@@ -1366,17 +1375,27 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
     line(lctx, buf);
     snprintf(buf, sizeof buf, "ring_server_parked:%s", pool->parked ? "yes" : "no");
     line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_server_parks_total:%llu", (unsigned long long)pool->parks);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "ring_clients_closed_for_memory_total:%llu", (unsigned long long)pool->closed_for_memory);
+    line(lctx, buf);
     for (int i = 0; i < pool->nslots; i++) {
         ring_slot *s = &pool->slots[i];
         const char *st = s->state == SLOT_ATTACHED    ? "claimed"
                          : s->state == SLOT_FREE      ? "free"
                          : s->state == SLOT_REFILLING ? "refilling"
                                                       : "disabled";
-        if (s->state == SLOT_ATTACHED)
-            snprintf(buf, sizeof buf, "ring%d:state=%s,protocol=%s,client=%s,generation=%u,requests=%llu,violations=%llu",
+        if (s->state == SLOT_ATTACHED) {
+            /* client_state is the client's to write: any other value is shown as it is not. */
+            uint32_t cst = gb_shm_load_relaxed_u32(&s->ctrl->client_state);
+            const char *cs = cst == GB_RING_CLIENT_PARKED ? "parked" : cst == GB_RING_CLIENT_SPINNING ? "spinning" : "invalid";
+            snprintf(buf, sizeof buf,
+                     "ring%d:state=%s,protocol=%s,client=%s,generation=%u,requests=%llu,violations=%llu,"
+                     "client_state=%s,client_wakes=%llu,pending_bytes=%zu",
                      i, st, s->proto->name, s->owner_addr, s->generation, (unsigned long long)s->requests,
-                     (unsigned long long)gb_shm_load_relaxed_u64(&s->ctrl->violations));
-        else
+                     (unsigned long long)gb_shm_load_relaxed_u64(&s->ctrl->violations), cs,
+                     (unsigned long long)s->client_wakes, s->pending.len);
+        } else
             snprintf(buf, sizeof buf, "ring%d:state=%s,generation=%u", i, st, s->generation);
         line(lctx, buf);
     }
