@@ -3,7 +3,7 @@
 docs/benchmarks.md, "Eviction (issue 36)").
 
     /usr/bin/python3 bench/eviction_bench.py --goblin build-release/goblin-core \
-        [--redis /usr/bin/redis-server] [--trials 3] [--maxmemory 64mb]
+        [--redis /usr/bin/redis-server] [--trials 3] [--maxmemory 64mb] [--value 200]
 
 1. The cache workload: cache_load (bench/cache_load.c) draws GETs from a
    Zipf(0.99) distribution over 500,000 keys and fills each miss with a
@@ -58,7 +58,7 @@ def cache_row(binary, kind, tool, a):
         configure(srv, a.maxmemory, "allkeys-lru")
         cpu0 = srv.cpu_seconds()
         out = subprocess.run(["taskset", "-c", CLIENT_CORE, tool, "--socket", srv.sock, "--keys", str(a.keys),
-                              "--requests", str(a.requests), "--warmup", str(a.warmup), "--value", "200",
+                              "--requests", str(a.requests), "--warmup", str(a.warmup), "--value", str(a.value),
                               "--seed", "36"], capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError("cache_load failed: %s" % out.stderr[-300:])
@@ -110,6 +110,7 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--maxmemory", default="32mb")
     ap.add_argument("--keys", type=int, default=500000)
+    ap.add_argument("--value", type=int, default=200, help="bytes of each value the cache workload SETs")
     ap.add_argument("--requests", type=int, default=2000000, help="measured GETs of the cache workload")
     ap.add_argument("--warmup", type=int, default=1000000, help="GETs before measuring")
     ap.add_argument("--writes", type=int, default=500000, help="SETs per run of the write rows")
@@ -138,8 +139,8 @@ def main():
     print("machine: %s; server on core %s, client on core %s; medians of %d trials" %
           (cpu_model(), os.environ.get("SERVER_CORE", "0"), CLIENT_CORE, a.trials))
     print()
-    print("Cache workload: Zipf(0.99) GETs over %d keys, misses filled by 200-byte SETs, maxmemory %s, allkeys-lru"
-          % (a.keys, a.maxmemory))
+    print("Cache workload: Zipf(0.99) GETs over %d keys, misses filled by %d-byte SETs, maxmemory %s, allkeys-lru"
+          % (a.keys, a.value, a.maxmemory))
     print()
     print("| server | hit rate | keys held | GETs/s | requests/s | server CPU µs/request |")
     print("|---|---|---|---|---|---|")

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/core/evict.h"
+#include "engine/core/latency.h"
 #include "engine/core/replica.h"
 
 #include <math.h>
@@ -321,6 +322,16 @@ static uint64_t time_limit_us(int tenacity)
 
 static uint64_t elapsed_us(uint64_t t0_ns) { return (gb_clock_mono_ns() - t0_ns) / 1000u; }
 
+/* Redis's latencyStartMonitor: the clock is read only while the latency
+ * monitor is on. Returns the start (monotonic ns), or 0 with the monitor off. */
+static uint64_t monitor_start(const gb_engine *eng) { return eng->cfg.latency_monitor_threshold ? gb_clock_mono_ns() : 0; }
+
+static void monitor_end(gb_engine *eng, const char *event, uint64_t start_ns)
+{
+    if (start_ns)
+        gb_latency_add_sample_if_needed(eng, event, (int64_t)((gb_clock_mono_ns() - start_ns) / 1000000));
+}
+
 static bool under_limit(const gb_engine *eng)
 {
     return gb_evict_counted_memory(eng) <= (size_t)eng->cfg.maxmemory;
@@ -330,14 +341,19 @@ static bool under_limit(const gb_engine *eng)
  * be enough; wait for them a little (no longer than the cycle's time). */
 static bool wait_for_lazyfree(gb_engine *eng, uint64_t t0_ns, uint64_t limit_us)
 {
+    uint64_t mon = monitor_start(eng);
+    bool enough = false;
     while (gb_lazyfree_pending(eng->lazyfree) && elapsed_us(t0_ns) < limit_us) {
-        if (under_limit(eng))
-            return true;
+        if (under_limit(eng)) {
+            enough = true;
+            break;
+        }
         uint64_t us = limit_us < 1000 ? limit_us : 1000;
         struct timespec ts = {0, (long)(us * 1000u)};
         nanosleep(&ts, NULL);
     }
-    return false;
+    monitor_end(eng, "eviction-lazyfree", mon);
+    return enough;
 }
 
 enum gb_evict_result gb_evict_perform(gb_engine *eng)
@@ -364,11 +380,19 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
     struct gb_evict_pool *p = pool_of(eng);
     pool_entry *victim = &p->victim;
     unsigned evicted = 0;
+    /* The LATENCY monitor's events, as Redis names them: the whole cycle,
+     * each key's deletion, the wait for lazily freed values. */
+    uint64_t cycle_mon = monitor_start(eng);
     while (freed < tofree) {
         bool found = random ? pick_random(eng, p, allkeys, victim) : pick_from_pool(eng, p, allkeys, victim);
-        if (!found)
-            return wait_for_lazyfree(eng, t0, limit_us) ? GB_EVICT_OK : GB_EVICT_FAIL;
+        if (!found) {
+            enum gb_evict_result result = wait_for_lazyfree(eng, t0, limit_us) ? GB_EVICT_OK : GB_EVICT_FAIL;
+            monitor_end(eng, "eviction-cycle", cycle_mon);
+            return result;
+        }
+        uint64_t del_mon = monitor_start(eng);
         freed += evict_key(eng, &eng->dbs[victim->dbid], gb_slice_make(victim->key, victim->keylen));
+        monitor_end(eng, "eviction-del", del_mon);
         entry_clear(victim);
         /* The clock is read every 16 keys (Redis's rhythm), every key when
          * a pick samples so many keys that 16 of them could outlast the
@@ -383,6 +407,7 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
             }
         }
     }
+    monitor_end(eng, "eviction-cycle", cycle_mon);
     return eng->evict_pending ? GB_EVICT_RUNNING : GB_EVICT_OK;
 }
 

@@ -269,6 +269,26 @@ class EvictionEffects(unittest.TestCase):
                     lambda: "the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory "
                             "usage" % limit in s.log(), 5), s.kind)
 
+    def test_latency_monitor_records_eviction_events(self):
+        """Evicting one large set takes milliseconds: LATENCY LATEST names
+        eviction-del and eviction-cycle on both servers (Redis's events)."""
+        fill = "for i = 1, 300000 do redis.call('sadd', KEYS[1], i) end"
+        for kind in ("goblin", "redis"):
+            if kind == "redis":
+                gbtest.require_redis()
+            with Server(kind) as s, Raw(s) as r:
+                r.call("EVAL", fill, "1", "big")
+                r.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+                r.call("CONFIG", "SET", "latency-monitor-threshold", "1")
+                used = int(info(r, "memory")["used_memory"])
+                r.call("CONFIG", "SET", "maxmemory", str(used - (1 << 20)))
+                r.call("SET", "after", "x")  # any write evicts first
+                self.assertEqual(r.call("EXISTS", "big"), 0, kind)
+                events = {row[0] for row in r.call("LATENCY", "LATEST")}
+                self.assertIn(b"eviction-del", events, kind)
+                self.assertIn(b"eviction-cycle", events, kind)
+                self.assertNotIn(b"eviction-lazyfree", events, kind)
+
     def _run(self, lazy):
         flag = "yes" if lazy else "no"
         with Pair("allkeys-random", "--appendonly", "yes", "--notify-keyspace-events", "Ee",
