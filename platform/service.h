@@ -25,6 +25,12 @@
 int gb_plat_crash_report_install(int fd, const char *title);
 /* Restores the handlers that were there before (crash-log-enabled no). */
 void gb_plat_crash_report_remove(void);
+/* Redis's crash-memcheck-enabled: after the stack trace, the report runs
+ * a fast test of the process's memory (Linux: every anonymous writable
+ * mapping, in place; the other threads frozen first) and says whether it
+ * found errors. Returns 0, or GB_ENOTSUP where the mappings cannot be
+ * listed (the report then has no test, as Redis's has none there). */
+int gb_plat_crash_memtest_enable(bool on);
 
 /* The system logger (syslog(3)): opened once with ident (kept by pointer:
  * it must outlive the process's logging) and facility (LOG_USER,

@@ -599,7 +599,7 @@ static const char *config_apply(gb_engine *eng, const char *name)
             return "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - failed to set "
                    "process title";
     }
-    if (strcmp(name, "crash-log-enabled") == 0)
+    if (strcmp(name, "crash-log-enabled") == 0 || strcmp(name, "crash-memcheck-enabled") == 0)
         gb_crash_log_apply(&eng->cfg);
     if (strcmp(name, "jemalloc-bg-thread") == 0)
         gb_allocator_bg_thread_apply(&eng->cfg);

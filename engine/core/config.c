@@ -480,6 +480,9 @@ static const opt options[] = {
      "The process title: {title} (the program as started), {listen-addr} (first bind address:port, or "
      "unixsocket:path), {server-mode}, {config-file}, {port}, {tls-port}, {unixsocket}; '{{' is a brace.",
      check_proc_title},
+    {"crash-memcheck-enabled", NULL, T_BOOL, OFF(crash_memcheck_enabled), 0, 1, "yes", true, NULL,
+     "After a crash report, a fast test of the process's memory in place (Linux: every anonymous writable "
+     "mapping; elsewhere none, as in Redis), ending with whether it found errors.", NULL},
     {"crash-log-enabled", NULL, T_BOOL, OFF(crash_log_enabled), 0, 1, "yes", true, NULL,
      "On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) write a bug report with the stack trace to "
      "the log, then die as the signal would (a core dump where enabled).", NULL},
@@ -500,8 +503,6 @@ static const opt options[] = {
      true, NULL, "The percentiles INFO latencystats shows, 0..100, separated by spaces.", check_percentiles},
     /* accepted, listed and rewritten; nothing here acts on them */
     NA_BOOL("always-show-logo", NULL, "no", false, "Redis's ASCII-art logo: Goblin Core logs one line instead."),
-    NA_BOOL("crash-memcheck-enabled", NULL, "yes", true,
-            "Redis's memory test after a crash report: Goblin Core's report has no memory test."),
     NA_STRING("ignore-warnings", NULL, "", true, "Redis's start-up warnings about kernel bugs: none checked here."),
     NA_INT("io-threads", NULL, 1, 128, "1", false, "I/O threads: Goblin Core serves from one engine thread "
                                                     "(and shared-memory rings)."),

@@ -189,6 +189,7 @@ typedef struct gb_settings {
     char *syslog_ident;
     int syslog_facility;   /* syslog(3)'s LOG_USER, LOG_LOCAL0.. values */
     int crash_log_enabled; /* the bug report on a fatal signal (platform/service.h) */
+    int crash_memcheck_enabled; /* ... followed by the fast memory test */
     int jemalloc_bg_thread;
     /* introspection (engine/core/slowlog.h, engine/core/latency.h) */
     long long slowlog_log_slower_than; /* microseconds; -1: off */

@@ -53,6 +53,11 @@ void gb_crash_log_apply(const gb_settings *cfg)
     }
     if (gb_plat_crash_report_install(gb_log_fd(), "Goblin Core " GOBLIN_VERSION) != 0)
         gb_log(GB_LOG_WARNING, "crash-log-enabled: no crash report: %s", gb_plat_last_error());
+    static bool told;
+    if (gb_plat_crash_memtest_enable(cfg->crash_memcheck_enabled != 0) != 0 && cfg->crash_memcheck_enabled && !told) {
+        told = true;
+        gb_log(GB_LOG_NOTICE, "crash-memcheck-enabled does not apply: %s", gb_plat_last_error());
+    }
 }
 
 void gb_allocator_bg_thread_apply(const gb_settings *cfg)

@@ -29,7 +29,8 @@ bool gb_proc_title_valid(const char *tmpl, const gb_settings *cfg);
 int gb_proc_title_apply(const gb_settings *cfg);
 
 /* crash-log-enabled: installs (or removes) the bug report on a fatal
- * signal, written where the log goes (platform/service.h). */
+ * signal, written where the log goes (platform/service.h), with
+ * crash-memcheck-enabled's memory test at its end. */
 void gb_crash_log_apply(const gb_settings *cfg);
 
 /* jemalloc-bg-thread: turns jemalloc's purging threads on or off (logged

@@ -80,4 +80,11 @@ static inline size_t gb__round_up(size_t v, size_t to) { return (v + to - 1) / t
  * that set titles; common/proctitle_argv.c calls it). 0 or GB_ENOMEM. */
 int gb__proctitle_keep_program_name(void);
 
+/* The crash report's memory test (linux/memtest.c; common/memtest_none.c
+ * elsewhere): _prepare maps its backup buffer ahead of any crash; _process
+ * tests every anonymous writable mapping, its progress written to fd, and
+ * returns the number of errors, or -1 where it cannot run. */
+int gb__memtest_prepare(void);
+int gb__memtest_process(int fd);
+
 #endif

@@ -32,6 +32,7 @@ static const char *volatile report_title = "";
 static struct sigaction previous[NSIGNALS];
 static bool installed;
 static char *alt_stack;
+static volatile bool memtest_on;
 
 /* write(2) of a whole string; a signal handler can do nothing safer. */
 static void put(const char *s)
@@ -110,6 +111,15 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
 #else
     put("(no stack trace: this C library has no <execinfo.h>)\n");
 #endif
+    if (memtest_on) {
+        put("\n------ FAST MEMORY TEST ------\n");
+        int errors = gb__memtest_process(report_fd);
+        if (errors > 0)
+            put("!!! MEMORY ERROR DETECTED! Check your memory ASAP !!!\n");
+        else if (errors == 0)
+            put("Fast memory test PASSED, however your memory can still be broken. Please run a memory test for "
+                "several hours if possible.\n");
+    }
     put("\n=== GOBLIN CORE BUG REPORT END. Make sure to include from START to END. ===\n\n"
         "       Please report the crash by opening an issue with the report above, the\n"
         "       configuration and, if you can, the steps that lead to it.\n\n");
@@ -153,6 +163,17 @@ int gb_plat_crash_report_install(int fd, const char *title)
         if (sigaction(crash_signals[i], &sa, &previous[i]) != 0)
             return gb__fail(gb__errno_code(errno), NULL, 0, "sigaction: %s", strerror(errno));
     installed = true;
+    return 0;
+}
+
+int gb_plat_crash_memtest_enable(bool on)
+{
+    if (on) {
+        int rc = gb__memtest_prepare();
+        if (rc != 0)
+            return rc;
+    }
+    memtest_on = on;
     return 0;
 }
 

@@ -111,6 +111,38 @@ class Supervised(unittest.TestCase):
                 self.assertIn(b"can't set immutable config", err)
 
 
+MEMTEST_MARKERS = ("------ FAST MEMORY TEST ------",
+                   "Fast memory test PASSED, however your memory can still be broken. Please run a memory test for "
+                   "several hours if possible.",
+                   "!!! MEMORY ERROR DETECTED! Check your memory ASAP !!!")
+
+
+def memtest_lines(log):
+    """Which of Redis's memory-test lines a crash log holds, in order."""
+    return [m for m in MEMTEST_MARKERS if m in log]
+
+
+def memtest_available():
+    """The memory test runs in Linux builds without a sanitizer (CONFIG GET
+    cannot tell: the build's log line says when it does not apply)."""
+    srv = Server("goblin")
+    try:
+        return "crash-memcheck-enabled does not apply" not in srv.log()
+    finally:
+        srv.cleanup()
+
+
+def redis_crash_log():
+    gbtest.require_redis()
+    srv = Server("redis")
+    try:
+        os.kill(srv.pid, signal.SIGILL)
+        srv.proc.wait(10 * SLOW)
+        return srv.log()
+    finally:
+        srv.cleanup()
+
+
 class CrashLog(unittest.TestCase):
     # SIGILL: sanitizer runtimes leave it to the program (ASan's handle_sigill
     # is off by default), so the same check holds in every build.
@@ -134,6 +166,27 @@ class CrashLog(unittest.TestCase):
         # The trace names the server's own frames (backtrace_symbols_fd: the binary's path).
         trace = log.split("------ STACK TRACE ------", 1)[1].split("=== GOBLIN CORE BUG REPORT END", 1)[0]
         self.assertIn("goblin-core", trace)
+        if memtest_available():
+            self.assertEqual(memtest_lines(log), memtest_lines(redis_crash_log()))
+            self.assertRegex(log, r"\*\*\* Preparing to test memory region [0-9a-f]+ \(\d+ bytes\)")
+
+    def test_memory_test_off(self):
+        """crash-memcheck-enabled no (at start, and by CONFIG SET): the report
+        without the memory test."""
+        rc, log = self.crash(["--crash-memcheck-enabled", "no"])
+        self.assertEqual(rc, -signal.SIGILL)
+        self.assertIn("------ STACK TRACE ------", log)
+        self.assertNotIn("FAST MEMORY TEST", log)
+        srv = Server("goblin")
+        try:
+            with Raw(srv) as c:
+                self.assertEqual(c.call("CONFIG", "SET", "crash-memcheck-enabled", "no"), b"OK")
+            os.kill(srv.pid, signal.SIGILL)
+            self.assertEqual(srv.proc.wait(10 * SLOW), -signal.SIGILL)
+            self.assertIn("BUG REPORT START", srv.log())
+            self.assertNotIn("FAST MEMORY TEST", srv.log())
+        finally:
+            srv.cleanup()
 
     def test_disabled_at_start_and_at_run_time(self):
         rc, log = self.crash(["--crash-log-enabled", "no"])
