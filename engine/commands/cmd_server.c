@@ -18,6 +18,7 @@
 #include "engine/core/lazyfree.h"
 #include "engine/core/multi.h"
 #include "engine/core/process_settings.h"
+#include "engine/core/shutdown.h"
 #include "engine/base/util.h"
 
 static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
@@ -881,44 +882,45 @@ static bool all_args_are(int argc, gb_slice *argv, const char *word)
 
 static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 {
+    unsigned flags = 0;
+    bool abort_ = false;
     for (int i = 1; i < argc; i++) {
-        if (!gb_slice_ieq(argv[i], "nosave") && !gb_slice_ieq(argv[i], "save") && !gb_slice_ieq(argv[i], "now") &&
-            !gb_slice_ieq(argv[i], "force") && !gb_slice_ieq(argv[i], "abort")) {
+        if (gb_slice_ieq(argv[i], "nosave"))
+            flags |= GB_SHUTDOWN_NOSAVE;
+        else if (gb_slice_ieq(argv[i], "save"))
+            flags |= GB_SHUTDOWN_SAVE;
+        else if (gb_slice_ieq(argv[i], "now"))
+            flags |= GB_SHUTDOWN_NOW;
+        else if (gb_slice_ieq(argv[i], "force"))
+            flags |= GB_SHUTDOWN_FORCE;
+        else if (gb_slice_ieq(argv[i], "abort"))
+            abort_ = true;
+        else {
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
     }
-    bool save = false, nosave = false, abort_ = false;
-    for (int i = 1; i < argc; i++) {
-        save |= gb_slice_ieq(argv[i], "save");
-        nosave |= gb_slice_ieq(argv[i], "nosave");
-        abort_ |= gb_slice_ieq(argv[i], "abort");
-    }
     /* ABORT goes alone (Redis 7.0's illegal combinations). */
-    if ((save && nosave) || (abort_ && !all_args_are(argc, argv, "abort"))) {
+    if (((flags & GB_SHUTDOWN_SAVE) && (flags & GB_SHUTDOWN_NOSAVE)) || (abort_ && !all_args_are(argc, argv, "abort"))) {
         gb_reply_error(c, GB_ERR_SYNTAX);
         return;
     }
-    /* ABORT cancels a shutdown that waits for replicas to catch up; a
-     * shutdown here never waits (no replication), so there is never one to
-     * cancel. */
     if (abort_) {
-        gb_reply_error(c, "ERR No shutdown in progress.");
+        if (gb_shutdown_abort(c->eng) == 0)
+            gb_reply_ok(c);
+        else
+            gb_reply_error(c, "ERR No shutdown in progress.");
         return;
     }
     /* A busy script may only be stopped by SHUTDOWN NOSAVE (Redis 7.0). */
-    if (!nosave && c->eng->script.timed_out) {
+    if (!(flags & GB_SHUTDOWN_NOSAVE) && c->eng->script.timed_out) {
         gb_reply_error(c, gb_script_busy_error(&c->eng->script));
         return;
     }
-    gb_log(GB_LOG_WARNING, "User requested shutdown...");
-    /* A save that fails keeps the server up (Redis's prepareForShutdown). */
-    if (gb_engine_prepare_shutdown(c->eng, save, nosave) != 0) {
-        gb_reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
-        return;
-    }
-    c->eng->shutdown_requested = true;
-    c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+    /* 0: the loop stops after this command; 1: blocked until the replicas
+     * caught up; -1: a failed save answered, the server goes on. */
+    if (gb_shutdown_begin(c->eng, flags, c, argc, argv) == 0)
+        c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
 }
 
 #define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)

@@ -8,6 +8,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/gate.h"
 #include "engine/core/repl.h"
+#include "engine/core/shutdown.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
 #include "engine/base/util.h"
@@ -393,6 +394,8 @@ void gb_blocking_unblock(gb_client *c, enum gb_unblock_reason why)
         return;
     captured k = detach(c);
     bool wait = gb_repl_is_wait(&k.cmd);
+    if (gb_shutdown_is_waiter(&k.cmd))
+        gb_shutdown_waiter_gone(c);
     captured_free(&k);
     /* WAIT leaves the replicas' wait list; on timeout it answers how many
      * did acknowledge. */
@@ -563,7 +566,7 @@ void gb_blocking_serve_ready(gb_engine *eng)
 
 void gb_pause_start(gb_engine *eng, int type, uint64_t end_ms)
 {
-    if (eng->failover_paused) { /* the client's pause, kept beside the failover's */
+    if (eng->paused_for) { /* the client's pause, kept beside the server's own */
         if (type > eng->client_pause_type)
             eng->client_pause_type = type;
         if (end_ms > eng->client_pause_end_ms)
@@ -578,9 +581,9 @@ void gb_pause_start(gb_engine *eng, int type, uint64_t end_ms)
 
 void gb_pause_lift(gb_engine *eng)
 {
-    if (eng->failover_paused) {
-        /* CLIENT UNPAUSE or the client's deadline: the failover still holds
-         * writes (Redis unpauses only the command's own purpose). */
+    if (eng->paused_for) {
+        /* CLIENT UNPAUSE or the client's deadline: a failover or a shutdown
+         * still holds writes (Redis unpauses only the command's own purpose). */
         eng->client_pause_type = GB_PAUSE_NONE;
         eng->client_pause_end_ms = 0;
         if (eng->pause_type == GB_PAUSE_ALL) {
@@ -597,7 +600,7 @@ void gb_pause_lift(gb_engine *eng)
 int gb_pause_check(gb_engine *eng)
 {
     uint64_t now = gb_clock_mono_ms();
-    if (eng->failover_paused) {
+    if (eng->paused_for) {
         if (eng->client_pause_type != GB_PAUSE_NONE && now >= eng->client_pause_end_ms)
             gb_pause_lift(eng);
     } else if (eng->pause_type != GB_PAUSE_NONE && now >= eng->pause_end_ms) {
@@ -606,18 +609,19 @@ int gb_pause_check(gb_engine *eng)
     return eng->pause_type;
 }
 
-void gb_pause_for_failover(gb_engine *eng, bool on)
+void gb_pause_for(gb_engine *eng, unsigned purpose, bool on)
 {
-    if (on == eng->failover_paused)
-        return;
-    if (on) {
+    unsigned before = eng->paused_for, after = on ? before | purpose : before & ~purpose;
+    if (!before && after) { /* the first purpose: a client's pause is kept aside */
         eng->client_pause_type = eng->pause_type;
         eng->client_pause_end_ms = eng->pause_end_ms;
-        gb_pause_start(eng, GB_PAUSE_WRITE, UINT64_MAX);
-        eng->failover_paused = true;
+        gb_pause_start(eng, GB_PAUSE_WRITE, UINT64_MAX); /* before paused_for is set: not taken as a client's */
+        eng->paused_for = after;
         return;
     }
-    eng->failover_paused = false;
+    eng->paused_for = after;
+    if (!before || after)
+        return; /* still held for another purpose, or never was */
     int type = eng->client_pause_type;
     uint64_t end = eng->client_pause_end_ms;
     gb_pause_lift(eng);

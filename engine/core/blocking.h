@@ -139,10 +139,12 @@ void gb_pause_start(struct gb_engine *eng, int type, uint64_t end_ms);
 /* CLIENT UNPAUSE, or the deadline passed: the postponed commands run after
  * the current command (or at once outside one). */
 void gb_pause_lift(struct gb_engine *eng);
-/* A coordinated FAILOVER's pause of writes (Redis's PAUSE_DURING_FAILOVER):
- * it lasts until turned off, whatever CLIENT UNPAUSE does, and a CLIENT
- * PAUSE given meanwhile keeps its own mode and deadline. */
-void gb_pause_for_failover(struct gb_engine *eng, bool on);
+/* The server's own pauses of writes, by purpose (Redis's
+ * PAUSE_DURING_FAILOVER, PAUSE_DURING_SHUTDOWN): writes wait while any
+ * purpose holds them, whatever CLIENT UNPAUSE does, and a CLIENT PAUSE
+ * given meanwhile keeps its own mode and deadline. */
+enum { GB_PAUSE_FOR_FAILOVER = 1u << 0, GB_PAUSE_FOR_SHUTDOWN = 1u << 1 };
+void gb_pause_for(struct gb_engine *eng, unsigned purpose, bool on);
 /* The pause in force (GB_PAUSE_*), lifting one whose deadline passed. */
 int gb_pause_check(struct gb_engine *eng);
 /* Whether cmd from c waits for the pause to end. */

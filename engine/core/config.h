@@ -190,6 +190,9 @@ typedef struct gb_settings {
     int syslog_facility;   /* syslog(3)'s LOG_USER, LOG_LOCAL0.. values */
     int crash_log_enabled; /* the bug report on a fatal signal (platform/service.h) */
     int crash_memcheck_enabled; /* ... followed by the fast memory test */
+    char *shutdown_on_sigint;   /* SHUTDOWN flags for the signal (engine/core/shutdown.h) */
+    char *shutdown_on_sigterm;
+    int shutdown_timeout;       /* seconds to wait for lagging replicas */
     int jemalloc_bg_thread;
     /* introspection (engine/core/slowlog.h, engine/core/latency.h) */
     long long slowlog_log_slower_than; /* microseconds; -1: off */

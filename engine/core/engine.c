@@ -2,6 +2,7 @@
 #include "engine/core/engine.h"
 
 #include "engine/core/client_memory.h"
+#include "engine/core/shutdown.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -123,6 +124,7 @@ void gb_engine_free(gb_engine *eng)
         eng->scripting->destroy(eng->scripting->ctx);
     gb_replica_destroy(eng);
     gb_failover_destroy(eng);
+    gb_shutdown_destroy(eng);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -296,13 +298,10 @@ void gb_engine_cron(gb_engine *eng)
     gb_clients_memory_recount(eng);
     gb_failover_cron(eng); /* first, as Redis's replicationCron */
     gb_repl_cron(eng);
+    gb_shutdown_cron(eng);
     sample_ops(eng);
     (void)gb_memory_peak(eng);
     if (eng->service)
         eng->service->cron(eng->service->ctx);
 }
 
-int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave)
-{
-    return eng->service ? eng->service->shutdown(eng->service->ctx, save, nosave) : 0;
-}

@@ -163,10 +163,10 @@ typedef struct gb_engine {
     int pause_type;
     uint64_t pause_end_ms;
     bool pause_lifted;       /* unpaused during a command: resume after it */
-    /* A FAILOVER holds writes (engine/core/failover.h) beside any CLIENT
-     * PAUSE, as Redis's pause purposes: pause_type/pause_end_ms are then
-     * the two combined, the client's own kept here to come back to. */
-    bool failover_paused;
+    /* A FAILOVER or a shutdown waiting for replicas holds writes beside
+     * any CLIENT PAUSE, as Redis's pause purposes: pause_type/pause_end_ms
+     * are then the two combined, the client's own kept here to come back to. */
+    unsigned paused_for;         /* GB_PAUSE_FOR_*: the server's own pauses (engine/core/blocking.h) */
     int client_pause_type;
     uint64_t client_pause_end_ms;
     gb_client **postponed;
@@ -205,6 +205,7 @@ typedef struct gb_engine {
 
     struct gb_replica *replica; /* the replica side (engine/core/replica.h), or NULL: never one */
     struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/failover.h), or NULL: none yet */
+    struct gb_shutdown *shutdown; /* a shutdown waiting for replicas (engine/core/shutdown.h), or NULL */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 
@@ -304,8 +305,7 @@ static inline void gb_engine_before_replies(gb_engine *eng)
     if (eng->service)
         eng->service->before_replies(eng->service->ctx);
 }
-/* Prepares a shutdown: 0 to go ahead; otherwise the server keeps running. */
-int gb_engine_prepare_shutdown(gb_engine *eng, bool save, bool nosave);
+
 
 /* A key's value changed: invalidates WATCHers, bumps the dirty counter
  * (which is how the gate knows a command changed the dataset). */

@@ -51,7 +51,7 @@ static void clear(gb_engine *eng)
     f->end_ms = 0;
     f->force = false;
     f->state = GB_FAILOVER_NONE;
-    gb_pause_for_failover(eng, false);
+    gb_pause_for(eng, GB_PAUSE_FOR_FAILOVER, false);
 }
 
 /* Redis's abortFailover: a failover already under way makes this server a
@@ -214,7 +214,7 @@ void gb_failover_command(gb_client *c, int argc, const gb_slice *argv)
     f->end_ms = timeout_ms ? eng->now_ms + timeout_ms : 0;
     f->force = force;
     f->state = GB_FAILOVER_WAIT_FOR_SYNC;
-    gb_pause_for_failover(eng, true);
+    gb_pause_for(eng, GB_PAUSE_FOR_FAILOVER, true);
     gb_reply_ok(c);
 }
 

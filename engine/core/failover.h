@@ -4,7 +4,7 @@
  *
  *   FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
  *
- * 1. Writes are paused (engine/core/blocking.h, gb_pause_for_failover) and
+ * 1. Writes are paused (engine/core/blocking.h, gb_pause_for) and
  *    the state is waiting-for-sync.
  * 2. Each cron tick looks for the target (or, without TO, any replica)
  *    whose acknowledged offset is the primary's whole stream. Past TIMEOUT

@@ -18,6 +18,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/repl.h"
+#include "engine/core/shutdown.h"
 #include "platform/daemon.h"
 #include "platform/mem.h"
 
@@ -88,6 +89,8 @@ static void section_server(gb_engine *eng, out_ctx *o)
     emitf(o, "executable:%s\r\n", eng->executable);
     emitf(o, "config_file:%s\r\n", eng->cfg.config_file ? eng->cfg.config_file : "");
     emitf(o, "io_threads_active:0\r\n"); /* one engine thread serves every client */
+    if (gb_shutdown_in_progress(eng)) /* waiting for replicas (engine/core/shutdown.h) */
+        emitf(o, "shutdown_in_milliseconds:%lld\r\n", (long long)gb_shutdown_ms_left(eng));
     emitf(o, "list_implementation:%s\r\n", eng->cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
 }
 

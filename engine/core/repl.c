@@ -681,10 +681,15 @@ void gb_repl_wait(gb_client *c, int argc, const gb_slice *argv)
     gb_blocking_block(c, NULL, 0, deadline, GB_TYPE_COUNT, argc, argv);
     /* Ask every replica for its offset now, rather than waiting for its
      * next once-a-second ACK (Redis does it before the loop sleeps). */
-    if (r->nreplicas) {
-        gb_slice getack[3] = {gb_slice_cstr("REPLCONF"), gb_slice_cstr("GETACK"), gb_slice_cstr("*")};
-        feed_command(c->eng, 3, getack);
-    }
+    gb_repl_request_acks(c->eng);
+}
+
+void gb_repl_request_acks(gb_engine *eng)
+{
+    if (!R(eng)->nreplicas)
+        return;
+    gb_slice getack[3] = {gb_slice_cstr("REPLCONF"), gb_slice_cstr("GETACK"), gb_slice_cstr("*")};
+    feed_command(eng, 3, getack);
 }
 
 bool gb_repl_is_wait(const gb_argv_copy *cmd)
@@ -780,6 +785,7 @@ size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t 
             out[n].port = l->listening_port;
             out[n].online = l->state == REPLICA_ONLINE;
             out[n].ack_off = l->ack_off;
+            out[n].lag_s = l->state == REPLICA_ONLINE ? (long)((eng->now_ms - l->ack_time_ms) / 1000) : 0;
         }
         n++;
     }

@@ -163,8 +163,12 @@ typedef struct gb_repl_replica_view {
     int port;
     bool online;
     int64_t ack_off;
+    long lag_s; /* seconds since its last ACK while online, else 0 (INFO's lag=) */
 } gb_repl_replica_view;
 size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t cap);
+/* REPLCONF GETACK * into the stream: every replica answers with its offset
+ * now rather than at its next once-a-second ACK (WAIT, a shutdown). */
+void gb_repl_request_acks(gb_engine *eng);
 
 /* ROLE for a primary. */
 void gb_repl_role(gb_client *c);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "engine/core/blocking.h"
+#include "engine/core/shutdown.h"
 
 /* Sockets, rings, and room for the listeners to come (replication link,
  * cluster bus, TLS). */
@@ -201,15 +202,24 @@ static void check_cb(uv_check_t *h)
 static void signal_cb(uv_signal_t *s, int signum)
 {
     gb_loop *loop = s->data;
+    gb_engine *eng = loop->eng;
     const char *name = signum == SIGINT ? "SIGINT" : "SIGTERM";
-    gb_log(GB_LOG_WARNING, "Received %s, scheduling shutdown...", name);
-    gb_engine_update_time(loop->eng);
-    if (gb_engine_prepare_shutdown(loop->eng, false, false) != 0) {
+    if (signum == SIGINT && gb_shutdown_in_progress(eng)) { /* Redis: a second SIGINT does not wait */
+        gb_log(GB_LOG_WARNING, "You insist... exiting now.");
+        exit(1);
+    }
+    gb_log(GB_LOG_WARNING, "Received %s scheduling shutdown...", name);
+    gb_engine_update_time(eng);
+    unsigned flags = 0;
+    (void)gb_shutdown_parse_flags(signum == SIGINT ? eng->cfg.shutdown_on_sigint : eng->cfg.shutdown_on_sigterm,
+                                  &flags); /* CONFIG SET checked them */
+    int rc = gb_shutdown_begin(eng, flags, NULL, 0, NULL);
+    if (rc < 0)
         gb_log(GB_LOG_WARNING, "%s received but errors trying to shut down the server, check the logs for more "
                                "information", name);
-        return;
-    }
-    stop_everything(loop);
+    else if (rc == 0)
+        stop_everything(loop);
+    /* 1: waiting for replicas; the cron finishes it and the loop stops then */
 }
 
 static void walk_close(uv_handle_t *h, void *arg)

@@ -1,0 +1,183 @@
+"""SHUTDOWN with replicas, as Redis 7.0 does it (engine/core/shutdown.c).
+
+Each story runs with a goblin-core primary and with a redis-server primary,
+both with a redis-server replica, and expects the same: a replica that
+lags (stopped with SIGSTOP after the write) makes SHUTDOWN wait, writes
+paused and reads served; the primary exits once the replica has the write,
+or at shutdown-timeout with the lagging replica logged; SHUTDOWN ABORT
+cancels it (the waiting SHUTDOWN gets Redis's error, the paused write
+runs); NOW does not wait; SIGTERM waits as SHUTDOWN does, with the flags of
+shutdown-on-sigterm. The settings' replies are compared byte for byte.
+"""
+import os
+import signal
+import time
+import unittest
+
+import gbtest
+from gbtest import Raw, Server, parse_info, wait_until
+
+SLOW = gbtest.SLOW
+
+
+def synced(primary, replica):
+    want = int(primary.info("replication")["master_repl_offset"])
+    rinfo = replica.info("replication")
+    return rinfo.get("master_link_status") == "up" and int(rinfo.get("slave_repl_offset", -1)) == want
+
+
+def silent(conn, seconds):
+    """Nothing arrives on conn for `seconds` (its command is held)."""
+    return conn.read_raw_available(seconds) in (b"", None)
+
+
+class Pair:
+    """A primary of `kind` with a redis-server replica, in sync."""
+
+    def __init__(self, kind, args=()):
+        gbtest.require_redis()  # the replica is redis-server either way
+        # a redis-server primary otherwise waits 5 s before each full sync (repl-diskless-sync-delay)
+        extra = ["--repl-diskless-sync-delay", "0"] if kind == "redis" else []
+        self.primary = Server(kind, args=list(args) + extra)
+        try:
+            self.replica = Server("redis", args=["--replicaof", "127.0.0.1", str(self.primary.port)])
+        except BaseException:
+            self.primary.cleanup()
+            raise
+        self.stopped = False
+
+    def __enter__(self):
+        with Raw(self.primary) as r:
+            r.call("SET", "before", "1")
+        assert wait_until(lambda: synced(self.primary, self.replica), 20 * SLOW)
+        return self
+
+    def stop_replica(self):
+        os.kill(self.replica.pid, signal.SIGSTOP)
+        self.stopped = True
+
+    def resume_replica(self):
+        if self.stopped:
+            os.kill(self.replica.pid, signal.SIGCONT)
+            self.stopped = False
+
+    def exited(self, timeout):
+        try:
+            self.primary.proc.wait(timeout)
+            return True
+        except Exception:
+            return False
+
+    def __exit__(self, *exc):
+        self.resume_replica()
+        self.replica.cleanup()
+        self.primary.cleanup()
+
+
+KINDS = ("goblin", "redis")
+
+
+class ShutdownWaitsForReplicas(unittest.TestCase):
+
+    def test_waits_then_abort_cancels(self):
+        for kind in KINDS:
+            with self.subTest(primary=kind), Pair(kind) as p:
+                with Raw(p.primary) as a, Raw(p.primary) as b, Raw(p.primary) as admin:
+                    p.stop_replica()
+                    self.assertEqual(admin.call("SET", "k", "v"), b"OK")
+                    a.send_cmd("SHUTDOWN")
+                    self.assertTrue(silent(a, 0.5 * SLOW), kind)
+                    self.assertIn("shutdown_in_milliseconds", parse_info(admin.call("INFO", "server")), kind)
+                    self.assertEqual(b.call("GET", "k"), b"v")  # reads go on
+                    b.send_cmd("SET", "during", "1")  # writes wait
+                    self.assertTrue(silent(b, 0.3 * SLOW), kind)
+                    self.assertEqual(admin.call_raw("SHUTDOWN", "ABORT"), b"+OK\r\n")
+                    self.assertEqual(a.read_raw_available(5 * SLOW), b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n")
+                    self.assertEqual(b.read_raw_available(5 * SLOW), b"+OK\r\n")
+                    self.assertNotIn("shutdown_in_milliseconds", parse_info(admin.call("INFO", "server")))
+                    self.assertEqual(admin.call_raw("SHUTDOWN", "ABORT"), b"-ERR No shutdown in progress.\r\n")
+                log = p.primary.log()
+                self.assertIn("Waiting for replicas before shutting down.", log, kind)
+                self.assertIn("Shutdown manually aborted.", log, kind)
+
+    def test_exits_once_the_replica_has_the_write(self):
+        for kind in KINDS:
+            with self.subTest(primary=kind), Pair(kind) as p:
+                with Raw(p.primary) as a, Raw(p.primary) as admin:
+                    p.stop_replica()
+                    admin.call("SET", "last", "write")
+                    a.send_cmd("SHUTDOWN")
+                    self.assertFalse(p.exited(0.5 * SLOW), kind)
+                    p.resume_replica()
+                    self.assertTrue(p.exited(10 * SLOW), kind)
+                self.assertIn("1 of 1 replicas are in sync when shutting down.", p.primary.log(), kind)
+                with Raw(p.replica) as r:
+                    self.assertEqual(r.call("GET", "last"), b"write")
+
+    def test_timeout_exits_and_logs_the_lagging_replica(self):
+        for kind in KINDS:
+            with self.subTest(primary=kind), Pair(kind, ["--shutdown-timeout", "1"]) as p:
+                with Raw(p.primary) as a, Raw(p.primary) as admin:
+                    p.stop_replica()
+                    admin.call("SET", "lost", "on the replica")
+                    start = time.time()
+                    a.send_cmd("SHUTDOWN")
+                    self.assertTrue(p.exited(10 * SLOW), kind)
+                    self.assertGreaterEqual(time.time() - start, 0.9, kind)
+                log = p.primary.log()
+                self.assertRegex(log, r"Lagging replica \S+ reported offset \d+ behind master, lag=\d+, state=online\.")
+                self.assertIn("0 of 1 replicas are in sync when shutting down.", log, kind)
+
+    def test_now_and_a_zero_timeout_do_not_wait(self):
+        for kind in KINDS:
+            for how in (["SHUTDOWN", "NOW"], ["SHUTDOWN"]):
+                args = ["--shutdown-timeout", "0"] if how == ["SHUTDOWN"] else []
+                with self.subTest(primary=kind, how=how), Pair(kind, args) as p:
+                    with Raw(p.primary) as a, Raw(p.primary) as admin:
+                        p.stop_replica()
+                        admin.call("SET", "k", "v")
+                        a.send_cmd(*how)
+                        self.assertTrue(p.exited(3 * SLOW), kind)
+                    self.assertNotIn("Waiting for replicas", p.primary.log(), kind)
+
+    def test_sigterm_waits_with_its_flags(self):
+        for kind in KINDS:
+            with self.subTest(primary=kind, flags="default"), Pair(kind) as p:
+                with Raw(p.primary) as admin:
+                    p.stop_replica()
+                    admin.call("SET", "k", "v")
+                    os.kill(p.primary.pid, signal.SIGTERM)
+                    self.assertFalse(p.exited(0.5 * SLOW), kind)
+                    self.assertTrue(wait_until(
+                        lambda: "shutdown_in_milliseconds" in parse_info(admin.call("INFO", "server")), 5 * SLOW))
+                    p.resume_replica()
+                    self.assertTrue(p.exited(10 * SLOW), kind)
+                self.assertIn("Received SIGTERM scheduling shutdown...", p.primary.log(), kind)
+            with self.subTest(primary=kind, flags="now"), Pair(kind, ["--shutdown-on-sigterm", "now"]) as p:
+                with Raw(p.primary) as admin:
+                    p.stop_replica()
+                    admin.call("SET", "k", "v")
+                    os.kill(p.primary.pid, signal.SIGTERM)
+                    self.assertTrue(p.exited(3 * SLOW), kind)
+
+
+class ShutdownSettings(gbtest.GoblinAndRedisCase):
+
+    def test_settings_as_redis(self):
+        cases = [("GET", "shutdown-timeout"), ("GET", "shutdown-on-sig*"),
+                 ("SET", "shutdown-timeout", "3"), ("SET", "shutdown-timeout", "-1"),
+                 ("SET", "shutdown-timeout", "x"), ("GET", "shutdown-timeout"),
+                 ("SET", "shutdown-on-sigterm", "save now"), ("GET", "shutdown-on-sigterm"),
+                 ("SET", "shutdown-on-sigterm", "save nosave"), ("SET", "shutdown-on-sigterm", "later"),
+                 ("SET", "shutdown-on-sigint", "force"), ("GET", "shutdown-on-sigint"),
+                 ("SET", "shutdown-on-sigint", "default"), ("GET", "shutdown-on-sigint")]
+        for case in cases:
+            got = []
+            for s in (self.goblin, self.redis):
+                with Raw(s) as r:
+                    got.append(r.call_raw("CONFIG", *case))
+            self.assertEqual(got[0], got[1], case)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
