@@ -110,6 +110,7 @@ static int finish(gb_engine *eng, unsigned flags)
         rc = 0;
     }
     if (rc != 0) {
+        gb_log(GB_LOG_WARNING, "Error trying to save the DB, can't exit.");
         gb_log(GB_LOG_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
         cancel(eng);
         return -1;

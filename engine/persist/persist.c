@@ -629,10 +629,8 @@ static int svc_shutdown(void *ctx, bool save, bool nosave)
         return 0;
     gb_log(GB_LOG_NOTICE, "Saving the final snapshot before exiting.");
     char err[640];
-    if (gb_persist_save(p, err, sizeof err) != 0) {
-        gb_log(GB_LOG_WARNING, "Error trying to save the DB, can't exit.");
-        return GB_EIO;
-    }
+    if (gb_persist_save(p, err, sizeof err) != 0)
+        return GB_EIO; /* the shutdown says whether it exits anyway (engine/core/shutdown.c) */
     return 0;
 }
 

@@ -6,7 +6,8 @@ lags (stopped with SIGSTOP after the write) makes SHUTDOWN wait, writes
 paused and reads served; the primary exits once the replica has the write,
 or at shutdown-timeout with the lagging replica logged; SHUTDOWN ABORT
 cancels it (the waiting SHUTDOWN gets Redis's error, the paused write
-runs); NOW does not wait; SIGTERM waits as SHUTDOWN does, with the flags of
+runs); NOW does not wait; a failed final save keeps the server up, FORCE
+exits anyway; SIGTERM waits as SHUTDOWN does, with the flags of
 shutdown-on-sigterm. The settings' replies are compared byte for byte.
 """
 import os
@@ -159,6 +160,28 @@ class ShutdownWaitsForReplicas(unittest.TestCase):
                     admin.call("SET", "k", "v")
                     os.kill(p.primary.pid, signal.SIGTERM)
                     self.assertTrue(p.exited(3 * SLOW), kind)
+
+
+class ShutdownForce(unittest.TestCase):
+    """A final save that fails (the dump file's name is taken by a
+    directory, so the rename onto it fails) keeps the server up; FORCE exits anyway."""
+
+    def test_failed_save_keeps_serving_force_exits(self):
+        for kind in KINDS:
+            if kind == "redis":
+                gbtest.require_redis()
+            with self.subTest(server=kind), Server(kind, args=["--save", "900 1"]) as srv:
+                dump = "dump.gdb" if kind == "goblin" else "dump.rdb"  # each server's default dbfilename
+                os.makedirs(os.path.join(srv.dir, dump, "in-the-way"))
+                with Raw(srv) as r:
+                    r.call("SET", "k", "v")
+                    self.assertEqual(r.call_raw("SHUTDOWN"), b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n")
+                    self.assertEqual(r.call("GET", "k"), b"v")
+                    r.send_cmd("SHUTDOWN", "FORCE")
+                    srv.proc.wait(10 * SLOW)
+                log = srv.log()
+                self.assertIn("Error trying to save the DB, can't exit.", log, kind)
+                self.assertIn("Error trying to save the DB. Exit anyway.", log, kind)
 
 
 class ShutdownSettings(gbtest.GoblinAndRedisCase):
