@@ -247,9 +247,8 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 #define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
 #define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
 
-#define WHY_TLS "TLS client certificates for outgoing links: no outgoing TLS link yet (accepted so Redis's config files load)."
 #define WHY_CLUSTER "Cluster mode: Goblin Core runs standalone only (accepted so Redis's config files load)."
-#define WHY_DEFRAG "Active defragmentation of jemalloc's pages: Goblin Core does not use jemalloc."
+#define WHY_DEFRAG "Active defragmentation (moving values off sparse jemalloc pages): not implemented in Goblin Core."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
 #define WHY_CPULIST                                                                                                  \
     "CPU affinity of Redis's threads: Goblin Core pins with --cpu; its helper threads take the other CPUs."
@@ -621,9 +620,12 @@ static const opt options[] = {
      "The private key of tls-cert-file (PEM).", NULL},
     {"tls-key-file-pass", NULL, T_STRING, OFF(tls_key_file_pass), 0, 0, "", true, NULL,
      "The passphrase of tls-key-file, if it is encrypted.", NULL},
-    NA_STRING("tls-client-cert-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-client-key-file", NULL, "", true, WHY_TLS),
-    NA_STRING("tls-client-key-file-pass", NULL, "", true, WHY_TLS),
+    {"tls-client-cert-file", NULL, T_STRING, OFF(tls_client_cert_file), 0, 0, "", true, NULL,
+     "Certificate the replication link presents to its primary (PEM); unset, tls-cert-file's.", NULL},
+    {"tls-client-key-file", NULL, T_STRING, OFF(tls_client_key_file), 0, 0, "", true, NULL,
+     "Private key of tls-client-cert-file (PEM).", NULL},
+    {"tls-client-key-file-pass", NULL, T_STRING, OFF(tls_client_key_file_pass), 0, 0, "", true, NULL,
+     "Passphrase of tls-client-key-file, if it is encrypted.", NULL},
     {"tls-dh-params-file", NULL, T_STRING, OFF(tls_dh_params_file), 0, 0, "", true, NULL,
      "DH parameters (PEM) for DHE ciphers; unset: OpenSSL's automatic ones.", NULL},
     {"tls-ca-cert-file", NULL, T_STRING, OFF(tls_ca_cert_file), 0, 0, "", true, NULL,
@@ -641,7 +643,8 @@ static const opt options[] = {
     {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
      "TLS on the cluster bus (Goblin Core runs standalone: it only asks for a CA, as Redis does).", NULL},
     {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
-     "TLS on the replication link (parsed; it asks for a CA, as Redis does).", NULL},
+     "TLS on the replication link: a replica connects to its primary's TLS port and checks its certificate "
+     "against the CA (tls-ca-cert-file/-dir, then required, as Redis requires it).", NULL},
     {"tls-prefer-server-ciphers", NULL, T_BOOL, OFF(tls_prefer_server_ciphers), 0, 1, "no", true, NULL,
      "Choose the cipher by the server's order rather than the client's.", NULL},
     {"tls-session-caching", NULL, T_BOOL, OFF(tls_session_caching), 0, 1, "yes", true, NULL,
@@ -1291,22 +1294,46 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         const opt *o = find_opt(a + 2);
         if (!o)
             return fail(err, errlen, GB_ENOENT, "unknown option '%s' (goblin-core --help lists them)", a);
+        /* The value: every argument up to the next --option, joined by
+         * spaces, as Redis reads its command line (`--replicaof host port`,
+         * `--save 900 1`, or the same as one argument). */
+        int first = i + 1, end = first;
+        while (end < argc && strncmp(argv[end], "--", 2) != 0)
+            end++;
+        char *joined = NULL;
         const char *value;
-        if (o->type == T_BOOL && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)) {
-            value = "yes"; /* "--numa-arena" alone means yes */
-        } else {
-            if (i + 1 >= argc)
+        if (end == first) {
+            if (o->type != T_BOOL)
                 return fail(err, errlen, GB_EINVAL, "option '%s' needs a value (see --help)", a);
-            value = argv[++i];
+            value = "yes"; /* "--numa-arena" alone means yes */
+        } else if (end == first + 1) {
+            value = argv[first];
+        } else {
+            size_t len = 1;
+            for (int k = first; k < end; k++)
+                len += strlen(argv[k]) + 1;
+            joined = gb_malloc(len);
+            joined[0] = '\0';
+            for (int k = first; k < end; k++) {
+                if (k > first)
+                    strcat(joined, " ");
+                strcat(joined, argv[k]);
+            }
+            value = joined;
         }
+        i = end - 1;
         char why[256];
         /* Redis reads its command line as config-file text: a list's words
          * are split on any run of blanks. */
         char *spaced = o->offset == OFF(bind) ? single_spaced(value) : NULL;
         int rc = set_opt(s, o, spaced ? spaced : value, why, sizeof why);
         gb_free(spaced);
-        if (rc != 0)
-            return fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
+        if (rc != 0) {
+            rc = fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
+            gb_free(joined);
+            return rc;
+        }
+        gb_free(joined);
         s->given[opt_index(o)] = 1;
     }
     return 0;

@@ -224,6 +224,9 @@ typedef struct gb_settings {
     char *tls_cert_file;
     char *tls_key_file;
     char *tls_key_file_pass;
+    char *tls_client_cert_file; /* the replication link's identity; unset: the server's */
+    char *tls_client_key_file;
+    char *tls_client_key_file_pass;
     char *tls_dh_params_file;
     char *tls_ca_cert_file;
     char *tls_ca_cert_dir;
@@ -231,7 +234,7 @@ typedef struct gb_settings {
     char *tls_ciphers;
     char *tls_ciphersuites;
     int tls_auth_clients; /* GB_TLS_AUTH_* (transport/tls/tls.h) */
-    int tls_replication;  /* parsed; the replication link takes it up */
+    int tls_replication;  /* the replica connects to its primary over TLS (transport/replica/link.c) */
     int tls_cluster;
     int tls_prefer_server_ciphers;
     int tls_session_caching;

@@ -151,6 +151,22 @@ class CommandLine(unittest.TestCase):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
+    def test_option_values_in_several_arguments(self):
+        """`--save 900 1 --client-output-buffer-limit normal 1mb 512kb 30`:
+        the arguments up to the next option are one value, as redis-server
+        reads its command line; both servers show the same."""
+        args = ["--save", "900", "1", "300", "10", "--client-output-buffer-limit", "normal", "1mb", "512kb", "30",
+                "--maxmemory-policy", "allkeys-lru"]
+        got = {}
+        for kind in ("goblin", "redis"):
+            if kind == "redis":
+                gbtest.require_redis()
+            with Server(kind, args=args) as srv, Raw(srv) as r:
+                got[kind] = [r.call("CONFIG", "GET", name) for name in
+                             ("save", "client-output-buffer-limit", "maxmemory-policy")]
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertEqual(got["goblin"][0], [b"save", b"900 1 300 10"])
+
     def test_config_file_errors_name_line_and_option(self):
         d = tempfile.mkdtemp(prefix="gbit-conf-")
         try:

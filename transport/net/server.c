@@ -1535,22 +1535,7 @@ static bool tls_wanted(const gb_settings *cfg)
 
 static gb_tls_context *tls_context_from(const gb_settings *cfg, char *err, size_t errlen)
 {
-    const gb_tls_config tc = {
-        .cert_file = cfg->tls_cert_file,
-        .key_file = cfg->tls_key_file,
-        .key_file_pass = cfg->tls_key_file_pass,
-        .ca_cert_file = cfg->tls_ca_cert_file,
-        .ca_cert_dir = cfg->tls_ca_cert_dir,
-        .protocols = cfg->tls_protocols,
-        .ciphers = cfg->tls_ciphers,
-        .ciphersuites = cfg->tls_ciphersuites,
-        .dh_params_file = cfg->tls_dh_params_file,
-        .prefer_server_ciphers = cfg->tls_prefer_server_ciphers,
-        .session_caching = cfg->tls_session_caching,
-        .session_cache_size = cfg->tls_session_cache_size,
-        .session_cache_timeout = cfg->tls_session_cache_timeout,
-        .needs_ca = cfg->tls_auth_clients != GB_TLS_AUTH_NO || cfg->tls_replication || cfg->tls_cluster,
-    };
+    const gb_tls_config tc = gb_tls_config_from(cfg);
     return gb_tls_context_new(&tc, err, errlen);
 }
 

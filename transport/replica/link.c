@@ -10,6 +10,12 @@
  * A connection's state lives in its own `link_conn`, freed in its close
  * callback: a dropped connection whose callbacks are still pending never
  * touches the link's next connection.
+ *
+ * With tls-replication the connection speaks TLS (transport/tls, a client
+ * session over memory BIOs): the handshake with the primary's TLS port
+ * comes first, its certificate checked against the CA, then the same
+ * protocol goes through the session (conn_send encrypts, read_cb
+ * decrypts before feed).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/replica/link.h"
@@ -33,6 +39,7 @@
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_load.h"
 #include "transport/resp/resp_parser.h"
+#include "transport/tls/tls.h"
 
 #define READ_CHUNK (64 * 1024)
 #define REPLY_LINE_MAX 1024  /* a handshake reply, the payload's "$..." line */
@@ -53,6 +60,7 @@ struct gb_replica_link {
     uv_getaddrinfo_t *resolving; /* a lookup in flight, or NULL */
     uint64_t last_attempt_ms; /* monotonic */
     uint64_t last_ack_ms;
+    gb_tls_context *tls_ctx;  /* tls-replication's client context, built at each attempt; NULL: plain TCP */
 };
 
 struct link_conn {
@@ -81,7 +89,10 @@ struct link_conn {
     size_t req_start;  /* where the request being parsed starts */
     size_t applied_to; /* bytes before this are applied (a MULTI not yet EXECed is not) */
     bool kill;         /* CLIENT KILL of the master client: dropped at the next cron */
+    gb_tls_session *tls; /* tls-replication: the session, or NULL */
+    bool tls_ready;      /* its handshake is done */
     char readbuf[READ_CHUNK];
+    char plain[READ_CHUNK]; /* what the session decrypted from readbuf */
 };
 
 static uint64_t now_ms(const gb_replica_link *l) { return l->eng->now_mono_ms; }
@@ -92,6 +103,7 @@ static gb_replica *state_of(gb_replica_link *l) { return gb_replica_of(l->eng); 
 static void conn_closed(uv_handle_t *h)
 {
     link_conn *c = h->data;
+    gb_tls_session_free(c->tls);
     gb_resp_parser_free(&c->parser);
     gb_free(c->in);
     gb_free(c);
@@ -157,13 +169,44 @@ static void write_done(uv_write_t *req, int status)
     gb_free(req->data);
 }
 
-/* Hands len bytes of w->data to the socket; w is freed when written. */
-static void conn_send(link_conn *c, link_write *w, size_t len)
+/* Hands len bytes of w->data to the socket as they are; w is freed when
+ * written. */
+static void socket_send(link_conn *c, link_write *w, size_t len)
 {
     w->req.data = w;
     uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, write_done) != 0)
         gb_free(w);
+}
+
+/* The TLS records the session has ready (handshake messages, data,
+ * alerts) to the socket. */
+static void tls_flush(link_conn *c)
+{
+    size_t pending;
+    while ((pending = gb_tls_output_pending(c->tls)) > 0) {
+        link_write *w = gb_malloc(sizeof *w + pending);
+        size_t got = gb_tls_take_output(c->tls, w->data, pending);
+        if (got == 0) {
+            gb_free(w);
+            return;
+        }
+        socket_send(c, w, got);
+    }
+}
+
+/* Sends len bytes of w->data to the primary (through the TLS session
+ * when there is one); w is the callee's. */
+static void conn_send(link_conn *c, link_write *w, size_t len)
+{
+    if (!c->tls) {
+        socket_send(c, w, len);
+        return;
+    }
+    /* A failed session shows up at the next read, which drops the link. */
+    (void)gb_tls_write(c->tls, w->data, len);
+    gb_free(w);
+    tls_flush(c);
 }
 
 /* A command as a RESP array of bulk strings, as Redis's sendCommand
@@ -794,6 +837,50 @@ static void feed(gb_replica_link *l, const char *data, size_t n)
     }
 }
 
+static void handshake_start(link_conn *c);
+
+/* Bytes from a TLS primary: the session's handshake first (the protocol's
+ * own handshake begins once it is done), then the plaintext to feed. */
+static void tls_input(gb_replica_link *l, link_conn *c, size_t n)
+{
+    char err[256];
+    if (gb_tls_feed(c->tls, c->readbuf, n) != 0) {
+        gb_log(GB_LOG_WARNING, "Error condition on socket for SYNC: out of memory for TLS input");
+        link_drop(l);
+        return;
+    }
+    if (!c->tls_ready) {
+        int rc = gb_tls_handshake(c->tls, err, sizeof err);
+        tls_flush(c);
+        if (rc < 0) {
+            gb_log(GB_LOG_WARNING, "Error condition on socket for SYNC: TLS handshake with MASTER failed: %s", err);
+            link_drop(l);
+            return;
+        }
+        if (rc == 0)
+            return;
+        c->tls_ready = true;
+        handshake_start(c);
+    }
+    for (;;) {
+        ssize_t got = gb_tls_read(c->tls, c->plain, sizeof c->plain, err, sizeof err);
+        tls_flush(c);
+        if (got == GB_TLS_WANT_MORE)
+            return;
+        if (got < 0) {
+            if (got == GB_TLS_CLOSED)
+                gb_log(GB_LOG_NOTICE, "Connection with master lost.");
+            else
+                gb_log(GB_LOG_WARNING, "Connection with master lost: TLS: %s", err);
+            link_drop(l);
+            return;
+        }
+        feed(l, c->plain, (size_t)got);
+        if (l->conn != c)
+            return; /* dropped while feeding */
+    }
+}
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
@@ -825,7 +912,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     r->last_io_ms = now_ms(l);
-    feed(l, c->readbuf, (size_t)nread);
+    if (c->tls)
+        tls_input(l, c, (size_t)nread);
+    else
+        feed(l, c->readbuf, (size_t)nread);
     gb_loop_stay_awake(l->loop);
 }
 
@@ -851,6 +941,23 @@ static void connected(uv_connect_t *req, int status)
     }
     r->state = GB_REPL_HANDSHAKE;
     r->last_io_ms = now_ms(l);
+    if (l->tls_ctx) { /* TLS first: its ClientHello; PING once it is established (tls_input) */
+        char err[256];
+        c->tls = gb_tls_client_session_new(l->tls_ctx);
+        if (!c->tls || gb_tls_handshake(c->tls, err, sizeof err) < 0) {
+            gb_log(GB_LOG_WARNING, "Error condition on socket for SYNC: TLS: %s", c->tls ? err : "out of memory");
+            link_drop(l);
+            return;
+        }
+        tls_flush(c);
+        return;
+    }
+    handshake_start(c);
+}
+
+/* The protocol's handshake: PING first (Redis's syncWithMaster). */
+static void handshake_start(link_conn *c)
+{
     c->step = HS_PING;
     send_command(c, 1, (const char *[]){"PING"});
 }
@@ -895,6 +1002,19 @@ static void link_connect(gb_replica_link *l)
     gb_replica *r = state_of(l);
     l->last_attempt_ms = now_ms(l);
     gb_log(GB_LOG_NOTICE, "Connecting to MASTER %s:%d", r->host, r->port);
+    /* tls-replication: a client context from the settings of now (a
+     * CONFIG SET of a certificate applies at the next attempt). */
+    gb_tls_context_free(l->tls_ctx);
+    l->tls_ctx = NULL;
+    if (l->eng->cfg.tls_replication) {
+        char err[512];
+        gb_tls_config tc = gb_tls_config_from(&l->eng->cfg);
+        l->tls_ctx = gb_tls_client_context_new(&tc, err, sizeof err);
+        if (!l->tls_ctx) {
+            gb_log(GB_LOG_WARNING, "Unable to connect to MASTER: TLS: %s", err);
+            return; /* retried at the next second */
+        }
+    }
     char port[16];
     snprintf(port, sizeof port, "%d", r->port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -996,4 +1116,10 @@ gb_replica_link *gb_replica_link_new(gb_engine *eng, gb_loop *loop, char *err, s
     return l;
 }
 
-void gb_replica_link_free(gb_replica_link *l) { gb_free(l); }
+void gb_replica_link_free(gb_replica_link *l)
+{
+    if (!l)
+        return;
+    gb_tls_context_free(l->tls_ctx);
+    gb_free(l);
+}

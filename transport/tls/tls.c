@@ -101,27 +101,32 @@ static int key_password(char *buf, int size, int rwflag, void *u)
     return (int)n;
 }
 
-/* The certificate, key, CA and ciphers (Redis's createSSLContext). */
-static bool load_identity(SSL_CTX *ctx, const gb_tls_config *cfg, char *err, size_t errlen)
+/* The certificate, key, CA and ciphers (Redis's createSSLContext); a
+ * client context takes the client identity when one is set. */
+static bool load_identity(SSL_CTX *ctx, const gb_tls_config *cfg, bool client, char *err, size_t errlen)
 {
     char why[256];
+    bool own = client && !unset(cfg->client_cert_file);
+    const char *cert = own ? cfg->client_cert_file : cfg->cert_file;
+    const char *key = own ? cfg->client_key_file : cfg->key_file;
+    const char *pass = own ? cfg->client_key_file_pass : cfg->key_file_pass;
     SSL_CTX_set_default_passwd_cb(ctx, key_password);
-    SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)or_null(cfg->key_file_pass));
-    if (SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) <= 0) {
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)or_null(pass));
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) <= 0) {
         last_ssl_error(why, sizeof why);
-        config_failed(err, errlen, "Failed to load certificate: %s: %s", cfg->cert_file, why);
+        config_failed(err, errlen, "Failed to load certificate: %s: %s", cert, why);
         return false;
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, cfg->key_file, SSL_FILETYPE_PEM) <= 0) {
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) <= 0) {
         last_ssl_error(why, sizeof why);
-        config_failed(err, errlen, "Failed to load private key: %s: %s", cfg->key_file, why);
+        config_failed(err, errlen, "Failed to load private key: %s: %s", key, why);
         return false;
     }
     /* The key must be the certificate's: OpenSSL checks it as it loads the
      * key (above); this says so plainly if it ever lets one through. */
     if (SSL_CTX_check_private_key(ctx) != 1) {
         last_ssl_error(why, sizeof why);
-        config_failed(err, errlen, "Private key does not match the certificate: %s: %s", cfg->key_file, why);
+        config_failed(err, errlen, "Private key does not match the certificate: %s: %s", key, why);
         return false;
     }
     if ((!unset(cfg->ca_cert_file) || !unset(cfg->ca_cert_dir)) &&
@@ -230,7 +235,7 @@ gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t e
         SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     gb_tls_context *out = NULL;
-    if (load_identity(ctx, cfg, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen)) {
+    if (load_identity(ctx, cfg, false, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen)) {
         set_session_cache(ctx, cfg);
         out = calloc(1, sizeof *out);
         if (out)
@@ -243,6 +248,59 @@ gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t e
     return out;
 }
 
+gb_tls_context *gb_tls_client_context_new(const gb_tls_config *cfg, char *err, size_t errlen)
+{
+    int protocols;
+    if (!config_complete(cfg, &protocols, err, errlen))
+        return NULL;
+    if (!unset(cfg->client_cert_file) && unset(cfg->client_key_file)) {
+        config_failed(err, errlen, "No tls-client-key-file configured!");
+        return NULL;
+    }
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        config_failed(err, errlen, "Failed to create the TLS context: out of memory");
+        return NULL;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION);
+    limit_protocols(ctx, protocols);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); /* the primary's certificate must chain to the CA */
+    gb_tls_context *out = NULL;
+    if (load_identity(ctx, cfg, true, err, errlen)) {
+        out = calloc(1, sizeof *out);
+        if (out)
+            out->ssl = ctx;
+        else
+            config_failed(err, errlen, "Failed to create the TLS context: out of memory");
+    }
+    if (!out)
+        SSL_CTX_free(ctx);
+    return out;
+}
+
+gb_tls_config gb_tls_config_from(const gb_settings *cfg)
+{
+    return (gb_tls_config){
+        .cert_file = cfg->tls_cert_file,
+        .key_file = cfg->tls_key_file,
+        .key_file_pass = cfg->tls_key_file_pass,
+        .ca_cert_file = cfg->tls_ca_cert_file,
+        .ca_cert_dir = cfg->tls_ca_cert_dir,
+        .protocols = cfg->tls_protocols,
+        .ciphers = cfg->tls_ciphers,
+        .ciphersuites = cfg->tls_ciphersuites,
+        .dh_params_file = cfg->tls_dh_params_file,
+        .prefer_server_ciphers = cfg->tls_prefer_server_ciphers,
+        .session_caching = cfg->tls_session_caching,
+        .session_cache_size = cfg->tls_session_cache_size,
+        .session_cache_timeout = cfg->tls_session_cache_timeout,
+        .needs_ca = cfg->tls_auth_clients != GB_TLS_AUTH_NO || cfg->tls_replication || cfg->tls_cluster,
+        .client_cert_file = cfg->tls_client_cert_file,
+        .client_key_file = cfg->tls_client_key_file,
+        .client_key_file_pass = cfg->tls_client_key_file_pass,
+    };
+}
+
 void gb_tls_context_free(gb_tls_context *ctx)
 {
     if (!ctx)
@@ -253,7 +311,8 @@ void gb_tls_context_free(gb_tls_context *ctx)
 
 /* ---- sessions ---------------------------------------------------------------- */
 
-gb_tls_session *gb_tls_session_new(gb_tls_context *ctx, int auth)
+/* A session over two memory BIOs, neither side chosen yet. */
+static gb_tls_session *session_new(gb_tls_context *ctx)
 {
     gb_tls_session *s = calloc(1, sizeof *s);
     if (!s)
@@ -271,6 +330,22 @@ gb_tls_session *gb_tls_session_new(gb_tls_context *ctx, int auth)
     /* An empty input BIO means "wait for the socket", not end of file. */
     BIO_set_mem_eof_return(s->in, -1);
     SSL_set_bio(s->ssl, s->in, s->out); /* the SSL owns both now */
+    return s;
+}
+
+gb_tls_session *gb_tls_client_session_new(gb_tls_context *ctx)
+{
+    gb_tls_session *s = session_new(ctx);
+    if (s)
+        SSL_set_connect_state(s->ssl);
+    return s;
+}
+
+gb_tls_session *gb_tls_session_new(gb_tls_context *ctx, int auth)
+{
+    gb_tls_session *s = session_new(ctx);
+    if (!s)
+        return NULL;
     if (auth == GB_TLS_AUTH_NO)
         SSL_set_verify(s->ssl, SSL_VERIFY_NONE, NULL);
     else if (auth == GB_TLS_AUTH_OPTIONAL)

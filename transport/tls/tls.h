@@ -1,5 +1,6 @@
 /*
- * TLS for the socket server's connections (docs/tls.md): OpenSSL 3 over
+ * TLS for the socket server's connections and the replication link
+ * (docs/tls.md): OpenSSL 3 over
  * memory BIOs. The socket I/O stays with the loop (transport/net): the
  * bytes read from a socket are fed in (gb_tls_feed), the decrypted bytes
  * come out (gb_tls_read) for the connection's RESP path; replies go in
@@ -41,7 +42,16 @@ typedef struct gb_tls_config {
     /* Whether a CA is needed: tls-auth-clients other than no, or TLS on
      * the replication link or the cluster bus. */
     bool needs_ca;
+    /* The identity of the connections this server makes (the replication
+     * link): tls-client-cert-file and its key; unset, the server's own. */
+    const char *client_cert_file;
+    const char *client_key_file;
+    const char *client_key_file_pass;
 } gb_tls_config;
+
+struct gb_settings;
+/* The tls-* settings as a gb_tls_config (its strings point into cfg). */
+gb_tls_config gb_tls_config_from(const struct gb_settings *cfg);
 
 typedef struct gb_tls_context gb_tls_context;
 typedef struct gb_tls_session gb_tls_session;
@@ -55,9 +65,18 @@ gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t e
  * as they are. NULL is allowed. */
 void gb_tls_context_free(gb_tls_context *ctx);
 
+/* A client context, for the connections this server makes (Redis's
+ * client-side SSL_CTX): the client identity (or the server's), the CA the
+ * peer's certificate must chain to (it is always checked), the protocols
+ * and ciphers. NULL on failure, as gb_tls_context_new. */
+gb_tls_context *gb_tls_client_context_new(const gb_tls_config *cfg, char *err, size_t errlen);
+
 /* A server-side session for one accepted connection; auth is
  * tls-auth-clients. NULL when out of memory. */
 gb_tls_session *gb_tls_session_new(gb_tls_context *ctx, int auth);
+/* A client-side session (from a client context): gb_tls_handshake starts
+ * it, its ClientHello then waits in the output. NULL when out of memory. */
+gb_tls_session *gb_tls_client_session_new(gb_tls_context *ctx);
 void gb_tls_session_free(gb_tls_session *s);
 
 /* Hands bytes read from the socket to the session. 0, or -1 when out of
