@@ -252,7 +252,7 @@ static bool pick_random(gb_engine *eng, struct gb_evict_pool *p, bool allkeys, p
         gb_db *db = &eng->dbs[j];
         gb_kv *kv = NULL;
         if (allkeys && gb_db_size(db))
-            kv = (gb_kv *)gb_htable_random(&db->keys);
+            kv = (gb_kv *)gb_htable_random_cheap(&db->keys); /* Redis's dictGetRandomKey, not the fair draw */
         else if (!allkeys && db->nvol)
             kv = db->vol[gb_random_below(db->nvol)];
         if (kv) {

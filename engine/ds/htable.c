@@ -325,6 +325,22 @@ gb_hnode *gb_htable_random(gb_htable *ht)
     }
 }
 
+gb_hnode *gb_htable_random_cheap(gb_htable *ht)
+{
+    if (gb_htable_size(ht) == 0)
+        return NULL;
+    step_if_rehashing(ht);
+    gb_hnode *head;
+    while (!(head = random_bucket(ht)))
+        ;
+    unsigned len = 0;
+    for (gb_hnode *e = head; e; e = e->next)
+        len++;
+    for (uint64_t pos = gb_random_below(len); pos > 0; pos--)
+        head = head->next;
+    return head;
+}
+
 /* out[0..heads) are chain heads in bucket order: rewrites out as the
  * records of those chains in order, whole chains until n (Redis's
  * dictGetSomeKeys takes whole chains too). */

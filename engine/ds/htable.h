@@ -97,6 +97,12 @@ static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
  * factors the table keeps (1/8 to 1); a seeded hash keeps the bound a
  * handful at any size (8 for a million records in a test here). */
 gb_hnode *gb_htable_random(gb_htable *ht);
+/* A random record as Redis's dictGetRandomKey draws one: a random
+ * non-empty bucket, then a record of its chain, so a record in a longer
+ * chain is a little less likely. A few bucket reads where
+ * gb_htable_random may need dozens at low load factors: for eviction,
+ * whose random policies need no exact uniformity. NULL when empty. */
+gb_hnode *gb_htable_random_cheap(gb_htable *ht);
 /* Up to n records, the chains of a random stretch of consecutive
  * non-empty buckets (Redis's dictGetSomeKeys): far cheaper per record than
  * n gb_htable_random calls (one random start, sequential bucket reads, the

@@ -262,6 +262,38 @@ static void test_random_and_iteration(void **state)
     gb_htable_clear(&ht, free_rec, NULL);
 }
 
+/* The cheap draw (eviction's) reaches every record and nothing that is not
+ * there, before and after the table grew through a resize and lost the
+ * records it grew for. */
+static void test_random_cheap_reaches_every_record(void **state)
+{
+    (void)state;
+    gb_random_seed(7);
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    assert_null(gb_htable_random_cheap(&ht));
+    for (uint64_t k = 0; k < 300; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    for (int round = 0; round < 2; round++) {
+        int hits[300] = {0};
+        for (int i = 0; i < 60000; i++) {
+            rec *r = (rec *)gb_htable_random_cheap(&ht);
+            assert_non_null(r);
+            assert_true(r->key < 300);
+            hits[r->key]++;
+        }
+        for (int i = 0; i < 300; i++)
+            assert_true(hits[i] > 0);
+        if (round == 0) { /* through a resize and back */
+            for (uint64_t k = 300; k < 600; k++)
+                gb_htable_insert(&ht, &mk(k)->node, h(k));
+            for (uint64_t k = 300; k < 600; k++)
+                free(gb_htable_remove(&ht, &k, h(k)));
+        }
+    }
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
 /* The chi-square statistic's value that a uniform draw exceeds with
  * probability 1e-6, for df degrees of freedom (Wilson-Hilferty: within a
  * percent of the exact value from df 9 on, 10% above it at df 2). The generator is seeded, so a pass is a pass for
@@ -395,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_scan_many_survives_resizes),
         cmocka_unit_test(test_scan_many_is_scan_in_steps),
         cmocka_unit_test(test_random_and_iteration),
+        cmocka_unit_test(test_random_cheap_reaches_every_record),
         cmocka_unit_test(test_random_is_uniform),
         cmocka_unit_test(test_chain_bound_covers_longest_chain),
     };
