@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/config.h"
+#include "engine/core/config/config.h"
 #include "engine/core/engine.h"
 #include "engine/modules.h"
-#include "engine/core/acl.h"
-#include "engine/core/acl_file.h"
-#include "engine/core/process_settings.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/acl/acl_file.h"
+#include "engine/core/config/process_settings.h"
 #include "platform/daemon.h"
 #include "platform/errmsg.h"
 #include "platform/proctitle.h"

@@ -18,7 +18,7 @@
  * and frees through these functions with a plain counter (exact, and
  * nothing on its hot path), and the allocator it mirrors is the process's
  * too (tests that run several engines side by side see their sum). The one
- * other thread that frees engine memory (lazy freeing, engine/core/lazyfree.c)
+ * other thread that frees engine memory (lazy freeing, engine/core/memory/lazyfree.c)
  * marks itself off-thread and counts into an atomic that gb_mem_used adds. */
 static size_t used_bytes;
 static uint64_t offthread_bytes; /* two's complement sum of signed deltas */

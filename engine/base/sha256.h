@@ -7,7 +7,7 @@
  *
  * Not constant-time with respect to the message length, which is public
  * (a password's length leaks through the request size anyway); the digest
- * comparison that matters is the caller's (engine/core/acl.c).
+ * comparison that matters is the caller's (engine/core/acl/acl.c).
  */
 #ifndef GB_ENGINE_SHA256_H
 #define GB_ENGINE_SHA256_H

@@ -9,8 +9,8 @@
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
 #include "engine/base/util.h"
-#include "engine/core/acl.h"
-#include "engine/core/acl_file.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/acl/acl_file.h"
 #include "engine/core/engine.h"
 
 /* Redis's addReplySubcommandSyntaxError. */

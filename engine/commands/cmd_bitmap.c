@@ -296,7 +296,7 @@ static void cmd_bitfield(gb_client *c, int argc, gb_slice *argv) { bitfield_gene
 static void cmd_bitfield_ro(gb_client *c, int argc, gb_slice *argv) { bitfield_generic(c, argc, argv, true); }
 
 /* The flags come from Redis's description of each command
- * (engine/core/command_meta_table.c): SETBIT, BITOP and BITFIELD are
+ * (engine/core/request/command_meta_table.c): SETBIT, BITOP and BITFIELD are
  * write + denyoom there, so the gate refuses them over maxmemory. */
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
 #define R GB_CMD_READONLY

@@ -5,18 +5,18 @@
  * (networking.c clientCommand, resetCommand, monitorCommand). */
 #include "engine/commands/cmd_client.h"
 
-#include "engine/core/client_memory.h"
+#include "engine/core/memory/client_memory.h"
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
-#include "engine/core/acl.h"
-#include "engine/core/blocking.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/monitor.h"
-#include "engine/core/multi.h"
-#include "engine/core/pubsub.h"
-#include "engine/core/tracking.h"
+#include "engine/core/introspect/monitor.h"
+#include "engine/core/request/multi.h"
+#include "engine/core/pubsub/pubsub.h"
+#include "engine/core/pubsub/tracking.h"
 #include "platform/clock.h"
 
 /* Redis's addReplySubcommandSyntaxError: a known subcommand with a count

@@ -2,7 +2,7 @@
 #ifndef GB_ENGINE_COMMANDS_CMD_CLIENT_H
 #define GB_ENGINE_COMMANDS_CMD_CLIENT_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 
 /* CLIENT REPLY|PAUSE|UNPAUSE|NO-EVICT|TRACKING|CACHING|GETREDIR|
  * TRACKINGINFO (argv[1]; the gate checked Redis's arity). Returns false,

@@ -3,8 +3,8 @@
 #include "engine/base/score.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/base/mem.h"
-#include "engine/core/client_memory.h"
-#include "engine/core/reply.h"
+#include "engine/core/memory/client_memory.h"
+#include "engine/core/request/reply.h"
 #include "engine/base/util.h"
 
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */

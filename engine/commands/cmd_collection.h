@@ -6,7 +6,7 @@
 #ifndef GB_ENGINE_CMD_TYPES_H
 #define GB_ENGINE_CMD_TYPES_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 #include "engine/types/tobj.h"
 
 /* ---- HSCAN / SSCAN / ZSCAN ---- */

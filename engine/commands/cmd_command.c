@@ -1,6 +1,6 @@
 /*
  * COMMAND: what the server says about its commands, from Redis 7.0's own
- * description of them (engine/core/command_meta.h) for the commands this
+ * description of them (engine/core/request/command_meta.h) for the commands this
  * server registers. COMMAND [INFO|DOCS|LIST|COUNT|GETKEYS|GETKEYSANDFLAGS|HELP].
  */
 #include <string.h>

@@ -466,7 +466,7 @@ static void cmd_geosearchstore(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* The flags come from Redis's description of each command
- * (engine/core/command_meta_table.c). */
+ * (engine/core/request/command_meta_table.c). */
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
 #define WM (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_MOVABLEKEYS)
 #define R GB_CMD_READONLY

@@ -9,7 +9,7 @@
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_hash.h"
 #include "engine/base/score.h"

@@ -2,7 +2,7 @@
  * Hash-field expiry commands (Redis 7.4: HEXPIRE, HPEXPIRE, HEXPIREAT,
  * HPEXPIREAT, HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST; Redis 8.0:
  * HGETDEL, HGETEX, HSETEX) around engine/ds/hash_ttl.h and
- * engine/core/hfe.h. Checks run in Redis's order (the key's type first,
+ * engine/core/keyspace/hfe.h. Checks run in Redis's order (the key's type first,
  * then the time, the condition, FIELDS and numfields), since that order
  * decides which error a bad request gets. Per-field replies: -2 no such
  * field, 0 condition not met, 1 done, 2 deleted because the time is in the
@@ -14,7 +14,7 @@
  * HGETEX is the HPEXPIREAT / HPERSIST / HDEL of what it changed.
  */
 #include "engine/commands/cmd_util.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/types/t_hash_ttl.h"

@@ -5,7 +5,7 @@
 #include "engine/base/hll.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/types/t_hll.h"
 
 /* Redis's texts, which it sends with their own codes (not "ERR"). */
@@ -127,7 +127,7 @@ static void cmd_pfselftest(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* The flags come from Redis's description of each command
- * (engine/core/command_meta_table.c); PFCOUNT's may-replicate (the cache
+ * (engine/core/request/command_meta_table.c); PFCOUNT's may-replicate (the cache
  * it writes) is its own: read-only scripts refuse it, CLIENT PAUSE WRITE
  * holds it. */
 #define W (GB_CMD_WRITE | GB_CMD_DENYOOM)

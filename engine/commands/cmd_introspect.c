@@ -1,4 +1,4 @@
-/* SLOWLOG and LATENCY (engine/core/slowlog.h, engine/core/latency.h), with
+/* SLOWLOG and LATENCY (engine/core/introspect/slowlog.h, engine/core/introspect/latency.h), with
  * Redis 7.0's replies and texts. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,9 +8,9 @@
 
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/evict.h"
+#include "engine/core/memory/evict.h"
 #include "engine/core/engine.h"
-#include "engine/core/tracking.h"
+#include "engine/core/pubsub/tracking.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_keys.h"
 #include "engine/base/util.h"

@@ -1,15 +1,15 @@
 /*
  * List commands, blocking ones included: the arguments, the replies and the
  * propagated effects around engine/types/t_list.h (the work on the keys) and
- * engine/core/blocking.h (wait queues, deadlines, serving).
+ * engine/core/request/blocking.h (wait queues, deadlines, serving).
  * Argument order, error texts and reply shapes follow Redis 7.0's t_list.c.
  */
 #include <stdlib.h>
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/types/t_list.h"
 #include "engine/base/util.h"

@@ -1,6 +1,6 @@
 /*
  * MEMORY: USAGE, STATS, DOCTOR, MALLOC-STATS, PURGE, HELP, with Redis
- * 7.0's replies (engine/core/memory_report.h says where the figures come
+ * 7.0's replies (engine/core/introspect/memory_report.h says where the figures come
  * from).
  *
  * USAGE is exact: each value type keeps its byte total as it changes, so
@@ -9,7 +9,7 @@
  */
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
-#include "engine/core/memory_report.h"
+#include "engine/core/introspect/memory_report.h"
 #include "engine/base/allocator.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"

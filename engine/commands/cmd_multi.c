@@ -1,9 +1,9 @@
 /*
  * MULTI, EXEC, DISCARD, WATCH, UNWATCH: the commands over the transaction
- * machinery of engine/core/multi.c.
+ * machinery of engine/core/request/multi.c.
  */
-#include "engine/core/command.h"
-#include "engine/core/multi.h"
+#include "engine/core/request/command.h"
+#include "engine/core/request/multi.h"
 
 static void cmd_multi(gb_client *c, int argc, gb_slice *argv)
 {

@@ -1,15 +1,15 @@
 /*
  * Pub/sub commands: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their UNs,
  * PUBLISH, SPUBLISH, PUBSUB. The state and the delivery are
- * engine/core/pubsub.c; the permission to use a channel is checked by the
+ * engine/core/pubsub/pubsub.c; the permission to use a channel is checked by the
  * gate (ACL channel rules) before these run, and the RESP2 subscribed-mode
  * restriction too.
  */
 #include "engine/base/util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/command.h"
+#include "engine/core/request/command.h"
 #include "engine/core/engine.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/pubsub/pubsub.h"
 
 static void cmd_subscribe(gb_client *c, int argc, gb_slice *argv)
 {

@@ -1,13 +1,13 @@
 /*
- * Replication commands, the primary's side (engine/core/repl.h): SYNC,
+ * Replication commands, the primary's side (engine/core/replication/repl.h): SYNC,
  * PSYNC, REPLCONF, WAIT, FAILOVER (ROLE: cmd_replica.c, for both roles).
  */
 #include "engine/commands/cmd_util.h"
 #include "engine/base/strbuf.h"
 #include "engine/base/util.h"
-#include "engine/core/failover.h"
-#include "engine/core/repl.h"
-#include "engine/core/replica.h"
+#include "engine/core/replication/failover.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/replication/replica.h"
 #include "engine/persist/rdb_save.h"
 
 /* A full sync: +FULLRESYNC, then the dataset as an RDB.
@@ -46,7 +46,7 @@ static bool may_serve_sync(gb_client *c)
 }
 
 /* PSYNC <replid> <offset> FAILOVER from our primary (its FAILOVER,
- * engine/core/failover.h): with our own replication ID we promote
+ * engine/core/replication/failover.h): with our own replication ID we promote
  * ourselves first, then answer the PSYNC as a primary. False when
  * refused (replied). */
 static bool failover_request(gb_client *c, gb_slice replid)

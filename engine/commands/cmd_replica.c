@@ -1,6 +1,6 @@
 /*
  * REPLICAOF / SLAVEOF and ROLE: the replica side's commands (the state is
- * engine/core/replica.h; the link follows it from the loop's cron).
+ * engine/core/replication/replica.h; the link follows it from the loop's cron).
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,9 +9,9 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
-#include "engine/core/failover.h"
-#include "engine/core/repl.h"
-#include "engine/core/replica.h"
+#include "engine/core/replication/failover.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/replication/replica.h"
 
 /* Redis's replicaofCommand: "NO ONE" promotes; otherwise the port is
  * checked, the same primary again is a no-op with its own +OK text. */
@@ -55,8 +55,8 @@ static void cmd_replicaof(gb_client *c, int argc, gb_slice *argv)
     gb_reply_ok(c);
 }
 
-/* ROLE: a replica's five fields (engine/core/replica.h); a primary's
- * [master, offset, [[ip, port, acked offset]...]] (engine/core/repl.h). */
+/* ROLE: a replica's five fields (engine/core/replication/replica.h); a primary's
+ * [master, offset, [[ip, port, acked offset]...]] (engine/core/replication/repl.h). */
 static void cmd_role(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;

@@ -4,9 +4,9 @@
  */
 #include <stdio.h>
 
-#include "engine/core/command.h"
+#include "engine/core/request/command.h"
 #include "engine/core/engine.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/script/script_eval.h"
 #include "engine/script/script_func.h"
 #include "engine/script/script_run.h"

@@ -4,20 +4,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/core/acl.h"
-#include "engine/core/acl_file.h"
-#include "engine/core/blocking.h"
-#include "engine/core/client_memory.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/acl/acl_file.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/memory/client_memory.h"
 #include "engine/commands/cmd_client.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
-#include "engine/core/evict.h"
+#include "engine/core/memory/evict.h"
 #include "engine/base/mem.h"
-#include "engine/core/lazyfree.h"
-#include "engine/core/multi.h"
-#include "engine/core/process_settings.h"
+#include "engine/core/memory/lazyfree.h"
+#include "engine/core/request/multi.h"
+#include "engine/core/config/process_settings.h"
 #include "engine/core/shutdown.h"
 #include "engine/base/util.h"
 

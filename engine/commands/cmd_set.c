@@ -7,7 +7,7 @@
  */
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_set.h"

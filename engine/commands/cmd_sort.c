@@ -23,7 +23,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
 #include "engine/base/util.h"
-#include "engine/core/acl.h"
+#include "engine/core/acl/acl.h"
 #include "engine/types/t_hash.h"
 #include "engine/types/t_list.h"
 #include "engine/types/t_sort.h"

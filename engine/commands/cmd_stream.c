@@ -10,10 +10,10 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/gate.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/gate.h"
+#include "engine/core/request/propagate.h"
 
 /* ---- shared helpers ------------------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
 #ifndef GB_ENGINE_COMMANDS_CMD_STREAM_H
 #define GB_ENGINE_COMMANDS_CMD_STREAM_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 #include "engine/types/t_stream.h"
 
 #define GB_XERR_INVALID_ID "ERR Invalid stream ID specified as stream command argument"

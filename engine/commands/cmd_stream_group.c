@@ -7,9 +7,9 @@
 #include "engine/base/util.h"
 #include "engine/commands/cmd_stream.h"
 #include "engine/commands/cmd_util.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 
 static void reply_nogroup(gb_client *c, gb_slice key, gb_slice group)
 {

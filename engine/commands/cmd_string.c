@@ -2,7 +2,7 @@
  * around engine/types/t_string.h (the work on the keys). */
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/base/score.h"

@@ -1,8 +1,8 @@
 #include "engine/commands/cmd_util.h"
 
 #include "engine/core/engine.h"
-#include "engine/core/propagate.h"
-#include "engine/core/reply.h"
+#include "engine/core/request/propagate.h"
+#include "engine/core/request/reply.h"
 #include "engine/base/util.h"
 
 void gb_reply_result(gb_client *c, gb_result r)

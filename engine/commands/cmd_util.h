@@ -4,12 +4,12 @@
 #ifndef GB_ENGINE_CMD_UTIL_H
 #define GB_ENGINE_CMD_UTIL_H
 
-#include "engine/core/client.h"
-#include "engine/core/command.h"
-#include "engine/core/db.h"
+#include "engine/core/request/client.h"
+#include "engine/core/request/command.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/core/engine.h"
-#include "engine/core/pubsub.h"
-#include "engine/core/reply.h"
+#include "engine/core/pubsub/pubsub.h"
+#include "engine/core/request/reply.h"
 #include "engine/types/result.h"
 
 /* A keyspace notification about key in the client's database (Redis's
@@ -101,7 +101,7 @@ bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx,
 /* SCAN-family cursor argument ("ERR invalid cursor"). */
 bool gb_parse_scan_cursor(gb_client *c, gb_slice arg, uint64_t *out);
 
-/* Effects several commands choose (engine/core/propagate.h): DEL key, and
+/* Effects several commands choose (engine/core/request/propagate.h): DEL key, and
  * PEXPIREAT key <absolute ms> for any expiry set relative to now. */
 void gb_propagate_del(gb_client *c, gb_slice key);
 void gb_propagate_pexpireat(gb_client *c, gb_slice key, int64_t when_ms);

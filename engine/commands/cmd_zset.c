@@ -1,17 +1,17 @@
 /*
  * Sorted-set commands, the blocking ones included: the arguments, the
  * replies and the propagated effects around engine/types/t_zset.h (the work
- * on the keys) and engine/core/blocking.h (wait queues, deadlines, serving).
+ * on the keys) and engine/core/request/blocking.h (wait queues, deadlines, serving).
  * Argument order, error texts and reply shapes (RESP2) follow Redis 7.0's
  * t_zset.c; ZRANK/ZREVRANK also take 7.2's WITHSCORE.
  */
 #include <math.h>
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/commands/cmd_collection.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/propagate.h"
 #include "engine/core/engine.h"
 #include "engine/base/mem.h"
 #include "engine/types/t_zset.h"

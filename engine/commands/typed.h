@@ -2,7 +2,7 @@
  * Commands with native arguments: what a RESP handler calls once it has
  * parsed its text, and what a binary transport (SBE over the ring) calls
  * with the values it decoded. One implementation of each command's rules,
- * replies and effect (engine/core/propagate.h), whichever wire it came
+ * replies and effect (engine/core/request/propagate.h), whichever wire it came
  * from. The transport reaches them through the gate
  * (gb_gate_execute_typed), never directly.
  *
@@ -13,7 +13,7 @@
 #ifndef GB_ENGINE_COMMANDS_TYPED_H
 #define GB_ENGINE_COMMANDS_TYPED_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 #include "engine/ds/zset.h"
 #include "engine/types/t_stream.h"
 

@@ -1,8 +1,8 @@
 /*
  * The commands ACL rules can name, each with an id: the bit that stands for
- * it in a selector's command bitmap (engine/core/acl_user.h).
+ * it in a selector's command bitmap (engine/core/acl/acl_user.h).
  *
- * The set is Redis 7.0's whole command table (engine/core/command_meta.h),
+ * The set is Redis 7.0's whole command table (engine/core/request/command_meta.h),
  * not only the commands this server implements, plus the server's own
  * commands (RING) as they register. Rules written for Redis therefore load
  * unchanged ("+xadd" is valid before streams exist), and the category
@@ -17,7 +17,7 @@
 #ifndef GB_ENGINE_ACL_COMMANDS_H
 #define GB_ENGINE_ACL_COMMANDS_H
 
-#include "engine/core/command_meta.h"
+#include "engine/core/request/command_meta.h"
 
 #define GB_ACL_MAX_IDS 1024 /* bits in a selector's bitmap, the reserved one included */
 #define GB_ACL_WORDS (GB_ACL_MAX_IDS / 64)

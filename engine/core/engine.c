@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine/core/engine.h"
 
-#include "engine/core/client_memory.h"
+#include "engine/core/memory/client_memory.h"
 #include "engine/core/shutdown.h"
 
 #include <stdarg.h>
@@ -10,19 +10,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/core/acl.h"
-#include "engine/core/pubsub.h"
-#include "engine/core/blocking.h"
-#include "engine/core/evict.h"
-#include "engine/core/memory_report.h"
-#include "engine/core/lazyfree.h"
-#include "engine/core/hfe.h"
-#include "engine/core/failover.h"
-#include "engine/core/replica.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/pubsub/pubsub.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/memory/evict.h"
+#include "engine/core/introspect/memory_report.h"
+#include "engine/core/memory/lazyfree.h"
+#include "engine/core/keyspace/hfe.h"
+#include "engine/core/replication/failover.h"
+#include "engine/core/replication/replica.h"
 #include "engine/base/mem.h"
-#include "engine/core/multi.h"
-#include "engine/core/repl.h"
-#include "engine/core/tracking.h"
+#include "engine/core/request/multi.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/pubsub/tracking.h"
 #include "engine/base/random.h"
 #include "platform/clock.h"
 #include "platform/service.h"

@@ -9,15 +9,15 @@
 #ifndef GB_ENGINE_ENGINE_H
 #define GB_ENGINE_ENGINE_H
 
-#include "engine/core/client.h"
-#include "engine/core/command.h"
-#include "engine/core/config.h"
-#include "engine/core/db.h"
-#include "engine/core/errorstats.h"
-#include "engine/core/latency.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/client.h"
+#include "engine/core/request/command.h"
+#include "engine/core/config/config.h"
+#include "engine/core/keyspace/db.h"
+#include "engine/core/introspect/errorstats.h"
+#include "engine/core/introspect/latency.h"
+#include "engine/core/request/propagate.h"
 #include "engine/core/scripting.h"
-#include "engine/core/slowlog.h"
+#include "engine/core/introspect/slowlog.h"
 #include "engine/ds/htable.h"
 #include "platform/clock.h"
 
@@ -157,7 +157,7 @@ typedef struct gb_engine {
     bool serving_ready;
     gb_client **bheap;       /* blocked clients with a deadline: min-heap */
     size_t nbheap, bheapcap;
-    /* CLIENT PAUSE (engine/core/blocking.h): the mode (GB_PAUSE_*), when
+    /* CLIENT PAUSE (engine/core/request/blocking.h): the mode (GB_PAUSE_*), when
      * it ends (monotonic ms), and the clients whose command waits for
      * that, in arrival order. */
     int pause_type;
@@ -166,27 +166,27 @@ typedef struct gb_engine {
     /* A FAILOVER or a shutdown waiting for replicas holds writes beside
      * any CLIENT PAUSE, as Redis's pause purposes: pause_type/pause_end_ms
      * are then the two combined, the client's own kept here to come back to. */
-    unsigned paused_for;         /* GB_PAUSE_FOR_*: the server's own pauses (engine/core/blocking.h) */
+    unsigned paused_for;         /* GB_PAUSE_FOR_*: the server's own pauses (engine/core/request/blocking.h) */
     int client_pause_type;
     uint64_t client_pause_end_ms;
     gb_client **postponed;
     size_t npostponed, postponedcap;
-    /* MONITOR and CLIENT TRACKING (engine/core/monitor.h, tracking.h) */
+    /* MONITOR and CLIENT TRACKING (engine/core/introspect/monitor.h, tracking.h) */
     gb_client **monitors;
     size_t nmonitors, monitorcap;
     struct gb_tracking *tracking;
 
-    struct gb_pubsub *pubsub; /* channels and their subscribers (engine/core/pubsub.h) */
-    struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl.h) */
+    struct gb_pubsub *pubsub; /* channels and their subscribers (engine/core/pubsub/pubsub.h) */
+    struct gb_acl *acl;      /* users, the permission check, ACL LOG (engine/core/acl/acl.h) */
     gb_propagation prop;     /* write propagation: sinks and the current unit */
-    struct gb_repl *repl;    /* replication, the primary's side (engine/core/repl.h) */
-    gb_cow cow;              /* a background save's copy-on-write (engine/core/db.h) */
-    struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/lazyfree.h) */
-    /* eviction (engine/core/evict.h): the candidate pool, and whether a
+    struct gb_repl *repl;    /* replication, the primary's side (engine/core/replication/repl.h) */
+    gb_cow cow;              /* a background save's copy-on-write (engine/core/keyspace/db.h) */
+    struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/memory/lazyfree.h) */
+    /* eviction (engine/core/memory/evict.h): the candidate pool, and whether a
      * cycle ran out of time and left the rest to the loop */
     struct gb_evict_pool *evict_pool;
     bool evict_pending;
-    /* MEMORY STATS (engine/core/memory_report.h): used memory once the
+    /* MEMORY STATS (engine/core/introspect/memory_report.h): used memory once the
      * server was assembled, and the most used since */
     size_t startup_allocated;
     size_t peak_memory;
@@ -203,13 +203,13 @@ typedef struct gb_engine {
     gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */
     gb_listener_hook listeners;          /* likewise: CONFIG SET port / bind */
 
-    struct gb_replica *replica; /* the replica side (engine/core/replica.h), or NULL: never one */
-    struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/failover.h), or NULL: none yet */
+    struct gb_replica *replica; /* the replica side (engine/core/replication/replica.h), or NULL: never one */
+    struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/replication/failover.h), or NULL: none yet */
     struct gb_shutdown *shutdown; /* a shutdown waiting for replicas (engine/core/shutdown.h), or NULL */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 
-    /* introspection (engine/core/slowlog.h, latency.h) */
+    /* introspection (engine/core/introspect/slowlog.h, latency.h) */
     gb_slowlog slowlog;
     gb_latency_monitor latency;
     gb_errorstats errorstats;
@@ -242,7 +242,7 @@ static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->n
 
 /* The accounting of one command call: INFO commandstats (calls, time of
  * the sampled calls, failed calls) and total_commands_processed. The gate
- * (engine/core/gate.c) begins right before a command runs and ends once it
+ * (engine/core/request/gate.c) begins right before a command runs and ends once it
  * ran (a call abandoned in between is not counted). */
 typedef struct gb_call_stats {
     uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
@@ -259,7 +259,7 @@ static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command
 }
 
 /* What a timed call's duration feeds besides commandstats (the slow log,
- * histograms, the latency monitor): engine/core/gate.c and engine.c. */
+ * histograms, the latency monitor): engine/core/request/gate.c and engine.c. */
 void gb_call_observe(gb_engine *eng, gb_command *cmd, int64_t duration_us);
 
 /* Ends the accounting; returns the call's duration in microseconds when
@@ -294,7 +294,7 @@ void gb_engine_cron(gb_engine *eng);
 
 /* The service's loop hooks, as the transports call them (no-ops without a
  * service). */
-/* Also left-over eviction (engine/core/evict.h) comes first. */
+/* Also left-over eviction (engine/core/memory/evict.h) comes first. */
 gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns);
 static inline bool gb_engine_replies_held(const gb_engine *eng)
 {

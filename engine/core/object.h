@@ -18,7 +18,7 @@
  *                           access counter (Redis's LFU counter; 5 for a new
  *                           key); unused (left as it was) under other policies
  *   24      4     atime     the access clock, read by the policy in force
- *                           (engine/core/evict.h), as Redis's 24-bit lru field:
+ *                           (engine/core/memory/evict.h), as Redis's 24-bit lru field:
  *                           LRU and the rest: last access, in 1/64 s since the
  *                           engine started (OBJECT IDLETIME divides by 64);
  *                           LFU: the minute of the last counter change, Unix

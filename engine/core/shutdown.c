@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/repl.h"
-#include "engine/core/reply.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/request/reply.h"
 
 /* A shutdown waiting for replicas (Redis's shutdown_mstime != 0). */
 typedef struct gb_shutdown {

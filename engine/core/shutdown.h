@@ -5,7 +5,7 @@
  *    shutdown-on-sigint give, begins it. Unless NOW is given or
  *    shutdown-timeout is 0, a primary whose replicas have not acknowledged
  *    the whole replication stream first waits for them: writes are paused
- *    (engine/core/blocking.h, GB_PAUSE_FOR_SHUTDOWN), every replica is
+ *    (engine/core/request/blocking.h, GB_PAUSE_FOR_SHUTDOWN), every replica is
  *    asked for its offset (REPLCONF GETACK), the SHUTDOWN client is
  *    blocked, INFO shows shutdown_in_milliseconds.
  * 2. The cron finishes it once every replica has caught up or the timeout
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 
 struct gb_engine;
 

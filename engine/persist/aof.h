@@ -13,7 +13,7 @@
  * chain: base + incrementals = the dataset.
  *
  * Writes reach the log through the command gate's propagation
- * (engine/core/propagate.h): RESP, SBE and later scripts alike, in order,
+ * (engine/core/request/propagate.h): RESP, SBE and later scripts alike, in order,
  * transactions wrapped. When they are durable depends on appendfsync:
  *   always    the log is written and synced before any reply that
  *             acknowledges a write leaves (one sync per batch of events

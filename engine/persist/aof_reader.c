@@ -10,8 +10,8 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
-#include "engine/core/gate.h"
-#include "engine/core/multi.h"
+#include "engine/core/request/gate.h"
+#include "engine/core/request/multi.h"
 #include "engine/persist/fileio.h"
 
 /* Limits a well-formed log never reaches: a header line, arguments per

@@ -10,7 +10,7 @@
 
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
-#include "engine/core/multi.h"
+#include "engine/core/request/multi.h"
 #include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/rdb_load.h"

@@ -1,4 +1,4 @@
-#include "engine/core/replica.h"
+#include "engine/core/replication/replica.h"
 #include "engine/persist/rdb_load.h"
 
 #include <errno.h>
@@ -8,8 +8,8 @@
 #include "engine/base/crc64.h"
 #include "engine/base/mem.h"
 #include "engine/base/rdbstr.h"
-#include "engine/core/db.h"
-#include "engine/core/evict.h"
+#include "engine/core/keyspace/db.h"
+#include "engine/core/memory/evict.h"
 #include "engine/core/scripting.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"

@@ -9,7 +9,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/rdbstr.h"
 #include "engine/base/util.h"
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/core/scripting.h"
 #include "engine/persist/rdb_object.h"
 #include "platform/file.h"

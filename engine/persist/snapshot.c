@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "engine/base/helper_thread.h"
-#include "engine/core/lazyfree.h"
+#include "engine/core/memory/lazyfree.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
 #include "platform/clock.h"

@@ -4,7 +4,7 @@
  * The engine is single-threaded, so a snapshot is serialised in slices
  * between commands, scanning each database's table with a cursor. It is of
  * the moment it began because of copy-on-write by key (gb_cow,
- * engine/core/db.h): before a command changes or deletes a key the scan has
+ * engine/core/keyspace/db.h): before a command changes or deletes a key the scan has
  * not reached, the key's value as it still is gets serialised first; keys
  * created after the beginning are born marked as saved. So each key present
  * at the beginning is written exactly once, with its value of that moment,

@@ -5,7 +5,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
-#include "engine/core/reply.h"
+#include "engine/core/request/reply.h"
 #include "engine/script/script_vm.h"
 
 /* ---- reply -> Lua ---------------------------------------------------------------------- */

@@ -24,7 +24,7 @@
 
 #include <lua.h>
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 
 /* Nesting deeper than this in one reply is not built (no engine reply
  * comes near it). */

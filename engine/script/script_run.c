@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/acl.h"
-#include "engine/core/propagate.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/request/propagate.h"
 #include "engine/script/sha1.h"
 
 /* ---- flags -------------------------------------------------------------------------------- */

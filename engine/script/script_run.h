@@ -17,13 +17,13 @@
 #ifndef GB_ENGINE_SCRIPT_RUN_H
 #define GB_ENGINE_SCRIPT_RUN_H
 
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 #include "engine/script/scripting.h"
 
 #define GB_SCRIPT_HOOK_INSTRUCTIONS 100000
 
 /* redis.REDIS_VERSION and _NUM: the Redis version Goblin answers as (INFO's
- * redis_version, engine/core/info.c). */
+ * redis_version, engine/core/introspect/info.c). */
 #define GB_SCRIPT_REDIS_VERSION "7.0.15"
 #define GB_SCRIPT_REDIS_VERSION_NUM 0x0007000f
 

@@ -1,6 +1,6 @@
 /*
  * Bitmaps' typed key operations (engine/types/t_bitmap.h) on string
- * values (engine/core/db.h), the arithmetic in engine/base/bitops.h.
+ * values (engine/core/keyspace/db.h), the arithmetic in engine/base/bitops.h.
  */
 #include "engine/types/t_bitmap.h"
 

@@ -14,7 +14,7 @@
 #define GB_ENGINE_T_BITMAP_H
 
 #include "engine/base/bitops.h"
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/types/result.h"
 
 /* GETBIT: *bit is the bit at offset (0 past the end or for a missing key).

@@ -1,12 +1,12 @@
 /*
- * The lazy half of hash-field expiry (engine/core/hfe.h has the index and
+ * The lazy half of hash-field expiry (engine/core/keyspace/hfe.h has the index and
  * the active cycle): every hash command that reads or writes one field
  * checks that field's deadline first, as Redis 8.0's HFE_LAZY_EXPIRE.
  */
 #ifndef GB_ENGINE_TYPES_T_HASH_TTL_H
 #define GB_ENGINE_TYPES_T_HASH_TTL_H
 
-#include "engine/core/hfe.h"
+#include "engine/core/keyspace/hfe.h"
 #include "engine/types/tobj.h"
 
 /* Lazy expiry of one field a command is about to use (o: the hash under

@@ -1,6 +1,6 @@
 /*
  * HyperLogLog's typed key operations (engine/types/t_hll.h) on string
- * values (engine/core/db.h), the representation in engine/base/hll.h.
+ * values (engine/core/keyspace/db.h), the representation in engine/base/hll.h.
  */
 #include "engine/types/t_hll.h"
 

@@ -10,7 +10,7 @@
 #ifndef GB_ENGINE_T_HLL_H
 #define GB_ENGINE_T_HLL_H
 
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 
 /* Why an operation refused a key (each has its own Redis error). */
 typedef enum gb_hll_status {

@@ -1,16 +1,16 @@
 /*
- * The keyspace's own typed operations, on top of engine/core/db.h.
+ * The keyspace's own typed operations, on top of engine/core/keyspace/db.h.
  */
 #include "engine/types/t_keys.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/pubsub/pubsub.h"
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/ds/list.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/evict.h"
-#include "engine/core/multi.h"
+#include "engine/core/memory/evict.h"
+#include "engine/core/request/multi.h"
 #include "engine/types/tobj.h"
 
 /* ---- existence and deletion ------------------------------------------------------------ */

@@ -8,13 +8,13 @@
 #ifndef GB_ENGINE_TYPES_T_KEYS_H
 #define GB_ENGINE_TYPES_T_KEYS_H
 
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/types/result.h"
 
 /* ---- existence and deletion ---- */
 
 /* DEL, UNLINK: *deleted says how many of the n keys existed (and went);
- * lazy: large values are freed off the engine thread (engine/core/lazyfree.h). */
+ * lazy: large values are freed off the engine thread (engine/core/memory/lazyfree.h). */
 gb_result gb_keys_del(gb_db *db, size_t n, const gb_slice *keys, bool lazy, int64_t *deleted);
 /* EXISTS: how many of the n keys exist (a key named twice counts twice),
  * their access clocks untouched (Redis's LOOKUP_NOTOUCH); TOUCH: the same,
@@ -69,7 +69,7 @@ gb_result gb_keys_copy(gb_db *db, gb_slice src, gb_db *dstdb, gb_slice dst, bool
 /* ---- expiry ---- */
 
 /* What an expiry operation did to its key: the caller propagates it as
- * PEXPIREAT, DEL or PERSIST (engine/core/propagate.h). */
+ * PEXPIREAT, DEL or PERSIST (engine/core/request/propagate.h). */
 typedef enum gb_expiry_change {
     GB_EXPIRY_NONE,      /* nothing changed */
     GB_EXPIRY_SET,       /* the key now expires at the time asked */

@@ -4,10 +4,10 @@
  */
 #include "engine/types/t_list.h"
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/multi.h"
-#include "engine/core/tracking.h"
+#include "engine/core/request/multi.h"
+#include "engine/core/pubsub/tracking.h"
 
 /* ---- the type --------------------------------------------------------------- */
 

@@ -21,7 +21,7 @@
 #ifndef GB_ENGINE_TYPES_T_LIST_H
 #define GB_ENGINE_TYPES_T_LIST_H
 
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/ds/list.h"
 #include "engine/types/result.h"
 

@@ -8,7 +8,7 @@
 #ifndef GB_ENGINE_T_SORT_H
 #define GB_ENGINE_T_SORT_H
 
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/types/result.h"
 #include "engine/types/tobj.h"
 

@@ -5,10 +5,10 @@
 #include "engine/types/t_stream.h"
 
 #include "engine/base/util.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/propagate.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/request/propagate.h"
+#include "engine/core/pubsub/pubsub.h"
 
 /* ---- the type ---------------------------------------------------------------------------- */
 

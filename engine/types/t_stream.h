@@ -9,8 +9,8 @@
 #ifndef GB_ENGINE_TYPES_T_STREAM_H
 #define GB_ENGINE_TYPES_T_STREAM_H
 
-#include "engine/core/client.h"
-#include "engine/core/db.h"
+#include "engine/core/request/client.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/ds/stream.h"
 #include "engine/ds/stream_cg.h"
 #include "engine/types/result.h"

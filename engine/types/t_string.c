@@ -1,5 +1,5 @@
 /*
- * The string type's typed key operations, on top of engine/core/db.h (short
+ * The string type's typed key operations, on top of engine/core/keyspace/db.h (short
  * strings live in the key's record).
  */
 #include "engine/types/t_string.h"
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "engine/core/engine.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/pubsub/pubsub.h"
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/base/util.h"

@@ -5,7 +5,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 
 static gb_result lookup_result(int found) { return found < 0 ? GB_R_WRONGTYPE : GB_R_NOTFOUND; }
 

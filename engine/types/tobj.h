@@ -7,7 +7,7 @@
 #ifndef GB_ENGINE_TYPES_TOBJ_H
 #define GB_ENGINE_TYPES_TOBJ_H
 
-#include "engine/core/db.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/core/engine.h"
 #include "engine/ds/collection.h"
 #include "engine/ds/hash.h"

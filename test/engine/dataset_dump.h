@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "engine/core/engine.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 
 typedef struct dd_text {
     char *s;

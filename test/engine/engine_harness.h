@@ -13,7 +13,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/modules.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 
 typedef struct harness_out {
     char buf[1 << 16];

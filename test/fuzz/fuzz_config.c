@@ -1,5 +1,5 @@
 /*
- * Fuzz harness: settings from text (engine/core/config.h): the config file
+ * Fuzz harness: settings from text (engine/core/config/config.h): the config file
  * parser (gb_config_load_file) and CONFIG SET's gb_config_set with any name
  * and value.
  *

@@ -45,7 +45,7 @@
 #include <math.h>
 
 #include "engine/base/score.h"
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 #include "engine/script/script_convert.h"
 #include "engine/script/script_run.h"
 #include "engine/script/script_vm.h"

@@ -37,7 +37,7 @@
  */
 #include "fuzz_util.h"
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "transport/ring/ring_io.h"
 #include "transport/ring/ring_proto.h"
 #include "transport/sbe/sbe_client.h"

@@ -23,7 +23,7 @@
  */
 #include "fuzz_util.h"
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "transport/sbe_test_util.h"
 
 #define MAX_MESSAGES 32

@@ -17,7 +17,7 @@
 
 #include <math.h>
 
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 #include "engine/dataset_dump.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/serialize.h"

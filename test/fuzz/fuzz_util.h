@@ -23,13 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/core/acl.h"
-#include "engine/core/config.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/config/config.h"
 #include "engine/core/engine.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 #include "engine/ds/list.h"
 #include "engine/types/tobj.h"
-#include "engine/core/reply.h"
+#include "engine/core/request/reply.h"
 #include "engine/core/scripting.h"
 #include "engine/modules.h"
 

@@ -656,7 +656,7 @@ class AllocFailureSweep(unittest.TestCase):
 class StartupFailure(unittest.TestCase):
     def test_bad_fault_setting_exits_with_message(self):
         import tempfile
-        for bad in ("three", "2+x", "1@engine/core/db.c", "0@engine/core/db.c:10", "1@:10", "1@a.c:0", "1@a.c:9x"):
+        for bad in ("three", "2+x", "1@engine/core/keyspace/db.c", "0@engine/core/keyspace/db.c:10", "1@:10", "1@a.c:0", "1@a.c:9x"):
             env = dict(os.environ, GOBLIN_FAULT_ALLOC=bad)
             with tempfile.TemporaryDirectory(prefix="gbit-alloc-") as d:
                 p = subprocess.run([gbtest.GOBLIN, "--port", "0", "--unixsocket", os.path.join(d, "x.sock"),

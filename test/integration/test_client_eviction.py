@@ -1,4 +1,4 @@
-"""maxmemory-clients: client eviction (engine/core/client_memory.c).
+"""maxmemory-clients: client eviction (engine/core/memory/client_memory.c).
 
 Every case runs on goblin-core and on redis-server 7.0 the same way and
 expects the same story: which client is closed, which stays, what CONFIG

@@ -1,4 +1,4 @@
-"""One client-memory policy for every transport (engine/core/client_memory.c).
+"""One client-memory policy for every transport (engine/core/memory/client_memory.c).
 
 A client that stops reading is closed at its client-output-buffer-limit
 class's hard limit, or once it has stayed over the soft limit for longer

@@ -292,7 +292,7 @@ def g_unknown(c):
 # cases (negative: at least -arity). Not EXEC: Redis answers "EXEC x" with
 # "-EXECABORT Transaction discarded because of: wrong number of arguments for
 # 'exec' command" (rejectCommand -> execCommandAbort, also outside MULTI),
-# goblin-core with the plain arity error (engine/core/client.c; reported).
+# goblin-core with the plain arity error (engine/core/request/client.c; reported).
 ARITY = {
     b"GET": 2, b"SET": -3, b"SETNX": 3, b"SETEX": 4, b"PSETEX": 4, b"MGET": -2, b"MSET": -3, b"MSETNX": -3,
     b"GETSET": 3, b"GETDEL": 2, b"GETEX": -2, b"APPEND": 3, b"STRLEN": 2, b"INCR": 2, b"DECR": 2, b"INCRBY": 3,

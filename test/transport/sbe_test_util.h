@@ -15,7 +15,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/modules.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 #include "engine/base/score.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_client.h"

@@ -1,5 +1,5 @@
 /*
- * Write propagation proved by replay (engine/core/propagate.h).
+ * Write propagation proved by replay (engine/core/request/propagate.h).
  *
  * test_random_streams_replay: seeded random command streams over every
  * type (streams and consumer groups included) - blocking pops and
@@ -33,8 +33,8 @@
 
 #include "engine/base/random.h"
 #include "engine/base/util.h"
-#include "engine/core/blocking.h"
-#include "engine/core/propagate.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/request/propagate.h"
 #include "transport/resp/resp_parser.h"
 
 /* ---- the recording sink ------------------------------------------------------------- */

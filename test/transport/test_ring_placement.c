@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/core/config.h"
+#include "engine/core/config/config.h"
 #include "platform/caps.h"
 #include "platform/cpu.h"
 #include "platform/numa.h"

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "sbe_test_util.h"
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;

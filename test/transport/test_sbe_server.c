@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "engine/core/blocking.h"
-#include "engine/core/replica.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/replication/replica.h"
 #include "sbe_test_util.h"
 
 /* ---- the reply sink ------------------------------------------------------------------ */

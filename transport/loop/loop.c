@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/shutdown.h"
 
 /* Sockets, rings, and room for the listeners to come (replication link,

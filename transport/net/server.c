@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/acl.h"
-#include "engine/core/client_memory.h"
+#include "engine/core/acl/acl.h"
+#include "engine/core/memory/client_memory.h"
 #include "platform/shm.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
@@ -273,7 +273,7 @@ static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const
     return rc;
 }
 
-/* A replica's stream (engine/core/repl.h): the bytes as they are, after
+/* A replica's stream (engine/core/replication/repl.h): the bytes as they are, after
  * whatever the output buffer holds; hook_flush sends them. */
 static void hook_write_raw(gb_client *gc, const char *data, size_t len)
 {

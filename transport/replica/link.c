@@ -29,12 +29,12 @@
 #include <unistd.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/blocking.h"
-#include "engine/core/failover.h"
-#include "engine/core/gate.h"
-#include "engine/core/repl.h"
-#include "engine/core/replica.h"
-#include "engine/core/tracking.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/replication/failover.h"
+#include "engine/core/request/gate.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/replication/replica.h"
+#include "engine/core/pubsub/tracking.h"
 #include "engine/types/t_keys.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_load.h"
@@ -628,7 +628,7 @@ static void send_psync(gb_replica_link *l, link_conn *c)
         snprintf(off, sizeof off, "%lld", (long long)r->offset + 1);
         gb_log(GB_LOG_NOTICE, "Trying a partial resynchronization (request %s:%s).", r->replid, off);
         /* A primary handing over its role (FAILOVER) asks the target to
-         * promote itself first (engine/core/failover.h). */
+         * promote itself first (engine/core/replication/failover.h). */
         if (gb_failover_state_of(l->eng) == GB_FAILOVER_IN_PROGRESS)
             send_command(c, 4, (const char *[]){"PSYNC", r->replid, off, "FAILOVER"});
         else
@@ -699,7 +699,7 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
 {
     gb_replica *r = state_of(l);
     /* A FAILOVER under way ends with any answer that starts a sync, and is
-     * aborted by any other (engine/core/failover.h). */
+     * aborted by any other (engine/core/replication/failover.h). */
     gb_failover_psync_answered(l->eng, strncmp(line, "+FULLRESYNC ", 12) == 0 ||
                                            (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master));
     if (strncmp(line, "+FULLRESYNC ", 12) == 0) {

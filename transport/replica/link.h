@@ -1,7 +1,7 @@
 /*
  * The replica's link to its primary: one outbound TCP connection on the
  * server's loop, never blocking it. It follows the engine's replica state
- * (engine/core/replica.h) from the loop's cron: connect, Redis's handshake
+ * (engine/core/replication/replica.h) from the loop's cron: connect, Redis's handshake
  * (PING, AUTH, REPLCONF listening-port / ip-address / capa, PSYNC), a full
  * sync's payload streamed to a temporary file and loaded, then the
  * primary's command stream applied by the master client through the

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/core/client.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/client.h"
+#include "engine/core/request/gate.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 

@@ -236,7 +236,7 @@ static void w3_boolean(void *ctx, bool v) { gb_outbuf_append(ctx, v ? "#t\r\n" :
 static void w3_big_number(void *ctx, const char *s, size_t len) { put_prefixed_line(ctx, '(', s, len); }
 
 /* RESP2 has no map, set, push or verbatim type: the engine's fallbacks
- * (engine/core/reply.c) send arrays and bulk strings, as Redis does. */
+ * (engine/core/request/reply.c) send arrays and bulk strings, as Redis does. */
 const gb_reply_ops gb_resp2_reply_ops = {
     .resp2 = &gb_resp2_reply_ops,
     .resp3 = &gb_resp3_reply_ops,

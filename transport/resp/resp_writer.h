@@ -1,5 +1,5 @@
 /*
- * RESP reply writer: implements the engine's reply sink (engine/core/reply.h)
+ * RESP reply writer: implements the engine's reply sink (engine/core/request/reply.h)
  * by appending protocol bytes to a growable output buffer. Sockets and RESP
  * rings both use it, so their replies are byte-for-byte identical.
  *
@@ -11,7 +11,7 @@
 #ifndef GB_TRANSPORT_RESP_WRITER_H
 #define GB_TRANSPORT_RESP_WRITER_H
 
-#include "engine/core/reply.h"
+#include "engine/core/request/reply.h"
 
 /*
  * Out of memory: growth is fallible (gb_try_realloc). When it fails the

@@ -6,7 +6,7 @@
 #ifndef GB_TRANSPORT_RING_PROTO_H
 #define GB_TRANSPORT_RING_PROTO_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 
 struct gb_engine;
 #include "transport/resp/resp_writer.h"

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
-#include "engine/core/acl.h"
+#include "engine/core/acl/acl.h"
 #include "engine/base/mem.h"
-#include "engine/core/blocking.h"
-#include "engine/core/client_memory.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/memory/client_memory.h"
 #include "engine/commands/cmd_util.h"
 #include "platform/caps.h"
 #include "platform/clock.h"
@@ -714,7 +714,7 @@ static void exec_close(gb_client *c)
      * and its control link are dropped by the poller's next look at the
      * slot (serve_slot), which follows this command. Not here: the caller
      * may be walking the engine's client list, and releasing frees c (the
-     * hook's contract, engine/core/client.h). */
+     * hook's contract, engine/core/request/client.h). */
     if (c->flags & GB_CLIENT_CLOSED_FOR_MEMORY) { /* counted once, whatever closes it again */
         ((ring_slot *)c->conn)->pool->closed_for_memory++;
         c->flags &= ~GB_CLIENT_CLOSED_FOR_MEMORY;

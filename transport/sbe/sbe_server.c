@@ -8,7 +8,7 @@
  * that stop growing after the first few requests (no allocation).
  *
  * Why it is still exactly Redis: each template is a typed call through the
- * command gate (engine/core/gate.h) into the same engine function its RESP
+ * command gate (engine/core/request/gate.h) into the same engine function its RESP
  * handler calls after parsing (engine/commands/typed.h): one set of rules,
  * replies and effects. The gate admits it as it admits any command, and
  * runs its RESP form where only that can answer (MULTI, NOAUTH, memory,
@@ -23,9 +23,9 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/commands/typed.h"
-#include "engine/core/command.h"
+#include "engine/core/request/command.h"
 #include "engine/core/engine.h"
-#include "engine/core/gate.h"
+#include "engine/core/request/gate.h"
 
 _Static_assert((int)GB_SBE_ZADD_NX == (int)GB_ZADD_NX && (int)GB_SBE_ZADD_XX == (int)GB_ZADD_XX &&
                    (int)GB_SBE_ZADD_GT == (int)GB_ZADD_GT && (int)GB_SBE_ZADD_LT == (int)GB_ZADD_LT &&
@@ -834,7 +834,7 @@ static bool run_xadd(gb_client *c, void *p)
 
 /* The keys of each typed call, with the access flags the RESP form's key
  * spec gives them (Redis 7.0's command table; SET's depend on GET, as
- * engine/core/command_meta.c's set_keys says). */
+ * engine/core/request/command_meta.c's set_keys says). */
 static void keys_one(req *q, gb_typed_keys *k, uint16_t flags)
 {
     k->keys = &q->key;

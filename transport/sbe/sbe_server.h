@@ -23,7 +23,7 @@
 #ifndef GB_TRANSPORT_SBE_SERVER_H
 #define GB_TRANSPORT_SBE_SERVER_H
 
-#include "engine/core/client.h"
+#include "engine/core/request/client.h"
 #include "transport/resp/resp_writer.h"
 #include "transport/sbe/sbe_codec.h"
 

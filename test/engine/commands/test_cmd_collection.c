@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "engine_harness.h"
-#include "engine/core/blocking.h"
+#include "engine/core/request/blocking.h"
 #include "engine/types/t_hash.h"
 #include "engine/types/t_list.h"
 #include "engine/types/t_zset.h"

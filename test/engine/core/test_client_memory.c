@@ -1,4 +1,4 @@
-/* engine/core/client_memory.c: the one client-output-buffer-limit policy
+/* engine/core/memory/client_memory.c: the one client-output-buffer-limit policy
  * every transport applies - a client's class (normal, replica, pubsub),
  * its limits as CONFIG SET leaves them, the hard limit, the soft limit and
  * its seconds, and what enforcing does (Redis's log line, the count, the
@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "engine_harness.h"
-#include "engine/core/client_memory.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/memory/client_memory.h"
+#include "engine/core/pubsub/pubsub.h"
 
 static int closes;
 static void count_close(gb_client *c)

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "engine_harness.h"
-#include "engine/core/command_meta.h"
+#include "engine/core/request/command_meta.h"
 
 static void test_table_sorted_and_found(void **state)
 {

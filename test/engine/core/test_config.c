@@ -1,4 +1,4 @@
-/* engine/core/config.c: defaults, flags, config files (errors name the line and
+/* engine/core/config/config.c: defaults, flags, config files (errors name the line and
  * option), CONFIG SET semantics through the engine. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "engine_harness.h"
-#include "engine/core/config.h"
+#include "engine/core/config/config.h"
 
 static void test_defaults(void **state)
 {

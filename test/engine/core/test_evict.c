@@ -1,4 +1,4 @@
-/* engine/core/evict.c through the engine's execute path: the LFU counter
+/* engine/core/memory/evict.c through the engine's execute path: the LFU counter
  * (initial value, increments, decay by the engine's clock, saturation),
  * OBJECT FREQ/IDLETIME per policy, and what each kind of policy evicts
  * (LRU keeps the recently used, volatile-ttl takes the nearest deadline,
@@ -15,8 +15,8 @@
 
 #include "engine_harness.h"
 #include "engine/base/mem.h"
-#include "engine/core/db.h"
-#include "engine/core/evict.h"
+#include "engine/core/keyspace/db.h"
+#include "engine/core/memory/evict.h"
 
 static void lfu_exact(gb_settings *s)
 {

@@ -1,4 +1,4 @@
-/* engine/core/db.c and the string/key commands through the engine's execute
+/* engine/core/keyspace/db.c and the string/key commands through the engine's execute
  * path: lazy and active expiry (with the engine's clock moved by hand),
  * record reallocation when expiry is added or removed, RENAME/MOVE/COPY
  * keeping TTLs, WATCH invalidation, maxmemory. */

@@ -1,4 +1,4 @@
-/* engine/core/latency.c: the per-command histograms answer what Redis
+/* engine/core/introspect/latency.c: the per-command histograms answer what Redis
  * 7.0's HdrHistogram answers for the same durations. The expected values
  * are redis-server 7.0.15's own INFO latencystats after one call of each
  * duration (p50 = p99 = p99.9 = the bucket's highest equivalent value). */
@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "engine/base/mem.h"
-#include "engine/core/command.h"
-#include "engine/core/latency.h"
+#include "engine/core/request/command.h"
+#include "engine/core/introspect/latency.h"
 
 static void test_percentiles_as_redis(void **state)
 {

@@ -1,4 +1,4 @@
-/* engine/core/client.c: who is local (Redis's islocalClient: the Unix
+/* engine/core/request/client.c: who is local (Redis's islocalClient: the Unix
  * socket, TCP from loopback, and here the rings, which share memory with
  * the server) and which protected actions (enable-debug-command,
  * enable-protected-configs) each setting allows. */
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/core/client.h"
-#include "engine/core/config.h"
+#include "engine/core/request/client.h"
+#include "engine/core/config/config.h"
 
 static void test_settings_by_transport(void **state)
 {

@@ -1,4 +1,4 @@
-/* engine/core/pubsub.c: subscriptions and their confirmations, delivery
+/* engine/core/pubsub/pubsub.c: subscriptions and their confirmations, delivery
  * (exact, pattern, shard; subscription order; the flush hook), unsubscribe
  * all, a client going away, glob patterns through PUBLISH, ACL revocation,
  * notify-keyspace-events parsing and rendering, keyspace notifications.
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "engine_harness.h"
-#include "engine/core/pubsub.h"
+#include "engine/core/pubsub/pubsub.h"
 
 /* A second client with its own rendered output and hooks that count. */
 typedef struct sub_client {

@@ -1,4 +1,4 @@
-/* engine/core/repl.c: the backlog ring (wrap-around, which offsets it can
+/* engine/core/replication/repl.c: the backlog ring (wrap-around, which offsets it can
  * serve, resizing keeps the newest bytes) checked against a plain copy of
  * the whole stream; and, through the engine, the stream a replica gets
  * (+FULLRESYNC, the RDB, SELECT before the first effect), PSYNC from an
@@ -13,8 +13,8 @@
 
 #include "engine_harness.h"
 #include "engine/base/mem.h"
-#include "engine/core/blocking.h"
-#include "engine/core/repl.h"
+#include "engine/core/request/blocking.h"
+#include "engine/core/replication/repl.h"
 
 /* ---- the ring alone --------------------------------------------------------------- */
 

@@ -1,0 +1,228 @@
+#include "engine/core/request/command.h"
+#include "engine/base/mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/core/acl/acl.h"
+#include "engine/core/engine.h"
+#include "engine/base/util.h"
+
+typedef struct cmd_rec {
+    gb_hnode node;
+    uint64_t hash;   /* of the name, compared before the name itself: most */
+    size_t name_len; /* records a lookup meets in its bucket are other commands */
+    gb_command cmd;
+    gb_command_meta own_meta; /* for a command Redis does not have (RING) */
+} cmd_rec;
+
+/* What gb_command_lookup looks for: a lowercase name and its hash. */
+typedef struct cmd_key {
+    gb_slice name;
+    uint64_t hash;
+} cmd_key;
+
+static uint64_t rec_hash(const gb_hnode *n) { return ((const cmd_rec *)n)->hash; }
+
+static bool rec_eq(const gb_hnode *n, const void *key)
+{
+    const cmd_rec *r = (const cmd_rec *)n;
+    const cmd_key *k = key;
+    return r->hash == k->hash && r->name_len == k->name.len && memcmp(r->cmd.def->name, k->name.ptr, k->name.len) == 0;
+}
+
+static const gb_htable_type cmd_table_type = {rec_hash, rec_eq};
+
+/* The engine's flags (GB_CMD_*) and Redis's (GB_CMDF_*) that mean the same. */
+static const struct {
+    uint32_t engine, redis;
+} flag_map[] = {{GB_CMD_WRITE, GB_CMDF_WRITE},       {GB_CMD_READONLY, GB_CMDF_READONLY},
+                {GB_CMD_DENYOOM, GB_CMDF_DENYOOM},   {GB_CMD_ADMIN, GB_CMDF_ADMIN},
+                {GB_CMD_NOSCRIPT, GB_CMDF_NOSCRIPT}, {GB_CMD_BLOCKING, GB_CMDF_BLOCKING},
+                {GB_CMD_LOADING, GB_CMDF_LOADING},   {GB_CMD_STALE, GB_CMDF_STALE},
+                {GB_CMD_FAST, GB_CMDF_FAST},         {GB_CMD_NOAUTH, GB_CMDF_NO_AUTH},
+                {GB_CMD_MOVABLEKEYS, GB_CMDF_MOVABLEKEYS}, {GB_CMD_ALLOW_BUSY, GB_CMDF_ALLOW_BUSY},
+                {GB_CMD_MAY_REPLICATE, GB_CMDF_MAY_REPLICATE}, {GB_CMD_SKIP_MONITOR, GB_CMDF_SKIP_MONITOR}};
+
+/* The flags the engine acts on: Redis's for the command (a subcommand's
+ * own), and the engine's own (GB_CMD_ENGINE_OWN), which Redis keys on the
+ * command itself. */
+static uint32_t engine_flags(const gb_command_meta *m, const gb_command_def *d)
+{
+    uint32_t f = d->flags & GB_CMD_ENGINE_OWN;
+    for (size_t i = 0; i < GB_ARRAY_LEN(flag_map); i++)
+        if (m->flags & flag_map[i].redis)
+            f |= flag_map[i].engine;
+    return f;
+}
+
+/* A Goblin Core command Redis does not have describes itself from its
+ * definition: its flags, its legacy key range, and the ACL categories
+ * Redis would give such a command (@admin and @dangerous for admin
+ * commands, @fast or @slow, its group when that is a category). */
+static void describe_own(gb_command_meta *m, const gb_command_def *d)
+{
+    memset(m, 0, sizeof *m);
+    m->name = d->name;
+    m->arity = d->arity;
+    for (size_t i = 0; i < GB_ARRAY_LEN(flag_map); i++)
+        if (d->flags & flag_map[i].engine)
+            m->flags |= flag_map[i].redis;
+    m->acl_categories = (d->flags & GB_CMD_FAST) ? GB_ACL_FAST : GB_ACL_SLOW;
+    if (d->flags & GB_CMD_ADMIN)
+        m->acl_categories |= GB_ACL_ADMIN | GB_ACL_DANGEROUS;
+    for (int i = 0; i < GB_ACL_CATEGORY_COUNT; i++)
+        if (d->group && strcmp(d->group, gb_acl_category_names[i]) == 0)
+            m->acl_categories |= 1u << i;
+    m->first_key = (int16_t)d->first_key;
+    m->last_key = (int16_t)d->last_key;
+    m->key_step = (int16_t)d->key_step;
+    m->summary = d->summary ? d->summary : "";
+    m->since = d->since ? d->since : "";
+    m->group = d->group ? d->group : "server";
+}
+
+static int sub_cmp(const void *a, const void *b)
+{
+    return strcmp(((const gb_command *)a)->fullname, ((const gb_command *)b)->fullname);
+}
+
+/* One record per implemented subcommand of a container: the handler is the
+ * container's, the arity, flags and statistics the subcommand's own. */
+static void register_subcommands(gb_engine *eng, gb_command *container)
+{
+    const gb_command_meta *m = container->meta;
+    const char *list = container->def->subcommands;
+    container->subs = gb_calloc(m->nsubcommands, sizeof *container->subs);
+    for (uint8_t i = 0; i < m->nsubcommands; i++) {
+        const gb_command_meta *sub = &m->subcommands[i];
+        if (list) {
+            /* listed? (a word of the space-separated list) */
+            const char *name = gb_command_meta_subname(sub);
+            size_t len = strlen(name);
+            bool listed = false;
+            for (const char *p = list; *p && !listed;) {
+                size_t w = strcspn(p, " ");
+                listed = w == len && memcmp(p, name, len) == 0;
+                p += w + (p[w] == ' ');
+            }
+            if (!listed)
+                continue;
+        }
+        gb_command *s = &container->subs[container->nsubs++];
+        s->def = container->def;
+        s->meta = sub;
+        s->fullname = sub->name;
+        s->flags = engine_flags(sub, container->def);
+        gb_acl_register_command(eng, s);
+    }
+    qsort(container->subs, container->nsubs, sizeof *container->subs, sub_cmp);
+}
+
+void gb_commands_register(gb_engine *eng, const gb_command_def *defs, size_t n)
+{
+    if (!eng->commands.type)
+        gb_htable_init(&eng->commands, &cmd_table_type);
+    for (size_t i = 0; i < n; i++) {
+        cmd_rec *r = gb_calloc(1, sizeof *r);
+        r->cmd.def = &defs[i];
+        r->name_len = strlen(defs[i].name);
+        r->hash = gb_hash_bytes(defs[i].name, r->name_len);
+        r->cmd.fullname = defs[i].name;
+        r->cmd.meta = gb_command_meta_find(defs[i].name);
+        if (!r->cmd.meta) {
+            describe_own(&r->own_meta, &defs[i]);
+            r->cmd.meta = &r->own_meta;
+        }
+        r->cmd.flags = engine_flags(r->cmd.meta, &defs[i]);
+        gb_acl_register_command(eng, &r->cmd);
+        if (gb_command_is_container(&r->cmd))
+            register_subcommands(eng, &r->cmd);
+        gb_htable_insert(&eng->commands, &r->node, r->hash);
+        eng->ncommands++;
+    }
+}
+
+static void free_rec(gb_hnode *n, void *ctx)
+{
+    (void)ctx;
+    gb_command *cmd = &((cmd_rec *)n)->cmd;
+    for (uint8_t i = 0; i < cmd->nsubs; i++)
+        gb_latency_hist_free(cmd->subs[i].latency_hist);
+    gb_latency_hist_free(cmd->latency_hist);
+    gb_free(cmd->subs);
+    gb_free(n);
+}
+
+void gb_commands_destroy(gb_engine *eng) { gb_htable_clear(&eng->commands, free_rec, NULL); }
+
+gb_command *gb_command_lookup(gb_engine *eng, gb_slice name)
+{
+    char lower[64];
+    if (!gb_ascii_lower(lower, sizeof lower, name))
+        return NULL;
+    cmd_key k = {gb_slice_make(lower, name.len), 0};
+    k.hash = gb_hash_slice(k.name);
+    cmd_rec *r = (cmd_rec *)gb_htable_find(&eng->commands, &k, k.hash);
+    return r ? &r->cmd : NULL;
+}
+
+gb_command *gb_subcommand_lookup(gb_command *container, gb_slice name)
+{
+    for (uint8_t i = 0; i < container->nsubs; i++) {
+        const char *sub = gb_command_meta_subname(container->subs[i].meta);
+        if (strlen(sub) == name.len && gb_slice_ieq(name, sub))
+            return &container->subs[i];
+    }
+    return NULL;
+}
+
+gb_command *gb_command_lookup_fullname(gb_engine *eng, gb_slice fullname)
+{
+    const char *bar = memchr(fullname.ptr, '|', fullname.len);
+    if (!bar)
+        return gb_command_lookup(eng, fullname);
+    size_t head = (size_t)(bar - fullname.ptr);
+    gb_command *container = gb_command_lookup(eng, gb_slice_make(fullname.ptr, head));
+    return container ? gb_subcommand_lookup(container, gb_slice_make(bar + 1, fullname.len - head - 1)) : NULL;
+}
+
+void gb_commands_foreach(gb_engine *eng, bool with_subs, void (*fn)(gb_command *cmd, void *ctx), void *ctx)
+{
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, &eng->commands);
+    for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
+        gb_command *cmd = &((cmd_rec *)n)->cmd;
+        fn(cmd, ctx);
+        for (uint8_t i = 0; with_subs && i < cmd->nsubs; i++)
+            fn(&cmd->subs[i], ctx);
+    }
+    gb_htable_iter_done(&it);
+}
+
+static void reset_one(gb_command *cmd, void *ctx)
+{
+    (void)ctx;
+    cmd->calls = cmd->timed_calls = cmd->cycles = cmd->rejected_calls = cmd->failed_calls = 0;
+    gb_latency_hist_free(cmd->latency_hist);
+    cmd->latency_hist = NULL;
+}
+
+void gb_commands_reset_stats(gb_engine *eng) { gb_commands_foreach(eng, true, reset_one, NULL); }
+
+void gb_reply_wrong_arity(gb_client *c, const char *cmdname)
+{
+    gb_reply_errorf(c, "ERR wrong number of arguments for '%s' command", cmdname);
+}
+
+void gb_reply_unknown_subcommand(gb_client *c, gb_slice sub, const char *cmdname)
+{
+    char upper[32];
+    size_t n = strlen(cmdname);
+    if (n >= sizeof upper)
+        n = sizeof upper - 1;
+    for (size_t i = 0; i < n; i++)
+        upper[i] = (char)((cmdname[i] >= 'a' && cmdname[i] <= 'z') ? cmdname[i] - 32 : cmdname[i]);
+    upper[n] = '\0';
+    gb_reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)GB_MIN(sub.len, 128), sub.ptr, upper);
+}
