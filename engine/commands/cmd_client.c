@@ -173,7 +173,5 @@ static void cmd_monitor(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(client,
-    {"reset", 1, GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST | GB_CMD_ALLOW_BUSY, 0, 0,
-     0, cmd_reset, "connection", "Resets the connection.", "6.2.0"},
-    {"monitor", 1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_monitor, "server",
-     "Listens for all requests received by the server in real-time.", "1.0.0"});
+    {"reset", cmd_reset, GB_CMD_NOMULTI},
+    {"monitor", cmd_monitor});

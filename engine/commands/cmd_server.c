@@ -918,27 +918,15 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
     c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
 }
 
-#define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(server,
-    {"ping", -1, GB_CMD_FAST, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
-     "1.0.0"},
-    {"echo", 2, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
-    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
-     "1.0.0"},
-    {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_auth, "connection",
-     "Authenticates the connection.", "1.0.0"},
-    {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_hello, "connection",
-     "Handshakes with the server.", "6.0.0"},
-    {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
-     "A container for client connection commands.", "2.4.0",
-     "caching getname getredir help id info kill list no-evict pause reply setname tracking trackinginfo unblock "
+    {"ping", cmd_ping},
+    {"echo", cmd_echo},
+    {"quit", cmd_quit, GB_CMD_NOMULTI},
+    {"auth", cmd_auth},
+    {"hello", cmd_hello},
+    {"client", cmd_client, 0, "caching getname getredir help id info kill list no-evict pause reply setname tracking trackinginfo unblock "
      "unpause"},
-    {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
-     "Returns information and statistics about the server.", "1.0.0"},
-    {"config", -2, 0, 0, 0, 0, cmd_config, "server",
-     "A container for server configuration commands.", "2.0.0", "get help resetstat rewrite set"},
-    {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
-     "Returns the server time.", "2.6.0"},
-    {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
-     "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
+    {"info", cmd_info},
+    {"config", cmd_config, 0, "get help resetstat rewrite set"},
+    {"time", cmd_time},
+    {"shutdown", cmd_shutdown});
