@@ -451,7 +451,7 @@ static inline bool admission_permitted(admission *a)
         return false;
     gb_typed_keys k;
     a->typed->keys(a->typed_args, &k);
-    return gb_acl_permits_keys(a->c, a->cmd, k.keys, k.n, k.flags);
+    return gb_acl_permits_keys(a->c, a->cmd, k.keys, k.n, gb_typed_key_flags(a->cmd, &k));
 }
 
 /* The flags admission checks (admitted_flags); a typed call runs no
