@@ -35,7 +35,7 @@
 
 #include "engine/core/client.h"
 #include "engine/core/db.h"
-#include "engine/core/object.h"
+#include "engine/core/keyrecord.h"
 
 struct gb_engine;
 
