@@ -34,7 +34,7 @@ enum {
     GB_CMD_LOADING = 1u << 9,
     GB_CMD_STALE = 1u << 10,
     GB_CMD_NOSCRIPT = 1u << 11, /* refused inside scripts (redis.call) */
-    GB_CMD_ALLOW_BUSY = 1u << 12, /* admitted while a script is busy (engine/core/scripting.h) */
+    GB_CMD_ALLOW_BUSY = 1u << 12, /* admitted while a script is busy (engine/core/script_state.h) */
     /* Runs a script (EVAL*, FCALL*): admission checks the flags the script
      * declares (Redis's getCommandFlags), asked of the scripting hooks. */
     GB_CMD_RUNS_SCRIPT = 1u << 13,

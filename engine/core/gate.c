@@ -509,7 +509,7 @@ static inline enum admit_verdict judge(admission *a)
     if (stale)
         return refuse(a, stale);
     /* A script past busy-reply-threshold holds the engine: the busy pump
-     * (engine/core/scripting.h) serves others only what may run beside it. */
+     * (engine/core/script_state.h) serves others only what may run beside it. */
     if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY))
         return refuse(a, gb_script_busy_error(&c->eng->script));
     /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */

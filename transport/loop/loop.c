@@ -94,7 +94,7 @@ void gb_loop_stay_awake(gb_loop *loop) { set_awake(loop, true); }
 
 /* ---- serving others while a script is busy ---------------------------------------- */
 
-/* The engine's busy pump (engine/core/scripting.h, Redis's
+/* The engine's busy pump (engine/core/script_state.h, Redis's
  * processEventsWhileBlocked): called from inside a script that has run
  * past busy-reply-threshold. Each peer does one pass by hand; then the
  * BUSY errors (and whatever else was answered) go now, since the check
