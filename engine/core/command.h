@@ -72,7 +72,7 @@ typedef struct gb_command {
     uint32_t flags;               /* GB_CMD_*, from Redis's flags for it (the gate acts on these) */
     struct gb_command *subs;      /* a container's implemented subcommands, sorted by name */
     uint8_t nsubs;
-    uint16_t acl_id;              /* its bit in ACL command bitmaps (engine/core/acl_commands.h) */
+    uint16_t acl_id;              /* its bit in ACL command bitmaps (engine/core/acl_command_ids.h) */
     /* INFO commandstats */
     uint64_t calls;
     uint64_t timed_calls; /* the calls whose duration was measured (gb_command_timed) */

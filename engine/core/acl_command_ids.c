@@ -1,4 +1,4 @@
-#include "engine/core/acl_commands.h"
+#include "engine/core/acl_command_ids.h"
 
 #include <stdio.h>
 #include <string.h>
