@@ -77,9 +77,89 @@ def violations(root):
     return found
 
 
+CLIENT_SOURCES = ("transport/ring/client", "transport/sbe/sbe_codec.c", "transport/sbe/sbe_client.c")
+INCLUDE_DIRS = ("", "include")  # the client library's include path, relative to the root
+QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def client_library_files(root):
+    """The client library's own sources (.c and .h)."""
+    for entry in CLIENT_SOURCES:
+        path = os.path.join(root, entry)
+        if os.path.isfile(path):
+            yield entry
+        elif os.path.isdir(path):
+            for name in sorted(os.listdir(path)):
+                if name.endswith((".c", ".h")):
+                    yield entry + "/" + name
+
+
+def resolve_include(root, including, name):
+    """The tree path an #include "name" of file `including` opens, or None
+    (a system header)."""
+    for base in [os.path.dirname(including)] + list(INCLUDE_DIRS):
+        rel = os.path.normpath(os.path.join(base, name)).replace(os.sep, "/")
+        if os.path.isfile(os.path.join(root, rel)):
+            return rel
+    return None
+
+
+def client_engine_includes(root):
+    """Every engine/ include the client library reaches, each header read
+    once: "<source> reaches <engine file> (via a -> b -> ...)"."""
+    found, seen = [], set()
+    stack = [(rel, (rel,)) for rel in client_library_files(root)]
+    while stack:
+        rel, chain = stack.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for name in QUOTED_INCLUDE.findall(text):
+            target = resolve_include(root, rel, name)
+            if target is None:
+                continue
+            if target.startswith("engine/"):
+                found.append("%s reaches %s (via %s)" % (chain[0], target, " -> ".join(chain + (target,))))
+            else:
+                stack.append((target, chain + (target,)))
+    return sorted(found)
+
+
 class Layering(unittest.TestCase):
     def test_the_tree_keeps_the_rules(self):
         self.assertEqual(violations(ROOT), [])
+
+    def test_the_client_library_needs_no_engine(self):
+        self.assertEqual(client_engine_includes(ROOT), [])
+        # the scan sees the library's sources and follows their includes
+        files = list(client_library_files(ROOT))
+        self.assertIn("transport/ring/client/ring_client.c", files)
+        self.assertIn("transport/sbe/sbe_codec.c", files)
+
+    def test_the_client_check_catches_an_engine_include(self):
+        """Two headers deep, as sbe_codec.h once reached engine/base/common.h."""
+        tmp = tempfile.mkdtemp(prefix="gb-layering-")
+        try:
+            def write(rel, text):
+                path = os.path.join(tmp, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+            write("transport/ring/client/ring_client.c", '#include "transport/sbe/sbe_codec.h"\n#include <stdio.h>\n')
+            write("transport/sbe/sbe_codec.h", '#include "goblin/slice.h"\n#include "engine/base/common.h"\n')
+            write("transport/sbe/sbe_codec.c", '#include "sbe_codec.h"\n')
+            write("include/goblin/slice.h", "int x;\n")
+            write("engine/base/common.h", "int y;\n")
+            # each header is read once: the engine include is named once,
+            # with the chain that first reached it
+            found = client_engine_includes(tmp)
+            self.assertEqual(len(found), 1, found)
+            self.assertRegex(found[0], r"^transport/\S+ reaches engine/base/common.h \(via transport/\S+ -> "
+                                       r"transport/sbe/sbe_codec.h -> engine/base/common.h\)$")
+        finally:
+            shutil.rmtree(tmp)
 
     def test_the_transports_are_found(self):
         # the rules mean nothing if the scan sees no transport
