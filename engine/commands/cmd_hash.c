@@ -49,15 +49,6 @@ static void hset_generic(gb_client *c, int argc, gb_slice *argv, bool hmset)
     gb_notify_key(c, GB_NOTIFY_HASH, "hset", argv[1]);
 }
 
-void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, const gb_slice *values)
-{
-    int64_t added;
-    gb_result r = gb_hash_hset(c->db, key, n, fields, values, &added);
-    gb_reply_int_result(c, r, added);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_HASH, "hset", key);
-}
-
 static void cmd_hset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, false); }
 static void cmd_hmset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, true); }
 
@@ -126,14 +117,6 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* ---- reads -------------------------------------------------------------------- */
-
-void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field)
-{
-    char buf[GB_HASH_VALUE_BUF];
-    gb_slice v;
-    gb_result r = gb_hash_hget(c->db, key, field, &v, buf);
-    gb_reply_read_result(c, r, &v);
-}
 
 static void cmd_hget(gb_client *c, int argc, gb_slice *argv)
 {

@@ -15,21 +15,8 @@
 #include "engine/types/t_keys.h"
 #include "engine/base/util.h"
 
-/* DEL (lazy as lazyfree-lazy-user-del says) and UNLINK (always lazy). */
-static void del_generic(gb_client *c, size_t nkeys, const gb_slice *keys, bool lazy)
-{
-    int64_t n;
-    gb_result r = gb_keys_del(c->db, nkeys, keys, lazy, &n);
-    gb_reply_int_result(c, r, n);
-}
-
-void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
-{
-    del_generic(c, nkeys, keys, c->eng->cfg.lazyfree_lazy_user_del);
-}
-
 static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
-static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { del_generic(c, (size_t)argc - 1, argv + 1, true); }
+static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { gb_cmd_unlink(c, (size_t)argc - 1, argv + 1); }
 
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {

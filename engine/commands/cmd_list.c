@@ -34,19 +34,9 @@ static bool parse_end(gb_client *c, gb_slice arg, gb_list_end *out)
 
 /* ---- push ------------------------------------------------------------------------ */
 
-void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals)
-{
-    int64_t len;
-    gb_result r = gb_list_lpush(c->db, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD, n, vals, &len);
-    gb_reply_int_result(c, r, len);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_LIST, tail ? "rpush" : "lpush", key);
-}
-
 static const char *pop_event(gb_list_end end) { return end == GB_LIST_HEAD ? "lpop" : "rpop"; }
 
-/* A pop happened: its event, then "del" if the list went with it. */
-static void notify_pop(gb_client *c, gb_slice key, gb_list_end end)
+void gb_cmd_list_notify_pop(gb_client *c, gb_slice key, gb_list_end end)
 {
     gb_notify_key(c, GB_NOTIFY_LIST, pop_event(end), key);
     gb_notify_del_if_gone(c, key);
@@ -68,21 +58,6 @@ static void cmd_rpushx(gb_client *c, int argc, gb_slice *argv) { pushx(c, argc, 
 
 /* ---- pop ------------------------------------------------------------------------- */
 
-/* LPOP/RPOP key: one value, not in an array. */
-static inline void pop_one(gb_client *c, gb_slice key, gb_list_end end)
-{
-    gb_sink s = {.value = emit_bulk, .ctx = c};
-    gb_result r = gb_list_lpop(c->db, key, end, 1, &s);
-    if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    else
-        notify_pop(c, key, end);
-}
-
-void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD); }
-
 static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
 {
     if (argc > 3) {
@@ -90,7 +65,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         return;
     }
     if (argc == 2) {
-        pop_one(c, argv[1], end);
+        gb_cmd_pop(c, argv[1], end == GB_LIST_TAIL);
         return;
     }
     int64_t count;
@@ -103,7 +78,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
     else if (count > 0)
-        notify_pop(c, argv[1], end);
+        gb_cmd_list_notify_pop(c, argv[1], end);
 }
 
 /* The effect of a pop that a blocking or multi-key command did: LPOP/RPOP
@@ -324,7 +299,7 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
 static void notify_move(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_list_end from, gb_list_end to)
 {
     gb_notify_key(c, GB_NOTIFY_LIST, to == GB_LIST_HEAD ? "lpush" : "rpush", dst_key);
-    notify_pop(c, src_key, from);
+    gb_cmd_list_notify_pop(c, src_key, from);
 }
 
 /* LMOVE's reply, shared by RPOPLPUSH. */
@@ -400,7 +375,7 @@ static bool mpop_first(gb_client *c, const gb_slice *keys, int nkeys, gb_list_en
         gb_reply_result(c, r);
     else {
         propagate_pop(c, keys[m.which], end, nested ? (int64_t)m.n : -1);
-        notify_pop(c, keys[m.which], end);
+        gb_cmd_list_notify_pop(c, keys[m.which], end);
     }
     return true;
 }

@@ -41,11 +41,6 @@ static void cmd_sunsubscribe(gb_client *c, int argc, gb_slice *argv)
     gb_pubsub_unsubscribe(c, GB_PUBSUB_SHARD, argc - 1, argv + 1);
 }
 
-void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message)
-{
-    gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_CHANNEL, channel, message));
-}
-
 static void cmd_publish(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;

@@ -36,13 +36,7 @@ static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
     if (argc == 2)
         gb_reply_slice(c, argv[1]);
     else
-        gb_reply_status(c, "PONG");
-}
-
-void gb_cmd_ping(gb_client *c)
-{
-    gb_slice argv[1] = {gb_slice_cstr("ping")};
-    cmd_ping(c, 1, argv);
+        gb_cmd_ping(c);
 }
 
 static void cmd_echo(gb_client *c, int argc, gb_slice *argv)

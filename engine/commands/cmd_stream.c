@@ -255,36 +255,6 @@ void gb_xadd_propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, i
         gb_free(v);
 }
 
-bool gb_cmd_xadd(gb_client *c, gb_slice key, const gb_xadd_args *a, size_t npairs, const gb_slice *fv,
-                 gb_stream_id *id, gb_xadd_rewrite *rw)
-{
-    if (a->id_given && a->seq_given && gb_stream_id_is_zero(a->id)) {
-        gb_reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
-        return false;
-    }
-    switch (gb_stream_op_add(c->db, key, a, fv, npairs, id, rw)) {
-    case GB_XADD_WRONGTYPE:
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return false;
-    case GB_XADD_NOKEY:
-        gb_reply_nil(c);
-        return false;
-    case GB_XADD_EXHAUSTED:
-        gb_reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add more items");
-        return false;
-    case GB_XADD_ID_TOO_SMALL:
-        gb_reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
-        return false;
-    case GB_XADD_TOO_LARGE:
-        gb_reply_error(c, "ERR Elements are too large to be stored");
-        return false;
-    case GB_XADD_OK:
-        break;
-    }
-    gb_xreply_id(c, *id);
-    return (rw->id || rw->trim) && gb_propagating(&c->eng->prop);
-}
-
 static void cmd_xadd(gb_client *c, int argc, gb_slice *argv)
 {
     gb_xadd_args a;

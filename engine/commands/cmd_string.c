@@ -11,14 +11,6 @@
 
 static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
 
-void gb_cmd_get(gb_client *c, gb_slice key)
-{
-    gb_slice v;
-    char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, key, &v, buf);
-    gb_reply_read_result(c, r, &v);
-}
-
 static void cmd_get(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -75,93 +67,6 @@ static bool parse_set_options(gb_client *c, int argc, gb_slice *argv, int first,
         }
     }
     return true;
-}
-
-/* Turns an EX/PX/EXAT/PXAT value into absolute Unix ms (Redis's
- * getExpireMillisecondsOrReply, after the integer parse). */
-static bool expire_to_ms(gb_client *c, int64_t v, unsigned flags, const char *cmdname, int64_t *out)
-{
-    if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
-        gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
-        return false;
-    }
-    return true;
-}
-
-/* Options that cannot go together (the text parser never produces them;
- * a typed call may). */
-static bool set_options_conflict(unsigned f)
-{
-    unsigned exp = f & O_ANY_EXPIRE;
-    return ((f & O_NX) && (f & O_XX)) || (exp & (exp - 1)) || ((f & O_KEEPTTL) && exp) || (f & O_PERSIST);
-}
-
-/* A SET that happened propagates as SET key value, with the absolute
- * expiry it got (PXAT) or KEEPTTL: relative times and the conditions that
- * held need not be replayed. */
-static void propagate_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t when)
-{
-    if (!gb_propagating(&c->eng->prop))
-        return;
-    char num[GB_INT_BUF];
-    gb_slice v[5] = {gb_slice_cstr("SET"), key, val};
-    int n = 3;
-    if (when >= 0) {
-        v[n++] = gb_slice_cstr("PXAT");
-        v[n++] = gb_slice_make(num, gb_ll2str(num, when));
-    } else if (oflags & O_KEEPTTL) {
-        v[n++] = gb_slice_cstr("KEEPTTL");
-    }
-    gb_propagate_command(c, n, v);
-}
-
-void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t expire, const char *cmdname,
-                bool reply_int)
-{
-    if (set_options_conflict(oflags)) {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return;
-    }
-    int64_t when = -1;
-    if ((oflags & O_ANY_EXPIRE) && !expire_to_ms(c, expire, oflags, cmdname, &when))
-        return;
-    unsigned f = 0;
-    if (oflags & O_NX)
-        f |= GB_SET_NX;
-    if (oflags & O_XX)
-        f |= GB_SET_XX;
-    if (oflags & O_KEEPTTL)
-        f |= GB_SET_KEEPTTL;
-    if (oflags & O_GET)
-        f |= GB_SET_GET;
-    bool found = false;
-    char *old = NULL;
-    size_t oldlen = 0;
-    gb_result r = gb_string_set(c->db, key, val, f, when, &found, &old, &oldlen);
-    if (r == GB_R_WRONGTYPE) {
-        gb_reply_result(c, r);
-        return;
-    }
-    if (r == GB_R_OK) {
-        propagate_set(c, key, val, oflags, when);
-        gb_notify_key(c, GB_NOTIFY_STRING, "set", key);
-        if (when >= 0)
-            gb_notify_key(c, GB_NOTIFY_GENERIC, "expire", key);
-    }
-    if (oflags & O_GET) {
-        if (found)
-            gb_reply_bulk(c, old, oldlen);
-        else
-            gb_reply_nil(c);
-        gb_free(old);
-        return;
-    }
-    if (reply_int)
-        gb_reply_int(c, r == GB_R_OK ? 1 : 0);
-    else if (r == GB_R_OK)
-        gb_reply_ok(c);
-    else
-        gb_reply_nil(c);
 }
 
 /* SET-family handlers: the expiry argument (if any) parsed, then gb_cmd_set. */
@@ -293,15 +198,6 @@ static void mset_generic(gb_client *c, int argc, gb_slice *argv, bool nx, const 
 static void cmd_mset(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, false, "mset"); }
 
 static void cmd_msetnx(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, true, "msetnx"); }
-
-void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by)
-{
-    int64_t out;
-    gb_result r = gb_string_incrby(c->db, key, by, &out);
-    gb_reply_int_result(c, r, out);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_STRING, "incrby", key);
-}
 
 static void incr_generic(gb_client *c, gb_slice key, int64_t by) { gb_cmd_incrby(c, key, by); }
 

@@ -18,7 +18,6 @@
 #include "engine/base/score.h"
 #include "engine/base/util.h"
 
-#define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_MINMAX "ERR min or max is not a float"
 #define ERR_LEX "ERR min or max not valid string range item"
 
@@ -113,57 +112,6 @@ static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max,
 
 /* ---- ZADD / ZINCRBY ---------------------------------------------------------------------- */
 
-/* Redis's option rules for ZADD, each with its own text; replies and
- * returns false when broken. */
-static bool zadd_flags_ok(gb_client *c, int flags, size_t n)
-{
-    bool incr = flags & GB_ZADD_INCR, nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX;
-    bool gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
-    if (nx && xx) {
-        gb_reply_error(c, "ERR XX and NX options at the same time are not compatible");
-        return false;
-    }
-    if ((gt && nx) || (lt && nx) || (gt && lt)) {
-        gb_reply_error(c, "ERR GT, LT, and/or NX options at the same time are not compatible");
-        return false;
-    }
-    if (incr && n > 1) {
-        gb_reply_error(c, "ERR INCR option supports a single increment-element pair");
-        return false;
-    }
-    return true;
-}
-
-void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members)
-{
-    if (!zadd_flags_ok(c, flags, n))
-        return;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(scores[i])) { /* what the text parser says of "nan" */
-            gb_reply_error(c, GB_ERR_NOT_FLOAT);
-            return;
-        }
-    }
-    gb_zadd_result res;
-    gb_result r = gb_zset_zadd(c->db, key, flags, n, scores, members, &res);
-    if (r == GB_R_WRONGTYPE)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else if (r == GB_R_NAN)
-        gb_reply_error(c, ERR_NAN);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    else if (flags & GB_ZADD_INCR) {
-        if (res.processed)
-            gb_reply_double(c, res.score);
-        else
-            gb_reply_nil(c);
-    } else {
-        gb_reply_int(c, (int64_t)((flags & GB_ZADD_CH) ? res.added + res.updated : res.added));
-    }
-    if (r == GB_R_OK && res.added + res.updated > 0)
-        gb_notify_key(c, GB_NOTIFY_ZSET, (flags & GB_ZADD_INCR) ? "zincr" : "zadd", key);
-}
-
 /* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
  * why "ZINCRBY k nx m" is a syntax error), then score-member pairs. */
 static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
@@ -192,7 +140,7 @@ static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
         return;
     }
     size_t n = (size_t)elements / 2;
-    if (!zadd_flags_ok(c, flags, n))
+    if (!gb_cmd_zadd_flags_ok(c, flags, n))
         return;
     double stacks[16];
     gb_slice stackm[16];
@@ -217,18 +165,6 @@ static void cmd_zadd(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c, a
 static void cmd_zincrby(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c, argc, argv, GB_ZADD_INCR); }
 
 /* ---- lookups ----------------------------------------------------------------------------- */
-
-void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member)
-{
-    double s;
-    gb_result r = gb_zset_zscore(c->db, key, member, &s);
-    if (r == GB_R_OK)
-        gb_reply_double(c, s);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
-}
 
 static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
 {
