@@ -490,7 +490,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
         gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
     } else {
         static const char *known[] = {"id", "setname", "getname", "info", "list", "kill", "unblock", "help"};
-        /* (REPLY, PAUSE, TRACKING, ... are answered by gb_cmd_client_more.) */
+        /* (REPLY, PAUSE, TRACKING, ... are answered by client_more.) */
         for (size_t i = 0; i < GB_ARRAY_LEN(known); i++)
             if (gb_slice_ieq(sub, known[i])) {
                 char name[32];
