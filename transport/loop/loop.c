@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/core/blocking.h"
 
 /* Sockets, rings, and room for the listeners to come (replication link,
@@ -257,7 +258,7 @@ static void start_signals(gb_loop *loop)
 
 gb_loop *gb_loop_new(gb_engine *eng, char *err, size_t errlen)
 {
-    gb_loop *loop = calloc(1, sizeof *loop);
+    gb_loop *loop = gb_try_calloc(1, sizeof *loop);
     if (!loop) {
         snprintf(err, errlen, "out of memory creating the event loop");
         return NULL;
@@ -265,7 +266,7 @@ gb_loop *gb_loop_new(gb_engine *eng, char *err, size_t errlen)
     int rc = uv_loop_init(&loop->uv);
     if (rc != 0) {
         snprintf(err, errlen, "cannot create the event loop: %s", uv_strerror(rc));
-        free(loop);
+        gb_free(loop);
         return NULL;
     }
     loop->eng = eng;
@@ -311,5 +312,5 @@ void gb_loop_free(gb_loop *loop)
     stop_everything(loop);
     uv_run(&loop->uv, UV_RUN_DEFAULT);
     uv_loop_close(&loop->uv);
-    free(loop);
+    gb_free(loop);
 }
