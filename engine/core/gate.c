@@ -468,8 +468,8 @@ static inline uint32_t admission_flags(admission *a)
  * therefore applies to both paths. Nothing here answers the client or
  * changes its state (evicting under maxmemory is Redis's own first step
  * and may run twice for a handed-over typed call). Always inlined: every
- * typed call runs it, and in place the admission record stays in
- * registers (the compiler had made it a call of its own). */
+ * typed call runs it (GCC had made it a function of its own, called from
+ * both paths). */
 static inline __attribute__((always_inline)) enum admit_verdict judge(admission *a)
 {
     gb_client *c = a->c;
