@@ -393,4 +393,4 @@ static void cmd_acl(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(acl,
-    {"acl", -2, 0, 0, 0, 0, cmd_acl, "server", "A container for Access List Control commands.", "6.0.0", NULL});
+    {"acl", cmd_acl});

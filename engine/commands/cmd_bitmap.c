@@ -295,23 +295,14 @@ static void cmd_bitfield(gb_client *c, int argc, gb_slice *argv) { bitfield_gene
 
 static void cmd_bitfield_ro(gb_client *c, int argc, gb_slice *argv) { bitfield_generic(c, argc, argv, true); }
 
-/* The flags come from Redis's description of each command
+/* Arity, flags and keys come from Redis's description of each command
  * (engine/core/request/command_meta_table.c): SETBIT, BITOP and BITFIELD are
  * write + denyoom there, so the gate refuses them over maxmemory. */
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define R GB_CMD_READONLY
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(bitmap,
-    {"setbit", 4, W, 1, 1, 1, cmd_setbit, "bitmap",
-     "Sets or clears the bit at offset in the string value stored at key", "2.2.0"},
-    {"getbit", 3, RF, 1, 1, 1, cmd_getbit, "bitmap", "Returns the bit value at offset in the string value stored at key", "2.2.0"},
-    {"bitcount", -2, R, 1, 1, 1, cmd_bitcount, "bitmap", "Count set bits in a string",
-     "2.6.0"},
-    {"bitpos", -3, R, 1, 1, 1, cmd_bitpos, "bitmap", "Find first bit set or clear in a string", "2.8.7"},
-    {"bitop", -4, W, 2, -1, 1, cmd_bitop, "bitmap",
-     "Perform bitwise operations between strings", "2.6.0"},
-    {"bitfield", -2, W, 1, 1, 1, cmd_bitfield, "bitmap", "Perform arbitrary bitfield integer operations on strings",
-     "3.2.0"},
-    {"bitfield_ro", -2, RF, 1, 1, 1, cmd_bitfield_ro, "bitmap",
-     "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "6.0.0"});
+    {"setbit", cmd_setbit},
+    {"getbit", cmd_getbit},
+    {"bitcount", cmd_bitcount},
+    {"bitpos", cmd_bitpos},
+    {"bitop", cmd_bitop},
+    {"bitfield", cmd_bitfield},
+    {"bitfield_ro", cmd_bitfield_ro});

@@ -1,12 +1,13 @@
-/* CLIENT subcommands beyond the basic ones (cmd_client.c). */
+/* The client's name, which CLIENT SETNAME (cmd_client.c) and HELLO's
+ * SETNAME (cmd_server.c) set. */
 #ifndef GB_ENGINE_COMMANDS_CMD_CLIENT_H
 #define GB_ENGINE_COMMANDS_CMD_CLIENT_H
 
 #include "engine/core/request/client.h"
 
-/* CLIENT REPLY|PAUSE|UNPAUSE|NO-EVICT|TRACKING|CACHING|GETREDIR|
- * TRACKINGINFO (argv[1]; the gate checked Redis's arity). Returns false,
- * having replied nothing, for another subcommand. */
-bool gb_cmd_client_more(gb_client *c, int argc, gb_slice *argv);
+/* Redis's rule for a name: printable ASCII without spaces. */
+bool gb_client_name_valid(gb_slice name);
+/* Sets (a copy of) name; an empty one clears it. */
+void gb_client_name_set(gb_client *c, gb_slice name);
 
 #endif

@@ -411,5 +411,4 @@ static void cmd_command(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(command,
-    {"command", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_command, "server",
-     "Get array of Redis command details", "2.8.13"});
+    {"command", cmd_command});

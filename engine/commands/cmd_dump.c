@@ -480,13 +480,7 @@ done:
     gb_free(sent);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define R GB_CMD_READONLY
-
 GB_DEFINE_COMMANDS(dump,
-    {"dump", 2, R, 1, 1, 1, cmd_dump, "generic", "Return a serialized version of the value stored at the specified key.",
-     "2.6.0"},
-    {"restore", -4, W, 1, 1, 1, cmd_restore, "generic",
-     "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0"},
-    {"migrate", -6, GB_CMD_WRITE | GB_CMD_MOVABLEKEYS, 3, 3, 1, cmd_migrate, "generic",
-     "Atomically transfer a key from a Redis instance to another one.", "2.6.0"});
+    {"dump", cmd_dump},
+    {"restore", cmd_restore},
+    {"migrate", cmd_migrate});

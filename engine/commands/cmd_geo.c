@@ -465,36 +465,14 @@ static void cmd_geosearchstore(gb_client *c, int argc, gb_slice *argv)
     georadius_generic(c, argc, argv, 2, GEOSEARCH | GEOSEARCHSTORE);
 }
 
-/* The flags come from Redis's description of each command
- * (engine/core/request/command_meta_table.c). */
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define WM (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_MOVABLEKEYS)
-#define R GB_CMD_READONLY
-
 GB_DEFINE_COMMANDS(geo,
-    {"geoadd", -5, W, 1, 1, 1, cmd_geoadd, "geo",
-     "Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0"},
-    {"geodist", -4, R, 1, 1, 1, cmd_geodist, "geo", "Returns the distance between two members of a geospatial index",
-     "3.2.0"},
-    {"geohash", -2, R, 1, 1, 1, cmd_geohash, "geo",
-     "Returns members of a geospatial index as standard geohash strings", "3.2.0"},
-    {"geopos", -2, R, 1, 1, 1, cmd_geopos, "geo",
-     "Returns longitude and latitude of members of a geospatial index", "3.2.0"},
-    {"georadius", -6, WM, 1, 1, 1, cmd_georadius, "geo",
-     "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a "
-     "point",
-     "3.2.0"},
-    {"georadius_ro", -6, R, 1, 1, 1, cmd_georadius_ro, "geo", "A read-only variant for GEORADIUS", "3.2.10"},
-    {"georadiusbymember", -5, WM, 1, 1, 1, cmd_georadiusbymember, "geo",
-     "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a "
-     "member",
-     "3.2.0"},
-    {"georadiusbymember_ro", -5, R, 1, 1, 1, cmd_georadiusbymember_ro, "geo",
-     "A read-only variant for GEORADIUSBYMEMBER", "3.2.10"},
-    {"geosearch", -7, R, 1, 1, 1, cmd_geosearch, "geo",
-     "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-     "6.2.0"},
-    {"geosearchstore", -8, W, 1, 2, 1, cmd_geosearchstore, "geo",
-     "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and "
-     "store the result in another key.",
-     "6.2.0"});
+    {"geoadd", cmd_geoadd},
+    {"geodist", cmd_geodist},
+    {"geohash", cmd_geohash},
+    {"geopos", cmd_geopos},
+    {"georadius", cmd_georadius},
+    {"georadius_ro", cmd_georadius_ro},
+    {"georadiusbymember", cmd_georadiusbymember},
+    {"georadiusbymember_ro", cmd_georadiusbymember_ro},
+    {"geosearch", cmd_geosearch},
+    {"geosearchstore", cmd_geosearchstore});

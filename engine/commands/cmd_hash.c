@@ -49,15 +49,6 @@ static void hset_generic(gb_client *c, int argc, gb_slice *argv, bool hmset)
     gb_notify_key(c, GB_NOTIFY_HASH, "hset", argv[1]);
 }
 
-void gb_cmd_hset(gb_client *c, gb_slice key, size_t n, const gb_slice *fields, const gb_slice *values)
-{
-    int64_t added;
-    gb_result r = gb_hash_hset(c->db, key, n, fields, values, &added);
-    gb_reply_int_result(c, r, added);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_HASH, "hset", key);
-}
-
 static void cmd_hset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, false); }
 static void cmd_hmset(gb_client *c, int argc, gb_slice *argv) { hset_generic(c, argc, argv, true); }
 
@@ -126,14 +117,6 @@ static void cmd_hincrbyfloat(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* ---- reads -------------------------------------------------------------------- */
-
-void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field)
-{
-    char buf[GB_HASH_VALUE_BUF];
-    gb_slice v;
-    gb_result r = gb_hash_hget(c->db, key, field, &v, buf);
-    gb_reply_read_result(c, r, &v);
-}
 
 static void cmd_hget(gb_client *c, int argc, gb_slice *argv)
 {
@@ -283,25 +266,20 @@ static void cmd_hscan(gb_client *c, int argc, gb_slice *argv)
     gb_types_scan(c, argc, argv, GB_TYPE_HASH);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define R (GB_CMD_READONLY)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(hash,
-    {"hset", -4, W, 1, 1, 1, cmd_hset, "hash", "Creates or modifies the value of a field in a hash.", "2.0.0"},
-    {"hmset", -4, W, 1, 1, 1, cmd_hmset, "hash", "Sets the values of multiple fields.", "2.0.0"},
-    {"hsetnx", 4, W, 1, 1, 1, cmd_hsetnx, "hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0"},
-    {"hget", 3, RF, 1, 1, 1, cmd_hget, "hash", "Returns the value of a field in a hash.", "2.0.0"},
-    {"hmget", -3, RF, 1, 1, 1, cmd_hmget, "hash", "Returns the values of all fields in a hash.", "2.0.0"},
-    {"hdel", -3, WF, 1, 1, 1, cmd_hdel, "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0"},
-    {"hlen", 2, RF, 1, 1, 1, cmd_hlen, "hash", "Returns the number of fields in a hash.", "2.0.0"},
-    {"hexists", 3, RF, 1, 1, 1, cmd_hexists, "hash", "Determines whether a field exists in a hash.", "2.0.0"},
-    {"hstrlen", 3, RF, 1, 1, 1, cmd_hstrlen, "hash", "Returns the length of the value of a field.", "3.2.0"},
-    {"hgetall", 2, R, 1, 1, 1, cmd_hgetall, "hash", "Returns all fields and values in a hash.", "2.0.0"},
-    {"hkeys", 2, R, 1, 1, 1, cmd_hkeys, "hash", "Returns all fields in a hash.", "2.0.0"},
-    {"hvals", 2, R, 1, 1, 1, cmd_hvals, "hash", "Returns all values in a hash.", "2.0.0"},
-    {"hincrby", 4, W, 1, 1, 1, cmd_hincrby, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0"},
-    {"hincrbyfloat", 4, W, 1, 1, 1, cmd_hincrbyfloat, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0"},
-    {"hrandfield", -2, R, 1, 1, 1, cmd_hrandfield, "hash", "Returns one or more random fields from a hash.", "6.2.0"},
-    {"hscan", -3, R, 1, 1, 1, cmd_hscan, "hash", "Iterates over fields and values of a hash.", "2.8.0"});
+    {"hset", cmd_hset},
+    {"hmset", cmd_hmset},
+    {"hsetnx", cmd_hsetnx},
+    {"hget", cmd_hget},
+    {"hmget", cmd_hmget},
+    {"hdel", cmd_hdel},
+    {"hlen", cmd_hlen},
+    {"hexists", cmd_hexists},
+    {"hstrlen", cmd_hstrlen},
+    {"hgetall", cmd_hgetall},
+    {"hkeys", cmd_hkeys},
+    {"hvals", cmd_hvals},
+    {"hincrby", cmd_hincrby},
+    {"hincrbyfloat", cmd_hincrbyfloat},
+    {"hrandfield", cmd_hrandfield},
+    {"hscan", cmd_hscan});

@@ -621,20 +621,16 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
     gb_free(fields);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(hash_ttl,
-    {"hexpire", -6, W, 1, 1, 1, cmd_hexpire, "hash", "Set expiry for hash field using relative time to expire (seconds)", "7.4.0"},
-    {"hpexpire", -6, W, 1, 1, 1, cmd_hpexpire, "hash", "Set expiry for hash field using relative time to expire (milliseconds)", "7.4.0"},
-    {"hexpireat", -6, W, 1, 1, 1, cmd_hexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)", "7.4.0"},
-    {"hpexpireat", -6, W, 1, 1, 1, cmd_hpexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", "7.4.0"},
-    {"httl", -5, RF, 1, 1, 1, cmd_httl, "hash", "Returns the TTL in seconds of a hash field.", "7.4.0"},
-    {"hpttl", -5, RF, 1, 1, 1, cmd_hpttl, "hash", "Returns the TTL in milliseconds of a hash field.", "7.4.0"},
-    {"hexpiretime", -5, RF, 1, 1, 1, cmd_hexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", "7.4.0"},
-    {"hpexpiretime", -5, RF, 1, 1, 1, cmd_hpexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", "7.4.0"},
-    {"hpersist", -5, WF, 1, 1, 1, cmd_hpersist, "hash", "Removes the expiration time for each specified field", "7.4.0"},
-    {"hgetdel", -5, WF, 1, 1, 1, cmd_hgetdel, "hash", "Returns the value of a field and deletes it from the hash.", "8.0.0"},
-    {"hgetex", -5, WF, 1, 1, 1, cmd_hgetex, "hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0"},
-    {"hsetex", -6, W, 1, 1, 1, cmd_hsetex, "hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0"});
+    {"hexpire", cmd_hexpire},
+    {"hpexpire", cmd_hpexpire},
+    {"hexpireat", cmd_hexpireat},
+    {"hpexpireat", cmd_hpexpireat},
+    {"httl", cmd_httl},
+    {"hpttl", cmd_hpttl},
+    {"hexpiretime", cmd_hexpiretime},
+    {"hpexpiretime", cmd_hpexpiretime},
+    {"hpersist", cmd_hpersist},
+    {"hgetdel", cmd_hgetdel},
+    {"hgetex", cmd_hgetex},
+    {"hsetex", cmd_hsetex});

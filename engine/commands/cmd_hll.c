@@ -126,20 +126,12 @@ static void cmd_pfselftest(gb_client *c, int argc, gb_slice *argv)
     gb_free(err);
 }
 
-/* The flags come from Redis's description of each command
- * (engine/core/request/command_meta_table.c); PFCOUNT's may-replicate (the cache
- * it writes) is its own: read-only scripts refuse it, CLIENT PAUSE WRITE
- * holds it. */
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
-
+/* PFCOUNT's may-replicate (the cache it writes) is its own: Redis's
+ * description has it but COMMAND INFO, the table's source, does not show it;
+ * read-only scripts refuse it, CLIENT PAUSE WRITE holds it. */
 GB_DEFINE_COMMANDS(hll,
-    {"pfadd", -2, W | GB_CMD_FAST, 1, 1, 1, cmd_pfadd, "hyperloglog",
-     "Adds the specified elements to the specified HyperLogLog.", "2.8.9"},
-    {"pfcount", -2, GB_CMD_READONLY | GB_CMD_MAY_REPLICATE, 1, -1, 1, cmd_pfcount, "hyperloglog",
-     "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "2.8.9"},
-    {"pfmerge", -2, W, 1, -1, 1, cmd_pfmerge, "hyperloglog", "Merge N different HyperLogLogs into a single one.",
-     "2.8.9"},
-    {"pfdebug", 3, W | GB_CMD_ADMIN, 2, 2, 1, cmd_pfdebug, "hyperloglog",
-     "Internal commands for debugging HyperLogLog values", "2.8.9"},
-    {"pfselftest", 1, GB_CMD_ADMIN, 0, 0, 0, cmd_pfselftest, "hyperloglog",
-     "An internal command for testing HyperLogLog values", "2.8.9"});
+    {"pfadd", cmd_pfadd},
+    {"pfcount", cmd_pfcount, GB_CMD_MAY_REPLICATE},
+    {"pfmerge", cmd_pfmerge},
+    {"pfdebug", cmd_pfdebug},
+    {"pfselftest", cmd_pfselftest});

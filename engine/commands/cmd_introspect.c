@@ -255,7 +255,5 @@ static void cmd_latency(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(introspect,
-    {"slowlog", -2, 0, 0, 0, 0, cmd_slowlog, "server", "A container for slow log commands.", "2.2.12",
-     "get help len reset"},
-    {"latency", -2, 0, 0, 0, 0, cmd_latency, "server", "A container for latency diagnostics commands.",
-     "2.8.13", "doctor graph help histogram history latest reset"});
+    {"slowlog", cmd_slowlog, 0, "get help len reset"},
+    {"latency", cmd_latency, 0, "doctor graph help histogram history latest reset"});

@@ -15,21 +15,8 @@
 #include "engine/types/t_keys.h"
 #include "engine/base/util.h"
 
-/* DEL (lazy as lazyfree-lazy-user-del says) and UNLINK (always lazy). */
-static void del_generic(gb_client *c, size_t nkeys, const gb_slice *keys, bool lazy)
-{
-    int64_t n;
-    gb_result r = gb_keys_del(c->db, nkeys, keys, lazy, &n);
-    gb_reply_int_result(c, r, n);
-}
-
-void gb_cmd_del(gb_client *c, size_t nkeys, const gb_slice *keys)
-{
-    del_generic(c, nkeys, keys, c->eng->cfg.lazyfree_lazy_user_del);
-}
-
 static void cmd_del(gb_client *c, int argc, gb_slice *argv) { gb_cmd_del(c, (size_t)argc - 1, argv + 1); }
-static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { del_generic(c, (size_t)argc - 1, argv + 1, true); }
+static void cmd_unlink(gb_client *c, int argc, gb_slice *argv) { gb_cmd_unlink(c, (size_t)argc - 1, argv + 1); }
 
 static void cmd_exists(gb_client *c, int argc, gb_slice *argv)
 {
@@ -547,48 +534,31 @@ static void cmd_flushall(gb_client *c, int argc, gb_slice *argv)
     gb_reply_ok(c);
 }
 
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-#define R GB_CMD_READONLY
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(keys,
-    {"del", -2, GB_CMD_WRITE, 1, -1, 1, cmd_del, "generic", "Deletes one or more keys.", "1.0.0"},
-    {"unlink", -2, WF, 1, -1, 1, cmd_unlink, "generic", "Asynchronously deletes one or more keys.", "4.0.0"},
-    {"exists", -2, RF, 1, -1, 1, cmd_exists, "generic", "Determines whether one or more keys exist.", "1.0.0"},
-    {"touch", -2, RF, 1, -1, 1, cmd_touch, "generic",
-     "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
-     "3.2.1"},
-    {"type", 2, RF, 1, 1, 1, cmd_type, "generic", "Determines the type of value stored at a key.", "1.0.0"},
-    {"keys", 2, R, 0, 0, 0, cmd_keys, "generic", "Returns all key names that match a pattern.", "1.0.0"},
-    {"scan", -2, R, 0, 0, 0, cmd_scan, "generic", "Iterates over the key names in the database.", "2.8.0"},
-    {"randomkey", 1, R, 0, 0, 0, cmd_randomkey, "generic", "Returns a random key name from the database.", "1.0.0"},
-    {"rename", 3, GB_CMD_WRITE, 1, 2, 1, cmd_rename, "generic", "Renames a key and overwrites the destination.",
-     "1.0.0"},
-    {"renamenx", 3, WF, 1, 2, 1, cmd_renamenx, "generic", "Renames a key only when the target key name doesn't exist.",
-     "1.0.0"},
-    {"move", 3, WF, 1, 1, 1, cmd_move, "generic", "Moves a key to another database.", "1.0.0"},
-    {"copy", -3, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 2, 1, cmd_copy, "generic", "Copies the value of a key to a new key.",
-     "6.2.0"},
-    {"expire", -3, WF, 1, 1, 1, cmd_expire, "generic", "Sets the expiration time of a key in seconds.", "1.0.0"},
-    {"pexpire", -3, WF, 1, 1, 1, cmd_pexpire, "generic", "Sets the expiration time of a key in milliseconds.",
-     "2.6.0"},
-    {"expireat", -3, WF, 1, 1, 1, cmd_expireat, "generic", "Sets the expiration time of a key to a Unix timestamp.",
-     "1.2.0"},
-    {"pexpireat", -3, WF, 1, 1, 1, cmd_pexpireat, "generic",
-     "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0"},
-    {"ttl", 2, RF, 1, 1, 1, cmd_ttl, "generic", "Returns the expiration time in seconds of a key.", "1.0.0"},
-    {"pttl", 2, RF, 1, 1, 1, cmd_pttl, "generic", "Returns the expiration time in milliseconds of a key.", "2.6.0"},
-    {"expiretime", 2, RF, 1, 1, 1, cmd_expiretime, "generic", "Returns the expiration time of a key as a Unix timestamp.",
-     "7.0.0"},
-    {"pexpiretime", 2, RF, 1, 1, 1, cmd_pexpiretime, "generic",
-     "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"},
-    {"persist", 2, WF, 1, 1, 1, cmd_persist, "generic", "Removes the expiration time of a key.", "2.2.0"},
-    {"object", -2, 0, 0, 0, 0, cmd_object, "generic", "A container for object introspection commands.", "2.2.3",
-     "encoding freq help idletime refcount"},
-    {"select", 2, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_select, "connection",
-     "Changes the selected database.", "1.0.0"},
-    {"swapdb", 3, WF, 0, 0, 0, cmd_swapdb, "server", "Swaps two Redis databases.", "4.0.0"},
-    {"dbsize", 1, RF, 0, 0, 0, cmd_dbsize, "server", "Returns the number of keys in the database.", "1.0.0"},
-    {"flushdb", -1, GB_CMD_WRITE, 0, 0, 0, cmd_flushdb, "server", "Removes all keys from the current database.",
-     "1.0.0"},
-    {"flushall", -1, GB_CMD_WRITE, 0, 0, 0, cmd_flushall, "server", "Removes all keys from all databases.", "1.0.0"});
+    {"del", cmd_del},
+    {"unlink", cmd_unlink},
+    {"exists", cmd_exists},
+    {"touch", cmd_touch},
+    {"type", cmd_type},
+    {"keys", cmd_keys},
+    {"scan", cmd_scan},
+    {"randomkey", cmd_randomkey},
+    {"rename", cmd_rename},
+    {"renamenx", cmd_renamenx},
+    {"move", cmd_move},
+    {"copy", cmd_copy},
+    {"expire", cmd_expire},
+    {"pexpire", cmd_pexpire},
+    {"expireat", cmd_expireat},
+    {"pexpireat", cmd_pexpireat},
+    {"ttl", cmd_ttl},
+    {"pttl", cmd_pttl},
+    {"expiretime", cmd_expiretime},
+    {"pexpiretime", cmd_pexpiretime},
+    {"persist", cmd_persist},
+    {"object", cmd_object, 0, "encoding freq help idletime refcount"},
+    {"select", cmd_select},
+    {"swapdb", cmd_swapdb},
+    {"dbsize", cmd_dbsize},
+    {"flushdb", cmd_flushdb},
+    {"flushall", cmd_flushall});

@@ -216,4 +216,4 @@ static void cmd_lcs(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(lcs,
-    {"lcs", -3, GB_CMD_READONLY, 1, 2, 1, cmd_lcs, "string", "Find longest common substring", "7.0.0"});
+    {"lcs", cmd_lcs});

@@ -34,19 +34,9 @@ static bool parse_end(gb_client *c, gb_slice arg, gb_list_end *out)
 
 /* ---- push ------------------------------------------------------------------------ */
 
-void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals)
-{
-    int64_t len;
-    gb_result r = gb_list_lpush(c->db, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD, n, vals, &len);
-    gb_reply_int_result(c, r, len);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_LIST, tail ? "rpush" : "lpush", key);
-}
-
 static const char *pop_event(gb_list_end end) { return end == GB_LIST_HEAD ? "lpop" : "rpop"; }
 
-/* A pop happened: its event, then "del" if the list went with it. */
-static void notify_pop(gb_client *c, gb_slice key, gb_list_end end)
+void gb_cmd_list_notify_pop(gb_client *c, gb_slice key, gb_list_end end)
 {
     gb_notify_key(c, GB_NOTIFY_LIST, pop_event(end), key);
     gb_notify_del_if_gone(c, key);
@@ -68,21 +58,6 @@ static void cmd_rpushx(gb_client *c, int argc, gb_slice *argv) { pushx(c, argc, 
 
 /* ---- pop ------------------------------------------------------------------------- */
 
-/* LPOP/RPOP key: one value, not in an array. */
-static inline void pop_one(gb_client *c, gb_slice key, gb_list_end end)
-{
-    gb_sink s = {.value = emit_bulk, .ctx = c};
-    gb_result r = gb_list_lpop(c->db, key, end, 1, &s);
-    if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    else
-        notify_pop(c, key, end);
-}
-
-void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? GB_LIST_TAIL : GB_LIST_HEAD); }
-
 static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
 {
     if (argc > 3) {
@@ -90,7 +65,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
         return;
     }
     if (argc == 2) {
-        pop_one(c, argv[1], end);
+        gb_cmd_pop(c, argv[1], end == GB_LIST_TAIL);
         return;
     }
     int64_t count;
@@ -103,7 +78,7 @@ static void pop_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end end)
     else if (r != GB_R_OK)
         gb_reply_result(c, r);
     else if (count > 0)
-        notify_pop(c, argv[1], end);
+        gb_cmd_list_notify_pop(c, argv[1], end);
 }
 
 /* The effect of a pop that a blocking or multi-key command did: LPOP/RPOP
@@ -324,7 +299,7 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
 static void notify_move(gb_client *c, gb_slice src_key, gb_slice dst_key, gb_list_end from, gb_list_end to)
 {
     gb_notify_key(c, GB_NOTIFY_LIST, to == GB_LIST_HEAD ? "lpush" : "rpush", dst_key);
-    notify_pop(c, src_key, from);
+    gb_cmd_list_notify_pop(c, src_key, from);
 }
 
 /* LMOVE's reply, shared by RPOPLPUSH. */
@@ -400,7 +375,7 @@ static bool mpop_first(gb_client *c, const gb_slice *keys, int nkeys, gb_list_en
         gb_reply_result(c, r);
     else {
         propagate_pop(c, keys[m.which], end, nested ? (int64_t)m.n : -1);
-        notify_pop(c, keys[m.which], end);
+        gb_cmd_list_notify_pop(c, keys[m.which], end);
     }
     return true;
 }
@@ -522,31 +497,26 @@ static void cmd_blmpop(gb_client *c, int argc, gb_slice *argv)
     gb_blocking_block(c, argv + 3, (int)numkeys, deadline, GB_TYPE_LIST, argc, argv);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-#define B (GB_CMD_WRITE | GB_CMD_BLOCKING)
-
 GB_DEFINE_COMMANDS(list,
-    {"lpush", -3, W, 1, 1, 1, cmd_lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0"},
-    {"rpush", -3, W, 1, 1, 1, cmd_rpush, "list", "Appends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0"},
-    {"lpushx", -3, W, 1, 1, 1, cmd_lpushx, "list", "Prepends one or more elements to a list only when the list exists.", "2.2.0"},
-    {"rpushx", -3, W, 1, 1, 1, cmd_rpushx, "list", "Appends an element to a list only when the list exists.", "2.2.0"},
-    {"lpop", -2, WF, 1, 1, 1, cmd_lpop, "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "1.0.0"},
-    {"rpop", -2, WF, 1, 1, 1, cmd_rpop, "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "1.0.0"},
-    {"llen", 2, RF, 1, 1, 1, cmd_llen, "list", "Returns the length of a list.", "1.0.0"},
-    {"lindex", 3, GB_CMD_READONLY, 1, 1, 1, cmd_lindex, "list", "Returns an element from a list by its index.", "1.0.0"},
-    {"lset", 4, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 1, 1, cmd_lset, "list", "Sets the value of an element in a list by its index.", "1.0.0"},
-    {"lrange", 4, GB_CMD_READONLY, 1, 1, 1, cmd_lrange, "list", "Returns a range of elements from a list.", "1.0.0"},
-    {"ltrim", 4, GB_CMD_WRITE, 1, 1, 1, cmd_ltrim, "list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", "1.0.0"},
-    {"lrem", 4, GB_CMD_WRITE, 1, 1, 1, cmd_lrem, "list", "Removes elements from a list. Deletes the list if the last element was removed.", "1.0.0"},
-    {"linsert", 5, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 1, 1, cmd_linsert, "list", "Inserts an element before or after another element in a list.", "2.2.0"},
-    {"lpos", -3, GB_CMD_READONLY, 1, 1, 1, cmd_lpos, "list", "Returns the index of matching elements in a list.", "6.0.6"},
-    {"lmove", 5, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 2, 1, cmd_lmove, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "6.2.0"},
-    {"rpoplpush", 3, GB_CMD_WRITE | GB_CMD_DENYOOM, 1, 2, 1, cmd_rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "1.2.0"},
-    {"lmpop", -4, GB_CMD_WRITE | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_lmpop, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0"},
-    {"blpop", -3, B | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_blpop, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
-    {"brpop", -3, B | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_brpop, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0"},
-    {"blmove", 6, B | GB_CMD_DENYOOM | GB_CMD_NOSCRIPT, 1, 2, 1, cmd_blmove, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0"},
-    {"brpoplpush", 4, B | GB_CMD_DENYOOM | GB_CMD_NOSCRIPT, 1, 2, 1, cmd_brpoplpush, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0"},
-    {"blmpop", -5, B | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_blmpop, "list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "7.0.0"});
+    {"lpush", cmd_lpush},
+    {"rpush", cmd_rpush},
+    {"lpushx", cmd_lpushx},
+    {"rpushx", cmd_rpushx},
+    {"lpop", cmd_lpop},
+    {"rpop", cmd_rpop},
+    {"llen", cmd_llen},
+    {"lindex", cmd_lindex},
+    {"lset", cmd_lset},
+    {"lrange", cmd_lrange},
+    {"ltrim", cmd_ltrim},
+    {"lrem", cmd_lrem},
+    {"linsert", cmd_linsert},
+    {"lpos", cmd_lpos},
+    {"lmove", cmd_lmove},
+    {"rpoplpush", cmd_rpoplpush},
+    {"lmpop", cmd_lmpop},
+    {"blpop", cmd_blpop},
+    {"brpop", cmd_brpop},
+    {"blmove", cmd_blmove},
+    {"brpoplpush", cmd_brpoplpush},
+    {"blmpop", cmd_blmpop});

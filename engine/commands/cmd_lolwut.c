@@ -304,5 +304,4 @@ static void cmd_lolwut(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(lolwut,
-    {"lolwut", -1, GB_CMD_READONLY | GB_CMD_FAST, 0, 0, 0, cmd_lolwut, "server",
-     "Display some computer art and the Redis version", "5.0.0"});
+    {"lolwut", cmd_lolwut});

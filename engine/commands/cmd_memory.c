@@ -170,5 +170,4 @@ static void cmd_memory(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(memory,
-    {"memory", -2, 0, 0, 0, 0, cmd_memory, "server", "A container for memory diagnostics commands.", "4.0.0",
-     "doctor help malloc-stats purge stats usage"});
+    {"memory", cmd_memory, 0, "doctor help malloc-stats purge stats usage"});

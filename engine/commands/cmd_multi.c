@@ -50,13 +50,8 @@ static void cmd_unwatch(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(multi,
-    {"multi", 1, GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_multi, "transactions",
-     "Starts a transaction.", "1.2.0"},
-    {"exec", 1, GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, gb_multi_exec_proc, "transactions",
-     "Executes all commands in a transaction.", "1.2.0"},
-    {"discard", 1, GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_discard,
-     "transactions", "Discards a transaction.", "2.0.0"},
-    {"watch", -2, GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 1, -1, 1, cmd_watch, "transactions",
-     "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"},
-    {"unwatch", 1, GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_unwatch, "transactions",
-     "Forgets about watched keys of a transaction.", "2.2.0"});
+    {"multi", cmd_multi, GB_CMD_NOMULTI},
+    {"exec", gb_multi_exec_proc, GB_CMD_NOMULTI},
+    {"discard", cmd_discard, GB_CMD_NOMULTI},
+    {"watch", cmd_watch, GB_CMD_NOMULTI},
+    {"unwatch", cmd_unwatch});

@@ -188,14 +188,9 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
     }
 }
 
-#define ADMIN (GB_CMD_ADMIN | GB_CMD_NOSCRIPT)
-
 GB_DEFINE_COMMANDS(persist,
-    {"save", 1, ADMIN, 0, 0, 0, cmd_save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"},
-    {"bgsave", -1, ADMIN, 0, 0, 0, cmd_bgsave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"},
-    {"bgrewriteaof", 1, ADMIN, 0, 0, 0, cmd_bgrewriteaof, "server",
-     "Asynchronously rewrites the append-only file to disk.", "1.0.0"},
-    {"lastsave", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_lastsave, "server",
-     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
-    {"debug", -2, ADMIN | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_PROTECTED, 0, 0, 0, cmd_debug, "server",
-     "A container for debugging commands.", "1.0.0"});
+    {"save", cmd_save},
+    {"bgsave", cmd_bgsave},
+    {"bgrewriteaof", cmd_bgrewriteaof},
+    {"lastsave", cmd_lastsave},
+    {"debug", cmd_debug, GB_CMD_PROTECTED});

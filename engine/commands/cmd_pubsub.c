@@ -41,11 +41,6 @@ static void cmd_sunsubscribe(gb_client *c, int argc, gb_slice *argv)
     gb_pubsub_unsubscribe(c, GB_PUBSUB_SHARD, argc - 1, argv + 1);
 }
 
-void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message)
-{
-    gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_CHANNEL, channel, message));
-}
-
 static void cmd_publish(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -132,24 +127,13 @@ static void cmd_pubsub(gb_client *c, int argc, gb_slice *argv)
         gb_reply_unknown_subcommand(c, sub, "pubsub");
 }
 
-#define PS (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_NOSCRIPT)
-
 GB_DEFINE_COMMANDS(pubsub,
-    {"subscribe", -2, PS, 0, 0, 0, cmd_subscribe, "pubsub", "Listen for messages published to the given channels",
-     "2.0.0"},
-    {"psubscribe", -2, PS, 0, 0, 0, cmd_psubscribe, "pubsub",
-     "Listen for messages published to channels matching the given patterns", "2.0.0"},
-    {"ssubscribe", -2, PS, 1, -1, 1, cmd_ssubscribe, "pubsub", "Listen for messages published to the given shard channels",
-     "7.0.0"},
-    {"unsubscribe", -1, PS, 0, 0, 0, cmd_unsubscribe, "pubsub",
-     "Stop listening for messages posted to the given channels", "2.0.0"},
-    {"punsubscribe", -1, PS, 0, 0, 0, cmd_punsubscribe, "pubsub",
-     "Stop listening for messages posted to channels matching the given patterns", "2.0.0"},
-    {"sunsubscribe", -1, PS, 1, -1, 1, cmd_sunsubscribe, "pubsub",
-     "Stop listening for messages posted to the given shard channels", "7.0.0"},
-    {"publish", 3, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST | GB_CMD_MAY_REPLICATE, 0, 0, 0, cmd_publish, "pubsub",
-     "Post a message to a channel", "2.0.0"},
-    {"spublish", 3, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST | GB_CMD_MAY_REPLICATE, 1, 1, 1, cmd_spublish, "pubsub",
-     "Post a message to a shard channel", "7.0.0"},
-    {"pubsub", -2, 0, 0, 0, 0, cmd_pubsub, "pubsub", "A container for Pub/Sub commands", "2.8.0",
-     "channels help numpat numsub shardchannels shardnumsub"});
+    {"subscribe", cmd_subscribe},
+    {"psubscribe", cmd_psubscribe},
+    {"ssubscribe", cmd_ssubscribe},
+    {"unsubscribe", cmd_unsubscribe},
+    {"punsubscribe", cmd_punsubscribe},
+    {"sunsubscribe", cmd_sunsubscribe},
+    {"publish", cmd_publish, GB_CMD_MAY_REPLICATE},
+    {"spublish", cmd_spublish, GB_CMD_MAY_REPLICATE},
+    {"pubsub", cmd_pubsub, 0, "channels help numpat numsub shardchannels shardnumsub"});

@@ -105,15 +105,8 @@ static void cmd_wait(gb_client *c, int argc, gb_slice *argv) { gb_repl_wait(c, a
 static void cmd_failover(gb_client *c, int argc, gb_slice *argv) { gb_failover_command(c, argc, argv); }
 
 GB_DEFINE_COMMANDS(repl,
-    {"sync", 1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_sync, "server", "Internal command used for replication",
-     "1.0.0"},
-    {"psync", -3, GB_CMD_ADMIN | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_psync, "server", "Internal command used for replication",
-     "2.8.0"},
-    {"replconf", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_ALLOW_BUSY, 0, 0, 0,
-     cmd_replconf, "server",
-     "An internal command for configuring the replication stream", "3.0.0"},
-    {"wait", 3, GB_CMD_NOSCRIPT, 0, 0, 0, cmd_wait, "generic",
-     "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
-     "3.0.0"},
-    {"failover", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_STALE, 0, 0, 0, cmd_failover, "server",
-     "Start a coordinated failover between this server and one of its replicas.", "6.2.0"});
+    {"sync", cmd_sync},
+    {"psync", cmd_psync},
+    {"replconf", cmd_replconf},
+    {"wait", cmd_wait},
+    {"failover", cmd_failover});

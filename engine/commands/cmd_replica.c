@@ -68,12 +68,7 @@ static void cmd_role(gb_client *c, int argc, gb_slice *argv)
     gb_repl_role(c);
 }
 
-#define REPLICAOF_FLAGS (GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_STALE)
-
 GB_DEFINE_COMMANDS(replica,
-    {"replicaof", 3, REPLICAOF_FLAGS, 0, 0, 0, cmd_replicaof, "server",
-     "Make the server a replica of another instance, or promote it as master.", "5.0.0"},
-    {"slaveof", 3, REPLICAOF_FLAGS, 0, 0, 0, cmd_replicaof, "server",
-     "Make the server a replica of another instance, or promote it as master.", "1.0.0"},
-    {"role", 1, GB_CMD_NOSCRIPT | GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_role, "server",
-     "Return the role of the instance in the context of replication", "2.8.12"});
+    {"replicaof", cmd_replicaof},
+    {"slaveof", cmd_replicaof},
+    {"role", cmd_role});

@@ -231,22 +231,14 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
     }
 }
 
-/* Redis's flags for the script runners; GB_CMD_RUNS_SCRIPT (the
- * engine's own) makes admission ask the script's declared flags. */
-#define RUN (GB_CMD_NOSCRIPT | GB_CMD_STALE | GB_CMD_MOVABLEKEYS | GB_CMD_SKIP_MONITOR | GB_CMD_RUNS_SCRIPT)
-
+/* GB_CMD_RUNS_SCRIPT (the engine's own) makes admission ask the
+ * script's declared flags. */
 GB_DEFINE_COMMANDS(script,
-    {"eval", -3, RUN, 0, 0, 0, cmd_eval, "scripting", "Executes a server-side Lua script.", "2.6.0"},
-    {"eval_ro", -3, RUN | GB_CMD_READONLY, 0, 0, 0, cmd_eval_ro, "scripting",
-     "Executes a read-only server-side Lua script.", "7.0.0"},
-    {"evalsha", -3, RUN, 0, 0, 0, cmd_evalsha, "scripting", "Executes a server-side Lua script by SHA1 digest.",
-     "2.6.0"},
-    {"evalsha_ro", -3, RUN | GB_CMD_READONLY, 0, 0, 0, cmd_evalsha_ro, "scripting",
-     "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0"},
-    {"script", -2, 0, 0, 0, 0, cmd_script, "scripting", "A container for Lua scripts management commands.", "2.6.0",
-     "debug exists flush help kill load"},
-    {"fcall", -3, RUN, 0, 0, 0, cmd_fcall, "scripting", "Invokes a function.", "7.0.0"},
-    {"fcall_ro", -3, RUN | GB_CMD_READONLY, 0, 0, 0, cmd_fcall_ro, "scripting", "Invokes a read-only function.",
-     "7.0.0"},
-    {"function", -2, 0, 0, 0, 0, cmd_function, "scripting", "A container for function commands.", "7.0.0",
-     "delete dump flush help kill list load restore stats"});
+    {"eval", cmd_eval, GB_CMD_RUNS_SCRIPT},
+    {"eval_ro", cmd_eval_ro, GB_CMD_RUNS_SCRIPT},
+    {"evalsha", cmd_evalsha, GB_CMD_RUNS_SCRIPT},
+    {"evalsha_ro", cmd_evalsha_ro, GB_CMD_RUNS_SCRIPT},
+    {"script", cmd_script, 0, "debug exists flush help kill load"},
+    {"fcall", cmd_fcall, GB_CMD_RUNS_SCRIPT},
+    {"fcall_ro", cmd_fcall_ro, GB_CMD_RUNS_SCRIPT},
+    {"function", cmd_function, 0, "delete dump flush help kill list load restore stats"});

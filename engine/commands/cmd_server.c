@@ -15,6 +15,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/memory/evict.h"
 #include "engine/base/mem.h"
+#include "engine/base/strbuf.h"
 #include "engine/core/memory/lazyfree.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/config/process_settings.h"
@@ -37,13 +38,7 @@ static void cmd_ping(gb_client *c, int argc, gb_slice *argv)
     if (argc == 2)
         gb_reply_slice(c, argv[1]);
     else
-        gb_reply_status(c, "PONG");
-}
-
-void gb_cmd_ping(gb_client *c)
-{
-    gb_slice argv[1] = {gb_slice_cstr("ping")};
-    cmd_ping(c, 1, argv);
+        gb_cmd_ping(c);
 }
 
 static void cmd_echo(gb_client *c, int argc, gb_slice *argv)
@@ -86,25 +81,6 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
         gb_reply_ok(c);
     } else {
         gb_reply_error(c, GB_ERR_WRONGPASS);
-    }
-}
-
-static bool valid_client_name(gb_slice name)
-{
-    for (size_t i = 0; i < name.len; i++)
-        if (name.ptr[i] < '!' || name.ptr[i] > '~')
-            return false;
-    return true;
-}
-
-static void set_client_name(gb_client *c, gb_slice name)
-{
-    gb_free(c->name);
-    c->name = NULL;
-    if (name.len) {
-        c->name = gb_malloc(name.len + 1);
-        memcpy(c->name, name.ptr, name.len);
-        c->name[name.len] = '\0';
     }
 }
 
@@ -172,12 +148,12 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
     }
     if (as)
         gb_acl_login(c, as);
-    if (have_name && !valid_client_name(name)) {
+    if (have_name && !gb_client_name_valid(name)) {
         gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
         return;
     }
     if (have_name)
-        set_client_name(c, name);
+        gb_client_name_set(c, name);
     /* The reply is already in the new protocol (a map in RESP3). */
     if (ver)
         gb_client_set_resp(c, (int)ver);
@@ -198,337 +174,13 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
     gb_reply_array(c, 0);
 }
 
-/* ---- CLIENT ------------------------------------------------------------------ */
-
-typedef struct strbuf {
-    char *p;
-    size_t len, cap;
-} strbuf;
-
-static void sb_add(strbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        b->cap = (b->len + n + 1) * 2;
-        b->p = gb_realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-/* One CLIENT LIST line, whole however long the client's name, and its
- * newline. */
-static void add_client_line(strbuf *b, const gb_client *x)
-{
-    size_t n;
-    char *line = gb_client_info_dup(x, &n);
-    sb_add(b, line, n);
-    sb_add(b, "\n", 1);
-    gb_free(line);
-}
-
-static gb_client *client_by_id(gb_engine *eng, uint64_t id)
-{
-    for (gb_client *x = eng->clients; x; x = x->next)
-        if (x->id == id)
-            return x;
-    return NULL;
-}
-
-enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_REPLICA, CLIENT_TYPE_NONE };
-
-/* Redis's getClientType as CLIENT LIST / KILL TYPE filter: a replica's
- * link is "replica", a subscribed client (flag P) "pubsub", any other
- * "normal"; "master" matches nothing on a primary. */
-static bool client_is_type(const gb_client *x, enum client_type type)
-{
-    bool replica = (x->flags & GB_CLIENT_REPLICA) != 0;
-    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_REPLICA && replica) ||
-           (type == CLIENT_TYPE_PUBSUB && x->pubsub && !replica) ||
-           (type == CLIENT_TYPE_NORMAL && !x->pubsub && !replica);
-}
-
-/* A TYPE argument's class, or false for a name Redis does not know. */
-static bool parse_client_type(gb_slice t, enum client_type *type)
-{
-    if (gb_slice_ieq(t, "normal"))
-        *type = CLIENT_TYPE_NORMAL;
-    else if (gb_slice_ieq(t, "pubsub"))
-        *type = CLIENT_TYPE_PUBSUB;
-    else if (gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
-        *type = CLIENT_TYPE_REPLICA;
-    else if (gb_slice_ieq(t, "master"))
-        *type = CLIENT_TYPE_NONE;
-    else
-        return false;
-    return true;
-}
-
-/* CLIENT LIST [TYPE type | ID id ...], as Redis 7.0 answers it: every
- * client in the order they connected (oldest first), or the clients with
- * those ids in the order given (an id with no client, 0 or negative
- * included, adds nothing; only a non-number is an error). */
-static void client_list(gb_client *c, int argc, gb_slice *argv)
-{
-    enum client_type type = CLIENT_TYPE_ANY;
-    int64_t *ids = NULL;
-    int nids = 0;
-    if (argc == 4 && gb_slice_ieq(argv[2], "type")) {
-        gb_slice t = argv[3];
-        if (!parse_client_type(t, &type)) {
-            gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(t.len, 64), t.ptr);
-            return;
-        }
-    } else if (argc > 3 && gb_slice_ieq(argv[2], "id")) {
-        ids = gb_malloc((size_t)(argc - 3) * sizeof *ids);
-        for (int i = 3; i < argc; i++)
-            if (!gb_slice2ll(argv[i], &ids[nids++])) {
-                gb_free(ids);
-                gb_reply_error(c, "ERR Invalid client ID");
-                return;
-            }
-    } else if (argc != 2) {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return;
-    }
-    strbuf b = {0};
-    if (ids) {
-        for (int i = 0; i < nids; i++) {
-            gb_client *x = ids[i] > 0 ? client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
-            if (x)
-                add_client_line(&b, x);
-        }
-    } else {
-        /* The engine's list holds the newest first. */
-        gb_client *oldest = c->eng->clients;
-        while (oldest && oldest->next)
-            oldest = oldest->next;
-        for (gb_client *x = oldest; x; x = x->prev)
-            if (client_is_type(x, type))
-                add_client_line(&b, x);
-    }
-    gb_reply_verbatim(c, b.p ? b.p : "", b.len);
-    gb_free(b.p);
-    gb_free(ids);
-}
-
-static void kill_client(gb_client *self, gb_client *victim)
-{
-    if (victim == self) {
-        self->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
-        return;
-    }
-    victim->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (victim->hooks && victim->hooks->close)
-        victim->hooks->close(victim);
-}
-
-static void client_kill(gb_client *c, int argc, gb_slice *argv)
-{
-    if (argc == 3) {
-        /* Old form: CLIENT KILL addr:port */
-        for (gb_client *x = c->eng->clients; x; x = x->next) {
-            gb_client_desc d = {.fd = -1};
-            if (x->hooks && x->hooks->describe)
-                x->hooks->describe(x, &d);
-            if (gb_slice_eq(argv[2], gb_slice_cstr(d.addr))) {
-                kill_client(c, x);
-                gb_reply_ok(c);
-                return;
-            }
-        }
-        gb_reply_error(c, "ERR No such client");
-        return;
-    }
-    if ((argc - 2) % 2 != 0) {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return;
-    }
-    int64_t id = -1;
-    enum client_type type = CLIENT_TYPE_ANY;
-    gb_slice addr = {0}, laddr = {0};
-    bool skipme = true, have_addr = false, have_laddr = false;
-    const gb_acl_user *user = NULL;
-    for (int i = 2; i < argc; i += 2) {
-        gb_slice k = argv[i], v = argv[i + 1];
-        if (gb_slice_ieq(k, "id")) {
-            if (!gb_slice2ll(v, &id) || id <= 0) {
-                gb_reply_error(c, "ERR client-id should be greater than 0");
-                return;
-            }
-        } else if (gb_slice_ieq(k, "addr")) {
-            addr = v;
-            have_addr = true;
-        } else if (gb_slice_ieq(k, "laddr")) {
-            laddr = v;
-            have_laddr = true;
-        } else if (gb_slice_ieq(k, "skipme")) {
-            if (gb_slice_ieq(v, "yes"))
-                skipme = true;
-            else if (gb_slice_ieq(v, "no"))
-                skipme = false;
-            else {
-                gb_reply_error(c, GB_ERR_SYNTAX);
-                return;
-            }
-        } else if (gb_slice_ieq(k, "type")) {
-            if (!parse_client_type(v, &type)) {
-                gb_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
-                return;
-            }
-        } else if (gb_slice_ieq(k, "user")) {
-            user = gb_acl_find_user(c->eng, v);
-            if (!user) {
-                gb_reply_errorf(c, "ERR No such user '%.*s'", (int)GB_MIN(v.len, 64), v.ptr);
-                return;
-            }
-        } else {
-            gb_reply_error(c, GB_ERR_SYNTAX);
-            return;
-        }
-    }
-    int64_t killed = 0;
-    for (gb_client *x = c->eng->clients; x; x = x->next) {
-        if (id > 0 && x->id != (uint64_t)id)
-            continue;
-        if ((skipme && x == c) || (user && x->user != user) || !client_is_type(x, type))
-            continue;
-        if (have_addr || have_laddr) {
-            gb_client_desc d = {.fd = -1};
-            if (x->hooks && x->hooks->describe)
-                x->hooks->describe(x, &d);
-            if (have_addr && !gb_slice_eq(addr, gb_slice_cstr(d.addr)))
-                continue;
-            if (have_laddr && !gb_slice_eq(laddr, gb_slice_cstr(d.laddr)))
-                continue;
-        }
-        kill_client(c, x);
-        killed++;
-    }
-    gb_reply_int(c, killed);
-}
-
-static void cmd_client(gb_client *c, int argc, gb_slice *argv)
-{
-    gb_slice sub = argv[1];
-    if (gb_cmd_client_more(c, argc, argv))
-        return;
-    if (gb_slice_ieq(sub, "id") && argc == 2) {
-        gb_reply_int(c, (int64_t)c->id);
-    } else if (gb_slice_ieq(sub, "setname") && argc == 3) {
-        if (!valid_client_name(argv[2])) {
-            gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
-            return;
-        }
-        set_client_name(c, argv[2]);
-        gb_reply_ok(c);
-    } else if (gb_slice_ieq(sub, "getname") && argc == 2) {
-        if (c->name)
-            gb_reply_cstr(c, c->name);
-        else
-            gb_reply_nil(c);
-    } else if (gb_slice_ieq(sub, "info") && argc == 2) {
-        strbuf b = {0};
-        add_client_line(&b, c);
-        gb_reply_verbatim(c, b.p, b.len);
-        gb_free(b.p);
-    } else if (gb_slice_ieq(sub, "list")) {
-        client_list(c, argc, argv);
-    } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
-        client_kill(c, argc, argv);
-    } else if (gb_slice_ieq(sub, "unblock") && (argc == 3 || argc == 4)) {
-        int64_t id;
-        if (!gb_arg_ll(c, argv[2], &id))
-            return;
-        bool as_error = false;
-        if (argc == 4) {
-            if (gb_slice_ieq(argv[3], "error"))
-                as_error = true;
-            else if (!gb_slice_ieq(argv[3], "timeout")) {
-                gb_reply_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
-                return;
-            }
-        }
-        gb_client *x = id > 0 ? client_by_id(c->eng, (uint64_t)id) : NULL;
-        if (x && (x->flags & GB_CLIENT_BLOCKED) && !gb_pause_is_postponed(x)) {
-            gb_blocking_unblock(x, as_error ? GB_UNBLOCK_ERROR : GB_UNBLOCK_TIMEOUT);
-            gb_reply_int(c, 1);
-        } else {
-            gb_reply_int(c, 0);
-        }
-    } else if (gb_slice_ieq(sub, "help") && argc == 2) {
-        static const char *lines[] = {
-            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "CACHING (YES|NO)",
-            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-            "GETREDIR",
-            "    Return the client ID we are redirecting to when tracking is enabled.",
-            "GETNAME",
-            "    Return the name of the current connection.",
-            "ID",
-            "    Return the ID of the current connection.",
-            "INFO",
-            "    Return information about the current client connection.",
-            "KILL <ip:port>",
-            "    Kill connection made from <ip:port>.",
-            "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are:",
-            "    * ADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made from the specified address",
-            "    * LADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made to specified local address",
-            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-            "      Kill connections by type.",
-            "    * USER <username>",
-            "      Kill connections authenticated by <username>.",
-            "    * SKIPME (YES|NO)",
-            "      Skip killing current connection (default: yes).",
-            "LIST [options ...]",
-            "    Return information about client connections. Options:",
-            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-            "      Return clients of specified type.",
-            "UNPAUSE",
-            "    Stop the current client pause, resuming traffic.",
-            "PAUSE <timeout> [WRITE|ALL]",
-            "    Suspend all, or just write, clients for <timeout> milliseconds.",
-            "REPLY (ON|OFF|SKIP)",
-            "    Control the replies sent to the current connection.",
-            "SETNAME <name>",
-            "    Assign the name <name> to the current connection.",
-            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-            "    Unblock the specified blocked client.",
-            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-            "         [OPTIN] [OPTOUT] [NOLOOP]",
-            "    Control server assisted client side caching.",
-            "TRACKINGINFO",
-            "    Report tracking status for the current connection.",
-            "NO-EVICT (ON|OFF)",
-            "    Protect current client connection from eviction.",
-            "HELP",
-            "    Prints this help.",
-        };
-        gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
-    } else {
-        static const char *known[] = {"id", "setname", "getname", "info", "list", "kill", "unblock", "help"};
-        /* (REPLY, PAUSE, TRACKING, ... are answered by gb_cmd_client_more.) */
-        for (size_t i = 0; i < GB_ARRAY_LEN(known); i++)
-            if (gb_slice_ieq(sub, known[i])) {
-                char name[32];
-                snprintf(name, sizeof name, "client|%s", known[i]);
-                gb_reply_wrong_arity(c, name);
-                return;
-            }
-        gb_reply_unknown_subcommand(c, sub, "client");
-    }
-}
-
 /* ---- INFO ---------------------------------------------------------------------------- */
 
-static void info_out(void *ctx, const char *s, size_t n) { sb_add(ctx, s, n); }
+static void info_out(void *ctx, const char *s, size_t n) { gb_strbuf_add(ctx, s, n); }
 
 static void cmd_info(gb_client *c, int argc, gb_slice *argv)
 {
-    strbuf b = {0};
+    gb_strbuf b = {0};
     if (argc == 1) {
         gb_engine_info(c->eng, "default", info_out, &b);
     } else {
@@ -538,7 +190,7 @@ static void cmd_info(gb_client *c, int argc, gb_slice *argv)
                 continue;
             size_t before = b.len;
             if (b.len)
-                sb_add(&b, "\r\n", 2);
+                gb_strbuf_add(&b, "\r\n", 2);
             gb_engine_info(c->eng, sec, info_out, &b);
             if (b.len == before + (before ? 2 : 0))
                 b.len = before; /* unknown section: nothing, like Redis */
@@ -923,27 +575,13 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
         c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
 }
 
-#define CONN (GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(server,
-    {"ping", -1, GB_CMD_FAST, 0, 0, 0, cmd_ping, "connection", "Returns the server's liveliness response.",
-     "1.0.0"},
-    {"echo", 2, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_echo, "connection", "Returns the given string.", "1.0.0"},
-    {"quit", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOMULTI | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_quit, "connection", "Closes the connection.",
-     "1.0.0"},
-    {"auth", -2, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_auth, "connection",
-     "Authenticates the connection.", "1.0.0"},
-    {"hello", -1, CONN | GB_CMD_NOAUTH | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY, 0, 0, 0, cmd_hello, "connection",
-     "Handshakes with the server.", "6.0.0"},
-    {"client", -2, 0, 0, 0, 0, cmd_client, "connection",
-     "A container for client connection commands.", "2.4.0",
-     "caching getname getredir help id info kill list no-evict pause reply setname tracking trackinginfo unblock "
-     "unpause"},
-    {"info", -1, GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_info, "server",
-     "Returns information and statistics about the server.", "1.0.0"},
-    {"config", -2, 0, 0, 0, 0, cmd_config, "server",
-     "A container for server configuration commands.", "2.0.0", "get help resetstat rewrite set"},
-    {"time", 1, GB_CMD_LOADING | GB_CMD_STALE | GB_CMD_FAST, 0, 0, 0, cmd_time, "server",
-     "Returns the server time.", "2.6.0"},
-    {"shutdown", -1, GB_CMD_ADMIN | GB_CMD_NOSCRIPT | GB_CMD_ALLOW_BUSY | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_shutdown,
-     "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
+    {"ping", cmd_ping},
+    {"echo", cmd_echo},
+    {"quit", cmd_quit, GB_CMD_NOMULTI},
+    {"auth", cmd_auth},
+    {"hello", cmd_hello},
+    {"info", cmd_info},
+    {"config", cmd_config, 0, "get help resetstat rewrite set"},
+    {"time", cmd_time},
+    {"shutdown", cmd_shutdown});

@@ -324,27 +324,21 @@ static void cmd_sscan(gb_client *c, int argc, gb_slice *argv)
     gb_types_scan(c, argc, argv, GB_TYPE_SET);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WD (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define R (GB_CMD_READONLY)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(set,
-    {"sadd", -3, W, 1, 1, 1, cmd_sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist.", "1.0.0"},
-    {"srem", -3, WF, 1, 1, 1, cmd_srem, "set", "Removes one or more members from a set. Deletes the set if the last member was removed.", "1.0.0"},
-    {"smove", 4, WF, 1, 2, 1, cmd_smove, "set", "Moves a member from one set to another.", "1.0.0"},
-    {"sismember", 3, RF, 1, 1, 1, cmd_sismember, "set", "Determines whether a member belongs to a set.", "1.0.0"},
-    {"smismember", -3, RF, 1, 1, 1, cmd_smismember, "set", "Determines whether multiple members belong to a set.", "6.2.0"},
-    {"smembers", 2, R, 1, 1, 1, cmd_smembers, "set", "Returns all members of a set.", "1.0.0"},
-    {"scard", 2, RF, 1, 1, 1, cmd_scard, "set", "Returns the number of members in a set.", "1.0.0"},
-    {"spop", -2, WF, 1, 1, 1, cmd_spop, "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "1.0.0"},
-    {"srandmember", -2, R, 1, 1, 1, cmd_srandmember, "set", "Get one or multiple random members from a set", "1.0.0"},
-    {"sinter", -2, R, 1, -1, 1, cmd_sinter, "set", "Returns the intersect of multiple sets.", "1.0.0"},
-    {"sintercard", -3, R | GB_CMD_MOVABLEKEYS, 0, 0, 0, cmd_sintercard, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0"},
-    {"sinterstore", -3, WD, 1, -1, 1, cmd_sinterstore, "set", "Stores the intersect of multiple sets in a key.", "1.0.0"},
-    {"sunion", -2, R, 1, -1, 1, cmd_sunion, "set", "Returns the union of multiple sets.", "1.0.0"},
-    {"sunionstore", -3, WD, 1, -1, 1, cmd_sunionstore, "set", "Stores the union of multiple sets in a key.", "1.0.0"},
-    {"sdiff", -2, R, 1, -1, 1, cmd_sdiff, "set", "Returns the difference of multiple sets.", "1.0.0"},
-    {"sdiffstore", -3, WD, 1, -1, 1, cmd_sdiffstore, "set", "Stores the difference of multiple sets in a key.", "1.0.0"},
-    {"sscan", -3, R, 1, 1, 1, cmd_sscan, "set", "Iterates over members of a set.", "2.8.0"});
+    {"sadd", cmd_sadd},
+    {"srem", cmd_srem},
+    {"smove", cmd_smove},
+    {"sismember", cmd_sismember},
+    {"smismember", cmd_smismember},
+    {"smembers", cmd_smembers},
+    {"scard", cmd_scard},
+    {"spop", cmd_spop},
+    {"srandmember", cmd_srandmember},
+    {"sinter", cmd_sinter},
+    {"sintercard", cmd_sintercard},
+    {"sinterstore", cmd_sinterstore},
+    {"sunion", cmd_sunion},
+    {"sunionstore", cmd_sunionstore},
+    {"sdiff", cmd_sdiff},
+    {"sdiffstore", cmd_sdiffstore},
+    {"sscan", cmd_sscan});

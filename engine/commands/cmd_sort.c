@@ -655,7 +655,5 @@ static void cmd_sort(gb_client *c, int argc, gb_slice *argv) { sort_generic(c, a
 static void cmd_sort_ro(gb_client *c, int argc, gb_slice *argv) { sort_generic(c, argc, argv, true); }
 
 GB_DEFINE_COMMANDS(sort,
-    {"sort", -2, GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_MOVABLEKEYS, 1, 1, 1, cmd_sort, "generic",
-     "Sort the elements in a list, set or sorted set, optionally storing the result", "1.0.0"},
-    {"sort_ro", -2, GB_CMD_READONLY | GB_CMD_MOVABLEKEYS, 1, 1, 1, cmd_sort_ro, "generic",
-     "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0"});
+    {"sort", cmd_sort},
+    {"sort_ro", cmd_sort_ro});

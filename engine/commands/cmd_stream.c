@@ -255,36 +255,6 @@ void gb_xadd_propagate_rewritten(gb_client *c, int argc, const gb_slice *argv, i
         gb_free(v);
 }
 
-bool gb_cmd_xadd(gb_client *c, gb_slice key, const gb_xadd_args *a, size_t npairs, const gb_slice *fv,
-                 gb_stream_id *id, gb_xadd_rewrite *rw)
-{
-    if (a->id_given && a->seq_given && gb_stream_id_is_zero(a->id)) {
-        gb_reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
-        return false;
-    }
-    switch (gb_stream_op_add(c->db, key, a, fv, npairs, id, rw)) {
-    case GB_XADD_WRONGTYPE:
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-        return false;
-    case GB_XADD_NOKEY:
-        gb_reply_nil(c);
-        return false;
-    case GB_XADD_EXHAUSTED:
-        gb_reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add more items");
-        return false;
-    case GB_XADD_ID_TOO_SMALL:
-        gb_reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
-        return false;
-    case GB_XADD_TOO_LARGE:
-        gb_reply_error(c, "ERR Elements are too large to be stored");
-        return false;
-    case GB_XADD_OK:
-        break;
-    }
-    gb_xreply_id(c, *id);
-    return (rw->id || rw->trim) && gb_propagating(&c->eng->prop);
-}
-
 static void cmd_xadd(gb_client *c, int argc, gb_slice *argv)
 {
     gb_xadd_args a;
@@ -807,25 +777,19 @@ done:
 static void cmd_xread(gb_client *c, int argc, gb_slice *argv) { xread_generic(c, argc, argv, false); }
 static void cmd_xreadgroup(gb_client *c, int argc, gb_slice *argv) { xread_generic(c, argc, argv, true); }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-#define R GB_CMD_READONLY
-#define MK GB_CMD_MOVABLEKEYS
-
 GB_DEFINE_COMMANDS(stream,
-    {"xadd", -5, W, 1, 1, 1, cmd_xadd, "stream", "Appends a new entry to a stream", "5.0.0"},
-    {"xrange", -4, R, 1, 1, 1, cmd_xrange, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval", "5.0.0"},
-    {"xrevrange", -4, R, 1, 1, 1, cmd_xrevrange, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", "5.0.0"},
-    {"xlen", 2, RF, 1, 1, 1, cmd_xlen, "stream", "Return the number of entries in a stream", "5.0.0"},
-    {"xread", -4, R | GB_CMD_BLOCKING | MK, 0, 0, 0, cmd_xread, "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", "5.0.0"},
-    {"xreadgroup", -7, GB_CMD_WRITE | GB_CMD_BLOCKING | MK, 0, 0, 0, cmd_xreadgroup, "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", "5.0.0"},
-    {"xdel", -3, WF, 1, 1, 1, cmd_xdel, "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", "5.0.0"},
-    {"xtrim", -4, GB_CMD_WRITE, 1, 1, 1, cmd_xtrim, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0"},
-    {"xsetid", -3, W, 1, 1, 1, cmd_xsetid, "stream", "An internal command for replicating stream values", "5.0.0"},
-    {"xgroup", -2, 0, 0, 0, 0, gb_cmd_xgroup, "stream", "A container for consumer groups commands", "5.0.0"},
-    {"xack", -4, WF, 1, 1, 1, gb_cmd_xack, "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0"},
-    {"xpending", -3, R, 1, 1, 1, gb_cmd_xpending, "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "5.0.0"},
-    {"xclaim", -6, WF, 1, 1, 1, gb_cmd_xclaim, "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", "5.0.0"},
-    {"xautoclaim", -6, WF, 1, 1, 1, gb_cmd_xautoclaim, "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", "6.2.0"},
-    {"xinfo", -2, 0, 0, 0, 0, gb_cmd_xinfo, "stream", "A container for stream introspection commands", "5.0.0"});
+    {"xadd", cmd_xadd},
+    {"xrange", cmd_xrange},
+    {"xrevrange", cmd_xrevrange},
+    {"xlen", cmd_xlen},
+    {"xread", cmd_xread},
+    {"xreadgroup", cmd_xreadgroup},
+    {"xdel", cmd_xdel},
+    {"xtrim", cmd_xtrim},
+    {"xsetid", cmd_xsetid},
+    {"xgroup", gb_cmd_xgroup},
+    {"xack", gb_cmd_xack},
+    {"xpending", gb_cmd_xpending},
+    {"xclaim", gb_cmd_xclaim},
+    {"xautoclaim", gb_cmd_xautoclaim},
+    {"xinfo", gb_cmd_xinfo});

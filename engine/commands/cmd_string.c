@@ -11,14 +11,6 @@
 
 static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
 
-void gb_cmd_get(gb_client *c, gb_slice key)
-{
-    gb_slice v;
-    char buf[GB_INT_BUF];
-    gb_result r = gb_string_get(c->db, key, &v, buf);
-    gb_reply_read_result(c, r, &v);
-}
-
 static void cmd_get(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -75,93 +67,6 @@ static bool parse_set_options(gb_client *c, int argc, gb_slice *argv, int first,
         }
     }
     return true;
-}
-
-/* Turns an EX/PX/EXAT/PXAT value into absolute Unix ms (Redis's
- * getExpireMillisecondsOrReply, after the integer parse). */
-static bool expire_to_ms(gb_client *c, int64_t v, unsigned flags, const char *cmdname, int64_t *out)
-{
-    if (!gb_string_expire_at(v, flags & (O_EX | O_EXAT), flags & (O_EX | O_PX), c->eng->now_ms, out)) {
-        gb_reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
-        return false;
-    }
-    return true;
-}
-
-/* Options that cannot go together (the text parser never produces them;
- * a typed call may). */
-static bool set_options_conflict(unsigned f)
-{
-    unsigned exp = f & O_ANY_EXPIRE;
-    return ((f & O_NX) && (f & O_XX)) || (exp & (exp - 1)) || ((f & O_KEEPTTL) && exp) || (f & O_PERSIST);
-}
-
-/* A SET that happened propagates as SET key value, with the absolute
- * expiry it got (PXAT) or KEEPTTL: relative times and the conditions that
- * held need not be replayed. */
-static void propagate_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t when)
-{
-    if (!gb_propagating(&c->eng->prop))
-        return;
-    char num[GB_INT_BUF];
-    gb_slice v[5] = {gb_slice_cstr("SET"), key, val};
-    int n = 3;
-    if (when >= 0) {
-        v[n++] = gb_slice_cstr("PXAT");
-        v[n++] = gb_slice_make(num, gb_ll2str(num, when));
-    } else if (oflags & O_KEEPTTL) {
-        v[n++] = gb_slice_cstr("KEEPTTL");
-    }
-    gb_propagate_command(c, n, v);
-}
-
-void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned oflags, int64_t expire, const char *cmdname,
-                bool reply_int)
-{
-    if (set_options_conflict(oflags)) {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return;
-    }
-    int64_t when = -1;
-    if ((oflags & O_ANY_EXPIRE) && !expire_to_ms(c, expire, oflags, cmdname, &when))
-        return;
-    unsigned f = 0;
-    if (oflags & O_NX)
-        f |= GB_SET_NX;
-    if (oflags & O_XX)
-        f |= GB_SET_XX;
-    if (oflags & O_KEEPTTL)
-        f |= GB_SET_KEEPTTL;
-    if (oflags & O_GET)
-        f |= GB_SET_GET;
-    bool found = false;
-    char *old = NULL;
-    size_t oldlen = 0;
-    gb_result r = gb_string_set(c->db, key, val, f, when, &found, &old, &oldlen);
-    if (r == GB_R_WRONGTYPE) {
-        gb_reply_result(c, r);
-        return;
-    }
-    if (r == GB_R_OK) {
-        propagate_set(c, key, val, oflags, when);
-        gb_notify_key(c, GB_NOTIFY_STRING, "set", key);
-        if (when >= 0)
-            gb_notify_key(c, GB_NOTIFY_GENERIC, "expire", key);
-    }
-    if (oflags & O_GET) {
-        if (found)
-            gb_reply_bulk(c, old, oldlen);
-        else
-            gb_reply_nil(c);
-        gb_free(old);
-        return;
-    }
-    if (reply_int)
-        gb_reply_int(c, r == GB_R_OK ? 1 : 0);
-    else if (r == GB_R_OK)
-        gb_reply_ok(c);
-    else
-        gb_reply_nil(c);
 }
 
 /* SET-family handlers: the expiry argument (if any) parsed, then gb_cmd_set. */
@@ -294,15 +199,6 @@ static void cmd_mset(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, a
 
 static void cmd_msetnx(gb_client *c, int argc, gb_slice *argv) { mset_generic(c, argc, argv, true, "msetnx"); }
 
-void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by)
-{
-    int64_t out;
-    gb_result r = gb_string_incrby(c->db, key, by, &out);
-    gb_reply_int_result(c, r, out);
-    if (r == GB_R_OK)
-        gb_notify_key(c, GB_NOTIFY_STRING, "incrby", key);
-}
-
 static void incr_generic(gb_client *c, gb_slice key, int64_t by) { gb_cmd_incrby(c, key, by); }
 
 static void cmd_incr(gb_client *c, int argc, gb_slice *argv)
@@ -416,42 +312,25 @@ static void cmd_getrange(gb_client *c, int argc, gb_slice *argv)
         gb_reply_result(c, r);
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define WF (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-
 GB_DEFINE_COMMANDS(string,
-    {"get", 2, RF, 1, 1, 1, cmd_get, "string", "Returns the string value of a key.", "1.0.0"},
-    {"set", -3, W, 1, 1, 1, cmd_set, "string",
-     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0"},
-    {"setnx", 3, WF, 1, 1, 1, cmd_setnx, "string", "Set the string value of a key only when the key doesn't exist.",
-     "1.0.0"},
-    {"setex", 4, W, 1, 1, 1, cmd_setex, "string",
-     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0"},
-    {"psetex", 4, W, 1, 1, 1, cmd_psetex, "string",
-     "Sets both string value and expiration time in milliseconds of a key.", "2.6.0"},
-    {"getset", 3, WF, 1, 1, 1, cmd_getset, "string", "Returns the previous string value of a key after setting it.",
-     "1.0.0"},
-    {"getdel", 2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getdel, "string",
-     "Returns the string value of a key after deleting the key.", "6.2.0"},
-    {"getex", -2, GB_CMD_WRITE | GB_CMD_FAST, 1, 1, 1, cmd_getex, "string",
-     "Returns the string value of a key after setting its expiration time.", "6.2.0"},
-    {"mget", -2, RF, 1, -1, 1, cmd_mget, "string", "Atomically returns the string values of one or more keys.",
-     "1.0.0"},
-    {"mset", -3, W, 1, -1, 2, cmd_mset, "string", "Atomically creates or modifies the string values of one or more keys.",
-     "1.0.1"},
-    {"msetnx", -3, W, 1, -1, 2, cmd_msetnx, "string",
-     "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1"},
-    {"incr", 2, WF, 1, 1, 1, cmd_incr, "string", "Increments the integer value of a key by one.", "1.0.0"},
-    {"decr", 2, WF, 1, 1, 1, cmd_decr, "string", "Decrements the integer value of a key by one.", "1.0.0"},
-    {"incrby", 3, WF, 1, 1, 1, cmd_incrby, "string", "Increments the integer value of a key by a number.", "1.0.0"},
-    {"decrby", 3, WF, 1, 1, 1, cmd_decrby, "string", "Decrements a number from the integer value of a key.", "1.0.0"},
-    {"incrbyfloat", 3, WF, 1, 1, 1, cmd_incrbyfloat, "string", "Increment the floating point value of a key by a number.",
-     "2.6.0"},
-    {"append", 3, WF, 1, 1, 1, cmd_append, "string", "Appends a string to the value of a key.", "2.0.0"},
-    {"strlen", 2, RF, 1, 1, 1, cmd_strlen, "string", "Returns the length of a string value.", "2.2.0"},
-    {"setrange", 4, W, 1, 1, 1, cmd_setrange, "string",
-     "Overwrites a part of a string value with another by an offset.", "2.2.0"},
-    {"getrange", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring of the string stored at a key.",
-     "2.4.0"},
-    {"substr", 4, GB_CMD_READONLY, 1, 1, 1, cmd_getrange, "string", "Returns a substring from a string value.", "1.0.0"});
+    {"get", cmd_get},
+    {"set", cmd_set},
+    {"setnx", cmd_setnx},
+    {"setex", cmd_setex},
+    {"psetex", cmd_psetex},
+    {"getset", cmd_getset},
+    {"getdel", cmd_getdel},
+    {"getex", cmd_getex},
+    {"mget", cmd_mget},
+    {"mset", cmd_mset},
+    {"msetnx", cmd_msetnx},
+    {"incr", cmd_incr},
+    {"decr", cmd_decr},
+    {"incrby", cmd_incrby},
+    {"decrby", cmd_decrby},
+    {"incrbyfloat", cmd_incrbyfloat},
+    {"append", cmd_append},
+    {"strlen", cmd_strlen},
+    {"setrange", cmd_setrange},
+    {"getrange", cmd_getrange},
+    {"substr", cmd_getrange});

@@ -18,7 +18,6 @@
 #include "engine/base/score.h"
 #include "engine/base/util.h"
 
-#define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_MINMAX "ERR min or max is not a float"
 #define ERR_LEX "ERR min or max not valid string range item"
 
@@ -113,57 +112,6 @@ static bool parse_range(gb_client *c, enum rtype rt, gb_slice min, gb_slice max,
 
 /* ---- ZADD / ZINCRBY ---------------------------------------------------------------------- */
 
-/* Redis's option rules for ZADD, each with its own text; replies and
- * returns false when broken. */
-static bool zadd_flags_ok(gb_client *c, int flags, size_t n)
-{
-    bool incr = flags & GB_ZADD_INCR, nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX;
-    bool gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
-    if (nx && xx) {
-        gb_reply_error(c, "ERR XX and NX options at the same time are not compatible");
-        return false;
-    }
-    if ((gt && nx) || (lt && nx) || (gt && lt)) {
-        gb_reply_error(c, "ERR GT, LT, and/or NX options at the same time are not compatible");
-        return false;
-    }
-    if (incr && n > 1) {
-        gb_reply_error(c, "ERR INCR option supports a single increment-element pair");
-        return false;
-    }
-    return true;
-}
-
-void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members)
-{
-    if (!zadd_flags_ok(c, flags, n))
-        return;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(scores[i])) { /* what the text parser says of "nan" */
-            gb_reply_error(c, GB_ERR_NOT_FLOAT);
-            return;
-        }
-    }
-    gb_zadd_result res;
-    gb_result r = gb_zset_zadd(c->db, key, flags, n, scores, members, &res);
-    if (r == GB_R_WRONGTYPE)
-        gb_reply_error(c, GB_ERR_WRONGTYPE);
-    else if (r == GB_R_NAN)
-        gb_reply_error(c, ERR_NAN);
-    else if (r != GB_R_OK)
-        gb_reply_result(c, r);
-    else if (flags & GB_ZADD_INCR) {
-        if (res.processed)
-            gb_reply_double(c, res.score);
-        else
-            gb_reply_nil(c);
-    } else {
-        gb_reply_int(c, (int64_t)((flags & GB_ZADD_CH) ? res.added + res.updated : res.added));
-    }
-    if (r == GB_R_OK && res.added + res.updated > 0)
-        gb_notify_key(c, GB_NOTIFY_ZSET, (flags & GB_ZADD_INCR) ? "zincr" : "zadd", key);
-}
-
 /* Redis's zaddGenericCommand: options from argv[2] on (ZINCRBY too, which is
  * why "ZINCRBY k nx m" is a syntax error), then score-member pairs. */
 static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
@@ -192,7 +140,7 @@ static void zadd_generic(gb_client *c, int argc, gb_slice *argv, int flags)
         return;
     }
     size_t n = (size_t)elements / 2;
-    if (!zadd_flags_ok(c, flags, n))
+    if (!gb_cmd_zadd_flags_ok(c, flags, n))
         return;
     double stacks[16];
     gb_slice stackm[16];
@@ -217,18 +165,6 @@ static void cmd_zadd(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c, a
 static void cmd_zincrby(gb_client *c, int argc, gb_slice *argv) { zadd_generic(c, argc, argv, GB_ZADD_INCR); }
 
 /* ---- lookups ----------------------------------------------------------------------------- */
-
-void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member)
-{
-    double s;
-    gb_result r = gb_zset_zscore(c->db, key, member, &s);
-    if (r == GB_R_OK)
-        gb_reply_double(c, s);
-    else if (r == GB_R_NOTFOUND)
-        gb_reply_nil(c);
-    else
-        gb_reply_result(c, r);
-}
 
 static void cmd_zscore(gb_client *c, int argc, gb_slice *argv)
 {
@@ -749,48 +685,39 @@ static void cmd_zdiffstore(gb_client *c, int argc, gb_slice *argv)
     zsetop_generic(c, argc, argv, &argv[1], 2, GB_ZSETOP_DIFF, false, "zdiffstore");
 }
 
-#define W (GB_CMD_WRITE | GB_CMD_DENYOOM | GB_CMD_FAST)
-#define WD (GB_CMD_WRITE | GB_CMD_DENYOOM)
-#define WF (GB_CMD_WRITE | GB_CMD_FAST)
-#define WR (GB_CMD_WRITE)
-#define R (GB_CMD_READONLY)
-#define RF (GB_CMD_READONLY | GB_CMD_FAST)
-#define B (GB_CMD_WRITE | GB_CMD_BLOCKING)
-#define MK GB_CMD_MOVABLEKEYS
-
 GB_DEFINE_COMMANDS(zset,
-    {"zadd", -4, W, 1, 1, 1, cmd_zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "1.2.0"},
-    {"zincrby", 4, W, 1, 1, 1, cmd_zincrby, "sorted-set", "Increments the score of a member in a sorted set.", "1.2.0"},
-    {"zscore", 3, RF, 1, 1, 1, cmd_zscore, "sorted-set", "Returns the score of a member in a sorted set.", "1.2.0"},
-    {"zmscore", -3, RF, 1, 1, 1, cmd_zmscore, "sorted-set", "Returns the score of one or more members in a sorted set.", "6.2.0"},
-    {"zcard", 2, RF, 1, 1, 1, cmd_zcard, "sorted-set", "Returns the number of members in a sorted set.", "1.2.0"},
-    {"zcount", 4, RF, 1, 1, 1, cmd_zcount, "sorted-set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"},
-    {"zlexcount", 4, RF, 1, 1, 1, cmd_zlexcount, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrank", 3, RF, 1, 1, 1, cmd_zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"},
-    {"zrevrank", 3, RF, 1, 1, 1, cmd_zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"},
-    {"zrange", -4, R, 1, 1, 1, cmd_zrange, "sorted-set", "Returns members in a sorted set within a range of indexes.", "1.2.0"},
-    {"zrangestore", -5, WD, 1, 2, 1, cmd_zrangestore, "sorted-set", "Stores a range of members from sorted set in a key.", "6.2.0"},
-    {"zrevrange", -4, R, 1, 1, 1, cmd_zrevrange, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"},
-    {"zrangebyscore", -4, R, 1, 1, 1, cmd_zrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores.", "1.0.5"},
-    {"zrevrangebyscore", -4, R, 1, 1, 1, cmd_zrevrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"},
-    {"zrangebylex", -4, R, 1, 1, 1, cmd_zrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrevrangebylex", -4, R, 1, 1, 1, cmd_zrevrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range in reverse order.", "2.8.9"},
-    {"zrem", -3, WF, 1, 1, 1, cmd_zrem, "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "1.2.0"},
-    {"zremrangebyrank", 4, WR, 1, 1, 1, cmd_zremrangebyrank, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "2.0.0"},
-    {"zremrangebyscore", 4, WR, 1, 1, 1, cmd_zremrangebyscore, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "1.2.0"},
-    {"zremrangebylex", 4, WR, 1, 1, 1, cmd_zremrangebylex, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "2.8.9"},
-    {"zpopmin", -2, WF, 1, 1, 1, cmd_zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
-    {"zpopmax", -2, WF, 1, 1, 1, cmd_zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0"},
-    {"zmpop", -4, WR | MK, 0, 0, 0, cmd_zmpop, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0"},
-    {"bzpopmin", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0"},
-    {"bzpopmax", -3, B | GB_CMD_FAST | GB_CMD_NOSCRIPT, 1, -2, 1, cmd_bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0"},
-    {"bzmpop", -5, B | MK, 0, 0, 0, cmd_bzmpop, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "7.0.0"},
-    {"zrandmember", -2, R, 1, 1, 1, cmd_zrandmember, "sorted-set", "Returns one or more random members from a sorted set.", "6.2.0"},
-    {"zscan", -3, R, 1, 1, 1, cmd_zscan, "sorted-set", "Iterates over members and scores of a sorted set.", "2.8.0"},
-    {"zunion", -3, R | MK, 0, 0, 0, cmd_zunion, "sorted-set", "Returns the union of multiple sorted sets.", "6.2.0"},
-    {"zinter", -3, R | MK, 0, 0, 0, cmd_zinter, "sorted-set", "Returns the intersect of multiple sorted sets.", "6.2.0"},
-    {"zdiff", -3, R | MK, 0, 0, 0, cmd_zdiff, "sorted-set", "Returns the difference between multiple sorted sets.", "6.2.0"},
-    {"zintercard", -3, R | MK, 0, 0, 0, cmd_zintercard, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0"},
-    {"zunionstore", -4, WD | MK, 1, 1, 1, cmd_zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key.", "2.0.0"},
-    {"zinterstore", -4, WD | MK, 1, 1, 1, cmd_zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0"},
-    {"zdiffstore", -4, WD | MK, 1, 1, 1, cmd_zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key.", "6.2.0"});
+    {"zadd", cmd_zadd},
+    {"zincrby", cmd_zincrby},
+    {"zscore", cmd_zscore},
+    {"zmscore", cmd_zmscore},
+    {"zcard", cmd_zcard},
+    {"zcount", cmd_zcount},
+    {"zlexcount", cmd_zlexcount},
+    {"zrank", cmd_zrank},
+    {"zrevrank", cmd_zrevrank},
+    {"zrange", cmd_zrange},
+    {"zrangestore", cmd_zrangestore},
+    {"zrevrange", cmd_zrevrange},
+    {"zrangebyscore", cmd_zrangebyscore},
+    {"zrevrangebyscore", cmd_zrevrangebyscore},
+    {"zrangebylex", cmd_zrangebylex},
+    {"zrevrangebylex", cmd_zrevrangebylex},
+    {"zrem", cmd_zrem},
+    {"zremrangebyrank", cmd_zremrangebyrank},
+    {"zremrangebyscore", cmd_zremrangebyscore},
+    {"zremrangebylex", cmd_zremrangebylex},
+    {"zpopmin", cmd_zpopmin},
+    {"zpopmax", cmd_zpopmax},
+    {"zmpop", cmd_zmpop},
+    {"bzpopmin", cmd_bzpopmin},
+    {"bzpopmax", cmd_bzpopmax},
+    {"bzmpop", cmd_bzmpop},
+    {"zrandmember", cmd_zrandmember},
+    {"zscan", cmd_zscan},
+    {"zunion", cmd_zunion},
+    {"zinter", cmd_zinter},
+    {"zdiff", cmd_zdiff},
+    {"zintercard", cmd_zintercard},
+    {"zunionstore", cmd_zunionstore},
+    {"zinterstore", cmd_zinterstore},
+    {"zdiffstore", cmd_zdiffstore});

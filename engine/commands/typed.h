@@ -14,6 +14,7 @@
 #define GB_ENGINE_COMMANDS_TYPED_H
 
 #include "engine/core/request/client.h"
+#include "engine/ds/list.h"
 #include "engine/ds/zset.h"
 #include "engine/types/t_stream.h"
 
@@ -43,8 +44,9 @@ enum {
 void gb_cmd_set(gb_client *c, gb_slice key, gb_slice val, unsigned opts, int64_t expire, const char *cmdname,
                 bool reply_int);
 
-/* DEL key [key ...] (n >= 1). */
+/* DEL key [key ...] (n >= 1); UNLINK, always lazy. */
 void gb_cmd_del(gb_client *c, size_t n, const gb_slice *keys);
+void gb_cmd_unlink(gb_client *c, size_t n, const gb_slice *keys);
 
 /* INCRBY key by (INCR, DECR, DECRBY too). */
 void gb_cmd_incrby(gb_client *c, gb_slice key, int64_t by);
@@ -57,6 +59,9 @@ void gb_cmd_hget(gb_client *c, gb_slice key, gb_slice field);
  * incompatible ones refused with Redis's texts; a NaN score is "not a
  * valid float"). ZINCRBY is ZADD INCR. */
 void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *scores, const gb_slice *members);
+/* Redis's option rules for ZADD, each with its own text: replies and
+ * returns false when broken (the RESP parser asks before the scores). */
+bool gb_cmd_zadd_flags_ok(gb_client *c, int flags, size_t n);
 void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member);
 
 /* PUBLISH channel message: replies the number of clients that received it. */
@@ -66,6 +71,9 @@ void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message);
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);
 /* LPOP/RPOP key (one value, no COUNT). */
 void gb_cmd_pop(gb_client *c, gb_slice key, bool tail);
+/* A pop happened: its event, then "del" if the list went with it
+ * (cmd_list.c: every pop shares it). */
+void gb_cmd_list_notify_pop(gb_client *c, gb_slice key, gb_list_end end);
 
 /* XADD key ... once parsed: a's ID and trim (a->trim.limit already the
  * work limit: LIMIT's count, or gb_stream_default_trim_limit for "~"

@@ -16,7 +16,7 @@
 #include "engine/core/introspect/errorstats.h"
 #include "engine/core/introspect/latency.h"
 #include "engine/core/request/propagate.h"
-#include "engine/core/scripting.h"
+#include "engine/core/request/script_state.h"
 #include "engine/core/introspect/slowlog.h"
 #include "engine/ds/htable.h"
 #include "platform/clock.h"
@@ -197,7 +197,7 @@ typedef struct gb_engine {
     bool active_expire_enabled; /* DEBUG SET-ACTIVE-EXPIRE */
     const struct gb_service *service; /* persistence's hooks into the loop, or NULL */
 
-    /* scripting (engine/core/scripting.h) */
+    /* scripting (engine/core/request/script_state.h) */
     gb_script_state script;              /* the script running now, if any */
     const gb_scripting_hooks *scripting; /* installed by engine/script, or NULL */
     gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */

@@ -10,7 +10,7 @@
 #include "engine/base/rdbstr.h"
 #include "engine/core/keyspace/db.h"
 #include "engine/core/memory/evict.h"
-#include "engine/core/scripting.h"
+#include "engine/core/request/script_state.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
 #include "engine/types/t_stream.h"

@@ -18,7 +18,7 @@
 
 #include "engine/base/rdbstr.h"
 #include "engine/base/strbuf.h"
-#include "engine/core/object.h"
+#include "engine/core/keyspace/keyrecord.h"
 #include "engine/ds/collection.h"
 #include "engine/ds/list.h"
 #include "engine/ds/stream.h"

@@ -10,7 +10,7 @@
 #include "engine/base/rdbstr.h"
 #include "engine/base/util.h"
 #include "engine/core/keyspace/db.h"
-#include "engine/core/scripting.h"
+#include "engine/core/request/script_state.h"
 #include "engine/persist/rdb_object.h"
 #include "platform/file.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/base/helper_thread.h"
+#include "engine/base/mem.h"
 #include "engine/core/memory/lazyfree.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
@@ -121,15 +122,10 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
         gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, engine_compresses, err, errlen);
     if (!w)
         return NULL;
-    gb_snapshot *s = calloc(1, sizeof *s);
-    if (s) {
-        s->taken = calloc((size_t)eng->ndbs, sizeof *s->taken);
-        s->fresh = calloc((size_t)eng->ndbs, sizeof *s->fresh);
-    }
-    if (!s || !s->taken || !s->fresh) {
-        fprintf(stderr, "goblin-core: out of memory for a snapshot; aborting\n");
-        abort();
-    }
+    /* gb_calloc: out of memory here is fatal, as it was */
+    gb_snapshot *s = gb_calloc(1, sizeof *s);
+    s->taken = gb_calloc((size_t)eng->ndbs, sizeof *s->taken);
+    s->fresh = gb_calloc((size_t)eng->ndbs, sizeof *s->fresh);
     s->eng = eng;
     s->w = w;
     s->stream_db = -1;
@@ -311,7 +307,7 @@ void gb_snapshot_free(gb_snapshot *s)
     }
     s->eng->cow.ctx = NULL;
     gb_snap_writer_free(s->w);
-    free(s->taken);
-    free(s->fresh);
-    free(s);
+    gb_free(s->taken);
+    gb_free(s->fresh);
+    gb_free(s);
 }

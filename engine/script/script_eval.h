@@ -20,7 +20,7 @@ void gb_eval_script_load(gb_scripting *sys, gb_client *c, gb_slice body);
 bool gb_eval_script_exists(gb_scripting *sys, gb_slice sha);
 void gb_eval_script_flush(gb_scripting *sys);
 
-/* The flags admission checks for an EVAL/EVALSHA (engine/core/scripting.h). */
+/* The flags admission checks for an EVAL/EVALSHA (engine/core/request/script_state.h). */
 uint32_t gb_eval_command_flags(gb_scripting *sys, uint32_t cmd_flags, int argc, const gb_slice *argv, bool by_sha);
 
 /* INFO: scripts cached, bytes they hold outside Lua, the interpreter's heap. */

@@ -3,7 +3,7 @@
  * named functions loaded with FUNCTION LOAD from code that starts with
  * "#!lua name=<library>", kept by the engine (FUNCTION LIST/DELETE/FLUSH),
  * called with FCALL/FCALL_RO, carried by snapshots and the log
- * (engine/core/scripting.h), and copied between servers with FUNCTION
+ * (engine/core/request/script_state.h), and copied between servers with FUNCTION
  * DUMP/RESTORE (payload: docs/scripting.md, "FUNCTION DUMP payload").
  *
  * A library's code runs once at load, in the functions interpreter, with

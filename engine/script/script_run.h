@@ -10,7 +10,7 @@
  * Busy scripts: a count hook every GB_SCRIPT_HOOK_INSTRUCTIONS checks the
  * time; past busy-reply-threshold the script is "timed out": the gate
  * answers others BUSY, and each hook call runs the transport's busy pump
- * (engine/core/scripting.h) so SCRIPT KILL, FUNCTION KILL and SHUTDOWN
+ * (engine/core/request/script_state.h) so SCRIPT KILL, FUNCTION KILL and SHUTDOWN
  * NOSAVE can arrive. A kill makes the hook raise an error on every line
  * from then on, so pcall cannot swallow it.
  */

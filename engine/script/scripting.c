@@ -7,7 +7,7 @@
 #include "engine/script/script_func.h"
 #include "engine/script/script_run.h"
 
-/* ---- the core's hooks (engine/core/scripting.h) ------------------------------------------- */
+/* ---- the core's hooks (engine/core/request/script_state.h) ------------------------------------------- */
 
 static uint32_t hook_command_flags(void *ctx, gb_client *c, uint32_t cmd_flags, int argc, const gb_slice *argv)
 {

@@ -2,7 +2,7 @@
  * The scripting subsystem of an engine (docs/scripting.md): two Lua
  * interpreters (one for EVAL scripts, one for function libraries, as in
  * Redis 7.0), the client their commands run as, the script running now,
- * and the hooks the core calls (engine/core/scripting.h).
+ * and the hooks the core calls (engine/core/request/script_state.h).
  *
  *   script_vm.c       a sandboxed interpreter and its memory
  *   script_convert.c  replies <-> Lua values

@@ -1,6 +1,6 @@
 /*
  * Registers the value types (list, hash, set, zset, stream) with the keyspace:
- * their gb_type_ops (engine/core/object.h).
+ * their gb_type_ops (engine/core/keyspace/keyrecord.h).
  */
 #ifndef GB_ENGINE_TYPES_REGISTRY_H
 #define GB_ENGINE_TYPES_REGISTRY_H

@@ -31,7 +31,7 @@
  *          every value the script left passes its structure's check.
  *
  * A script is bounded: busy-reply-threshold is 1 ms and the transport's
- * busy pump (engine/core/scripting.h) is played by the harness, which
+ * busy pump (engine/core/request/script_state.h) is played by the harness, which
  * sends SCRIPT KILL through the gate, or stops a script that wrote as
  * SHUTDOWN NOSAVE would (without shutting down); Lua's heap is bounded by
  * maxmemory's floor (script_vm.h) and one allocation by proto-max-bulk-len

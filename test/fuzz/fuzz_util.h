@@ -30,7 +30,7 @@
 #include "engine/ds/list.h"
 #include "engine/types/tobj.h"
 #include "engine/core/request/reply.h"
-#include "engine/core/scripting.h"
+#include "engine/core/request/script_state.h"
 #include "engine/modules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -377,7 +377,7 @@ static void expect_keys_as_resp_form(gb_engine *eng, size_t n)
         assert_int_equal((int)k.n, nkeys);
         for (int i = 0; i < nkeys; i++) {
             assert_true(gb_slice_eq(k.keys[i], b.v[r.keys[i].pos]));
-            assert_int_equal(k.flags, r.keys[i].flags);
+            assert_int_equal(gb_typed_key_flags(cmd, &k), r.keys[i].flags);
         }
     }
     gb_keys_result_free(&r);

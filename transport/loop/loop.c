@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/shutdown.h"
 
@@ -95,7 +96,7 @@ void gb_loop_stay_awake(gb_loop *loop) { set_awake(loop, true); }
 
 /* ---- serving others while a script is busy ---------------------------------------- */
 
-/* The engine's busy pump (engine/core/scripting.h, Redis's
+/* The engine's busy pump (engine/core/request/script_state.h, Redis's
  * processEventsWhileBlocked): called from inside a script that has run
  * past busy-reply-threshold. Each peer does one pass by hand; then the
  * BUSY errors (and whatever else was answered) go now, since the check
@@ -267,7 +268,7 @@ static void start_signals(gb_loop *loop)
 
 gb_loop *gb_loop_new(gb_engine *eng, char *err, size_t errlen)
 {
-    gb_loop *loop = calloc(1, sizeof *loop);
+    gb_loop *loop = gb_try_calloc(1, sizeof *loop);
     if (!loop) {
         snprintf(err, errlen, "out of memory creating the event loop");
         return NULL;
@@ -275,7 +276,7 @@ gb_loop *gb_loop_new(gb_engine *eng, char *err, size_t errlen)
     int rc = uv_loop_init(&loop->uv);
     if (rc != 0) {
         snprintf(err, errlen, "cannot create the event loop: %s", uv_strerror(rc));
-        free(loop);
+        gb_free(loop);
         return NULL;
     }
     loop->eng = eng;
@@ -321,5 +322,5 @@ void gb_loop_free(gb_loop *loop)
     stop_everything(loop);
     uv_run(&loop->uv, UV_RUN_DEFAULT);
     uv_loop_close(&loop->uv);
-    free(loop);
+    gb_free(loop);
 }

@@ -1031,7 +1031,7 @@ static bool hand_to_handshaker(gb_net_server *srv, conn *c)
 
 /* ---- serving others while a script is busy -------------------------------------------- */
 
-/* The engine's busy pump (engine/core/scripting.h, Redis's
+/* The engine's busy pump (engine/core/request/script_state.h, Redis's
  * processEventsWhileBlocked): called from inside a script that has run
  * past busy-reply-threshold. libuv's loop cannot be re-entered from a
  * callback, so this does one pass by hand: accept what waits on the

@@ -1090,9 +1090,9 @@ static void cmd_ring(gb_client *c, int argc, gb_slice *argv)
     }
 }
 
+/* RING's arity, flags and ACL categories: cmake/command_meta_extra.json. */
 static const gb_command_def ring_commands[] = {
-    {"ring", -2, GB_CMD_ADMIN | GB_CMD_NOSCRIPT, 0, 0, 0, cmd_ring, "connection",
-     "Claims or releases a shared-memory ring slot (Unix socket only).", "7.0.0"},
+    {"ring", cmd_ring},
 };
 
 /* ---- serving a slot ------------------------------------------------------------------- */

@@ -832,26 +832,22 @@ static bool run_xadd(gb_client *c, void *p)
     return true;
 }
 
-/* The keys of each typed call, with the access flags the RESP form's key
- * spec gives them (Redis 7.0's command table; SET's depend on GET, as
- * engine/core/request/command_meta.c's set_keys says). */
-static void keys_one(req *q, gb_typed_keys *k, uint16_t flags)
+/* The keys of each typed call. Their access flags are the command
+ * description's key spec (gb_typed_key_flags), but SET's, which its spec
+ * leaves to the arguments (GET). */
+static void keys_one(void *a, gb_typed_keys *k)
 {
+    req *q = a;
     k->keys = &q->key;
     k->n = 1;
-    k->flags = flags;
+    k->flags = 0;
 }
-
-static void keys_read(void *a, gb_typed_keys *k) { keys_one(a, k, GB_KS_RO | GB_KS_ACCESS); }
-static void keys_update(void *a, gb_typed_keys *k) { keys_one(a, k, GB_KS_RW | GB_KS_UPDATE); }
-static void keys_incr(void *a, gb_typed_keys *k) { keys_one(a, k, GB_KS_RW | GB_KS_ACCESS | GB_KS_UPDATE); }
-static void keys_lpush(void *a, gb_typed_keys *k) { keys_one(a, k, GB_KS_RW | GB_KS_INSERT); }
-static void keys_rpop(void *a, gb_typed_keys *k) { keys_one(a, k, GB_KS_RW | GB_KS_ACCESS | GB_KS_DELETE); }
 
 static void keys_set(void *a, gb_typed_keys *k)
 {
     req *q = a;
-    keys_one(q, k, (q->flags & GB_SBE_SET_GET) ? GB_KS_RW | GB_KS_ACCESS | GB_KS_UPDATE : GB_KS_OW | GB_KS_UPDATE);
+    keys_one(q, k);
+    k->flags = gb_set_key_flags((q->flags & GB_SBE_SET_GET) != 0);
 }
 
 static void keys_del(void *a, gb_typed_keys *k)
@@ -859,25 +855,24 @@ static void keys_del(void *a, gb_typed_keys *k)
     req *q = a;
     k->keys = q->a;
     k->n = q->n;
-    k->flags = GB_KS_RM | GB_KS_DELETE;
+    k->flags = 0;
 }
 
 static const gb_typed_call typed_calls[GB_SBE_REQUEST_MAX + 1] = {
     [GB_SBE_PING] = {run_ping, argv_ping, NULL},
-    [GB_SBE_GET] = {run_get, argv_get, keys_read},
+    [GB_SBE_GET] = {run_get, argv_get, keys_one},
     [GB_SBE_SET] = {run_set, argv_set, keys_set},
     [GB_SBE_DEL] = {run_del, argv_del, keys_del},
-    [GB_SBE_INCR] = {run_incr, argv_incr, keys_incr},
-    [GB_SBE_HSET] = {run_hset, argv_hset, keys_update},
-    [GB_SBE_HGET] = {run_hget, argv_hget, keys_read},
-    [GB_SBE_ZADD] = {run_zadd, argv_zadd, keys_update},
-    [GB_SBE_ZSCORE] = {run_zscore, argv_zscore, keys_read},
-    [GB_SBE_LPUSH] = {run_lpush, argv_lpush, keys_lpush},
-    [GB_SBE_RPOP] = {run_rpop, argv_rpop, keys_rpop},
+    [GB_SBE_INCR] = {run_incr, argv_incr, keys_one},
+    [GB_SBE_HSET] = {run_hset, argv_hset, keys_one},
+    [GB_SBE_HGET] = {run_hget, argv_hget, keys_one},
+    [GB_SBE_ZADD] = {run_zadd, argv_zadd, keys_one},
+    [GB_SBE_ZSCORE] = {run_zscore, argv_zscore, keys_one},
+    [GB_SBE_LPUSH] = {run_lpush, argv_lpush, keys_one},
+    [GB_SBE_RPOP] = {run_rpop, argv_rpop, keys_one},
     /* channels, not keys: a user limited to some channels takes the RESP form */
     [GB_SBE_PUBLISH] = {run_publish, argv_publish, NULL},
-    /* RW UPDATE rather than INSERT: XADD may trim (Redis 7.0's key spec) */
-    [GB_SBE_XADD] = {run_xadd, argv_xadd, keys_update},
+    [GB_SBE_XADD] = {run_xadd, argv_xadd, keys_one},
 };
 
 const gb_typed_call *gb_sbe_typed_call(unsigned tid)

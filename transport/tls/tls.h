@@ -11,7 +11,7 @@
  * blocks the loop either way.
  *
  * This module knows nothing of libuv or the engine: it is a pure
- * bytes-in/bytes-out layer (test/fuzz/fuzz_tls_accept.c drives it alone).
+ * bytes-in/bytes-out layer (test/fuzz/fuzz_tls.c drives it alone).
  */
 #ifndef GB_TRANSPORT_TLS_TLS_H
 #define GB_TRANSPORT_TLS_TLS_H

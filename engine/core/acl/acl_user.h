@@ -11,7 +11,7 @@
  * and every channel it names.
  *
  * A selector's commands are a bitmap over the ids of engine/core/
- * acl_commands.h; the first arguments allowed of an otherwise refused
+ * acl_command_ids.h; the first arguments allowed of an otherwise refused
  * command ("+select|0", deprecated in Redis, still honoured) are kept
  * apart, per command.
  *
@@ -22,7 +22,7 @@
 #define GB_ENGINE_ACL_USER_H
 
 #include "engine/base/strbuf.h"
-#include "engine/core/acl_commands.h"
+#include "engine/core/acl/acl_command_ids.h"
 #include "engine/core/acl/acl_list.h"
 
 /* User flags, in the order ACL LIST prints them. */

@@ -11,7 +11,7 @@
 #define GB_ENGINE_DB_H
 
 #include "engine/ds/htable.h"
-#include "engine/core/object.h"
+#include "engine/core/keyspace/keyrecord.h"
 
 struct gb_engine;
 struct gb_db;

@@ -16,7 +16,7 @@
  * events (gb_evict_background) so the loop is never held longer than
  * Redis's would be.
  *
- * The per-key access clock (gb_kv's atime and lfu bytes, object.h) is
+ * The per-key access clock (gb_kv's atime and lfu bytes, keyrecord.h) is
  * kept here too: LRU idle seconds, or Redis's LFU counter (logarithmic,
  * lfu-log-factor) and its decay time (lfu-decay-time minutes).
  */

@@ -14,7 +14,7 @@
 #define GB_ENGINE_CORE_LAZYFREE_H
 
 #include "engine/ds/htable.h"
-#include "engine/core/object.h"
+#include "engine/core/keyspace/keyrecord.h"
 #include "platform/cpu.h"
 
 struct gb_engine;

@@ -35,7 +35,7 @@
 
 #include "engine/core/request/client.h"
 #include "engine/core/keyspace/db.h"
-#include "engine/core/object.h"
+#include "engine/core/keyspace/keyrecord.h"
 
 struct gb_engine;
 

@@ -2,15 +2,16 @@
  * The command table, shared by every transport.
  *
  * Each command module (cmd_string.c, cmd_keys.c, ...) defines a static array
- * of gb_command_def and registers it at start-up. The engine keeps them in a
- * name-indexed table with per-command statistics (INFO commandstats).
+ * of gb_command_def, which names handlers only, and registers it at
+ * start-up. The engine keeps them in a name-indexed table with per-command
+ * statistics (INFO commandstats).
  *
- * Arity follows Redis: N > 0 means exactly N arguments including the name;
- * -N means at least N. Key positions (first, last, step) use Redis's legacy
- * key-spec convention. Each registered command is joined by name with
- * Redis's description of it (engine/core/request/command_meta.h), which the gate
- * checks arity against and COMMAND reports; a unit test holds the two in
- * agreement. A container command (CONFIG, CLIENT, ...) gets one record per
+ * Each registered command is joined by name with Redis's description of it
+ * (engine/core/request/command_meta.h), the one source of its arity (N > 0: exactly
+ * N arguments with the name; -N: at least N), flags, key specs and ACL
+ * categories: the gate checks arity against it and COMMAND reports it. A
+ * command Redis does not have (RING) is described in
+ * cmake/command_meta_extra.json like the others. A container command (CONFIG, CLIENT, ...) gets one record per
  * subcommand, as in Redis 7: the gate resolves "CONFIG GET" to config|get,
  * with its own arity and statistics, before anything else.
  */
@@ -33,7 +34,7 @@ enum {
     GB_CMD_LOADING = 1u << 9,
     GB_CMD_STALE = 1u << 10,
     GB_CMD_NOSCRIPT = 1u << 11, /* refused inside scripts (redis.call) */
-    GB_CMD_ALLOW_BUSY = 1u << 12, /* admitted while a script is busy (engine/core/scripting.h) */
+    GB_CMD_ALLOW_BUSY = 1u << 12, /* admitted while a script is busy (engine/core/request/script_state.h) */
     /* Runs a script (EVAL*, FCALL*): admission checks the flags the script
      * declares (Redis's getCommandFlags), asked of the scripting hooks. */
     GB_CMD_RUNS_SCRIPT = 1u << 13,
@@ -53,14 +54,12 @@ enum {
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
 
 typedef struct gb_command_def {
-    const char *name;   /* lower case */
-    int arity;
-    uint32_t flags;
-    int first_key, last_key, key_step;
+    /* Lower case; the command's arity, flags, key specs, ACL categories and
+     * documentation are Redis's description under this name
+     * (engine/core/request/command_meta_table.c), never written here. */
+    const char *name;
     gb_cmd_proc *proc;
-    const char *group;  /* COMMAND DOCS group: "string", "generic", "list", ... */
-    const char *summary;
-    const char *since;
+    uint32_t flags; /* only GB_CMD_ENGINE_OWN bits: what the description does not say */
     /* A container (CONFIG, CLIENT, ...): the subcommands its handler
      * implements, space-separated ("get set help"); NULL: all of Redis's. */
     const char *subcommands;
@@ -73,7 +72,7 @@ typedef struct gb_command {
     uint32_t flags;               /* GB_CMD_*, from Redis's flags for it (the gate acts on these) */
     struct gb_command *subs;      /* a container's implemented subcommands, sorted by name */
     uint8_t nsubs;
-    uint16_t acl_id;              /* its bit in ACL command bitmaps (engine/core/acl_commands.h) */
+    uint16_t acl_id;              /* its bit in ACL command bitmaps (engine/core/acl/acl_command_ids.h) */
     /* INFO commandstats */
     uint64_t calls;
     uint64_t timed_calls; /* the calls whose duration was measured (gb_command_timed) */

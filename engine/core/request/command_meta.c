@@ -100,14 +100,18 @@ static void keys_add(gb_keys_result *r, int pos, uint16_t flags)
 
 static bool arg_is(gb_slice a, const char *word) { return a.len == strlen(word) && gb_slice_ieq(a, word); }
 
+uint16_t gb_set_key_flags(bool with_get)
+{
+    return with_get ? GB_KS_RW | GB_KS_ACCESS | GB_KS_UPDATE : GB_KS_OW | GB_KS_UPDATE;
+}
+
 /* SET: the key is read only when GET is given. */
 static int set_keys(int argc, const gb_slice *argv, gb_keys_result *r)
 {
-    uint16_t flags = GB_KS_OW | GB_KS_UPDATE;
+    bool with_get = false;
     for (int i = 3; i < argc; i++)
-        if (arg_is(argv[i], "get"))
-            flags = GB_KS_RW | GB_KS_ACCESS | GB_KS_UPDATE;
-    keys_add(r, 1, flags);
+        with_get |= arg_is(argv[i], "get");
+    keys_add(r, 1, gb_set_key_flags(with_get));
     return r->n;
 }
 

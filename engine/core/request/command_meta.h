@@ -218,6 +218,9 @@ bool gb_command_has_keys(const gb_command_meta *m);
  * argument, or none when argv is shorter): the index, and the spec's flags
  * in *flags. 0 for every other command. */
 int gb_command_single_key(const gb_command_meta *m, uint16_t *flags);
+/* SET's key flags, which its key spec leaves variable: read and updated
+ * with GET, overwritten without (the rule gb_command_keys applies). */
+uint16_t gb_set_key_flags(bool with_get);
 void gb_keys_result_free(gb_keys_result *r);
 
 #endif

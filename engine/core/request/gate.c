@@ -405,8 +405,143 @@ static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd
     return true;
 }
 
-/* Every check before a command runs. Returns true when it should run now;
- * false when it was rejected or queued (and answered). */
+/* ---- the rules: one list for RESP and typed calls ---- */
+
+/* One call as admission judges it: a RESP call (argv) or a typed one
+ * (typed, typed_args: its keys for ACL, no argument vector built). */
+typedef struct admission {
+    gb_client *c;
+    gb_command *cmd;
+    int argc;
+    gb_slice *argv;
+    const gb_typed_call *typed;
+    void *typed_args;
+    /* the verdict's details */
+    const char *why;          /* ADMIT_REJECT: the error text */
+    enum gb_acl_denial denial; /* ADMIT_DENY: what ACL refused, and where */
+    int argpos;
+} admission;
+
+enum admit_verdict {
+    ADMIT_RUN,      /* run it now */
+    ADMIT_REJECT,   /* refuse it with a->why */
+    ADMIT_DENY,     /* refuse it for permission (ACL LOG, NOPERM) */
+    ADMIT_POSTPONE, /* CLIENT PAUSE holds it */
+    ADMIT_QUEUE,    /* MULTI queues it */
+};
+
+static inline enum admit_verdict refuse(admission *a, const char *why)
+{
+    a->why = why;
+    return ADMIT_REJECT;
+}
+
+/* The user may run the call: by the one bit when it may run the command
+ * with any arguments, else by the full check; a typed call is checked on
+ * its own keys (no RESP form built), and one whose keys it cannot give is
+ * judged denied here, which hands it to its RESP form. */
+static inline bool admission_permitted(admission *a)
+{
+    if (!a->typed)
+        return permitted(a->c, a->cmd, a->argc, a->argv, &a->denial, &a->argpos);
+    if (GB_LIKELY(gb_acl_permits_any_args(a->c->user, a->cmd->acl_id)))
+        return true;
+    a->denial = GB_ACL_DENIED_CMD;
+    if (!a->typed->keys)
+        return false;
+    gb_typed_keys k;
+    a->typed->keys(a->typed_args, &k);
+    return gb_acl_permits_keys(a->c, a->cmd, k.keys, k.n, gb_typed_key_flags(a->cmd, &k));
+}
+
+/* The flags admission checks (admitted_flags); a typed call runs no
+ * script, so its command's own. */
+static inline uint32_t admission_flags(admission *a)
+{
+    return a->typed ? a->cmd->flags : admitted_flags(a->c, a->cmd, a->argc, a->argv);
+}
+
+/* Every rule a command obeys before it runs, in Redis's processCommand
+ * order, for RESP and typed calls alike: admit() acts on the verdict; a
+ * typed call runs natively only on ADMIT_RUN and otherwise hands its RESP
+ * form to admit(), which judges it again and answers. A rule added here
+ * therefore applies to both paths. Nothing here answers the client or
+ * changes its state (evicting under maxmemory is Redis's own first step
+ * and may run twice for a handed-over typed call). Always inlined: every
+ * typed call runs it (GCC had made it a function of its own, called from
+ * both paths). */
+static inline __attribute__((always_inline)) enum admit_verdict judge(admission *a)
+{
+    gb_client *c = a->c;
+    gb_command *cmd = a->cmd;
+    /* Before authentication, as Redis's processCommand. */
+    if (GB_UNLIKELY(cmd->flags & GB_CMD_PROTECTED) &&
+        !gb_client_protected_allowed(c, c->eng->cfg.enable_debug_command))
+        return refuse(a, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+                         "can run it from a local connection, otherwise you need to set this option in the "
+                         "configuration file, and then restart the server.");
+    if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
+        gb_acl_auth_required(c->eng))
+        return refuse(a, GB_ERR_NOAUTH);
+    if (GB_UNLIKELY(!admission_permitted(a)))
+        return ADMIT_DENY;
+    /* A log being replayed already happened: it is obeyed (Redis's
+     * mustObeyClient), whatever memory or the disk say now. */
+    if (!(c->flags & GB_CLIENT_OBEY)) {
+        uint32_t flags = admission_flags(a);
+        /* Memory before the disk, as Redis checks them. */
+        if (c->eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, flags))
+            return refuse(a, GB_ERR_OOM);
+        const char *disk = refused_for_disk(c, cmd, flags);
+        if (!disk)
+            disk = refused_for_replicas(c, cmd, flags);
+        if (disk)
+            return refuse(a, disk);
+        /* A read-only replica (engine/core/replication/replica.h): its primary's
+         * stream is an OBEY client and never gets here. */
+        bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+        const char *ro = refused_on_replica(c, writes, true);
+        if (ro)
+            return refuse(a, ro);
+    }
+    if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd)))
+        return refuse(a, NULL); /* admit() writes the text, which names the command */
+    /* A replica whose link is down, with replica-serve-stale-data no. */
+    const char *stale = refused_on_replica(c, false, (cmd->flags & GB_CMD_STALE) != 0);
+    if (stale)
+        return refuse(a, stale);
+    /* A script past busy-reply-threshold holds the engine: the busy pump
+     * (engine/core/request/script_state.h) serves others only what may run beside it. */
+    if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY))
+        return refuse(a, gb_script_busy_error(&c->eng->script));
+    /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_MONITOR) &&
+        (cmd->flags & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE)))
+        return refuse(a, "ERR Replica can't interact with the keyspace");
+    /* CLIENT PAUSE: last, as in Redis's processCommand, so that what would
+     * be refused is refused now and only what would run (or be queued)
+     * waits. */
+    if (GB_UNLIKELY(c->eng->pause_type != GB_PAUSE_NONE) && gb_pause_postpones(c, cmd))
+        return ADMIT_POSTPONE;
+    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI))
+        return ADMIT_QUEUE;
+    return ADMIT_RUN;
+}
+
+static void reject_in_subscribed_mode(gb_client *c, gb_command *cmd)
+{
+    char err[256];
+    snprintf(err, sizeof err,
+             "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+             "this context",
+             cmd->fullname);
+    reject(c, cmd, err);
+}
+
+/* Every check before a RESP call runs: its arity (a typed call has its
+ * command's shape by construction), then judge()'s rules, acting on the
+ * verdict. Returns true when it should run now; false when it was
+ * rejected, postponed or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
     if (!gb_command_arity_ok(cmd, argc)) {
@@ -415,90 +550,27 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, err);
         return false;
     }
-    /* Before authentication, as Redis's processCommand. */
-    if (GB_UNLIKELY(cmd->flags & GB_CMD_PROTECTED) &&
-        !gb_client_protected_allowed(c, c->eng->cfg.enable_debug_command)) {
-        reject(c, cmd,
-               "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
-               "from a local connection, otherwise you need to set this option in the configuration file, and then "
-               "restart the server.");
+    admission a = {.c = c, .cmd = cmd, .argc = argc, .argv = argv};
+    switch (judge(&a)) {
+    case ADMIT_RUN:
+        return true;
+    case ADMIT_REJECT:
+        if (a.why)
+            reject(c, cmd, a.why);
+        else
+            reject_in_subscribed_mode(c, cmd);
         return false;
-    }
-    if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
-        gb_acl_auth_required(c->eng)) {
-        reject(c, cmd, GB_ERR_NOAUTH);
+    case ADMIT_DENY:
+        reject_for_permission(c, cmd, argc, argv, a.denial, a.argpos);
         return false;
-    }
-    enum gb_acl_denial why;
-    int argpos = 0;
-    if (GB_UNLIKELY(!permitted(c, cmd, argc, argv, &why, &argpos))) {
-        reject_for_permission(c, cmd, argc, argv, why, argpos);
-        return false;
-    }
-    /* A log being replayed already happened: it is obeyed (Redis's
-     * mustObeyClient), whatever memory or the disk say now. */
-    if (!(c->flags & GB_CLIENT_OBEY)) {
-        uint32_t flags = admitted_flags(c, cmd, argc, argv);
-        /* Memory before the disk, as Redis checks them. */
-        if (c->eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, flags)) {
-            reject(c, cmd, GB_ERR_OOM);
-            return false;
-        }
-        const char *disk = refused_for_disk(c, cmd, flags);
-        if (!disk)
-            disk = refused_for_replicas(c, cmd, flags);
-        if (disk) {
-            reject(c, cmd, disk);
-            return false;
-        }
-        /* A read-only replica (engine/core/replication/replica.h): its primary's
-         * stream is an OBEY client and never gets here. */
-        bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
-        const char *ro = refused_on_replica(c, writes, true);
-        if (ro) {
-            reject(c, cmd, ro);
-            return false;
-        }
-    }
-    if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd))) {
-        char err[256];
-        snprintf(err, sizeof err,
-                 "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
-                 "this context",
-                 cmd->fullname);
-        reject(c, cmd, err);
-        return false;
-    }
-    /* A replica whose link is down, with replica-serve-stale-data no. */
-    const char *stale = refused_on_replica(c, false, (cmd->flags & GB_CMD_STALE) != 0);
-    if (stale) {
-        reject(c, cmd, stale);
-        return false;
-    }
-    /* A script past busy-reply-threshold holds the engine: the busy pump
-     * (engine/core/scripting.h) serves others only what may run beside it. */
-    if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY)) {
-        reject(c, cmd, gb_script_busy_error(&c->eng->script));
-        return false;
-    }
-    /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */
-    if (GB_UNLIKELY(c->flags & GB_CLIENT_MONITOR) &&
-        (cmd->flags & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE))) {
-        reject(c, cmd, "ERR Replica can't interact with the keyspace");
-        return false;
-    }
-    /* CLIENT PAUSE: last, as in Redis's processCommand, so that what would
-     * be refused is refused now and only what would run (or be queued)
-     * waits. */
-    if (GB_UNLIKELY(c->eng->pause_type != GB_PAUSE_NONE) && gb_pause_postpones(c, cmd)) {
+    case ADMIT_POSTPONE:
         gb_pause_postpone(c, argc, argv);
         return false;
-    }
-    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI)) {
+    case ADMIT_QUEUE:
         gb_multi_queue(c, cmd, argc, argv);
         return false;
     }
-    return true;
+    return false;
 }
 
 /* Redis's resetClient, after each command a client sent (not while it is
@@ -564,38 +636,26 @@ static void execute_as_argv(gb_client *c, const gb_typed_call *t, void *args)
     gb_argv_free(&b);
 }
 
-/* The user may run the typed call: by the one bit when it may run cmd
- * with any arguments, else, for a user limited to some keys, by checking
- * the call's own keys (no RESP form built). */
-static inline bool typed_permitted(const gb_client *c, const gb_command *cmd, const gb_typed_call *t, void *args)
+/* What acts around a RESP call's run and not a typed one's: MONITOR's
+ * feed, CLIENT TRACKING's reads and invalidations, CLIENT REPLY SKIP. A
+ * typed call with any of them in play takes its RESP form. */
+static inline bool typed_bookkeeping_in_play(const gb_client *c)
 {
-    if (GB_LIKELY(gb_acl_permits_any_args(c->user, cmd->acl_id)))
-        return true;
-    if (!t->keys)
-        return false;
-    gb_typed_keys k;
-    t->keys(args, &k);
-    return gb_acl_permits_keys(c, cmd, k.keys, k.n, k.flags);
+    const gb_engine *eng = c->eng;
+    return (c->flags & (GB_CLIENT_TRACKING | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || eng->nmonitors ||
+           gb_tracking_clients(eng);
 }
 
 void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t, void *args)
 {
     gb_engine *eng = c->eng;
-    /* The common case, checked in one go: an authenticated client outside
-     * MULTI whose user may run the command (with any arguments, or on the
-     * call's own keys: typed_permitted), memory not
-     * in question, no script busy, never a replica, and none of MONITOR, CLIENT PAUSE, CLIENT
-     * TRACKING or CLIENT REPLY SKIP in play (they act around the RESP form's
-     * call). Anything else takes the RESP form through admission, which
-     * answers exactly as for a RESP client (a denial included: its reply
-     * and ACL LOG entry name the argument of the RESP form). */
-    bool plain = (c->flags & (GB_CLIENT_AUTHED | GB_CLIENT_MULTI | GB_CLIENT_MONITOR | GB_CLIENT_TRACKING |
-                              GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) == GB_CLIENT_AUTHED &&
-                 eng->pause_type == GB_PAUSE_NONE && !eng->nmonitors && !gb_tracking_clients(eng) &&
-                 typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
-                 !refused_for_disk(c, cmd, cmd->flags) && !refused_for_replicas(c, cmd, cmd->flags) &&
-                 !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
-                 !(eng->replica && gb_engine_is_replica(eng)); /* a replica's rules are admission's */
+    /* Admission's own rules (judge), so that a typed call is refused,
+     * postponed or queued exactly when its RESP form would be: anything
+     * but ADMIT_RUN takes the RESP form through admission, which answers
+     * exactly as for a RESP client (a denial included: its reply and ACL
+     * LOG entry name the argument of the RESP form). */
+    admission adm = {.c = c, .cmd = cmd, .typed = t, .typed_args = args};
+    bool plain = !typed_bookkeeping_in_play(c) && judge(&adm) == ADMIT_RUN;
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;

@@ -63,13 +63,23 @@ size_t gb_format_double_arg(char *p, double v);
  * nothing. */
 void gb_gate_execute(gb_client *c, int argc, gb_slice *argv);
 
-/* A typed call's keys: n slices, all found by one key spec whose
- * access flags are `flags` (GB_KS_*). */
+/* A typed call's keys: n slices, all found by its command's first key
+ * spec. Their access flags (GB_KS_*) are that spec's, from the command
+ * description (gb_typed_key_flags); `flags` is set (non-zero) only by a
+ * call whose spec leaves them variable (SET: gb_set_key_flags). */
 typedef struct gb_typed_keys {
     const gb_slice *keys;
     size_t n;
     uint16_t flags;
 } gb_typed_keys;
+
+/* The access flags of a typed call's keys k of cmd. */
+static inline uint16_t gb_typed_key_flags(const gb_command *cmd, const gb_typed_keys *k)
+{
+    if (k->flags || cmd->meta->nkey_specs == 0)
+        return k->flags;
+    return cmd->meta->key_specs[0].flags;
+}
 
 /* A typed call: native arguments and how to run them. */
 typedef struct gb_typed_call {
@@ -83,9 +93,9 @@ typedef struct gb_typed_call {
     void (*to_argv)(void *args, gb_argv_builder *b);
     /* The call's keys, for a user limited to some keys (NULL: none, or the
      * call leaves the check to its RESP form). They must be exactly the
-     * keys, in order, and the GB_KS_* access flags that the RESP form's key
-     * specs give (test_sbe_server checks every typed call against
-     * gb_command_keys of its to_argv). */
+     * keys, in order, that the RESP form's key specs find, and with
+     * gb_typed_key_flags their access flags (test_sbe_server checks every
+     * typed call against gb_command_keys of its to_argv). */
     void (*keys)(void *args, gb_typed_keys *k);
 } gb_typed_call;
 

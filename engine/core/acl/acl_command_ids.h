@@ -2,9 +2,9 @@
  * The commands ACL rules can name, each with an id: the bit that stands for
  * it in a selector's command bitmap (engine/core/acl/acl_user.h).
  *
- * The set is Redis 7.0's whole command table (engine/core/request/command_meta.h),
- * not only the commands this server implements, plus the server's own
- * commands (RING) as they register. Rules written for Redis therefore load
+ * The set is the whole command table (engine/core/request/command_meta.h): Redis
+ * 7.0's commands, not only those this server implements, then the later
+ * ones and the server's own (RING). Rules written for Redis therefore load
  * unchanged ("+xadd" is valid before streams exist), and the category
  * arithmetic that ACL GETUSER and ACL LIST print ("-@all +@read -@hash")
  * counts the same commands Redis counts, so it prints what Redis prints.
@@ -14,8 +14,8 @@
  * bitmap is never a command: "+@all" sets it, and it says "allowed to run
  * commands that do not exist yet" (Redis's trick for describing +@all).
  */
-#ifndef GB_ENGINE_ACL_COMMANDS_H
-#define GB_ENGINE_ACL_COMMANDS_H
+#ifndef GB_ENGINE_ACL_COMMAND_IDS_H
+#define GB_ENGINE_ACL_COMMAND_IDS_H
 
 #include "engine/core/request/command_meta.h"
 

@@ -13,8 +13,8 @@
  *     declares (admission), INFO's memory fields, and the function
  *     libraries as source code for persistence (snapshots, log rewrites).
  */
-#ifndef GB_ENGINE_CORE_SCRIPTING_H
-#define GB_ENGINE_CORE_SCRIPTING_H
+#ifndef GB_ENGINE_CORE_SCRIPT_STATE_H
+#define GB_ENGINE_CORE_SCRIPT_STATE_H
 
 #include "engine/base/common.h"
 

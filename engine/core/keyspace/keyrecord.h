@@ -39,8 +39,8 @@
  * never keeps a gb_kv pointer across such a call (db.c fixes the table link
  * and the volatile array).
  */
-#ifndef GB_ENGINE_OBJECT_H
-#define GB_ENGINE_OBJECT_H
+#ifndef GB_ENGINE_KEYRECORD_H
+#define GB_ENGINE_KEYRECORD_H
 
 #include "engine/base/common.h"
 #include "engine/ds/htable.h"
