@@ -201,6 +201,9 @@ typedef struct gb_settings {
     int repl_ping_replica_period;   /* seconds between PINGs in the stream */
     int min_replicas_to_write;      /* 0: off */
     int min_replicas_max_lag;       /* seconds; 0: off */
+    int repl_diskless_sync;         /* a full sync streams its RDB as the scan makes it (engine/persist/repl_fsync.h) */
+    int repl_diskless_sync_delay;   /* seconds it waits for more replicas */
+    int repl_diskless_sync_max_replicas; /* replicas that start it at once; 0: none */
     /* the replica side (engine/core/replica.h) */
     char *replicaof; /* "<host> <port>" at start-up; empty: a primary */
     char *masterauth;

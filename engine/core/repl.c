@@ -116,7 +116,11 @@ void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size)
 
 /* ---- state ------------------------------------------------------------------ */
 
-enum replica_state { REPLICA_NONE = 0, REPLICA_ONLINE };
+/* A replica's way to online: a full sync waits for the background scan
+ * to start (REPLICA_WAIT_SCAN, Redis's wait_bgsave_start), then gets the
+ * RDB while the stream produced meanwhile is held back (REPLICA_TRANSFER),
+ * then the held stream and the live one. */
+enum replica_state { REPLICA_NONE = 0, REPLICA_WAIT_SCAN, REPLICA_TRANSFER, REPLICA_ONLINE };
 
 /* A client that spoke REPLCONF or became a replica. */
 typedef struct repl_link {
@@ -131,6 +135,10 @@ typedef struct repl_link {
      * limit (Redis sends it outside the replica's buffer). */
     uint64_t appended;
     uint64_t rdb_end;
+    bool psync;           /* a full sync asked by PSYNC: +FULLRESYNC goes first (SYNC: nothing) */
+    bool eof_capa;        /* REPLCONF capa eof: it takes an RDB of unknown length ($EOF:<mark>) */
+    int64_t wait_since_ms;/* wall clock it began to wait for a scan */
+    gb_strbuf held;       /* the stream since its RDB's moment, sent after the RDB */
 } repl_link;
 
 /* A client blocked in WAIT. */
@@ -318,6 +326,30 @@ static void free_backlog(gb_engine *eng)
     r->seldb = -1;
 }
 
+static void close_client(gb_client *c)
+{
+    c->flags |= GB_CLIENT_CLOSE_ASAP;
+    if (c->hooks && c->hooks->close)
+        c->hooks->close(c);
+}
+
+/* The stream while l gets its RDB: kept until the RDB has gone, bounded
+ * by client-output-buffer-limit replica's hard limit as Redis bounds the
+ * replica's output buffer meanwhile (past it the replica is dropped and
+ * starts over). */
+static void hold_stream(gb_engine *eng, repl_link *l, const char *buf, size_t len)
+{
+    long long hard = eng->cfg.client_obuf_replica_hard;
+    if (hard > 0 && l->held.len + len > (size_t)hard) {
+        gb_log(GB_LOG_WARNING, "Replica dropped during its full sync: the stream held for it passed "
+               "client-output-buffer-limit replica (%lld bytes)", hard);
+        gb_strbuf_free(&l->held);
+        close_client(l->c);
+        return;
+    }
+    gb_strbuf_add(&l->held, buf, len);
+}
+
 void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
 {
     gb_repl *r = R(eng);
@@ -326,6 +358,10 @@ void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
     r->master_repl_offset += (int64_t)len;
     for (size_t i = 0; i < r->nlinks; i++) {
         gb_client *c = r->links[i].c;
+        if (r->links[i].state == REPLICA_TRANSFER && !(c->flags & GB_CLIENT_CLOSE_ASAP)) {
+            hold_stream(eng, &r->links[i], buf, len);
+            continue;
+        }
         if (r->links[i].state != REPLICA_ONLINE || (c->flags & GB_CLIENT_CLOSE_ASAP))
             continue;
         write_raw(&r->links[i], buf, len);
@@ -412,12 +448,6 @@ void gb_repl_continue_as(gb_engine *eng, const char *replid)
     gb_repl_disconnect_replicas(eng);
 }
 
-static void close_client(gb_client *c)
-{
-    c->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (c->hooks && c->hooks->close)
-        c->hooks->close(c);
-}
 
 void gb_repl_disconnect_replicas(gb_engine *eng)
 {
@@ -507,32 +537,115 @@ full:
 
 void gb_repl_full_begin(gb_client *c, bool psync)
 {
-    gb_engine *eng = c->eng;
-    gb_repl *r = R(eng);
+    gb_repl *r = R(c->eng);
     r->sync_full++;
     repl_link *l = attach_replica(c);
+    l->state = REPLICA_WAIT_SCAN;
+    l->psync = psync;
+    l->wait_since_ms = c->eng->now_ms;
+}
+
+/* ---- the full sync's transfer (driven by engine/persist/repl_fsync.c) ------------------ */
+
+static bool in_state(const repl_link *l, enum replica_state st)
+{
+    return l->state == st && !(l->c->flags & GB_CLIENT_CLOSE_ASAP);
+}
+
+size_t gb_repl_fsync_waiting(const gb_engine *eng, int64_t *oldest_ms, bool *all_eof)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    *all_eof = true;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_WAIT_SCAN))
+            continue;
+        if (n == 0 || l->wait_since_ms < *oldest_ms)
+            *oldest_ms = l->wait_since_ms;
+        *all_eof = *all_eof && l->eof_capa;
+        n++;
+    }
+    return n;
+}
+
+size_t gb_repl_fsync_start(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
     ensure_backlog(eng);
-    /* The dataset is written now, at this offset; what follows it in the
-     * stream starts with a SELECT (Redis's slaveseldb = -1). */
+    /* The dataset is of this moment, at this offset; what follows it in
+     * the stream starts with a SELECT (Redis's slaveseldb = -1). */
     r->seldb = -1;
-    if (psync) {
-        char line[128];
-        int n = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", r->replid, (long long)r->master_repl_offset);
-        write_raw(l, line, (size_t)n);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_WAIT_SCAN))
+            continue;
+        l->state = REPLICA_TRANSFER;
+        gb_strbuf_reset(&l->held);
+        if (l->psync) {
+            char line[128];
+            int len = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", r->replid,
+                               (long long)r->master_repl_offset);
+            write_raw(l, line, (size_t)len);
+            l->c->hooks->flush(l->c);
+        }
+        n++;
+    }
+    return n;
+}
+
+size_t gb_repl_fsync_receivers(const gb_engine *eng, size_t *max_pending)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    *max_pending = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        gb_client_desc d = {.fd = -1};
+        l->c->hooks->describe(l->c, &d);
+        *max_pending = GB_MAX(*max_pending, d.obuf);
+        n++;
+    }
+    return n;
+}
+
+void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        write_raw(l, p, n);
+        l->rdb_end = l->appended; /* the RDB is not held to the output limit */
+        l->c->hooks->flush(l->c);
     }
 }
 
-void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len)
+void gb_repl_fsync_done(gb_engine *eng)
 {
-    repl_link *l = link_of(R(c->eng), c);
-    char hdr[32];
-    int n = snprintf(hdr, sizeof hdr, "$%zu\r\n", len);
-    write_raw(l, hdr, (size_t)n);
-    write_raw(l, rdb, len);
-    l->rdb_end = l->appended;
-    put_online(c, l);
-    c->hooks->flush(c);
-    gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded (%zu bytes of RDB)", len);
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        write_raw(l, l->held.p, l->held.len);
+        gb_strbuf_free(&l->held);
+        put_online(l->c, l);
+        l->c->hooks->flush(l->c);
+        gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded");
+    }
+}
+
+void gb_repl_fsync_failed(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++)
+        if (in_state(&r->links[i], REPLICA_TRANSFER))
+            close_client(r->links[i].c);
 }
 
 size_t gb_repl_backlog_bytes(const gb_engine *eng) { return R(eng)->backlog.buf ? R(eng)->backlog.cap : 0; }
@@ -548,6 +661,7 @@ size_t gb_repl_output_bytes(const gb_engine *eng)
         gb_client_desc d = {.fd = -1};
         c->hooks->describe(c, &d);
         n += d.rbs + d.omem; /* the memory its output holds, not only the bytes in it */
+        n += r->links[i].held.cap;
     }
     return n;
 }
@@ -592,8 +706,10 @@ void gb_repl_replconf(gb_client *c, int argc, const gb_slice *argv)
             memcpy(l->ip, val.ptr, val.len);
             l->ip[val.len] = '\0';
         } else if (gb_slice_ieq(opt, "capa")) {
-            /* eof and psync2: this primary sends the length-prefixed RDB
-             * either way, and always +CONTINUE with its replid. */
+            /* eof: the replica takes a diskless RDB ($EOF:<mark>); psync2:
+             * this primary always answers +CONTINUE with its replid. */
+            if (gb_slice_ieq(val, "eof"))
+                link_of(r, c)->eof_capa = true;
         } else if (gb_slice_ieq(opt, "ack")) {
             /* No reply, ever (the replica reads none). */
             repl_link *l = find_link(r, c);
@@ -868,6 +984,7 @@ void gb_repl_client_gone(gb_client *c)
         if (r->nreplicas == 0)
             r->no_replicas_since_ms = eng->now_ms;
     }
+    gb_strbuf_free(&l->held);
     *l = r->links[--r->nlinks];
     count_replicas(eng);
 }
