@@ -119,8 +119,12 @@ void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size)
 /* A replica's way to online: a full sync waits for the background scan
  * to start (REPLICA_WAIT_SCAN, Redis's wait_bgsave_start), then gets the
  * RDB while the stream produced meanwhile is held back (REPLICA_TRANSFER),
- * then the held stream and the live one. */
-enum replica_state { REPLICA_NONE = 0, REPLICA_WAIT_SCAN, REPLICA_TRANSFER, REPLICA_ONLINE };
+ * then the held stream and the live one. After an RDB ended by its EOF
+ * mark the stream waits for the replica's first REPLCONF ACK
+ * (REPLICA_WAIT_ACK, Redis's repl_put_online_on_ack): a replica finds the
+ * mark only in the last bytes of a read, so nothing may follow it before
+ * the replica has loaded the RDB. */
+enum replica_state { REPLICA_NONE = 0, REPLICA_WAIT_SCAN, REPLICA_TRANSFER, REPLICA_WAIT_ACK, REPLICA_ONLINE };
 
 /* A client that spoke REPLCONF or became a replica. */
 typedef struct repl_link {
@@ -358,7 +362,8 @@ void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
     r->master_repl_offset += (int64_t)len;
     for (size_t i = 0; i < r->nlinks; i++) {
         gb_client *c = r->links[i].c;
-        if (r->links[i].state == REPLICA_TRANSFER && !(c->flags & GB_CLIENT_CLOSE_ASAP)) {
+        enum replica_state st = r->links[i].state;
+        if ((st == REPLICA_TRANSFER || st == REPLICA_WAIT_ACK) && !(c->flags & GB_CLIENT_CLOSE_ASAP)) {
             hold_stream(eng, &r->links[i], buf, len);
             continue;
         }
@@ -625,17 +630,29 @@ void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n)
     }
 }
 
-void gb_repl_fsync_done(gb_engine *eng)
+/* The held stream goes, and the live one from now on. */
+static void stream_from_now(repl_link *l)
+{
+    write_raw(l, l->held.p, l->held.len);
+    gb_strbuf_free(&l->held);
+    put_online(l->c, l);
+    l->c->hooks->flush(l->c);
+}
+
+void gb_repl_fsync_done(gb_engine *eng, bool until_ack)
 {
     gb_repl *r = R(eng);
     for (size_t i = 0; i < r->nlinks; i++) {
         repl_link *l = &r->links[i];
         if (!in_state(l, REPLICA_TRANSFER))
             continue;
-        write_raw(l, l->held.p, l->held.len);
-        gb_strbuf_free(&l->held);
-        put_online(l->c, l);
-        l->c->hooks->flush(l->c);
+        if (until_ack) {
+            l->state = REPLICA_WAIT_ACK;
+            gb_log(GB_LOG_NOTICE, "Streamed RDB transfer with replica succeeded (socket). Waiting for REPLCONF ACK "
+                   "from replica to enable streaming");
+            continue;
+        }
+        stream_from_now(l);
         gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded");
     }
 }
@@ -716,6 +733,10 @@ void gb_repl_replconf(gb_client *c, int argc, const gb_slice *argv)
             int64_t off;
             if (!l || !(c->flags & GB_CLIENT_REPLICA) || !gb_slice2ll(val, &off))
                 return;
+            if (l->state == REPLICA_WAIT_ACK) {
+                stream_from_now(l);
+                gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded");
+            }
             if (off > l->ack_off)
                 l->ack_off = off;
             l->ack_time_ms = c->eng->now_ms;

@@ -144,8 +144,10 @@ size_t gb_repl_fsync_start(gb_engine *eng);
 size_t gb_repl_fsync_receivers(const gb_engine *eng, size_t *max_pending);
 /* RDB bytes (or its framing) to every replica getting it. */
 void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n);
-/* The RDB has gone: those replicas get their held stream and are online. */
-void gb_repl_fsync_done(gb_engine *eng);
+/* The RDB has gone: those replicas get their held stream and are online;
+ * until_ack (an RDB ended by an EOF mark): once each has sent its first
+ * REPLCONF ACK (it loaded the RDB), the stream held until then. */
+void gb_repl_fsync_done(gb_engine *eng, bool until_ack);
 /* The RDB could not be made: those replicas are dropped (they retry). */
 void gb_repl_fsync_failed(gb_engine *eng);
 

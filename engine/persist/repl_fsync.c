@@ -144,7 +144,7 @@ static void finish(gb_fullsync *f)
     double secs = (double)(gb_clock_mono_ns() - f->started_ns) / 1e9;
     gb_log(GB_LOG_NOTICE, "Full sync %s: %llu bytes of RDB in %.3f s", f->disk ? "sent from disk" : "streamed",
            (unsigned long long)f->rdb_bytes, secs);
-    gb_repl_fsync_done(f->eng);
+    gb_repl_fsync_done(f->eng, !f->disk);
     reset(f);
 }
 

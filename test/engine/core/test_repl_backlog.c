@@ -202,8 +202,8 @@ static harness *repl_harness(void)
     return h;
 }
 
-/* PSYNC from a replica that takes a diskless RDB, and the background
- * work it starts run to its end. */
+/* PSYNC from a replica that takes a diskless RDB, the background work it
+ * starts run to its end, and the replica's first ACK. */
 static void psync(harness *h, gb_client *r, harness_out *out, const char *replid, const char *offset)
 {
     exec_on(r, 3, (const char *[]){"REPLCONF", "capa", "eof"});
@@ -211,6 +211,8 @@ static void psync(harness *h, gb_client *r, harness_out *out, const char *replid
     exec_on(r, 3, (const char *[]){"PSYNC", replid, offset});
     while (gb_engine_background_step(h->eng, UINT64_MAX) != GB_BG_IDLE)
         ;
+    /* The replica loaded the RDB: the stream starts on its first ACK. */
+    exec_on(r, 3, (const char *[]){"REPLCONF", "ACK", "0"});
 }
 
 static const char *find(const char *hay, size_t n, const char *needle)

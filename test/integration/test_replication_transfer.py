@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""A full sync's transfer (engine/persist/repl_fsync.h): the RDB made by the
+background copy-on-write scan and streamed to the replicas as it is made.
+
+- A replica SIGKILLed in the middle of a large transfer (goblin and
+  redis-server replicas): the primary abandons the transfer, keeps serving
+  (and its memory stays bounded while the stalled replica reads nothing),
+  and a new replica then syncs fully.
+- The primary SIGKILLed mid-transfer: the replica (goblin, and redis-server
+  as the reference) keeps its old dataset and serves it, retries, and syncs
+  fully when the primary comes back.
+- A goblin-core replica and a redis-server 7.0 replica syncing at once from
+  one scan (repl-diskless-sync-delay lets both arrive), under writes.
+- repl-diskless-sync no: the RDB through a file, sent with its length, to a
+  redis-server replica."""
+import os
+import signal
+import threading
+import time
+import unittest
+
+import gbtest
+from gbtest import Server, wait_until
+from test_replication_replica import TIMEOUT, assert_same_data, info, wait_link_up, write_everything, write_more
+
+KEYS = 300000
+VALUE = 100
+
+POPULATE = ("for i = 1, tonumber(ARGV[1]) do "
+            "redis.call('SET', ARGV[2] .. i, string.rep('x', tonumber(ARGV[3]))) end return 1")
+
+
+def populate(srv, n, prefix="key:", size=VALUE):
+    with srv.raw() as c:
+        c.call("EVAL", POPULATE, "0", str(n), prefix, str(size))
+
+
+def repl(srv):
+    return info(srv, "replication")
+
+
+def replica_state(primary):
+    """slave0's state on the primary (None: no replica attached)."""
+    line = repl(primary).get("slave0")
+    if not line:
+        return None
+    return dict(kv.split("=", 1) for kv in line.split(","))["state"]
+
+
+def follow(replica, primary):
+    with replica.raw() as c:
+        assert c.call("REPLICAOF", "127.0.0.1", str(primary.port)) == b"OK"
+
+
+def dbsize(srv):
+    with srv.raw() as c:
+        return c.call("DBSIZE")
+
+
+class Transfer(unittest.TestCase):
+    def setUp(self):
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            try:
+                os.kill(s.pid, signal.SIGCONT)
+            except OSError:
+                pass
+            s.cleanup()
+
+    def start(self, kind, args=(), port=None):
+        if kind == "redis" and not gbtest.compare_with_redis():
+            self.skipTest("redis-server 7.0 is not here")
+        s = Server(kind, args=list(args), port=port)
+        self.servers.append(s)
+        return s
+
+    def stalled_transfer(self, primary, replica):
+        """replica asks primary for a full sync and is stopped (SIGSTOP)
+        before the scan starts: the transfer begins and stalls once the
+        socket and the primary's window are full."""
+        follow(replica, primary)
+        self.assertTrue(wait_until(lambda: replica_state(primary) == "wait_bgsave", TIMEOUT))
+        os.kill(replica.pid, signal.SIGSTOP)
+        self.assertTrue(wait_until(lambda: "Starting a full sync for 1 replica" in primary.log(), TIMEOUT),
+                        primary.log()[-2000:])
+        time.sleep(0.5)  # the transfer fills what it may, then waits
+
+    # -- a replica killed mid-transfer -------------------------------------------------
+    def replica_killed(self, kind):
+        primary = self.start("goblin", ["--repl-diskless-sync-delay", "1"])
+        populate(primary, KEYS)
+        rss_before = primary.rss()
+        replica = self.start(kind)
+        self.stalled_transfer(primary, replica)
+        # The engine keeps serving while the transfer waits on the replica,
+        # and holds no copy of the ~35 MB RDB: only the window.
+        t0 = time.monotonic()
+        for _ in range(50):
+            self.assertTrue(primary.ping_ok())
+        self.assertLess(time.monotonic() - t0, 5 * gbtest.SLOW)
+        grown = primary.rss() - rss_before
+        self.assertLess(grown, 16 << 20, "the primary grew by %d bytes during a stalled transfer" % grown)
+        self.assertEqual(replica_state(primary), "wait_bgsave")
+        os.kill(replica.pid, signal.SIGKILL)
+        self.assertTrue(wait_until(lambda: "Full sync abandoned" in primary.log(), TIMEOUT), primary.log()[-2000:])
+        self.assertEqual(repl(primary)["connected_slaves"], "0")
+        with primary.raw() as c:
+            self.assertEqual(c.call("SET", "after", "1"), b"OK")
+            # The scan is gone: a BGSAVE may run again.
+            self.assertEqual(c.call("BGSAVE"), b"Background saving started")
+        # A new replica syncs fully.
+        fresh = self.start(kind)
+        follow(fresh, primary)
+        wait_link_up(self, fresh)
+        self.assertTrue(wait_until(lambda: dbsize(fresh) == KEYS + 1, TIMEOUT), dbsize(fresh))
+        with fresh.raw() as c:
+            self.assertEqual(c.call("GET", "key:%d" % KEYS), b"x" * VALUE)
+
+    def test_goblin_replica_killed_mid_transfer(self):
+        self.replica_killed("goblin")
+
+    def test_redis_replica_killed_mid_transfer(self):
+        self.replica_killed("redis")
+
+    # -- the primary killed mid-transfer -----------------------------------------------
+    def primary_killed(self, kind):
+        primary = self.start("goblin", ["--repl-diskless-sync-delay", "1"])
+        port = primary.port
+        populate(primary, KEYS)
+        replica = self.start(kind, ["--repl-diskless-load", "disabled", "--replica-serve-stale-data", "yes"])
+        with replica.raw() as c:
+            c.call("SET", "mine", "old")
+        self.stalled_transfer(primary, replica)
+        primary.kill()
+        os.kill(replica.pid, signal.SIGCONT)
+        # The transfer fails; the old dataset is kept and served (the RDB
+        # went to a temporary file, never loaded).
+        self.assertTrue(wait_until(lambda: repl(replica).get("master_sync_in_progress") == "0" and
+                                   repl(replica).get("master_link_status") == "down", TIMEOUT))
+        with replica.raw() as c:
+            self.assertEqual(c.call("GET", "mine"), b"old")
+            self.assertEqual(c.call("DBSIZE"), 1)
+        # The primary returns (another dataset): the replica syncs fully.
+        back = self.start("goblin", port=port)
+        populate(back, 1000, prefix="new:")
+        wait_link_up(self, replica)
+        self.assertTrue(wait_until(lambda: dbsize(replica) == 1000, TIMEOUT), dbsize(replica))
+        with replica.raw() as c:
+            self.assertEqual(c.call("EXISTS", "mine"), 0)
+
+    def test_primary_killed_mid_transfer_goblin_replica(self):
+        self.primary_killed("goblin")
+
+    def test_primary_killed_mid_transfer_redis_replica(self):
+        self.primary_killed("redis")
+
+    # -- one scan for a goblin and a redis replica -----------------------------------------
+    def test_goblin_and_redis_replicas_share_one_scan(self):
+        primary = self.start("goblin", ["--repl-diskless-sync-delay", "2"])
+        r = primary.redis(tcp=True)
+        write_everything(r, "before")
+        populate(primary, 2000)
+        g, rs = self.start("goblin"), self.start("redis")
+        stop, written = threading.Event(), [0]
+
+        def writer():
+            w = primary.redis(tcp=True)
+            while not stop.is_set():
+                w.incr("counter")
+                w.rpush("log", written[0])
+                written[0] += 1
+            w.close()
+
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            follow(g, primary)
+            follow(rs, primary)
+            wait_link_up(self, g)
+            wait_link_up(self, rs)
+            time.sleep(0.3)
+        finally:
+            stop.set()
+            t.join()
+        write_more(primary, "after")
+        self.assertEqual(r.execute_command("WAIT", 2, int(10000 * gbtest.SLOW)), 2)
+        log = primary.log()
+        self.assertEqual(log.count("Starting a full sync"), 1, log[-3000:])
+        self.assertIn("Starting a full sync for 2 replica(s), diskless", log)
+        self.assertEqual(info(primary, "stats")["sync_full"], "2")
+        for replica in (g, rs):
+            assert_same_data(self, primary, replica)
+            rr = replica.redis(tcp=True)
+            self.assertEqual(int(rr.get("counter")), written[0])
+            self.assertEqual(rr.llen("log"), written[0])
+            self.assertEqual(rr.dbsize(), r.dbsize())
+
+    def test_max_replicas_starts_before_the_delay(self):
+        primary = self.start("goblin", ["--repl-diskless-sync-delay", "60",
+                                        "--repl-diskless-sync-max-replicas", "1"])
+        populate(primary, 1000)
+        replica = self.start("goblin")
+        follow(replica, primary)
+        wait_link_up(self, replica)
+        self.assertEqual(dbsize(replica), 1000)
+
+    # -- disk-based ------------------------------------------------------------------------
+    def test_disk_based_sync_to_redis(self):
+        primary = self.start("goblin", ["--repl-diskless-sync", "no", "--repl-diskless-sync-delay", "60"])
+        write_everything(primary.redis(tcp=True), "before")
+        populate(primary, 5000)
+        replica = self.start("redis")
+        follow(replica, primary)
+        wait_link_up(self, replica)  # at once: the delay is the diskless sync's
+        write_more(primary, "after")
+        assert_same_data(self, primary, replica)
+        self.assertIn("through a file on disk", primary.log())
+        # The temporary file is gone.
+        self.assertEqual([f for f in os.listdir(primary.dir) if f.startswith("temp-fullsync")], [])
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
