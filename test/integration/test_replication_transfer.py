@@ -57,7 +57,10 @@ def dbsize(srv):
         return c.call("DBSIZE")
 
 
-class Transfer(unittest.TestCase):
+class Servers(unittest.TestCase):
+    """Starts servers by kind; stops (and resumes, if stopped) them all at
+    the end of a test."""
+
     def setUp(self):
         self.servers = []
 
@@ -76,6 +79,8 @@ class Transfer(unittest.TestCase):
         self.servers.append(s)
         return s
 
+
+class Transfer(Servers):
     def stalled_transfer(self, primary, replica):
         """replica asks primary for a full sync and is stopped (SIGSTOP)
         before the scan starts: the transfer begins and stalls once the
@@ -219,6 +224,39 @@ class Transfer(unittest.TestCase):
         self.assertIn("through a file on disk", primary.log())
         # The temporary file is gone.
         self.assertEqual([f for f in os.listdir(primary.dir) if f.startswith("temp-fullsync")], [])
+
+
+class MasterClient(Servers):
+    """The client applying the primary's stream on a replica, compared
+    with redis-server's: flag M in CLIENT LIST, TYPE master selects it (and
+    TYPE normal does not), CLIENT KILL TYPE master drops the link, which
+    comes back and continues (a partial resync)."""
+
+    def master_client(self, kind):
+        primary = self.start("goblin")
+        populate(primary, 100)
+        replica = self.start(kind)
+        follow(replica, primary)
+        wait_link_up(self, replica)
+        with replica.raw() as c:
+            lines = c.call("CLIENT", "LIST", "TYPE", "master").decode().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(" flags=M ", lines[0])
+            self.assertNotIn(" flags=M ", c.call("CLIENT", "LIST", "TYPE", "normal").decode())
+            self.assertEqual(c.call("CLIENT", "KILL", "TYPE", "master"), 1)
+        self.assertTrue(wait_until(lambda: int(info(primary, "stats")["sync_partial_ok"]) == 1, TIMEOUT),
+                        info(primary, "stats"))
+        wait_link_up(self, replica)
+        with primary.raw() as c:
+            c.call("SET", "after", "kill")
+        self.assertTrue(wait_until(lambda: replica.redis().get("after") == b"kill", TIMEOUT))
+        self.assertEqual(info(primary, "stats")["sync_full"], "1")
+
+    def test_goblin_replica(self):
+        self.master_client("goblin")
+
+    def test_redis_replica(self):
+        self.master_client("redis")
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ static void start_stream(gb_replica_link *l, bool partial)
 {
     gb_replica *r = state_of(l);
     r->master = gb_client_new(l->eng, &gb_reply_discard_ops, NULL, &master_hooks, l,
-                              GB_CLIENT_AUTHED | GB_CLIENT_OBEY);
+                              GB_CLIENT_AUTHED | GB_CLIENT_OBEY | GB_CLIENT_MASTER);
     if (partial && r->master_db >= 0 && r->master_db < l->eng->ndbs)
         r->master->db = &l->eng->dbs[r->master_db];
     r->state = GB_REPL_CONNECTED;
