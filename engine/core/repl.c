@@ -639,6 +639,21 @@ static void stream_from_now(repl_link *l)
     l->c->hooks->flush(l->c);
 }
 
+void gb_repl_fsync_keepalive(gb_engine *eng, bool receivers_too)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        bool receiving = in_state(l, REPLICA_TRANSFER);
+        if (!in_state(l, REPLICA_WAIT_SCAN) && !(receivers_too && receiving))
+            continue;
+        write_raw(l, "\n", 1);
+        if (receiving)
+            l->rdb_end = l->appended;
+        l->c->hooks->flush(l->c);
+    }
+}
+
 void gb_repl_fsync_done(gb_engine *eng, bool until_ack)
 {
     gb_repl *r = R(eng);

@@ -144,6 +144,10 @@ size_t gb_repl_fsync_start(gb_engine *eng);
 size_t gb_repl_fsync_receivers(const gb_engine *eng, size_t *max_pending);
 /* RDB bytes (or its framing) to every replica getting it. */
 void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n);
+/* A newline to the replicas waiting for a scan, and with receivers_too
+ * to those whose RDB is being written to a file (nothing to send yet):
+ * Redis's keep-alive, so that their repl-timeout does not pass. */
+void gb_repl_fsync_keepalive(gb_engine *eng, bool receivers_too);
 /* The RDB has gone: those replicas get their held stream and are online;
  * until_ack (an RDB ended by an EOF mark): once each has sent its first
  * REPLCONF ACK (it loaded the RDB), the stream held until then. */

@@ -39,6 +39,7 @@ struct gb_fullsync {
     char mark[MARK_LEN];
     int64_t started_ms;
     uint64_t started_ns;
+    int64_t keepalive_ms; /* the last newline to replicas with nothing to receive yet */
     /* the disk-based transfer */
     int fd;
     char path[4200];
@@ -221,6 +222,14 @@ void gb_fullsync_cron(gb_fullsync *f)
     bool disk;
     if (!f->active && due(f, &disk))
         start(f, disk);
+    /* Once a second, as Redis's replicationCron: a newline to replicas
+     * waiting for a scan, and to those whose RDB is still going to the
+     * file (they have had nothing since +FULLRESYNC). */
+    gb_engine *eng = f->eng;
+    if (eng->now_ms - f->keepalive_ms >= 1000) {
+        gb_repl_fsync_keepalive(eng, f->active && f->disk && !f->sending_file);
+        f->keepalive_ms = eng->now_ms;
+    }
 }
 
 /* The file is made: its length, then its bytes as the sockets take them. */
