@@ -561,7 +561,9 @@ static const opt options[] = {
      NULL},
     {"replica-read-only", "slave-read-only", T_BOOL, OFF(replica_read_only), 0, 1, "yes", true, NULL,
      "A replica refuses writes from its clients (READONLY); the primary's stream always applies.", NULL},
-    REPL_BOOL("replica-lazy-flush", "slave-lazy-flush", "no"),
+    {"replica-lazy-flush", "slave-lazy-flush", T_BOOL, OFF(replica_lazy_flush), 0, 1, "no", true, NULL,
+     "A full sync empties the replica's old data set in the background (yes) or before loading the new one "
+     "(no).", NULL},
     {"replica-ignore-maxmemory", "slave-ignore-maxmemory", T_BOOL, OFF(replica_ignore_maxmemory), 0, 1, "yes", true,
      NULL, "A replica evicts nothing whatever maxmemory says: it stays its primary's exact copy.", NULL},
     REPL_BOOL("replica-ignore-disk-write-errors", NULL, "no"),

@@ -215,6 +215,7 @@ typedef struct gb_settings {
     int replica_read_only;
     int replica_priority;
     int replica_ignore_maxmemory;
+    int replica_lazy_flush;         /* a full sync frees the old data set in the background */
     int repl_timeout;
     /* TLS (transport/tls, docs/tls.md): Redis 7.0's tls-* options; empty
      * strings are unset. */

@@ -453,7 +453,6 @@ void gb_repl_continue_as(gb_engine *eng, const char *replid)
     gb_repl_disconnect_replicas(eng);
 }
 
-
 void gb_repl_disconnect_replicas(gb_engine *eng)
 {
     gb_repl *r = R(eng);

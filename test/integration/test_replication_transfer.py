@@ -12,7 +12,9 @@ background copy-on-write scan and streamed to the replicas as it is made.
 - A goblin-core replica and a redis-server 7.0 replica syncing at once from
   one scan (repl-diskless-sync-delay lets both arrive), under writes.
 - repl-diskless-sync no: the RDB through a file, sent with its length, to a
-  redis-server replica."""
+  redis-server replica.
+- On the replica: the master client (flag M, CLIENT KILL TYPE master) and
+  replica-lazy-flush, compared with redis-server."""
 import os
 import signal
 import threading
@@ -257,6 +259,36 @@ class MasterClient(Servers):
 
     def test_redis_replica(self):
         self.master_client("redis")
+
+
+class LazyFlush(Servers):
+    """replica-lazy-flush: a full sync frees the replica's old data set in
+    the background (INFO's lazyfreed_objects counts its keys) or not at
+    all in the background, the same on goblin-core and redis-server."""
+
+    def freed_lazily(self, kind, lazy):
+        primary = self.start("goblin")
+        populate(primary, 10, prefix="p:")
+        replica = self.start(kind, ["--replica-lazy-flush", lazy])
+        populate(replica, 5000, prefix="old:", size=1)
+        before = int(info(replica, "memory")["lazyfreed_objects"])
+        follow(replica, primary)
+        wait_link_up(self, replica)
+        self.assertEqual(dbsize(replica), 10)
+        freed = lambda: int(info(replica, "memory")["lazyfreed_objects"]) - before
+        if lazy == "yes":
+            self.assertTrue(wait_until(lambda: freed() == 5000, TIMEOUT), freed())
+        else:
+            time.sleep(0.2)
+            self.assertEqual(freed(), 0)
+
+    def test_goblin(self):
+        for lazy in ("yes", "no"):
+            self.freed_lazily("goblin", lazy)
+
+    def test_redis(self):
+        for lazy in ("yes", "no"):
+            self.freed_lazily("redis", lazy)
 
 
 if __name__ == "__main__":

@@ -348,10 +348,12 @@ static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
 
 /* ---- the payload of a full sync --------------------------------------------- */
 
+/* The old data set goes, in the background with replica-lazy-flush yes,
+ * else here (Redis's emptyData with or without EMPTYDB_ASYNC). */
 static void flush_everything(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++)
-        gb_keys_flushdb(&eng->dbs[i], true);
+        gb_keys_flushdb(&eng->dbs[i], eng->cfg.replica_lazy_flush);
     if (eng->scripting)
         eng->scripting->flush_libraries(eng->scripting->ctx);
     gb_tracking_invalidate_flush(eng);
