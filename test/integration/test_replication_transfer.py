@@ -131,6 +131,50 @@ class Transfer(Servers):
     def test_redis_replica_killed_mid_transfer(self):
         self.replica_killed("redis")
 
+    # -- writes while the transfer is stalled ---------------------------------------------
+    def writes_during_transfer(self, kind):
+        """Keys the scan has not reached are changed, deleted, and created
+        while the replica reads nothing: the RDB must carry their values of
+        the sync's moment (copy-on-write) and the stream the changes, each
+        once (APPEND and INCR would show a change applied twice)."""
+        primary = self.start("goblin", ["--repl-diskless-sync-delay", "1"])
+        populate(primary, KEYS)
+        with primary.raw() as c:
+            c.call("SELECT", "2")
+            c.call("SET", "in2", "v")
+        replica = self.start(kind)
+        self.stalled_transfer(primary, replica)
+        changed = ["key:%d" % i for i in range(1, KEYS, 2999)]
+        with primary.raw() as c:
+            for k in changed:
+                c.call("APPEND", k, "+")
+                c.call("INCR", "counter")
+            c.call("DEL", "key:2", "key:%d" % (KEYS - 1))
+            c.call("SET", "key:%d" % (KEYS + 1), "born during the sync")
+            c.call("SELECT", "2")
+            c.call("FLUSHDB")
+            c.call("SET", "in2", "again")
+        os.kill(replica.pid, signal.SIGCONT)
+        wait_link_up(self, replica)
+        self.assertTrue(wait_until(lambda: int(repl(replica).get("slave_repl_offset", -1)) ==
+                                   int(repl(primary)["master_repl_offset"]), TIMEOUT))
+        keys = changed + ["key:2", "key:%d" % (KEYS - 1), "key:%d" % (KEYS + 1), "counter", "key:3"]
+        with primary.raw() as p, replica.raw() as r:
+            self.assertEqual(r.call("DBSIZE"), p.call("DBSIZE"))
+            for k in keys:
+                self.assertEqual(r.call("GET", k), p.call("GET", k), k)
+            p.call("SELECT", "2")
+            r.call("SELECT", "2")
+            self.assertEqual(r.call("GET", "in2"), b"again")
+            self.assertEqual(r.call("DBSIZE"), 1)
+        self.assertEqual(int(replica.redis().get("counter")), len(changed))
+
+    def test_writes_during_transfer_goblin_replica(self):
+        self.writes_during_transfer("goblin")
+
+    def test_writes_during_transfer_redis_replica(self):
+        self.writes_during_transfer("redis")
+
     # -- the primary killed mid-transfer -----------------------------------------------
     def primary_killed(self, kind):
         primary = self.start("goblin", ["--repl-diskless-sync-delay", "1"])
