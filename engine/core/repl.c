@@ -11,6 +11,7 @@
 #include "engine/core/failover.h"
 #include "engine/base/util.h"
 #include "engine/core/blocking.h"
+#include "engine/core/client_memory.h"
 #include "engine/core/engine.h"
 
 /* ---- the backlog ring ------------------------------------------------------- */
@@ -330,28 +331,17 @@ static void free_backlog(gb_engine *eng)
     r->seldb = -1;
 }
 
-static void close_client(gb_client *c)
+/* The stream while l gets its RDB: kept until the RDB has gone, and held
+ * to client-output-buffer-limit replica as Redis holds the replica's
+ * output buffer meanwhile (gb_repl_limited_output counts it; past the
+ * limit the replica is dropped and starts over). */
+static void hold_stream(repl_link *l, const char *buf, size_t len)
 {
-    c->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (c->hooks && c->hooks->close)
-        c->hooks->close(c);
-}
-
-/* The stream while l gets its RDB: kept until the RDB has gone, bounded
- * by client-output-buffer-limit replica's hard limit as Redis bounds the
- * replica's output buffer meanwhile (past it the replica is dropped and
- * starts over). */
-static void hold_stream(gb_engine *eng, repl_link *l, const char *buf, size_t len)
-{
-    long long hard = eng->cfg.client_obuf_replica_hard;
-    if (hard > 0 && l->held.len + len > (size_t)hard) {
-        gb_log(GB_LOG_WARNING, "Replica dropped during its full sync: the stream held for it passed "
-               "client-output-buffer-limit replica (%lld bytes)", hard);
-        gb_strbuf_free(&l->held);
-        close_client(l->c);
-        return;
-    }
     gb_strbuf_add(&l->held, buf, len);
+    gb_client_desc d = {.fd = -1};
+    l->c->hooks->describe(l->c, &d);
+    if (gb_client_obuf_enforce(l->c, d.obuf))
+        gb_strbuf_free(&l->held);
 }
 
 void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
@@ -364,7 +354,7 @@ void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
         gb_client *c = r->links[i].c;
         enum replica_state st = r->links[i].state;
         if ((st == REPLICA_TRANSFER || st == REPLICA_WAIT_ACK) && !(c->flags & GB_CLIENT_CLOSE_ASAP)) {
-            hold_stream(eng, &r->links[i], buf, len);
+            hold_stream(&r->links[i], buf, len);
             continue;
         }
         if (r->links[i].state != REPLICA_ONLINE || (c->flags & GB_CLIENT_CLOSE_ASAP))
@@ -451,6 +441,13 @@ void gb_repl_continue_as(gb_engine *eng, const char *replid)
     r->second_replid_offset = r->master_repl_offset + 1;
     snprintf(r->replid, sizeof r->replid, "%.*s", GB_REPL_ID_LEN, replid);
     gb_repl_disconnect_replicas(eng);
+}
+
+static void close_client(gb_client *c)
+{
+    c->flags |= GB_CLIENT_CLOSE_ASAP;
+    if (c->hooks && c->hooks->close)
+        c->hooks->close(c);
 }
 
 void gb_repl_disconnect_replicas(gb_engine *eng)
@@ -704,7 +701,7 @@ size_t gb_repl_limited_output(const gb_client *c, size_t pending)
         return pending;
     uint64_t sent = l->appended > pending ? l->appended - pending : 0;
     uint64_t rdb_unsent = l->rdb_end > sent ? l->rdb_end - sent : 0;
-    return pending - (size_t)GB_MIN(rdb_unsent, (uint64_t)pending);
+    return pending - (size_t)GB_MIN(rdb_unsent, (uint64_t)pending) + l->held.len;
 }
 
 /* ---- REPLCONF ------------------------------------------------------------------- */

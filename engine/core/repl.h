@@ -162,8 +162,8 @@ size_t gb_repl_backlog_bytes(const gb_engine *eng);
  * would make the primary evict keys. */
 size_t gb_repl_output_bytes(const gb_engine *eng);
 /* Of a replica's pending output, the part its client-output-buffer-limit
- * counts: the stream, not what is left of the full sync's RDB
- * (engine/core/client_memory.c). */
+ * counts: the stream (with what is held for it during its full sync), not
+ * what is left of the full sync's RDB (engine/core/client_memory.c). */
 size_t gb_repl_limited_output(const gb_client *c, size_t pending);
 /* Whether c is a replica already (SYNC / PSYNC are ignored then). */
 bool gb_repl_is_replica(const gb_client *c);

@@ -90,8 +90,8 @@ class Transfer(Servers):
         follow(replica, primary)
         self.assertTrue(wait_until(lambda: replica_state(primary) == "wait_bgsave", TIMEOUT))
         os.kill(replica.pid, signal.SIGSTOP)
-        self.assertTrue(wait_until(lambda: "Starting a full sync for 1 replica" in primary.log(), TIMEOUT),
-                        primary.log()[-2000:])
+        started = "Starting a full sync for 1 replica" if primary.kind == "goblin" else "Starting BGSAVE for SYNC"
+        self.assertTrue(wait_until(lambda: started in primary.log(), TIMEOUT), primary.log()[-2000:])
         time.sleep(0.5)  # the transfer fills what it may, then waits
 
     # -- a replica killed mid-transfer -------------------------------------------------
@@ -174,6 +174,31 @@ class Transfer(Servers):
 
     def test_writes_during_transfer_redis_replica(self):
         self.writes_during_transfer("redis")
+
+    # -- the stream held during the transfer, against the output limit ---------------------
+    def held_stream_over_limit(self, kind):
+        """The writes held for a stalled replica count against
+        client-output-buffer-limit replica: past the hard limit the replica
+        is dropped (Redis's log line), the primary serves on."""
+        primary = self.start(kind, ["--repl-diskless-sync-delay", "1",
+                                    "--client-output-buffer-limit", "replica 1mb 0 0"])
+        populate(primary, KEYS)
+        replica = self.start("goblin")
+        self.stalled_transfer(primary, replica)
+        with primary.raw() as c:
+            for i in range(40):
+                c.call("SET", "big:%d" % i, "y" * 65536)
+        self.assertTrue(wait_until(lambda: repl(primary)["connected_slaves"] == "0", TIMEOUT))
+        self.assertIn("scheduled to be closed ASAP for overcoming of output buffer limits", primary.log())
+        if kind == "goblin":  # a counter Redis 7.0 does not have yet
+            self.assertEqual(info(primary, "stats")["client_output_buffer_limit_disconnections"], "1")
+        self.assertTrue(primary.ping_ok())
+
+    def test_held_stream_over_limit_goblin_primary(self):
+        self.held_stream_over_limit("goblin")
+
+    def test_held_stream_over_limit_redis_primary(self):
+        self.held_stream_over_limit("redis")
 
     # -- the primary killed mid-transfer -----------------------------------------------
     def primary_killed(self, kind):
