@@ -25,7 +25,7 @@ import gbtest
 from gbtest import Server, wait_until
 from test_replication_replica import TIMEOUT, assert_same_data, info, wait_link_up, write_everything, write_more
 
-KEYS = 300000
+KEYS = 200000
 VALUE = 100
 
 POPULATE = ("for i = 1, tonumber(ARGV[1]) do "
@@ -102,7 +102,7 @@ class Transfer(Servers):
         replica = self.start(kind)
         self.stalled_transfer(primary, replica)
         # The engine keeps serving while the transfer waits on the replica,
-        # and holds no copy of the ~35 MB RDB: only the window.
+        # and holds no copy of the ~23 MB RDB: only the window.
         t0 = time.monotonic()
         for _ in range(50):
             self.assertTrue(primary.ping_ok())
