@@ -48,9 +48,6 @@ struct gb_persist {
 
     /* the background snapshot in progress, if any */
     gb_snapshot *bg;
-    /* replicas' full syncs: their scan takes the engine's copy-on-write
-     * too, so a save waits for it (sync_holds_scan) and it for a save */
-    gb_fullsync *fullsync;
     enum bg_kind bg_kind;
     int64_t bg_start_ms;
     uint64_t bg_dirty_at_start;
@@ -58,6 +55,10 @@ struct gb_persist {
     bool rw_scheduled;       /* BGREWRITEAOF while a BGSAVE runs */
     uint64_t slice_end_ns;   /* when the last slice ended */
     uint64_t slice_cmds;     /* total_commands_processed then */
+
+    /* replicas' full syncs: their scan takes the engine's copy-on-write
+     * too, so a save waits for it (sync_holds_scan) and it for a save */
+    gb_fullsync *fullsync;
 
     /* append-only log rewrites */
     int64_t last_rw_try_ms;

@@ -114,14 +114,9 @@ static void put_key(writer *w, gb_kv *kv)
 
 static uint64_t put_db(writer *w, gb_db *db)
 {
-    size_t n = gb_db_size(db);
-    if (!n)
+    if (!gb_db_size(db))
         return 0;
-    gb_strbuf_addc(&w->buf, (char)OP_SELECTDB);
-    gb_rdb_write_len(&w->buf, (uint64_t)db->id);
-    gb_strbuf_addc(&w->buf, (char)OP_RESIZEDB);
-    gb_rdb_write_len(&w->buf, n);
-    gb_rdb_write_len(&w->buf, gb_db_volatile_count(db));
+    gb_rdb_put_selectdb(&w->buf, db);
     uint64_t keys = 0;
     gb_htable_iter it;
     gb_htable_iter_init(&it, &db->keys);
