@@ -147,6 +147,10 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
                                                    : "Background append only file rewriting in progress");
         return -1;
     }
+    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves */
+        snprintf(err, errlen, "Background save already in progress");
+        return -1;
+    }
     char path[4096];
     snapshot_path(p, path, sizeof path);
     keep_redis_original(p, path);
@@ -274,7 +278,11 @@ enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err,
                               "to schedule a BGSAVE whenever possible.");
         return GB_BGSAVE_BUSY;
     }
-    if (p->bg || sync_holds_scan(p)) {
+    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves, SCHEDULE or not */
+        snprintf(err, errlen, "Background save already in progress");
+        return GB_BGSAVE_BUSY;
+    }
+    if (p->bg) {
         if (schedule) {
             p->bg_scheduled = true;
             return GB_BGSAVE_SCHEDULED;
@@ -683,7 +691,8 @@ static void svc_after_flushall(void *ctx)
     if (p->eng->cfg.save_n == 0)
         return;
     char err[640];
-    if (gb_persist_save(p, err, sizeof err) != 0 && p->bg) /* a log rewrite holds the snapshot machinery */
+    /* a log rewrite or a replica's full sync holds the snapshot machinery */
+    if (gb_persist_save(p, err, sizeof err) != 0 && (p->bg || sync_holds_scan(p)))
         gb_log(GB_LOG_NOTICE, "FLUSHALL: the empty dataset is not saved now (%s); the save points will save it", err);
 }
 

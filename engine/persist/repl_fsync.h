@@ -16,8 +16,10 @@
  *   - otherwise (repl-diskless-sync no, or a replica without capa eof:
  *     SYNC, an old one): the RDB goes to a temporary file in `dir` first,
  *     then `$<length>\r\n` and the file, at once, without the delay.
- *   - a BGSAVE or log rewrite that holds the scan is waited for; a BGSAVE
- *     asked meanwhile waits for the sync (engine/persist/persist.c).
+ *   - a BGSAVE or log rewrite that holds the scan is waited for; SAVE and
+ *     BGSAVE asked meanwhile are refused as Redis refuses them while its
+ *     replication child saves, the save policy and BGREWRITEAOF wait
+ *     (engine/persist/persist.c).
  *
  * Memory: no copy of the dataset, only the bytes not yet taken by the
  * slowest replica's socket, kept below a window (FLOW_WINDOW) by pausing
