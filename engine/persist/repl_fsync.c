@@ -37,7 +37,6 @@ struct gb_fullsync {
     uint64_t rdb_bytes;
     int stream_db;        /* database of the last key written; -1: none yet */
     char mark[MARK_LEN];
-    int64_t started_ms;
     uint64_t started_ns;
     int64_t keepalive_ms; /* the last newline to replicas with nothing to receive yet */
     uint64_t longest_slice_ns; /* the engine's longest step on the transfer (the log says it) */
@@ -93,7 +92,8 @@ static int hand_on_buffer(gb_fullsync *f)
     return rc;
 }
 
-/* The scan is done: EOF, the checksum, and the diskless end mark. */
+/* The scan is done: EOF, the checksum, and the diskless end mark (not
+ * part of the RDB). */
 static int end_rdb(gb_fullsync *f)
 {
     gb_cow_scan_free(f->scan);
@@ -102,10 +102,10 @@ static int end_rdb(gb_fullsync *f)
     if (hand_on_buffer(f) != 0)
         return -1;
     gb_rdb_put_crc(&f->buf, f->crc);
-    if (!f->disk)
-        gb_strbuf_add(&f->buf, f->mark, MARK_LEN);
     int rc = hand_on(f, f->buf.p, f->buf.len);
     gb_strbuf_reset(&f->buf);
+    if (!f->disk)
+        gb_repl_fsync_send(f->eng, f->mark, MARK_LEN);
     return rc;
 }
 
@@ -153,9 +153,9 @@ static void finish(gb_fullsync *f)
 
 static void random_mark(char *out)
 {
-    static const char chars[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    static const char hex[] = "0123456789abcdef"; /* as Redis's getRandomHexChars */
     for (int i = 0; i < MARK_LEN; i++)
-        out[i] = chars[gb_random_u64() % (sizeof chars - 1)];
+        out[i] = hex[gb_random_u64() & 15];
 }
 
 static bool open_file(gb_fullsync *f)
@@ -202,7 +202,6 @@ static void start(gb_fullsync *f, bool disk)
     f->crc = 0;
     f->rdb_bytes = f->file_sent = 0;
     f->stream_db = -1;
-    f->started_ms = eng->now_ms;
     f->started_ns = gb_clock_mono_ns();
     f->longest_slice_ns = 0;
     /* The moment of the RDB: the header, the scan and +FULLRESYNC's offset
