@@ -934,6 +934,14 @@ size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t 
     return n;
 }
 
+/* INFO's slaveN state, in Redis's words: waiting for the scan or getting
+ * the RDB is wait_bgsave; once the RDB has gone, online (Redis puts a
+ * diskless replica online and starts its stream on its first ACK). */
+static const char *state_name(enum replica_state st)
+{
+    return st == REPLICA_ONLINE || st == REPLICA_WAIT_ACK ? "online" : "wait_bgsave";
+}
+
 void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), void *ctx)
 {
     gb_repl *r = R(eng);
@@ -951,7 +959,7 @@ void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), voi
         replica_ip(l, ip, sizeof ip);
         long lag = l->state == REPLICA_ONLINE ? (long)((eng->now_ms - l->ack_time_ms) / 1000) : 0;
         linef(line, ctx, "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%ld", id++, ip, l->listening_port,
-              l->state == REPLICA_ONLINE ? "online" : "wait_bgsave", (long long)l->ack_off, lag);
+              state_name(l->state), (long long)l->ack_off, lag);
     }
     linef(line, ctx, "master_failover_state:%s", gb_failover_state_name(eng));
     linef(line, ctx, "master_replid:%s", r->replid);
