@@ -8,11 +8,16 @@ replica, in the same run, rounds interleaved.
               master_link_status is up, and the primary's peak RSS meanwhile
               against its RSS before (redis-server forks: its child's
               copy-on-write pages are not in the parent's RSS, so the
-              child's is sampled too and added)
+              child's is sampled too and added), and the longest PING
+              round trip on the primary meanwhile (a client on a kept
+              connection pinging in a loop: how long the engine stalls)
   writes      redis-benchmark SET -P 16 -c 4 on the primary with the
               replica attached: requests per second
   lag         during that load, the primary's master_repl_offset minus the
               replica's slave_repl_offset, sampled every 10 ms: p50 / p99 bytes
+
+Both primaries sync diskless (Redis 7.0's default) without the delay for
+more replicas; --disk: both through a file (repl-diskless-sync no).
 
 Pinning: primaries on CPU 0, replicas and clients on CPU 1 (2-core
 machine). Usage:
@@ -68,14 +73,15 @@ def children(pid):
 
 
 class Node:
+    disk = False
+
     def __init__(self, binary, kind, cpu):
         self.dir = tempfile.mkdtemp(prefix="gbrepl-")
         self.port = free_port()
         args = ["taskset", "-c", str(cpu), binary, "--port", str(self.port), "--save", "", "--appendonly", "no",
                 "--dir", self.dir, "--bind", "127.0.0.1"]
-        if kind == "redis":
-            args += ["--repl-diskless-sync", "no"]
-        else:
+        args += ["--repl-diskless-sync", "no" if Node.disk else "yes", "--repl-diskless-sync-delay", "0"]
+        if kind != "redis":
             args += ["--rings", "0", "--unixsocket", os.path.join(self.dir, "s.sock")]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
@@ -121,16 +127,31 @@ def full_sync(binary, kind, keys):
                 peak.append(rss_kb(primary.proc.pid) + sum(rss_kb(c) for c in children(primary.proc.pid)))
                 time.sleep(0.005)
 
-        t = threading.Thread(target=sample)
-        t.start()
+        rtts = [0.0]
+
+        def ping():
+            s = socket.create_connection(("127.0.0.1", primary.port))
+            while not done.is_set():
+                t = time.perf_counter()
+                s.sendall(b"PING\r\n")
+                while not s.recv(64).endswith(b"\r\n"):
+                    pass
+                rtts.append(time.perf_counter() - t)
+                time.sleep(0.001)
+            s.close()
+
+        threads = [threading.Thread(target=sample), threading.Thread(target=ping)]
+        for t in threads:
+            t.start()
         t0 = time.perf_counter()
         call(replica.port, "REPLICAOF", "127.0.0.1", primary.port)
         while info(replica.port, "replication").get("master_link_status") != "up":
             time.sleep(0.005)
         took = time.perf_counter() - t0
         done.set()
-        t.join()
-        return took, max(peak) / base
+        for t in threads:
+            t.join()
+        return took, max(peak) / base, max(rtts) * 1000
     finally:
         primary.stop()
         replica.stop()
@@ -173,27 +194,35 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--requests", type=int, default=2000000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--disk", action="store_true", help="both primaries sync through a file")
+    ap.add_argument("--sync-only", action="store_true", help="only the full sync, not the write load")
     a = ap.parse_args()
+    Node.disk = a.disk
     binaries = {"goblin": a.goblin, "redis": a.redis}
     res = {}
     for rnd in range(a.rounds):
         for kind in ("goblin", "redis") if rnd % 2 == 0 else ("redis", "goblin"):
             res.setdefault((kind, "sync"), []).append(full_sync(binaries[kind], kind, a.keys))
-            res.setdefault((kind, "load"), []).append(writes_and_lag(binaries[kind], kind, a.requests))
-            print("round %d %s: sync %.2f s (peak RSS x%.2f), %.0f SET/s, lag p50 %d p99 %d bytes"
-                  % ((rnd + 1, kind) + res[(kind, "sync")][-1] + res[(kind, "load")][-1]), file=sys.stderr)
+            load = (0.0, 0, 0) if a.sync_only else writes_and_lag(binaries[kind], kind, a.requests)
+            res.setdefault((kind, "load"), []).append(load)
+            print("round %d %s: sync %.2f s (peak RSS x%.2f, longest PING %.1f ms), %.0f SET/s, lag p50 %d p99 %d "
+                  "bytes" % ((rnd + 1, kind) + res[(kind, "sync")][-1] + load), file=sys.stderr)
     med = {}
     for kind in ("goblin", "redis"):
         s, l = res[(kind, "sync")], res[(kind, "load")]
         med[kind] = (statistics.median(x[0] for x in s), statistics.median(x[1] for x in s),
                      statistics.median(x[0] for x in l), statistics.median(x[1] for x in l),
-                     statistics.median(x[2] for x in l))
+                     statistics.median(x[2] for x in l), statistics.median(x[2] for x in s))
     g, r = med["goblin"], med["redis"]
-    print("%d keys of 100 bytes; %d SETs at pipeline 16; median of %d rounds\n" % (a.keys, a.requests, a.rounds))
+    print("%d keys of 100 bytes, %s sync; %d SETs at pipeline 16; median of %d rounds\n"
+          % (a.keys, "disk-based" if a.disk else "diskless", a.requests, a.rounds))
     print("| | goblin-core | redis-server | goblin / redis |")
     print("|---|---|---|---|")
     print("| full sync to link up (s) | %.2f | %.2f | %.2fx |" % (g[0], r[0], g[0] / r[0]))
     print("| primary peak RSS during sync / before | %.2f | %.2f | %.2fx |" % (g[1], r[1], g[1] / r[1]))
+    print("| longest PING on the primary during sync (ms) | %.1f | %.1f | |" % (g[5], r[5]))
+    if a.sync_only:
+        return
     print("| SET/s with a replica attached | %.0f | %.0f | %.2fx |" % (g[2], r[2], g[2] / r[2]))
     print("| replication lag p50 (bytes) | %d | %d | |" % (g[3], r[3]))
     print("| replication lag p99 (bytes) | %d | %d | |" % (g[4], r[4]))

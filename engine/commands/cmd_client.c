@@ -218,16 +218,20 @@ static gb_client *client_by_id(gb_engine *eng, uint64_t id)
     return NULL;
 }
 
-enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_REPLICA, CLIENT_TYPE_NONE };
+enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_REPLICA, CLIENT_TYPE_MASTER };
 
-/* Redis's getClientType as CLIENT LIST / KILL TYPE filter: a replica's
- * link is "replica", a subscribed client (flag P) "pubsub", any other
- * "normal"; "master" matches nothing on a primary. */
+/* Redis's getClientType as CLIENT LIST / KILL TYPE filter: on a replica
+ * the client applying its primary's stream is "master" (and nothing
+ * else), a replica's link is "replica", a subscribed client (flag P)
+ * "pubsub", any other "normal". */
 static bool client_is_type(const gb_client *x, enum client_type type)
 {
+    if (type == CLIENT_TYPE_ANY)
+        return true;
+    if (x->flags & GB_CLIENT_MASTER)
+        return type == CLIENT_TYPE_MASTER;
     bool replica = (x->flags & GB_CLIENT_REPLICA) != 0;
-    return type == CLIENT_TYPE_ANY || (type == CLIENT_TYPE_REPLICA && replica) ||
-           (type == CLIENT_TYPE_PUBSUB && x->pubsub && !replica) ||
+    return (type == CLIENT_TYPE_REPLICA && replica) || (type == CLIENT_TYPE_PUBSUB && x->pubsub && !replica) ||
            (type == CLIENT_TYPE_NORMAL && !x->pubsub && !replica);
 }
 
@@ -241,7 +245,7 @@ static bool parse_client_type(gb_slice t, enum client_type *type)
     else if (gb_slice_ieq(t, "replica") || gb_slice_ieq(t, "slave"))
         *type = CLIENT_TYPE_REPLICA;
     else if (gb_slice_ieq(t, "master"))
-        *type = CLIENT_TYPE_NONE;
+        *type = CLIENT_TYPE_MASTER;
     else
         return false;
     return true;

@@ -8,27 +8,11 @@
 #include "engine/core/replication/failover.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
-#include "engine/persist/rdb_save.h"
 
-/* A full sync: +FULLRESYNC, then the dataset as an RDB.
- *
- * The RDB is built here, synchronously on the engine thread: every client
- * waits while a large dataset is written. A background RDB through the
- * fork-less snapshot's copy-on-write scan (engine/persist/snapshot.c),
- * streamed to the socket while commands keep running, is the next step;
- * until then the offset in +FULLRESYNC is exact because nothing runs
- * between it and the dataset's last byte. */
-static void full_sync(gb_client *c, bool psync)
-{
-    gb_repl_full_begin(c, psync);
-    gb_strbuf rdb = {0};
-    uint64_t keys;
-    gb_rdb_save_buffer(c->eng, &rdb, &keys);
-    gb_log(GB_LOG_NOTICE, "Full resync: %llu keys, %zu bytes of RDB sent to the replica", (unsigned long long)keys,
-           rdb.len);
-    gb_repl_full_send_rdb(c, rdb.p, rdb.len);
-    gb_strbuf_free(&rdb);
-}
+/* A full sync: c waits for the background scan that makes the RDB
+ * (engine/persist/repl_fsync.h: several replicas share one; +FULLRESYNC
+ * comes when it starts, the stream after the RDB). */
+static void full_sync(gb_client *c, bool psync) { gb_repl_full_begin(c, psync); }
 
 /* What refuses a sync before anything is sent (Redis's syncCommand): a
  * FAILOVER under way here, or a replica whose own link is down. */

@@ -14,6 +14,7 @@
 #include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/rdb_load.h"
+#include "engine/persist/repl_fsync.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapshot.h"
 #include "platform/clock.h"
@@ -54,6 +55,10 @@ struct gb_persist {
     bool rw_scheduled;       /* BGREWRITEAOF while a BGSAVE runs */
     uint64_t slice_end_ns;   /* when the last slice ended */
     uint64_t slice_cmds;     /* total_commands_processed then */
+
+    /* replicas' full syncs: their scan takes the engine's copy-on-write
+     * too, so a save waits for it (sync_holds_scan) and it for a save */
+    gb_fullsync *fullsync;
 
     /* append-only log rewrites */
     int64_t last_rw_try_ms;
@@ -101,6 +106,11 @@ static void keep_redis_original(gb_persist *p, const char *path)
                "format", kept, strerror(errno), path);
 }
 
+/* Whether a replica's full sync holds the engine's one copy-on-write scan
+ * (a save asked now waits for it, as Redis's BGSAVE waits for a diskless
+ * sync's child). */
+static bool sync_holds_scan(const gb_persist *p) { return !p->bg && p->eng->cow.active; }
+
 static int level_of(const gb_engine *eng) { return eng->cfg.rdbcompression ? eng->cfg.rdb_compression_level : 0; }
 
 /* ---- foreground save ------------------------------------------------------------------ */
@@ -135,6 +145,10 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     if (p->bg) {
         snprintf(err, errlen, p->bg_kind == BG_RDB ? "Background save already in progress"
                                                    : "Background append only file rewriting in progress");
+        return -1;
+    }
+    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves */
+        snprintf(err, errlen, "Background save already in progress");
         return -1;
     }
     char path[4096];
@@ -223,7 +237,7 @@ enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_
         snprintf(err, errlen, "Background append only file rewriting already in progress");
         return GB_BGREWRITE_BUSY;
     }
-    if (p->bg) {
+    if (p->bg || sync_holds_scan(p)) {
         p->rw_scheduled = true;
         return GB_BGREWRITE_SCHEDULED;
     }
@@ -244,7 +258,7 @@ int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen)
     if (gb_aof_enable(p->aof, err, errlen) != 0)
         return -1;
     /* The log needs a base: the dataset as it is now. */
-    if (p->bg && p->bg_kind == BG_RDB) {
+    if ((p->bg && p->bg_kind == BG_RDB) || sync_holds_scan(p)) {
         p->rw_scheduled = true;
         return 0;
     }
@@ -262,6 +276,10 @@ enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err,
     if (p->bg && p->bg_kind == BG_AOF_REWRITE && !schedule) {
         snprintf(err, errlen, "An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order "
                               "to schedule a BGSAVE whenever possible.");
+        return GB_BGSAVE_BUSY;
+    }
+    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves, SCHEDULE or not */
+        snprintf(err, errlen, "Background save already in progress");
         return GB_BGSAVE_BUSY;
     }
     if (p->bg) {
@@ -337,7 +355,7 @@ bool gb_persist_bg_in_progress(const gb_persist *p) { return p->bg != NULL; }
 static void policy_check(gb_persist *p)
 {
     gb_engine *eng = p->eng;
-    if (p->bg)
+    if (p->bg || sync_holds_scan(p))
         return;
     char err[640];
     if (p->rw_scheduled) {
@@ -558,6 +576,7 @@ static void svc_cron(void *ctx)
     gb_aof_cron(p->aof);
     bg_check_done(p);
     policy_check(p);
+    gb_fullsync_cron(p->fullsync);
 }
 
 uint64_t gb_persist_slice_ns(uint64_t since_last_slice_ns, bool commands_ran)
@@ -572,9 +591,8 @@ static uint64_t slice_length(const gb_persist *p, uint64_t now)
     return gb_persist_slice_ns(now - p->slice_end_ns, p->eng->stats.total_commands_processed != p->slice_cmds);
 }
 
-static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)
+static gb_bg_state snapshot_step(gb_persist *p, uint64_t deadline_ns)
 {
-    gb_persist *p = ctx;
     if (!p->bg)
         return GB_BG_IDLE;
     uint64_t now = gb_clock_mono_ns(), slice = slice_length(p, now);
@@ -592,6 +610,22 @@ static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)
         return GB_BG_IDLE;
     }
     return gb_snapshot_waiting(p->bg) ? GB_BG_WAITING : GB_BG_MORE;
+}
+
+/* The more urgent of two background states: work now, then waiting on a
+ * helper, then nothing. */
+static gb_bg_state busier(gb_bg_state a, gb_bg_state b)
+{
+    if (a == GB_BG_MORE || b == GB_BG_MORE)
+        return GB_BG_MORE;
+    return a == GB_BG_WAITING || b == GB_BG_WAITING ? GB_BG_WAITING : GB_BG_IDLE;
+}
+
+static gb_bg_state svc_step(void *ctx, uint64_t deadline_ns)
+{
+    gb_persist *p = ctx;
+    gb_bg_state st = snapshot_step(p, deadline_ns);
+    return busier(st, gb_fullsync_step(p->fullsync));
 }
 
 static void svc_before_replies(void *ctx)
@@ -655,7 +689,8 @@ static void svc_after_flushall(void *ctx)
     if (p->eng->cfg.save_n == 0)
         return;
     char err[640];
-    if (gb_persist_save(p, err, sizeof err) != 0 && p->bg) /* a log rewrite holds the snapshot machinery */
+    /* a log rewrite or a replica's full sync holds the snapshot machinery */
+    if (gb_persist_save(p, err, sizeof err) != 0 && (p->bg || sync_holds_scan(p)))
         gb_log(GB_LOG_NOTICE, "FLUSHALL: the empty dataset is not saved now (%s); the save points will save it", err);
 }
 
@@ -713,6 +748,7 @@ gb_persist *gb_persist_new(gb_engine *eng)
     p->last_rw_ok = true;
     p->last_rw_secs = -1;
     p->aof = gb_aof_new(eng);
+    p->fullsync = gb_fullsync_new(eng);
     p->service = (gb_service){.cron = svc_cron,
                               .step = svc_step,
                               .before_replies = svc_before_replies,
@@ -737,6 +773,7 @@ void gb_persist_free(gb_persist *p)
         return;
     if (p->bg)
         bg_abandon(p, "the server is stopping");
+    gb_fullsync_free(p->fullsync);
     gb_aof_free(p->aof);
     if (p->eng->service == &p->service)
         p->eng->service = NULL;

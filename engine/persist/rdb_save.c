@@ -11,6 +11,7 @@
 #include "engine/base/util.h"
 #include "engine/core/keyspace/db.h"
 #include "engine/core/request/script_state.h"
+#include "engine/ds/zset.h"
 #include "engine/persist/rdb_object.h"
 #include "platform/file.h"
 
@@ -113,14 +114,9 @@ static void put_key(writer *w, gb_kv *kv)
 
 static uint64_t put_db(writer *w, gb_db *db)
 {
-    size_t n = gb_db_size(db);
-    if (!n)
+    if (!gb_db_size(db))
         return 0;
-    gb_strbuf_addc(&w->buf, (char)OP_SELECTDB);
-    gb_rdb_write_len(&w->buf, (uint64_t)db->id);
-    gb_strbuf_addc(&w->buf, (char)OP_RESIZEDB);
-    gb_rdb_write_len(&w->buf, n);
-    gb_rdb_write_len(&w->buf, gb_db_volatile_count(db));
+    gb_rdb_put_selectdb(&w->buf, db);
     uint64_t keys = 0;
     gb_htable_iter it;
     gb_htable_iter_init(&it, &db->keys);
@@ -153,14 +149,6 @@ static void put_crc(gb_strbuf *b, uint64_t crc)
     gb_strbuf_add(b, le, sizeof le);
 }
 
-void gb_rdb_save_buffer(gb_engine *eng, gb_strbuf *out, uint64_t *keys)
-{
-    writer w = {.f = NULL}; /* no file: everything stays in w.buf */
-    put_dataset(&w, eng, keys);
-    put_crc(&w.buf, gb_crc64(0, w.buf.p, w.buf.len));
-    *out = w.buf;
-}
-
 int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen)
 {
     char tmp[4200];
@@ -188,3 +176,42 @@ int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err
     }
     return 0;
 }
+
+/* ---- the pieces, for an RDB built by a background scan ---------------------------------- */
+
+int gb_rdb_version_for(gb_engine *eng)
+{
+    /* Only a database that indexes hashes with field deadlines can hold
+     * one: the exact (whole) look is taken only then. */
+    for (int d = 0; d < eng->ndbs; d++)
+        if (eng->dbs[d].hfe && gb_zset_card(eng->dbs[d].hfe) > 0)
+            return file_version(eng);
+    return GB_RDB_VERSION_WRITTEN;
+}
+
+void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version)
+{
+    writer w = {.f = NULL, .buf = *b};
+    put_header(&w, eng, version);
+    *b = w.buf;
+}
+
+void gb_rdb_put_selectdb(gb_strbuf *b, gb_db *db)
+{
+    gb_strbuf_addc(b, (char)OP_SELECTDB);
+    gb_rdb_write_len(b, (uint64_t)db->id);
+    gb_strbuf_addc(b, (char)OP_RESIZEDB);
+    gb_rdb_write_len(b, gb_db_size(db));
+    gb_rdb_write_len(b, gb_db_volatile_count(db));
+}
+
+void gb_rdb_put_key(gb_strbuf *b, gb_kv *kv)
+{
+    writer w = {.f = NULL, .buf = *b};
+    put_key(&w, kv);
+    *b = w.buf;
+}
+
+void gb_rdb_put_eof(gb_strbuf *b) { gb_strbuf_addc(b, (char)OP_EOF); }
+
+void gb_rdb_put_crc(gb_strbuf *b, uint64_t crc) { put_crc(b, crc); }

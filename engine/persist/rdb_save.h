@@ -19,11 +19,20 @@
 #define GB_ENGINE_PERSIST_RDB_SAVE_H
 
 #include "engine/base/strbuf.h"
+#include "engine/core/keyspace/db.h"
 #include "engine/core/engine.h"
 
-/* The same bytes into memory (*out, the caller frees it with
- * gb_strbuf_free): a replica's full sync (engine/commands/cmd_repl.c). */
-void gb_rdb_save_buffer(gb_engine *eng, gb_strbuf *out, uint64_t *keys);
+/* The pieces of the same file, for one built key by key by a background
+ * scan (a replica's full sync, engine/persist/repl_fsync.c): the header
+ * (magic, AUX fields, function libraries) of the version the dataset
+ * needs now, SELECTDB + RESIZEDB, a key (its expiry first), EOF, and the
+ * CRC-64 of every byte before it. */
+int gb_rdb_version_for(gb_engine *eng);
+void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version);
+void gb_rdb_put_selectdb(gb_strbuf *b, gb_db *db);
+void gb_rdb_put_key(gb_strbuf *b, gb_kv *kv);
+void gb_rdb_put_eof(gb_strbuf *b);
+void gb_rdb_put_crc(gb_strbuf *b, uint64_t crc);
 
 /* Returns 0 with *keys set, or -1 with the reason in err. */
 int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen);

@@ -8,6 +8,7 @@
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/memory/lazyfree.h"
+#include "engine/persist/cow_scan.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapfmt.h"
 #include "platform/clock.h"
@@ -16,94 +17,27 @@
  * snapshot's memory at this many MB (copy-on-write saves never pause). */
 #define MAX_BACKLOG GB_SNAP_WRITER_MAX_BACKLOG
 
-/* A table a flush took out of its database while keys in it were still
- * pending (take_db). */
-typedef struct taken_table {
-    gb_db *db;
-    gb_htable keys;
-} taken_table;
-
 struct gb_snapshot {
     gb_engine *eng;
     gb_snap_writer *w;
-    int db;           /* the database the scan is in */
-    uint64_t cursor;  /* its table cursor */
-    int stream_db;    /* the database of the last KEY record */
+    gb_cow_scan *scan; /* NULL once abandoned */
+    int stream_db;     /* the database of the last KEY record */
     uint64_t keys;
-    bool scanned;     /* every key serialised, the stream closed */
-    /* Taken tables, scanned first in the order they came (the cursor is
-     * the first's), each freed once scanned. At most one per database:
-     * `fresh` marks a database whose table was made after the snapshot
-     * began (nothing in it is pending; the scan skips it). */
-    taken_table *taken;
-    int ntaken;
-    uint64_t taken_cursor;
-    bool *fresh;
+    bool scanned;      /* every key serialised, the stream closed */
 };
 
-/* ---- serialising one key -------------------------------------------------------------- */
-
-static void save(gb_snapshot *s, gb_db *db, gb_kv *kv)
+/* The scan's emitter: one KEY record (SELECTDB first where the database
+ * changes). */
+static void save(void *ctx, gb_db *db, gb_kv *kv)
 {
+    gb_snapshot *s = ctx;
     if (s->stream_db != db->id) {
         gb_snap_put_u8(s->w, GB_SNAP_OP_SELECTDB);
         gb_snap_put_varint(s->w, (uint64_t)db->id);
         s->stream_db = db->id;
     }
     gb_snap_write_key(s->w, kv);
-    kv->flags = (uint8_t)((kv->flags & ~GB_KV_COW_MARK) | s->eng->cow.mark);
     s->keys++;
-}
-
-/* The copy-on-write hook: kv is about to change or go. */
-static void save_key(void *ctx, gb_db *db, gb_kv *kv) { save(ctx, db, kv); }
-
-typedef struct scan_ctx {
-    gb_snapshot *s;
-    gb_db *db;
-} scan_ctx;
-
-static void scan_one(gb_hnode *n, void *ctx)
-{
-    scan_ctx *sc = ctx;
-    gb_kv *kv = (gb_kv *)n;
-    if (gb_cow_pending(&sc->s->eng->cow, kv))
-        save(sc->s, sc->db, kv);
-}
-
-/* Serialises every key of db still pending (the whole table, now: SWAPDB
- * is about to exchange it with another). The blocks queue for the writer
- * beyond MAX_BACKLOG rather than hold the SWAPDB up while they are
- * written. (A flush hands its table over instead: take_db.) */
-static void save_db(void *ctx, gb_db *db)
-{
-    scan_ctx sc = {ctx, db};
-    uint64_t cur = 0;
-    do
-        cur = gb_htable_scan_many(&db->keys, cur, 1024, scan_one, &sc);
-    while (cur);
-}
-
-/* The copy-on-write hook of a flush: db's table comes to the snapshot if
- * keys in it may still be pending (its scan has not passed it, and it is
- * not a table made since the snapshot began). */
-static bool take_db(void *ctx, gb_db *db)
-{
-    gb_snapshot *s = ctx;
-    if (s->fresh[db->id] || db->id < s->db || gb_htable_size(&db->keys) == 0)
-        return false;
-    s->taken[s->ntaken++] = (taken_table){db, db->keys};
-    gb_htable_init(&db->keys, db->keys.type);
-    s->fresh[db->id] = true;
-    return true;
-}
-
-/* Frees the taken tables not scanned yet (an abandoned snapshot). */
-static void free_taken(gb_snapshot *s)
-{
-    for (int i = 0; i < s->ntaken; i++)
-        gb_lazyfree_table(s->eng, &s->taken[i].keys, NULL);
-    s->ntaken = 0;
 }
 
 /* ---- the snapshot ---------------------------------------------------------------------- */
@@ -122,92 +56,40 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
         gb_snap_writer_open(path, level, eng->now_ms, &eng->cfg.helper_cpus, engine_compresses, err, errlen);
     if (!w)
         return NULL;
-    /* gb_calloc: out of memory here is fatal, as it was */
-    gb_snapshot *s = gb_calloc(1, sizeof *s);
-    s->taken = gb_calloc((size_t)eng->ndbs, sizeof *s->taken);
-    s->fresh = gb_calloc((size_t)eng->ndbs, sizeof *s->fresh);
+    gb_snapshot *s = gb_calloc(1, sizeof *s); /* out of memory here is fatal, as it was */
     s->eng = eng;
     s->w = w;
     s->stream_db = -1;
     gb_snap_write_header_records(w, eng);
     /* The moment of the snapshot: every key present now becomes pending. */
-    eng->cow.mark ^= GB_KV_COW_MARK;
-    eng->cow.save_key = save_key;
-    eng->cow.save_db = save_db;
-    eng->cow.take_db = take_db;
-    eng->cow.ctx = s;
-    eng->cow.active = true;
+    s->scan = gb_cow_scan_begin(eng, save, s);
     return s;
 }
 
-/* Marks every key still pending as saved without saving it: an abandoned
- * snapshot must leave all marks equal, or the next one would take the keys
- * it did not reach for already saved. */
-static void mark_rest(gb_snapshot *s)
-{
-    gb_engine *eng = s->eng;
-    uint8_t mark = eng->cow.mark;
-    for (int d = 0; d < eng->ndbs; d++) {
-        gb_htable_iter it;
-        gb_htable_iter_init(&it, &eng->dbs[d].keys);
-        for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
-            gb_kv *kv = (gb_kv *)n;
-            kv->flags = (uint8_t)((kv->flags & ~GB_KV_COW_MARK) | mark);
-        }
-        gb_htable_iter_done(&it);
-    }
-}
-
-/* A write error: the keys not reached are marked, the stream closed so the
- * writer reports the error. */
+/* A write error: the scan stops (the keys not reached are marked), the
+ * stream is closed so the writer reports the error. */
 static void abandon_stream(gb_snapshot *s)
 {
-    mark_rest(s);
-    free_taken(s);
+    gb_cow_scan_free(s->scan);
+    s->scan = NULL;
     gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
     gb_snap_writer_close(s->w, s->keys);
-    s->eng->cow.active = false;
     s->scanned = true;
 }
 
-/* Nothing pending remains: the stream ends, copy-on-write stops. */
+/* Nothing pending remains: the stream ends (copy-on-write has stopped). */
 static void finish_stream(gb_snapshot *s)
 {
     gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
     gb_snap_put_varint(s->w, s->keys);
     gb_snap_writer_close(s->w, s->keys);
-    s->eng->cow.active = false;
     s->scanned = true;
 }
 
-/* The next 64 buckets of the scan (a bucket holds a key or two): of a
- * taken table first, then of the databases; the stream closed after the
- * last. */
+/* The next 64 buckets of the scan; the stream closed after the last. */
 static void scan_some(gb_snapshot *s)
 {
-    gb_engine *eng = s->eng;
-    if (s->ntaken > 0) {
-        taken_table *t = &s->taken[0];
-        scan_ctx sc = {s, t->db};
-        s->taken_cursor = gb_htable_scan_many(&t->keys, s->taken_cursor, 64, scan_one, &sc);
-        if (s->taken_cursor == 0) {
-            gb_lazyfree_table(eng, &t->keys, NULL);
-            memmove(&s->taken[0], &s->taken[1], (size_t)(--s->ntaken) * sizeof *s->taken);
-        }
-        return;
-    }
-    while (s->db < eng->ndbs && s->fresh[s->db]) {
-        s->db++;
-        s->cursor = 0;
-    }
-    if (s->db < eng->ndbs) {
-        gb_db *db = &eng->dbs[s->db];
-        scan_ctx sc = {s, db};
-        s->cursor = gb_htable_scan_many(&db->keys, s->cursor, 64, scan_one, &sc);
-        if (s->cursor == 0)
-            s->db++;
-    }
-    if (s->db >= eng->ndbs)
+    if (gb_cow_scan_some(s->scan))
         finish_stream(s);
 }
 
@@ -300,14 +182,7 @@ void gb_snapshot_free(gb_snapshot *s)
 {
     if (!s)
         return;
-    if (!s->scanned) {
-        mark_rest(s);
-        free_taken(s);
-        s->eng->cow.active = false;
-    }
-    s->eng->cow.ctx = NULL;
+    gb_cow_scan_free(s->scan);
     gb_snap_writer_free(s->w);
-    gb_free(s->taken);
-    gb_free(s->fresh);
     gb_free(s);
 }

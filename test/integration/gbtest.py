@@ -182,10 +182,13 @@ class Server:
     enable-debug-command and enable-protected-configs yes, as Redis's own
     test suite does (its default.conf), since the tests use DEBUG (RELOAD,
     SLEEP, OBJECT) and CONFIG SET dir / dbfilename; protected=False keeps
-    Redis 7.0's defaults, which refuse both."""
+    Redis 7.0's defaults, which refuse both. quick_sync=True (the default)
+    sets repl-diskless-sync-delay 0 on both kinds: a full sync starts at
+    once rather than after Redis's 5 s wait for more replicas; False
+    keeps the default (a test of the defaults)."""
 
     def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
-                 env=None, unixsocket=None, dir=None, protected=True):
+                 env=None, unixsocket=None, dir=None, protected=True, quick_sync=True):
         self.kind = kind
         # dir: run in an existing directory (its files survive the server:
         # restarts over the same snapshot or log); the caller removes it.
@@ -216,6 +219,8 @@ class Server:
                     "--daemonize", "no", "--protected-mode", "no"]
         if protected:
             cmd += ["--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
+        if quick_sync:  # a test of the delay passes its own, which comes later and wins
+            cmd += ["--repl-diskless-sync-delay", "0"]
         cmd += [str(a) for a in args]
         self.cmd = cmd
         self._env = _server_env(kind, env)

@@ -71,7 +71,7 @@ class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
     @classmethod
     def setUpClass(cls):
         gbtest.require_redis()
-        cls.goblin = Server("goblin", protected=False)
+        cls.goblin = Server("goblin", protected=False, quick_sync=False)
         try:
             cls.redis = BareRedis()
         except BaseException:

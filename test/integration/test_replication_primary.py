@@ -382,9 +382,11 @@ class HostileReplica(unittest.TestCase):
                 r.send(b"SYNC\r\n")
                 data = b""
                 deadline = time.time() + 10 * SLOW
-                while not re.match(rb"\$(\d+)\r\n", data) and time.time() < deadline:
+                # Newlines before the length are the primary's keep-alive (once
+                # a second while the RDB goes to its file, as Redis sends them).
+                while not re.match(rb"\n*\$(\d+)\r\n", data) and time.time() < deadline:
                     data += r.read_raw_available(0.2)
-                m = re.match(rb"\$(\d+)\r\n", data)
+                m = re.match(rb"\n*\$(\d+)\r\n", data)
                 n = int(m.group(1))
                 data = data[m.end():]
                 while len(data) < n and time.time() < deadline:

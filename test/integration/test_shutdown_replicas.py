@@ -187,7 +187,7 @@ class ShutdownForce(unittest.TestCase):
 class ShutdownSettings(gbtest.GoblinAndRedisCase):
 
     def test_settings_as_redis(self):
-        cases = [("GET", "shutdown-timeout"), ("GET", "shutdown-on-sig*"),
+        cases = [("GET", "shutdown-timeout"), ("GET", "shutdown-on-sigint"), ("GET", "shutdown-on-sigterm"),
                  ("SET", "shutdown-timeout", "3"), ("SET", "shutdown-timeout", "-1"),
                  ("SET", "shutdown-timeout", "x"), ("GET", "shutdown-timeout"),
                  ("SET", "shutdown-on-sigterm", "save now"), ("GET", "shutdown-on-sigterm"),

@@ -274,7 +274,7 @@ static void start_stream(gb_replica_link *l, bool partial)
 {
     gb_replica *r = state_of(l);
     r->master = gb_client_new(l->eng, &gb_reply_discard_ops, NULL, &master_hooks, l,
-                              GB_CLIENT_AUTHED | GB_CLIENT_OBEY);
+                              GB_CLIENT_AUTHED | GB_CLIENT_OBEY | GB_CLIENT_MASTER);
     if (partial && r->master_db >= 0 && r->master_db < l->eng->ndbs)
         r->master->db = &l->eng->dbs[r->master_db];
     r->state = GB_REPL_CONNECTED;
@@ -391,10 +391,12 @@ static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
 
 /* ---- the payload of a full sync --------------------------------------------- */
 
+/* The old data set goes, in the background with replica-lazy-flush yes,
+ * else here (Redis's emptyData with or without EMPTYDB_ASYNC). */
 static void flush_everything(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++)
-        gb_keys_flushdb(&eng->dbs[i], true);
+        gb_keys_flushdb(&eng->dbs[i], eng->cfg.replica_lazy_flush);
     if (eng->scripting)
         eng->scripting->flush_libraries(eng->scripting->ctx);
     gb_tracking_invalidate_flush(eng);

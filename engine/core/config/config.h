@@ -206,6 +206,9 @@ typedef struct gb_settings {
     int repl_ping_replica_period;   /* seconds between PINGs in the stream */
     int min_replicas_to_write;      /* 0: off */
     int min_replicas_max_lag;       /* seconds; 0: off */
+    int repl_diskless_sync;         /* a full sync streams its RDB as the scan makes it (engine/persist/repl_fsync.h) */
+    int repl_diskless_sync_delay;   /* seconds it waits for more replicas */
+    int repl_diskless_sync_max_replicas; /* replicas that start it at once; 0: none */
     /* the replica side (engine/core/replication/replica.h) */
     char *replicaof; /* "<host> <port>" at start-up; empty: a primary */
     char *masterauth;
@@ -217,6 +220,7 @@ typedef struct gb_settings {
     int replica_read_only;
     int replica_priority;
     int replica_ignore_maxmemory;
+    int replica_lazy_flush;         /* a full sync frees the old data set in the background */
     int repl_timeout;
     /* TLS (transport/tls, docs/tls.md): Redis 7.0's tls-* options; empty
      * strings are unset. */

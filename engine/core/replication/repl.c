@@ -11,6 +11,7 @@
 #include "engine/core/replication/failover.h"
 #include "engine/base/util.h"
 #include "engine/core/request/blocking.h"
+#include "engine/core/memory/client_memory.h"
 #include "engine/core/engine.h"
 
 /* ---- the backlog ring ------------------------------------------------------- */
@@ -116,7 +117,15 @@ void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size)
 
 /* ---- state ------------------------------------------------------------------ */
 
-enum replica_state { REPLICA_NONE = 0, REPLICA_ONLINE };
+/* A replica's way to online: a full sync waits for the background scan
+ * to start (REPLICA_WAIT_SCAN, Redis's wait_bgsave_start), then gets the
+ * RDB while the stream produced meanwhile is held back (REPLICA_TRANSFER),
+ * then the held stream and the live one. After an RDB ended by its EOF
+ * mark the stream waits for the replica's first REPLCONF ACK
+ * (REPLICA_WAIT_ACK, Redis's repl_put_online_on_ack): a replica finds the
+ * mark only in the last bytes of a read, so nothing may follow it before
+ * the replica has loaded the RDB. */
+enum replica_state { REPLICA_NONE = 0, REPLICA_WAIT_SCAN, REPLICA_TRANSFER, REPLICA_WAIT_ACK, REPLICA_ONLINE };
 
 /* A client that spoke REPLCONF or became a replica. */
 typedef struct repl_link {
@@ -131,6 +140,10 @@ typedef struct repl_link {
      * limit (Redis sends it outside the replica's buffer). */
     uint64_t appended;
     uint64_t rdb_end;
+    bool psync;           /* a full sync asked by PSYNC: +FULLRESYNC goes first (SYNC: nothing) */
+    bool eof_capa;        /* REPLCONF capa eof: it takes an RDB of unknown length ($EOF:<mark>) */
+    int64_t wait_since_ms;/* wall clock it began to wait for a scan */
+    gb_strbuf held;       /* the stream since its RDB's moment, sent after the RDB */
 } repl_link;
 
 /* A client blocked in WAIT. */
@@ -318,6 +331,19 @@ static void free_backlog(gb_engine *eng)
     r->seldb = -1;
 }
 
+/* The stream while l gets its RDB: kept until the RDB has gone, and held
+ * to client-output-buffer-limit replica as Redis holds the replica's
+ * output buffer meanwhile (gb_repl_limited_output counts it; past the
+ * limit the replica is dropped and starts over). */
+static void hold_stream(repl_link *l, const char *buf, size_t len)
+{
+    gb_strbuf_add(&l->held, buf, len);
+    gb_client_desc d = {.fd = -1};
+    l->c->hooks->describe(l->c, &d);
+    if (gb_client_obuf_enforce(l->c, d.obuf))
+        gb_strbuf_free(&l->held);
+}
+
 void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
 {
     gb_repl *r = R(eng);
@@ -326,6 +352,11 @@ void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len)
     r->master_repl_offset += (int64_t)len;
     for (size_t i = 0; i < r->nlinks; i++) {
         gb_client *c = r->links[i].c;
+        enum replica_state st = r->links[i].state;
+        if ((st == REPLICA_TRANSFER || st == REPLICA_WAIT_ACK) && !(c->flags & GB_CLIENT_CLOSE_ASAP)) {
+            hold_stream(&r->links[i], buf, len);
+            continue;
+        }
         if (r->links[i].state != REPLICA_ONLINE || (c->flags & GB_CLIENT_CLOSE_ASAP))
             continue;
         write_raw(&r->links[i], buf, len);
@@ -507,32 +538,142 @@ full:
 
 void gb_repl_full_begin(gb_client *c, bool psync)
 {
-    gb_engine *eng = c->eng;
-    gb_repl *r = R(eng);
+    gb_repl *r = R(c->eng);
     r->sync_full++;
     repl_link *l = attach_replica(c);
+    l->state = REPLICA_WAIT_SCAN;
+    l->psync = psync;
+    l->wait_since_ms = c->eng->now_ms;
+}
+
+/* ---- the full sync's transfer (driven by engine/persist/repl_fsync.c) ------------------ */
+
+static bool in_state(const repl_link *l, enum replica_state st)
+{
+    return l->state == st && !(l->c->flags & GB_CLIENT_CLOSE_ASAP);
+}
+
+size_t gb_repl_fsync_waiting(const gb_engine *eng, int64_t *oldest_ms, bool *all_eof)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    *all_eof = true;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_WAIT_SCAN))
+            continue;
+        if (n == 0 || l->wait_since_ms < *oldest_ms)
+            *oldest_ms = l->wait_since_ms;
+        *all_eof = *all_eof && l->eof_capa;
+        n++;
+    }
+    return n;
+}
+
+size_t gb_repl_fsync_start(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
     ensure_backlog(eng);
-    /* The dataset is written now, at this offset; what follows it in the
-     * stream starts with a SELECT (Redis's slaveseldb = -1). */
+    /* The dataset is of this moment, at this offset; what follows it in
+     * the stream starts with a SELECT (Redis's slaveseldb = -1). */
     r->seldb = -1;
-    if (psync) {
-        char line[128];
-        int n = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", r->replid, (long long)r->master_repl_offset);
-        write_raw(l, line, (size_t)n);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_WAIT_SCAN))
+            continue;
+        l->state = REPLICA_TRANSFER;
+        gb_strbuf_reset(&l->held);
+        if (l->psync) {
+            char line[128];
+            int len = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", r->replid,
+                               (long long)r->master_repl_offset);
+            write_raw(l, line, (size_t)len);
+            l->c->hooks->flush(l->c);
+        }
+        n++;
+    }
+    return n;
+}
+
+size_t gb_repl_fsync_receivers(const gb_engine *eng, size_t *max_pending)
+{
+    const gb_repl *r = R(eng);
+    size_t n = 0;
+    *max_pending = 0;
+    for (size_t i = 0; i < r->nlinks; i++) {
+        const repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        gb_client_desc d = {.fd = -1};
+        l->c->hooks->describe(l->c, &d);
+        *max_pending = GB_MAX(*max_pending, d.obuf);
+        n++;
+    }
+    return n;
+}
+
+void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        write_raw(l, p, n);
+        l->rdb_end = l->appended; /* the RDB is not held to the output limit */
+        l->c->hooks->flush(l->c);
     }
 }
 
-void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len)
+/* The held stream goes, and the live one from now on. */
+static void stream_from_now(repl_link *l)
 {
-    repl_link *l = link_of(R(c->eng), c);
-    char hdr[32];
-    int n = snprintf(hdr, sizeof hdr, "$%zu\r\n", len);
-    write_raw(l, hdr, (size_t)n);
-    write_raw(l, rdb, len);
-    l->rdb_end = l->appended;
-    put_online(c, l);
-    c->hooks->flush(c);
-    gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded (%zu bytes of RDB)", len);
+    write_raw(l, l->held.p, l->held.len);
+    gb_strbuf_free(&l->held);
+    put_online(l->c, l);
+    l->c->hooks->flush(l->c);
+}
+
+void gb_repl_fsync_keepalive(gb_engine *eng, bool receivers_too)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        bool receiving = in_state(l, REPLICA_TRANSFER);
+        if (!in_state(l, REPLICA_WAIT_SCAN) && !(receivers_too && receiving))
+            continue;
+        write_raw(l, "\n", 1);
+        if (receiving)
+            l->rdb_end = l->appended;
+        l->c->hooks->flush(l->c);
+    }
+}
+
+void gb_repl_fsync_done(gb_engine *eng, bool until_ack)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!in_state(l, REPLICA_TRANSFER))
+            continue;
+        if (until_ack) {
+            l->state = REPLICA_WAIT_ACK;
+            gb_log(GB_LOG_NOTICE, "Streamed RDB transfer with replica succeeded (socket). Waiting for REPLCONF ACK "
+                   "from replica to enable streaming");
+            continue;
+        }
+        stream_from_now(l);
+        gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded");
+    }
+}
+
+void gb_repl_fsync_failed(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++)
+        if (in_state(&r->links[i], REPLICA_TRANSFER))
+            close_client(r->links[i].c);
 }
 
 size_t gb_repl_backlog_bytes(const gb_engine *eng) { return R(eng)->backlog.buf ? R(eng)->backlog.cap : 0; }
@@ -548,6 +689,7 @@ size_t gb_repl_output_bytes(const gb_engine *eng)
         gb_client_desc d = {.fd = -1};
         c->hooks->describe(c, &d);
         n += d.rbs + d.omem; /* the memory its output holds, not only the bytes in it */
+        n += r->links[i].held.cap;
     }
     return n;
 }
@@ -559,7 +701,7 @@ size_t gb_repl_limited_output(const gb_client *c, size_t pending)
         return pending;
     uint64_t sent = l->appended > pending ? l->appended - pending : 0;
     uint64_t rdb_unsent = l->rdb_end > sent ? l->rdb_end - sent : 0;
-    return pending - (size_t)GB_MIN(rdb_unsent, (uint64_t)pending);
+    return pending - (size_t)GB_MIN(rdb_unsent, (uint64_t)pending) + l->held.len;
 }
 
 /* ---- REPLCONF ------------------------------------------------------------------- */
@@ -592,14 +734,20 @@ void gb_repl_replconf(gb_client *c, int argc, const gb_slice *argv)
             memcpy(l->ip, val.ptr, val.len);
             l->ip[val.len] = '\0';
         } else if (gb_slice_ieq(opt, "capa")) {
-            /* eof and psync2: this primary sends the length-prefixed RDB
-             * either way, and always +CONTINUE with its replid. */
+            /* eof: the replica takes a diskless RDB ($EOF:<mark>); psync2:
+             * this primary always answers +CONTINUE with its replid. */
+            if (gb_slice_ieq(val, "eof"))
+                link_of(r, c)->eof_capa = true;
         } else if (gb_slice_ieq(opt, "ack")) {
             /* No reply, ever (the replica reads none). */
             repl_link *l = find_link(r, c);
             int64_t off;
             if (!l || !(c->flags & GB_CLIENT_REPLICA) || !gb_slice2ll(val, &off))
                 return;
+            if (l->state == REPLICA_WAIT_ACK) {
+                stream_from_now(l);
+                gb_log(GB_LOG_NOTICE, "Synchronization with replica succeeded");
+            }
             if (off > l->ack_off)
                 l->ack_off = off;
             l->ack_time_ms = c->eng->now_ms;
@@ -792,6 +940,14 @@ size_t gb_repl_replicas(const gb_engine *eng, gb_repl_replica_view *out, size_t 
     return n;
 }
 
+/* INFO's slaveN state, in Redis's words: waiting for the scan or getting
+ * the RDB is wait_bgsave; once the RDB has gone, online (Redis puts a
+ * diskless replica online and starts its stream on its first ACK). */
+static const char *state_name(enum replica_state st)
+{
+    return st == REPLICA_ONLINE || st == REPLICA_WAIT_ACK ? "online" : "wait_bgsave";
+}
+
 void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), void *ctx)
 {
     gb_repl *r = R(eng);
@@ -809,7 +965,7 @@ void gb_repl_info(gb_engine *eng, void (*line)(void *ctx, const char *text), voi
         replica_ip(l, ip, sizeof ip);
         long lag = l->state == REPLICA_ONLINE ? (long)((eng->now_ms - l->ack_time_ms) / 1000) : 0;
         linef(line, ctx, "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%ld", id++, ip, l->listening_port,
-              l->state == REPLICA_ONLINE ? "online" : "wait_bgsave", (long long)l->ack_off, lag);
+              state_name(l->state), (long long)l->ack_off, lag);
     }
     linef(line, ctx, "master_failover_state:%s", gb_failover_state_name(eng));
     linef(line, ctx, "master_replid:%s", r->replid);
@@ -874,6 +1030,7 @@ void gb_repl_client_gone(gb_client *c)
         if (r->nreplicas == 0)
             r->no_replicas_since_ms = eng->now_ms;
     }
+    gb_strbuf_free(&l->held);
     *l = r->links[--r->nlinks];
     count_replicas(eng);
 }

@@ -25,11 +25,12 @@
  * REPLCONF ACKs move its acknowledged offset (WAIT, ROLE, INFO, the
  * min-replicas-to-write check).
  *
- * The full sync's RDB is built synchronously on the engine thread in this
- * increment (engine/commands/cmd_repl.c): a big dataset stalls every
- * client while it is written. A background RDB built by the fork-less
- * snapshot's copy-on-write scan (engine/persist/snapshot.c) is the next
- * step.
+ * A full sync's RDB is made by the fork-less snapshot's copy-on-write scan
+ * in the background and sent as it is made (engine/persist/repl_fsync.h,
+ * which drives the transfer through the gb_repl_fsync_* calls below):
+ * replicas asking for one wait for the scan to start (several share it),
+ * get +FULLRESYNC with the offset of that moment, the RDB, then the stream
+ * produced meanwhile, held for them until the RDB has gone.
  */
 #ifndef GB_ENGINE_CORE_REPL_H
 #define GB_ENGINE_CORE_REPL_H
@@ -124,13 +125,36 @@ bool gb_repl_can_sync(gb_client *c);
  * and true is returned (sync_partial_ok); else false (sync_partial_err
  * counted unless replid is "?"). */
 bool gb_repl_try_partial(gb_client *c, gb_slice replid, int64_t offset);
-/* A full sync starts for c (SYNC, or PSYNC that could not continue): c
- * becomes a replica, the backlog is created if needed, +FULLRESYNC replid
- * offset is sent (not to SYNC's old protocol: psync false). */
+/* A full sync is asked for by c (SYNC, or PSYNC that could not continue):
+ * c becomes a replica waiting for the next scan (psync false: SYNC's old
+ * protocol, no +FULLRESYNC line). */
 void gb_repl_full_begin(gb_client *c, bool psync);
-/* The dataset for the full sync that gb_repl_full_begin started: sent as
- * $<len>\r\n<bytes>; c is online from here (the stream follows). */
-void gb_repl_full_send_rdb(gb_client *c, const char *rdb, size_t len);
+
+/* The transfer, as engine/persist/repl_fsync.c drives it. */
+/* Replicas waiting for a scan; with at least one, *oldest_ms is when the
+ * first began to wait and *all_eof whether all take an RDB of unknown
+ * length (REPLCONF capa eof). */
+size_t gb_repl_fsync_waiting(const gb_engine *eng, int64_t *oldest_ms, bool *all_eof);
+/* The scan starts now: every waiting replica gets +FULLRESYNC with this
+ * moment's offset (the backlog made if needed) and from here the stream
+ * is held for it. Returns how many. */
+size_t gb_repl_fsync_start(gb_engine *eng);
+/* Replicas getting the RDB now, and the most output one of them has not
+ * sent yet (the transfer's flow control). */
+size_t gb_repl_fsync_receivers(const gb_engine *eng, size_t *max_pending);
+/* RDB bytes (or its framing) to every replica getting it. */
+void gb_repl_fsync_send(gb_engine *eng, const char *p, size_t n);
+/* A newline to the replicas waiting for a scan, and with receivers_too
+ * to those whose RDB is being written to a file (nothing to send yet):
+ * Redis's keep-alive, so that their repl-timeout does not pass. */
+void gb_repl_fsync_keepalive(gb_engine *eng, bool receivers_too);
+/* The RDB has gone: those replicas get their held stream and are online;
+ * until_ack (an RDB ended by an EOF mark): once each has sent its first
+ * REPLCONF ACK (it loaded the RDB), the stream held until then. */
+void gb_repl_fsync_done(gb_engine *eng, bool until_ack);
+/* The RDB could not be made: those replicas are dropped (they retry). */
+void gb_repl_fsync_failed(gb_engine *eng);
+
 /* The backlog's allocation (MEMORY STATS replication.backlog). */
 size_t gb_repl_backlog_bytes(const gb_engine *eng);
 /* Memory the replicas' pending outputs hold: not counted against maxmemory
@@ -138,8 +162,8 @@ size_t gb_repl_backlog_bytes(const gb_engine *eng);
  * would make the primary evict keys. */
 size_t gb_repl_output_bytes(const gb_engine *eng);
 /* Of a replica's pending output, the part its client-output-buffer-limit
- * counts: the stream, not what is left of the full sync's RDB
- * (engine/core/memory/client_memory.c). */
+ * counts: the stream (with what is held for it during its full sync), not
+ * what is left of the full sync's RDB (engine/core/memory/client_memory.c). */
 size_t gb_repl_limited_output(const gb_client *c, size_t pending);
 /* Whether c is a replica already (SYNC / PSYNC are ignored then). */
 bool gb_repl_is_replica(const gb_client *c);

@@ -134,6 +134,8 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
         flags[nf++] = 'O';
     else if (c->flags & GB_CLIENT_REPLICA)
         flags[nf++] = 'S';
+    if (c->flags & GB_CLIENT_MASTER)
+        flags[nf++] = 'M';
     if (c->flags & GB_CLIENT_MULTI)
         flags[nf++] = 'x';
     if (c->pubsub)

@@ -33,6 +33,7 @@ enum {
     GB_CLIENT_SCRIPT = 1u << 13,     /* the client a script's redis.call runs as (engine/script) */
     GB_CLIENT_LOOPBACK = 1u << 14,   /* a TCP client from 127.0.0.1 or ::1 */
     GB_CLIENT_REPLICA = 1u << 15,    /* a replica's link: its output is limited by the replica class */
+    GB_CLIENT_MASTER = 1u << 16,     /* on a replica, the client applying its primary's stream (flag 'M') */
     /* CLIENT REPLY OFF / SKIP: replies go nowhere (c->rops is the discard
      * table); SKIP_NEXT becomes SKIP for the command after CLIENT REPLY SKIP. */
     GB_CLIENT_REPLY_OFF = 1u << 20,

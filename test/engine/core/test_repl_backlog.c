@@ -15,6 +15,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/replication/repl.h"
+#include "engine/persist/persist.h"
 
 /* ---- the ring alone --------------------------------------------------------------- */
 
@@ -190,6 +191,30 @@ static void exec_on(gb_client *c, int argc, const char **words)
     gb_gate_execute(c, argc, argv);
 }
 
+static void no_sync_delay(gb_settings *s) { s->repl_diskless_sync_delay = 0; }
+
+/* An engine with the persistence service, which makes full syncs in the
+ * background (engine/persist/repl_fsync.h), starting them at once. */
+static harness *repl_harness(void)
+{
+    harness *h = harness_new(no_sync_delay);
+    gb_persist_new(h->eng);
+    return h;
+}
+
+/* PSYNC from a replica that takes a diskless RDB, the background work it
+ * starts run to its end, and the replica's first ACK. */
+static void psync(harness *h, gb_client *r, harness_out *out, const char *replid, const char *offset)
+{
+    exec_on(r, 3, (const char *[]){"REPLCONF", "capa", "eof"});
+    out->len = 0; /* its +OK: replies stop at PSYNC */
+    exec_on(r, 3, (const char *[]){"PSYNC", replid, offset});
+    while (gb_engine_background_step(h->eng, UINT64_MAX) != GB_BG_IDLE)
+        ;
+    /* The replica loaded the RDB: the stream starts on its first ACK. */
+    exec_on(r, 3, (const char *[]){"REPLCONF", "ACK", "0"});
+}
+
 static const char *find(const char *hay, size_t n, const char *needle)
 {
     size_t k = strlen(needle);
@@ -202,12 +227,12 @@ static const char *find(const char *hay, size_t n, const char *needle)
 static void test_full_then_stream_then_partial(void **state)
 {
     (void)state;
-    harness *h = harness_new(NULL);
+    harness *h = repl_harness();
     run(h, "SET before 1");
     harness_out rout = {.len = 0};
     gb_client *r = replica_client(h, &rout);
     sink.len = 0;
-    exec_on(r, 3, (const char *[]){"PSYNC", "?", "-1"});
+    psync(h, r, &rout, "?", "-1");
     char expect[128];
     snprintf(expect, sizeof expect, "+FULLRESYNC %s 0\r\n$", gb_repl_id(h->eng));
     assert_memory_equal(sink.buf, expect, strlen(expect));
@@ -247,7 +272,7 @@ static void test_full_then_stream_then_partial(void **state)
     for (size_t i = 0; i < 3; i++) {
         sink.len = 0;
         r = replica_client(h, &rout);
-        exec_on(r, 3, (const char *[]){"PSYNC", strcmp(bad[i][0], "*") ? bad[i][0] : gb_repl_id(h->eng), bad[i][1]});
+        psync(h, r, &rout, strcmp(bad[i][0], "*") ? bad[i][0] : gb_repl_id(h->eng), bad[i][1]);
         assert_memory_equal(sink.buf, "+FULLRESYNC ", 12);
         gb_client_free(r);
     }
@@ -263,10 +288,10 @@ static const char *info_field(harness *h, const char *name, char *out, size_t ca
 static void test_following_proxies_the_primary(void **state)
 {
     (void)state;
-    harness *h = harness_new(NULL);
+    harness *h = repl_harness();
     harness_out rout = {.len = 0};
     gb_client *r = replica_client(h, &rout);
-    exec_on(r, 3, (const char *[]){"PSYNC", "?", "-1"});
+    psync(h, r, &rout, "?", "-1");
     gb_repl_set_following(h->eng, true);
     gb_repl_adopt(h->eng, "0123456789012345678901234567890123456789", 1000);
     sink.len = 0;
@@ -316,10 +341,10 @@ static const char *info_field(harness *h, const char *name, char *out, size_t ca
 static void test_config_set_resizes(void **state)
 {
     (void)state;
-    harness *h = harness_new(NULL);
+    harness *h = repl_harness();
     harness_out rout = {.len = 0};
     gb_client *r = replica_client(h, &rout);
-    exec_on(r, 3, (const char *[]){"PSYNC", "?", "-1"});
+    psync(h, r, &rout, "?", "-1");
     char v[64];
     assert_string_equal(info_field(h, "repl_backlog_active:", v, sizeof v), "1");
     for (int i = 0; i < 20; i++)
