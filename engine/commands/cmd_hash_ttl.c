@@ -249,9 +249,9 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
     gb_reply_array(c, n);
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[at + 2 + i];
-        /* A field past its deadline is gone, not revived by a new one. */
-        bool absent = !o.kv || gb_hfe_expire_field(c->db, key, &o, field, true);
-        int res = absent ? RES_NO_FIELD : hexpire_one(&o.o.h, field, when, cond, c->eng);
+        /* No lazy expiry here: as in Redis 7.4 (hashTypeSetEx), a field past
+         * its deadline that no one deleted yet takes the new deadline. */
+        int res = o.kv ? hexpire_one(&o.o.h, field, when, cond, c->eng) : RES_NO_FIELD;
         if (res == RES_SET) {
             gb_hash_ttl_set(&o.o.h, field, when);
             set[nset++] = field;
@@ -341,7 +341,8 @@ static void cmd_hpersist(gb_client *c, int argc, gb_slice *argv)
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[4 + i];
         int64_t when = gb_hash_ttl_get(&o.o.h, field);
-        if (!gb_hash_exists(&o.o.h, field) || (when >= 0 && when <= now)) {
+        /* Redis 7.4 persists a field during its deadline's own ms (prevExpire < now) */
+        if (!gb_hash_exists(&o.o.h, field) || (when >= 0 && when < now)) {
             gb_reply_int(c, RES_NO_FIELD);
         } else if (when < 0) {
             gb_reply_int(c, RES_NO_TTL);

@@ -285,8 +285,9 @@ static bool load_deadlines(loader *L, gb_hash *h)
             return fail_key(L, "a field deadline out of range or for no field");
         if (gb_hash_ttl_get(h, f) >= 0)
             return dup(L, "field deadline", f);
-        gb_hash_ttl_set(h, f, (int64_t)when);
+        gb_hash_ttl_load(h, f, (int64_t)when);
     }
+    gb_hash_ttl_loaded(h);
     return true;
 }
 

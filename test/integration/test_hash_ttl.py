@@ -376,9 +376,10 @@ class Property(unittest.TestCase):
                     res = C("HPEXPIRE", key, str(ms), "FIELDS", "1", f)
                     live = f in h and (h[f][1] is None or h[f][1][0] > t + margin)
                     if res == [1]:
-                        self.assertIn(f, h, "a field the model lost (expired) got a new deadline")
-                        # the deadline lies in [t + ms, now + ms]: the model keeps both ends
-                        h[f] = (h[f][0], (t + ms, now_ms() + ms))
+                        # the deadline lies in [t + ms, now + ms]: the model keeps both ends.
+                        # A field the model let go (expired) but nothing deleted yet takes
+                        # it too, as in Redis 7.4: its value is then not known here.
+                        h[f] = (h[f][0] if f in h else None, (t + ms, now_ms() + ms))
                     elif res == [-2]:
                         h.pop(f, None)
                     if live:
@@ -386,7 +387,7 @@ class Property(unittest.TestCase):
                 elif op < 0.6:
                     res = C("HPERSIST", key, "FIELDS", "1", f)
                     if res == [1]:
-                        h[f] = (h[f][0], None)
+                        h[f] = (h[f][0] if f in h else None, None)
                     elif res == [-2]:
                         h.pop(f, None)
                 elif op < 0.65:
@@ -400,7 +401,8 @@ class Property(unittest.TestCase):
                         served = ff.encode() in got
                         if dl is None:
                             self.assertTrue(served, (key, ff))
-                            self.assertEqual(got[ff.encode()], v.encode())
+                            if v is not None:
+                                self.assertEqual(got[ff.encode()], v.encode())
                         elif t1 >= dl[1] + margin:
                             self.assertFalse(served, (key, ff, dl, t1))  # never after the deadline
                         elif t < dl[0] - margin:
