@@ -25,12 +25,16 @@ seeds in RESP3 (HELLO 3). Every reply is compared byte for byte, except:
 - HGETALL of a hash in a hash table: Redis's dict order depends on its
   random hash seed, so the pairs are compared sorted (a listpack or
   listpackex hash, whose order Redis defines, is compared as sent);
-- a TTL read back from a relative time (HTTL, HPTTL, and the deadline of a
-  field set with HEXPIRE/HPEXPIRE): the two servers received the command a
-  few milliseconds apart, so positive values may differ by TOLERANCE_MS.
-  Every absolute time (HEXPIREAT/HPEXPIREAT) is compared exactly, and all
-  times lie at least 50,000 s apart so no NX/XX/GT/LT outcome depends on
-  those milliseconds.
+- positive values of HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME: a relative
+  time (HEXPIRE/HPEXPIRE) is made absolute from each server's clock when
+  the command reaches it, a few milliseconds apart, so they may differ by
+  TOLERANCE_MS (codes -2/-1 and the reply's shape are exact). All times lie
+  at least 50,000 s apart, so no NX/XX/GT/LT outcome depends on those
+  milliseconds.
+
+The keyspace events each server publishes (notify-keyspace-events KEA, a
+PSUBSCRIBE on each) are compared byte for byte every 100 commands and
+after the short-deadline checks.
 
 Deadlines of the random streams are days to years ahead (deterministic);
 then short ones are checked for expiry, lazily (active expiry off: no read
@@ -233,6 +237,16 @@ def pairs_sorted(flat):
     return sorted(zip(flat[::2], flat[1::2])) if isinstance(flat, list) else flat
 
 
+def split_messages(raw):
+    """The pub/sub messages in raw bytes, each as its own bytes."""
+    parser = Raw.__new__(Raw)  # Raw's parser over a buffer, no socket
+    parser.buf = bytearray(raw)
+    out = []
+    while parser.buf:
+        out.append(parser.read()[1])
+    return out
+
+
 class HashTtlVsRedis74(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -246,14 +260,30 @@ class HashTtlVsRedis74(unittest.TestCase):
 
     def conns(self, resp3):
         g, r = Raw(self.goblin), Raw(self.redis)
-        self.addCleanup(g.close)
-        self.addCleanup(r.close)
+        self.subs = Raw(self.goblin), Raw(self.redis)
+        for c in (g, r) + self.subs:
+            self.addCleanup(c.close)
         for c in (g, r):
             c.call("FLUSHALL")
             c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            c.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
             if resp3:
                 c.call("HELLO", "3")
+        for s in self.subs:
+            s.call("PSUBSCRIBE", "__key*@*__:*")
         return g, r
+
+    def compare_events(self, g, r, where, ordered=True):
+        """The keyspace events each server published since the last call
+        (hset, hexpire, hpersist, hdel, hexpired, del...), byte for byte;
+        unordered: as a multiset of messages (the active cycle's order among
+        hashes due in the same millisecond is each server's own)."""
+        g.call("PING")  # its reply: every event before it is out
+        r.call("PING")
+        a, b = (s.read_raw_available(0.05) for s in self.subs)
+        if not ordered:
+            a, b = sorted(split_messages(a)), sorted(split_messages(b))
+        self.assertEqual(a, b, "%s: keyspace events differ" % where)
 
     def compare(self, g, r, argv, where):
         g.send_cmd(*argv)
@@ -290,6 +320,8 @@ class HashTtlVsRedis74(unittest.TestCase):
             argv = pick(rng)(rng, times)
             how = self.compare(g, r, argv, "seed %d op %d (RESP%d)" % (seed, i, 3 if resp3 else 2))
             counts[how] = counts.get(how, 0) + 1
+            if i % 100 == 99:
+                self.compare_events(g, r, "seed %d ops %d..%d" % (seed, i - 99, i))
         self.compare_state(g, r, "seed %d end" % seed)
 
     def test_random_streams(self):
@@ -327,6 +359,7 @@ class HashTtlVsRedis74(unittest.TestCase):
                      [b"HPEXPIRE", b"small", b"100000", b"FIELDS", b"2", b"a", b"b"],
                      [b"HGETALL", b"small"], [b"HLEN", b"small"]):
             self.compare(g, r, argv, where)
+        self.compare_events(g, r, where, ordered=not active)
 
     def test_short_deadlines_lazy(self):
         g, r = self.conns(False)
