@@ -4,6 +4,7 @@
 #include "engine/ds/hash_ttl.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
@@ -152,7 +153,16 @@ typedef struct timed_pair {
     unsigned char *at; /* its field entry in the old listpack */
     size_t bytes;      /* of both entries */
     int64_t when;      /* INT64_MAX: none */
+    size_t index;      /* its place in the file: keeps the sort stable */
 } timed_pair;
+
+static int by_deadline_then_place(const void *a, const void *b)
+{
+    const timed_pair *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when < y->when ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
 
 void gb_hash_ttl_loaded(gb_hash *h)
 {
@@ -166,18 +176,13 @@ void gb_hash_ttl_loaded(gb_hash *h)
     for (unsigned char *p = gb_lp_first(lp); p && i < n; i++) {
         unsigned char *vp = gb_lp_next(lp, p);
         int64_t when = gb_hash_ttl_get(h, gb_lp_get_slice(p, buf));
-        t[i] = (timed_pair){p, gb_lp_entry_bytes(p) + gb_lp_entry_bytes(vp), when < 0 ? INT64_MAX : when};
+        t[i] = (timed_pair){p, gb_lp_entry_bytes(p) + gb_lp_entry_bytes(vp), when < 0 ? INT64_MAX : when, i};
         p = gb_lp_next(lp, vp);
     }
-    /* A stable insertion sort (at most the listpack threshold's pairs): a
-     * file that kept Redis's order keeps it exactly. */
-    for (size_t a = 1; a < n; a++) {
-        timed_pair x = t[a];
-        size_t b = a;
-        for (; b > 0 && t[b - 1].when > x.when; b--)
-            t[b] = t[b - 1];
-        t[b] = x;
-    }
+    /* Stable (equal deadlines keep the file's order): a file that kept
+     * Redis's order loads exactly as it was. */
+    qsort(t, i, sizeof *t, by_deadline_then_place);
+    n = i;
     unsigned char *out = gb_lp_new(gb_lp_bytes(lp));
     for (i = 0; i < n; i++)
         out = gb_lp_append_raw(out, t[i].at, t[i].bytes, 2);
