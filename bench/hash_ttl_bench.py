@@ -5,6 +5,12 @@ nearest equivalents in the same run (issue 28; docs/benchmarks.md,
 
     /usr/bin/python3 bench/hash_ttl_bench.py --goblin build-release/goblin-core \
         [--redis /usr/bin/redis-server] [--lean-load build-release/lean_load] [--trials 5]
+        [--redis74 /work/redis-7.4.1/src/redis-server]
+
+With --redis74 (a redis-server 7.4 built from Redis's 7.4.1 tag), every row
+runs the same command on goblin-core and on Redis 7.4, which has field
+TTLs: bench/hash_ttl_redis74.py says what each row measures. Without it,
+the rows below put goblin-core beside redis-server 7.0.
 
 redis-server 7.0 has no field TTLs, so the rows do not compare the same
 command. What each puts side by side:
@@ -118,11 +124,16 @@ def main():
     ap.add_argument("--lean-load", help="the lean_load binary (default: next to --goblin)")
     ap.add_argument("--n", type=int, default=1000000, help="requests per row and run")
     ap.add_argument("--memory-only", action="store_true", help="only the memory table")
+    ap.add_argument("--redis74", help="a redis-server 7.4: compare the same commands with it instead of 7.0")
     a = ap.parse_args()
     lean = a.lean_load or os.path.join(os.path.dirname(os.path.abspath(a.goblin)), "lean_load")
     if not os.access(lean, os.X_OK):
         sys.exit("no lean_load at %s: build it (cmake --build build-release --target lean_load) or pass --lean-load"
                  % lean)
+    if a.redis74:
+        import hash_ttl_redis74
+        hash_ttl_redis74.run({"goblin": a.goblin, "redis74": a.redis74}, lean, a.trials, a.n)
+        return
     binaries = {"goblin": a.goblin, "redis": a.redis}
     print("| used_memory per field, 100,000 fields | server | bytes/field |\n|---|---|---|")
     for label, name, per in memory_rows(binaries):

@@ -18,13 +18,17 @@
  *             [--keyspace 100000] -- COMMAND ARG ...
  *
  * Every "__rand_int__" in the arguments becomes a 12-digit random number
- * below --keyspace for each request (as redis-benchmark -r does). An error
+ * below --keyspace for each request (as redis-benchmark -r does);
+ * "__rand_rep__" repeats the number of the mark before it. An argument ";"
+ * separates commands sent together as one request (HSET k f v ; HPEXPIRE
+ * k ...: two pipelined commands with one effect, counted as two). An error
  * reply stops the run with exit status 1: a benchmark of errors is not a
  * benchmark of the command. Output, one line:
  *   requests=N seconds=S rate=R client_cpu_us_per_req=C client_cpu_share=F
  */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +39,10 @@
 #include "bench_common.h"
 
 #define RAND_MARK "__rand_int__"
+#define REPEAT_MARK "__rand_rep__" /* the previous mark's number again */
 #define RAND_DIGITS 12 /* strlen(RAND_MARK): the request keeps its length */
-#define MAX_MARKS 16   /* per command */
+#define MAX_MARKS 16   /* per request */
+#define MAX_COMMANDS 4 /* per request, separated by ";" */
 #define MAX_PIPELINE 64
 #define MAX_ARGS 64
 
@@ -46,7 +52,9 @@ typedef struct load_request {
     char *bytes;
     size_t len;
     size_t marks[MAX_MARKS * MAX_PIPELINE];
+    bool repeats[MAX_MARKS * MAX_PIPELINE]; /* a REPEAT_MARK */
     int nmarks;
+    int commands; /* per request */
 } load_request;
 
 typedef struct load_run {
@@ -85,35 +93,68 @@ static double cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Encodes the command `pipeline` times and records where the random marks are. */
-static int build_request(load_request *rq, int argc, char **argv, int pipeline)
+/* Encodes the ";"-separated commands of argv one after the other into one
+ * (malloc'd, *len bytes); *commands receives how many. NULL when too many. */
+static char *encode_commands(int argc, char **argv, size_t *len, int *commands)
 {
-    size_t lens[MAX_ARGS], one_cap = 64;
+    size_t lens[MAX_ARGS], cap = 64;
     if (argc > MAX_ARGS)
-        return -1;
+        return NULL;
     for (int i = 0; i < argc; i++) {
         lens[i] = strlen(argv[i]);
-        one_cap += lens[i] + 32;
+        cap += lens[i] + 32;
     }
-    char *one = malloc(one_cap);
-    size_t one_len = gb_resp_encode(one, one_cap, argc, (const char *const *)argv, lens);
+    char *one = malloc(cap);
+    *len = 0;
+    *commands = 0;
+    for (int start = 0, i = 0; i <= argc; i++) {
+        if (i < argc && strcmp(argv[i], ";") != 0)
+            continue;
+        if (i > start) {
+            if (++*commands > MAX_COMMANDS) {
+                free(one);
+                return NULL;
+            }
+            *len += gb_resp_encode(one + *len, cap - *len, i - start, (const char *const *)argv + start, lens + start);
+        }
+        start = i + 1;
+    }
+    return one;
+}
+
+/* Encodes the request `pipeline` times and records where the random marks are. */
+static int build_request(load_request *rq, int argc, char **argv, int pipeline)
+{
+    size_t one_len;
+    char *one = encode_commands(argc, argv, &one_len, &rq->commands);
+    if (!one || rq->commands == 0) {
+        free(one);
+        return -1;
+    }
     size_t one_marks[MAX_MARKS];
+    bool one_repeats[MAX_MARKS];
     int n_one = 0;
-    for (char *p = one; (p = memmem(p, one_len - (size_t)(p - one), RAND_MARK, RAND_DIGITS)) != NULL;
-         p += RAND_DIGITS) {
-        if (n_one == MAX_MARKS) {
+    for (size_t at = 0; at + RAND_DIGITS <= one_len; at++) {
+        bool fresh = memcmp(one + at, RAND_MARK, RAND_DIGITS) == 0;
+        if (!fresh && memcmp(one + at, REPEAT_MARK, RAND_DIGITS) != 0)
+            continue;
+        if (n_one == MAX_MARKS || (!fresh && n_one == 0)) {
             free(one);
             return -1;
         }
-        one_marks[n_one++] = (size_t)(p - one);
+        one_repeats[n_one] = !fresh;
+        one_marks[n_one++] = at;
+        at += RAND_DIGITS - 1;
     }
     rq->len = one_len * (size_t)pipeline;
     rq->bytes = malloc(rq->len);
     rq->nmarks = 0;
     for (int k = 0; k < pipeline; k++) {
         memcpy(rq->bytes + one_len * (size_t)k, one, one_len);
-        for (int m = 0; m < n_one; m++)
+        for (int m = 0; m < n_one; m++) {
+            rq->repeats[rq->nmarks] = one_repeats[m];
             rq->marks[rq->nmarks++] = one_len * (size_t)k + one_marks[m];
+        }
     }
     free(one);
     return 0;
@@ -122,8 +163,12 @@ static int build_request(load_request *rq, int argc, char **argv, int pipeline)
 static void fill_random_keys(load_request *rq, uint64_t keyspace)
 {
     for (int m = 0; m < rq->nmarks; m++) {
-        uint64_t v = next_random() % keyspace;
         char *d = rq->bytes + rq->marks[m];
+        if (rq->repeats[m]) {
+            memcpy(d, rq->bytes + rq->marks[m - 1], RAND_DIGITS);
+            continue;
+        }
+        uint64_t v = next_random() % keyspace;
         for (int i = RAND_DIGITS - 1; i >= 0; i--, v /= 10)
             d[i] = (char)('0' + v % 10);
     }
@@ -168,8 +213,8 @@ static void send_pipeline(load_conn *c)
         if (uv_write(&c->write, (uv_stream_t *)&c->pipe, &rb, 1, on_rest_written) != 0)
             fail(run, "cannot queue a write");
     }
-    c->awaiting = (size_t)run->pipeline;
-    run->sent += run->pipeline;
+    c->awaiting = (size_t)run->pipeline * (size_t)run->rq.commands;
+    run->sent += run->pipeline * run->rq.commands;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
@@ -259,7 +304,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (build_request(&run.rq, argc - cmd_at, argv + cmd_at, run.pipeline) != 0) {
-        fprintf(stderr, "lean_load: at most %d arguments and %d random marks per command\n", MAX_ARGS, MAX_MARKS);
+        fprintf(stderr, "lean_load: at most %d arguments, %d commands and %d random marks per request (and no %s first)\n",
+                MAX_ARGS, MAX_COMMANDS, MAX_MARKS, REPEAT_MARK);
         return 2;
     }
 

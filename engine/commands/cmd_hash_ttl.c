@@ -208,13 +208,22 @@ static int parse_cond(gb_slice arg)
     return COND_NONE;
 }
 
+/* Whether field is in h, given its deadline (gb_hash_ttl_get): a field
+ * with one is (the index names only fields the hash has), so the lookup in
+ * the fields is needed only for a field without -- one lookup, not two, on
+ * the common path of HTTL, HPERSIST and HEXPIRE over fields with TTLs. */
+static bool field_exists(const gb_hash *h, gb_slice field, int64_t when)
+{
+    return when >= 0 || gb_hash_exists(h, field);
+}
+
 /* Redis's hashTypeSetEx for one field: what setting its deadline to when
  * does (RES_SET: the caller sets it; RES_DELETED: the caller deletes it). */
 static int hexpire_one(const gb_hash *h, gb_slice field, int64_t when, int cond, const gb_engine *eng)
 {
-    if (!gb_hash_exists(h, field))
-        return RES_NO_FIELD;
     int64_t prev = gb_hash_ttl_get(h, field);
+    if (!field_exists(h, field, prev))
+        return RES_NO_FIELD;
     if (prev < 0) {
         if (cond == COND_XX || cond == COND_GT) /* no deadline counts as infinite */
             return RES_NOT_MET;
@@ -249,9 +258,9 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
     gb_reply_array(c, n);
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[at + 2 + i];
-        /* A field past its deadline is gone, not revived by a new one. */
-        bool absent = !o.kv || gb_hfe_expire_field(c->db, key, &o, field, true);
-        int res = absent ? RES_NO_FIELD : hexpire_one(&o.o.h, field, when, cond, c->eng);
+        /* No lazy expiry here: as in Redis 7.4 (hashTypeSetEx), a field past
+         * its deadline that no one deleted yet takes the new deadline. */
+        int res = o.kv ? hexpire_one(&o.o.h, field, when, cond, c->eng) : RES_NO_FIELD;
         if (res == RES_SET) {
             gb_hash_ttl_set(&o.o.h, field, when);
             set[nset++] = field;
@@ -306,7 +315,7 @@ static void httl_generic(gb_client *c, int argc, gb_slice *argv, bool relative, 
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[4 + i];
         int64_t when = gb_hash_ttl_get(&o.o.h, field);
-        if (!gb_hash_exists(&o.o.h, field) || (when >= 0 && when <= now))
+        if (!field_exists(&o.o.h, field, when) || (when >= 0 && when <= now))
             gb_reply_int(c, RES_NO_FIELD);
         else if (when < 0)
             gb_reply_int(c, RES_NO_TTL);
@@ -341,7 +350,8 @@ static void cmd_hpersist(gb_client *c, int argc, gb_slice *argv)
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[4 + i];
         int64_t when = gb_hash_ttl_get(&o.o.h, field);
-        if (!gb_hash_exists(&o.o.h, field) || (when >= 0 && when <= now)) {
+        /* Redis 7.4 persists a field during its deadline's own ms (prevExpire < now) */
+        if (!field_exists(&o.o.h, field, when) || (when >= 0 && when < now)) {
             gb_reply_int(c, RES_NO_FIELD);
         } else if (when < 0) {
             gb_reply_int(c, RES_NO_TTL);

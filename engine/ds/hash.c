@@ -308,11 +308,8 @@ bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
 size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const gb_slice *fields,
                         const gb_slice *values)
 {
-    if (h->enc == GB_HASH_TTL) {
-        for (size_t i = 0; i < n; i++)
-            gb_hash_ttl_clear(h, fields[i]);
-        h = gb_hash_fields(h);
-    }
+    gb_hash *top = h; /* gb_hash_set drops each field's deadline in turn, as Redis */
+    h = gb_hash_fields(h);
     if (h->enc == GB_HASH_LISTPACK) {
         size_t sum = 0;
         for (size_t i = 0; i < n; i++) {
@@ -327,7 +324,7 @@ size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const 
     }
     size_t created = 0;
     for (size_t i = 0; i < n; i++)
-        created += gb_hash_set(h, cfg, fields[i], values[i]);
+        created += gb_hash_set(top, cfg, fields[i], values[i]);
     return created;
 }
 
@@ -375,7 +372,7 @@ size_t gb_hash_del(gb_hash *h, size_t n, const gb_slice *fields)
 {
     if (h->enc == GB_HASH_TTL) {
         for (size_t i = 0; i < n; i++)
-            gb_hash_ttl_clear(h, fields[i]);
+            gb_hash_ttl_forget(h, fields[i]);
         h = gb_hash_fields(h);
     }
     size_t removed = 0;

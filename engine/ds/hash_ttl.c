@@ -4,9 +4,11 @@
 #include "engine/ds/hash_ttl.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
+#include "engine/ds/listpack.h"
 
 /* The deadline index's own thresholds (Redis's zset defaults): they are not
  * the user's sorted sets, so CONFIG SET zset-max-* does not reach them. */
@@ -42,7 +44,82 @@ int64_t gb_hash_ttl_get(const gb_hash *h, gb_slice field)
     return (int64_t)when;
 }
 
-void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms)
+/* ---- the listpack's order (Redis 7.4's listpackex) ----------------------------
+ * While the fields are a listpack, Redis keeps them in deadline order: the
+ * fields that have one first, earliest first (a field given a deadline goes
+ * before the first field whose deadline is equal or later, or has none),
+ * then the fields without one, in the order they got there (a new field, or
+ * one whose deadline went, is appended). HGETALL, HKEYS, HVALS, HSCAN and
+ * HRANDFIELD show that order, so the fields here keep it too. */
+
+static bool fields_in_listpack(const gb_hash *h)
+{
+    return h->enc == GB_HASH_TTL && ex_of(h)->fields.enc == GB_HASH_LISTPACK;
+}
+
+/* The entry of field in a field/value listpack and its pair index, or NULL. */
+static unsigned char *find_pair(unsigned char *lp, gb_slice field, size_t *index)
+{
+    gb_lp_key k;
+    gb_lp_key_init(&k, field);
+    size_t i = 0;
+    for (unsigned char *p = gb_lp_first(lp); p; i++) {
+        if (gb_lp_key_eq(p, &k)) {
+            *index = i;
+            return p;
+        }
+        p = gb_lp_next(lp, p);
+        p = p ? gb_lp_next(lp, p) : NULL;
+    }
+    return NULL;
+}
+
+static gb_slice copy_slice(gb_slice s)
+{
+    char *p = gb_malloc(s.len ? s.len : 1);
+    if (s.len)
+        memcpy(p, s.ptr, s.len);
+    return gb_slice_make(p, s.len);
+}
+
+/* Moves field's pair to pair index `to`, counted among the other pairs
+ * (their count: the end). */
+static void move_pair(gb_hash *fields, gb_slice field, size_t to)
+{
+    unsigned char *lp = fields->p;
+    size_t at;
+    unsigned char *fp = find_pair(lp, field, &at);
+    if (!fp || at == to)
+        return;
+    char fbuf[GB_LP_INT_BUF], vbuf[GB_LP_INT_BUF];
+    unsigned char *vp = gb_lp_next(lp, fp);
+    gb_slice f = copy_slice(gb_lp_get_slice(fp, fbuf)), v = copy_slice(gb_lp_get_slice(vp, vbuf));
+    lp = gb_lp_delete(lp, fp, &vp);
+    lp = gb_lp_delete(lp, vp, NULL);
+    unsigned char *newp;
+    lp = gb_lp_insert(lp, gb_lp_seek(lp, (long)(2 * to)), false, f, &newp);
+    fields->p = gb_lp_insert(lp, newp, true, v, NULL);
+    gb_free((void *)f.ptr);
+    gb_free((void *)v.ptr);
+}
+
+/* After field got the deadline when_ms (it is in the index): its place. */
+static void place_by_deadline(gb_hash *h, gb_slice field, int64_t when_ms)
+{
+    if (!fields_in_listpack(h))
+        return;
+    gb_score_range earlier = {-INFINITY, (double)when_ms, false, true};
+    move_pair(&ex_of(h)->fields, field, gb_zset_count(&ex_of(h)->ttl, &earlier));
+}
+
+/* After field lost its deadline: to the end. */
+static void place_last(gb_hash *h, gb_slice field)
+{
+    if (fields_in_listpack(h))
+        move_pair(&ex_of(h)->fields, field, gb_lp_count(ex_of(h)->fields.p) / 2 - 1);
+}
+
+static void index_set(gb_hash *h, gb_slice field, int64_t when_ms)
 {
     gb_hash_ttl_enable(h);
     double score = (double)when_ms; /* exact: when_ms <= 2^48 */
@@ -50,9 +127,68 @@ void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms)
     gb_zset_add(&ex_of(h)->ttl, &ttl_index_cfg, 0, 1, &score, &field, &res);
 }
 
-bool gb_hash_ttl_clear(gb_hash *h, gb_slice field)
+void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms)
+{
+    index_set(h, field, when_ms);
+    place_by_deadline(h, field, when_ms);
+}
+
+bool gb_hash_ttl_forget(gb_hash *h, gb_slice field)
 {
     return h->enc == GB_HASH_TTL && gb_zset_remove(&ex_of(h)->ttl, 1, &field) == 1;
+}
+
+bool gb_hash_ttl_clear(gb_hash *h, gb_slice field)
+{
+    if (!gb_hash_ttl_forget(h, field))
+        return false;
+    place_last(h, field);
+    return true;
+}
+
+void gb_hash_ttl_load(gb_hash *h, gb_slice field, int64_t when_ms) { index_set(h, field, when_ms); }
+
+/* One pair of the listpack and its deadline, for the sort after a load. */
+typedef struct timed_pair {
+    unsigned char *at; /* its field entry in the old listpack */
+    size_t bytes;      /* of both entries */
+    int64_t when;      /* INT64_MAX: none */
+    size_t index;      /* its place in the file: keeps the sort stable */
+} timed_pair;
+
+static int by_deadline_then_place(const void *a, const void *b)
+{
+    const timed_pair *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when < y->when ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+void gb_hash_ttl_loaded(gb_hash *h)
+{
+    if (!fields_in_listpack(h))
+        return;
+    unsigned char *lp = ex_of(h)->fields.p;
+    size_t n = gb_lp_count(lp) / 2;
+    timed_pair *t = gb_malloc((n ? n : 1) * sizeof *t);
+    size_t i = 0;
+    char buf[GB_LP_INT_BUF];
+    for (unsigned char *p = gb_lp_first(lp); p && i < n; i++) {
+        unsigned char *vp = gb_lp_next(lp, p);
+        int64_t when = gb_hash_ttl_get(h, gb_lp_get_slice(p, buf));
+        t[i] = (timed_pair){p, gb_lp_entry_bytes(p) + gb_lp_entry_bytes(vp), when < 0 ? INT64_MAX : when, i};
+        p = gb_lp_next(lp, vp);
+    }
+    /* Stable (equal deadlines keep the file's order): a file that kept
+     * Redis's order loads exactly as it was. */
+    qsort(t, i, sizeof *t, by_deadline_then_place);
+    n = i;
+    unsigned char *out = gb_lp_new(gb_lp_bytes(lp));
+    for (i = 0; i < n; i++)
+        out = gb_lp_append_raw(out, t[i].at, t[i].bytes, 2);
+    gb_lp_free(lp);
+    ex_of(h)->fields.p = out;
+    gb_free(t);
 }
 
 size_t gb_hash_ttl_count(const gb_hash *h) { return h->enc == GB_HASH_TTL ? gb_zset_card(&ex_of(h)->ttl) : 0; }
@@ -114,10 +250,7 @@ static void copy_field(void *ctx, gb_slice member, double score)
 {
     (void)score;
     field_list *l = ctx;
-    char *p = gb_malloc(member.len ? member.len : 1);
-    if (member.len)
-        memcpy(p, member.ptr, member.len);
-    l->f[l->n++] = gb_slice_make(p, member.len);
+    l->f[l->n++] = copy_slice(member);
 }
 
 size_t gb_hash_ttl_expire(gb_hash *h, int64_t now_ms, size_t max, gb_hash_field_fn gone, void *ctx)

@@ -50,10 +50,21 @@ static inline const gb_hash *gb_hash_fields_c(const gb_hash *h)
 void gb_hash_ttl_enable(gb_hash *h);
 /* The field's deadline, or -1 when it has none (or h has no index). */
 int64_t gb_hash_ttl_get(const gb_hash *h, gb_slice field);
-/* Sets an existing field's deadline (enables the index). */
+/* Sets an existing field's deadline (enables the index). While the fields
+ * are a listpack, the field moves to its place in Redis 7.4's listpackex
+ * order: the fields with a deadline first, earliest first (before those
+ * with an equal one), then the others in the order they came. */
 void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms);
-/* Drops a field's deadline; true when it had one. */
+/* Drops a field's deadline (the field moves to the end, as in Redis); true
+ * when it had one. */
 bool gb_hash_ttl_clear(gb_hash *h, gb_slice field);
+/* Drops a field's deadline without moving it: for a field about to go. */
+bool gb_hash_ttl_forget(gb_hash *h, gb_slice field);
+/* Loaders: the deadline of a field read from a file, without moving it;
+ * then gb_hash_ttl_loaded once puts the fields in the order above (a
+ * stable sort: what was in Redis's order stays exactly as it was). */
+void gb_hash_ttl_load(gb_hash *h, gb_slice field, int64_t when_ms);
+void gb_hash_ttl_loaded(gb_hash *h);
 /* How many fields have a deadline; the earliest one (-1: none). */
 size_t gb_hash_ttl_count(const gb_hash *h);
 int64_t gb_hash_ttl_min(const gb_hash *h);

@@ -163,6 +163,7 @@ static bool builder_finish(builder *B, gb_rdb_value *out, const char **why)
     case GB_TYPE_HASH:
         if (!B->hash || gb_hash_len(B->hash) == 0)
             break;
+        gb_hash_ttl_loaded(B->hash); /* Redis's listpackex order, whatever the file's */
         out->obj = gb_tobj_adopt(B->hash);
         B->hash = NULL;
         return true;
@@ -350,7 +351,7 @@ static bool set_field_deadline(builder *B, gb_slice field, uint64_t when)
         B->why = "a field deadline past the largest one (2^48 - 1 ms)";
         return false;
     }
-    gb_hash_ttl_set(B->hash, field, (int64_t)when);
+    gb_hash_ttl_load(B->hash, field, (int64_t)when);
     return true;
 }
 

@@ -47,6 +47,15 @@ static void put_scored(void *ctx, gb_slice m, double score)
 static void put_blob(gb_snap_writer *w, const void *p, size_t n) { gb_snap_put_str(w, p, n); }
 
 /* The record type of kv, and its compact bytes when it has them. */
+/* As Redis 7.4 saves a hash (rdbSaveObjectType): a hash table none of whose
+ * fields has a deadline any more is a plain hash in the file, and loads
+ * as a listpack or a hash table by its size; a listpackex stays one. */
+static bool saved_with_deadlines(const gb_hash *h)
+{
+    return gb_hash_has_ttl_enc(h) &&
+           (gb_hash_ttl_count(h) > 0 || gb_hash_encoding(gb_hash_fields_c(h)) == GB_HASH_LISTPACK);
+}
+
 static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, size_t *bloblen)
 {
     *blob = NULL;
@@ -74,7 +83,7 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
         return GB_SNAP_T_STREAM;
     case GB_TYPE_HASH:
         *o = gb_tobj_unpack(kv->v.ptr);
-        if (gb_hash_has_ttl_enc(&o->h))
+        if (saved_with_deadlines(&o->h))
             return GB_SNAP_T_HASH_TTL;
         if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
             *bloblen = gb_lp_bytes(*blob);
@@ -285,8 +294,9 @@ static bool load_deadlines(loader *L, gb_hash *h)
             return fail_key(L, "a field deadline out of range or for no field");
         if (gb_hash_ttl_get(h, f) >= 0)
             return dup(L, "field deadline", f);
-        gb_hash_ttl_set(h, f, (int64_t)when);
+        gb_hash_ttl_load(h, f, (int64_t)when);
     }
+    gb_hash_ttl_loaded(h);
     return true;
 }
 

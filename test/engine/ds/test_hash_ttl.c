@@ -1,7 +1,8 @@
 /* engine/ds/hash_ttl: per-field deadlines against a model -- random sets,
  * clears, HSET overwrites, deletes and expiry passes on small (listpack)
  * and large (hash table) hashes; the index always names exactly the fields
- * with a deadline, earliest first; dup and release keep memory balanced. */
+ * with a deadline, earliest first; a listpack keeps Redis 7.4's listpackex
+ * order (the model's `order`); dup and release keep memory balanced. */
 #include "types_tutil.h"
 
 #include "engine/base/mem.h"
@@ -9,12 +10,56 @@
 
 #define NF 300
 
+static gb_slice field_of(int i, char *buf) { return gb_slice_make(buf, (size_t)snprintf(buf, 16, "f%d", i)); }
+
 typedef struct model {
     bool present[NF];
     int64_t when[NF]; /* -1: no deadline */
+    int order[NF];    /* the fields as a listpack holds them (Redis 7.4's rules) */
+    int norder;
 } model;
 
-static gb_slice field_of(int i, char *buf) { return gb_slice_make(buf, (size_t)snprintf(buf, 16, "f%d", i)); }
+static void order_remove(model *m, int i)
+{
+    int k = 0;
+    while (k < m->norder && m->order[k] != i)
+        k++;
+    if (k == m->norder)
+        return;
+    memmove(&m->order[k], &m->order[k + 1], (size_t)(m->norder - k - 1) * sizeof m->order[0]);
+    m->norder--;
+}
+
+/* Redis's listpackExAddInternal: a field without a deadline goes last; one
+ * with a deadline before the first field whose deadline is none or >= it. */
+static void order_place(model *m, int i)
+{
+    order_remove(m, i);
+    int k = 0;
+    if (m->when[i] < 0)
+        k = m->norder;
+    while (k < m->norder && m->when[m->order[k]] >= 0 && m->when[m->order[k]] < m->when[i])
+        k++;
+    memmove(&m->order[k + 1], &m->order[k], (size_t)(m->norder - k) * sizeof m->order[0]);
+    m->order[k] = i;
+    m->norder++;
+}
+
+typedef struct order_walk {
+    const model *m;
+    int k;
+} order_walk;
+
+static void check_next_in_order(void *ctx, gb_slice field, gb_slice value)
+{
+    (void)value;
+    order_walk *w = ctx;
+    char buf[16];
+    TU_CHECK(w->k < w->m->norder, "more fields than the model");
+    gb_slice want = field_of(w->m->order[w->k++], buf);
+    TU_CHECK(gb_slice_eq(field, want), "field %d of the listpack out of Redis's order", w->k - 1);
+}
+
 
 static void check_against(const gb_hash *h, const model *m)
 {
@@ -35,6 +80,11 @@ static void check_against(const gb_hash *h, const model *m)
     TU_CHECK(gb_hash_ttl_count(h) == nttl, "deadline count");
     TU_CHECK(gb_hash_ttl_min(h) == min, "earliest deadline");
     TU_CHECK(gb_hash_verify(h), "structure");
+    if (strncmp(gb_hash_encoding_name(h), "listpack", 8) == 0) {
+        order_walk w = {m, 0};
+        gb_hash_each(h, check_next_in_order, &w);
+        TU_CHECK(w.k == m->norder, "fewer fields than the model");
+    }
 }
 
 typedef struct gone_ctx {
@@ -51,6 +101,7 @@ static void on_gone(void *ctx, gb_slice field)
         i = i * 10 + (field.ptr[k] - '0');
     TU_CHECK(g->m->present[i] && g->m->when[i] >= 0 && g->m->when[i] <= g->now, "expired field %d not due", i);
     g->m->present[i] = false;
+    order_remove(g->m, i);
     g->n++;
 }
 
@@ -70,23 +121,31 @@ static void run_model(size_t max_listpack)
         case 0: /* HSET: the value loses its deadline */
         case 1:
             gb_hash_set(h, &cfg, f, gb_slice_cstr("v"));
+            if (!m.present[i] || m.when[i] >= 0) { /* new, or its deadline went: last */
+                m.when[i] = -1;
+                order_place(&m, i);
+            }
             m.present[i] = true;
-            m.when[i] = -1;
             break;
         case 2: /* HEXPIRE on an existing field */
             if (m.present[i]) {
                 m.when[i] = now + (int64_t)tu_rand(500);
                 gb_hash_ttl_set(h, f, m.when[i]);
+                order_place(&m, i);
             }
             break;
         case 3: /* HPERSIST */
             TU_CHECK(gb_hash_ttl_clear(h, f) == (m.present[i] && m.when[i] >= 0), "clear %d", i);
-            m.when[i] = -1;
+            if (m.present[i] && m.when[i] >= 0) {
+                m.when[i] = -1;
+                order_place(&m, i);
+            }
             break;
         case 4: /* HDEL */
             TU_CHECK(gb_hash_del(h, 1, &f) == (size_t)m.present[i], "del %d", i);
             m.present[i] = false;
             m.when[i] = -1;
+            order_remove(&m, i);
             break;
         default: { /* time passes; an expiry pass of bounded size */
             now += (int64_t)tu_rand(50);
@@ -147,6 +206,46 @@ static void test_plain_hash_untouched(void **state)
     gb_hash_free(h);
 }
 
+static void append_field(void *ctx, gb_slice field, gb_slice value)
+{
+    (void)value;
+    strncat(ctx, field.ptr, field.len);
+}
+
+/* A loader sets deadlines without moving fields, then one stable sort puts
+ * them in Redis's order: equal deadlines keep the file's order. */
+static void test_loaded_order(void **state)
+{
+    (void)state;
+    gb_types_config cfg = {.hash_max_listpack_entries = 128, .hash_max_listpack_value = 64};
+    size_t before = gb_mem_used();
+    gb_hash *h = gb_hash_new();
+    const char *names[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++)
+        gb_hash_set(h, &cfg, gb_slice_cstr(names[i]), gb_slice_cstr(i == 2 ? "12345" : "v"));
+    gb_hash_ttl_load(h, gb_slice_cstr("c"), 5);
+    gb_hash_ttl_load(h, gb_slice_cstr("a"), 5);
+    gb_hash_ttl_load(h, gb_slice_cstr("e"), 3);
+    char got[8] = "";
+    gb_hash_each(h, append_field, got);
+    TU_CHECK(strcmp(got, "abcde") == 0, "load moved fields: %s", got);
+    gb_hash_ttl_loaded(h);
+    got[0] = 0;
+    gb_hash_each(h, append_field, got);
+    TU_CHECK(strcmp(got, "eacbd") == 0, "order after the load: %s", got);
+    char buf[GB_HASH_VALUE_BUF];
+    gb_slice v;
+    TU_CHECK(gb_hash_get(h, gb_slice_cstr("c"), &v, buf) && gb_slice_eq(v, gb_slice_cstr("12345")), "value kept");
+    /* then the command rules: a deadline equal to others goes before them */
+    gb_hash_ttl_set(h, gb_slice_cstr("d"), 5);
+    got[0] = 0;
+    gb_hash_each(h, append_field, got);
+    TU_CHECK(strcmp(got, "edacb") == 0, "order after HEXPIRE: %s", got);
+    TU_CHECK(gb_hash_verify(h), "structure");
+    gb_hash_free(h);
+    TU_CHECK(gb_mem_used() == before, "leak");
+}
+
 int main(void)
 {
     tu_seed();
@@ -154,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_model_listpackex),
         cmocka_unit_test(test_model_hashtable),
         cmocka_unit_test(test_plain_hash_untouched),
+        cmocka_unit_test(test_loaded_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
