@@ -20,6 +20,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/config.h"
 #include "engine/core/engine.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/modules.h"
 #include "engine/core/acl.h"
 #include "engine/core/acl_file.h"
@@ -357,6 +358,9 @@ int main(int argc, char **argv)
     char *exe = realpath(argv[0], NULL); /* INFO's executable, as Redis's absolute argv[0] */
     snprintf(p.eng->executable, sizeof p.eng->executable, "%s", exe ? exe : argv[0]);
     free(exe);
+    /* Cluster mode's state before the data: keys count by slot as they load. */
+    if (gb_cluster_mode_start(p.eng, err, sizeof err) != 0)
+        return teardown(&p, fatal(p.logf, err));
     if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
     /* The loop, then its peers: the sockets and the rings, which know

@@ -41,6 +41,8 @@ enum {
     GB_CLIENT_MONITOR = 1u << 23,    /* MONITOR (engine/core/monitor.h) */
     GB_CLIENT_NO_EVICT = 1u << 24,   /* CLIENT NO-EVICT on: kept by client eviction (flag 'e') */
     GB_CLIENT_TRACKING = 1u << 25,   /* CLIENT TRACKING on (engine/core/tracking.h) */
+    GB_CLIENT_ASKING = 1u << 26,     /* ASKING: the next command may use a slot being imported */
+    GB_CLIENT_READONLY = 1u << 27,   /* READONLY: a cluster replica serves this client's reads */
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */

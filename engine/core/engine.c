@@ -15,6 +15,8 @@
 #include "engine/core/lazyfree.h"
 #include "engine/core/hfe.h"
 #include "engine/core/failover.h"
+#include "engine/cluster/cluster.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/core/replica.h"
 #include "engine/base/mem.h"
 #include "engine/core/multi.h"
@@ -121,6 +123,7 @@ void gb_engine_free(gb_engine *eng)
         eng->scripting->destroy(eng->scripting->ctx);
     gb_replica_destroy(eng);
     gb_failover_destroy(eng);
+    gb_cluster_free(eng->cluster);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -293,6 +296,8 @@ void gb_engine_cron(gb_engine *eng)
     gb_blocking_cron(eng);
     gb_failover_cron(eng); /* first, as Redis's replicationCron */
     gb_repl_cron(eng);
+    if (GB_UNLIKELY(eng->cluster != NULL))
+        gb_cluster_mode_cron(eng);
     sample_ops(eng);
     (void)gb_memory_peak(eng);
     if (eng->service)

@@ -203,6 +203,7 @@ typedef struct gb_engine {
 
     struct gb_replica *replica; /* the replica side (engine/core/replica.h), or NULL: never one */
     struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/failover.h), or NULL: none yet */
+    struct gb_cluster *cluster;   /* cluster-enabled yes (engine/cluster/cluster.h), or NULL */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 

@@ -9,6 +9,7 @@
 #include "engine/base/util.h"
 #include "engine/core/acl.h"
 #include "engine/core/blocking.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/core/evict.h"
 #include "engine/core/engine.h"
 #include "engine/core/monitor.h"
@@ -405,6 +406,28 @@ static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd
     return true;
 }
 
+/* Cluster mode's redirections and refusals (Redis's processCommand, after
+ * ACL and before memory): a rejected EXEC discards its transaction and
+ * answers the error itself, not EXECABORT. */
+static bool redirected_by_cluster(gb_client *c, gb_command *cmd, uint32_t flags, int argc, gb_slice *argv)
+{
+    if (!gb_cluster_checks_command(cmd))
+        return false;
+    char buf[128];
+    const char *err = gb_cluster_redirection(c, cmd, flags, argc, argv, buf, sizeof buf);
+    if (!err)
+        return false;
+    if (is_exec(cmd)) {
+        cmd->rejected_calls++;
+        gb_multi_discard(c);
+        gb_multi_unwatch_all(c);
+        gb_reply_error(c, err);
+    } else {
+        reject(c, cmd, err);
+    }
+    return true;
+}
+
 /* Every check before a command runs. Returns true when it should run now;
  * false when it was rejected or queued (and answered). */
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -439,6 +462,8 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
      * mustObeyClient), whatever memory or the disk say now. */
     if (!(c->flags & GB_CLIENT_OBEY)) {
         uint32_t flags = admitted_flags(c, cmd, argc, argv);
+        if (GB_UNLIKELY(c->eng->cluster != NULL) && redirected_by_cluster(c, cmd, flags, argc, argv))
+            return false;
         /* Memory before the disk, as Redis checks them. */
         if (c->eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, flags)) {
             reject(c, cmd, GB_ERR_OOM);
@@ -547,6 +572,10 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
     if (argc == 0)
         return;
     gb_command *cmd = execute(c, argc, argv);
+    /* ASKING lasts one command (outside MULTI), as Redis's resetClient. */
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_ASKING) && !(c->flags & GB_CLIENT_MULTI) &&
+        !(cmd && strcmp(cmd->fullname, "asking") == 0))
+        c->flags &= ~(uint32_t)GB_CLIENT_ASKING;
     if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || GB_UNLIKELY(c->tracking != NULL))
         command_done(c, cmd);
     /* A rejected command opened no call frame: its (empty) round of
@@ -595,7 +624,8 @@ void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t
                  typed_permitted(c, cmd, t, args) && !(eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, cmd->flags)) &&
                  !refused_for_disk(c, cmd, cmd->flags) && !refused_for_replicas(c, cmd, cmd->flags) &&
                  !eng->script.timed_out && !refused_in_subscribed_mode(c, cmd) &&
-                 !(eng->replica && gb_engine_is_replica(eng)); /* a replica's rules are admission's */
+                 !(eng->replica && gb_engine_is_replica(eng)) && /* a replica's rules are admission's */
+                 !eng->cluster; /* so are cluster mode's redirections */
     if (GB_UNLIKELY(!plain)) {
         execute_as_argv(c, t, args);
         return;

@@ -1,0 +1,553 @@
+#define _XOPEN_SOURCE 700 /* mkstemp's fdopen, fsync */
+#include "engine/cluster/cluster.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/random.h"
+#include "engine/base/splitargs.h"
+#include "engine/base/strbuf.h"
+#include "platform/file.h"
+
+/* Redis's CLUSTER_WRITABLE_DELAY: a primary that just started does not
+ * say OK at once, so that a partitioned node rejoining has time to learn
+ * the configuration has changed. */
+#define WRITABLE_DELAY_MS 2000
+
+static gb_cluster_node *node_new(const char *name, uint32_t flags)
+{
+    gb_cluster_node *n = gb_calloc(1, sizeof *n);
+    if (name) {
+        memcpy(n->name, name, GB_CLUSTER_NAMELEN);
+    } else {
+        static const char hex[] = "0123456789abcdef";
+        for (int i = 0; i < GB_CLUSTER_NAMELEN; i++)
+            n->name[i] = hex[gb_random_below(16)];
+    }
+    n->name[GB_CLUSTER_NAMELEN] = '\0';
+    n->flags = flags;
+    n->hostname = gb_strdup("");
+    return n;
+}
+
+static void node_free(gb_cluster_node *n)
+{
+    gb_free(n->hostname);
+    gb_free(n);
+}
+
+static void add_node(gb_cluster *cl, gb_cluster_node *n)
+{
+    if (cl->nnodes == cl->nodecap) {
+        cl->nodecap = cl->nodecap ? cl->nodecap * 2 : 8;
+        cl->nodes = gb_realloc(cl->nodes, cl->nodecap * sizeof *cl->nodes);
+    }
+    cl->nodes[cl->nnodes++] = n;
+}
+
+gb_cluster *gb_cluster_new(int port, int cport, const char *config_path)
+{
+    gb_cluster *cl = gb_calloc(1, sizeof *cl);
+    cl->myself = node_new(NULL, GB_CNODE_MYSELF | GB_CNODE_MASTER);
+    cl->myself->port = port;
+    cl->myself->cport = cport;
+    add_node(cl, cl->myself);
+    cl->config_path = gb_strdup(config_path);
+    cl->require_full_coverage = true;
+    cl->state = GB_CLUSTER_FAIL;
+    cl->size = 1;
+    return cl;
+}
+
+static void drop_nodes(gb_cluster *cl)
+{
+    for (size_t i = 0; i < cl->nnodes; i++)
+        node_free(cl->nodes[i]);
+    cl->nnodes = 0;
+    cl->myself = NULL;
+    memset(cl->slots, 0, sizeof cl->slots);
+    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
+    memset(cl->importing_from, 0, sizeof cl->importing_from);
+}
+
+void gb_cluster_free(gb_cluster *cl)
+{
+    if (!cl)
+        return;
+    drop_nodes(cl);
+    gb_free(cl->nodes);
+    gb_free(cl->config_path);
+    gb_free(cl);
+}
+
+gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len)
+{
+    if (len != GB_CLUSTER_NAMELEN)
+        return NULL;
+    for (size_t i = 0; i < cl->nnodes; i++)
+        if (memcmp(cl->nodes[i]->name, name, GB_CLUSTER_NAMELEN) == 0)
+            return cl->nodes[i];
+    return NULL;
+}
+
+bool gb_cluster_add_slot(gb_cluster *cl, gb_cluster_node *n, unsigned slot)
+{
+    if (cl->slots[slot])
+        return false;
+    n->slots[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+    n->nslots++;
+    cl->slots[slot] = n;
+    return true;
+}
+
+bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot)
+{
+    gb_cluster_node *n = cl->slots[slot];
+    if (!n)
+        return false;
+    n->slots[slot >> 3] &= (uint8_t)~(1u << (slot & 7));
+    n->nslots--;
+    cl->slots[slot] = NULL;
+    return true;
+}
+
+static bool is_primary(const gb_cluster_node *n) { return (n->flags & GB_CNODE_MASTER) != 0; }
+
+/* Redis's CLUSTER_MIN_REJOIN_DELAY and CLUSTER_MAX_REJOIN_DELAY. */
+#define MIN_REJOIN_DELAY_MS 500
+#define MAX_REJOIN_DELAY_MS 5000
+
+static bool covers_every_slot(const gb_cluster *cl)
+{
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+        if (!cl->slots[j] || (cl->slots[j]->flags & GB_CNODE_FAIL))
+            return false;
+    return true;
+}
+
+void gb_cluster_update_state(gb_cluster *cl, int64_t now_ms, int64_t node_timeout_ms)
+{
+    if (cl->started_ms == 0)
+        cl->started_ms = now_ms;
+    if (is_primary(cl->myself) && cl->state == GB_CLUSTER_FAIL && now_ms - cl->started_ms < WRITABLE_DELAY_MS)
+        return;
+    int state = !cl->require_full_coverage || covers_every_slot(cl) ? GB_CLUSTER_OK : GB_CLUSTER_FAIL;
+    int reachable = 0;
+    cl->size = 0;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *n = cl->nodes[i];
+        if (is_primary(n) && n->nslots > 0) {
+            cl->size++;
+            reachable += !(n->flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL));
+        }
+    }
+    if (reachable < cl->size / 2 + 1) {
+        state = GB_CLUSTER_FAIL;
+        cl->minority_ms = now_ms;
+    }
+    if (state == cl->state)
+        return;
+    int64_t rejoin = node_timeout_ms < MIN_REJOIN_DELAY_MS   ? MIN_REJOIN_DELAY_MS
+                     : node_timeout_ms > MAX_REJOIN_DELAY_MS ? MAX_REJOIN_DELAY_MS
+                                                             : node_timeout_ms;
+    /* a primary that was in the minority gives the others time to notice
+     * it is back before it takes writes */
+    if (state == GB_CLUSTER_OK && is_primary(cl->myself) && now_ms - cl->minority_ms < rejoin)
+        return;
+    cl->state = state;
+}
+
+uint64_t gb_cluster_max_epoch(const gb_cluster *cl)
+{
+    uint64_t max = cl->current_epoch;
+    for (size_t i = 0; i < cl->nnodes; i++)
+        if (cl->nodes[i]->config_epoch > max)
+            max = cl->nodes[i]->config_epoch;
+    return max;
+}
+
+/* ---- node lines (CLUSTER NODES, nodes.conf) ---- */
+
+static const struct {
+    uint32_t flag;
+    const char *name;
+} flag_names[] = {
+    {GB_CNODE_MYSELF, "myself"},       {GB_CNODE_MASTER, "master"},   {GB_CNODE_SLAVE, "slave"},
+    {GB_CNODE_PFAIL, "fail?"},         {GB_CNODE_FAIL, "fail"},       {GB_CNODE_HANDSHAKE, "handshake"},
+    {GB_CNODE_NOADDR, "noaddr"},       {GB_CNODE_NOFAILOVER, "nofailover"},
+};
+
+static void describe_flags(uint32_t flags, gb_strbuf *out)
+{
+    bool any = false;
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (flags & flag_names[i].flag) {
+            if (any)
+                gb_strbuf_addc(out, ',');
+            gb_strbuf_adds(out, flag_names[i].name);
+            any = true;
+        }
+    if (!any)
+        gb_strbuf_adds(out, "noflags");
+}
+
+static void describe_slot_ranges(const gb_cluster_node *n, gb_strbuf *out)
+{
+    int start = -1;
+    for (int j = 0; j <= GB_CLUSTER_SLOTS; j++) {
+        bool bit = j < GB_CLUSTER_SLOTS && gb_cluster_node_has_slot(n, (unsigned)j);
+        if (bit && start < 0)
+            start = j;
+        if (!bit && start >= 0) {
+            if (start == j - 1)
+                gb_strbuf_printf(out, " %d", start);
+            else
+                gb_strbuf_printf(out, " %d-%d", start, j - 1);
+            start = -1;
+        }
+    }
+}
+
+void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, gb_strbuf *out)
+{
+    gb_strbuf_printf(out, "%s %s:%d@%d", n->name, n->ip, n->port, n->cport);
+    if (n->hostname[0])
+        gb_strbuf_printf(out, ",%s", n->hostname);
+    gb_strbuf_addc(out, ' ');
+    describe_flags(n->flags, out);
+    const gb_cluster_node *primary = n->replica_of[0] ? gb_cluster_lookup(cl, n->replica_of, GB_CLUSTER_NAMELEN) : NULL;
+    /* A replica shows its primary's epoch (Redis's clusterGenNodeDescription). */
+    uint64_t epoch = (n->flags & GB_CNODE_SLAVE) && primary ? primary->config_epoch : n->config_epoch;
+    gb_strbuf_printf(out, " %s %lld %lld %llu %s", n->replica_of[0] ? n->replica_of : "-", (long long)n->ping_sent,
+                     (long long)n->pong_received, (unsigned long long)epoch,
+                     (n->flags & GB_CNODE_MYSELF) ? "connected" : "disconnected");
+    describe_slot_ranges(n, out);
+    if (n->flags & GB_CNODE_MYSELF)
+        for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
+            if (cl->migrating_to[j])
+                gb_strbuf_printf(out, " [%d->-%s]", j, cl->migrating_to[j]->name);
+            else if (cl->importing_from[j])
+                gb_strbuf_printf(out, " [%d-<-%s]", j, cl->importing_from[j]->name);
+        }
+}
+
+void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, gb_strbuf *out)
+{
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        if (cl->nodes[i]->flags & filter)
+            continue;
+        gb_cluster_describe_node(cl, cl->nodes[i], out);
+        gb_strbuf_addc(out, '\n');
+    }
+}
+
+/* ---- nodes.conf ---- */
+
+static bool valid_name(gb_slice s)
+{
+    if (s.len != GB_CLUSTER_NAMELEN)
+        return false;
+    for (size_t i = 0; i < s.len; i++) {
+        char ch = s.ptr[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return false;
+    }
+    return true;
+}
+
+/* A whole decimal number of at most max (the file is ours, but a person
+ * may have edited it). */
+static bool parse_uint(const char *p, size_t len, unsigned long long max, unsigned long long *out)
+{
+    if (len == 0 || len > 20)
+        return false;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        unsigned d = (unsigned)(p[i] - '0');
+        if (v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+static gb_cluster_node *node_by_name(gb_cluster *cl, gb_slice name)
+{
+    gb_cluster_node *n = gb_cluster_lookup(cl, name.ptr, name.len);
+    if (!n) {
+        n = node_new(name.ptr, 0);
+        add_node(cl, n);
+    }
+    return n;
+}
+
+/* "ip:port@cport[,hostname]" (cport missing in old files: port + 10000). */
+static bool parse_address(gb_cluster_node *n, gb_slice a)
+{
+    char buf[512];
+    if (a.len >= sizeof buf)
+        return false;
+    memcpy(buf, a.ptr, a.len);
+    buf[a.len] = '\0';
+    char *host = strchr(buf, ',');
+    if (host)
+        *host++ = '\0';
+    gb_free(n->hostname);
+    n->hostname = gb_strdup(host ? host : "");
+    char *colon = strrchr(buf, ':');
+    if (!colon || (size_t)(colon - buf) >= GB_CLUSTER_IPLEN)
+        return false;
+    *colon = '\0';
+    memcpy(n->ip, buf, (size_t)(colon - buf) + 1);
+    char *port = colon + 1, *bus = strchr(port, '@');
+    if (bus)
+        *bus++ = '\0';
+    unsigned long long p, b = 0;
+    if (!parse_uint(port, strlen(port), 65535, &p) || (bus && !parse_uint(bus, strlen(bus), 65535, &b)))
+        return false;
+    n->port = (int)p;
+    n->cport = bus ? (int)b : (int)p + 10000;
+    return true;
+}
+
+static bool parse_flags(gb_cluster *cl, gb_cluster_node *n, gb_slice f)
+{
+    size_t i = 0;
+    while (i <= f.len) {
+        size_t end = i;
+        while (end < f.len && f.ptr[end] != ',')
+            end++;
+        gb_slice w = gb_slice_make(f.ptr + i, end - i);
+        bool known = w.len == 7 && memcmp(w.ptr, "noflags", 7) == 0;
+        for (size_t k = 0; !known && k < sizeof flag_names / sizeof flag_names[0]; k++)
+            if (strlen(flag_names[k].name) == w.len && strncasecmp(flag_names[k].name, w.ptr, w.len) == 0) {
+                n->flags |= flag_names[k].flag;
+                known = true;
+            }
+        if (!known)
+            return false;
+        i = end + 1;
+    }
+    if (n->flags & GB_CNODE_MYSELF) {
+        if (cl->myself)
+            return false; /* two nodes both "myself" */
+        cl->myself = n;
+    }
+    return true;
+}
+
+/* "[slot->-name]" (migrating) or "[slot-<-name]" (importing). */
+static bool parse_open_slot(gb_cluster *cl, gb_slice w)
+{
+    const char *dash = memchr(w.ptr, '-', w.len);
+    if (!dash || w.ptr[w.len - 1] != ']')
+        return false;
+    unsigned long long slot;
+    if (!parse_uint(w.ptr + 1, (size_t)(dash - w.ptr) - 1, GB_CLUSTER_SLOTS - 1, &slot))
+        return false;
+    size_t rest = w.len - (size_t)(dash - w.ptr);
+    if (rest != 3 + GB_CLUSTER_NAMELEN + 1 || (dash[1] != '>' && dash[1] != '<'))
+        return false;
+    gb_slice name = gb_slice_make(dash + 3, GB_CLUSTER_NAMELEN);
+    if (!valid_name(name))
+        return false;
+    gb_cluster_node *peer = node_by_name(cl, name);
+    if (dash[1] == '>')
+        cl->migrating_to[slot] = peer;
+    else
+        cl->importing_from[slot] = peer;
+    return true;
+}
+
+static bool parse_slot_range(gb_cluster *cl, gb_cluster_node *n, gb_slice w)
+{
+    const char *dash = memchr(w.ptr, '-', w.len);
+    unsigned long long start, stop;
+    size_t first = dash ? (size_t)(dash - w.ptr) : w.len;
+    if (!parse_uint(w.ptr, first, GB_CLUSTER_SLOTS - 1, &start))
+        return false;
+    stop = start;
+    if (dash && !parse_uint(dash + 1, w.len - first - 1, GB_CLUSTER_SLOTS - 1, &stop))
+        return false;
+    for (unsigned long long s = start; s <= stop; s++)
+        gb_cluster_add_slot(cl, n, (unsigned)s);
+    return true;
+}
+
+static bool parse_vars(gb_cluster *cl, gb_slice *w, int argc)
+{
+    if (argc % 2 == 0)
+        return false;
+    for (int j = 1; j < argc; j += 2) {
+        unsigned long long v;
+        if (!parse_uint(w[j + 1].ptr, w[j + 1].len, UINT64_MAX, &v))
+            return false;
+        if (w[j].len == 12 && strncasecmp(w[j].ptr, "currentEpoch", 12) == 0)
+            cl->current_epoch = v;
+        else if (w[j].len == 13 && strncasecmp(w[j].ptr, "lastVoteEpoch", 13) == 0)
+            cl->last_vote_epoch = v;
+    }
+    return true;
+}
+
+static bool parse_node_line(gb_cluster *cl, gb_slice *w, int argc)
+{
+    if (argc < 8 || !valid_name(w[0]))
+        return false;
+    gb_cluster_node *n = node_by_name(cl, w[0]);
+    if (!parse_address(n, w[1]) || !parse_flags(cl, n, w[2]))
+        return false;
+    if (!(w[3].len == 1 && w[3].ptr[0] == '-')) {
+        if (!valid_name(w[3]))
+            return false;
+        node_by_name(cl, w[3]);
+        memcpy(n->replica_of, w[3].ptr, GB_CLUSTER_NAMELEN);
+        n->replica_of[GB_CLUSTER_NAMELEN] = '\0';
+    }
+    unsigned long long epoch;
+    if (!parse_uint(w[6].ptr, w[6].len, UINT64_MAX, &epoch))
+        return false;
+    n->config_epoch = (n->flags & GB_CNODE_SLAVE) && n->replica_of[0] ? 0 : epoch;
+    for (int j = 8; j < argc; j++) {
+        bool ok = w[j].len && w[j].ptr[0] == '[' ? parse_open_slot(cl, w[j]) : parse_slot_range(cl, n, w[j]);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static char *read_file(const char *path, size_t *len, int *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        *err = errno;
+        return NULL;
+    }
+    gb_strbuf b = {0};
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        gb_strbuf_add(&b, chunk, k);
+    fclose(f);
+    *len = b.len;
+    *err = 0;
+    return b.p ? b.p : gb_strdup("");
+}
+
+int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen)
+{
+    size_t len;
+    int e;
+    char *text = read_file(cl->config_path, &len, &e);
+    if (!text) {
+        if (e == ENOENT)
+            return 1;
+        snprintf(err, errlen, "Loading the cluster node config from %s: %s", cl->config_path, strerror(e));
+        return -1;
+    }
+    if (len == 0) {
+        gb_free(text);
+        return 1;
+    }
+    gb_cluster_node *fresh_self = cl->myself;
+    int fresh_port = fresh_self->port, fresh_cport = fresh_self->cport;
+    drop_nodes(cl);
+    bool ok = true;
+    int lineno = 0;
+    for (size_t i = 0; ok && i < len;) {
+        size_t end = i;
+        while (end < len && text[end] != '\n')
+            end++;
+        lineno++;
+        gb_slice *w = NULL;
+        int argc = end > i ? gb_split_args(text + i, end - i, &w) : 0;
+        if (argc < 0)
+            ok = false;
+        else if (argc > 0 && w[0].len == 4 && strncasecmp(w[0].ptr, "vars", 4) == 0)
+            ok = parse_vars(cl, w, argc);
+        else if (argc > 0)
+            ok = parse_node_line(cl, w, argc);
+        if (w)
+            gb_split_args_free(w);
+        i = end + 1;
+    }
+    gb_free(text);
+    if (ok && !cl->myself) {
+        ok = false;
+        lineno = 0;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "Unrecoverable error: corrupted cluster config file \"%s\" (line %d).", cl->config_path,
+                 lineno);
+        drop_nodes(cl);
+        cl->myself = node_new(NULL, GB_CNODE_MYSELF | GB_CNODE_MASTER);
+        cl->myself->port = fresh_port;
+        cl->myself->cport = fresh_cport;
+        add_node(cl, cl->myself);
+        return -1;
+    }
+    /* This process's ports win over the file's (Redis takes them from the
+     * running server too, at its next save). */
+    cl->myself->port = fresh_port;
+    cl->myself->cport = fresh_cport;
+    uint64_t max = gb_cluster_max_epoch(cl);
+    if (max > cl->current_epoch)
+        cl->current_epoch = max;
+    return 0;
+}
+
+int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen)
+{
+    gb_strbuf b = {0};
+    gb_cluster_describe_nodes(cl, GB_CNODE_HANDSHAKE, &b);
+    gb_strbuf_printf(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl->current_epoch,
+                     (unsigned long long)cl->last_vote_epoch);
+    size_t plen = strlen(cl->config_path);
+    char *tmp = gb_malloc(plen + 16);
+    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", cl->config_path);
+    int rc = -1;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "Could not create a temporary file next to %s: %s", cl->config_path, strerror(errno));
+        goto out;
+    }
+    size_t off = 0;
+    while (off < b.len) {
+        ssize_t k = write(fd, b.p + off, b.len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        off += (size_t)k;
+    }
+    bool written = off == b.len && gb_plat_file_sync(fd) == 0;
+    int saved_errno = errno;
+    close(fd);
+    if (!written || rename(tmp, cl->config_path) != 0) {
+        snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(written ? errno : saved_errno));
+        unlink(tmp);
+        goto out;
+    }
+    /* the rename itself durable: sync the directory that holds the file */
+    char *slash = strrchr(cl->config_path, '/');
+    if (slash) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - cl->config_path), cl->config_path);
+        (void)gb_plat_dir_sync(dir[0] ? dir : "/");
+    } else {
+        (void)gb_plat_dir_sync(".");
+    }
+    rc = 0;
+out:
+    gb_free(tmp);
+    gb_strbuf_free(&b);
+    return rc;
+}

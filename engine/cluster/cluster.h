@@ -1,0 +1,114 @@
+/*
+ * Redis Cluster's state as one node sees it (Redis 7.0's clusterState):
+ * this node, the nodes it knows by their 40-hex names, the owner of each
+ * of the 16384 hash slots, the epochs, and nodes.conf, which keeps all of
+ * it across restarts in Redis's own line format (so a file either server
+ * wrote loads in the other).
+ *
+ * The engine holds one only with cluster-enabled yes (gb_engine.cluster);
+ * otherwise nothing here runs. What a node knows of other nodes comes from
+ * nodes.conf and, once the cluster bus exists, from its messages.
+ */
+#ifndef GB_ENGINE_CLUSTER_CLUSTER_H
+#define GB_ENGINE_CLUSTER_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cluster/keyslot.h"
+
+#define GB_CLUSTER_NAMELEN 40
+#define GB_CLUSTER_IPLEN 46 /* Redis's NET_IP_STR_LEN */
+
+/* Node flags, Redis's CLUSTER_NODE_* values (the bus carries them). */
+enum {
+    GB_CNODE_MASTER = 1u << 0,
+    GB_CNODE_SLAVE = 1u << 1,
+    GB_CNODE_PFAIL = 1u << 2,
+    GB_CNODE_FAIL = 1u << 3,
+    GB_CNODE_MYSELF = 1u << 4,
+    GB_CNODE_HANDSHAKE = 1u << 5,
+    GB_CNODE_NOADDR = 1u << 6,
+    GB_CNODE_MEET = 1u << 7,
+    GB_CNODE_MIGRATE_TO = 1u << 8,
+    GB_CNODE_NOFAILOVER = 1u << 9,
+};
+
+typedef struct gb_cluster_node {
+    char name[GB_CLUSTER_NAMELEN + 1];
+    uint32_t flags;
+    uint64_t config_epoch;
+    char ip[GB_CLUSTER_IPLEN];
+    char *hostname; /* "" when none */
+    int port, cport;
+    char replica_of[GB_CLUSTER_NAMELEN + 1]; /* "" for a primary */
+    int64_t ping_sent, pong_received;       /* ms; 0: none pending / none yet */
+    uint8_t slots[GB_CLUSTER_SLOTS / 8];
+    int nslots;
+} gb_cluster_node;
+
+enum gb_cluster_health { GB_CLUSTER_FAIL = 0, GB_CLUSTER_OK = 1 };
+
+typedef struct gb_cluster {
+    gb_cluster_node *myself;
+    gb_cluster_node **nodes; /* myself among them */
+    size_t nnodes, nodecap;
+    gb_cluster_node *slots[GB_CLUSTER_SLOTS]; /* owner of each slot, NULL: unassigned */
+    /* CLUSTER SETSLOT's open slots: where a slot this node serves is
+     * going, where a slot it is taking comes from; NULL: stable */
+    gb_cluster_node *migrating_to[GB_CLUSTER_SLOTS];
+    gb_cluster_node *importing_from[GB_CLUSTER_SLOTS];
+    uint64_t current_epoch, last_vote_epoch;
+    int state;                 /* enum gb_cluster_health */
+    int size;                  /* primaries serving slots, as the last health check counted them (1 at first) */
+    int64_t started_ms;        /* Redis's first clusterUpdateState call: a primary waits before OK */
+    int64_t minority_ms;       /* when this node last saw too few primaries reachable */
+    uint64_t messages_sent, messages_received;
+    char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
+    /* the settings that act here, copied from gb_settings at start-up and on CONFIG SET */
+    bool require_full_coverage;
+    bool allow_reads_when_down;
+} gb_cluster;
+
+/* A new cluster state with one node, this one, a primary under a random
+ * name (Redis's createClusterNode with CLUSTER_NODE_MYSELF|MASTER). */
+gb_cluster *gb_cluster_new(int port, int cport, const char *config_path);
+void gb_cluster_free(gb_cluster *cl);
+
+/* Loads config_path: 0 when loaded, 1 when the file does not exist or is
+ * empty (a new node: the caller saves), -1 when it is unreadable or
+ * malformed (err says what; Redis then refuses to start). */
+int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
+/* Writes the file crash-safely: a temporary file in the same directory,
+ * fsync, rename over the old one, fsync of the directory. 0 or -1 (err). */
+int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen);
+
+gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len);
+static inline bool gb_cluster_node_has_slot(const gb_cluster_node *n, unsigned slot)
+{
+    return (n->slots[slot >> 3] >> (slot & 7)) & 1u;
+}
+/* Gives slot to n; false when it already had an owner. */
+bool gb_cluster_add_slot(gb_cluster *cl, gb_cluster_node *n, unsigned slot);
+/* Takes slot from its owner; false when it had none. */
+bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot);
+
+/* Redis's clusterUpdateState: OK when every slot is served (or
+ * cluster-require-full-coverage is no) by a node not marked failing, and
+ * a majority of the primaries that serve slots is reachable; a primary
+ * that just started waits 2 s before it first says OK, and one that was
+ * in the minority waits the node timeout (0.5 to 5 s) before it rejoins. */
+void gb_cluster_update_state(gb_cluster *cl, int64_t now_ms, int64_t node_timeout_ms);
+
+/* One node's line of CLUSTER NODES and nodes.conf, without the newline
+ * (Redis's clusterGenNodeDescription), appended to out. */
+struct gb_strbuf;
+void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, struct gb_strbuf *out);
+/* Every node's line, each ending in "\n"; filter: flags of nodes to leave out. */
+void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, struct gb_strbuf *out);
+
+/* CLUSTER BUMPEPOCH's and SET-CONFIG-EPOCH's rules. */
+uint64_t gb_cluster_max_epoch(const gb_cluster *cl);
+
+#endif

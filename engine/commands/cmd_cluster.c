@@ -1,0 +1,534 @@
+/*
+ * CLUSTER and its subcommands, ASKING, READONLY, READWRITE: Redis 7.0's
+ * replies and errors (its clusterCommand). The state is
+ * engine/cluster/cluster.h's; the redirections are the gate's
+ * (engine/core/cluster_mode.h). The subcommands that need the cluster
+ * bus (MEET, REPLICATE, FAILOVER, REPLICAS, SLAVES) are not registered
+ * yet: the gate answers them as unknown (docs/cluster.md).
+ */
+#include <string.h>
+
+#include "engine/base/mem.h"
+#include "engine/base/strbuf.h"
+#include "engine/base/util.h"
+#include "engine/cluster/cluster.h"
+#include "engine/commands/cmd_util.h"
+#include "engine/core/cluster_mode.h"
+#include "engine/core/engine.h"
+#include "engine/core/repl.h"
+
+#define ERR_DISABLED "ERR This instance has cluster support disabled"
+
+/* The cluster state, or NULL after answering that there is none. */
+static gb_cluster *cluster_or_reply(gb_client *c)
+{
+    if (!c->eng->cluster)
+        gb_reply_error(c, ERR_DISABLED);
+    return c->eng->cluster;
+}
+
+static void cluster_help(gb_client *c)
+{
+    static const char *const lines[] = {
+        "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ADDSLOTS <slot> [<slot> ...]",
+        "    Assign slots to current node.",
+        "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+        "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+        "BUMPEPOCH",
+        "    Advance the cluster config epoch.",
+        "COUNT-FAILURE-REPORTS <node-id>",
+        "    Return number of failure reports for <node-id>.",
+        "COUNTKEYSINSLOT <slot>",
+        "    Return the number of keys in <slot>.",
+        "DELSLOTS <slot> [<slot> ...]",
+        "    Delete slots information from current node.",
+        "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+        "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+        "GETKEYSINSLOT <slot> <count>",
+        "    Return key names stored by current node in a slot.",
+        "FLUSHSLOTS",
+        "    Delete current node own slots information.",
+        "INFO",
+        "    Return information about the cluster.",
+        "KEYSLOT <key>",
+        "    Return the hash slot for <key>.",
+        "MYID",
+        "    Return the node id.",
+        "NODES",
+        "    Return cluster configuration seen by node. Output format:",
+        "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+        "SET-CONFIG-EPOCH <epoch>",
+        "    Set config epoch of current node.",
+        "SAVECONFIG",
+        "    Force saving cluster configuration on disk.",
+        "SLOTS",
+        "    Return information about slots range mappings. Each range is made of:",
+        "    start, end, master and replicas IP addresses, ports and ids",
+        "SHARDS",
+        "    Return information about slot range mappings and the nodes associated with them.",
+        "LINKS",
+        "    Return information about all network links between this node and its peers.",
+        "    Output format is an array where each array element is a map containing attributes of a link",
+        "HELP",
+        "    Prints this help.",
+    };
+    gb_reply_help(c, lines, GB_ARRAY_LEN(lines));
+}
+
+/* ---- reading the state ---- */
+
+static const gb_cluster_node *primary_of(const gb_cluster *cl, const gb_cluster_node *n)
+{
+    return n->replica_of[0] ? gb_cluster_lookup(cl, n->replica_of, GB_CLUSTER_NAMELEN) : NULL;
+}
+
+static void cluster_info(gb_client *c, gb_cluster *cl)
+{
+    int assigned = 0, ok = 0, pfail = 0, fail = 0;
+    for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
+        const gb_cluster_node *n = cl->slots[j];
+        if (!n)
+            continue;
+        assigned++;
+        if (n->flags & GB_CNODE_FAIL)
+            fail++;
+        else if (n->flags & GB_CNODE_PFAIL)
+            pfail++;
+        else
+            ok++;
+    }
+    const gb_cluster_node *me = cl->myself, *primary = primary_of(cl, me);
+    uint64_t my_epoch = (me->flags & GB_CNODE_SLAVE) && primary ? primary->config_epoch : me->config_epoch;
+    gb_strbuf b = {0};
+    gb_strbuf_printf(&b,
+                     "cluster_state:%s\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\n"
+                     "cluster_slots_pfail:%d\r\ncluster_slots_fail:%d\r\ncluster_known_nodes:%zu\r\n"
+                     "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n"
+                     "cluster_stats_messages_sent:%llu\r\ncluster_stats_messages_received:%llu\r\n"
+                     "total_cluster_links_buffer_limit_exceeded:0\r\n",
+                     cl->state == GB_CLUSTER_OK ? "ok" : "fail", assigned, ok, pfail, fail, cl->nnodes,
+                     cl->size, (unsigned long long)cl->current_epoch, (unsigned long long)my_epoch,
+                     (unsigned long long)cl->messages_sent, (unsigned long long)cl->messages_received);
+    gb_reply_verbatim(c, b.p, b.len);
+    gb_strbuf_free(&b);
+}
+
+static void cluster_nodes(gb_client *c, gb_cluster *cl)
+{
+    gb_strbuf b = {0};
+    gb_cluster_describe_nodes(cl, 0, &b);
+    gb_reply_verbatim(c, gb_strbuf_cstr(&b), b.len);
+    gb_strbuf_free(&b);
+}
+
+/* One node in CLUSTER SLOTS: ip, port, id, and a map of the other
+ * endpoints (cluster-preferred-endpoint-type ip: the hostname, if any). */
+static void reply_slot_node(gb_client *c, const gb_cluster_node *n)
+{
+    gb_reply_array(c, 4);
+    gb_reply_cstr(c, n->ip);
+    gb_reply_int(c, n->port);
+    gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
+    bool host = n->hostname[0] != '\0';
+    gb_reply_map(c, host ? 1 : 0);
+    if (host) {
+        gb_reply_cstr(c, "hostname");
+        gb_reply_cstr(c, n->hostname);
+    }
+}
+
+static void cluster_slots(gb_client *c, gb_cluster *cl)
+{
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t ranges = 0;
+    for (int start = 0; start < GB_CLUSTER_SLOTS;) {
+        const gb_cluster_node *n = cl->slots[start];
+        int end = start;
+        while (end + 1 < GB_CLUSTER_SLOTS && cl->slots[end + 1] == n)
+            end++;
+        if (n) {
+            /* replicas appear once the bus reports their offsets */
+            gb_reply_array(c, 3);
+            gb_reply_int(c, start);
+            gb_reply_int(c, end);
+            reply_slot_node(c, n);
+            ranges++;
+        }
+        start = end + 1;
+    }
+    gb_reply_set_deferred(c, handle, ranges);
+}
+
+static void reply_shard_node(gb_client *c, gb_cluster *cl, const gb_cluster_node *n)
+{
+    bool host = n->hostname[0] != '\0';
+    bool replica = (n->flags & GB_CNODE_SLAVE) != 0;
+    long long offset = 0;
+    if (n == cl->myself)
+        offset = replica ? 0 : (long long)gb_repl_offset(c->eng);
+    gb_reply_map(c, 7 + (host ? 1 : 0));
+    gb_reply_cstr(c, "id");
+    gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
+    gb_reply_cstr(c, "port");
+    gb_reply_int(c, n->port);
+    gb_reply_cstr(c, "ip");
+    gb_reply_cstr(c, n->ip);
+    gb_reply_cstr(c, "endpoint");
+    gb_reply_cstr(c, n->ip);
+    if (host) {
+        gb_reply_cstr(c, "hostname");
+        gb_reply_cstr(c, n->hostname);
+    }
+    gb_reply_cstr(c, "role");
+    gb_reply_cstr(c, replica ? "replica" : "master");
+    gb_reply_cstr(c, "replication-offset");
+    gb_reply_int(c, offset);
+    gb_reply_cstr(c, "health");
+    gb_reply_cstr(c, (n->flags & GB_CNODE_FAIL) ? "fail" : replica && offset == 0 ? "loading" : "online");
+}
+
+/* A primary's slot ranges as start/end pairs. */
+static void reply_slot_pairs(gb_client *c, const gb_cluster_node *n)
+{
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t count = 0;
+    for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
+        if (!gb_cluster_node_has_slot(n, (unsigned)j))
+            continue;
+        int end = j;
+        while (end + 1 < GB_CLUSTER_SLOTS && gb_cluster_node_has_slot(n, (unsigned)end + 1))
+            end++;
+        gb_reply_int(c, j);
+        gb_reply_int(c, end);
+        count += 2;
+        j = end;
+    }
+    gb_reply_set_deferred(c, handle, count);
+}
+
+static void cluster_shards(gb_client *c, gb_cluster *cl)
+{
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t shards = 0;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *p = cl->nodes[i];
+        if (!(p->flags & GB_CNODE_MASTER))
+            continue;
+        shards++;
+        gb_reply_map(c, 2);
+        gb_reply_cstr(c, "slots");
+        reply_slot_pairs(c, p);
+        gb_reply_cstr(c, "nodes");
+        size_t nh = gb_reply_array_deferred(c);
+        int64_t members = 1;
+        reply_shard_node(c, cl, p);
+        for (size_t k = 0; k < cl->nnodes; k++)
+            if (strcmp(cl->nodes[k]->replica_of, p->name) == 0) {
+                reply_shard_node(c, cl, cl->nodes[k]);
+                members++;
+            }
+        gb_reply_set_deferred(c, nh, members);
+    }
+    gb_reply_set_deferred(c, handle, shards);
+}
+
+/* ---- slots ---- */
+
+/* Redis's getSlotOrReply. */
+static int slot_or_reply(gb_client *c, gb_slice arg)
+{
+    int64_t slot;
+    if (!gb_slice2ll(arg, &slot) || slot < 0 || slot >= GB_CLUSTER_SLOTS) {
+        gb_reply_error(c, "ERR Invalid or out of range slot");
+        return -1;
+    }
+    return (int)slot;
+}
+
+/* Redis's checkSlotAssignmentsOrReply: each slot of start..end must be
+ * free (adding) or taken (deleting), and named once in the call. */
+static bool slots_assignable(gb_client *c, gb_cluster *cl, uint8_t *seen, bool del, int start, int end)
+{
+    for (int s = start; s <= end; s++) {
+        if (del && !cl->slots[s]) {
+            gb_reply_errorf(c, "ERR Slot %d is already unassigned", s);
+            return false;
+        }
+        if (!del && cl->slots[s]) {
+            gb_reply_errorf(c, "ERR Slot %d is already busy", s);
+            return false;
+        }
+        if (seen[s]++ == 1) {
+            gb_reply_errorf(c, "ERR Slot %d specified multiple times", s);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void apply_slots(gb_client *c, gb_cluster *cl, const uint8_t *seen, bool del)
+{
+    for (int s = 0; s < GB_CLUSTER_SLOTS; s++) {
+        if (!seen[s])
+            continue;
+        cl->importing_from[s] = NULL; /* now the real owner (or none) */
+        if (del)
+            gb_cluster_del_slot(cl, (unsigned)s);
+        else
+            gb_cluster_add_slot(cl, cl->myself, (unsigned)s);
+    }
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
+/* ADDSLOTS / DELSLOTS slot [slot ...] */
+static void cluster_slots_list(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv, bool del)
+{
+    for (int j = 2; j < argc; j++)
+        if (slot_or_reply(c, argv[j]) < 0)
+            return;
+    uint8_t *seen = gb_calloc(GB_CLUSTER_SLOTS, 1);
+    bool ok = true;
+    for (int j = 2; j < argc && ok; j++) {
+        int s = slot_or_reply(c, argv[j]);
+        ok = slots_assignable(c, cl, seen, del, s, s);
+    }
+    if (ok)
+        apply_slots(c, cl, seen, del);
+    gb_free(seen);
+}
+
+/* ADDSLOTSRANGE / DELSLOTSRANGE start end [start end ...] */
+static void cluster_slots_ranges(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv, bool del, const char *name)
+{
+    if (argc % 2 == 1) {
+        gb_reply_wrong_arity(c, name);
+        return;
+    }
+    uint8_t *seen = gb_calloc(GB_CLUSTER_SLOTS, 1);
+    bool ok = true;
+    for (int j = 2; j < argc && ok; j += 2) {
+        int start = slot_or_reply(c, argv[j]);
+        int end = start < 0 ? -1 : slot_or_reply(c, argv[j + 1]);
+        if (start < 0 || end < 0) {
+            ok = false;
+        } else if (start > end) {
+            gb_reply_errorf(c, "ERR start slot number %d is greater than end slot number %d", start, end);
+            ok = false;
+        } else {
+            ok = slots_assignable(c, cl, seen, del, start, end);
+        }
+    }
+    if (ok)
+        apply_slots(c, cl, seen, del);
+    gb_free(seen);
+}
+
+static void cluster_flushslots(gb_client *c, gb_cluster *cl)
+{
+    if (gb_db_size(&c->eng->dbs[0]) != 0) {
+        gb_reply_error(c, "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
+        return;
+    }
+    for (unsigned s = 0; s < GB_CLUSTER_SLOTS; s++)
+        if (cl->slots[s] == cl->myself)
+            gb_cluster_del_slot(cl, s);
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
+static void cluster_countkeysinslot(gb_client *c, gb_slice arg)
+{
+    int64_t slot;
+    if (!gb_arg_ll(c, arg, &slot))
+        return;
+    if (slot < 0 || slot >= GB_CLUSTER_SLOTS) {
+        gb_reply_error(c, "ERR Invalid slot");
+        return;
+    }
+    gb_reply_int(c, c->eng->dbs[0].slot_keys[slot]);
+}
+
+typedef struct slot_keys_walk {
+    gb_client *c;
+    unsigned slot;
+    int64_t left;
+} slot_keys_walk;
+
+/* GETKEYSINSLOT: the first count keys of the slot found walking database
+ * 0 (the count per slot says how many there are; the walk stops when
+ * they are all out). */
+static void cluster_getkeysinslot(gb_client *c, gb_slice slot_arg, gb_slice count_arg)
+{
+    int64_t slot, max;
+    if (!gb_arg_ll(c, slot_arg, &slot) || !gb_arg_ll(c, count_arg, &max))
+        return;
+    if (slot < 0 || slot >= GB_CLUSTER_SLOTS || max < 0) {
+        gb_reply_error(c, "ERR Invalid slot or number of keys");
+        return;
+    }
+    gb_db *db = &c->eng->dbs[0];
+    int64_t n = GB_MIN(max, (int64_t)db->slot_keys[slot]);
+    gb_reply_array(c, n);
+    if (n == 0)
+        return;
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, &db->keys);
+    for (gb_hnode *h; n > 0 && (h = gb_htable_iter_next(&it)) != NULL;) {
+        gb_slice key = gb_kv_key((gb_kv *)h);
+        if (gb_keyslot(key.ptr, key.len) == (unsigned)slot) {
+            gb_reply_slice(c, key);
+            n--;
+        }
+    }
+    gb_htable_iter_done(&it);
+}
+
+/* ---- epochs, nodes, the file ---- */
+
+static void cluster_bumpepoch(gb_client *c, gb_cluster *cl)
+{
+    gb_cluster_node *me = cl->myself;
+    bool bumped = me->config_epoch == 0 || me->config_epoch != gb_cluster_max_epoch(cl);
+    if (bumped) {
+        cl->current_epoch++;
+        me->config_epoch = cl->current_epoch;
+        gb_log(GB_LOG_WARNING, "New configEpoch set to %llu", (unsigned long long)me->config_epoch);
+        gb_cluster_mode_changed(c->eng);
+    }
+    char status[64];
+    snprintf(status, sizeof status, "%s %llu", bumped ? "BUMPED" : "STILL", (unsigned long long)me->config_epoch);
+    gb_reply_status(c, status);
+}
+
+static void cluster_set_config_epoch(gb_client *c, gb_cluster *cl, gb_slice arg)
+{
+    int64_t epoch;
+    if (!gb_arg_ll(c, arg, &epoch))
+        return;
+    if (epoch < 0) {
+        gb_reply_errorf(c, "ERR Invalid config epoch specified: %lld", (long long)epoch);
+    } else if (cl->nnodes > 1) {
+        gb_reply_error(c, "ERR The user can assign a config epoch only when the node does not know any other node.");
+    } else if (cl->myself->config_epoch != 0) {
+        gb_reply_error(c, "ERR Node config epoch is already non-zero");
+    } else {
+        cl->myself->config_epoch = (uint64_t)epoch;
+        gb_log(GB_LOG_WARNING, "configEpoch set to %llu via CLUSTER SET-CONFIG-EPOCH", (unsigned long long)epoch);
+        if (cl->current_epoch < (uint64_t)epoch)
+            cl->current_epoch = (uint64_t)epoch;
+        gb_cluster_mode_changed(c->eng);
+        gb_reply_ok(c);
+    }
+}
+
+/* The node named, or NULL after Redis's "Unknown node <name>". */
+static gb_cluster_node *node_or_reply(gb_client *c, gb_cluster *cl, gb_slice name)
+{
+    gb_cluster_node *n = gb_cluster_lookup(cl, name.ptr, name.len);
+    if (!n)
+        gb_reply_errorf(c, "ERR Unknown node %.*s", (int)GB_MIN(name.len, 128), name.ptr);
+    return n;
+}
+
+static void cluster_count_failure_reports(gb_client *c, gb_cluster *cl, gb_slice name)
+{
+    if (node_or_reply(c, cl, name))
+        gb_reply_int(c, 0); /* failure reports travel on the bus: none yet */
+}
+
+static void cluster_saveconfig(gb_client *c, gb_cluster *cl)
+{
+    char err[512];
+    if (gb_cluster_save_config(cl, err, sizeof err) != 0)
+        gb_reply_errorf(c, "ERR error saving the cluster node config: %s", err);
+    else
+        gb_reply_ok(c);
+}
+
+static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_cluster *cl = cluster_or_reply(c);
+    if (!cl)
+        return;
+    gb_cluster_mode_refresh_myself(c->eng);
+    gb_slice sub = argv[1];
+    if (gb_slice_ieq(sub, "help"))
+        cluster_help(c);
+    else if (gb_slice_ieq(sub, "info"))
+        cluster_info(c, cl);
+    else if (gb_slice_ieq(sub, "myid"))
+        gb_reply_bulk(c, cl->myself->name, GB_CLUSTER_NAMELEN);
+    else if (gb_slice_ieq(sub, "nodes"))
+        cluster_nodes(c, cl);
+    else if (gb_slice_ieq(sub, "slots"))
+        cluster_slots(c, cl);
+    else if (gb_slice_ieq(sub, "shards"))
+        cluster_shards(c, cl);
+    else if (gb_slice_ieq(sub, "keyslot"))
+        gb_reply_int(c, gb_keyslot(argv[2].ptr, argv[2].len));
+    else if (gb_slice_ieq(sub, "addslots") || gb_slice_ieq(sub, "delslots"))
+        cluster_slots_list(c, cl, argc, argv, gb_slice_ieq(sub, "delslots"));
+    else if (gb_slice_ieq(sub, "addslotsrange"))
+        cluster_slots_ranges(c, cl, argc, argv, false, "cluster|addslotsrange");
+    else if (gb_slice_ieq(sub, "delslotsrange"))
+        cluster_slots_ranges(c, cl, argc, argv, true, "cluster|delslotsrange");
+    else if (gb_slice_ieq(sub, "flushslots"))
+        cluster_flushslots(c, cl);
+    else if (gb_slice_ieq(sub, "countkeysinslot"))
+        cluster_countkeysinslot(c, argv[2]);
+    else if (gb_slice_ieq(sub, "getkeysinslot"))
+        cluster_getkeysinslot(c, argv[2], argv[3]);
+    else if (gb_slice_ieq(sub, "bumpepoch"))
+        cluster_bumpepoch(c, cl);
+    else if (gb_slice_ieq(sub, "set-config-epoch"))
+        cluster_set_config_epoch(c, cl, argv[2]);
+    else if (gb_slice_ieq(sub, "count-failure-reports"))
+        cluster_count_failure_reports(c, cl, argv[2]);
+    else if (gb_slice_ieq(sub, "saveconfig"))
+        cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "links"))
+        gb_reply_array(c, 0); /* no bus links yet */
+    else
+        gb_reply_unknown_subcommand(c, sub, "cluster");
+}
+
+/* ---- the connection's cluster flags ---- */
+
+static void cmd_asking(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc, (void)argv;
+    if (!cluster_or_reply(c))
+        return;
+    c->flags |= GB_CLIENT_ASKING;
+    gb_reply_ok(c);
+}
+
+static void cmd_readonly(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc, (void)argv;
+    if (!cluster_or_reply(c))
+        return;
+    c->flags |= GB_CLIENT_READONLY;
+    gb_reply_ok(c);
+}
+
+static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
+{
+    (void)argc, (void)argv;
+    if (!cluster_or_reply(c))
+        return;
+    c->flags &= ~(uint32_t)GB_CLIENT_READONLY;
+    gb_reply_ok(c);
+}
+
+GB_DEFINE_COMMANDS(cluster,
+    {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
+     "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
+     "getkeysinslot help info keyslot links myid nodes saveconfig set-config-epoch shards slots"},
+    {"asking", 1, 0, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
+    {"readonly", 1, 0, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
+     "replica node.", "3.0.0"},
+    {"readwrite", 1, 0, 0, 0, 0, cmd_readwrite, "cluster", "Disables read queries for a connection to a Redis "
+     "Cluster replica node.", "3.0.0"});
