@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Cluster mode (issue 30), compared byte for byte with redis-server 7.0
+started with cluster-enabled yes: hash slots and their tags, the CLUSTER
+replies and errors of a single node, the redirections (CROSSSLOT, MOVED,
+ASK, CLUSTERDOWN, ASKING's one-command window) from a slot map both
+servers load from the same nodes.conf, transactions and database 0 only,
+nodes.conf across a restart, and the errors outside cluster mode.
+
+Node names and ports differ between the two servers: replies are compared
+with each server's own name and port replaced by placeholders."""
+import os
+import shutil
+import tempfile
+import time
+import unittest
+
+import gbtest
+from gbtest import Err, Raw, Server, wait_until
+
+
+def crc16(data):
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def keyslot(key):
+    s = key.find(b"{")
+    if s >= 0:
+        e = key.find(b"}", s + 1)
+        if e > s + 1:
+            key = key[s + 1:e]
+    return crc16(key) & 16383
+
+
+def key_in_slot(slot, prefix=b"k"):
+    for i in range(1000000):
+        k = prefix + str(i).encode()
+        if keyslot(k) == slot:
+            return k
+    raise AssertionError("no key for slot %d" % slot)
+
+
+ME = "a" * 40
+OTHER = "b" * 40
+TIMEOUT = 15 * gbtest.SLOW
+
+
+def free_cluster_port():
+    """A free port whose bus port (+10000) is free too: redis-server
+    listens on both."""
+    import socket
+    for _ in range(100):
+        port = gbtest.free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 10000))
+                return port
+            except OSError:
+                pass
+    raise AssertionError("no free port pair")
+
+
+def cluster_server(kind, dir=None, port=None):
+    return Server(kind, args=["--cluster-enabled", "yes", "--cluster-node-timeout", "500"], dir=dir,
+                  port=port or free_cluster_port())
+
+
+def normalise(srv, raw):
+    """A reply with the server's own node name and ports as placeholders."""
+    myid = srv.myid
+    port = str(srv.port).encode()
+    out = raw.replace(myid, b"<ME>").replace(b":" + port + b"@", b":<PORT>@")
+    out = out.replace(b"@" + str(srv.port + 10000).encode(), b"@<BUS>")
+    out = out.replace(b"$%d\r\n%s\r\n" % (len(port), port), b"<PORTBULK>")
+    out = out.replace(b":%s\r\n" % port, b":<PORTINT>\r\n")
+    return out
+
+
+def state_ok(srv):
+    with Raw(srv) as c:
+        return b"cluster_state:ok" in c.call("CLUSTER", "INFO")
+
+
+class SingleNode(unittest.TestCase):
+    """One fresh node of each kind, the same commands, the same bytes."""
+
+    @classmethod
+    def setUpClass(cls):
+        gbtest.require_redis()
+        cls.srv = {}
+        for kind in ("goblin", "redis"):
+            s = cluster_server(kind)
+            with Raw(s) as c:
+                s.myid = c.call("CLUSTER", "MYID")
+            cls.srv[kind] = s
+
+    @classmethod
+    def tearDownClass(cls):
+        for s in cls.srv.values():
+            s.cleanup()
+
+    def same(self, *cmd):
+        out = {}
+        for kind, s in self.srv.items():
+            with Raw(s) as c:
+                out[kind] = normalise(s, c.call_raw(*cmd))
+        self.assertEqual(out["goblin"], out["redis"], cmd)
+        return out["goblin"]
+
+    def test_1_fresh_node(self):
+        self.same("CLUSTER", "INFO")
+        self.same("CLUSTER", "NODES")
+        self.same("CLUSTER", "SLOTS")
+        self.same("CLUSTER", "SHARDS")
+        self.same("CLUSTER", "MYID")
+        self.same("CLUSTER", "LINKS")
+        self.same("CLUSTER", "COUNT-FAILURE-REPORTS", "nosuchnode")
+        self.same("CLUSTER", "COUNT-FAILURE-REPORTS", ME)
+        self.same("GET", "foo")  # no slot is served
+        self.same("MGET", "a", "b")
+        self.same("PING")
+
+    def test_2_keyslot(self):
+        for key in ["", "foo", "{}", "{}foo", "{a}{b}", "a{}{b}", "a{b}c", "{user1000}.following", "a{", "}{a}",
+                    "{{a}}", "\xff{\x00}"]:
+            self.same("CLUSTER", "KEYSLOT", key)
+        self.same("CLUSTER", "KEYSLOT")
+        self.same("CLUSTER", "KEYSLOT", "a", "b")
+
+    def test_3_slot_errors(self):
+        for cmd in (["ADDSLOTS", "16384"], ["ADDSLOTS", "-1"], ["ADDSLOTS", "x"], ["ADDSLOTS", "1", "1"],
+                    ["ADDSLOTS"], ["DELSLOTS", "100"], ["ADDSLOTSRANGE", "10", "5"], ["ADDSLOTSRANGE", "1", "2", "3"],
+                    ["ADDSLOTSRANGE", "1", "16384"], ["DELSLOTSRANGE", "0", "3"], ["COUNTKEYSINSLOT", "16384"],
+                    ["COUNTKEYSINSLOT", "x"], ["GETKEYSINSLOT", "0", "-1"], ["GETKEYSINSLOT", "-1", "1"],
+                    ["GETKEYSINSLOT", "0", "x"], ["SET-CONFIG-EPOCH", "-1"], ["SET-CONFIG-EPOCH", "x"],
+                    ["ADDSLOTS", "0", "1", "2"], ["ADDSLOTS", "2"], ["ADDSLOTSRANGE", "3", "5", "5", "6"],
+                    ["ADDSLOTSRANGE", "5", "10"], ["DELSLOTS", "1", "1"], ["DELSLOTSRANGE", "9", "11"],
+                    ["NODES"], ["SLOTS"], ["SHARDS"], ["DELSLOTSRANGE", "5", "10"], ["DELSLOTS", "0"], ["NODES"],
+                    ["FLUSHSLOTS"], ["NODES"], ["INFO"]):
+            self.same("CLUSTER", *cmd)
+
+    def test_4_serving(self):
+        self.same("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        for s in self.srv.values():
+            self.assertTrue(wait_until(lambda: state_ok(s), TIMEOUT), s.kind)
+        self.same("CLUSTER", "INFO")
+        self.same("CLUSTER", "SLOTS")
+        self.same("CLUSTER", "SHARDS")
+        self.same("SET", "{t}a", "1")
+        self.same("SET", "{t}b", "2")
+        self.same("MGET", "{t}a", "{t}b")
+        self.same("MGET", "a", "b")  # CROSSSLOT
+        self.same("MSET", "a", "1", "a", "2")  # the same key twice: one slot
+        self.same("CLUSTER", "COUNTKEYSINSLOT", str(keyslot(b"t")))
+        for s in self.srv.values():
+            with Raw(s) as c:
+                keys = sorted(c.call("CLUSTER", "GETKEYSINSLOT", str(keyslot(b"t")), "10"))
+                self.assertEqual(keys, [b"{t}a", b"{t}b"], s.kind)
+                self.assertEqual(c.call("CLUSTER", "GETKEYSINSLOT", str(keyslot(b"t")), "1").__len__(), 1)
+        self.same("DEL", "{t}a")
+        self.same("CLUSTER", "COUNTKEYSINSLOT", str(keyslot(b"t")))
+        self.same("FLUSHALL")
+        self.same("CLUSTER", "COUNTKEYSINSLOT", str(keyslot(b"t")))
+        self.same("SELECT", "1")
+        self.same("SELECT", "0")
+        self.same("SELECT", "x")
+        self.same("MOVE", "a", "1")
+        self.same("SWAPDB", "0", "1")
+        self.same("COPY", "a", "b", "DB", "1")
+        self.same("CLUSTER", "FLUSHSLOTS")  # keys are there? (FLUSHALL emptied it: OK)
+        self.same("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        for s in self.srv.values():
+            self.assertTrue(wait_until(lambda: state_ok(s), TIMEOUT), s.kind)
+        self.same("SET", "x", "1")
+        self.same("CLUSTER", "FLUSHSLOTS")
+        self.same("DEL", "x")
+
+    def test_5_transactions(self):
+        out = {}
+        for kind, s in self.srv.items():
+            with Raw(s) as c:
+                seq = [c.call_raw("MULTI"), c.call_raw("SET", "a", "1"), c.call_raw("SET", "b", "1"),
+                       c.call_raw("EXEC"), c.call_raw("MULTI"), c.call_raw("MSET", "a", "1", "b", "2"),
+                       c.call_raw("EXEC"), c.call_raw("MULTI"), c.call_raw("SET", "{x}1", "1"),
+                       c.call_raw("GET", "{x}2"), c.call_raw("EXEC")]
+                out[kind] = seq
+        self.assertEqual(out["goblin"], out["redis"])
+
+    def test_6_epochs(self):
+        self.same("CLUSTER", "BUMPEPOCH")
+        self.same("CLUSTER", "BUMPEPOCH")
+        self.same("CLUSTER", "SET-CONFIG-EPOCH", "5")
+        self.same("CLUSTER", "INFO")
+        self.same("CLUSTER", "SAVECONFIG")
+
+    def test_7_connection_flags(self):
+        self.same("ASKING")
+        self.same("READONLY")
+        self.same("READWRITE")
+        self.same("ASKING", "x")
+        self.same("CLUSTER", "NOSUCH")
+        self.same("CLUSTER")
+
+
+def write_nodes_conf(dir, port):
+    """A slot map with another (unreachable) primary: this node serves
+    0-8191 and is migrating slot 100 to the other, which serves
+    8192-16383, and importing 9000 from it."""
+    with open(os.path.join(dir, "nodes.conf"), "w") as f:
+        f.write("%s 127.0.0.1:%d@%d myself,master - 0 0 1 connected 0-8191 [100->-%s] [9000-<-%s]\n"
+                % (ME, port, port + 10000, OTHER, OTHER))
+        f.write("%s 127.0.0.1:1@10001 master - 0 0 2 disconnected 8192-16383\n" % OTHER)
+        f.write("vars currentEpoch 2 lastVoteEpoch 0\n")
+
+
+def nodes_without_bus_fields(raw):
+    """CLUSTER NODES's lines (from its raw bulk reply), sorted, with the
+    ping/pong times and the link state left out."""
+    body = raw.split(b"\r\n", 1)[1]
+    lines = []
+    for line in body.split(b"\n"):
+        f = line.split(b" ")
+        if len(f) >= 8:
+            del f[4:6]
+            del f[5]
+        lines.append(b" ".join(f))
+    return sorted(lines)
+
+
+class Redirections(unittest.TestCase):
+    """MOVED, ASK, ASKING and CROSSSLOT from the same loaded slot map. The
+    other node does not exist: Redis marks it failing once the node
+    timeout passes (15 s by default here), so the comparisons run before."""
+
+    def test_redirections(self):
+        gbtest.require_redis()
+        dirs, srvs = [], {}
+        try:
+            for kind in ("goblin", "redis"):
+                d = tempfile.mkdtemp(prefix="gbit-cluster-")
+                dirs.append(d)
+                port = free_cluster_port()
+                write_nodes_conf(d, port)
+                s = Server(kind, port=port, dir=d, args=["--cluster-enabled", "yes"])
+                s.myid = ME.encode()
+                srvs[kind] = s
+            for s in srvs.values():
+                self.assertTrue(wait_until(lambda: state_ok(s), TIMEOUT), s.kind)
+            mine, theirs = key_in_slot(5), key_in_slot(9001)
+            migrating, importing = key_in_slot(100), key_in_slot(9000)
+            script = [("CLUSTER", "NODES"), ("CLUSTER", "SLOTS"), ("CLUSTER", "INFO"),
+                      ("SET", mine, "1"), ("GET", mine), ("GET", theirs), ("SET", theirs, "1"),
+                      ("MGET", mine, theirs), ("GET", migrating), ("SET", migrating, "1"),
+                      ("GET", importing), ("ASKING",), ("GET", importing), ("GET", importing),
+                      ("ASKING",), ("SET", importing, "v"), ("ASKING",), ("PING",), ("GET", importing),
+                      ("MULTI",), ("GET", theirs), ("EXEC",),
+                      ("MULTI",), ("GET", mine), ("GET", theirs), ("EXEC",),
+                      ("EVAL", "return 1", "1", theirs), ("EVAL", "return 1", "2", mine, theirs),
+                      ("CLUSTER", "COUNTKEYSINSLOT", "5"), ("CLUSTER", "COUNT-FAILURE-REPORTS", OTHER),
+                      ("CLUSTER", "SET-CONFIG-EPOCH", "9")]
+            out = {}
+            for kind, s in srvs.items():
+                with Raw(s) as c:
+                    out[kind] = [normalise(s, c.call_raw(*cmd)) for cmd in script]
+            for cmd, g, r in zip(script, out["goblin"], out["redis"]):
+                if cmd == ("CLUSTER", "NODES"):
+                    # the other node's ping/pong times and link state are the bus's
+                    g, r = nodes_without_bus_fields(g), nodes_without_bus_fields(r)
+                if cmd == ("CLUSTER", "INFO"):
+                    # the bus's message counts: Redis tries to reach the other node
+                    g, r = [[l for l in x.split(b"\r\n")[1:] if not l.startswith(b"cluster_stats")] for x in (g, r)]
+                self.assertEqual(g, r, cmd)
+        finally:
+            for s in srvs.values():
+                s.cleanup()
+            for d in dirs:
+                shutil.rmtree(d, ignore_errors=True)
+
+
+class NodesConf(unittest.TestCase):
+    """The state survives a restart: name, slots, epochs; the file is in
+    Redis's format (redis-server loads what goblin-core wrote)."""
+
+    def test_restart(self):
+        d = tempfile.mkdtemp(prefix="gbit-cluster-")
+        try:
+            s = cluster_server("goblin", dir=d)
+            with Raw(s) as c:
+                myid = c.call("CLUSTER", "MYID")
+                self.assertEqual(c.call("CLUSTER", "ADDSLOTSRANGE", "0", "99", "200", "300"), b"OK")
+                self.assertEqual(c.call("CLUSTER", "SET-CONFIG-EPOCH", "7"), b"OK")
+                self.assertEqual(c.call("CLUSTER", "BUMPEPOCH"), b"STILL 7")
+                nodes = c.call("CLUSTER", "NODES")
+            s.stop()
+            conf = open(os.path.join(d, "nodes.conf")).read()
+            self.assertTrue(conf.endswith("vars currentEpoch 7 lastVoteEpoch 0\n"), conf)
+            self.assertEqual([f for f in os.listdir(d) if f.startswith("nodes.conf.tmp")], [])
+            s = cluster_server("goblin", dir=d, port=s.port)
+            with Raw(s) as c:
+                self.assertEqual(c.call("CLUSTER", "MYID"), myid)
+                self.assertEqual(c.call("CLUSTER", "NODES"), nodes)
+                self.assertIn(b"cluster_current_epoch:7\r\n", c.call("CLUSTER", "INFO"))
+            s.stop()
+            if gbtest.compare_with_redis():
+                r = Server("redis", port=s.port, dir=d, args=["--cluster-enabled", "yes"])
+                try:
+                    with Raw(r) as c:
+                        self.assertEqual(c.call("CLUSTER", "MYID"), myid)
+                        self.assertEqual(c.call("CLUSTER", "NODES"), nodes)
+                finally:
+                    r.cleanup()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_corrupt_file_refused(self):
+        d = tempfile.mkdtemp(prefix="gbit-cluster-")
+        try:
+            with open(os.path.join(d, "nodes.conf"), "w") as f:
+                f.write("%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected 0-16384\n" % ME)
+            s = Server("goblin", dir=d, args=["--cluster-enabled", "yes"], wait=False)
+            self.assertTrue(wait_until(lambda: not s.alive(), TIMEOUT))
+            self.assertIn("corrupted cluster config file", s.log())
+            s.cleanup()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class Disabled(gbtest.GoblinAndRedisCase):
+    """Outside cluster mode: Redis's one error for each command."""
+
+    def test_disabled(self):
+        for cmd in (("CLUSTER", "INFO"), ("CLUSTER", "KEYSLOT", "a"), ("ASKING",), ("READONLY",), ("READWRITE",)):
+            with Raw(self.goblin) as g, Raw(self.redis) as r:
+                self.assertEqual(g.call_raw(*cmd), r.call_raw(*cmd), cmd)
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
