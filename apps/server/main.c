@@ -32,6 +32,7 @@
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
 #include "transport/replica/link.h"
+#include "transport/cluster/bus.h"
 #include "transport/loop/loop.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
@@ -135,6 +136,7 @@ typedef struct server_parts {
     gb_loop *loop;
     gb_net_server *srv;
     gb_replica_link *replica_link;
+    gb_cluster_bus *cluster_bus;
     bool pidfile_written;
     int supervisor; /* GB_SUPERVISED_*: the manager told of readiness (supervisor_of) */
 } server_parts;
@@ -232,6 +234,8 @@ static int teardown(server_parts *p, int rc)
         gb_net_server_free(p->srv);
     if (p->replica_link)
         gb_replica_link_free(p->replica_link);
+    if (p->cluster_bus)
+        gb_cluster_bus_free(p->cluster_bus);
     if (p->eng)
         gb_engine_free(p->eng);
     if (p->rings)
@@ -375,6 +379,9 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, "the event loop has no room for the rings"));
     p.replica_link = gb_replica_link_new(p.eng, p.loop, err, sizeof err);
     if (!p.replica_link)
+        return teardown(&p, fatal(p.logf, err));
+    p.cluster_bus = gb_cluster_bus_new(p.eng, p.loop, err, sizeof err);
+    if (err[0])
         return teardown(&p, fatal(p.logf, err));
     /* Users last: their rules may name any command, RING included. */
     if (gb_acl_load_at_startup(p.eng, err, sizeof err) != 0)

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
@@ -225,7 +228,7 @@ void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, gb
     uint64_t epoch = (n->flags & GB_CNODE_SLAVE) && primary ? primary->config_epoch : n->config_epoch;
     gb_strbuf_printf(out, " %s %lld %lld %llu %s", n->replica_of[0] ? n->replica_of : "-", (long long)n->ping_sent,
                      (long long)n->pong_received, (unsigned long long)epoch,
-                     (n->flags & GB_CNODE_MYSELF) ? "connected" : "disconnected");
+                     (n->link || (n->flags & GB_CNODE_MYSELF)) ? "connected" : "disconnected");
     describe_slot_ranges(n, out);
     if (n->flags & GB_CNODE_MYSELF)
         for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
@@ -550,4 +553,140 @@ out:
     gb_free(tmp);
     gb_strbuf_free(&b);
     return rc;
+}
+
+/* ---- what the bus changes ---- */
+
+static bool bit_test(const uint8_t *bits, unsigned i) { return (bits[i >> 3] >> (i & 7)) & 1u; }
+static void bit_set(uint8_t *bits, unsigned i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+static void bit_clear(uint8_t *bits, unsigned i) { bits[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
+
+gb_cluster_node *gb_cluster_start_handshake(gb_cluster *cl, const char *ip, long long port, long long cport,
+                                            int64_t now_ms, bool *invalid)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    char norm[GB_CLUSTER_IPLEN] = "";
+    *invalid = false;
+    if (inet_pton(AF_INET, ip, addr) == 1)
+        inet_ntop(AF_INET, addr, norm, sizeof norm);
+    else if (inet_pton(AF_INET6, ip, addr) == 1)
+        inet_ntop(AF_INET6, addr, norm, sizeof norm);
+    else
+        *invalid = true;
+    if (port <= 0 || port > 65535 || cport <= 0 || cport > 65535)
+        *invalid = true;
+    if (*invalid)
+        return NULL;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *n = cl->nodes[i];
+        if ((n->flags & GB_CNODE_HANDSHAKE) && strcasecmp(n->ip, norm) == 0 && n->port == port && n->cport == cport)
+            return NULL;
+    }
+    gb_cluster_node *n = node_new(NULL, GB_CNODE_HANDSHAKE | GB_CNODE_MEET);
+    memcpy(n->ip, norm, sizeof norm);
+    n->port = (int)port;
+    n->cport = (int)cport;
+    n->ctime = now_ms;
+    add_node(cl, n);
+    return n;
+}
+
+gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const char *ip, int port, int cport,
+                                         uint32_t flags, int64_t now_ms)
+{
+    if (gb_cluster_lookup(cl, name, GB_CLUSTER_NAMELEN))
+        return NULL;
+    gb_cluster_node *n = node_new(name, flags);
+    snprintf(n->ip, sizeof n->ip, "%s", ip);
+    n->port = port;
+    n->cport = cport;
+    n->ctime = now_ms;
+    add_node(cl, n);
+    return n;
+}
+
+void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n)
+{
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
+        if (cl->importing_from[j] == n)
+            cl->importing_from[j] = NULL;
+        if (cl->migrating_to[j] == n)
+            cl->migrating_to[j] = NULL;
+        if (cl->slots[j] == n)
+            gb_cluster_del_slot(cl, j);
+    }
+    for (size_t i = 0; i < cl->nnodes; i++)
+        if (cl->nodes[i] == n) {
+            cl->nodes[i] = cl->nodes[--cl->nnodes];
+            break;
+        }
+    node_free(n);
+}
+
+void gb_cluster_rename_node(gb_cluster_node *n, const char *name)
+{
+    memcpy(n->name, name, GB_CLUSTER_NAMELEN);
+    n->name[GB_CLUSTER_NAMELEN] = '\0';
+}
+
+void gb_cluster_set_primary(gb_cluster_node *n)
+{
+    n->flags = (n->flags & ~(uint32_t)GB_CNODE_SLAVE) | GB_CNODE_MASTER;
+    n->replica_of[0] = '\0';
+}
+
+void gb_cluster_set_replica_of(gb_cluster *cl, gb_cluster_node *n, const char *primary_name)
+{
+    if (n->flags & GB_CNODE_MASTER) {
+        /* a primary turned replica serves nothing any more */
+        for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+            if (cl->slots[j] == n)
+                gb_cluster_del_slot(cl, j);
+    }
+    n->flags = (n->flags & ~(uint32_t)GB_CNODE_MASTER) | GB_CNODE_SLAVE;
+    memcpy(n->replica_of, primary_name, GB_CLUSTER_NAMELEN);
+    n->replica_of[GB_CLUSTER_NAMELEN] = '\0';
+}
+
+int gb_cluster_take_claimed_slots(gb_cluster *cl, gb_cluster_node *sender, uint64_t epoch, const uint8_t *slots,
+                                  const uint32_t *slot_keys, uint16_t *lost)
+{
+    int nlost = 0;
+    if (sender == cl->myself)
+        return 0;
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
+        if (!bit_test(slots, j)) {
+            if (cl->slots[j] == sender)
+                bit_set(cl->not_claimed, j);
+            continue;
+        }
+        gb_cluster_node *owner = cl->slots[j];
+        if (owner == sender) {
+            bit_clear(cl->not_claimed, j);
+            continue;
+        }
+        if (cl->importing_from[j])
+            continue;
+        bool unclaimed = !owner || bit_test(cl->not_claimed, j);
+        if (!unclaimed && owner->config_epoch >= epoch)
+            continue;
+        if (owner == cl->myself && slot_keys && slot_keys[j])
+            lost[nlost++] = (uint16_t)j;
+        gb_cluster_del_slot(cl, j);
+        gb_cluster_add_slot(cl, sender, j);
+        bit_clear(cl->not_claimed, j);
+    }
+    return nlost;
+}
+
+bool gb_cluster_resolve_epoch_collision(gb_cluster *cl, const gb_cluster_node *sender)
+{
+    gb_cluster_node *me = cl->myself;
+    if (sender->config_epoch != me->config_epoch || !is_primary(sender) || !is_primary(me))
+        return false;
+    if (memcmp(sender->name, me->name, GB_CLUSTER_NAMELEN) <= 0)
+        return false;
+    cl->current_epoch++;
+    me->config_epoch = cl->current_epoch;
+    return true;
 }

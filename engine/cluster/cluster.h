@@ -43,7 +43,13 @@ typedef struct gb_cluster_node {
     char *hostname; /* "" when none */
     int port, cport;
     char replica_of[GB_CLUSTER_NAMELEN + 1]; /* "" for a primary */
-    int64_t ping_sent, pong_received;       /* ms; 0: none pending / none yet */
+    int64_t ping_sent, pong_received;       /* ms (wall clock, as Redis's); 0: none pending / none yet */
+    int64_t ctime;                          /* created (ms): a handshake's age */
+    int64_t data_received;                  /* ms: the last message from it */
+    int64_t fail_time;                      /* ms: when it was marked FAIL */
+    uint64_t repl_offset;                   /* from its last message */
+    int pport;
+    void *link;                             /* the bus's outbound link to it (transport/cluster), or NULL */
     uint8_t slots[GB_CLUSTER_SLOTS / 8];
     int nslots;
 } gb_cluster_node;
@@ -59,6 +65,9 @@ typedef struct gb_cluster {
      * going, where a slot it is taking comes from; NULL: stable */
     gb_cluster_node *migrating_to[GB_CLUSTER_SLOTS];
     gb_cluster_node *importing_from[GB_CLUSTER_SLOTS];
+    /* slots whose owner's messages stopped claiming them (Redis 7.0's
+     * owner_not_claiming_slot): another node may take them at any epoch */
+    uint8_t not_claimed[GB_CLUSTER_SLOTS / 8];
     uint64_t current_epoch, last_vote_epoch;
     int state;                 /* enum gb_cluster_health */
     int size;                  /* primaries serving slots, as the last health check counted them (1 at first) */
@@ -110,5 +119,40 @@ void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, struct gb_
 
 /* CLUSTER BUMPEPOCH's and SET-CONFIG-EPOCH's rules. */
 uint64_t gb_cluster_max_epoch(const gb_cluster *cl);
+
+/* ---- what the bus changes (Redis's cluster.c rules) ---- */
+
+/* A node to meet at ip:port (bus port cport): a new node under a random
+ * name, flagged HANDSHAKE and MEET, unless one is being met there already.
+ * Returns the node, or NULL with *invalid set when the address is not an
+ * IPv4/IPv6 address or a port is out of range (Redis's EINVAL), or NULL
+ * alone when a handshake with that address is in progress. */
+gb_cluster_node *gb_cluster_start_handshake(gb_cluster *cl, const char *ip, long long port, long long cport,
+                                            int64_t now_ms, bool *invalid);
+/* A node gossip named that this node did not know: added under its name
+ * with the flags gossip gave it; the bus connects to it. NULL when name
+ * is known already. */
+gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const char *ip, int port, int cport,
+                                         uint32_t flags, int64_t now_ms);
+/* Removes n (not myself): its slots become unassigned, open slots naming
+ * it are closed. The caller has closed n's link. */
+void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n);
+/* A node learnt under a handshake name takes its real one. */
+void gb_cluster_rename_node(gb_cluster_node *n, const char *name);
+/* n's role as its messages say: a primary, or a replica of primary_name
+ * (40 bytes). */
+void gb_cluster_set_primary(gb_cluster_node *n);
+void gb_cluster_set_replica_of(gb_cluster *cl, gb_cluster_node *n, const char *primary_name);
+/* Redis's clusterUpdateSlotsConfigWith: every slot sender claims that is
+ * unassigned or held under an older config epoch becomes sender's (not one
+ * this node is importing). Slots this node lost while it still held keys
+ * in them are listed in lost[] (the caller deletes those keys); returns
+ * their number. */
+int gb_cluster_take_claimed_slots(gb_cluster *cl, gb_cluster_node *sender, uint64_t epoch, const uint8_t *slots,
+                                  const uint32_t *slot_keys, uint16_t *lost);
+/* Redis's clusterHandleConfigEpochCollision: two primaries with the same
+ * config epoch; the one with the greater name takes a new epoch. True
+ * when this node did. */
+bool gb_cluster_resolve_epoch_collision(gb_cluster *cl, const gb_cluster_node *sender);
 
 #endif

@@ -53,6 +53,8 @@ static void cluster_help(gb_client *c)
         "    Return information about the cluster.",
         "KEYSLOT <key>",
         "    Return the hash slot for <key>.",
+        "MEET <ip> <port> [<bus-port>]",
+        "    Connect nodes into a working cluster.",
         "MYID",
         "    Return the node id.",
         "NODES",
@@ -447,6 +449,46 @@ static void cluster_saveconfig(gb_client *c, gb_cluster *cl)
         gb_reply_ok(c);
 }
 
+/* Redis's addReplySubcommandSyntaxError. */
+static void reply_subcommand_syntax(gb_client *c, gb_slice sub)
+{
+    gb_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLUSTER HELP.",
+                    (int)GB_MIN(sub.len, 128), sub.ptr);
+}
+
+/* MEET ip port [bus-port]: the bus connects and sends a MEET (transport/cluster). */
+static void cluster_meet(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv)
+{
+    if (argc > 5) {
+        reply_subcommand_syntax(c, argv[1]);
+        return;
+    }
+    gb_slice ip = gb_arg_cstring(argv[2]), portarg = gb_arg_cstring(argv[3]);
+    int64_t port, cport;
+    if (!gb_slice2ll(argv[3], &port)) {
+        gb_reply_errorf(c, "ERR Invalid TCP base port specified: %.*s", (int)GB_MIN(portarg.len, 128), portarg.ptr);
+        return;
+    }
+    if (argc == 5) {
+        gb_slice b = gb_arg_cstring(argv[4]);
+        if (!gb_slice2ll(argv[4], &cport)) {
+            gb_reply_errorf(c, "ERR Invalid TCP bus port specified: %.*s", (int)GB_MIN(b.len, 128), b.ptr);
+            return;
+        }
+    } else {
+        cport = port + 10000;
+    }
+    char host[128];
+    snprintf(host, sizeof host, "%.*s", (int)GB_MIN(ip.len, sizeof host - 1), ip.ptr);
+    bool invalid;
+    gb_cluster_start_handshake(cl, host, port, cport, c->eng->now_ms, &invalid);
+    if (invalid)
+        gb_reply_errorf(c, "ERR Invalid node address specified: %.*s:%.*s", (int)GB_MIN(ip.len, 128), ip.ptr,
+                        (int)GB_MIN(portarg.len, 128), portarg.ptr);
+    else
+        gb_reply_ok(c);
+}
+
 static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
 {
     gb_cluster *cl = cluster_or_reply(c);
@@ -488,6 +530,8 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
         cluster_count_failure_reports(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "saveconfig"))
         cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "meet"))
+        cluster_meet(c, cl, argc, argv);
     else if (gb_slice_ieq(sub, "links"))
         gb_reply_array(c, 0); /* no bus links yet */
     else
@@ -526,7 +570,7 @@ static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
      "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
-     "getkeysinslot help info keyslot links myid nodes saveconfig set-config-epoch shards slots"},
+     "getkeysinslot help info keyslot links meet myid nodes saveconfig set-config-epoch shards slots"},
     {"asking", 1, 0, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
     {"readonly", 1, 0, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
      "replica node.", "3.0.0"},
