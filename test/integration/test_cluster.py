@@ -332,6 +332,105 @@ class NodesConf(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
+def nodes_view(srv):
+    """What a node says of every node: name, address, role, primary,
+    config epoch and slots (CLUSTER NODES without its own point of view:
+    'myself', ping/pong times, link state)."""
+    with Raw(srv) as c:
+        text = c.call("CLUSTER", "NODES").decode()
+    view = []
+    for line in text.strip().split("\n"):
+        f = line.split(" ")
+        flags = sorted(x for x in f[2].split(",") if x != "myself")
+        view.append((f[0], f[1], ",".join(flags), f[3], f[6], " ".join(f[8:])))
+    return sorted(view)
+
+
+def converged(servers):
+    """Every node in state ok, and all of them agree on every node."""
+    views = []
+    for s in servers:
+        with Raw(s) as c:
+            if b"cluster_state:ok" not in c.call("CLUSTER", "INFO"):
+                return False
+        views.append(nodes_view(s))
+    return all(v == views[0] for v in views) and len(views[0]) == len(servers)
+
+
+def redis_cli(*args):
+    import subprocess
+    return subprocess.run([gbtest.REDIS_CLI] + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=60 * gbtest.SLOW)
+
+
+class Formed(unittest.TestCase):
+    """Clusters formed by the stock tool: redis-cli --cluster create, then
+    --cluster check, CLUSTER NODES agreeing on every node, redis-cli -c and
+    redis-py's RedisCluster across all slots; goblin-core alone and beside
+    redis-server in both proportions."""
+
+    def form(self, kinds):
+        servers = [cluster_server(k) for k in kinds]
+        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("[OK] All 16384 slots covered", r.stdout)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT),
+                        [nodes_view(s) for s in servers])
+        for s in servers:
+            r = redis_cli("--cluster", "check", "127.0.0.1:%d" % s.port)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("[OK] All nodes agree about slots configuration.", r.stdout)
+        return servers
+
+    def use(self, servers):
+        from redis.cluster import RedisCluster
+        rc = RedisCluster(host="127.0.0.1", port=servers[-1].port)
+        keys = ["key:%d" % i for i in range(1500)]
+        for i, k in enumerate(keys):
+            rc.set(k, i)
+        for i, k in enumerate(keys):
+            self.assertEqual(rc.get(k), str(i).encode(), k)
+        served = sorted(rc.cluster_keyslot(k) for k in keys)
+        self.assertGreater(len(set(served)), 1000)
+        total = 0
+        for s in servers:
+            with Raw(s) as c:
+                n = c.call("DBSIZE")
+                self.assertGreater(n, 300, s.kind)
+                total += n
+        self.assertEqual(total, len(keys))
+        rc.close()
+        # redis-cli -c follows MOVED from a node that does not serve the key
+        for s in servers:
+            r = redis_cli("-c", "-p", s.port, "GET", "key:7")
+            self.assertEqual(r.stdout.strip(), "7", s.kind)
+
+    def test_all_goblin(self):
+        self.use(self.form(["goblin", "goblin", "goblin"]))
+
+    def test_two_redis_one_goblin(self):
+        gbtest.require_redis()
+        self.use(self.form(["redis", "redis", "goblin"]))
+
+    def test_one_redis_two_goblin(self):
+        gbtest.require_redis()
+        servers = self.form(["goblin", "redis", "goblin"])
+        self.use(servers)
+        # a goblin node restarted on its nodes.conf rejoins with its slots
+        g = servers[0]
+        with Raw(g) as c:
+            myid = c.call("CLUSTER", "MYID")
+        g.stop()
+        self.addCleanup(g.cleanup)  # after the restarted one: the directory is g's
+        again = cluster_server("goblin", dir=g.dir, port=g.port)
+        self.addCleanup(again.cleanup)
+        servers[0] = again
+        with Raw(again) as c:
+            self.assertEqual(c.call("CLUSTER", "MYID"), myid)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+
+
 class Disabled(gbtest.GoblinAndRedisCase):
     """Outside cluster mode: Redis's one error for each command."""
 
