@@ -62,6 +62,8 @@ static void cluster_help(gb_client *c)
         "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
         "SET-CONFIG-EPOCH <epoch>",
         "    Set config epoch of current node.",
+        "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+        "    Set slot state.",
         "SAVECONFIG",
         "    Force saving cluster configuration on disk.",
         "SLOTS",
@@ -449,6 +451,101 @@ static void cluster_saveconfig(gb_client *c, gb_cluster *cl)
         gb_reply_ok(c);
 }
 
+/* ---- SETSLOT ---- */
+
+static bool is_replica(const gb_cluster_node *n) { return (n->flags & GB_CNODE_SLAVE) != 0; }
+
+/* The node argument of SETSLOT, a primary; NULL after the error (NODE
+ * says "Unknown node", MIGRATING and IMPORTING "I don't know about"). */
+static gb_cluster_node *setslot_target(gb_client *c, gb_cluster *cl, gb_slice name, bool for_node)
+{
+    gb_cluster_node *n = gb_cluster_lookup(cl, name.ptr, name.len);
+    if (!n) {
+        gb_slice shown = gb_arg_cstring(name);
+        gb_reply_errorf(c, "ERR %s %.*s", for_node ? "Unknown node" : "I don't know about node",
+                        (int)GB_MIN(shown.len, 128), shown.ptr);
+        return NULL;
+    }
+    if (is_replica(n)) {
+        gb_reply_error(c, "ERR Target node is not a master");
+        return NULL;
+    }
+    return n;
+}
+
+/* SETSLOT slot NODE node: the slot is n's from now (Redis's rules: this
+ * node may give a slot away only once it holds no key of it). */
+static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
+{
+    gb_cluster_node *n = setslot_target(c, cl, name, true);
+    if (!n)
+        return false;
+    uint32_t keys = c->eng->dbs[0].slot_keys[slot];
+    if (cl->slots[slot] == cl->myself && n != cl->myself && keys != 0) {
+        gb_reply_errorf(c, "ERR Can't assign hashslot %d to a different node while I still hold keys for this hash slot.",
+                        slot);
+        return false;
+    }
+    if (keys == 0 && cl->migrating_to[slot])
+        cl->migrating_to[slot] = NULL;
+    gb_cluster_del_slot(cl, (unsigned)slot);
+    gb_cluster_add_slot(cl, n, (unsigned)slot);
+    if (n == cl->myself && cl->importing_from[slot]) {
+        /* the import is done: a new epoch, so the others take this claim
+         * over the old owner's (Redis's clusterBumpConfigEpochWithoutConsensus) */
+        gb_cluster_node *me = cl->myself;
+        if (me->config_epoch == 0 || me->config_epoch != gb_cluster_max_epoch(cl)) {
+            cl->current_epoch++;
+            me->config_epoch = cl->current_epoch;
+            gb_log(GB_LOG_WARNING, "configEpoch updated after importing slot %d", slot);
+        }
+        cl->importing_from[slot] = NULL;
+    }
+    return true;
+}
+
+static void cluster_setslot(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv)
+{
+    if (is_replica(cl->myself)) {
+        gb_reply_error(c, "ERR Please use SETSLOT only with masters.");
+        return;
+    }
+    int slot = slot_or_reply(c, argv[2]);
+    if (slot < 0)
+        return;
+    gb_slice action = argv[3];
+    if (gb_slice_ieq(action, "migrating") && argc == 5) {
+        if (cl->slots[slot] != cl->myself) {
+            gb_reply_errorf(c, "ERR I'm not the owner of hash slot %u", (unsigned)slot);
+            return;
+        }
+        gb_cluster_node *n = setslot_target(c, cl, argv[4], false);
+        if (!n)
+            return;
+        cl->migrating_to[slot] = n;
+    } else if (gb_slice_ieq(action, "importing") && argc == 5) {
+        if (cl->slots[slot] == cl->myself) {
+            gb_reply_errorf(c, "ERR I'm already the owner of hash slot %u", (unsigned)slot);
+            return;
+        }
+        gb_cluster_node *n = setslot_target(c, cl, argv[4], false);
+        if (!n)
+            return;
+        cl->importing_from[slot] = n;
+    } else if (gb_slice_ieq(action, "stable") && argc == 4) {
+        cl->importing_from[slot] = NULL;
+        cl->migrating_to[slot] = NULL;
+    } else if (gb_slice_ieq(action, "node") && argc == 5) {
+        if (!setslot_node(c, cl, slot, argv[4]))
+            return;
+    } else {
+        gb_reply_error(c, "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
+        return;
+    }
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
 /* Redis's addReplySubcommandSyntaxError. */
 static void reply_subcommand_syntax(gb_client *c, gb_slice sub)
 {
@@ -530,6 +627,8 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
         cluster_count_failure_reports(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "saveconfig"))
         cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "setslot"))
+        cluster_setslot(c, cl, argc, argv);
     else if (gb_slice_ieq(sub, "meet"))
         cluster_meet(c, cl, argc, argv);
     else if (gb_slice_ieq(sub, "links"))
@@ -570,7 +669,7 @@ static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
      "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
-     "getkeysinslot help info keyslot links meet myid nodes saveconfig set-config-epoch shards slots"},
+     "getkeysinslot help info keyslot links meet myid nodes saveconfig set-config-epoch setslot shards slots"},
     {"asking", 1, 0, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
     {"readonly", 1, 0, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
      "replica node.", "3.0.0"},

@@ -365,7 +365,12 @@ static size_t build_migration(gb_client *c, const migrate_opts *o, gb_slice *arg
                 ttl = 1;
         }
         gb_strbuf_printf(cmd, "*%d\r\n", o->replace ? 5 : 4);
-        put_bulk(cmd, "RESTORE", 7);
+        /* In cluster mode the target may be importing the slot: Redis's
+         * migrateCommand sends RESTORE-ASKING there. */
+        if (c->eng->cluster)
+            put_bulk(cmd, "RESTORE-ASKING", 14);
+        else
+            put_bulk(cmd, "RESTORE", 7);
         put_bulk(cmd, key.ptr, key.len);
         put_bulk_ll(cmd, ttl);
         payload.len = 0;
@@ -488,5 +493,7 @@ GB_DEFINE_COMMANDS(dump,
      "2.6.0"},
     {"restore", -4, W, 1, 1, 1, cmd_restore, "generic",
      "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0"},
+    {"restore-asking", -4, W, 1, 1, 1, cmd_restore, "server",
+     "An internal command for migrating keys in a cluster (RESTORE, admitted on a slot being imported).", "3.0.0"},
     {"migrate", -6, GB_CMD_WRITE | GB_CMD_MOVABLEKEYS, 3, 3, 1, cmd_migrate, "generic",
      "Atomically transfer a key from a Redis instance to another one.", "2.6.0"});
