@@ -264,7 +264,22 @@ class Redirections(unittest.TestCase):
                       ("MULTI",), ("GET", mine), ("GET", theirs), ("EXEC",),
                       ("EVAL", "return 1", "1", theirs), ("EVAL", "return 1", "2", mine, theirs),
                       ("CLUSTER", "COUNTKEYSINSLOT", "5"), ("CLUSTER", "COUNT-FAILURE-REPORTS", OTHER),
-                      ("CLUSTER", "SET-CONFIG-EPOCH", "9")]
+                      ("CLUSTER", "SET-CONFIG-EPOCH", "9"),
+                      ("CLUSTER", "SETSLOT", "5", "MIGRATING", "nosuchnode"),
+                      ("CLUSTER", "SETSLOT", "9001", "MIGRATING", OTHER),
+                      ("CLUSTER", "SETSLOT", "5", "IMPORTING", OTHER),
+                      ("CLUSTER", "SETSLOT", "9001", "IMPORTING", "nosuchnode"),
+                      ("CLUSTER", "SETSLOT", "5", "NODE", OTHER),
+                      ("CLUSTER", "SETSLOT", "5", "NODE", "nosuchnode"),
+                      ("CLUSTER", "SETSLOT", "5", "BOGUS"), ("CLUSTER", "SETSLOT", "5", "STABLE", "x"),
+                      ("CLUSTER", "SETSLOT", "16384", "STABLE"),
+                      ("CLUSTER", "SETSLOT", "9002", "IMPORTING", OTHER), ("GET", key_in_slot(9002)),
+                      ("CLUSTER", "SETSLOT", "9002", "STABLE"), ("GET", key_in_slot(9002)),
+                      ("CLUSTER", "SETSLOT", "6", "MIGRATING", OTHER), ("GET", key_in_slot(6)),
+                      ("CLUSTER", "SETSLOT", "6", "NODE", OTHER), ("GET", key_in_slot(6)),
+                      ("CLUSTER", "MEET", "nohost", "1"), ("CLUSTER", "MEET", "127.0.0.1", "x"),
+                      ("CLUSTER", "MEET", "127.0.0.1", "70000"), ("CLUSTER", "MEET", "127.0.0.1", "1", "x"),
+                      ("CLUSTER", "MEET", "127.0.0.1", "1", "2", "3"), ("CLUSTER", "MEET", "127.0.0.1")]
             out = {}
             for kind, s in srvs.items():
                 with Raw(s) as c:
@@ -413,9 +428,30 @@ class Formed(unittest.TestCase):
         gbtest.require_redis()
         self.use(self.form(["redis", "redis", "goblin"]))
 
+    def reshard(self, servers, src, dst, nslots):
+        ids = {}
+        for s in (src, dst):
+            with Raw(s) as c:
+                ids[s] = c.call("CLUSTER", "MYID").decode()
+        r = redis_cli("--cluster", "reshard", "127.0.0.1:%d" % servers[0].port, "--cluster-from", ids[src],
+                      "--cluster-to", ids[dst], "--cluster-slots", nslots, "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        r = redis_cli("--cluster", "check", "127.0.0.1:%d" % dst.port)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("[OK] All nodes agree about slots configuration.", r.stdout)
+
     def test_one_redis_two_goblin(self):
         gbtest.require_redis()
         servers = self.form(["goblin", "redis", "goblin"])
+        self.use(servers)
+        # slots with their keys, goblin -> redis and redis -> goblin (MIGRATE, SETSLOT, RESTORE-ASKING)
+        with Raw(servers[0]) as c:
+            before = c.call("DBSIZE")
+        self.reshard(servers, servers[0], servers[1], 300)
+        with Raw(servers[0]) as c:
+            self.assertLess(c.call("DBSIZE"), before)
+        self.reshard(servers, servers[1], servers[2], 600)
         self.use(servers)
         # a goblin node restarted on its nodes.conf rejoins with its slots
         g = servers[0]
