@@ -670,8 +670,8 @@ GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
      "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
      "getkeysinslot help info keyslot links meet myid nodes saveconfig set-config-epoch setslot shards slots"},
-    {"asking", 1, 0, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
-    {"readonly", 1, 0, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
+    {"asking", 1, GB_CMD_FAST, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
+    {"readonly", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
      "replica node.", "3.0.0"},
-    {"readwrite", 1, 0, 0, 0, 0, cmd_readwrite, "cluster", "Disables read queries for a connection to a Redis "
+    {"readwrite", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_readwrite, "cluster", "Disables read queries for a connection to a Redis "
      "Cluster replica node.", "3.0.0"});
