@@ -84,6 +84,7 @@ void gb_cluster_free(gb_cluster *cl)
         return;
     drop_nodes(cl);
     gb_free(cl->nodes);
+    gb_free(cl->forgotten);
     gb_free(cl->config_path);
     gb_free(cl);
 }
@@ -607,6 +608,8 @@ gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const
 
 void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n)
 {
+    if (cl->node_removed)
+        cl->node_removed(cl->hook_ctx, n);
     for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
         if (cl->importing_from[j] == n)
             cl->importing_from[j] = NULL;
@@ -689,4 +692,55 @@ bool gb_cluster_resolve_epoch_collision(gb_cluster *cl, const gb_cluster_node *s
     cl->current_epoch++;
     me->config_epoch = cl->current_epoch;
     return true;
+}
+
+/* Redis's CLUSTER_BLACKLIST_TTL. */
+#define FORGET_TTL_MS 60000
+
+bool gb_cluster_forgotten(gb_cluster *cl, const char *name, int64_t now_ms)
+{
+    /* expired entries go as they are met */
+    for (size_t i = 0; i < cl->nforgotten;) {
+        if (cl->forgotten[i].until < now_ms) {
+            cl->forgotten[i] = cl->forgotten[--cl->nforgotten];
+            continue;
+        }
+        if (memcmp(cl->forgotten[i].name, name, GB_CLUSTER_NAMELEN) == 0)
+            return true;
+        i++;
+    }
+    return false;
+}
+
+void gb_cluster_forget(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms)
+{
+    if (!gb_cluster_forgotten(cl, n->name, now_ms)) {
+        cl->forgotten = gb_realloc(cl->forgotten, (cl->nforgotten + 1) * sizeof *cl->forgotten);
+        memcpy(cl->forgotten[cl->nforgotten].name, n->name, GB_CLUSTER_NAMELEN);
+        cl->forgotten[cl->nforgotten++].until = now_ms + FORGET_TTL_MS;
+    } else {
+        for (size_t i = 0; i < cl->nforgotten; i++)
+            if (memcmp(cl->forgotten[i].name, n->name, GB_CLUSTER_NAMELEN) == 0)
+                cl->forgotten[i].until = now_ms + FORGET_TTL_MS;
+    }
+    gb_cluster_del_node(cl, n);
+}
+
+void gb_cluster_reset(gb_cluster *cl, bool hard)
+{
+    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
+    memset(cl->importing_from, 0, sizeof cl->importing_from);
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+        gb_cluster_del_slot(cl, j);
+    for (size_t i = cl->nnodes; i-- > 0;)
+        if (cl->nodes[i] != cl->myself)
+            gb_cluster_del_node(cl, cl->nodes[i]);
+    if (hard) {
+        cl->current_epoch = 0;
+        cl->last_vote_epoch = 0;
+        cl->myself->config_epoch = 0;
+        gb_cluster_node *fresh = node_new(NULL, 0);
+        gb_cluster_rename_node(cl->myself, fresh->name);
+        node_free(fresh);
+    }
 }

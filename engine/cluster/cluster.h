@@ -75,6 +75,16 @@ typedef struct gb_cluster {
     int64_t minority_ms;       /* when this node last saw too few primaries reachable */
     uint64_t messages_sent, messages_received;
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
+    /* The bus's hook, called before a node is removed (its links close),
+     * or NULL without a bus. */
+    void (*node_removed)(void *ctx, gb_cluster_node *n);
+    void *hook_ctx;
+    /* CLUSTER FORGET's nodes, not re-added from gossip until `until` (ms) */
+    struct gb_cluster_forgotten {
+        char name[GB_CLUSTER_NAMELEN];
+        int64_t until;
+    } *forgotten;
+    size_t nforgotten;
     /* the settings that act here, copied from gb_settings at start-up and on CONFIG SET */
     bool require_full_coverage;
     bool allow_reads_when_down;
@@ -137,6 +147,12 @@ gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const
 /* Removes n (not myself): its slots become unassigned, open slots naming
  * it are closed. The caller has closed n's link. */
 void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n);
+/* CLUSTER FORGET: n is removed and not re-added from gossip for 60 s. */
+void gb_cluster_forget(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms);
+bool gb_cluster_forgotten(gb_cluster *cl, const char *name, int64_t now_ms);
+/* CLUSTER RESET: every other node forgotten, no slot, no open slot; hard:
+ * a new name and every epoch 0. */
+void gb_cluster_reset(gb_cluster *cl, bool hard);
 /* A node learnt under a handshake name takes its real one. */
 void gb_cluster_rename_node(gb_cluster_node *n, const char *name);
 /* n's role as its messages say: a primary, or a replica of primary_name

@@ -45,6 +45,8 @@ static void cluster_help(gb_client *c)
         "    Delete slots information from current node.",
         "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
         "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+        "FORGET <node-id>",
+        "    Remove a node from the cluster.",
         "GETKEYSINSLOT <slot> <count>",
         "    Return key names stored by current node in a slot.",
         "FLUSHSLOTS",
@@ -60,6 +62,8 @@ static void cluster_help(gb_client *c)
         "NODES",
         "    Return cluster configuration seen by node. Output format:",
         "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+        "RESET [HARD|SOFT]",
+        "    Reset current node (default: soft).",
         "SET-CONFIG-EPOCH <epoch>",
         "    Set config epoch of current node.",
         "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
@@ -546,6 +550,44 @@ static void cluster_setslot(gb_client *c, gb_cluster *cl, int argc, gb_slice *ar
     gb_reply_ok(c);
 }
 
+static void cluster_forget(gb_client *c, gb_cluster *cl, gb_slice name)
+{
+    gb_cluster_node *n = node_or_reply(c, cl, name);
+    if (!n)
+        return;
+    if (n == cl->myself) {
+        gb_reply_error(c, "ERR I tried hard but I can't forget myself...");
+        return;
+    }
+    if (is_replica(cl->myself) && strcmp(cl->myself->replica_of, n->name) == 0) {
+        gb_reply_error(c, "ERR Can't forget my master!");
+        return;
+    }
+    gb_cluster_forget(cl, n, c->eng->now_ms);
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
+static void cluster_reset(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv)
+{
+    bool hard = false;
+    if (argc == 3) {
+        if (gb_slice_ieq(argv[2], "hard")) {
+            hard = true;
+        } else if (!gb_slice_ieq(argv[2], "soft")) {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    if (!is_replica(cl->myself) && gb_db_size(c->db) != 0) {
+        gb_reply_error(c, "ERR CLUSTER RESET can't be called with master nodes containing keys");
+        return;
+    }
+    gb_cluster_reset(cl, hard);
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
 /* Redis's addReplySubcommandSyntaxError. */
 static void reply_subcommand_syntax(gb_client *c, gb_slice sub)
 {
@@ -627,6 +669,12 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
         cluster_count_failure_reports(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "saveconfig"))
         cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "forget"))
+        cluster_forget(c, cl, argv[2]);
+    else if (gb_slice_ieq(sub, "reset") && argc <= 3)
+        cluster_reset(c, cl, argc, argv);
+    else if (gb_slice_ieq(sub, "reset"))
+        reply_subcommand_syntax(c, sub);
     else if (gb_slice_ieq(sub, "setslot"))
         cluster_setslot(c, cl, argc, argv);
     else if (gb_slice_ieq(sub, "meet"))
@@ -669,7 +717,8 @@ static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
      "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
-     "getkeysinslot help info keyslot links meet myid nodes saveconfig set-config-epoch setslot shards slots"},
+     "forget getkeysinslot help info keyslot links meet myid nodes reset saveconfig set-config-epoch setslot shards "
+     "slots"},
     {"asking", 1, GB_CMD_FAST, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
     {"readonly", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
      "replica node.", "3.0.0"},

@@ -279,7 +279,13 @@ class Redirections(unittest.TestCase):
                       ("CLUSTER", "SETSLOT", "6", "NODE", OTHER), ("GET", key_in_slot(6)),
                       ("CLUSTER", "MEET", "nohost", "1"), ("CLUSTER", "MEET", "127.0.0.1", "x"),
                       ("CLUSTER", "MEET", "127.0.0.1", "70000"), ("CLUSTER", "MEET", "127.0.0.1", "1", "x"),
-                      ("CLUSTER", "MEET", "127.0.0.1", "1", "2", "3"), ("CLUSTER", "MEET", "127.0.0.1")]
+                      ("CLUSTER", "MEET", "127.0.0.1", "1", "2", "3"), ("CLUSTER", "MEET", "127.0.0.1"),
+                      ("CLUSTER", "FORGET", ME), ("CLUSTER", "FORGET", "nosuchnode"), ("CLUSTER", "RESET", "x"),
+                      ("CLUSTER", "RESET"), ("CLUSTER", "RESET", "SOFT", "x"),
+                      ("CLUSTER", "FORGET", OTHER), ("CLUSTER", "NODES"), ("CLUSTER", "SLOTS"),
+                      ("CLUSTER", "COUNT-FAILURE-REPORTS", OTHER), ("FLUSHALL",), ("CLUSTER", "RESET"),
+                      ("CLUSTER", "NODES"), ("CLUSTER", "INFO"), ("CLUSTER", "RESET", "HARD"),
+                      ("CLUSTER", "INFO")]
             out = {}
             for kind, s in srvs.items():
                 with Raw(s) as c:

@@ -101,12 +101,19 @@ static void drop_node_link(gb_cluster_node *n)
         link_free(n->link);
 }
 
-static void del_node(gb_cluster_bus *bus, gb_cluster_node *n)
+/* The state's hook: n is about to go (FORGET, RESET, a handshake that
+ * ended); no link may point at it. */
+static void node_removed(void *ctx, gb_cluster_node *n)
 {
+    gb_cluster_bus *bus = ctx;
     drop_node_link(n);
     for (bus_link *l = bus->links; l; l = l->next)
         if (l->node == n)
             l->node = NULL;
+}
+
+static void del_node(gb_cluster_bus *bus, gb_cluster_node *n)
+{
     gb_cluster_del_node(state(bus), n);
     bus->dirty = true;
 }
@@ -350,7 +357,8 @@ static void process_gossip(gb_cluster_bus *bus, const gb_bus_msg *m, gb_cluster_
                 n->cport = g.cport;
                 n->flags &= ~(uint32_t)GB_CNODE_NOADDR;
             }
-        } else if (sender && !(g.flags & GB_CNODE_NOADDR) && g.ip[0] && g.port && g.cport) {
+        } else if (sender && !(g.flags & GB_CNODE_NOADDR) && g.ip[0] && g.port && g.cport &&
+                   !gb_cluster_forgotten(cl, g.name, now_ms(bus))) {
             gb_cluster_node *fresh =
                 gb_cluster_add_gossiped(cl, g.name, g.ip, g.port, g.cport, sanitize_flags(g.flags), now_ms(bus));
             if (fresh) {
@@ -840,6 +848,7 @@ static void bus_shutdown(void *ctx)
     gb_cluster *cl = state(bus);
     for (size_t i = 0; i < cl->nnodes; i++)
         cl->nodes[i]->link = NULL;
+    cl->node_removed = NULL;
 }
 
 /* The first address of `bind` ("*": every IPv4 address). */
@@ -886,6 +895,8 @@ gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, siz
         bus->listening = false;
         return bus; /* freed by the caller after the loop: the handle closes with it */
     }
+    state(bus)->node_removed = node_removed;
+    state(bus)->hook_ctx = bus;
     gb_loop_peer peer = {.name = "cluster-bus", .ctx = bus, .cron = bus_cron, .shutdown = bus_shutdown};
     if (gb_loop_add_peer(loop, &peer) != 0) {
         snprintf(err, errlen, "the event loop has no room for the cluster bus");
