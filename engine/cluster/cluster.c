@@ -40,6 +40,7 @@ static gb_cluster_node *node_new(const char *name, uint32_t flags)
 
 static void node_free(gb_cluster_node *n)
 {
+    gb_free(n->reports);
     gb_free(n->hostname);
     gb_free(n);
 }
@@ -743,4 +744,52 @@ void gb_cluster_reset(gb_cluster *cl, bool hard)
         gb_cluster_rename_node(cl->myself, fresh->name);
         node_free(fresh);
     }
+}
+
+/* Redis's CLUSTER_FAIL_REPORT_VALIDITY_MULT. */
+#define REPORT_VALIDITY_MULT 2
+
+void gb_cluster_report_failure(gb_cluster_node *n, const char *reporter, int64_t now_ms)
+{
+    for (size_t i = 0; i < n->nreports; i++)
+        if (memcmp(n->reports[i].reporter, reporter, GB_CLUSTER_NAMELEN) == 0) {
+            n->reports[i].time = now_ms;
+            return;
+        }
+    n->reports = gb_realloc(n->reports, (n->nreports + 1) * sizeof *n->reports);
+    memcpy(n->reports[n->nreports].reporter, reporter, GB_CLUSTER_NAMELEN);
+    n->reports[n->nreports++].time = now_ms;
+}
+
+void gb_cluster_withdraw_failure(gb_cluster_node *n, const char *reporter)
+{
+    for (size_t i = 0; i < n->nreports; i++)
+        if (memcmp(n->reports[i].reporter, reporter, GB_CLUSTER_NAMELEN) == 0) {
+            n->reports[i] = n->reports[--n->nreports];
+            return;
+        }
+}
+
+size_t gb_cluster_failure_reports(gb_cluster_node *n, int64_t now_ms, int64_t node_timeout_ms)
+{
+    int64_t max_age = node_timeout_ms * REPORT_VALIDITY_MULT;
+    for (size_t i = 0; i < n->nreports;) {
+        if (now_ms - n->reports[i].time > max_age)
+            n->reports[i] = n->reports[--n->nreports];
+        else
+            i++;
+    }
+    return n->nreports;
+}
+
+bool gb_cluster_mark_failing_if_needed(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms, int64_t node_timeout_ms)
+{
+    if (!(n->flags & GB_CNODE_PFAIL) || (n->flags & GB_CNODE_FAIL))
+        return false;
+    size_t failures = gb_cluster_failure_reports(n, now_ms, node_timeout_ms) + (is_primary(cl->myself) ? 1 : 0);
+    if (failures < (size_t)(cl->size / 2 + 1))
+        return false;
+    n->flags = (n->flags & ~(uint32_t)GB_CNODE_PFAIL) | GB_CNODE_FAIL;
+    n->fail_time = now_ms;
+    return true;
 }

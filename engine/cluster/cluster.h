@@ -50,6 +50,13 @@ typedef struct gb_cluster_node {
     uint64_t repl_offset;                   /* from its last message */
     int pport;
     void *link;                             /* the bus's outbound link to it (transport/cluster), or NULL */
+    /* primaries that said this node is failing (PFAIL or FAIL in their
+     * gossip), by name, with when they last said it */
+    struct gb_cluster_report {
+        char reporter[GB_CLUSTER_NAMELEN];
+        int64_t time;
+    } *reports;
+    size_t nreports;
     uint8_t slots[GB_CLUSTER_SLOTS / 8];
     int nslots;
 } gb_cluster_node;
@@ -147,6 +154,16 @@ gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const
 /* Removes n (not myself): its slots become unassigned, open slots naming
  * it are closed. The caller has closed n's link. */
 void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n);
+/* Failure reports (Redis's clusterNodeAddFailureReport & co): one per
+ * reporting primary, valid for twice the node timeout. */
+void gb_cluster_report_failure(gb_cluster_node *n, const char *reporter, int64_t now_ms);
+void gb_cluster_withdraw_failure(gb_cluster_node *n, const char *reporter);
+size_t gb_cluster_failure_reports(gb_cluster_node *n, int64_t now_ms, int64_t node_timeout_ms);
+/* Redis's markNodeAsFailingIfNeeded: n, which this node cannot reach
+ * (PFAIL), becomes FAIL once a majority of the primaries (this one
+ * included, if a primary) report it. True when it did: the caller
+ * broadcasts FAIL. */
+bool gb_cluster_mark_failing_if_needed(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms, int64_t node_timeout_ms);
 /* CLUSTER FORGET: n is removed and not re-added from gossip for 60 s. */
 void gb_cluster_forget(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms);
 bool gb_cluster_forgotten(gb_cluster *cl, const char *name, int64_t now_ms);

@@ -442,8 +442,9 @@ static gb_cluster_node *node_or_reply(gb_client *c, gb_cluster *cl, gb_slice nam
 
 static void cluster_count_failure_reports(gb_client *c, gb_cluster *cl, gb_slice name)
 {
-    if (node_or_reply(c, cl, name))
-        gb_reply_int(c, 0); /* failure reports travel on the bus: none yet */
+    gb_cluster_node *n = node_or_reply(c, cl, name);
+    if (n)
+        gb_reply_int(c, (int64_t)gb_cluster_failure_reports(n, c->eng->now_ms, c->eng->cfg.cluster_node_timeout));
 }
 
 static void cluster_saveconfig(gb_client *c, gb_cluster *cl)

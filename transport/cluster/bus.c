@@ -331,8 +331,39 @@ static uint32_t sanitize_flags(uint16_t f)
                 GB_CNODE_NOFAILOVER);
 }
 
-/* Redis's clusterProcessGossipSection (without failure reports: a node
- * suspected by others is judged by this node's own pings). */
+/* Redis's clusterSendFail: FAIL about n to every node reached. */
+static void broadcast_fail(gb_cluster_bus *bus, const gb_cluster_node *n)
+{
+    gb_log(GB_LOG_NOTICE, "Marking node %.40s as failing (quorum reached).", n->name);
+    gb_bus_self self = self_of(bus);
+    uint8_t msg[GB_BUS_FAIL_LEN];
+    gb_bus_write_fail(msg, &self, n->name);
+    gb_cluster *cl = state(bus);
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *to = cl->nodes[i];
+        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
+            link_send(to->link, msg, sizeof msg);
+    }
+    bus->dirty = true;
+}
+
+/* A primary's word about n in its gossip: a failure report, or its
+ * withdrawal. */
+static void note_report(gb_cluster_bus *bus, gb_cluster_node *sender, gb_cluster_node *n, uint16_t gflags)
+{
+    gb_cluster *cl = state(bus);
+    if (!sender || !(sender->flags & GB_CNODE_MASTER) || n == cl->myself)
+        return;
+    if (gflags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) {
+        gb_cluster_report_failure(n, sender->name, now_ms(bus));
+        if (gb_cluster_mark_failing_if_needed(cl, n, now_ms(bus), node_timeout(bus)))
+            broadcast_fail(bus, n);
+    } else {
+        gb_cluster_withdraw_failure(n, sender->name);
+    }
+}
+
+/* Redis's clusterProcessGossipSection. */
 static void process_gossip(gb_cluster_bus *bus, const gb_bus_msg *m, gb_cluster_node *sender)
 {
     gb_cluster *cl = state(bus);
@@ -343,9 +374,10 @@ static void process_gossip(gb_cluster_bus *bus, const gb_bus_msg *m, gb_cluster_
             continue;
         gb_cluster_node *n = gb_cluster_lookup(cl, g.name, GB_CLUSTER_NAMELEN);
         if (n) {
+            note_report(bus, sender, n, g.flags);
             int64_t pong = (int64_t)g.pong_received * 1000;
-            if (!(g.flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) && n->ping_sent == 0 && pong <= now_ms(bus) + 500 &&
-                pong > n->pong_received)
+            if (!(g.flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) && n->ping_sent == 0 && n->nreports == 0 &&
+                pong <= now_ms(bus) + 500 && pong > n->pong_received)
                 n->pong_received = pong;
             if ((n->flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) &&
                 !(g.flags & (GB_CNODE_NOADDR | GB_CNODE_FAIL | GB_CNODE_PFAIL)) &&
