@@ -473,6 +473,40 @@ class Formed(unittest.TestCase):
         self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
 
 
+class FailureDetection(unittest.TestCase):
+    """A primary killed: the others mark it PFAIL, then FAIL once a
+    majority of primaries agrees (goblin nodes deciding alone when the
+    dead one is the only redis-server), the cluster goes down; the primary
+    back on its nodes.conf clears the FAIL and the cluster is OK again."""
+
+    def test_kill_and_return(self):
+        gbtest.require_redis()
+        servers = Formed.form(self, ["goblin", "goblin", "redis"])
+        dead = servers[2]
+        with Raw(dead) as c:
+            dead_id = c.call("CLUSTER", "MYID").decode()
+        dead.kill()
+        alive = servers[:2]
+
+        def marked_failed():
+            for s in alive:
+                view = {n[0]: n for n in nodes_view(s)}
+                if "fail" not in view[dead_id][2].split(","):
+                    return False
+                with Raw(s) as c:
+                    if b"cluster_state:fail" not in c.call("CLUSTER", "INFO"):
+                        return False
+            return True
+        self.assertTrue(wait_until(marked_failed, TIMEOUT), [nodes_view(s) for s in alive])
+        with Raw(alive[0]) as c:
+            self.assertEqual(c.call("GET", "x"), Err(b"CLUSTERDOWN The cluster is down"))
+        back = Server("redis", port=dead.port, dir=dead.dir,
+                      args=["--cluster-enabled", "yes", "--cluster-node-timeout", "500"])
+        self.addCleanup(back.cleanup)
+        self.assertTrue(wait_until(lambda: converged(alive + [back]), TIMEOUT),
+                        [nodes_view(s) for s in alive + [back]])
+
+
 class Disabled(gbtest.GoblinAndRedisCase):
     """Outside cluster mode: Redis's one error for each command."""
 
