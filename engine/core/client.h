@@ -119,6 +119,7 @@ typedef struct gb_client {
     int64_t obuf_soft_since_ms; /* when its pending output first passed the soft limit; 0: under it
                                  * (engine/core/client_memory.h) */
     const struct gb_command *last_cmd;
+    int slot; /* cluster mode: the slot of the keys of the command admitted last; -1: none (Redis's c->slot) */
 
     gb_argv_copy *mqueue;       /* MULTI */
     int mcount, mcap;

@@ -234,12 +234,37 @@ static gb_cluster_node *node_for_call(gb_client *c, const gb_command *cmd, uint3
     return q.owner;
 }
 
+const char *gb_cluster_script_check(gb_client *c, gb_client *caller, const gb_command *cmd, uint32_t flags, int argc,
+                                    gb_slice *argv, int *slot, bool cross_slot)
+{
+    const uint32_t copied = GB_CLIENT_READONLY | GB_CLIENT_ASKING;
+    c->flags = (c->flags & ~copied) | (caller->flags & copied);
+    int here = -1;
+    enum redirect why;
+    gb_cluster_node *n = node_for_call(c, cmd, flags, argc, argv, &here, &why);
+    if (n != c->eng->cluster->myself || why != REDIR_NONE) {
+        if (why == REDIR_DOWN_RO_STATE)
+            return "ERR Script attempted to execute a write command while the cluster is down and readonly";
+        if (why == REDIR_DOWN_STATE)
+            return "ERR Script attempted to execute a command while the cluster is down";
+        return "ERR Script attempted to access a non local key in a cluster node";
+    }
+    if (here != -1 && !cross_slot) {
+        if (*slot == -1)
+            *slot = here;
+        else if (*slot != here)
+            return "ERR Script attempted to access keys that do not hash to the same slot";
+    }
+    return NULL;
+}
+
 const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
                                    char *buf, size_t buflen)
 {
-    int slot = 0;
+    int slot = -1;
     enum redirect why;
     gb_cluster_node *n = node_for_call(c, cmd, flags, argc, argv, &slot, &why);
+    c->slot = slot;
     if (n == c->eng->cluster->myself && why == REDIR_NONE)
         return NULL;
     switch (why) {

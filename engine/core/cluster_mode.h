@@ -36,6 +36,14 @@ void gb_cluster_mode_refresh_myself(struct gb_engine *eng);
 const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
                                    char *buf, size_t buflen);
 
+/* Redis's scriptVerifyClusterState for a command a script runs on c, its
+ * client, for caller: NULL when it may run here, else the error
+ * ("ERR Script attempted to ..."). *slot: the slot the script's keys hash
+ * to so far (-1: none), kept or set here; cross_slot: the script declared
+ * allow-cross-slot-keys. */
+const char *gb_cluster_script_check(gb_client *c, gb_client *caller, const gb_command *cmd, uint32_t flags, int argc,
+                                    gb_slice *argv, int *slot, bool cross_slot);
+
 /* Whether the gate asks gb_cluster_redirection about cmd: it has keys
  * (or movable ones), or it is EXEC (Redis's processCommand rule). */
 bool gb_cluster_checks_command(const gb_command *cmd);

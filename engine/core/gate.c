@@ -411,6 +411,7 @@ static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd
  * answers the error itself, not EXECABORT. */
 static bool redirected_by_cluster(gb_client *c, gb_command *cmd, uint32_t flags, int argc, gb_slice *argv)
 {
+    c->slot = -1;
     if (!gb_cluster_checks_command(cmd))
         return false;
     char buf[128];
@@ -727,6 +728,12 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         return GB_ERR_OOM;
     if (f & GB_CMD_WRITE)
         st->wrote = true;
+    if (GB_UNLIKELY(c->eng->cluster != NULL) && !(caller->flags & GB_CLIENT_OBEY)) {
+        const char *where = gb_cluster_script_check(c, caller, cmd, f, argc, argv, &st->slot,
+                                                    (st->rules & GB_SCRIPT_CROSS_SLOT) != 0);
+        if (where)
+            return where;
+    }
     gb_gate_call(c, cmd, argc, argv);
     return NULL;
 }
