@@ -16,6 +16,7 @@
 #include "engine/core/cluster_mode.h"
 #include "engine/core/engine.h"
 #include "engine/core/repl.h"
+#include "engine/core/replica.h"
 
 #define ERR_DISABLED "ERR This instance has cluster support disabled"
 
@@ -62,12 +63,16 @@ static void cluster_help(gb_client *c)
         "NODES",
         "    Return cluster configuration seen by node. Output format:",
         "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+        "REPLICATE <node-id>",
+        "    Configure current node as replica to <node-id>.",
         "RESET [HARD|SOFT]",
         "    Reset current node (default: soft).",
         "SET-CONFIG-EPOCH <epoch>",
         "    Set config epoch of current node.",
         "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
         "    Set slot state.",
+        "REPLICAS <node-id>",
+        "    Return <node-id> replicas.",
         "SAVECONFIG",
         "    Force saving cluster configuration on disk.",
         "SLOTS",
@@ -146,6 +151,17 @@ static void reply_slot_node(gb_client *c, const gb_cluster_node *n)
     }
 }
 
+/* Redis's isReplicaAvailable: r follows primary, is not failing and has
+ * reported a replication offset. */
+static bool replica_available(gb_client *c, const gb_cluster *cl, const gb_cluster_node *r,
+                              const gb_cluster_node *primary)
+{
+    if (!(r->flags & GB_CNODE_SLAVE) || strcmp(r->replica_of, primary->name) != 0 || (r->flags & GB_CNODE_FAIL))
+        return false;
+    uint64_t offset = r == cl->myself ? (uint64_t)gb_repl_offset(c->eng) : r->repl_offset;
+    return offset != 0;
+}
+
 static void cluster_slots(gb_client *c, gb_cluster *cl)
 {
     size_t handle = gb_reply_array_deferred(c);
@@ -156,11 +172,16 @@ static void cluster_slots(gb_client *c, gb_cluster *cl)
         while (end + 1 < GB_CLUSTER_SLOTS && cl->slots[end + 1] == n)
             end++;
         if (n) {
-            /* replicas appear once the bus reports their offsets */
-            gb_reply_array(c, 3);
+            int64_t nreplicas = 0;
+            for (size_t i = 0; i < cl->nnodes; i++)
+                nreplicas += replica_available(c, cl, cl->nodes[i], n);
+            gb_reply_array(c, 3 + nreplicas);
             gb_reply_int(c, start);
             gb_reply_int(c, end);
             reply_slot_node(c, n);
+            for (size_t i = 0; i < cl->nnodes; i++)
+                if (replica_available(c, cl, cl->nodes[i], n))
+                    reply_slot_node(c, cl->nodes[i]);
             ranges++;
         }
         start = end + 1;
@@ -174,7 +195,9 @@ static void reply_shard_node(gb_client *c, gb_cluster *cl, const gb_cluster_node
     bool replica = (n->flags & GB_CNODE_SLAVE) != 0;
     long long offset = 0;
     if (n == cl->myself)
-        offset = replica ? 0 : (long long)gb_repl_offset(c->eng);
+        offset = (long long)gb_repl_offset(c->eng);
+    else
+        offset = (long long)n->repl_offset;
     gb_reply_map(c, 7 + (host ? 1 : 0));
     gb_reply_cstr(c, "id");
     gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
@@ -589,6 +612,63 @@ static void cluster_reset(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv
     gb_reply_ok(c);
 }
 
+/* REPLICATE node: this node follows n (Redis's clusterSetMaster), through
+ * the replication link (engine/core/replica.h). */
+static void cluster_replicate(gb_client *c, gb_cluster *cl, gb_slice name)
+{
+    gb_cluster_node *n = node_or_reply(c, cl, name);
+    if (!n)
+        return;
+    gb_cluster_node *me = cl->myself;
+    if (n == me) {
+        gb_reply_error(c, "ERR Can't replicate myself");
+        return;
+    }
+    if (is_replica(n)) {
+        gb_reply_error(c, "ERR I can only replicate a master, not a replica.");
+        return;
+    }
+    if (!is_replica(me) && (me->nslots != 0 || gb_db_size(&c->eng->dbs[0]) != 0)) {
+        gb_reply_error(c, "ERR To set a master the node must be empty and without assigned slots.");
+        return;
+    }
+    if (!is_replica(me)) {
+        memset(cl->migrating_to, 0, sizeof cl->migrating_to);
+        memset(cl->importing_from, 0, sizeof cl->importing_from);
+    }
+    gb_cluster_set_replica_of(cl, me, n->name);
+    me->flags &= ~(uint32_t)GB_CNODE_MIGRATE_TO;
+    gb_replica_set_master(c->eng, n->ip, n->port);
+    gb_log(GB_LOG_NOTICE, "Configured as a replica of %.40s (%s:%d)", n->name, n->ip, n->port);
+    gb_cluster_mode_changed(c->eng);
+    gb_reply_ok(c);
+}
+
+/* REPLICAS / SLAVES node: its replicas' CLUSTER NODES lines. */
+static void cluster_replicas(gb_client *c, gb_cluster *cl, gb_slice name)
+{
+    gb_cluster_node *n = node_or_reply(c, cl, name);
+    if (!n)
+        return;
+    if (is_replica(n)) {
+        gb_reply_error(c, "ERR The specified node is not a master");
+        return;
+    }
+    size_t handle = gb_reply_array_deferred(c);
+    int64_t count = 0;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *r = cl->nodes[i];
+        if (!is_replica(r) || strcmp(r->replica_of, n->name) != 0)
+            continue;
+        gb_strbuf b = {0};
+        gb_cluster_describe_node(cl, r, &b);
+        gb_reply_bulk(c, gb_strbuf_cstr(&b), b.len);
+        gb_strbuf_free(&b);
+        count++;
+    }
+    gb_reply_set_deferred(c, handle, count);
+}
+
 /* Redis's addReplySubcommandSyntaxError. */
 static void reply_subcommand_syntax(gb_client *c, gb_slice sub)
 {
@@ -670,6 +750,10 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
         cluster_count_failure_reports(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "saveconfig"))
         cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "replicate"))
+        cluster_replicate(c, cl, argv[2]);
+    else if (gb_slice_ieq(sub, "replicas") || gb_slice_ieq(sub, "slaves"))
+        cluster_replicas(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "forget"))
         cluster_forget(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "reset") && argc <= 3)
@@ -718,8 +802,8 @@ static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
      "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
-     "forget getkeysinslot help info keyslot links meet myid nodes reset saveconfig set-config-epoch setslot shards "
-     "slots"},
+     "forget getkeysinslot help info keyslot links meet myid nodes replicas replicate reset saveconfig "
+     "set-config-epoch setslot shards slaves slots"},
     {"asking", 1, GB_CMD_FAST, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
     {"readonly", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "
      "replica node.", "3.0.0"},
