@@ -487,6 +487,62 @@ class Formed(unittest.TestCase):
         self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
 
 
+class Replicas(unittest.TestCase):
+    """redis-cli --cluster create --cluster-replicas 1 over goblin and
+    redis-server nodes: replicas of either kind behind primaries of either
+    kind (CLUSTER REPLICATE over the replication link), their data, READONLY
+    reads on a goblin replica and MOVED for its writes, CLUSTER REPLICAS."""
+
+    def test_replicas(self):
+        gbtest.require_redis()
+        kinds = ["goblin", "redis", "goblin", "redis", "goblin", "redis"]
+        servers = [cluster_server(k) for k in kinds]
+        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
+                      "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        from redis.cluster import RedisCluster
+        rc = RedisCluster(host="127.0.0.1", port=servers[0].port)
+        for i in range(600):
+            rc.set("r:%d" % i, i)
+        rc.close()
+        ids, roles = {}, {}
+        for s in servers:
+            with Raw(s) as c:
+                ids[s] = c.call("CLUSTER", "MYID").decode()
+                roles[s] = c.call("ROLE")[0]
+        by_id = {ids[s]: s for s in servers}
+        replicas = [s for s in servers if roles[s] == b"slave"]
+        self.assertEqual(len(replicas), 3)
+        self.assertIn("goblin", [s.kind for s in replicas])
+        for rep in replicas:
+            primary_id = {n[0]: n for n in nodes_view(rep)}[ids[rep]][3]
+            primary = by_id[primary_id]
+
+            def caught_up():
+                with Raw(primary) as p, Raw(rep) as c:
+                    return p.call("DBSIZE") == c.call("DBSIZE") and p.call("DBSIZE") > 0
+            self.assertTrue(wait_until(caught_up, TIMEOUT), rep.kind)
+            with Raw(primary) as p:
+                self.assertIn(ids[rep].encode(), b"".join(p.call("CLUSTER", "REPLICAS", primary_id)))
+            if rep.kind == "goblin":
+                self.replica_reads(rep)
+
+    def replica_reads(self, rep):
+        with Raw(rep) as c:
+            slot = next(s for s in range(16384) if c.call("CLUSTER", "COUNTKEYSINSLOT", str(s)))
+            key = c.call("CLUSTER", "GETKEYSINSLOT", str(slot), "1")[0]
+            moved = c.call("GET", key)
+            self.assertIsInstance(moved, Err)
+            self.assertTrue(moved.startswith(b"MOVED %d " % slot), moved)
+            self.assertEqual(c.call("READONLY"), b"OK")
+            self.assertEqual(c.call("GET", key), key.split(b":")[1])
+            self.assertTrue(c.call("SET", key, "x").startswith(b"MOVED"))
+            self.assertEqual(c.call("READWRITE"), b"OK")
+            self.assertTrue(c.call("GET", key).startswith(b"MOVED"))
+
+
 class FailureDetection(unittest.TestCase):
     """A primary killed: the others mark it PFAIL, then FAIL once a
     majority of primaries agrees (goblin nodes deciding alone when the
