@@ -793,3 +793,42 @@ bool gb_cluster_mark_failing_if_needed(gb_cluster *cl, gb_cluster_node *n, int64
     n->fail_time = now_ms;
     return true;
 }
+
+bool gb_cluster_grant_vote(gb_cluster *cl, gb_cluster_node *replica, uint64_t req_current_epoch,
+                           uint64_t req_config_epoch, const uint8_t *claimed, bool force_ack, int64_t now_ms,
+                           int64_t node_timeout_ms, const char **why)
+{
+    gb_cluster_node *me = cl->myself;
+    *why = NULL;
+    if (!is_primary(me) || me->nslots == 0)
+        return false; /* only primaries serving slots vote */
+    if (req_current_epoch < cl->current_epoch) {
+        *why = "reqEpoch < curEpoch";
+        return false;
+    }
+    if (cl->last_vote_epoch == cl->current_epoch) {
+        *why = "already voted for this epoch";
+        return false;
+    }
+    gb_cluster_node *primary =
+        replica->replica_of[0] ? gb_cluster_lookup(cl, replica->replica_of, GB_CLUSTER_NAMELEN) : NULL;
+    if (is_primary(replica) || !primary || (!(primary->flags & GB_CNODE_FAIL) && !force_ack)) {
+        *why = is_primary(replica) ? "it is a master node" : !primary ? "I don't know its master" : "its master is up";
+        return false;
+    }
+    if (now_ms - primary->voted_time < node_timeout_ms * 2) {
+        *why = "can't vote about this master so soon";
+        return false;
+    }
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
+        if (!bit_test(claimed, j) || !cl->slots[j] || bit_test(cl->not_claimed, j))
+            continue;
+        if (cl->slots[j]->config_epoch > req_config_epoch) {
+            *why = "a claimed slot has a newer epoch";
+            return false;
+        }
+    }
+    cl->last_vote_epoch = cl->current_epoch;
+    primary->voted_time = now_ms;
+    return true;
+}

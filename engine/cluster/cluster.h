@@ -47,6 +47,7 @@ typedef struct gb_cluster_node {
     int64_t ctime;                          /* created (ms): a handshake's age */
     int64_t data_received;                  /* ms: the last message from it */
     int64_t fail_time;                      /* ms: when it was marked FAIL */
+    int64_t voted_time;                     /* ms: when this node last voted for a replica of it */
     uint64_t repl_offset;                   /* from its last message */
     int pport;
     void *link;                             /* the bus's outbound link to it (transport/cluster), or NULL */
@@ -164,6 +165,13 @@ size_t gb_cluster_failure_reports(gb_cluster_node *n, int64_t now_ms, int64_t no
  * included, if a primary) report it. True when it did: the caller
  * broadcasts FAIL. */
 bool gb_cluster_mark_failing_if_needed(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms, int64_t node_timeout_ms);
+/* Redis's clusterSendFailoverAuthIfNeeded: whether this primary votes
+ * for replica's election (request: its FAILOVER_AUTH_REQUEST's epochs,
+ * claimed slots and force-ack flag). When it does, the vote is recorded
+ * (lastVoteEpoch, the failed primary's voted_time); *why otherwise. */
+bool gb_cluster_grant_vote(gb_cluster *cl, gb_cluster_node *replica, uint64_t req_current_epoch,
+                           uint64_t req_config_epoch, const uint8_t *claimed, bool force_ack, int64_t now_ms,
+                           int64_t node_timeout_ms, const char **why);
 /* CLUSTER FORGET: n is removed and not re-added from gossip for 60 s. */
 void gb_cluster_forget(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms);
 bool gb_cluster_forgotten(gb_cluster *cl, const char *name, int64_t now_ms);

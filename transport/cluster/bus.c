@@ -602,6 +602,32 @@ static void process_fail(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_
     }
 }
 
+/* A replica asks for this primary's vote (Redis's
+ * clusterSendFailoverAuthIfNeeded and clusterSendFailoverAuth). */
+static void process_auth_request(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
+{
+    if (!sender)
+        return;
+    const char *why;
+    bool granted = gb_cluster_grant_vote(state(bus), sender, m->current_epoch, m->config_epoch, m->myslots,
+                                         (m->mflags0 & GB_BUS_MFLAG0_FORCEACK) != 0, now_ms(bus), node_timeout(bus),
+                                         &why);
+    if (!granted) {
+        if (why)
+            gb_log(GB_LOG_WARNING, "Failover auth denied to %.40s: %s", sender->name, why);
+        return;
+    }
+    bus->dirty = true;
+    gb_log(GB_LOG_WARNING, "Failover auth granted to %.40s for epoch %llu", sender->name,
+           (unsigned long long)state(bus)->current_epoch);
+    if (!sender->link)
+        return;
+    gb_bus_self self = self_of(bus);
+    uint8_t msg[GB_BUS_HEADER_LEN];
+    gb_bus_write_header(msg, GB_BUS_FAILOVER_AUTH_ACK, GB_BUS_HEADER_LEN, &self);
+    link_send(sender->link, msg, sizeof msg);
+}
+
 static void process_update(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
 {
     if (!sender)
@@ -656,6 +682,9 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
         return true;
     case GB_BUS_UPDATE:
         process_update(bus, sender, &m);
+        return true;
+    case GB_BUS_FAILOVER_AUTH_REQUEST:
+        process_auth_request(bus, sender, &m);
         return true;
     default:
         return true; /* PUBLISH, failover and module messages: not handled yet */
