@@ -16,6 +16,7 @@
 #include "engine/core/cluster_mode.h"
 #include "engine/core/db.h"
 #include "engine/core/repl.h"
+#include "engine/core/replica.h"
 
 #define READ_CHUNK 16384
 /* Redis's CLUSTER_MAX_HANDSHAKE_TIMEOUT floor: a handshake gets at least a second. */
@@ -31,6 +32,11 @@ struct gb_cluster_bus {
     bus_link *links; /* every open link, inbound and outbound */
     unsigned cron_ticks;
     bool dirty;      /* the state changed: save nodes.conf, check health */
+    /* this replica's election (Redis's failover_auth_*) */
+    int64_t auth_time;     /* when the election starts (scheduled) or started; 0: none */
+    uint64_t auth_epoch;   /* the epoch its request asked votes for */
+    int auth_count;        /* votes received */
+    bool auth_sent;
 };
 
 struct bus_link {
@@ -641,6 +647,14 @@ static void process_update(gb_cluster_bus *bus, gb_cluster_node *sender, const g
     take_slots(bus, n, m->update_epoch, m->update_slots);
 }
 
+/* A vote for this replica's election. */
+static void process_auth_ack(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
+{
+    if (sender && (sender->flags & GB_CNODE_MASTER) && sender->nslots > 0 && m->current_epoch >= bus->auth_epoch &&
+        bus->auth_sent)
+        bus->auth_count++;
+}
+
 /* One whole message of l (Redis's clusterProcessPacket). False when the
  * link was closed. */
 static bool process_message(bus_link *l, const uint8_t *p, size_t len)
@@ -685,6 +699,9 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
         return true;
     case GB_BUS_FAILOVER_AUTH_REQUEST:
         process_auth_request(bus, sender, &m);
+        return true;
+    case GB_BUS_FAILOVER_AUTH_ACK:
+        process_auth_ack(bus, sender, &m);
         return true;
     default:
         return true; /* PUBLISH, failover and module messages: not handled yet */
@@ -810,6 +827,106 @@ static void connect_node(gb_cluster_bus *bus, gb_cluster_node *n)
         link_free(l);
 }
 
+/* ---- a replica's election (Redis's clusterHandleSlaveFailover) ---- */
+
+/* Sends msg to every node reached (not in handshake). */
+static void broadcast(gb_cluster_bus *bus, const uint8_t *msg, size_t len)
+{
+    gb_cluster *cl = state(bus);
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *to = cl->nodes[i];
+        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
+            link_send(to->link, msg, len);
+    }
+}
+
+static void broadcast_pong(gb_cluster_bus *bus)
+{
+    gb_cluster *cl = state(bus);
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *to = cl->nodes[i];
+        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
+            send_ping(to->link, GB_BUS_PONG);
+    }
+}
+
+/* The replicas of the same primary with more of its data than this one
+ * (Redis's clusterGetSlaveRank): 0 goes first. */
+static int my_rank(gb_cluster_bus *bus, const gb_cluster_node *primary)
+{
+    gb_cluster *cl = state(bus);
+    uint64_t mine = (uint64_t)gb_repl_offset(bus->eng);
+    int rank = 0;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *r = cl->nodes[i];
+        if (r != cl->myself && (r->flags & GB_CNODE_SLAVE) && strcmp(r->replica_of, primary->name) == 0 &&
+            !(r->flags & GB_CNODE_NOFAILOVER) && r->repl_offset > mine)
+            rank++;
+    }
+    return rank;
+}
+
+/* Won: this replica serves its primary's slots under the new epoch
+ * (Redis's clusterFailoverReplaceYourMaster). */
+static void replace_primary(gb_cluster_bus *bus, gb_cluster_node *primary)
+{
+    gb_cluster *cl = state(bus);
+    gb_cluster_node *me = cl->myself;
+    gb_log(GB_LOG_WARNING, "Failover election won: I'm the new master.");
+    gb_cluster_set_primary(me);
+    gb_replica_unset_master(bus->eng);
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+        if (cl->slots[j] == primary) {
+            gb_cluster_del_slot(cl, j);
+            gb_cluster_add_slot(cl, me, j);
+        }
+    me->config_epoch = bus->auth_epoch;
+    gb_log(GB_LOG_WARNING, "configEpoch set to %llu after successful failover", (unsigned long long)me->config_epoch);
+    bus->auth_time = 0;
+    bus->dirty = true;
+    gb_cluster_mode_changed(bus->eng);
+    broadcast_pong(bus);
+}
+
+static void handle_replica_failover(gb_cluster_bus *bus)
+{
+    gb_cluster *cl = state(bus);
+    gb_cluster_node *me = cl->myself;
+    if (!(me->flags & GB_CNODE_SLAVE) || !me->replica_of[0] || (me->flags & GB_CNODE_NOFAILOVER))
+        return;
+    gb_cluster_node *primary = gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN);
+    if (!primary || !(primary->flags & GB_CNODE_FAIL) || primary->nslots == 0)
+        return;
+    int64_t now = now_ms(bus), timeout = node_timeout(bus);
+    int64_t auth_timeout = timeout * 2 < 2000 ? 2000 : timeout * 2;
+    int64_t retry = auth_timeout * 2;
+    if (now - bus->auth_time > retry) {
+        int rank = my_rank(bus, primary);
+        bus->auth_time = now + 500 + (int64_t)gb_random_below(500) + rank * 1000;
+        bus->auth_count = 0;
+        bus->auth_sent = false;
+        gb_log(GB_LOG_WARNING, "Start of election delayed for %lld milliseconds (rank #%d, offset %lld).",
+               (long long)(bus->auth_time - now), rank, (long long)gb_repl_offset(bus->eng));
+        return;
+    }
+    if (now < bus->auth_time || now - bus->auth_time > auth_timeout)
+        return; /* not yet, or this election expired: the next starts after retry */
+    if (!bus->auth_sent) {
+        cl->current_epoch++;
+        bus->auth_epoch = cl->current_epoch;
+        gb_log(GB_LOG_WARNING, "Starting a failover election for epoch %llu.", (unsigned long long)cl->current_epoch);
+        gb_bus_self self = self_of(bus);
+        uint8_t msg[GB_BUS_HEADER_LEN];
+        gb_bus_write_header(msg, GB_BUS_FAILOVER_AUTH_REQUEST, GB_BUS_HEADER_LEN, &self);
+        broadcast(bus, msg, sizeof msg);
+        bus->auth_sent = true;
+        bus->dirty = true;
+        return;
+    }
+    if (bus->auth_count >= cl->size / 2 + 1)
+        replace_primary(bus, primary);
+}
+
 /* ---- the cron (Redis's clusterCron, every 100 ms) ---- */
 
 static bool handshake_expired(const gb_cluster_bus *bus, const gb_cluster_node *n)
@@ -884,6 +1001,7 @@ static void bus_cron(void *ctx)
     }
     if (++bus->cron_ticks % 10 == 0)
         ping_random_node(bus);
+    handle_replica_failover(bus);
     for (size_t i = 0; i < cl->nnodes; i++) {
         gb_cluster_node *n = cl->nodes[i];
         if (n != cl->myself && !(n->flags & (GB_CNODE_NOADDR | GB_CNODE_HANDSHAKE)))
