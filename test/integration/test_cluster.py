@@ -83,6 +83,12 @@ def normalise(srv, raw):
     return out
 
 
+def call(srv, *args):
+    """One command on a connection of its own."""
+    with Raw(srv) as c:
+        return c.call(*args)
+
+
 def state_ok(srv):
     with Raw(srv) as c:
         return b"cluster_state:ok" in c.call("CLUSTER", "INFO")
@@ -541,6 +547,46 @@ class Replicas(unittest.TestCase):
             self.assertTrue(c.call("SET", key, "x").startswith(b"MOVED"))
             self.assertEqual(c.call("READWRITE"), b"OK")
             self.assertTrue(c.call("GET", key).startswith(b"MOVED"))
+
+
+class Failover(unittest.TestCase):
+    """A redis-server primary killed: its goblin replica wins the election
+    with the votes of the redis-server primaries, serves the slots and the
+    data it replicated, and the cluster is OK again. (The other way round,
+    goblin primaries voting for a redis-server replica, is the same
+    messages; the all-goblin case is the same code on both sides.)"""
+
+    def test_goblin_replica_promoted(self):
+        gbtest.require_redis()
+        kinds = ["redis", "redis", "redis", "goblin", "goblin", "goblin"]
+        servers = [cluster_server(k) for k in kinds]
+        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
+                      "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        from redis.cluster import RedisCluster
+        rc = RedisCluster(host="127.0.0.1", port=servers[3].port)
+        for i in range(600):
+            rc.set("f:%d" % i, i)
+        rc.close()
+        victim = servers[0]
+        with Raw(victim) as c:
+            victim_id = c.call("CLUSTER", "MYID").decode()
+        heir = [s for s in servers[3:]
+                if {n[0]: n for n in nodes_view(s)}[call(s, "CLUSTER", "MYID").decode()][3] == victim_id][0]
+        self.assertTrue(wait_until(lambda: call(victim, "DBSIZE") == call(heir, "DBSIZE"), TIMEOUT))
+        victim.kill()
+        alive = [s for s in servers if s is not victim]
+
+        def promoted():
+            with Raw(heir) as c:
+                return c.call("ROLE")[0] == b"master" and b"cluster_state:ok" in c.call("CLUSTER", "INFO")
+        self.assertTrue(wait_until(promoted, TIMEOUT), [nodes_view(s) for s in alive])
+        self.assertIn("Failover election won", heir.log())
+        rc = RedisCluster(host="127.0.0.1", port=heir.port)
+        self.assertTrue(wait_until(lambda: all(rc.get("f:%d" % i) == str(i).encode() for i in range(600)), TIMEOUT))
+        rc.close()
 
 
 class FailureDetection(unittest.TestCase):
