@@ -119,6 +119,10 @@ static const char *parse_data(const uint8_t *p, size_t len, gb_bus_msg *m, uint1
         if (len < GB_BUS_HEADER_LEN + 8 ||
             (uint64_t)get32(d) + get32(d + 4) != (uint64_t)len - GB_BUS_HEADER_LEN - 8)
             return "a PUBLISH of the wrong length";
+        m->channel_len = get32(d);
+        m->message_len = get32(d + 4);
+        m->channel = (const char *)d + 8;
+        m->message = m->channel + m->channel_len;
         return NULL;
     case GB_BUS_MODULE:
         if (len < GB_BUS_HEADER_LEN + 13 || (uint64_t)get32(d + 8) != (uint64_t)len - GB_BUS_HEADER_LEN - 13)
@@ -256,4 +260,20 @@ void gb_bus_write_update(uint8_t *out, const gb_bus_self *self, const char *name
     put64(d, epoch);
     memcpy(d + 8, name, GB_CLUSTER_NAMELEN);
     memcpy(d + 8 + GB_CLUSTER_NAMELEN, slots, GB_CLUSTER_SLOTS / 8);
+}
+
+size_t gb_bus_publish_size(size_t channel_len, size_t message_len)
+{
+    return GB_BUS_HEADER_LEN + 8 + channel_len + message_len;
+}
+
+void gb_bus_write_publish(uint8_t *out, uint16_t type, const gb_bus_self *self, const char *channel,
+                          size_t channel_len, const char *message, size_t message_len)
+{
+    gb_bus_write_header(out, type, (uint32_t)gb_bus_publish_size(channel_len, message_len), self);
+    uint8_t *d = out + GB_BUS_HEADER_LEN;
+    put32(d, (uint32_t)channel_len);
+    put32(d + 4, (uint32_t)message_len);
+    memcpy(d + 8, channel, channel_len);
+    memcpy(d + 8 + channel_len, message, message_len);
 }

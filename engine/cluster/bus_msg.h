@@ -79,6 +79,9 @@ typedef struct gb_bus_msg {
     size_t hostname_len;
     /* FAIL */
     const char *about;         /* 40 bytes */
+    /* PUBLISH, PUBLISHSHARD */
+    const char *channel, *message;
+    size_t channel_len, message_len;
     /* UPDATE */
     uint64_t update_epoch;
     const char *update_name;   /* 40 bytes */
@@ -121,6 +124,11 @@ void gb_bus_write_header(uint8_t *out, uint16_t type, uint32_t totlen, const gb_
 void gb_bus_write_ping(uint8_t *out, uint16_t type, const gb_bus_self *self, const gb_bus_gossip *g, unsigned ngossip);
 /* A FAIL about a node (GB_BUS_FAIL_LEN bytes). */
 void gb_bus_write_fail(uint8_t *out, const gb_bus_self *self, const char *about);
+/* A PUBLISH or PUBLISHSHARD (type) of message on channel: its size, and
+ * the message into out. */
+size_t gb_bus_publish_size(size_t channel_len, size_t message_len);
+void gb_bus_write_publish(uint8_t *out, uint16_t type, const gb_bus_self *self, const char *channel,
+                          size_t channel_len, const char *message, size_t message_len);
 /* An UPDATE of a node's slots (GB_BUS_UPDATE_LEN bytes). */
 void gb_bus_write_update(uint8_t *out, const gb_bus_self *self, const char *name, uint64_t epoch,
                          const uint8_t *slots);

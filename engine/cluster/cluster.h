@@ -86,6 +86,10 @@ typedef struct gb_cluster {
     /* The bus's hook, called before a node is removed (its links close),
      * or NULL without a bus. */
     void (*node_removed)(void *ctx, gb_cluster_node *n);
+    /* PUBLISH (shard false: to every node) and SPUBLISH (to this shard's
+     * nodes) of a local client, sent on the bus; NULL without a bus */
+    void (*publish)(void *ctx, bool shard, const char *channel, size_t channel_len, const char *message,
+                    size_t message_len);
     void *hook_ctx;
     /* CLUSTER FORGET's nodes, not re-added from gossip until `until` (ms) */
     struct gb_cluster_forgotten {

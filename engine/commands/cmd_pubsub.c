@@ -10,6 +10,7 @@
 #include "engine/core/command.h"
 #include "engine/core/engine.h"
 #include "engine/core/pubsub.h"
+#include "engine/cluster/cluster.h"
 
 static void cmd_subscribe(gb_client *c, int argc, gb_slice *argv)
 {
@@ -41,9 +42,20 @@ static void cmd_sunsubscribe(gb_client *c, int argc, gb_slice *argv)
     gb_pubsub_unsubscribe(c, GB_PUBSUB_SHARD, argc - 1, argv + 1);
 }
 
+/* Cluster mode: the other nodes' subscribers get it over the bus (Redis's
+ * clusterPropagatePublish). */
+static void publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message)
+{
+    gb_cluster *cl = c->eng->cluster;
+    if (cl && cl->publish)
+        cl->publish(cl->hook_ctx, shard, channel.ptr, channel.len, message.ptr, message.len);
+}
+
 void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message)
 {
     gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_CHANNEL, channel, message));
+    if (GB_UNLIKELY(c->eng->cluster != NULL))
+        publish_to_cluster(c, false, channel, message);
 }
 
 static void cmd_publish(gb_client *c, int argc, gb_slice *argv)
@@ -56,6 +68,8 @@ static void cmd_spublish(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_SHARD, argv[1], argv[2]));
+    if (GB_UNLIKELY(c->eng->cluster != NULL))
+        publish_to_cluster(c, true, argv[1], argv[2]);
 }
 
 /* ---- PUBSUB ---- */

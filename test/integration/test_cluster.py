@@ -446,6 +446,23 @@ class Formed(unittest.TestCase):
         for s in servers:
             r = redis_cli("-c", "-p", s.port, "GET", "key:7")
             self.assertEqual(r.stdout.strip(), "7", s.kind)
+        self.publish_everywhere(servers)
+
+    def publish_everywhere(self, servers):
+        """PUBLISH on any node reaches the subscribers of every node (the
+        bus's PUBLISH message)."""
+        subs = [Raw(s) for s in servers]
+        try:
+            for c in subs:
+                self.assertEqual(c.call("SUBSCRIBE", "news")[0], b"subscribe")
+            for i, s in enumerate(servers):
+                self.assertEqual(call(s, "PUBLISH", "news", "m%d" % i), 1)
+            for c in subs:
+                got = [c.read()[0][2] for _ in servers]
+                self.assertEqual(sorted(got), [b"m%d" % i for i in range(len(servers))])
+        finally:
+            for c in subs:
+                c.close()
 
     def test_all_goblin(self):
         self.use(self.form(["goblin", "goblin", "goblin"]))

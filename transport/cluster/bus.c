@@ -15,6 +15,7 @@
 #include "engine/cluster/cluster.h"
 #include "engine/core/cluster_mode.h"
 #include "engine/core/db.h"
+#include "engine/core/pubsub.h"
 #include "engine/core/repl.h"
 #include "engine/core/replica.h"
 
@@ -647,6 +648,39 @@ static void process_update(gb_cluster_bus *bus, gb_cluster_node *sender, const g
     take_slots(bus, n, m->update_epoch, m->update_slots);
 }
 
+/* Another node's PUBLISH for this node's subscribers. */
+static void process_publish(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
+{
+    if (!sender)
+        return;
+    gb_slice ch = gb_slice_make(m->channel, m->channel_len), msg = gb_slice_make(m->message, m->message_len);
+    gb_pubsub_publish(bus->eng, m->type == GB_BUS_PUBLISHSHARD ? GB_PUBSUB_SHARD : GB_PUBSUB_CHANNEL, ch, msg);
+}
+
+/* The state's hook for a local PUBLISH/SPUBLISH: to every node, or to the
+ * nodes of this node's shard (its primary and that primary's replicas). */
+static void publish_hook(void *ctx, bool shard, const char *channel, size_t channel_len, const char *message,
+                         size_t message_len)
+{
+    gb_cluster_bus *bus = ctx;
+    gb_cluster *cl = state(bus);
+    gb_bus_self self = self_of(bus);
+    size_t len = gb_bus_publish_size(channel_len, message_len);
+    uint8_t *msg = gb_malloc(len);
+    gb_bus_write_publish(msg, shard ? GB_BUS_PUBLISHSHARD : GB_BUS_PUBLISH, &self, channel, channel_len, message,
+                         message_len);
+    const char *primary = cl->myself->replica_of[0] ? cl->myself->replica_of : cl->myself->name;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *to = cl->nodes[i];
+        if (to == cl->myself || !to->link || (to->flags & GB_CNODE_HANDSHAKE))
+            continue;
+        if (shard && strcmp(to->name, primary) != 0 && strcmp(to->replica_of, primary) != 0)
+            continue;
+        link_send(to->link, msg, len);
+    }
+    gb_free(msg);
+}
+
 /* A vote for this replica's election. */
 static void process_auth_ack(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
 {
@@ -702,6 +736,10 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
         return true;
     case GB_BUS_FAILOVER_AUTH_ACK:
         process_auth_ack(bus, sender, &m);
+        return true;
+    case GB_BUS_PUBLISH:
+    case GB_BUS_PUBLISHSHARD:
+        process_publish(bus, sender, &m);
         return true;
     default:
         return true; /* PUBLISH, failover and module messages: not handled yet */
@@ -1028,6 +1066,7 @@ static void bus_shutdown(void *ctx)
     for (size_t i = 0; i < cl->nnodes; i++)
         cl->nodes[i]->link = NULL;
     cl->node_removed = NULL;
+    cl->publish = NULL;
 }
 
 /* The first address of `bind` ("*": every IPv4 address). */
@@ -1075,6 +1114,7 @@ gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, siz
         return bus; /* freed by the caller after the loop: the handle closes with it */
     }
     state(bus)->node_removed = node_removed;
+    state(bus)->publish = publish_hook;
     state(bus)->hook_ctx = bus;
     gb_loop_peer peer = {.name = "cluster-bus", .ctx = bus, .cron = bus_cron, .shutdown = bus_shutdown};
     if (gb_loop_add_peer(loop, &peer) != 0) {
