@@ -176,6 +176,16 @@ uint64_t gb_cluster_max_epoch(const gb_cluster *cl)
     return max;
 }
 
+bool gb_cluster_bump_epoch(gb_cluster *cl)
+{
+    gb_cluster_node *me = cl->myself;
+    if (me->config_epoch != 0 && me->config_epoch == gb_cluster_max_epoch(cl))
+        return false;
+    cl->current_epoch++;
+    me->config_epoch = cl->current_epoch;
+    return true;
+}
+
 /* ---- node lines (CLUSTER NODES, nodes.conf) ---- */
 
 static const struct {
@@ -253,17 +263,17 @@ void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, gb_strbuf 
 
 /* ---- nodes.conf ---- */
 
-static bool valid_name(gb_slice s)
+bool gb_cluster_valid_name(const char *name)
 {
-    if (s.len != GB_CLUSTER_NAMELEN)
-        return false;
-    for (size_t i = 0; i < s.len; i++) {
-        char ch = s.ptr[i];
+    for (int i = 0; i < GB_CLUSTER_NAMELEN; i++) {
+        char ch = name[i];
         if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
             return false;
     }
     return true;
 }
+
+static bool valid_name(gb_slice s) { return s.len == GB_CLUSTER_NAMELEN && gb_cluster_valid_name(s.ptr); }
 
 /* A whole decimal number of at most max (the file is ours, but a person
  * may have edited it). */

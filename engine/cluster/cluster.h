@@ -116,6 +116,9 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
 int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen);
 
 gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len);
+/* Whether the 40 bytes at name are a node name (lower-case hex, as Redis
+ * makes them). */
+bool gb_cluster_valid_name(const char *name);
 static inline bool gb_cluster_node_has_slot(const gb_cluster_node *n, unsigned slot)
 {
     return (n->slots[slot >> 3] >> (slot & 7)) & 1u;
@@ -141,6 +144,10 @@ void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, struct gb_
 
 /* CLUSTER BUMPEPOCH's and SET-CONFIG-EPOCH's rules. */
 uint64_t gb_cluster_max_epoch(const gb_cluster *cl);
+/* Redis's clusterBumpConfigEpochWithoutConsensus: this node takes a new
+ * config epoch (current + 1) unless its own is already the greatest and
+ * not 0. True when it did. */
+bool gb_cluster_bump_epoch(gb_cluster *cl);
 
 /* ---- what the bus changes (Redis's cluster.c rules) ---- */
 

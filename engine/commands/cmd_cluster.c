@@ -421,10 +421,8 @@ static void cluster_getkeysinslot(gb_client *c, gb_slice slot_arg, gb_slice coun
 static void cluster_bumpepoch(gb_client *c, gb_cluster *cl)
 {
     gb_cluster_node *me = cl->myself;
-    bool bumped = me->config_epoch == 0 || me->config_epoch != gb_cluster_max_epoch(cl);
+    bool bumped = gb_cluster_bump_epoch(cl);
     if (bumped) {
-        cl->current_epoch++;
-        me->config_epoch = cl->current_epoch;
         gb_log(GB_LOG_WARNING, "New configEpoch set to %llu", (unsigned long long)me->config_epoch);
         gb_cluster_mode_changed(c->eng);
     }
@@ -521,12 +519,8 @@ static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
     if (n == cl->myself && cl->importing_from[slot]) {
         /* the import is done: a new epoch, so the others take this claim
          * over the old owner's (Redis's clusterBumpConfigEpochWithoutConsensus) */
-        gb_cluster_node *me = cl->myself;
-        if (me->config_epoch == 0 || me->config_epoch != gb_cluster_max_epoch(cl)) {
-            cl->current_epoch++;
-            me->config_epoch = cl->current_epoch;
+        if (gb_cluster_bump_epoch(cl))
             gb_log(GB_LOG_WARNING, "configEpoch updated after importing slot %d", slot);
-        }
         cl->importing_from[slot] = NULL;
     }
     return true;

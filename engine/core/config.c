@@ -249,7 +249,7 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 
 #define WHY_TLS "TLS client certificates for outgoing links: no outgoing TLS link yet (accepted so Redis's config files load)."
 #define WHY_CLUSTER                                                                                                  \
-    "Cluster mode: the cluster bus, failure detection and replicas are not implemented yet (docs/cluster.md)."
+    "Cluster mode: this setting is not applied yet (docs/cluster.md lists the cluster settings that act)."
 #define WHY_DEFRAG "Active defragmentation of jemalloc's pages: Goblin Core does not use jemalloc."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
 #define WHY_CPULIST                                                                                                  \

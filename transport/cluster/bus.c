@@ -264,16 +264,6 @@ static bool is_null_name(const char *name)
     return true;
 }
 
-static bool valid_name(const char *name)
-{
-    for (int i = 0; i < GB_CLUSTER_NAMELEN; i++) {
-        char c = name[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return false;
-    }
-    return true;
-}
-
 /* The address a peer announced, else the one its link comes from. */
 static void peer_ip(bus_link *l, const char *announced, char *out)
 {
@@ -338,6 +328,17 @@ static uint32_t sanitize_flags(uint16_t f)
                 GB_CNODE_NOFAILOVER);
 }
 
+/* Sends msg to every node reached (not in handshake). */
+static void broadcast(gb_cluster_bus *bus, const uint8_t *msg, size_t len)
+{
+    gb_cluster *cl = state(bus);
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *to = cl->nodes[i];
+        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
+            link_send(to->link, msg, len);
+    }
+}
+
 /* Redis's clusterSendFail: FAIL about n to every node reached. */
 static void broadcast_fail(gb_cluster_bus *bus, const gb_cluster_node *n)
 {
@@ -345,12 +346,7 @@ static void broadcast_fail(gb_cluster_bus *bus, const gb_cluster_node *n)
     gb_bus_self self = self_of(bus);
     uint8_t msg[GB_BUS_FAIL_LEN];
     gb_bus_write_fail(msg, &self, n->name);
-    gb_cluster *cl = state(bus);
-    for (size_t i = 0; i < cl->nnodes; i++) {
-        gb_cluster_node *to = cl->nodes[i];
-        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
-            link_send(to->link, msg, sizeof msg);
-    }
+    broadcast(bus, msg, sizeof msg);
     bus->dirty = true;
 }
 
@@ -377,7 +373,7 @@ static void process_gossip(gb_cluster_bus *bus, const gb_bus_msg *m, gb_cluster_
     for (unsigned i = 0; i < m->count; i++) {
         gb_bus_gossip g;
         gb_bus_gossip_at(m, i, &g);
-        if (!valid_name(g.name))
+        if (!gb_cluster_valid_name(g.name))
             continue;
         gb_cluster_node *n = gb_cluster_lookup(cl, g.name, GB_CLUSTER_NAMELEN);
         if (n) {
@@ -419,7 +415,7 @@ static void update_role(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_b
         }
         return;
     }
-    if (!valid_name(m->replica_of))
+    if (!gb_cluster_valid_name(m->replica_of))
         return;
     if (!(sender->flags & GB_CNODE_SLAVE) || memcmp(sender->replica_of, m->replica_of, GB_CLUSTER_NAMELEN) != 0) {
         gb_cluster_set_replica_of(cl, sender, m->replica_of);
@@ -551,7 +547,7 @@ static bool process_ping_family(bus_link *l, gb_cluster_node *sender, const gb_b
                 del_node(bus, n);
                 return false;
             }
-            if (!valid_name(m->sender)) {
+            if (!gb_cluster_valid_name(m->sender)) {
                 link_free(l);
                 return false;
             }
@@ -866,17 +862,6 @@ static void connect_node(gb_cluster_bus *bus, gb_cluster_node *n)
 }
 
 /* ---- a replica's election (Redis's clusterHandleSlaveFailover) ---- */
-
-/* Sends msg to every node reached (not in handshake). */
-static void broadcast(gb_cluster_bus *bus, const uint8_t *msg, size_t len)
-{
-    gb_cluster *cl = state(bus);
-    for (size_t i = 0; i < cl->nnodes; i++) {
-        gb_cluster_node *to = cl->nodes[i];
-        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE))
-            link_send(to->link, msg, len);
-    }
-}
 
 static void broadcast_pong(gb_cluster_bus *bus)
 {
