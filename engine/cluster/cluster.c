@@ -273,6 +273,25 @@ bool gb_cluster_valid_name(const char *name)
     return true;
 }
 
+bool gb_cluster_valid_ip(const char *ip)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, ip, addr) == 1 || inet_pton(AF_INET6, ip, addr) == 1;
+}
+
+bool gb_cluster_valid_hostname(const char *host, size_t len)
+{
+    if (len > 255)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = host[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              c == '.'))
+            return false;
+    }
+    return true;
+}
+
 static bool valid_name(gb_slice s) { return s.len == GB_CLUSTER_NAMELEN && gb_cluster_valid_name(s.ptr); }
 
 /* A whole decimal number of at most max (the file is ours, but a person
@@ -606,7 +625,7 @@ gb_cluster_node *gb_cluster_start_handshake(gb_cluster *cl, const char *ip, long
 gb_cluster_node *gb_cluster_add_gossiped(gb_cluster *cl, const char *name, const char *ip, int port, int cport,
                                          uint32_t flags, int64_t now_ms)
 {
-    if (gb_cluster_lookup(cl, name, GB_CLUSTER_NAMELEN))
+    if (gb_cluster_lookup(cl, name, GB_CLUSTER_NAMELEN) || !gb_cluster_valid_ip(ip))
         return NULL;
     gb_cluster_node *n = node_new(name, flags);
     snprintf(n->ip, sizeof n->ip, "%s", ip);

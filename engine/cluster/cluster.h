@@ -116,6 +116,11 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
 int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen);
 
 gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len);
+/* Whether ip is an IPv4 or IPv6 address, and whether host may be a node's
+ * hostname (letters, digits, '-', '_', '.'; at most 255 bytes): what a
+ * peer sends goes into nodes.conf, whose lines must stay parseable. */
+bool gb_cluster_valid_ip(const char *ip);
+bool gb_cluster_valid_hostname(const char *host, size_t len);
 /* Whether the 40 bytes at name are a node name (lower-case hex, as Redis
  * makes them). */
 bool gb_cluster_valid_name(const char *name);

@@ -267,7 +267,7 @@ static bool is_null_name(const char *name)
 /* The address a peer announced, else the one its link comes from. */
 static void peer_ip(bus_link *l, const char *announced, char *out)
 {
-    if (announced[0]) {
+    if (announced[0] && gb_cluster_valid_ip(announced)) {
         snprintf(out, GB_CLUSTER_IPLEN, "%s", announced);
         return;
     }
@@ -382,7 +382,7 @@ static void process_gossip(gb_cluster_bus *bus, const gb_bus_msg *m, gb_cluster_
             if (!(g.flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) && n->ping_sent == 0 && n->nreports == 0 &&
                 pong <= now_ms(bus) + 500 && pong > n->pong_received)
                 n->pong_received = pong;
-            if ((n->flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) &&
+            if ((n->flags & (GB_CNODE_FAIL | GB_CNODE_PFAIL)) && gb_cluster_valid_ip(g.ip) &&
                 !(g.flags & (GB_CNODE_NOADDR | GB_CNODE_FAIL | GB_CNODE_PFAIL)) &&
                 (strcasecmp(n->ip, g.ip) != 0 || n->port != g.port || n->cport != g.cport)) {
                 drop_node_link(n);
@@ -506,6 +506,8 @@ static void process_sender_state(bus_link *l, gb_cluster_node *sender, const gb_
     process_gossip(bus, m, sender);
     const char *host = m->hostname ? m->hostname : "";
     size_t hl = m->hostname ? m->hostname_len : 0;
+    if (!gb_cluster_valid_hostname(host, hl))
+        return; /* it would not survive nodes.conf: ignored */
     if (strlen(sender->hostname) != hl || memcmp(sender->hostname, host, hl) != 0) {
         gb_free(sender->hostname);
         sender->hostname = gb_malloc(hl + 1);
