@@ -647,7 +647,7 @@ static const opt options[] = {
     {"tls-auth-clients", NULL, T_ENUM, OFF(tls_auth_clients), 0, 0, "yes", true, tls_auth,
      "Client certificates: yes (required), optional (checked if sent), no. Applies to new connections.", NULL},
     {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
-     "TLS on the cluster bus (Goblin Core runs standalone: it only asks for a CA, as Redis does).", NULL},
+     "TLS on the cluster bus: not implemented, the bus is plain TCP (it only asks for a CA, as Redis does).", NULL},
     {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
      "TLS on the replication link (parsed; it asks for a CA, as Redis does).", NULL},
     {"tls-prefer-server-ciphers", NULL, T_BOOL, OFF(tls_prefer_server_ciphers), 0, 1, "no", true, NULL,
