@@ -514,8 +514,15 @@ static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
     }
     if (keys == 0 && cl->migrating_to[slot])
         cl->migrating_to[slot] = NULL;
+    bool was_mine = cl->slots[slot] == cl->myself;
     gb_cluster_del_slot(cl, (unsigned)slot);
     gb_cluster_add_slot(cl, n, (unsigned)slot);
+    if (was_mine && n != cl->myself && cl->myself->nslots == 0 && c->eng->cfg.cluster_allow_replica_migration) {
+        /* a primary left without slots follows the node that took the last one */
+        gb_log(GB_LOG_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s", n->name);
+        gb_cluster_set_replica_of(cl, cl->myself, n->name);
+        gb_replica_set_master(c->eng, n->ip, n->port);
+    }
     if (n == cl->myself && cl->importing_from[slot]) {
         /* the import is done: a new epoch, so the others take this claim
          * over the old owner's (Redis's clusterBumpConfigEpochWithoutConsensus) */

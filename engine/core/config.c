@@ -610,7 +610,9 @@ static const opt options[] = {
     NA_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, INT32_MAX, "10", true, WHY_CLUSTER),
     NA_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", "no", true, WHY_CLUSTER),
     NA_INT("cluster-migration-barrier", NULL, 0, INT32_MAX, "1", true, WHY_CLUSTER),
-    NA_BOOL("cluster-allow-replica-migration", NULL, "yes", true, WHY_CLUSTER),
+    {"cluster-allow-replica-migration", NULL, T_BOOL, OFF(cluster_allow_replica_migration), 0, 1, "yes", true, NULL,
+     "A primary that lost its last slot to another becomes that node's replica (always, when every slot the "
+     "other claims came from it).", NULL},
     {"cluster-require-full-coverage", NULL, T_BOOL, OFF(cluster_require_full_coverage), 0, 1, "yes", true, NULL,
      "The cluster is down (CLUSTERDOWN) while any hash slot has no node serving it.", NULL},
     {"cluster-allow-reads-when-down", NULL, T_BOOL, OFF(cluster_allow_reads_when_down), 0, 1, "no", true, NULL,

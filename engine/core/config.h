@@ -244,6 +244,7 @@ typedef struct gb_settings {
     int cluster_announce_bus_port;
     int cluster_require_full_coverage;
     int cluster_allow_reads_when_down;
+    int cluster_allow_replica_migration;
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

@@ -604,6 +604,18 @@ class Failover(unittest.TestCase):
         rc = RedisCluster(host="127.0.0.1", port=heir.port)
         self.assertTrue(wait_until(lambda: all(rc.get("f:%d" % i) == str(i).encode() for i in range(600)), TIMEOUT))
         rc.close()
+        # the old primary returns as a replica of the goblin node that replaced it
+        back = Server("redis", port=victim.port, dir=victim.dir,
+                      args=["--cluster-enabled", "yes", "--cluster-node-timeout", "500"])
+        self.addCleanup(back.cleanup)
+        with Raw(heir) as c:
+            heir_id = c.call("CLUSTER", "MYID").decode()
+
+        def follows_heir():
+            view = {n[0]: n for n in nodes_view(back)}
+            return view[victim_id][3] == heir_id and call(back, "ROLE")[0] == b"slave"
+        self.assertTrue(wait_until(follows_heir, TIMEOUT), nodes_view(back))
+        self.assertTrue(wait_until(lambda: converged(alive + [back]), TIMEOUT))
 
 
 class FailureDetection(unittest.TestCase):

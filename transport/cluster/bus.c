@@ -463,11 +463,46 @@ static void drop_keys_in_slots(gb_cluster_bus *bus, const uint16_t *lost, int nl
     gb_log(GB_LOG_WARNING, "Deleted %zu keys of %d slots another node now serves", n, nlost);
 }
 
+/* This node follows primary from now (Redis's clusterSetMaster). */
+static void follow(gb_cluster_bus *bus, gb_cluster_node *primary)
+{
+    gb_cluster *cl = state(bus);
+    gb_log(GB_LOG_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s",
+           primary->name);
+    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
+    memset(cl->importing_from, 0, sizeof cl->importing_from);
+    gb_cluster_set_replica_of(cl, cl->myself, primary->name);
+    gb_replica_set_master(bus->eng, primary->ip, primary->port);
+    bus->dirty = true;
+}
+
+static int count_bits(const uint8_t *slots)
+{
+    int n = 0;
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+        n += (slots[j >> 3] >> (j & 7)) & 1;
+    return n;
+}
+
+/* owner claims slots under epoch (Redis's clusterUpdateSlotsConfigWith):
+ * what it takes from this node loses its keys here; when this node's
+ * primary (itself, or the one it replicates) is left without slots, this
+ * node follows owner. */
 static void take_slots(gb_cluster_bus *bus, gb_cluster_node *owner, uint64_t epoch, const uint8_t *slots)
 {
+    gb_cluster *cl = state(bus);
+    gb_cluster_node *me = cl->myself;
+    gb_cluster_node *current = (me->flags & GB_CNODE_MASTER) ? me : gb_cluster_lookup(cl, me->replica_of, 40);
+    int before = current ? current->nslots : 0;
     uint16_t *lost = gb_malloc(GB_CLUSTER_SLOTS * sizeof *lost);
-    int nlost = gb_cluster_take_claimed_slots(state(bus), owner, epoch, slots, bus->eng->dbs[0].slot_keys, lost);
-    drop_keys_in_slots(bus, lost, nlost);
+    int nlost = gb_cluster_take_claimed_slots(cl, owner, epoch, slots, bus->eng->dbs[0].slot_keys, lost);
+    int migrated = current ? before - current->nslots : 0;
+    bool follows = current && owner != me && migrated > 0 && current->nslots == 0 &&
+                   (bus->eng->cfg.cluster_allow_replica_migration || count_bits(slots) == migrated);
+    if (follows)
+        follow(bus, owner); /* the replication's full sync replaces the data */
+    else
+        drop_keys_in_slots(bus, lost, nlost);
     gb_free(lost);
     bus->dirty = true;
 }
