@@ -652,6 +652,92 @@ class FailureDetection(unittest.TestCase):
                         [nodes_view(s) for s in alive + [back]])
 
 
+def bus_message(mtype, sender, count=0, totlen=None, myip=b"", port=7000, cport=17000, body=b"", ext=b"",
+                nexts=0, version=1):
+    """A cluster bus message in redis-server 7.0's layout (docs/cluster.md)."""
+    import struct
+    hdr = bytearray(2256)
+    hdr[0:4] = b"RCmb"
+    length = totlen if totlen is not None else 2256 + len(body) + len(ext)
+    struct.pack_into(">IHHHH", hdr, 4, length, version, port, mtype, count)
+    hdr[40:80] = sender
+    hdr[2168:2168 + len(myip)] = myip
+    struct.pack_into(">H", hdr, 2214, nexts)
+    struct.pack_into(">HHH", hdr, 2246, 0, cport, 1)
+    hdr[2253] = 4 if ext else 0
+    return bytes(hdr) + body + ext
+
+
+class HostileBus(unittest.TestCase):
+    """What a peer sends on the bus is checked before use: lies about
+    lengths end the link or are ignored, a peer's text that would not
+    survive nodes.conf is refused, and the node keeps serving and restarts
+    on its nodes.conf."""
+
+    def test_hostile_peer(self):
+        import random
+        import socket
+        import struct
+        d = tempfile.mkdtemp(prefix="gbit-cluster-")
+        self.addCleanup(shutil.rmtree, d, True)
+        srv = cluster_server("goblin", dir=d)
+        self.addCleanup(srv.cleanup)
+        bus = ("127.0.0.1", srv.port + 10000)
+        fake = b"f" * 40
+
+        def send(data, expect_closed):
+            s = socket.create_connection(bus)
+            s.settimeout(0.2 * gbtest.SLOW)
+            try:
+                s.sendall(data)
+                got = b""
+                try:
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            closed = True
+                            break
+                        got += chunk
+                except socket.timeout:
+                    closed = False
+                if expect_closed is not None:
+                    self.assertEqual(closed, expect_closed, data[:16])
+                return got
+            finally:
+                s.close()
+
+        send(b"XXXX" + b"\0" * 100, True)                              # bad signature
+        send(b"RCmb" + struct.pack(">I", 0xFFFFFFFF), True)             # oversized totlen
+        send(b"RCmb" + struct.pack(">I", 100), True)                    # shorter than a header
+        send(bus_message(0, fake, count=65535), False)                  # gossip past the end: ignored
+        send(bus_message(2, fake, ext=struct.pack(">IHH", 4000, 0, 0) + b"x" * 8, nexts=1), False)
+        send(bus_message(2, fake, ext=struct.pack(">IHH", 0, 0, 0), nexts=1), False)
+        send(bus_message(0, fake, version=2), False)
+        send(bus_message(4, fake, body=struct.pack(">II", 0xFFFFFFF0, 20) + b"x" * 8), False)
+        rnd = random.Random(30)
+        for _ in range(15):
+            msg = bytearray(bus_message(rnd.choice([0, 1, 2, 3, 4, 7, 10, 99]), fake, count=rnd.randrange(3)))
+            for _ in range(rnd.randrange(1, 20)):
+                pos = rnd.randrange(8, len(msg))
+                msg[pos] = rnd.randrange(256)
+            send(bytes(msg), None)
+        # a MEET whose announced address and hostname would break nodes.conf
+        host = b"bad host\nname\0"
+        ext = struct.pack(">IHH", 8 + 16, 0, 0) + host + b"\0" * (16 - len(host))
+        pong = send(bus_message(2, fake, myip=b"1.2.3.4 x", ext=ext, nexts=1), False)
+        self.assertTrue(pong.startswith(b"RCmb"), pong[:16])  # a PONG: the MEET was read
+        self.assertEqual(call(srv, "PING"), b"PONG")
+        with Raw(srv) as c:
+            nodes = c.call("CLUSTER", "NODES").decode()
+            self.assertEqual(c.call("CLUSTER", "SAVECONFIG"), b"OK")
+        self.assertNotIn("bad host", nodes)
+        self.assertNotIn("1.2.3.4 x", nodes)
+        srv.stop()
+        again = cluster_server("goblin", dir=d, port=srv.port)
+        self.addCleanup(again.cleanup)
+        self.assertEqual(call(again, "PING"), b"PONG")
+
+
 class Disabled(gbtest.GoblinAndRedisCase):
     """Outside cluster mode: Redis's one error for each command."""
 
