@@ -215,6 +215,7 @@ void gb_bus_write_header(uint8_t *out, uint16_t type, uint32_t totlen, const gb_
     put16(out + OFF_CPORT, self->cport);
     put16(out + OFF_FLAGS, self->flags);
     out[OFF_STATE] = self->state;
+    out[OFF_MFLAGS] = self->mflags0 & (GB_BUS_MFLAG0_PAUSED | GB_BUS_MFLAG0_FORCEACK);
 }
 
 void gb_bus_write_ping(uint8_t *out, uint16_t type, const gb_bus_self *self, const gb_bus_gossip *g, unsigned ngossip)

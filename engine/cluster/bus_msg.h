@@ -111,6 +111,7 @@ typedef struct gb_bus_self {
     const char *ip;            /* announced ip, or "" (the receiver uses the socket's) */
     uint16_t port, pport, cport, flags;
     uint8_t state;
+    uint8_t mflags0;           /* GB_BUS_MFLAG0_PAUSED, _FORCEACK */
     uint64_t current_epoch, config_epoch, offset;
     const char *hostname;      /* "" or NULL: no extension */
 } gb_bus_self;

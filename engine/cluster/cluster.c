@@ -65,6 +65,7 @@ gb_cluster *gb_cluster_new(int port, int cport, const char *config_path)
     cl->require_full_coverage = true;
     cl->state = GB_CLUSTER_FAIL;
     cl->size = 1;
+    cl->mf_primary_offset = -1;
     return cl;
 }
 

@@ -97,6 +97,15 @@ typedef struct gb_cluster {
         int64_t until;
     } *forgotten;
     size_t nforgotten;
+    /* CLUSTER FAILOVER (Redis's mf_*): until mf_end (ms; 0: none). A
+     * replica: mf_can_start once caught up with its paused primary (or at
+     * once with FORCE), mf_takeover for TAKEOVER, mf_primary_offset the
+     * offset the paused primary gave (-1: not yet). A primary: mf_replica
+     * names the replica it paused its writes for. */
+    int64_t mf_end;
+    bool mf_can_start, mf_takeover;
+    int64_t mf_primary_offset;
+    char mf_replica[GB_CLUSTER_NAMELEN + 1];
     /* the settings that act here, copied from gb_settings at start-up and on CONFIG SET */
     bool require_full_coverage;
     bool allow_reads_when_down;

@@ -46,6 +46,8 @@ static void cluster_help(gb_client *c)
         "    Delete slots information from current node.",
         "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
         "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+        "FAILOVER [FORCE|TAKEOVER]",
+        "    Promote current replica node to being a master.",
         "FORGET <node-id>",
         "    Remove a node from the cluster.",
         "GETKEYSINSLOT <slot> <count>",
@@ -670,6 +672,49 @@ static void cluster_replicas(gb_client *c, gb_cluster *cl, gb_slice name)
     gb_reply_set_deferred(c, handle, count);
 }
 
+/* Redis's CLUSTER_MF_TIMEOUT. */
+#define MANUAL_FAILOVER_MS 5000
+
+/* FAILOVER [FORCE|TAKEOVER] on a replica: the bus carries it out
+ * (transport/cluster: MFSTART to the primary and the wait for its offset,
+ * then an election with forced acks; TAKEOVER: no election). */
+static void cluster_failover(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv)
+{
+    bool force = false, takeover = false;
+    if (argc == 3) {
+        if (gb_slice_ieq(argv[2], "force")) {
+            force = true;
+        } else if (gb_slice_ieq(argv[2], "takeover")) {
+            force = takeover = true;
+        } else {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
+    }
+    gb_cluster_node *me = cl->myself;
+    gb_cluster_node *primary = is_replica(me) ? gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN) : NULL;
+    if (!is_replica(me)) {
+        gb_reply_error(c, "ERR You should send CLUSTER FAILOVER to a replica");
+        return;
+    }
+    if (!primary) {
+        gb_reply_error(c, "ERR I'm a replica but my master is unknown to me");
+        return;
+    }
+    if (!force && ((primary->flags & GB_CNODE_FAIL) || !primary->link)) {
+        gb_reply_error(c, "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+        return;
+    }
+    cl->mf_end = c->eng->now_ms + MANUAL_FAILOVER_MS;
+    cl->mf_primary_offset = -1;
+    cl->mf_can_start = force;
+    cl->mf_takeover = takeover;
+    gb_log(GB_LOG_WARNING, "%s", takeover ? "Taking over the master (user request)."
+                                 : force  ? "Forced failover user request accepted."
+                                          : "Manual failover user request accepted.");
+    gb_reply_ok(c);
+}
+
 /* Redis's addReplySubcommandSyntaxError. */
 static void reply_subcommand_syntax(gb_client *c, gb_slice sub)
 {
@@ -751,6 +796,10 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
         cluster_count_failure_reports(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "saveconfig"))
         cluster_saveconfig(c, cl);
+    else if (gb_slice_ieq(sub, "failover") && argc <= 3)
+        cluster_failover(c, cl, argc, argv);
+    else if (gb_slice_ieq(sub, "failover"))
+        reply_subcommand_syntax(c, sub);
     else if (gb_slice_ieq(sub, "replicate"))
         cluster_replicate(c, cl, argv[2]);
     else if (gb_slice_ieq(sub, "replicas") || gb_slice_ieq(sub, "slaves"))
@@ -802,8 +851,8 @@ static void cmd_readwrite(gb_client *c, int argc, gb_slice *argv)
 
 GB_DEFINE_COMMANDS(cluster,
     {"cluster", -2, 0, 0, 0, 0, cluster_proc, "cluster", "A container for Redis Cluster commands.", "3.0.0",
-     "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange flushslots "
-     "forget getkeysinslot help info keyslot links meet myid nodes replicas replicate reset saveconfig "
+     "addslots addslotsrange bumpepoch count-failure-reports countkeysinslot delslots delslotsrange failover "
+     "flushslots forget getkeysinslot help info keyslot links meet myid nodes replicas replicate reset saveconfig "
      "set-config-epoch setslot shards slaves slots"},
     {"asking", 1, GB_CMD_FAST, 0, 0, 0, cmd_asking, "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0"},
     {"readonly", 1, GB_CMD_FAST | GB_CMD_LOADING | GB_CMD_STALE, 0, 0, 0, cmd_readonly, "cluster", "Enables read queries for a connection to a Redis Cluster "

@@ -207,6 +207,13 @@ class SingleNode(unittest.TestCase):
         self.same("CLUSTER", "SAVECONFIG")
 
     def test_7_connection_flags(self):
+        self.same("CLUSTER", "FAILOVER")
+        self.same("CLUSTER", "FAILOVER", "x")
+        self.same("CLUSTER", "FAILOVER", "FORCE", "x")
+        self.same("CLUSTER", "REPLICATE", "nosuchnode")
+        self.same("CLUSTER", "REPLICAS", "nosuchnode")
+        self.same("REPLICAOF", "127.0.0.1", "1")
+        self.same("FAILOVER")
         self.same("ASKING")
         self.same("READONLY")
         self.same("READWRITE")
@@ -551,6 +558,19 @@ class Replicas(unittest.TestCase):
                 self.assertIn(ids[rep].encode(), b"".join(p.call("CLUSTER", "REPLICAS", primary_id)))
             if rep.kind == "goblin":
                 self.replica_reads(rep)
+        # CLUSTER FAILOVER on every replica in turn (default, FORCE, TAKEOVER): each becomes the primary
+        # of its shard, the old primary its replica, with goblin and redis-server on either side
+        for rep, how in zip(replicas, ([], ["FORCE"], ["TAKEOVER"])):
+            old = by_id[{n[0]: n for n in nodes_view(rep)}[ids[rep]][3]]
+            self.assertEqual(call(rep, "CLUSTER", "FAILOVER", *how), b"OK")
+
+            def swapped():
+                return call(rep, "ROLE")[0] == b"master" and call(old, "ROLE")[0] == b"slave"
+            self.assertTrue(wait_until(swapped, TIMEOUT), (rep.kind, how, [nodes_view(s) for s in servers]))
+            self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        rc = RedisCluster(host="127.0.0.1", port=servers[0].port)
+        self.assertEqual([rc.get("r:%d" % i) for i in range(600)], [str(i).encode() for i in range(600)])
+        rc.close()
 
     def replica_reads(self, rep):
         with Raw(rep) as c:

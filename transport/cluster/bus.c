@@ -13,6 +13,7 @@
 #include "engine/base/random.h"
 #include "engine/cluster/bus_msg.h"
 #include "engine/cluster/cluster.h"
+#include "engine/core/blocking.h"
 #include "engine/core/cluster_mode.h"
 #include "engine/core/db.h"
 #include "engine/core/pubsub.h"
@@ -38,6 +39,7 @@ struct gb_cluster_bus {
     uint64_t auth_epoch;   /* the epoch its request asked votes for */
     int auth_count;        /* votes received */
     bool auth_sent;
+    int64_t mfstart_for;   /* the CLUSTER FAILOVER (its mf_end) an MFSTART was sent for */
 };
 
 struct bus_link {
@@ -165,6 +167,7 @@ static gb_bus_self self_of(gb_cluster_bus *bus)
         .cport = (uint16_t)me->cport,
         .flags = (uint16_t)me->flags,
         .state = cl->state == GB_CLUSTER_OK ? 0 : 1, /* Redis's CLUSTER_OK is 0 on the wire */
+        .mflags0 = (me->flags & GB_CNODE_MASTER) && cl->mf_end ? GB_BUS_MFLAG0_PAUSED : 0,
         .current_epoch = cl->current_epoch,
         .config_epoch = src->config_epoch,
         .offset = (uint64_t)gb_repl_offset(bus->eng),
@@ -463,6 +466,18 @@ static void drop_keys_in_slots(gb_cluster_bus *bus, const uint16_t *lost, int nl
     gb_log(GB_LOG_WARNING, "Deleted %zu keys of %d slots another node now serves", n, nlost);
 }
 
+/* Redis's resetManualFailover: a primary's pause for it ends too. */
+static void end_manual_failover(gb_cluster_bus *bus)
+{
+    gb_cluster *cl = state(bus);
+    if (cl->mf_replica[0])
+        gb_pause_for_failover(bus->eng, false);
+    cl->mf_end = 0;
+    cl->mf_can_start = cl->mf_takeover = false;
+    cl->mf_primary_offset = -1;
+    cl->mf_replica[0] = '\0';
+}
+
 /* This node follows primary from now (Redis's clusterSetMaster). */
 static void follow(gb_cluster_bus *bus, gb_cluster_node *primary)
 {
@@ -473,6 +488,7 @@ static void follow(gb_cluster_bus *bus, gb_cluster_node *primary)
     memset(cl->importing_from, 0, sizeof cl->importing_from);
     gb_cluster_set_replica_of(cl, cl->myself, primary->name);
     gb_replica_set_master(bus->eng, primary->ip, primary->port);
+    end_manual_failover(bus);
     bus->dirty = true;
 }
 
@@ -714,6 +730,22 @@ static void publish_hook(void *ctx, bool shard, const char *channel, size_t chan
     gb_free(msg);
 }
 
+/* MFSTART from a replica of this primary: writes pause, and a PING tells
+ * the replica the offset to reach (Redis's CLUSTERMSG_TYPE_MFSTART). */
+static void process_mfstart(gb_cluster_bus *bus, gb_cluster_node *sender)
+{
+    gb_cluster *cl = state(bus);
+    if (!sender || strcmp(sender->replica_of, cl->myself->name) != 0)
+        return;
+    end_manual_failover(bus);
+    cl->mf_end = now_ms(bus) + 5000;
+    memcpy(cl->mf_replica, sender->name, sizeof cl->mf_replica);
+    gb_pause_for_failover(bus->eng, true);
+    gb_log(GB_LOG_WARNING, "Manual failover requested by replica %.40s.", sender->name);
+    if (sender->link)
+        send_ping(sender->link, GB_BUS_PING);
+}
+
 /* A vote for this replica's election. */
 static void process_auth_ack(gb_cluster_bus *bus, gb_cluster_node *sender, const gb_bus_msg *m)
 {
@@ -752,6 +784,13 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
             bus->dirty = true;
         }
         sender->repl_offset = m.offset;
+        /* CLUSTER FAILOVER: the paused primary's offset to reach */
+        if (cl->mf_end && (cl->myself->flags & GB_CNODE_SLAVE) && strcmp(cl->myself->replica_of, sender->name) == 0 &&
+            (m.mflags0 & GB_BUS_MFLAG0_PAUSED) && cl->mf_primary_offset == -1) {
+            cl->mf_primary_offset = (int64_t)m.offset;
+            gb_log(GB_LOG_WARNING, "Received replication offset for paused master manual failover: %lld",
+                   (long long)cl->mf_primary_offset);
+        }
     }
     switch (m.type) {
     case GB_BUS_PING:
@@ -773,6 +812,9 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
     case GB_BUS_PUBLISH:
     case GB_BUS_PUBLISHSHARD:
         process_publish(bus, sender, &m);
+        return true;
+    case GB_BUS_MFSTART:
+        process_mfstart(bus, sender);
         return true;
     default:
         return true; /* PUBLISH, failover and module messages: not handled yet */
@@ -943,9 +985,47 @@ static void replace_primary(gb_cluster_bus *bus, gb_cluster_node *primary)
     me->config_epoch = bus->auth_epoch;
     gb_log(GB_LOG_WARNING, "configEpoch set to %llu after successful failover", (unsigned long long)me->config_epoch);
     bus->auth_time = 0;
+    end_manual_failover(bus);
     bus->dirty = true;
     gb_cluster_mode_changed(bus->eng);
     broadcast_pong(bus);
+}
+
+/* CLUSTER FAILOVER's progress (Redis's manualFailoverCheckTimeout and
+ * clusterHandleManualFailover). */
+static void handle_manual_failover(gb_cluster_bus *bus)
+{
+    gb_cluster *cl = state(bus);
+    if (!cl->mf_end)
+        return;
+    if (now_ms(bus) > cl->mf_end) {
+        gb_log(GB_LOG_WARNING, "Manual failover timed out.");
+        end_manual_failover(bus);
+        return;
+    }
+    gb_cluster_node *me = cl->myself;
+    if (!(me->flags & GB_CNODE_SLAVE))
+        return;
+    gb_cluster_node *primary = gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN);
+    if (cl->mf_takeover && primary) {
+        /* no election: a new epoch without consensus, and the slots */
+        gb_cluster_bump_epoch(cl);
+        bus->auth_epoch = me->config_epoch;
+        replace_primary(bus, primary);
+        return;
+    }
+    if (!cl->mf_can_start && primary && primary->link && bus->mfstart_for != cl->mf_end) {
+        /* ask the primary to pause and tell its offset */
+        bus->mfstart_for = cl->mf_end;
+        gb_bus_self self = self_of(bus);
+        uint8_t msg[GB_BUS_HEADER_LEN];
+        gb_bus_write_header(msg, GB_BUS_MFSTART, GB_BUS_HEADER_LEN, &self);
+        link_send(primary->link, msg, sizeof msg);
+    }
+    if (!cl->mf_can_start && cl->mf_primary_offset >= 0 && gb_repl_offset(bus->eng) == cl->mf_primary_offset) {
+        cl->mf_can_start = true;
+        gb_log(GB_LOG_WARNING, "All master replication stream processed, manual failover can start.");
+    }
 }
 
 static void handle_replica_failover(gb_cluster_bus *bus)
@@ -955,14 +1035,20 @@ static void handle_replica_failover(gb_cluster_bus *bus)
     if (!(me->flags & GB_CNODE_SLAVE) || !me->replica_of[0] || (me->flags & GB_CNODE_NOFAILOVER))
         return;
     gb_cluster_node *primary = gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN);
-    if (!primary || !(primary->flags & GB_CNODE_FAIL) || primary->nslots == 0)
+    bool manual = cl->mf_end && cl->mf_can_start;
+    if (!primary || (!manual && !(primary->flags & GB_CNODE_FAIL)) || primary->nslots == 0)
         return;
     int64_t now = now_ms(bus), timeout = node_timeout(bus);
     int64_t auth_timeout = timeout * 2 < 2000 ? 2000 : timeout * 2;
     int64_t retry = auth_timeout * 2;
     if (now - bus->auth_time > retry) {
-        int rank = my_rank(bus, primary);
-        bus->auth_time = now + 500 + (int64_t)gb_random_below(500) + rank * 1000;
+        int rank = manual ? 0 : my_rank(bus, primary);
+        /* a manual failover starts at once (Redis: no delay, rank 0) */
+        bus->auth_time = manual ? now : now + 500 + (int64_t)gb_random_below(500) + rank * 1000;
+        bus->auth_count = 0;
+        bus->auth_sent = false;
+        if (manual)
+            return;
         bus->auth_count = 0;
         bus->auth_sent = false;
         gb_log(GB_LOG_WARNING, "Start of election delayed for %lld milliseconds (rank #%d, offset %lld).",
@@ -976,6 +1062,8 @@ static void handle_replica_failover(gb_cluster_bus *bus)
         bus->auth_epoch = cl->current_epoch;
         gb_log(GB_LOG_WARNING, "Starting a failover election for epoch %llu.", (unsigned long long)cl->current_epoch);
         gb_bus_self self = self_of(bus);
+        if (manual)
+            self.mflags0 |= GB_BUS_MFLAG0_FORCEACK; /* voters need not see the primary failed */
         uint8_t msg[GB_BUS_HEADER_LEN];
         gb_bus_write_header(msg, GB_BUS_FAILOVER_AUTH_REQUEST, GB_BUS_HEADER_LEN, &self);
         broadcast(bus, msg, sizeof msg);
@@ -1061,6 +1149,7 @@ static void bus_cron(void *ctx)
     }
     if (++bus->cron_ticks % 10 == 0)
         ping_random_node(bus);
+    handle_manual_failover(bus);
     handle_replica_failover(bus);
     for (size_t i = 0; i < cl->nnodes; i++) {
         gb_cluster_node *n = cl->nodes[i];
