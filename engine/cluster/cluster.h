@@ -64,6 +64,15 @@ typedef struct gb_cluster_node {
 
 enum gb_cluster_health { GB_CLUSTER_FAIL = 0, GB_CLUSTER_OK = 1 };
 
+/* One bus link as CLUSTER LINKS shows it. */
+typedef struct gb_cluster_link_info {
+    bool inbound;                   /* "from" the node, else "to" it */
+    char node[GB_CLUSTER_NAMELEN];
+    int64_t ctime;                  /* ms */
+    bool writing;                   /* bytes wait to be written: events "rw", else "r" */
+    size_t send_used;               /* those bytes */
+} gb_cluster_link_info;
+
 typedef struct gb_cluster {
     gb_cluster_node *myself;
     gb_cluster_node **nodes; /* myself among them */
@@ -90,6 +99,9 @@ typedef struct gb_cluster {
      * nodes) of a local client, sent on the bus; NULL without a bus */
     void (*publish)(void *ctx, bool shard, const char *channel, size_t channel_len, const char *message,
                     size_t message_len);
+    /* The links associated with nodes, into *out (the caller frees it with
+     * gb_free); their number. NULL without a bus. */
+    size_t (*links)(void *ctx, gb_cluster_link_info **out);
     void *hook_ctx;
     /* CLUSTER FORGET's nodes, not re-added from gossip until `until` (ms) */
     struct gb_cluster_forgotten {

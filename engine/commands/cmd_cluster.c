@@ -479,6 +479,31 @@ static void cluster_saveconfig(gb_client *c, gb_cluster *cl)
         gb_reply_ok(c);
 }
 
+/* LINKS: the bus's links to and from known nodes (Redis's
+ * addReplyClusterLinksDescription; the send buffer is libuv's queue). */
+static void cluster_links(gb_client *c, gb_cluster *cl)
+{
+    gb_cluster_link_info *info = NULL;
+    size_t n = cl->links ? cl->links(cl->hook_ctx, &info) : 0;
+    gb_reply_array(c, (int64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        gb_reply_map(c, 6);
+        gb_reply_cstr(c, "direction");
+        gb_reply_cstr(c, info[i].inbound ? "from" : "to");
+        gb_reply_cstr(c, "node");
+        gb_reply_bulk(c, info[i].node, GB_CLUSTER_NAMELEN);
+        gb_reply_cstr(c, "create-time");
+        gb_reply_int(c, info[i].ctime);
+        gb_reply_cstr(c, "events");
+        gb_reply_cstr(c, info[i].writing ? "rw" : "r");
+        gb_reply_cstr(c, "send-buffer-allocated");
+        gb_reply_int(c, (int64_t)info[i].send_used);
+        gb_reply_cstr(c, "send-buffer-used");
+        gb_reply_int(c, (int64_t)info[i].send_used);
+    }
+    gb_free(info);
+}
+
 /* ---- SETSLOT ---- */
 
 static bool is_replica(const gb_cluster_node *n) { return (n->flags & GB_CNODE_SLAVE) != 0; }
@@ -815,7 +840,7 @@ static void cluster_proc(gb_client *c, int argc, gb_slice *argv)
     else if (gb_slice_ieq(sub, "meet"))
         cluster_meet(c, cl, argc, argv);
     else if (gb_slice_ieq(sub, "links"))
-        gb_reply_array(c, 0); /* no bus links yet */
+        cluster_links(c, cl);
     else
         gb_reply_unknown_subcommand(c, sub, "cluster");
 }

@@ -454,6 +454,24 @@ class Formed(unittest.TestCase):
             r = redis_cli("-c", "-p", s.port, "GET", "key:7")
             self.assertEqual(r.stdout.strip(), "7", s.kind)
         self.publish_everywhere(servers)
+        self.links_everywhere(servers)
+
+    def links_everywhere(self, servers):
+        """CLUSTER LINKS: a link to and a link from every other node, with
+        Redis's fields, on either kind."""
+        ids = {s: call(s, "CLUSTER", "MYID") for s in servers}
+        for s in servers:
+            others = sorted(ids[o] for o in servers if o is not s)
+
+            def complete():
+                links = call(s, "CLUSTER", "LINKS")
+                pairs = sorted((dict(zip(l[::2], l[1::2]))[b"direction"], dict(zip(l[::2], l[1::2]))[b"node"])
+                               for l in links)
+                return pairs == sorted([(b"from", o) for o in others] + [(b"to", o) for o in others])
+            self.assertTrue(wait_until(complete, TIMEOUT), (s.kind, call(s, "CLUSTER", "LINKS")))
+            for link in call(s, "CLUSTER", "LINKS"):
+                self.assertEqual(link[::2], [b"direction", b"node", b"create-time", b"events",
+                                             b"send-buffer-allocated", b"send-buffer-used"], s.kind)
 
     def publish_everywhere(self, servers):
         """PUBLISH on any node reaches the subscribers of every node (the

@@ -47,6 +47,7 @@ struct bus_link {
     uv_connect_t creq;
     gb_cluster_bus *bus;      /* NULL once dropped: callbacks still pending do nothing */
     gb_cluster_node *node;    /* outbound: the node it reaches; inbound: NULL */
+    gb_cluster_node *from;    /* inbound: the node that sends on it, once known */
     bool inbound;
     bool connected;
     int64_t ctime;            /* ms */
@@ -116,9 +117,36 @@ static void node_removed(void *ctx, gb_cluster_node *n)
 {
     gb_cluster_bus *bus = ctx;
     drop_node_link(n);
-    for (bus_link *l = bus->links; l; l = l->next)
+    for (bus_link *l = bus->links; l; l = l->next) {
         if (l->node == n)
             l->node = NULL;
+        if (l->from == n)
+            l->from = NULL;
+    }
+}
+
+/* The state's hook for CLUSTER LINKS: every link with its node known. */
+static size_t links_hook(void *ctx, gb_cluster_link_info **out)
+{
+    gb_cluster_bus *bus = ctx;
+    size_t n = 0;
+    for (bus_link *l = bus->links; l; l = l->next)
+        n++;
+    gb_cluster_link_info *info = gb_calloc(n ? n : 1, sizeof *info);
+    size_t k = 0;
+    for (bus_link *l = bus->links; l; l = l->next) {
+        const gb_cluster_node *node = l->inbound ? l->from : l->node;
+        if (!node)
+            continue;
+        info[k].inbound = l->inbound;
+        memcpy(info[k].node, node->name, GB_CLUSTER_NAMELEN);
+        info[k].ctime = l->ctime;
+        info[k].send_used = l->connected ? uv_stream_get_write_queue_size((uv_stream_t *)&l->tcp) : 0;
+        info[k].writing = info[k].send_used > 0;
+        k++;
+    }
+    *out = info;
+    return k;
 }
 
 static void del_node(gb_cluster_bus *bus, gb_cluster_node *n)
@@ -774,6 +802,8 @@ static bool process_message(bus_link *l, const uint8_t *p, size_t len)
         sender = NULL; /* a message claiming to be this node */
     if (sender)
         sender->data_received = now_ms(bus);
+    if (sender && l->inbound && !(sender->flags & GB_CNODE_HANDSHAKE))
+        l->from = sender;
     if (sender && !(sender->flags & GB_CNODE_HANDSHAKE)) {
         if (m.current_epoch > cl->current_epoch) {
             cl->current_epoch = m.current_epoch;
@@ -1178,6 +1208,7 @@ static void bus_shutdown(void *ctx)
         cl->nodes[i]->link = NULL;
     cl->node_removed = NULL;
     cl->publish = NULL;
+    cl->links = NULL;
 }
 
 /* The first address of `bind` ("*": every IPv4 address). */
@@ -1226,6 +1257,7 @@ gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, siz
     }
     state(bus)->node_removed = node_removed;
     state(bus)->publish = publish_hook;
+    state(bus)->links = links_hook;
     state(bus)->hook_ctx = bus;
     gb_loop_peer peer = {.name = "cluster-bus", .ctx = bus, .cron = bus_cron, .shutdown = bus_shutdown};
     if (gb_loop_add_peer(loop, &peer) != 0) {
