@@ -38,6 +38,7 @@ GB_DECLARE_COMMANDS(introspect);
 GB_DECLARE_COMMANDS(memory);
 GB_DECLARE_COMMANDS(repl);
 GB_DECLARE_COMMANDS(replica);
+GB_DECLARE_COMMANDS(cluster);
 
 gb_engine *gb_engine_new(const gb_settings *cfg)
 {
@@ -71,6 +72,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(memory);
     REG(repl);
     REG(replica);
+    REG(cluster);
 #undef REG
     gb_scripting_new(eng);
     gb_persist_new(eng);

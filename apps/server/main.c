@@ -20,6 +20,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/config/config.h"
 #include "engine/core/engine.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/modules.h"
 #include "engine/core/acl/acl.h"
 #include "engine/core/acl/acl_file.h"
@@ -31,6 +32,7 @@
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_save.h"
 #include "transport/replica/link.h"
+#include "transport/cluster/bus.h"
 #include "transport/loop/loop.h"
 #include "transport/net/server.h"
 #include "transport/ring/ring_server.h"
@@ -134,6 +136,7 @@ typedef struct server_parts {
     gb_loop *loop;
     gb_net_server *srv;
     gb_replica_link *replica_link;
+    gb_cluster_bus *cluster_bus;
     bool pidfile_written;
     int supervisor; /* GB_SUPERVISED_*: the manager told of readiness (supervisor_of) */
 } server_parts;
@@ -231,6 +234,8 @@ static int teardown(server_parts *p, int rc)
         gb_net_server_free(p->srv);
     if (p->replica_link)
         gb_replica_link_free(p->replica_link);
+    if (p->cluster_bus)
+        gb_cluster_bus_free(p->cluster_bus);
     if (p->eng)
         gb_engine_free(p->eng);
     if (p->rings)
@@ -357,6 +362,9 @@ int main(int argc, char **argv)
     char *exe = realpath(argv[0], NULL); /* INFO's executable, as Redis's absolute argv[0] */
     snprintf(p.eng->executable, sizeof p.eng->executable, "%s", exe ? exe : argv[0]);
     free(exe);
+    /* Cluster mode's state before the data: keys count by slot as they load. */
+    if (gb_cluster_mode_start(p.eng, err, sizeof err) != 0)
+        return teardown(&p, fatal(p.logf, err));
     if (gb_persist_load(gb_persist_of(p.eng), err, sizeof err) != 0)
         return teardown(&p, fatal(p.logf, err));
     /* The loop, then its peers: the sockets and the rings, which know
@@ -371,6 +379,9 @@ int main(int argc, char **argv)
         return teardown(&p, fatal(p.logf, "the event loop has no room for the rings"));
     p.replica_link = gb_replica_link_new(p.eng, p.loop, err, sizeof err);
     if (!p.replica_link)
+        return teardown(&p, fatal(p.logf, err));
+    p.cluster_bus = gb_cluster_bus_new(p.eng, p.loop, err, sizeof err);
+    if (err[0])
         return teardown(&p, fatal(p.logf, err));
     /* Users last: their rules may name any command, RING included. */
     if (gb_acl_load_at_startup(p.eng, err, sizeof err) != 0)

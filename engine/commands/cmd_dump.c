@@ -365,7 +365,12 @@ static size_t build_migration(gb_client *c, const migrate_opts *o, gb_slice *arg
                 ttl = 1;
         }
         gb_strbuf_printf(cmd, "*%d\r\n", o->replace ? 5 : 4);
-        put_bulk(cmd, "RESTORE", 7);
+        /* In cluster mode the target may be importing the slot: Redis's
+         * migrateCommand sends RESTORE-ASKING there. */
+        if (c->eng->cluster)
+            put_bulk(cmd, "RESTORE-ASKING", 14);
+        else
+            put_bulk(cmd, "RESTORE", 7);
         put_bulk(cmd, key.ptr, key.len);
         put_bulk_ll(cmd, ttl);
         payload.len = 0;
@@ -483,4 +488,5 @@ done:
 GB_DEFINE_COMMANDS(dump,
     {"dump", cmd_dump},
     {"restore", cmd_restore},
+    {"restore-asking", cmd_restore},
     {"migrate", cmd_migrate});

@@ -195,9 +195,16 @@ static bool parse_dbid(gb_client *c, gb_slice arg, const char *not_int_err, int 
     return true;
 }
 
+/* Cluster mode has database 0 only (Redis's texts). */
+#define ERR_CLUSTER_DB(what) "ERR " what " is not allowed in cluster mode"
+
 static void cmd_move(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
+    if (GB_UNLIKELY(c->eng->cluster != NULL)) {
+        gb_reply_error(c, ERR_CLUSTER_DB("MOVE"));
+        return;
+    }
     int dbid;
     if (!parse_dbid(c, argv[2], NULL, &dbid))
         return;
@@ -236,6 +243,10 @@ static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
             gb_reply_error(c, GB_ERR_SYNTAX);
             return;
         }
+    }
+    if (GB_UNLIKELY(c->eng->cluster != NULL) && (c->db->id != 0 || dst->id != 0)) {
+        gb_reply_error(c, "ERR Copying to another database is not allowed in cluster mode");
+        return;
     }
     if (dst == c->db && gb_slice_eq(argv[1], argv[2])) {
         gb_reply_error(c, "ERR source and destination objects are the same");
@@ -449,6 +460,12 @@ static void cmd_select(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     int id;
+    int64_t v;
+    if (GB_UNLIKELY(c->eng->cluster != NULL) && gb_slice2ll(argv[1], &v) && v >= INT32_MIN && v <= INT32_MAX &&
+        v != 0) {
+        gb_reply_error(c, ERR_CLUSTER_DB("SELECT"));
+        return;
+    }
     if (!parse_dbid(c, argv[1], NULL, &id))
         return;
     c->db = &c->eng->dbs[id];
@@ -458,6 +475,10 @@ static void cmd_select(gb_client *c, int argc, gb_slice *argv)
 static void cmd_swapdb(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
+    if (GB_UNLIKELY(c->eng->cluster != NULL)) {
+        gb_reply_error(c, ERR_CLUSTER_DB("SWAPDB"));
+        return;
+    }
     int64_t a, b;
     if (!gb_slice2ll(argv[1], &a) || a < INT32_MIN || a > INT32_MAX) {
         gb_reply_error(c, "ERR invalid first DB index");

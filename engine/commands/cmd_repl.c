@@ -86,7 +86,14 @@ static void cmd_replconf(gb_client *c, int argc, gb_slice *argv) { gb_repl_replc
 
 static void cmd_wait(gb_client *c, int argc, gb_slice *argv) { gb_repl_wait(c, argc, argv); }
 
-static void cmd_failover(gb_client *c, int argc, gb_slice *argv) { gb_failover_command(c, argc, argv); }
+static void cmd_failover(gb_client *c, int argc, gb_slice *argv)
+{
+    if (GB_UNLIKELY(c->eng->cluster != NULL)) {
+        gb_reply_error(c, "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
+        return;
+    }
+    gb_failover_command(c, argc, argv);
+}
 
 GB_DEFINE_COMMANDS(repl,
     {"sync", cmd_sync},

@@ -20,6 +20,11 @@ static void cmd_replicaof(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     gb_engine *eng = c->eng;
     char who[1024];
+    /* a cluster node's primary is CLUSTER REPLICATE's */
+    if (GB_UNLIKELY(eng->cluster != NULL)) {
+        gb_reply_error(c, "ERR REPLICAOF not allowed in cluster mode.");
+        return;
+    }
     if (gb_failover_state_of(eng) != GB_FAILOVER_NONE) {
         gb_reply_error(c, "ERR REPLICAOF not allowed while failing over.");
         return;

@@ -167,7 +167,7 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
     gb_reply_cstr(c, "id");
     gb_reply_int(c, (int64_t)c->id);
     gb_reply_cstr(c, "mode");
-    gb_reply_cstr(c, "standalone");
+    gb_reply_cstr(c, c->eng->cluster ? "cluster" : "standalone");
     gb_reply_cstr(c, "role");
     gb_reply_cstr(c, "master");
     gb_reply_cstr(c, "modules");

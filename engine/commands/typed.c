@@ -4,6 +4,7 @@
  * cmd_*.c call once they have parsed their text and the SBE transport calls
  * with the values it decoded (through the gate).
  */
+#include "engine/cluster/cluster.h"
 #include "engine/commands/typed.h"
 
 #include <math.h>
@@ -272,9 +273,18 @@ void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? 
 
 /* ---- pub/sub -------------------------------------------------------------------------------- */
 
+void gb_cmd_publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message)
+{
+    gb_cluster *cl = c->eng->cluster;
+    if (cl && cl->publish)
+        cl->publish(cl->hook_ctx, shard, channel.ptr, channel.len, message.ptr, message.len);
+}
+
 void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message)
 {
     gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_CHANNEL, channel, message));
+    if (GB_UNLIKELY(c->eng->cluster != NULL))
+        gb_cmd_publish_to_cluster(c, false, channel, message);
 }
 
 /* ---- streams -------------------------------------------------------------------------------- */

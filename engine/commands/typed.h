@@ -64,8 +64,12 @@ void gb_cmd_zadd(gb_client *c, gb_slice key, int flags, size_t n, const double *
 bool gb_cmd_zadd_flags_ok(gb_client *c, int flags, size_t n);
 void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member);
 
-/* PUBLISH channel message: replies the number of clients that received it. */
+/* PUBLISH channel message: replies the number of clients that received it
+ * (here; in cluster mode the other nodes get it over the bus too). */
 void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message);
+/* Cluster mode: PUBLISH / SPUBLISH carried to the other nodes (Redis's
+ * clusterPropagatePublish); nothing outside cluster mode. */
+void gb_cmd_publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message);
 
 /* LPUSH/RPUSH key value [value ...] (n >= 1). */
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);

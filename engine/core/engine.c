@@ -19,6 +19,8 @@
 #include "engine/core/keyspace/hfe.h"
 #include "engine/core/replication/failover.h"
 #include "engine/core/replication/replica.h"
+#include "engine/cluster/cluster.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/base/mem.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/replication/repl.h"
@@ -125,6 +127,7 @@ void gb_engine_free(gb_engine *eng)
     gb_replica_destroy(eng);
     gb_failover_destroy(eng);
     gb_shutdown_destroy(eng);
+    gb_cluster_free(eng->cluster);
     while (eng->clients)
         gb_client_free(eng->clients);
     for (int i = 0; i < eng->ndbs; i++) {
@@ -299,6 +302,8 @@ void gb_engine_cron(gb_engine *eng)
     gb_failover_cron(eng); /* first, as Redis's replicationCron */
     gb_repl_cron(eng);
     gb_shutdown_cron(eng);
+    if (GB_UNLIKELY(eng->cluster != NULL))
+        gb_cluster_mode_cron(eng);
     sample_ops(eng);
     (void)gb_memory_peak(eng);
     if (eng->service)

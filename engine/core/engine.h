@@ -206,6 +206,7 @@ typedef struct gb_engine {
     struct gb_replica *replica; /* the replica side (engine/core/replication/replica.h), or NULL: never one */
     struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/replication/failover.h), or NULL: none yet */
     struct gb_shutdown *shutdown; /* a shutdown waiting for replicas (engine/core/shutdown.h), or NULL */
+    struct gb_cluster *cluster;   /* cluster-enabled yes (engine/cluster/cluster.h), or NULL */
     /* set by SHUTDOWN; the server's loop checks it */
     bool shutdown_requested;
 

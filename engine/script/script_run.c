@@ -56,6 +56,10 @@ bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_
     gb_engine *eng = sys->eng;
     bool compat = script_flags & GB_SFLAG_EVAL_COMPAT;
     bool over = gb_engine_over_maxmemory(eng);
+    if (!compat && (script_flags & GB_SFLAG_NO_CLUSTER) && eng->cluster) {
+        gb_reply_error(caller, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return false;
+    }
     if (!compat && !(caller->flags & GB_CLIENT_OBEY)) {
         /* no-writes implies allow-oom */
         if (!(script_flags & (GB_SFLAG_ALLOW_OOM | GB_SFLAG_NO_WRITES)) && over) {
@@ -87,6 +91,11 @@ bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_
         run->calls.rules |= GB_SCRIPT_ALLOW_OOM;
     if (over)
         run->calls.rules |= GB_SCRIPT_OOM_AT_START;
+    /* a script without a shebang may mix slots, as in Redis 7.0 */
+    if (compat || (script_flags & GB_SFLAG_ALLOW_CROSS_SLOT))
+        run->calls.rules |= GB_SCRIPT_CROSS_SLOT;
+    /* the declared keys' slot, as admission found it (-1: none declared) */
+    run->calls.slot = eng->cluster ? caller->slot : -1;
     return true;
 }
 

@@ -247,7 +247,8 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 #define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
 #define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
 
-#define WHY_CLUSTER "Cluster mode: Goblin Core runs standalone only (accepted so Redis's config files load)."
+#define WHY_CLUSTER                                                                                                  \
+    "Cluster mode: this setting is not applied yet (docs/cluster.md lists the cluster settings that act)."
 #define WHY_DEFRAG "Active defragmentation (moving values off sparse jemalloc pages): not implemented in Goblin Core."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
 #define WHY_CPULIST                                                                                                  \
@@ -596,22 +597,35 @@ static const opt options[] = {
     {"min-replicas-max-lag", "min-slaves-max-lag", T_INT, OFF(min_replicas_max_lag), 0, INT32_MAX, "10", true, NULL,
      "Seconds since its last ACK for a replica to count for min-replicas-to-write; 0: the check is off.", NULL},
     /* cluster */
-    NA_BOOL("cluster-enabled", NULL, "no", false, WHY_CLUSTER),
-    NA_STRING("cluster-config-file", NULL, "nodes.conf", false, WHY_CLUSTER),
-    NA_LONG("cluster-node-timeout", 0, INT64_MAX, "15000", true, WHY_CLUSTER),
-    NA_INT("cluster-port", NULL, 0, 65535, "0", false, WHY_CLUSTER),
-    NA_STRING("cluster-announce-ip", NULL, "", true, WHY_CLUSTER),
-    NA_STRING("cluster-announce-hostname", NULL, "", true, WHY_CLUSTER),
-    NA_INT("cluster-announce-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
-    NA_INT("cluster-announce-bus-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    {"cluster-enabled", NULL, T_BOOL, OFF(cluster_enabled), 0, 1, "no", false, NULL,
+     "Cluster mode: hash slots, redirections, CLUSTER commands, nodes.conf (docs/cluster.md).", NULL},
+    {"cluster-config-file", NULL, T_STRING, OFF(cluster_config_file), 0, 0, "nodes.conf", false, NULL,
+     "The cluster state file (in dir), written by the server; two servers must not share one.", NULL},
+    {"cluster-node-timeout", NULL, T_LONG, OFF(cluster_node_timeout), 0, INT64_MAX, "15000", true, NULL,
+     "Milliseconds: a primary that was in the minority waits this long (0.5 to 5 s) before it serves again; "
+     "failure detection, which also uses it, needs the cluster bus (not implemented yet).", NULL},
+    {"cluster-port", NULL, T_INT, OFF(cluster_port), 0, 65535, "0", false, NULL,
+     "The cluster bus port shown for this node; 0: port + 10000.", NULL},
+    {"cluster-announce-ip", NULL, T_STRING, OFF(cluster_announce_ip), 0, 0, "", true, NULL,
+     "The address this node gives itself in CLUSTER NODES/SLOTS/SHARDS; empty: none known yet.", NULL},
+    {"cluster-announce-hostname", NULL, T_STRING, OFF(cluster_announce_hostname), 0, 0, "", true, NULL,
+     "The host name this node gives itself in CLUSTER NODES/SHARDS; empty: none.", NULL},
+    {"cluster-announce-port", NULL, T_INT, OFF(cluster_announce_port), 0, 65535, "0", true, NULL,
+     "The client port this node gives itself; 0: port.", NULL},
+    {"cluster-announce-bus-port", NULL, T_INT, OFF(cluster_announce_bus_port), 0, 65535, "0", true, NULL,
+     "The bus port this node gives itself; 0: cluster-port.", NULL},
     NA_INT("cluster-announce-tls-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
     NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
     NA_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, INT32_MAX, "10", true, WHY_CLUSTER),
     NA_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", "no", true, WHY_CLUSTER),
     NA_INT("cluster-migration-barrier", NULL, 0, INT32_MAX, "1", true, WHY_CLUSTER),
-    NA_BOOL("cluster-allow-replica-migration", NULL, "yes", true, WHY_CLUSTER),
-    NA_BOOL("cluster-require-full-coverage", NULL, "yes", true, WHY_CLUSTER),
-    NA_BOOL("cluster-allow-reads-when-down", NULL, "no", true, WHY_CLUSTER),
+    {"cluster-allow-replica-migration", NULL, T_BOOL, OFF(cluster_allow_replica_migration), 0, 1, "yes", true, NULL,
+     "A primary that lost its last slot to another becomes that node's replica (always, when every slot the "
+     "other claims came from it).", NULL},
+    {"cluster-require-full-coverage", NULL, T_BOOL, OFF(cluster_require_full_coverage), 0, 1, "yes", true, NULL,
+     "The cluster is down (CLUSTERDOWN) while any hash slot has no node serving it.", NULL},
+    {"cluster-allow-reads-when-down", NULL, T_BOOL, OFF(cluster_allow_reads_when_down), 0, 1, "no", true, NULL,
+     "While the cluster is down, still serve read commands on the slots this node has.", NULL},
     NA_BOOL("cluster-allow-pubsubshard-when-down", NULL, "yes", true, WHY_CLUSTER),
     NA_MEMORY("cluster-link-sendbuf-limit", 0, INT64_MAX, "0", true, WHY_CLUSTER),
     /* TLS */
@@ -647,7 +661,7 @@ static const opt options[] = {
     {"tls-auth-clients", NULL, T_ENUM, OFF(tls_auth_clients), 0, 0, "yes", true, tls_auth,
      "Client certificates: yes (required), optional (checked if sent), no. Applies to new connections.", NULL},
     {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
-     "TLS on the cluster bus (Goblin Core runs standalone: it only asks for a CA, as Redis does).", NULL},
+     "TLS on the cluster bus: not implemented, the bus is plain TCP (it only asks for a CA, as Redis does).", NULL},
     {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
      "TLS on the replication link: a replica connects to its primary's TLS port and checks its certificate "
      "against the CA (tls-ca-cert-file/-dir, then required, as Redis requires it).", NULL},

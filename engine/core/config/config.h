@@ -245,6 +245,18 @@ typedef struct gb_settings {
     int tls_session_cache_size;
     int tls_session_cache_timeout;
     int tls_handshake_thread; /* Goblin Core's own (docs/tls.md) */
+    /* Redis Cluster (engine/cluster, engine/core/cluster_mode.h, docs/cluster.md) */
+    int cluster_enabled;
+    char *cluster_config_file;
+    long long cluster_node_timeout; /* ms */
+    int cluster_port; /* the bus port; 0: port + 10000 */
+    char *cluster_announce_ip;
+    char *cluster_announce_hostname;
+    int cluster_announce_port;
+    int cluster_announce_bus_port;
+    int cluster_require_full_coverage;
+    int cluster_allow_reads_when_down;
+    int cluster_allow_replica_migration;
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];

@@ -68,7 +68,7 @@ static void section_server(gb_engine *eng, out_ctx *o)
     emitf(o, "# Server\r\n");
     emitf(o, "redis_version:%s\r\n", GB_REDIS_COMPAT_VERSION);
     emitf(o, "goblin_version:%s\r\n", GOBLIN_VERSION);
-    emitf(o, "redis_mode:standalone\r\n");
+    emitf(o, "redis_mode:%s\r\n", eng->cluster ? "cluster" : "standalone");
     emitf(o, "os:%s %s %s\r\n", un.sysname, un.release, un.machine);
     emitf(o, "arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
     emitf(o, "monotonic_clock:POSIX clock_gettime\r\n"); /* platform/clock.h's source on every OS */
@@ -330,8 +330,7 @@ static void section_latencystats(gb_engine *eng, out_ctx *o)
 
 static void section_cluster(gb_engine *eng, out_ctx *o)
 {
-    (void)eng;
-    emitf(o, "# Cluster\r\ncluster_enabled:0\r\n"); /* standalone only */
+    emitf(o, "# Cluster\r\ncluster_enabled:%d\r\n", eng->cluster ? 1 : 0);
 }
 
 static void cmdstat_one(gb_command *cmd, void *ctx)

@@ -1,5 +1,6 @@
 #include "engine/core/keyspace/db.h"
 #include "engine/core/pubsub/pubsub.h"
+#include "engine/cluster/keyslot.h"
 
 #include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
@@ -210,6 +211,8 @@ void gb_db_flush(gb_db *db)
 {
     before_db_flush(db);
     gb_htable_clear(&db->keys, free_kv_cb, NULL);
+    if (db->slot_keys)
+        memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
     gb_hfe_index_drop(db);
     gb_free(db->vol);
     db->vol = NULL;
@@ -223,12 +226,19 @@ void gb_db_flush_lazy(gb_db *db)
      * new, empty one at once. */
     gb_lazyfree_table(db->eng, &db->keys, db->vol);
     gb_htable_init(&db->keys, db->keys.type);
+    if (db->slot_keys)
+        memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
     gb_hfe_index_drop(db);
     db->vol = NULL;
     db->nvol = db->volcap = 0;
 }
 
-void gb_db_destroy(gb_db *db) { gb_db_flush(db); }
+void gb_db_destroy(gb_db *db)
+{
+    gb_db_flush(db);
+    gb_free(db->slot_keys);
+    db->slot_keys = NULL;
+}
 
 void gb_db_swap_data(gb_db *a, gb_db *b)
 {
@@ -237,6 +247,9 @@ void gb_db_swap_data(gb_db *a, gb_db *b)
     gb_htable tk = a->keys;
     a->keys = b->keys;
     b->keys = tk;
+    uint32_t *ts = a->slot_keys;
+    a->slot_keys = b->slot_keys;
+    b->slot_keys = ts;
     gb_kv **tv = a->vol;
     a->vol = b->vol;
     b->vol = tv;
@@ -267,12 +280,33 @@ static void release(gb_db *db, gb_kv *kv, bool lazy)
  * (XREADGROUP waiters fail then, as in Redis 7.0). */
 static inline bool wakes_waiters(uint8_t t) { return t == GB_TYPE_LIST || t == GB_TYPE_ZSET || t == GB_TYPE_STREAM; }
 
+/* Cluster mode's per-slot key counts: one predictable test otherwise. */
+static inline void count_in_slot(gb_db *db, gb_slice key, int delta)
+{
+    if (GB_UNLIKELY(db->slot_keys != NULL))
+        db->slot_keys[gb_keyslot(key.ptr, key.len)] += (uint32_t)delta;
+}
+
+void gb_db_count_slots(gb_db *db)
+{
+    if (!db->slot_keys)
+        db->slot_keys = gb_calloc(GB_CLUSTER_SLOTS, sizeof *db->slot_keys);
+    /* keys present already (none at start-up, but be exact) */
+    memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, &db->keys);
+    for (gb_hnode *n; (n = gb_htable_iter_next(&it)) != NULL;)
+        count_in_slot(db, gb_kv_key((gb_kv *)n), +1);
+    gb_htable_iter_done(&it);
+}
+
 static void unlink_and_free(gb_db *db, gb_kv *kv)
 {
     gb_slice key = gb_kv_key(kv);
     if (kv->type == GB_TYPE_STREAM)
         gb_blocking_signal_key(db, key);
     gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
+    count_in_slot(db, key, -1);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
     release(db, kv, db->eng->cfg.lazyfree_lazy_expire);
@@ -371,6 +405,7 @@ static void install(gb_db *db, gb_kv *kv)
         release(db, old, db->eng->cfg.lazyfree_lazy_server_del);
     } else {
         gb_htable_insert(&db->keys, &kv->node, h);
+        count_in_slot(db, key, +1);
         gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     }
     if (gb_kv_volatile(kv))
@@ -387,6 +422,7 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
+    count_in_slot(db, key, +1);
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     if (wakes_waiters((uint8_t)t))
         gb_blocking_signal_key(db, key);
@@ -425,6 +461,7 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
     if (gb_htable_find(&db->keys, &key, hash))
         return false;
     gb_htable_insert(&db->keys, &kv->node, hash);
+    count_in_slot(db, key, +1);
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
     gb_hfe_track_kv(db, kv);
@@ -507,6 +544,7 @@ gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val)
 {
     gb_kv *kv = kv_new_string(db, key, val, false, -1, STR_AUTO);
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
+    count_in_slot(db, key, +1);
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     return kv;
 }
@@ -630,6 +668,7 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     gb_kv *kv = (gb_kv *)gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
         return false;
+    count_in_slot(db, key, -1);
     before_write(db, kv);
     /* A replica's deletions are its primary's: an expiry is counted and
      * propagated there. */

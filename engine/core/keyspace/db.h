@@ -57,7 +57,13 @@ typedef struct gb_db {
     struct gb_zset *hfe;  /* hashes with field deadlines (engine/types/t_hash_ttl.h), or NULL */
     struct gb_engine *eng;
     int id;
+    /* The number of keys in each hash slot (CLUSTER COUNTKEYSINSLOT), or
+     * NULL: kept only in cluster mode, for database 0. */
+    uint32_t *slot_keys;
 } gb_db;
+
+/* Starts counting db's keys by hash slot (cluster-enabled, before loading). */
+void gb_db_count_slots(gb_db *db);
 
 void gb_db_init(gb_db *db, struct gb_engine *eng, int id);
 /* Deletes every key (FLUSHDB). Watchers are told by the caller. */

@@ -45,6 +45,8 @@ enum {
     /* closed by its output-buffer limit or by maxmemory-clients (engine/core/memory/client_memory.c):
      * the transport may count it (a ring's INFO) */
     GB_CLIENT_CLOSED_FOR_MEMORY = 1u << 26,
+    GB_CLIENT_ASKING = 1u << 27,     /* ASKING: the next command may use a slot being imported */
+    GB_CLIENT_READONLY = 1u << 28,   /* READONLY: a cluster replica serves this client's reads */
 };
 
 /* What CLIENT LIST / CLIENT INFO show about the transport side. */
@@ -121,6 +123,7 @@ typedef struct gb_client {
     int64_t obuf_soft_since_ms; /* when its pending output first passed the soft limit; 0: under it
                                  * (engine/core/memory/client_memory.h) */
     const struct gb_command *last_cmd;
+    int slot; /* cluster mode: the slot of the keys of the command admitted last; -1: none (Redis's c->slot) */
 
     gb_argv_copy *mqueue;       /* MULTI */
     int mcount, mcap;

@@ -10,6 +10,7 @@
 #include "engine/core/acl/acl.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/memory/evict.h"
+#include "engine/core/cluster_mode.h"
 #include "engine/core/engine.h"
 #include "engine/core/introspect/monitor.h"
 #include "engine/core/request/multi.h"
@@ -417,7 +418,8 @@ typedef struct admission {
     const gb_typed_call *typed;
     void *typed_args;
     /* the verdict's details */
-    const char *why;          /* ADMIT_REJECT: the error text */
+    const char *why;          /* ADMIT_REJECT, ADMIT_REDIRECT: the error text */
+    char redirect[128];       /* ADMIT_REDIRECT's text is built here */
     enum gb_acl_denial denial; /* ADMIT_DENY: what ACL refused, and where */
     int argpos;
 } admission;
@@ -428,6 +430,7 @@ enum admit_verdict {
     ADMIT_DENY,     /* refuse it for permission (ACL LOG, NOPERM) */
     ADMIT_POSTPONE, /* CLIENT PAUSE holds it */
     ADMIT_QUEUE,    /* MULTI queues it */
+    ADMIT_REDIRECT, /* cluster mode sends it elsewhere or refuses it (a->why: MOVED, ASK, CROSSSLOT ...) */
 };
 
 static inline enum admit_verdict refuse(admission *a, const char *why)
@@ -489,6 +492,18 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
      * mustObeyClient), whatever memory or the disk say now. */
     if (!(c->flags & GB_CLIENT_OBEY)) {
         uint32_t flags = admission_flags(a);
+        /* Cluster mode's redirections, after ACL and before memory (Redis's
+         * processCommand). A typed call takes its RESP form there. */
+        if (GB_UNLIKELY(c->eng->cluster != NULL)) {
+            if (a->typed)
+                return refuse(a, NULL); /* not run natively: its RESP form is judged, and redirected, in admit() */
+            c->slot = -1;
+            if (gb_cluster_checks_command(cmd)) {
+                a->why = gb_cluster_redirection(c, cmd, flags, a->argc, a->argv, a->redirect, sizeof a->redirect);
+                if (a->why)
+                    return ADMIT_REDIRECT;
+            }
+        }
         /* Memory before the disk, as Redis checks them. */
         if (c->eng->cfg.maxmemory > 0 && refused_for_memory(c, cmd, flags))
             return refuse(a, GB_ERR_OOM);
@@ -542,6 +557,20 @@ static void reject_in_subscribed_mode(gb_client *c, gb_command *cmd)
  * command's shape by construction), then judge()'s rules, acting on the
  * verdict. Returns true when it should run now; false when it was
  * rejected, postponed or queued (and answered). */
+/* A cluster redirection or refusal: a rejected EXEC discards its
+ * transaction and answers the error itself, not EXECABORT (Redis). */
+static void reject_for_cluster(gb_client *c, gb_command *cmd, const char *err)
+{
+    if (is_exec(cmd)) {
+        cmd->rejected_calls++;
+        gb_multi_discard(c);
+        gb_multi_unwatch_all(c);
+        gb_reply_error(c, err);
+    } else {
+        reject(c, cmd, err);
+    }
+}
+
 static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
     if (!gb_command_arity_ok(cmd, argc)) {
@@ -568,6 +597,9 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         return false;
     case ADMIT_QUEUE:
         gb_multi_queue(c, cmd, argc, argv);
+        return false;
+    case ADMIT_REDIRECT:
+        reject_for_cluster(c, cmd, a.why);
         return false;
     }
     return false;
@@ -619,6 +651,10 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
     if (argc == 0)
         return;
     gb_command *cmd = execute(c, argc, argv);
+    /* ASKING lasts one command (outside MULTI), as Redis's resetClient. */
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_ASKING) && !(c->flags & GB_CLIENT_MULTI) &&
+        !(cmd && strcmp(cmd->fullname, "asking") == 0))
+        c->flags &= ~(uint32_t)GB_CLIENT_ASKING;
     if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || GB_UNLIKELY(c->tracking != NULL))
         command_done(c, cmd);
     /* A rejected command opened no call frame: its (empty) round of
@@ -757,6 +793,12 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         return GB_ERR_OOM;
     if (f & GB_CMD_WRITE)
         st->wrote = true;
+    if (GB_UNLIKELY(c->eng->cluster != NULL) && !(caller->flags & GB_CLIENT_OBEY)) {
+        const char *where = gb_cluster_script_check(c, caller, cmd, f, argc, argv, &st->slot,
+                                                    (st->rules & GB_SCRIPT_CROSS_SLOT) != 0);
+        if (where)
+            return where;
+    }
     gb_gate_call(c, cmd, argc, argv);
     return NULL;
 }

@@ -131,11 +131,13 @@ enum {
     GB_SCRIPT_READ_ONLY = 1u << 0,     /* EVAL_RO/FCALL_RO, or "no-writes": writes refused */
     GB_SCRIPT_ALLOW_OOM = 1u << 1,     /* "allow-oom": memory never refuses a command */
     GB_SCRIPT_OOM_AT_START = 1u << 2,  /* used memory was over maxmemory when the script began */
+    GB_SCRIPT_CROSS_SLOT = 1u << 3,    /* "allow-cross-slot-keys": keys of several slots (cluster mode) */
 };
 
 typedef struct gb_script_call_state {
     uint32_t rules; /* GB_SCRIPT_* */
     bool wrote;     /* a write command has run: SCRIPT KILL refuses, memory no longer refuses */
+    int slot;       /* cluster mode: the slot the script's keys so far hash to; -1: none yet */
     char err[192];  /* an ACL denial's text, "ERR " and gb_gate_script_permits's reason */
 } gb_script_call_state;
 

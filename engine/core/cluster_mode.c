@@ -1,0 +1,286 @@
+#include "engine/core/cluster_mode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/base/mem.h"
+#include "engine/core/keyspace/db.h"
+#include "engine/core/engine.h"
+#include "engine/core/request/multi.h"
+
+/* ---- life ---- */
+
+void gb_cluster_mode_refresh_myself(gb_engine *eng)
+{
+    gb_cluster_node *me = eng->cluster->myself;
+    const gb_settings *cfg = &eng->cfg;
+    int cport = cfg->cluster_port ? cfg->cluster_port : cfg->port + 10000;
+    me->port = cfg->cluster_announce_port ? cfg->cluster_announce_port : cfg->port;
+    me->cport = cfg->cluster_announce_bus_port ? cfg->cluster_announce_bus_port : cport;
+    if (cfg->cluster_announce_ip && cfg->cluster_announce_ip[0])
+        snprintf(me->ip, sizeof me->ip, "%s", cfg->cluster_announce_ip);
+    const char *host = cfg->cluster_announce_hostname ? cfg->cluster_announce_hostname : "";
+    if (strcmp(me->hostname, host) != 0) {
+        gb_free(me->hostname);
+        me->hostname = gb_strdup(host);
+    }
+}
+
+static char *config_path(const gb_settings *cfg)
+{
+    const char *file = cfg->cluster_config_file;
+    size_t n = strlen(cfg->dir) + strlen(file) + 2;
+    char *path = gb_malloc(n);
+    if (file[0] == '/')
+        snprintf(path, n, "%s", file);
+    else
+        snprintf(path, n, "%s/%s", cfg->dir, file);
+    return path;
+}
+
+int gb_cluster_mode_start(gb_engine *eng, char *err, size_t errlen)
+{
+    const gb_settings *cfg = &eng->cfg;
+    if (!cfg->cluster_enabled)
+        return 0;
+    if (!cfg->cluster_port && cfg->port > 65535 - 10000) {
+        /* Redis's check: the bus port would not exist */
+        snprintf(err, errlen, "Redis port number too high. Cluster communication port is 10,000 port numbers higher "
+                              "than your Redis port. Your Redis port number must be 55535 or less.");
+        return -1;
+    }
+    char *path = config_path(cfg);
+    eng->cluster = gb_cluster_new(cfg->port, cfg->port + 10000, path);
+    gb_free(path);
+    int loaded = gb_cluster_load_config(eng->cluster, err, errlen);
+    if (loaded < 0)
+        return -1;
+    gb_cluster_mode_refresh_myself(eng);
+    if (loaded == 1) {
+        gb_log(GB_LOG_NOTICE, "No cluster configuration found, I'm %s", eng->cluster->myself->name);
+        if (gb_cluster_save_config(eng->cluster, err, errlen) != 0)
+            return -1;
+    } else {
+        gb_log(GB_LOG_NOTICE, "Node configuration loaded, I'm %.40s", eng->cluster->myself->name);
+    }
+    gb_db_count_slots(&eng->dbs[0]);
+    return 0;
+}
+
+static void update_state(gb_engine *eng)
+{
+    gb_cluster *cl = eng->cluster;
+    cl->require_full_coverage = eng->cfg.cluster_require_full_coverage != 0;
+    cl->allow_reads_when_down = eng->cfg.cluster_allow_reads_when_down != 0;
+    int before = cl->state;
+    gb_cluster_update_state(cl, (int64_t)eng->now_mono_ms, eng->cfg.cluster_node_timeout);
+    if (cl->state != before)
+        gb_log(GB_LOG_NOTICE, "Cluster state changed: %s", cl->state == GB_CLUSTER_OK ? "ok" : "fail");
+}
+
+void gb_cluster_mode_cron(gb_engine *eng)
+{
+    gb_cluster_mode_refresh_myself(eng);
+    update_state(eng);
+}
+
+void gb_cluster_mode_changed(gb_engine *eng)
+{
+    update_state(eng);
+    char err[512];
+    if (gb_cluster_save_config(eng->cluster, err, sizeof err) != 0)
+        gb_log(GB_LOG_WARNING, "%s", err);
+}
+
+/* ---- redirection ---- */
+
+enum redirect {
+    REDIR_NONE,
+    REDIR_CROSS_SLOT,
+    REDIR_UNSTABLE,
+    REDIR_DOWN_STATE,
+    REDIR_DOWN_RO_STATE,
+    REDIR_DOWN_UNBOUND,
+    REDIR_MOVED,
+    REDIR_ASK,
+};
+
+/* What the keys of a call (or of a whole transaction) say, gathered as
+ * Redis's getNodeByQuery walks them. */
+typedef struct slot_query {
+    gb_slice first;          /* the first key; .ptr NULL: none yet */
+    int slot;
+    gb_cluster_node *owner;  /* the first key's slot's node */
+    bool multiple_keys;      /* another key than the first, in the same slot */
+    bool migrating, importing;
+    int missing, existing;   /* keys absent / present here, counted while the slot is open */
+} slot_query;
+
+static bool is_shard_pubsub(const gb_command *cmd)
+{
+    const char *n = cmd->fullname;
+    return strcmp(n, "spublish") == 0 || strcmp(n, "ssubscribe") == 0 || strcmp(n, "sunsubscribe") == 0;
+}
+
+static bool key_present(gb_engine *eng, gb_slice key)
+{
+    return gb_db_lookup_quiet(&eng->dbs[0], key) != NULL;
+}
+
+/* One command's keys into q; REDIR_NONE or the error found. */
+static enum redirect query_command(gb_engine *eng, const gb_command *cmd, int argc, const gb_slice *argv,
+                                   slot_query *q)
+{
+    gb_cluster *cl = eng->cluster;
+    gb_keys_result r;
+    int n = gb_command_keys(cmd->meta, argc, argv, &r);
+    enum redirect verdict = REDIR_NONE;
+    for (int j = 0; j < n && verdict == REDIR_NONE; j++) {
+        gb_slice key = argv[r.keys[j].pos];
+        int slot = (int)gb_keyslot(key.ptr, key.len);
+        if (!q->first.ptr) {
+            q->first = key;
+            q->slot = slot;
+            q->owner = cl->slots[slot];
+            if (!q->owner) {
+                verdict = REDIR_DOWN_UNBOUND;
+                break;
+            }
+            if (q->owner == cl->myself && cl->migrating_to[slot])
+                q->migrating = true;
+            else if (cl->importing_from[slot])
+                q->importing = true;
+        } else if (q->first.len != key.len || memcmp(q->first.ptr, key.ptr, key.len) != 0) {
+            if (slot != q->slot) {
+                verdict = REDIR_CROSS_SLOT;
+                break;
+            }
+            q->multiple_keys = true;
+        }
+        /* A shard channel is served by the old owner until the slot
+         * moves: its presence is not a question. */
+        if ((q->migrating || q->importing) && !is_shard_pubsub(cmd)) {
+            if (key_present(eng, key))
+                q->existing++;
+            else
+                q->missing++;
+        }
+    }
+    gb_keys_result_free(&r);
+    return verdict;
+}
+
+static bool is_exec(const gb_command *cmd) { return cmd->def->proc == gb_multi_exec_proc; }
+
+bool gb_cluster_checks_command(const gb_command *cmd)
+{
+    return (cmd->flags & GB_CMD_MOVABLEKEYS) || cmd->meta->nkey_specs != 0 || is_exec(cmd);
+}
+
+/* Redis's getNodeByQuery: the node that serves the call, or NULL with
+ * *why set. */
+static gb_cluster_node *node_for_call(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
+                                      int *slot, enum redirect *why)
+{
+    gb_engine *eng = c->eng;
+    gb_cluster *cl = eng->cluster;
+    slot_query q = {0};
+    *why = REDIR_NONE;
+    bool shard_pubsub = is_shard_pubsub(cmd);
+    if (is_exec(cmd)) {
+        if (!(c->flags & GB_CLIENT_MULTI))
+            return cl->myself; /* EXEC answers its own error */
+        for (int i = 0; i < c->mcount && *why == REDIR_NONE; i++)
+            *why = query_command(eng, c->mqueue[i].cmd, c->mqueue[i].argc, c->mqueue[i].argv, &q);
+    } else {
+        *why = query_command(eng, cmd, argc, argv, &q);
+    }
+    if (*why != REDIR_NONE)
+        return NULL;
+    if (!q.owner)
+        return cl->myself; /* no key at all */
+    if (cl->state != GB_CLUSTER_OK) {
+        if (shard_pubsub) {
+            /* cluster-allow-pubsubshard-when-down: yes (not a setting here yet) */
+        } else if (!cl->allow_reads_when_down) {
+            *why = REDIR_DOWN_STATE;
+            return NULL;
+        } else if (flags & GB_CMD_WRITE) {
+            *why = REDIR_DOWN_RO_STATE;
+            return NULL;
+        }
+    }
+    *slot = q.slot;
+    if ((q.migrating || q.importing) && strcmp(cmd->fullname, "migrate") == 0)
+        return cl->myself;
+    if (q.migrating && q.missing) {
+        *why = q.existing ? REDIR_UNSTABLE : REDIR_ASK;
+        return q.existing ? NULL : cl->migrating_to[q.slot];
+    }
+    if (q.importing && ((c->flags & GB_CLIENT_ASKING) || (cmd->meta->flags & GB_CMDF_ASKING))) {
+        if (q.multiple_keys && q.missing) {
+            *why = REDIR_UNSTABLE;
+            return NULL;
+        }
+        return cl->myself;
+    }
+    bool writes = (flags & GB_CMD_WRITE) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_WRITE));
+    gb_cluster_node *me = cl->myself;
+    if (((c->flags & GB_CLIENT_READONLY) || shard_pubsub) && !writes && (me->flags & GB_CNODE_SLAVE) &&
+        strcmp(me->replica_of, q.owner->name) == 0)
+        return me;
+    if (q.owner != me)
+        *why = REDIR_MOVED;
+    return q.owner;
+}
+
+const char *gb_cluster_script_check(gb_client *c, gb_client *caller, const gb_command *cmd, uint32_t flags, int argc,
+                                    gb_slice *argv, int *slot, bool cross_slot)
+{
+    const uint32_t copied = GB_CLIENT_READONLY | GB_CLIENT_ASKING;
+    c->flags = (c->flags & ~copied) | (caller->flags & copied);
+    int here = -1;
+    enum redirect why;
+    gb_cluster_node *n = node_for_call(c, cmd, flags, argc, argv, &here, &why);
+    if (n != c->eng->cluster->myself || why != REDIR_NONE) {
+        if (why == REDIR_DOWN_RO_STATE)
+            return "ERR Script attempted to execute a write command while the cluster is down and readonly";
+        if (why == REDIR_DOWN_STATE)
+            return "ERR Script attempted to execute a command while the cluster is down";
+        return "ERR Script attempted to access a non local key in a cluster node";
+    }
+    if (here != -1 && !cross_slot) {
+        if (*slot == -1)
+            *slot = here;
+        else if (*slot != here)
+            return "ERR Script attempted to access keys that do not hash to the same slot";
+    }
+    return NULL;
+}
+
+const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
+                                   char *buf, size_t buflen)
+{
+    int slot = -1;
+    enum redirect why;
+    gb_cluster_node *n = node_for_call(c, cmd, flags, argc, argv, &slot, &why);
+    c->slot = slot;
+    if (n == c->eng->cluster->myself && why == REDIR_NONE)
+        return NULL;
+    switch (why) {
+    case REDIR_CROSS_SLOT:
+        return "CROSSSLOT Keys in request don't hash to the same slot";
+    case REDIR_UNSTABLE:
+        return "TRYAGAIN Multiple keys request during rehashing of slot";
+    case REDIR_DOWN_STATE:
+        return "CLUSTERDOWN The cluster is down";
+    case REDIR_DOWN_RO_STATE:
+        return "CLUSTERDOWN The cluster is down and only accepts read commands";
+    case REDIR_DOWN_UNBOUND:
+        return "CLUSTERDOWN Hash slot not served";
+    default:
+        /* MOVED or ASK: the node's address (cluster-preferred-endpoint-type ip) */
+        snprintf(buf, buflen, "%s %d %s:%d", why == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip, n->port);
+        return buf;
+    }
+}

@@ -1,0 +1,51 @@
+/*
+ * The engine in cluster mode (cluster-enabled yes): the cluster state's
+ * life (start-up, nodes.conf, the cron's health check) and the gate's
+ * redirections, Redis 7.0's getNodeByQuery and clusterRedirectClient.
+ * Nothing here runs when eng->cluster is NULL.
+ */
+#ifndef GB_ENGINE_CORE_CLUSTER_MODE_H
+#define GB_ENGINE_CORE_CLUSTER_MODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/cluster/cluster.h"
+#include "engine/core/request/command.h"
+
+struct gb_engine;
+
+/* With cluster-enabled yes: the state from nodes.conf (in dir), or a new
+ * node saved there; per-slot key counting on database 0. 0, or -1 with
+ * err (Redis refuses to start then). Before the dataset loads. */
+int gb_cluster_mode_start(struct gb_engine *eng, char *err, size_t errlen);
+/* The cron's part: the cluster's health (Redis's clusterUpdateState). */
+void gb_cluster_mode_cron(struct gb_engine *eng);
+/* After a change of the slot map or epochs: health again, and nodes.conf
+ * saved (a failure is logged, as Redis's clusterSaveConfigOrDie would
+ * stop the server, which this does not). */
+void gb_cluster_mode_changed(struct gb_engine *eng);
+/* This node's address as the settings announce it (cluster-announce-*,
+ * port, cluster-port). */
+void gb_cluster_mode_refresh_myself(struct gb_engine *eng);
+
+/* Whether cmd must go elsewhere or not run at all in cluster mode
+ * (CROSSSLOT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN): the error text, in
+ * buf, without the leading '-'; NULL when it runs here. flags: the
+ * command's GB_CMD_* flags as admission judges them (a script's own). */
+const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
+                                   char *buf, size_t buflen);
+
+/* Redis's scriptVerifyClusterState for a command a script runs on c, its
+ * client, for caller: NULL when it may run here, else the error
+ * ("ERR Script attempted to ..."). *slot: the slot the script's keys hash
+ * to so far (-1: none), kept or set here; cross_slot: the script declared
+ * allow-cross-slot-keys. */
+const char *gb_cluster_script_check(gb_client *c, gb_client *caller, const gb_command *cmd, uint32_t flags, int argc,
+                                    gb_slice *argv, int *slot, bool cross_slot);
+
+/* Whether the gate asks gb_cluster_redirection about cmd: it has keys
+ * (or movable ones), or it is EXEC (Redis's processCommand rule). */
+bool gb_cluster_checks_command(const gb_command *cmd);
+
+#endif
