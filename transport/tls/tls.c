@@ -217,12 +217,15 @@ static bool config_complete(const gb_tls_config *cfg, int *protocols, char *err,
     return true;
 }
 
-gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t errlen)
+/* An SSL_CTX of method's kind with what both sides share: Redis's base
+ * options and the protocols; NULL (logged) when the settings are
+ * incomplete or there is no memory. */
+static SSL_CTX *context_begin(const SSL_METHOD *method, const gb_tls_config *cfg, char *err, size_t errlen)
 {
     int protocols;
     if (!config_complete(cfg, &protocols, err, errlen))
         return NULL;
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    SSL_CTX *ctx = SSL_CTX_new(method);
     if (!ctx) {
         config_failed(err, errlen, "Failed to create the TLS context: out of memory");
         return NULL;
@@ -231,51 +234,48 @@ gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t e
      * SSL_OP_ALLOW_CLIENT_RENEGOTIATION is set (Redis turns it off too). */
     SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION | SSL_OP_SINGLE_DH_USE);
     limit_protocols(ctx, protocols);
-    if (cfg->prefer_server_ciphers)
-        SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    gb_tls_context *out = NULL;
-    if (load_identity(ctx, cfg, false, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen)) {
-        set_session_cache(ctx, cfg);
-        out = calloc(1, sizeof *out);
-        if (out)
-            out->ssl = ctx;
-        else
-            config_failed(err, errlen, "Failed to create the TLS context: out of memory");
-    }
+    return ctx;
+}
+
+/* The context, once ctx is loaded (loaded: its identity and the rest went
+ * in); ctx is freed when it is not. */
+static gb_tls_context *context_end(SSL_CTX *ctx, bool loaded, char *err, size_t errlen)
+{
+    gb_tls_context *out = loaded ? calloc(1, sizeof *out) : NULL;
+    if (out)
+        out->ssl = ctx;
+    else if (loaded)
+        config_failed(err, errlen, "Failed to create the TLS context: out of memory");
     if (!out)
         SSL_CTX_free(ctx);
     return out;
 }
 
+gb_tls_context *gb_tls_context_new(const gb_tls_config *cfg, char *err, size_t errlen)
+{
+    SSL_CTX *ctx = context_begin(TLS_server_method(), cfg, err, errlen);
+    if (!ctx)
+        return NULL;
+    if (cfg->prefer_server_ciphers)
+        SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    bool loaded = load_identity(ctx, cfg, false, err, errlen) && load_dh_params(ctx, cfg->dh_params_file, err, errlen);
+    if (loaded)
+        set_session_cache(ctx, cfg);
+    return context_end(ctx, loaded, err, errlen);
+}
+
 gb_tls_context *gb_tls_client_context_new(const gb_tls_config *cfg, char *err, size_t errlen)
 {
-    int protocols;
-    if (!config_complete(cfg, &protocols, err, errlen))
-        return NULL;
     if (!unset(cfg->client_cert_file) && unset(cfg->client_key_file)) {
         config_failed(err, errlen, "No tls-client-key-file configured!");
         return NULL;
     }
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (!ctx) {
-        config_failed(err, errlen, "Failed to create the TLS context: out of memory");
+    SSL_CTX *ctx = context_begin(TLS_client_method(), cfg, err, errlen);
+    if (!ctx)
         return NULL;
-    }
-    SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION);
-    limit_protocols(ctx, protocols);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); /* the primary's certificate must chain to the CA */
-    gb_tls_context *out = NULL;
-    if (load_identity(ctx, cfg, true, err, errlen)) {
-        out = calloc(1, sizeof *out);
-        if (out)
-            out->ssl = ctx;
-        else
-            config_failed(err, errlen, "Failed to create the TLS context: out of memory");
-    }
-    if (!out)
-        SSL_CTX_free(ctx);
-    return out;
+    return context_end(ctx, load_identity(ctx, cfg, true, err, errlen), err, errlen);
 }
 
 gb_tls_config gb_tls_config_from(const gb_settings *cfg)
