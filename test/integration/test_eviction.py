@@ -442,8 +442,11 @@ class AccessClock(gbtest.GoblinAndRedisCase):
             with Raw(s) as r:
                 pipeline(r, [("GET", "k")] * 2000)
         g, rd = self.both("OBJECT", "FREQ", "k")
-        # lfu-log-factor 10: 2000 hits lift the counter to about 20
-        self.assertTrue(12 <= g <= 30 and 12 <= rd <= 30, (g, rd))
+        # lfu-log-factor 10: 2000 hits lift the counter to about 25 on
+        # average (each step from c is taken with probability
+        # 1 / (10 (c - 5) + 1)); the draws are random on both servers, and
+        # redis-server itself has reached 32. Logarithmic, not 2005.
+        self.assertTrue(12 <= g <= 40 and 12 <= rd <= 40, (g, rd))
 
 
 class EvictionConfig(gbtest.GoblinAndRedisCase):
