@@ -263,6 +263,8 @@ bool gb_repl_is_replica(const gb_client *c) { return (c->flags & GB_CLIENT_REPLI
 
 static void write_raw(repl_link *l, const char *p, size_t n)
 {
+    if (n == 0) /* an empty held stream is a NULL buffer: nothing for the hook */
+        return;
     l->c->hooks->write_raw(l->c, p, n);
     l->appended += n;
 }

@@ -193,13 +193,20 @@ static void exec_on(gb_client *c, int argc, const char **words)
 
 static void no_sync_delay(gb_settings *s) { s->repl_diskless_sync_delay = 0; }
 
-/* An engine with the persistence service, which makes full syncs in the
- * background (engine/persist/repl_fsync.h), starting them at once. */
+/* An engine with the persistence service (gb_engine_new makes it), which
+ * makes full syncs in the background (engine/persist/repl_fsync.h),
+ * starting them at once; freed with repl_harness_free. */
 static harness *repl_harness(void)
 {
     harness *h = harness_new(no_sync_delay);
-    gb_persist_new(h->eng);
+    assert_non_null(gb_persist_of(h->eng)); /* gb_engine_new made it */
     return h;
+}
+
+static void repl_harness_free(harness *h)
+{
+    gb_persist_free(gb_persist_of(h->eng));
+    harness_free(h);
 }
 
 /* PSYNC from a replica that takes a diskless RDB, the background work it
@@ -276,7 +283,7 @@ static void test_full_then_stream_then_partial(void **state)
         assert_memory_equal(sink.buf, "+FULLRESYNC ", 12);
         gb_client_free(r);
     }
-    harness_free(h);
+    repl_harness_free(h);
 }
 
 static const char *info_field(harness *h, const char *name, char *out, size_t cap);
@@ -322,7 +329,7 @@ static void test_following_proxies_the_primary(void **state)
     run(h, "SET k3 v");
     assert_non_null(find(sink.buf, sink.len, "SELECT"));
     gb_client_free(r);
-    harness_free(h);
+    repl_harness_free(h);
 }
 
 static const char *info_field(harness *h, const char *name, char *out, size_t cap)
@@ -357,7 +364,7 @@ static void test_config_set_resizes(void **state)
     info_field(h, "master_repl_offset:", off, sizeof off);
     assert_int_equal(atoll(info_field(h, "repl_backlog_first_byte_offset:", v, sizeof v)), atoll(off) - 15);
     gb_client_free(r);
-    harness_free(h);
+    repl_harness_free(h);
 }
 
 int main(void)
