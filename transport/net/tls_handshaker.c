@@ -186,7 +186,9 @@ static bool take_inbox(gb_tls_handshaker *h)
 {
     pthread_mutex_lock(&h->lock);
     bool stopping = h->stopping;
-    if (!stopping && grow((void **)&h->active.items, &h->active.cap, h->active.n + h->inbox.n, sizeof(handshake))) {
+    /* A wake-up may find the inbox empty (nothing to copy, maybe no array yet). */
+    if (!stopping && h->inbox.n &&
+        grow((void **)&h->active.items, &h->active.cap, h->active.n + h->inbox.n, sizeof(handshake))) {
         memcpy(h->active.items + h->active.n, h->inbox.items, h->inbox.n * sizeof(handshake));
         h->active.n += h->inbox.n;
         h->inbox.n = 0;
