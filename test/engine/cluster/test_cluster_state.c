@@ -2,7 +2,7 @@
  * redis-server 7.0 writes it loads, saves back byte for byte, and every
  * malformed line is refused), slot claims by config epoch, epoch
  * collisions, failover votes, and the checks on what peers send. */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#define _GNU_SOURCE /* mkdtemp: glibc hides it under _POSIX_C_SOURCE alone, macOS under any _POSIX_C_SOURCE */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
