@@ -602,8 +602,8 @@ static const opt options[] = {
     {"cluster-config-file", NULL, T_STRING, OFF(cluster_config_file), 0, 0, "nodes.conf", false, NULL,
      "The cluster state file (in dir), written by the server; two servers must not share one.", NULL},
     {"cluster-node-timeout", NULL, T_LONG, OFF(cluster_node_timeout), 0, INT64_MAX, "15000", true, NULL,
-     "Milliseconds: a primary that was in the minority waits this long (0.5 to 5 s) before it serves again; "
-     "failure detection, which also uses it, needs the cluster bus (not implemented yet).", NULL},
+     "Milliseconds a node may not answer before it is suspected (PFAIL), then failed by a majority of "
+     "primaries; a primary that was in the minority waits this long (0.5 to 5 s) before it serves again.", NULL},
     {"cluster-port", NULL, T_INT, OFF(cluster_port), 0, 65535, "0", false, NULL,
      "The cluster bus port shown for this node; 0: port + 10000.", NULL},
     {"cluster-announce-ip", NULL, T_STRING, OFF(cluster_announce_ip), 0, 0, "", true, NULL,
