@@ -62,6 +62,17 @@ def send_partial_request(s, total, sent):
         pass  # evicted while sending: closed_by_server sees it
 
 
+def closed_for_too_much(srv, name, wait):
+    """A client named `name` sends 1.25 MB of a 3 MB request: whether the
+    server closes it within `wait` seconds."""
+    s = raw_socket(srv, name)
+    try:
+        send_partial_request(s, 3 * LIMIT, LIMIT + LIMIT // 4)
+        return closed_by_server(s, wait)
+    finally:
+        s.close()
+
+
 class Eviction(unittest.TestCase):
     """Each test runs on both servers, fresh ones."""
 
@@ -89,12 +100,7 @@ class Eviction(unittest.TestCase):
     def test_query_buffer_of_a_partial_request(self):
         def story(srv, admin):
             admin.call("config", "set", "maxmemory-clients", str(LIMIT))
-            s = raw_socket(srv, "big")
-            try:
-                send_partial_request(s, 3 * LIMIT, LIMIT + LIMIT // 4)
-                self.assertTrue(closed_by_server(s, 10 * SLOW), srv.kind)
-            finally:
-                s.close()
+            self.assertTrue(closed_for_too_much(srv, "big", 10 * SLOW), srv.kind)
             self.assertEqual(evicted_clients(admin), 1)
             self.assertEqual(admin.call("ping"), b"PONG")
 
@@ -181,21 +187,11 @@ class Eviction(unittest.TestCase):
         def story(srv, admin):
             admin.call("config", "set", "maxmemory", "100mb")
             admin.call("config", "set", "maxmemory-clients", "1%")  # 1 MB
-            s = raw_socket(srv, "big")
-            try:
-                send_partial_request(s, 3 * LIMIT, LIMIT + LIMIT // 4)
-                self.assertTrue(closed_by_server(s, 10 * SLOW), srv.kind)
-            finally:
-                s.close()
+            self.assertTrue(closed_for_too_much(srv, "big", 10 * SLOW), srv.kind)
             self.assertEqual(evicted_clients(admin), 1)
             # a percentage of no maxmemory is no limit
             admin.call("config", "set", "maxmemory", "0")
-            s = raw_socket(srv, "big2")
-            try:
-                send_partial_request(s, 3 * LIMIT, LIMIT + LIMIT // 4)
-                self.assertFalse(closed_by_server(s, 0.5 * SLOW), srv.kind)
-            finally:
-                s.close()
+            self.assertFalse(closed_for_too_much(srv, "big2", 0.5 * SLOW), srv.kind)
             self.assertEqual(evicted_clients(admin), 1)
 
         self.both(story)
