@@ -278,6 +278,56 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
     }
 }
 
+int gb_rdb_load_buffer(gb_engine *eng, const uint8_t *p, size_t len, const char *name, gb_rdb_load_stats *st,
+                       void (*progress)(void *ctx, uint64_t done, uint64_t total, const gb_rdb_load_stats *st),
+                       void *pctx, char *err, size_t errlen)
+{
+    memset(st, 0, sizeof *st);
+    st->bytes = len;
+    unsigned version = 0;
+    if (len < MAGIC_LEN || memcmp(p, "REDIS", 5) != 0 || sscanf((const char *)p + 5, "%4u", &version) != 1) {
+        snprintf(err, errlen, "%s is not a Redis RDB file (no REDIS magic)", name);
+        return GB_EPARSE;
+    }
+    st->version = version;
+    if (version < 1 || version > GB_RDB_VERSION_READ_MAX) {
+        snprintf(err, errlen, "%s is RDB version %u; Goblin Core reads versions 1 to %d (Redis up to 7.4)", name,
+                 version, GB_RDB_VERSION_READ_MAX);
+        return GB_EPARSE;
+    }
+    loader L = {.eng = eng, .db = &eng->dbs[0], .st = st, .err = err, .errlen = errlen};
+    L.cfg = (gb_rdb_build_config){gb_types_cfg(eng), gb_list_config_for(eng), gb_stream_limits_of(eng)};
+    /* Version 5 and later end with a CRC-64 of everything before it: checked
+     * first, so a damaged file is refused before anything is built. */
+    size_t body_end = len;
+    if (version >= 5) {
+        if (len < MAGIC_LEN + 1 + 8) {
+            snprintf(err, errlen, "%s is truncated (no room for its EOF and checksum)", name);
+            return GB_EPARSE;
+        }
+        uint64_t stored = 0;
+        for (int i = 7; i >= 0; i--)
+            stored = stored << 8 | p[len - 8 + (size_t)i];
+        if (stored != 0 && gb_crc64(0, p, len - 8) != stored) {
+            snprintf(err, errlen, "%s: wrong checksum: the file is damaged or truncated", name);
+            return GB_EPARSE;
+        }
+        body_end = len - 8;
+    }
+    L.r = gb_rdb_reader_make(p, body_end);
+    L.r.pos = MAGIC_LEN;
+    bool loaded = load_body(&L, progress, pctx);
+    if (L.held) /* a load that failed with a key still in hand */
+        gb_kv_free(L.held);
+    if (!loaded)
+        return GB_EPARSE;
+    if (L.r.pos != body_end) {
+        snprintf(err, errlen, "Redis RDB file: %zu bytes after the EOF opcode", body_end - L.r.pos);
+        return GB_EPARSE;
+    }
+    return 0;
+}
+
 int gb_rdb_load_file(gb_engine *eng, const char *path, gb_rdb_load_stats *st,
                      void (*progress)(void *ctx, uint64_t done, uint64_t total, const gb_rdb_load_stats *st),
                      void *pctx, char *err, size_t errlen)
@@ -289,52 +339,7 @@ int gb_rdb_load_file(gb_engine *eng, const char *path, gb_rdb_load_stats *st,
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return rc == GB_ENOENT ? GB_ENOENT : GB_EIO;
     }
-    const uint8_t *p = m.ptr;
-    st->bytes = m.len;
-    rc = GB_EPARSE;
-    unsigned version = 0;
-    if (m.len < MAGIC_LEN || memcmp(p, "REDIS", 5) != 0 || sscanf((const char *)p + 5, "%4u", &version) != 1) {
-        snprintf(err, errlen, "%s is not a Redis RDB file (no REDIS magic)", path);
-        goto done;
-    }
-    st->version = version;
-    if (version < 1 || version > GB_RDB_VERSION_READ_MAX) {
-        snprintf(err, errlen, "%s is RDB version %u; Goblin Core reads versions 1 to %d (Redis up to 7.4)", path,
-                 version, GB_RDB_VERSION_READ_MAX);
-        goto done;
-    }
-    loader L = {.eng = eng, .db = &eng->dbs[0], .st = st, .err = err, .errlen = errlen};
-    L.cfg = (gb_rdb_build_config){gb_types_cfg(eng), gb_list_config_for(eng), gb_stream_limits_of(eng)};
-    /* Version 5 and later end with a CRC-64 of everything before it: checked
-     * first, so a damaged file is refused before anything is built. */
-    size_t body_end = m.len;
-    if (version >= 5) {
-        if (m.len < MAGIC_LEN + 1 + 8) {
-            snprintf(err, errlen, "%s is truncated (no room for its EOF and checksum)", path);
-            goto done;
-        }
-        uint64_t stored = 0;
-        for (int i = 7; i >= 0; i--)
-            stored = stored << 8 | p[m.len - 8 + (size_t)i];
-        if (stored != 0 && gb_crc64(0, p, m.len - 8) != stored) {
-            snprintf(err, errlen, "%s: wrong checksum: the file is damaged or truncated", path);
-            goto done;
-        }
-        body_end = m.len - 8;
-    }
-    L.r = gb_rdb_reader_make(p, body_end);
-    L.r.pos = MAGIC_LEN;
-    bool loaded = load_body(&L, progress, pctx);
-    if (L.held) /* a load that failed with a key still in hand */
-        gb_kv_free(L.held);
-    if (!loaded)
-        goto done;
-    if (L.r.pos != body_end) {
-        snprintf(err, errlen, "Redis RDB file: %zu bytes after the EOF opcode", body_end - L.r.pos);
-        goto done;
-    }
-    rc = 0;
-done:
+    rc = gb_rdb_load_buffer(eng, m.ptr, m.len, path, st, progress, pctx, err, errlen);
     gb_plat_file_map_close(&m);
     return rc;
 }

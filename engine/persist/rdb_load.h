@@ -44,4 +44,10 @@ int gb_rdb_load_file(gb_engine *eng, const char *path, gb_rdb_load_stats *st,
                      void (*progress)(void *ctx, uint64_t done, uint64_t total, const gb_rdb_load_stats *st),
                      void *pctx, char *err, size_t errlen);
 
+/* The same for an RDB held in memory (a replica's diskless load, where the
+ * payload never touched the disk); name is what messages call it. */
+int gb_rdb_load_buffer(gb_engine *eng, const uint8_t *p, size_t len, const char *name, gb_rdb_load_stats *st,
+                       void (*progress)(void *ctx, uint64_t done, uint64_t total, const gb_rdb_load_stats *st),
+                       void *pctx, char *err, size_t errlen);
+
 #endif

@@ -37,7 +37,7 @@
 #include "engine/core/pubsub/tracking.h"
 #include "engine/types/t_keys.h"
 #include "engine/persist/persist.h"
-#include "engine/persist/rdb_load.h"
+#include "engine/persist/repl_load.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/tls/tls.h"
 
@@ -77,8 +77,13 @@ struct link_conn {
     char eof_mark[EOF_MARK_LEN];
     int64_t left;   /* bytes of a sized payload still to come */
     int64_t written;
+    /* Where it goes (engine/persist/repl_load.h): a temporary
+     * file, or memory with repl-diskless-load. */
+    bool in_memory;
     int fd;         /* the temporary file, -1 when none */
     char tmp_path[4096];
+    char *mem;      /* the payload so far, in memory */
+    size_t mem_cap;
     char tail[EOF_MARK_LEN]; /* the last bytes written, to find a mark split across reads */
     size_t tail_len;
     char window[EOF_MARK_LEN + READ_CHUNK];
@@ -109,8 +114,11 @@ static void conn_closed(uv_handle_t *h)
     gb_free(c);
 }
 
-static void drop_temp_file(link_conn *c)
+static void drop_payload(link_conn *c)
 {
+    gb_free(c->mem);
+    c->mem = NULL;
+    c->mem_cap = 0;
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;
@@ -141,7 +149,7 @@ static void link_drop(gb_replica_link *l)
     if (c) {
         l->conn = NULL;
         c->link = NULL;
-        drop_temp_file(c);
+        drop_payload(c);
         uv_close((uv_handle_t *)&c->tcp, conn_closed);
     }
     if (l->resolving) {
@@ -391,17 +399,6 @@ static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
 
 /* ---- the payload of a full sync --------------------------------------------- */
 
-/* The old data set goes, in the background with replica-lazy-flush yes,
- * else here (Redis's emptyData with or without EMPTYDB_ASYNC). */
-static void flush_everything(gb_engine *eng)
-{
-    for (int i = 0; i < eng->ndbs; i++)
-        gb_keys_flushdb(&eng->dbs[i], eng->cfg.replica_lazy_flush);
-    if (eng->scripting)
-        eng->scripting->flush_libraries(eng->scripting->ctx);
-    gb_tracking_invalidate_flush(eng);
-}
-
 /* The log holds the data set the sync replaced: a rewrite gives it the
  * new one as its base (Redis's restartAOFAfterSYNC), or a restart of a
  * promoted replica would replay the old data. */
@@ -422,24 +419,19 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
 {
     gb_engine *eng = l->eng;
     gb_replica *r = state_of(l);
-    close(c->fd);
-    c->fd = -1;
-    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-    flush_everything(eng);
-    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
-    gb_rdb_load_stats st;
-    char err[512];
-    int rc = gb_rdb_load_file(eng, c->tmp_path, &st, NULL, NULL, err, sizeof err);
-    unlink(c->tmp_path);
-    c->tmp_path[0] = '\0';
-    if (rc != 0) {
-        gb_log(GB_LOG_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err);
-        flush_everything(eng); /* what loaded before the error is not the primary's data set */
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    gb_sync_payload p = {.path = c->in_memory ? NULL : c->tmp_path, .buf = (const uint8_t *)c->mem,
+                         .len = (size_t)c->written};
+    int64_t keys = gb_sync_load(eng, &p);
+    drop_payload(c);
+    if (keys < 0) {
         r->have_master = false;
         return false;
     }
-    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%llu keys)",
-           (unsigned long long)st.keys);
+    gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
     restart_log_after_sync(eng);
     r->have_master = true;
     r->read_offset = r->offset;
@@ -464,8 +456,32 @@ static bool write_all(int fd, const char *p, size_t n)
     return true;
 }
 
-static bool payload_open_file(gb_replica_link *l, link_conn *c)
+/* Appends payload bytes where they go; false on a write error. */
+static bool payload_append(link_conn *c, const char *p, size_t n)
 {
+    if (!c->in_memory)
+        return write_all(c->fd, p, n);
+    size_t need = (size_t)c->written + n;
+    if (need > c->mem_cap) { /* grown by what arrived, never by the length the primary announced */
+        size_t cap = GB_MAX(need, c->mem_cap * 2);
+        c->mem = gb_realloc(c->mem, cap);
+        c->mem_cap = cap;
+    }
+    memcpy(c->mem + c->written, p, n);
+    return true;
+}
+
+/* The payload ends at c->written: the EOF mark after it goes. */
+static bool payload_truncate(link_conn *c)
+{
+    return c->in_memory || ftruncate(c->fd, (off_t)c->written) == 0;
+}
+
+static bool payload_open(gb_replica_link *l, link_conn *c)
+{
+    c->in_memory = gb_sync_load_in_memory(l->eng);
+    if (c->in_memory)
+        return true;
     snprintf(c->tmp_path, sizeof c->tmp_path, "%s/temp-%d.%ld.rdb", l->eng->cfg.dir, (int)time(NULL),
              (long)getpid());
     c->fd = open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
@@ -494,7 +510,8 @@ static bool payload_header(gb_replica_link *l, link_conn *c, const char *line)
         c->eof_mode = true;
         memcpy(c->eof_mark, line + 5, EOF_MARK_LEN);
         state_of(l)->transfer_size = 0;
-        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to %s",
+               gb_sync_load_in_memory(l->eng) ? "memory" : "disk");
     } else {
         char *end;
         errno = 0;
@@ -505,10 +522,11 @@ static bool payload_header(gb_replica_link *l, link_conn *c, const char *line)
         }
         c->left = len;
         state_of(l)->transfer_size = len;
-        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", len);
+        gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to %s", len,
+               gb_sync_load_in_memory(l->eng) ? "memory" : "disk");
     }
     c->have_header = true;
-    return payload_open_file(l, c);
+    return payload_open(l, c);
 }
 
 /* Appends a byte to the reply line; returns 1 at its end ('\n', the '\r'
@@ -547,7 +565,7 @@ static const char *find_mark(const char *buf, size_t len, const char *mark)
  * *done when the mark was found. */
 static ssize_t payload_eof_bytes(link_conn *c, const char *data, size_t n, bool *done)
 {
-    if (!write_all(c->fd, data, n))
+    if (!payload_append(c, data, n))
         return -1;
     c->written += (int64_t)n;
     /* The mark may straddle the previous read: look in its tail and this. */
@@ -558,7 +576,7 @@ static ssize_t payload_eof_bytes(link_conn *c, const char *data, size_t n, bool 
     if (m) {
         size_t after = wlen - (size_t)(m - c->window) - EOF_MARK_LEN; /* bytes past the mark */
         c->written -= (int64_t)(after + EOF_MARK_LEN);
-        if (ftruncate(c->fd, (off_t)c->written) != 0)
+        if (!payload_truncate(c))
             return -1;
         *done = true;
         return (ssize_t)(n - after);
@@ -597,7 +615,8 @@ static ssize_t payload_feed(gb_replica_link *l, const char *data, size_t n)
         took = payload_eof_bytes(c, data + used, n - used, &done);
     } else {
         size_t k = (size_t)GB_MIN((int64_t)(n - used), c->left);
-        took = write_all(c->fd, data + used, k) ? (ssize_t)k : -1;
+        took = payload_append(c, data + used, k) ? (ssize_t)k : -1;
+        c->written += took > 0 ? took : 0;
         c->left -= took > 0 ? took : 0;
         done = c->left == 0;
     }

@@ -240,7 +240,7 @@ static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NUL
 #define NA_ENUM(name, def, runtime, enums, why)                                                                      \
     NA_(T_ENUM, name, NULL, 0, 0, def, runtime, enums, why, NULL, SCOPE_NO_EQUIVALENT)
 #define WHY_REPL                                                                                                     \
-    "Replication: this server is a master until replication is implemented (accepted so Redis's config files load)."
+    "Replication: accepted so Redis's config files load, not applied yet (docs/replica.md, \"Not yet\")."
 #define REPL_(type, name, alias, min, max, def, enums, check)                                                        \
     NA_(type, name, alias, min, max, def, true, enums, WHY_REPL, check, SCOPE_REPLICATION)
 #define REPL_BOOL(name, alias, def) REPL_(T_BOOL, name, alias, 0, 1, def, NULL, NULL)
@@ -580,7 +580,10 @@ static const opt options[] = {
      "Seconds a diskless full sync waits for more replicas to arrive and share its scan.", NULL},
     {"repl-diskless-sync-max-replicas", NULL, T_INT, OFF(repl_diskless_sync_max_replicas), 0, INT32_MAX, "0", true,
      NULL, "With this many replicas waiting, a diskless full sync starts before its delay ends; 0: no limit.", NULL},
-    REPL_(T_ENUM, "repl-diskless-load", NULL, 0, 0, "disabled", diskless_loads, NULL),
+    {"repl-diskless-load", NULL, T_ENUM, OFF(repl_diskless_load), 0, 0, "disabled", true, diskless_loads,
+     "Where a replica keeps a full sync's payload: disabled: a temporary file in dir, the old data flushed before "
+     "it loads; on-empty-db: in memory when the replica holds no key; swapdb: in memory, the old data kept until "
+     "the new loads (restored if it does not).", NULL},
     REPL_BOOL("repl-disable-tcp-nodelay", NULL, "no"),
     {"repl-backlog-size", NULL, T_MEMORY, OFF(repl_backlog_size), 1, INT64_MAX, "1048576", true, NULL,
      "Bytes of the latest replication stream kept so a replica that lost its link continues (PSYNC) instead of "
