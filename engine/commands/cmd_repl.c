@@ -12,7 +12,14 @@
 /* A full sync: c waits for the background scan that makes the RDB
  * (engine/persist/repl_fsync.h: several replicas share one; +FULLRESYNC
  * comes when it starts, the stream after the RDB). */
-static void full_sync(gb_client *c, bool psync) { gb_repl_full_begin(c, psync); }
+/* repl-disable-tcp-nodelay: a replica that needs a full sync gets its
+ * stream in fewer, larger packets (Redis's syncCommand). */
+static void full_sync(gb_client *c, bool psync)
+{
+    if (c->eng->cfg.repl_disable_tcp_nodelay && c->hooks->set_nodelay)
+        c->hooks->set_nodelay(c, false);
+    gb_repl_full_begin(c, psync);
+}
 
 /* What refuses a sync before anything is sent (Redis's syncCommand): a
  * FAILOVER under way here, or a replica whose own link is down. */

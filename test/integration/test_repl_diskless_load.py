@@ -14,11 +14,15 @@ sync's payload goes and what becomes of the data set it replaces.
   disabled it is left empty. Redis 7.0 terminates on a corrupt payload
   (rdbReportError's exit) in both modes, so there is no Redis behaviour to
   compare with here; Goblin keeps serving.
+- repl-disable-tcp-nodelay on a primary: the socket of a replica that
+  needs a full sync loses TCP_NODELAY (read through a duplicate of the
+  primary's descriptor), on goblin-core as on redis-server.
 """
+import ctypes
 import os
 import shutil
 import tempfile
-import time
+import socket
 import unittest
 
 import gbtest
@@ -34,7 +38,7 @@ def link_status(srv):
     return srv.info("replication").get("master_link_status")
 
 
-class DisklessLoad(unittest.TestCase):
+class Servers(unittest.TestCase):
     def setUp(self):
         self.servers = []
         self.dirs = []
@@ -59,6 +63,8 @@ class DisklessLoad(unittest.TestCase):
             c.call("SET", "shared", "from-primary")
         return p
 
+
+class DisklessLoad(Servers):
     # -- no disk needed ------------------------------------------------------------------
     def sync_without_dir(self, kind, mode, replica_has_keys):
         """Whether a replica whose dir was removed completes a full sync."""
@@ -170,6 +176,56 @@ class DisklessLoad(unittest.TestCase):
         finally:
             fake.close()
         self.assertIn("receiving %d bytes from master to memory" % len(rdb), replica.log())
+
+
+SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture
+
+
+def server_socket_nodelay(pid, peer_port):
+    """TCP_NODELAY of process pid's socket whose peer is local port
+    peer_port, read through a duplicate of its descriptor (pidfd_getfd:
+    the test is the server's parent, so it may)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+                    continue
+            except OSError:
+                continue
+            fd = libc.syscall(SYS_PIDFD_GETFD, pidfd, int(name), 0)
+            if fd < 0:
+                continue
+            s = socket.socket(fileno=fd)
+            try:
+                if s.family == socket.AF_INET and s.getpeername()[1] == peer_port:
+                    return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            except OSError:
+                pass  # a listening socket has no peer
+            finally:
+                s.close()
+    finally:
+        os.close(pidfd)
+    return None
+
+
+class NoDelay(Servers):
+    def nodelay_after_sync(self, kind, disable):
+        primary = self.start(kind, "--repl-disable-tcp-nodelay", "yes" if disable else "no")
+        replica = self.start("goblin")
+        with Raw(replica) as c:
+            c.call("REPLICAOF", "127.0.0.1", str(primary.port))
+        self.assertTrue(wait_until(lambda: link_status(replica) == "up", TIMEOUT), replica.log()[-2000:])
+        with Raw(primary) as c:
+            line = c.call("CLIENT", "LIST", "TYPE", "replica").decode()
+        port = int(line.split(" addr=", 1)[1].split(" ", 1)[0].rsplit(":", 1)[1])
+        return server_socket_nodelay(primary.pid, port)
+
+    def test_repl_disable_tcp_nodelay(self):
+        got = {(kind, disable): self.nodelay_after_sync(kind, disable)
+               for kind in ("redis", "goblin") for disable in (True, False)}
+        self.assertEqual(got, {("redis", True): 0, ("redis", False): 1, ("goblin", True): 0, ("goblin", False): 1})
 
 
 if __name__ == "__main__":

@@ -282,9 +282,17 @@ static void hook_write_raw(gb_client *gc, const char *data, size_t len)
         gb_outbuf_append(&c->out, data, len);
 }
 
-static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL, hook_write_raw};
+static void hook_set_nodelay(gb_client *gc, bool on)
+{
+    conn *c = gc->conn;
+    if (!c->closing)
+        uv_tcp_nodelay(&c->h.tcp, on); /* not critical if it fails, as in Redis */
+}
+
+static const gb_client_hooks conn_hooks = {hook_flush, hook_close, hook_describe, NULL, hook_write_raw,
+                                           hook_set_nodelay};
 static const gb_client_hooks unix_conn_hooks = {hook_flush, hook_close, hook_describe, hook_send_with_fds,
-                                                hook_write_raw};
+                                                hook_write_raw, NULL};
 
 static bool is_conn_client(const gb_client *gc) { return gc->hooks == &conn_hooks || gc->hooks == &unix_conn_hooks; }
 

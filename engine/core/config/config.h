@@ -209,6 +209,7 @@ typedef struct gb_settings {
     int repl_diskless_sync;         /* a full sync streams its RDB as the scan makes it (engine/persist/repl_fsync.h) */
     int repl_diskless_sync_delay;   /* seconds it waits for more replicas */
     int repl_diskless_sync_max_replicas; /* replicas that start it at once; 0: none */
+    int repl_disable_tcp_nodelay;   /* a full-syncing replica's socket without TCP_NODELAY */
     int repl_diskless_load;         /* GB_DISKLESS_LOAD_*: where a replica keeps a full sync (engine/persist/repl_load.h) */
     /* the replica side (engine/core/replication/replica.h) */
     char *replicaof; /* "<host> <port>" at start-up; empty: a primary */

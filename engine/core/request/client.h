@@ -82,6 +82,9 @@ typedef struct gb_client_hooks {
      * (a replica's stream: +FULLRESYNC, the RDB, the commands); flush sends
      * them. NULL where the transport cannot (rings). */
     void (*write_raw)(struct gb_client *c, const char *data, size_t len);
+    /* Turns TCP_NODELAY on or off (repl-disable-tcp-nodelay for a replica's
+     * full sync); NULL where there is no TCP socket. */
+    void (*set_nodelay)(struct gb_client *c, bool on);
 } gb_client_hooks;
 
 /* A command captured for later (MULTI queue, blocked command): argv copied
