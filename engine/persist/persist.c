@@ -72,6 +72,7 @@ struct gb_persist {
     int64_t last_try_ms;     /* last background save attempt */
     bool last_bg_ok;
     int64_t last_bg_secs;    /* -1: none yet */
+    int64_t last_bg_end_ms;  /* when it ended: a full sync's scan that ended later is the "last bgsave" */
     uint64_t saves;          /* successful saves (rdb_saves) */
 
     /* The dataset came from a Redis dump.rdb under dbfilename: before the
@@ -315,6 +316,7 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
     }
     p->last_bg_ok = ok;
     p->last_bg_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+    p->last_bg_end_ms = eng->now_ms;
     if (ok) {
         p->dirty_at_save = p->bg_dirty_at_start;
         p->lastsave_s = p->bg_start_ms / 1000;
@@ -714,13 +716,18 @@ static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void 
     gb_engine *eng = p->eng;
     line(out, octx, "async_loading:0");
     line(out, octx, "rdb_changes_since_last_save:%llu", (unsigned long long)(eng->stats.dirty - p->dirty_at_save));
-    line(out, octx, "rdb_bgsave_in_progress:%d", p->bg ? 1 : 0);
+    /* A full sync's scan counts as a background save, as Redis's
+     * replication child does (one scan at a time: never both). */
+    bool saving = p->bg && p->bg_kind == BG_RDB;
+    gb_fullsync_stats fs = gb_fullsync_stats_of(p->fullsync);
+    line(out, octx, "rdb_bgsave_in_progress:%d", saving || fs.current_secs >= 0 ? 1 : 0);
     line(out, octx, "rdb_last_save_time:%lld", (long long)p->lastsave_s);
     line(out, octx, "rdb_last_bgsave_status:%s", p->last_bg_ok ? "ok" : "err");
-    line(out, octx, "rdb_last_bgsave_time_sec:%lld", (long long)p->last_bg_secs);
+    line(out, octx, "rdb_last_bgsave_time_sec:%lld",
+         (long long)(fs.last_end_ms > p->last_bg_end_ms ? fs.last_secs : p->last_bg_secs));
     line(out, octx, "rdb_current_bgsave_time_sec:%lld",
-         p->bg ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
-    line(out, octx, "rdb_saves:%llu", (unsigned long long)p->saves);
+         saving ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : (long long)fs.current_secs);
+    line(out, octx, "rdb_saves:%llu", (unsigned long long)p->saves); /* a sync's RDB is not a save (Redis) */
     line(out, octx, "rdb_last_cow_size:0");
     bool rw = p->bg && p->bg_kind == BG_AOF_REWRITE;
     line(out, octx, "aof_enabled:%d", gb_aof_on(p->aof) ? 1 : 0);

@@ -40,6 +40,9 @@ struct gb_fullsync {
     uint64_t started_ns;
     int64_t keepalive_ms; /* the last newline to replicas with nothing to receive yet */
     uint64_t longest_slice_ns; /* the engine's longest step on the transfer (the log says it) */
+    /* for INFO (gb_fullsync_stats): the scan making the RDB stands for
+     * Redis's replication child, which ends when the RDB is made */
+    int64_t started_ms, last_secs, last_end_ms;
     /* the disk-based transfer */
     int fd;
     char path[4200];
@@ -47,11 +50,19 @@ struct gb_fullsync {
     bool sending_file;
 };
 
+gb_fullsync_stats gb_fullsync_stats_of(const gb_fullsync *f)
+{
+    return (gb_fullsync_stats){.current_secs = f->scan ? (f->eng->now_ms - f->started_ms) / 1000 : -1,
+                               .last_secs = f->last_secs,
+                               .last_end_ms = f->last_end_ms};
+}
+
 gb_fullsync *gb_fullsync_new(gb_engine *eng)
 {
     gb_fullsync *f = gb_calloc(1, sizeof *f);
     f->eng = eng;
     f->fd = -1;
+    f->last_secs = -1;
     return f;
 }
 
@@ -94,10 +105,21 @@ static int hand_on_buffer(gb_fullsync *f)
 
 /* The scan is done: EOF, the checksum, and the diskless end mark (not
  * part of the RDB). */
-static int end_rdb(gb_fullsync *f)
+static void scan_done(gb_fullsync *f)
 {
+    if (!f->scan)
+        return;
     gb_cow_scan_free(f->scan);
     f->scan = NULL;
+    /* Redis's backgroundSaveDoneHandler: the time is kept whether the RDB
+     * was made whole or not. */
+    f->last_secs = (f->eng->now_ms - f->started_ms + 999) / 1000;
+    f->last_end_ms = f->eng->now_ms;
+}
+
+static int end_rdb(gb_fullsync *f)
+{
+    scan_done(f);
     gb_rdb_put_eof(&f->buf);
     if (hand_on_buffer(f) != 0)
         return -1;
@@ -122,8 +144,7 @@ static int make_chunk(gb_fullsync *f)
 
 static void reset(gb_fullsync *f)
 {
-    gb_cow_scan_free(f->scan);
-    f->scan = NULL;
+    scan_done(f);
     gb_strbuf_free(&f->buf);
     if (f->fd >= 0) {
         close(f->fd);
@@ -199,6 +220,7 @@ static void start(gb_fullsync *f, bool disk)
         return;
     }
     f->active = true;
+    f->started_ms = eng->now_ms;
     f->crc = 0;
     f->rdb_bytes = f->file_sent = 0;
     f->stream_db = -1;

@@ -44,6 +44,16 @@ void gb_fullsync_free(gb_fullsync *f);
  * copy-on-write). */
 bool gb_fullsync_active(const gb_fullsync *f);
 
+/* What INFO persistence shows of the transfers, where Redis counts a
+ * sync's RDB child as a background save (rdb_bgsave_in_progress,
+ * rdb_last_bgsave_time_sec, rdb_current_bgsave_time_sec; not rdb_saves). */
+typedef struct gb_fullsync_stats {
+    int64_t current_secs; /* how long the scan making an RDB has run; -1: none now */
+    int64_t last_secs;    /* how long the last scan took; -1: none yet */
+    int64_t last_end_ms;  /* when it ended (the engine's clock); 0: none yet */
+} gb_fullsync_stats;
+gb_fullsync_stats gb_fullsync_stats_of(const gb_fullsync *f);
+
 /* The cron tick: starts a transfer when one is due. */
 void gb_fullsync_cron(gb_fullsync *f);
 /* Between event batches: a slice of the transfer (starting it when due). */

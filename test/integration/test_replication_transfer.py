@@ -301,6 +301,36 @@ class Transfer(Servers):
         self.assertEqual([f for f in os.listdir(primary.dir) if f.startswith("temp-fullsync")], [])
 
 
+class PersistenceInfo(Servers):
+    """INFO persistence on the primary during and after a full sync: Redis
+    counts its replication child as a background save."""
+
+    def persistence_during_sync(self, kind):
+        primary = self.start(kind, ["--repl-diskless-sync-delay", "1"])
+        populate(primary, KEYS)  # more than the sockets hold: the RDB waits on the stopped replica
+        replica = self.start("goblin")
+        Transfer.stalled_transfer(self, primary, replica)
+        during = info(primary, "persistence")
+        os.kill(replica.pid, signal.SIGCONT)
+        self.assertTrue(wait_until(lambda: replica_state(primary) == "online", TIMEOUT), primary.log()[-2000:])
+        self.assertTrue(wait_until(lambda: info(primary, "persistence")["rdb_bgsave_in_progress"] == "0", TIMEOUT))
+        after = info(primary, "persistence")
+        return {
+            "in_progress": (during["rdb_bgsave_in_progress"], after["rdb_bgsave_in_progress"]),
+            "current_time_known": (int(during["rdb_current_bgsave_time_sec"]) >= 0,
+                                   after["rdb_current_bgsave_time_sec"]),
+            "last_time_known": int(after["rdb_last_bgsave_time_sec"]) >= 0,
+            "saves": after["rdb_saves"],
+            "rewrite": (during["aof_rewrite_in_progress"], after["aof_rewrite_in_progress"]),
+        }
+
+    def test_sync_counts_as_a_background_save(self):
+        goblin = self.persistence_during_sync("goblin")
+        self.assertEqual(goblin, {"in_progress": ("1", "0"), "current_time_known": (True, "-1"),
+                                  "last_time_known": True, "saves": "0", "rewrite": ("0", "0")})
+        self.assertEqual(goblin, self.persistence_during_sync("redis"))
+
+
 class MasterClient(Servers):
     """The client applying the primary's stream on a replica, compared
     with redis-server's: flag M in CLIENT LIST, TYPE master selects it (and
