@@ -120,7 +120,9 @@ gb_set *gb_set_new_for(const gb_types_config *cfg, gb_slice first, size_t size_h
         s->p = gb_lp_new(0);
     } else {
         s->enc = GB_SET_HASHTABLE;
-        s->p = sbig_new();
+        sbig *b = sbig_new();
+        gb_htable_reserve(&b->ht, size_hint); /* no growth on the way (a snapshot's set, SADD's members) */
+        s->p = b;
     }
     return s;
 }

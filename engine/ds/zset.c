@@ -200,7 +200,9 @@ gb_zset *gb_zset_new(const gb_types_config *cfg, size_t size_hint, size_t maxlen
         z->p = gb_lp_new(0);
     } else {
         z->enc = GB_ZSET_BTREE;
-        z->p = big_new();
+        zbig *b = big_new();
+        gb_htable_reserve(&b->ht, size_hint); /* no growth on the way */
+        z->p = b;
     }
     return z;
 }
