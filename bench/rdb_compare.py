@@ -105,10 +105,11 @@ def stop(proc):
     proc.wait(60)
 
 
-def build(redis, d, keys, collections):
-    proc, c, _ = start(redis, "redis", d, "dump.rdb", ["--enable-debug-command", "yes"])
+def build(redis, d, keys, collections, value_size=16, compression=True):
+    proc, c, _ = start(redis, "redis", d, "dump.rdb", ["--enable-debug-command", "yes",
+                                                       "--rdbcompression", "yes" if compression else "no"])
     try:
-        c.call("DEBUG", "POPULATE", keys, "key", 16)
+        c.call("DEBUG", "POPULATE", keys, "key", value_size)
         kinds = ["RPUSH", "HSET", "SADD", "ZADD"]
         for i in range(collections):
             kind = kinds[i % 4]
@@ -170,12 +171,16 @@ def main():
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--collections", type=int, default=800)
+    ap.add_argument("--value-size", type=int, default=16, help="bytes of each string value (DEBUG POPULATE)")
+    ap.add_argument("--no-compression", action="store_true",
+                    help="the file saved with rdbcompression no: DEBUG POPULATE's zero-padded values would "
+                         "otherwise shrink to nothing (the 2 GB row: --keys 12000000 --value-size 150)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="gb-rdbbench-")
     try:
-        size = build(a.redis, work, a.keys, a.collections)
-        print("dataset: %d keys of 16 bytes + %d collections of 5,000; dump.rdb %.1f MB" % (a.keys, a.collections,
-                                                                                          size / 1e6), file=sys.stderr)
+        size = build(a.redis, work, a.keys, a.collections, a.value_size, not a.no_compression)
+        print("dataset: %d keys of %d bytes + %d collections of 5,000; dump.rdb %.1f MB"
+              % (a.keys, a.value_size, a.collections, size / 1e6), file=sys.stderr)
         results = {"goblin": [], "redis": []}
         samples = {}
         for trial in range(a.trials):
@@ -196,8 +201,9 @@ def main():
         if samples["goblin"] != samples["redis"]:
             sys.exit("the servers loaded different data")
         med = {k: [statistics.median(r[i] for r in v) for i in range(3)] for k, v in results.items()}
-        print("dump.rdb: %.1f MB (%d keys of 16 bytes, %d collections of 5,000 elements), median of %d trials, "
-              "server on CPU %s\n" % (size / 1e6, a.keys, a.collections, a.trials, SERVER_CORE))
+        print("dump.rdb: %.1f MB (%d keys of %d bytes, %d collections of 5,000 elements%s), median of %d trials, "
+              "server on CPU %s\n" % (size / 1e6, a.keys, a.value_size, a.collections,
+                                      ", rdbcompression no" if a.no_compression else "", a.trials, SERVER_CORE))
         print("| server | load s | MB/s | used_memory MB | RSS MB |")
         print("|---|---:|---:|---:|---:|")
         for kind in ("goblin", "redis"):

@@ -133,7 +133,8 @@ static enum redirect query_command(gb_engine *eng, const gb_command *cmd, int ar
 {
     gb_cluster *cl = eng->cluster;
     gb_keys_result r;
-    int n = gb_command_keys(cmd->meta, argc, argv, &r);
+    int n = is_shard_pubsub(cmd) ? gb_command_keys_and_channels(cmd->meta, argc, argv, &r)
+                                 : gb_command_keys(cmd->meta, argc, argv, &r);
     enum redirect verdict = REDIR_NONE;
     for (int j = 0; j < n && verdict == REDIR_NONE; j++) {
         gb_slice key = argv[r.keys[j].pos];
@@ -201,7 +202,10 @@ static gb_cluster_node *node_for_call(gb_client *c, const gb_command *cmd, uint3
         return cl->myself; /* no key at all */
     if (cl->state != GB_CLUSTER_OK) {
         if (shard_pubsub) {
-            /* cluster-allow-pubsubshard-when-down: yes (not a setting here yet) */
+            if (!eng->cfg.cluster_allow_pubsubshard_when_down) {
+                *why = REDIR_DOWN_STATE;
+                return NULL;
+            }
         } else if (!cl->allow_reads_when_down) {
             *why = REDIR_DOWN_STATE;
             return NULL;

@@ -188,6 +188,23 @@ class SingleNode(unittest.TestCase):
         self.same("CLUSTER", "FLUSHSLOTS")
         self.same("DEL", "x")
 
+    def test_8_shard_channels_while_down(self):
+        """Half the slots served: the cluster is down; shard channels in a
+        served slot still work unless cluster-allow-pubsubshard-when-down
+        is no."""
+        self.same("CLUSTER", "ADDSLOTSRANGE", "0", "8191")
+        channel = key_in_slot(100, b"ch")
+        self.same("CLUSTER", "INFO")
+        self.same("SPUBLISH", channel, "m")
+        self.same("SPUBLISH", key_in_slot(9000, b"ch"), "m")  # a slot nobody serves
+        self.same("GET", channel)
+        self.same("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no")
+        self.same("SPUBLISH", channel, "m")
+        self.same("SSUBSCRIBE", channel)
+        self.same("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "yes")
+        self.same("SSUBSCRIBE", channel)
+        self.same("CLUSTER", "FLUSHSLOTS")
+
     def test_5_transactions(self):
         out = {}
         for kind, s in self.srv.items():
@@ -271,6 +288,8 @@ class Redirections(unittest.TestCase):
             script = [("CLUSTER", "NODES"), ("CLUSTER", "SLOTS"), ("CLUSTER", "INFO"),
                       ("SET", mine, "1"), ("GET", mine), ("GET", theirs), ("SET", theirs, "1"),
                       ("MGET", mine, theirs), ("GET", migrating), ("SET", migrating, "1"),
+                      ("SPUBLISH", mine, "m"), ("SPUBLISH", theirs, "m"), ("SSUBSCRIBE", mine, theirs),
+                      ("SSUBSCRIBE", theirs), ("SPUBLISH", migrating, "m"), ("SPUBLISH", importing, "m"),
                       ("GET", importing), ("ASKING",), ("GET", importing), ("GET", importing),
                       ("ASKING",), ("SET", importing, "v"), ("ASKING",), ("PING",), ("GET", importing),
                       ("MULTI",), ("GET", theirs), ("EXEC",),
@@ -654,6 +673,67 @@ class Failover(unittest.TestCase):
             return view[victim_id][3] == heir_id and call(back, "ROLE")[0] == b"slave"
         self.assertTrue(wait_until(follows_heir, TIMEOUT), nodes_view(back))
         self.assertTrue(wait_until(lambda: converged(alive + [back]), TIMEOUT))
+
+
+class NoAutomaticFailover(unittest.TestCase):
+    """Two reasons a goblin replica of a failed redis-server primary does
+    not take over on its own, as redis-server's replicas do not:
+    cluster-replica-no-failover (gossiped as the nofailover flag, which the
+    redis-server nodes show; CLUSTER FAILOVER FORCE still promotes it), and
+    cluster-replica-validity-factor (its link to the primary was down too
+    long before the primary failed: "Currently unable to failover")."""
+
+    def test_no_failover_and_validity_factor(self):
+        gbtest.require_redis()
+        kinds = ["redis", "redis", "redis", "goblin", "goblin", "goblin"]
+        servers = [cluster_server(k) for k in kinds]
+        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
+                      "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        ids = {s: call(s, "CLUSTER", "MYID").decode() for s in servers}
+        heir_of = {}
+        for s in servers[3:]:
+            primary_id = {n[0]: n for n in nodes_view(s)}[ids[s]][3]
+            heir_of[next(p for p in servers[:3] if ids[p] == primary_id)] = s
+        first, second, third = servers[:3]
+
+        def failed_on_the_others(victim, alive):
+            def check():
+                return all("fail" in {n[0]: n for n in nodes_view(p)}[ids[victim]][2].split(",") for p in alive)
+            self.assertTrue(wait_until(check, TIMEOUT), [nodes_view(p) for p in alive])
+
+        # cluster-replica-no-failover: the flag reaches a redis-server node, and no election follows a FAIL
+        heir = heir_of[first]
+        self.assertEqual(call(heir, "CONFIG", "SET", "cluster-replica-no-failover", "yes"), b"OK")
+        self.assertTrue(wait_until(lambda: {n[0]: n for n in nodes_view(third)}[ids[heir]][2] == "nofailover,slave",
+                                   TIMEOUT), nodes_view(third))
+        first.kill()
+        failed_on_the_others(first, [second, third])
+        time.sleep(3)  # an election would have been won by now (node timeout 500 ms)
+        self.assertEqual(call(heir, "ROLE")[0], b"slave")
+        self.assertNotIn("Starting a failover election", heir.log())
+        self.assertEqual(call(heir, "CLUSTER", "FAILOVER", "FORCE"), b"OK")
+        self.assertTrue(wait_until(lambda: call(heir, "ROLE")[0] == b"master", TIMEOUT), heir.log()[-2000:])
+
+        # cluster-replica-validity-factor: the link to the second primary is down (it now wants a
+        # password) for longer than 1 s + 500 ms x 1 before that primary fails
+        heir = heir_of[second]
+        for name, value in (("cluster-replica-validity-factor", "1"), ("repl-ping-replica-period", "1")):
+            self.assertEqual(call(heir, "CONFIG", "SET", name, value), b"OK")
+        with Raw(second) as c:
+            c.call("CONFIG", "SET", "requirepass", "now-secret")
+            c.call("AUTH", "now-secret")
+            c.call("CLIENT", "KILL", "TYPE", "replica")
+        self.assertTrue(wait_until(lambda: heir.info("replication")["master_link_status"] == "down", TIMEOUT))
+        time.sleep(2.5)
+        second.kill()
+        failed_on_the_others(second, [third, heir_of[first]])
+        self.assertTrue(wait_until(lambda: "Currently unable to failover: Disconnected from master for longer "
+                                           "than allowed" in heir.log(), 10 * gbtest.SLOW), heir.log()[-2000:])
+        self.assertEqual(call(heir, "ROLE")[0], b"slave")
+        self.assertNotIn("Starting a failover election", heir.log())
 
 
 class FailureDetection(unittest.TestCase):

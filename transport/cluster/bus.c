@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
@@ -36,6 +37,8 @@ struct gb_cluster_bus {
     bool dirty;      /* the state changed: save nodes.conf, check health */
     /* this replica's election (Redis's failover_auth_*) */
     int64_t auth_time;     /* when the election starts (scheduled) or started; 0: none */
+    const char *cant_failover_why; /* the reason logged last, and when (Redis logs it once per 10 s) */
+    int64_t cant_failover_logged_ms;
     uint64_t auth_epoch;   /* the epoch its request asked votes for */
     int auth_count;        /* votes received */
     bool auth_sent;
@@ -1058,16 +1061,63 @@ static void handle_manual_failover(gb_cluster_bus *bus)
     }
 }
 
+/* Milliseconds this replica's data has been without its primary beyond
+ * the node timeout (Redis's data_age in clusterHandleSlaveFailover). */
+static int64_t data_age_ms(gb_cluster_bus *bus)
+{
+    const gb_replica *r = gb_replica_of(bus->eng);
+    int64_t age = r->state == GB_REPL_CONNECTED ? (int64_t)(bus->eng->now_mono_ms - r->last_io_ms)
+                  : r->down_since_s ? ((int64_t)time(NULL) - (int64_t)r->down_since_s) * 1000
+                                    : 0;
+    int64_t timeout = node_timeout(bus);
+    return age > timeout ? age - timeout : age;
+}
+
+/* Why this replica may not start an automatic failover now, or NULL; the
+ * same reason is logged once per 10 s, as Redis's clusterLogCantFailover. */
+static const char *cannot_fail_over(gb_cluster_bus *bus)
+{
+    const gb_settings *cfg = &bus->eng->cfg;
+    if (!cfg->cluster_replica_validity_factor)
+        return NULL;
+    int64_t limit = (int64_t)cfg->repl_ping_replica_period * 1000 +
+                    node_timeout(bus) * (int64_t)cfg->cluster_replica_validity_factor;
+    if (data_age_ms(bus) <= limit)
+        return NULL;
+    return "Disconnected from master for longer than allowed. Please check the 'cluster-replica-validity-factor' "
+           "configuration option.";
+}
+
+static void log_cannot_fail_over(gb_cluster_bus *bus, const gb_cluster_node *primary, const char *why)
+{
+    int64_t now = now_ms(bus);
+    if (bus->cant_failover_why == why && now - bus->cant_failover_logged_ms < 10000)
+        return;
+    bus->cant_failover_why = why;
+    /* nothing while the primary failed only recently: the line is for a
+     * replica stalled for a long time */
+    if (now - primary->fail_time < node_timeout(bus) + 5000)
+        return;
+    bus->cant_failover_logged_ms = now;
+    gb_log(GB_LOG_WARNING, "Currently unable to failover: %s", why);
+}
+
 static void handle_replica_failover(gb_cluster_bus *bus)
 {
     gb_cluster *cl = state(bus);
     gb_cluster_node *me = cl->myself;
-    if (!(me->flags & GB_CNODE_SLAVE) || !me->replica_of[0] || (me->flags & GB_CNODE_NOFAILOVER))
+    bool manual = cl->mf_end && cl->mf_can_start;
+    /* cluster-replica-no-failover stops only an automatic failover */
+    if (!(me->flags & GB_CNODE_SLAVE) || !me->replica_of[0] || (bus->eng->cfg.cluster_replica_no_failover && !manual))
         return;
     gb_cluster_node *primary = gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN);
-    bool manual = cl->mf_end && cl->mf_can_start;
     if (!primary || (!manual && !(primary->flags & GB_CNODE_FAIL)) || primary->nslots == 0)
         return;
+    const char *why = manual ? NULL : cannot_fail_over(bus);
+    if (why) {
+        log_cannot_fail_over(bus, primary, why);
+        return;
+    }
     int64_t now = now_ms(bus), timeout = node_timeout(bus);
     int64_t auth_timeout = timeout * 2 < 2000 ? 2000 : timeout * 2;
     int64_t retry = auth_timeout * 2;
@@ -1158,6 +1208,18 @@ static void check_node(gb_cluster_bus *bus, gb_cluster_node *n)
     }
 }
 
+/* The flags myself takes from the configuration (Redis's
+ * clusterUpdateMyselfFlags): nofailover, gossiped to the others. */
+static void update_my_flags(gb_cluster_bus *bus)
+{
+    gb_cluster_node *me = state(bus)->myself;
+    uint32_t want = bus->eng->cfg.cluster_replica_no_failover ? GB_CNODE_NOFAILOVER : 0;
+    if ((me->flags & GB_CNODE_NOFAILOVER) != want) {
+        me->flags = (me->flags & ~(uint32_t)GB_CNODE_NOFAILOVER) | want;
+        bus->dirty = true;
+    }
+}
+
 static void bus_cron(void *ctx)
 {
     gb_cluster_bus *bus = ctx;
@@ -1179,6 +1241,7 @@ static void bus_cron(void *ctx)
     }
     if (++bus->cron_ticks % 10 == 0)
         ping_random_node(bus);
+    update_my_flags(bus);
     handle_manual_failover(bus);
     handle_replica_failover(bus);
     for (size_t i = 0; i < cl->nnodes; i++) {

@@ -621,8 +621,13 @@ static const opt options[] = {
      "The bus port this node gives itself; 0: cluster-port.", NULL},
     NA_INT("cluster-announce-tls-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
     NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
-    NA_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, INT32_MAX, "10", true, WHY_CLUSTER),
-    NA_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", "no", true, WHY_CLUSTER),
+    {"cluster-replica-validity-factor", "cluster-slave-validity-factor", T_INT, OFF(cluster_replica_validity_factor),
+     0, INT32_MAX, "10", true, NULL,
+     "A replica whose link to its failed primary has been down longer than cluster-node-timeout times this (plus "
+     "repl-ping-replica-period) does not start an automatic failover; 0: it always may.", NULL},
+    {"cluster-replica-no-failover", "cluster-slave-no-failover", T_BOOL, OFF(cluster_replica_no_failover), 0, 1, "no",
+     true, NULL, "This replica never starts an automatic failover (CLUSTER FAILOVER still works); shown as "
+     "nofailover in CLUSTER NODES.", NULL},
     NA_INT("cluster-migration-barrier", NULL, 0, INT32_MAX, "1", true, WHY_CLUSTER),
     {"cluster-allow-replica-migration", NULL, T_BOOL, OFF(cluster_allow_replica_migration), 0, 1, "yes", true, NULL,
      "A primary that lost its last slot to another becomes that node's replica (always, when every slot the "
@@ -631,7 +636,9 @@ static const opt options[] = {
      "The cluster is down (CLUSTERDOWN) while any hash slot has no node serving it.", NULL},
     {"cluster-allow-reads-when-down", NULL, T_BOOL, OFF(cluster_allow_reads_when_down), 0, 1, "no", true, NULL,
      "While the cluster is down, still serve read commands on the slots this node has.", NULL},
-    NA_BOOL("cluster-allow-pubsubshard-when-down", NULL, "yes", true, WHY_CLUSTER),
+    {"cluster-allow-pubsubshard-when-down", NULL, T_BOOL, OFF(cluster_allow_pubsubshard_when_down), 0, 1, "yes", true,
+     NULL, "While the cluster is down, shard channels (SPUBLISH, SSUBSCRIBE) still work on the slots this node "
+     "has; no: CLUSTERDOWN.", NULL},
     NA_MEMORY("cluster-link-sendbuf-limit", 0, INT64_MAX, "0", true, WHY_CLUSTER),
     /* TLS */
     /* TLS (transport/tls, docs/tls.md). CONFIG SET of any of them but

@@ -294,7 +294,8 @@ static bool spec_keys(const gb_key_spec *s, int arity, int argc, const gb_slice 
     return true;
 }
 
-int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r)
+static int command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r,
+                        bool with_channels)
 {
     /* Not a memset: this runs for every call of a user limited to some
      * keys, and zeroing keys_stack was a measurable share of it. */
@@ -306,7 +307,7 @@ int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb
     }
     for (uint8_t j = 0; j < m->nkey_specs; j++) {
         const gb_key_spec *s = &m->key_specs[j];
-        if (s->flags & GB_KS_NOT_KEY)
+        if ((s->flags & GB_KS_NOT_KEY) && !with_channels)
             continue;
         if (!spec_keys(s, m->arity, argc, argv, r)) {
             r->n = 0;
@@ -314,4 +315,14 @@ int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb
         }
     }
     return r->n;
+}
+
+int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r)
+{
+    return command_keys(m, argc, argv, r, false);
+}
+
+int gb_command_keys_and_channels(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r)
+{
+    return command_keys(m, argc, argv, r, true);
 }

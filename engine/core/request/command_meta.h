@@ -206,6 +206,10 @@ typedef struct gb_keys_result {
  * that is not a number or runs past the end), for the command itself to
  * reply with the error. r must be released with gb_keys_result_free. */
 int gb_command_keys(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r);
+/* The same with the arguments key specs flag NOT_KEY (shard channels:
+ * SPUBLISH, SSUBSCRIBE), which cluster mode routes by their slot (Redis's
+ * GET_KEYSPEC_INCLUDE_NOT_KEYS). */
+int gb_command_keys_and_channels(const gb_command_meta *m, int argc, const gb_slice *argv, gb_keys_result *r);
 /* Whether the keys of m can be found: false for a command whose specs are
  * incomplete and that has no rule of its own (Redis's MIGRATE). Checked
  * for every registered command by the unit tests. */
