@@ -855,8 +855,8 @@ static void conn_start(gb_net_server *srv, conn *c, bool loopback)
     gb_engine *eng = srv->eng;
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
-    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c,
-                              c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
+    uint32_t flags = (c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0) | (c->is_tls ? GB_CLIENT_TLS : 0);
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c, flags);
     if (!c->client) {
         gb_tls_session_free(c->tls); /* an established one, from the handshake thread */
         c->tls = NULL;

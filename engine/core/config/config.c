@@ -614,7 +614,9 @@ static const opt options[] = {
      "The client port this node gives itself; 0: port.", NULL},
     {"cluster-announce-bus-port", NULL, T_INT, OFF(cluster_announce_bus_port), 0, 65535, "0", true, NULL,
      "The bus port this node gives itself; 0: cluster-port.", NULL},
-    NA_INT("cluster-announce-tls-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    {"cluster-announce-tls-port", NULL, T_INT, OFF(cluster_announce_tls_port), 0, 65535, "0", true, NULL,
+     "With tls-cluster: the TLS client port this node gives itself (cluster-announce-port is then its plaintext "
+     "one); 0: tls-port.", NULL},
     NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
     NA_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, INT32_MAX, "10", true, WHY_CLUSTER),
     NA_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", "no", true, WHY_CLUSTER),

@@ -254,6 +254,7 @@ typedef struct gb_settings {
     char *cluster_announce_hostname;
     int cluster_announce_port;
     int cluster_announce_bus_port;
+    int cluster_announce_tls_port; /* with tls-cluster: the client port announced (cluster-announce-port: pport) */
     int cluster_require_full_coverage;
     int cluster_allow_reads_when_down;
     int cluster_allow_replica_migration;
