@@ -238,6 +238,7 @@ typedef struct gb_settings {
     char *tls_ciphers;
     char *tls_ciphersuites;
     int tls_auth_clients; /* GB_TLS_AUTH_* (transport/tls/tls.h) */
+    int tls_auth_clients_user; /* GB_TLS_AUTH_USER_*: a verified client certificate's CN as the ACL user */
     int tls_replication;  /* the replica connects to its primary over TLS (transport/replica/link.c) */
     int tls_cluster;
     int tls_prefer_server_ciphers;
