@@ -129,17 +129,10 @@ static void cluster_info(gb_client *c, gb_cluster *cl)
     gb_strbuf_free(&b);
 }
 
-/* A plaintext client of a TLS cluster: Redis shows it the plaintext
- * ports (pport) where it shows a TLS client the TLS ones. */
-static bool plaintext_in_tls_cluster(const gb_client *c)
-{
-    return c->eng->cfg.tls_cluster && !(c->flags & GB_CLIENT_TLS);
-}
-
 static void cluster_nodes(gb_client *c, gb_cluster *cl)
 {
     gb_strbuf b = {0};
-    gb_cluster_describe_nodes(cl, 0, plaintext_in_tls_cluster(c), &b);
+    gb_cluster_describe_nodes(cl, 0, gb_cluster_mode_shows_pport(c), &b);
     gb_reply_verbatim(c, gb_strbuf_cstr(&b), b.len);
     gb_strbuf_free(&b);
 }
@@ -706,7 +699,7 @@ static void cluster_replicas(gb_client *c, gb_cluster *cl, gb_slice name)
         if (!is_replica(r) || strcmp(r->replica_of, n->name) != 0)
             continue;
         gb_strbuf b = {0};
-        gb_cluster_describe_node(cl, r, plaintext_in_tls_cluster(c), &b);
+        gb_cluster_describe_node(cl, r, gb_cluster_mode_shows_pport(c), &b);
         gb_reply_bulk(c, gb_strbuf_cstr(&b), b.len);
         gb_strbuf_free(&b);
         count++;

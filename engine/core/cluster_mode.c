@@ -32,10 +32,11 @@ static void announced_ports(const gb_settings *cfg, int *port, int *pport, int *
     }
 }
 
+bool gb_cluster_mode_shows_pport(const gb_client *c) { return c->eng->cfg.tls_cluster && !(c->flags & GB_CLIENT_TLS); }
+
 int gb_cluster_mode_client_port(const gb_client *c, const gb_cluster_node *n)
 {
-    bool plaintext_client = c->eng->cfg.tls_cluster && !(c->flags & GB_CLIENT_TLS);
-    return plaintext_client && n->pport ? n->pport : n->port;
+    return gb_cluster_mode_shows_pport(c) && n->pport ? n->pport : n->port;
 }
 
 void gb_cluster_mode_refresh_myself(gb_engine *eng)
