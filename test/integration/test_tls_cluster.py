@@ -21,17 +21,17 @@ import unittest
 import gbtest
 from gbtest import Raw, Server, wait_until
 from test_cluster import bus_message, call, converged, free_cluster_port, key_in_slot, nodes_view
-from test_tls import Certs, tls_raw
+from test_tls import Certs, peer_cn, tls_raw
 
 TIMEOUT = 15 * gbtest.SLOW
 
 
-def tls_node(certs, kind):
+def tls_node(certs, kind, extra=()):
     """A cluster node whose bus speaks TLS: tls-port T (bus T + 10000)
     beside a plaintext port of its own."""
     tls_port = free_cluster_port()
     srv = Server(kind, args=["--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
-                             "--tls-cluster", "yes"] + certs.server_args(str(tls_port)))
+                             "--tls-cluster", "yes"] + certs.server_args(str(tls_port)) + list(extra))
     srv.tls_port = tls_port
     return srv
 
@@ -50,7 +50,10 @@ class TlsCluster(unittest.TestCase):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60 * gbtest.SLOW)
 
     def form(self, kinds):
-        servers = [tls_node(self.certs, k) for k in kinds]
+        """kinds: "redis", "goblin", or "goblin-loop" (tls-handshake-thread
+        no: the bus's accepted handshakes run on the loop)."""
+        servers = [tls_node(self.certs, k.split("-")[0], ["--tls-handshake-thread", "no"] if k == "goblin-loop" else [])
+                   for k in kinds]
         self.addCleanup(lambda: [s.cleanup() for s in servers])
         r = self.cli("--cluster", "create", *["127.0.0.1:%d" % s.tls_port for s in servers], "--cluster-yes")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -63,7 +66,7 @@ class TlsCluster(unittest.TestCase):
         return tls_raw(srv.tls_port, self.certs.context())
 
     def test_goblin_cluster_over_tls_bus(self):
-        servers = self.form(["goblin"] * 3)
+        servers = self.form(["goblin", "goblin", "goblin-loop"])
         for s in servers:
             self.assertIn(":%d (TLS)" % (s.tls_port + 10000), s.log())  # "Cluster bus listening on <addr>:<port> (TLS)"
         # every node is known at its TLS port (TLS client) and plaintext port (plain client)
@@ -83,6 +86,19 @@ class TlsCluster(unittest.TestCase):
             self.assertEqual(r.stdout.strip(), "v%d" % i, r.stdout + r.stderr)
         self.assertEqual(sum(call(s, "DBSIZE") for s in servers), 12)
         self.plaintext_peer_refused(servers[0], servers)
+        self.plaintext_peer_refused(servers[2], servers)
+        self.certificate_rotated(servers[0], servers)
+
+    def certificate_rotated(self, srv, servers):
+        """CONFIG SET tls-cert-file/-key-file: the bus's new links show the
+        new certificate, the open ones stay, the cluster stays whole."""
+        bus = srv.tls_port + 10000
+        self.assertEqual(peer_cn(bus, self.certs.context()), "goblin-server-1")
+        with Raw(srv) as c:
+            self.assertEqual(c.call("CONFIG", "SET", "tls-cert-file", self.certs.path("server2.crt"),
+                                    "tls-key-file", self.certs.path("server2.key")), b"OK")
+        self.assertTrue(wait_until(lambda: peer_cn(bus, self.certs.context()) == "goblin-server-2", TIMEOUT))
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT))
 
     def plaintext_peer_refused(self, srv, servers):
         """A plaintext bus message, and a TLS hello without a client

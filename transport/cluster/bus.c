@@ -49,6 +49,7 @@ struct gb_cluster_bus {
      * handshaker's thread (NULL: on the loop, tls-handshake-thread no). */
     gb_tls_context *tls_accept_ctx;
     gb_tls_context *tls_dial_ctx;
+    uint64_t tls_config_changes; /* the engine's count when they were built */
     gb_tls_handshaker *handshaker;
     uv_async_t handshakes_done;
     char plain[READ_CHUNK]; /* a TLS link's decrypted bytes, on their way to the message reader */
@@ -1357,11 +1358,14 @@ static void check_node(gb_cluster_bus *bus, gb_cluster_node *n)
     }
 }
 
+static void refresh_tls_contexts(gb_cluster_bus *bus);
+
 static void bus_cron(void *ctx)
 {
     gb_cluster_bus *bus = ctx;
     gb_cluster *cl = state(bus);
     gb_engine_update_time(bus->eng);
+    refresh_tls_contexts(bus);
     for (size_t i = 0; i < cl->nnodes;) {
         gb_cluster_node *n = cl->nodes[i];
         if (n == cl->myself || (n->flags & GB_CNODE_NOADDR)) {
@@ -1433,6 +1437,7 @@ static void bus_bind_address(const gb_settings *cfg, char *out, size_t n)
 static int make_tls_contexts(gb_cluster_bus *bus, char *err, size_t errlen)
 {
     const gb_settings *cfg = &bus->eng->cfg;
+    bus->tls_config_changes = bus->eng->tls_config_changes;
     if (!cfg->tls_cluster)
         return 0;
     gb_tls_config tc = gb_tls_config_from(cfg);
@@ -1440,6 +1445,30 @@ static int make_tls_contexts(gb_cluster_bus *bus, char *err, size_t errlen)
     if (bus->tls_accept_ctx)
         bus->tls_dial_ctx = gb_tls_client_context_new(&tc, err, errlen);
     return bus->tls_dial_ctx ? 0 : -1;
+}
+
+/* After a CONFIG SET of tls-* (a certificate rotated): new contexts for the
+ * links made from now on, as Redis's bus takes the server's new context;
+ * open links keep theirs. When they cannot be built the old ones stay. */
+static void refresh_tls_contexts(gb_cluster_bus *bus)
+{
+    if (!bus->tls_accept_ctx || bus->tls_config_changes == bus->eng->tls_config_changes)
+        return;
+    if (!bus->eng->cfg.tls_cluster) { /* whether the bus is TLS is decided at start-up */
+        bus->tls_config_changes = bus->eng->tls_config_changes;
+        return;
+    }
+    gb_tls_context *accept_ctx = bus->tls_accept_ctx, *dial_ctx = bus->tls_dial_ctx;
+    char err[512];
+    if (make_tls_contexts(bus, err, sizeof err) != 0) {
+        gb_tls_context_free(bus->tls_accept_ctx);
+        bus->tls_accept_ctx = accept_ctx;
+        bus->tls_dial_ctx = dial_ctx;
+        gb_log(GB_LOG_WARNING, "Cluster bus: the TLS settings could not be applied, it keeps the old ones: %s", err);
+        return;
+    }
+    gb_tls_context_free(accept_ctx);
+    gb_tls_context_free(dial_ctx);
 }
 
 /* tls-cluster: the thread that shakes hands with accepted links; without
