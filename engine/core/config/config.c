@@ -668,7 +668,7 @@ static const opt options[] = {
      "names (else the default user); off. Applies to new connections.", NULL},
     {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
      "TLS on the cluster bus (Redis 7.0's): it listens on tls-port + 10000, its links are TLS, and the node "
-     "announces tls-port (docs/cluster.md). Read at start-up by the bus.", NULL},
+     "announces tls-port (docs/cluster.md). Whether the bus is TLS is decided at start-up.", NULL},
     {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
      "TLS on the replication link: a replica connects to its primary's TLS port and checks its certificate "
      "against the CA (tls-ca-cert-file/-dir, then required, as Redis requires it).", NULL},
