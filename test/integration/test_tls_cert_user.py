@@ -23,6 +23,7 @@ class CertUser(unittest.TestCase):
         cls.certs = Certs()
         for name in ("alice", "bob", "carol"):
             make_cert(cls.certs.dir, name, "ca", name, False)
+        make_cert(cls.certs.dir, "eve", "ca", "eve\n1:M 01 Jan 00:00:00.000 # forged", False)
 
     def server(self, setting, handshake_thread="yes", auth_clients="yes"):
         port = free_port()
@@ -51,6 +52,10 @@ class CertUser(unittest.TestCase):
                 self.assertEqual(self.whoami(port, "carol"), NOAUTH)
                 self.assertIn("TLS: Auto-authentication failed, user 'bob' not found", srv.log())
                 self.assertIn("TLS: Auto-authentication failed, user 'carol' is disabled", srv.log())
+                # a CN with a line break: no user, and no forged log line
+                self.assertEqual(self.whoami(port, "eve"), NOAUTH)
+                self.assertIn("user 'eve?1:M 01 Jan 00:00:00.000 # forged' not found", srv.log())
+                self.assertNotIn("\n1:M 01 Jan", srv.log())
                 # the first command after the handshake already runs as alice
                 with tls_raw(port, self.certs.context("alice")) as c:
                     c.send(b"SET k v\r\nGET k\r\n")

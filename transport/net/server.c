@@ -572,6 +572,9 @@ static void tls_login_by_certificate(conn *c)
         return;
     const gb_acl_user *u = gb_acl_find_user(eng, gb_slice_cstr(cn));
     if (!u || (u->flags & GB_ACL_USER_OFF)) {
+        for (char *p = cn; *p; p++) /* the certificate's text, not a forged log line */
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         gb_log(GB_LOG_NOTICE, "TLS: Auto-authentication failed, user '%s' %s (addr=%s)", cn,
                u ? "is disabled" : "not found", c->addr);
         return;
