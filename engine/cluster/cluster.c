@@ -229,9 +229,9 @@ static void describe_slot_ranges(const gb_cluster_node *n, gb_strbuf *out)
     }
 }
 
-void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, gb_strbuf *out)
+void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, bool use_pport, gb_strbuf *out)
 {
-    gb_strbuf_printf(out, "%s %s:%d@%d", n->name, n->ip, n->port, n->cport);
+    gb_strbuf_printf(out, "%s %s:%d@%d", n->name, n->ip, use_pport && n->pport ? n->pport : n->port, n->cport);
     if (n->hostname[0])
         gb_strbuf_printf(out, ",%s", n->hostname);
     gb_strbuf_addc(out, ' ');
@@ -252,12 +252,12 @@ void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, gb
         }
 }
 
-void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, gb_strbuf *out)
+void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, bool use_pport, gb_strbuf *out)
 {
     for (size_t i = 0; i < cl->nnodes; i++) {
         if (cl->nodes[i]->flags & filter)
             continue;
-        gb_cluster_describe_node(cl, cl->nodes[i], out);
+        gb_cluster_describe_node(cl, cl->nodes[i], use_pport, out);
         gb_strbuf_addc(out, '\n');
     }
 }
@@ -542,7 +542,7 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen)
 int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen)
 {
     gb_strbuf b = {0};
-    gb_cluster_describe_nodes(cl, GB_CNODE_HANDSHAKE, &b);
+    gb_cluster_describe_nodes(cl, GB_CNODE_HANDSHAKE, false, &b);
     gb_strbuf_printf(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl->current_epoch,
                      (unsigned long long)cl->last_vote_epoch);
     size_t plen = strlen(cl->config_path);

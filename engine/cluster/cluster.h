@@ -162,11 +162,12 @@ bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot);
 void gb_cluster_update_state(gb_cluster *cl, int64_t now_ms, int64_t node_timeout_ms);
 
 /* One node's line of CLUSTER NODES and nodes.conf, without the newline
- * (Redis's clusterGenNodeDescription), appended to out. */
+ * (Redis's clusterGenNodeDescription), appended to out. use_pport: the
+ * plaintext port where one is known (a TLS cluster's plaintext client). */
 struct gb_strbuf;
-void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, struct gb_strbuf *out);
+void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, bool use_pport, struct gb_strbuf *out);
 /* Every node's line, each ending in "\n"; filter: flags of nodes to leave out. */
-void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, struct gb_strbuf *out);
+void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, bool use_pport, struct gb_strbuf *out);
 
 /* CLUSTER BUMPEPOCH's and SET-CONFIG-EPOCH's rules. */
 uint64_t gb_cluster_max_epoch(const gb_cluster *cl);

@@ -132,7 +132,7 @@ static void cluster_info(gb_client *c, gb_cluster *cl)
 static void cluster_nodes(gb_client *c, gb_cluster *cl)
 {
     gb_strbuf b = {0};
-    gb_cluster_describe_nodes(cl, 0, &b);
+    gb_cluster_describe_nodes(cl, 0, gb_cluster_mode_shows_pport(c), &b);
     gb_reply_verbatim(c, gb_strbuf_cstr(&b), b.len);
     gb_strbuf_free(&b);
 }
@@ -143,7 +143,7 @@ static void reply_slot_node(gb_client *c, const gb_cluster_node *n)
 {
     gb_reply_array(c, 4);
     gb_reply_cstr(c, n->ip);
-    gb_reply_int(c, n->port);
+    gb_reply_int(c, gb_cluster_mode_client_port(c, n));
     gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
     bool host = n->hostname[0] != '\0';
     gb_reply_map(c, host ? 1 : 0);
@@ -200,11 +200,21 @@ static void reply_shard_node(gb_client *c, gb_cluster *cl, const gb_cluster_node
         offset = (long long)gb_repl_offset(c->eng);
     else
         offset = (long long)n->repl_offset;
-    gb_reply_map(c, 7 + (host ? 1 : 0));
+    /* tls-cluster: port is the TLS one, pport the plaintext one (Redis
+     * 7.0's addNodeDetailsToShardReply); a port of 0 is left out */
+    int plaintext_port = c->eng->cfg.tls_cluster ? n->pport : n->port;
+    int tls_port = c->eng->cfg.tls_cluster ? n->port : 0;
+    gb_reply_map(c, 6 + (host ? 1 : 0) + (plaintext_port ? 1 : 0) + (tls_port ? 1 : 0));
     gb_reply_cstr(c, "id");
     gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
-    gb_reply_cstr(c, "port");
-    gb_reply_int(c, n->port);
+    if (plaintext_port) {
+        gb_reply_cstr(c, "port");
+        gb_reply_int(c, plaintext_port);
+    }
+    if (tls_port) {
+        gb_reply_cstr(c, "tls-port");
+        gb_reply_int(c, tls_port);
+    }
     gb_reply_cstr(c, "ip");
     gb_reply_cstr(c, n->ip);
     gb_reply_cstr(c, "endpoint");
@@ -689,7 +699,7 @@ static void cluster_replicas(gb_client *c, gb_cluster *cl, gb_slice name)
         if (!is_replica(r) || strcmp(r->replica_of, n->name) != 0)
             continue;
         gb_strbuf b = {0};
-        gb_cluster_describe_node(cl, r, &b);
+        gb_cluster_describe_node(cl, r, gb_cluster_mode_shows_pport(c), &b);
         gb_reply_bulk(c, gb_strbuf_cstr(&b), b.len);
         gb_strbuf_free(&b);
         count++;

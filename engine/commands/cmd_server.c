@@ -334,8 +334,10 @@ static bool config_apply_tls(gb_client *c, const gb_settings *next, const char *
         return true;
     char why[512];
     int rc = hook->tls_apply(hook->ctx, next, why, sizeof why);
-    if (rc == GB_TLS_APPLY_OK)
+    if (rc == GB_TLS_APPLY_OK) {
+        c->eng->tls_config_changes++;
         return true;
+    }
     if (rc == GB_TLS_APPLY_LISTEN)
         gb_reply_error(c, "ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on "
                           "this port. Check server logs.");

@@ -10,13 +10,40 @@
 
 /* ---- life ---- */
 
+int gb_cluster_mode_base_port(const gb_settings *cfg) { return cfg->tls_cluster ? cfg->tls_port : cfg->port; }
+
+int gb_cluster_mode_bus_port(const gb_settings *cfg)
+{
+    return cfg->cluster_port ? cfg->cluster_port : gb_cluster_mode_base_port(cfg) + 10000;
+}
+
+/* Redis 7.0's deriveAnnouncedPorts: with tls-cluster the client port is
+ * the TLS one and pport the plaintext one (0 without tls-cluster). */
+static void announced_ports(const gb_settings *cfg, int *port, int *pport, int *cport)
+{
+    *port = gb_cluster_mode_base_port(cfg);
+    *pport = cfg->tls_cluster ? cfg->port : 0;
+    *cport = cfg->cluster_announce_bus_port ? cfg->cluster_announce_bus_port : gb_cluster_mode_bus_port(cfg);
+    if (cfg->tls_cluster && cfg->cluster_announce_tls_port) {
+        *port = cfg->cluster_announce_tls_port;
+        *pport = cfg->cluster_announce_port;
+    } else if (cfg->cluster_announce_port) {
+        *port = cfg->cluster_announce_port;
+    }
+}
+
+bool gb_cluster_mode_shows_pport(const gb_client *c) { return c->eng->cfg.tls_cluster && !(c->flags & GB_CLIENT_TLS); }
+
+int gb_cluster_mode_client_port(const gb_client *c, const gb_cluster_node *n)
+{
+    return gb_cluster_mode_shows_pport(c) && n->pport ? n->pport : n->port;
+}
+
 void gb_cluster_mode_refresh_myself(gb_engine *eng)
 {
     gb_cluster_node *me = eng->cluster->myself;
     const gb_settings *cfg = &eng->cfg;
-    int cport = cfg->cluster_port ? cfg->cluster_port : cfg->port + 10000;
-    me->port = cfg->cluster_announce_port ? cfg->cluster_announce_port : cfg->port;
-    me->cport = cfg->cluster_announce_bus_port ? cfg->cluster_announce_bus_port : cport;
+    announced_ports(cfg, &me->port, &me->pport, &me->cport);
     if (cfg->cluster_announce_ip && cfg->cluster_announce_ip[0])
         snprintf(me->ip, sizeof me->ip, "%s", cfg->cluster_announce_ip);
     const char *host = cfg->cluster_announce_hostname ? cfg->cluster_announce_hostname : "";
@@ -43,14 +70,14 @@ int gb_cluster_mode_start(gb_engine *eng, char *err, size_t errlen)
     const gb_settings *cfg = &eng->cfg;
     if (!cfg->cluster_enabled)
         return 0;
-    if (!cfg->cluster_port && cfg->port > 65535 - 10000) {
+    if (!cfg->cluster_port && gb_cluster_mode_base_port(cfg) > 65535 - 10000) {
         /* Redis's check: the bus port would not exist */
         snprintf(err, errlen, "Redis port number too high. Cluster communication port is 10,000 port numbers higher "
                               "than your Redis port. Your Redis port number must be 55535 or less.");
         return -1;
     }
     char *path = config_path(cfg);
-    eng->cluster = gb_cluster_new(cfg->port, cfg->port + 10000, path);
+    eng->cluster = gb_cluster_new(gb_cluster_mode_base_port(cfg), gb_cluster_mode_base_port(cfg) + 10000, path);
     gb_free(path);
     int loaded = gb_cluster_load_config(eng->cluster, err, errlen);
     if (loaded < 0)
@@ -284,7 +311,8 @@ const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t
         return "CLUSTERDOWN Hash slot not served";
     default:
         /* MOVED or ASK: the node's address (cluster-preferred-endpoint-type ip) */
-        snprintf(buf, buflen, "%s %d %s:%d", why == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip, n->port);
+        snprintf(buf, buflen, "%s %d %s:%d", why == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip,
+                 gb_cluster_mode_client_port(c, n));
         return buf;
     }
 }

@@ -28,6 +28,18 @@ void gb_cluster_mode_changed(struct gb_engine *eng);
 /* This node's address as the settings announce it (cluster-announce-*,
  * port, cluster-port). */
 void gb_cluster_mode_refresh_myself(struct gb_engine *eng);
+/* The port the cluster is built on (tls-port with tls-cluster, else
+ * port) and the bus port it gives (cluster-port, else that + 10000), as
+ * Redis 7.0's clusterInit. */
+struct gb_settings;
+int gb_cluster_mode_base_port(const struct gb_settings *cfg);
+int gb_cluster_mode_bus_port(const struct gb_settings *cfg);
+/* Whether c is a plaintext client of a TLS cluster, which Redis 7.0
+ * shows the plaintext ports (pport) where a TLS client sees the TLS ones. */
+bool gb_cluster_mode_shows_pport(const gb_client *c);
+/* The port of n that c is shown (CLUSTER SLOTS/NODES/REPLICAS, MOVED,
+ * ASK): pport when c is such a client and n's is known, else n's port. */
+int gb_cluster_mode_client_port(const gb_client *c, const gb_cluster_node *n);
 
 /* Whether cmd must go elsewhere or not run at all in cluster mode
  * (CROSSSLOT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN): the error text, in

@@ -202,6 +202,9 @@ typedef struct gb_engine {
     const gb_scripting_hooks *scripting; /* installed by engine/script, or NULL */
     gb_busy_pump busy_pump;              /* installed by the transport, or {NULL} */
     gb_listener_hook listeners;          /* likewise: CONFIG SET port / bind */
+    /* Counts the CONFIG SETs of tls-* options that rebuilt the TLS context:
+     * the cluster bus rebuilds its own contexts when it moves. */
+    uint64_t tls_config_changes;
 
     struct gb_replica *replica; /* the replica side (engine/core/replication/replica.h), or NULL: never one */
     struct gb_failover *failover; /* a coordinated FAILOVER (engine/core/replication/failover.h), or NULL: none yet */

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
@@ -20,6 +21,8 @@
 #include "engine/core/pubsub/pubsub.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
+#include "transport/net/tls_handshaker.h"
+#include "transport/tls/tls.h"
 
 #define READ_CHUNK 16384
 /* Redis's CLUSTER_MAX_HANDSHAKE_TIMEOUT floor: a handshake gets at least a second. */
@@ -43,6 +46,16 @@ struct gb_cluster_bus {
     int auth_count;        /* votes received */
     bool auth_sent;
     int64_t mfstart_for;   /* the CLUSTER FAILOVER (its mf_end) an MFSTART was sent for */
+    /* tls-cluster (NULL contexts: plain TCP): accepted links are TLS
+     * servers that require the peer's certificate, as Redis's bus; links
+     * this node dials are TLS clients. Accepted handshakes run on the
+     * handshaker's thread (NULL: on the loop, tls-handshake-thread no). */
+    gb_tls_context *tls_accept_ctx;
+    gb_tls_context *tls_dial_ctx;
+    uint64_t tls_config_changes; /* the engine's count when they were built */
+    gb_tls_handshaker *handshaker;
+    uv_async_t handshakes_done;
+    char plain[READ_CHUNK]; /* a TLS link's decrypted bytes, on their way to the message reader */
 };
 
 struct bus_link {
@@ -52,7 +65,8 @@ struct bus_link {
     gb_cluster_node *node;    /* outbound: the node it reaches; inbound: NULL */
     gb_cluster_node *from;    /* inbound: the node that sends on it, once known */
     bool inbound;
-    bool connected;
+    bool connected;           /* messages may be sent: TCP connected and, with TLS, the handshake done */
+    gb_tls_session *tls;      /* tls-cluster: the link's session; NULL: plain TCP */
     int64_t ctime;            /* ms */
     uint8_t *in;              /* the message being read */
     size_t in_len, in_cap;
@@ -70,6 +84,7 @@ static int64_t node_timeout(const gb_cluster_bus *bus) { return bus->eng->cfg.cl
 static void link_closed(uv_handle_t *h)
 {
     bus_link *l = h->data;
+    gb_tls_session_free(l->tls);
     gb_free(l->in);
     gb_free(l);
 }
@@ -164,17 +179,48 @@ static void write_done(uv_write_t *req, int status)
     gb_free(req);
 }
 
-/* Sends len bytes of msg (copied) on l. */
+/* A write request with room for len bytes after it (req + 1). */
+static uv_write_t *write_req_new(size_t len) { return gb_malloc(sizeof(uv_write_t) + len); }
+
+/* Writes the len bytes after req to l's socket; req is freed when done.
+ * False when libuv refused (req freed now). */
+static bool write_req_send(bus_link *l, uv_write_t *req, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)(req + 1), (unsigned)len);
+    if (uv_write(req, (uv_stream_t *)&l->tcp, &b, 1, write_done) == 0)
+        return true;
+    gb_free(req);
+    return false;
+}
+
+/* Sends the records l's TLS session has waiting (handshake messages,
+ * alerts, encrypted messages), taken straight into the write request. */
+static void tls_flush(bus_link *l)
+{
+    size_t pending;
+    while ((pending = gb_tls_output_pending(l->tls)) > 0) {
+        uv_write_t *req = write_req_new(pending);
+        size_t got = gb_tls_take_output(l->tls, (char *)(req + 1), pending);
+        if (!write_req_send(l, req, got))
+            return;
+    }
+}
+
+/* Sends len bytes of msg (copied, or encrypted with tls-cluster) on l. */
 static void link_send(bus_link *l, const uint8_t *msg, size_t len)
 {
     if (!l->bus || !l->connected)
         return;
-    uv_write_t *req = gb_malloc(sizeof *req + len);
-    memcpy(req + 1, msg, len);
-    uv_buf_t b = uv_buf_init((char *)(req + 1), (unsigned)len);
-    if (uv_write(req, (uv_stream_t *)&l->tcp, &b, 1, write_done) != 0)
-        gb_free(req);
-    else
+    bool sent;
+    if (l->tls) {
+        sent = gb_tls_write(l->tls, (const char *)msg, len) == 0;
+        tls_flush(l);
+    } else {
+        uv_write_t *req = write_req_new(len);
+        memcpy(req + 1, msg, len);
+        sent = write_req_send(l, req, len);
+    }
+    if (sent)
         state(l->bus)->messages_sent++;
 }
 
@@ -194,7 +240,7 @@ static gb_bus_self self_of(gb_cluster_bus *bus)
         .replica_of = me->replica_of[0] ? me->replica_of : NULL,
         .ip = cfg->cluster_announce_ip ? cfg->cluster_announce_ip : "",
         .port = (uint16_t)me->port,
-        .pport = 0,
+        .pport = (uint16_t)me->pport,
         .cport = (uint16_t)me->cport,
         .flags = (uint16_t)me->flags,
         .state = cl->state == GB_CLUSTER_OK ? 0 : 1, /* Redis's CLUSTER_OK is 0 on the wire */
@@ -344,7 +390,7 @@ static void update_address(bus_link *l, gb_cluster_node *n, const gb_bus_msg *m)
         return;
     char ip[GB_CLUSTER_IPLEN];
     peer_ip(l, m->myip, ip);
-    if (!ip[0] || (n->port == m->port && n->cport == m->cport && strcmp(ip, n->ip) == 0))
+    if (!ip[0] || (n->port == m->port && n->pport == m->pport && n->cport == m->cport && strcmp(ip, n->ip) == 0))
         return;
     memcpy(n->ip, ip, sizeof ip);
     n->port = m->port;
@@ -861,19 +907,10 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init(l->readbuf, sizeof l->readbuf);
 }
 
-/* Appends what arrived; processes each whole message. */
-static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+/* Appends the message bytes that arrived; processes each whole message.
+ * l may be dropped on the way (l->bus NULL afterwards). */
+static void consume(bus_link *l, const uint8_t *p, size_t left)
 {
-    bus_link *l = s->data;
-    if (!l->bus || nread == 0)
-        return;
-    if (nread < 0) {
-        link_free(l);
-        return;
-    }
-    gb_engine_update_time(l->bus->eng);
-    const uint8_t *p = (const uint8_t *)buf->base;
-    size_t left = (size_t)nread;
     while (left > 0 && l->bus) {
         size_t need = l->want ? l->want - l->in_len : 8 - l->in_len;
         size_t take = left < need ? left : need;
@@ -909,14 +946,95 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
 }
 
-static void start_reading(bus_link *l)
+static void link_established(bus_link *l);
+
+/* Why a TLS link ends, at Redis's verbosity for a failed bus connection. */
+static void tls_link_failed(bus_link *l, const char *why)
 {
-    l->connected = true;
-    if (uv_read_start((uv_stream_t *)&l->tcp, alloc_cb, read_cb) != 0)
+    const gb_cluster_node *n = l->inbound ? l->from : l->node;
+    if (n)
+        gb_log(GB_LOG_VERBOSE, "Connection with Node %.40s at %s:%d failed: %s", n->name, n->ip, n->cport, why);
+    else
+        gb_log(GB_LOG_VERBOSE, "Error accepting cluster node connection: %s", why);
+    link_free(l);
+}
+
+/* tls-cluster: len bytes of records arrived on l (none: look at what the
+ * session holds already). Advances the handshake of a link this node
+ * dialled (an accepted one comes established from the handshaker, or
+ * shakes hands here without one), then decrypts the messages. */
+static void tls_input(bus_link *l, const char *data, size_t len)
+{
+    char err[256];
+    if (len > 0 && gb_tls_feed(l->tls, data, len) != 0) {
+        tls_link_failed(l, "out of memory");
+        return;
+    }
+    if (!l->connected) {
+        int rc = gb_tls_handshake(l->tls, err, sizeof err);
+        tls_flush(l);
+        if (rc < 0)
+            tls_link_failed(l, err);
+        if (rc <= 0)
+            return;
+        link_established(l);
+    }
+    while (l->bus) {
+        ssize_t got = gb_tls_read(l->tls, l->bus->plain, sizeof l->bus->plain, err, sizeof err);
+        tls_flush(l);
+        if (got == GB_TLS_WANT_MORE)
+            return;
+        if (got < 0) {
+            tls_link_failed(l, got == GB_TLS_CLOSED ? "connection closed" : err);
+            return;
+        }
+        consume(l, (const uint8_t *)l->bus->plain, (size_t)got);
+    }
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    bus_link *l = s->data;
+    if (!l->bus || nread == 0)
+        return;
+    if (nread < 0) {
         link_free(l);
+        return;
+    }
+    gb_engine_update_time(l->bus->eng);
+    if (l->tls)
+        tls_input(l, buf->base, (size_t)nread);
+    else
+        consume(l, (const uint8_t *)buf->base, (size_t)nread);
+}
+
+static bool start_reading(bus_link *l)
+{
+    uv_tcp_nodelay(&l->tcp, 1);
+    if (uv_read_start((uv_stream_t *)&l->tcp, alloc_cb, read_cb) == 0)
+        return true;
+    link_free(l);
+    return false;
 }
 
 /* ---- connections ---- */
+
+/* tls-cluster: the accepted socket goes to the handshaker's thread with a
+ * session that requires the peer's certificate (Redis accepts bus links
+ * with TLS_CLIENT_AUTH_YES); it comes back established (adopt_established)
+ * or closed. libuv owns the accepted descriptor: the thread gets a copy. */
+static void hand_to_handshaker(gb_cluster_bus *bus, uv_tcp_t *accepted)
+{
+    uv_os_fd_t fd;
+    int copy = uv_fileno((uv_handle_t *)accepted, &fd) == 0 ? dup(fd) : -1;
+    gb_tls_session *s = copy >= 0 ? gb_tls_session_new(bus->tls_accept_ctx, GB_TLS_AUTH_YES) : NULL;
+    if (!s || !gb_tls_handshaker_add(bus->handshaker, copy, s, "", "")) {
+        gb_log(GB_LOG_WARNING, "Error accepting cluster node connection: out of memory for its TLS handshake");
+        gb_tls_session_free(s);
+        if (copy >= 0)
+            close(copy);
+    }
+}
 
 static void on_connection(uv_stream_t *server, int status)
 {
@@ -929,8 +1047,79 @@ static void on_connection(uv_stream_t *server, int status)
         link_free(l);
         return;
     }
-    uv_tcp_nodelay(&l->tcp, 1);
-    start_reading(l);
+    if (bus->handshaker) {
+        hand_to_handshaker(bus, &l->tcp);
+        link_free(l);
+        return;
+    }
+    if (bus->tls_accept_ctx) { /* no handshake thread: the handshake runs here, as its bytes arrive */
+        l->tls = gb_tls_session_new(bus->tls_accept_ctx, GB_TLS_AUTH_YES);
+        if (!l->tls) {
+            tls_link_failed(l, "out of memory");
+            return;
+        }
+        start_reading(l);
+        return;
+    }
+    if (start_reading(l))
+        l->connected = true;
+}
+
+/* The handshaker's established sockets join the loop as inbound links;
+ * what the peer sent after its Finished is read at once. */
+static void adopt_established(gb_cluster_bus *bus, gb_tls_handoff *d)
+{
+    bus_link *l = link_new(bus, true);
+    if (uv_tcp_open(&l->tcp, d->fd) != 0) {
+        close(d->fd);
+        gb_tls_session_free(d->session);
+        link_free(l);
+        return;
+    }
+    l->tls = d->session;
+    l->connected = true;
+    if (start_reading(l))
+        tls_input(l, NULL, 0);
+}
+
+static void on_handshakes_done(uv_async_t *a)
+{
+    gb_cluster_bus *bus = a->data;
+    gb_tls_handoff done[16];
+    size_t n;
+    gb_engine_update_time(bus->eng);
+    while (bus->handshaker && (n = gb_tls_handshaker_take(bus->handshaker, done, GB_ARRAY_LEN(done))) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (done[i].fd >= 0)
+                adopt_established(bus, &done[i]);
+            else
+                gb_log(GB_LOG_VERBOSE, "Error accepting cluster node connection: %s", done[i].why);
+        }
+    }
+}
+
+/* Called on the handshaker's thread: only the thread-safe wake-up. */
+static void wake_for_handshakes(void *ctx)
+{
+    gb_cluster_bus *bus = ctx;
+    uv_async_send(&bus->handshakes_done);
+}
+
+/* A link this node dialled can carry messages (TCP connected and, with
+ * tls-cluster, its handshake done): Redis's clusterLinkConnectHandler. */
+static void link_established(bus_link *l)
+{
+    l->connected = true;
+    if (!l->node)
+        return;
+    gb_cluster_node *n = l->node;
+    /* Redis's clusterLinkConnectHandler: MEET for a node met by CLUSTER
+     * MEET, else PING; the ping time of a ping still unanswered stays */
+    int64_t old_ping = n->ping_sent;
+    send_ping(l, (n->flags & GB_CNODE_MEET) ? GB_BUS_MEET : GB_BUS_PING);
+    if (old_ping)
+        n->ping_sent = old_ping;
+    n->flags &= ~(uint32_t)GB_CNODE_MEET;
 }
 
 static void connected(uv_connect_t *req, int status)
@@ -943,18 +1132,24 @@ static void connected(uv_connect_t *req, int status)
         return;
     }
     gb_engine_update_time(l->bus->eng);
-    uv_tcp_nodelay(&l->tcp, 1);
-    start_reading(l);
-    if (!l->bus || !l->node)
+    if (!start_reading(l))
         return;
-    gb_cluster_node *n = l->node;
-    /* Redis's clusterLinkConnectHandler: MEET for a node met by CLUSTER
-     * MEET, else PING; the ping time of a ping still unanswered stays */
-    int64_t old_ping = n->ping_sent;
-    send_ping(l, (n->flags & GB_CNODE_MEET) ? GB_BUS_MEET : GB_BUS_PING);
-    if (old_ping)
-        n->ping_sent = old_ping;
-    n->flags &= ~(uint32_t)GB_CNODE_MEET;
+    if (!l->bus->tls_dial_ctx) {
+        link_established(l);
+        return;
+    }
+    /* tls-cluster: the ClientHello now, the messages once the handshake is
+     * done (tls_input); the handshake never blocks the loop. */
+    char err[256];
+    l->tls = gb_tls_client_session_new(l->bus->tls_dial_ctx);
+    if (!l->tls) {
+        tls_link_failed(l, "out of memory");
+        return;
+    }
+    int rc = gb_tls_handshake(l->tls, err, sizeof err);
+    tls_flush(l);
+    if (rc < 0)
+        tls_link_failed(l, err);
 }
 
 static void connect_node(gb_cluster_bus *bus, gb_cluster_node *n)
@@ -1185,6 +1380,11 @@ static void check_node(gb_cluster_bus *bus, gb_cluster_node *n)
 {
     int64_t now = now_ms(bus), timeout = node_timeout(bus);
     bus_link *l = n->link;
+    /* a TLS handshake not done within the timeout: dial again */
+    if (l && l->tls && !l->connected && now - l->ctime > timeout) {
+        tls_link_failed(l, "TLS handshake timed out");
+        l = NULL;
+    }
     /* a link silent for half the timeout while a ping waits: reconnect */
     if (l && l->connected && now - l->ctime > timeout && n->ping_sent && now - n->ping_sent > timeout / 2 &&
         now - n->data_received > timeout / 2) {
@@ -1220,11 +1420,14 @@ static void update_my_flags(gb_cluster_bus *bus)
     }
 }
 
+static void refresh_tls_contexts(gb_cluster_bus *bus);
+
 static void bus_cron(void *ctx)
 {
     gb_cluster_bus *bus = ctx;
     gb_cluster *cl = state(bus);
     gb_engine_update_time(bus->eng);
+    refresh_tls_contexts(bus);
     for (size_t i = 0; i < cl->nnodes;) {
         gb_cluster_node *n = cl->nodes[i];
         if (n == cl->myself || (n->flags & GB_CNODE_NOADDR)) {
@@ -1260,6 +1463,11 @@ static void bus_cron(void *ctx)
 static void bus_shutdown(void *ctx)
 {
     gb_cluster_bus *bus = ctx;
+    if (bus->handshaker) {
+        gb_tls_handshaker_stop(bus->handshaker); /* the sockets it holds close */
+        bus->handshaker = NULL;
+        uv_close((uv_handle_t *)&bus->handshakes_done, NULL);
+    }
     while (bus->links)
         link_free(bus->links);
     if (bus->listening) {
@@ -1286,6 +1494,63 @@ static void bus_bind_address(const gb_settings *cfg, char *out, size_t n)
         snprintf(out, n, "0.0.0.0");
 }
 
+/* tls-cluster: the contexts of the bus's two sides, from the tls-*
+ * settings (the dialling side shows tls-client-cert-file's identity, or
+ * the server's). 0, or -1 with the reason in err. */
+static int make_tls_contexts(gb_cluster_bus *bus, char *err, size_t errlen)
+{
+    const gb_settings *cfg = &bus->eng->cfg;
+    bus->tls_config_changes = bus->eng->tls_config_changes;
+    if (!cfg->tls_cluster)
+        return 0;
+    gb_tls_config tc = gb_tls_config_from(cfg);
+    bus->tls_accept_ctx = gb_tls_context_new(&tc, err, errlen);
+    if (bus->tls_accept_ctx)
+        bus->tls_dial_ctx = gb_tls_client_context_new(&tc, err, errlen);
+    return bus->tls_dial_ctx ? 0 : -1;
+}
+
+/* After a CONFIG SET of tls-* (a certificate rotated): new contexts for the
+ * links made from now on, as Redis's bus takes the server's new context;
+ * open links keep theirs. When they cannot be built the old ones stay. */
+static void refresh_tls_contexts(gb_cluster_bus *bus)
+{
+    if (!bus->tls_accept_ctx || bus->tls_config_changes == bus->eng->tls_config_changes)
+        return;
+    if (!bus->eng->cfg.tls_cluster) { /* whether the bus is TLS is decided at start-up */
+        bus->tls_config_changes = bus->eng->tls_config_changes;
+        return;
+    }
+    gb_tls_context *accept_ctx = bus->tls_accept_ctx, *dial_ctx = bus->tls_dial_ctx;
+    char err[512];
+    if (make_tls_contexts(bus, err, sizeof err) != 0) {
+        gb_tls_context_free(bus->tls_accept_ctx);
+        bus->tls_accept_ctx = accept_ctx;
+        bus->tls_dial_ctx = dial_ctx;
+        gb_log(GB_LOG_WARNING, "Cluster bus: the TLS settings could not be applied, it keeps the old ones: %s", err);
+        return;
+    }
+    gb_tls_context_free(accept_ctx);
+    gb_tls_context_free(dial_ctx);
+}
+
+/* tls-cluster: the thread that shakes hands with accepted links; without
+ * it (tls-handshake-thread no, or it cannot start) they shake hands on the
+ * loop, without blocking it. */
+static void start_handshaker(gb_cluster_bus *bus)
+{
+    const gb_settings *cfg = &bus->eng->cfg;
+    if (!bus->tls_accept_ctx || !cfg->tls_handshake_thread ||
+        uv_async_init(gb_loop_uv(bus->loop), &bus->handshakes_done, on_handshakes_done) != 0)
+        return;
+    bus->handshakes_done.data = bus;
+    bus->handshaker = gb_tls_handshaker_start(&cfg->helper_cpus, wake_for_handshakes, bus);
+    if (!bus->handshaker) {
+        gb_log(GB_LOG_WARNING, "Cluster bus TLS handshakes run on the engine thread: the handshake thread could not start");
+        uv_close((uv_handle_t *)&bus->handshakes_done, NULL);
+    }
+}
+
 gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, size_t errlen)
 {
     err[0] = '\0';
@@ -1295,7 +1560,9 @@ gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, siz
     bus->eng = eng;
     bus->loop = loop;
     const gb_settings *cfg = &eng->cfg;
-    int cport = cfg->cluster_port ? cfg->cluster_port : cfg->port + 10000;
+    if (make_tls_contexts(bus, err, errlen) != 0)
+        return bus; /* freed by the caller */
+    int cport = gb_cluster_mode_bus_port(cfg);
     char addr[128];
     bus_bind_address(cfg, addr, sizeof addr);
     struct sockaddr_storage sa;
@@ -1327,8 +1594,16 @@ gb_cluster_bus *gb_cluster_bus_new(gb_engine *eng, gb_loop *loop, char *err, siz
         snprintf(err, errlen, "the event loop has no room for the cluster bus");
         return bus;
     }
-    gb_log(GB_LOG_NOTICE, "Cluster bus listening on %s:%d", addr, cport);
+    start_handshaker(bus);
+    gb_log(GB_LOG_NOTICE, "Cluster bus listening on %s:%d%s", addr, cport, bus->tls_accept_ctx ? " (TLS)" : "");
     return bus;
 }
 
-void gb_cluster_bus_free(gb_cluster_bus *bus) { gb_free(bus); }
+void gb_cluster_bus_free(gb_cluster_bus *bus)
+{
+    if (!bus)
+        return;
+    gb_tls_context_free(bus->tls_accept_ctx);
+    gb_tls_context_free(bus->tls_dial_ctx);
+    gb_free(bus);
+}

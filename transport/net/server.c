@@ -65,6 +65,7 @@ struct conn {
     bool is_tls;            /* accepted on the TLS port: every byte goes through tls */
     gb_tls_session *tls;
     size_t tls_off;         /* how much of out is encrypted and sent or in flight */
+    bool tls_user_checked;  /* tls-auth-clients-user was applied once the handshake was done */
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -563,6 +564,33 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = len;
 }
 
+/* tls-auth-clients-user CN (Valkey's): a client whose certificate
+ * verified starts as the ACL user its Common Name names, when that user
+ * exists and is on; otherwise it stays the default user, as if the setting
+ * were off. Once per connection, as soon as its handshake is done and
+ * before its first command. */
+static void tls_login_by_certificate(conn *c)
+{
+    gb_engine *eng = c->srv->eng;
+    if (c->tls_user_checked || !c->client || !gb_tls_established(c->tls))
+        return;
+    c->tls_user_checked = true;
+    char cn[256];
+    if (eng->cfg.tls_auth_clients_user != GB_TLS_AUTH_USER_CN || !gb_tls_peer_common_name(c->tls, cn, sizeof cn))
+        return;
+    const gb_acl_user *u = gb_acl_find_user(eng, gb_slice_cstr(cn));
+    if (!u || (u->flags & GB_ACL_USER_OFF)) {
+        for (char *p = cn; *p; p++) /* the certificate's text, not a forged log line */
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+        gb_log(GB_LOG_NOTICE, "TLS: Auto-authentication failed, user '%s' %s (addr=%s)", cn,
+               u ? "is disabled" : "not found", c->addr);
+        return;
+    }
+    gb_acl_login(c->client, u);
+    gb_log(GB_LOG_VERBOSE, "TLS: Auto-authenticated client as %s (addr=%s)", u->name, c->addr);
+}
+
 /* Bytes from a TLS connection's socket: the handshake advances, and what
  * the records decrypt to lands in the query buffer. A failed handshake
  * (no client certificate where one is required, a wrong CA, garbage)
@@ -583,6 +611,7 @@ static bool tls_input(conn *c, const char *data, size_t len)
         }
         char err[320];
         ssize_t n = gb_tls_read(c->tls, room, cap, err, sizeof err);
+        tls_login_by_certificate(c); /* a handshake done on the loop: before the first command is parsed */
         if (n > 0) {
             c->qlen += (size_t)n;
             c->srv->eng->stats.total_net_input_bytes += (uint64_t)n;
@@ -863,8 +892,8 @@ static void conn_start(gb_net_server *srv, conn *c, bool loopback)
     gb_engine *eng = srv->eng;
     gb_resp_parser_init(&c->parser, eng->cfg.proto_max_bulk_len);
     gb_outbuf_init(&c->out);
-    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c,
-                              c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0);
+    uint32_t flags = (c->is_unix ? GB_CLIENT_UNIX : loopback ? GB_CLIENT_LOOPBACK : 0) | (c->is_tls ? GB_CLIENT_TLS : 0);
+    c->client = gb_client_new(eng, &gb_resp2_reply_ops, &c->out, c->is_unix ? &unix_conn_hooks : &conn_hooks, c, flags);
     if (!c->client) {
         gb_tls_session_free(c->tls); /* an established one, from the handshake thread */
         c->tls = NULL;
@@ -967,6 +996,7 @@ static void adopt_established(gb_net_server *srv, gb_tls_handoff *d)
     snprintf(c->addr, sizeof c->addr, "%s", d->addr);
     snprintf(c->laddr, sizeof c->laddr, "%s", d->laddr);
     conn_start(srv, c, peer_is_loopback(&c->h.tcp));
+    tls_login_by_certificate(c);
     if (!c->closing && c->client && tls_input(c, NULL, 0))
         input_arrived(c);
 }

@@ -233,7 +233,8 @@ static void *handshaker_main(void *arg)
         }
         /* Handshakes that arrived after the poll set was built sit behind
          * the polled ones: keep them. */
-        memmove(h->active.items + kept, h->active.items + polled, (h->active.n - polled) * sizeof(handshake));
+        if (h->active.n > polled) /* none: items may be NULL, which memmove may not be given even for 0 bytes */
+            memmove(h->active.items + kept, h->active.items + polled, (h->active.n - polled) * sizeof(handshake));
         h->active.n = kept + (h->active.n - polled);
         if (wake)
             h->wake(h->wake_ctx);

@@ -459,3 +459,34 @@ size_t gb_tls_take_output(gb_tls_session *s, char *buf, size_t cap)
         return 0;
     return got;
 }
+
+bool gb_tls_established(const gb_tls_session *s) { return !s->failed && SSL_is_init_finished(s->ssl); }
+
+/* The text of the subject's last CN entry as UTF-8, when it has one that
+ * fits cap and holds no NUL (a NUL would let "alice\0x" pass for alice). */
+static bool subject_common_name(X509 *cert, char *out, size_t cap)
+{
+    X509_NAME *subject = X509_get_subject_name(cert);
+    int last = -1;
+    for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) >= 0;)
+        last = i;
+    if (last < 0)
+        return false;
+    unsigned char *utf8 = NULL;
+    int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, last)));
+    bool ok = len > 0 && (size_t)len < cap && memchr(utf8, '\0', (size_t)len) == NULL;
+    if (ok) {
+        memcpy(out, utf8, (size_t)len);
+        out[len] = '\0';
+    }
+    OPENSSL_free(utf8);
+    return ok;
+}
+
+bool gb_tls_peer_common_name(const gb_tls_session *s, char *out, size_t cap)
+{
+    if (!gb_tls_established(s) || SSL_get_verify_result(s->ssl) != X509_V_OK)
+        return false;
+    X509 *cert = SSL_get0_peer_certificate(s->ssl);
+    return cert && subject_common_name(cert, out, cap);
+}

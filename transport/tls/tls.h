@@ -22,6 +22,9 @@
 
 /* tls-auth-clients (Redis's values). */
 enum { GB_TLS_AUTH_NO = 0, GB_TLS_AUTH_YES = 1, GB_TLS_AUTH_OPTIONAL = 2 };
+/* tls-auth-clients-user (Valkey's values): off, or the client
+ * certificate's CN names the ACL user the connection starts as. */
+enum { GB_TLS_AUTH_USER_OFF = 0, GB_TLS_AUTH_USER_CN = 1 };
 
 /* What a context is built from: Redis 7.0's tls-* options. NULL or empty
  * strings are unset. */
@@ -102,6 +105,16 @@ int gb_tls_handshake(gb_tls_session *s, char *err, size_t errlen);
 /* Encrypts len bytes of plaintext into records waiting to be sent. 0, or
  * -1 (the session failed, or it is not established). */
 int gb_tls_write(gb_tls_session *s, const char *data, size_t len);
+
+/* Whether the handshake is done (and the session has not failed). */
+bool gb_tls_established(const gb_tls_session *s);
+
+/* The Common Name of the certificate the peer presented, when the
+ * session is established and the certificate verified against the CA
+ * (tls-auth-clients yes or optional; with no, none is asked for): true
+ * with the name (UTF-8, NUL-terminated) in out, false when there is none
+ * or it does not fit cap or holds a NUL. */
+bool gb_tls_peer_common_name(const gb_tls_session *s, char *out, size_t cap);
 
 /* How many bytes of records wait to be sent, and taking them: copies up
  * to cap of them into buf and returns how many. */

@@ -222,6 +222,7 @@ static const opt_enum sanitize_modes[] = {{"no", 0}, {"yes", 1}, {"clients", 2},
 static const opt_enum endpoint_types[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
 static const opt_enum propagation_errors[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
+static const opt_enum tls_auth_user[] = {{"off", 0}, {"CN", 1}, {NULL, 0}};
 
 /* Rows for options Goblin accepts without acting on: `why` says so at
  * start-up and in --help. */
@@ -619,7 +620,9 @@ static const opt options[] = {
      "The client port this node gives itself; 0: port.", NULL},
     {"cluster-announce-bus-port", NULL, T_INT, OFF(cluster_announce_bus_port), 0, 65535, "0", true, NULL,
      "The bus port this node gives itself; 0: cluster-port.", NULL},
-    NA_INT("cluster-announce-tls-port", NULL, 0, 65535, "0", true, WHY_CLUSTER),
+    {"cluster-announce-tls-port", NULL, T_INT, OFF(cluster_announce_tls_port), 0, 65535, "0", true, NULL,
+     "With tls-cluster: the TLS client port this node gives itself (cluster-announce-port is then its plaintext "
+     "one); 0: tls-port.", NULL},
     NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
     {"cluster-replica-validity-factor", "cluster-slave-validity-factor", T_INT, OFF(cluster_replica_validity_factor),
      0, INT32_MAX, "10", true, NULL,
@@ -672,8 +675,12 @@ static const opt options[] = {
      "TLSv1.3 cipher suites (OpenSSL's syntax); unset: OpenSSL's default.", NULL},
     {"tls-auth-clients", NULL, T_ENUM, OFF(tls_auth_clients), 0, 0, "yes", true, tls_auth,
      "Client certificates: yes (required), optional (checked if sent), no. Applies to new connections.", NULL},
+    {"tls-auth-clients-user", NULL, T_ENUM, OFF(tls_auth_clients_user), 0, 0, "off", true, tls_auth_user,
+     "Valkey's: CN makes a client whose certificate verified start as the enabled ACL user its Common Name "
+     "names (else the default user); off. Applies to new connections.", NULL},
     {"tls-cluster", NULL, T_BOOL, OFF(tls_cluster), 0, 1, "no", true, NULL,
-     "TLS on the cluster bus: not implemented, the bus is plain TCP (it only asks for a CA, as Redis does).", NULL},
+     "TLS on the cluster bus (Redis 7.0's): it listens on tls-port + 10000, its links are TLS, and the node "
+     "announces tls-port (docs/cluster.md). Whether the bus is TLS is decided at start-up.", NULL},
     {"tls-replication", NULL, T_BOOL, OFF(tls_replication), 0, 1, "no", true, NULL,
      "TLS on the replication link: a replica connects to its primary's TLS port and checks its certificate "
      "against the CA (tls-ca-cert-file/-dir, then required, as Redis requires it).", NULL},

@@ -240,6 +240,7 @@ typedef struct gb_settings {
     char *tls_ciphers;
     char *tls_ciphersuites;
     int tls_auth_clients; /* GB_TLS_AUTH_* (transport/tls/tls.h) */
+    int tls_auth_clients_user; /* GB_TLS_AUTH_USER_*: a verified client certificate's CN as the ACL user */
     int tls_replication;  /* the replica connects to its primary over TLS (transport/replica/link.c) */
     int tls_cluster;
     int tls_prefer_server_ciphers;
@@ -256,6 +257,7 @@ typedef struct gb_settings {
     char *cluster_announce_hostname;
     int cluster_announce_port;
     int cluster_announce_bus_port;
+    int cluster_announce_tls_port; /* with tls-cluster: the client port announced (cluster-announce-port: pport) */
     int cluster_require_full_coverage;
     int cluster_allow_reads_when_down;
     int cluster_allow_replica_migration;

@@ -34,6 +34,7 @@ enum {
     GB_CLIENT_LOOPBACK = 1u << 14,   /* a TCP client from 127.0.0.1 or ::1 */
     GB_CLIENT_REPLICA = 1u << 15,    /* a replica's link: its output is limited by the replica class */
     GB_CLIENT_MASTER = 1u << 16,     /* on a replica, the client applying its primary's stream (flag 'M') */
+    GB_CLIENT_TLS = 1u << 17,        /* connected over TLS (tls-port): a TLS cluster shows it the TLS ports */
     /* CLIENT REPLY OFF / SKIP: replies go nowhere (c->rops is the discard
      * table); SKIP_NEXT becomes SKIP for the command after CLIENT REPLY SKIP. */
     GB_CLIENT_REPLY_OFF = 1u << 20,
