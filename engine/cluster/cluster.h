@@ -91,6 +91,7 @@ typedef struct gb_cluster {
     int64_t started_ms;        /* Redis's first clusterUpdateState call: a primary waits before OK */
     int64_t minority_ms;       /* when this node last saw too few primaries reachable */
     uint64_t messages_sent, messages_received;
+    uint64_t links_buffer_limit_exceeded; /* links closed for cluster-link-sendbuf-limit */
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
     /* The bus's hook, called before a node is removed (its links close),
      * or NULL without a bus. */

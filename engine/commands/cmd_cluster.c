@@ -121,10 +121,11 @@ static void cluster_info(gb_client *c, gb_cluster *cl)
                      "cluster_slots_pfail:%d\r\ncluster_slots_fail:%d\r\ncluster_known_nodes:%zu\r\n"
                      "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n"
                      "cluster_stats_messages_sent:%llu\r\ncluster_stats_messages_received:%llu\r\n"
-                     "total_cluster_links_buffer_limit_exceeded:0\r\n",
+                     "total_cluster_links_buffer_limit_exceeded:%llu\r\n",
                      cl->state == GB_CLUSTER_OK ? "ok" : "fail", assigned, ok, pfail, fail, cl->nnodes,
                      cl->size, (unsigned long long)cl->current_epoch, (unsigned long long)my_epoch,
-                     (unsigned long long)cl->messages_sent, (unsigned long long)cl->messages_received);
+                     (unsigned long long)cl->messages_sent, (unsigned long long)cl->messages_received,
+                     (unsigned long long)cl->links_buffer_limit_exceeded);
     gb_reply_verbatim(c, b.p, b.len);
     gb_strbuf_free(&b);
 }

@@ -10,6 +10,7 @@ Node names and ports differ between the two servers: replies are compared
 with each server's own name and port replaced by placeholders."""
 import os
 import shutil
+import signal
 import tempfile
 import time
 import unittest
@@ -734,6 +735,36 @@ class NoAutomaticFailover(unittest.TestCase):
                                            "than allowed" in heir.log(), 10 * gbtest.SLOW), heir.log()[-2000:])
         self.assertEqual(call(heir, "ROLE")[0], b"slave")
         self.assertNotIn("Starting a failover election", heir.log())
+
+
+class LinkSendbufLimit(unittest.TestCase):
+    """cluster-link-sendbuf-limit: a node that stops reading (SIGSTOP) while
+    the others PUBLISH large messages (broadcast over the bus) has its links
+    closed by each publisher once their queues pass the limit, counted in
+    CLUSTER INFO, on goblin-core as on redis-server."""
+
+    def test_links_closed_over_the_limit(self):
+        gbtest.require_redis()
+        servers = Formed.form(self, ["goblin", "redis", "goblin"])
+        publishers, stopped = servers[:2], servers[2]
+        for p in publishers:
+            self.assertEqual(call(p, "CONFIG", "SET", "cluster-link-sendbuf-limit", "1mb"), b"OK")
+        os.kill(stopped.pid, signal.SIGSTOP)
+        try:
+            message = "x" * (512 * 1024)
+
+            def exceeded(p):
+                info = call(p, "CLUSTER", "INFO").decode()
+                return int(info.split("total_cluster_links_buffer_limit_exceeded:")[1].split("\r\n")[0])
+            for p in publishers:
+                with Raw(p) as c:
+                    for _ in range(40):  # 20 MB: more than the sockets to the stopped node hold
+                        c.call("PUBLISH", "ch", message)
+                self.assertTrue(wait_until(lambda: exceeded(p) > 0, TIMEOUT), p.kind)
+        finally:
+            os.kill(stopped.pid, signal.SIGCONT)
+        self.assertIn("due to exceeding send buffer memory limit", publishers[0].log())
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
 
 
 class FailureDetection(unittest.TestCase):

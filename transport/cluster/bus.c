@@ -1422,6 +1422,28 @@ static void update_my_flags(gb_cluster_bus *bus)
 
 static void refresh_tls_contexts(gb_cluster_bus *bus);
 
+/* cluster-link-sendbuf-limit: a link to or from a known node whose unsent
+ * bytes exceed it is closed (Redis's freeClusterLinkOnBufferLimitReached);
+ * the node is dialled again as after any lost link. */
+static void free_links_over_limit(gb_cluster_bus *bus)
+{
+    long long limit = bus->eng->cfg.cluster_link_sendbuf_limit;
+    if (limit <= 0)
+        return;
+    for (bus_link *l = bus->links, *next; l; l = next) {
+        next = l->next;
+        if (!l->node || !l->connected)
+            continue;
+        size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&l->tcp);
+        if (queued <= (size_t)limit)
+            continue;
+        gb_log(GB_LOG_WARNING, "Freeing cluster link(%s node %.40s, used memory: %zu) due to exceeding send buffer "
+               "memory limit.", l->inbound ? "from" : "to", l->node->name, queued);
+        state(bus)->links_buffer_limit_exceeded++;
+        link_free(l);
+    }
+}
+
 static void bus_cron(void *ctx)
 {
     gb_cluster_bus *bus = ctx;
@@ -1445,6 +1467,7 @@ static void bus_cron(void *ctx)
     if (++bus->cron_ticks % 10 == 0)
         ping_random_node(bus);
     update_my_flags(bus);
+    free_links_over_limit(bus);
     handle_manual_failover(bus);
     handle_replica_failover(bus);
     for (size_t i = 0; i < cl->nnodes; i++) {

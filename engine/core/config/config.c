@@ -642,7 +642,9 @@ static const opt options[] = {
     {"cluster-allow-pubsubshard-when-down", NULL, T_BOOL, OFF(cluster_allow_pubsubshard_when_down), 0, 1, "yes", true,
      NULL, "While the cluster is down, shard channels (SPUBLISH, SSUBSCRIBE) still work on the slots this node "
      "has; no: CLUSTERDOWN.", NULL},
-    NA_MEMORY("cluster-link-sendbuf-limit", 0, INT64_MAX, "0", true, WHY_CLUSTER),
+    {"cluster-link-sendbuf-limit", NULL, T_MEMORY, OFF(cluster_link_sendbuf_limit), 0, INT64_MAX, "0", true, NULL,
+     "A cluster bus link whose unsent messages exceed this many bytes is closed (and dialled again), counted in "
+     "CLUSTER INFO's total_cluster_links_buffer_limit_exceeded; 0: no limit.", NULL},
     /* TLS */
     /* TLS (transport/tls, docs/tls.md). CONFIG SET of any of them but
      * tls-auth-clients builds a new context for new connections (open

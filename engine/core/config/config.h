@@ -264,6 +264,7 @@ typedef struct gb_settings {
     int cluster_replica_validity_factor; /* how stale a replica may be to fail over on its own; 0: any */
     int cluster_replica_no_failover;     /* never fail over on its own (the nofailover flag) */
     int cluster_allow_pubsubshard_when_down;
+    long long cluster_link_sendbuf_limit; /* bytes a bus link may have queued; 0: any */
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
     gb_config_value inert[GB_CONFIG_MAX_OPTS];
