@@ -138,17 +138,27 @@ static void cluster_nodes(gb_client *c, gb_cluster *cl)
     gb_strbuf_free(&b);
 }
 
-/* One node in CLUSTER SLOTS: ip, port, id, and a map of the other
- * endpoints (cluster-preferred-endpoint-type ip: the hostname, if any). */
+/* One node in CLUSTER SLOTS: the preferred endpoint (null for
+ * unknown-endpoint), port, id, and a map of the endpoints it is not: the
+ * ip, the hostname if any (Redis's addNodeToNodeReply). */
 static void reply_slot_node(gb_client *c, const gb_cluster_node *n)
 {
+    int type = c->eng->cfg.cluster_preferred_endpoint_type;
     gb_reply_array(c, 4);
-    gb_reply_cstr(c, n->ip);
+    if (type == GB_ENDPOINT_UNKNOWN)
+        gb_reply_nil(c);
+    else
+        gb_reply_cstr(c, gb_cluster_mode_endpoint(c->eng, n));
     gb_reply_int(c, gb_cluster_mode_client_port(c, n));
     gb_reply_bulk(c, n->name, GB_CLUSTER_NAMELEN);
-    bool host = n->hostname[0] != '\0';
-    gb_reply_map(c, host ? 1 : 0);
-    if (host) {
+    bool with_ip = type != GB_ENDPOINT_IP;
+    bool with_host = type != GB_ENDPOINT_HOSTNAME && n->hostname[0] != '\0';
+    gb_reply_map(c, with_ip + with_host);
+    if (with_ip) {
+        gb_reply_cstr(c, "ip");
+        gb_reply_cstr(c, n->ip);
+    }
+    if (with_host) {
         gb_reply_cstr(c, "hostname");
         gb_reply_cstr(c, n->hostname);
     }
@@ -219,7 +229,7 @@ static void reply_shard_node(gb_client *c, gb_cluster *cl, const gb_cluster_node
     gb_reply_cstr(c, "ip");
     gb_reply_cstr(c, n->ip);
     gb_reply_cstr(c, "endpoint");
-    gb_reply_cstr(c, n->ip);
+    gb_reply_cstr(c, gb_cluster_mode_endpoint(c->eng, n));
     if (host) {
         gb_reply_cstr(c, "hostname");
         gb_reply_cstr(c, n->hostname);

@@ -289,6 +289,18 @@ const char *gb_cluster_script_check(gb_client *c, gb_client *caller, const gb_co
     return NULL;
 }
 
+const char *gb_cluster_mode_endpoint(const gb_engine *eng, const gb_cluster_node *n)
+{
+    switch (eng->cfg.cluster_preferred_endpoint_type) {
+    case GB_ENDPOINT_HOSTNAME:
+        return n->hostname[0] ? n->hostname : "?";
+    case GB_ENDPOINT_UNKNOWN:
+        return "";
+    default:
+        return n->ip;
+    }
+}
+
 const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
                                    char *buf, size_t buflen)
 {
@@ -310,9 +322,8 @@ const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t
     case REDIR_DOWN_UNBOUND:
         return "CLUSTERDOWN Hash slot not served";
     default:
-        /* MOVED or ASK: the node's address (cluster-preferred-endpoint-type ip) */
-        snprintf(buf, buflen, "%s %d %s:%d", why == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip,
-                 gb_cluster_mode_client_port(c, n));
+        snprintf(buf, buflen, "%s %d %s:%d", why == REDIR_ASK ? "ASK" : "MOVED", slot,
+                 gb_cluster_mode_endpoint(c->eng, n), gb_cluster_mode_client_port(c, n));
         return buf;
     }
 }

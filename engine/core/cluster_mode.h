@@ -41,6 +41,13 @@ bool gb_cluster_mode_shows_pport(const gb_client *c);
  * ASK): pport when c is such a client and n's is known, else n's port. */
 int gb_cluster_mode_client_port(const gb_client *c, const gb_cluster_node *n);
 
+/* cluster-preferred-endpoint-type's values (the config table's order). */
+enum { GB_ENDPOINT_IP = 0, GB_ENDPOINT_HOSTNAME = 1, GB_ENDPOINT_UNKNOWN = 2 };
+/* How clients are told to reach n (Redis's getPreferredEndpoint): its ip,
+ * its hostname ("?" when it has none) or "" (unknown-endpoint: "the
+ * address you used"). */
+const char *gb_cluster_mode_endpoint(const struct gb_engine *eng, const gb_cluster_node *n);
+
 /* Whether cmd must go elsewhere or not run at all in cluster mode
  * (CROSSSLOT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN): the error text, in
  * buf, without the leading '-'; NULL when it runs here. flags: the

@@ -206,6 +206,18 @@ class SingleNode(unittest.TestCase):
         self.same("SSUBSCRIBE", channel)
         self.same("CLUSTER", "FLUSHSLOTS")
 
+    def test_9_preferred_endpoint(self):
+        self.same("CLUSTER", "ADDSLOTSRANGE", "0", "100")
+        for host in ("", "node.example"):
+            self.same("CONFIG", "SET", "cluster-announce-hostname", host)
+            for kind in ("ip", "hostname", "unknown-endpoint"):
+                self.same("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
+                self.same("CLUSTER", "SLOTS")
+                self.same("CLUSTER", "SHARDS")
+        self.same("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip")
+        self.same("CONFIG", "SET", "cluster-announce-hostname", "")
+        self.same("CLUSTER", "FLUSHSLOTS")
+
     def test_5_transactions(self):
         out = {}
         for kind, s in self.srv.items():
@@ -291,6 +303,16 @@ class Redirections(unittest.TestCase):
                       ("MGET", mine, theirs), ("GET", migrating), ("SET", migrating, "1"),
                       ("SPUBLISH", mine, "m"), ("SPUBLISH", theirs, "m"), ("SSUBSCRIBE", mine, theirs),
                       ("SSUBSCRIBE", theirs), ("SPUBLISH", migrating, "m"), ("SPUBLISH", importing, "m"),
+                      # cluster-preferred-endpoint-type: the other node has no hostname, this one gets one
+                      # (CLUSTER SHARDS lists shards in no fixed order: SingleNode compares it)
+                      ("CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"), ("GET", theirs),
+                      ("CLUSTER", "SLOTS"),
+                      ("CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint"), ("GET", theirs),
+                      ("CLUSTER", "SLOTS"),
+                      ("CONFIG", "SET", "cluster-announce-hostname", "me.example"), ("CLUSTER", "SLOTS"),
+                      ("CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"), ("CLUSTER", "SLOTS"),
+                      ("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip"),
+                      ("CLUSTER", "SLOTS"), ("CONFIG", "SET", "cluster-announce-hostname", ""),
                       ("GET", importing), ("ASKING",), ("GET", importing), ("GET", importing),
                       ("ASKING",), ("SET", importing, "v"), ("ASKING",), ("PING",), ("GET", importing),
                       ("MULTI",), ("GET", theirs), ("EXEC",),

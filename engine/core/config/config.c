@@ -623,7 +623,10 @@ static const opt options[] = {
     {"cluster-announce-tls-port", NULL, T_INT, OFF(cluster_announce_tls_port), 0, 65535, "0", true, NULL,
      "With tls-cluster: the TLS client port this node gives itself (cluster-announce-port is then its plaintext "
      "one); 0: tls-port.", NULL},
-    NA_ENUM("cluster-preferred-endpoint-type", "ip", true, endpoint_types, WHY_CLUSTER),
+    {"cluster-preferred-endpoint-type", NULL, T_ENUM, OFF(cluster_preferred_endpoint_type), 0, 0, "ip", true,
+     endpoint_types, "What MOVED, ASK, CLUSTER SLOTS and SHARDS give clients to reach a node: its ip, its hostname "
+     "(cluster-announce-hostname; '?' for a node without one) or unknown-endpoint (the address the client used).",
+     NULL},
     {"cluster-replica-validity-factor", "cluster-slave-validity-factor", T_INT, OFF(cluster_replica_validity_factor),
      0, INT32_MAX, "10", true, NULL,
      "A replica whose link to its failed primary has been down longer than cluster-node-timeout times this (plus "
