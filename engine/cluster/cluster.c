@@ -665,6 +665,10 @@ void gb_cluster_rename_node(gb_cluster_node *n, const char *name)
 
 void gb_cluster_set_primary(gb_cluster_node *n)
 {
+    /* a replica promoted takes its old primary's place as a valid target of
+     * replica migration (Redis's clusterSetNodeAsMaster) */
+    if (n->replica_of[0] && !(n->flags & GB_CNODE_MYSELF))
+        n->flags |= GB_CNODE_MIGRATE_TO;
     n->flags = (n->flags & ~(uint32_t)GB_CNODE_SLAVE) | GB_CNODE_MASTER;
     n->replica_of[0] = '\0';
 }

@@ -49,6 +49,11 @@ typedef struct gb_cluster_node {
     int64_t fail_time;                      /* ms: when it was marked FAIL */
     int64_t voted_time;                     /* ms: when this node last voted for a replica of it */
     uint64_t repl_offset;                   /* from its last message */
+    /* replica migration (transport/cluster/bus.c): how many nodes name it
+     * their primary (failing ones too), and since when it has been a
+     * primary that has (or had) replicas but no working one; 0: it is not */
+    int listed_replicas;
+    int64_t orphaned_time;
     int pport;
     void *link;                             /* the bus's outbound link to it (transport/cluster), or NULL */
     /* primaries that said this node is failing (PFAIL or FAIL in their

@@ -759,6 +759,52 @@ class NoAutomaticFailover(unittest.TestCase):
         self.assertNotIn("Starting a failover election", heir.log())
 
 
+class ReplicaMigration(unittest.TestCase):
+    """Replica migration: three primaries, one with two replicas; the only
+    replica of another is killed. Once that primary has been without a
+    working replica for 5 s, the replica with the smaller name of the
+    primary that has two moves to it ("Migrating to orphaned master");
+    cluster-migration-barrier 2 keeps it where it is."""
+
+    def migrated(self, barrier):
+        kinds = ["goblin"] * 7
+        servers = [cluster_server(k) for k in kinds]
+        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        for s in servers:
+            self.assertEqual(call(s, "CONFIG", "SET", "cluster-migration-barrier", str(barrier)), b"OK")
+        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
+                      "--cluster-yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        ids = {s: call(s, "CLUSTER", "MYID").decode() for s in servers}
+        by_id = {v: k for k, v in ids.items()}
+        view = {n[0]: n for n in nodes_view(servers[0])}
+        replicas_of = {}
+        for s in servers:
+            if view[ids[s]][3] != "-":
+                replicas_of.setdefault(by_id[view[ids[s]][3]], []).append(s)
+        rich = next(p for p, rs in replicas_of.items() if len(rs) == 2)
+        poor = next(p for p, rs in replicas_of.items() if len(rs) == 1)
+        replicas_of[poor][0].kill()
+        mover = min(replicas_of[rich], key=lambda s: ids[s])
+
+        def moved():
+            return {n[0]: n for n in nodes_view(mover)}[ids[mover]][3] == ids[poor]
+        result = wait_until(moved, 10 * gbtest.SLOW)
+        return result, mover, ids[poor]
+
+    def test_migrates_to_the_orphan(self):
+        moved, mover, poor = self.migrated(barrier=1)
+        self.assertTrue(moved, mover.log()[-2000:])
+        self.assertIn("Migrating to orphaned master %s" % poor, mover.log())
+        self.assertTrue(wait_until(lambda: mover.info("replication")["master_link_status"] == "up", TIMEOUT))
+
+    def test_barrier_holds_it(self):
+        moved, mover, _ = self.migrated(barrier=2)
+        self.assertFalse(moved)
+        self.assertNotIn("Migrating to orphaned master", mover.log())
+
+
 class LinkSendbufLimit(unittest.TestCase):
     """cluster-link-sendbuf-limit: a node that stops reading (SIGSTOP) while
     the others PUBLISH large messages (broadcast over the bus) has its links

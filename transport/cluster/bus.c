@@ -1350,6 +1350,102 @@ static void handle_replica_failover(gb_cluster_bus *bus)
         replace_primary(bus, primary);
 }
 
+/* ---- replica migration (Redis's clusterHandleSlaveMigration) ---- */
+
+#define MIGRATION_DELAY_MS 5000 /* CLUSTER_SLAVE_MIGRATION_DELAY: an orphan's own replicas may still be switching */
+
+static bool is_replica_of(const gb_cluster_node *r, const gb_cluster_node *p)
+{
+    return (r->flags & GB_CNODE_SLAVE) && strcmp(r->replica_of, p->name) == 0;
+}
+
+/* p's replicas that are not failing; with timed_out, not PFAIL either. */
+static int working_replicas(const gb_cluster *cl, const gb_cluster_node *p, bool timed_out)
+{
+    uint32_t bad = GB_CNODE_FAIL | (timed_out ? GB_CNODE_PFAIL : 0);
+    int n = 0;
+    for (size_t i = 0; i < cl->nnodes; i++)
+        n += is_replica_of(cl->nodes[i], p) && !(cl->nodes[i]->flags & bad);
+    return n;
+}
+
+/* Redis's MIGRATE_TO: a primary becomes a valid target once it has a
+ * replica and stops being one when none names it any more (a failing
+ * replica still does). */
+static void update_migrate_to(gb_cluster *cl)
+{
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *p = cl->nodes[i];
+        int listed = 0;
+        for (size_t j = 0; j < cl->nnodes; j++)
+            listed += is_replica_of(cl->nodes[j], p);
+        if (listed > 0)
+            p->flags |= GB_CNODE_MIGRATE_TO;
+        else if (p->listed_replicas > 0)
+            p->flags &= ~(uint32_t)GB_CNODE_MIGRATE_TO;
+        p->listed_replicas = listed;
+    }
+}
+
+static bool orphaned(const gb_cluster *cl, const gb_cluster_node *n)
+{
+    return (n->flags & GB_CNODE_MASTER) && !(n->flags & GB_CNODE_FAIL) && (n->flags & GB_CNODE_MIGRATE_TO) &&
+           working_replicas(cl, n, false) == 0;
+}
+
+/* A replica of a primary with the most working replicas (at least two,
+ * more than cluster-migration-barrier) moves to a primary that serves
+ * slots but has lost its last working replica, after that has lasted 5 s;
+ * of the replicas that could, the one with the smallest name moves. */
+static void handle_replica_migration(gb_cluster_bus *bus)
+{
+    gb_cluster *cl = state(bus);
+    gb_cluster_node *me = cl->myself;
+    update_migrate_to(cl);
+    if (!(me->flags & GB_CNODE_SLAVE) || !bus->eng->cfg.cluster_allow_replica_migration)
+        return;
+    gb_cluster_node *mine = gb_cluster_lookup(cl, me->replica_of, GB_CLUSTER_NAMELEN);
+    if (!mine || cl->state != GB_CLUSTER_OK)
+        return;
+    int most = 0, orphans = 0;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        const gb_cluster_node *n = cl->nodes[i];
+        if (n == me || (n->flags & (GB_CNODE_NOADDR | GB_CNODE_HANDSHAKE)) || !(n->flags & GB_CNODE_MASTER) ||
+            (n->flags & GB_CNODE_FAIL))
+            continue;
+        int ok = working_replicas(cl, n, false);
+        orphans += ok == 0 && n->nslots > 0 && (n->flags & GB_CNODE_MIGRATE_TO);
+        most = ok > most ? ok : most;
+    }
+    if (!orphans || most < 2 || working_replicas(cl, mine, false) != most ||
+        working_replicas(cl, mine, true) <= bus->eng->cfg.cluster_migration_barrier)
+        return;
+    gb_cluster_node *target = NULL;
+    const gb_cluster_node *candidate = me;
+    int64_t now = now_ms(bus);
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        gb_cluster_node *n = cl->nodes[i];
+        if (orphaned(cl, n)) {
+            if (!target && n->nslots > 0)
+                target = n;
+            if (!n->orphaned_time)
+                n->orphaned_time = now;
+        } else {
+            n->orphaned_time = 0;
+        }
+        if ((n->flags & GB_CNODE_MASTER) && working_replicas(cl, n, false) == most)
+            for (size_t j = 0; j < cl->nnodes; j++)
+                if (is_replica_of(cl->nodes[j], n) && memcmp(cl->nodes[j]->name, candidate->name, GB_CLUSTER_NAMELEN) < 0)
+                    candidate = cl->nodes[j];
+    }
+    if (!target || candidate != me || now - target->orphaned_time <= MIGRATION_DELAY_MS)
+        return;
+    gb_log(GB_LOG_WARNING, "Migrating to orphaned master %.40s", target->name);
+    gb_cluster_set_replica_of(cl, me, target->name);
+    gb_replica_set_master(bus->eng, target->ip, target->port);
+    bus->dirty = true;
+}
+
 /* ---- the cron (Redis's clusterCron, every 100 ms) ---- */
 
 static bool handshake_expired(const gb_cluster_bus *bus, const gb_cluster_node *n)
@@ -1470,6 +1566,7 @@ static void bus_cron(void *ctx)
     free_links_over_limit(bus);
     handle_manual_failover(bus);
     handle_replica_failover(bus);
+    handle_replica_migration(bus);
     for (size_t i = 0; i < cl->nnodes; i++) {
         gb_cluster_node *n = cl->nodes[i];
         if (n != cl->myself && !(n->flags & (GB_CNODE_NOADDR | GB_CNODE_HANDSHAKE)))

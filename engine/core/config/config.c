@@ -248,8 +248,6 @@ static const opt_enum tls_auth_user[] = {{"off", 0}, {"CN", 1}, {NULL, 0}};
 #define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
 #define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
 
-#define WHY_CLUSTER                                                                                                  \
-    "Cluster mode: this setting is not applied yet (docs/cluster.md lists the cluster settings that act)."
 #define WHY_DEFRAG "Active defragmentation (moving values off sparse jemalloc pages): not implemented in Goblin Core."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
 #define WHY_CPULIST                                                                                                  \
@@ -634,7 +632,9 @@ static const opt options[] = {
     {"cluster-replica-no-failover", "cluster-slave-no-failover", T_BOOL, OFF(cluster_replica_no_failover), 0, 1, "no",
      true, NULL, "This replica never starts an automatic failover (CLUSTER FAILOVER still works); shown as "
      "nofailover in CLUSTER NODES.", NULL},
-    NA_INT("cluster-migration-barrier", NULL, 0, INT32_MAX, "1", true, WHY_CLUSTER),
+    {"cluster-migration-barrier", NULL, T_INT, OFF(cluster_migration_barrier), 0, INT32_MAX, "1", true, NULL,
+     "A replica moves to a primary left without a working replica only if its own primary keeps at least this "
+     "many working replicas after it goes (with cluster-allow-replica-migration).", NULL},
     {"cluster-allow-replica-migration", NULL, T_BOOL, OFF(cluster_allow_replica_migration), 0, 1, "yes", true, NULL,
      "A primary that lost its last slot to another becomes that node's replica (always, when every slot the "
      "other claims came from it).", NULL},

@@ -265,6 +265,7 @@ typedef struct gb_settings {
     int cluster_replica_no_failover;     /* never fail over on its own (the nofailover flag) */
     int cluster_allow_pubsubshard_when_down;
     long long cluster_link_sendbuf_limit; /* bytes a bus link may have queued; 0: any */
+    int cluster_migration_barrier;        /* working replicas a primary keeps when one of them migrates */
     int cluster_preferred_endpoint_type;  /* GB_ENDPOINT_*: ip, hostname or unknown-endpoint */
     /* Options kept only to be listed, rewritten and logged at start-up as
      * not applying (indexed by the option's place in the table). */
