@@ -601,8 +601,8 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
     gb_plat_heap_bulk_end(&heap);
     if (L.held) /* a load that failed */
         gb_kv_free(L.held);
-    free(L.key.p);
-    free(L.a.p);
-    free(L.b.p);
+    gb_free(L.key.p);
+    gb_free(L.a.p);
+    gb_free(L.b.p);
     return ok;
 }

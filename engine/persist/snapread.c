@@ -16,6 +16,7 @@
 
 #include "engine/base/common.h"
 #include "engine/base/helper_thread.h"
+#include "engine/base/mem.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
 
@@ -476,14 +477,14 @@ bool gb_snap_get_str(gb_snap_reader *r, char **buf, size_t *cap, size_t *len, ui
         if (k > n - got)
             k = (size_t)(n - got);
         if (got + k > *cap) {
-            /* Grows with the bytes actually present, never by the claim. */
+            /* Grows with the bytes actually present, never by the claim.
+             * Fail-stop like the rest of a load (Redis's rdbLoad aborts in
+             * zmalloc too): a load half done has already replaced the data
+             * set, so there is nothing intact to fall back to. */
             size_t nc = *cap ? *cap : 64;
             while (nc < got + k)
                 nc *= 2;
-            char *p = realloc(*buf, nc);
-            if (!p)
-                return gb_snap_reader_fail(r, "out of memory for a string of %llu bytes", (unsigned long long)n);
-            *buf = p;
+            *buf = gb_realloc(*buf, nc);
             *cap = nc;
         }
         memcpy(*buf + got, r->raw + r->rawpos, k);
