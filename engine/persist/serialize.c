@@ -338,7 +338,7 @@ static void *load_zset(loader *L)
         }
         gb_slice m = sl(&L->a);
         gb_zadd_result res;
-        gb_zset_add(z, &L->tcfg, 0, 1, &score, &m, &res);
+        gb_zset_add_many(z, &L->tcfg, 0, 1, &score, &m, &res);
         if (res.added != 1) {
             dup(L, "member", m);
             goto fail;
