@@ -19,6 +19,7 @@
 #include "engine/base/mem.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
+#include "platform/file.h"
 
 /* Read-ahead (gb_snap_reader_read_ahead): blocks decoded ahead of the
  * parser, in order, by a helper thread. The parser holds one slot while it
@@ -138,7 +139,7 @@ static bool read_file(gb_snap_reader *r, void *dst, size_t n, const char *what)
 
 gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = gb_plat_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
@@ -202,7 +203,7 @@ void gb_snap_reader_free(gb_snap_reader *r)
     if (!r)
         return;
     stop_read_ahead(r);
-    close(r->fd);
+    gb_plat_close(r->fd);
     for (int i = 0; i < READ_AHEAD_SLOTS; i++)
         free(r->slots[i].raw);
     free(r->stored);

@@ -36,10 +36,12 @@
 #include "engine/core/replication/replica.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/types/t_keys.h"
+#include "engine/persist/fileio.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/rdb_load.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/tls/tls.h"
+#include "platform/file.h"
 
 #define READ_CHUNK (64 * 1024)
 #define REPLY_LINE_MAX 1024  /* a handshake reply, the payload's "$..." line */
@@ -112,11 +114,11 @@ static void conn_closed(uv_handle_t *h)
 static void drop_temp_file(link_conn *c)
 {
     if (c->fd >= 0) {
-        close(c->fd);
+        gb_plat_close(c->fd);
         c->fd = -1;
     }
     if (c->tmp_path[0]) {
-        unlink(c->tmp_path);
+        gb_plat_unlink(c->tmp_path);
         c->tmp_path[0] = '\0';
     }
 }
@@ -422,7 +424,7 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
 {
     gb_engine *eng = l->eng;
     gb_replica *r = state_of(l);
-    close(c->fd);
+    gb_plat_close(c->fd);
     c->fd = -1;
     gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     flush_everything(eng);
@@ -430,7 +432,7 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     gb_rdb_load_stats st;
     char err[512];
     int rc = gb_rdb_load_file(eng, c->tmp_path, &st, NULL, NULL, err, sizeof err);
-    unlink(c->tmp_path);
+    gb_plat_unlink(c->tmp_path);
     c->tmp_path[0] = '\0';
     if (rc != 0) {
         gb_log(GB_LOG_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err);
@@ -450,25 +452,11 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     return true;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 static bool payload_open_file(gb_replica_link *l, link_conn *c)
 {
     snprintf(c->tmp_path, sizeof c->tmp_path, "%s/temp-%d.%ld.rdb", l->eng->cfg.dir, (int)time(NULL),
              (long)getpid());
-    c->fd = open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
+    c->fd = gb_plat_open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
     if (c->fd < 0) {
         gb_log(GB_LOG_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
                strerror(errno));
@@ -547,7 +535,7 @@ static const char *find_mark(const char *buf, size_t len, const char *mark)
  * *done when the mark was found. */
 static ssize_t payload_eof_bytes(link_conn *c, const char *data, size_t n, bool *done)
 {
-    if (!write_all(c->fd, data, n))
+    if (gb_write_all(c->fd, data, n) != 0)
         return -1;
     c->written += (int64_t)n;
     /* The mark may straddle the previous read: look in its tail and this. */
@@ -558,7 +546,7 @@ static ssize_t payload_eof_bytes(link_conn *c, const char *data, size_t n, bool 
     if (m) {
         size_t after = wlen - (size_t)(m - c->window) - EOF_MARK_LEN; /* bytes past the mark */
         c->written -= (int64_t)(after + EOF_MARK_LEN);
-        if (ftruncate(c->fd, (off_t)c->written) != 0)
+        if (gb_plat_ftruncate(c->fd, (off_t)c->written) != 0)
             return -1;
         *done = true;
         return (ssize_t)(n - after);
@@ -597,7 +585,7 @@ static ssize_t payload_feed(gb_replica_link *l, const char *data, size_t n)
         took = payload_eof_bytes(c, data + used, n - used, &done);
     } else {
         size_t k = (size_t)GB_MIN((int64_t)(n - used), c->left);
-        took = write_all(c->fd, data + used, k) ? (ssize_t)k : -1;
+        took = gb_write_all(c->fd, data + used, k) == 0 ? (ssize_t)k : -1;
         c->left -= took > 0 ? took : 0;
         done = c->left == 0;
     }
