@@ -6,6 +6,21 @@
 #define GB_PLATFORM_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The file calls persistence makes, through the syscall table
+ * (platform/syscalls.h) so that a test can make any of them fail (ENOSPC
+ * from a write, EIO from a sync, a rename refused). Each is its libc call:
+ * -1 with errno on failure. mode is used when flags create the file. */
+int gb_plat_open(const char *path, int flags, int mode);
+int gb_plat_close(int fd);
+ssize_t gb_plat_read(int fd, void *buf, size_t n);
+ssize_t gb_plat_pread(int fd, void *buf, size_t n, int64_t offset);
+ssize_t gb_plat_write(int fd, const void *buf, size_t n);
+int gb_plat_ftruncate(int fd, int64_t len);
+int gb_plat_rename(const char *from, const char *to);
+int gb_plat_unlink(const char *path);
 
 /* Makes fd's data and size durable. Linux: fdatasync (the size is part of
  * the data it syncs). macOS: fcntl(F_FULLFSYNC), because fsync there only

@@ -1,7 +1,9 @@
 /*
  * The one replaceable table every raw system call of the platform layer goes
  * through (SQLite's aSyscall[] pattern), so tests can inject ENOSYS, EPERM,
- * ENOMEM, EINVAL and wrong-node results that this machine cannot produce.
+ * ENOMEM, EINVAL and wrong-node results that this machine cannot produce,
+ * and ENOSPC or EIO in the middle of a save (persistence's file I/O comes
+ * here through platform/file.h's gb_plat_open & co).
  *
  * Every entry follows the libc convention: failure is -1 (or MAP_FAILED)
  * with errno set. On darwin/posix the Linux-only entries (NUMA, affinity,
@@ -18,8 +20,11 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* X(return type, name, parameter list) */
-#define GB_SYSCALL_LIST(X)                                                                         \
+/* X(return type, name, parameter list): every entry. */
+#define GB_SYSCALL_LIST(X) GB_SYSCALL_OS_LIST(X) GB_SYSCALL_FILE_LIST(X)
+
+/* The calls whose defaults each OS's syscalls.c provides. */
+#define GB_SYSCALL_OS_LIST(X)                                                                      \
     X(long, set_mempolicy, (int mode, const unsigned long *nodemask, unsigned long maxnode))       \
     X(long, mbind,                                                                                 \
       (void *addr, unsigned long len, int mode, const unsigned long *nodemask,                     \
@@ -37,6 +42,21 @@
     X(int, madvise, (void *addr, size_t len, int advice))                                          \
     X(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t offset))           \
     X(int, ftruncate, (int fd, off_t len))
+
+/* The file calls, the same libc calls on every POSIX system (their defaults
+ * live in common/syscalls_file.c) except file_sync, the OS's data sync of
+ * gb_plat_file_sync. Named file_* because libc may define open, read and
+ * write as macros. */
+#define GB_SYSCALL_FILE_LIST(X)                                                                    \
+    X(int, file_open, (const char *path, int flags, mode_t mode))                                 \
+    X(int, file_close, (int fd))                                                                   \
+    X(ssize_t, file_read, (int fd, void *buf, size_t n))                                           \
+    X(ssize_t, file_pread, (int fd, void *buf, size_t n, off_t offset))                            \
+    X(ssize_t, file_write, (int fd, const void *buf, size_t n))                                    \
+    X(int, file_sync, (int fd))                                                                    \
+    X(int, file_fsync, (int fd))                                                                   \
+    X(int, file_rename, (const char *from, const char *to))                                        \
+    X(int, file_unlink, (const char *path))
 
 #define GB_SYSCALL_TYPEDEF(ret, name, params) typedef ret(*gb_sys_##name##_fn) params;
 GB_SYSCALL_LIST(GB_SYSCALL_TYPEDEF)

@@ -324,6 +324,15 @@ char *gb_memdup(const void *p, size_t n)
 
 char *gb_strdup(const char *s) { return gb_memdup(s, strlen(s)); }
 
+char *gb_try_strdup_at(const char *s, const char *file, int line)
+{
+    size_t n = strlen(s) + 1;
+    char *q = gb_try_malloc_at(n, file, line);
+    if (q)
+        memcpy(q, s, n);
+    return q;
+}
+
 size_t gb_mem_usable(void *p)
 {
     if (!p)

@@ -79,6 +79,9 @@ size_t gb_mem_used(void);
 void *gb_try_malloc_at(size_t n, const char *file, int line);
 void *gb_try_calloc_at(size_t count, size_t size, const char *file, int line);
 void *gb_try_realloc_at(void *p, size_t n, const char *file, int line);
+/* A copy of the string s, or NULL. */
+#define gb_try_strdup(s) gb_try_strdup_at((s), __FILE__, __LINE__)
+char *gb_try_strdup_at(const char *s, const char *file, int line);
 
 /* ---- blocks whose owner knows their sizes ----------------------------------------------- */
 

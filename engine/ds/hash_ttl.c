@@ -124,7 +124,7 @@ static void index_set(gb_hash *h, gb_slice field, int64_t when_ms)
     gb_hash_ttl_enable(h);
     double score = (double)when_ms; /* exact: when_ms <= 2^48 */
     gb_zadd_result res;
-    gb_zset_add(&ex_of(h)->ttl, &ttl_index_cfg, 0, 1, &score, &field, &res);
+    gb_zset_add_many(&ex_of(h)->ttl, &ttl_index_cfg, 0, 1, &score, &field, &res);
 }
 
 void gb_hash_ttl_set(gb_hash *h, gb_slice field, int64_t when_ms)

@@ -468,8 +468,8 @@ static int add_one(gb_zset *z, const gb_types_config *cfg, int flags, double sco
     return 0;
 }
 
-int gb_zset_add(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, const double *scores,
-                const gb_slice *members, gb_zadd_result *res)
+int gb_zset_add_many(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, const double *scores,
+                     const gb_slice *members, gb_zadd_result *res)
 {
     bool nx = flags & GB_ZADD_NX, xx = flags & GB_ZADD_XX, gt = flags & GB_ZADD_GT, lt = flags & GB_ZADD_LT;
     memset(res, 0, sizeof *res);
@@ -496,7 +496,7 @@ int gb_zset_add(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, con
 int gb_zset_incrby(gb_zset *z, const gb_types_config *cfg, gb_slice member, double incr, double *out)
 {
     gb_zadd_result r;
-    int rc = gb_zset_add(z, cfg, GB_ZADD_INCR, 1, &incr, &member, &r);
+    int rc = gb_zset_add_many(z, cfg, GB_ZADD_INCR, 1, &incr, &member, &r);
     if (rc == 0)
         *out = r.score;
     return rc;

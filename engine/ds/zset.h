@@ -104,15 +104,17 @@ typedef struct gb_zadd_result {
     double score;     /* the last pair's resulting score (the INCR reply when processed) */
 } gb_zadd_result;
 
-/* Applies n (score, member) pairs in order. Returns 0, GB_EINVAL for flag
+/* Applies n (score, member) pairs in order (named as the data structures'
+ * other batch inserts, gb_set_add_many and gb_hash_set_many; ZADD on a key
+ * is engine/types/t_zset.h's gb_zset_zadd). Returns 0, GB_EINVAL for flag
  * combinations Redis rejects (NX with XX; GT, LT or NX together; INCR with
  * n != 1) before touching anything, or GB_ERANGE when a score is NaN or an
  * increment yields NaN ("ERR resulting score is not a number (NaN)"); pairs
  * before the failing one stay applied, as in Redis. ZADD replies
  * added (+ updated with CH); with INCR it replies score, or nil when
  * processed == 0. */
-int gb_zset_add(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, const double *scores,
-                const gb_slice *members, gb_zadd_result *res);
+int gb_zset_add_many(gb_zset *z, const gb_types_config *cfg, int flags, size_t n, const double *scores,
+                     const gb_slice *members, gb_zadd_result *res);
 
 /* ZINCRBY: adds incr to member's score (creating it at incr). Returns 0 with
  * the new score, or GB_ERANGE when the sum is NaN (+inf plus -inf). */

@@ -23,6 +23,7 @@
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapread.h"
 #include "platform/clock.h"
+#include "platform/file.h"
 
 enum aof_state {
     AOF_OFF,
@@ -133,7 +134,7 @@ static void *syncer_main(void *arg)
             int fd = s->close_fds[--s->nclose];
             pthread_mutex_unlock(&s->mu);
             gb_file_sync_fd(fd);
-            close(fd);
+            gb_plat_close(fd);
             pthread_mutex_lock(&s->mu);
         } else if (s->stop) {
             break;
@@ -205,7 +206,7 @@ static void syncer_close(gb_aof *a, int fd)
     }
     if (!queued) {
         gb_file_sync_fd(fd);
-        close(fd);
+        gb_plat_close(fd);
     }
 }
 
@@ -299,7 +300,7 @@ void gb_aof_flush(gb_aof *a, bool sync)
             int e = errno;
             /* Leave the file as it was: a half-written command would be a
              * torn record in the middle once the retry appends after it. */
-            if (ftruncate(a->fd, (off_t)a->cur_size) != 0 || lseek(a->fd, 0, SEEK_END) < 0)
+            if (gb_plat_ftruncate(a->fd, (off_t)a->cur_size) != 0 || lseek(a->fd, 0, SEEK_END) < 0)
                 gb_log(GB_LOG_WARNING, "Could not remove a partial write from the AOF file: %s", strerror(errno));
             write_failed(a, e);
             if (a->eng->cfg.appendfsync == GB_FSYNC_ALWAYS) {
@@ -374,7 +375,7 @@ static int open_incr(gb_aof *a, char *err, size_t errlen)
     char name[GB_MANIFEST_NAME_MAX + 1], path[4400];
     name_of(a, seq, false, name, sizeof name);
     file_path(a, name, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int fd = gb_plat_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create '%.300s': %s", path, strerror(errno));
         return -1;
@@ -447,7 +448,7 @@ static void remove_file(gb_aof *a, const char *name)
 {
     char path[4400];
     file_path(a, name, path, sizeof path);
-    if (unlink(path) != 0 && errno != ENOENT)
+    if (gb_plat_unlink(path) != 0 && errno != ENOENT)
         gb_log(GB_LOG_WARNING, "Could not remove the old AOF file '%s': %s", path, strerror(errno));
 }
 
@@ -625,7 +626,7 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen)
     } else {
         char path[4400];
         file_path(a, last->name, path, sizeof path);
-        a->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        a->fd = gb_plat_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
         if (a->fd < 0) {
             snprintf(err, errlen, "cannot open '%.300s' for appending: %s", path, strerror(errno));
             return GB_EIO;

@@ -13,6 +13,7 @@
 #include "engine/core/request/gate.h"
 #include "engine/core/request/multi.h"
 #include "engine/persist/fileio.h"
+#include "platform/file.h"
 
 /* Limits a well-formed log never reaches: a header line, arguments per
  * command, bytes per argument. */
@@ -93,7 +94,7 @@ int gb_aof_parse_command(const char *buf, size_t len, gb_slice **argv, int *cap,
 int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv, int64_t offset), void *ctx,
                 int64_t *end, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = gb_plat_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     char *buf = NULL;
@@ -150,7 +151,7 @@ int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv
     }
     gb_free(argv);
     gb_free(buf);
-    close(fd);
+    gb_plat_close(fd);
     return rc;
 }
 
@@ -207,14 +208,14 @@ static bool run_one(void *ctx, int argc, gb_slice *argv, int64_t offset)
 
 static int cut(const char *path, int64_t at, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)at) != 0 || gb_file_sync_fd(fd) != 0) {
+    int fd = gb_plat_open(path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0 || gb_plat_ftruncate(fd, (off_t)at) != 0 || gb_file_sync_fd(fd) != 0) {
         snprintf(err, errlen, "cannot truncate '%.300s' at offset %lld: %s", path, (long long)at, strerror(errno));
         if (fd >= 0)
-            close(fd);
+            gb_plat_close(fd);
         return GB_EIO;
     }
-    close(fd);
+    gb_plat_close(fd);
     return 0;
 }
 

@@ -13,7 +13,7 @@ int gb_write_all(int fd, const void *p, size_t n)
 {
     const char *s = p;
     while (n) {
-        ssize_t k = write(fd, s, n);
+        ssize_t k = gb_plat_write(fd, s, n);
         if (k < 0) {
             if (errno == EINTR)
                 continue;
@@ -30,7 +30,7 @@ ssize_t gb_read_full(int fd, void *p, size_t n)
     char *d = p;
     size_t got = 0;
     while (got < n) {
-        ssize_t k = read(fd, d + got, n - got);
+        ssize_t k = gb_plat_read(fd, d + got, n - got);
         if (k < 0) {
             if (errno == EINTR)
                 continue;
@@ -61,7 +61,7 @@ int gb_sync_parent_dir(const char *path)
 
 int gb_rename_durably(const char *tmp, const char *path)
 {
-    if (rename(tmp, path) != 0)
+    if (gb_plat_rename(tmp, path) != 0)
         return -1;
     return gb_sync_parent_dir(path);
 }
@@ -84,7 +84,7 @@ int gb_remove_prefixed(const char *dir, const char *prefix, bool (*keep)(void *c
         if (strncmp(e->d_name, prefix, pl) != 0 || (keep && keep(ctx, e->d_name)))
             continue;
         char path[4400];
-        if (gb_path_join(path, sizeof path, dir, e->d_name) && unlink(path) == 0)
+        if (gb_path_join(path, sizeof path, dir, e->d_name) && gb_plat_unlink(path) == 0)
             n++;
     }
     closedir(d);

@@ -12,6 +12,7 @@
 #include "engine/base/util.h"
 #include "engine/persist/fileio.h"
 #include "goblin/error.h"
+#include "platform/file.h"
 
 void gb_manifest_init(gb_manifest *m) { memset(m, 0, sizeof *m); }
 
@@ -125,7 +126,7 @@ int gb_manifest_write(const gb_manifest *m, const char *path, char *err, size_t 
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = gb_plat_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create '%.300s': %s", tmp, strerror(errno));
         return -1;
@@ -140,7 +141,7 @@ int gb_manifest_write(const gb_manifest *m, const char *path, char *err, size_t 
     if (rc == 0)
         rc = gb_file_sync_fd(fd);
     int e = errno;
-    if (close(fd) != 0 && rc == 0) {
+    if (gb_plat_close(fd) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
@@ -149,7 +150,7 @@ int gb_manifest_write(const gb_manifest *m, const char *path, char *err, size_t 
         e = errno;
     }
     if (rc != 0) {
-        unlink(tmp);
+        gb_plat_unlink(tmp);
         snprintf(err, errlen, "cannot write the manifest '%.300s': %s", path, strerror(e));
     }
     return rc;

@@ -94,7 +94,7 @@ static bool add_zset_pair(builder *B, gb_slice m, double score)
     if (!B->zset)
         B->zset = gb_zset_new(&B->cfg->types, B->size_hint, 0);
     gb_zadd_result res;
-    gb_zset_add(B->zset, &B->cfg->types, 0, 1, &score, &m, &res);
+    gb_zset_add_many(B->zset, &B->cfg->types, 0, 1, &score, &m, &res);
     if (res.added != 1) {
         B->why = "a sorted set member twice";
         return false;

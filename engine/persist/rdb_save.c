@@ -2,6 +2,7 @@
 #include "engine/persist/rdb_save.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "engine/core/keyspace/db.h"
 #include "engine/core/request/script_state.h"
 #include "engine/ds/zset.h"
+#include "engine/persist/fileio.h"
 #include "engine/persist/rdb_object.h"
 #include "platform/file.h"
 
@@ -26,10 +28,10 @@
 #define FLUSH_AT ((size_t)1 << 20)
 
 typedef struct writer {
-    FILE *f;
+    int fd; /* -1: the bytes stay in buf */
     gb_strbuf buf;
     uint64_t crc;
-    bool failed;
+    int err; /* errno of the first failed write; 0 while none failed */
 } writer;
 
 /* Hands the buffered bytes to the file, the CRC running over them. */
@@ -38,14 +40,14 @@ static void flush(writer *w)
     if (!w->buf.len)
         return;
     w->crc = gb_crc64(w->crc, w->buf.p, w->buf.len);
-    if (fwrite(w->buf.p, 1, w->buf.len, w->f) != w->buf.len)
-        w->failed = true;
+    if (!w->err && gb_write_all(w->fd, w->buf.p, w->buf.len) != 0)
+        w->err = errno ? errno : EIO;
     w->buf.len = 0;
 }
 
 static void maybe_flush(writer *w)
 {
-    if (w->f && w->buf.len >= FLUSH_AT)
+    if (w->fd >= 0 && w->buf.len >= FLUSH_AT)
         flush(w);
 }
 
@@ -153,25 +155,25 @@ int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    writer w = {.f = fopen(tmp, "wb")};
-    if (!w.f) {
+    writer w = {.fd = gb_plat_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (w.fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
     put_dataset(&w, eng, keys);
     flush(&w);
     put_crc(&w.buf, w.crc);
-    if (fwrite(w.buf.p, 1, w.buf.len, w.f) != w.buf.len)
-        w.failed = true;
+    flush(&w); /* the checksum itself (the running CRC is done with) */
     gb_strbuf_free(&w.buf);
-    if (fflush(w.f) != 0 || gb_plat_file_sync(fileno(w.f)) != 0)
-        w.failed = true;
-    int e = errno;
-    if (fclose(w.f) != 0)
-        w.failed = true;
-    if (w.failed || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(w.failed ? e : errno));
-        remove(tmp);
+    if (!w.err && gb_plat_file_sync(w.fd) != 0)
+        w.err = errno;
+    if (gb_plat_close(w.fd) != 0 && !w.err)
+        w.err = errno;
+    if (!w.err && gb_plat_rename(tmp, path) != 0)
+        w.err = errno;
+    if (w.err) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(w.err));
+        gb_plat_unlink(tmp);
         return -1;
     }
     return 0;
@@ -191,7 +193,7 @@ int gb_rdb_version_for(gb_engine *eng)
 
 void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version)
 {
-    writer w = {.f = NULL, .buf = *b};
+    writer w = {.fd = -1, .buf = *b};
     put_header(&w, eng, version);
     *b = w.buf;
 }
@@ -207,7 +209,7 @@ void gb_rdb_put_selectdb(gb_strbuf *b, gb_db *db)
 
 void gb_rdb_put_key(gb_strbuf *b, gb_kv *kv)
 {
-    writer w = {.f = NULL, .buf = *b};
+    writer w = {.fd = -1, .buf = *b};
     put_key(&w, kv);
     *b = w.buf;
 }

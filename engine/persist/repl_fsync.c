@@ -17,6 +17,7 @@
 #include "engine/persist/fileio.h"
 #include "engine/persist/rdb_save.h"
 #include "platform/clock.h"
+#include "platform/file.h"
 
 /* Bytes the slowest replica may have not yet taken before the scan pauses
  * (beyond what its socket's kernel buffer holds). */
@@ -147,8 +148,8 @@ static void reset(gb_fullsync *f)
     scan_done(f);
     gb_strbuf_free(&f->buf);
     if (f->fd >= 0) {
-        close(f->fd);
-        unlink(f->path);
+        gb_plat_close(f->fd);
+        gb_plat_unlink(f->path);
     }
     f->fd = -1;
     f->active = false;
@@ -184,7 +185,7 @@ static bool open_file(gb_fullsync *f)
     char name[64];
     snprintf(name, sizeof name, "temp-fullsync-%d.rdb", (int)getpid());
     gb_path_join(f->path, sizeof f->path, f->eng->cfg.dir, name);
-    f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    f->fd = gb_plat_open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f->fd < 0) {
         gb_log(GB_LOG_WARNING, "Full sync: cannot create %s: %s", f->path, strerror(errno));
         return false;
@@ -269,7 +270,7 @@ static int send_file_chunk(gb_fullsync *f)
 {
     char chunk[CHUNK];
     size_t want = (size_t)GB_MIN((uint64_t)sizeof chunk, f->rdb_bytes - f->file_sent);
-    ssize_t n = pread(f->fd, chunk, want, (off_t)f->file_sent);
+    ssize_t n = gb_plat_pread(f->fd, chunk, want, (off_t)f->file_sent);
     if (n <= 0)
         return -1;
     gb_repl_fsync_send(f->eng, chunk, (size_t)n);

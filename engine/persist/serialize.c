@@ -338,7 +338,7 @@ static void *load_zset(loader *L)
         }
         gb_slice m = sl(&L->a);
         gb_zadd_result res;
-        gb_zset_add(z, &L->tcfg, 0, 1, &score, &m, &res);
+        gb_zset_add_many(z, &L->tcfg, 0, 1, &score, &m, &res);
         if (res.added != 1) {
             dup(L, "member", m);
             goto fail;
@@ -601,8 +601,8 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
     gb_plat_heap_bulk_end(&heap);
     if (L.held) /* a load that failed */
         gb_kv_free(L.held);
-    free(L.key.p);
-    free(L.a.p);
-    free(L.b.p);
+    gb_free(L.key.p);
+    gb_free(L.a.p);
+    gb_free(L.b.p);
     return ok;
 }

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "engine/base/mem.h"
 #include "engine/ds/stream_cg.h"
 
 /* ---- writing ---------------------------------------------------------------------------------- */
@@ -234,7 +235,7 @@ gb_stream *gb_snap_load_stream(gb_snap_reader *r, const char **why)
     bool ok = load_entries(&L, s) && gb_snap_get_varint(r, &ngroups);
     for (uint64_t i = 0; ok && i < ngroups; i++)
         ok = load_group(&L, s);
-    free(L.buf);
+    gb_free(L.buf);
     *why = L.why;
     if (ok)
         return s;

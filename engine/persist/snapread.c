@@ -16,8 +16,10 @@
 
 #include "engine/base/common.h"
 #include "engine/base/helper_thread.h"
+#include "engine/base/mem.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
+#include "platform/file.h"
 
 /* Read-ahead (gb_snap_reader_read_ahead): blocks decoded ahead of the
  * parser, in order, by a helper thread. The parser holds one slot while it
@@ -137,7 +139,7 @@ static bool read_file(gb_snap_reader *r, void *dst, size_t n, const char *what)
 
 gb_snap_reader *gb_snap_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = gb_plat_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
@@ -201,7 +203,7 @@ void gb_snap_reader_free(gb_snap_reader *r)
     if (!r)
         return;
     stop_read_ahead(r);
-    close(r->fd);
+    gb_plat_close(r->fd);
     for (int i = 0; i < READ_AHEAD_SLOTS; i++)
         free(r->slots[i].raw);
     free(r->stored);
@@ -476,14 +478,14 @@ bool gb_snap_get_str(gb_snap_reader *r, char **buf, size_t *cap, size_t *len, ui
         if (k > n - got)
             k = (size_t)(n - got);
         if (got + k > *cap) {
-            /* Grows with the bytes actually present, never by the claim. */
+            /* Grows with the bytes actually present, never by the claim.
+             * Fail-stop like the rest of a load (Redis's rdbLoad aborts in
+             * zmalloc too): a load half done has already replaced the data
+             * set, so there is nothing intact to fall back to. */
             size_t nc = *cap ? *cap : 64;
             while (nc < got + k)
                 nc *= 2;
-            char *p = realloc(*buf, nc);
-            if (!p)
-                return gb_snap_reader_fail(r, "out of memory for a string of %llu bytes", (unsigned long long)n);
-            *buf = p;
+            *buf = gb_realloc(*buf, nc);
             *cap = nc;
         }
         memcpy(*buf + got, r->raw + r->rawpos, k);

@@ -39,9 +39,10 @@ bool gb_snap_get_svarint(gb_snap_reader *r, int64_t *v);
 bool gb_snap_get_u64(gb_snap_reader *r, uint64_t *v);
 bool gb_snap_get_f64(gb_snap_reader *r, double *v);
 
-/* A string of the stream into *buf (realloc'd as bytes arrive, system
- * allocator; *cap its capacity), its length in *len. max: a length beyond
- * it is refused as a check failure. */
+/* A string of the stream into *buf (grown as bytes arrive with gb_realloc,
+ * on the engine thread; the caller frees it with gb_free; *cap its
+ * capacity), its length in *len. max: a length beyond it is refused as a
+ * check failure. */
 bool gb_snap_get_str(gb_snap_reader *r, char **buf, size_t *cap, size_t *len, uint64_t max);
 
 /* After the EOF record: the stream must end exactly there, the trailer

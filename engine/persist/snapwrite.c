@@ -17,6 +17,7 @@
 #include "engine/persist/fileio.h"
 #include "engine/persist/snapfmt.h"
 #include "platform/clock.h"
+#include "platform/file.h"
 
 /* A raw block on its way to the writer thread. */
 typedef struct block {
@@ -266,7 +267,7 @@ static void *writer_main(void *arg)
             rc = gb_file_sync_fd(w->fd);
         }
         int e = errno;
-        if (close(w->fd) != 0 && rc == 0) {
+        if (gb_plat_close(w->fd) != 0 && rc == 0) {
             rc = -1;
             e = errno;
         }
@@ -277,7 +278,7 @@ static void *writer_main(void *arg)
             e = errno;
         }
         if (rc != 0)
-            unlink(w->tmp);
+            gb_plat_unlink(w->tmp);
         pthread_mutex_lock(&w->mu);
         if (rc != 0 && !failed)
             fail_locked(w, step, e);
@@ -479,7 +480,7 @@ gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created
     w->opened_ns = gb_clock_mono_ns();
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp-%ld", path, (long)getpid());
-    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->fd = gb_plat_open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         snprintf(err, errlen, "cannot create '%s': %s", w->tmp, strerror(errno));
         free(w);
@@ -492,8 +493,8 @@ gb_snap_writer *gb_snap_writer_open(const char *path, int level, int64_t created
     gb_le64_put(hdr + 24, XXH3_64bits(hdr, 24));
     if (gb_write_all(w->fd, hdr, sizeof hdr) != 0) {
         snprintf(err, errlen, "cannot write '%s': %s", w->tmp, strerror(errno));
-        close(w->fd);
-        unlink(w->tmp);
+        gb_plat_close(w->fd);
+        gb_plat_unlink(w->tmp);
         free(w);
         return NULL;
     }
@@ -722,8 +723,8 @@ void gb_snap_writer_free(gb_snap_writer *w)
         gb_helper_thread_join(&w->thread);
     }
     if (w->fd >= 0) {
-        close(w->fd);
-        unlink(w->tmp); /* abandoned: the previous file stays */
+        gb_plat_close(w->fd);
+        gb_plat_unlink(w->tmp); /* abandoned: the previous file stays */
     }
     for (block *b = w->head, *n; b; b = n) {
         n = b->next;

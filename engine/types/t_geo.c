@@ -218,7 +218,7 @@ void gb_geo_store(gb_db *db, gb_slice dst, const gb_geo_points *pts, size_t n, b
         double score = by_dist ? p->dist / conversion : p->score;
         gb_slice m = gb_geo_point_member(pts, p);
         gb_zadd_result res;
-        gb_zset_add(z, &cfg, 0, 1, &score, &m, &res);
+        gb_zset_add_many(z, &cfg, 0, 1, &score, &m, &res);
     }
     gb_types_store(db, dst, GB_TYPE_ZSET, z);
 }

@@ -42,7 +42,7 @@ gb_result gb_zset_zadd(gb_db *db, gb_slice key, int flags, size_t n, const doubl
         /* redis-server 7.0 sizes a new set by its first member only. */
         gb_tobj_add(db, key, GB_TYPE_ZSET, gb_zset_new(&cfg, 1, members[0].len), &o);
     }
-    int rc = gb_zset_add(&o.o.z, &cfg, flags & ~GB_ZADD_CH, n, scores, members, res);
+    int rc = gb_zset_add_many(&o.o.z, &cfg, flags & ~GB_ZADD_CH, n, scores, members, res);
     if (res->added || res->updated) {
         gb_engine_key_modified(db, key);
         if (res->added)
@@ -175,7 +175,7 @@ static void emit_store(void *ctx, gb_slice m, double score)
 {
     store_ctx *s = ctx;
     gb_zadd_result res;
-    gb_zset_add(s->z, &s->cfg, 0, 1, &score, &m, &res);
+    gb_zset_add_many(s->z, &s->cfg, 0, 1, &score, &m, &res);
 }
 
 gb_result gb_zset_zrangestore(gb_db *db, gb_slice dst, gb_slice src, const gb_zrange *range, int64_t *card)

@@ -1,4 +1,6 @@
-/* Syncing a directory and mapping a file are the same calls everywhere. */
+/* Syncing a directory, mapping a file and the table's file calls are the
+ * same everywhere (the OS's own data sync is <os>/file.c's
+ * gb__sys_file_sync, reached through the table). */
 #define _POSIX_C_SOURCE 200809L
 #include "file.h"
 
@@ -10,14 +12,35 @@
 
 #include "common/internal.h"
 
+int gb_plat_open(const char *path, int flags, int mode) { return gb__sys.file_open(path, flags, (mode_t)mode); }
+
+int gb_plat_close(int fd) { return gb__sys.file_close(fd); }
+
+ssize_t gb_plat_read(int fd, void *buf, size_t n) { return gb__sys.file_read(fd, buf, n); }
+
+ssize_t gb_plat_pread(int fd, void *buf, size_t n, int64_t offset)
+{
+    return gb__sys.file_pread(fd, buf, n, (off_t)offset);
+}
+
+ssize_t gb_plat_write(int fd, const void *buf, size_t n) { return gb__sys.file_write(fd, buf, n); }
+
+int gb_plat_ftruncate(int fd, int64_t len) { return gb__sys.ftruncate(fd, (off_t)len); }
+
+int gb_plat_rename(const char *from, const char *to) { return gb__sys.file_rename(from, to); }
+
+int gb_plat_unlink(const char *path) { return gb__sys.file_unlink(path); }
+
+int gb_plat_file_sync(int fd) { return gb__sys.file_sync(fd) == 0 ? 0 : gb__errno_code(errno); }
+
 int gb_plat_dir_sync(const char *path)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = gb__sys.file_open(path, O_RDONLY, 0);
     if (fd < 0)
         return gb__errno_code(errno);
-    int rc = fsync(fd) == 0 ? 0 : gb__errno_code(errno);
+    int rc = gb__sys.file_fsync(fd) == 0 ? 0 : gb__errno_code(errno);
     int e = errno;
-    close(fd);
+    gb__sys.file_close(fd);
     errno = e;
     return rc;
 }

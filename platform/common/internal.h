@@ -19,6 +19,14 @@
 extern gb_syscall_table gb__sys;
 extern const gb_syscall_table gb__sys_defaults;
 
+/* The defaults of the table's file entries (GB_SYSCALL_FILE_LIST): libc's
+ * calls (common/syscalls_file.c), and file_sync from <os>/file.c (the OS's
+ * way to make data durable; -1 with errno on failure). */
+#define GB__SYS_FILE_DECL(ret, name, params) ret gb__sys_##name params;
+GB_SYSCALL_FILE_LIST(GB__SYS_FILE_DECL)
+#undef GB__SYS_FILE_DECL
+#define GB__SYS_FILE_DEFAULT(ret, name, params) .name = gb__sys_##name,
+
 /* Why this variant has no NUMA placement, topology or numa_maps: the end of
  * the messages of the shared "not supported" files (common/numa_none.c,
  * topology_none.c, process_none.c). Defined by <os>/caps.c of the variants

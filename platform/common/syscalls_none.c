@@ -94,6 +94,7 @@ static int sys_ftruncate(int fd, off_t len) { return ftruncate(fd, len); }
         .move_pages = stub_move_pages, .sched_setaffinity = stub_sched_setaffinity,                    \
         .sched_getaffinity = stub_sched_getaffinity, .memfd_create = stub_memfd_create,                \
         .futex = stub_futex, .madvise = sys_madvise, .mmap = sys_mmap, .ftruncate = sys_ftruncate,     \
+        GB_SYSCALL_FILE_LIST(GB__SYS_FILE_DEFAULT)                                                     \
     }
 const gb_syscall_table gb__sys_defaults = GB_SYSCALL_DEFAULTS;
 gb_syscall_table gb__sys = GB_SYSCALL_DEFAULTS;

@@ -10,9 +10,9 @@
 
 #include "common/internal.h"
 
-int gb_plat_file_sync(int fd)
+int gb__sys_file_sync(int fd)
 {
     if (fcntl(fd, F_FULLFSYNC) == 0)
         return 0;
-    return fsync(fd) == 0 ? 0 : gb__errno_code(errno);
+    return fsync(fd);
 }

@@ -8,4 +8,4 @@
 
 #include "common/internal.h"
 
-int gb_plat_file_sync(int fd) { return fdatasync(fd) == 0 ? 0 : gb__errno_code(errno); }
+int gb__sys_file_sync(int fd) { return fdatasync(fd); }

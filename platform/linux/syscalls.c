@@ -100,5 +100,6 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 static int sys_ftruncate(int fd, off_t len) { return ftruncate(fd, len); }
 
 #define GB_SYSCALL_DEFAULT(ret, name, params) .name = sys_##name,
-const gb_syscall_table gb__sys_defaults = {GB_SYSCALL_LIST(GB_SYSCALL_DEFAULT)};
-gb_syscall_table gb__sys = {GB_SYSCALL_LIST(GB_SYSCALL_DEFAULT)};
+#define GB_SYSCALL_DEFAULTS {GB_SYSCALL_OS_LIST(GB_SYSCALL_DEFAULT) GB_SYSCALL_FILE_LIST(GB__SYS_FILE_DEFAULT)}
+const gb_syscall_table gb__sys_defaults = GB_SYSCALL_DEFAULTS;
+gb_syscall_table gb__sys = GB_SYSCALL_DEFAULTS;

@@ -15,7 +15,9 @@ static void test_table_names(void **state)
 {
     (void)state;
     const char *want[] = {"set_mempolicy", "mbind", "get_mempolicy", "move_pages", "sched_setaffinity",
-                          "sched_getaffinity", "memfd_create", "futex", "madvise", "mmap", "ftruncate"};
+                          "sched_getaffinity", "memfd_create", "futex", "madvise", "mmap", "ftruncate",
+                          "file_open", "file_close", "file_read", "file_pread", "file_write", "file_sync",
+                          "file_fsync", "file_rename", "file_unlink"};
     size_t n = 0;
     while (gb_syscalls_name(n))
         n++;

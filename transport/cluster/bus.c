@@ -21,7 +21,7 @@
 #include "engine/core/pubsub/pubsub.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
-#include "transport/net/tls_handshaker.h"
+#include "transport/tls/tls_handshaker.h"
 #include "transport/tls/tls.h"
 
 #define READ_CHUNK 16384

@@ -17,7 +17,7 @@
 #include "platform/shm.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
-#include "transport/net/tls_handshaker.h"
+#include "transport/tls/tls_handshaker.h"
 #include "transport/tls/tls.h"
 #include "transport/resp/resp_writer.h"
 
@@ -777,10 +777,9 @@ static void describe_tcp_peer(uv_tcp_t *t, char *addr, size_t alen, char *laddr,
     }
 }
 
-static void reject_close_cb(uv_handle_t *h) { free(h); }
-
-/* A connection refused before it had a client: its conn goes. */
-static void conn_reject_close_cb(uv_handle_t *h) { gb_free(h); }
+/* A listener closed, or a connection refused before it had a client: the
+ * handle is the first member of its listener or conn, which goes with it. */
+static void reject_close_cb(uv_handle_t *h) { gb_free(h); }
 
 /* Whether a TCP peer is this host's loopback address, as Redis 7.0 tells
  * (the peer's address is exactly 127.0.0.1 or ::1). */
@@ -809,7 +808,7 @@ static void refuse_connection(conn *c, const char *text)
     if (!c->is_tls) /* a TLS client is mid-handshake: plain text would only garble it */
         uv_try_write(&c->h.stream, &b, 1);
     c->srv->eng->stats.rejected_connections++;
-    uv_close(&c->h.handle, conn_reject_close_cb);
+    uv_close(&c->h.handle, reject_close_cb);
 }
 
 static void on_connection(uv_stream_t *server, int status);
@@ -820,7 +819,7 @@ static void spare_closed(uv_handle_t *h)
     l->spare_busy = false;
     if (l->retired) {
         if (l->handle_closed)
-            free(l);
+            gb_free(l);
         return;
     }
     if (l->spare_pending) {
@@ -897,7 +896,7 @@ static void conn_start(gb_net_server *srv, conn *c, bool loopback)
     if (!c->client) {
         gb_tls_session_free(c->tls); /* an established one, from the handshake thread */
         c->tls = NULL;
-        uv_close(&c->h.handle, conn_reject_close_cb);
+        uv_close(&c->h.handle, reject_close_cb);
         return;
     }
     eng->stats.total_connections_received++;
@@ -958,7 +957,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->h.handle.data = c;
     if (rc != 0) {
         gb_log(GB_LOG_WARNING, "Accepting a connection failed: %s", uv_strerror(rc));
-        uv_close(&c->h.handle, conn_reject_close_cb);
+        uv_close(&c->h.handle, reject_close_cb);
         return;
     }
     conn_setup(l, c);
@@ -989,7 +988,7 @@ static void adopt_established(gb_net_server *srv, gb_tls_handoff *d)
     if (uv_tcp_open(&c->h.tcp, d->fd) != 0) {
         close(d->fd);
         gb_tls_session_free(d->session);
-        uv_close(&c->h.handle, conn_reject_close_cb);
+        uv_close(&c->h.handle, reject_close_cb);
         return;
     }
     c->tls = d->session;
@@ -1063,7 +1062,7 @@ static bool hand_to_handshaker(gb_net_server *srv, conn *c)
         if (copy >= 0)
             close(copy);
     }
-    uv_close(&c->h.handle, conn_reject_close_cb);
+    uv_close(&c->h.handle, reject_close_cb);
     return true;
 }
 
@@ -1102,7 +1101,7 @@ static void busy_accept(listener *l)
         c->h.handle.data = c;
         if (rc != 0) {
             close(fd);
-            uv_close(&c->h.handle, conn_reject_close_cb);
+            uv_close(&c->h.handle, reject_close_cb);
             continue;
         }
         conn_setup(l, c);
@@ -1141,7 +1140,7 @@ static void busy_pump(void *ctx)
     /* The connections as they are now: commands run here may close some
      * (their conn structs outlive this pass: libuv frees them later). */
     size_t n = 0;
-    conn **list = malloc((eng->nclients + 1) * sizeof *list);
+    conn **list = gb_try_calloc(eng->nclients + 1, sizeof *list);
     if (!list)
         return;
     for (gb_client *gc = eng->clients; gc; gc = gc->next)
@@ -1150,7 +1149,7 @@ static void busy_pump(void *ctx)
     for (size_t i = 0; i < n; i++)
         if (!list[i]->closing)
             busy_read(list[i]);
-    free(list);
+    gb_free(list);
 }
 
 /* ---- the loop's callbacks (this server as a peer of transport/loop) ----------------- */
@@ -1298,7 +1297,7 @@ static void retired_closed(uv_handle_t *h)
     listener *l = h->data;
     l->handle_closed = true;
     if (!l->spare_busy)
-        free(l);
+        gb_free(l);
 }
 
 static void retire_listener(listener *l)
@@ -1343,7 +1342,7 @@ static int listen_tcp(gb_net_server *srv, const char *word, int port, listener *
         snprintf(err, errlen, "cannot listen on TCP %s: %s", shown, uv_strerror(rc));
         return rc;
     }
-    listener *l = calloc(1, sizeof *l);
+    listener *l = gb_try_calloc(1, sizeof *l);
     if (!l) {
         uv_freeaddrinfo(req.addrinfo);
         snprintf(err, errlen, "out of memory creating the TCP listener");
@@ -1354,7 +1353,7 @@ static int listen_tcp(gb_net_server *srv, const char *word, int port, listener *
     snprintf(l->addr, sizeof l->addr, "%s", addr);
     rc = uv_tcp_init_ex(srv->loop, &l->h.tcp, (unsigned)req.addrinfo->ai_family);
     if (rc != 0) {
-        free(l);
+        gb_free(l);
         l = NULL;
     } else {
         l->h.handle.data = l;
@@ -1402,7 +1401,7 @@ static int open_set(gb_net_server *srv, listener *const *current, int ncurrent, 
     memset(kept, 0, sizeof(bool) * GB_BIND_MAX);
     if (port == 0 || !bind)
         return 0;
-    char *copy = strdup(bind);
+    char *copy = gb_try_strdup(bind);
     if (!copy) {
         snprintf(err, errlen, "out of memory reading the bind addresses");
         return UV_ENOMEM;
@@ -1437,7 +1436,7 @@ static int open_set(gb_net_server *srv, listener *const *current, int ncurrent, 
             out[(*nout)++] = l;
         }
     }
-    free(copy);
+    gb_free(copy);
     if (rc != 0) {
         for (int i = 0; i < *nout; i++)
             if (opened[i])
@@ -1493,11 +1492,11 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     }
     if (claim_unix_path(path, err, errlen) != 0)
         return -1;
-    listener *l = calloc(1, sizeof *l);
-    char *path_copy = strdup(path);
+    listener *l = gb_try_calloc(1, sizeof *l);
+    char *path_copy = gb_try_strdup(path);
     if (!l || !path_copy) {
-        free(l);
-        free(path_copy);
+        gb_free(l);
+        gb_free(path_copy);
         snprintf(err, errlen, "out of memory creating the unix socket listener");
         return -1;
     }
@@ -1512,7 +1511,7 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
             snprintf(err, errlen, "cannot set permissions %o on %s: %s", (unsigned)perm, path, strerror(errno));
             uv_close(&l->h.handle, reject_close_cb);
             unlink(path);
-            free(path_copy);
+            gb_free(path_copy);
             return -1;
         }
         rc = uv_listen(&l->h.stream, srv->eng->cfg.tcp_backlog, on_connection);
@@ -1520,7 +1519,7 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     if (rc != 0) {
         snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, uv_strerror(rc));
         uv_close(&l->h.handle, reject_close_cb);
-        free(path_copy);
+        gb_free(path_copy);
         return -1;
     }
     snprintf(l->desc, sizeof l->desc, "unix %s (mode %o)", path, (unsigned)perm);
@@ -1736,7 +1735,7 @@ static int rebind(void *ctx, int port, const char *bind, char *err, size_t errle
 gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t errlen)
 {
     uv_loop_t *loop = gb_loop_uv(ev);
-    gb_net_server *srv = calloc(1, sizeof *srv);
+    gb_net_server *srv = gb_try_calloc(1, sizeof *srv);
     if (!srv) {
         snprintf(err, errlen, "out of memory creating the network server");
         return NULL;
@@ -1788,11 +1787,11 @@ fail:
     uv_run(loop, UV_RUN_NOWAIT);
     if (srv->unix_path) {
         unlink(srv->unix_path);
-        free(srv->unix_path);
+        gb_free(srv->unix_path);
     }
     gb_free(srv->bind);
     gb_tls_context_free(srv->tls_ctx);
-    free(srv);
+    gb_free(srv);
     return NULL;
 }
 
@@ -1802,14 +1801,14 @@ void gb_net_server_free(gb_net_server *srv)
         return;
     srv->eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
     for (int i = 0; i < srv->nlisteners; i++)
-        free(srv->listeners[i]);
+        gb_free(srv->listeners[i]);
     if (srv->unix_path) {
         unlink(srv->unix_path);
-        free(srv->unix_path);
+        gb_free(srv->unix_path);
     }
     gb_free(srv->bind);
     gb_tls_context_free(srv->tls_ctx);
-    free(srv);
+    gb_free(srv);
 }
 
 const char *gb_net_server_describe(const gb_net_server *srv) { return srv->desc; }

@@ -36,10 +36,12 @@
 #include "engine/core/replication/replica.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/types/t_keys.h"
+#include "engine/persist/fileio.h"
 #include "engine/persist/persist.h"
 #include "engine/persist/repl_load.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/tls/tls.h"
+#include "platform/file.h"
 
 #define READ_CHUNK (64 * 1024)
 #define REPLY_LINE_MAX 1024  /* a handshake reply, the payload's "$..." line */
@@ -120,11 +122,11 @@ static void drop_payload(link_conn *c)
     c->mem = NULL;
     c->mem_cap = 0;
     if (c->fd >= 0) {
-        close(c->fd);
+        gb_plat_close(c->fd);
         c->fd = -1;
     }
     if (c->tmp_path[0]) {
-        unlink(c->tmp_path);
+        gb_plat_unlink(c->tmp_path);
         c->tmp_path[0] = '\0';
     }
 }
@@ -420,7 +422,7 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     gb_engine *eng = l->eng;
     gb_replica *r = state_of(l);
     if (c->fd >= 0) {
-        close(c->fd);
+        gb_plat_close(c->fd);
         c->fd = -1;
     }
     gb_sync_payload p = {.path = c->in_memory ? NULL : c->tmp_path, .buf = (const uint8_t *)c->mem,
@@ -442,25 +444,11 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     return true;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* Appends payload bytes where they go; false on a write error. */
 static bool payload_append(link_conn *c, const char *p, size_t n)
 {
     if (!c->in_memory)
-        return write_all(c->fd, p, n);
+        return gb_write_all(c->fd, p, n) == 0;
     size_t need = (size_t)c->written + n;
     if (need > c->mem_cap) { /* grown by what arrived, never by the length the primary announced */
         size_t cap = GB_MAX(need, c->mem_cap * 2);
@@ -474,7 +462,7 @@ static bool payload_append(link_conn *c, const char *p, size_t n)
 /* The payload ends at c->written: the EOF mark after it goes. */
 static bool payload_truncate(link_conn *c)
 {
-    return c->in_memory || ftruncate(c->fd, (off_t)c->written) == 0;
+    return c->in_memory || gb_plat_ftruncate(c->fd, (off_t)c->written) == 0;
 }
 
 static bool payload_open(gb_replica_link *l, link_conn *c)
@@ -484,7 +472,7 @@ static bool payload_open(gb_replica_link *l, link_conn *c)
         return true;
     snprintf(c->tmp_path, sizeof c->tmp_path, "%s/temp-%d.%ld.rdb", l->eng->cfg.dir, (int)time(NULL),
              (long)getpid());
-    c->fd = open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
+    c->fd = gb_plat_open(c->tmp_path, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
     if (c->fd < 0) {
         gb_log(GB_LOG_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
                strerror(errno));

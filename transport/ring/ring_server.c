@@ -402,7 +402,7 @@ static void note(char *buf, size_t cap, const char *fmt, ...)
 gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errlen, char *log, size_t loglen)
 {
     log[0] = '\0';
-    gb_ring_pool *pool = calloc(1, sizeof *pool);
+    gb_ring_pool *pool = gb_try_calloc(1, sizeof *pool);
     if (!pool) {
         snprintf(err, errlen, "out of memory creating the ring pool");
         return NULL;
@@ -445,7 +445,7 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
             snprintf(err, errlen, "cannot pin the engine to CPU %d: %s (pick one of the CPUs this process may use)",
                      cfg->cpu, gb_plat_last_error());
             refill_stop(pool);
-            free(pool);
+            gb_free(pool);
             return NULL;
         }
         int node = -1;
@@ -466,20 +466,20 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
         if (rc != 0) {
             snprintf(err, errlen, "cannot bind memory strictly to NUMA node %d: %s", pool->node, gb_plat_last_error());
             refill_stop(pool);
-            free(pool);
+            gb_free(pool);
             return NULL;
         }
     }
 
-    pool->slots = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->slots);
-    pool->active = calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->active);
+    pool->slots = gb_try_calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->slots);
+    pool->active = gb_try_calloc((size_t)(pool->nslots ? pool->nslots : 1), sizeof *pool->active);
     if (!pool->slots || !pool->active) {
         snprintf(err, errlen, "out of memory creating the ring pool's %d slots", pool->nslots);
         gb_numa_reset();
-        free(pool->slots);
-        free(pool->active);
+        gb_free(pool->slots);
+        gb_free(pool->active);
         refill_stop(pool);
-        free(pool);
+        gb_free(pool);
         return NULL;
     }
     for (int i = 0; i < pool->nslots; i++) {
@@ -500,10 +500,10 @@ gb_ring_pool *gb_ring_pool_create(const gb_settings *cfg, char *err, size_t errl
             for (int j = 0; j < i; j++)
                 gb_shm_close(&pool->slots[j].shm);
             gb_numa_reset();
-            free(pool->slots);
-            free(pool->active);
+            gb_free(pool->slots);
+            gb_free(pool->active);
             refill_stop(pool);
-            free(pool);
+            gb_free(pool);
             return NULL;
         }
         s->state = SLOT_FREE;
@@ -1467,9 +1467,9 @@ void gb_ring_pool_free(gb_ring_pool *pool)
         gb_shm_close(&pool->slots[i].retired);
         gb_free(pool->slots[i].inbuf);
     }
-    free(pool->slots);
-    free(pool->active);
+    gb_free(pool->slots);
+    gb_free(pool->active);
     if (the_pool == pool)
         the_pool = NULL;
-    free(pool);
+    gb_free(pool);
 }

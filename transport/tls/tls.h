@@ -6,7 +6,7 @@
  * come out (gb_tls_read) for the connection's RESP path; replies go in
  * (gb_tls_write) and the records to send come out (gb_tls_take_output).
  * The handshake runs on the socket server's handshake thread
- * (gb_tls_handshake, transport/net/tls_handshaker.h), or inside
+ * (gb_tls_handshake, transport/tls/tls_handshaker.h), or inside
  * gb_tls_read as its bytes arrive when there is no such thread; it never
  * blocks the loop either way.
  *

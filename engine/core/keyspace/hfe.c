@@ -48,14 +48,14 @@ void gb_hfe_index_note(gb_db *db, gb_slice key, int64_t when_ms)
 {
     double score = (double)when_ms;
     gb_zadd_result res;
-    gb_zset_add(index_of(db, true), &index_cfg, GB_ZADD_LT, 1, &score, &key, &res);
+    gb_zset_add_many(index_of(db, true), &index_cfg, GB_ZADD_LT, 1, &score, &key, &res);
 }
 
 static void index_set(gb_db *db, gb_slice key, int64_t when_ms)
 {
     double score = (double)when_ms;
     gb_zadd_result res;
-    gb_zset_add(index_of(db, true), &index_cfg, 0, 1, &score, &key, &res);
+    gb_zset_add_many(index_of(db, true), &index_cfg, 0, 1, &score, &key, &res);
 }
 
 static void index_remove(gb_db *db, gb_slice key)

@@ -467,7 +467,7 @@ static void run(const gb_types_config *cfg, size_t ops, uint64_t universe, bool 
             }
             gb_zadd_result got, want;
             int wrc = model_add(&md, cfg, flags, n, sc, mm, &want);
-            int grc = gb_zset_add(z, cfg, flags, n, sc, mm, &got);
+            int grc = gb_zset_add_many(z, cfg, flags, n, sc, mm, &got);
             TU_CHECK(grc == wrc, "zadd rc %d vs %d (flags %x)", grc, wrc, flags);
             if (grc == 0) {
                 TU_CHECK(got.added == want.added && got.updated == want.updated &&
@@ -618,18 +618,18 @@ static void test_bad_flags_change_nothing(void **state)
     double s[2] = {1, 2};
     gb_slice m[2] = {gb_slice_cstr("a"), gb_slice_cstr("b")};
     gb_zadd_result r;
-    assert_int_equal(gb_zset_add(z, &cfg, GB_ZADD_NX | GB_ZADD_XX, 1, s, m, &r), GB_EINVAL);
-    assert_int_equal(gb_zset_add(z, &cfg, GB_ZADD_GT | GB_ZADD_NX, 1, s, m, &r), GB_EINVAL);
-    assert_int_equal(gb_zset_add(z, &cfg, GB_ZADD_INCR, 2, s, m, &r), GB_EINVAL);
+    assert_int_equal(gb_zset_add_many(z, &cfg, GB_ZADD_NX | GB_ZADD_XX, 1, s, m, &r), GB_EINVAL);
+    assert_int_equal(gb_zset_add_many(z, &cfg, GB_ZADD_GT | GB_ZADD_NX, 1, s, m, &r), GB_EINVAL);
+    assert_int_equal(gb_zset_add_many(z, &cfg, GB_ZADD_INCR, 2, s, m, &r), GB_EINVAL);
     assert_int_equal(gb_zset_card(z), 0);
     double nan = NAN;
-    assert_int_equal(gb_zset_add(z, &cfg, 0, 1, &nan, m, &r), GB_ERANGE);
+    assert_int_equal(gb_zset_add_many(z, &cfg, 0, 1, &nan, m, &r), GB_ERANGE);
     /* pairs before a failing one stay applied */
     double s2[2] = {INFINITY, NAN};
-    assert_int_equal(gb_zset_add(z, &cfg, 0, 2, s2, m, &r), GB_ERANGE);
+    assert_int_equal(gb_zset_add_many(z, &cfg, 0, 2, s2, m, &r), GB_ERANGE);
     assert_int_equal(gb_zset_card(z), 1);
     double minus = -INFINITY;
-    assert_int_equal(gb_zset_add(z, &cfg, GB_ZADD_INCR, 1, &minus, m, &r), GB_ERANGE);
+    assert_int_equal(gb_zset_add_many(z, &cfg, GB_ZADD_INCR, 1, &minus, m, &r), GB_ERANGE);
     double got;
     assert_true(gb_zset_score(z, m[0], &got) && isinf(got) && got > 0);
     assert_int_equal(gb_zset_incrby(z, &cfg, m[0], -INFINITY, &got), GB_ERANGE);
@@ -667,7 +667,7 @@ static void test_listpack_score_forms(void **state)
     for (size_t i = 0; i < GB_ARRAY_LEN(scores); i++) {
         gb_slice m = gb_slice_make(buf, (size_t)snprintf(buf, sizeof buf, "k%zu", i));
         gb_zadd_result r;
-        assert_int_equal(gb_zset_add(z, &cfg, 0, 1, &scores[i], &m, &r), 0);
+        assert_int_equal(gb_zset_add_many(z, &cfg, 0, 1, &scores[i], &m, &r), 0);
     }
     assert_int_equal(gb_zset_encoding(z), GB_ZSET_LISTPACK);
     verify(z);
@@ -746,7 +746,7 @@ static void test_algebra(void **state)
                 if (src[i].kind == 1) {
                     gb_zadd_result r, r2;
                     model_add(&src[i].md, &cfg, 0, 1, &s, &m, &r2);
-                    gb_zset_add(src[i].z, &cfg, 0, 1, &s, &m, &r);
+                    gb_zset_add_many(src[i].z, &cfg, 0, 1, &s, &m, &r);
                 } else if (src[i].kind == 2 && model_find(&src[i].md, m) < 0) {
                     model_insert(&src[i].md, 1.0, m);
                     gb_set_add(src[i].s, &cfg, m);
@@ -870,7 +870,7 @@ static void test_memory(void **state)
         double s = (double)gb_random_below(1000000);
         gb_slice m = gb_slice_make(buf, (size_t)snprintf(buf, sizeof buf, "member:%zu", i));
         gb_zadd_result r;
-        gb_zset_add(z, &cfg, 0, 1, &s, &m, &r);
+        gb_zset_add_many(z, &cfg, 0, 1, &s, &m, &r);
     }
     size_t used = gb_mem_used() - before;
     double per = (double)used / (double)big_n;
@@ -890,7 +890,7 @@ static void test_memory(void **state)
             double s = (double)gb_random_below(1000);
             gb_slice m = gb_slice_make(buf, (size_t)snprintf(buf, sizeof buf, "member:%d", i));
             gb_zadd_result r;
-            gb_zset_add(v[k], &cfg, 0, 1, &s, &m, &r);
+            gb_zset_add_many(v[k], &cfg, 0, 1, &s, &m, &r);
         }
     }
     used = gb_mem_used() - before;

@@ -90,7 +90,7 @@ static void fill_and_check(size_t max_entries)
         double s = (double)(rnd() % 1500) + (rnd() % 4 == 0 ? 0.5 : 0); /* many ties */
         gb_slice m = gb_slice_make(name, (size_t)n);
         gb_zadd_result res;
-        gb_zset_add(z, &cfg, 0, 1, &s, &m, &res);
+        gb_zset_add_many(z, &cfg, 0, 1, &s, &m, &res);
     }
     assert_int_equal(gb_zset_encoding(z), max_entries >= 1000 ? GB_ZSET_LISTPACK : GB_ZSET_BTREE);
     check_set(z);

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "transport/net/tls_handshaker.h"
+#include "transport/tls/tls_handshaker.h"
 
 #include <errno.h>
 #include <fcntl.h>
