@@ -596,7 +596,7 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
         fields[i] = argv[a.at + 2 * i];
         gb_slice value = argv[a.at + 2 * i + 1];
         if (a.unit == EX_KEEPTTL) /* the value changes, the deadline stays */
-            gb_hash_set(gb_hash_fields(&o.o.h), &cfg, fields[i], value);
+            gb_hash_set_keep_ttl(&o.o.h, &cfg, fields[i], value);
         else
             gb_hash_set(&o.o.h, &cfg, fields[i], value); /* drops the deadline, as HSET */
         if (timed && !past)

@@ -8,6 +8,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/engine.h"
+#include "engine/ds/zset.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/request/propagate.h"
 #include "engine/core/pubsub/pubsub.h"
