@@ -322,8 +322,16 @@ bool gb_hash_set_keep_ttl(gb_hash *top, const gb_types_config *cfg, gb_slice f, 
 
 bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
 {
-    if (h->enc == GB_HASH_TTL) /* HSET: the new value has no deadline (Redis) */
+    if (h->enc == GB_HASH_TTL) { /* HSET: the new value has no deadline (Redis) */
+        hbig *b = gb_hash_fields(h)->p;
+        if (gb_hash_fields(h)->enc == GB_HASH_HASHTABLE) { /* one lookup for both */
+            bool created;
+            hrec *r = gb_hbig_put(b, f, v, &created);
+            gb_hbig_clear_deadline(b, r);
+            return created;
+        }
         gb_hash_ttl_clear(h, f);
+    }
     return gb_hash_set_keep_ttl(h, cfg, f, v);
 }
 

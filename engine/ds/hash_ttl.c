@@ -156,13 +156,6 @@ static void dl_resize(gb_hash_ex *ex, uint32_t n)
     ex->dl = gb_realloc(ex->dl, (size_t)n * sizeof *ex->dl);
 }
 
-static void dl_insert(gb_hash_ex *ex, size_t at, int64_t when)
-{
-    dl_resize(ex, ex->ndl + 1);
-    memmove(&ex->dl[at + 1], &ex->dl[at], (ex->ndl - 1 - at) * sizeof *ex->dl);
-    ex->dl[at] = when;
-}
-
 static void dl_remove(gb_hash_ex *ex, size_t at, size_t n)
 {
     memmove(&ex->dl[at], &ex->dl[at + n], (ex->ndl - at - n) * sizeof *ex->dl);
@@ -236,11 +229,19 @@ static void listpack_set(gb_hash *h, gb_slice field, int64_t when_ms, bool after
     unsigned char *fp = find_pair(ex->fields.p, field, &at);
     if (!fp)
         return;
-    if (at < ex->ndl)
-        dl_remove(ex, at, 1);
+    bool had = at < ex->ndl;
+    if (had) { /* out of the array, which keeps its room for the new one */
+        memmove(&ex->dl[at], &ex->dl[at + 1], (ex->ndl - at - 1) * sizeof *ex->dl);
+        ex->ndl--;
+    }
     size_t to = dl_bound(ex, when_ms, after_equals);
     move_pair(&ex->fields, fp, at, to);
-    dl_insert(ex, to, when_ms);
+    if (!had)
+        dl_resize(ex, ex->ndl + 1);
+    else
+        ex->ndl++;
+    memmove(&ex->dl[to + 1], &ex->dl[to], (ex->ndl - 1 - to) * sizeof *ex->dl);
+    ex->dl[to] = when_ms;
 }
 
 /* Turns a listpackex's fields into a timed table, deadlines kept. */
