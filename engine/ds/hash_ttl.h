@@ -54,7 +54,7 @@ static inline const gb_hash *gb_hash_fields_c(const gb_hash *h)
     return h->enc == GB_HASH_TTL ? &((const gb_hash_ex *)h->p)->fields : h;
 }
 
-/* Gives h the deadline index (no-op when it has it). */
+/* Gives h the GB_HASH_TTL encoding (no-op when it has it). */
 void gb_hash_ttl_enable(gb_hash *h);
 /* The field's deadline, or -1 when it has none (or h has no index). */
 int64_t gb_hash_ttl_get(const gb_hash *h, gb_slice field);

@@ -243,6 +243,39 @@ static void test_loaded_order(void **state)
     TU_CHECK(gb_mem_used() == before, "leak");
 }
 
+/* Growing past the listpack's limits keeps every deadline: by a long value
+ * written with its deadline kept (HINCRBYFLOAT, HSETEX KEEPTTL), or by a
+ * field too many. HSET then drops the one it writes. */
+static void test_conversion_keeps_deadlines(void **state)
+{
+    (void)state;
+    gb_types_config cfg = {.hash_max_listpack_entries = 8, .hash_max_listpack_value = 16};
+    size_t before = gb_mem_used();
+    for (int how = 0; how < 2; how++) {
+        gb_hash *h = gb_hash_new();
+        char buf[16];
+        for (int i = 0; i < 8; i++) {
+            gb_hash_set(h, &cfg, field_of(i, buf), gb_slice_cstr("v"));
+            if (i % 2)
+                gb_hash_ttl_set(h, field_of(i, buf), 1000 - i);
+        }
+        TU_CHECK(strcmp(gb_hash_encoding_name(h), "listpackex") == 0, "listpackex");
+        if (how == 0)
+            gb_hash_set_keep_ttl(h, &cfg, field_of(3, buf), gb_slice_cstr("a value longer than sixteen"));
+        else
+            gb_hash_set(h, &cfg, field_of(8, buf), gb_slice_cstr("v"));
+        TU_CHECK(strcmp(gb_hash_encoding_name(h), "hashtable") == 0, "converted (%d)", how);
+        for (int i = 0; i < 9; i++)
+            TU_CHECK(gb_hash_ttl_get(h, field_of(i, buf)) == (i % 2 && i < 8 ? 1000 - i : -1), "deadline %d", i);
+        TU_CHECK(gb_hash_ttl_count(h) == 4 && gb_hash_ttl_min(h) == 993 && gb_hash_verify(h), "index");
+        gb_hash_set(h, &cfg, field_of(7, buf), gb_slice_cstr("w"));
+        TU_CHECK(gb_hash_ttl_get(h, field_of(7, buf)) == -1 && gb_hash_ttl_min(h) == 995, "HSET drops it");
+        TU_CHECK(gb_hash_verify(h), "structure");
+        gb_hash_free(h);
+    }
+    TU_CHECK(gb_mem_used() == before, "leak");
+}
+
 int main(void)
 {
     tu_seed();
@@ -251,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_model_hashtable),
         cmocka_unit_test(test_plain_hash_untouched),
         cmocka_unit_test(test_loaded_order),
+        cmocka_unit_test(test_conversion_keeps_deadlines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
