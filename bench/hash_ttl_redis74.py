@@ -195,7 +195,7 @@ def run(binaries, lean, trials, n, memory_only=False):
             try:
                 load(srv)
                 for label, gcmd, rcmd, per_op in ROWS:
-                    cmd = gcmd if name == "goblin" or rcmd is None else rcmd
+                    cmd = gcmd if name != "redis74" or rcmd is None else rcmd
                     ops = per_op if name == "redis74" else 1
                     c0 = srv.cpu_seconds()
                     rate, _ = run_lean_load(lean, srv.sock, cmd, PIPELINE, n * ops)
