@@ -125,6 +125,7 @@ def main():
     ap.add_argument("--n", type=int, default=1000000, help="requests per row and run")
     ap.add_argument("--memory-only", action="store_true", help="only the memory table")
     ap.add_argument("--redis74", help="a redis-server 7.4: compare the same commands with it instead of 7.0")
+    ap.add_argument("--goblin-base", help="with --redis74: a second goblin-core (another commit) in the same run")
     a = ap.parse_args()
     lean = a.lean_load or os.path.join(os.path.dirname(os.path.abspath(a.goblin)), "lean_load")
     if not os.access(lean, os.X_OK):
@@ -132,7 +133,10 @@ def main():
                  % lean)
     if a.redis74:
         import hash_ttl_redis74
-        hash_ttl_redis74.run({"goblin": a.goblin, "redis74": a.redis74}, lean, a.trials, a.n)
+        binaries = {"goblin": a.goblin, "redis74": a.redis74}
+        if a.goblin_base:
+            binaries["main"] = a.goblin_base
+        hash_ttl_redis74.run(binaries, lean, a.trials, a.n, a.memory_only)
         return
     binaries = {"goblin": a.goblin, "redis": a.redis}
     print("| used_memory per field, 100,000 fields | server | bytes/field |\n|---|---|---|")

@@ -27,6 +27,10 @@ HFE_DB_BASE_ACTIVE_EXPIRE_FIELDS_PER_SEC), the fields deleted in those 60 s
 (all fields less those HLEN still counts); and the longest PING round trip
 meanwhile (a stall of the loop).
 
+With a third binary, "main" (--goblin-base: goblin-core built from another
+commit), every row and table also runs it, interleaved with the other two,
+so a change is measured against its base in the same run.
+
 Memory: used_memory per field for 100,000 fields, in 1,000 hashes of 100
 (listpack/listpackex) and in one hash (hashtable), without and with a TTL
 on each field (HPEXPIREAT, the same command on both), and MEMORY USAGE of
@@ -139,6 +143,20 @@ def active_expiry(srv, hashes=10000, per=100, cap_s=60):
         c.close()
 
 
+NAMES = {"goblin": "goblin-core", "main": "goblin-core (base)", "redis74": "redis-server 7.4.1"}
+
+
+def start(binaries, name):
+    return Server(binaries[name], "redis" if name == "redis74" else "goblin")
+
+
+def order_of(binaries, trial):
+    """The servers of a trial, rotated so that each goes first in turn."""
+    names = [n for n in ("goblin", "main", "redis74") if n in binaries]
+    k = trial % len(names)
+    return names[k:] + names[:k]
+
+
 def memory_rows(binaries, n=100000):
     """(label, server, bytes per field) by INFO used_memory, and by MEMORY USAGE."""
     layouts = {"1,000 hashes x 100 fields": (lambda i: b"h:%d" % (i // 100), b"h:0", 100),
@@ -146,8 +164,8 @@ def memory_rows(binaries, n=100000):
     rows = []
     for layout, (key, probe, probe_fields) in layouts.items():
         for ttl in (False, True):
-            for name in ("goblin", "redis74"):
-                srv = Server(binaries[name], "redis" if name == "redis74" else "goblin")
+            for name in order_of(binaries, 0):
+                srv = start(binaries, name)
                 try:
                     before = srv.info("used_memory")
                     pipelined(srv, [(b"HSET", key(i), b"field:%d" % i, b"v") for i in range(n)])
@@ -163,21 +181,21 @@ def memory_rows(binaries, n=100000):
     return rows
 
 
-def run(binaries, lean, trials, n):
+def run(binaries, lean, trials, n, memory_only=False):
     print("| 100,000 fields | server | used_memory bytes/field | MEMORY USAGE bytes/field |\n|---|---|---|---|")
     for label, name, per, usage in memory_rows(binaries):
-        print("| %s | %s | %.1f | %.1f |" % (label, "goblin-core" if name == "goblin" else "redis-server 7.4.1",
-                                            per, usage))
+        print("| %s | %s | %.1f | %.1f |" % (label, NAMES[name], per, usage))
     print()
+    if memory_only:
+        return
     rates, cpu, expiry = {}, {}, {}
     for trial in range(trials):
-        order = ["goblin", "redis74"] if trial % 2 == 0 else ["redis74", "goblin"]
-        for name in order:
-            srv = Server(binaries[name], "redis" if name == "redis74" else "goblin")
+        for name in order_of(binaries, trial):
+            srv = start(binaries, name)
             try:
                 load(srv)
                 for label, gcmd, rcmd, per_op in ROWS:
-                    cmd = gcmd if name == "goblin" or rcmd is None else rcmd
+                    cmd = gcmd if name != "redis74" or rcmd is None else rcmd
                     ops = per_op if name == "redis74" else 1
                     c0 = srv.cpu_seconds()
                     rate, _ = run_lean_load(lean, srv.sock, cmd, PIPELINE, n * ops)
@@ -186,8 +204,8 @@ def run(binaries, lean, trials, n):
             finally:
                 srv.stop()
             print("trial %d %s done" % (trial + 1, name), file=sys.stderr)
-    for name in ("goblin", "redis74"):  # once: Redis 7.4 does not finish in the minute allowed
-        srv = Server(binaries[name], "redis" if name == "redis74" else "goblin")
+    for name in order_of(binaries, 0):  # once: Redis 7.4 does not finish in the minute allowed
+        srv = start(binaries, name)
         try:
             expiry[name] = [active_expiry(srv)]
         finally:
@@ -200,6 +218,14 @@ def run(binaries, lean, trials, n):
         gc, rc = (statistics.median(cpu[(s, label)]) for s in ("goblin", "redis74"))
         print("| %s | %.0f | %.0f | %.2fx | %.2f | %.2f |" % (label, g, r, g / r, gc, rc))
     print()
+    if "main" in binaries:
+        print("| row | base op/s | base CPU us/op | goblin CPU us/op | CPU base / goblin | CPU redis / goblin |")
+        print("|---|---|---|---|---|---|")
+        for label, _, _, _ in ROWS:
+            m, mc, gc, rc = (statistics.median(rates[("main", label)]),
+                             *(statistics.median(cpu[(s, label)]) for s in ("main", "goblin", "redis74")))
+            print("| %s | %.0f | %.2f | %.2f | %.2fx | %.2fx |" % (label, m, mc, gc, mc / gc, rc / gc))
+        print()
     print("| active expiry, 1,000,000 fields (10,000 hashes x 100), one deadline | goblin-core | redis-server 7.4.1 "
           "| goblin / redis |\n|---|---|---|---|")
     (g_s, g_rate, g_w), (r_s, r_rate, r_w) = expiry["goblin"][0], expiry["redis74"][0]
@@ -207,4 +233,6 @@ def run(binaries, lean, trials, n):
     print("| seconds from the deadline until all are gone | %s | %s | |" % (show(g_s), show(r_s)))
     print("| fields deleted per second | %.0f | %.0f | %.1fx |" % (g_rate, r_rate, g_rate / r_rate))
     print("| longest PING round trip meanwhile (ms) | %.2f | %.2f | |" % (g_w, r_w))
+    if "main" in expiry:
+        print("(base: %r)" % (expiry["main"][0],))
     print("\nall trials: expiry %r" % expiry)

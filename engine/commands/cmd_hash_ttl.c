@@ -251,6 +251,7 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
         reply_codes(c, n, RES_NO_FIELD);
         return;
     }
+    int64_t min_before = o.kv ? gb_hash_ttl_min(&o.o.h) : -1;
     gb_hash_ttl_enable(&o.o.h); /* as Redis: listpackex from the first call on */
     gb_tobj_sync(&o);
     gb_slice *set = gb_malloc((size_t)n * sizeof *set);
@@ -274,7 +275,7 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
     if (o.kv)
         gb_tobj_sync(&o);
     if (nset)
-        gb_hfe_index_note(c->db, key, when);
+        gb_hfe_index_note_since(c->db, key, min_before, when);
     if (ndel) {
         finish_deletes(c, key, &o);
     } else if (nset) {
@@ -487,10 +488,11 @@ static void cmd_hgetex(gb_client *c, int argc, gb_slice *argv)
         finish_deletes(c, key, &o);
         propagate_hdel(c, key, nhit, hit);
     } else if (nhit) {
+        int64_t min_before = gb_hash_ttl_min(&o.o.h);
         for (size_t i = 0; i < nhit; i++)
             gb_hash_ttl_set(&o.o.h, hit[i], when);
         gb_tobj_sync(&o);
-        gb_hfe_index_note(c->db, key, when);
+        gb_hfe_index_note_since(c->db, key, min_before, when);
         gb_engine_key_modified(c->db, key);
         gb_notify_key(c, GB_NOTIFY_HASH, "hexpire", key);
         propagate_hpexpireat(c, key, when, gb_slice_make("", 0), nhit, hit);
@@ -586,6 +588,7 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
         gb_reply_int(c, 0);
         return;
     }
+    int64_t min_before = o.kv ? gb_hash_ttl_min(&o.o.h) : -1;
     if (!o.kv)
         gb_tobj_add(c->db, key, GB_TYPE_HASH, gb_hash_new(), &o);
     gb_types_config cfg = gb_types_cfg(c->eng);
@@ -596,7 +599,7 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
         fields[i] = argv[a.at + 2 * i];
         gb_slice value = argv[a.at + 2 * i + 1];
         if (a.unit == EX_KEEPTTL) /* the value changes, the deadline stays */
-            gb_hash_set(gb_hash_fields(&o.o.h), &cfg, fields[i], value);
+            gb_hash_set_keep_ttl(&o.o.h, &cfg, fields[i], value);
         else
             gb_hash_set(&o.o.h, &cfg, fields[i], value); /* drops the deadline, as HSET */
         if (timed && !past)
@@ -611,7 +614,7 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
         finish_deletes(c, key, &o);
         propagate_hdel(c, key, (size_t)a.n, fields);
     } else if (timed) {
-        gb_hfe_index_note(c->db, key, a.when);
+        gb_hfe_index_note_since(c->db, key, min_before, a.when);
         gb_notify_key(c, GB_NOTIFY_HASH, "hexpire", key);
         if (a.unit != EX_PXAT && gb_propagating(&c->eng->prop)) {
             /* A relative or second time becomes PXAT with the absolute ms. */

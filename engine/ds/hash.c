@@ -4,37 +4,19 @@
 
 #include <math.h>
 
+#include "engine/ds/hash_impl.h"
 #include "engine/ds/hash_ttl.h"
-#include "engine/ds/htable.h"
 #include "engine/ds/listpack.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/score.h"
-#include "engine/ds/zset_tree.h" /* varint length format */
 
-/* ---- hashtable records ---- */
+/* ---- hashtable records (layout: engine/ds/hash_impl.h) ---- */
 
-typedef struct hrec {
-    gb_hnode node;
-    unsigned char data[]; /* varint flen, field, varint vlen, value */
-} hrec;
-
-typedef struct hbig {
-    gb_htable ht;
-    size_t rec_bytes;
-} hbig;
-
-static inline gb_slice hrec_field(const hrec *r) { return gb_zmember_slice(r->data); }
-
-static inline gb_slice hrec_value(const hrec *r)
+static size_t hrec_size(const hbig *b, gb_slice f, gb_slice v)
 {
-    gb_slice f = hrec_field(r);
-    return gb_zmember_slice((const unsigned char *)f.ptr + f.len);
-}
-
-static size_t hrec_size(gb_slice f, gb_slice v)
-{
-    return sizeof(hrec) + gb_zmember_size(f.len) + f.len + gb_zmember_size(v.len) + v.len;
+    return sizeof(hrec) + gb_zmember_size(f.len) + f.len + gb_zmember_size(v.len) + v.len +
+           (b->timed ? GB_HREC_TRAILER : 0);
 }
 
 /* Writes a varint length and bytes; the bytes may overlap dst. */
@@ -58,11 +40,12 @@ static bool hrec_eq(const gb_hnode *n, const void *key)
 
 static const gb_htable_type hrec_type = {hrec_hash, hrec_eq};
 
-static hbig *hbig_new(void)
+hbig *gb_hbig_new(bool timed)
 {
     hbig *b = gb_malloc(sizeof *b);
+    memset(b, 0, sizeof *b);
     gb_htable_init(&b->ht, &hrec_type);
-    b->rec_bytes = 0;
+    b->timed = timed;
     return b;
 }
 
@@ -72,44 +55,67 @@ static void free_rec(gb_hnode *n, void *ctx)
     gb_free(n);
 }
 
-static void hbig_free(hbig *b)
+void gb_hbig_free(hbig *b)
 {
     gb_htable_clear(&b->ht, free_rec, NULL);
+    gb_free(b->heap);
     gb_free(b);
 }
 
-static hrec *hbig_find(hbig *b, gb_slice f) { return (hrec *)gb_htable_find(&b->ht, &f, gb_hash_slice(f)); }
+hrec *gb_hbig_find(hbig *b, gb_slice f) { return (hrec *)gb_htable_find(&b->ht, &f, gb_hash_slice(f)); }
+
+/* Overwrites the value of the record at *link with v (its trailer kept). */
+static hrec *hbig_overwrite(hbig *b, gb_hnode **link, gb_slice f, gb_slice v)
+{
+    hrec *r = (hrec *)*link;
+    size_t need = hrec_size(b, f, v);
+    size_t usable = gb_mem_usable(r);
+    size_t off = (size_t)((const unsigned char *)hrec_field(r).ptr + f.len - (const unsigned char *)r);
+    unsigned char trailer[GB_HREC_TRAILER];
+    if (b->timed)
+        memcpy(trailer, hrec_trailer(r), sizeof trailer);
+    /* Keep the block unless it is too small or mostly empty. */
+    if (need > usable || (usable > 2 * need && usable - need >= 64)) {
+        if (v.ptr >= (const char *)r && v.ptr < (const char *)r + usable) {
+            /* v is this record's own value: setting it is a no-op. */
+            return r;
+        }
+        b->rec_bytes -= usable;
+        r = gb_realloc(r, need);
+        *link = &r->node; /* realloc copied the chain pointer */
+        b->rec_bytes += gb_mem_accounted(r);
+    }
+    put_bytes((unsigned char *)r + off, v);
+    if (b->timed) {
+        memcpy(hrec_trailer(r), trailer, sizeof trailer);
+        gb_hbig_moved(b, r); /* (the trailer is where it belongs now) */
+    }
+    return r;
+}
+
+hrec *gb_hbig_put(hbig *b, gb_slice f, gb_slice v, bool *created)
+{
+    uint64_t h = gb_hash_slice(f);
+    gb_hnode **link = gb_htable_find_link(&b->ht, &f, h);
+    *created = !link;
+    if (link)
+        return hbig_overwrite(b, link, f, v);
+    hrec *r = gb_malloc(hrec_size(b, f, v));
+    put_bytes(r->data, f);
+    put_bytes(r->data + gb_zmember_size(f.len) + f.len, v);
+    if (b->timed)
+        trailer_put(hrec_trailer(r), 0, GB_HREC_NO_SLOT);
+    b->rec_bytes += gb_mem_accounted(r);
+    gb_htable_insert(&b->ht, &r->node, h);
+    return r;
+}
 
 /* Sets f = v; returns true when f is new. */
 static bool hbig_set(hbig *b, gb_slice f, gb_slice v)
 {
-    uint64_t h = gb_hash_slice(f);
-    size_t need = hrec_size(f, v);
-    gb_hnode **link = gb_htable_find_link(&b->ht, &f, h);
-    if (link) {
-        hrec *r = (hrec *)*link;
-        size_t usable = gb_mem_usable(r);
-        size_t off = (size_t)((const unsigned char *)hrec_field(r).ptr + f.len - (const unsigned char *)r);
-        /* Keep the block unless it is too small or mostly empty. */
-        if (need > usable || (usable > 2 * need && usable - need >= 64)) {
-            if (v.ptr >= (const char *)r && v.ptr < (const char *)r + usable) {
-                /* v is this record's own value: setting it is a no-op. */
-                return false;
-            }
-            b->rec_bytes -= usable;
-            r = gb_realloc(r, need);
-            *link = &r->node; /* realloc copied the chain pointer */
-            b->rec_bytes += gb_mem_accounted(r);
-        }
-        put_bytes((unsigned char *)r + off, v);
-        return false;
-    }
-    hrec *r = gb_malloc(need);
-    put_bytes(r->data, f);
-    put_bytes(r->data + gb_zmember_size(f.len) + f.len, v);
-    b->rec_bytes += gb_mem_accounted(r);
-    gb_htable_insert(&b->ht, &r->node, h);
-    return true;
+    bool created;
+    gb_hbig_put(b, f, v, &created);
+    return created;
 }
 
 static bool hbig_del(hbig *b, gb_slice f)
@@ -117,6 +123,8 @@ static bool hbig_del(hbig *b, gb_slice f)
     gb_hnode *n = gb_htable_remove(&b->ht, &f, gb_hash_slice(f));
     if (!n)
         return false;
+    if (b->timed)
+        gb_hbig_clear_deadline(b, (hrec *)n);
     b->rec_bytes -= gb_mem_accounted(n);
     gb_free(n);
     return true;
@@ -180,7 +188,7 @@ void gb_hash_release(gb_hash *h)
     if (h->enc == GB_HASH_LISTPACK)
         gb_lp_free(h->p);
     else
-        hbig_free(h->p);
+        gb_hbig_free(h->p);
     h->p = NULL;
 }
 
@@ -244,7 +252,7 @@ static void put_big(void *ctx, gb_slice f, gb_slice v) { hbig_set(ctx, f, v); }
 
 static void to_hashtable(gb_hash *h)
 {
-    hbig *b = hbig_new();
+    hbig *b = gb_hbig_new(false);
     gb_hash_each(h, put_big, b);
     gb_lp_free(h->p);
     h->enc = GB_HASH_HASHTABLE;
@@ -265,7 +273,7 @@ gb_hash *gb_hash_dup(const gb_hash *h)
         c->p = gb_malloc(n);
         memcpy(c->p, h->p, n);
     } else {
-        hbig *b = hbig_new();
+        hbig *b = gb_hbig_new(false);
         gb_hash_each(h, put_big, b);
         c->p = b;
     }
@@ -277,15 +285,22 @@ static bool too_long(const gb_types_config *cfg, gb_slice f, gb_slice v)
     return f.len > cfg->hash_max_listpack_value || v.len > cfg->hash_max_listpack_value;
 }
 
-bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
+/* Past the listpack's limits: a hash table (a hash with field TTLs keeps
+ * its deadlines through the change). */
+static void convert(gb_hash *top)
 {
-    if (h->enc == GB_HASH_TTL) { /* HSET: the new value has no deadline (Redis) */
-        gb_hash_ttl_clear(h, f);
-        h = gb_hash_fields(h);
-    }
+    if (top->enc == GB_HASH_TTL)
+        gb_hash_ttl_to_hashtable(top);
+    else
+        to_hashtable(top);
+}
+
+bool gb_hash_set_keep_ttl(gb_hash *top, const gb_types_config *cfg, gb_slice f, gb_slice v)
+{
+    gb_hash *h = gb_hash_fields(top);
     if (h->enc == GB_HASH_LISTPACK &&
         (too_long(cfg, f, v) || gb_lp_bytes(h->p) + f.len + v.len + 16 > GB_TYPES_LISTPACK_MAX_BYTES))
-        to_hashtable(h);
+        convert(top);
     if (h->enc == GB_HASH_HASHTABLE)
         return hbig_set(h->p, f, v);
     unsigned char *lp = h->p;
@@ -301,8 +316,23 @@ bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
     /* After an update too, as Redis's hashTypeSet: a hash left over the
      * threshold by a CONFIG SET converts at its next write. */
     if (gb_lp_count(h->p) / 2 > cfg->hash_max_listpack_entries)
-        to_hashtable(h);
+        convert(top);
     return created;
+}
+
+bool gb_hash_set(gb_hash *h, const gb_types_config *cfg, gb_slice f, gb_slice v)
+{
+    if (h->enc == GB_HASH_TTL) { /* HSET: the new value has no deadline (Redis) */
+        hbig *b = gb_hash_fields(h)->p;
+        if (gb_hash_fields(h)->enc == GB_HASH_HASHTABLE) { /* one lookup for both */
+            bool created;
+            hrec *r = gb_hbig_put(b, f, v, &created);
+            gb_hbig_clear_deadline(b, r);
+            return created;
+        }
+        gb_hash_ttl_clear(h, f);
+    }
+    return gb_hash_set_keep_ttl(h, cfg, f, v);
 }
 
 size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const gb_slice *fields,
@@ -314,13 +344,13 @@ size_t gb_hash_set_many(gb_hash *h, const gb_types_config *cfg, size_t n, const 
         size_t sum = 0;
         for (size_t i = 0; i < n; i++) {
             if (too_long(cfg, fields[i], values[i])) {
-                to_hashtable(h);
+                convert(top);
                 break;
             }
             sum += fields[i].len + values[i].len;
         }
         if (h->enc == GB_HASH_LISTPACK && gb_lp_bytes(h->p) + sum > GB_TYPES_LISTPACK_MAX_BYTES)
-            to_hashtable(h);
+            convert(top);
     }
     size_t created = 0;
     for (size_t i = 0; i < n; i++)
@@ -339,7 +369,7 @@ bool gb_hash_get(const gb_hash *h, gb_slice f, gb_slice *value, char *buf)
         *value = gb_lp_get_slice(gb_lp_next(lp, p), buf);
         return true;
     }
-    hrec *r = hbig_find(h->p, f);
+    hrec *r = gb_hbig_find(h->p, f);
     if (!r)
         return false;
     *value = hrec_value(r);
@@ -371,9 +401,9 @@ size_t gb_hash_strlen(const gb_hash *h, gb_slice f)
 size_t gb_hash_del(gb_hash *h, size_t n, const gb_slice *fields)
 {
     if (h->enc == GB_HASH_TTL) {
-        for (size_t i = 0; i < n; i++)
-            gb_hash_ttl_forget(h, fields[i]);
-        h = gb_hash_fields(h);
+        if (gb_hash_fields(h)->enc == GB_HASH_LISTPACK)
+            return gb_hash_ttl_del_listpack(h, n, fields);
+        h = gb_hash_fields(h); /* a timed table's records drop their deadlines */
     }
     size_t removed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -397,7 +427,6 @@ size_t gb_hash_del(gb_hash *h, size_t n, const gb_slice *fields)
 
 int gb_hash_incrby(gb_hash *h, const gb_types_config *cfg, gb_slice f, int64_t incr, int64_t *out)
 {
-    h = gb_hash_fields(h); /* the field keeps its deadline (Redis) */
     gb_slice cur;
     char buf[GB_HASH_VALUE_BUF];
     int64_t v = 0;
@@ -407,7 +436,7 @@ int gb_hash_incrby(gb_hash *h, const gb_types_config *cfg, gb_slice f, int64_t i
         return GB_ERANGE;
     v += incr;
     char nb[GB_LP_INT_BUF];
-    gb_hash_set(h, cfg, f, gb_slice_make(nb, gb_lp_int2str(v, nb)));
+    gb_hash_set_keep_ttl(h, cfg, f, gb_slice_make(nb, gb_lp_int2str(v, nb))); /* (Redis) */
     *out = v;
     return 0;
 }
@@ -415,7 +444,6 @@ int gb_hash_incrby(gb_hash *h, const gb_types_config *cfg, gb_slice f, int64_t i
 int gb_hash_incrbyfloat(gb_hash *h, const gb_types_config *cfg, gb_slice f, long double incr, char *out,
                         size_t *outlen)
 {
-    h = gb_hash_fields(h); /* the field keeps its deadline (Redis) */
     gb_slice cur;
     char buf[GB_HASH_VALUE_BUF];
     long double v = 0;
@@ -427,7 +455,7 @@ int gb_hash_incrbyfloat(gb_hash *h, const gb_types_config *cfg, gb_slice f, long
     size_t n = gb_format_long_double(v, out, GB_LONG_DOUBLE_BUF);
     if (n == 0)
         return GB_ERANGE;
-    gb_hash_set(h, cfg, f, gb_slice_make(out, n));
+    gb_hash_set_keep_ttl(h, cfg, f, gb_slice_make(out, n)); /* the deadline stays (Redis) */
     *outlen = n;
     return 0;
 }

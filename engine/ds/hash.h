@@ -19,6 +19,8 @@
  *   ..      flen    field bytes
  *   ..      1..5    vlen    value length, varint
  *   ..      vlen    value bytes
+ *   ..      10      deadline trailer, only in a hash with field TTLs
+ *                   (engine/ds/hash_impl.h, engine/ds/hash_ttl.h)
  *
  * A 10-byte field with a 10-byte value takes 30 bytes (a 40-byte-usable
  * chunk). Overwriting a value rewrites it in place when the chunk has room,

@@ -163,7 +163,6 @@ static bool builder_finish(builder *B, gb_rdb_value *out, const char **why)
     case GB_TYPE_HASH:
         if (!B->hash || gb_hash_len(B->hash) == 0)
             break;
-        gb_hash_ttl_loaded(B->hash); /* Redis's listpackex order, whatever the file's */
         out->obj = gb_tobj_adopt(B->hash);
         B->hash = NULL;
         return true;

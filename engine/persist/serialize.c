@@ -296,7 +296,6 @@ static bool load_deadlines(loader *L, gb_hash *h)
             return dup(L, "field deadline", f);
         gb_hash_ttl_load(h, f, (int64_t)when);
     }
-    gb_hash_ttl_loaded(h);
     return true;
 }
 

@@ -380,6 +380,28 @@ class HashTtlVsRedis74(unittest.TestCase):
         g, r = self.conns(True)
         self.short_deadlines(g, r, active=True)
 
+    def test_memory_per_field_with_ttl(self):
+        """A hash whose every field has a TTL takes no more memory per field
+        than in Redis 7.4 (MEMORY USAGE; the deadline kept with its field,
+        as Redis keeps it), as a listpackex and as a hash table; and its
+        fields without TTLs no more either."""
+        g, r = self.conns(False)
+        for key, n in (("lp", 100), ("ht", 20000)):
+            names = ["field:%d" % i for i in range(n)]
+            for ttl in (False, True):
+                per = []
+                for c in (g, r):
+                    c.call("DEL", key)
+                    for lo in range(0, n, 1000):
+                        c.call("HSET", key, *[x for f in names[lo:lo + 1000] for x in (f, "v")])
+                        if ttl:
+                            c.call("HPEXPIREAT", key, "4102444800000", "FIELDS", str(len(names[lo:lo + 1000])),
+                                   *names[lo:lo + 1000])
+                    per.append(c.call("MEMORY", "USAGE", key, "SAMPLES", "0") / n)
+                self.assertEqual(g.call("OBJECT", "ENCODING", key), r.call("OBJECT", "ENCODING", key))
+                self.assertLessEqual(per[0], per[1], "%s, %d fields%s: goblin %.1f bytes per field, redis %.1f"
+                                     % (key, n, " with TTLs" if ttl else "", per[0], per[1]))
+
 
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -8,6 +8,7 @@
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/engine.h"
+#include "engine/ds/zset.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/request/propagate.h"
 #include "engine/core/pubsub/pubsub.h"
@@ -49,6 +50,12 @@ void gb_hfe_index_note(gb_db *db, gb_slice key, int64_t when_ms)
     double score = (double)when_ms;
     gb_zadd_result res;
     gb_zset_add_many(index_of(db, true), &index_cfg, GB_ZADD_LT, 1, &score, &key, &res);
+}
+
+void gb_hfe_index_note_since(gb_db *db, gb_slice key, int64_t min_before, int64_t when_ms)
+{
+    if (min_before < 0 || min_before > when_ms)
+        gb_hfe_index_note(db, key, when_ms);
 }
 
 static void index_set(gb_db *db, gb_slice key, int64_t when_ms)

@@ -29,6 +29,13 @@
 /* Notes that the hash under key has a field deadline at when_ms (lowers
  * the key's score, or adds it). */
 void gb_hfe_index_note(gb_db *db, gb_slice key, int64_t when_ms);
+/* The same after a command gave fields of the hash the deadline when_ms
+ * (and maybe cleared or deleted others), the hash's earliest deadline having
+ * been min_before (-1: none). The index's entry for a hash with deadlines
+ * is never later than its earliest one, so when min_before <= when_ms the
+ * entry already is early enough: no index lookup, a cache miss saved on the
+ * HEXPIRE path. */
+void gb_hfe_index_note_since(gb_db *db, gb_slice key, int64_t min_before, int64_t when_ms);
 /* db.c, whenever a record is put in the table: a hash with deadlines gets
  * its index entry under its (new) name. */
 void gb_hfe_track_kv(gb_db *db, const gb_kv *kv);

@@ -212,8 +212,9 @@ static void append_field(void *ctx, gb_slice field, gb_slice value)
     strncat(ctx, field.ptr, field.len);
 }
 
-/* A loader sets deadlines without moving fields, then one stable sort puts
- * them in Redis's order: equal deadlines keep the file's order. */
+/* A loader gives each field its deadline in the file's order; a field goes
+ * after those with an equal or earlier deadline, so equal deadlines keep
+ * the file's order (what Redis's order saved loads as it was). */
 static void test_loaded_order(void **state)
 {
     (void)state;
@@ -223,14 +224,10 @@ static void test_loaded_order(void **state)
     const char *names[] = {"a", "b", "c", "d", "e"};
     for (int i = 0; i < 5; i++)
         gb_hash_set(h, &cfg, gb_slice_cstr(names[i]), gb_slice_cstr(i == 2 ? "12345" : "v"));
-    gb_hash_ttl_load(h, gb_slice_cstr("c"), 5);
     gb_hash_ttl_load(h, gb_slice_cstr("a"), 5);
+    gb_hash_ttl_load(h, gb_slice_cstr("c"), 5);
     gb_hash_ttl_load(h, gb_slice_cstr("e"), 3);
     char got[8] = "";
-    gb_hash_each(h, append_field, got);
-    TU_CHECK(strcmp(got, "abcde") == 0, "load moved fields: %s", got);
-    gb_hash_ttl_loaded(h);
-    got[0] = 0;
     gb_hash_each(h, append_field, got);
     TU_CHECK(strcmp(got, "eacbd") == 0, "order after the load: %s", got);
     char buf[GB_HASH_VALUE_BUF];
@@ -246,6 +243,39 @@ static void test_loaded_order(void **state)
     TU_CHECK(gb_mem_used() == before, "leak");
 }
 
+/* Growing past the listpack's limits keeps every deadline: by a long value
+ * written with its deadline kept (HINCRBYFLOAT, HSETEX KEEPTTL), or by a
+ * field too many. HSET then drops the one it writes. */
+static void test_conversion_keeps_deadlines(void **state)
+{
+    (void)state;
+    gb_types_config cfg = {.hash_max_listpack_entries = 8, .hash_max_listpack_value = 16};
+    size_t before = gb_mem_used();
+    for (int how = 0; how < 2; how++) {
+        gb_hash *h = gb_hash_new();
+        char buf[16];
+        for (int i = 0; i < 8; i++) {
+            gb_hash_set(h, &cfg, field_of(i, buf), gb_slice_cstr("v"));
+            if (i % 2)
+                gb_hash_ttl_set(h, field_of(i, buf), 1000 - i);
+        }
+        TU_CHECK(strcmp(gb_hash_encoding_name(h), "listpackex") == 0, "listpackex");
+        if (how == 0)
+            gb_hash_set_keep_ttl(h, &cfg, field_of(3, buf), gb_slice_cstr("a value longer than sixteen"));
+        else
+            gb_hash_set(h, &cfg, field_of(8, buf), gb_slice_cstr("v"));
+        TU_CHECK(strcmp(gb_hash_encoding_name(h), "hashtable") == 0, "converted (%d)", how);
+        for (int i = 0; i < 9; i++)
+            TU_CHECK(gb_hash_ttl_get(h, field_of(i, buf)) == (i % 2 && i < 8 ? 1000 - i : -1), "deadline %d", i);
+        TU_CHECK(gb_hash_ttl_count(h) == 4 && gb_hash_ttl_min(h) == 993 && gb_hash_verify(h), "index");
+        gb_hash_set(h, &cfg, field_of(7, buf), gb_slice_cstr("w"));
+        TU_CHECK(gb_hash_ttl_get(h, field_of(7, buf)) == -1 && gb_hash_ttl_min(h) == 995, "HSET drops it");
+        TU_CHECK(gb_hash_verify(h), "structure");
+        gb_hash_free(h);
+    }
+    TU_CHECK(gb_mem_used() == before, "leak");
+}
+
 int main(void)
 {
     tu_seed();
@@ -254,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_model_hashtable),
         cmocka_unit_test(test_plain_hash_untouched),
         cmocka_unit_test(test_loaded_order),
+        cmocka_unit_test(test_conversion_keeps_deadlines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
