@@ -143,6 +143,19 @@ gb_hash *gb_hash_new(void)
 
 static void to_hashtable(gb_hash *h);
 
+gb_hash *gb_hash_new_sized(const gb_types_config *cfg, size_t size_hint)
+{
+    if (size_hint <= cfg->hash_max_listpack_entries)
+        return gb_hash_new();
+    gb_hash *h = gb_malloc(sizeof *h);
+    memset(h, 0, sizeof *h);
+    hbig *b = gb_hbig_new(false);
+    gb_htable_reserve(&b->ht, size_hint);
+    h->enc = GB_HASH_HASHTABLE;
+    h->p = b;
+    return h;
+}
+
 /* Whether any entry of lp is longer than max bytes. */
 static bool lp_has_longer(unsigned char *lp, size_t max)
 {

@@ -52,6 +52,11 @@ typedef void (*gb_hash_emit_fn)(void *ctx, gb_slice field, gb_slice value);
 
 /* An empty hash (listpack). */
 gb_hash *gb_hash_new(void);
+/* A hash about to receive size_hint fields (a snapshot's or an RDB's):
+ * past hash-max-listpack-entries it starts as the hash table, sized once,
+ * as Redis's rdbLoadObject does, rather than as a listpack searched on
+ * every add and then converted and grown. */
+gb_hash *gb_hash_new_sized(const gb_types_config *cfg, size_t size_hint);
 /* A hash made from an untrusted listpack of field, value pairs (a
  * snapshot's), taking ownership of lp (size bytes, gb_malloc'd). NULL (lp
  * freed, *why set) when it is not one: a damaged listpack, an odd count, a

@@ -77,7 +77,7 @@ static bool add_set(builder *B, gb_slice m)
 static bool add_hash_pair(builder *B, gb_slice f, gb_slice v)
 {
     if (!B->hash)
-        B->hash = gb_hash_new();
+        B->hash = gb_hash_new_sized(&B->cfg->types, B->size_hint);
     if (!gb_hash_set(B->hash, &B->cfg->types, f, v)) {
         B->why = "a hash field twice";
         return false;

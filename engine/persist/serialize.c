@@ -304,7 +304,7 @@ static void *load_hash(loader *L, bool with_ttl)
     uint64_t n;
     if (!load_count(L, &n))
         return NULL;
-    gb_hash *h = gb_hash_new();
+    gb_hash *h = gb_hash_new_sized(&L->tcfg, (size_t)GB_MIN(n, (uint64_t)1 << 20));
     for (uint64_t i = 0; i < n; i++) {
         if (!get_s(L->r, &L->a) || !get_s(L->r, &L->b))
             goto fail;
