@@ -1083,6 +1083,12 @@ static bool conn_admit(gb_net_server *srv, conn *c, bool *loopback)
         *loopback = peer_is_loopback(&c->h.tcp);
     }
     size_t visible = eng->nclients + srv->handshaking;
+    if (visible >= (size_t)eng->cfg.maxclients && srv->uring) {
+        /* Closes the ring has seen but not yet reported free places, as
+         * libuv's would have been read by now: counted before refusing. */
+        uring_pump(srv);
+        visible = eng->nclients + srv->handshaking;
+    }
     if (visible >= (size_t)eng->cfg.maxclients) {
         refuse_connection(c, "ERR max number of clients reached");
         return false;
