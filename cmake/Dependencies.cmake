@@ -46,7 +46,9 @@ pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
 # the libuv path only (platform/common/uring_none.c).
 option(GOBLIN_IO_URING "io_uring socket I/O on Linux when liburing is found" ON)
 set(GB_HAVE_IO_URING OFF)
-if(GOBLIN_IO_URING AND GOBLIN_PLATFORM STREQUAL "linux")
+# (GOBLIN_PLATFORM is chosen after this file, in Platform.cmake: unset, a
+# Linux host gets linux.)
+if(GOBLIN_IO_URING AND CMAKE_SYSTEM_NAME STREQUAL "Linux" AND (NOT GOBLIN_PLATFORM OR GOBLIN_PLATFORM STREQUAL "linux"))
   pkg_check_modules(LIBURING IMPORTED_TARGET liburing>=2.3)
   if(LIBURING_FOUND)
     set(GB_HAVE_IO_URING ON)
