@@ -177,7 +177,7 @@ static void conn_free(conn *c)
 }
 
 /* The handle has closed; ring requests still naming c free it when the
- * last completes (uring_request_done). */
+ * last completes (uring_completed). */
 static void conn_free_cb(uv_handle_t *h)
 {
     conn *c = h->data;
@@ -211,10 +211,12 @@ static void conn_close(conn *c)
         c->client = NULL;
     }
     /* The ring's requests hold the socket open: they end before uv_close
-     * closes the descriptor (and complete, cancelled, later). */
+     * closes the descriptor (and complete, cancelled, later). Should the
+     * cancellation not reach the kernel, shutting the socket down ends
+     * them too (a receive sees EOF, a send EPIPE). */
     uv_os_fd_t fd;
-    if (c->uring_ops && uv_fileno(&c->h.handle, &fd) == 0)
-        gb_uring_cancel_fd(c->srv->uring, (int)fd);
+    if (c->uring_ops && uv_fileno(&c->h.handle, &fd) == 0 && gb_uring_cancel_fd(c->srv->uring, (int)fd) != 0)
+        shutdown((int)fd, SHUT_RDWR);
     uv_close(&c->h.handle, conn_free_cb);
 }
 
