@@ -809,8 +809,9 @@ static void uring_write_out(conn *c)
         return;
     gb_outbuf emptied = c->sending;
     c->sending = c->out;
+    /* out_peak stays: the two buffers take turns holding the same
+     * replies, and the cron trims each as the peak says. */
     c->out = emptied;
-    c->out_peak = 0; /* the peak was the other buffer's */
     c->send_off = 0;
     c->inflight = c->sending.len;
     c->srv->eng->stats.total_net_output_bytes += c->sending.len;
