@@ -14,7 +14,7 @@
  * readable, and prints its own CPU per request so a reader can see which
  * side was saturated.
  *
- *   lean_load --socket PATH [--clients 50] [--pipeline 1] [--requests N]
+ *   lean_load --socket PATH | --port N [--clients 50] [--pipeline 1] [--requests N]
  *             [--keyspace 100000] -- COMMAND ARG ...
  *
  * Every "__rand_int__" in the arguments becomes a 12-digit random number
@@ -265,7 +265,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 static void usage(const char *me)
 {
     fprintf(stderr,
-            "usage: %s --socket PATH [--clients N] [--pipeline P] [--requests N] [--keyspace K] -- COMMAND ARG ...\n"
+            "usage: %s --socket PATH | --port N [--clients N] [--pipeline P] [--requests N] [--keyspace K] -- COMMAND ARG ...\n"
             "  --socket    the server's Unix socket\n"
             "  --clients   connections, each with one pipeline in flight (default 50)\n"
             "  --pipeline  requests per round trip on a connection, 1-%d (default 1)\n"
@@ -277,7 +277,7 @@ static void usage(const char *me)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
-    int clients = 50, cmd_at = -1;
+    int clients = 50, cmd_at = -1, port = 0;
     load_run run = {.keyspace = 100000, .pipeline = 1, .total = 100000};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
@@ -285,6 +285,8 @@ int main(int argc, char **argv)
             break;
         } else if (i + 1 < argc && !strcmp(argv[i], "--socket"))
             path = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--port")) /* TCP on 127.0.0.1 instead */
+            port = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--clients"))
             clients = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--pipeline"))
@@ -298,7 +300,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!path || cmd_at < 0 || cmd_at >= argc || clients < 1 || clients > 10000 || run.pipeline < 1 ||
+    if ((!path && port <= 0) || cmd_at < 0 || cmd_at >= argc || clients < 1 || clients > 10000 || run.pipeline < 1 ||
         run.pipeline > MAX_PIPELINE || run.total < 1 || run.keyspace < 1) {
         usage(argv[0]);
         return 2;
@@ -314,8 +316,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < clients; i++) {
         load_conn *c = &conns[i];
         gb_resp_conn sock;
-        if (gb_resp_connect_unix(&sock, path) != 0) {
-            fprintf(stderr, "lean_load: cannot connect to %s\n", path);
+        /* libuv reads and writes a TCP socket through a pipe handle alike. */
+        if ((path ? gb_resp_connect_unix(&sock, path) : gb_resp_connect_tcp(&sock, port)) != 0) {
+            fprintf(stderr, "lean_load: cannot connect to %s\n", path ? path : "127.0.0.1");
             return 1;
         }
         c->run = &run;

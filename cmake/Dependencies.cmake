@@ -40,3 +40,18 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/.deps/lua5.1/lib/pkgconfig)
 endif()
 pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.1)
 pkg_check_modules(LUA_CJSON REQUIRED IMPORTED_TARGET lua5.1-cjson)
+# io_uring for the connected sockets (docs/io_uring.md): Debian's
+# liburing-dev, optional. On (the default) uses it when pkg-config finds it
+# on the linux platform layer; darwin, posix and a Linux without it keep
+# the libuv path only (platform/common/uring_none.c).
+option(GOBLIN_IO_URING "io_uring socket I/O on Linux when liburing is found" ON)
+set(GB_HAVE_IO_URING OFF)
+# (GOBLIN_PLATFORM is chosen after this file, in Platform.cmake: unset, a
+# Linux host gets linux.)
+if(GOBLIN_IO_URING AND CMAKE_SYSTEM_NAME STREQUAL "Linux" AND (NOT GOBLIN_PLATFORM OR GOBLIN_PLATFORM STREQUAL "linux"))
+  pkg_check_modules(LIBURING IMPORTED_TARGET liburing>=2.3)
+  if(LIBURING_FOUND)
+    set(GB_HAVE_IO_URING ON)
+  endif()
+endif()
+message(STATUS "io_uring socket I/O: ${GB_HAVE_IO_URING}")

@@ -78,8 +78,9 @@ fi
 # Scripting (docs/scripting.md): PUC Lua 5.1, and Redis's cjson library as
 # Debian packages it (linked as pkg-config names it; bit is our own).
 # jemalloc: the allocator (docs/allocator.md). libssl-dev: TLS (docs/tls.md).
+# liburing-dev: io_uring for the sockets (docs/io_uring.md; optional in cmake).
 pkgs=(build-essential cmake pkg-config libuv1-dev libcmocka-dev libxxhash-dev libzstd-dev
-  liblua5.1-0-dev lua-cjson-dev libjemalloc-dev libssl-dev)
+  liblua5.1-0-dev lua-cjson-dev libjemalloc-dev libssl-dev liburing-dev)
 # python3-celery/python3-kombu: the Celery worker test; python3-rq: the rq
 # test (Debian 12 has 1.13, which keeps job results in streams); npm (any
 # npm will do): the Node clients of the framework tests, installed at test time.

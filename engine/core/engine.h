@@ -218,6 +218,7 @@ typedef struct gb_engine {
     gb_latency_monitor latency;
     gb_errorstats errorstats;
     char executable[512];       /* INFO: the server's absolute path (set by the server) */
+    const char *io_engine;      /* INFO: how client sockets are served (set by the socket server; NULL: none) */
     uint64_t expire_cycle_us;   /* INFO: time the cron's active expiry took */
     /* Active expiry in slices (engine.c, expire_slice): the time it may
      * still take in this cron period, whether its last slice ran out of

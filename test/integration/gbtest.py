@@ -10,7 +10,7 @@
 * memory and CPU figures: INFO memory used_memory, a process's RSS and CPU
   time (/proc where there is one, `ps` elsewhere).
 
-Environment (set by test/integration/CMakeLists.txt): GOBLIN_SERVER,
+Environment (set by test/integration/CMakeLists.txt): GOBLIN_IO_ENGINE (optional), GOBLIN_SERVER,
 REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK, GOBLIN_BUILD_DIR. When run by hand
 the binaries are looked up in build*/ and on PATH.
 """
@@ -221,6 +221,10 @@ class Server:
             cmd += ["--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
         if quick_sync:  # a test of the delay passes its own, which comes later and wins
             cmd += ["--repl-diskless-sync-delay", "0"]
+        # GOBLIN_IO_ENGINE=io_uring|libuv|auto runs every goblin-core on that
+        # socket I/O path (docs/io_uring.md); a test's own --io-engine wins.
+        if kind == "goblin" and os.environ.get("GOBLIN_IO_ENGINE"):
+            cmd += ["--io-engine", os.environ["GOBLIN_IO_ENGINE"]]
         cmd += [str(a) for a in args]
         self.cmd = cmd
         self._env = _server_env(kind, env)

@@ -319,7 +319,7 @@ class InfoTest(gbtest.GoblinAndRedisCase):
                 self.assertIn(f, gi[section], (section, f))
         # Every field goblin-core shows is one Redis has, but its own.
         own = {"goblin_version", "list_implementation", "protocol_errors", "client_query_buffer_limit_disconnections",
-               "client_output_buffer_limit_disconnections"}
+               "client_output_buffer_limit_disconnections", "io_engine"}
         for section in set(gi) - {"Rings", "Commandstats", "Errorstats", "Latencystats", "Keyspace"}:
             self.assertEqual(set(gi[section]) - set(ri[section]) - own, set(), section)
         self.assertEqual(gi["Server"]["executable"], gbtest.GOBLIN)

@@ -15,6 +15,7 @@
 #include "engine/core/acl/acl.h"
 #include "engine/core/memory/client_memory.h"
 #include "platform/shm.h"
+#include "platform/uring.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
 #include "transport/tls/tls_handshaker.h"
@@ -30,6 +31,14 @@
 #define TLS_READ_CHUNK (64 * 1024)
 /* Replies are encrypted at most this much at a time. */
 #define TLS_WRITE_BATCH (256 * 1024)
+/* The io_uring (io-engine, docs/io_uring.md): queued requests between two
+ * submissions, and the receive buffers every connection's multishot
+ * receive draws from (each handed back as soon as its bytes are copied
+ * into the query buffer, so they only need to cover one batch of
+ * completions; when they run out, a receive ends and is armed again). */
+#define URING_DEPTH 4096
+#define URING_BUFS 512
+#define URING_BUF_SIZE READ_CHUNK
 
 typedef struct conn conn;
 
@@ -66,6 +75,16 @@ struct conn {
     gb_tls_session *tls;
     size_t tls_off;         /* how much of out is encrypted and sent or in flight */
     bool tls_user_checked;  /* tls-auth-clients-user was applied once the handshake was done */
+    /* io_uring (io-engine): reads arrive as completions and replies leave
+     * as ring sends from `sending`, which out's contents move into while
+     * the kernel holds them (out keeps gathering replies meanwhile). The
+     * conn is freed once its handle has closed and no ring request names
+     * it. TLS connections stay on libuv's reads and writes. */
+    bool on_uring;
+    bool handle_closed;
+    unsigned uring_ops;     /* ring requests naming c, not yet completed */
+    gb_outbuf sending;
+    size_t send_off;        /* how much of sending the kernel has taken */
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -129,6 +148,9 @@ struct gb_net_server {
     gb_loop *ev;            /* the loop this server is a peer of */
     conn *resume_head;
     conn *reply_head;       /* connections with replies to write at the end of this iteration */
+    gb_uring *uring;        /* io-engine io_uring: the plain connections' reads and writes; NULL: libuv's */
+    uv_poll_t uring_poll;   /* wakes the loop when completions wait */
+    size_t uring_conns;     /* conns on the ring not yet freed (shutdown waits for them) */
     char desc[512];
     bool stopped;
 };
@@ -139,17 +161,30 @@ static void conn_close(conn *c);
 static void conn_process(conn *c);
 static void conn_flush(conn *c);
 static void conn_write_out(conn *c);
+static void uring_write_out(conn *c);
 
-static void conn_free_cb(uv_handle_t *h)
+static void conn_free(conn *c)
 {
-    conn *c = h->data;
     if (c->client)
         gb_client_free(c->client);
+    if (c->on_uring)
+        c->srv->uring_conns--;
     gb_resp_parser_free(&c->parser);
     gb_tls_session_free(c->tls);
     gb_free(c->qbuf);
     gb_outbuf_free(&c->out);
+    gb_outbuf_free(&c->sending);
     gb_free(c);
+}
+
+/* The handle has closed; ring requests still naming c free it when the
+ * last completes (uring_completed). */
+static void conn_free_cb(uv_handle_t *h)
+{
+    conn *c = h->data;
+    c->handle_closed = true;
+    if (c->uring_ops == 0)
+        conn_free(c);
 }
 
 static void dequeue_replies(conn *c)
@@ -176,6 +211,13 @@ static void conn_close(conn *c)
         gb_client_free(c->client);
         c->client = NULL;
     }
+    /* The ring's requests hold the socket open: they end before uv_close
+     * closes the descriptor (and complete, cancelled, later). Should the
+     * cancellation not reach the kernel, shutting the socket down ends
+     * them too (a receive sees EOF, a send EPIPE). */
+    uv_os_fd_t fd;
+    if (c->uring_ops && uv_fileno(&c->h.handle, &fd) == 0 && gb_uring_cancel_fd(c->srv->uring, (int)fd) != 0)
+        shutdown((int)fd, SHUT_RDWR);
     uv_close(&c->h.handle, conn_free_cb);
 }
 
@@ -459,6 +501,10 @@ static void conn_write_out(conn *c)
         return;
     if (c->out.len > c->out_peak)
         c->out_peak = c->out.len;
+    if (c->on_uring) {
+        uring_write_out(c);
+        return;
+    }
     gb_engine *eng = c->srv->eng;
     if (c->tls) {
         if (!tls_write_out(c))
@@ -700,6 +746,13 @@ static void conn_process(conn *c)
 
 static void input_arrived(conn *c);
 
+/* n bytes were read into the room at the end of c's query buffer. */
+static void count_input(conn *c, size_t n)
+{
+    c->srv->eng->stats.total_net_input_bytes += (uint64_t)n;
+    c->qlen += n;
+}
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
@@ -721,10 +774,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (c->is_tls) {
         if (!tls_input(c, buf->base, (size_t)nread))
             return;
-    } else {
-        eng->stats.total_net_input_bytes += (uint64_t)nread;
-        c->qlen += (size_t)nread;
-    }
+    } else
+        count_input(c, (size_t)nread);
     input_arrived(c);
 }
 
@@ -743,6 +794,205 @@ static void input_arrived(conn *c)
         return;
     }
     conn_process(c);
+}
+
+/* ---- io_uring (io-engine, platform/uring.h) ---------------------------------------- */
+
+/* A completion names its conn and what it finished in its tag (conns are
+ * at least 8-byte aligned: the low bit is free). */
+enum { URING_RECV = 0, URING_SEND = 1 };
+_Static_assert(URING_BUF_SIZE <= READ_CHUNK, "query_room leaves READ_CHUNK bytes: a receive buffer must fit");
+
+static uint64_t uring_tag(conn *c, int kind) { return (uint64_t)(uintptr_t)c | (uint64_t)kind; }
+
+/* Queues c's multishot receive (submitted with the iteration's sends). */
+static void uring_arm_recv(conn *c)
+{
+    uv_os_fd_t fd;
+    int rc = uv_fileno(&c->h.handle, &fd);
+    if (rc == 0)
+        rc = gb_uring_recv(c->srv->uring, (int)fd, uring_tag(c, URING_RECV));
+    if (rc != 0) {
+        conn_close(c);
+        return;
+    }
+    c->uring_ops++;
+}
+
+/* Queues a send of what the kernel has not taken of c->sending. */
+static void uring_send_rest(conn *c)
+{
+    uv_os_fd_t fd;
+    int rc = uv_fileno(&c->h.handle, &fd);
+    if (rc == 0)
+        rc = gb_uring_send(c->srv->uring, (int)fd, c->sending.data + c->send_off, c->sending.len - c->send_off,
+                           uring_tag(c, URING_SEND));
+    if (rc != 0) {
+        conn_close(c);
+        return;
+    }
+    c->uring_ops++;
+}
+
+/* c's replies go to the ring: out's contents move to `sending` and the
+ * emptied buffer that was there takes their place, so replies keep
+ * gathering without a copy; one send for the lot, submitted with every
+ * other connection's at the end of this iteration (flush_replies). One
+ * send in flight at a time, as uv_write: its completion continues with
+ * what gathered meanwhile. */
+static void uring_write_out(conn *c)
+{
+    if (c->inflight)
+        return;
+    gb_outbuf emptied = c->sending;
+    c->sending = c->out;
+    /* out_peak stays: the two buffers take turns holding the same
+     * replies, and the cron trims each as the peak says. */
+    c->out = emptied;
+    c->send_off = 0;
+    c->inflight = c->sending.len;
+    c->srv->eng->stats.total_net_output_bytes += c->sending.len;
+    uring_send_rest(c);
+}
+
+static void uring_sent(conn *c, int res)
+{
+    if (res < 0) {
+        conn_close(c); /* EPIPE, ECONNRESET: the peer went */
+        return;
+    }
+    c->send_off += (size_t)res;
+    c->inflight = c->sending.len - c->send_off;
+    if (c->inflight) { /* a short send: the rest follows */
+        uring_send_rest(c);
+        return;
+    }
+    c->sending.len = 0;
+    c->send_off = 0;
+    if (c->sending.cap > QBUF_KEEP)
+        gb_outbuf_free(&c->sending);
+    if (c->out.len)
+        conn_flush(c);
+    else if (c->client && (c->client->flags & GB_CLIENT_CLOSE_AFTER_REPLY))
+        conn_close(c);
+}
+
+/* A receive's bytes join c's query buffer and run, as read_cb's do. The
+ * connection whose script is running (a busy script's pump reaps) keeps
+ * them for when its command has finished. False if c was closed. */
+static bool uring_take_input(conn *c, const char *data, size_t n)
+{
+    char *room;
+    size_t cap;
+    if (!query_room(c, &room, &cap)) {
+        close_for_oom(c, "query buffer", true);
+        return false;
+    }
+    memcpy(room, data, GB_MIN(n, cap));
+    gb_engine *eng = c->srv->eng;
+    gb_engine_update_time(eng);
+    count_input(c, GB_MIN(n, cap));
+    if (c->client && c->client == eng->script.caller)
+        queue_resume(c);
+    else
+        input_arrived(c);
+    return !c->closing;
+}
+
+static void uring_received(conn *c, const gb_uring_event *ev)
+{
+    if (ev->res > 0) {
+        if (!ev->data || !uring_take_input(c, ev->data, (size_t)ev->res))
+            return;
+    } else if (ev->res != -ENOBUFS) { /* 0: the peer closed; else an error */
+        conn_close(c);
+        return;
+    }
+    /* The receive ended (the buffers ran out): armed again, by when the
+     * buffers of this batch are back. */
+    if (!ev->more && !c->closing)
+        uring_arm_recv(c);
+}
+
+static void uring_completed(void *ctx, const gb_uring_event *ev)
+{
+    (void)ctx;
+    conn *c = (conn *)(uintptr_t)(ev->tag & ~(uint64_t)1);
+    int kind = (int)(ev->tag & 1);
+    if (kind == URING_SEND || !ev->more)
+        c->uring_ops--;
+    if (c->closing) {
+        if (c->handle_closed && c->uring_ops == 0)
+            conn_free(c);
+        return;
+    }
+    if (kind == URING_SEND)
+        uring_sent(c, ev->res);
+    else
+        uring_received(c, ev);
+}
+
+/* Hands the iteration's requests to the kernel (one system call) and
+ * runs what has completed. */
+static void uring_pump(gb_net_server *srv)
+{
+    int rc = gb_uring_submit(srv->uring);
+    if (rc != 0 && rc != -EBUSY && rc != -EINTR)
+        gb_log(GB_LOG_WARNING, "io_uring submit failed: %s", strerror(-rc));
+    gb_uring_reap(srv->uring, uring_completed, srv);
+}
+
+static void uring_ready(uv_poll_t *p, int status, int events)
+{
+    (void)status, (void)events;
+    gb_net_server *srv = p->data;
+    gb_engine_update_time(srv->eng);
+    gb_uring_reap(srv->uring, uring_completed, srv);
+}
+
+/* io-engine at start-up: the ring, watched by the loop, or libuv's reads
+ * and writes (auto says why in the log; io_uring insists). */
+static int choose_io_engine(gb_net_server *srv, char *err, size_t errlen)
+{
+    gb_engine *eng = srv->eng;
+    int want = eng->cfg.io_engine;
+    eng->io_engine = "libuv";
+    if (want == GB_IO_ENGINE_LIBUV)
+        return 0;
+    char why[256];
+    srv->uring = gb_uring_open(URING_DEPTH, URING_BUFS, URING_BUF_SIZE, why, sizeof why);
+    if (srv->uring) {
+        int rc = uv_poll_init(srv->loop, &srv->uring_poll, gb_uring_fd(srv->uring));
+        if (rc == 0) {
+            srv->uring_poll.data = srv;
+            uv_poll_start(&srv->uring_poll, UV_READABLE, uring_ready);
+            eng->io_engine = "io_uring";
+            return 0;
+        }
+        snprintf(why, sizeof why, "the loop cannot watch the ring: %s", uv_strerror(rc));
+        gb_uring_close(srv->uring);
+        srv->uring = NULL;
+    }
+    if (want == GB_IO_ENGINE_IO_URING) {
+        snprintf(err, errlen, "io-engine io_uring: %s", why);
+        return -1;
+    }
+    gb_log(GB_LOG_NOTICE, "io-engine auto: client sockets use libuv's reads and writes (%s)", why);
+    return 0;
+}
+
+/* After the loop has closed every handle: the cancelled requests
+ * complete, freeing the conns that waited for them, and the ring goes. */
+static void close_uring(gb_net_server *srv)
+{
+    if (!srv->uring)
+        return;
+    for (int i = 0; srv->uring_conns && i < 200; i++) {
+        gb_uring_wait(srv->uring, 10);
+        gb_uring_reap(srv->uring, uring_completed, srv);
+    }
+    gb_uring_close(srv->uring);
+    srv->uring = NULL;
 }
 
 /* ---- accepting ------------------------------------------------------------------- */
@@ -872,6 +1122,12 @@ static bool conn_admit(gb_net_server *srv, conn *c, bool *loopback)
         *loopback = peer_is_loopback(&c->h.tcp);
     }
     size_t visible = eng->nclients + srv->handshaking;
+    if (visible >= (size_t)eng->cfg.maxclients && srv->uring) {
+        /* Closes the ring has seen but not yet reported free places, as
+         * libuv's would have been read by now: counted before refusing. */
+        uring_pump(srv);
+        visible = eng->nclients + srv->handshaking;
+    }
     if (visible >= (size_t)eng->cfg.maxclients) {
         refuse_connection(c, "ERR max number of clients reached");
         return false;
@@ -907,6 +1163,12 @@ static void conn_start(gb_net_server *srv, conn *c, bool loopback)
             close_for_oom(c, "TLS session", true);
             return;
         }
+    }
+    if (srv->uring && !c->is_tls) {
+        c->on_uring = true;
+        srv->uring_conns++;
+        uring_arm_recv(c);
+        return;
     }
     int rc = uv_read_start(&c->h.stream, alloc_cb, read_cb);
     if (rc != 0)
@@ -1147,9 +1409,11 @@ static void busy_pump(void *ctx)
         if (is_conn_client(gc) && gc != eng->script.caller)
             list[n++] = gc->conn;
     for (size_t i = 0; i < n; i++)
-        if (!list[i]->closing)
+        if (!list[i]->closing && !list[i]->on_uring)
             busy_read(list[i]);
     gb_free(list);
+    if (srv->uring) /* the ring's connections: what they sent meanwhile */
+        uring_pump(srv);
 }
 
 /* ---- the loop's callbacks (this server as a peer of transport/loop) ----------------- */
@@ -1257,7 +1521,15 @@ static void drain_resumes(void *ctx)
     }
 }
 
-static void flush_replies(void *ctx) { write_queued_replies(ctx); }
+/* The replies of this iteration; on the ring, submitted together (what
+ * completes at once, the sends mostly, is reaped right away). */
+static void flush_replies(void *ctx)
+{
+    gb_net_server *srv = ctx;
+    write_queued_replies(srv);
+    if (srv->uring)
+        uring_pump(srv);
+}
 
 /* Resumed connections or replies waiting: the loop must not sleep. */
 static bool has_pending(void *ctx)
@@ -1275,6 +1547,8 @@ static void stop_serving(void *ctx)
     srv->stopped = true;
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, NULL);
+    if (srv->uring)
+        uv_close((uv_handle_t *)&srv->uring_poll, NULL);
     if (srv->handshaker) {
         gb_tls_handshaker_stop(srv->handshaker); /* its sockets close: those clients never got in */
         srv->handshaker = NULL;
@@ -1744,6 +2018,10 @@ gb_net_server *gb_net_server_new(gb_engine *eng, gb_loop *ev, char *err, size_t 
     srv->loop = loop;
     srv->ev = ev;
     const gb_settings *cfg = &eng->cfg;
+    if (choose_io_engine(srv, err, errlen) != 0) {
+        gb_free(srv);
+        return NULL;
+    }
     listener *set[GB_BIND_MAX];
     bool kept[GB_BIND_MAX];
     int n;
@@ -1784,7 +2062,10 @@ fail:
     list_listeners(srv);
     for (int i = 0; i < srv->nlisteners; i++)
         uv_close(&srv->listeners[i]->h.handle, reject_close_cb);
+    if (srv->uring)
+        uv_close((uv_handle_t *)&srv->uring_poll, NULL);
     uv_run(loop, UV_RUN_NOWAIT);
+    close_uring(srv);
     if (srv->unix_path) {
         unlink(srv->unix_path);
         gb_free(srv->unix_path);
@@ -1800,6 +2081,7 @@ void gb_net_server_free(gb_net_server *srv)
     if (!srv)
         return;
     srv->eng->listeners = (gb_listener_hook){NULL, NULL, NULL};
+    close_uring(srv);
     for (int i = 0; i < srv->nlisteners; i++)
         gb_free(srv->listeners[i]);
     if (srv->unix_path) {

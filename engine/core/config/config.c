@@ -223,6 +223,8 @@ static const opt_enum endpoint_types[] = {{"ip", 0}, {"hostname", 1}, {"unknown-
 static const opt_enum propagation_errors[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 static const opt_enum tls_auth_user[] = {{"off", 0}, {"CN", 1}, {NULL, 0}};
+static const opt_enum io_engines[] = {
+    {"auto", GB_IO_ENGINE_AUTO}, {"io_uring", GB_IO_ENGINE_IO_URING}, {"libuv", GB_IO_ENGINE_LIBUV}, {NULL, 0}};
 
 /* Rows for options Goblin accepts without acting on: `why` says so at
  * start-up and in --help. */
@@ -700,6 +702,10 @@ static const opt options[] = {
     {"tls-handshake-thread", NULL, T_BOOL, OFF(tls_handshake_thread), 0, 1, "yes", false, NULL,
      "Goblin Core's own: TLS handshakes on a helper thread (the engine sees a connection once it is "
      "established); no: on the engine's loop, as Redis does them.", NULL},
+    {"io-engine", NULL, T_ENUM, OFF(io_engine), 0, 0, "auto", false, io_engines,
+     "Goblin Core's own: how client sockets are read and written. io_uring: batched in one system call per loop "
+     "iteration (Linux with liburing); libuv: a read and a write per socket; auto: io_uring where the kernel "
+     "allows it, else libuv (docs/io_uring.md). INFO server's io_engine says which is in use.", NULL},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])

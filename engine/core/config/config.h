@@ -15,6 +15,8 @@
 
 enum gb_loglevel { GB_LOG_DEBUG = 0, GB_LOG_VERBOSE, GB_LOG_NOTICE, GB_LOG_WARNING };
 enum gb_list_impl_setting { GB_LISTIMPL_SEGMENTED = 0, GB_LISTIMPL_PMA = 1 };
+/* io-engine (docs/io_uring.md): how connected sockets are read and written. */
+enum gb_io_engine_setting { GB_IO_ENGINE_AUTO = 0, GB_IO_ENGINE_IO_URING = 1, GB_IO_ENGINE_LIBUV = 2 };
 enum gb_appendfsync { GB_FSYNC_ALWAYS = 0, GB_FSYNC_EVERYSEC = 1, GB_FSYNC_NO = 2 };
 
 /* maxmemory-policy (engine/core/memory/evict.h): flag bits say what a policy
@@ -248,6 +250,7 @@ typedef struct gb_settings {
     int tls_session_cache_size;
     int tls_session_cache_timeout;
     int tls_handshake_thread; /* Goblin Core's own (docs/tls.md) */
+    int io_engine;            /* Goblin Core's own: enum gb_io_engine_setting */
     /* Redis Cluster (engine/cluster, engine/core/cluster_mode.h, docs/cluster.md) */
     int cluster_enabled;
     char *cluster_config_file;

@@ -89,6 +89,7 @@ static void section_server(gb_engine *eng, out_ctx *o)
     emitf(o, "executable:%s\r\n", eng->executable);
     emitf(o, "config_file:%s\r\n", eng->cfg.config_file ? eng->cfg.config_file : "");
     emitf(o, "io_threads_active:0\r\n"); /* one engine thread serves every client */
+    emitf(o, "io_engine:%s\r\n", eng->io_engine ? eng->io_engine : "libuv");
     if (gb_shutdown_in_progress(eng)) /* waiting for replicas (engine/core/shutdown.h) */
         emitf(o, "shutdown_in_milliseconds:%lld\r\n", (long long)gb_shutdown_ms_left(eng));
     emitf(o, "list_implementation:%s\r\n", eng->cfg.list_implementation == GB_LISTIMPL_PMA ? "pma" : "segmented");
