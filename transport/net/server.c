@@ -287,13 +287,16 @@ static void hook_describe(const gb_client *gc, gb_client_desc *d)
     d->qbuf = c->qlen;
     d->qbuf_free = c->qcap - c->qlen;
     d->argv_mem = gb_resp_args_bytes(&c->parser);
-    d->rbs = c->out.cap;
+    /* With io_uring the replies take turns in out and sending: the reply
+     * buffer is the larger, whose peak rbp is (libuv: sending is empty). */
+    d->rbs = GB_MAX(c->out.cap, c->sending.cap);
     d->rbp = GB_MAX(c->out_peak, c->out.len);
     d->obl = c->out.len;
     d->oll = c->inflight ? 1 : 0; /* one write at a time is handed to the socket */
     d->omem = c->inflight;
     d->obuf = c->out.len + c->inflight;
-    d->own_mem = sizeof *c + (size_t)c->parser.cap * sizeof *c->parser.args;
+    d->own_mem = sizeof *c + (size_t)c->parser.cap * sizeof *c->parser.args +
+                 (c->sending.cap - GB_MIN(c->sending.cap, c->inflight)); /* io_uring's idle buffer */
 }
 
 static int hook_send_with_fds(gb_client *gc, const char *data, size_t len, const int *fds, int nfds)
@@ -1457,11 +1460,18 @@ static void resize_query_buffer(conn *c, int64_t idle_ms)
 #define OUT_MIN 1024
 #define OUT_PEAK_RESET_MS 5000
 
+static void shrink_by_peak(gb_outbuf *b, size_t peak)
+{
+    size_t half = b->cap / 2;
+    if (half >= OUT_MIN && peak < half)
+        gb_outbuf_shrink(b, GB_MAX((size_t)OUT_MIN, peak + 1));
+}
+
 static void resize_reply_buffer(conn *c, int64_t now_ms)
 {
-    size_t half = c->out.cap / 2;
-    if (half >= OUT_MIN && c->out_peak < half)
-        gb_outbuf_shrink(&c->out, GB_MAX((size_t)OUT_MIN, c->out_peak + 1));
+    shrink_by_peak(&c->out, c->out_peak);
+    if (!c->inflight) /* io_uring's other reply buffer, once the kernel holds none of it */
+        shrink_by_peak(&c->sending, c->out_peak);
     if (now_ms - c->out_peak_since >= OUT_PEAK_RESET_MS) {
         c->out_peak = c->out.len;
         c->out_peak_since = now_ms;
