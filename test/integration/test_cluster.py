@@ -453,6 +453,18 @@ def redis_cli(*args):
                           timeout=60 * gbtest.SLOW)
 
 
+def form_with_replicas(test, kinds):
+    """Nodes of these kinds made a cluster by redis-cli --cluster create
+    --cluster-replicas 1 (the first half primaries), once every node agrees."""
+    servers = [cluster_server(k) for k in kinds]
+    test.addCleanup(lambda: [s.cleanup() for s in servers])
+    r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
+                  "--cluster-yes")
+    test.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+    test.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+    return servers
+
+
 class Formed(unittest.TestCase):
     """Clusters formed by the stock tool: redis-cli --cluster create, then
     --cluster check, CLUSTER NODES agreeing on every node, redis-cli -c and
@@ -586,12 +598,7 @@ class Replicas(unittest.TestCase):
     def test_replicas(self):
         gbtest.require_redis()
         kinds = ["goblin", "redis", "goblin", "redis", "goblin", "redis"]
-        servers = [cluster_server(k) for k in kinds]
-        self.addCleanup(lambda: [s.cleanup() for s in servers])
-        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
-                      "--cluster-yes")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        servers = form_with_replicas(self, kinds)
         from redis.cluster import RedisCluster
         rc = RedisCluster(host="127.0.0.1", port=servers[0].port)
         for i in range(600):
@@ -656,12 +663,7 @@ class Failover(unittest.TestCase):
     def test_goblin_replica_promoted(self):
         gbtest.require_redis()
         kinds = ["redis", "redis", "redis", "goblin", "goblin", "goblin"]
-        servers = [cluster_server(k) for k in kinds]
-        self.addCleanup(lambda: [s.cleanup() for s in servers])
-        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
-                      "--cluster-yes")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        servers = form_with_replicas(self, kinds)
         from redis.cluster import RedisCluster
         rc = RedisCluster(host="127.0.0.1", port=servers[3].port)
         for i in range(600):
@@ -709,12 +711,7 @@ class NoAutomaticFailover(unittest.TestCase):
     def test_no_failover_and_validity_factor(self):
         gbtest.require_redis()
         kinds = ["redis", "redis", "redis", "goblin", "goblin", "goblin"]
-        servers = [cluster_server(k) for k in kinds]
-        self.addCleanup(lambda: [s.cleanup() for s in servers])
-        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
-                      "--cluster-yes")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+        servers = form_with_replicas(self, kinds)
         ids = {s: call(s, "CLUSTER", "MYID").decode() for s in servers}
         heir_of = {}
         for s in servers[3:]:
@@ -768,14 +765,9 @@ class ReplicaMigration(unittest.TestCase):
 
     def migrated(self, barrier):
         kinds = ["goblin"] * 7
-        servers = [cluster_server(k) for k in kinds]
-        self.addCleanup(lambda: [s.cleanup() for s in servers])
+        servers = form_with_replicas(self, kinds)
         for s in servers:
             self.assertEqual(call(s, "CONFIG", "SET", "cluster-migration-barrier", str(barrier)), b"OK")
-        r = redis_cli("--cluster", "create", *["127.0.0.1:%d" % s.port for s in servers], "--cluster-replicas", 1,
-                      "--cluster-yes")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
         ids = {s: call(s, "CLUSTER", "MYID").decode() for s in servers}
         by_id = {v: k for k, v in ids.items()}
         view = {n[0]: n for n in nodes_view(servers[0])}
