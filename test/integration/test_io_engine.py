@@ -35,6 +35,17 @@ HAVE_URING = uring_available()
 
 
 class Choice(unittest.TestCase):
+    def test_default_is_libuv(self):
+        # a server started without --io-engine (gbtest adds one only when
+        # GOBLIN_IO_ENGINE is set, which this file's registration never does)
+        srv = Server("goblin")
+        try:
+            self.assertEqual(info_field(srv, "io_engine"), "libuv")
+            with Raw(srv) as r:
+                self.assertEqual(r.call("CONFIG", "GET", "io-engine"), [b"io-engine", b"libuv"])
+        finally:
+            srv.cleanup()
+
     def test_libuv_forced(self):
         srv = Server("goblin", args=["--io-engine", "libuv"])
         try:
