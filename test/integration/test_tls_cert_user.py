@@ -83,4 +83,4 @@ class CertUser(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    gbtest.run_tests()

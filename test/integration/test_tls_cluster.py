@@ -174,4 +174,4 @@ class TlsCluster(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    gbtest.run_tests()
