@@ -198,6 +198,18 @@ static void dequeue_replies(conn *c)
     c->reply_queued = false;
 }
 
+/* Takes c off the resume list (a singly linked list: walked, which only a
+ * connection closing while queued pays). */
+static void dequeue_resume(conn *c)
+{
+    for (conn **p = &c->srv->resume_head; *p; p = &(*p)->next_resume)
+        if (*p == c) {
+            *p = c->next_resume;
+            break;
+        }
+    c->resume_queued = false;
+}
+
 static void conn_close(conn *c)
 {
     if (c->closing)
@@ -205,6 +217,11 @@ static void conn_close(conn *c)
     c->closing = true;
     if (c->reply_queued)
         dequeue_replies(c);
+    /* On io_uring c may be freed before this iteration's check phase (its
+     * last ring request completing after its handle closed): it must not
+     * be left on the list the check phase walks. */
+    if (c->resume_queued)
+        dequeue_resume(c);
     /* Out of the engine's sight at once: no more blocking wake-ups or
      * CLIENT LIST entries for a connection that is going away. */
     if (c->client) {
