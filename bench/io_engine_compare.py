@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import socket_compare  # noqa: E402
+
 SERVER_CORE = os.environ.get("SERVER_CORE", "0")
 CLIENT_CORE = os.environ.get("CLIENT_CORE", "1")
 SCRIPT = "return redis.call('GET', KEYS[1])"
@@ -52,7 +55,9 @@ def free_port():
     return port
 
 
-class Server:
+class Server(socket_compare.Server):
+    """socket_compare's server (cpu_seconds, stop) listening on TCP too."""
+
     def __init__(self, name, binary, args):
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="gbio-")
@@ -80,18 +85,6 @@ class Server:
         s.close()
         return out
 
-    def cpu_seconds(self):
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def count_syscalls_start(pid):
