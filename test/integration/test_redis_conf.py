@@ -9,7 +9,7 @@
     test changes them back), where every directive of the file reads back
     from CONFIG GET as redis-server started with the same file answers;
   * options it has no equivalent for are logged once at start-up as not
-    applying, replication's as not acting yet;
+    applying;
   * CONFIG REWRITE on both servers, started with the annotated file and
     changed by the same CONFIG SETs, writes the same file: the same lines in
     place (comments and order kept), the same lines appended after
@@ -89,7 +89,7 @@ class StockConfigTest(gbtest.GoblinAndRedisCase):
             self.assertEqual(log.count("Config 'rdbchecksum' accepted"), 1)
             # Acting now: not in the list of accepted-only options.
             for acting in ("jemalloc-bg-thread", "set-proc-title", "replica-read-only", "repl-diskless-load",
-                           "repl-disable-tcp-nodelay"):
+                           "repl-disable-tcp-nodelay", "replica-ignore-disk-write-errors"):
                 self.assertNotIn("Config '%s' accepted" % acting, log)
         finally:
             if self.alive(pid):

@@ -42,7 +42,7 @@ typedef struct opt {
     bool protected_config; /* CONFIG SET only as enable-protected-configs allows */
     /* Whether Goblin acts on it (SCOPE_ACTS) or only accepts, lists and
      * rewrites it, logging at start-up that it does not apply. */
-    enum opt_scope { SCOPE_ACTS = 0, SCOPE_NO_EQUIVALENT, SCOPE_REPLICATION } scope;
+    enum opt_scope { SCOPE_ACTS = 0, SCOPE_NO_EQUIVALENT } scope;
 } opt;
 
 /* The offset of an option kept in gb_settings.inert (by its table index). */
@@ -242,14 +242,6 @@ static const opt_enum io_engines[] = {
     NA_(T_STRING, name, alias, 0, 0, def, runtime, NULL, why, NULL, SCOPE_NO_EQUIVALENT)
 #define NA_ENUM(name, def, runtime, enums, why)                                                                      \
     NA_(T_ENUM, name, NULL, 0, 0, def, runtime, enums, why, NULL, SCOPE_NO_EQUIVALENT)
-#define WHY_REPL                                                                                                     \
-    "Replication: accepted so Redis's config files load, not applied yet (docs/replica.md, \"Not yet\")."
-#define REPL_(type, name, alias, min, max, def, enums, check)                                                        \
-    NA_(type, name, alias, min, max, def, true, enums, WHY_REPL, check, SCOPE_REPLICATION)
-#define REPL_BOOL(name, alias, def) REPL_(T_BOOL, name, alias, 0, 1, def, NULL, NULL)
-#define REPL_INT(name, alias, min, max, def) REPL_(T_INT, name, alias, min, max, def, NULL, NULL)
-#define REPL_STRING(name, alias) REPL_(T_STRING, name, alias, 0, 0, "", NULL, NULL)
-
 #define WHY_DEFRAG "Active defragmentation (moving values off sparse jemalloc pages): not implemented in Goblin Core."
 #define WHY_RDB "Redis's RDB file format: Goblin Core's snapshot has its own format (docs/persistence.md)."
 #define WHY_CPULIST                                                                                                  \
@@ -571,7 +563,9 @@ static const opt options[] = {
      "(no).", NULL},
     {"replica-ignore-maxmemory", "slave-ignore-maxmemory", T_BOOL, OFF(replica_ignore_maxmemory), 0, 1, "yes", true,
      NULL, "A replica evicts nothing whatever maxmemory says: it stays its primary's exact copy.", NULL},
-    REPL_BOOL("replica-ignore-disk-write-errors", NULL, "no"),
+    {"replica-ignore-disk-write-errors", NULL, T_BOOL, OFF(replica_ignore_disk_write_errors), 0, 1, "no", true, NULL,
+     "While this replica cannot persist (MISCONF), a write from its primary makes it exit rather than hold data "
+     "its disk lacks (Redis 7.0); yes: apply it anyway, with a warning every 10 s.", NULL},
     {"replica-priority", "slave-priority", T_INT, OFF(replica_priority), 0, INT32_MAX, "100", true, NULL,
      "Shown as slave_priority in INFO replication (Sentinel's choice of a new primary).", NULL},
     {"repl-diskless-sync", NULL, T_BOOL, OFF(repl_diskless_sync), 0, 1, "yes", true, NULL,
@@ -1396,8 +1390,7 @@ void gb_config_log_inert(const gb_settings *s)
         const opt *o = &options[i];
         if (!s->given[i] || o->scope == SCOPE_ACTS)
             continue;
-        gb_log(o->scope == SCOPE_REPLICATION ? GB_LOG_WARNING : GB_LOG_NOTICE, "Config '%s' accepted, %s: %s",
-               o->name, o->scope == SCOPE_REPLICATION ? "not acting yet" : "does not apply here", o->help);
+        gb_log(GB_LOG_NOTICE, "Config '%s' accepted, does not apply here: %s", o->name, o->help);
     }
 }
 

@@ -218,6 +218,7 @@ typedef struct gb_settings {
     char *masterauth;
     char *masteruser;
     char *replica_announce_ip;
+    int replica_ignore_disk_write_errors; /* no: a replica that cannot persist stops on its primary's next write */
     int replica_announce_port;
     int replica_announced;
     int replica_serve_stale_data;
@@ -324,8 +325,8 @@ const char *gb_config_enum_name(const char *name, int value);
 enum { GB_PROTECTED_NO = 0, GB_PROTECTED_YES = 1, GB_PROTECTED_LOCAL = 2 };
 
 /* Logs, once, every option the file or the command line set that Goblin
- * accepts without acting on it: no equivalent here (jemalloc-bg-thread,
- * TLS, cluster), or replication's, not acting yet. */
+ * accepts without acting on it: no equivalent here (Redis's RDB format
+ * details, active defragmentation, I/O threads). */
 void gb_config_log_inert(const gb_settings *s);
 
 /* CONFIG REWRITE: rewrites s->config_file as Redis does (its comments and

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
@@ -267,6 +269,36 @@ static const char *refused_for_disk(const gb_client *c, const gb_command *cmd, u
     return writes || strcmp(cmd->def->name, "ping") == 0 ? why : NULL;
 }
 
+/* A replica's primary is obeyed whatever the disk says, but Redis 7.0
+ * (processCommand) does not let a replica that cannot persist drift from
+ * its disk silently: with replica-ignore-disk-write-errors no, a write
+ * from the primary while writes are refused here (MISCONF) stops the
+ * server; with yes it applies, with a warning at most every 10 s. A PING
+ * in the stream only warns. Redis panics (a crash report and abort);
+ * Goblin logs Redis's line and exits with status 1 at once (_exit: the
+ * data set is not saved, nor freed for a leak checker, since it holds
+ * what the disk lacks). */
+static __attribute__((noinline)) void primary_write_despite_disk(gb_client *c, const gb_command *cmd, uint32_t f)
+{
+    const char *why = refused_for_disk(c, cmd, f);
+    if (!why)
+        return;
+    bool ping = strcmp(cmd->def->name, "ping") == 0;
+    if (!c->eng->cfg.replica_ignore_disk_write_errors && !ping) {
+        gb_log(GB_LOG_WARNING, "Replica was unable to write command to disk. (%.*s; the primary sent '%s': "
+                               "exiting, as replica-ignore-disk-write-errors is no)",
+               (int)strcspn(why, "\r\n"), why, cmd->fullname);
+        _exit(1);
+    }
+    static bool warned;
+    static uint64_t last_warning_ms;
+    if (!warned || c->eng->now_mono_ms - last_warning_ms >= 10000) {
+        warned = true;
+        last_warning_ms = c->eng->now_mono_ms;
+        gb_log(GB_LOG_WARNING, "Replica is applying a command even though it is unable to write to disk.");
+    }
+}
+
 /* min-replicas-to-write: with too few good replicas, write commands and
  * an EXEC holding one are refused (-NOREPLICAS), after the disk check as
  * in Redis's processCommand. */
@@ -518,6 +550,8 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
         const char *ro = refused_on_replica(c, writes, true);
         if (ro)
             return refuse(a, ro);
+    } else if (GB_UNLIKELY(c->flags & GB_CLIENT_MASTER)) {
+        primary_write_despite_disk(c, cmd, admission_flags(a));
     }
     if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd)))
         return refuse(a, NULL); /* admit() writes the text, which names the command */
