@@ -293,6 +293,37 @@ class TlsCase(unittest.TestCase):
         steady.close()
         self.assertTrue(self.servers["goblin"].ping_ok())
 
+    def test_silent_handshake_ends_after_timeout(self):
+        """A peer that connects to the TLS port and stays silent (or stops
+        half way through its ClientHello) is closed once it has been idle
+        for longer than `timeout`, as Redis closes any idle client; with
+        timeout 0 (the default) it may wait, on both servers."""
+        def outcome(kind, limit, wait):
+            self.assertEqual(self.config_set(kind, "timeout", str(limit)), b"+OK\r\n")
+            try:
+                silent = socket.create_connection(("127.0.0.1", self.tls[kind]))
+                half = socket.create_connection(("127.0.0.1", self.tls[kind]))
+                half.sendall(client_hello()[:40])
+                closed = []
+                deadline = time.monotonic() + wait
+                for s in (silent, half):
+                    s.settimeout(max(0.1, deadline - time.monotonic()))
+                    try:
+                        closed.append(s.recv(4096) == b"")
+                    except ConnectionResetError:
+                        closed.append(True)
+                    except socket.timeout:
+                        closed.append(False)
+                    s.close()
+                return closed
+            finally:
+                self.config_set(kind, "timeout", "0")
+        self.assertEqual(self.both(lambda kind: outcome(kind, 1, 10 * gbtest.SLOW)),
+                         {"goblin": [True, True], "redis": [True, True]})
+        self.assertEqual(self.both(lambda kind: outcome(kind, 0, 2.5)),
+                         {"goblin": [False, False], "redis": [False, False]})
+        self.assertTrue(self.servers["goblin"].ping_ok())
+
     def test_where_handshakes_run(self):
         """With the handshake thread (the default) goblin-core's engine sees
         a connection once it is established: five connections stuck half

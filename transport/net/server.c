@@ -1333,6 +1333,7 @@ static bool hand_to_handshaker(gb_net_server *srv, conn *c)
     bool loopback;
     if (!conn_admit(srv, c, &loopback))
         return true;
+    gb_tls_handshaker_set_idle_limit(srv->handshaker, (int64_t)srv->eng->cfg.timeout_s * 1000);
     uv_os_fd_t fd;
     int copy = uv_fileno(&c->h.handle, &fd) == 0 ? dup(fd) : -1;
     gb_tls_session *s = copy >= 0 ? gb_tls_session_new(srv->tls_ctx, srv->eng->cfg.tls_auth_clients) : NULL;
@@ -1517,6 +1518,8 @@ static void net_cron(void *ctx)
     gb_net_server *srv = ctx;
     gb_engine *eng = srv->eng;
     resize_buffers(eng);
+    if (srv->handshaker) /* a CONFIG SET timeout reaches the handshakes in progress too */
+        gb_tls_handshaker_set_idle_limit(srv->handshaker, (int64_t)eng->cfg.timeout_s * 1000);
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
+#include "platform/clock.h"
 
 /* Bytes read from a socket per read() call; records taken per write(). */
 #define IO_CHUNK (16 * 1024)
@@ -20,6 +21,7 @@ typedef struct handshake {
     int fd;
     gb_tls_session *session;
     bool established;
+    uint64_t last_input_ms; /* monotonic: when it was handed over or last sent a byte */
     char *out;           /* records taken from the session, not yet written */
     size_t out_len, out_off;
     char addr[64];
@@ -45,10 +47,12 @@ struct gb_tls_handshaker {
     size_t handed;        /* added and not yet taken back (under lock): the
                            * outbox always has room for all of them */
     bool stopping;        /* under lock */
+    int64_t idle_limit_ms; /* under lock: the server's `timeout` in ms; 0: none */
     int wake_pipe[2];     /* the engine thread wakes the helper's poll() */
     void (*wake)(void *ctx);
     void *wake_ctx;
     hs_list active;       /* the helper thread's own */
+    int64_t idle_limit_now; /* the helper thread's copy of idle_limit_ms */
 };
 
 static bool grow(void **items, size_t *cap, size_t need, size_t size)
@@ -136,6 +140,7 @@ static bool take_input(handshake *hs, char *why, size_t whylen)
     for (int reads = 0; reads < 8; reads++) { /* then the others get their turn */
         ssize_t n = read(hs->fd, buf, sizeof buf);
         if (n > 0) {
+            hs->last_input_ms = gb_clock_mono_ms();
             if (gb_tls_feed(hs->session, buf, (size_t)n) != 0) {
                 snprintf(why, whylen, "out of memory for the handshake");
                 return false;
@@ -186,6 +191,7 @@ static bool take_inbox(gb_tls_handshaker *h)
 {
     pthread_mutex_lock(&h->lock);
     bool stopping = h->stopping;
+    h->idle_limit_now = h->idle_limit_ms;
     /* A wake-up may find the inbox empty (nothing to copy, maybe no array yet). */
     if (!stopping && h->inbox.n &&
         grow((void **)&h->active.items, &h->active.cap, h->active.n + h->inbox.n, sizeof(handshake))) {
@@ -195,6 +201,30 @@ static bool take_inbox(gb_tls_handshaker *h)
     }
     pthread_mutex_unlock(&h->lock);
     return !stopping;
+}
+
+/* How long poll() may wait: until the first handshake's idle limit runs
+ * out, or for ever without a limit. */
+static int poll_timeout_ms(const gb_tls_handshaker *h, uint64_t now)
+{
+    if (h->idle_limit_now <= 0 || h->active.n == 0)
+        return -1;
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < h->active.n; i++) {
+        uint64_t due = h->active.items[i].last_input_ms + (uint64_t)h->idle_limit_now;
+        first = due < first ? due : first;
+    }
+    uint64_t wait = first > now ? first - now : 0;
+    return wait > 60000 ? 60000 : (int)wait + 1; /* +1: wake after it, not just before */
+}
+
+/* Whether hs has been silent for longer than the server's `timeout`, as
+ * Redis closes a client idle that long whatever state its connection is
+ * in; with timeout 0 (the default) a handshake may wait for ever, as on
+ * Redis, and only maxclients bounds how many do. */
+static bool idle_too_long(const gb_tls_handshaker *h, const handshake *hs, uint64_t now)
+{
+    return h->idle_limit_now > 0 && now - hs->last_input_ms > (uint64_t)h->idle_limit_now;
 }
 
 static void drain_wake_pipe(int fd)
@@ -220,15 +250,21 @@ static void *handshaker_main(void *arg)
             fds[i + 1] = (struct pollfd){.fd = hs->fd, .events = POLLIN | (hs->out_off < hs->out_len ? POLLOUT : 0)};
         }
         size_t polled = h->active.n;
-        if (poll(fds, (nfds_t)(polled + 1), -1) < 0)
+        if (poll(fds, (nfds_t)(polled + 1), poll_timeout_ms(h, gb_clock_mono_ms())) < 0)
             continue; /* EINTR */
         if (fds[0].revents)
             drain_wake_pipe(h->wake_pipe[0]);
         bool wake = false;
         size_t kept = 0;
+        uint64_t now = gb_clock_mono_ms();
         for (size_t i = 0; i < polled; i++) {
             handshake *hs = &h->active.items[i];
-            if (!fds[i + 1].revents || !step(h, hs, fds[i + 1].revents, &wake))
+            bool done;
+            if (fds[i + 1].revents)
+                done = step(h, hs, fds[i + 1].revents, &wake);
+            else if ((done = idle_too_long(h, hs, now)))
+                wake |= finish(h, hs, "idle for longer than the timeout setting during the TLS handshake");
+            if (!done)
                 h->active.items[kept++] = *hs;
         }
         /* Handshakes that arrived after the poll set was built sit behind
@@ -281,7 +317,7 @@ gb_tls_handshaker *gb_tls_handshaker_start(const gb_cpuset *cpus, void (*wake)(v
 
 bool gb_tls_handshaker_add(gb_tls_handshaker *h, int fd, gb_tls_session *s, const char *addr, const char *laddr)
 {
-    handshake hs = {.fd = fd, .session = s};
+    handshake hs = {.fd = fd, .session = s, .last_input_ms = gb_clock_mono_ms()};
     snprintf(hs.addr, sizeof hs.addr, "%s", addr);
     snprintf(hs.laddr, sizeof hs.laddr, "%s", laddr);
     pthread_mutex_lock(&h->lock);
@@ -297,6 +333,16 @@ bool gb_tls_handshaker_add(gb_tls_handshaker *h, int fd, gb_tls_session *s, cons
     if (ok)
         (void)!write(h->wake_pipe[1], "", 1); /* a full pipe already wakes it */
     return ok;
+}
+
+void gb_tls_handshaker_set_idle_limit(gb_tls_handshaker *h, int64_t ms)
+{
+    pthread_mutex_lock(&h->lock);
+    bool changed = h->idle_limit_ms != ms;
+    h->idle_limit_ms = ms;
+    pthread_mutex_unlock(&h->lock);
+    if (changed)
+        (void)!write(h->wake_pipe[1], "", 1); /* its poll() may be waiting with the old limit */
 }
 
 size_t gb_tls_handshaker_take(gb_tls_handshaker *h, gb_tls_handoff *out, size_t max)

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "platform/cpu.h"
 #include "transport/tls/tls.h"
@@ -43,6 +44,11 @@ gb_tls_handshaker *gb_tls_handshaker_start(const gb_cpuset *cpus, void (*wake)(v
 /* Hands over fd (non-blocking, accepted) and its new session. False when
  * out of memory: the caller keeps both. */
 bool gb_tls_handshaker_add(gb_tls_handshaker *h, int fd, gb_tls_session *s, const char *addr, const char *laddr);
+
+/* The server's `timeout`, in ms (0: none): a handshake whose peer has sent
+ * nothing for longer is ended ("idle ..." as its reason), as Redis closes
+ * any client idle that long. Cheap to call when nothing changed. */
+void gb_tls_handshaker_set_idle_limit(gb_tls_handshaker *h, int64_t ms);
 
 /* Takes up to max finished handshakes into out; how many. */
 size_t gb_tls_handshaker_take(gb_tls_handshaker *h, gb_tls_handoff *out, size_t max);
