@@ -551,5 +551,79 @@ class HostilePrimary(unittest.TestCase):
                     self.assertEqual(a.call_raw(*cmd), b.call_raw(*cmd), cmd)
 
 
+class PrePsyncPrimary(FakePrimary):
+    """A primary from before PSYNC (Redis 2.6): PSYNC and REPLCONF are
+    unknown commands; SYNC gets the RDB as a bulk string, then the stream.
+    It keeps the link open for `hold` seconds, recording what the replica
+    sends meanwhile (`after_sync`)."""
+
+    STREAM = gbtest.encode("SET", "from-stream", "1") + gbtest.encode("INCR", "counter")
+
+    def __init__(self, rdb, hold):
+        self.after_sync = []
+        super().__init__(b"$%d\r\n%s" % (len(rdb), rdb), hold)
+
+    def handle(self, conn):
+        conn.settimeout(0.2)
+        f = conn.makefile("rb")
+        synced_at = None
+        while synced_at is None or time.time() < synced_at + self.hold:
+            try:
+                cmd = read_command(f)
+            except (socket.timeout, OSError):
+                if self.stop:
+                    return
+                continue
+            if cmd is None:
+                return
+            if synced_at is not None:
+                self.after_sync.append(cmd)
+                continue
+            self.seen.append(cmd)
+            name = cmd[0].upper()
+            if name == b"PING":
+                conn.sendall(b"+PONG\r\n")
+            elif name == b"SYNC":
+                conn.sendall(self.payload + self.STREAM)
+                synced_at = time.time()
+            else:
+                conn.sendall(b"-ERR unknown command '%s'\r\n" % cmd[0])
+
+
+class PrePsyncFallback(unittest.TestCase):
+    """A primary that answers PSYNC with -ERR is asked for SYNC, as Redis
+    7.0's syncWithMaster does ("Retrying with SYNC..."): the replica loads
+    the payload, applies the stream after it and sends no REPLCONF ACK
+    (such a primary has no REPLCONF), on goblin-core as on redis-server."""
+
+    def replicate(self, kind, rdb):
+        fake = PrePsyncPrimary(rdb, hold=3.0)
+        srv = Server(kind)
+        try:
+            with Raw(srv) as c:
+                self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(fake.port)), b"OK")
+                self.assertTrue(wait_until(lambda: c.call("GET", "counter") == b"1", TIMEOUT), srv.log()[-2000:])
+                got = [c.call("GET", "fromrdb"), c.call("GET", "from-stream")]
+                role = c.call("ROLE")[0]
+            time.sleep(2.0)  # a replica ACKs once a second: none may come
+            names = [cmd[0].upper() for cmd in fake.seen]
+            self.assertIn(b"PSYNC", names)
+            self.assertEqual(names[-1], b"SYNC")
+            self.assertIn("Retrying with SYNC...", srv.log())
+            self.assertIn("Master does not support PSYNC or is in error state (reply: -ERR unknown command "
+                          "'PSYNC')", srv.log())
+            return got, role, fake.after_sync
+        finally:
+            srv.cleanup()
+            fake.close()
+
+    def test_sync_after_psync_refused(self):
+        rdb = valid_rdb()
+        goblin = self.replicate("goblin", rdb)
+        self.assertEqual(goblin, ([b"1", b"1"], b"slave", []))
+        if gbtest.compare_with_redis():
+            self.assertEqual(goblin, self.replicate("redis", rdb))
+
+
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -63,6 +63,7 @@ struct gb_replica_link {
     uint64_t last_attempt_ms; /* monotonic */
     uint64_t last_ack_ms;
     gb_tls_context *tls_ctx;  /* tls-replication's client context, built at each attempt; NULL: plain TCP */
+    bool pre_psync;           /* the primary refused PSYNC and was asked for SYNC: it gets no REPLCONF ACK */
 };
 
 struct link_conn {
@@ -240,6 +241,8 @@ static void send_command(link_conn *c, int argc, const char **argv)
 
 static void send_ack(link_conn *c, int64_t offset)
 {
+    if (c->link && c->link->pre_psync)
+        return; /* a primary older than PSYNC has no REPLCONF (Redis's CLIENT_PRE_PSYNC) */
     char off[32];
     snprintf(off, sizeof off, "%lld", (long long)offset);
     send_command(c, 3, (const char *[]){"REPLCONF", "ACK", off});
@@ -703,6 +706,41 @@ static bool valid_replid(const char *s, size_t n)
     return true;
 }
 
+/* After +FULLRESYNC or SYNC: the payload comes next. */
+static void expect_payload(gb_replica_link *l, link_conn *c)
+{
+    gb_replica *r = state_of(l);
+    r->have_master = false; /* until the payload loads */
+    /* Our replicas follow another history from here: they resync. */
+    gb_repl_disconnect_replicas(l->eng);
+    r->state = GB_REPL_TRANSFER;
+    r->transfer_size = -1;
+    r->transfer_read = 0;
+    r->transfer_last_io_ms = now_ms(l);
+    c->line_len = 0;
+}
+
+/* A primary that does not understand PSYNC (or answered it with anything
+ * else but a transient refusal) is asked for SYNC, as Redis 7.0's
+ * syncWithMaster does: the payload follows, then the stream. Such a
+ * primary names no history, so the data set starts a new one of its own
+ * at offset 0 (Redis keeps its stale ID and counts from -1), which no
+ * replica of ours can mistake for the one it followed. */
+static void fall_back_to_sync(gb_replica_link *l, link_conn *c, const char *line)
+{
+    gb_replica *r = state_of(l);
+    if (strncmp(line, "-ERR", 4) == 0)
+        gb_log(GB_LOG_NOTICE, "Master does not support PSYNC or is in error state (reply: %.200s)", line);
+    else
+        gb_log(GB_LOG_WARNING, "Unexpected reply to PSYNC from master: %.200s", line);
+    gb_log(GB_LOG_NOTICE, "Retrying with SYNC...");
+    send_command(c, 1, (const char *[]){"SYNC"});
+    l->pre_psync = true;
+    gb_repl_random_id(r->replid);
+    r->offset = 0;
+    expect_payload(l, c);
+}
+
 /* The reply to PSYNC. False (logged) when the link must be dropped. */
 static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
 {
@@ -722,15 +760,9 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         memcpy(r->replid, id, 40);
         r->replid[40] = '\0';
         r->offset = off;
-        r->have_master = false; /* until the payload loads */
+        l->pre_psync = false;
         gb_log(GB_LOG_NOTICE, "Full resync from master: %s:%lld", r->replid, off);
-        /* Our replicas follow another history from here: they resync. */
-        gb_repl_disconnect_replicas(l->eng);
-        r->state = GB_REPL_TRANSFER;
-        r->transfer_size = -1;
-        r->transfer_read = 0;
-        r->transfer_last_io_ms = now_ms(l);
-        c->line_len = 0;
+        expect_payload(l, c);
         return true;
     }
     if (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master) {
@@ -752,8 +784,8 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         gb_log(GB_LOG_NOTICE, "Master is currently unable to PSYNC but should be in the future: %.200s", line);
         return false;
     }
-    gb_log(GB_LOG_WARNING, "Unexpected reply to PSYNC from master: %.200s", line);
-    return false;
+    fall_back_to_sync(l, c, line);
+    return true;
 }
 
 /* One reply line of the handshake. False when the link was dropped. */

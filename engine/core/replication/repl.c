@@ -176,7 +176,7 @@ typedef struct gb_repl {
 
 static gb_repl *R(const gb_engine *eng) { return eng->repl; }
 
-static void random_id(char *out)
+void gb_repl_random_id(char *out)
 {
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < GB_REPL_ID_LEN; i++)
@@ -196,7 +196,7 @@ static void sink_emit(void *ctx, int dbid, int argc, const gb_slice *argv);
 void gb_repl_init(gb_engine *eng)
 {
     gb_repl *r = gb_calloc(1, sizeof *r);
-    random_id(r->replid);
+    gb_repl_random_id(r->replid);
     clear_replid2(r);
     r->seldb = -1;
     r->sink = (gb_prop_sink){sink_emit, eng};
@@ -311,7 +311,7 @@ static void ensure_backlog(gb_engine *eng)
      * syncCommand: changeReplicationId, clearReplicationId2); a replica
      * keeps its primary's, which its sub-replicas share. */
     if (!r->following) {
-        random_id(r->replid);
+        gb_repl_random_id(r->replid);
         clear_replid2(r);
     }
     create_backlog(eng);
@@ -328,7 +328,7 @@ static void free_backlog(gb_engine *eng)
     gb_repl_backlog_free(&r->backlog);
     /* Redis's freeReplicationBacklog after the TTL: a new history, as
      * nothing can continue the old one. */
-    random_id(r->replid);
+    gb_repl_random_id(r->replid);
     clear_replid2(r);
     r->seldb = -1;
 }
@@ -430,7 +430,7 @@ void gb_repl_shift_replid(gb_engine *eng)
     gb_repl *r = R(eng);
     memcpy(r->replid2, r->replid, sizeof r->replid);
     r->second_replid_offset = r->master_repl_offset + 1;
-    random_id(r->replid);
+    gb_repl_random_id(r->replid);
     r->seldb = -1; /* a new history: its first effect selects its database */
     gb_log(GB_LOG_NOTICE, "Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s",
            r->replid2, (long long)r->second_replid_offset, r->replid);

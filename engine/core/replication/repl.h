@@ -85,6 +85,8 @@ void gb_repl_destroy(gb_engine *eng);
 /* Appends bytes to the stream: the backlog, every online replica's output,
  * master_repl_offset += len. */
 void gb_repl_feed_stream(gb_engine *eng, const char *buf, size_t len);
+/* A new replication ID: GB_REPL_ID_LEN random hex characters and a NUL. */
+void gb_repl_random_id(char *out);
 /* After a full sync from a primary: its replid and offset become ours, the
  * backlog is emptied, or made if there was none (its next byte is offset +
  * 1), so that after a promotion our replicas continue this history. */
