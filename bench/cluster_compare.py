@@ -53,8 +53,14 @@ def wait_port(port, timeout=10):
 
 
 class Cluster:
-    def __init__(self, kind, exe, cli, nodes=3, cpu="0"):
+    """nodes servers of one kind pinned to cpu, formed by `redis-cli
+    --cluster create` with `replicas` replicas per primary;
+    node_timeout: cluster-node-timeout in ms (None: the default)."""
+
+    def __init__(self, kind, exe, cli, nodes=3, cpu="0", replicas=0, node_timeout=None):
         self.kind = kind
+        self.replicas = replicas
+        self.node_timeout = node_timeout
         self.dir = tempfile.mkdtemp(prefix="cluster-bench-%s-" % kind)
         self.ports = [free_port_pair() for _ in range(nodes)]
         self.procs = []
@@ -69,6 +75,8 @@ class Cluster:
             d = os.path.join(self.dir, str(port))
             os.makedirs(d)
             args = [exe, "--port", str(port), "--cluster-enabled", "yes", "--save", "", "--appendonly", "no"]
+            if self.node_timeout is not None:
+                args += ["--cluster-node-timeout", str(self.node_timeout)]
             if self.kind == "redis":
                 args += ["--dir", d, "--daemonize", "no"]
             else:
@@ -79,7 +87,8 @@ class Cluster:
         for port in self.ports:
             wait_port(port)
         r = subprocess.run([cli, "--cluster", "create"] + ["127.0.0.1:%d" % p for p in self.ports] +
-                           ["--cluster-yes"], capture_output=True, text=True, timeout=60)
+                           ["--cluster-replicas", str(self.replicas), "--cluster-yes"], capture_output=True,
+                           text=True, timeout=60)
         if r.returncode != 0:
             raise RuntimeError("%s cluster: %s" % (self.kind, r.stdout + r.stderr))
         deadline = time.time() + 30

@@ -2,6 +2,7 @@
 #include "engine/cluster/cluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include "engine/base/common.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
 #include "engine/base/splitargs.h"
@@ -539,12 +542,64 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen)
     return 0;
 }
 
-int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen)
+/* The most a save may write in place: one page, which a process's death
+ * cannot tear (the kernel copies a page or nothing). */
+#define IN_PLACE_MAX 4096
+
+/* A save that need not be durable, as Redis 7.0's clusterSaveConfig makes
+ * it: the text over the old file's, padded with newlines to the old
+ * length (blank lines load as nothing) in one write, then the padding cut.
+ * A rename would be crash-safe for larger files too, but ext4 starts
+ * writing a file renamed over another back at once (auto_da_alloc), a
+ * millisecond or more on the engine thread for each CLUSTER SETSLOT of a
+ * reshard. 1 when the file is too large for one page (the caller
+ * renames), 0 when written, -1 on an error (err). */
+static int save_in_place(const gb_cluster *cl, gb_strbuf *b, char *err, size_t errlen)
+{
+    int fd = open(cl->config_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t len = b->len, total = GB_MAX(len, (size_t)st.st_size);
+    if (total > IN_PLACE_MAX) {
+        close(fd);
+        return 1;
+    }
+    char page[IN_PLACE_MAX];
+    memcpy(page, b->p, len);
+    memset(page + len, '\n', total - len);
+    ssize_t k;
+    do
+        k = pwrite(fd, page, total, 0);
+    while (k < 0 && errno == EINTR);
+    int rc = 0;
+    if (k != (ssize_t)total) {
+        snprintf(err, errlen, "Could not write %s: %s", cl->config_path, k < 0 ? strerror(errno) : "short write");
+        rc = -1;
+    } else if (total > len) {
+        (void)!ftruncate(fd, (off_t)len); /* only the padding goes: not critical */
+    }
+    close(fd);
+    return rc;
+}
+
+int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errlen)
 {
     gb_strbuf b = {0};
     gb_cluster_describe_nodes(cl, GB_CNODE_HANDSHAKE, false, &b);
     gb_strbuf_printf(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl->current_epoch,
                      (unsigned long long)cl->last_vote_epoch);
+    if (!durable) {
+        int in_place = save_in_place(cl, &b, err, errlen);
+        if (in_place <= 0) {
+            gb_strbuf_free(&b);
+            return in_place;
+        }
+    }
     size_t plen = strlen(cl->config_path);
     char *tmp = gb_malloc(plen + 16);
     snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", cl->config_path);
@@ -563,12 +618,16 @@ int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen)
             break;
         off += (size_t)k;
     }
-    bool written = off == b.len && gb_plat_file_sync(fd) == 0;
+    bool written = off == b.len && (!durable || gb_plat_file_sync(fd) == 0);
     int saved_errno = errno;
     close(fd);
     if (!written || rename(tmp, cl->config_path) != 0) {
         snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(written ? errno : saved_errno));
         unlink(tmp);
+        goto out;
+    }
+    if (!durable) {
+        rc = 0;
         goto out;
     }
     /* the rename itself durable: sync the directory that holds the file */

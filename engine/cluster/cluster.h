@@ -98,6 +98,9 @@ typedef struct gb_cluster {
     uint64_t messages_sent, messages_received;
     uint64_t links_buffer_limit_exceeded; /* links closed for cluster-link-sendbuf-limit */
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
+    /* A save of nodes.conf owed before this loop iteration's replies
+     * (Redis's clusterDoBeforeSleep): GB_CLUSTER_SAVE_*. */
+    uint8_t save_todo;
     /* The bus's hook, called before a node is removed (its links close),
      * or NULL without a bus. */
     void (*node_removed)(void *ctx, gb_cluster_node *n);
@@ -138,9 +141,15 @@ void gb_cluster_free(gb_cluster *cl);
  * empty (a new node: the caller saves), -1 when it is unreadable or
  * malformed (err says what; Redis then refuses to start). */
 int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
-/* Writes the file crash-safely: a temporary file in the same directory,
- * fsync, rename over the old one, fsync of the directory. 0 or -1 (err). */
-int gb_cluster_save_config(gb_cluster *cl, char *err, size_t errlen);
+/* Writes the file: a temporary file in the same directory renamed over
+ * the old one, so a crash of the process leaves one or the other whole.
+ * durable: the file and then its directory are fsynced too, so that a
+ * crash of the machine keeps it (Redis fsyncs for epochs, votes and
+ * role changes, not for a slot assignment). 0 or -1 (err). */
+int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errlen);
+
+/* save_todo's bits */
+enum { GB_CLUSTER_SAVE = 1, GB_CLUSTER_SAVE_DURABLE = 2 };
 
 gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len);
 /* Whether ip is an IPv4 or IPv6 address, and whether host may be a node's

@@ -447,7 +447,7 @@ static void cluster_bumpepoch(gb_client *c, gb_cluster *cl)
     bool bumped = gb_cluster_bump_epoch(cl);
     if (bumped) {
         gb_log(GB_LOG_WARNING, "New configEpoch set to %llu", (unsigned long long)me->config_epoch);
-        gb_cluster_mode_changed(c->eng);
+        gb_cluster_mode_changed_durably(c->eng);
     }
     char status[64];
     snprintf(status, sizeof status, "%s %llu", bumped ? "BUMPED" : "STILL", (unsigned long long)me->config_epoch);
@@ -494,7 +494,7 @@ static void cluster_count_failure_reports(gb_client *c, gb_cluster *cl, gb_slice
 static void cluster_saveconfig(gb_client *c, gb_cluster *cl)
 {
     char err[512];
-    if (gb_cluster_save_config(cl, err, sizeof err) != 0)
+    if (gb_cluster_save_config(cl, true, err, sizeof err) != 0)
         gb_reply_errorf(c, "ERR error saving the cluster node config: %s", err);
     else
         gb_reply_ok(c);
@@ -570,12 +570,15 @@ static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
         gb_log(GB_LOG_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s", n->name);
         gb_cluster_set_replica_of(cl, cl->myself, n->name);
         gb_replica_set_master(c->eng, n->ip, n->port);
+        gb_cluster_mode_changed_durably(c->eng);
     }
     if (n == cl->myself && cl->importing_from[slot]) {
         /* the import is done: a new epoch, so the others take this claim
          * over the old owner's (Redis's clusterBumpConfigEpochWithoutConsensus) */
-        if (gb_cluster_bump_epoch(cl))
+        if (gb_cluster_bump_epoch(cl)) {
             gb_log(GB_LOG_WARNING, "configEpoch updated after importing slot %d", slot);
+            gb_cluster_mode_changed_durably(c->eng);
+        }
         cl->importing_from[slot] = NULL;
     }
     return true;
@@ -657,7 +660,7 @@ static void cluster_reset(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv
         return;
     }
     gb_cluster_reset(cl, hard);
-    gb_cluster_mode_changed(c->eng);
+    gb_cluster_mode_changed_durably(c->eng);
     gb_reply_ok(c);
 }
 

@@ -85,7 +85,7 @@ int gb_cluster_mode_start(gb_engine *eng, char *err, size_t errlen)
     gb_cluster_mode_refresh_myself(eng);
     if (loaded == 1) {
         gb_log(GB_LOG_NOTICE, "No cluster configuration found, I'm %s", eng->cluster->myself->name);
-        if (gb_cluster_save_config(eng->cluster, err, errlen) != 0)
+        if (gb_cluster_save_config(eng->cluster, true, err, errlen) != 0)
             return -1;
     } else {
         gb_log(GB_LOG_NOTICE, "Node configuration loaded, I'm %.40s", eng->cluster->myself->name);
@@ -114,8 +114,24 @@ void gb_cluster_mode_cron(gb_engine *eng)
 void gb_cluster_mode_changed(gb_engine *eng)
 {
     update_state(eng);
+    eng->cluster->save_todo |= GB_CLUSTER_SAVE;
+}
+
+void gb_cluster_mode_changed_durably(gb_engine *eng)
+{
+    gb_cluster_mode_changed(eng);
+    eng->cluster->save_todo |= GB_CLUSTER_SAVE_DURABLE;
+}
+
+void gb_cluster_mode_before_replies(gb_engine *eng)
+{
+    gb_cluster *cl = eng->cluster;
+    if (!cl->save_todo)
+        return;
+    bool durable = (cl->save_todo & GB_CLUSTER_SAVE_DURABLE) != 0;
+    cl->save_todo = 0;
     char err[512];
-    if (gb_cluster_save_config(eng->cluster, err, sizeof err) != 0)
+    if (gb_cluster_save_config(cl, durable, err, sizeof err) != 0)
         gb_log(GB_LOG_WARNING, "%s", err);
 }
 

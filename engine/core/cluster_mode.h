@@ -21,10 +21,16 @@ struct gb_engine;
 int gb_cluster_mode_start(struct gb_engine *eng, char *err, size_t errlen);
 /* The cron's part: the cluster's health (Redis's clusterUpdateState). */
 void gb_cluster_mode_cron(struct gb_engine *eng);
-/* After a change of the slot map or epochs: health again, and nodes.conf
- * saved (a failure is logged, as Redis's clusterSaveConfigOrDie would
- * stop the server, which this does not). */
+/* After a change of the slot map or of the nodes: health again, and
+ * nodes.conf saved before this iteration's replies go out (one save for
+ * every change of the iteration, as Redis's clusterBeforeSleep; a failure
+ * is logged, where Redis's clusterSaveConfigOrDie would stop the server).
+ * _durably: the save is fsynced too, for what must survive a machine's
+ * crash (epochs, votes, a primary that became a replica). */
 void gb_cluster_mode_changed(struct gb_engine *eng);
+void gb_cluster_mode_changed_durably(struct gb_engine *eng);
+/* The owed save, if any (the loop's check phase, before the replies). */
+void gb_cluster_mode_before_replies(struct gb_engine *eng);
 /* This node's address as the settings announce it (cluster-announce-*,
  * port, cluster-port). */
 void gb_cluster_mode_refresh_myself(struct gb_engine *eng);

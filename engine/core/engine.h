@@ -305,8 +305,11 @@ static inline bool gb_engine_replies_held(const gb_engine *eng)
 {
     return eng->service && eng->service->replies_held(eng->service->ctx);
 }
+void gb_cluster_mode_before_replies(gb_engine *eng); /* engine/core/cluster_mode.h */
 static inline void gb_engine_before_replies(gb_engine *eng)
 {
+    if (GB_UNLIKELY(eng->cluster != NULL))
+        gb_cluster_mode_before_replies(eng); /* nodes.conf, once per iteration */
     if (eng->service)
         eng->service->before_replies(eng->service->ctx);
 }

@@ -1215,7 +1215,7 @@ static void replace_primary(gb_cluster_bus *bus, gb_cluster_node *primary)
     bus->auth_time = 0;
     end_manual_failover(bus);
     bus->dirty = true;
-    gb_cluster_mode_changed(bus->eng);
+    gb_cluster_mode_changed_durably(bus->eng);
     broadcast_pong(bus);
 }
 
@@ -1574,7 +1574,7 @@ static void bus_cron(void *ctx)
     }
     if (bus->dirty) {
         bus->dirty = false;
-        gb_cluster_mode_changed(bus->eng);
+        gb_cluster_mode_changed_durably(bus->eng); /* epochs and votes among what the bus changes */
     }
 }
 

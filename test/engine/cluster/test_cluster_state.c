@@ -88,11 +88,41 @@ static void test_load_save_round_trip(void **state)
     assert_true(c->flags & GB_CNODE_SLAVE);
     assert_int_equal(c->config_epoch, 0); /* a replica's own epoch is not kept */
     /* saved: the same lines (times of other nodes are the loader's: zero here) */
-    assert_int_equal(gb_cluster_save_config(cl, err, sizeof err), 0);
+    assert_int_equal(gb_cluster_save_config(cl, true, err, sizeof err), 0);
+    char *durable = strdup(read_text());
+    assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0); /* the same text, not fsynced */
     const char *saved = read_text();
+    assert_string_equal(saved, durable);
+    free(durable);
     assert_non_null(strstr(saved, A " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-100 200 [101->-" B
                                      "] [300-<-" C "]\n"));
     assert_non_null(strstr(saved, "vars currentEpoch 5 lastVoteEpoch 3\n"));
+    gb_cluster_free(cl);
+}
+
+/* A save that need not be durable overwrites the old file in place (as
+ * Redis does) when both fit one page; a longer old file's tail is cut,
+ * never left behind; with an old file over a page the new one is renamed
+ * in. Every way leaves exactly the new text. */
+static void test_save_replaces_longer_files_exactly(void **state)
+{
+    (void)state;
+    write_text(redis_file);
+    gb_cluster *cl = gb_cluster_new(7000, 17000, path);
+    char err[256];
+    assert_int_equal(gb_cluster_load_config(cl, err, sizeof err), 0);
+    assert_int_equal(gb_cluster_save_config(cl, true, err, sizeof err), 0);
+    char *expected = strdup(read_text());
+    static char old[6000];
+    const size_t old_lens[] = {strlen(expected) + 1000, 4096, 5999};
+    for (size_t i = 0; i < sizeof old_lens / sizeof old_lens[0]; i++) {
+        memset(old, 'x', old_lens[i]);
+        old[old_lens[i]] = '\0';
+        write_text(old);
+        assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
+        assert_string_equal(read_text(), expected);
+    }
+    free(expected);
     gb_cluster_free(cl);
 }
 
@@ -242,6 +272,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_save_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_save_replaces_longer_files_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_files_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_claims_by_epoch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_collision, setup, teardown),
