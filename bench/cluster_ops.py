@@ -133,22 +133,6 @@ def moved_round(a, c):
     return out
 
 
-def run_moved(a, results):
-    for t in range(a.trials):
-        order = ("goblin", "redis") if t % 2 == 0 else ("redis", "goblin")
-        for kind in order:
-            c = Cluster(kind, a.exe[kind], a.redis_cli, nodes=3, cpu=SERVER_CORE)
-            try:
-                got = moved_round(a, c)
-            finally:
-                c.stop()
-            for what, (us, rps) in got.items():
-                results.setdefault(("moved", kind, what), []).append((us, rps))
-            print("moved trial %d %-6s served %.2f us %.0f/s, moved %.2f us %.0f/s" %
-                  (t + 1, kind, got["served"][0], got["served"][1], got["moved"][0], got["moved"][1]),
-                  file=sys.stderr)
-
-
 # -- failover -----------------------------------------------------------------------------
 
 def replica_of(a, c, primary_port):
@@ -192,21 +176,6 @@ def failover_round(a, c):
     return promoted, written
 
 
-def run_failover(a, results):
-    for t in range(a.trials):
-        order = ("goblin", "redis") if t % 2 == 0 else ("redis", "goblin")
-        for kind in order:
-            c = Cluster(kind, a.exe[kind], a.redis_cli, nodes=6, cpu=SERVER_CORE, replicas=1,
-                        node_timeout=a.node_timeout)
-            try:
-                got = failover_round(a, c)
-            finally:
-                c.stop()
-            results.setdefault(("failover", kind), []).append(got)
-            print("failover trial %d %-6s promoted after %.2f s, written after %.2f s" % ((t + 1, kind) + got),
-                  file=sys.stderr)
-
-
 # -- reshard ------------------------------------------------------------------------------
 
 def reshard_round(a, c):
@@ -234,17 +203,20 @@ def reshard_round(a, c):
     return took, moving
 
 
-def run_reshard(a, results):
+def interleaved(a, results, name, round_fn, **cluster_args):
+    """--trials rounds of round_fn(a, cluster) on a fresh cluster of each
+    kind, goblin and redis in turn, the order alternating; each result
+    appended to results[(name, kind)]."""
     for t in range(a.trials):
         order = ("goblin", "redis") if t % 2 == 0 else ("redis", "goblin")
         for kind in order:
-            c = Cluster(kind, a.exe[kind], a.redis_cli, nodes=3, cpu=SERVER_CORE)
+            c = Cluster(kind, a.exe[kind], a.redis_cli, cpu=SERVER_CORE, **cluster_args)
             try:
-                got = reshard_round(a, c)
+                got = round_fn(a, c)
             finally:
                 c.stop()
-            results.setdefault(("reshard", kind), []).append(got)
-            print("reshard trial %d %-6s %.2f s for %d keys" % ((t + 1, kind) + got), file=sys.stderr)
+            results.setdefault((name, kind), []).append(got)
+            print("%s trial %d %-6s %r" % (name, t + 1, kind, got), file=sys.stderr)
 
 
 def main():
@@ -264,17 +236,18 @@ def main():
     only = a.only.split(",")
     results = {}
     if "moved" in only:
-        run_moved(a, results)
+        interleaved(a, results, "moved", moved_round, nodes=3)
     if "failover" in only:
-        run_failover(a, results)
+        interleaved(a, results, "failover", failover_round, nodes=6, replicas=1, node_timeout=a.node_timeout)
     if "reshard" in only:
-        run_reshard(a, results)
+        interleaved(a, results, "reshard", reshard_round, nodes=3)
     med = statistics.median
     if "moved" in only:
         print("\n| GET, one pipelined connection | goblin CPU us/req | redis CPU us/req | goblin req/s | redis req/s |")
         print("|---|---|---|---|---|")
         for what in ("served", "moved"):
-            g, r = results[("moved", "goblin", what)], results[("moved", "redis", what)]
+            g = [x[what] for x in results[("moved", "goblin")]]
+            r = [x[what] for x in results[("moved", "redis")]]
             print("| %s | %.2f | %.2f | %.0f | %.0f |" % (what, med(x[0] for x in g), med(x[0] for x in r),
                                                          med(x[1] for x in g), med(x[1] for x in r)))
     if "failover" in only:
