@@ -359,6 +359,10 @@ int gb_ring_client_send(gb_ring_client *rc, const void *msg, size_t len)
 
 int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint64_t timeout_ns)
 {
+    if (rc->socket_link) {
+        gb_rc_fail(rc, "this connection is a socket, it has no ring records");
+        return GB_EINVAL;
+    }
     const uint8_t *p;
     uint32_t l;
     uint64_t start = gb_cycles_now();
