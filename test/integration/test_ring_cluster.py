@@ -9,10 +9,15 @@ redis-cli --cluster create on this host, each node with a Unix socket.
 - a slot moved with its keys (SETSLOT IMPORTING/MIGRATING, MIGRATE,
   SETSLOT NODE) while the tool writes and reads it: no error reaches the
   tool (MOVED and ASK followed) and every write is there at the end;
-- a redis-server 7.0 primary beside goblin ones is reached by socket."""
+- a redis-server 7.0 primary beside goblin ones is reached by socket;
+- a hostile node (a fake server here) that answers with absurd counts,
+  malformed slot maps or endless redirections makes a call fail with
+  words, never crashes the client or makes it allocate what it claims."""
 import os
+import socketserver
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -28,7 +33,7 @@ def tool(seed, proto, *args, env=None):
     e = dict(os.environ)
     e.update(env or {})
     r = subprocess.run([TOOL, seed, proto] + [str(a) for a in args], capture_output=True, text=True,
-                       timeout=120 * max(gbtest.SLOW, 1), env=e)
+                       timeout=60 * max(gbtest.SLOW, 1), env=e)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -153,6 +158,96 @@ class RingCluster(unittest.TestCase):
         self.check_map(servers, seed, "sbe", {"goblin": "ring", "redis": "socket"})
         self.check_fill(servers, seed, "sbe", "m")
         self.check_fill(servers, "127.0.0.1:%d" % servers[0].port, "resp", "n")
+
+
+def read_command(f):
+    """One RESP multibulk request from a socket file, as a list of bytes."""
+    line = f.readline()
+    if not line.startswith(b"*"):
+        return None
+    args = []
+    for _ in range(int(line[1:])):
+        n = int(f.readline()[1:])
+        args.append(f.read(n + 2)[:-2])
+    return args
+
+
+class FakeNode(socketserver.ThreadingTCPServer):
+    """A node that answers CLUSTER SLOTS with `slots` (raw bytes, {port}
+    replaced by its own), CONFIG GET unixsocket with no socket, COMMAND with
+    nothing, and anything else with `other`."""
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, slots, other):
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(h):
+                while True:
+                    cmd = read_command(h.rfile)
+                    if cmd is None:
+                        return
+                    name = b" ".join(cmd[:2]).upper()
+                    if name == b"CLUSTER SLOTS":
+                        out = self.slots
+                    elif name == b"CONFIG GET":
+                        out = b"*2\r\n$10\r\nunixsocket\r\n$0\r\n\r\n"
+                    elif cmd[0].upper() == b"COMMAND":
+                        out = b"*0\r\n"
+                    else:
+                        out = self.other
+                    if out is None:
+                        return
+                    h.wfile.write(out.replace(b"{port}", str(self.server_address[1]).encode()))
+                    h.wfile.flush()
+                    if name == b"CLUSTER SLOTS" and out != GOOD_MAP:
+                        return  # the reply is all it says
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.slots, self.other = slots, other
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+GOOD_MAP = b"*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$1\r\nx\r\n"
+
+
+class HostileNode(unittest.TestCase):
+
+    def run_against(self, slots, other):
+        node = FakeNode(slots, other)
+        try:
+            return tool("127.0.0.1:%d" % node.server_address[1], "sbe", "fill", "h", 1)
+        finally:
+            node.shutdown()
+            node.server_close()
+
+    def test_malformed_slot_maps(self):
+        for slots, words in [
+                (b"*999999999\r\n", "closed"),                               # a count with nothing behind it
+                (b"-ERR This instance has cluster support disabled\r\n", "cluster support disabled"),
+                (b":5\r\n", "not a slot map"),
+                (b"*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:1\r\n", "malformed CLUSTER SLOTS entry"),
+                (b"*1\r\n*3\r\n:9\r\n:3\r\n*2\r\n$1\r\nh\r\n:1\r\n", "malformed CLUSTER SLOTS entry"),
+                (b"*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:0\r\n", "malformed node"),
+                (b"*1\r\n*3\r\n:0\r\n:1\r\n:7\r\n", "malformed node"),
+                (b"*0\r\n", "no slots assigned"),
+                (b"$99999999999\r\nabc", "closed"),                          # a bulk it does not send
+                (b"*1\r\n" * 100000, "malformed RESP reply")]:                             # nesting past any sane depth
+            rc, out, err = self.run_against(slots, b"+OK\r\n")
+            self.assertEqual(rc, 1, (slots[:40], out, err))
+            self.assertTrue(out.startswith("err connect "), (slots[:40], out))
+            self.assertIn(words, out, slots[:40])
+
+    def test_endless_redirections(self):
+        for other, words in [(b"-MOVED 5 127.0.0.1:{port}\r\n", "too many cluster redirections"),
+                             (b"-ASK 5 127.0.0.1:{port}\r\n", "ASKING: ASK 5"),
+                             (b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+                              "too many cluster redirections"),
+                             (b"-MOVED 5 127.0.0.1:1\r\n", "cannot connect to 127.0.0.1:1"),
+                             (b"-MOVED 99999 127.0.0.1:{port}\r\n", "MOVED 99999"),
+                             (b"$-1\r\n", "")]:  # SET answered with nil: GET finds nothing
+            rc, out, err = self.run_against(GOOD_MAP, other)
+            self.assertEqual(rc, 1, (other, out, err))
+            self.assertTrue(out.startswith("err 0 write" if words else "err 0 read"), (other, out))
+            self.assertIn(words, out, other)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,15 @@ static int parse_small_number(const char *text, size_t len, size_t *pos)
     return v;
 }
 
+/* A host name or address: visible ASCII, no spaces or control bytes. */
+static bool plausible_host(const char *h, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (h[i] <= ' ' || h[i] >= 0x7f)
+            return false;
+    return true;
+}
+
 bool gb_rcl_split_address(const char *text, size_t len, char *host, size_t hostcap, int *port)
 {
     const char *colon = NULL;
@@ -62,7 +71,7 @@ bool gb_rcl_split_address(const char *text, size_t len, char *host, size_t hostc
     size_t hlen = (size_t)(colon - text);
     size_t pos = hlen + 1;
     int p = parse_small_number(text, len, &pos);
-    if (p < 1 || p > 65535 || pos != len || hlen >= hostcap || memchr(text, '\0', hlen))
+    if (p < 1 || p > 65535 || pos != len || hlen >= hostcap || !plausible_host(text, hlen))
         return false;
     memcpy(host, text, hlen);
     host[hlen] = '\0';
