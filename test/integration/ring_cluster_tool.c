@@ -15,11 +15,19 @@
  *                                                   "ok <writes> moved <n> ask <n> tryagain <n>"
  *                                                   or "err <i> <words>"
  *
+ *   ring_cluster_tool SEED PROTO recover PREFIX STOPFILE
+ *                                                   until STOPFILE exists: write
+ *                                                   PREFIX:<i> = <i>, counting failures
+ *                                                   (a node restarted meanwhile); prints
+ *                                                   "ok <writes> errors <n> last_error <i>"
+ *
  * PROTO: sbe or resp. Exit status 0 on "ok".
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "goblin/ring_cluster.h"
@@ -179,6 +187,24 @@ static int mode_churn(const char *prefix, const char *tag, const char *stopfile)
     return 0;
 }
 
+static int mode_recover(const char *prefix, const char *stopfile)
+{
+    char key[128], val[32];
+    long i = 0, errors = 0, last_error = -1;
+    for (; access(stopfile, F_OK) != 0; i++) {
+        key_name(key, sizeof key, NULL, prefix, i);
+        snprintf(val, sizeof val, "%ld", i);
+        if (write_key(key, val, i) != 0) {
+            errors++;
+            last_error = i;
+            struct timespec pause = {0, 10 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    printf("ok %ld errors %ld last_error %ld\n", i, errors, last_error);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -197,6 +223,8 @@ int main(int argc, char **argv)
         rc = mode_map();
     else if (strcmp(argv[3], "fill") == 0 && argc == 6)
         rc = mode_fill(argv[4], atol(argv[5]));
+    else if (strcmp(argv[3], "recover") == 0 && argc == 6)
+        rc = mode_recover(argv[4], argv[5]);
     else if (strcmp(argv[3], "churn") == 0 && argc == 7)
         rc = mode_churn(argv[4], argv[5], argv[6]);
     else

@@ -151,6 +151,41 @@ class RingCluster(unittest.TestCase):
         self.assertEqual(call(dst, "CLUSTER", "COUNTKEYSINSLOT", slot), before + in_slot)
         self.assertEqual(call(src, "CLUSTER", "COUNTKEYSINSLOT", slot), 0)
 
+    def test_node_restart(self):
+        """A primary stopped and started again on its nodes.conf: the calls
+        routed to it fail while it is away (nothing is sent twice), then
+        reach it again without a new client."""
+        servers = form(self, ["goblin", "goblin", "goblin"])
+        stop = os.path.join(tempfile.mkdtemp(prefix="gbit-ringcl-"), "stop")
+        proc = subprocess.Popen([TOOL, servers[0].sock, "sbe", "recover", "x", stop], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.5)
+            g = servers[1]
+            g.stop()
+            self.addCleanup(g.cleanup)
+            time.sleep(0.5)
+            again = cluster_server("goblin", dir=g.dir, port=g.port)
+            self.addCleanup(again.cleanup)
+            servers[1] = again
+            self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
+            time.sleep(1)
+        finally:
+            open(stop, "w").close()
+            out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, out + err)
+        words = out.split()
+        writes, errors, last_error = int(words[1]), int(words[3]), int(words[5])
+        self.assertGreater(errors, 0, out)
+        self.assertGreater(writes - last_error, 100, out)
+        from redis.cluster import RedisCluster
+        rc = RedisCluster(host="127.0.0.1", port=servers[0].port)
+        try:
+            for i in range(last_error + 1, writes):
+                self.assertEqual(rc.get("x:%d" % i), str(i).encode(), i)
+        finally:
+            rc.close()
+
     def test_mixed_with_redis(self):
         gbtest.require_redis()
         servers = form(self, ["goblin", "redis", "goblin"])

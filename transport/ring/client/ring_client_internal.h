@@ -55,7 +55,7 @@ int gb_rc_resp_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t tim
 int gb_rc_link_connect(const char *host, int port, const char *unix_path, const gb_ring_client_options *opt,
                        gb_ring_client **out, char *err, size_t errlen);
 int gb_rc_link_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
-int gb_rc_link_read(gb_ring_client *rc);
+int gb_rc_link_read(gb_ring_client *rc, uint64_t timeout_ns);
 bool gb_rc_host_is_local(const char *host);
 
 /* SBE side (ring_client_sbe.c) */

@@ -153,7 +153,7 @@ int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply, uint64_t timeout_ns
             }
         }
         if (rc->socket_link) {
-            int rv = gb_rc_link_read(rc);
+            int rv = gb_rc_link_read(rc, timeout_ns);
             if (rv != 0) {
                 free(r);
                 return rv;

@@ -31,8 +31,11 @@ typedef struct cluster_node {
     char host[GB_RCL_HOST_MAX];
     int port;
     char address[GB_RCL_HOST_MAX + 8]; /* "host:port" */
-    gb_ring_client *link;               /* a ring client, or a socket link */
+    gb_ring_client *link;               /* a ring client, or a socket link; NULL when dead */
     bool ring;
+    /* The connection failed (the node exited or dropped us): the next call
+     * routed here connects again, so a restarted node is used again. */
+    bool dead;
 } cluster_node;
 
 /* What COMMAND says of one command (or "container|subcommand"). */
@@ -54,7 +57,7 @@ struct gb_ring_cluster {
     int last_node; /* keyless calls go here */
     int16_t owner[GB_RING_CLUSTER_SLOTS];
     command_keys *commands;
-    size_t ncommands;
+    size_t ncommands, command_cap;
     gb_ring_cluster_stats stats;
     char err[256];
 };
@@ -110,6 +113,18 @@ static int open_node(gb_ring_cluster *cl, cluster_node *n)
     }
     free(path);
     return 0;
+}
+
+/* A node whose connection failed, connected again. */
+static int reopen_node(gb_ring_cluster *cl, cluster_node *n)
+{
+    gb_ring_client_close(n->link);
+    n->link = NULL;
+    int rv = open_node(cl, n);
+    n->dead = rv != 0;
+    if (rv != 0)
+        n->link = NULL;
+    return rv;
 }
 
 /* The index of the node at host:port, connecting to it the first time;
@@ -205,10 +220,14 @@ int gb_ring_cluster_refresh(gb_ring_cluster *cl)
     if (cl->nnodes == 0)
         return fail(cl, GB_ECLOSED, "no node connected");
     /* the nodes in turn, the last one used first: one may have gone */
-    int rv = GB_ECLOSED;
+    int rv = fail(cl, GB_ECLOSED, "no node answered CLUSTER SLOTS");
     for (size_t k = 0; k < cl->nnodes && rv != 0; k++) {
-        size_t i = ((size_t)cl->last_node + k) % cl->nnodes;
-        rv = load_slot_map(cl, cl->nodes[i].link);
+        cluster_node *n = &cl->nodes[((size_t)cl->last_node + k) % cl->nnodes];
+        if (n->dead && reopen_node(cl, n) != 0)
+            continue;
+        rv = load_slot_map(cl, n->link);
+        if (rv == GB_ECLOSED)
+            n->dead = true;
     }
     return rv;
 }
@@ -233,7 +252,7 @@ static void add_command(gb_ring_cluster *cl, const gb_reply *e, int depth)
 {
     if (e->kind != GB_REPLY_ARRAY || e->nelem < 6 || e->elem[0].kind != GB_REPLY_BULK ||
         e->elem[0].len >= COMMAND_NAME_MAX || e->elem[3].kind != GB_REPLY_INTEGER ||
-        cl->ncommands >= COMMAND_TABLE_MAX)
+        cl->ncommands >= cl->command_cap)
         return;
     command_keys *c = &cl->commands[cl->ncommands];
     memset(c, 0, sizeof *c);
@@ -251,6 +270,19 @@ static void add_command(gb_ring_cluster *cl, const gb_reply *e, int depth)
             add_command(cl, &subs->elem[i], 1);
 }
 
+/* How many table rows a COMMAND reply fills: its commands and their
+ * subcommands, COMMAND_TABLE_MAX at most. */
+static size_t command_entries(const gb_reply *r)
+{
+    size_t n = r->nelem;
+    for (size_t i = 0; i < r->nelem; i++) {
+        const gb_reply *e = &r->elem[i];
+        if (e->kind == GB_REPLY_ARRAY && e->nelem > 9 && e->elem[9].kind == GB_REPLY_ARRAY)
+            n += e->elem[9].nelem;
+    }
+    return n < COMMAND_TABLE_MAX ? n + 1 : COMMAND_TABLE_MAX;
+}
+
 /* COMMAND, once at connect. Without it every call still arrives: routed
  * to any node, it follows the MOVED that comes back. */
 static void load_commands(gb_ring_cluster *cl, gb_ring_client *link)
@@ -260,7 +292,8 @@ static void load_commands(gb_ring_cluster *cl, gb_ring_client *link)
     if (gb_ring_command(link, 1, argv, NULL, &r) != 0)
         return;
     if (r->kind == GB_REPLY_ARRAY) {
-        cl->commands = calloc(COMMAND_TABLE_MAX, sizeof *cl->commands);
+        cl->command_cap = command_entries(r);
+        cl->commands = calloc(cl->command_cap, sizeof *cl->commands);
         for (size_t i = 0; cl->commands && i < r->nelem; i++)
             add_command(cl, &r->elem[i], 0);
         if (cl->commands)
@@ -292,7 +325,7 @@ static size_t arg_len(const char *const *argv, const size_t *lens, int i)
  * the slot of the first key, or -1. */
 static int slot_by_getkeys(gb_ring_cluster *cl, int argc, const char *const *argv, const size_t *lens)
 {
-    if (cl->nnodes == 0 || argc > 1024 * 1024)
+    if (cl->nnodes == 0 || cl->nodes[cl->last_node].dead || argc > 1024 * 1024)
         return -1;
     const char **av = malloc((size_t)(argc + 2) * sizeof *av);
     size_t *al = malloc((size_t)(argc + 2) * sizeof *al);
@@ -345,6 +378,12 @@ static int route(const gb_ring_cluster *cl, int slot)
 {
     if (slot >= 0 && cl->owner[slot] >= 0)
         return cl->owner[slot];
+    /* keyless, or a slot nobody serves: the node used last, if alive */
+    for (size_t k = 0; k < cl->nnodes; k++) {
+        size_t i = ((size_t)cl->last_node + k) % cl->nnodes;
+        if (!cl->nodes[i].dead)
+            return (int)i;
+    }
     return cl->nnodes ? cl->last_node : -1;
 }
 
@@ -373,16 +412,32 @@ static int send_asking(gb_ring_cluster *cl, gb_ring_client *link)
 static int dispatch(gb_ring_cluster *cl, int slot, attempt_fn attempt, void *ctx)
 {
     int node = route(cl, slot);
-    bool asking = false;
+    bool asking = false, refreshed = false;
     unsigned pause_ms = 1;
     for (int hop = 0;; hop++) {
         if (node < 0)
             return fail(cl, GB_ECLOSED, "no cluster node to send to");
-        gb_ring_client *link = cl->nodes[node].link;
+        cluster_node *cn = &cl->nodes[node];
+        if (cn->dead && reopen_node(cl, cn) != 0) {
+            /* Gone for good, perhaps (a failover): once per call, ask the
+             * others who serves the slot now. */
+            if (refreshed || asking)
+                return GB_ECLOSED;
+            refreshed = true;
+            char why[sizeof cl->err];
+            snprintf(why, sizeof why, "%s", cl->err);
+            if (gb_ring_cluster_refresh(cl) != 0 || route(cl, slot) == node)
+                return fail(cl, GB_ECLOSED, "%s", why);
+            node = route(cl, slot);
+            continue;
+        }
+        gb_ring_client *link = cn->link;
         if (asking) {
             int rv = send_asking(cl, link);
-            if (rv != 0)
+            if (rv != 0) {
+                cn->dead = rv == GB_ECLOSED;
                 return rv;
+            }
         }
         gb_rcl_redirect rd = {0};
         int rv = attempt(link, ctx, &rd);
@@ -390,6 +445,10 @@ static int dispatch(gb_ring_cluster *cl, int slot, attempt_fn attempt, void *ctx
             cl->last_node = node;
             return 0;
         }
+        /* Not retried here: the node may have run the command before it
+         * went. The next call routed to it connects again. */
+        if (rv == GB_ECLOSED)
+            cn->dead = true;
         if (rd.kind == GB_RCL_NOT_REDIRECT)
             return fail(cl, rv, "%s", gb_ring_client_error(link));
         if (hop >= GB_RING_CLUSTER_MAX_REDIRECTS)

@@ -12,9 +12,11 @@
 #define _DARWIN_C_SOURCE /* macOS: the same beyond POSIX */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +151,7 @@ int gb_rc_link_submit(gb_ring_client *rc, int argc, const char *const *argv, con
     return 0;
 }
 
-int gb_rc_link_read(gb_ring_client *rc)
+int gb_rc_link_read(gb_ring_client *rc, uint64_t timeout_ns)
 {
     if (rc->scap - rc->slen < LINK_READ_CHUNK) {
         if (rc->slen + LINK_READ_CHUNK > LINK_MAX_BUFFER) {
@@ -166,6 +168,14 @@ int gb_rc_link_read(gb_ring_client *rc)
         }
         rc->stream = grown;
         rc->scap = ncap;
+    }
+    if (timeout_ns != UINT64_MAX) {
+        struct pollfd p = {rc->ctl_fd, POLLIN, 0};
+        uint64_t ms = timeout_ns / 1000000u + (timeout_ns % 1000000u != 0);
+        if (poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms) == 0) {
+            gb_rc_fail(rc, "no reply within the timeout");
+            return GB_ETIMEDOUT;
+        }
     }
     for (;;) {
         ssize_t n = read(rc->ctl_fd, rc->stream + rc->slen, rc->scap - rc->slen);
