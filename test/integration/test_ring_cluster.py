@@ -214,7 +214,7 @@ class FakeNode(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, slots, other):
+    def __init__(self, slots, other, unixsocket=b""):
         class Handler(socketserver.StreamRequestHandler):
             def handle(h):
                 while True:
@@ -225,7 +225,7 @@ class FakeNode(socketserver.ThreadingTCPServer):
                     if name == b"CLUSTER SLOTS":
                         out = self.slots
                     elif name == b"CONFIG GET":
-                        out = b"*2\r\n$10\r\nunixsocket\r\n$0\r\n\r\n"
+                        out = b"*2\r\n$10\r\nunixsocket\r\n$%d\r\n%s\r\n" % (len(unixsocket), unixsocket)
                     elif cmd[0].upper() == b"COMMAND":
                         out = b"*0\r\n"
                     else:
@@ -270,6 +270,23 @@ class HostileNode(unittest.TestCase):
             self.assertEqual(rc, 1, (slots[:40], out, err))
             self.assertTrue(out.startswith("err connect "), (slots[:40], out))
             self.assertIn(words, out, slots[:40])
+
+    def test_someone_elses_socket(self):
+        """A node that names another server's Unix socket as its own: the
+        ring claimed there answers as another node (CLUSTER MYID), so the
+        node stays on its socket and no call goes to the other server."""
+        other = gbtest.Server("goblin")
+        self.addCleanup(other.cleanup)
+        node = FakeNode(GOOD_MAP, b"+OK\r\n", unixsocket=other.sock.encode())
+        try:
+            rc, out, err = tool("127.0.0.1:%d" % node.server_address[1], "sbe", "map")
+            self.assertEqual((rc, out), (0, "node 0 127.0.0.1:%d socket\n" % node.server_address[1]), err)
+            rc, out, err = tool("127.0.0.1:%d" % node.server_address[1], "sbe", "fill", "h", 1)
+        finally:
+            node.shutdown()
+            node.server_close()
+        with Raw(other) as c:
+            self.assertEqual(c.call("DBSIZE"), 0)
 
     def test_endless_redirections(self):
         for other, words in [(b"-MOVED 5 127.0.0.1:{port}\r\n", "too many cluster redirections"),

@@ -40,6 +40,8 @@ struct gb_ring_client {
     char err[256];
 };
 
+/* A connected Unix socket, or -1 with the reason in err. */
+int gb_rc_connect_unix(const char *path, char *err, size_t errlen);
 void gb_rc_fail(gb_ring_client *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t gb_rc_resp_encode(char *buf, size_t cap, int argc, const char *const *argv, const size_t *lens);
 int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf);

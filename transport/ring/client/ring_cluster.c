@@ -89,6 +89,28 @@ static char *node_unixsocket(gb_ring_client *link)
     return path;
 }
 
+/* CLUSTER MYID over a connection, or "" (copied into id, 41 bytes). */
+static void node_id(gb_ring_client *link, char id[41])
+{
+    const char *argv[] = {"CLUSTER", "MYID"};
+    gb_reply *r = NULL;
+    id[0] = '\0';
+    if (gb_ring_command(link, 2, argv, NULL, &r) == 0 && r->kind == GB_REPLY_BULK && r->len == 40)
+        memcpy(id, r->str, 41);
+    gb_reply_free(r);
+}
+
+/* Whether the ring reaches the node the socket does: a unixsocket path
+ * another server now holds (or a node that names one) must not route the
+ * slot map's calls to a different node. */
+static bool same_node(gb_ring_client *ring, gb_ring_client *tcp)
+{
+    char a[41], b[41];
+    node_id(ring, a);
+    node_id(tcp, b);
+    return a[0] && strcmp(a, b) == 0;
+}
+
 /* A connection to host:port: a ring claimed on the node's Unix socket when
  * the node is on this host and has one, otherwise the socket itself. */
 static int open_node(gb_ring_cluster *cl, cluster_node *n)
@@ -107,9 +129,13 @@ static int open_node(gb_ring_cluster *cl, cluster_node *n)
     /* A node that cannot claim (redis-server, a full ring pool) stays on
      * its socket. */
     if (path && gb_ring_client_connect(path, cl->proto, &cl->opt, &ring, err, sizeof err) == 0) {
-        gb_ring_client_close(tcp);
-        n->link = ring;
-        n->ring = true;
+        if (same_node(ring, tcp)) {
+            gb_ring_client_close(tcp);
+            n->link = ring;
+            n->ring = true;
+        } else {
+            gb_ring_client_close(ring);
+        }
     }
     free(path);
     return 0;
@@ -122,8 +148,6 @@ static int reopen_node(gb_ring_cluster *cl, cluster_node *n)
     n->link = NULL;
     int rv = open_node(cl, n);
     n->dead = rv != 0;
-    if (rv != 0)
-        n->link = NULL;
     return rv;
 }
 

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "transport/ring/client/ring_client_internal.h"
@@ -58,29 +57,6 @@ static int connect_tcp(const char *host, int port, char *err, size_t errlen)
     return fd;
 }
 
-static int connect_unix_path(const char *path, char *err, size_t errlen)
-{
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    if (strlen(path) >= sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path too long: %s", path);
-        return -1;
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0) {
-        snprintf(err, errlen, "socket(): %s", strerror(errno));
-        return -1;
-    }
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path));
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* AUTH on a fresh link when the options name a password. */
 static int link_auth(gb_ring_client *rc, const gb_ring_client_options *opt, char *err, size_t errlen)
 {
@@ -103,7 +79,7 @@ int gb_rc_link_connect(const char *host, int port, const char *unix_path, const 
                        gb_ring_client **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = unix_path ? connect_unix_path(unix_path, err, errlen) : connect_tcp(host, port, err, errlen);
+    int fd = unix_path ? gb_rc_connect_unix(unix_path, err, errlen) : connect_tcp(host, port, err, errlen);
     if (fd < 0)
         return GB_ECLOSED;
     gb_ring_client *rc = calloc(1, sizeof *rc);
