@@ -288,6 +288,26 @@ class HostileNode(unittest.TestCase):
         with Raw(other) as c:
             self.assertEqual(c.call("DBSIZE"), 0)
 
+    def test_unreachable_nodes(self):
+        """A map that names a node nobody answers at: the client connects
+        (the others serve their slots), unless no node answers at all."""
+        half = (b"*2\r\n*3\r\n:0\r\n:8000\r\n*2\r\n$9\r\n127.0.0.1\r\n:{port}\r\n"
+                b"*3\r\n:8001\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:1\r\n")
+        node = FakeNode(half, b"+OK\r\n")
+        try:
+            rc, out, err = tool("127.0.0.1:%d" % node.server_address[1], "sbe", "map")
+        finally:
+            node.shutdown()
+            node.server_close()
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(sorted(l.split()[2] for l in out.splitlines()),
+                         sorted(["127.0.0.1:%d" % node.server_address[1], "127.0.0.1:1"]))
+        nobody = b"*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:1\r\n"
+        rc, out, err = self.run_against(nobody, b"+OK\r\n")
+        self.assertEqual(rc, 1, out + err)
+        self.assertTrue(out.startswith("err connect no node of the slot map answers: cannot connect to 127.0.0.1:1"),
+                        out)
+
     def test_endless_redirections(self):
         for other, words in [(b"-MOVED 5 127.0.0.1:{port}\r\n", "too many cluster redirections"),
                              (b"-ASK 5 127.0.0.1:{port}\r\n", "ASKING: ASK 5"),

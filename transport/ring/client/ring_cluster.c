@@ -151,8 +151,10 @@ static int reopen_node(gb_ring_cluster *cl, cluster_node *n)
     return rv;
 }
 
-/* The index of the node at host:port, connecting to it the first time;
- * -1 (cl->err set) when it cannot be reached or there are too many. */
+/* The index of the node at host:port, connecting to it the first time (a
+ * node that does not answer is kept, marked dead: the calls routed to it
+ * try again, then read the map again); -1 (cl->err set) when there are
+ * too many nodes or the host name is too long. */
 static int node_at(gb_ring_cluster *cl, const char *host, int port)
 {
     for (size_t i = 0; i < cl->nnodes; i++)
@@ -177,8 +179,7 @@ static int node_at(gb_ring_cluster *cl, const char *host, int port)
     snprintf(n->host, sizeof n->host, "%s", host);
     n->port = port;
     snprintf(n->address, sizeof n->address, "%s:%d", host, port);
-    if (open_node(cl, n) != 0)
-        return -1;
+    n->dead = open_node(cl, n) != 0;
     return (int)cl->nnodes++;
 }
 
@@ -207,7 +208,7 @@ static int map_range(gb_ring_cluster *cl, const gb_reply *e, int16_t *owner)
         host = cl->seed_host;
     int node = node_at(cl, host, (int)primary->elem[1].integer);
     if (node < 0)
-        return GB_ECLOSED;
+        return GB_EPROTO;
     for (int64_t s = e->elem[0].integer; s <= e->elem[1].integer; s++)
         owner[s] = (int16_t)node;
     return 0;
@@ -246,12 +247,13 @@ int gb_ring_cluster_refresh(gb_ring_cluster *cl)
     /* the nodes in turn, the last one used first: one may have gone */
     int rv = fail(cl, GB_ECLOSED, "no node answered CLUSTER SLOTS");
     for (size_t k = 0; k < cl->nnodes && rv != 0; k++) {
-        cluster_node *n = &cl->nodes[((size_t)cl->last_node + k) % cl->nnodes];
-        if (n->dead && reopen_node(cl, n) != 0)
+        /* by index: reading the map may add nodes, which moves the array */
+        size_t i = ((size_t)cl->last_node + k) % cl->nnodes;
+        if (cl->nodes[i].dead && reopen_node(cl, &cl->nodes[i]) != 0)
             continue;
-        rv = load_slot_map(cl, n->link);
+        rv = load_slot_map(cl, cl->nodes[i].link);
         if (rv == GB_ECLOSED)
-            n->dead = true;
+            cl->nodes[i].dead = true;
     }
     return rv;
 }
@@ -491,7 +493,7 @@ static int dispatch(gb_ring_cluster *cl, int slot, attempt_fn attempt, void *ctx
         snprintf(host, sizeof host, "%s", rd.host[0] ? rd.host : cl->nodes[node].host);
         node = node_at(cl, host, rd.port);
         if (node < 0)
-            return GB_ECLOSED;
+            return GB_EPROTO;
         if (rd.kind == GB_RCL_MOVED) {
             cl->stats.moved++;
             cl->owner[rd.slot] = (int16_t)node;
@@ -695,6 +697,14 @@ int gb_ring_cluster_rpop(gb_ring_cluster *cl, const void *key, size_t klen, void
 
 /* ---- connect, close, diagnostics ----------------------------------------------------------- */
 
+static bool any_node_alive(const gb_ring_cluster *cl)
+{
+    for (size_t i = 0; i < cl->nnodes; i++)
+        if (!cl->nodes[i].dead)
+            return true;
+    return false;
+}
+
 static int copy_options(gb_ring_cluster *cl, const gb_ring_client_options *opt)
 {
     if (!opt)
@@ -758,6 +768,10 @@ int gb_ring_cluster_connect(const char *seed, gb_ring_proto proto, const gb_ring
     if (rv == 0 && cl->nnodes == 0) {
         snprintf(err, errlen, "the cluster has no slots assigned");
         rv = GB_EPROTO;
+    }
+    if (rv == 0 && !any_node_alive(cl)) {
+        snprintf(err, errlen, "no node of the slot map answers: %s", cl->err);
+        rv = GB_ECLOSED;
     }
     if (rv != 0) {
         gb_ring_cluster_close(cl);

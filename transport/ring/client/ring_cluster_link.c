@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE  /* glibc: getifaddrs, NI_MAXHOST */
 #define _DARWIN_C_SOURCE /* macOS: the same beyond POSIX */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <netdb.h>
@@ -27,6 +28,33 @@
 
 #define LINK_MAX_BUFFER ((size_t)512 * 1024 * 1024 + 64 * 1024)
 #define LINK_READ_CHUNK 16384
+#define LINK_CONNECT_TIMEOUT_MS 2000
+
+/* connect() that gives up after timeout_ms (an unreachable remote host
+ * would otherwise hold the caller for the kernel's minutes of SYN
+ * retries); 0 or an errno value. The socket is blocking again after. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return errno;
+    int e = 0;
+    if (connect(fd, sa, len) != 0) {
+        e = errno;
+        if (e == EINPROGRESS) {
+            struct pollfd p = {fd, POLLOUT, 0};
+            int n = poll(&p, 1, timeout_ms);
+            socklen_t el = sizeof e;
+            if (n == 0)
+                e = ETIMEDOUT;
+            else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0)
+                e = errno;
+        }
+    }
+    if (e == 0 && fcntl(fd, F_SETFL, flags) < 0)
+        e = errno;
+    return e;
+}
 
 static int connect_tcp(const char *host, int port, char *err, size_t errlen)
 {
@@ -43,9 +71,11 @@ static int connect_tcp(const char *host, int port, char *err, size_t errlen)
     int fd = -1;
     for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port, strerror(errno));
-            close(fd);
+        int e = fd < 0 ? errno : connect_within(fd, a->ai_addr, a->ai_addrlen, LINK_CONNECT_TIMEOUT_MS);
+        if (e != 0) {
+            snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port, strerror(e));
+            if (fd >= 0)
+                close(fd);
             fd = -1;
         }
     }
