@@ -135,6 +135,8 @@ RAW_ALLOC_ALLOWED = {
     "transport/ring/client/ring_client_calls.c": "client library",
     "transport/ring/client/ring_client_resp.c": "client library",
     "transport/ring/client/ring_client_sbe.c": "client library",
+    "transport/ring/client/ring_cluster.c": "client library",
+    "transport/ring/client/ring_cluster_link.c": "client library",
     # Reviewed (issue 32 item 5); each keeps the system allocator because
     # its memory crosses threads or is not the data set's:
     "engine/persist/snapread.c":

@@ -108,7 +108,7 @@ static int read_line(int fd, char *buf, size_t cap)
     return -1;
 }
 
-static int connect_unix(const char *path, char *err, size_t errlen)
+int gb_rc_connect_unix(const char *path, char *err, size_t errlen)
 {
     struct sockaddr_un sa;
     if (strlen(path) >= sizeof sa.sun_path) {
@@ -165,7 +165,7 @@ int gb_ring_client_connect(const char *path, gb_ring_proto proto, const gb_ring_
         snprintf(err, errlen, "protocol must be GB_RING_SBE or GB_RING_RESP");
         return GB_EINVAL;
     }
-    int fd = connect_unix(path, err, errlen);
+    int fd = gb_rc_connect_unix(path, err, errlen);
     if (fd < 0)
         return GB_ECLOSED;
     char buf[1024];
@@ -359,6 +359,10 @@ int gb_ring_client_send(gb_ring_client *rc, const void *msg, size_t len)
 
 int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint64_t timeout_ns)
 {
+    if (rc->socket_link) {
+        gb_rc_fail(rc, "this connection is a socket, it has no ring records");
+        return GB_EINVAL;
+    }
     const uint8_t *p;
     uint32_t l;
     uint64_t start = gb_cycles_now();

@@ -12,7 +12,12 @@
 
 
 struct gb_ring_client {
-    int ctl_fd;          /* the Unix-socket connection that holds the claim */
+    int ctl_fd;          /* the Unix-socket connection that holds the claim;
+                          * for a socket link, the RESP connection itself */
+    /* A RESP connection with no ring (ring_cluster_link.c): the cluster
+     * client's way to a node it cannot claim a ring on. RESP requests are
+     * written to ctl_fd and replies read from it; the ring fields are unset. */
+    bool socket_link;
     int wake_fd;         /* this claim's own wake descriptor (write end) */
     gb_ring_proto proto;
     int slot_id;
@@ -35,6 +40,8 @@ struct gb_ring_client {
     char err[256];
 };
 
+/* A connected Unix socket, or -1 with the reason in err. */
+int gb_rc_connect_unix(const char *path, char *err, size_t errlen);
 void gb_rc_fail(gb_ring_client *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t gb_rc_resp_encode(char *buf, size_t cap, int argc, const char *const *argv, const size_t *lens);
 int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf);
@@ -45,6 +52,13 @@ void gb_rc_reply_clear(gb_reply *r);
 int gb_rc_resp_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
 int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply, uint64_t timeout_ns);
 int gb_rc_resp_next_message(gb_ring_client *rc, gb_ring_message *m, uint64_t timeout_ns);
+
+/* socket links (ring_cluster_link.c) */
+int gb_rc_link_connect(const char *host, int port, const char *unix_path, const gb_ring_client_options *opt,
+                       gb_ring_client **out, char *err, size_t errlen);
+int gb_rc_link_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);
+int gb_rc_link_read(gb_ring_client *rc, uint64_t timeout_ns);
+bool gb_rc_host_is_local(const char *host);
 
 /* SBE side (ring_client_sbe.c) */
 int gb_rc_sbe_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens);

@@ -7,6 +7,8 @@
 
 int gb_rc_resp_submit(gb_ring_client *rc, int argc, const char *const *argv, const size_t *lens)
 {
+    if (rc->socket_link)
+        return gb_rc_link_submit(rc, argc, argv, lens);
     size_t need = 32;
     for (int i = 0; i < argc; i++)
         need += (lens ? lens[i] : strlen(argv[i])) + 32;
@@ -149,6 +151,14 @@ int gb_rc_resp_collect(gb_ring_client *rc, gb_reply **reply, uint64_t timeout_ns
                 *reply = r;
                 return 0;
             }
+        }
+        if (rc->socket_link) {
+            int rv = gb_rc_link_read(rc, timeout_ns);
+            if (rv != 0) {
+                free(r);
+                return rv;
+            }
+            continue;
         }
         const void *msg;
         size_t len;
