@@ -7,6 +7,7 @@ moves it first, RENAME and COPY ... REPLACE and RESTORE ... REPLACE make
 the destination new, and a load from an RDB file lists the file's keys in
 reverse."""
 import os
+import random
 import shutil
 import unittest
 
@@ -116,6 +117,20 @@ class KeysInSlotOrder(unittest.TestCase):
         self.assertTrue(wait_until(lambda: all(call(s, "EXISTS", "{t}k8") == 0 for s in self.srv.values()),
                                    TIMEOUT))
         self.same_listing(SLOT)
+
+    def test_random_operations(self):
+        """Random writes on 16 keys of one slot, in batches, the listing
+        compared after each batch (a fixed seed: the same run each time)."""
+        rnd = random.Random(30)
+        keys = ["{t}r%d" % i for i in range(16)]
+        ops = [lambda k: ("SET", k, "v"), lambda k: ("SET", k, "x" * rnd.choice((3, 100, 700))),
+               lambda k: ("DEL", k), lambda k: ("EXPIRE", k, "1000"), lambda k: ("PERSIST", k),
+               lambda k: ("RENAME", k, rnd.choice(keys)), lambda k: ("COPY", k, rnd.choice(keys), "REPLACE"),
+               lambda k: ("SADD", k, "m"), lambda k: ("SUNIONSTORE", k, rnd.choice(keys)),
+               lambda k: ("INCR", k), lambda k: ("APPEND", k, "y" * 600), lambda k: ("GETDEL", k)]
+        for _ in range(8):
+            self.run_both([rnd.choice(ops)(rnd.choice(keys)) for _ in range(40)])
+            self.same_listing(SLOT, counts=(3, 100))
 
     def test_loaded_from_rdb(self):
         """redis-server reloads its own file (DEBUG RELOAD NOSAVE);

@@ -443,17 +443,6 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     return kv;
 }
 
-gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
-{
-    (void)lookup(db, key, false); /* an expired key goes first, as in Redis's lookupKeyWrite */
-    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
-    kv->type = (uint8_t)t;
-    kv->enc = GB_ENC_OBJ;
-    kv->v.ptr = obj;
-    install(db, kv);
-    return kv;
-}
-
 /* ---- loading ----------------------------------------------------------------- */
 
 uint64_t gb_db_prefetch_key(gb_db *db, gb_slice key)
@@ -530,6 +519,19 @@ static inline void keep_clock(gb_kv *kv, const gb_kv *old)
 {
     kv->atime = old->atime;
     kv->lfu = old->lfu;
+}
+
+gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
+{
+    gb_kv *old = lookup(db, key, false); /* an expired key goes first, as in Redis's lookupKeyWrite */
+    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
+    kv->type = (uint8_t)t;
+    kv->enc = GB_ENC_OBJ;
+    kv->v.ptr = obj;
+    if (old && gb_policy_is_lfu(db->eng))
+        keep_clock(kv, old); /* Redis's dbOverwrite */
+    install(db, kv);
+    return kv;
 }
 
 /* Sets key (whose record is old, or NULL when it has none) to a string. */
