@@ -91,7 +91,7 @@ void gb_slot_list_replace(gb_db *db, gb_kv *old, gb_kv *nkv)
 
 void gb_slot_list_moved(gb_db *db, gb_kv *nkv)
 {
-    if (nkv->flags & GB_KV_SLOT_LINKED)
+    if (db->slot_first && (nkv->flags & GB_KV_SLOT_LINKED))
         repoint_neighbours(db, nkv, slot_of(nkv));
 }
 
