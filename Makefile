@@ -5,6 +5,7 @@
 #   make test-sanitize  the whole suite under ASan + UBSan (+ LeakSanitizer on Linux)
 #   make fuzz           build the libFuzzer harnesses (clang) and run each briefly (docs/fuzzing.md)
 #   make bench          build the benchmarks (see docs/benchmarks.md for how to run them)
+#   make cluster-local  N pinned processes as one Redis Cluster (N=, REPLICAS=; docs/scale-out.md)
 #   make package        per-OS tarball: server, client library, headers, SBE schema
 #   make package-aarch64  the same for arm64 Linux, cross-built (Debian/Ubuntu x86-64 host)
 #   make checks         the cross checks CI runs next to make test (Debian/Ubuntu; see
@@ -102,3 +103,19 @@ check-tsan: test-deps
 clean:
 	rm -rf build-release build-test build-test-posix build-asan build-fuzz build-package build-package-aarch64 \
 	  build-clang build-darwin-check build-aarch64 build-tsan
+
+# Many cores on one box (docs/scale-out.md): N primaries (default: one per
+# usable CPU), REPLICAS replicas each, one goblin-core process per CPU,
+# formed into one Redis Cluster on ports CLUSTER_PORT.. with their files
+# under CLUSTER_DIR; `make cluster-local-stop` ends them.
+#   make cluster-local N=4 REPLICAS=1
+REPLICAS ?= 0
+CLUSTER_PORT ?= 7000
+CLUSTER_DIR ?= goblin-cluster
+.PHONY: cluster-local cluster-local-stop
+cluster-local: build
+	./build-release/goblin-cluster start --dir $(CLUSTER_DIR) $(if $(N),-n $(N)) --replicas $(REPLICAS) \
+	  --port $(CLUSTER_PORT)
+
+cluster-local-stop:
+	./build-release/goblin-cluster stop --dir $(CLUSTER_DIR)

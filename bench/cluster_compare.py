@@ -111,10 +111,15 @@ class Cluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def bench(benchmark, port, test, pipeline, requests, clients, cpu="1"):
-    """Requests per second of one redis-benchmark --cluster run."""
-    r = subprocess.run(["taskset", "-c", cpu, benchmark, "--cluster", "-p", str(port), "-t", test, "-n",
-                        str(requests), "-c", str(clients), "-P", str(pipeline), "-r", "1000000", "--csv"],
+def bench(benchmark, port, test, pipeline, requests, clients, cpu="1", cluster=True, threads=0):
+    """Requests per second of one redis-benchmark --cluster run (cluster
+    False: a plain run, for a one-node cluster, which --cluster refuses;
+    threads: client threads, 0 for redis-benchmark's choice: one per node
+    with --cluster, else one)."""
+    r = subprocess.run(["taskset", "-c", cpu, benchmark] + (["--cluster"] if cluster else []) +
+                       (["--threads", str(threads)] if threads else []) +
+                       ["-p", str(port), "-t", test, "-n", str(requests), "-c", str(clients), "-P", str(pipeline),
+                        "-r", "1000000", "--csv"],
                        capture_output=True, text=True, timeout=600)
     for line in r.stdout.splitlines():
         fields = [f.strip('"') for f in line.split(",")]

@@ -15,6 +15,7 @@
 #include "engine/commands/cmd_util.h"
 #include "engine/core/cluster_mode.h"
 #include "engine/core/engine.h"
+#include "engine/core/keyspace/slot_list.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
 
@@ -404,15 +405,8 @@ static void cluster_countkeysinslot(gb_client *c, gb_slice arg)
     gb_reply_int(c, c->eng->dbs[0].slot_keys[slot]);
 }
 
-typedef struct slot_keys_walk {
-    gb_client *c;
-    unsigned slot;
-    int64_t left;
-} slot_keys_walk;
-
-/* GETKEYSINSLOT: the first count keys of the slot found walking database
- * 0 (the count per slot says how many there are; the walk stops when
- * they are all out). */
+/* GETKEYSINSLOT: the first count keys of the slot's list, newest first as
+ * in Redis 7.0 (engine/core/keyspace/slot_list.h). */
 static void cluster_getkeysinslot(gb_client *c, gb_slice slot_arg, gb_slice count_arg)
 {
     int64_t slot, max;
@@ -423,20 +417,15 @@ static void cluster_getkeysinslot(gb_client *c, gb_slice slot_arg, gb_slice coun
         return;
     }
     gb_db *db = &c->eng->dbs[0];
-    int64_t n = GB_MIN(max, (int64_t)db->slot_keys[slot]);
+    int64_t max_n = GB_MIN(max, (int64_t)db->slot_keys[slot]);
+    /* counted along the list, so the array's length is what follows */
+    int64_t n = 0;
+    for (gb_kv *kv = gb_slot_list_first(db, (unsigned)slot); n < max_n && kv != NULL; kv = gb_slot_list_next(kv))
+        n++;
     gb_reply_array(c, n);
-    if (n == 0)
-        return;
-    gb_htable_iter it;
-    gb_htable_iter_init(&it, &db->keys);
-    for (gb_hnode *h; n > 0 && (h = gb_htable_iter_next(&it)) != NULL;) {
-        gb_slice key = gb_kv_key((gb_kv *)h);
-        if (gb_keyslot(key.ptr, key.len) == (unsigned)slot) {
-            gb_reply_slice(c, key);
-            n--;
-        }
-    }
-    gb_htable_iter_done(&it);
+    gb_kv *kv = gb_slot_list_first(db, (unsigned)slot);
+    for (int64_t i = 0; i < n; i++, kv = gb_slot_list_next(kv))
+        gb_reply_slice(c, gb_kv_key(kv));
 }
 
 /* ---- epochs, nodes, the file ---- */

@@ -554,8 +554,7 @@ static void store_sorted(gb_client *c, const sort_opts *o, const sort_key *v, in
     size_t n = gb_list_len(l);
     gb_slice dst = *o->store;
     if (n) {
-        gb_db_delete(c->db, dst);
-        gb_db_add_object(c->db, dst, GB_TYPE_LIST, l);
+        gb_db_set_object(c->db, dst, GB_TYPE_LIST, l);
         gb_engine_key_modified(c->db, dst); /* one change... */
         c->eng->stats.dirty += n - 1;       /* ...Redis counts one per element */
         gb_notify_key(c, GB_NOTIFY_LIST, "sortstore", dst);

@@ -155,8 +155,14 @@ gb_result gb_keys_rename(gb_db *db, gb_slice src_key, gb_slice dst_key, bool nx,
         return GB_R_NOTFOUND;
     if (gb_slice_eq(src_key, dst_key))
         return GB_R_OK;
-    if (gb_db_lookup_write(db, dst_key) && nx)
-        return GB_R_OK;
+    if (gb_db_lookup_write(db, dst_key)) {
+        if (nx)
+            return GB_R_OK;
+        /* Redis deletes the destination and adds it anew (a "new" key
+         * event; first in its slot's list, for GETKEYSINSLOT) rather than
+         * overwriting it in place. */
+        gb_db_delete(db, dst_key);
+    }
     gb_db_insert_value(db, dst_key, src, false, gb_db_expire_of(src));
     /* The value moved to the new record: detach it so deleting the old
      * record frees only the key. Re-find it: insertion may have rehashed. */

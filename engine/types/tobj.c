@@ -59,11 +59,12 @@ void gb_tobj_add(gb_db *db, gb_slice key, enum gb_type t, void *heap_hdr, gb_tob
 
 void gb_types_store(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 {
-    bool existed = gb_db_delete(db, key);
-    if (obj)
-        gb_db_add_object(db, key, t, gb_tobj_adopt(obj)); /* signals BZPOP* waiters for a zset */
-    if (obj || existed)
+    if (obj) {
+        gb_db_set_object(db, key, t, gb_tobj_adopt(obj)); /* signals BZPOP* waiters for a zset */
         gb_engine_key_modified(db, key);
+    } else if (gb_db_delete(db, key)) {
+        gb_engine_key_modified(db, key);
+    }
 }
 
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------------ */

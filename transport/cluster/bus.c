@@ -15,6 +15,7 @@
 #include "engine/base/random.h"
 #include "engine/cluster/bus_msg.h"
 #include "engine/cluster/cluster.h"
+#include "engine/cluster/election.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/cluster_mode.h"
 #include "engine/core/keyspace/db.h"
@@ -44,6 +45,7 @@ struct gb_cluster_bus {
     int64_t cant_failover_logged_ms;
     uint64_t auth_epoch;   /* the epoch its request asked votes for */
     int auth_count;        /* votes received */
+    int auth_rank;         /* the rank its delay was computed for */
     bool auth_sent;
     int64_t mfstart_for;   /* the CLUSTER FAILOVER (its mf_end) an MFSTART was sent for */
     /* tls-cluster (NULL contexts: plain TCP): accepted links are TLS
@@ -1180,20 +1182,37 @@ static void broadcast_pong(gb_cluster_bus *bus)
     }
 }
 
-/* The replicas of the same primary with more of its data than this one
- * (Redis's clusterGetSlaveRank): 0 goes first. */
-static int my_rank(gb_cluster_bus *bus, const gb_cluster_node *primary)
+/* The other replicas of primary learn this one's offset at once (Redis's
+ * CLUSTER_BROADCAST_LOCAL_SLAVES when an election is scheduled): their
+ * ranks, and so their delays, account for it. */
+static void pong_sibling_replicas(gb_cluster_bus *bus, const gb_cluster_node *primary)
 {
     gb_cluster *cl = state(bus);
-    uint64_t mine = (uint64_t)gb_repl_offset(bus->eng);
-    int rank = 0;
     for (size_t i = 0; i < cl->nnodes; i++) {
-        const gb_cluster_node *r = cl->nodes[i];
-        if (r != cl->myself && (r->flags & GB_CNODE_SLAVE) && strcmp(r->replica_of, primary->name) == 0 &&
-            !(r->flags & GB_CNODE_NOFAILOVER) && r->repl_offset > mine)
-            rank++;
+        gb_cluster_node *to = cl->nodes[i];
+        if (to != cl->myself && to->link && !(to->flags & GB_CNODE_HANDSHAKE) && (to->flags & GB_CNODE_SLAVE) &&
+            strcmp(to->replica_of, primary->name) == 0)
+            send_ping(to->link, GB_BUS_PONG);
     }
-    return rank;
+}
+
+static int my_rank(gb_cluster_bus *bus, const gb_cluster_node *primary)
+{
+    return gb_cluster_replica_rank(state(bus), primary, (uint64_t)gb_repl_offset(bus->eng));
+}
+
+/* Siblings' offsets that arrived since the election was scheduled: a rank
+ * now worse pushes the start back (Redis 7.0; not for a manual failover,
+ * nor once the votes were asked for). */
+static void refresh_rank(gb_cluster_bus *bus, const gb_cluster_node *primary)
+{
+    int rank = my_rank(bus, primary);
+    int64_t added = gb_cluster_rank_added_delay(bus->auth_rank, rank);
+    if (added == 0)
+        return;
+    bus->auth_time += added;
+    bus->auth_rank = rank;
+    gb_log(GB_LOG_WARNING, "Replica rank updated to #%d, added %lld milliseconds of delay.", rank, (long long)added);
 }
 
 /* Won: this replica serves its primary's slots under the new epoch
@@ -1319,17 +1338,20 @@ static void handle_replica_failover(gb_cluster_bus *bus)
     if (now - bus->auth_time > retry) {
         int rank = manual ? 0 : my_rank(bus, primary);
         /* a manual failover starts at once (Redis: no delay, rank 0) */
-        bus->auth_time = manual ? now : now + 500 + (int64_t)gb_random_below(500) + rank * 1000;
+        bus->auth_time =
+            manual ? now : now + 500 + (int64_t)gb_random_below(500) + (int64_t)rank * GB_CLUSTER_RANK_DELAY_MS;
+        bus->auth_rank = rank;
         bus->auth_count = 0;
         bus->auth_sent = false;
         if (manual)
             return;
-        bus->auth_count = 0;
-        bus->auth_sent = false;
         gb_log(GB_LOG_WARNING, "Start of election delayed for %lld milliseconds (rank #%d, offset %lld).",
                (long long)(bus->auth_time - now), rank, (long long)gb_repl_offset(bus->eng));
+        pong_sibling_replicas(bus, primary);
         return;
     }
+    if (!bus->auth_sent && !cl->mf_end)
+        refresh_rank(bus, primary);
     if (now < bus->auth_time || now - bus->auth_time > auth_timeout)
         return; /* not yet, or this election expired: the next starts after retry */
     if (!bus->auth_sent) {

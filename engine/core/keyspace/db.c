@@ -10,6 +10,7 @@
 #include "engine/core/request/propagate.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/core/keyspace/hfe.h"
+#include "engine/core/keyspace/slot_list.h"
 #include "engine/core/replication/replica.h"
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
@@ -119,15 +120,19 @@ static inline void before_db_flush(gb_db *db)
 /* Allocates a record for key with room for `extra` inline value bytes. */
 static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t extra)
 {
-    size_t hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u);
+    /* In cluster mode database 0's records carry their slot links. */
+    bool linked = GB_UNLIKELY(db->slot_first != NULL);
+    size_t hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u) + (linked ? sizeof(gb_kv_slot_link) : 0u);
     gb_kv *kv = gb_malloc(hdr + key.len + extra);
     memset(kv, 0, sizeof *kv);
     kv->keylen = (uint32_t)key.len;
     /* Born saved: a key created during a snapshot was not there when it began. */
-    kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | db->eng->cow.mark);
+    kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | (linked ? GB_KV_SLOT_LINKED : 0) | db->eng->cow.mark);
     gb_kv_clock_init(db->eng, kv);
     if (volatile_)
         memcpy((char *)kv + sizeof(gb_kv), &expire, sizeof expire);
+    if (linked)
+        memset(gb_kv_slot_link_of(kv), 0, sizeof(gb_kv_slot_link));
     if (key.len)
         memcpy((char *)kv + hdr, key.ptr, key.len);
     return kv;
@@ -212,7 +217,7 @@ void gb_db_flush(gb_db *db)
     before_db_flush(db);
     gb_htable_clear(&db->keys, free_kv_cb, NULL);
     if (db->slot_keys)
-        memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
+        gb_slot_list_clear(db);
     gb_hfe_index_drop(db);
     gb_free(db->vol);
     db->vol = NULL;
@@ -227,7 +232,7 @@ void gb_db_flush_lazy(gb_db *db)
     gb_lazyfree_table(db->eng, &db->keys, db->vol);
     gb_htable_init(&db->keys, db->keys.type);
     if (db->slot_keys)
-        memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
+        gb_slot_list_clear(db);
     gb_hfe_index_drop(db);
     db->vol = NULL;
     db->nvol = db->volcap = 0;
@@ -236,8 +241,7 @@ void gb_db_flush_lazy(gb_db *db)
 void gb_db_destroy(gb_db *db)
 {
     gb_db_flush(db);
-    gb_free(db->slot_keys);
-    db->slot_keys = NULL;
+    gb_slot_list_destroy(db);
 }
 
 void gb_db_swap_data(gb_db *a, gb_db *b)
@@ -250,6 +254,9 @@ void gb_db_swap_data(gb_db *a, gb_db *b)
     uint32_t *ts = a->slot_keys;
     a->slot_keys = b->slot_keys;
     b->slot_keys = ts;
+    gb_kv **tf = a->slot_first;
+    a->slot_first = b->slot_first;
+    b->slot_first = tf;
     gb_kv **tv = a->vol;
     a->vol = b->vol;
     b->vol = tv;
@@ -280,23 +287,28 @@ static void release(gb_db *db, gb_kv *kv, bool lazy)
  * (XREADGROUP waiters fail then, as in Redis 7.0). */
 static inline bool wakes_waiters(uint8_t t) { return t == GB_TYPE_LIST || t == GB_TYPE_ZSET || t == GB_TYPE_STREAM; }
 
-/* Cluster mode's per-slot key counts: one predictable test otherwise. */
-static inline void count_in_slot(gb_db *db, gb_slice key, int delta)
+/* Cluster mode's per-slot key counts and lists: one predictable test otherwise. */
+static inline void slot_add(gb_db *db, gb_kv *kv)
 {
     if (GB_UNLIKELY(db->slot_keys != NULL))
-        db->slot_keys[gb_keyslot(key.ptr, key.len)] += (uint32_t)delta;
+        gb_slot_list_add(db, kv);
+}
+
+static inline void slot_remove(gb_db *db, gb_kv *kv)
+{
+    if (GB_UNLIKELY(db->slot_keys != NULL))
+        gb_slot_list_remove(db, kv);
 }
 
 void gb_db_count_slots(gb_db *db)
 {
-    if (!db->slot_keys)
-        db->slot_keys = gb_calloc(GB_CLUSTER_SLOTS, sizeof *db->slot_keys);
-    /* keys present already (none at start-up, but be exact) */
-    memset(db->slot_keys, 0, GB_CLUSTER_SLOTS * sizeof *db->slot_keys);
+    gb_slot_list_create(db);
+    /* keys present already (none at start-up, but be exact): counted, not
+     * listed (their records have no links) */
     gb_htable_iter it;
     gb_htable_iter_init(&it, &db->keys);
     for (gb_hnode *n; (n = gb_htable_iter_next(&it)) != NULL;)
-        count_in_slot(db, gb_kv_key((gb_kv *)n), +1);
+        gb_slot_list_add(db, (gb_kv *)n);
     gb_htable_iter_done(&it);
 }
 
@@ -306,7 +318,7 @@ static void unlink_and_free(gb_db *db, gb_kv *kv)
     if (kv->type == GB_TYPE_STREAM)
         gb_blocking_signal_key(db, key);
     gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
-    count_in_slot(db, key, -1);
+    slot_remove(db, kv);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
     release(db, kv, db->eng->cfg.lazyfree_lazy_expire);
@@ -398,6 +410,8 @@ static void install(gb_db *db, gb_kv *kv)
         gb_kv *old = (gb_kv *)*link;
         before_write(db, old);
         gb_htable_replace_at(link, &kv->node);
+        if (GB_UNLIKELY(db->slot_keys != NULL))
+            gb_slot_list_replace(db, old, kv);
         if (gb_kv_volatile(old))
             vol_remove(db, old);
         if (old->type == GB_TYPE_STREAM)
@@ -405,7 +419,7 @@ static void install(gb_db *db, gb_kv *kv)
         release(db, old, db->eng->cfg.lazyfree_lazy_server_del);
     } else {
         gb_htable_insert(&db->keys, &kv->node, h);
-        count_in_slot(db, key, +1);
+        slot_add(db, kv);
         gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     }
     if (gb_kv_volatile(kv))
@@ -422,7 +436,7 @@ gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
     kv->enc = GB_ENC_OBJ;
     kv->v.ptr = obj;
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
-    count_in_slot(db, key, +1);
+    slot_add(db, kv);
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     if (wakes_waiters((uint8_t)t))
         gb_blocking_signal_key(db, key);
@@ -461,7 +475,7 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
     if (gb_htable_find(&db->keys, &key, hash))
         return false;
     gb_htable_insert(&db->keys, &kv->node, hash);
-    count_in_slot(db, key, +1);
+    slot_add(db, kv);
     if (gb_kv_volatile(kv))
         vol_add(db, kv);
     gb_hfe_track_kv(db, kv);
@@ -507,6 +521,19 @@ static inline void keep_clock(gb_kv *kv, const gb_kv *old)
     kv->lfu = old->lfu;
 }
 
+gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
+{
+    gb_kv *old = lookup(db, key, false); /* an expired key goes first, as in Redis's lookupKeyWrite */
+    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
+    kv->type = (uint8_t)t;
+    kv->enc = GB_ENC_OBJ;
+    kv->v.ptr = obj;
+    if (old && gb_policy_is_lfu(db->eng))
+        keep_clock(kv, old); /* Redis's dbOverwrite */
+    install(db, kv);
+    return kv;
+}
+
 /* Sets key (whose record is old, or NULL when it has none) to a string. */
 static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
 {
@@ -544,7 +571,7 @@ gb_kv *gb_db_add_string(gb_db *db, gb_slice key, gb_slice val)
 {
     gb_kv *kv = kv_new_string(db, key, val, false, -1, STR_AUTO);
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
-    count_in_slot(db, key, +1);
+    slot_add(db, kv);
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
     return kv;
 }
@@ -668,7 +695,7 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     gb_kv *kv = (gb_kv *)gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
         return false;
-    count_in_slot(db, key, -1);
+    slot_remove(db, kv);
     before_write(db, kv);
     /* A replica's deletions are its primary's: an expiry is counted and
      * propagated there. */
@@ -696,7 +723,8 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
 static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
 {
     size_t old_hdr = gb_kv_key_offset(kv);
-    size_t new_hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u);
+    bool linked = (kv->flags & GB_KV_SLOT_LINKED) != 0;
+    size_t new_hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u) + (linked ? sizeof(gb_kv_slot_link) : 0u);
     size_t tail = kv->keylen + (kv->enc == GB_ENC_EMBSTR ? (size_t)kv->v.len : 0u);
     gb_slice key = gb_kv_key(kv);
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, gb_hash_slice(key));
@@ -709,6 +737,10 @@ static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
     nkv->flags = (uint8_t)(volatile_ ? (nkv->flags | GB_KV_VOLATILE) : (nkv->flags & ~GB_KV_VOLATILE));
     if (volatile_)
         memcpy((char *)nkv + sizeof(gb_kv), &expire, sizeof expire);
+    if (linked) {
+        *gb_kv_slot_link_of(nkv) = *gb_kv_slot_link_of(kv);
+        gb_slot_list_moved(db, nkv);
+    }
     gb_htable_replace_at(link, &nkv->node);
     gb_free(kv); /* the value now belongs to nkv */
     if (volatile_)

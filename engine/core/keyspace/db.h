@@ -57,9 +57,11 @@ typedef struct gb_db {
     struct gb_zset *hfe;  /* hashes with field deadlines (engine/types/t_hash_ttl.h), or NULL */
     struct gb_engine *eng;
     int id;
-    /* The number of keys in each hash slot (CLUSTER COUNTKEYSINSLOT), or
-     * NULL: kept only in cluster mode, for database 0. */
+    /* The number of keys in each hash slot (CLUSTER COUNTKEYSINSLOT) and
+     * the first of each slot's list of keys (GETKEYSINSLOT), or NULL: kept
+     * only in cluster mode, for database 0 (slot_list.h). */
     uint32_t *slot_keys;
+    gb_kv **slot_first;
 } gb_db;
 
 /* Starts counting db's keys by hash slot (cluster-enabled, before loading). */
@@ -89,6 +91,11 @@ gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key);
 
 /* Creates key -> obj (type t, GB_ENC_OBJ). The key must not exist. */
 gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj);
+/* Sets key to obj (type t), replacing any value of any type and its expiry
+ * (Redis's setKey for the STORE commands): a key that exists keeps its
+ * place among its slot's keys in cluster mode, as Redis's overwrite does;
+ * an expired one is deleted first, so the key is new. */
+gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj);
 /* Sets key to a string value, replacing any value of any type. With
  * keep_ttl the old expiry (if any) is kept, else it is cleared. */
 gb_kv *gb_db_set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl);

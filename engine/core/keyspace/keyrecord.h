@@ -13,7 +13,8 @@
  *   20      1     type      GB_TYPE_*
  *   21      1     enc       GB_ENC_*
  *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
- *                           GB_KV_COW_MARK: the background-save mark (db.h)
+ *                           GB_KV_COW_MARK: the background-save mark (db.h);
+ *                           GB_KV_SLOT_LINKED: the slot links are present
  *   23      1     lfu       under an LFU maxmemory-policy: the 8-bit logarithmic
  *                           access counter (Redis's LFU counter; 5 for a new
  *                           key); unused (left as it was) under other policies
@@ -28,7 +29,10 @@
  *                           value until keys are touched again, as in Redis.
  *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
  *   32      8     expire    [VOLATILE only] absolute expiry, Unix milliseconds
- *   32|40   keylen key bytes
+ *   32|40   16    slot link [SLOT_LINKED only] previous and next key of the
+ *                           same hash slot (cluster mode, database 0:
+ *                           engine/core/keyspace/slot_list.h)
+ *   32..56  keylen key bytes
  *   ...     v     [EMBSTR only] value bytes
  *
  * A 16-byte key with a 3-byte value therefore costs 51 bytes of payload, one
@@ -56,6 +60,7 @@ enum gb_enc {
 
 #define GB_KV_VOLATILE 0x01u
 #define GB_KV_COW_MARK 0x02u
+#define GB_KV_SLOT_LINKED 0x04u
 
 /* Strings up to GB_INLINE_MAX bytes live inline in the gb_kv, one
  * allocation with the key (GB_ENC_EMBSTR): a 200-byte cache value costs a
@@ -92,7 +97,25 @@ typedef struct gb_str {
 
 static inline bool gb_kv_volatile(const gb_kv *kv) { return (kv->flags & GB_KV_VOLATILE) != 0; }
 
-static inline size_t gb_kv_key_offset(const gb_kv *kv) { return sizeof(gb_kv) + (gb_kv_volatile(kv) ? 8u : 0u); }
+/* The links of a key in its hash slot's list (GB_KV_SLOT_LINKED records). */
+typedef struct gb_kv_slot_link {
+    gb_kv *prev, *next;
+} gb_kv_slot_link;
+
+/* The optional fields' sizes come straight from the flag bits (8 bytes of
+ * expiry for 0x01, 16 of slot links for 0x04): no branch on the hot path. */
+_Static_assert(GB_KV_VOLATILE << 3 == 8 && GB_KV_SLOT_LINKED << 2 == sizeof(gb_kv_slot_link),
+               "gb_kv_key_offset derives field sizes from the flag bits");
+
+static inline size_t gb_kv_key_offset(const gb_kv *kv)
+{
+    return sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 3) + ((kv->flags & GB_KV_SLOT_LINKED) << 2);
+}
+
+static inline gb_kv_slot_link *gb_kv_slot_link_of(gb_kv *kv)
+{
+    return (gb_kv_slot_link *)((char *)kv + sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 3));
+}
 
 static inline const char *gb_kv_key_ptr(const gb_kv *kv) { return (const char *)kv + gb_kv_key_offset(kv); }
 
