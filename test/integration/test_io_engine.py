@@ -35,14 +35,15 @@ HAVE_URING = uring_available()
 
 
 class Choice(unittest.TestCase):
-    def test_default_is_libuv(self):
+    def test_default_is_auto(self):
         # a server started without --io-engine (gbtest adds one only when
-        # GOBLIN_IO_ENGINE is set, which this file's registration never does)
+        # GOBLIN_IO_ENGINE is set, which this file's registration never
+        # does): io_uring where auto finds it, else libuv
         srv = Server("goblin")
         try:
-            self.assertEqual(info_field(srv, "io_engine"), "libuv")
+            self.assertEqual(info_field(srv, "io_engine"), "io_uring" if HAVE_URING else "libuv")
             with Raw(srv) as r:
-                self.assertEqual(r.call("CONFIG", "GET", "io-engine"), [b"io-engine", b"libuv"])
+                self.assertEqual(r.call("CONFIG", "GET", "io-engine"), [b"io-engine", b"auto"])
         finally:
             srv.cleanup()
 
