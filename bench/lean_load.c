@@ -25,6 +25,18 @@
  * reply stops the run with exit status 1: a benchmark of errors is not a
  * benchmark of the command. Output, one line:
  *   requests=N seconds=S rate=R client_cpu_us_per_req=C client_cpu_share=F
+ *
+ * --rate R makes it an open loop (issue 33's fixed-rate latency): request
+ * k is due at start + k/R seconds whether or not earlier ones were
+ * answered, goes out on the first idle connection at or after that time,
+ * and its latency counts from when it was due, not from when it left, so
+ * a server that stalls is charged for every request that waited behind
+ * the stall (no coordinated omission). The client spins on its loop to
+ * send on time (its CPU share is 1.0 by design). --requests then counts
+ * round trips (pipelines), each timed once. The line also has
+ *   p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..
+ * and --cdf FILE --label L appends the latency CDF as
+ * bench/latency_cdf_chart.py reads it.
  */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
@@ -45,6 +57,7 @@
 #define MAX_COMMANDS 4 /* per request, separated by ";" */
 #define MAX_PIPELINE 64
 #define MAX_ARGS 64
+#define MAX_RATE_REQUESTS 100000000L /* an open loop's run is bounded */
 
 /* The request bytes: the command's RESP encoding `pipeline` times back to
  * back, and where each random mark sits in them. */
@@ -63,6 +76,14 @@ typedef struct load_run {
     int pipeline;
     long total, sent, done;
     int failed; /* an error reply, a closed connection, a failed send */
+    /* --rate's open loop (0: closed loop, each connection sends again at
+     * once): request k is due at start_ns + k * 1e9 / rate. */
+    double rate;
+    uint64_t start_ns;
+    long scheduled;          /* round trips started so far, in schedule order */
+    struct load_conn **idle; /* connections with nothing in flight */
+    int nidle;
+    gb_hist *latency; /* from each round trip's due time to its last reply */
 } load_run;
 
 typedef struct load_conn {
@@ -73,6 +94,7 @@ typedef struct load_conn {
     size_t awaiting;   /* replies still due for the pipeline in flight */
     uv_write_t write;  /* for the rest of a send the socket did not take at once */
     char *unsent;      /* that rest's bytes, owned until the write completes */
+    uint64_t due_ns;   /* --rate: when the round trip in flight was due */
 } load_conn;
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -217,6 +239,62 @@ static void send_pipeline(load_conn *c)
     run->sent += run->pipeline * run->rq.commands;
 }
 
+/* ---- --rate: the open loop ---- */
+
+static uint64_t due_time(const load_run *run, long k)
+{
+    return run->start_ns + (uint64_t)((double)k * 1e9 / run->rate);
+}
+
+/* Starts every round trip already due on an idle connection, in schedule
+ * order; one due with no idle connection waits, its latency counting from
+ * its due time all the same. */
+static void send_due(load_run *run)
+{
+    uint64_t now = gb_bench_now_ns();
+    while (run->nidle > 0 && run->scheduled < run->total && !run->failed) {
+        uint64_t due = due_time(run, run->scheduled);
+        if (due > now)
+            return;
+        load_conn *c = run->idle[--run->nidle];
+        c->due_ns = due;
+        run->scheduled++;
+        send_pipeline(c);
+    }
+}
+
+/* c's round trip is answered: its latency counts from when it was due, and
+ * c takes the next one due, if any. */
+static void answered_on_schedule(load_conn *c)
+{
+    load_run *run = c->run;
+    gb_hist_add(run->latency, gb_bench_now_ns() - c->due_ns);
+    run->idle[run->nidle++] = c;
+    send_due(run);
+}
+
+/* The open loop spins (the client has its own core) so that each round
+ * trip starts at its due time rather than at the loop's next wake-up. */
+static void run_on_schedule(uv_loop_t *loop, load_run *run, load_conn *conns, int clients)
+{
+    for (int i = 0; i < clients; i++)
+        run->idle[run->nidle++] = &conns[clients - 1 - i];
+    run->start_ns = gb_bench_now_ns();
+    while (!run->failed && (run->scheduled < run->total || run->nidle < clients)) {
+        send_due(run);
+        uv_run(loop, UV_RUN_NOWAIT);
+    }
+}
+
+static void print_latency(const load_run *run, const char *cdf, const char *label)
+{
+    gb_lat_summary l = gb_hist_summary(run->latency);
+    printf(" p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f", l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3,
+           l.p999 / 1e3, l.max / 1e3);
+    if (cdf)
+        gb_hist_write_cdf(run->latency, cdf, label);
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 {
     load_conn *c = h->data;
@@ -256,6 +334,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     }
     memmove(c->buf, c->buf + pos, c->len - pos);
     c->len -= pos;
+    if (run->rate > 0) {
+        if (c->awaiting == 0 && pos > 0)
+            answered_on_schedule(c);
+        return;
+    }
     if (c->awaiting == 0 && run->sent < run->total)
         send_pipeline(c);
     if (run->done == run->sent || run->failed)
@@ -270,13 +353,16 @@ static void usage(const char *me)
             "  --clients   connections, each with one pipeline in flight (default 50)\n"
             "  --pipeline  requests per round trip on a connection, 1-%d (default 1)\n"
             "  --requests  requests in all, rounded up to whole pipelines (default 100000)\n"
-            "  --keyspace  __rand_int__ takes values below this (default 100000)\n",
+            "  --keyspace  __rand_int__ takes values below this (default 100000)\n"
+            "  --rate R    open loop: R round trips a second in all, each timed from when it was due\n"
+            "  --cdf FILE  with --rate: append the latency CDF (label,ns,fraction) to FILE\n"
+            "  --label L   the CDF's label (default lean_load)\n",
             me, MAX_PIPELINE);
 }
 
 int main(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *cdf = NULL, *label = "lean_load";
     int clients = 50, cmd_at = -1, port = 0;
     load_run run = {.keyspace = 100000, .pipeline = 1, .total = 100000};
     for (int i = 1; i < argc; i++) {
@@ -295,13 +381,20 @@ int main(int argc, char **argv)
             run.total = atol(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--keyspace"))
             run.keyspace = strtoull(argv[++i], NULL, 10);
+        else if (i + 1 < argc && !strcmp(argv[i], "--rate"))
+            run.rate = atof(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--cdf"))
+            cdf = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--label"))
+            label = argv[++i];
         else {
             usage(argv[0]);
             return 2;
         }
     }
     if ((!path && port <= 0) || cmd_at < 0 || cmd_at >= argc || clients < 1 || clients > 10000 || run.pipeline < 1 ||
-        run.pipeline > MAX_PIPELINE || run.total < 1 || run.keyspace < 1) {
+        run.pipeline > MAX_PIPELINE || run.total < 1 || run.keyspace < 1 || run.rate < 0 ||
+        (run.rate > 0 && run.total > MAX_RATE_REQUESTS)) {
         usage(argv[0]);
         return 2;
     }
@@ -334,15 +427,26 @@ int main(int argc, char **argv)
 
     uint64_t t0 = gb_bench_now_ns();
     double cpu0 = cpu_seconds();
-    for (int i = 0; i < clients && run.sent < run.total; i++)
-        send_pipeline(&conns[i]);
-    if (!run.failed)
-        uv_run(loop, UV_RUN_DEFAULT);
+    if (run.rate > 0) {
+        run.idle = calloc((size_t)clients, sizeof *run.idle);
+        run.latency = gb_hist_new();
+        run.total = run.total / run.pipeline + (run.total % run.pipeline != 0);
+        run_on_schedule(loop, &run, conns, clients);
+    } else {
+        for (int i = 0; i < clients && run.sent < run.total; i++)
+            send_pipeline(&conns[i]);
+        if (!run.failed)
+            uv_run(loop, UV_RUN_DEFAULT);
+    }
     double seconds = (double)(gb_bench_now_ns() - t0) / 1e9, cpu = cpu_seconds() - cpu0;
     int rc = run.failed || run.done < run.sent;
-    if (!rc)
-        printf("requests=%ld seconds=%.3f rate=%.0f client_cpu_us_per_req=%.2f client_cpu_share=%.2f\n", run.done,
+    if (!rc) {
+        printf("requests=%ld seconds=%.3f rate=%.0f client_cpu_us_per_req=%.2f client_cpu_share=%.2f", run.done,
                seconds, (double)run.done / seconds, cpu * 1e6 / (double)run.done, cpu / seconds);
+        if (run.rate > 0)
+            print_latency(&run, cdf, label);
+        printf("\n");
+    }
     for (int i = 0; i < clients; i++)
         uv_close((uv_handle_t *)&conns[i].pipe, NULL);
     uv_run(loop, UV_RUN_DEFAULT); /* the closes, and any write still queued */
@@ -351,6 +455,8 @@ int main(int argc, char **argv)
         free(conns[i].unsent);
     }
     free(conns);
+    free(run.idle);
+    free(run.latency);
     free(run.rq.bytes);
     uv_loop_close(loop);
     return rc;

@@ -55,6 +55,9 @@ int gb_uring_cancel_fd(gb_uring *u, int fd);
  * has ready; one system call. 0, or a negative errno. */
 int gb_uring_submit(gb_uring *u);
 
+/* Requests queued and not yet handed to the kernel. */
+unsigned gb_uring_queued(const gb_uring *u);
+
 /* Waits up to ms milliseconds for a completion (after submitting what is
  * queued). 0 when one waits, else a negative errno (-ETIME). */
 int gb_uring_wait(gb_uring *u, unsigned ms);

@@ -174,6 +174,8 @@ int gb_uring_submit(gb_uring *u)
     return rc < 0 ? rc : 0;
 }
 
+unsigned gb_uring_queued(const gb_uring *u) { return io_uring_sq_ready(&u->ring); }
+
 int gb_uring_wait(gb_uring *u, unsigned ms)
 {
     struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long long)(ms % 1000) * 1000000};

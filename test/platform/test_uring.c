@@ -118,6 +118,32 @@ static void test_peer_close_ends_the_receive(void **state)
     gb_uring_close(u);
 }
 
+/* gb_uring_queued counts what the next submit hands over (the socket
+ * server keeps the loop awake while it is not zero). */
+static void test_queued_until_submitted(void **state)
+{
+    (void)state;
+    gb_uring *u = open_or_explain(4);
+    if (!u)
+        return;
+    int sv[2];
+    assert_rc(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(gb_uring_queued(u), 0);
+    assert_rc(gb_uring_recv(u, sv[0], 3), 0);
+    assert_rc(gb_uring_send(u, sv[0], "x", 1, 4), 0);
+    assert_int_equal(gb_uring_queued(u), 2);
+    assert_rc(gb_uring_submit(u), 0);
+    assert_int_equal(gb_uring_queued(u), 0);
+    seen s = {0};
+    reap_until(u, &s, 1); /* the send */
+    assert_int_equal(s.ev[0].tag, 4);
+    assert_rc(gb_uring_cancel_fd(u, sv[0]), 0);
+    close(sv[0]);
+    reap_until(u, &s, 2); /* the receive, cancelled */
+    close(sv[1]);
+    gb_uring_close(u);
+}
+
 static void test_bad_buffer_ring_refused(void **state)
 {
     (void)state;
@@ -135,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_receive_send_cancel),
         cmocka_unit_test(test_peer_close_ends_the_receive),
+        cmocka_unit_test(test_queued_until_submitted),
         cmocka_unit_test(test_bad_buffer_ring_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,10 @@
  * completions; when they run out, a receive ends and is armed again). */
 #define URING_DEPTH 4096
 #define URING_BUFS 512
+/* Submissions a pump makes at most for what its own completions queued
+ * (the rest of a short send, a receive armed again); has_pending keeps the
+ * loop awake for anything left. */
+#define URING_PUMP_ROUNDS 4
 #define URING_BUF_SIZE READ_CHUNK
 
 typedef struct conn conn;
@@ -953,13 +957,20 @@ static void uring_completed(void *ctx, const gb_uring_event *ev)
 }
 
 /* Hands the iteration's requests to the kernel (one system call) and
- * runs what has completed. */
+ * runs what has completed. A completion may queue another request (the
+ * rest of a short send, a receive armed again): it goes in at once as
+ * well, since a request left queued would wait for whatever wakes the loop
+ * next (a timer: up to 1/hz seconds per piece of a large reply). */
 static void uring_pump(gb_net_server *srv)
 {
-    int rc = gb_uring_submit(srv->uring);
-    if (rc != 0 && rc != -EBUSY && rc != -EINTR)
-        gb_log(GB_LOG_WARNING, "io_uring submit failed: %s", strerror(-rc));
-    gb_uring_reap(srv->uring, uring_completed, srv);
+    for (int round = 0; round < URING_PUMP_ROUNDS; round++) {
+        int rc = gb_uring_submit(srv->uring);
+        if (rc != 0 && rc != -EBUSY && rc != -EINTR)
+            gb_log(GB_LOG_WARNING, "io_uring submit failed: %s", strerror(-rc));
+        gb_uring_reap(srv->uring, uring_completed, srv);
+        if (gb_uring_queued(srv->uring) == 0)
+            return;
+    }
 }
 
 static void uring_ready(uv_poll_t *p, int status, int events)
@@ -1561,11 +1572,12 @@ static void flush_replies(void *ctx)
         uring_pump(srv);
 }
 
-/* Resumed connections or replies waiting: the loop must not sleep. */
+/* Resumed connections, replies or ring requests waiting: the loop must
+ * not sleep. */
 static bool has_pending(void *ctx)
 {
     const gb_net_server *srv = ctx;
-    return srv->resume_head != NULL || srv->reply_head != NULL;
+    return srv->resume_head != NULL || srv->reply_head != NULL || (srv->uring && gb_uring_queued(srv->uring) > 0);
 }
 
 /* Shutdown: the listeners and every connection close. */

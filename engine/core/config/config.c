@@ -696,11 +696,11 @@ static const opt options[] = {
     {"tls-handshake-thread", NULL, T_BOOL, OFF(tls_handshake_thread), 0, 1, "yes", false, NULL,
      "Goblin Core's own: TLS handshakes on a helper thread (the engine sees a connection once it is "
      "established); no: on the engine's loop, as Redis does them.", NULL},
-    {"io-engine", NULL, T_ENUM, OFF(io_engine), 0, 0, "libuv", false, io_engines,
-     "Goblin Core's own: how client sockets are read and written. libuv (the default): a read and a write per "
-     "socket; io_uring: batched in one system call per loop iteration (Linux with liburing; refuses to start "
-     "without it); auto: io_uring where the kernel allows it, else libuv (docs/io_uring.md). INFO server's "
-     "io_engine says which is in use.", NULL},
+    {"io-engine", NULL, T_ENUM, OFF(io_engine), 0, 0, "auto", false, io_engines,
+     "Goblin Core's own: how client sockets are read and written. auto (the default): io_uring where the build "
+     "and kernel allow it, else libuv with a log line saying why; io_uring: batched in one system call per loop "
+     "iteration (Linux with liburing; refuses to start without it); libuv: a read and a write per socket "
+     "(docs/io_uring.md). INFO server's io_engine says which is in use.", NULL},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])
