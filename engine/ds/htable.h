@@ -135,6 +135,20 @@ static inline void gb_htable_prefetch_chain(const gb_htable *ht, uint64_t hash)
     }
 }
 
+/* ... and the second record of that chain, once the first is in the
+ * cache (gb_htable_prefetch_chain, earlier): at the load factors the table
+ * keeps, most chains are one or two records long. */
+static inline void gb_htable_prefetch_chain_next(const gb_htable *ht, uint64_t hash)
+{
+    for (int t = 0; t < 2; t++) {
+        if (ht->tab[t]) {
+            const gb_hnode *n = ht->tab[t][hash & ht->mask[t]];
+            if (n && n->next)
+                __builtin_prefetch(n->next);
+        }
+    }
+}
+
 /* Migrates up to n buckets; returns true if more remain. */
 bool gb_htable_rehash_step(gb_htable *ht, size_t n);
 /* Sizes an empty table for n entries at once (a snapshot's load knows how

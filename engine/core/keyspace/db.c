@@ -453,6 +453,7 @@ gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, i
 }
 
 void gb_db_prefetch_chain(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain(&db->keys, hash); }
+void gb_db_prefetch_chain_next(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain_next(&db->keys, hash); }
 
 /* One hash, one chain walk: the check for a key twice and the insertion. */
 bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
