@@ -989,6 +989,21 @@ static void c_twice_far(gb_snap_writer *w)
     put_string_key(w, "again");
     put_string_key(w, "after");
 }
+/* A table sized for thousands of keys, where the pipe clears most keys by
+ * its per-bucket filters without reading their chains: a name met again
+ * is found all the same, wherever its first occurrence was. */
+static void c_twice_in_big_table(gb_snap_writer *w)
+{
+    gb_snap_put_u8(w, GB_SNAP_OP_DBSIZE);
+    gb_snap_put_varint(w, 0);
+    gb_snap_put_varint(w, 1500); /* the table: 2048 buckets, never full */
+    char name[16];
+    for (int i = 0; i < 1500; i++) {
+        snprintf(name, sizeof name, "key%d", i);
+        put_string_key(w, name);
+    }
+    put_string_key(w, "key17");
+}
 static void c_bad_db(gb_snap_writer *w)
 {
     gb_snap_put_u8(w, GB_SNAP_OP_SELECTDB);
@@ -1026,6 +1041,7 @@ static void test_crafted_records_are_checked(void **state)
     expect_refused(c_twice, "appears twice");
     expect_refused(c_twice_near, "key 'again' appears twice");
     expect_refused(c_twice_far, "key 'again' appears twice");
+    expect_refused(c_twice_in_big_table, "key 'key17' appears twice");
     expect_refused(c_bad_db, "does not exist");
     expect_refused(c_huge_string, "records end before");
     expect_refused(c_nan_score, "NaN score");
