@@ -3,7 +3,8 @@
 (issue 29; docs/benchmarks.md, "Redis RDB files").
 
     /usr/bin/python3 bench/rdb_compare.py --goblin build-release/goblin-core \\
-        [--redis /usr/bin/redis-server] [--trials 5] [--keys 1000000] [--collections 800]
+        [--redis /usr/bin/redis-server] [--trials 5] [--keys 1000000] [--collections 800] \\
+        [--own-snapshot]
 
 redis-server builds one dataset and SAVEs it (rdbcompression yes, as
 Redis's default): --keys small strings `key:%08d` -> 16 bytes (DEBUG
@@ -17,6 +18,14 @@ goblin-core's "DB loaded from a Redis RDB file ... in N s"), and the
 used_memory and RSS after the load. Before measuring, the script checks
 both servers hold the same number of keys and the same values for a sample
 of them. Rows are medians over --trials.
+
+--own-snapshot adds a third row: goblin-core loading its own snapshot of
+the same dataset (goblin-core loads dump.rdb once and SAVEs it in its own
+format as goblin.snap), in the same trials, the three starts interleaved
+and their order rotating. The servers run under `taskset -c SERVER_CORE`,
+so every thread of a server shares that one CPU: goblin-core's snapshot
+read-ahead thread is not started on one CPU (the engine thread decodes
+each block itself), and the figures compare one CPU with one CPU.
 """
 import argparse
 import os
@@ -86,7 +95,7 @@ def start(binary, kind, d, dbfilename, extra=()):
     log = os.path.join(d, kind + ".log")
     args = ["taskset", "-c", SERVER_CORE, binary, "--port", "0", "--unixsocket", sock, "--save", "",
             "--appendonly", "no", "--dir", d, "--dbfilename", dbfilename, "--logfile", log] + list(extra)
-    if kind == "goblin":
+    if kind != "redis":
         args += ["--rings", "0"]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(6000):
@@ -132,10 +141,39 @@ def build(redis, d, keys, collections, value_size=16, compression=True):
     return os.path.getsize(os.path.join(d, "dump.rdb"))
 
 
+# The line each start logs when its load is done, by contestant.
+LOAD_LINE = {
+    "redis": r"DB loaded from disk: ([0-9.]+) seconds",
+    "goblin": r"DB loaded from a Redis RDB file.* in ([0-9.]+) s",
+    "goblin-own": r"DB loaded from disk: .* in ([0-9.]+) s",
+}
+ROW_NAME = {"goblin": "goblin-core, Redis's dump.rdb", "goblin-own": "goblin-core, its own snapshot",
+            "redis": "redis-server 7.0, dump.rdb"}
+
+
+OWN_SNAPSHOT = "goblin.snap"
+
+
+def save_own_snapshot(goblin, d):
+    """goblin-core loads dump.rdb once and SAVEs the dataset in its own
+    format as OWN_SNAPSHOT; returns that file's size."""
+    shutil.copyfile(os.path.join(d, "dump.rdb"), os.path.join(d, OWN_SNAPSHOT))
+    proc, c, log = start(goblin, "goblin", d, OWN_SNAPSHOT)
+    try:
+        c.call("SAVE")
+    finally:
+        stop(proc)
+        os.unlink(log)
+    kept = os.path.join(d, OWN_SNAPSHOT + ".redis")  # the Redis original goblin-core keeps beside its first save
+    if os.path.exists(kept):
+        os.unlink(kept)
+    return os.path.getsize(os.path.join(d, OWN_SNAPSHOT))
+
+
 def loaded_seconds(kind, log):
     with open(log, errors="replace") as f:
         text = f.read()
-    pat = r"DB loaded from disk: ([0-9.]+) seconds" if kind == "redis" else r"DB loaded from a Redis RDB file.* in ([0-9.]+) s"
+    pat = LOAD_LINE[kind]
     m = re.search(pat, text)
     if not m:
         raise RuntimeError("%s did not report its load time:\n%s" % (kind, text[-2000:]))
@@ -148,6 +186,16 @@ def memory(c, pid):
     with open("/proc/%d/status" % pid) as f:
         rss = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) * 1024
     return used, rss
+
+
+def cpu_seconds(pid):
+    """CPU time the server has used so far (start-up and the load: it
+    answers PING only once loaded). On a machine other work shares, the
+    steadier figure: the logged wall time also counts the time the load
+    waited for the CPU."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def sample(c, keys):
@@ -172,6 +220,8 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--collections", type=int, default=800)
     ap.add_argument("--value-size", type=int, default=16, help="bytes of each string value (DEBUG POPULATE)")
+    ap.add_argument("--own-snapshot", action="store_true",
+                    help="also goblin-core loading its own snapshot of the dataset (SAVEd once by goblin-core)")
     ap.add_argument("--no-compression", action="store_true",
                     help="the file saved with rdbcompression no: DEBUG POPULATE's zero-padded values would "
                          "otherwise shrink to nothing (the 2 GB row: --keys 12000000 --value-size 150)")
@@ -181,38 +231,52 @@ def main():
         size = build(a.redis, work, a.keys, a.collections, a.value_size, not a.no_compression)
         print("dataset: %d keys of %d bytes + %d collections of 5,000; dump.rdb %.1f MB"
               % (a.keys, a.value_size, a.collections, size / 1e6), file=sys.stderr)
-        results = {"goblin": [], "redis": []}
+        kinds = ["goblin", "redis"]
+        files = {"goblin": "dump.rdb", "redis": "dump.rdb", "goblin-own": OWN_SNAPSHOT}
+        sizes = {"goblin": size, "redis": size}
+        if a.own_snapshot:
+            sizes["goblin-own"] = save_own_snapshot(a.goblin, work)
+            print("goblin-core's snapshot: %.1f MB" % (sizes["goblin-own"] / 1e6), file=sys.stderr)
+            kinds.insert(1, "goblin-own")
+        results = {k: [] for k in kinds}
         samples = {}
         for trial in range(a.trials):
-            order = ["goblin", "redis"] if trial % 2 == 0 else ["redis", "goblin"]
+            shift = trial % len(kinds)
+            order = kinds[shift:] + kinds[:shift] if len(kinds) > 2 else kinds[::1 if trial % 2 == 0 else -1]
             for kind in order:
-                binary = a.goblin if kind == "goblin" else a.redis
-                proc, c, log = start(binary, kind, work, "dump.rdb")
+                binary = a.redis if kind == "redis" else a.goblin
+                proc, c, log = start(binary, kind, work, files[kind])
                 try:
                     secs = loaded_seconds(kind, log)
+                    cpu = cpu_seconds(proc.pid)
                     used, rss = memory(c, proc.pid)
                     if trial == 0:
                         samples[kind] = sample(c, a.keys)
                 finally:
                     stop(proc)
                     os.unlink(log)
-                results[kind].append((secs, used, rss))
-                print("trial %d %s: %.3f s" % (trial + 1, kind, secs), file=sys.stderr)
-        if samples["goblin"] != samples["redis"]:
+                results[kind].append((secs, used, rss, cpu))
+                print("trial %d %s: %.3f s (CPU %.2f s)" % (trial + 1, kind, secs, cpu), file=sys.stderr)
+        if any(samples[k] != samples["redis"] for k in kinds):
             sys.exit("the servers loaded different data")
-        med = {k: [statistics.median(r[i] for r in v) for i in range(3)] for k, v in results.items()}
+        med = {k: [statistics.median(r[i] for r in v) for i in range(4)] for k, v in results.items()}
         print("dump.rdb: %.1f MB (%d keys of %d bytes, %d collections of 5,000 elements%s), median of %d trials, "
               "server on CPU %s\n" % (size / 1e6, a.keys, a.value_size, a.collections,
                                       ", rdbcompression no" if a.no_compression else "", a.trials, SERVER_CORE))
-        print("| server | load s | MB/s | used_memory MB | RSS MB |")
-        print("|---|---:|---:|---:|---:|")
-        for kind in ("goblin", "redis"):
-            s, u, r = med[kind]
-            print("| %s | %.3f | %.0f | %.0f | %.0f |" % ("goblin-core" if kind == "goblin" else "redis-server 7.0",
-                                                           s, size / 1e6 / s, u / 1e6, r / 1e6))
-        print("\ngoblin / redis: load speed %.2fx, used_memory %.2fx, RSS %.2fx"
-              % (med["redis"][0] / med["goblin"][0], med["goblin"][1] / med["redis"][1],
-                 med["goblin"][2] / med["redis"][2]))
+        print("| server, file | file MB | load s | MB/s | load speed vs Redis | CPU s | CPU vs Redis "
+              "| used_memory MB | RSS MB |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for kind in kinds:
+            s, u, r, cpu = med[kind]
+            print("| %s | %.1f | %.3f | %.0f | %.2fx | %.2f | %.2fx | %.0f | %.0f |"
+                  % (ROW_NAME[kind], sizes[kind] / 1e6, s, sizes[kind] / 1e6 / s, med["redis"][0] / s, cpu,
+                     med["redis"][3] / cpu, u / 1e6, r / 1e6))
+        for kind in kinds[:-1]:
+            print("\n%s / redis: load speed %.2fx (CPU %.2fx), used_memory %.2fx, RSS %.2fx (load s per trial: %s; "
+                  "redis: %s)" % (ROW_NAME[kind], med["redis"][0] / med[kind][0], med["redis"][3] / med[kind][3],
+                                  med[kind][1] / med["redis"][1], med[kind][2] / med["redis"][2],
+                                  ", ".join("%.3f" % t[0] for t in results[kind]),
+                                  ", ".join("%.3f" % t[0] for t in results["redis"])))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -4,12 +4,13 @@
  * (daemonize, pidfile, disable-thp, oom-score-adj).
  *
  *   daemonize, pid file - POSIX, every variant (common/daemon_posix.c)
- *   THP, OOM score      - Linux (prctl, /proc/self/oom_score_adj);
+ *   THP, OOM score      - Linux (prctl and /sys/kernel/mm, /proc/self/oom_score_adj);
  *                         elsewhere GB_ENOTSUP (common/process_none.c)
  */
 #ifndef GB_PLATFORM_DAEMON_H
 #define GB_PLATFORM_DAEMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Forks; the parent exits 0 at once, the child leads a new session with
@@ -22,6 +23,12 @@ int gb_plat_write_pidfile(const char *path, char *err, size_t errlen);
 
 /* Turns transparent huge pages off for this process. */
 int gb_plat_disable_thp(void);
+/* Whether the kernel gives every process transparent huge pages unasked
+ * (Linux's "always" mode), the one mode disable-thp acts on (Redis's
+ * checkTHPEnabled): under "madvise" a process gets huge pages only where it
+ * asks for them (the engine's big bucket arrays), so there is nothing to
+ * turn off. */
+bool gb_plat_thp_always(void);
 
 /* The OOM killer's score adjustment of this process (-1000..1000). */
 int gb_plat_oom_score_adj_get(int *out);

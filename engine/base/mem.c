@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/allocator.h"
 #include "engine/base/common.h"
 #include "platform/mem.h"
 #include "platform/shm_atomic.h"
@@ -49,13 +50,22 @@ static void oom(size_t n)
     abort();
 }
 
+/* The usable size of p, just allocated for n bytes: from n where the
+ * allocator can tell it so (engine/base/allocator.h), else from p. */
+static size_t usable_of_new(void *p, size_t n)
+{
+    size_t u = gb_allocator_usable_for(n);
+    return u ? u : gb_plat_malloc_usable_size(p);
+}
+
 /* The allocations themselves: NULL on failure, nothing counted then. */
 static void *raw_malloc(size_t n)
 {
     if (have_usable()) {
-        void *p = malloc(n ? n : 1);
+        size_t ask = n ? n : 1;
+        void *p = malloc(ask);
         if (p)
-            account((int64_t)gb_plat_malloc_usable_size(p));
+            account((int64_t)usable_of_new(p, ask));
         return p;
     }
     if (n > SIZE_MAX - PREFIX)

@@ -281,6 +281,16 @@ void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
     ht->used[t]++;
 }
 
+void gb_htable_insert_known(gb_htable *ht, gb_hnode *n, uint64_t hash, unsigned chain_len)
+{
+    uint64_t b = hash & ht->mask[0];
+    n->next = ht->tab[0][b];
+    ht->tab[0][b] = n;
+    if (chain_len > ht->max_chain[0])
+        ht->max_chain[0] = (uint16_t)GB_MIN(chain_len, UINT16_MAX);
+    ht->used[0]++;
+}
+
 gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash)
 {
     int t;

@@ -11,6 +11,7 @@
 #include "engine/core/keyspace/db.h"
 #include "engine/core/memory/evict.h"
 #include "engine/core/request/script_state.h"
+#include "engine/persist/load_pipe.h"
 #include "engine/persist/rdb_object.h"
 #include "engine/types/t_list.h"
 #include "engine/types/t_stream.h"
@@ -52,13 +53,11 @@ typedef struct loader {
     gb_rdb_load_stats *st;
     char *err;
     size_t errlen;
-    /* The key read last, built but not yet in its table: it goes in while
-     * the next key is decoded, so the cache misses of its bucket and chain
-     * overlap with that work (as Goblin's own snapshot loader does,
-     * engine/persist/serialize.c). */
-    gb_kv *held;
-    uint64_t held_hash;
-    gb_db *held_db;
+    /* Keys built and not yet in their tables: they go in some keys later,
+     * so the cache misses of their buckets and chains overlap with that
+     * work (engine/persist/load_pipe.h; Goblin's own snapshot loader,
+     * engine/persist/serialize.c, does the same). */
+    gb_load_pipe pipe;
 } loader;
 
 static bool fail(loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,22 +141,21 @@ static const char *rdb_type_name(int t)
 /* A key in a message: its first 64 bytes at most. */
 #define KEY_SHOWN(len) ((int)((len) < 64 ? (len) : 64))
 
-/* Adds the held key to its table; false (the load fails) when the key is
- * there already. */
-static bool insert_held(loader *L)
+/* The load fails: dup's key was in its table already. */
+static bool fail_twice(loader *L, gb_loaded_key dup)
 {
-    gb_kv *kv = L->held;
-    if (!kv)
-        return true;
-    L->held = NULL;
-    if (gb_db_insert_loaded(L->held_db, kv, L->held_hash)) {
-        L->st->keys++;
-        return true;
-    }
-    gb_slice key = gb_kv_key(kv);
-    fail(L, "key '%.*s' appears twice in database %d", KEY_SHOWN(key.len), key.ptr, L->held_db->id);
-    gb_kv_free(kv);
+    gb_slice key = gb_kv_key(dup.kv);
+    fail(L, "key '%.*s' appears twice in database %d", KEY_SHOWN(key.len), key.ptr, dup.db->id);
+    gb_kv_free(dup.kv);
     return false;
+}
+
+/* Adds the queued keys to their tables; false (the load fails) when one
+ * is there already. */
+static bool insert_queued(loader *L)
+{
+    gb_loaded_key dup;
+    return gb_load_pipe_flush(&L->pipe, &dup) || fail_twice(L, dup);
 }
 
 /* One key of rdbtype, with the expiry and idle time read before it. */
@@ -169,8 +167,6 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, 
     const char *key = name.ptr;
     size_t klen = name.len;
     uint64_t hash = gb_db_prefetch_key(L->db, gb_slice_make(key, klen));
-    if (L->held) /* its bucket came in while this key's name was read */
-        gb_db_prefetch_chain(L->held_db, L->held_hash);
     gb_rdb_value v;
     const char *why;
     if (!gb_rdb_object_read(&L->r, rdbtype, &L->cfg, &v, &why)) {
@@ -179,10 +175,8 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, 
         return false;
     }
     gb_slice k = gb_slice_make(key, klen);
-    bool ok = insert_held(L);
-    if (!ok) {
-        gb_rdb_value_free(&v);
-    } else if (expire_ms >= 0 && expire_ms <= L->eng->now_ms && !gb_engine_is_replica(L->eng)) {
+    bool ok = true;
+    if (expire_ms >= 0 && expire_ms <= L->eng->now_ms && !gb_engine_is_replica(L->eng)) {
         /* already expired: not loaded (Redis's primary skips them too; a
          * replica keeps them for its primary's DEL) */
         gb_rdb_value_free(&v);
@@ -194,9 +188,9 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, 
         if (v.type == GB_TYPE_STRING)
             gb_rdb_str_free(&v.str);
         gb_kv_set_lru_or_lfu(L->eng, kv, freq, idle_s);
-        L->held = kv;
-        L->held_hash = hash;
-        L->held_db = L->db;
+        gb_loaded_key dup;
+        ok = gb_load_pipe_add(&L->pipe, (gb_loaded_key){kv, hash, L->db}, &dup) || fail_twice(L, dup);
+        L->st->keys++;
     }
     gb_rdb_str_free(&name);
     return ok;
@@ -215,7 +209,7 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
         if (op < 0)
             return fail(L, "the file ends before its EOF opcode");
         if (op >= OP_FUNCTION2 && op != OP_EXPIRETIME_MS && op != OP_EXPIRETIME && op != OP_IDLE && op != OP_FREQ &&
-            !insert_held(L)) /* a key goes in before SELECTDB, EOF and the rest change what follows */
+            !insert_queued(L)) /* keys go in before SELECTDB, EOF and the rest change what follows */
             return false;
         uint64_t a, b;
         switch (op) {
@@ -317,8 +311,7 @@ int gb_rdb_load_buffer(gb_engine *eng, const uint8_t *p, size_t len, const char 
     L.r = gb_rdb_reader_make(p, body_end);
     L.r.pos = MAGIC_LEN;
     bool loaded = load_body(&L, progress, pctx);
-    if (L.held) /* a load that failed with a key still in hand */
-        gb_kv_free(L.held);
+    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued, and the pipe's own memory */
     if (!loaded)
         return GB_EPARSE;
     if (L.r.pos != body_end) {

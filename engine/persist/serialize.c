@@ -7,6 +7,7 @@
 #include "engine/base/util.h"
 #include "engine/ds/hash_ttl.h"
 #include "engine/ds/listpack.h"
+#include "engine/persist/load_pipe.h"
 #include "engine/persist/snap_stream.h"
 #include "engine/persist/snapfmt.h"
 #include "engine/types/t_list.h"
@@ -209,13 +210,12 @@ typedef struct loader {
     sbuf key, a, b;
     gb_types_config tcfg;
     gb_list_config lcfg;
-    /* The key read last, built but not yet in its table: it goes in while
-     * the next key is read (insert_held), so the cache misses of its chain
-     * overlap with decoding that key's value instead of stalling the load.
-     * Before any record other than a key, nothing is held. */
-    gb_kv *held;
-    uint64_t held_hash;
-    gb_db *held_db;
+    /* Keys built and not yet in their tables: they go in some keys later
+     * (engine/persist/load_pipe.h), so the cache misses of their buckets
+     * and chains overlap with decoding the keys after them instead of
+     * stalling the load. Before any record other than a key, the pipe is
+     * emptied into the tables. */
+    gb_load_pipe pipe;
 } loader;
 
 static bool fail_key(loader *L, const char *what)
@@ -431,21 +431,22 @@ static void drop_value(uint8_t type, void *obj)
         gb_type_get(type_of[type])->free(obj);
 }
 
-/* Adds the held key to its table; false (the load fails) when its key is
- * there already. */
-static bool insert_held(loader *L)
+/* The load fails: dup's key was in its table already. */
+static bool fail_twice(loader *L, gb_loaded_key dup)
 {
-    gb_kv *kv = L->held;
-    if (!kv)
-        return true;
-    L->held = NULL;
-    if (gb_db_insert_loaded(L->held_db, kv, L->held_hash))
-        return true;
-    gb_slice key = gb_kv_key(kv);
+    gb_slice key = gb_kv_key(dup.kv);
     gb_snap_reader_fail(L->r, "key '%.*s' appears twice in database %d", (int)GB_MIN(key.len, 64), key.ptr,
-                        L->held_db->id);
-    gb_kv_free(kv);
+                        dup.db->id);
+    gb_kv_free(dup.kv);
     return false;
+}
+
+/* Adds the queued keys to their tables; false (the load fails) when one
+ * is there already. */
+static bool insert_queued(loader *L)
+{
+    gb_loaded_key dup;
+    return gb_load_pipe_flush(&L->pipe, &dup) || fail_twice(L, dup);
 }
 
 static bool load_key(loader *L, gb_snap_load_stats *st)
@@ -464,8 +465,6 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
         return false;
     gb_slice key = sl(&L->key);
     uint64_t hash = gb_db_prefetch_key(L->db, key);
-    if (L->held) /* its bucket came in while its value was decoded */
-        gb_db_prefetch_chain(L->held_db, L->held_hash);
     int64_t ival = 0;
     void *obj = NULL;
     if (type == GB_SNAP_T_STRING) {
@@ -477,28 +476,24 @@ static bool load_key(loader *L, gb_snap_load_stats *st)
     } else if (!(obj = load_value(L, type))) {
         return false;
     }
-    if (!insert_held(L)) {
-        drop_value(type, obj);
-        return false;
-    }
     int64_t when = (flags & GB_SNAP_KEY_HAS_EXPIRE) ? (int64_t)expire : -1;
     if (when >= 0 && when <= L->eng->now_ms && !L->eng->loading) {
         drop_value(type, obj); /* already expired: as Redis, not loaded */
         st->expired++;
         return true;
     }
+    gb_kv *kv;
     if (type == GB_SNAP_T_STRING_INT) {
         char num[GB_INT_BUF];
-        L->held = gb_db_loaded_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
+        kv = gb_db_loaded_string(L->db, key, gb_slice_make(num, gb_ll2str(num, ival)), when);
     } else if (type == GB_SNAP_T_STRING) {
-        L->held = gb_db_loaded_string(L->db, key, sl(&L->a), when);
+        kv = gb_db_loaded_string(L->db, key, sl(&L->a), when);
     } else {
-        L->held = gb_db_loaded_object(L->db, key, type_of[type], obj, when);
+        kv = gb_db_loaded_object(L->db, key, type_of[type], obj, when);
     }
-    L->held_hash = hash;
-    L->held_db = L->db;
     st->keys++;
-    return true;
+    gb_loaded_key dup;
+    return gb_load_pipe_add(&L->pipe, (gb_loaded_key){kv, hash, L->db}, &dup) || fail_twice(L, dup);
 }
 
 /* Sizes a database's table for the keys that come (bounded by the file's
@@ -553,7 +548,7 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
         uint8_t op;
         if (!gb_snap_get_u8(r, &op))
             break;
-        if (op != GB_SNAP_OP_KEY && !insert_held(&L))
+        if (op != GB_SNAP_OP_KEY && !insert_queued(&L))
             break;
         if (op == GB_SNAP_OP_KEY) {
             if (!load_key(&L, st))
@@ -598,8 +593,7 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
         }
     }
     gb_plat_heap_bulk_end(&heap);
-    if (L.held) /* a load that failed */
-        gb_kv_free(L.held);
+    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued, and the pipe's own memory */
     gb_free(L.key.p);
     gb_free(L.a.p);
     gb_free(L.b.p);

@@ -38,6 +38,8 @@ int gb_plat_thread_cpu_seconds(double *user, double *sys)
 
 int gb_plat_disable_thp(void) { return gb__fail(GB_ENOTSUP, NULL, 0, "no transparent huge pages to turn off"); }
 
+bool gb_plat_thp_always(void) { return false; }
+
 int gb_plat_oom_score_adj_get(int *out)
 {
     (void)out;

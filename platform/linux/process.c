@@ -172,6 +172,17 @@ int gb_plat_disable_thp(void)
     return 0;
 }
 
+bool gb_plat_thp_always(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return false;
+    char mode[256];
+    bool always = fgets(mode, sizeof mode, f) && strstr(mode, "[always]");
+    fclose(f);
+    return always;
+}
+
 int gb_plat_oom_score_adj_get(int *out)
 {
     FILE *f = fopen("/proc/self/oom_score_adj", "r");

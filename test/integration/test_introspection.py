@@ -12,6 +12,7 @@
   * CONFIG SET of several parameters: all or none, with Redis's errors.
 """
 
+import re
 import time
 
 import gbtest
@@ -256,6 +257,23 @@ class ConfigSetAtomicTest(gbtest.GoblinAndRedisCase):
             got.append(seen)
         self.assertEqual(got[0], got[1])
         self.assertEqual(got[0][-1], 0)  # restored
+
+    def test_disable_thp_as_redis(self):
+        # disable-thp yes (the default) turns transparent huge pages off
+        # only where the kernel gives them to every process ("always"), as
+        # Redis's linuxMemoryWarnings does; under "madvise" the process
+        # keeps the huge pages it asks for (the engine's big key tables).
+        def thp_enabled(srv):
+            try:
+                with open("/proc/%d/status" % srv.pid) as f:
+                    m = re.search(r"^THP_enabled:\s*(\d)", f.read(), re.M)
+            except OSError:
+                m = None
+            return m and m.group(1)
+        got = [thp_enabled(srv) for srv in (self.goblin, self.redis)]
+        if got[1] is None:
+            self.skipTest("no THP_enabled in /proc/<pid>/status (not Linux, or a kernel before 6.x)")
+        self.assertEqual(got[0], got[1])
 
     def test_values_as_redis_shows_them(self):
         for args in (("latency-tracking-info-percentiles", "10 20.5 99.99"), ("latency-tracking-info-percentiles", ""),

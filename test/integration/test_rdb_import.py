@@ -217,6 +217,16 @@ class RdbImport(gbtest.GoblinAndRedisCase):
                            "key 'q' (list, RDB type 14) holds"),
             "twice": (rdb_file(b"\x00" + dr.rdb_str(b"k") + dr.rdb_str(b"v") + b"\x00" + dr.rdb_str(b"k")
                                + dr.rdb_str(b"w")), "appears twice"),
+            # keys go into their table some keys after they are read
+            # (engine/persist/load_pipe.h): refused however far apart
+            "twice-far": (rdb_file(b"\x00" + dr.rdb_str(b"k") + dr.rdb_str(b"v")
+                                   + b"".join(b"\x00" + dr.rdb_str(b"o%d" % i) + dr.rdb_str(b"v") for i in range(100))
+                                   + b"\x00" + dr.rdb_str(b"k") + dr.rdb_str(b"w")), "key 'k' appears twice"),
+            # a table sized for thousands (RESIZEDB), where most keys go in
+            # without their chains being read (per-bucket filters)
+            "twice-big": (rdb_file(b"\xfe\x00\xfb\x53\x88\x00"
+                                   + b"".join(b"\x00" + dr.rdb_str(b"key%d" % i) + dr.rdb_str(b"v") for i in range(3000))
+                                   + b"\x00" + dr.rdb_str(b"key17") + dr.rdb_str(b"w")), "key 'key17' appears twice"),
             "not-eof": (b"REDIS0009\x00" + dr.rdb_str(b"k") + dr.rdb_str(b"v") + b"\x00" * 8, "ends before"),
         }
         for name, (data, expect) in cases.items():

@@ -38,6 +38,8 @@ bool gb_allocator_stats_get(gb_allocator_stats *st)
     return true;
 }
 
+size_t gb_allocator_usable_for(size_t n) { return nallocx(n, 0); }
+
 void gb_allocator_purge(void)
 {
     char cmd[64];

@@ -18,6 +18,12 @@ bool gb_allocator_set_background_thread(bool on)
     return false;
 }
 
+size_t gb_allocator_usable_for(size_t n)
+{
+    (void)n;
+    return 0;
+}
+
 void gb_allocator_purge(void) { gb_plat_heap_trim(); }
 
 char *gb_allocator_report(size_t *len)

@@ -467,6 +467,16 @@ gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, i
 }
 
 void gb_db_prefetch_chain(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain(&db->keys, hash); }
+void gb_db_prefetch_chain_next(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain_next(&db->keys, hash); }
+
+/* What a loaded key's insertion does besides linking its record. */
+static void note_loaded(gb_db *db, gb_kv *kv)
+{
+    slot_add(db, kv);
+    if (gb_kv_volatile(kv))
+        vol_add(db, kv);
+    gb_hfe_track_kv(db, kv);
+}
 
 /* One hash, one chain walk: the check for a key twice and the insertion. */
 bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
@@ -475,11 +485,14 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
     if (gb_htable_find(&db->keys, &key, hash))
         return false;
     gb_htable_insert(&db->keys, &kv->node, hash);
-    slot_add(db, kv);
-    if (gb_kv_volatile(kv))
-        vol_add(db, kv);
-    gb_hfe_track_kv(db, kv);
+    note_loaded(db, kv);
     return true;
+}
+
+void gb_db_insert_loaded_known(gb_db *db, gb_kv *kv, uint64_t hash, unsigned chain_len)
+{
+    gb_htable_insert_known(&db->keys, &kv->node, hash, chain_len);
+    note_loaded(db, kv);
 }
 
 /* Overwrites a string record's value where it stands when the new value fits

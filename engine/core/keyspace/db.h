@@ -144,7 +144,8 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy);
  * soon as a key's name has been read: it returns the key's hash and starts
  * fetching its bucket. gb_db_loaded_string/_object build the key's record
  * (expire < 0: none) without adding it; gb_db_prefetch_chain, once the
- * bucket is in the cache, starts fetching the first record of its chain;
+ * bucket is in the cache, starts fetching the first record of its chain
+ * (gb_db_prefetch_chain_next, once that is in, the second);
  * gb_db_insert_loaded adds the record unless its key exists (false then:
  * the record is not added and stays the caller's, gb_kv_free frees it with
  * its value). Watchers and waiters are not told: nothing waits during a
@@ -153,7 +154,12 @@ uint64_t gb_db_prefetch_key(gb_db *db, gb_slice key);
 gb_kv *gb_db_loaded_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire);
 gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire);
 void gb_db_prefetch_chain(gb_db *db, uint64_t hash);
+void gb_db_prefetch_chain_next(gb_db *db, uint64_t hash);
 bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash);
+/* gb_db_insert_loaded without the check, for a key the loader knows is
+ * absent, into a settled table (gb_htable_settled) whose bucket holds
+ * chain_len - 1 records (engine/persist/load_pipe.c). */
+void gb_db_insert_loaded_known(gb_db *db, gb_kv *kv, uint64_t hash, unsigned chain_len);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);

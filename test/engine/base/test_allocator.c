@@ -58,12 +58,32 @@ static void test_purge_and_report(void **state)
     gb_free(report);
 }
 
+/* gb_malloc counts a new block by the usable size its request implies
+ * (gb_allocator_usable_for) and gb_free by the block's own: the two must
+ * agree on every size, small classes, large ones and huge, or used_memory
+ * drifts with every allocation. */
+static void test_usable_for_matches_the_block(void **state)
+{
+    (void)state;
+    for (size_t n = 1; n < ((size_t)64 << 20); n += n < 4096 ? 1 : n / 7 + 1) {
+        size_t before = gb_mem_used();
+        void *p = gb_malloc(n);
+        size_t usable = gb_mem_usable(p), predicted = gb_allocator_usable_for(n);
+        if (predicted)
+            assert_int_equal(predicted, usable);
+        assert_int_equal(gb_mem_used() - before, gb_mem_accounted(p));
+        gb_free(p);
+        assert_int_equal(gb_mem_used(), before);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_name_is_one_of_the_two),
         cmocka_unit_test(test_stats_follow_allocations),
         cmocka_unit_test(test_purge_and_report),
+        cmocka_unit_test(test_usable_for_matches_the_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

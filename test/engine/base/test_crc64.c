@@ -66,6 +66,31 @@ static void test_slices_match_the_definition(void **state)
             assert_true(gb_crc64(0x1234, buf + off, n) == reference(0x1234, buf + off, n));
 }
 
+/* Long buffers run as three streams joined at the end: every split of the
+ * length (the remainder of /3 and /8) and a start off the word boundary. */
+static void test_streams_match_the_definition(void **state)
+{
+    (void)state;
+    size_t cap = ((size_t)1 << 20) + 64;
+    unsigned char *buf = malloc(cap);
+    assert_non_null(buf);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < cap; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    uint64_t whole = reference(7, buf, (size_t)1 << 20);
+    assert_true(gb_crc64(7, buf, (size_t)1 << 20) == whole);
+    for (size_t extra = 1; extra < 48; extra += 5) {
+        size_t n = ((size_t)1 << 20) + extra;
+        assert_true(gb_crc64(7, buf + 3, n) == reference(7, buf + 3, n));
+    }
+    /* and continued from a long buffer's CRC, as a file read in pieces is */
+    assert_true(gb_crc64(gb_crc64(7, buf, (size_t)1 << 20), buf + ((size_t)1 << 20), 64) ==
+                reference(whole, buf + ((size_t)1 << 20), 64));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -73,6 +98,7 @@ int main(void)
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_redis_payload),
         cmocka_unit_test(test_slices_match_the_definition),
+        cmocka_unit_test(test_streams_match_the_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
