@@ -193,19 +193,27 @@ class EvictionPolicies(unittest.TestCase):
                 for i in range(0, len(hot), 500):
                     pipeline(r, [("GET", k) for k in hot[i:i + 500]])
             time.sleep(2.2)
-            kept = []
+            kept, hot_share = [], []
             for r, old in zip(p.conns, olds):
                 hot, cold = old[::5], [k for i, k in enumerate(old) if i % 5]
                 write_keys(r, [b"new:%d" % i for i in range(len(old) // 2)])
                 self.assertGreater(int(info(r)["evicted_keys"]), len(old) // 3)
-                kept.append((len(present(r, hot)) / len(hot), len(present(r, cold)) / len(cold)))
+                hot_left, cold_left = len(present(r, hot)), len(present(r, cold))
+                kept.append((hot_left / len(hot), cold_left / len(cold)))
+                evicted_hot, evicted_cold = len(hot) - hot_left, len(cold) - cold_left
+                hot_share.append(evicted_hot / (evicted_hot + evicted_cold))
             (g_hot, g_cold), (r_hot, r_cold) = kept
-            # Sampled LRU keeps most, not all, of the hot set: redis-server
-            # itself kept 0.89-0.93 of it in loaded runs; the comparison with
-            # it two lines down is the figure that matters.
-            self.assertGreater(g_hot, 0.85, kept)
+            g_share, r_share = hot_share
+            # The hot keys are a fifth of the old ones: an eviction blind to
+            # use would take them at that rate. How many old keys go depends
+            # on the room each server's records and client buffers leave
+            # (goblin's differs from Redis's, and between its I/O engines),
+            # so the figure compared is the hot keys' share of what was
+            # evicted, which does not: redis-server's was 0.02-0.04 in loaded
+            # runs, goblin's 0.03-0.04.
             self.assertGreater(g_hot, g_cold + 0.2, kept)
-            self.assertGreater(g_hot, r_hot - 0.05, kept)
+            self.assertLess(g_share, 0.1, (hot_share, kept))
+            self.assertLess(g_share, r_share + 0.03, (hot_share, kept))
 
     def test_lfu_keeps_frequently_used(self):
         with Pair("allkeys-lfu") as p:
