@@ -9,6 +9,7 @@ running."""
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -51,6 +52,17 @@ def alive(pid):
         return False
 
 
+def generic_posix_build():
+    """Whether the goblin-core under test was built on the generic POSIX
+    platform layer (make test-posix)."""
+    cache = os.path.join(os.environ.get("GOBLIN_BUILD_DIR", ""), "CMakeCache.txt")
+    try:
+        with open(cache) as f:  # "GOBLIN_PLATFORM:STRING=posix" or ":UNINITIALIZED=" as -D gave it
+            return re.search(r"^GOBLIN_PLATFORM:[A-Z]+=posix$", f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
 class Launcher(unittest.TestCase):
 
     def setUp(self):
@@ -76,6 +88,11 @@ class Launcher(unittest.TestCase):
         usable = sorted(os.sched_getaffinity(0))
         for i, node in enumerate(state["nodes"]):
             self.assertEqual(node["cpu"], usable[i % len(usable)], node)
+            with gbtest.Raw(("127.0.0.1", node["port"])) as c:
+                rings = gbtest.parse_info(c.call("INFO", "rings").decode())
+            if rings.get("ring_engine_pinned") == "no" and generic_posix_build():
+                continue  # the generic POSIX layer has no affinity calls: --cpu is accepted, nothing pinned
+            self.assertEqual(rings.get("ring_engine_pinned"), "yes", node)
             self.assertEqual(os.sched_getaffinity(node["pid"]), {node["cpu"]}, node)
 
     def check_with_redis_cli(self, state):
