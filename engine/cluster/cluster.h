@@ -100,7 +100,7 @@ typedef struct gb_cluster {
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
     /* A save of nodes.conf owed before this loop iteration's replies
      * (Redis's clusterDoBeforeSleep): GB_CLUSTER_SAVE_*. */
-    uint8_t save_todo;
+    uint8_t save_owed;
     /* The bus's hook, called before a node is removed (its links close),
      * or NULL without a bus. */
     void (*node_removed)(void *ctx, gb_cluster_node *n);
@@ -148,7 +148,7 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
  * role changes, not for a slot assignment). 0 or -1 (err). */
 int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errlen);
 
-/* save_todo's bits */
+/* save_owed's bits */
 enum { GB_CLUSTER_SAVE = 1, GB_CLUSTER_SAVE_DURABLE = 2 };
 
 gb_cluster_node *gb_cluster_lookup(const gb_cluster *cl, const char *name, size_t len);

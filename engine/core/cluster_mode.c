@@ -114,22 +114,22 @@ void gb_cluster_mode_cron(gb_engine *eng)
 void gb_cluster_mode_changed(gb_engine *eng)
 {
     update_state(eng);
-    eng->cluster->save_todo |= GB_CLUSTER_SAVE;
+    eng->cluster->save_owed |= GB_CLUSTER_SAVE;
 }
 
 void gb_cluster_mode_changed_durably(gb_engine *eng)
 {
     gb_cluster_mode_changed(eng);
-    eng->cluster->save_todo |= GB_CLUSTER_SAVE_DURABLE;
+    eng->cluster->save_owed |= GB_CLUSTER_SAVE_DURABLE;
 }
 
 void gb_cluster_mode_before_replies(gb_engine *eng)
 {
     gb_cluster *cl = eng->cluster;
-    if (!cl->save_todo)
+    if (!cl->save_owed)
         return;
-    bool durable = (cl->save_todo & GB_CLUSTER_SAVE_DURABLE) != 0;
-    cl->save_todo = 0;
+    bool durable = (cl->save_owed & GB_CLUSTER_SAVE_DURABLE) != 0;
+    cl->save_owed = 0;
     char err[512];
     if (gb_cluster_save_config(cl, durable, err, sizeof err) != 0)
         gb_log(GB_LOG_WARNING, "%s", err);
