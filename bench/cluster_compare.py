@@ -52,6 +52,19 @@ def wait_port(port, timeout=10):
     raise RuntimeError("nothing listens on %d" % port)
 
 
+def stop_servers(procs, directory):
+    """Terminates the server processes (killed after 10 s) and removes
+    their directory."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 class Cluster:
     """nodes servers of one kind pinned to cpu, formed by `redis-cli
     --cluster create` with `replicas` replicas per primary;
@@ -101,14 +114,7 @@ class Cluster:
         raise RuntimeError("%s cluster never became ok" % self.kind)
 
     def stop(self):
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stop_servers(self.procs, self.dir)
 
 
 def bench(benchmark, port, test, pipeline, requests, clients, cpu="1", cluster=True, threads=0):

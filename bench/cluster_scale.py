@@ -33,7 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_compare import bench, free_port_pair, wait_port  # noqa: E402
+from cluster_compare import bench, free_port_pair, stop_servers, wait_port  # noqa: E402
 
 SLOTS = 16384
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -96,14 +96,7 @@ class SmallCluster:
         return sum(cpu_seconds(p.pid) for p in self.procs)
 
     def stop(self):
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stop_servers(self.procs, self.dir)
 
 
 def main():

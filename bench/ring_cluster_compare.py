@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_compare import free_port_pair, wait_port  # noqa: E402
+from cluster_compare import free_port_pair, stop_servers, wait_port  # noqa: E402
 
 
 def crc16(data):
@@ -92,14 +92,7 @@ class Cluster:
         raise RuntimeError("no tag for node 0")
 
     def stop(self):
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stop_servers(self.procs, self.dir)
 
 
 def ring_bench(tool, mode, target, tag, n, env=None):
