@@ -18,17 +18,21 @@ same shape, measured in the same run with the order alternating, medians.
   of one of its slots succeeds through that replica (a client that asks
   the promoted node directly). Redis's own bound is node-timeout plus the
   election delay (500-1000 ms plus rank): both should land there.
-* reshard: 3 primaries, --keys keys (default 200,000, 32-byte values)
-  written over all slots; then `redis-cli --cluster reshard` moves every
-  slot of the first primary to the second (MIGRATE in batches of
-  --pipeline keys, default 100). Reported: the wall time and keys moved
-  per second; every key is checked to be on the second node afterwards.
+* reshard: 3 primaries, --keys keys (default 200,000, --value-size bytes
+  each, default 32) written over all slots; then `redis-cli --cluster
+  reshard` moves every slot of the first primary to the second (MIGRATE in
+  batches of --pipeline keys, default 100). Reported: the wall time, keys
+  and value megabytes moved per second, and where the CPU went: the
+  source's, the target's and redis-cli's own user+system seconds during
+  the move; every key is checked to be on the second node afterwards.
+  `--keys 3000000 --value-size 1024` moves about 1 GB.
 
 Pinning: every server on CPU 0, the tools on CPU 1 (the 2-core
 development machine; SERVER_CORE/CLIENT_CORE change them).
 """
 import argparse
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -182,25 +186,30 @@ def reshard_round(a, c):
     """(seconds, keys moved): every slot of the first primary to the second."""
     src, dst = c.ports[0], c.ports[1]
     subprocess.run(["taskset", "-c", CLIENT_CORE, a.redis_benchmark, "--cluster", "-p", str(src), "-t", "set",
-                    "-n", str(a.keys * 3), "-r", str(a.keys), "-d", "32", "-P", "16", "-q"], capture_output=True,
-                   timeout=600, check=True)
+                    "-n", str(a.keys * 3), "-r", str(a.keys), "-d", str(a.value_size), "-P", "16", "-q"],
+                   capture_output=True, timeout=1800, check=True)
     moving = int(cli(a, src, "dbsize"))
     total = moving + int(cli(a, dst, "dbsize"))
     src_id, dst_id = cli(a, src, "cluster", "myid"), cli(a, dst, "cluster", "myid")
     mine = len(own_slots(a, src))
+    cpu0 = (cpu_seconds(server_pid(c, src)), cpu_seconds(server_pid(c, dst)))
+    tool0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     r = subprocess.run(["taskset", "-c", CLIENT_CORE, a.redis_cli, "--cluster", "reshard", "127.0.0.1:%d" % src,
                         "--cluster-from", src_id, "--cluster-to", dst_id, "--cluster-slots", str(mine),
                         "--cluster-yes", "--cluster-pipeline", str(a.pipeline)],
                        capture_output=True, text=True, timeout=1200)
     took = time.monotonic() - start
+    tool1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = {"source": cpu_seconds(server_pid(c, src)) - cpu0[0], "target": cpu_seconds(server_pid(c, dst)) - cpu0[1],
+           "redis-cli": tool1.ru_utime + tool1.ru_stime - tool0.ru_utime - tool0.ru_stime}
     if r.returncode != 0:
         raise RuntimeError("%s reshard failed: %s" % (c.kind, (r.stdout + r.stderr)[-2000:]))
     left, now_dst = int(cli(a, src, "dbsize")), int(cli(a, dst, "dbsize"))
     if left != 0 or now_dst != total or own_slots(a, src):
         raise RuntimeError("%s: after the reshard %d keys left on the source, %d on the target of %d" %
                            (c.kind, left, now_dst, total))
-    return took, moving
+    return took, moving, cpu
 
 
 def interleaved(a, results, name, round_fn, **cluster_args):
@@ -229,6 +238,7 @@ def main():
     ap.add_argument("--requests", type=int, default=400000, help="GETs per MOVED measurement")
     ap.add_argument("--node-timeout", type=int, default=2000)
     ap.add_argument("--keys", type=int, default=200000)
+    ap.add_argument("--value-size", type=int, default=32, help="bytes per value written for the reshard")
     ap.add_argument("--pipeline", type=int, default=100)
     ap.add_argument("--only", default="moved,failover,reshard")
     a = ap.parse_args()
@@ -264,6 +274,11 @@ def main():
         gk, rk = med(x[1] for x in g), med(x[1] for x in r)
         print("| seconds | %.2f | %.2f | %.2f |" % (gs, rs, gs / rs))
         print("| keys moved per second | %.0f | %.0f | %.2f |" % (gk / gs, rk / rs, (gk / gs) / (rk / rs)))
+        mb = a.value_size / 1e6
+        print("| value MB moved (per second) | %.0f (%.1f) | %.0f (%.1f) | |" % (gk * mb, gk * mb / gs, rk * mb, rk * mb / rs))
+        for who in ("source", "target", "redis-cli"):
+            gc, rc = med(x[2][who] for x in g), med(x[2][who] for x in r)
+            print("| %s CPU seconds | %.2f | %.2f | %.2f |" % (who, gc, rc, gc / rc if rc else float("nan")))
 
 
 if __name__ == "__main__":

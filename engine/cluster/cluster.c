@@ -79,8 +79,7 @@ static void drop_nodes(gb_cluster *cl)
     cl->nnodes = 0;
     cl->myself = NULL;
     memset(cl->slots, 0, sizeof cl->slots);
-    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
-    memset(cl->importing_from, 0, sizeof cl->importing_from);
+    gb_cluster_close_open_slots(cl);
 }
 
 void gb_cluster_free(gb_cluster *cl)
@@ -131,12 +130,41 @@ static bool is_primary(const gb_cluster_node *n) { return (n->flags & GB_CNODE_M
 #define MIN_REJOIN_DELAY_MS 500
 #define MAX_REJOIN_DELAY_MS 5000
 
+static void set_open(gb_cluster *cl, gb_cluster_node **entry, gb_cluster_node *n)
+{
+    cl->nopen += (n != NULL) - (*entry != NULL);
+    *entry = n;
+}
+
+void gb_cluster_set_migrating(gb_cluster *cl, unsigned slot, gb_cluster_node *n)
+{
+    set_open(cl, &cl->migrating_to[slot], n);
+}
+
+void gb_cluster_set_importing(gb_cluster *cl, unsigned slot, gb_cluster_node *n)
+{
+    set_open(cl, &cl->importing_from[slot], n);
+}
+
+void gb_cluster_close_open_slots(gb_cluster *cl)
+{
+    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
+    memset(cl->importing_from, 0, sizeof cl->importing_from);
+    cl->nopen = 0;
+}
+
+/* Every slot has an owner that is not failed. Each slot has at most one
+ * owner and nslots counts a node's (gb_cluster_add_slot/del_slot keep it),
+ * so the owned slots of the nodes not failed add up to all of them exactly
+ * then: no walk over 16,384 slots on every state update (a reshard runs
+ * several per slot moved). */
 static bool covers_every_slot(const gb_cluster *cl)
 {
-    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
-        if (!cl->slots[j] || (cl->slots[j]->flags & GB_CNODE_FAIL))
-            return false;
-    return true;
+    long covered = 0;
+    for (size_t i = 0; i < cl->nnodes; i++)
+        if (!(cl->nodes[i]->flags & GB_CNODE_FAIL))
+            covered += cl->nodes[i]->nslots;
+    return covered == GB_CLUSTER_SLOTS;
 }
 
 void gb_cluster_update_state(gb_cluster *cl, int64_t now_ms, int64_t node_timeout_ms)
@@ -215,20 +243,52 @@ static void describe_flags(uint32_t flags, gb_strbuf *out)
         gb_strbuf_adds(out, "noflags");
 }
 
+static void describe_slot_range(int first, int last, gb_strbuf *out)
+{
+    if (first == last)
+        gb_strbuf_printf(out, " %d", first);
+    else
+        gb_strbuf_printf(out, " %d-%d", first, last);
+}
+
+/* A node's slots as ranges. Every nodes.conf save writes every node's line
+ * (a reshard saves several times for each slot it moves), so the bitmap is
+ * read 64 slots at a time: a word wholly inside or wholly outside the
+ * current run, the common case, costs one comparison instead of 64 bit
+ * tests. */
 static void describe_slot_ranges(const gb_cluster_node *n, gb_strbuf *out)
 {
     int start = -1;
-    for (int j = 0; j <= GB_CLUSTER_SLOTS; j++) {
-        bool bit = j < GB_CLUSTER_SLOTS && gb_cluster_node_has_slot(n, (unsigned)j);
-        if (bit && start < 0)
-            start = j;
-        if (!bit && start >= 0) {
-            if (start == j - 1)
-                gb_strbuf_printf(out, " %d", start);
-            else
-                gb_strbuf_printf(out, " %d-%d", start, j - 1);
-            start = -1;
+    for (int word = 0; word < GB_CLUSTER_SLOTS / 64; word++) {
+        uint64_t bits;
+        memcpy(&bits, n->slots + word * 8, sizeof bits);
+        if (bits == (start < 0 ? 0 : UINT64_MAX))
+            continue;
+        for (int b = 0; b < 64; b++) {
+            int j = word * 64 + b;
+            /* the bitmap's byte k holds slots 8k..8k+7, low bit first */
+            bool bit = (n->slots[j >> 3] >> (j & 7)) & 1u;
+            if (bit && start < 0) {
+                start = j;
+            } else if (!bit && start >= 0) {
+                describe_slot_range(start, j - 1, out);
+                start = -1;
+            }
         }
+    }
+    if (start >= 0)
+        describe_slot_range(start, GB_CLUSTER_SLOTS - 1, out);
+}
+
+/* myself's open slots, [slot->-id] and [slot-<-id]. Usually there is none
+ * (nopen counts them) and the 256 KiB of the two arrays are not read. */
+static void describe_open_slots(const gb_cluster *cl, gb_strbuf *out)
+{
+    for (int j = 0; cl->nopen && j < GB_CLUSTER_SLOTS; j++) {
+        if (cl->migrating_to[j])
+            gb_strbuf_printf(out, " [%d->-%s]", j, cl->migrating_to[j]->name);
+        else if (cl->importing_from[j])
+            gb_strbuf_printf(out, " [%d-<-%s]", j, cl->importing_from[j]->name);
     }
 }
 
@@ -247,12 +307,7 @@ void gb_cluster_describe_node(const gb_cluster *cl, const gb_cluster_node *n, bo
                      (n->link || (n->flags & GB_CNODE_MYSELF)) ? "connected" : "disconnected");
     describe_slot_ranges(n, out);
     if (n->flags & GB_CNODE_MYSELF)
-        for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
-            if (cl->migrating_to[j])
-                gb_strbuf_printf(out, " [%d->-%s]", j, cl->migrating_to[j]->name);
-            else if (cl->importing_from[j])
-                gb_strbuf_printf(out, " [%d-<-%s]", j, cl->importing_from[j]->name);
-        }
+        describe_open_slots(cl, out);
 }
 
 void gb_cluster_describe_nodes(const gb_cluster *cl, uint32_t filter, bool use_pport, gb_strbuf *out)
@@ -399,9 +454,9 @@ static bool parse_open_slot(gb_cluster *cl, gb_slice w)
         return false;
     gb_cluster_node *peer = node_by_name(cl, name);
     if (dash[1] == '>')
-        cl->migrating_to[slot] = peer;
+        gb_cluster_set_migrating(cl, slot, peer);
     else
-        cl->importing_from[slot] = peer;
+        gb_cluster_set_importing(cl, slot, peer);
     return true;
 }
 
@@ -702,9 +757,9 @@ void gb_cluster_del_node(gb_cluster *cl, gb_cluster_node *n)
         cl->node_removed(cl->hook_ctx, n);
     for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
         if (cl->importing_from[j] == n)
-            cl->importing_from[j] = NULL;
+            gb_cluster_set_importing(cl, j, NULL);
         if (cl->migrating_to[j] == n)
-            cl->migrating_to[j] = NULL;
+            gb_cluster_set_migrating(cl, j, NULL);
         if (cl->slots[j] == n)
             gb_cluster_del_slot(cl, j);
     }
@@ -822,8 +877,7 @@ void gb_cluster_forget(gb_cluster *cl, gb_cluster_node *n, int64_t now_ms)
 
 void gb_cluster_reset(gb_cluster *cl, bool hard)
 {
-    memset(cl->migrating_to, 0, sizeof cl->migrating_to);
-    memset(cl->importing_from, 0, sizeof cl->importing_from);
+    gb_cluster_close_open_slots(cl);
     for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
         gb_cluster_del_slot(cl, j);
     for (size_t i = cl->nnodes; i-- > 0;)

@@ -84,9 +84,13 @@ typedef struct gb_cluster {
     size_t nnodes, nodecap;
     gb_cluster_node *slots[GB_CLUSTER_SLOTS]; /* owner of each slot, NULL: unassigned */
     /* CLUSTER SETSLOT's open slots: where a slot this node serves is
-     * going, where a slot it is taking comes from; NULL: stable */
+     * going, where a slot it is taking comes from; NULL: stable. Read
+     * freely; write only through gb_cluster_set_migrating/_importing and
+     * gb_cluster_close_open_slots, which keep nopen (the non-NULL entries
+     * of both) so that nodes.conf saves skip the scan when none is open. */
     gb_cluster_node *migrating_to[GB_CLUSTER_SLOTS];
     gb_cluster_node *importing_from[GB_CLUSTER_SLOTS];
+    unsigned nopen;
     /* slots whose owner's messages stopped claiming them (Redis 7.0's
      * owner_not_claiming_slot): another node may take them at any epoch */
     uint8_t not_claimed[GB_CLUSTER_SLOTS / 8];
@@ -164,6 +168,11 @@ static inline bool gb_cluster_node_has_slot(const gb_cluster_node *n, unsigned s
 {
     return (n->slots[slot >> 3] >> (slot & 7)) & 1u;
 }
+/* Opens slot towards n (or closes that side with NULL). */
+void gb_cluster_set_migrating(gb_cluster *cl, unsigned slot, gb_cluster_node *n);
+void gb_cluster_set_importing(gb_cluster *cl, unsigned slot, gb_cluster_node *n);
+/* Every slot stable again (a node turned replica, reset, dropped). */
+void gb_cluster_close_open_slots(gb_cluster *cl);
 /* Gives slot to n; false when it already had an owner. */
 bool gb_cluster_add_slot(gb_cluster *cl, gb_cluster_node *n, unsigned slot);
 /* Takes slot from its owner; false when it had none. */

@@ -327,7 +327,7 @@ static void apply_slots(gb_client *c, gb_cluster *cl, const uint8_t *seen, bool 
     for (int s = 0; s < GB_CLUSTER_SLOTS; s++) {
         if (!seen[s])
             continue;
-        cl->importing_from[s] = NULL; /* now the real owner (or none) */
+        gb_cluster_set_importing(cl, (unsigned)s, NULL); /* now the real owner (or none) */
         if (del)
             gb_cluster_del_slot(cl, (unsigned)s);
         else
@@ -550,7 +550,7 @@ static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
         return false;
     }
     if (keys == 0 && cl->migrating_to[slot])
-        cl->migrating_to[slot] = NULL;
+        gb_cluster_set_migrating(cl, (unsigned)slot, NULL);
     bool was_mine = cl->slots[slot] == cl->myself;
     gb_cluster_del_slot(cl, (unsigned)slot);
     gb_cluster_add_slot(cl, n, (unsigned)slot);
@@ -568,7 +568,7 @@ static bool setslot_node(gb_client *c, gb_cluster *cl, int slot, gb_slice name)
             gb_log(GB_LOG_WARNING, "configEpoch updated after importing slot %d", slot);
             gb_cluster_mode_changed_durably(c->eng);
         }
-        cl->importing_from[slot] = NULL;
+        gb_cluster_set_importing(cl, (unsigned)slot, NULL);
     }
     return true;
 }
@@ -591,7 +591,7 @@ static void cluster_setslot(gb_client *c, gb_cluster *cl, int argc, gb_slice *ar
         gb_cluster_node *n = setslot_target(c, cl, argv[4], false);
         if (!n)
             return;
-        cl->migrating_to[slot] = n;
+        gb_cluster_set_migrating(cl, (unsigned)slot, n);
     } else if (gb_slice_ieq(action, "importing") && argc == 5) {
         if (cl->slots[slot] == cl->myself) {
             gb_reply_errorf(c, "ERR I'm already the owner of hash slot %u", (unsigned)slot);
@@ -600,10 +600,10 @@ static void cluster_setslot(gb_client *c, gb_cluster *cl, int argc, gb_slice *ar
         gb_cluster_node *n = setslot_target(c, cl, argv[4], false);
         if (!n)
             return;
-        cl->importing_from[slot] = n;
+        gb_cluster_set_importing(cl, (unsigned)slot, n);
     } else if (gb_slice_ieq(action, "stable") && argc == 4) {
-        cl->importing_from[slot] = NULL;
-        cl->migrating_to[slot] = NULL;
+        gb_cluster_set_importing(cl, (unsigned)slot, NULL);
+        gb_cluster_set_migrating(cl, (unsigned)slot, NULL);
     } else if (gb_slice_ieq(action, "node") && argc == 5) {
         if (!setslot_node(c, cl, slot, argv[4]))
             return;
@@ -674,8 +674,7 @@ static void cluster_replicate(gb_client *c, gb_cluster *cl, gb_slice name)
         return;
     }
     if (!is_replica(me)) {
-        memset(cl->migrating_to, 0, sizeof cl->migrating_to);
-        memset(cl->importing_from, 0, sizeof cl->importing_from);
+        gb_cluster_close_open_slots(cl);
     }
     gb_cluster_set_replica_of(cl, me, n->name);
     me->flags &= ~(uint32_t)GB_CNODE_MIGRATE_TO;

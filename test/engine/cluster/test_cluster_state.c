@@ -186,12 +186,112 @@ static void test_slot_claims_by_epoch(void **state)
     assert_int_equal(gb_cluster_take_claimed_slots(cl, b, 1, slots, keys, lost), 0);
     assert_ptr_equal(cl->slots[10], cl->myself);
     /* a newer one takes them; slot 10 held keys here */
-    cl->importing_from[12] = b;
+    gb_cluster_set_importing(cl, 12, b);
     assert_int_equal(gb_cluster_take_claimed_slots(cl, b, 3, slots, keys, lost), 1);
     assert_int_equal(lost[0], 10);
     assert_ptr_equal(cl->slots[10], b);
     assert_ptr_equal(cl->slots[12], cl->myself); /* being imported: not taken */
     assert_int_equal(cl->myself->nslots, 100 - 10);
+    gb_cluster_free(cl);
+}
+
+/* The line writer reads the slot bitmap a byte at a time and the open-slot
+ * arrays 16 at a time; against a slot-by-slot reference, over random
+ * ownerships (runs of every length, both ends of the slot space, single
+ * slots) and random open slots. Full coverage follows the owned slots. */
+static void reference_line_tail(const gb_cluster *cl, const gb_cluster_node *n, gb_strbuf *out)
+{
+    int start = -1;
+    for (int j = 0; j <= GB_CLUSTER_SLOTS; j++) {
+        bool bit = j < GB_CLUSTER_SLOTS && cl->slots[j] == n;
+        if (bit && start < 0)
+            start = j;
+        if (!bit && start >= 0) {
+            if (start == j - 1)
+                gb_strbuf_printf(out, " %d", start);
+            else
+                gb_strbuf_printf(out, " %d-%d", start, j - 1);
+            start = -1;
+        }
+    }
+    if (n == cl->myself)
+        for (int j = 0; j < GB_CLUSTER_SLOTS; j++) {
+            if (cl->migrating_to[j])
+                gb_strbuf_printf(out, " [%d->-%s]", j, cl->migrating_to[j]->name);
+            else if (cl->importing_from[j])
+                gb_strbuf_printf(out, " [%d-<-%s]", j, cl->importing_from[j]->name);
+        }
+}
+
+static void test_slot_ranges_random(void **state)
+{
+    (void)state;
+    gb_cluster *cl = two_primaries();
+    gb_cluster_node *b = gb_cluster_lookup(cl, B, 40);
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 200; round++) {
+        for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++) {
+            gb_cluster_del_slot(cl, j);
+            gb_cluster_set_migrating(cl, j, NULL);
+            gb_cluster_set_importing(cl, j, NULL);
+        }
+        /* runs of random owner (myself, B, none) and random length: short
+         * runs in some rounds, long in others */
+        unsigned max_run = round % 3 == 0 ? 3 : round % 3 == 1 ? 40 : 3000;
+        for (unsigned j = 0; j < GB_CLUSTER_SLOTS;) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned len = 1 + (unsigned)(x % max_run), who = (unsigned)(x >> 32) % 3;
+            for (unsigned k = 0; k < len && j < GB_CLUSTER_SLOTS; k++, j++)
+                if (who < 2)
+                    gb_cluster_add_slot(cl, who == 0 ? cl->myself : b, j);
+        }
+        for (int k = 0; k < round % 5; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned slot = (unsigned)(x % GB_CLUSTER_SLOTS);
+            if (x & (1u << 20))
+                gb_cluster_set_migrating(cl, slot, b);
+            else
+                gb_cluster_set_importing(cl, slot, b);
+        }
+        unsigned open = 0;
+        for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+            open += (cl->migrating_to[j] != NULL) + (cl->importing_from[j] != NULL);
+        assert_int_equal(cl->nopen, open);
+        const gb_cluster_node *nodes[] = {cl->myself, b};
+        for (int i = 0; i < 2; i++) {
+            gb_strbuf got = {0}, want = {0};
+            gb_cluster_describe_node(cl, nodes[i], false, &got);
+            gb_cluster_describe_node(cl, nodes[i], false, &want);
+            /* both lines share the node part; compare what follows "connected" */
+            const char *tail = strstr(got.p, "connected");
+            assert_non_null(tail);
+            want.len = (size_t)(strstr(want.p, "connected") - want.p) + strlen("connected");
+            reference_line_tail(cl, nodes[i], &want);
+            gb_strbuf_addc(&want, '\0');
+            gb_strbuf_addc(&got, '\0');
+            assert_string_equal(got.p, want.p);
+            gb_strbuf_free(&got);
+            gb_strbuf_free(&want);
+        }
+        bool full = true;
+        for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+            full = full && cl->slots[j];
+        cl->state = -1;
+        cl->started_ms = 1;
+        gb_cluster_update_state(cl, 1000000, 15000);
+        assert_int_equal(cl->state, full ? GB_CLUSTER_OK : GB_CLUSTER_FAIL);
+    }
+    /* everything owned, then B failed: not covered */
+    for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
+        if (!cl->slots[j])
+            gb_cluster_add_slot(cl, b, j);
+    cl->state = -1;
+    gb_cluster_update_state(cl, 1000000, 15000);
+    assert_int_equal(cl->state, GB_CLUSTER_OK);
+    b->flags |= GB_CNODE_FAIL;
+    cl->state = -1;
+    gb_cluster_update_state(cl, 1000000, 15000);
+    assert_int_equal(cl->state, GB_CLUSTER_FAIL);
     gb_cluster_free(cl);
 }
 
@@ -275,6 +375,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_save_replaces_longer_files_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_files_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_claims_by_epoch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slot_ranges_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_collision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_votes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_text_checks, setup, teardown),
