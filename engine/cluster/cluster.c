@@ -57,6 +57,13 @@ static void add_node(gb_cluster *cl, gb_cluster_node *n)
     cl->nodes[cl->nnodes++] = n;
 }
 
+static void close_config_fd(gb_cluster *cl)
+{
+    if (cl->config_fd >= 0)
+        close(cl->config_fd);
+    cl->config_fd = -1;
+}
+
 gb_cluster *gb_cluster_new(int port, int cport, const char *config_path)
 {
     gb_cluster *cl = gb_calloc(1, sizeof *cl);
@@ -65,6 +72,7 @@ gb_cluster *gb_cluster_new(int port, int cport, const char *config_path)
     cl->myself->cport = cport;
     add_node(cl, cl->myself);
     cl->config_path = gb_strdup(config_path);
+    cl->config_fd = -1;
     cl->require_full_coverage = true;
     cl->state = GB_CLUSTER_FAIL;
     cl->size = 1;
@@ -89,6 +97,7 @@ void gb_cluster_free(gb_cluster *cl)
     drop_nodes(cl);
     gb_free(cl->nodes);
     gb_free(cl->forgotten);
+    close_config_fd(cl);
     gb_free(cl->config_path);
     gb_free(cl);
 }
@@ -280,11 +289,14 @@ static void describe_slot_ranges(const gb_cluster_node *n, gb_strbuf *out)
         describe_slot_range(start, GB_CLUSTER_SLOTS - 1, out);
 }
 
-/* myself's open slots, [slot->-id] and [slot-<-id]. Usually there is none
- * (nopen counts them) and the 256 KiB of the two arrays are not read. */
+/* myself's open slots, [slot->-id] and [slot-<-id]. nopen counts them, so
+ * the scan of the two arrays (256 KiB) stops at the last one, and does not
+ * start when there is none. */
 static void describe_open_slots(const gb_cluster *cl, gb_strbuf *out)
 {
-    for (int j = 0; cl->nopen && j < GB_CLUSTER_SLOTS; j++) {
+    unsigned seen = 0;
+    for (int j = 0; seen < cl->nopen && j < GB_CLUSTER_SLOTS; j++) {
+        seen += (cl->migrating_to[j] != NULL) + (cl->importing_from[j] != NULL);
         if (cl->migrating_to[j])
             gb_strbuf_printf(out, " [%d->-%s]", j, cl->migrating_to[j]->name);
         else if (cl->importing_from[j])
@@ -609,21 +621,38 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen)
  * millisecond or more on the engine thread for each CLUSTER SETSLOT of a
  * reshard. 1 when the file is too large for one page (the caller
  * renames), 0 when written, -1 on an error (err). */
-static int save_in_place(const gb_cluster *cl, gb_strbuf *b, char *err, size_t errlen)
+/* nodes.conf stays open between in-place saves: a reshard saves several
+ * times for every slot it moves, and opening and closing the file each
+ * time were two of the five system calls a save made. The file's size is
+ * still asked every time (the old text may be longer), and a file that was
+ * unlinked or renamed over (st_nlink 0: by our own durable save, or by
+ * someone else) is let go and opened again by path. */
+static int open_config_fd(gb_cluster *cl, struct stat *st)
 {
+    if (cl->config_fd >= 0 && fstat(cl->config_fd, st) == 0 && st->st_nlink > 0)
+        return cl->config_fd;
+    close_config_fd(cl);
     int fd = open(cl->config_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) != 0) {
+        close(fd);
+        return -1;
+    }
+    return cl->config_fd = fd;
+}
+
+static int save_in_place(gb_cluster *cl, gb_strbuf *b, char *err, size_t errlen)
+{
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    int fd = open_config_fd(cl, &st);
+    if (fd < 0) {
         snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
     size_t len = b->len, total = GB_MAX(len, (size_t)st.st_size);
-    if (total > IN_PLACE_MAX) {
-        close(fd);
+    if (total > IN_PLACE_MAX)
         return 1;
-    }
     char page[IN_PLACE_MAX];
     memcpy(page, b->p, len);
     memset(page + len, '\n', total - len);
@@ -638,7 +667,6 @@ static int save_in_place(const gb_cluster *cl, gb_strbuf *b, char *err, size_t e
     } else if (total > len) {
         (void)!ftruncate(fd, (off_t)len); /* only the padding goes: not critical */
     }
-    close(fd);
     return rc;
 }
 
@@ -676,6 +704,7 @@ int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errle
     bool written = off == b.len && (!durable || gb_plat_file_sync(fd) == 0);
     int saved_errno = errno;
     close(fd);
+    close_config_fd(cl); /* names the file being replaced */
     if (!written || rename(tmp, cl->config_path) != 0) {
         snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(written ? errno : saved_errno));
         unlink(tmp);

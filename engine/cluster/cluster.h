@@ -102,6 +102,7 @@ typedef struct gb_cluster {
     uint64_t messages_sent, messages_received;
     uint64_t links_buffer_limit_exceeded; /* links closed for cluster-link-sendbuf-limit */
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
+    int config_fd;             /* config_path kept open for in-place saves; -1: not open */
     /* A save of nodes.conf owed before this loop iteration's replies
      * (Redis's clusterDoBeforeSleep): GB_CLUSTER_SAVE_*. */
     uint8_t save_owed;

@@ -223,6 +223,7 @@ typedef struct migrate_conn {
     int fd;
     int64_t last_dbid; /* -1: SELECT needed */
     int64_t last_use_ms;
+    gb_plat_line_reader replies; /* what the target sent, read in blocks */
 } migrate_conn;
 
 /* One engine per process serves MIGRATE; the cache is the process's. */
@@ -265,6 +266,7 @@ static migrate_conn *migrate_conn_get(const char *host, int port, int timeout, i
     free_slot->fd = fd;
     free_slot->last_dbid = -1;
     free_slot->last_use_ms = now_ms;
+    free_slot->replies.start = free_slot->replies.end = 0;
     return free_slot;
 }
 
@@ -405,7 +407,7 @@ static enum migrate_outcome migrate_once(gb_client *c, const migrate_opts *o, gb
     char line[1024];
     err[0] = '\0';
     for (size_t i = 0; i < before + nsent; i++) {
-        if (gb_plat_sync_readline(conn->fd, line, sizeof line, timeout) < 0)
+        if (gb_plat_sync_readline(conn->fd, &conn->replies, line, sizeof line, timeout) < 0)
             return err[0] ? TARGET_ERROR : READ_FAILED;
         if (line[0] == '-') {
             if (!err[0])
@@ -464,7 +466,9 @@ static void cmd_migrate(gb_client *c, int argc, gb_slice *argv)
         /* A refused connection is where Redis, whose blocking connect does
          * not look at the socket's error, fails its first write. */
         out = conn ? migrate_once(c, &o, argv, conn, sent, dels, &ndel, &acked, err, sizeof err) : WRITE_FAILED;
-        if (conn && out == TARGET_ERROR)
+        if (conn && (out == MIGRATED || out == TARGET_ERROR) && gb_plat_line_reader_pending(&conn->replies))
+            migrate_conn_close(conn); /* more replies than commands: the next MIGRATE would misread them */
+        else if (conn && out == TARGET_ERROR)
             conn->last_dbid = -1; /* the connection stays (and stays authenticated), as Redis's does */
         else if (conn && out != MIGRATED)
             migrate_conn_close(conn);

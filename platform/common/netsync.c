@@ -120,35 +120,39 @@ int gb_plat_sync_write(int fd, const void *p, size_t n, int timeout_ms)
     return 0;
 }
 
-long gb_plat_sync_readline(int fd, char *buf, size_t cap, int timeout_ms)
+long gb_plat_sync_readline(int fd, gb_plat_line_reader *r, char *buf, size_t cap, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;
     size_t len = 0;
     for (;;) {
-        char c;
-        ssize_t r = read(fd, &c, 1);
-        if (r == 0) {
+        while (r->start < r->end) {
+            char c = r->buf[r->start++];
+            if (c == '\n') {
+                if (len && buf[len - 1] == '\r')
+                    len--;
+                buf[len] = '\0';
+                return (long)len;
+            }
+            if (len + 1 >= cap) {
+                errno = EMSGSIZE;
+                return -1;
+            }
+            buf[len++] = c;
+        }
+        r->start = r->end = 0;
+        ssize_t n = read(fd, r->buf, sizeof r->buf);
+        if (n == 0) {
             errno = ECONNRESET;
             return -1;
         }
-        if (r < 0) {
+        if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 return -1;
             if (wait_for(fd, POLLIN, deadline) != 0)
                 return -1;
             continue;
         }
-        if (c == '\n') {
-            if (len && buf[len - 1] == '\r')
-                len--;
-            buf[len] = '\0';
-            return (long)len;
-        }
-        if (len + 1 >= cap) {
-            errno = EMSGSIZE;
-            return -1;
-        }
-        buf[len++] = c;
+        r->end = (size_t)n;
     }
 }
 

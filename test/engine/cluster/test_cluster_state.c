@@ -122,6 +122,26 @@ static void test_save_replaces_longer_files_exactly(void **state)
         assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
         assert_string_equal(read_text(), expected);
     }
+    /* in-place saves keep the file open: one deleted, or renamed over, by
+     * someone else is written anew at the next save, not into the old one */
+    assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
+    assert_string_equal(read_text(), expected);
+    char other[160];
+    snprintf(other, sizeof other, "%s.other", path);
+    FILE *f = fopen(other, "w");
+    assert_non_null(f);
+    fputs("replaced\n", f);
+    fclose(f);
+    assert_int_equal(rename(other, path), 0);
+    assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
+    assert_string_equal(read_text(), expected);
+    /* and after a durable save (which renames a new file in) as well */
+    assert_int_equal(gb_cluster_save_config(cl, true, err, sizeof err), 0);
+    write_text(old);
+    assert_int_equal(gb_cluster_save_config(cl, false, err, sizeof err), 0);
+    assert_string_equal(read_text(), expected);
     free(expected);
     gb_cluster_free(cl);
 }
