@@ -1,5 +1,9 @@
 #include "engine/base/crc64.h"
 
+#include <stdatomic.h>
+
+#include "platform/clmul.h"
+
 
 /* Slice-by-8 (as Redis's crcspeed): eight table lookups per 8 bytes instead
  * of 64 shift-and-xor steps, which mattered once whole Redis dump.rdb files
@@ -96,7 +100,60 @@ static uint64_t crc_three_streams(uint64_t crc, const unsigned char *p, size_t n
     return crc_shift(ab, third + rest) ^ cc;
 }
 
-uint64_t gb_crc64(uint64_t crc, const void *data, size_t n)
+/* ---- carry-less multiplication ---------------------------------------------------------- */
+
+/* Where the CPU has a carry-less multiply (platform/clmul.h), buffers from
+ * this size on are folded with it, 64 bytes a step, to 16 bytes that the
+ * tables finish: every DUMP payload and RESTORE of MIGRATE, a snapshot's
+ * whole-file check. Measured on the development machine (AMD EPYC): 3.3
+ * against 2.5 GB/s at 32 bytes, 13 against 2.0 at 1 KiB, 14.5 against 2.9
+ * (three streams) at 1 MiB. */
+#define FOLD_FROM 32
+
+/* The fold constants of the Jones polynomial (platform/clmul.h says what
+ * each is): R(x^e mod P) is the CRC, from 0, of a byte 0x01 followed by
+ * (e - 71) / 8 zero bytes, which is how test_crc64 checks them. */
+static const uint64_t fold_constants[4] = {
+    0xaf86efb16d9ab4fbull, /* x^575 mod P */
+    0xf49784a634f014e4ull, /* x^511 mod P */
+    0xd9d7be7d505da32cull, /* x^191 mod P */
+    0x381d0015c96f4444ull, /* x^127 mod P */
+};
+
+/* NULL until looked up, then the fold or the table-only marker. */
+static _Atomic(gb_clmul_fold_fn *) fold_fn;
+static void no_fold(const uint64_t k[4], uint64_t crc, const void *p, size_t n, unsigned char out[16])
+{
+    (void)k, (void)crc, (void)p, (void)n, (void)out;
+}
+
+static gb_clmul_fold_fn *fold_kernel(void)
+{
+    gb_clmul_fold_fn *f = atomic_load_explicit(&fold_fn, memory_order_acquire);
+    if (!f) {
+        f = gb_clmul_fold();
+        if (!f)
+            f = no_fold;
+        atomic_store_explicit(&fold_fn, f, memory_order_release);
+    }
+    return f;
+}
+
+uint64_t gb_crc64_tables(uint64_t crc, const void *data, size_t n)
 {
     return n >= STREAMS_FROM ? crc_three_streams(crc, data, n) : crc_serial(crc, data, n);
+}
+
+uint64_t gb_crc64(uint64_t crc, const void *data, size_t n)
+{
+    if (n >= FOLD_FROM) {
+        gb_clmul_fold_fn *fold = fold_kernel();
+        if (fold != no_fold) {
+            size_t whole = n & ~(size_t)15;
+            unsigned char folded[16];
+            fold(fold_constants, crc, data, whole, folded);
+            return crc_serial(crc_serial(0, folded, sizeof folded), (const unsigned char *)data + whole, n - whole);
+        }
+    }
+    return gb_crc64_tables(crc, data, n);
 }

@@ -1,5 +1,7 @@
-/* engine/base/crc64.c: Redis's check value, incremental use, and the
- * checksum at the end of a FUNCTION DUMP payload taken from redis-server. */
+/* engine/base/crc64.c: Redis's check value, incremental use, the
+ * checksum at the end of a FUNCTION DUMP payload taken from redis-server,
+ * and every path (tables, three streams, the carry-less fold where the CPU
+ * has one) against the bit-at-a-time definition. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,7 @@
 #include <cmocka.h>
 
 #include "engine/base/crc64.h"
+#include "platform/clmul.h"
 
 static void test_check_value(void **state)
 {
@@ -81,14 +84,60 @@ static void test_streams_match_the_definition(void **state)
     }
     uint64_t whole = reference(7, buf, (size_t)1 << 20);
     assert_true(gb_crc64(7, buf, (size_t)1 << 20) == whole);
+    assert_true(gb_crc64_tables(7, buf, (size_t)1 << 20) == whole);
     for (size_t extra = 1; extra < 48; extra += 5) {
         size_t n = ((size_t)1 << 20) + extra;
-        assert_true(gb_crc64(7, buf + 3, n) == reference(7, buf + 3, n));
+        uint64_t want = reference(7, buf + 3, n);
+        assert_true(gb_crc64(7, buf + 3, n) == want);
+        assert_true(gb_crc64_tables(7, buf + 3, n) == want);
     }
     /* and continued from a long buffer's CRC, as a file read in pieces is */
     assert_true(gb_crc64(gb_crc64(7, buf, (size_t)1 << 20), buf + ((size_t)1 << 20), 64) ==
                 reference(whole, buf + ((size_t)1 << 20), 64));
     free(buf);
+}
+
+/* The fold's constants are what platform/clmul.h defines: R(x^e mod P),
+ * the CRC from 0 of 0x01 and (e - 71) / 8 zero bytes. */
+static void test_fold_constants(void **state)
+{
+    (void)state;
+    static const struct {
+        int e;
+        uint64_t k;
+    } want[] = {{575, 0xaf86efb16d9ab4fbull}, {511, 0xf49784a634f014e4ull}, {191, 0xd9d7be7d505da32cull},
+                {127, 0x381d0015c96f4444ull}};
+    unsigned char msg[64] = {1};
+    for (size_t i = 0; i < 4; i++)
+        assert_true(reference(0, msg, (size_t)(want[i].e - 71) / 8 + 1) == want[i].k);
+}
+
+/* Every length from 0 to 1,100 (all of the fold's lane and tail cases),
+ * sixteen alignments, a non-zero start; and the fold itself, where this
+ * CPU has one, on whole blocks. */
+static void test_fold_matches_the_definition(void **state)
+{
+    (void)state;
+    static unsigned char buf[1200];
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    for (size_t off = 0; off < 16; off++)
+        for (size_t n = 0; n + off <= 1100; n += off < 2 ? 1 : 7)
+            assert_true(gb_crc64(0xfeedfacecafebeefull, buf + off, n) ==
+                        reference(0xfeedfacecafebeefull, buf + off, n));
+    gb_clmul_fold_fn *fold = gb_clmul_fold();
+    if (fold) {
+        for (size_t n = 16; n <= 1024; n += 16) {
+            unsigned char out[16];
+            fold((const uint64_t[4]){0xaf86efb16d9ab4fbull, 0xf49784a634f014e4ull, 0xd9d7be7d505da32cull,
+                                     0x381d0015c96f4444ull},
+                 99, buf + 1, n, out);
+            assert_true(reference(0, out, 16) == reference(99, buf + 1, n));
+        }
+    }
 }
 
 int main(void)
@@ -99,6 +148,8 @@ int main(void)
         cmocka_unit_test(test_redis_payload),
         cmocka_unit_test(test_slices_match_the_definition),
         cmocka_unit_test(test_streams_match_the_definition),
+        cmocka_unit_test(test_fold_constants),
+        cmocka_unit_test(test_fold_matches_the_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
