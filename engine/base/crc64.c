@@ -1,7 +1,5 @@
 #include "engine/base/crc64.h"
 
-#include <stdatomic.h>
-
 #include "platform/clmul.h"
 
 
@@ -120,25 +118,6 @@ static const uint64_t fold_constants[4] = {
     0x381d0015c96f4444ull, /* x^127 mod P */
 };
 
-/* NULL until looked up, then the fold or the table-only marker. */
-static _Atomic(gb_clmul_fold_fn *) fold_fn;
-static void no_fold(const uint64_t k[4], uint64_t crc, const void *p, size_t n, unsigned char out[16])
-{
-    (void)k, (void)crc, (void)p, (void)n, (void)out;
-}
-
-static gb_clmul_fold_fn *fold_kernel(void)
-{
-    gb_clmul_fold_fn *f = atomic_load_explicit(&fold_fn, memory_order_acquire);
-    if (!f) {
-        f = gb_clmul_fold();
-        if (!f)
-            f = no_fold;
-        atomic_store_explicit(&fold_fn, f, memory_order_release);
-    }
-    return f;
-}
-
 uint64_t gb_crc64_tables(uint64_t crc, const void *data, size_t n)
 {
     return n >= STREAMS_FROM ? crc_three_streams(crc, data, n) : crc_serial(crc, data, n);
@@ -147,8 +126,8 @@ uint64_t gb_crc64_tables(uint64_t crc, const void *data, size_t n)
 uint64_t gb_crc64(uint64_t crc, const void *data, size_t n)
 {
     if (n >= FOLD_FROM) {
-        gb_clmul_fold_fn *fold = fold_kernel();
-        if (fold != no_fold) {
+        gb_clmul_fold_fn *fold = gb_clmul_fold();
+        if (fold) {
             size_t whole = n & ~(size_t)15;
             unsigned char folded[16];
             fold(fold_constants, crc, data, whole, folded);

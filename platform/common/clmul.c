@@ -1,6 +1,8 @@
 /* gb_clmul_fold (platform/clmul.h): PCLMULQDQ on x86-64, none elsewhere. */
 #include "clmul.h"
 
+#include <stdatomic.h>
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
@@ -51,10 +53,24 @@ __attribute__((target("pclmul,sse2"))) static void fold_pclmul(const uint64_t k[
     _mm_storeu_si128((__m128i *)(void *)out, x0);
 }
 
+static void no_fold(const uint64_t k[4], uint64_t crc, const void *p, size_t n, unsigned char out[16])
+{
+    (void)k, (void)crc, (void)p, (void)n, (void)out;
+}
+
+/* Asked once (a CRC of every DUMP payload asks again); two first callers
+ * racing store the same answer. no_fold marks "looked, none". */
+static _Atomic(gb_clmul_fold_fn *) chosen;
+
 gb_clmul_fold_fn *gb_clmul_fold(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2") ? fold_pclmul : 0;
+    gb_clmul_fold_fn *f = atomic_load_explicit(&chosen, memory_order_acquire);
+    if (!f) {
+        __builtin_cpu_init();
+        f = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2") ? fold_pclmul : no_fold;
+        atomic_store_explicit(&chosen, f, memory_order_release);
+    }
+    return f == no_fold ? NULL : f;
 }
 #else
 gb_clmul_fold_fn *gb_clmul_fold(void)
