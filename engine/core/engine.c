@@ -291,7 +291,7 @@ void gb_engine_cron(gb_engine *eng)
     expire_slice(eng);
     for (int i = 0; i < eng->ndbs; i++) {
         gb_db *db = &eng->dbs[i];
-        if (!gb_htable_is_rehashing(&db->keys))
+        if (!gb_htable_is_resizing(&db->keys))
             gb_htable_maybe_shrink(&db->keys);
         else if (eng->cfg.activerehashing)
             gb_htable_rehash_ms(&db->keys, 1);

@@ -45,7 +45,15 @@ size_t gb_htable_buckets(const gb_htable *ht) { return (size_t)(buckets_of(ht, 0
 
 size_t gb_htable_overhead_bytes(const gb_htable *ht)
 {
-    return gb_mem_accounted(ht->tab[0]) + gb_mem_accounted(ht->tab[1]);
+    return gb_mem_accounted(ht->tab[0]) + gb_mem_accounted(ht->tab[1]) + gb_mem_accounted(ht->next_tab);
+}
+
+static void drop_next(gb_htable *ht)
+{
+    gb_free(ht->next_tab);
+    ht->next_tab = NULL;
+    ht->next_mask = 0;
+    ht->next_zeroed = 0;
 }
 
 void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)
@@ -71,6 +79,7 @@ void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), vo
         ht->max_chain[t] = 0;
     }
     ht->rehash_idx = -1;
+    drop_next(ht);
 }
 
 static uint64_t next_pow2(uint64_t n)
@@ -87,6 +96,8 @@ static uint64_t next_pow2(uint64_t n)
  * CPU, its 32 MiB key table on huge pages: 4% less time). */
 #define HUGE_BUCKETS_BYTES ((size_t)4 << 20)
 
+/* The first array of a table (gb_htable_reserve sizes it for a load):
+ * zeroed at once, big ones on huge pages. */
 static gb_hnode **new_buckets(uint64_t n)
 {
     size_t bytes = (size_t)n * sizeof(gb_hnode *);
@@ -97,25 +108,65 @@ static gb_hnode **new_buckets(uint64_t n)
     return b;
 }
 
-/* Starts a migration to a bucket array of `buckets` (a power of two). */
-static void resize_to(gb_htable *ht, uint64_t buckets)
+/* A table in use moves to a new array of at least this size through
+ * next_tab, zeroed HT_PREPARE_SLICE bytes per insert (and in the cron's
+ * rehash time) before the rehash into it starts. Meanwhile the old array
+ * takes those inserts a little past a load of 1: 256 inserts for 16 MiB.
+ * Such an array stays on small pages: a huge-page fault can wait for the
+ * kernel to compact memory, the stall this avoids. */
+#define HT_PREPARE_FROM ((size_t)1 << 20)
+#define HT_PREPARE_SLICE ((size_t)64 << 10)
+
+static void start_rehash(gb_htable *ht, gb_hnode **nt, uint64_t buckets)
 {
-    if (gb_htable_is_rehashing(ht))
-        return;
-    if (ht->tab[0] && buckets == ht->mask[0] + 1)
-        return;
-    gb_hnode **nt = new_buckets(buckets);
-    if (!ht->tab[0]) {
-        ht->tab[0] = nt;
-        ht->mask[0] = buckets - 1;
-        ht->max_chain[0] = 0;
-        return;
-    }
     ht->tab[1] = nt;
     ht->mask[1] = buckets - 1;
     ht->used[1] = 0;
     ht->max_chain[1] = 0;
     ht->rehash_idx = 0;
+}
+
+/* Zeroes up to `bytes` more of next_tab; once all of it is, the rehash
+ * into it starts. True while there is more to zero. */
+static bool prepare_step(gb_htable *ht, size_t bytes)
+{
+    size_t total = (size_t)(ht->next_mask + 1) * sizeof(gb_hnode *);
+    size_t n = GB_MIN(bytes, total - ht->next_zeroed);
+    memset((char *)ht->next_tab + ht->next_zeroed, 0, n);
+    ht->next_zeroed += n;
+    if (ht->next_zeroed < total)
+        return true;
+    gb_hnode **nt = ht->next_tab;
+    uint64_t buckets = ht->next_mask + 1;
+    ht->next_tab = NULL;
+    ht->next_mask = 0;
+    ht->next_zeroed = 0;
+    start_rehash(ht, nt, buckets);
+    return false;
+}
+
+/* Starts a migration to a bucket array of `buckets` (a power of two). */
+static void resize_to(gb_htable *ht, uint64_t buckets)
+{
+    if (gb_htable_is_resizing(ht))
+        return;
+    if (ht->tab[0] && buckets == ht->mask[0] + 1)
+        return;
+    if (!ht->tab[0]) {
+        ht->tab[0] = new_buckets(buckets);
+        ht->mask[0] = buckets - 1;
+        ht->max_chain[0] = 0;
+        return;
+    }
+    size_t bytes = (size_t)buckets * sizeof(gb_hnode *);
+    if (bytes < HT_PREPARE_FROM) {
+        start_rehash(ht, gb_calloc(buckets, sizeof(gb_hnode *)), buckets);
+        return;
+    }
+    ht->next_tab = gb_malloc(bytes);
+    ht->next_mask = buckets - 1;
+    ht->next_zeroed = 0;
+    prepare_step(ht, HT_PREPARE_SLICE);
 }
 
 /* Records a new head of a chain of array t: raises the array's chain bound
@@ -133,6 +184,7 @@ static inline void note_chain(gb_htable *ht, int t, const gb_hnode *head)
 void gb_htable_reserve(gb_htable *ht, size_t n)
 {
     if (gb_htable_size(ht) == 0 && !gb_htable_is_rehashing(ht)) {
+        drop_next(ht);
         gb_free(ht->tab[0]);
         ht->tab[0] = NULL;
         resize_to(ht, next_pow2(n));
@@ -191,9 +243,12 @@ bool gb_htable_rehash_step(gb_htable *ht, size_t n)
 
 size_t gb_htable_rehash_ms(gb_htable *ht, unsigned ms)
 {
+    uint64_t deadline = gb_clock_mono_ns() + (uint64_t)ms * 1000000u;
+    while (ht->next_tab && prepare_step(ht, HT_PREPARE_SLICE))
+        if (gb_clock_mono_ns() >= deadline)
+            return 0;
     if (!gb_htable_is_rehashing(ht) || ht->pause_rehash)
         return 0;
-    uint64_t deadline = gb_clock_mono_ns() + (uint64_t)ms * 1000000u;
     size_t moved = 0;
     while (gb_htable_rehash_step(ht, 100)) {
         moved += 100;
@@ -213,6 +268,10 @@ static void maybe_grow(gb_htable *ht)
 {
     if (gb_htable_is_rehashing(ht))
         return;
+    if (ht->next_tab) {
+        prepare_step(ht, HT_PREPARE_SLICE);
+        return;
+    }
     if (!ht->tab[0]) {
         resize_to(ht, HT_INITIAL_BUCKETS);
         return;
@@ -223,7 +282,7 @@ static void maybe_grow(gb_htable *ht)
 
 void gb_htable_maybe_shrink(gb_htable *ht)
 {
-    if (gb_htable_is_rehashing(ht) || !ht->tab[0] || ht->pause_rehash)
+    if (gb_htable_is_resizing(ht) || !ht->tab[0] || ht->pause_rehash)
         return;
     uint64_t nb = ht->mask[0] + 1;
     if (nb > HT_INITIAL_BUCKETS && ht->used[0] * 8 < nb)

@@ -109,6 +109,69 @@ static void test_rehash_is_incremental(void **state)
     gb_htable_clear(&ht, free_rec, NULL);
 }
 
+/* A table of a million-bucket class does not zero its next array in one
+ * go: from 1 MiB on the array is prepared 64 KiB per insert (or in the
+ * cron's rehash time) while the old one keeps serving, and only then does
+ * the rehash start. Every key stays findable throughout, in both
+ * directions, and a table cleared mid-preparation frees it. */
+static void test_big_arrays_are_prepared_in_slices(void **state)
+{
+    (void)state;
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    enum { FULL = 1 << 17 }; /* 2^17 buckets: a 1 MiB array, then 2 MiB */
+    for (uint64_t k = 0; k < FULL; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    while (gb_htable_rehash_step(&ht, 100000))
+        ;
+    assert_int_equal(gb_htable_buckets(&ht), FULL);
+    uint64_t k = FULL;
+    gb_htable_insert(&ht, &mk(k)->node, h(k));
+    assert_true(gb_htable_is_resizing(&ht));
+    assert_false(gb_htable_is_rehashing(&ht)); /* still zeroing the new array */
+    int inserts = 1;
+    while (!gb_htable_is_rehashing(&ht)) {
+        k++;
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+        inserts++;
+        uint64_t probe = (k * 7919) % (k + 1);
+        assert_non_null(gb_htable_find(&ht, &probe, h(probe)));
+        assert_true(inserts <= 64);
+    }
+    assert_int_equal(inserts, 32); /* 2 MiB in 64 KiB slices */
+    while (gb_htable_rehash_step(&ht, 1000))
+        ;
+    assert_int_equal(gb_htable_buckets(&ht), 2 * FULL);
+    for (uint64_t j = 0; j <= k; j += 13)
+        assert_non_null(gb_htable_find(&ht, &j, h(j)));
+    /* shrinking to a big array goes the same way; here the cron's rehash
+     * time prepares it */
+    for (uint64_t j = 0; j < FULL + 33 - 20000; j++)
+        free(gb_htable_remove(&ht, &j, h(j)));
+    gb_htable_maybe_shrink(&ht); /* 20,000 left: below 1/8 of 262,144 buckets */
+    assert_true(gb_htable_is_resizing(&ht));
+    size_t before = gb_htable_size(&ht);
+    gb_htable_rehash_ms(&ht, 1000);
+    while (gb_htable_rehash_step(&ht, 1000))
+        ;
+    assert_false(gb_htable_is_resizing(&ht));
+    assert_int_equal(gb_htable_size(&ht), before);
+    assert_int_equal(gb_htable_buckets(&ht), 32768);
+    for (uint64_t j = FULL + 33 - 20000; j <= k; j++)
+        assert_non_null(gb_htable_find(&ht, &j, h(j)));
+    /* grow again and clear while the next array is part zeroed */
+    for (uint64_t j = k + 1; !(gb_htable_is_resizing(&ht) && !gb_htable_is_rehashing(&ht)); j++) {
+        assert_true(j < k + 200000);
+        gb_htable_insert(&ht, &mk(j)->node, h(j));
+        while (gb_htable_rehash_step(&ht, 100000))
+            ;
+    }
+    assert_non_null(ht.next_tab);
+    gb_htable_clear(&ht, free_rec, NULL);
+    assert_false(gb_htable_is_resizing(&ht));
+    assert_int_equal(gb_htable_size(&ht), 0);
+}
+
 static void mark_seen(gb_hnode *n, void *ctx)
 {
     (void)ctx;
@@ -423,6 +486,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_insert_find_remove_model),
         cmocka_unit_test(test_rehash_is_incremental),
+        cmocka_unit_test(test_big_arrays_are_prepared_in_slices),
         cmocka_unit_test(test_scan_survives_resizes),
         cmocka_unit_test(test_scan_many_survives_resizes),
         cmocka_unit_test(test_scan_many_is_scan_in_steps),
