@@ -9,7 +9,11 @@ Scenarios (N = --keys):
   growth          from empty to N keys written at pipeline 16 (table resizes)
   expiry-wave     N keys all expiring in the same second, then the wave
   unlink-zset     UNLINK of a sorted set of N/2 members, writers running
+  del-zset        the same with DEL (lazyfree-lazy-user-del no, the default)
   bgsave          BGSAVE of N keys (redis-server: fork; goblin: fork-less)
+  aof-rewrite     appendonly turned on over N keys (and its first rewrite
+                  waited for), then BGREWRITEAOF while writers keep writing
+                  (everysec fsync)
   eviction        maxmemory 32mb and allkeys-lru, N keys written (it evicts
                   from the first few hundred thousand on), then the writers'
                   new keys each evict one; the probe GETs a 16-byte value
@@ -160,19 +164,43 @@ def sc_expiry_wave(a, srv):
     return pr.result()
 
 
-def sc_unlink_zset(a, srv):
+def big_zset_removed(a, srv, command):
     members = a.keys // 2
     path = pipe_file(os.path.join(a.cache, "zset-%d.resp" % members),
                      (resp(b"ZADD", b"z", *[x for i in range(b, min(b + 1000, members))
                                              for x in (b"%d" % i, b"m%09d" % i)])
                       for b in range(0, members, 1000)))
     pipe_in(srv, path)
-    return during_writes(srv, 2.0, b"UNLINK", b"z")
+    return during_writes(srv, 2.0, command, b"z")
+
+
+def sc_unlink_zset(a, srv):
+    return big_zset_removed(a, srv, b"UNLINK")
+
+
+def sc_del_zset(a, srv):
+    return big_zset_removed(a, srv, b"DEL")
 
 
 def sc_bgsave(a, srv):
     pipe_in(srv, keys_file(a))
     return during_writes(srv, 3.0, b"BGSAVE")
+
+
+def wait_aof_rewrite(srv):
+    for _ in range(6000):
+        text = srv.call(b"INFO", b"persistence")
+        if b"aof_rewrite_in_progress:0" in text and b"aof_rewrite_scheduled:0" in text:
+            return
+        time.sleep(0.01)
+    raise RuntimeError("the AOF rewrite did not finish in 60 s")
+
+
+def sc_aof_rewrite(a, srv):
+    pipe_in(srv, keys_file(a))
+    srv.call(b"CONFIG", b"SET", b"appendonly", b"yes")  # starts a rewrite of its own, in both servers
+    wait_aof_rewrite(srv)
+    return during_writes(srv, 3.0, b"BGREWRITEAOF")
 
 
 def sc_eviction(a, srv):
@@ -192,7 +220,9 @@ SCENARIOS = {
     "growth": sc_growth,
     "expiry-wave": sc_expiry_wave,
     "unlink-zset": sc_unlink_zset,
+    "del-zset": sc_del_zset,
     "bgsave": sc_bgsave,
+    "aof-rewrite": sc_aof_rewrite,
     "eviction": sc_eviction,
 }
 
