@@ -96,8 +96,8 @@ static uint64_t next_pow2(uint64_t n)
  * CPU, its 32 MiB key table on huge pages: 4% less time). */
 #define HUGE_BUCKETS_BYTES ((size_t)4 << 20)
 
-/* The first array of a table (gb_htable_reserve sizes it for a load):
- * zeroed at once, big ones on huge pages. */
+/* The first array of a table: small at its first insert, or sized for a
+ * load by gb_htable_reserve; zeroed at once, big ones on huge pages. */
 static gb_hnode **new_buckets(uint64_t n)
 {
     size_t bytes = (size_t)n * sizeof(gb_hnode *);
