@@ -613,14 +613,6 @@ int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen)
  * cannot tear (the kernel copies a page or nothing). */
 #define IN_PLACE_MAX 4096
 
-/* A save that need not be durable, as Redis 7.0's clusterSaveConfig makes
- * it: the text over the old file's, padded with newlines to the old
- * length (blank lines load as nothing) in one write, then the padding cut.
- * A rename would be crash-safe for larger files too, but ext4 starts
- * writing a file renamed over another back at once (auto_da_alloc), a
- * millisecond or more on the engine thread for each CLUSTER SETSLOT of a
- * reshard. 1 when the file is too large for one page (the caller
- * renames), 0 when written, -1 on an error (err). */
 /* nodes.conf stays open between in-place saves: a reshard saves several
  * times for every slot it moves, and opening and closing the file each
  * time were two of the five system calls a save made. The file's size is
@@ -642,6 +634,14 @@ static int open_config_fd(gb_cluster *cl, struct stat *st)
     return cl->config_fd = fd;
 }
 
+/* A save that need not be durable, as Redis 7.0's clusterSaveConfig makes
+ * it: the text over the old file's, padded with newlines to the old
+ * length (blank lines load as nothing) in one write, then the padding cut.
+ * A rename would be crash-safe for larger files too, but ext4 starts
+ * writing a file renamed over another back at once (auto_da_alloc), a
+ * millisecond or more on the engine thread for each CLUSTER SETSLOT of a
+ * reshard. 1 when the file is too large for one page (the caller
+ * renames), 0 when written, -1 on an error (err). */
 static int save_in_place(gb_cluster *cl, gb_strbuf *b, char *err, size_t errlen)
 {
     struct stat st;
