@@ -2,8 +2,10 @@
  * Folding a byte range for a reflected 64-bit CRC with the CPU's
  * carry-less multiply, chosen once at run time (as platform/popcount.h):
  *
- *   x86-64 - PCLMULQDQ: 64 bytes a step in four independent lanes, about
- *            ten times the rate of the best table-driven CRC;
+ *   x86-64 - PCLMULQDQ: 64 bytes a step in four independent lanes, 5 to
+ *            6.5 times the rate of the best table-driven CRC (measured on
+ *            AMD EPYC: 13 against 2.0 GB/s at 1 KiB, 14.5 against 2.9 at
+ *            1 MiB);
  *   other  - none (NULL): the caller keeps its table-driven CRC.
  *
  * The fold knows nothing of a particular polynomial: the caller passes the

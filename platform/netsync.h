@@ -11,6 +11,7 @@
 #ifndef GB_PLATFORM_NETSYNC_H
 #define GB_PLATFORM_NETSYNC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Connects to host:port (a name or an address, IPv4 or IPv6) within
@@ -37,7 +38,7 @@ long gb_plat_sync_readline(int fd, gb_plat_line_reader *r, char *buf, size_t cap
 
 /* Whether r holds bytes no line was read for yet: after the replies a
  * caller expected, the peer sent more than it was asked for. */
-static inline int gb_plat_line_reader_pending(const gb_plat_line_reader *r) { return r->start < r->end; }
+static inline bool gb_plat_line_reader_pending(const gb_plat_line_reader *r) { return r->start < r->end; }
 
 void gb_plat_sync_close(int fd);
 

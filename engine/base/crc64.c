@@ -2,7 +2,6 @@
 
 #include "platform/clmul.h"
 
-
 /* Slice-by-8 (as Redis's crcspeed): eight table lookups per 8 bytes instead
  * of 64 shift-and-xor steps, which mattered once whole Redis dump.rdb files
  * were checked at start-up (a bit at a time it was 22% of a load).

@@ -48,13 +48,17 @@ size_t gb_htable_overhead_bytes(const gb_htable *ht)
     return gb_mem_accounted(ht->tab[0]) + gb_mem_accounted(ht->tab[1]) + gb_mem_accounted(ht->next_tab);
 }
 
-static void drop_next(gb_htable *ht)
+/* The array being prepared, handed over; the table has none after. */
+static gb_hnode **take_next(gb_htable *ht)
 {
-    gb_free(ht->next_tab);
+    gb_hnode **nt = ht->next_tab;
     ht->next_tab = NULL;
     ht->next_mask = 0;
     ht->next_zeroed = 0;
+    return nt;
 }
+
+static void drop_next(gb_htable *ht) { gb_free(take_next(ht)); }
 
 void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)
 {
@@ -136,12 +140,8 @@ static bool prepare_step(gb_htable *ht, size_t bytes)
     ht->next_zeroed += n;
     if (ht->next_zeroed < total)
         return true;
-    gb_hnode **nt = ht->next_tab;
     uint64_t buckets = ht->next_mask + 1;
-    ht->next_tab = NULL;
-    ht->next_mask = 0;
-    ht->next_zeroed = 0;
-    start_rehash(ht, nt, buckets);
+    start_rehash(ht, take_next(ht), buckets);
     return false;
 }
 
