@@ -38,6 +38,7 @@ a target that never answers.
 import random
 import socket
 import struct
+import threading
 
 import gbtest
 from gbtest import Raw
@@ -619,6 +620,60 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
                                      gbtest.Err(b"IOERR error or timeout reading to target instance"))
                 self.assertEqual(c.get("k"), b"v")
             self.assertEqual(self.g.ping(), True)
+        finally:
+            listener.close()
+
+    def test_migrate_drops_a_target_that_replies_too_much(self):
+        """A target that sends one reply more than it was sent commands: the
+        MIGRATE that saw it arrive succeeds, and the cached connection goes
+        (the next MIGRATE would take the leftover reply for its own), so
+        the next MIGRATE connects afresh. goblin-core only: redis-server
+        reads a byte at a time and keeps the connection."""
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+        accepted = []
+
+        def read_command(f):
+            """The name of the next RESP command on f, or None at the end."""
+            head = f.readline()
+            if not head.startswith(b"*"):
+                return None
+            args = [f.read(int(f.readline()[1:]) + 2)[:-2] for _ in range(int(head[1:]))]
+            return args[0].upper()
+
+        def serve(conn):
+            # every reply of a MIGRATE (its SELECT, its RESTOREs) plus one
+            # more, all in one send once the batch's last command is in
+            with conn, conn.makefile("rb") as f:
+                owed = 0
+                while True:
+                    name = read_command(f)
+                    if name is None:
+                        return
+                    owed += 1
+                    if name.startswith(b"RESTORE"):
+                        conn.sendall(b"+OK\r\n" * (owed + 1))
+                        owed = 0
+
+        def accept_loop():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                accepted.append(conn)
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=accept_loop, daemon=True).start()
+        try:
+            with Raw(self.goblin) as raw:
+                for key in ("a", "b"):
+                    self.g.set(key, "v")
+                    self.assertEqual(raw.call("MIGRATE", "127.0.0.1", str(port), key, "0", "2000"), b"OK")
+                    self.assertEqual(self.g.exists(key), 0)
+            self.assertEqual(len(accepted), 2)  # the first connection was not reused
         finally:
             listener.close()
 
