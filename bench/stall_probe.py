@@ -6,6 +6,8 @@ table gives each server's worst probe round trip and its p99.9.
 
 Scenarios (N = --keys):
   flushall-async  N small keys, FLUSHALL ASYNC while writers keep writing
+  flushall-sync   the same with FLUSHALL (lazyfree-lazy-user-flush no, the
+                  default)
   growth          from empty to N keys written at pipeline 16 (table resizes)
   expiry-wave     N keys all expiring in the same second, then the wave
   unlink-zset     UNLINK of a sorted set of N/2 members, writers running
@@ -142,6 +144,11 @@ def sc_flushall_async(a, srv):
     return during_writes(srv, 2.0, b"FLUSHALL", b"ASYNC")
 
 
+def sc_flushall_sync(a, srv):
+    pipe_in(srv, keys_file(a))
+    return during_writes(srv, 2.0, b"FLUSHALL")
+
+
 def sc_growth(a, srv):
     pr = Probe(srv, 600.0)
     subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-s", srv.sock, "-t", "set", "-n",
@@ -217,6 +224,7 @@ def sc_eviction(a, srv):
 
 SCENARIOS = {
     "flushall-async": sc_flushall_async,
+    "flushall-sync": sc_flushall_sync,
     "growth": sc_growth,
     "expiry-wave": sc_expiry_wave,
     "unlink-zset": sc_unlink_zset,

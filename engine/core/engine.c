@@ -16,6 +16,7 @@
 #include "engine/core/memory/evict.h"
 #include "engine/core/introspect/memory_report.h"
 #include "engine/core/memory/lazyfree.h"
+#include "engine/core/memory/sliced_free.h"
 #include "engine/core/keyspace/hfe.h"
 #include "engine/core/replication/failover.h"
 #include "engine/core/replication/replica.h"
@@ -98,6 +99,7 @@ gb_engine *gb_engine_create(const gb_settings *cfg)
     eng->next_client_id = 1;
     eng->active_expire_enabled = true;
     eng->lazyfree = gb_lazyfree_new(&eng->cfg.helper_cpus);
+    eng->sliced_free = gb_sliced_free_new();
     gb_repl_init(eng);
     eng->ns_per_cycle = gb_cycles_ns_per_cycle(5);
     eng->pubsub = gb_pubsub_new();
@@ -135,6 +137,8 @@ void gb_engine_free(gb_engine *eng)
         gb_multi_db_destroy(&eng->dbs[i]);
         gb_db_destroy(&eng->dbs[i]);
     }
+    gb_sliced_free_drain(eng);
+    gb_sliced_free_free(eng->sliced_free);
     gb_free(eng->dbs);
     gb_commands_destroy(eng);
     gb_pubsub_free(eng->pubsub);
@@ -205,7 +209,8 @@ bool gb_engine_over_maxmemory(const gb_engine *eng)
 static void expire_slice(gb_engine *eng);
 
 /* Between event batches: the rest of a cron period's active expiry, then
- * left-over eviction, then the service's work (a background save). */
+ * left-over eviction, a slice of freeing big deleted values, then the
+ * service's work (a background save). */
 gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
 {
     if (eng->expire_more) {
@@ -214,8 +219,10 @@ gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
     }
     bool expiring = eng->expire_more && eng->expire_budget_ns > 0;
     bool evicting = gb_evict_pending(eng) && gb_evict_background(eng);
+    bool freeing = gb_sliced_free_pending(eng->sliced_free) &&
+                   gb_sliced_free_step(eng, gb_clock_mono_ns() + GB_SLICED_FREE_SLICE_NS);
     gb_bg_state st = eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
-    return evicting || expiring ? GB_BG_MORE : st;
+    return evicting || expiring || freeing ? GB_BG_MORE : st;
 }
 
 /* ---- cron ------------------------------------------------------------------------ */

@@ -182,6 +182,7 @@ typedef struct gb_engine {
     struct gb_repl *repl;    /* replication, the primary's side (engine/core/replication/repl.h) */
     gb_cow cow;              /* a background save's copy-on-write (engine/core/keyspace/db.h) */
     struct gb_lazyfree *lazyfree; /* the background freeing thread (engine/core/memory/lazyfree.h) */
+    struct gb_sliced_free *sliced_free; /* big values freed between events (engine/core/memory/sliced_free.h) */
     /* eviction (engine/core/memory/evict.h): the candidate pool, and whether a
      * cycle ran out of time and left the rest to the loop */
     struct gb_evict_pool *evict_pool;

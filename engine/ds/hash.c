@@ -62,6 +62,11 @@ void gb_hbig_free(hbig *b)
     gb_free(b);
 }
 
+bool gb_hbig_clear_step(hbig *b, uint64_t *cursor, size_t max_nodes)
+{
+    return gb_htable_clear_step(&b->ht, free_rec, NULL, cursor, max_nodes);
+}
+
 hrec *gb_hbig_find(hbig *b, gb_slice f) { return (hrec *)gb_htable_find(&b->ht, &f, gb_hash_slice(f)); }
 
 /* Overwrites the value of the record at *link with v (its trailer kept). */
@@ -203,6 +208,15 @@ void gb_hash_release(gb_hash *h)
     else
         gb_hbig_free(h->p);
     h->p = NULL;
+}
+
+bool gb_hash_release_step(gb_hash *h, uint64_t *cursor, size_t max_nodes)
+{
+    gb_hash *fields = h->enc == GB_HASH_TTL ? gb_hash_fields(h) : h;
+    if (fields->enc == GB_HASH_HASHTABLE && !gb_hbig_clear_step(fields->p, cursor, max_nodes))
+        return false;
+    gb_hash_release(h); /* the emptied table's struct, a TTL hash's deadlines */
+    return true;
 }
 
 void gb_hash_free(gb_hash *h)

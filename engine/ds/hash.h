@@ -72,6 +72,11 @@ void gb_hash_free(gb_hash *h);
 /* Frees the representation only, for a header the caller owns (the
  * command layer keeps headers on the stack; see engine/commands/cmd_collection.h). */
 void gb_hash_release(gb_hash *h);
+/* gb_hash_release a slice at a time (engine/core/memory/sliced_free.h): frees
+ * about max_nodes elements of a large encoding per call, resuming at
+ * *cursor (0 to start); true once the representation is gone, as after
+ * gb_hash_release. A compact encoding goes in one call. */
+bool gb_hash_release_step(gb_hash *h, uint64_t *cursor, size_t max_nodes);
 gb_hash *gb_hash_dup(const gb_hash *h);
 
 static inline gb_hash_enc gb_hash_encoding(const gb_hash *h) { return (gb_hash_enc)h->enc; }

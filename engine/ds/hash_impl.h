@@ -93,6 +93,8 @@ hrec *gb_hbig_find(hbig *b, gb_slice f);
 hrec *gb_hbig_put(hbig *b, gb_slice f, gb_slice v, bool *created);
 hbig *gb_hbig_new(bool timed);
 void gb_hbig_free(hbig *b);
+/* Frees records a slice at a time (gb_htable_clear_step); gb_hbig_free ends it. */
+bool gb_hbig_clear_step(hbig *b, uint64_t *cursor, size_t max_nodes);
 
 /* hash_ttl.c: the deadline heap of a timed table. */
 void gb_hbig_set_deadline(hbig *b, hrec *r, int64_t when_ms);

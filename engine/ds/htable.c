@@ -86,6 +86,31 @@ void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), vo
     drop_next(ht);
 }
 
+bool gb_htable_clear_step(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx, uint64_t *cursor,
+                          size_t max_nodes)
+{
+    size_t freed = 0;
+    uint64_t nb0 = ht->tab[0] ? ht->mask[0] + 1 : 0;
+    uint64_t nb1 = ht->tab[1] ? ht->mask[1] + 1 : 0;
+    while (*cursor < nb0 + nb1) {
+        if (freed >= max_nodes)
+            return false;
+        uint64_t i = *cursor;
+        gb_hnode **b = i < nb0 ? &ht->tab[0][i] : &ht->tab[1][i - nb0];
+        gb_hnode *n = *b;
+        *b = NULL;
+        while (n) {
+            gb_hnode *next = n->next;
+            free_rec(n, ctx);
+            freed++;
+            n = next;
+        }
+        ++*cursor;
+    }
+    gb_htable_clear(ht, NULL, NULL); /* the arrays, now that every chain is gone */
+    return true;
+}
+
 static uint64_t next_pow2(uint64_t n)
 {
     uint64_t s = HT_INITIAL_BUCKETS;

@@ -69,6 +69,14 @@ static inline uint64_t gb_hash_slice(gb_slice s) { return gb_hash_bytes(s.ptr, s
 void gb_htable_init(gb_htable *ht, const gb_htable_type *type);
 /* Frees the bucket arrays; records are passed to free_rec (may be NULL). */
 void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx);
+/* gb_htable_clear a slice at a time, for a table nobody else uses any more
+ * (a deleted value, a flushed database): frees the records of whole chains
+ * from bucket *cursor on (0 to start; tab[0]'s buckets, then tab[1]'s)
+ * until at least max_nodes are freed, and leaves *cursor where it
+ * stopped. Returns true once no record is left and the bucket arrays are
+ * freed too; the table is then empty, as after gb_htable_clear. */
+bool gb_htable_clear_step(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx, uint64_t *cursor,
+                          size_t max_nodes);
 
 static inline size_t gb_htable_size(const gb_htable *ht) { return ht->used[0] + ht->used[1]; }
 static inline bool gb_htable_is_rehashing(const gb_htable *ht) { return ht->rehash_idx >= 0; }

@@ -204,6 +204,14 @@ void gb_set_release(gb_set *s)
     s->p = NULL;
 }
 
+bool gb_set_release_step(gb_set *s, uint64_t *cursor, size_t max_nodes)
+{
+    if (s->enc == GB_SET_HASHTABLE && !gb_htable_clear_step(&((sbig *)s->p)->ht, free_rec, NULL, cursor, max_nodes))
+        return false;
+    gb_set_release(s);
+    return true;
+}
+
 void gb_set_free(gb_set *s)
 {
     if (!s)

@@ -76,6 +76,11 @@ void gb_set_free(gb_set *s);
 /* Frees the representation only, for a header the caller owns (the
  * command layer keeps headers on the stack; see engine/commands/cmd_collection.h). */
 void gb_set_release(gb_set *s);
+/* gb_set_release a slice at a time (engine/core/memory/sliced_free.h): frees
+ * about max_nodes elements of a large encoding per call, resuming at
+ * *cursor (0 to start); true once the representation is gone, as after
+ * gb_set_release. A compact encoding goes in one call. */
+bool gb_set_release_step(gb_set *s, uint64_t *cursor, size_t max_nodes);
 gb_set *gb_set_dup(const gb_set *s);
 
 static inline gb_set_enc gb_set_encoding(const gb_set *s) { return (gb_set_enc)s->enc; }

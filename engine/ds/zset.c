@@ -216,6 +216,20 @@ void gb_zset_release(gb_zset *z)
     z->p = NULL;
 }
 
+bool gb_zset_release_step(gb_zset *z, uint64_t *cursor, size_t max_nodes)
+{
+    if (z->enc != GB_ZSET_LISTPACK) {
+        zbig *b = z->p;
+        /* The tree holds no record of its own, only pointers into them: its
+         * nodes (a few per hundred members) go in the first call. */
+        gb_zset_tree_clear(&b->tree, NULL, NULL);
+        if (!gb_htable_clear_step(&b->ht, free_rec_node, NULL, cursor, max_nodes))
+            return false;
+    }
+    gb_zset_release(z);
+    return true;
+}
+
 void gb_zset_free(gb_zset *z)
 {
     if (!z)

@@ -79,6 +79,11 @@ void gb_zset_free(gb_zset *z);
 /* Frees the representation only, for a header the caller owns (the
  * command layer keeps headers on the stack; see engine/commands/cmd_collection.h). */
 void gb_zset_release(gb_zset *z);
+/* gb_zset_release a slice at a time (engine/core/memory/sliced_free.h): frees
+ * about max_nodes elements of a large encoding per call, resuming at
+ * *cursor (0 to start); true once the representation is gone, as after
+ * gb_zset_release. A compact encoding goes in one call. */
+bool gb_zset_release_step(gb_zset *z, uint64_t *cursor, size_t max_nodes);
 gb_zset *gb_zset_dup(const gb_zset *z);
 
 static inline gb_zset_enc gb_zset_encoding(const gb_zset *z) { return (gb_zset_enc)z->enc; }

@@ -317,7 +317,7 @@ gb_result gb_keys_flushdb(gb_db *db, bool lazy)
     if (lazy)
         gb_db_flush_lazy(db);
     else
-        gb_db_flush(db);
+        gb_db_flush_sliced(db);
     db->eng->stats.dirty += removed; /* Redis counts the keys removed */
     /* XREADGROUP waiters on streams that are gone fail (Redis 7.0). */
     gb_blocking_signal_db(db);

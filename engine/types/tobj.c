@@ -150,8 +150,8 @@ gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor,
 /* ---- the types' gb_type_ops ---------------------------------------------------------- */
 
 /* The keyspace holds packed pointers: each callback rebuilds the header (M,
- * its gb_tobj_hdr member) and calls the type module's gb_T_release, _dup,
- * _encoding_name and _payload_mem. */
+ * its gb_tobj_hdr member) and calls the type module's gb_T_release, _release_step,
+ * _dup, _encoding_name and _payload_mem. */
 #define TOBJ_TYPE_OPS(T, M, TYPE)                                                                                    \
     static void T##_free(void *obj)                                                                                  \
     {                                                                                                                \
@@ -173,7 +173,12 @@ gb_result gb_tobj_scan(gb_db *db, gb_slice key, enum gb_type t, uint64_t cursor,
         gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
         return gb_##T##_payload_mem(&u.M);                                                                           \
     }                                                                                                                \
-    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem, T##_effort};             \
+    static bool T##_free_step(void *obj, uint64_t *cursor, size_t max_nodes)                                      \
+    {                                                                                                                \
+        gb_tobj_hdr u = gb_tobj_unpack(obj);                                                                         \
+        return gb_##T##_release_step(&u.M, cursor, max_nodes);                                                      \
+    }                                                                                                                \
+    static const gb_type_ops T##_type_ops = {#T, T##_free, T##_dup, T##_encoding, T##_mem, T##_effort, T##_free_step}; \
     void gb_##T##_type_register(void) { gb_type_register(TYPE, &T##_type_ops); }
 
 /* Free effort: one allocation for a compact encoding, one per element for

@@ -6,6 +6,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/memory/evict.h"
 #include "engine/core/memory/lazyfree.h"
+#include "engine/core/memory/sliced_free.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/request/propagate.h"
 #include "engine/core/pubsub/tracking.h"
@@ -79,6 +80,13 @@ void gb_kv_free(gb_kv *kv)
 {
     free_value(kv);
     gb_free(kv);
+}
+
+size_t gb_kv_free_effort(const gb_kv *kv)
+{
+    if (kv->enc != GB_ENC_OBJ || !kv->v.ptr)
+        return 1;
+    return type_ops[kv->type]->free_effort(kv->v.ptr);
 }
 
 size_t gb_kv_mem(const gb_kv *kv)
@@ -224,12 +232,12 @@ void gb_db_flush(gb_db *db)
     db->nvol = db->volcap = 0;
 }
 
-void gb_db_flush_lazy(gb_db *db)
+/* The table goes to `take` whole (it frees the records); the database gets
+ * a new, empty one at once. */
+static void flush_handing_over(gb_db *db, void (*take)(struct gb_engine *eng, gb_htable *table, gb_kv **vol))
 {
     before_db_flush(db);
-    /* The table goes to the lazy-free thread whole; the database gets a
-     * new, empty one at once. */
-    gb_lazyfree_table(db->eng, &db->keys, db->vol);
+    take(db->eng, &db->keys, db->vol);
     gb_htable_init(&db->keys, db->keys.type);
     if (db->slot_keys)
         gb_slot_list_clear(db);
@@ -237,6 +245,9 @@ void gb_db_flush_lazy(gb_db *db)
     db->vol = NULL;
     db->nvol = db->volcap = 0;
 }
+
+void gb_db_flush_lazy(gb_db *db) { flush_handing_over(db, gb_lazyfree_table); }
+void gb_db_flush_sliced(gb_db *db) { flush_handing_over(db, gb_sliced_free_table); }
 
 void gb_db_destroy(gb_db *db)
 {
@@ -272,14 +283,15 @@ void gb_db_swap_data(gb_db *a, gb_db *b)
 
 /* ---- lookups --------------------------------------------------------------- */
 
-/* Frees a record that left its table: now, or by the lazy-free thread
- * when lazy says so and its value is big. */
+/* Frees a record that left its table: by the lazy-free thread when lazy
+ * says so and its value is big, else by this thread, in slices between
+ * events when its value is big. */
 static void release(gb_db *db, gb_kv *kv, bool lazy)
 {
     if (lazy)
         gb_lazyfree_kv(db->eng, kv);
     else
-        gb_kv_free(kv);
+        gb_sliced_free_kv(db->eng, kv);
 }
 
 /* Whether a change to a key of type t may serve or fail its waiters:

@@ -68,10 +68,13 @@ typedef struct gb_db {
 void gb_db_count_slots(gb_db *db);
 
 void gb_db_init(gb_db *db, struct gb_engine *eng, int id);
-/* Deletes every key (FLUSHDB). Watchers are told by the caller. */
+/* Deletes every key, freeing them now. Watchers are told by the caller. */
 void gb_db_flush(gb_db *db);
 /* The same, the values freed in the background (FLUSHDB ASYNC). */
 void gb_db_flush_lazy(gb_db *db);
+/* The same, the values freed by this thread between events when there are
+ * many (FLUSHDB SYNC: engine/core/memory/sliced_free.h). */
+void gb_db_flush_sliced(gb_db *db);
 /* Frees everything, including the registries (shutdown). */
 void gb_db_destroy(gb_db *db);
 /* Exchanges the data sets (keys + volatile arrays) of two databases (SWAPDB). */
@@ -178,6 +181,9 @@ gb_kv *gb_db_random(gb_db *db);
 
 /* Frees a record and its value. */
 void gb_kv_free(gb_kv *kv);
+/* About how many allocations freeing kv's value touches (Redis's
+ * lazyfreeGetFreeEffort): 1 for a string or a compact encoding. */
+size_t gb_kv_free_effort(const gb_kv *kv);
 /* Bytes used by kv including its value (MEMORY USAGE). */
 size_t gb_kv_mem(const gb_kv *kv);
 

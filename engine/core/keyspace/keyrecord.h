@@ -144,6 +144,12 @@ typedef struct gb_type_ops {
     /* How many allocations freeing obj touches, about: lazy freeing hands
      * it to a thread past GB_LAZYFREE_THRESHOLD (Redis's free effort). */
     size_t (*free_effort)(const void *obj);
+    /* Frees about max_nodes of obj's elements per call, resuming at *cursor
+     * (0 to start); true once obj is wholly freed, as by free. Lets the
+     * engine free a big value between requests (engine/core/memory/
+     * sliced_free.h). NULL: free does it in one go (lists and streams,
+     * whose elements are packed many to an allocation). */
+    bool (*free_step)(void *obj, uint64_t *cursor, size_t max_nodes);
 } gb_type_ops;
 
 void gb_type_register(enum gb_type t, const gb_type_ops *ops);

@@ -10,6 +10,7 @@
 #include "engine/base/random.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/memory/lazyfree.h"
+#include "engine/core/memory/sliced_free.h"
 #include "engine/core/request/multi.h"
 #include "engine/core/request/propagate.h"
 #include "engine/core/pubsub/pubsub.h"
@@ -287,6 +288,11 @@ static size_t evict_key(gb_engine *eng, gb_db *db, gb_slice key)
     bool lazy = eng->cfg.lazyfree_lazy_eviction != 0;
     size_t before = gb_mem_used();
     bool deleted = gb_db_delete_lazy(db, key, lazy);
+    /* Eviction frees to get under the limit now: a big value it deleted
+     * without lazy freeing is freed before the next victim is picked, as
+     * Redis frees it, not left to the loop's slices. */
+    if (!lazy && gb_sliced_free_pending(eng->sliced_free))
+        gb_sliced_free_drain(eng);
     size_t after = gb_mem_used();
     if (deleted) {
         eng->stats.evicted_keys++;
@@ -361,6 +367,13 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
     size_t limit = (size_t)eng->cfg.maxmemory;
     if (limit == 0 || gb_mem_used() <= limit || !safe_to_evict(eng))
         return GB_EVICT_OK;
+    /* Deleted values still waiting for their slices are memory about to come
+     * back: it comes back now, before any key is evicted for it. */
+    if (gb_sliced_free_pending(eng->sliced_free)) {
+        gb_sliced_free_drain(eng);
+        if (gb_mem_used() <= limit)
+            return GB_EVICT_OK;
+    }
     /* A replica is its primary's exact copy (replica-ignore-maxmemory). */
     if (gb_engine_is_replica(eng) && eng->cfg.replica_ignore_maxmemory)
         return GB_EVICT_OK;

@@ -138,16 +138,9 @@ static void enqueue(gb_lazyfree *lf, job *j, size_t objects)
     pthread_mutex_unlock(&lf->mu);
 }
 
-static size_t effort_of(const gb_kv *kv)
-{
-    if (kv->enc != GB_ENC_OBJ || !kv->v.ptr)
-        return 1;
-    return gb_type_get((enum gb_type)kv->type)->free_effort(kv->v.ptr);
-}
-
 void gb_lazyfree_kv(gb_engine *eng, gb_kv *kv)
 {
-    if (effort_of(kv) <= GB_LAZYFREE_THRESHOLD) {
+    if (gb_kv_free_effort(kv) <= GB_LAZYFREE_THRESHOLD) {
         gb_kv_free(kv);
         return;
     }

@@ -480,6 +480,58 @@ static void test_chain_bound_covers_longest_chain(void **state)
     assert_int_equal(ht.max_chain[0], 0);
 }
 
+/* gb_htable_clear_step: a table torn down a slice at a time, in the middle of
+ * a rehash (records in both arrays), frees every record exactly once, at
+ * least max_nodes per call until the last, and ends with no array left. */
+static int cleared;
+static void count_free(gb_hnode *n, void *ctx)
+{
+    (void)ctx;
+    cleared++;
+    free(n);
+}
+
+static void test_clear_in_steps(void **state)
+{
+    (void)state;
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    enum { N = 10000 };
+    for (uint64_t k = 0; k < N; k++) {
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    }
+    for (uint64_t k = N; !gb_htable_is_rehashing(&ht); k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    gb_htable_rehash_step(&ht, 100);
+    assert_true(gb_htable_is_rehashing(&ht));
+    assert_true(ht.used[0] > 0 && ht.used[1] > 0);
+    size_t total = gb_htable_size(&ht);
+    uint64_t cursor = 0;
+    int calls = 0;
+    cleared = 0;
+    for (;;) {
+        int before = cleared;
+        bool done = gb_htable_clear_step(&ht, count_free, NULL, &cursor, 100);
+        calls++;
+        if (done)
+            break;
+        assert_true(cleared - before >= 100);
+    }
+    assert_int_equal((size_t)cleared, total);
+    assert_true(calls >= (int)(total / 100) / 2);
+    assert_null(ht.tab[0]);
+    assert_null(ht.tab[1]);
+    assert_null(ht.next_tab);
+    assert_int_equal(gb_htable_size(&ht), 0);
+    /* an empty table is done at once, and usable again afterwards */
+    cursor = 0;
+    assert_true(gb_htable_clear_step(&ht, count_free, NULL, &cursor, 1));
+    gb_htable_insert(&ht, &mk(1)->node, h(1));
+    uint64_t k1 = 1;
+    assert_non_null(gb_htable_find(&ht, &k1, h(1)));
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
 int main(void)
 {
     gb_hash_seed_once(12345);
@@ -494,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_random_cheap_reaches_every_record),
         cmocka_unit_test(test_random_is_uniform),
         cmocka_unit_test(test_chain_bound_covers_longest_chain),
+        cmocka_unit_test(test_clear_in_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
