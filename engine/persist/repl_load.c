@@ -9,6 +9,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
 #include "engine/core/keyspace/db.h"
+#include "engine/core/memory/sliced_free.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/request/multi.h"
@@ -36,11 +37,15 @@ bool gb_sync_load_in_memory(const gb_engine *eng)
 }
 
 /* The old data set goes, in the background with replica-lazy-flush yes,
- * else here (Redis's emptyData with or without EMPTYDB_ASYNC). */
+ * else here and now (Redis's emptyData with or without EMPTYDB_ASYNC). */
 static void flush_everything(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++)
         gb_keys_flushdb(&eng->dbs[i], eng->cfg.replica_lazy_flush);
+    /* Freed before the new data set arrives, not in slices beside it: a
+     * replica must not hold both at once. */
+    if (!eng->cfg.replica_lazy_flush)
+        gb_sliced_free_drain(eng);
     if (eng->scripting)
         eng->scripting->flush_libraries(eng->scripting->ctx);
     gb_tracking_invalidate_flush(eng);
