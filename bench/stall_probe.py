@@ -12,6 +12,8 @@ Scenarios (N = --keys):
   expiry-wave     N keys all expiring in the same second, then the wave
   unlink-zset     UNLINK of a sorted set of N/2 members, writers running
   del-zset        the same with DEL (lazyfree-lazy-user-del no, the default)
+  del-stream      DEL of a stream of N/2 entries, every one pending in a
+                  consumer group (read by XREADGROUP, never acknowledged)
   bgsave          BGSAVE of N keys (redis-server: fork; goblin: fork-less)
   aof-rewrite     appendonly turned on over N keys (and its first rewrite
                   waited for), then BGREWRITEAOF while writers keep writing
@@ -189,6 +191,15 @@ def sc_del_zset(a, srv):
     return big_zset_removed(a, srv, b"DEL")
 
 
+def sc_del_stream(a, srv):
+    entries = a.keys // 2
+    build = [resp(b"XADD", b"s", b"%d-1" % (i + 1), b"f", b"v") for i in range(entries)]
+    build += [resp(b"XGROUP", b"CREATE", b"s", b"g", b"0"),
+              resp(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"%d" % entries, b"STREAMS", b"s", b">")]
+    pipe_in(srv, pipe_file(os.path.join(a.cache, "stream-%d.resp" % entries), build))
+    return during_writes(srv, 2.0, b"DEL", b"s")
+
+
 def sc_bgsave(a, srv):
     pipe_in(srv, keys_file(a))
     return during_writes(srv, 3.0, b"BGSAVE")
@@ -229,6 +240,7 @@ SCENARIOS = {
     "expiry-wave": sc_expiry_wave,
     "unlink-zset": sc_unlink_zset,
     "del-zset": sc_del_zset,
+    "del-stream": sc_del_stream,
     "bgsave": sc_bgsave,
     "aof-rewrite": sc_aof_rewrite,
     "eviction": sc_eviction,

@@ -1,5 +1,7 @@
 #include "engine/ds/rax.h"
 
+#include <stdlib.h>
+
 #include "engine/base/mem.h"
 
 struct gb_rax_node {
@@ -214,6 +216,59 @@ void gb_rax_destroy(gb_rax *r, void (*free_value)(void *value, void *ctx), void 
     stack_done(&s);
     r->head = NULL;
     r->numele = r->numnodes = 0;
+}
+
+/* ---- teardown a slice at a time ----------------------------------------------------------- */
+
+#define TEARDOWN_FNS 4
+
+/* The nodes still to free are the roots of disjoint subtrees, on a stack
+ * as gb_rax_destroy keeps them; a frame's child field says which of fns
+ * frees the values below it. */
+struct gb_rax_teardown {
+    node_stack pending;
+    void (*fns[TEARDOWN_FNS])(void *value, void *ctx);
+    unsigned nfns;
+};
+
+gb_rax_teardown *gb_rax_teardown_new(void)
+{
+    gb_rax_teardown *t = gb_calloc(1, sizeof *t);
+    stack_init(&t->pending); /* points into t, which never moves */
+    return t;
+}
+
+void gb_rax_teardown_add(gb_rax_teardown *t, gb_rax *r, void (*free_value)(void *value, void *ctx))
+{
+    unsigned f = 0;
+    while (f < t->nfns && t->fns[f] != free_value)
+        f++;
+    if (f == t->nfns) {
+        if (f == TEARDOWN_FNS)
+            abort(); /* a caller's mistake: see rax.h */
+        t->fns[t->nfns++] = free_value;
+    }
+    if (r->head)
+        stack_push_step(&t->pending, r->head, f);
+    r->head = NULL;
+    r->numele = r->numnodes = 0;
+}
+
+bool gb_rax_teardown_step(gb_rax_teardown *t, size_t max_nodes)
+{
+    for (size_t freed = 0; t->pending.n && (freed < max_nodes || freed == 0); freed++) {
+        gb_rax_frame f = stack_pop_frame(&t->pending);
+        for (size_t i = 0; i < kids_of(f.node); i++)
+            stack_push_step(&t->pending, kids(f.node)[i], f.child);
+        if (f.node->iskey && t->fns[f.child])
+            t->fns[f.child](value_of(f.node), NULL);
+        gb_free(f.node);
+    }
+    if (t->pending.n)
+        return false;
+    stack_done(&t->pending);
+    gb_free(t);
+    return true;
 }
 
 size_t gb_rax_mem(const gb_rax *r)

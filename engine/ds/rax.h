@@ -51,6 +51,20 @@ void gb_rax_init(gb_rax *r);
  * tree must be initialised again before reuse. */
 void gb_rax_destroy(gb_rax *r, void (*free_value)(void *value, void *ctx), void *ctx);
 
+/* A teardown frees whole trees a few nodes per step: a big value freed by
+ * the engine between events (engine/core/memory/sliced_free.h) instead of
+ * in one gb_rax_destroy. */
+typedef struct gb_rax_teardown gb_rax_teardown;
+gb_rax_teardown *gb_rax_teardown_new(void);
+/* Hands r's nodes to t; each value will go to free_value (NULL: values
+ * are kept, when another tree owns them). r is left empty: gb_rax_destroy
+ * of it does nothing, gb_rax_init makes it usable. A teardown takes trees
+ * with up to 4 different free_value functions. */
+void gb_rax_teardown_add(gb_rax_teardown *t, gb_rax *r, void (*free_value)(void *value, void *ctx));
+/* Frees about max_nodes nodes, at least one; true once none is left, when
+ * t itself is freed too. */
+bool gb_rax_teardown_step(gb_rax_teardown *t, size_t max_nodes);
+
 /* Adds key -> value, or replaces the value of an existing key (its previous
  * value in *old when old is not NULL). Returns true when the key is new. */
 bool gb_rax_insert(gb_rax *r, const uint8_t *key, size_t len, void *value, void **old);

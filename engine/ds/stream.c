@@ -31,6 +31,19 @@ void gb_stream_free(gb_stream *s)
     gb_free(s);
 }
 
+bool gb_stream_free_step(gb_stream *s, uint64_t *cursor, size_t max_nodes)
+{
+    gb_rax_teardown *t = (gb_rax_teardown *)(uintptr_t)*cursor;
+    if (!t) {
+        t = gb_rax_teardown_new();
+        gb_stream_cg_hand_over_all(s, t);
+        gb_rax_teardown_add(t, &s->nodes, free_node);
+        gb_free(s);
+        *cursor = (uintptr_t)t;
+    }
+    return gb_rax_teardown_step(t, max_nodes);
+}
+
 gb_stream *gb_stream_dup(const gb_stream *s)
 {
     gb_stream *d = gb_stream_new();

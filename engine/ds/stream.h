@@ -48,6 +48,13 @@ typedef struct gb_stream_limits {
 
 gb_stream *gb_stream_new(void);
 void gb_stream_free(gb_stream *s);
+/* gb_stream_free a slice at a time (engine/core/memory/sliced_free.h): the
+ * first call (*cursor 0) frees the stream's header and its groups and
+ * consumers, handing the entries' radix tree and every pending-entries
+ * list to a teardown that *cursor then names; each call frees about
+ * max_nodes tree nodes; true once all is gone. s is not read after the
+ * first call. */
+bool gb_stream_free_step(gb_stream *s, uint64_t *cursor, size_t max_nodes);
 /* A deep copy, groups and pending entries included (COPY). */
 gb_stream *gb_stream_dup(const gb_stream *s);
 /* Bytes accounted to the stream (MEMORY USAGE). */

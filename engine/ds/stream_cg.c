@@ -125,6 +125,25 @@ bool gb_stream_nack_remove(gb_stream_cg *cg, gb_stream_id id)
 
 /* ---- all groups ------------------------------------------------------------------------------- */
 
+void gb_stream_cg_hand_over_all(gb_stream *s, gb_rax_teardown *t)
+{
+    if (!s->groups)
+        return;
+    gb_rax_iter gi;
+    gb_rax_iter_init(&gi, s->groups);
+    for (bool ok = gb_rax_seek(&gi, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&gi)) {
+        gb_stream_cg *cg = gi.value;
+        gb_rax_iter ci;
+        gb_rax_iter_init(&ci, &cg->consumers);
+        for (bool more = gb_rax_seek(&ci, GB_RAX_FIRST, NULL, 0); more; more = gb_rax_next(&ci))
+            gb_rax_teardown_add(t, &((gb_stream_consumer *)ci.value)->pel, NULL); /* the group's nacks */
+        gb_rax_iter_done(&ci);
+        gb_rax_teardown_add(t, &cg->pel, free_nack);
+    }
+    gb_rax_iter_done(&gi);
+    gb_stream_cg_free_all(s); /* groups and consumers, their lists now empty */
+}
+
 void gb_stream_cg_free_all(gb_stream *s)
 {
     if (!s->groups)

@@ -77,6 +77,9 @@ bool gb_stream_nack_remove(gb_stream_cg *cg, gb_stream_id id);
 
 /* The stream's groups, all at once (the stream's life cycle). */
 void gb_stream_cg_free_all(gb_stream *s);
+/* The same, the pending-entries lists (the part that grows with the
+ * stream) handed to t to free in steps (gb_stream_free_step). */
+void gb_stream_cg_hand_over_all(gb_stream *s, gb_rax_teardown *t);
 void gb_stream_cg_dup_all(gb_stream *dst, const gb_stream *src);
 size_t gb_stream_cg_mem_all(const gb_stream *s);
 size_t gb_stream_cg_effort_all(const gb_stream *s);

@@ -22,8 +22,13 @@ static const char *stream_encoding(const void *obj)
 static size_t stream_mem(const void *obj) { return gb_stream_mem(obj); }
 static size_t stream_effort(const void *obj) { return gb_stream_free_effort(obj); }
 
-static const gb_type_ops stream_type_ops = {"stream", stream_free, stream_dup, stream_encoding, stream_mem,
-                                            stream_effort};
+static bool stream_free_step(void *obj, uint64_t *cursor, size_t max_nodes)
+{
+    return gb_stream_free_step(obj, cursor, max_nodes);
+}
+
+static const gb_type_ops stream_type_ops = {"stream",   stream_free,  stream_dup,      stream_encoding,
+                                            stream_mem, stream_effort, stream_free_step};
 
 void gb_stream_type_register(void) { gb_type_register(GB_TYPE_STREAM, &stream_type_ops); }
 

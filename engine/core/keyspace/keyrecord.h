@@ -147,8 +147,9 @@ typedef struct gb_type_ops {
     /* Frees about max_nodes of obj's elements per call, resuming at *cursor
      * (0 to start); true once obj is wholly freed, as by free. Lets the
      * engine free a big value between requests (engine/core/memory/
-     * sliced_free.h). NULL: free does it in one go (lists and streams,
-     * whose elements are packed many to an allocation). */
+     * sliced_free.h). NULL: free does it in one go (lists, whose
+     * elements are packed many to an allocation). A type may keep its
+     * state in *cursor and stop reading obj after the first call. */
     bool (*free_step)(void *obj, uint64_t *cursor, size_t max_nodes);
 } gb_type_ops;
 

@@ -21,9 +21,11 @@
  * tens of milliseconds the slices take. Eviction, which needs the memory
  * now, finishes every pending slice before it measures or picks a victim
  * (engine/core/memory/evict.c). Values freed cheaply (at most
- * GB_SLICED_FREE_MIN_EFFORT allocations, a fraction of a slice), lists and
- * streams (packed many elements to an allocation), and everything while a
- * dataset is loading are still freed at once.
+ * GB_SLICED_FREE_MIN_EFFORT allocations, a fraction of a slice), lists
+ * (packed many elements to an allocation), and everything while a data set
+ * is loading are still freed at once. Sets, hashes and sorted sets free
+ * their hashtable's chains a slice at a time; streams their radix trees,
+ * the pending-entries lists included (gb_rax_teardown).
  */
 #ifndef GB_ENGINE_CORE_SLICED_FREE_H
 #define GB_ENGINE_CORE_SLICED_FREE_H

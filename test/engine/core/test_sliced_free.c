@@ -1,4 +1,5 @@
-/* engine/core/memory/sliced_free.c: big values deleted without lazy freeing
+/* engine/core/memory/sliced_free.c: big values (sets, hashes, sorted sets,
+ * streams with big pending lists) deleted without lazy freeing
  * (DEL, an overwrite, FLUSHDB/FLUSHALL without ASYNC) leave the keyspace at
  * once and are freed by the engine thread in slices; small ones at once;
  * eviction takes the pending memory before any key; the lazy-free
@@ -101,6 +102,29 @@ static void test_hash_with_field_ttls(void **state)
     }
     assert_string_equal(run(h, "DEL h"), ":1");
     assert_true(slices_until_done(h) > 1);
+    harness_free(h);
+}
+
+/* A stream whose group has a big pending-entries list, split between two
+ * consumers: its trees are torn down in slices. */
+static void test_stream_with_big_pel(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    size_t base = gb_mem_used();
+    for (int i = 0; i < BIG; i++)
+        run(h, "XADD s * f v");
+    assert_string_equal(run(h, "XGROUP CREATE s g 0"), "+OK");
+    run(h, "XREADGROUP GROUP g c1 COUNT 5000 STREAMS s >");
+    run(h, "XREADGROUP GROUP g c2 STREAMS s >");
+    assert_string_equal(run(h, "XGROUP CREATE s g2 $"), "+OK");
+    size_t full = gb_mem_used();
+    assert_string_equal(run(h, "DEL s"), ":1");
+    assert_true(gb_sliced_free_pending(h->eng->sliced_free));
+    assert_true(gb_mem_used() > base + (full - base) / 2);
+    assert_true(slices_until_done(h) > 10);
+    assert_true(gb_mem_used() < base + (full - base) / 20);
+    no_lazy_free(h);
     harness_free(h);
 }
 
@@ -213,6 +237,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_del_of_big_value_is_freed_in_slices),
         cmocka_unit_test(test_hash_with_field_ttls),
+        cmocka_unit_test(test_stream_with_big_pel),
         cmocka_unit_test(test_small_values_go_at_once),
         cmocka_unit_test(test_overwrite),
         cmocka_unit_test(test_flushall_in_slices),

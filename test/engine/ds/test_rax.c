@@ -388,6 +388,72 @@ static void test_long_keys_and_destroy(void **state)
     free(k);
 }
 
+/* gb_rax_teardown: three trees (values freed by two different functions,
+ * and one whose values are kept) freed 7 nodes a step: every node and every
+ * owned value freed once (the memory count returns to where it was; ASan
+ * would see a double free), the kept values untouched, each step but the
+ * last short of done, and a step asked for 0 nodes still progresses. */
+static int freed_a, freed_b;
+static void free_a(void *v, void *ctx)
+{
+    (void)ctx;
+    freed_a++;
+    gb_free(v);
+}
+static void free_b(void *v, void *ctx)
+{
+    (void)ctx;
+    freed_b++;
+    gb_free(v);
+}
+
+static void test_teardown_in_steps(void **state)
+{
+    (void)state;
+    size_t base = gb_mem_used();
+    gb_rax a, b, kept;
+    gb_rax_init(&a);
+    gb_rax_init(&b);
+    gb_rax_init(&kept);
+    static int shared[1];
+    uint64_t nodes = 0;
+    for (uint64_t i = 0; i < 3000; i++) {
+        uint8_t k[16];
+        gb_stream_id_encode(k, gb_stream_id_make(i * 7919 % 100003, i & 3));
+        assert_true(gb_rax_insert(&a, k, 16, gb_malloc(8), NULL));
+        assert_true(gb_rax_insert(&kept, k, 16, shared, NULL));
+        char name[32];
+        int n = snprintf(name, sizeof name, "consumer-%llu", (unsigned long long)i);
+        assert_true(gb_rax_insert(&b, (const uint8_t *)name, (size_t)n, gb_malloc(24), NULL));
+    }
+    nodes = a.numnodes + b.numnodes + kept.numnodes;
+    gb_rax_teardown *t = gb_rax_teardown_new();
+    freed_a = freed_b = 0;
+    gb_rax_teardown_add(t, &a, free_a);
+    gb_rax_teardown_add(t, &kept, NULL);
+    gb_rax_teardown_add(t, &b, free_b);
+    assert_null(a.head);
+    assert_int_equal(gb_rax_size(&b), 0);
+    gb_rax_destroy(&a, free_a, NULL); /* handed over: nothing left to free here */
+    assert_int_equal(freed_a, 0);
+    assert_false(gb_rax_teardown_step(t, 0));
+    uint64_t steps = 1;
+    while (!gb_rax_teardown_step(t, 7))
+        steps++;
+    assert_int_equal(freed_a, 3000);
+    assert_int_equal(freed_b, 3000);
+    assert_true(steps >= (nodes - 1) / 7);
+    assert_true(steps <= nodes / 7 + 2);
+    assert_int_equal(gb_mem_used(), base);
+    /* an empty tree (its head alone) is done at the first step */
+    gb_rax empty;
+    gb_rax_init(&empty);
+    t = gb_rax_teardown_new();
+    gb_rax_teardown_add(t, &empty, NULL);
+    assert_true(gb_rax_teardown_step(t, 1));
+    assert_int_equal(gb_mem_used(), base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_against_model),
         cmocka_unit_test(test_wide_branches),
         cmocka_unit_test(test_long_keys_and_destroy),
+        cmocka_unit_test(test_teardown_in_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
