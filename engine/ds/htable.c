@@ -60,22 +60,10 @@ static gb_hnode **take_next(gb_htable *ht)
 
 static void drop_next(gb_htable *ht) { gb_free(take_next(ht)); }
 
-void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)
+/* The bucket arrays, once no chain is left in them. */
+static void free_arrays(gb_htable *ht)
 {
     for (int t = 0; t < 2; t++) {
-        if (!ht->tab[t])
-            continue;
-        if (free_rec) {
-            uint64_t nb = ht->mask[t] + 1;
-            for (uint64_t i = 0; i < nb; i++) {
-                gb_hnode *n = ht->tab[t][i];
-                while (n) {
-                    gb_hnode *next = n->next;
-                    free_rec(n, ctx);
-                    n = next;
-                }
-            }
-        }
         gb_free(ht->tab[t]);
         ht->tab[t] = NULL;
         ht->mask[t] = 0;
@@ -107,8 +95,17 @@ bool gb_htable_clear_step(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx
         }
         ++*cursor;
     }
-    gb_htable_clear(ht, NULL, NULL); /* the arrays, now that every chain is gone */
+    free_arrays(ht);
     return true;
+}
+
+void gb_htable_clear(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx), void *ctx)
+{
+    uint64_t cursor = 0;
+    if (free_rec)
+        (void)gb_htable_clear_step(ht, free_rec, ctx, &cursor, SIZE_MAX);
+    else
+        free_arrays(ht);
 }
 
 static uint64_t next_pow2(uint64_t n)
