@@ -22,7 +22,8 @@
  *   0     server  gb_ring_header (written before the slot is handed out, then read-only)
  *   1     server  req_head      bytes of the request ring the server has consumed
  *   2     client  resp_head     bytes of the response ring the client has consumed
- *   3     server  server_state  RUNNING or PARKED (asleep in its event loop)
+ *   3     server  server_state  RUNNING, PARKED (asleep in its event loop) or PARKED_FOR_ROOM
+ *                                 (asleep, holding replies this slot's response ring had no room for)
  *   4     client  client_state  SPINNING or PARKED (asleep on client_wake)
  *   5     server  client_wake   futex word the parked client waits on; the server adds 1 to wake it
  *   6     server  violations    count of protocol violations seen on this slot (diagnostics)
@@ -61,11 +62,18 @@
  *   - The server, idle for ring-spin-us, stores PARKED in server_state of
  *     every attached slot, issues a full fence, re-checks every ring, and only
  *     then sleeps in its event loop, which watches a wake descriptor.
+ *     A slot whose replies wait for room in its response ring (its client
+ *     is not reading) gets PARKED_FOR_ROOM instead, and the re-check tries
+ *     to move those replies; its requests wait until they have gone.
  *   - A client, after publishing a request, issues a full fence and reads
- *     server_state; if PARKED it signals the wake descriptor it received
- *     with the slot. Every claim gets its own descriptor: a client that
- *     drains or floods its descriptor delays or wakes the server only on
- *     its own behalf.
+ *     server_state; if not RUNNING it signals the wake descriptor it
+ *     received with the slot. Every claim gets its own descriptor: a client
+ *     that drains or floods its descriptor delays or wakes the server only
+ *     on its own behalf.
+ *   - A client that finds its response ring empty after consuming records
+ *     (and has published no request since) issues a full fence and reads
+ *     server_state; if PARKED_FOR_ROOM it signals the wake descriptor: the
+ *     room the server waits for is there.
  *   - A client waiting for a reply spins for its budget, then reads
  *     client_wake (w), stores PARKED in client_state, fences, re-checks the
  *     response ring, and waits on client_wake while it still equals w.
@@ -88,8 +96,9 @@ extern "C" {
 #endif
 
 #define GB_RING_MAGIC UINT64_C(0x474e4952424c4f47) /* "GOBLRING" */
-/* 2: 64-bit stamps and keys, 16-byte record headers, 16-byte alignment. */
-#define GB_RING_LAYOUT_VERSION 2u
+/* 2: 64-bit stamps and keys, 16-byte record headers, 16-byte alignment.
+ * 3: server_state PARKED_FOR_ROOM, and the client's wake after reading. */
+#define GB_RING_LAYOUT_VERSION 3u
 #define GB_RING_LINE 128u
 #define GB_RING_CTRL_SIZE (8u * GB_RING_LINE)
 
@@ -98,7 +107,7 @@ enum gb_ring_protocol {
     GB_RING_PROTO_RESP = 2 /* records carry a RESP2 byte stream, pipelining allowed */
 };
 
-enum { GB_RING_SERVER_RUNNING = 0, GB_RING_SERVER_PARKED = 1 };
+enum { GB_RING_SERVER_RUNNING = 0, GB_RING_SERVER_PARKED = 1, GB_RING_SERVER_PARKED_FOR_ROOM = 2 };
 enum { GB_RING_CLIENT_SPINNING = 0, GB_RING_CLIENT_PARKED = 1 };
 
 /* Record header length marking a padding record (skip to the ring's start). */

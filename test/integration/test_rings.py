@@ -579,6 +579,60 @@ class RingTests(unittest.TestCase):
         self.assertEqual(rings["ring_server_parked"], "yes")
         self.assertGreaterEqual(int(rings["ring_server_parks_total"]), 1)
 
+    def test_a_reader_that_falls_behind(self):
+        """A ring client that stops reading: once its response ring is full
+        the rest of its replies wait in the server (pending_bytes), and the
+        server sleeps (under 1% of a core) instead of spinning on a ring that
+        has no room. When the client reads again it finds the ring empty,
+        sees PARKED_FOR_ROOM and wakes the server, and gets every reply in
+        order. With hz 1 a missed wake-up would leave each refill to the next
+        timer tick: a second for each of the ~50 ring-fulls here."""
+        value = b"v" * 8192
+        n = 400
+        want = (b"$%d\r\n" % len(value) + value + b"\r\n") * n
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server("--ring-size", "65536", "--ring-spin-us", "50", "--hz", "1")
+                with Raw(srv) as r:
+                    r.call("SET", "big", value)
+                p = subprocess.Popen([RING_TOOL, srv.sock, proto, "relay"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                self.addCleanup(lambda p=p: (p.kill(), p.wait(), p.stdout.close(), p.stderr.close()))
+                p.stdin.write(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * n)
+                p.stdin.flush()
+
+                def ring_line():
+                    lines = [v for k, v in srv.info("rings").items() if re.fullmatch(r"ring\d+", k) and "state=claimed" in v]
+                    return lines[0] if len(lines) == 1 else ""
+
+                def stalled():
+                    m = re.search(r"pending_bytes=(\d+)", ring_line())
+                    return m and int(m.group(1)) > 0 and srv.info("rings")["ring_server_parked"] == "yes"
+
+                self.assertTrue(wait_until(stalled, 10 * gbtest.SLOW), "%s %s" % (ring_line(), srv.info("rings")))
+                c0, t0 = gbtest.cpu_seconds_of(srv.pid), time.time()
+                time.sleep(2)
+                used = (gbtest.cpu_seconds_of(srv.pid) - c0) / (time.time() - t0)
+                self.assertLess(used, 0.01, "a server holding unread replies used %.2f%% of a core" % (used * 100))
+
+                t0 = time.time()
+                got = bytearray()
+                while len(got) < len(want):
+                    if not select.select([p.stdout], [], [], 30 * gbtest.SLOW)[0]:
+                        break
+                    d = os.read(p.stdout.fileno(), 1 << 16)
+                    if not d:
+                        break
+                    got += d
+                took = time.time() - t0
+                self.assertEqual(len(got), len(want), p.stderr.read1().decode(errors="replace") if p.poll() else "")
+                self.assertTrue(got == want, "the replies arrived in order and intact")
+                self.assertLess(took, 10 * gbtest.SLOW, "the reader waited for timer ticks, not for its own wake-ups")
+                self.assertTrue(wait_until(lambda: "pending_bytes=0" in ring_line(), 5 * gbtest.SLOW), ring_line())
+                p.stdin.close()
+                self.assertEqual(p.wait(timeout=10 * gbtest.SLOW), 0)
+                print("\n%s: %d replies (%d KB) read in %.3f s after the stall" % (proto, n, len(want) // 1024, took))
+
     def test_info_shows_a_parked_client_and_its_wakes(self):
         """INFO rings per ring: a client waiting in BLPOP past its spin
         budget is parked (client_state=parked); the reply that ends the wait

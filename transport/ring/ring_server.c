@@ -609,8 +609,11 @@ static bool publish(ring_slot *s, const char *data, size_t len)
     return queue_pending(s, data, len);
 }
 
-/* Moves queued replies onto the ring while there is room. */
-static bool drain_pending(ring_slot *s)
+/* Moves queued replies onto the ring while there is room. Returns
+ * DRAIN_DROPPED if the slot had to be dropped, DRAIN_MOVED if at least one
+ * reply went, DRAIN_STUCK if the ring still has no room for the first. */
+enum { DRAIN_DROPPED = -1, DRAIN_STUCK = 0, DRAIN_MOVED = 1 };
+static int drain_pending(ring_slot *s)
 {
     size_t off = 0;
     bool wrote = false;
@@ -621,7 +624,7 @@ static bool drain_pending(ring_slot *s)
         int rc = gb_ring_write_begin(&s->wr, len, &dst);
         if (rc == GB_RING_BAD) {
             slot_violation(s, "response-ring head moved backwards or past what was written");
-            return false;
+            return DRAIN_DROPPED;
         }
         if (rc != GB_RING_READY)
             break;
@@ -631,9 +634,11 @@ static bool drain_pending(ring_slot *s)
         wrote = true;
     }
     gb_outbuf_consume(&s->pending, off);
-    if (wrote)
-        wake_client(s);
-    return true;
+    if (!wrote)
+        return DRAIN_STUCK;
+    s->idle_wakes = 0; /* the client made room and said so: not a flood */
+    wake_client(s);
+    return DRAIN_MOVED;
 }
 
 /* Publishes whatever the protocol layer has ready for this slot. */
@@ -1112,11 +1117,15 @@ static bool serve_slot(ring_slot *s)
         release_slot(s, true, true);
         return true;
     }
-    if (s->pending.len && !drain_pending(s))
-        return true;
-    if (s->pending.len)
-        return false; /* the client must read before it gets more */
     bool worked = false;
+    if (s->pending.len) {
+        int drained = drain_pending(s);
+        if (drained == DRAIN_DROPPED)
+            return true;
+        if (s->pending.len)
+            return drained == DRAIN_MOVED; /* the client must read before it gets more */
+        worked = true;
+    }
     if (s->resume && !(s->exec->flags & GB_CLIENT_BLOCKED)) {
         s->resume = false;
         s->proto->execute(s->proto_state, s->exec, NULL, 0);
@@ -1180,13 +1189,21 @@ static bool serve_slot(ring_slot *s)
 
 /* ---- poller ------------------------------------------------------------------------------ */
 
-static void set_server_state(gb_ring_pool *pool, uint32_t st)
+/* RUNNING, or parked: PARKED_FOR_ROOM in the slots whose replies wait for
+ * room in their response ring (their client wakes the server once it has
+ * read), PARKED in the others. */
+static void set_server_state(gb_ring_pool *pool, bool parked)
 {
     /* Relaxed: ordered against the re-check of the rings by the full fence
      * in pool_prepare_sleep (the client pairs it with its own fence after
-     * publishing). */
-    for (int i = 0; i < pool->nattached; i++)
-        gb_shm_store_relaxed_u32(&pool->active[i]->ctrl->server_state, st);
+     * publishing a request or consuming replies). */
+    for (int i = 0; i < pool->nattached; i++) {
+        ring_slot *s = pool->active[i];
+        uint32_t st = !parked ? GB_RING_SERVER_RUNNING
+                      : s->pending.len ? GB_RING_SERVER_PARKED_FOR_ROOM
+                                       : GB_RING_SERVER_PARKED;
+        gb_shm_store_relaxed_u32(&s->ctrl->server_state, st);
+    }
 }
 
 /* A SIGBUS in slot memory (the client truncated or freed it under us) was
@@ -1256,7 +1273,7 @@ static bool pool_poll(void *ctx)
         return false;
     if (pool->parked) {
         pool->parked = false;
-        set_server_state(pool, GB_RING_SERVER_RUNNING);
+        set_server_state(pool, false);
     }
     uint64_t start = gb_cycles_now(), now = start;
     refresh_engine_time(pool, start);
@@ -1306,23 +1323,33 @@ static bool pool_prepare_sleep(void *ctx)
     pool->spin_cycles = (uint64_t)((double)pool->eng->cfg.ring_spin_us * 1000.0 / pool->ns_per_cycle);
     if (now - pool->last_work_cycles < pool->spin_cycles)
         return false;
-    set_server_state(pool, GB_RING_SERVER_PARKED);
-    /* Dekker with a client's publish: PARKED stores, full fence, then the
-     * rings; the client stores its record, fences, then reads PARKED. */
+    set_server_state(pool, true);
+    /* Dekker with a client's publish (or its reads): the states, full fence,
+     * then the rings; the client stores its record (or its response-ring
+     * head), fences, then reads the state. */
     gb_shm_fence_full();
     for (int i = 0; i < pool->nattached; i++) {
         ring_slot *s = pool->active[i];
+        if (s->exec->flags & GB_CLIENT_CLOSE_ASAP)
+            goto stay_awake;
+        if (s->pending.len) {
+            /* Its requests wait until it reads its replies: sleep unless it
+             * made room meanwhile. A client that never reads costs nothing. */
+            if (drain_pending(s) != DRAIN_STUCK)
+                goto stay_awake;
+            continue;
+        }
         const uint8_t *p;
         uint32_t l;
-        bool blocked = (s->exec->flags & GB_CLIENT_BLOCKED) != 0;
-        if ((s->exec->flags & GB_CLIENT_CLOSE_ASAP) || (!blocked && gb_ring_read_peek(&s->rd, &p, &l) != GB_RING_EMPTY) || s->pending.len) {
-            set_server_state(pool, GB_RING_SERVER_RUNNING);
-            return false;
-        }
+        if (!(s->exec->flags & GB_CLIENT_BLOCKED) && gb_ring_read_peek(&s->rd, &p, &l) != GB_RING_EMPTY)
+            goto stay_awake;
     }
     pool->parked = true;
     pool->parks++;
     return true;
+stay_awake:
+    set_server_state(pool, false);
+    return false;
 }
 
 /* One pass from inside a busy script (the loop's busy pump). */

@@ -305,7 +305,24 @@ static void wake_server(gb_ring_client *rc)
      * (relaxed: the fence orders it; the server pairs with its own fence
      * between storing PARKED and re-checking the rings). */
     gb_shm_fence_full();
-    if (gb_shm_load_relaxed_u32(&rc->ctrl->server_state) == GB_RING_SERVER_PARKED)
+    rc->consumed = false; /* the fence also orders our reads' head stores before the look */
+    if (gb_shm_load_relaxed_u32(&rc->ctrl->server_state) != GB_RING_SERVER_RUNNING)
+        gb_wakefd_signal(rc->wake_fd);
+}
+
+/* We have read everything and wait for more: if the server sleeps holding
+ * replies for which our response ring had no room, the room is there now.
+ * Dekker with the server's park: our response-ring head, full fence, its
+ * state; it stores PARKED_FOR_ROOM, fences, then re-reads our head. Only
+ * after reads that no request followed (a request's wake_server already
+ * looked), so a request/reply client never pays for it. */
+static void room_made(gb_ring_client *rc)
+{
+    if (!rc->consumed)
+        return;
+    rc->consumed = false;
+    gb_shm_fence_full();
+    if (gb_shm_load_relaxed_u32(&rc->ctrl->server_state) == GB_RING_SERVER_PARKED_FOR_ROOM)
         gb_wakefd_signal(rc->wake_fd);
 }
 
@@ -376,6 +393,8 @@ int gb_ring_client_recv(gb_ring_client *rc, const void **msg, size_t *len, uint6
             gb_rc_fail(rc, "malformed reply record from the server");
             return GB_EPROTO;
         }
+        if (spins == 1)
+            room_made(rc);
         if ((spins & 63) == 0 && gb_cycles_now() - start > rc->spin_cycles)
             break;
         gb_cpu_relax();
@@ -435,6 +454,7 @@ void gb_ring_client_recv_done(gb_ring_client *rc)
 {
     gb_ring_read_consume(&rc->rd, rc->pending_len);
     rc->pending_len = 0;
+    rc->consumed = true;
 }
 
 /* ---- replies ---------------------------------------------------------------------------- */

@@ -26,6 +26,7 @@ struct gb_ring_client {
     gb_ring_writer wr;   /* requests */
     gb_ring_reader rd;   /* replies */
     uint32_t pending_len; /* payload length of the record handed out by recv */
+    bool consumed;        /* replies consumed since the server last looked at our state (room_made) */
     uint64_t spin_cycles;
     double ns_per_cycle;
     /* RESP: reply bytes received but not yet parsed into replies */
