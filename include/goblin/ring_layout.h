@@ -64,7 +64,8 @@
  *     then sleeps in its event loop, which watches a wake descriptor.
  *     A slot whose replies wait for room in its response ring (its client
  *     is not reading) gets PARKED_FOR_ROOM instead, and the re-check tries
- *     to move those replies; its requests wait until they have gone.
+ *     to move those replies. (Its requests are served all the same; their
+ *     replies queue behind, bounded by client-output-buffer-limit.)
  *   - A client, after publishing a request, issues a full fence and reads
  *     server_state; if not RUNNING it signals the wake descriptor it
  *     received with the slot. Every claim gets its own descriptor: a client

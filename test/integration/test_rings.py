@@ -633,6 +633,52 @@ class RingTests(unittest.TestCase):
                 self.assertEqual(p.wait(timeout=10 * gbtest.SLOW), 0)
                 print("\n%s: %d replies (%d KB) read in %.3f s after the stall" % (proto, n, len(want) // 1024, took))
 
+    def test_a_pipeline_larger_than_both_rings(self):
+        """A client may send a pipeline of any size before it reads, as over
+        a socket: 20,000 GETs (620 KB of requests) through 64 KB rings, with
+        40 MB of replies. The relay sends all of them before it reads any
+        (it reads only between batches from stdin), so once the response
+        ring is full the server must keep taking requests and queue their
+        replies; when it stopped taking them instead, the relay waited for
+        room in its request ring and the server for it to read (an SBE relay
+        got no reply at all in 10 s)."""
+        value = b"v" * 2048
+        n = 20000
+        reply = b"$%d\r\n" % len(value) + value + b"\r\n"
+        request = b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n"
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                srv = self.server("--ring-size", "65536")
+                with Raw(srv) as r:
+                    r.call("SET", "big", value)
+                p = subprocess.Popen([RING_TOOL, srv.sock, proto, "relay"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                self.addCleanup(lambda p=p: (p.kill(), p.wait(), p.stdout.close(), p.stderr.close()))
+                os.set_blocking(p.stdin.fileno(), False)
+                out = request * n
+                sent, got = 0, bytearray()
+                while len(got) < len(reply) * n:
+                    writing = [p.stdin] if sent < len(out) else []
+                    readable, writable, _ = select.select([p.stdout], writing, [], 30 * gbtest.SLOW)
+                    if not readable and not writable:
+                        break
+                    if writable:
+                        try:
+                            sent += os.write(p.stdin.fileno(), out[sent:sent + 65536])
+                        except BlockingIOError:
+                            pass
+                    if readable:
+                        d = os.read(p.stdout.fileno(), 1 << 20)
+                        if not d:
+                            break
+                        got += d
+                self.assertEqual((sent, len(got)), (len(out), len(reply) * n), "requests sent, reply bytes read")
+                self.assertTrue(got == reply * n, "every reply intact and in order")
+                os.set_blocking(p.stdin.fileno(), True)
+                p.stdin.close()
+                self.assertEqual(p.wait(timeout=10 * gbtest.SLOW), 0)
+                self.assertTrue(srv.ping_ok())
+
     def test_info_shows_a_parked_client_and_its_wakes(self):
         """INFO rings per ring: a client waiting in BLPOP past its spin
         budget is parked (client_state=parked); the reply that ends the wait

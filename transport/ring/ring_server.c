@@ -1119,12 +1119,15 @@ static bool serve_slot(ring_slot *s)
     }
     bool worked = false;
     if (s->pending.len) {
+        /* Requests are served all the same, their replies queued behind
+         * these, as a socket client's are: a client may send a pipeline of
+         * any size before it reads (waiting for room to send while we waited
+         * for it to read would deadlock both). client-output-buffer-limit
+         * and maxmemory-clients bound what waits (queue_pending). */
         int drained = drain_pending(s);
         if (drained == DRAIN_DROPPED)
             return true;
-        if (s->pending.len)
-            return drained == DRAIN_MOVED; /* the client must read before it gets more */
-        worked = true;
+        worked = drained == DRAIN_MOVED;
     }
     if (s->resume && !(s->exec->flags & GB_CLIENT_BLOCKED)) {
         s->resume = false;
@@ -1332,13 +1335,10 @@ static bool pool_prepare_sleep(void *ctx)
         ring_slot *s = pool->active[i];
         if (s->exec->flags & GB_CLIENT_CLOSE_ASAP)
             goto stay_awake;
-        if (s->pending.len) {
-            /* Its requests wait until it reads its replies: sleep unless it
-             * made room meanwhile. A client that never reads costs nothing. */
-            if (drain_pending(s) != DRAIN_STUCK)
-                goto stay_awake;
-            continue;
-        }
+        /* Replies waiting for room: sleep unless the client made some
+         * meanwhile. A client that stops reading costs nothing. */
+        if (s->pending.len && drain_pending(s) != DRAIN_STUCK)
+            goto stay_awake;
         const uint8_t *p;
         uint32_t l;
         if (!(s->exec->flags & GB_CLIENT_BLOCKED) && gb_ring_read_peek(&s->rd, &p, &l) != GB_RING_EMPTY)
