@@ -35,6 +35,26 @@ def hostile(server, proto, mode, seconds):
                             stderr=subprocess.STDOUT)
 
 
+def claimed_rings(server):
+    """INFO rings' line for each claimed slot ("state=claimed,...")."""
+    return [v for k, v in server.info("rings").items() if re.fullmatch(r"ring\d+", k) and "state=claimed" in v]
+
+
+def only_claimed_ring(server):
+    """The one claimed slot's INFO line, or "" while there is not exactly one."""
+    lines = claimed_rings(server)
+    return lines[0] if len(lines) == 1 else ""
+
+
+def relay(test, server, proto):
+    """`ring_tool SOCK PROTO relay`: RESP commands on its stdin, the replies
+    on its stdout in RESP form; killed when the test ends."""
+    p = subprocess.Popen([RING_TOOL, server.sock, proto, "relay"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    test.addCleanup(lambda: (p.kill(), p.wait(), p.stdout.close(), p.stderr.close()))
+    return p
+
+
 # Every way ring_hostile abuses its own slot (test/integration/ring_hostile.c).
 HOSTILE_MODES = ("drain", "spam", "ctrl", "ring", "truncate", "punch", "remap", "noread", "die", "all")
 
@@ -481,7 +501,7 @@ class RingTests(unittest.TestCase):
         self.assertIsNone(victim.poll(), "the victim is still running")
         self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "1", 2 * gbtest.SLOW),
                         "every slot the neighbour held is back in the pool")
-        claimed = [v for k, v in srv.info("rings").items() if re.match(r"ring\d+$", k) and "state=claimed" in v]
+        claimed = claimed_rings(srv)
         self.assertEqual(len(claimed), 1, claimed)
         self.assertIn("violations=0", claimed[0], "the victim's slot saw no violation")
 
@@ -583,9 +603,9 @@ class RingTests(unittest.TestCase):
         """A ring client that stops reading: once its response ring is full
         the rest of its replies wait in the server (pending_bytes), and the
         server sleeps (under 1% of a core, measured while nobody asks it
-        anything) instead of spinning on a ring that has no room. When the client reads again it finds the ring empty,
-        sees PARKED_FOR_ROOM and wakes the server, and gets every reply in
-        order. With hz 1 a missed wake-up would leave each refill to the next
+        anything) instead of spinning on a ring that has no room. When the
+        client reads again it finds the ring empty, sees PARKED_FOR_ROOM and
+        wakes the server, and gets every reply in order. With hz 1 a missed wake-up would leave each refill to the next
         timer tick: a second for each of the ~50 ring-fulls here."""
         value = b"v" * 8192
         n = 400
@@ -595,18 +615,12 @@ class RingTests(unittest.TestCase):
                 srv = self.server("--ring-size", "65536", "--ring-spin-us", "50", "--hz", "1")
                 with Raw(srv) as r:
                     r.call("SET", "big", value)
-                p = subprocess.Popen([RING_TOOL, srv.sock, proto, "relay"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                self.addCleanup(lambda p=p: (p.kill(), p.wait(), p.stdout.close(), p.stderr.close()))
+                p = relay(self, srv, proto)
                 p.stdin.write(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * n)
                 p.stdin.flush()
 
-                def ring_line():
-                    lines = [v for k, v in srv.info("rings").items() if re.fullmatch(r"ring\d+", k) and "state=claimed" in v]
-                    return lines[0] if len(lines) == 1 else ""
-
                 def pending():
-                    m = re.search(r"pending_bytes=(\d+)", ring_line())
+                    m = re.search(r"pending_bytes=(\d+)", only_claimed_ring(srv))
                     return int(m.group(1)) if m else 0
 
                 def stalled():
@@ -617,7 +631,7 @@ class RingTests(unittest.TestCase):
                     time.sleep(0.05)
                     return before > 0 and pending() == before
 
-                self.assertTrue(wait_until(stalled, 10 * gbtest.SLOW), "%s %s" % (ring_line(), srv.info("rings")))
+                self.assertTrue(wait_until(stalled, 10 * gbtest.SLOW), str(srv.info("rings")))
                 c0, t0 = gbtest.cpu_seconds_of(srv.pid), time.time()
                 time.sleep(2)
                 used = (gbtest.cpu_seconds_of(srv.pid) - c0) / (time.time() - t0)
@@ -636,7 +650,8 @@ class RingTests(unittest.TestCase):
                 self.assertEqual(len(got), len(want), p.stderr.read1().decode(errors="replace") if p.poll() else "")
                 self.assertTrue(got == want, "the replies arrived in order and intact")
                 self.assertLess(took, 10 * gbtest.SLOW, "the reader waited for timer ticks, not for its own wake-ups")
-                self.assertTrue(wait_until(lambda: "pending_bytes=0" in ring_line(), 5 * gbtest.SLOW), ring_line())
+                self.assertTrue(wait_until(lambda: "pending_bytes=0" in only_claimed_ring(srv), 5 * gbtest.SLOW),
+                                only_claimed_ring(srv))
                 p.stdin.close()
                 self.assertEqual(p.wait(timeout=10 * gbtest.SLOW), 0)
                 print("\n%s: %d replies (%d KB) read in %.3f s after the stall" % (proto, n, len(want) // 1024, took))
@@ -659,9 +674,7 @@ class RingTests(unittest.TestCase):
                 srv = self.server("--ring-size", "65536")
                 with Raw(srv) as r:
                     r.call("SET", "big", value)
-                p = subprocess.Popen([RING_TOOL, srv.sock, proto, "relay"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                self.addCleanup(lambda p=p: (p.kill(), p.wait(), p.stdout.close(), p.stderr.close()))
+                p = relay(self, srv, proto)
                 os.set_blocking(p.stdin.fileno(), False)
                 out = request * n
                 sent, got = 0, bytearray()
@@ -698,16 +711,14 @@ class RingTests(unittest.TestCase):
         p.stdin.write(b"3\n5\nBLPOP\n1\nq\n2\n30\n")
         p.stdin.flush()
 
-        def ring_line():
-            lines = [v for k, v in srv.info("rings").items() if re.fullmatch(r"ring\d+", k) and "state=claimed" in v]
-            return lines[0] if len(lines) == 1 else ""
-
-        self.assertTrue(wait_until(lambda: "client_state=parked" in ring_line(), 10 * gbtest.SLOW), ring_line())
-        self.assertIn("client_wakes=0,", ring_line())
+        self.assertTrue(wait_until(lambda: "client_state=parked" in only_claimed_ring(srv), 10 * gbtest.SLOW),
+                        only_claimed_ring(srv))
+        self.assertIn("client_wakes=0,", only_claimed_ring(srv))
         with Raw(srv) as r:
             r.call("LPUSH", "q", "job")
-        self.assertTrue(wait_until(lambda: "client_wakes=1," in ring_line(), 10 * gbtest.SLOW), ring_line())
-        self.assertTrue(ring_line().endswith("pending_bytes=0"), ring_line())
+        self.assertTrue(wait_until(lambda: "client_wakes=1," in only_claimed_ring(srv), 10 * gbtest.SLOW),
+                        only_claimed_ring(srv))
+        self.assertTrue(only_claimed_ring(srv).endswith("pending_bytes=0"), only_claimed_ring(srv))
 
     @unittest.skipUnless(os.path.exists("/proc/self/numa_maps"), "no /proc/<pid>/numa_maps (not Linux or no NUMA)")
     def test_placement_cpu_binds_and_verifies(self):
