@@ -617,7 +617,7 @@ static enum gb_wake xread_ready(gb_client *c, void *ctx, gb_slice key, const gb_
     int k = 0;
     while (k < w->n - 1 && !gb_slice_eq(w->keys[k], key))
         k++;
-    const gb_stream *s = kv && kv->type == GB_TYPE_STREAM ? kv->v.ptr : NULL;
+    const gb_stream *s = kv && kv->type == GB_TYPE_STREAM ? gb_kv_ptr(kv) : NULL;
     gb_stream_id after;
     if (w->group) {
         if (!s) {

@@ -593,7 +593,7 @@ static const gb_hash *hash_with_deadlines(const gb_kv *kv, gb_tobj_hdr *o)
 {
     if (kv->type != GB_TYPE_HASH)
         return NULL;
-    *o = gb_tobj_unpack(kv->v.ptr);
+    *o = gb_tobj_unpack(gb_kv_ptr(kv));
     return gb_hash_has_ttl_enc(&o->h) && gb_hash_ttl_count(&o->h) > 0 ? &o->h : NULL;
 }
 
@@ -665,11 +665,11 @@ void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv)
         break;
     }
     case GB_TYPE_LIST:
-        gb_rdb_write_len(b, gb_list_len(kv->v.ptr));
-        gb_list_range(kv->v.ptr, 0, -1, false, put_list_elem, b);
+        gb_rdb_write_len(b, gb_list_len(gb_kv_ptr(kv)));
+        gb_list_range(gb_kv_ptr(kv), 0, -1, false, put_list_elem, b);
         break;
     case GB_TYPE_SET:
-        o = gb_tobj_unpack(kv->v.ptr);
+        o = gb_tobj_unpack(gb_kv_ptr(kv));
         gb_rdb_write_len(b, gb_set_card(&o.s));
         gb_set_members(&o.s, put_member, b);
         break;
@@ -678,17 +678,17 @@ void gb_rdb_object_write_value(gb_strbuf *b, const gb_kv *kv)
             write_hash_metadata(b, &o.h);
             break;
         }
-        o = gb_tobj_unpack(kv->v.ptr);
+        o = gb_tobj_unpack(gb_kv_ptr(kv));
         gb_rdb_write_len(b, gb_hash_len(&o.h));
         gb_hash_each(&o.h, put_pair, b);
         break;
     case GB_TYPE_ZSET:
-        o = gb_tobj_unpack(kv->v.ptr);
+        o = gb_tobj_unpack(gb_kv_ptr(kv));
         gb_rdb_write_len(b, gb_zset_card(&o.z));
         gb_zset_range_rank(&o.z, 0, -1, false, put_scored, b);
         break;
     case GB_TYPE_STREAM:
-        gb_rdb_stream_write(b, kv->v.ptr);
+        gb_rdb_stream_write(b, gb_kv_ptr(kv));
         break;
     default:
         break;

@@ -64,13 +64,13 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
     case GB_TYPE_STRING:
         return kv->enc == GB_ENC_INT ? GB_SNAP_T_STRING_INT : GB_SNAP_T_STRING;
     case GB_TYPE_LIST:
-        if ((*blob = gb_list_listpack(kv->v.ptr)) != NULL) {
+        if ((*blob = gb_list_listpack(gb_kv_ptr(kv))) != NULL) {
             *bloblen = gb_lp_bytes(*blob);
             return GB_SNAP_T_LIST_LISTPACK;
         }
         return GB_SNAP_T_LIST;
     case GB_TYPE_SET:
-        *o = gb_tobj_unpack(kv->v.ptr);
+        *o = gb_tobj_unpack(gb_kv_ptr(kv));
         if ((*blob = gb_set_intset(&o->s)) != NULL) {
             *bloblen = gb_set_intset_bytes(&o->s);
             return GB_SNAP_T_SET_INTSET;
@@ -83,7 +83,7 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
     case GB_TYPE_STREAM:
         return GB_SNAP_T_STREAM;
     case GB_TYPE_HASH:
-        *o = gb_tobj_unpack(kv->v.ptr);
+        *o = gb_tobj_unpack(gb_kv_ptr(kv));
         if (saved_with_deadlines(&o->h))
             return GB_SNAP_T_HASH_TTL;
         if ((*blob = gb_hash_listpack(&o->h)) != NULL) {
@@ -92,7 +92,7 @@ static uint8_t type_of_kv(const gb_kv *kv, gb_tobj_hdr *o, const void **blob, si
         }
         return GB_SNAP_T_HASH;
     default:
-        *o = gb_tobj_unpack(kv->v.ptr);
+        *o = gb_tobj_unpack(gb_kv_ptr(kv));
         if ((*blob = gb_zset_listpack(&o->z)) != NULL) {
             *bloblen = gb_lp_bytes(*blob);
             return GB_SNAP_T_ZSET_LISTPACK;
@@ -120,7 +120,7 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
     }
     switch (type) {
     case GB_SNAP_T_STRING_INT:
-        gb_snap_put_svarint(w, kv->v.i);
+        gb_snap_put_svarint(w, gb_kv_int(kv));
         break;
     case GB_SNAP_T_STRING: {
         char buf[GB_INT_BUF];
@@ -129,8 +129,8 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
         break;
     }
     case GB_SNAP_T_LIST:
-        gb_snap_put_varint(w, gb_list_len(kv->v.ptr));
-        gb_list_range(kv->v.ptr, 0, -1, false, put_list_elem, w);
+        gb_snap_put_varint(w, gb_list_len(gb_kv_ptr(kv)));
+        gb_list_range(gb_kv_ptr(kv), 0, -1, false, put_list_elem, w);
         break;
     case GB_SNAP_T_SET:
         gb_snap_put_varint(w, gb_set_card(&o.s));
@@ -147,7 +147,7 @@ void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv)
         gb_hash_ttl_each(&o.h, put_deadline, w);
         break;
     case GB_SNAP_T_STREAM:
-        gb_snap_write_stream(w, kv->v.ptr);
+        gb_snap_write_stream(w, gb_kv_ptr(kv));
         break;
     default:
         gb_snap_put_varint(w, gb_zset_card(&o.z));

@@ -25,7 +25,7 @@ static inline uint8_t *bytes(gb_str *s) { return (uint8_t *)s->data; }
 static gb_str *unshare(gb_db *db, gb_kv *kv)
 {
     if (kv->enc == GB_ENC_RAW) {
-        gb_str *s = kv->v.ptr;
+        gb_str *s = gb_kv_ptr(kv);
         return gb_db_string_writable(db, kv, s->len);
     }
     return gb_db_string_writable(db, kv, 0);

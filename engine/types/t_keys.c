@@ -270,12 +270,12 @@ static const char *encoding_name(const gb_kv *kv)
     case GB_ENC_INT:
         return "int";
     case GB_ENC_EMBSTR: /* inline; Redis embeds up to 44 bytes, and calls longer strings raw */
-        return kv->v.len <= GB_EMBSTR_MAX ? "embstr" : "raw";
+        return gb_kv_embstr(kv).len <= GB_EMBSTR_MAX ? "embstr" : "raw";
     case GB_ENC_RAW:
         return "raw";
     default: {
         const gb_type_ops *ops = gb_type_get((enum gb_type)kv->type);
-        return ops && ops->encoding ? ops->encoding(kv->v.ptr) : "unknown";
+        return ops && ops->encoding ? ops->encoding(gb_kv_ptr(kv)) : "unknown";
     }
     }
 }
@@ -286,9 +286,9 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
     if (!kv)
         return GB_R_NOTFOUND;
     info->encoding = encoding_name(kv);
-    info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(kv->v.ptr) : NULL;
-    info->list_compress = kv->type == GB_TYPE_LIST && gb_list_config_of(kv->v.ptr).compress_depth != 0;
-    info->compressed_segments = kv->type == GB_TYPE_LIST ? gb_list_compressed_segments(kv->v.ptr) : 0;
+    info->representation = kv->type == GB_TYPE_LIST ? gb_list_representation_name(gb_kv_ptr(kv)) : NULL;
+    info->list_compress = kv->type == GB_TYPE_LIST && gb_list_config_of(gb_kv_ptr(kv)).compress_depth != 0;
+    info->compressed_segments = kv->type == GB_TYPE_LIST ? gb_list_compressed_segments(gb_kv_ptr(kv)) : 0;
     info->idle_s = (int64_t)gb_kv_idle_seconds(db->eng, kv);
     info->freq = gb_lfu_decayed(db->eng, kv);
     return GB_R_OK;

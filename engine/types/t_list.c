@@ -57,7 +57,7 @@ static int list_lookup(gb_db *db, gb_slice key, bool write, gb_list **l)
         return 0;
     if (kv->type != GB_TYPE_LIST)
         return -1;
-    *l = kv->v.ptr;
+    *l = gb_kv_ptr(kv);
     return 1;
 }
 

@@ -10,15 +10,15 @@ gb_result gb_sort_source_find(gb_db *db, gb_slice key, gb_sort_source *src)
     src->type = (enum gb_type)kv->type;
     switch (src->type) {
     case GB_TYPE_LIST:
-        src->list = kv->v.ptr;
+        src->list = gb_kv_ptr(kv);
         src->len = gb_list_len(src->list);
         return GB_R_OK;
     case GB_TYPE_SET:
-        src->hdr = gb_tobj_unpack(kv->v.ptr);
+        src->hdr = gb_tobj_unpack(gb_kv_ptr(kv));
         src->len = gb_set_card(&src->hdr.s);
         return GB_R_OK;
     case GB_TYPE_ZSET:
-        src->hdr = gb_tobj_unpack(kv->v.ptr);
+        src->hdr = gb_tobj_unpack(gb_kv_ptr(kv));
         src->len = gb_zset_card(&src->hdr.z);
         return GB_R_OK;
     default:

@@ -56,7 +56,7 @@ int gb_stream_lookup(gb_db *db, gb_slice key, bool write, gb_stream **s)
         return 0;
     if (kv->type != GB_TYPE_STREAM)
         return -1;
-    *s = kv->v.ptr;
+    *s = gb_kv_ptr(kv);
     return 1;
 }
 

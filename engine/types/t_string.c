@@ -157,7 +157,7 @@ gb_result gb_string_incrby(gb_db *db, gb_slice key, int64_t by, int64_t *out)
         if (kv->type != GB_TYPE_STRING)
             return GB_R_WRONGTYPE;
         if (kv->enc == GB_ENC_INT) {
-            cur = kv->v.i;
+            cur = gb_kv_int(kv);
         } else {
             char buf[GB_INT_BUF];
             gb_slice s = gb_kv_string(kv, buf);

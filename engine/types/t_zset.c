@@ -320,7 +320,7 @@ static gb_result zinputs_open(gb_db *db, size_t n, const gb_slice *keys, const d
                 first = k;
                 break;
             }
-        o->o = gb_tobj_unpack(o->kv->v.ptr);
+        o->o = gb_tobj_unpack(gb_kv_ptr(o->kv));
         if (o->kv->type == GB_TYPE_ZSET)
             s->zset = &in->objs[first].o.z;
         else if (o->kv->type == GB_TYPE_SET)

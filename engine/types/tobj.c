@@ -15,7 +15,7 @@ int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj 
     if (kv->type != t)
         return -1;
     o->kv = kv;
-    o->o = gb_tobj_unpack(kv->v.ptr);
+    o->o = gb_tobj_unpack(gb_kv_ptr(kv));
     return 1;
 }
 

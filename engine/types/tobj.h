@@ -32,7 +32,7 @@ static inline gb_types_config gb_types_cfg(const gb_engine *eng)
 
 /* ---- how the keyspace holds the objects ----
  *
- * A hash, set or sorted set is kept in its key's record (gb_kv.v.ptr) as
+ * A hash, set or sorted set is kept in its key's record (gb_kv_ptr) as
  * its representation's pointer -- the listpack, the intset, or the large
  * structure, all malloc'd and so at least 8-aligned -- with the encoding in
  * the two low bits. The 16-byte gb_hash / gb_set / gb_zset header that the
@@ -70,7 +70,7 @@ int gb_tobj_lookup(gb_db *db, gb_slice key, enum gb_type t, bool write, gb_tobj 
 
 /* Writes the header back into the key after a change (the representation
  * may have moved or converted). Call it before anything may delete the key. */
-static inline void gb_tobj_sync(gb_tobj *o) { o->kv->v.ptr = gb_tobj_pack(o->o.h.enc, o->o.h.p); }
+static inline void gb_tobj_sync(gb_tobj *o) { gb_kv_set_ptr(o->kv, gb_tobj_pack(o->o.h.enc, o->o.h.p)); }
 
 /* After a change: writes the header back, then deletes the key when the
  * collection is empty (Redis never keeps an empty hash, set or zset). */

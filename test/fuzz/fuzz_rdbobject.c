@@ -51,12 +51,16 @@ static void write_value(const gb_rdb_value *v, gb_strbuf *out)
         gb_rdb_write_string_value(out, v->str.ptr, v->str.len);
         return;
     }
-    gb_kv kv;
-    memset(&kv, 0, sizeof kv);
-    kv.type = (uint8_t)v->type;
-    kv.enc = GB_ENC_OBJ;
-    kv.v.ptr = v->obj;
-    FUZZ_CHECK(gb_rdb_object_write(out, &kv), "type %d accepted but not writable", (int)v->type);
+    /* A record with no key: the header, then the value field. */
+    union {
+        gb_kv kv;
+        char bytes[sizeof(gb_kv) + GB_KV_VALUE_MIN];
+    } rec;
+    memset(&rec, 0, sizeof rec);
+    rec.kv.type = v->type;
+    rec.kv.enc = GB_ENC_OBJ;
+    gb_kv_set_ptr(&rec.kv, v->obj);
+    FUZZ_CHECK(gb_rdb_object_write(out, &rec.kv), "type %d accepted but not writable", (int)v->type);
 }
 
 static bool decode(const gb_rdb_build_config *cfg, const void *p, size_t n, gb_rdb_value *v, const char **why)

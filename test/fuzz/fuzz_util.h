@@ -210,9 +210,9 @@ static inline void fuzz_verify_dataset(gb_engine *eng)
             char why[256] = "";
             bool ok = true;
             if (kv->type == GB_TYPE_LIST) {
-                ok = gb_list_verify(kv->v.ptr);
+                ok = gb_list_verify(gb_kv_ptr(kv));
             } else if (kv->type == GB_TYPE_SET || kv->type == GB_TYPE_HASH || kv->type == GB_TYPE_ZSET) {
-                gb_tobj_hdr o = gb_tobj_unpack(kv->v.ptr);
+                gb_tobj_hdr o = gb_tobj_unpack(gb_kv_ptr(kv));
                 ok = kv->type == GB_TYPE_SET    ? gb_set_verify(&o.s)
                      : kv->type == GB_TYPE_HASH ? gb_hash_verify(&o.h)
                                                 : gb_zset_verify(&o.z, why, sizeof why);

@@ -23,14 +23,14 @@
 static uint64_t kv_hash(const gb_hnode *n)
 {
     const gb_kv *kv = (const gb_kv *)n;
-    return gb_hash_bytes(gb_kv_key_ptr(kv), kv->keylen);
+    return gb_hash_bytes(gb_kv_key_ptr(kv), gb_kv_keylen(kv));
 }
 
 static bool kv_key_eq(const gb_hnode *n, const void *key)
 {
     const gb_kv *kv = (const gb_kv *)n;
     const gb_slice *k = key;
-    return kv->keylen == k->len && memcmp(gb_kv_key_ptr(kv), k->ptr, k->len) == 0;
+    return gb_kv_keylen(kv) == k->len && memcmp(gb_kv_key_ptr(kv), k->ptr, k->len) == 0;
 }
 
 static const gb_htable_type kv_table_type = {kv_hash, kv_key_eq};
@@ -55,11 +55,11 @@ gb_slice gb_kv_string(const gb_kv *kv, char *buf)
 {
     switch (kv->enc) {
     case GB_ENC_INT:
-        return gb_slice_make(buf, gb_ll2str(buf, kv->v.i));
+        return gb_slice_make(buf, gb_ll2str(buf, gb_kv_int(kv)));
     case GB_ENC_EMBSTR:
-        return gb_slice_make(gb_kv_key_ptr(kv) + kv->keylen, (size_t)kv->v.len);
+        return gb_kv_embstr(kv);
     case GB_ENC_RAW: {
-        const gb_str *s = kv->v.ptr;
+        const gb_str *s = gb_kv_ptr(kv);
         return gb_slice_make(s->data, s->len);
     }
     default:
@@ -69,11 +69,13 @@ gb_slice gb_kv_string(const gb_kv *kv, char *buf)
 
 static void free_value(gb_kv *kv)
 {
-    if (kv->enc == GB_ENC_RAW)
-        gb_free(kv->v.ptr);
-    else if (kv->enc == GB_ENC_OBJ && kv->v.ptr)
-        type_ops[kv->type]->free(kv->v.ptr);
-    kv->v.ptr = NULL;
+    if (kv->enc == GB_ENC_RAW) {
+        gb_free(gb_kv_ptr(kv));
+    } else if (kv->enc == GB_ENC_OBJ) {
+        void *obj = gb_kv_ptr(kv);
+        if (obj)
+            type_ops[kv->type]->free(obj);
+    }
 }
 
 void gb_kv_free(gb_kv *kv)
@@ -84,18 +86,17 @@ void gb_kv_free(gb_kv *kv)
 
 size_t gb_kv_free_effort(const gb_kv *kv)
 {
-    if (kv->enc != GB_ENC_OBJ || !kv->v.ptr)
-        return 1;
-    return type_ops[kv->type]->free_effort(kv->v.ptr);
+    void *obj = kv->enc == GB_ENC_OBJ ? gb_kv_ptr(kv) : NULL;
+    return obj ? type_ops[kv->type]->free_effort(obj) : 1;
 }
 
 size_t gb_kv_mem(const gb_kv *kv)
 {
     size_t n = gb_mem_accounted((void *)kv);
     if (kv->enc == GB_ENC_RAW)
-        n += gb_mem_accounted(kv->v.ptr);
-    else if (kv->enc == GB_ENC_OBJ && kv->v.ptr && type_ops[kv->type]->mem)
-        n += type_ops[kv->type]->mem(kv->v.ptr);
+        n += gb_mem_accounted(gb_kv_ptr(kv));
+    else if (kv->enc == GB_ENC_OBJ && gb_kv_ptr(kv) && type_ops[kv->type]->mem)
+        n += type_ops[kv->type]->mem(gb_kv_ptr(kv));
     return n;
 }
 
@@ -125,24 +126,49 @@ static inline void before_db_flush(gb_db *db)
         (void)cow->take_db(cow->ctx, db);
 }
 
-/* Allocates a record for key with room for `extra` inline value bytes. */
-static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t extra)
+/* Stores a key's length in a record whose flags are set. */
+static void set_keylen(gb_kv *kv, size_t len)
+{
+    if (GB_LIKELY(len < GB_KV_KLEN_LONG)) {
+        kv->klen = (unsigned)len;
+        return;
+    }
+    kv->klen = GB_KV_KLEN_LONG;
+    uint64_t n = len;
+    memcpy((char *)kv + gb_kv_key_offset(kv) - sizeof n, &n, sizeof n);
+}
+
+/* Allocates a record for key with a value field of value_size bytes
+ * (gb_kv_value_size), the value itself left to the caller. */
+static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t value_size)
 {
     /* In cluster mode database 0's records carry their slot links. */
     bool linked = GB_UNLIKELY(db->slot_first != NULL);
-    size_t hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u) + (linked ? sizeof(gb_kv_slot_link) : 0u);
-    gb_kv *kv = gb_malloc(hdr + key.len + extra);
+    unsigned flags = (volatile_ ? GB_KV_VOLATILE : 0) | (linked ? GB_KV_SLOT_LINKED : 0);
+    size_t hdr = gb_kv_fields_size(flags, key.len);
+    gb_kv *kv = gb_malloc(hdr + key.len + value_size);
     memset(kv, 0, sizeof *kv);
-    kv->keylen = (uint32_t)key.len;
     /* Born saved: a key created during a snapshot was not there when it began. */
-    kv->flags = (uint8_t)((volatile_ ? GB_KV_VOLATILE : 0) | (linked ? GB_KV_SLOT_LINKED : 0) | db->eng->cow.mark);
+    kv->flags = flags | db->eng->cow.mark;
+    set_keylen(kv, key.len);
     gb_kv_clock_init(db->eng, kv);
     if (volatile_)
-        memcpy((char *)kv + sizeof(gb_kv), &expire, sizeof expire);
+        *gb_kv_expiry_of(kv) = (gb_kv_expiry){.at_ms = expire};
     if (linked)
         memset(gb_kv_slot_link_of(kv), 0, sizeof(gb_kv_slot_link));
     if (key.len)
         memcpy((char *)kv + hdr, key.ptr, key.len);
+    return kv;
+}
+
+/* A record holding an object pointer or a heap string. */
+static gb_kv *kv_alloc_ptr(gb_db *db, gb_slice key, bool volatile_, int64_t expire, enum gb_type t, enum gb_enc enc,
+                           const void *ptr)
+{
+    gb_kv *kv = kv_alloc(db, key, volatile_, expire, GB_KV_VALUE_MIN);
+    kv->type = t;
+    kv->enc = enc;
+    gb_kv_set_ptr(kv, ptr);
     return kv;
 }
 
@@ -157,27 +183,22 @@ static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile
 {
     int64_t iv;
     if (mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv)) {
-        gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
+        gb_kv *kv = kv_alloc(db, key, volatile_, expire, GB_KV_VALUE_MIN);
         kv->enc = GB_ENC_INT;
-        kv->v.i = iv;
+        gb_kv_set_int(kv, iv);
         return kv;
     }
     if (mode != STR_RAW && val.len <= GB_INLINE_MAX) {
-        gb_kv *kv = kv_alloc(db, key, volatile_, expire, val.len);
+        gb_kv *kv = kv_alloc(db, key, volatile_, expire, gb_kv_value_size(val.len));
         kv->enc = GB_ENC_EMBSTR;
-        kv->v.len = val.len;
-        if (val.len)
-            memcpy((char *)gb_kv_key_ptr(kv) + key.len, val.ptr, val.len);
+        gb_kv_set_embstr(kv, val);
         return kv;
     }
-    gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
     gb_str *s = gb_malloc(sizeof(gb_str) + val.len);
     s->len = s->cap = val.len;
     if (val.len)
         memcpy(s->data, val.ptr, val.len);
-    kv->enc = GB_ENC_RAW;
-    kv->v.ptr = s;
-    return kv;
+    return kv_alloc_ptr(db, key, volatile_, expire, GB_TYPE_STRING, GB_ENC_RAW, s);
 }
 
 /* ---- volatile array ------------------------------------------------------ */
@@ -188,16 +209,16 @@ static void vol_add(gb_db *db, gb_kv *kv)
         db->volcap = db->volcap ? db->volcap * 2 : 16;
         db->vol = gb_realloc(db->vol, db->volcap * sizeof *db->vol);
     }
-    kv->vindex = (uint32_t)db->nvol;
+    gb_kv_expiry_of(kv)->vindex = (uint32_t)db->nvol;
     db->vol[db->nvol++] = kv;
 }
 
 static void vol_remove(gb_db *db, gb_kv *kv)
 {
-    uint32_t i = kv->vindex;
+    uint32_t i = gb_kv_expiry_of(kv)->vindex;
     gb_kv *last = db->vol[--db->nvol];
     db->vol[i] = last;
-    last->vindex = i;
+    gb_kv_expiry_of(last)->vindex = i;
     if (db->volcap > 64 && db->nvol * 4 < db->volcap) {
         db->volcap /= 2;
         db->vol = gb_realloc(db->vol, db->volcap * sizeof *db->vol);
@@ -443,10 +464,7 @@ static void install(gb_db *db, gb_kv *kv)
 
 gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 {
-    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
-    kv->type = (uint8_t)t;
-    kv->enc = GB_ENC_OBJ;
-    kv->v.ptr = obj;
+    gb_kv *kv = kv_alloc_ptr(db, key, false, 0, t, GB_ENC_OBJ, obj);
     gb_htable_insert(&db->keys, &kv->node, gb_hash_slice(key));
     slot_add(db, kv);
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_NEW, "new", key, db->id);
@@ -471,11 +489,7 @@ gb_kv *gb_db_loaded_string(gb_db *db, gb_slice key, gb_slice val, int64_t expire
 
 gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, int64_t expire)
 {
-    gb_kv *kv = kv_alloc(db, key, expire >= 0, expire, 0);
-    kv->type = (uint8_t)t;
-    kv->enc = GB_ENC_OBJ;
-    kv->v.ptr = obj;
-    return kv;
+    return kv_alloc_ptr(db, key, expire >= 0, expire, t, GB_ENC_OBJ, obj);
 }
 
 void gb_db_prefetch_chain(gb_db *db, uint64_t hash) { gb_htable_prefetch_chain(&db->keys, hash); }
@@ -517,7 +531,7 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
     int64_t iv;
     bool as_int = mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv);
     if (kv->enc == GB_ENC_RAW) {
-        gb_str *s = kv->v.ptr;
+        gb_str *s = gb_kv_ptr(kv);
         if (as_int || val.len <= GB_EMBSTR_MAX || s->cap < val.len)
             return false;
         memcpy(s->data, val.ptr, val.len);
@@ -526,33 +540,25 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
     }
     if (as_int) {
         kv->enc = GB_ENC_INT;
-        kv->v.i = iv;
+        gb_kv_set_int(kv, iv);
         return true;
     }
-    size_t inline_off = gb_kv_key_offset(kv) + kv->keylen;
-    if (val.len > GB_INLINE_MAX || inline_off + val.len > gb_mem_usable(kv))
+    size_t value_off = (size_t)(gb_kv_value_field(kv) - (char *)kv);
+    if (val.len > GB_INLINE_MAX || value_off + GB_KV_EMBSTR_HDR + val.len > gb_mem_usable(kv))
         return false;
-    memcpy((char *)kv + inline_off, val.ptr, val.len);
     kv->enc = GB_ENC_EMBSTR;
-    kv->v.len = val.len;
+    gb_kv_set_embstr(kv, val);
     return true;
 }
 
 /* A value replacing another keeps its LFU history (Redis's dbOverwrite):
  * overwriting a hot key does not make it look new. */
-static inline void keep_clock(gb_kv *kv, const gb_kv *old)
-{
-    kv->atime = old->atime;
-    kv->lfu = old->lfu;
-}
+static inline void keep_clock(gb_kv *kv, const gb_kv *old) { kv->lru = old->lru; }
 
 gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 {
     gb_kv *old = lookup(db, key, false); /* an expired key goes first, as in Redis's lookupKeyWrite */
-    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
-    kv->type = (uint8_t)t;
-    kv->enc = GB_ENC_OBJ;
-    kv->v.ptr = obj;
+    gb_kv *kv = kv_alloc_ptr(db, key, false, 0, t, GB_ENC_OBJ, obj);
     if (old && gb_policy_is_lfu(db->eng))
         keep_clock(kv, old); /* Redis's dbOverwrite */
     install(db, kv);
@@ -567,7 +573,7 @@ static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val,
         before_write(db, old);
         if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
             if (!gb_policy_is_lfu(db->eng))
-                old->atime = gb_lru_clock(db->eng);
+                old->lru = gb_lru_clock(db->eng);
             return old;
         }
         if (keep_ttl && gb_kv_volatile(old))
@@ -614,12 +620,13 @@ gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_tt
 gb_kv *gb_db_set_int_found(gb_db *db, gb_kv *kv, int64_t v)
 {
     before_write(db, kv);
-    /* An integer fits any string record: no reallocation. Inline bytes of
-     * an embedded string stay allocated (they go with the key). */
+    /* An integer fits any string record's value field (GB_KV_VALUE_MIN):
+     * no reallocation. Inline bytes of an embedded string stay allocated
+     * (they go with the key). */
     if (kv->enc == GB_ENC_RAW)
-        gb_free(kv->v.ptr);
+        gb_free(gb_kv_ptr(kv));
     kv->enc = GB_ENC_INT;
-    kv->v.i = v;
+    gb_kv_set_int(kv, v);
     return kv;
 }
 
@@ -630,9 +637,9 @@ gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
         return gb_db_set_int_found(db, old, v);
     if (old)
         before_write(db, old);
-    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
+    gb_kv *kv = kv_alloc(db, key, false, 0, GB_KV_VALUE_MIN);
     kv->enc = GB_ENC_INT;
-    kv->v.i = v;
+    gb_kv_set_int(kv, v);
     install(db, kv);
     return kv;
 }
@@ -641,13 +648,13 @@ gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
 {
     before_write(db, kv);
     if (kv->enc == GB_ENC_RAW) {
-        gb_str *s = kv->v.ptr;
+        gb_str *s = gb_kv_ptr(kv);
         if (s->cap < cap) {
             /* Grow geometrically so repeated APPENDs are amortized O(1). */
             size_t ncap = cap < 1024 * 1024 ? cap * 2 : cap + 1024 * 1024;
             s = gb_realloc(s, sizeof(gb_str) + ncap);
             s->cap = ncap;
-            kv->v.ptr = s;
+            gb_kv_set_ptr(kv, s);
         }
         return s;
     }
@@ -659,9 +666,10 @@ gb_str *gb_db_string_writable(gb_db *db, gb_kv *kv, size_t cap)
     s->cap = ncap;
     if (cur.len)
         memcpy(s->data, cur.ptr, cur.len);
-    /* The inline bytes (if any) stay allocated but unused; they go with the key. */
+    /* The inline bytes (if any) stay allocated but unused; they go with the
+     * key. The pointer fits any string record's value field. */
     kv->enc = GB_ENC_RAW;
-    kv->v.ptr = s;
+    gb_kv_set_ptr(kv, s);
     return s;
 }
 
@@ -671,17 +679,14 @@ gb_str *gb_db_string_sized(gb_db *db, gb_kv *kv, size_t cap)
     if (s->cap != cap && s->len <= cap) {
         s = gb_realloc(s, sizeof(gb_str) + cap);
         s->cap = cap;
-        kv->v.ptr = s;
+        gb_kv_set_ptr(kv, s);
     }
     return s;
 }
 
 gb_kv *gb_db_set_string_owned(gb_db *db, gb_slice key, gb_str *s)
 {
-    gb_kv *kv = kv_alloc(db, key, false, -1, 0);
-    kv->type = GB_TYPE_STRING;
-    kv->enc = GB_ENC_RAW;
-    kv->v.ptr = s;
+    gb_kv *kv = kv_alloc_ptr(db, key, false, -1, GB_TYPE_STRING, GB_ENC_RAW, s);
     install(db, kv);
     return kv;
 }
@@ -694,10 +699,9 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
         enum str_mode mode = src->enc == GB_ENC_INT ? STR_AUTO : src->enc == GB_ENC_RAW ? STR_RAW : STR_TEXT;
         kv = kv_new_string(db, key, gb_kv_string(src, buf), expire >= 0, expire, mode);
     } else {
-        kv = kv_alloc(db, key, expire >= 0, expire, 0);
-        kv->type = src->type;
-        kv->enc = src->enc;
-        kv->v.ptr = copy_value ? type_ops[src->type]->dup(src->v.ptr) : src->v.ptr;
+        void *obj = gb_kv_ptr(src);
+        kv = kv_alloc_ptr(db, key, expire >= 0, expire, src->type, src->enc,
+                          copy_value ? type_ops[src->type]->dup(obj) : obj);
     }
     /* A moved value (RENAME, MOVE) is the same object in Redis: its access
      * clock goes with it; a copy is a new object. */
@@ -710,7 +714,7 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
 void gb_db_steal_value(gb_kv *kv)
 {
     if (kv->enc == GB_ENC_OBJ)
-        kv->v.ptr = NULL;
+        gb_kv_set_ptr(kv, NULL);
 }
 
 bool gb_db_delete(gb_db *db, gb_slice key) { return gb_db_delete_lazy(db, key, db->eng->cfg.lazyfree_lazy_server_del); }
@@ -747,21 +751,24 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
 /* Rebuilds kv with or without the expiry field, keeping its table slot. */
 static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
 {
-    size_t old_hdr = gb_kv_key_offset(kv);
+    size_t keylen = gb_kv_keylen(kv);
     bool linked = (kv->flags & GB_KV_SLOT_LINKED) != 0;
-    size_t new_hdr = sizeof(gb_kv) + (volatile_ ? 8u : 0u) + (linked ? sizeof(gb_kv_slot_link) : 0u);
-    size_t tail = kv->keylen + (kv->enc == GB_ENC_EMBSTR ? (size_t)kv->v.len : 0u);
+    unsigned new_flags = volatile_ ? (kv->flags | GB_KV_VOLATILE) : (kv->flags & ~GB_KV_VOLATILE);
+    /* The long-length field (if any) moves with the key and the value. */
+    size_t old_fields = gb_kv_fields_size(kv->flags, 0), new_fields = gb_kv_fields_size(new_flags, 0);
+    size_t tail = gb_kv_key_offset(kv) - old_fields + keylen +
+                  gb_kv_value_size(kv->enc == GB_ENC_EMBSTR ? gb_kv_embstr(kv).len : 0);
     gb_slice key = gb_kv_key(kv);
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, gb_hash_slice(key));
     bool was_volatile = gb_kv_volatile(kv);
     if (was_volatile)
         vol_remove(db, kv);
-    gb_kv *nkv = gb_malloc(new_hdr + tail);
+    gb_kv *nkv = gb_malloc(new_fields + tail);
     memcpy(nkv, kv, sizeof(gb_kv));
-    memcpy((char *)nkv + new_hdr, (char *)kv + old_hdr, tail);
-    nkv->flags = (uint8_t)(volatile_ ? (nkv->flags | GB_KV_VOLATILE) : (nkv->flags & ~GB_KV_VOLATILE));
+    memcpy((char *)nkv + new_fields, (char *)kv + old_fields, tail);
+    nkv->flags = new_flags;
     if (volatile_)
-        memcpy((char *)nkv + sizeof(gb_kv), &expire, sizeof expire);
+        *gb_kv_expiry_of(nkv) = (gb_kv_expiry){.at_ms = expire};
     if (linked) {
         *gb_kv_slot_link_of(nkv) = *gb_kv_slot_link_of(kv);
         gb_slot_list_moved(db, nkv);
@@ -777,7 +784,7 @@ gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms)
 {
     before_write(db, kv);
     if (gb_kv_volatile(kv)) {
-        memcpy((char *)kv + sizeof(gb_kv), &when_ms, sizeof when_ms);
+        gb_kv_expiry_of(kv)->at_ms = when_ms;
         return kv;
     }
     return rebuild(db, kv, true, when_ms);

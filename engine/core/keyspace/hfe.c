@@ -31,8 +31,8 @@ static gb_hash hash_of(const gb_kv *kv)
 {
     gb_hash h;
     memset(&h, 0, sizeof h);
-    h.enc = (uint8_t)((uintptr_t)kv->v.ptr & 3u);
-    h.p = (void *)((uintptr_t)kv->v.ptr & ~(uintptr_t)3u);
+    h.enc = (uint8_t)((uintptr_t)gb_kv_ptr(kv) & 3u);
+    h.p = (void *)((uintptr_t)gb_kv_ptr(kv) & ~(uintptr_t)3u);
     return h;
 }
 
@@ -73,7 +73,7 @@ static void index_remove(gb_db *db, gb_slice key)
 
 void gb_hfe_track_kv(gb_db *db, const gb_kv *kv)
 {
-    if (kv->type != GB_TYPE_HASH || kv->enc != GB_ENC_OBJ || !kv->v.ptr)
+    if (kv->type != GB_TYPE_HASH || kv->enc != GB_ENC_OBJ || !gb_kv_ptr(kv))
         return;
     gb_hash h = hash_of(kv);
     int64_t min = gb_hash_ttl_min(&h);
@@ -113,7 +113,7 @@ void gb_hfe_notify_batch(gb_db *db, gb_slice key, size_t expired, bool key_gone)
 
 bool gb_hfe_settle(gb_db *db, gb_slice key, gb_kv *kv, const gb_hash *h)
 {
-    kv->v.ptr = (void *)((uintptr_t)h->p | h->enc);
+    gb_kv_set_ptr(kv, (void *)((uintptr_t)h->p | h->enc));
     /* WATCH and client tracking see the change; dirty does not move: an
      * expiry is not a change a command made (as for keys, engine/core/keyspace/db.c). */
     gb_multi_touch_key(db, key);

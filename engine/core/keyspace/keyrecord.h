@@ -1,43 +1,48 @@
 /*
  * gb_kv: one key and its value, as stored in a database's key table.
  *
- * One allocation per key. The header is 32 bytes; an optional expiry field
- * follows it, then the key bytes, then (for short strings) the value bytes:
+ * One allocation per key: a 16-byte header, the optional fields its flags
+ * name, the key bytes, then the value. Every field after the header sits
+ * at an offset computed from the flags and the key's length, so a key
+ * pays only for what it has:
  *
  *   offset  size  field
  *   0       8     node      chain link in the db's htable (engine/ds/htable.h)
- *   8       8     v         value: int64 (GB_ENC_INT), length of the inline
- *                           bytes (GB_ENC_EMBSTR), gb_str * (GB_ENC_RAW), or
- *                           the type's object pointer (GB_ENC_OBJ)
- *   16      4     keylen    key length in bytes
- *   20      1     type      GB_TYPE_*
- *   21      1     enc       GB_ENC_*
- *   22      1     flags     GB_KV_VOLATILE: the expiry field is present;
- *                           GB_KV_COW_MARK: the background-save mark (db.h);
- *                           GB_KV_SLOT_LINKED: the slot links are present
- *   23      1     lfu       under an LFU maxmemory-policy: the 8-bit logarithmic
- *                           access counter (Redis's LFU counter; 5 for a new
- *                           key); unused (left as it was) under other policies
- *   24      4     atime     the access clock, read by the policy in force
- *                           (engine/core/memory/evict.h), as Redis's 24-bit lru field:
- *                           LRU and the rest: last access, in 1/64 s since the
- *                           engine started (OBJECT IDLETIME divides by 64);
- *                           LFU: the minute of the last counter change, Unix
- *                           minutes mod 65536 (Redis's 16-bit ldt), from which
- *                           the counter decays by one per lfu-decay-time.
- *                           A policy changed at run time reads the other's
- *                           value until keys are touched again, as in Redis.
- *   28      4     vindex    position in the db's volatile-key array (when VOLATILE)
- *   32      8     expire    [VOLATILE only] absolute expiry, Unix milliseconds
- *   32|40   16    slot link [SLOT_LINKED only] previous and next key of the
+ *   8       4     lru       the access clock, read by the policy in force
+ *                           (engine/core/memory/evict.h), one field for both
+ *                           as Redis's 24-bit lru: LRU and the rest: last
+ *                           access in 1/64 s since the engine started (OBJECT
+ *                           IDLETIME divides by 64); LFU: the minute of the
+ *                           last counter change (Unix minutes mod 65536,
+ *                           Redis's ldt) << 8 | the 8-bit logarithmic access
+ *                           counter. A policy changed at run time reads the
+ *                           other's value until keys are touched again, as
+ *                           in Redis.
+ *   12      4     bits      type (3 bits, GB_TYPE_*), enc (2, GB_ENC_*),
+ *                           flags (3: GB_KV_VOLATILE the expiry field is
+ *                           present; GB_KV_COW_MARK the background-save mark,
+ *                           db.h; GB_KV_SLOT_LINKED the slot links are
+ *                           present), klen (24: the key's length, or
+ *                           GB_KV_KLEN_LONG when the long-length field holds it)
+ *   16      16    expiry    [VOLATILE only] absolute expiry in Unix ms (8),
+ *                           the key's position in the db's volatile-key
+ *                           array (4), 4 unused
+ *   +       16    slot link [SLOT_LINKED only] previous and next key of the
  *                           same hash slot (cluster mode, database 0:
  *                           engine/core/keyspace/slot_list.h)
- *   32..56  keylen key bytes
- *   ...     v     [EMBSTR only] value bytes
+ *   +       8     long len  [klen == GB_KV_KLEN_LONG only] the key's length
+ *   +       klen  key bytes
+ *   +       8+    value     INT: the int64; RAW: the gb_str pointer; OBJ: the
+ *                           type's object pointer; EMBSTR: a 2-byte length,
+ *                           then the bytes. Never under 8 bytes, so that any
+ *                           string record takes an INT or RAW value where it
+ *                           stands; unaligned, read and written by memcpy.
  *
- * A 16-byte key with a 3-byte value therefore costs 51 bytes of payload, one
- * 64-byte malloc chunk, plus an 8-byte bucket slot: ~72 bytes per key where
- * Redis 7 spends ~85 (dictEntry 24 + robj 16 + sds key + embstr).
+ * A 12-byte key with a 16-byte value therefore costs 46 bytes, one 48-byte
+ * allocation, plus an 8-byte bucket slot: ~56 bytes per key where Redis 7
+ * spends ~104 (dictEntry 24 + robj 16 + sds key + embstr). Before this
+ * layout (a 32-byte header holding the value word, a separate LFU byte and
+ * the volatile index in every key) the same key took a 64-byte allocation.
  *
  * Changing a key's expiry or an inline value may reallocate the gb_kv: code
  * never keeps a gb_kv pointer across such a call (db.c fixes the table link
@@ -52,10 +57,10 @@
 enum gb_type { GB_TYPE_STRING = 0, GB_TYPE_LIST, GB_TYPE_SET, GB_TYPE_ZSET, GB_TYPE_HASH, GB_TYPE_STREAM, GB_TYPE_COUNT };
 
 enum gb_enc {
-    GB_ENC_INT = 0, /* string holding a canonical int64: v.i */
-    GB_ENC_EMBSTR,  /* string up to GB_INLINE_MAX bytes inline after the key: v.len */
-    GB_ENC_RAW,     /* string in its own buffer: v.ptr -> gb_str */
-    GB_ENC_OBJ,     /* list/set/zset/hash/stream object: v.ptr; it names its own encoding */
+    GB_ENC_INT = 0, /* string holding a canonical int64: gb_kv_int */
+    GB_ENC_EMBSTR,  /* string up to GB_INLINE_MAX bytes inline after the key: gb_kv_embstr */
+    GB_ENC_RAW,     /* string in its own buffer: gb_kv_ptr -> gb_str */
+    GB_ENC_OBJ,     /* list/set/zset/hash/stream object: gb_kv_ptr; it names its own encoding */
 };
 
 #define GB_KV_VOLATILE 0x01u
@@ -70,23 +75,32 @@ enum gb_enc {
 #define GB_EMBSTR_MAX 44
 #define GB_INLINE_MAX 512
 
+/* Keys of this length or longer keep it in the long-length field. */
+#define GB_KV_KLEN_LONG 0xFFFFFFu
+
 typedef struct gb_kv {
     gb_hnode node;
-    union {
-        int64_t i;
-        uint64_t len;
-        void *ptr;
-    } v;
-    uint32_t keylen;
-    uint8_t type;
-    uint8_t enc;
-    uint8_t flags;
-    uint8_t lfu;
-    uint32_t atime;
-    uint32_t vindex;
+    uint32_t lru;
+    unsigned type : 3;
+    unsigned enc : 2;
+    unsigned flags : 3;
+    unsigned klen : 24;
 } gb_kv;
 
-_Static_assert(sizeof(gb_kv) == 32, "gb_kv header must stay 32 bytes");
+_Static_assert(sizeof(gb_kv) == 16, "gb_kv header must stay 16 bytes");
+_Static_assert(GB_TYPE_COUNT <= 8, "gb_kv's type field has 3 bits");
+
+/* The expiry field of a VOLATILE record. */
+typedef struct gb_kv_expiry {
+    int64_t at_ms;
+    uint32_t vindex;
+    uint32_t unused;
+} gb_kv_expiry;
+
+/* The smallest value field: an int64 or a pointer. */
+#define GB_KV_VALUE_MIN 8u
+/* An embedded string's length prefix. */
+#define GB_KV_EMBSTR_HDR 2u
 
 /* A heap string for values too long to embed or grown by APPEND/SETRANGE. */
 typedef struct gb_str {
@@ -102,30 +116,92 @@ typedef struct gb_kv_slot_link {
     gb_kv *prev, *next;
 } gb_kv_slot_link;
 
-/* The optional fields' sizes come straight from the flag bits (8 bytes of
+/* The optional fields' sizes come straight from the flag bits (16 bytes of
  * expiry for 0x01, 16 of slot links for 0x04): no branch on the hot path. */
-_Static_assert(GB_KV_VOLATILE << 3 == 8 && GB_KV_SLOT_LINKED << 2 == sizeof(gb_kv_slot_link),
+_Static_assert(GB_KV_VOLATILE << 4 == sizeof(gb_kv_expiry) && GB_KV_SLOT_LINKED << 2 == sizeof(gb_kv_slot_link),
                "gb_kv_key_offset derives field sizes from the flag bits");
+
+/* The header and optional fields of a record with these flags and key length. */
+static inline size_t gb_kv_fields_size(unsigned flags, size_t keylen)
+{
+    return sizeof(gb_kv) + ((flags & GB_KV_VOLATILE) << 4) + ((flags & GB_KV_SLOT_LINKED) << 2) +
+           ((size_t)(keylen >= GB_KV_KLEN_LONG) << 3);
+}
 
 static inline size_t gb_kv_key_offset(const gb_kv *kv)
 {
-    return sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 3) + ((kv->flags & GB_KV_SLOT_LINKED) << 2);
+    return sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 4) + ((kv->flags & GB_KV_SLOT_LINKED) << 2) +
+           ((size_t)(kv->klen == GB_KV_KLEN_LONG) << 3);
 }
+
+static inline gb_kv_expiry *gb_kv_expiry_of(gb_kv *kv) { return (gb_kv_expiry *)(kv + 1); }
 
 static inline gb_kv_slot_link *gb_kv_slot_link_of(gb_kv *kv)
 {
-    return (gb_kv_slot_link *)((char *)kv + sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 3));
+    return (gb_kv_slot_link *)((char *)kv + sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 4));
+}
+
+static inline size_t gb_kv_keylen(const gb_kv *kv)
+{
+    if (GB_LIKELY(kv->klen != GB_KV_KLEN_LONG))
+        return kv->klen;
+    uint64_t n;
+    memcpy(&n, (const char *)kv + gb_kv_key_offset(kv) - sizeof n, sizeof n);
+    return (size_t)n;
 }
 
 static inline const char *gb_kv_key_ptr(const gb_kv *kv) { return (const char *)kv + gb_kv_key_offset(kv); }
 
-static inline gb_slice gb_kv_key(const gb_kv *kv) { return gb_slice_make(gb_kv_key_ptr(kv), kv->keylen); }
+static inline gb_slice gb_kv_key(const gb_kv *kv) { return gb_slice_make(gb_kv_key_ptr(kv), gb_kv_keylen(kv)); }
 
-static inline int64_t gb_kv_expire(const gb_kv *kv)
+static inline int64_t gb_kv_expire(const gb_kv *kv) { return ((const gb_kv_expiry *)(kv + 1))->at_ms; }
+
+/* The value field, after the key. */
+static inline char *gb_kv_value_field(const gb_kv *kv) { return (char *)gb_kv_key_ptr(kv) + gb_kv_keylen(kv); }
+
+/* The value field's size: what a copy of the record must carry. */
+static inline size_t gb_kv_value_size(size_t embstr_len)
 {
-    int64_t e;
-    memcpy(&e, (const char *)kv + sizeof(gb_kv), sizeof e);
-    return e;
+    return GB_MAX(GB_KV_VALUE_MIN, GB_KV_EMBSTR_HDR + embstr_len);
+}
+
+/* GB_ENC_RAW's gb_str, GB_ENC_OBJ's object. */
+static inline void *gb_kv_ptr(const gb_kv *kv)
+{
+    void *p;
+    memcpy(&p, gb_kv_value_field(kv), sizeof p);
+    return p;
+}
+
+static inline void gb_kv_set_ptr(gb_kv *kv, const void *p) { memcpy(gb_kv_value_field(kv), &p, sizeof p); }
+
+/* GB_ENC_INT's integer. */
+static inline int64_t gb_kv_int(const gb_kv *kv)
+{
+    int64_t i;
+    memcpy(&i, gb_kv_value_field(kv), sizeof i);
+    return i;
+}
+
+static inline void gb_kv_set_int(gb_kv *kv, int64_t i) { memcpy(gb_kv_value_field(kv), &i, sizeof i); }
+
+/* GB_ENC_EMBSTR's bytes. */
+static inline gb_slice gb_kv_embstr(const gb_kv *kv)
+{
+    const char *f = gb_kv_value_field(kv);
+    uint16_t n;
+    memcpy(&n, f, sizeof n);
+    return gb_slice_make(f + GB_KV_EMBSTR_HDR, n);
+}
+
+/* Stores an embedded string; the record has room for it. */
+static inline void gb_kv_set_embstr(gb_kv *kv, gb_slice val)
+{
+    char *f = gb_kv_value_field(kv);
+    uint16_t n = (uint16_t)val.len;
+    memcpy(f, &n, sizeof n);
+    if (val.len)
+        memcpy(f + GB_KV_EMBSTR_HDR, val.ptr, val.len);
 }
 
 /* The bytes of a string value. Integer values are rendered into buf, which

@@ -28,9 +28,9 @@ static unsigned long lfu_minutes_since(const gb_engine *eng, uint32_t ldt)
 
 unsigned gb_lfu_decayed(const gb_engine *eng, const gb_kv *kv)
 {
-    unsigned long counter = kv->lfu;
+    unsigned long counter = gb_kv_lfu_counter(kv);
     int decay = eng->cfg.lfu_decay_time;
-    unsigned long periods = decay > 0 ? lfu_minutes_since(eng, kv->atime & 65535) / (unsigned long)decay : 0;
+    unsigned long periods = decay > 0 ? lfu_minutes_since(eng, gb_kv_lfu_minute(kv)) / (unsigned long)decay : 0;
     return (unsigned)(periods > counter ? 0 : counter - periods);
 }
 
@@ -48,8 +48,7 @@ static unsigned lfu_log_incr(const gb_engine *eng, unsigned counter)
 
 void gb_lfu_access(const gb_engine *eng, gb_kv *kv)
 {
-    kv->lfu = (uint8_t)lfu_log_incr(eng, gb_lfu_decayed(eng, kv));
-    kv->atime = gb_lfu_minutes(eng);
+    gb_kv_lfu_set(eng, kv, lfu_log_incr(eng, gb_lfu_decayed(eng, kv)));
 }
 
 /* ---- memory as maxmemory counts it ------------------------------------------------ */
@@ -138,7 +137,7 @@ static uint64_t score_of(const gb_engine *eng, const gb_kv *kv)
 {
     int policy = eng->cfg.maxmemory_policy;
     if (policy & GB_EVICT_FLAG_LRU)
-        return (uint32_t)(gb_lru_clock(eng) - kv->atime);
+        return (uint32_t)(gb_lru_clock(eng) - kv->lru);
     if (policy & GB_EVICT_FLAG_LFU)
         return 255u - gb_lfu_decayed(eng, kv);
     /* volatile-ttl: the sooner the expiry, the better. */
@@ -451,8 +450,7 @@ bool gb_kv_set_lru_or_lfu(const gb_engine *eng, gb_kv *kv, int64_t freq, int64_t
     if (gb_policy_is_lfu(eng)) {
         if (freq < 0)
             return false;
-        kv->atime = gb_lfu_minutes(eng);
-        kv->lfu = (uint8_t)(freq > 255 ? 255 : freq);
+        gb_kv_lfu_set(eng, kv, freq > 255 ? 255u : (unsigned)freq);
         return true;
     }
     if (idle_s < 0)
@@ -462,6 +460,6 @@ bool gb_kv_set_lru_or_lfu(const gb_engine *eng, gb_kv *kv, int64_t freq, int64_t
     uint64_t ticks = (uint64_t)idle_s * GB_LRU_TICKS_PER_S;
     if (ticks > UINT32_MAX / 2)
         ticks = UINT32_MAX / 2;
-    kv->atime = gb_lru_clock(eng) - (uint32_t)ticks;
+    kv->lru = gb_lru_clock(eng) - (uint32_t)ticks;
     return true;
 }

@@ -16,7 +16,7 @@
  * events (gb_evict_background) so the loop is never held longer than
  * Redis's would be.
  *
- * The per-key access clock (gb_kv's atime and lfu bytes, keyrecord.h) is
+ * The per-key access clock (gb_kv's lru field, keyrecord.h) is
  * kept here too: LRU idle seconds, or Redis's LFU counter (logarithmic,
  * lfu-log-factor) and its decay time (lfu-decay-time minutes).
  */
@@ -47,15 +47,23 @@ static inline uint32_t gb_lru_clock(const gb_engine *eng)
 /* The LFU decay clock: Unix minutes, 16 bits (Redis's LFUGetTimeInMinutes). */
 static inline uint32_t gb_lfu_minutes(const gb_engine *eng) { return (uint32_t)((eng->now_ms / 60000) & 65535); }
 
+/* Under an LFU policy a key's lru field holds, as Redis's does, the
+ * minute of the counter's last change (16 bits) above the counter (8). */
+static inline unsigned gb_kv_lfu_counter(const gb_kv *kv) { return kv->lru & 255u; }
+static inline uint32_t gb_kv_lfu_minute(const gb_kv *kv) { return (kv->lru >> 8) & 65535u; }
+/* Sets the counter, changed this minute. */
+static inline void gb_kv_lfu_set(const gb_engine *eng, gb_kv *kv, unsigned counter)
+{
+    kv->lru = gb_lfu_minutes(eng) << 8 | (counter & 255u);
+}
+
 /* A new key's clock (Redis's createObject). */
 static inline void gb_kv_clock_init(const gb_engine *eng, gb_kv *kv)
 {
-    if (gb_policy_is_lfu(eng)) {
-        kv->atime = gb_lfu_minutes(eng);
-        kv->lfu = GB_LFU_INIT_VAL;
-    } else {
-        kv->atime = gb_lru_clock(eng);
-    }
+    if (gb_policy_is_lfu(eng))
+        gb_kv_lfu_set(eng, kv, GB_LFU_INIT_VAL);
+    else
+        kv->lru = gb_lru_clock(eng);
 }
 
 /* The counter after its decay since the last change (Redis's LFUDecrAndReturn). */
@@ -73,7 +81,7 @@ static inline void gb_kv_clock_touch(const gb_engine *eng, gb_kv *kv)
     if (gb_policy_is_lfu(eng))
         gb_lfu_access(eng, kv);
     else
-        kv->atime = gb_lru_clock(eng);
+        kv->lru = gb_lru_clock(eng);
 }
 
 /* RESTORE ... IDLETIME/FREQ and a dump.rdb's IDLE/FREQ opcodes (Redis's
@@ -86,7 +94,7 @@ bool gb_kv_set_lru_or_lfu(const gb_engine *eng, gb_kv *kv, int64_t freq, int64_t
 /* Seconds since kv was last touched, by the LRU clock (OBJECT IDLETIME). */
 static inline uint64_t gb_kv_idle_seconds(const gb_engine *eng, const gb_kv *kv)
 {
-    return (uint32_t)(gb_lru_clock(eng) - kv->atime) / GB_LRU_TICKS_PER_S;
+    return (uint32_t)(gb_lru_clock(eng) - kv->lru) / GB_LRU_TICKS_PER_S;
 }
 
 /* What an eviction cycle achieved (Redis's EVICT_*). */

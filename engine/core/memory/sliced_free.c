@@ -34,7 +34,7 @@ static void push(gb_sliced_free *sf, job *j)
 
 static bool big(const gb_kv *kv)
 {
-    return kv->enc == GB_ENC_OBJ && kv->v.ptr && gb_type_get((enum gb_type)kv->type)->free_step &&
+    return kv->enc == GB_ENC_OBJ && gb_kv_ptr(kv) && gb_type_get((enum gb_type)kv->type)->free_step &&
            gb_kv_free_effort(kv) > GB_SLICED_FREE_MIN_EFFORT;
 }
 
@@ -79,9 +79,9 @@ static bool step_job(gb_engine *eng, job *j)
         return true;
     }
     gb_kv *kv = j->kv;
-    if (!gb_type_get((enum gb_type)kv->type)->free_step(kv->v.ptr, &j->cursor, NODES_PER_STEP))
+    if (!gb_type_get((enum gb_type)kv->type)->free_step(gb_kv_ptr(kv), &j->cursor, NODES_PER_STEP))
         return false;
-    kv->v.ptr = NULL; /* freed: gb_kv_free frees the record alone */
+    gb_kv_set_ptr(kv, NULL); /* freed: gb_kv_free frees the record alone */
     gb_kv_free(kv);
     return true;
 }

@@ -1,7 +1,9 @@
 /* engine/core/keyspace/db.c and the string/key commands through the engine's execute
  * path: lazy and active expiry (with the engine's clock moved by hand),
  * record reallocation when expiry is added or removed, RENAME/MOVE/COPY
- * keeping TTLs, WATCH invalidation, maxmemory. */
+ * keeping TTLs, WATCH invalidation, maxmemory, and the record layout's
+ * edges (keyrecord.h): string encodings replacing each other in place in
+ * the smallest value field, and keys too long for the 24-bit length. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +141,116 @@ static void test_watch_invalidation(void **state)
     harness_free(h);
 }
 
+/* Runs a command given as slices (arguments with spaces or of megabytes). */
+static const char *run_argv(harness *h, int argc, gb_slice *argv)
+{
+    h->out.len = 0;
+    h->out.buf[0] = '\0';
+    gb_gate_execute(h->c, argc, argv);
+    return h->out.buf;
+}
+
+static void test_string_encodings_replace_each_other_in_place(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    /* An empty embedded string has the smallest value field (8 bytes):
+     * an integer and a heap string's pointer must both fit it. */
+    gb_slice set_empty[] = {gb_slice_cstr("SET"), gb_slice_cstr("k"), gb_slice_make("", 0)};
+    assert_string_equal(run_argv(h, 3, set_empty), "+OK");
+    assert_string_equal(run(h, "STRLEN k"), ":0");
+    assert_string_equal(run(h, "INCR k"), "-ERR value is not an integer or out of range");
+    assert_string_equal(run(h, "APPEND k 7"), ":1");
+    assert_string_equal(run(h, "INCR k"), ":8");
+    assert_string_equal(run(h, "OBJECT ENCODING k"), "$int");
+    assert_string_equal(run(h, "APPEND k x"), ":2");
+    assert_string_equal(run(h, "OBJECT ENCODING k"), "$raw");
+    assert_string_equal(run(h, "GET k"), "$8x");
+    assert_string_equal(run(h, "SET k -9223372036854775808"), "+OK");
+    assert_string_equal(run(h, "DECR k"), "-ERR increment or decrement would overflow");
+    assert_string_equal(run(h, "GET k"), "$-9223372036854775808");
+    assert_string_equal(run(h, "SETRANGE k 0 +"), ":20");
+    assert_string_equal(run(h, "GET k"), "$+9223372036854775808");
+    /* A long inline value, replaced in place by shorter ones and an int. */
+    char big[GB_INLINE_MAX + 1];
+    memset(big, 'b', GB_INLINE_MAX);
+    big[GB_INLINE_MAX] = '\0';
+    gb_slice set_big[] = {gb_slice_cstr("SET"), gb_slice_cstr("k"), gb_slice_cstr(big)};
+    assert_string_equal(run_argv(h, 3, set_big), "+OK");
+    assert_string_equal(run(h, "STRLEN k"), ":512");
+    assert_string_equal(run(h, "SET k 42 KEEPTTL"), "+OK");
+    assert_string_equal(run(h, "INCRBY k 100"), ":142");
+    assert_string_equal(run(h, "SET k abc"), "+OK");
+    assert_string_equal(run(h, "APPEND k def"), ":6");
+    assert_string_equal(run(h, "GET k"), "$abcdef");
+    /* The same with an expiry field before the key. */
+    assert_string_equal(run(h, "SET t 1 EX 100"), "+OK");
+    assert_string_equal(run(h, "INCR t"), ":2");
+    assert_string_equal(run(h, "APPEND t 0"), ":2");
+    assert_string_equal(run(h, "SET t xy KEEPTTL"), "+OK");
+    assert_string_equal(run(h, "GET t"), "$xy");
+    assert_string_equal(run(h, "TTL t"), ":100");
+    harness_free(h);
+}
+
+/* Keys of 2^24 - 1 bytes and more keep their length in a field of their own. */
+static void test_keys_longer_than_the_length_field(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    const size_t lens[] = {GB_KV_KLEN_LONG - 1, GB_KV_KLEN_LONG, GB_KV_KLEN_LONG + 3};
+    char *keys[3];
+    for (int i = 0; i < 3; i++) {
+        keys[i] = malloc(lens[i]);
+        memset(keys[i], 'k', lens[i]); /* the three differ only in length */
+    }
+    for (int i = 0; i < 3; i++) {
+        gb_slice key = gb_slice_make(keys[i], lens[i]);
+        char val[8];
+        snprintf(val, sizeof val, "v%d", i);
+        assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("SET"), key, gb_slice_cstr(val)}), "+OK");
+    }
+    assert_int_equal(gb_db_size(&h->eng->dbs[0]), 3);
+    for (int i = 0; i < 3; i++) {
+        gb_slice key = gb_slice_make(keys[i], lens[i]);
+        gb_kv *kv = gb_db_lookup_quiet(&h->eng->dbs[0], key);
+        assert_non_null(kv);
+        assert_int_equal(gb_kv_keylen(kv), lens[i]);
+        assert_memory_equal(gb_kv_key_ptr(kv), key.ptr, key.len);
+        char want[8];
+        snprintf(want, sizeof want, "$v%d", i);
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("GET"), key}), want);
+        /* The expiry field comes and goes before the long-length field. */
+        assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("EXPIRE"), key, gb_slice_cstr("100")}), ":1");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("TTL"), key}), ":100");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("GET"), key}), want);
+        assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("SET"), key, gb_slice_cstr("7")}), "+OK");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("INCR"), key}), ":8");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("PERSIST"), key}), ":0");
+        assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("PEXPIRE"), key, gb_slice_cstr("5000")}),
+                            ":1");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("PERSIST"), key}), ":1");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("TTL"), key}), ":-1");
+        assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("GET"), key}), "$8");
+        kv = gb_db_lookup_quiet(&h->eng->dbs[0], key);
+        assert_int_equal(gb_kv_keylen(kv), lens[i]);
+        assert_memory_equal(gb_kv_key_ptr(kv), key.ptr, key.len);
+    }
+    /* A long key renamed to a short one and back, as an object. */
+    gb_slice key = gb_slice_make(keys[2], lens[2]);
+    assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("DEL"), key, gb_slice_cstr("x")}), ":1");
+    gb_slice push[] = {gb_slice_cstr("RPUSH"), key, gb_slice_cstr("a"), gb_slice_cstr("b")};
+    assert_string_equal(run_argv(h, 4, push), ":2");
+    assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("RENAME"), key, gb_slice_cstr("s")}), "+OK");
+    assert_string_equal(run_argv(h, 3, (gb_slice[]){gb_slice_cstr("RENAME"), gb_slice_cstr("s"), key}), "+OK");
+    assert_string_equal(run_argv(h, 2, (gb_slice[]){gb_slice_cstr("LLEN"), key}), ":2");
+    assert_string_equal(run(h, "FLUSHALL"), "+OK");
+    assert_int_equal(gb_db_size(&h->eng->dbs[0]), 0);
+    for (int i = 0; i < 3; i++)
+        free(keys[i]);
+    harness_free(h);
+}
+
 static void set_maxmem(gb_settings *s) { s->maxmemory = 1; }
 
 static void test_maxmemory_noeviction(void **state)
@@ -161,6 +273,8 @@ int main(void)
         cmocka_unit_test(test_rename_move_copy_keep_ttl),
         cmocka_unit_test(test_watch_invalidation),
         cmocka_unit_test(test_maxmemory_noeviction),
+        cmocka_unit_test(test_string_encodings_replace_each_other_in_place),
+        cmocka_unit_test(test_keys_longer_than_the_length_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

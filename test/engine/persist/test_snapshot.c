@@ -100,7 +100,7 @@ static char *encodings(gb_engine *eng)
             const char *enc = kv->enc == GB_ENC_INT      ? "int"
                               : kv->enc == GB_ENC_EMBSTR ? "embstr"
                               : kv->enc == GB_ENC_RAW    ? "raw"
-                                                         : ops->encoding(kv->v.ptr);
+                                                         : ops->encoding(gb_kv_ptr(kv));
             gb_slice k = gb_kv_key(kv);
             lines = realloc(lines, (n + 1) * sizeof *lines);
             lines[n] = malloc(k.len + 64);

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Bytes per key for small string keys: goblin-core beside redis-server.
+
+Issue 34's memory workloads, each on a fresh server:
+  small     1M keys `key:%08d` -> 16-byte values
+  small-ttl the same keys, each with an expiry (SET ... EX 100000)
+  value100  1M keys `key:%08d` -> 100-byte values
+Each trial starts the server, reads INFO memory (used_memory, and the
+process's VmRSS), loads the keys with `redis-cli --pipe`, reads again, and
+divides the deltas by the key count. Servers alternate within each trial so
+that both see the same machine; the table gives the median over trials.
+
+  /usr/bin/python3 bench/key_memory.py --goblin build-release/goblin-core \
+      [--goblin-base OTHER_BINARY] [--trials 3] [--keys 1000000]
+
+--goblin-base adds a second goblin-core column (an earlier commit's build),
+measured in the same trials, for before/after comparisons.
+"""
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKLOADS = {
+    "small": (16, None),
+    "small-ttl": (16, 100000),
+    "value100": (100, None),
+}
+
+
+def payload(path, keys, vlen, ttl):
+    val = "v" * vlen
+    with open(path, "w") as f:
+        w = f.write
+        for i in range(keys):
+            k = "key:%08d" % i
+            if ttl is None:
+                w("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, vlen, val))
+            else:
+                t = str(ttl)
+                w("*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nEX\r\n$%d\r\n%s\r\n" % (len(k), k, vlen, val, len(t), t))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def info_field(port, name):
+    out = subprocess.run(["redis-cli", "-p", str(port), "info", "memory"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError("no %s in INFO memory" % name)
+
+
+def rss_bytes(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def start(kind, binary, port, workdir):
+    if kind == "redis":
+        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
+    else:
+        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
+    proc = subprocess.Popen(["taskset", "-c", "0"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
+            return proc
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("%s did not start" % binary)
+
+
+def measure(kind, binary, load_path, keys):
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="keymem-")
+    proc = start(kind, binary, port, workdir)
+    try:
+        used0 = int(info_field(port, "used_memory"))
+        rss0 = rss_bytes(proc.pid)
+        with open(load_path, "rb") as f:
+            subprocess.run(["taskset", "-c", "1", "redis-cli", "-p", str(port), "--pipe"], stdin=f,
+                           stdout=subprocess.DEVNULL, check=True)
+        n = int(subprocess.run(["redis-cli", "-p", str(port), "dbsize"], capture_output=True, text=True).stdout)
+        if n != keys:
+            raise RuntimeError("%s holds %d keys, expected %d" % (binary, n, keys))
+        used1 = int(info_field(port, "used_memory"))
+        rss1 = rss_bytes(proc.pid)
+        alloc = info_field(port, "mem_allocator")
+        return (used1 - used0) / keys, (rss1 - rss0) / keys, alloc
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--goblin", required=True)
+    ap.add_argument("--goblin-base", help="a second goblin-core binary (an earlier commit) measured alongside")
+    ap.add_argument("--redis", default=shutil.which("redis-server") or "redis-server")
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--keys", type=int, default=1000000)
+    ap.add_argument("--only", help="comma-separated workloads (%s)" % ",".join(WORKLOADS))
+    args = ap.parse_args()
+
+    servers = [("goblin", args.goblin)]
+    if args.goblin_base:
+        servers.append(("goblin-base", args.goblin_base))
+    servers.append(("redis", args.redis))
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="keymem-load-")
+    try:
+        for name in names:
+            vlen, ttl = WORKLOADS[name]
+            load = os.path.join(tmp, name + ".resp")
+            payload(load, args.keys, vlen, ttl)
+            res = {s: ([], []) for s, _ in servers}
+            allocs = {}
+            for t in range(args.trials):
+                order = servers if t % 2 == 0 else list(reversed(servers))
+                for label, binary in order:
+                    used, rss, alloc = measure("redis" if label == "redis" else "goblin", binary, load, args.keys)
+                    res[label][0].append(used)
+                    res[label][1].append(rss)
+                    allocs[label] = alloc
+                    print("%-10s trial %d %-12s used %6.1f B/key  rss %6.1f B/key  (%s)" %
+                          (name, t + 1, label, used, rss, alloc), file=sys.stderr, flush=True)
+            os.unlink(load)
+            rows.append((name, vlen, ttl, {s: (statistics.median(u), statistics.median(r)) for s, (u, r) in res.items()}))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    labels = [s for s, _ in servers]
+    head = "| workload | payload B/key |"
+    sep = "|---|---:|"
+    for s in labels:
+        head += " %s used | %s RSS |" % (s, s)
+        sep += "---:|---:|"
+    head += " goblin/redis used | goblin/redis RSS |"
+    sep += "---:|---:|"
+    print(head)
+    print(sep)
+    for name, vlen, ttl, med in rows:
+        line = "| %s | %d |" % (name, 12 + vlen)
+        for s in labels:
+            line += " %.1f | %.1f |" % med[s]
+        line += " %.2fx | %.2fx |" % (med["goblin"][0] / med["redis"][0], med["goblin"][1] / med["redis"][1])
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
