@@ -544,7 +544,7 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
         return true;
     }
     size_t value_off = (size_t)(gb_kv_value_field(kv) - (char *)kv);
-    if (val.len > GB_INLINE_MAX || value_off + GB_KV_EMBSTR_HDR + val.len > gb_mem_usable(kv))
+    if (val.len > GB_INLINE_MAX || value_off + val.len > gb_mem_usable(kv))
         return false;
     kv->enc = GB_ENC_EMBSTR;
     gb_kv_set_embstr(kv, val);

@@ -22,8 +22,9 @@
  *                           flags (3: GB_KV_VOLATILE the expiry field is
  *                           present; GB_KV_COW_MARK the background-save mark,
  *                           db.h; GB_KV_SLOT_LINKED the slot links are
- *                           present), klen (24: the key's length, or
- *                           GB_KV_KLEN_LONG when the long-length field holds it)
+ *                           present), klen (14: the key's length, or
+ *                           GB_KV_KLEN_LONG when the long-length field holds
+ *                           it), vlen (10: an embedded string's length)
  *   16      16    expiry    [VOLATILE only] absolute expiry in Unix ms (8),
  *                           the key's position in the db's volatile-key
  *                           array (4), 4 unused
@@ -33,16 +34,18 @@
  *   +       8     long len  [klen == GB_KV_KLEN_LONG only] the key's length
  *   +       klen  key bytes
  *   +       8+    value     INT: the int64; RAW: the gb_str pointer; OBJ: the
- *                           type's object pointer; EMBSTR: a 2-byte length,
- *                           then the bytes. Never under 8 bytes, so that any
- *                           string record takes an INT or RAW value where it
- *                           stands; unaligned, read and written by memcpy.
+ *                           type's object pointer; EMBSTR: the bytes (vlen
+ *                           of them). Never under 8 bytes, so that any string
+ *                           record takes an INT or RAW value where it stands;
+ *                           unaligned, read and written by memcpy.
  *
- * A 12-byte key with a 16-byte value therefore costs 46 bytes, one 48-byte
+ * A 12-byte key with a 16-byte value therefore costs 44 bytes, one 48-byte
  * allocation, plus an 8-byte bucket slot: ~56 bytes per key where Redis 7
- * spends ~104 (dictEntry 24 + robj 16 + sds key + embstr). Before this
- * layout (a 32-byte header holding the value word, a separate LFU byte and
- * the volatile index in every key) the same key took a 64-byte allocation.
+ * spends ~104 (dictEntry 24 + robj 16 + sds key + embstr); with a 100-byte
+ * value, exactly 128 bytes. Before this layout (a 32-byte header holding
+ * the value word, a separate LFU byte and the volatile index in every key)
+ * the same records took 64 and 160. Keys of 16 KB and more are rare enough
+ * to pay 8 bytes for their length.
  *
  * Changing a key's expiry or an inline value may reallocate the gb_kv: code
  * never keeps a gb_kv pointer across such a call (db.c fixes the table link
@@ -76,7 +79,7 @@ enum gb_enc {
 #define GB_INLINE_MAX 512
 
 /* Keys of this length or longer keep it in the long-length field. */
-#define GB_KV_KLEN_LONG 0xFFFFFFu
+#define GB_KV_KLEN_LONG 0x3FFFu
 
 typedef struct gb_kv {
     gb_hnode node;
@@ -84,11 +87,13 @@ typedef struct gb_kv {
     unsigned type : 3;
     unsigned enc : 2;
     unsigned flags : 3;
-    unsigned klen : 24;
+    unsigned klen : 14;
+    unsigned vlen : 10;
 } gb_kv;
 
 _Static_assert(sizeof(gb_kv) == 16, "gb_kv header must stay 16 bytes");
 _Static_assert(GB_TYPE_COUNT <= 8, "gb_kv's type field has 3 bits");
+_Static_assert(GB_INLINE_MAX < 1024, "gb_kv's vlen field has 10 bits");
 
 /* The expiry field of a VOLATILE record. */
 typedef struct gb_kv_expiry {
@@ -99,8 +104,6 @@ typedef struct gb_kv_expiry {
 
 /* The smallest value field: an int64 or a pointer. */
 #define GB_KV_VALUE_MIN 8u
-/* An embedded string's length prefix. */
-#define GB_KV_EMBSTR_HDR 2u
 
 /* A heap string for values too long to embed or grown by APPEND/SETRANGE. */
 typedef struct gb_str {
@@ -160,10 +163,7 @@ static inline int64_t gb_kv_expire(const gb_kv *kv) { return ((const gb_kv_expir
 static inline char *gb_kv_value_field(const gb_kv *kv) { return (char *)gb_kv_key_ptr(kv) + gb_kv_keylen(kv); }
 
 /* The value field's size: what a copy of the record must carry. */
-static inline size_t gb_kv_value_size(size_t embstr_len)
-{
-    return GB_MAX(GB_KV_VALUE_MIN, GB_KV_EMBSTR_HDR + embstr_len);
-}
+static inline size_t gb_kv_value_size(size_t embstr_len) { return GB_MAX(GB_KV_VALUE_MIN, embstr_len); }
 
 /* GB_ENC_RAW's gb_str, GB_ENC_OBJ's object. */
 static inline void *gb_kv_ptr(const gb_kv *kv)
@@ -186,22 +186,14 @@ static inline int64_t gb_kv_int(const gb_kv *kv)
 static inline void gb_kv_set_int(gb_kv *kv, int64_t i) { memcpy(gb_kv_value_field(kv), &i, sizeof i); }
 
 /* GB_ENC_EMBSTR's bytes. */
-static inline gb_slice gb_kv_embstr(const gb_kv *kv)
-{
-    const char *f = gb_kv_value_field(kv);
-    uint16_t n;
-    memcpy(&n, f, sizeof n);
-    return gb_slice_make(f + GB_KV_EMBSTR_HDR, n);
-}
+static inline gb_slice gb_kv_embstr(const gb_kv *kv) { return gb_slice_make(gb_kv_value_field(kv), kv->vlen); }
 
 /* Stores an embedded string; the record has room for it. */
 static inline void gb_kv_set_embstr(gb_kv *kv, gb_slice val)
 {
-    char *f = gb_kv_value_field(kv);
-    uint16_t n = (uint16_t)val.len;
-    memcpy(f, &n, sizeof n);
+    kv->vlen = (unsigned)val.len;
     if (val.len)
-        memcpy(f + GB_KV_EMBSTR_HDR, val.ptr, val.len);
+        memcpy(gb_kv_value_field(kv), val.ptr, val.len);
 }
 
 /* The bytes of a string value. Integer values are rendered into buf, which

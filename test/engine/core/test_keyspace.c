@@ -3,7 +3,7 @@
  * record reallocation when expiry is added or removed, RENAME/MOVE/COPY
  * keeping TTLs, WATCH invalidation, maxmemory, and the record layout's
  * edges (keyrecord.h): string encodings replacing each other in place in
- * the smallest value field, and keys too long for the 24-bit length. */
+ * the smallest value field, and keys too long for the 14-bit length. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,7 +193,7 @@ static void test_string_encodings_replace_each_other_in_place(void **state)
     harness_free(h);
 }
 
-/* Keys of 2^24 - 1 bytes and more keep their length in a field of their own. */
+/* Keys of 2^14 - 1 bytes and more keep their length in a field of their own. */
 static void test_keys_longer_than_the_length_field(void **state)
 {
     (void)state;
