@@ -70,11 +70,10 @@ def rss_bytes(pid):
     raise RuntimeError("no VmRSS")
 
 
-def start(kind, binary, port, workdir):
-    if kind == "redis":
-        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
-    else:
-        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
+def start(binary, port, workdir):
+    # Its own Unix socket: goblin-core listens on one by default.
+    cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir,
+           "--unixsocket", os.path.join(workdir, "sock")]
     proc = subprocess.Popen(["taskset", "-c", "0"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
@@ -84,10 +83,10 @@ def start(kind, binary, port, workdir):
     raise RuntimeError("%s did not start" % binary)
 
 
-def measure(kind, binary, load_path, keys):
+def measure(binary, load_path, keys):
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="keymem-")
-    proc = start(kind, binary, port, workdir)
+    proc = start(binary, port, workdir)
     try:
         used0 = int(info_field(port, "used_memory"))
         rss0 = rss_bytes(proc.pid)
@@ -134,7 +133,7 @@ def main():
             for t in range(args.trials):
                 order = servers if t % 2 == 0 else list(reversed(servers))
                 for label, binary in order:
-                    used, rss, alloc = measure("redis" if label == "redis" else "goblin", binary, load, args.keys)
+                    used, rss, alloc = measure(binary, load, args.keys)
                     res[label][0].append(used)
                     res[label][1].append(rss)
                     allocs[label] = alloc
