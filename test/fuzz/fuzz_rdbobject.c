@@ -54,7 +54,7 @@ static void write_value(const gb_rdb_value *v, gb_strbuf *out)
     /* A record with no key: the header, then the value field. */
     union {
         gb_kv kv;
-        char bytes[sizeof(gb_kv) + GB_KV_VALUE_MIN];
+        char bytes[sizeof(gb_kv) + sizeof(void *)];
     } rec;
     memset(&rec, 0, sizeof rec);
     rec.kv.type = v->type;

@@ -138,15 +138,15 @@ static void set_keylen(gb_kv *kv, size_t len)
     memcpy((char *)kv + gb_kv_key_offset(kv) - sizeof n, &n, sizeof n);
 }
 
-/* Allocates a record for key with a value field of value_size bytes
- * (gb_kv_value_size), the value itself left to the caller. */
-static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t value_size)
+/* Allocates a record for key with room for the value word or embstr_len
+ * embedded bytes (gb_kv_record_size), the value itself left to the caller. */
+static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, size_t embstr_len)
 {
     /* In cluster mode database 0's records carry their slot links. */
     bool linked = GB_UNLIKELY(db->slot_first != NULL);
     unsigned flags = (volatile_ ? GB_KV_VOLATILE : 0) | (linked ? GB_KV_SLOT_LINKED : 0);
     size_t hdr = gb_kv_fields_size(flags, key.len);
-    gb_kv *kv = gb_malloc(hdr + key.len + value_size);
+    gb_kv *kv = gb_malloc(gb_kv_record_size(hdr + key.len, embstr_len));
     memset(kv, 0, sizeof *kv);
     /* Born saved: a key created during a snapshot was not there when it began. */
     kv->flags = flags | db->eng->cow.mark;
@@ -165,7 +165,7 @@ static gb_kv *kv_alloc(gb_db *db, gb_slice key, bool volatile_, int64_t expire, 
 static gb_kv *kv_alloc_ptr(gb_db *db, gb_slice key, bool volatile_, int64_t expire, enum gb_type t, enum gb_enc enc,
                            const void *ptr)
 {
-    gb_kv *kv = kv_alloc(db, key, volatile_, expire, GB_KV_VALUE_MIN);
+    gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
     kv->type = t;
     kv->enc = enc;
     gb_kv_set_ptr(kv, ptr);
@@ -183,13 +183,13 @@ static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile
 {
     int64_t iv;
     if (mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv)) {
-        gb_kv *kv = kv_alloc(db, key, volatile_, expire, GB_KV_VALUE_MIN);
+        gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
         kv->enc = GB_ENC_INT;
         gb_kv_set_int(kv, iv);
         return kv;
     }
     if (mode != STR_RAW && val.len <= GB_INLINE_MAX) {
-        gb_kv *kv = kv_alloc(db, key, volatile_, expire, gb_kv_value_size(val.len));
+        gb_kv *kv = kv_alloc(db, key, volatile_, expire, val.len);
         kv->enc = GB_ENC_EMBSTR;
         gb_kv_set_embstr(kv, val);
         return kv;
@@ -543,8 +543,7 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
         gb_kv_set_int(kv, iv);
         return true;
     }
-    size_t value_off = (size_t)(gb_kv_value_field(kv) - (char *)kv);
-    if (val.len > GB_INLINE_MAX || value_off + val.len > gb_mem_usable(kv))
+    if (val.len > GB_INLINE_MAX || gb_kv_key_end(kv) + val.len > gb_mem_usable(kv))
         return false;
     kv->enc = GB_ENC_EMBSTR;
     gb_kv_set_embstr(kv, val);
@@ -620,7 +619,7 @@ gb_kv *gb_db_set_string_text(gb_db *db, gb_slice key, gb_slice val, bool keep_tt
 gb_kv *gb_db_set_int_found(gb_db *db, gb_kv *kv, int64_t v)
 {
     before_write(db, kv);
-    /* An integer fits any string record's value field (GB_KV_VALUE_MIN):
+    /* An integer fits any string record's value word (gb_kv_record_size):
      * no reallocation. Inline bytes of an embedded string stay allocated
      * (they go with the key). */
     if (kv->enc == GB_ENC_RAW)
@@ -637,7 +636,7 @@ gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
         return gb_db_set_int_found(db, old, v);
     if (old)
         before_write(db, old);
-    gb_kv *kv = kv_alloc(db, key, false, 0, GB_KV_VALUE_MIN);
+    gb_kv *kv = kv_alloc(db, key, false, 0, 0);
     kv->enc = GB_ENC_INT;
     gb_kv_set_int(kv, v);
     install(db, kv);
@@ -751,13 +750,13 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
 /* Rebuilds kv with or without the expiry field, keeping its table slot. */
 static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
 {
-    size_t keylen = gb_kv_keylen(kv);
     bool linked = (kv->flags & GB_KV_SLOT_LINKED) != 0;
     unsigned new_flags = volatile_ ? (kv->flags | GB_KV_VOLATILE) : (kv->flags & ~GB_KV_VOLATILE);
-    /* The long-length field (if any) moves with the key and the value. */
+    /* The long-length field (if any), the key and the value move as one
+     * block: the fields before it are multiples of 8, so the value word
+     * stays aligned. */
     size_t old_fields = gb_kv_fields_size(kv->flags, 0), new_fields = gb_kv_fields_size(new_flags, 0);
-    size_t tail = gb_kv_key_offset(kv) - old_fields + keylen +
-                  gb_kv_value_size(kv->enc == GB_ENC_EMBSTR ? gb_kv_embstr(kv).len : 0);
+    size_t tail = gb_kv_record_size(gb_kv_key_end(kv), kv->enc == GB_ENC_EMBSTR ? kv->vlen : 0) - old_fields;
     gb_slice key = gb_kv_key(kv);
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, gb_hash_slice(key));
     bool was_volatile = gb_kv_volatile(kv);

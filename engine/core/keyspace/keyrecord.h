@@ -33,11 +33,13 @@
  *                           engine/core/keyspace/slot_list.h)
  *   +       8     long len  [klen == GB_KV_KLEN_LONG only] the key's length
  *   +       klen  key bytes
- *   +       8+    value     INT: the int64; RAW: the gb_str pointer; OBJ: the
- *                           type's object pointer; EMBSTR: the bytes (vlen
- *                           of them). Never under 8 bytes, so that any string
- *                           record takes an INT or RAW value where it stands;
- *                           unaligned, read and written by memcpy.
+ *   +       vlen  value     EMBSTR: the bytes, right after the key
+ *   align 8 8     value     INT: the int64; RAW: the gb_str pointer; OBJ: the
+ *                           type's object pointer: in the first 8-aligned
+ *                           word at or after the key's end. Every record has
+ *                           room for this word (gb_kv_record_size), so any
+ *                           string record takes an INT or RAW value where it
+ *                           stands.
  *
  * A 12-byte key with a 16-byte value therefore costs 44 bytes, one 48-byte
  * allocation, plus an 8-byte bucket slot: ~56 bytes per key where Redis 7
@@ -102,9 +104,6 @@ typedef struct gb_kv_expiry {
     uint32_t unused;
 } gb_kv_expiry;
 
-/* The smallest value field: an int64 or a pointer. */
-#define GB_KV_VALUE_MIN 8u
-
 /* A heap string for values too long to embed or grown by APPEND/SETRANGE. */
 typedef struct gb_str {
     size_t len;
@@ -159,41 +158,57 @@ static inline gb_slice gb_kv_key(const gb_kv *kv) { return gb_slice_make(gb_kv_k
 
 static inline int64_t gb_kv_expire(const gb_kv *kv) { return ((const gb_kv_expiry *)(kv + 1))->at_ms; }
 
-/* The value field, after the key. */
-static inline char *gb_kv_value_field(const gb_kv *kv) { return (char *)gb_kv_key_ptr(kv) + gb_kv_keylen(kv); }
+/* Where the key ends, from the record's start: an embedded string's bytes
+ * begin there. Every field before the key is a multiple of 8 bytes, so the
+ * key's end is as aligned as its length, whatever the flags. */
+static inline size_t gb_kv_key_end(const gb_kv *kv) { return gb_kv_key_offset(kv) + gb_kv_keylen(kv); }
 
-/* The value field's size: what a copy of the record must carry. */
-static inline size_t gb_kv_value_size(size_t embstr_len) { return GB_MAX(GB_KV_VALUE_MIN, embstr_len); }
+/* The value word of an INT, RAW or OBJ record: the first 8-aligned word at
+ * or after the key's end. Aligned so that a pointer in it is where leak
+ * checkers (LeakSanitizer, valgrind) and debuggers look for pointers. */
+static inline size_t gb_kv_word_offset(size_t key_end) { return (key_end + 7) & ~(size_t)7; }
+static inline char *gb_kv_word(const gb_kv *kv) { return (char *)kv + gb_kv_word_offset(gb_kv_key_end(kv)); }
+
+/* Bytes a record needs for its fields, key and value: room for the value
+ * word always, so that any string record takes an int or a heap string
+ * where it stands, and for embstr_len bytes embedded (0 for other values). */
+static inline size_t gb_kv_record_size(size_t key_end, size_t embstr_len)
+{
+    return GB_MAX(key_end + embstr_len, gb_kv_word_offset(key_end) + 8);
+}
 
 /* GB_ENC_RAW's gb_str, GB_ENC_OBJ's object. */
 static inline void *gb_kv_ptr(const gb_kv *kv)
 {
     void *p;
-    memcpy(&p, gb_kv_value_field(kv), sizeof p);
+    memcpy(&p, gb_kv_word(kv), sizeof p);
     return p;
 }
 
-static inline void gb_kv_set_ptr(gb_kv *kv, const void *p) { memcpy(gb_kv_value_field(kv), &p, sizeof p); }
+static inline void gb_kv_set_ptr(gb_kv *kv, const void *p) { memcpy(gb_kv_word(kv), &p, sizeof p); }
 
 /* GB_ENC_INT's integer. */
 static inline int64_t gb_kv_int(const gb_kv *kv)
 {
     int64_t i;
-    memcpy(&i, gb_kv_value_field(kv), sizeof i);
+    memcpy(&i, gb_kv_word(kv), sizeof i);
     return i;
 }
 
-static inline void gb_kv_set_int(gb_kv *kv, int64_t i) { memcpy(gb_kv_value_field(kv), &i, sizeof i); }
+static inline void gb_kv_set_int(gb_kv *kv, int64_t i) { memcpy(gb_kv_word(kv), &i, sizeof i); }
 
 /* GB_ENC_EMBSTR's bytes. */
-static inline gb_slice gb_kv_embstr(const gb_kv *kv) { return gb_slice_make(gb_kv_value_field(kv), kv->vlen); }
+static inline gb_slice gb_kv_embstr(const gb_kv *kv)
+{
+    return gb_slice_make((const char *)kv + gb_kv_key_end(kv), kv->vlen);
+}
 
 /* Stores an embedded string; the record has room for it. */
 static inline void gb_kv_set_embstr(gb_kv *kv, gb_slice val)
 {
     kv->vlen = (unsigned)val.len;
     if (val.len)
-        memcpy(gb_kv_value_field(kv), val.ptr, val.len);
+        memcpy((char *)kv + gb_kv_key_end(kv), val.ptr, val.len);
 }
 
 /* The bytes of a string value. Integer values are rendered into buf, which
