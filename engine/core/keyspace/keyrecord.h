@@ -46,8 +46,8 @@
  * spends ~104 (dictEntry 24 + robj 16 + sds key + embstr); with a 100-byte
  * value, exactly 128 bytes. Before this layout (a 32-byte header holding
  * the value word, a separate LFU byte and the volatile index in every key)
- * the same records took 64 and 160. Keys of 16 KB and more are rare enough
- * to pay 8 bytes for their length.
+ * the same records took 64 and 160. Keys of 16,383 bytes and more are rare
+ * enough to pay 8 bytes for their length.
  *
  * Changing a key's expiry or an inline value may reallocate the gb_kv: code
  * never keeps a gb_kv pointer across such a call (db.c fixes the table link

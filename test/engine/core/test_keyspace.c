@@ -251,6 +251,208 @@ static void test_keys_longer_than_the_length_field(void **state)
     harness_free(h);
 }
 
+/* ---- a random walk over string keys against a model ----
+ * Keys whose ends fall at every alignment of the value word and on both
+ * sides of the 14-bit length; values of every encoding; expiries coming
+ * and going (the record is rebuilt); renames (a new record for the same
+ * value). After every step the key's value and TTL are read back. */
+
+#define WALK_KEYS 14
+#define WALK_VAL_MAX 700
+
+typedef struct walk_key {
+    char *name;
+    size_t len;
+    bool present, ttl;
+    char val[WALK_VAL_MAX * 2];
+    size_t vlen;
+} walk_key;
+
+static uint64_t walk_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t walk_next(void)
+{
+    walk_rng ^= walk_rng << 13;
+    walk_rng ^= walk_rng >> 7;
+    walk_rng ^= walk_rng << 17;
+    return walk_rng;
+}
+
+static const char *walk_run(harness *h, gb_slice a, gb_slice key, const char *b, size_t blen, const char *c)
+{
+    gb_slice argv[4] = {a, key, gb_slice_make(b, blen), c ? gb_slice_cstr(c) : gb_slice_make("", 0)};
+    return run_argv(h, b ? (c ? 4 : 3) : 2, argv);
+}
+
+static void walk_fill_value(char *out, size_t *len)
+{
+    static const size_t sizes[] = {0, 1, 3, 7, 8, 15, 16, 44, 45, 100, 511, 512, 513, 650};
+    uint64_t r = walk_next();
+    if (r % 4 == 0) {
+        *len = (size_t)snprintf(out, 32, "%lld", (long long)((int64_t)(walk_next() % 2000001) - 1000000));
+        return;
+    }
+    *len = sizes[r % (sizeof sizes / sizeof sizes[0])];
+    for (size_t i = 0; i < *len; i++)
+        out[i] = (char)('a' + (walk_next() % 26));
+}
+
+/* A canonical int64 in text of at most 20 bytes, as the model sees INCR's operand. */
+static bool walk_int(const walk_key *k, long long *v)
+{
+    if (k->vlen == 0 || k->vlen > 7)
+        return false;
+    char buf[16];
+    memcpy(buf, k->val, k->vlen);
+    buf[k->vlen] = '\0';
+    char *end;
+    *v = strtoll(buf, &end, 10);
+    char back[24];
+    snprintf(back, sizeof back, "%lld", *v);
+    return *end == '\0' && strcmp(back, buf) == 0;
+}
+
+static void walk_check(harness *h, const walk_key *k)
+{
+    gb_slice key = gb_slice_make(k->name, k->len);
+    const char *got = walk_run(h, gb_slice_cstr("GET"), key, NULL, 0, NULL);
+    if (!k->present) {
+        assert_string_equal(got, "$nil");
+        return;
+    }
+    assert_int_equal(got[0], '$');
+    assert_int_equal(strlen(got + 1), k->vlen);
+    assert_memory_equal(got + 1, k->val, k->vlen);
+    got = walk_run(h, gb_slice_cstr("TTL"), key, NULL, 0, NULL);
+    assert_string_equal(got, k->ttl ? ":1000" : ":-1");
+    gb_kv *kv = gb_db_lookup_quiet(&h->eng->dbs[0], key);
+    assert_int_equal(gb_kv_keylen(kv), k->len);
+    assert_memory_equal(gb_kv_key_ptr(kv), k->name, k->len);
+}
+
+static void test_string_records_random_walk(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    static const size_t lens[WALK_KEYS] = {1, 2, 5, 7, 8, 9, 12, 15, 16, 17, GB_KV_KLEN_LONG - 1, GB_KV_KLEN_LONG,
+                                           GB_KV_KLEN_LONG + 1, GB_KV_KLEN_LONG + 5};
+    static walk_key keys[WALK_KEYS];
+    for (int i = 0; i < WALK_KEYS; i++) {
+        keys[i] = (walk_key){.name = malloc(lens[i]), .len = lens[i]};
+        memset(keys[i].name, 'a' + i, lens[i]);
+    }
+    char val[WALK_VAL_MAX];
+    for (int step = 0; step < 6000; step++) {
+        walk_key *k = &keys[walk_next() % WALK_KEYS];
+        gb_slice key = gb_slice_make(k->name, k->len);
+        size_t vlen;
+        long long iv;
+        switch (walk_next() % 9) {
+        case 0: /* SET, or SET ... EX */
+        case 1:
+            walk_fill_value(val, &vlen);
+            if (walk_next() % 3 == 0) {
+                assert_string_equal(walk_run(h, gb_slice_cstr("SET"), key, val, vlen, "KEEPTTL"), "+OK");
+                k->ttl = k->present && k->ttl;
+            } else if (walk_next() % 3 == 0) {
+                gb_slice argv[5] = {gb_slice_cstr("SET"), key, gb_slice_make(val, vlen), gb_slice_cstr("EX"),
+                                    gb_slice_cstr("1000")};
+                assert_string_equal(run_argv(h, 5, argv), "+OK");
+                k->ttl = true;
+            } else {
+                assert_string_equal(walk_run(h, gb_slice_cstr("SET"), key, val, vlen, NULL), "+OK");
+                k->ttl = false;
+            }
+            memcpy(k->val, val, vlen);
+            k->vlen = vlen;
+            k->present = true;
+            break;
+        case 2: /* APPEND */
+            vlen = walk_next() % 12;
+            for (size_t i = 0; i < vlen; i++)
+                val[i] = (char)('0' + walk_next() % 10);
+            if (k->vlen + vlen > sizeof k->val)
+                break;
+            walk_run(h, gb_slice_cstr("APPEND"), key, val, vlen, NULL);
+            if (!k->present)
+                k->vlen = 0, k->ttl = false;
+            memcpy(k->val + k->vlen, val, vlen);
+            k->vlen += vlen;
+            k->present = true;
+            break;
+        case 3: /* INCRBY on an integer */
+            if (!k->present || !walk_int(k, &iv))
+                break;
+            k->vlen = (size_t)snprintf(k->val, sizeof k->val, "%lld", iv + 1000);
+            snprintf(val, sizeof val, ":%lld", iv + 1000);
+            assert_string_equal(walk_run(h, gb_slice_cstr("INCRBY"), key, "1000", 4, NULL), val);
+            break;
+        case 4: /* an expiry comes or goes */
+            if (!k->present)
+                break;
+            if (k->ttl)
+                assert_string_equal(walk_run(h, gb_slice_cstr("PERSIST"), key, NULL, 0, NULL), ":1");
+            else
+                assert_string_equal(walk_run(h, gb_slice_cstr("EXPIRE"), key, "1000", 4, NULL), ":1");
+            k->ttl = !k->ttl;
+            break;
+        case 5: /* DEL */
+            assert_string_equal(walk_run(h, gb_slice_cstr("DEL"), key, NULL, 0, NULL), k->present ? ":1" : ":0");
+            k->present = k->ttl = false;
+            break;
+        case 6: { /* RENAME to another key */
+            walk_key *to = &keys[walk_next() % WALK_KEYS];
+            if (!k->present || to == k)
+                break;
+            gb_slice argv[3] = {gb_slice_cstr("RENAME"), key, gb_slice_make(to->name, to->len)};
+            assert_string_equal(run_argv(h, 3, argv), "+OK");
+            memcpy(to->val, k->val, k->vlen);
+            to->vlen = k->vlen;
+            to->ttl = k->ttl;
+            to->present = true;
+            k->present = k->ttl = false;
+            walk_check(h, to);
+            break;
+        }
+        case 7: { /* SETRANGE inside the value */
+            if (!k->present || k->vlen == 0)
+                break;
+            size_t off = walk_next() % k->vlen;
+            vlen = 1 + walk_next() % 5;
+            if (off + vlen > sizeof k->val)
+                break;
+            for (size_t i = 0; i < vlen; i++)
+                val[i] = (char)('A' + walk_next() % 26);
+            char offs[24];
+            snprintf(offs, sizeof offs, "%zu", off);
+            gb_slice argv[4] = {gb_slice_cstr("SETRANGE"), key, gb_slice_cstr(offs), gb_slice_make(val, vlen)};
+            run_argv(h, 4, argv);
+            memcpy(k->val + off, val, vlen);
+            if (off + vlen > k->vlen)
+                k->vlen = off + vlen;
+            break;
+        }
+        default: /* GETDEL or GETEX PERSIST */
+            if (walk_next() % 2) {
+                walk_run(h, gb_slice_cstr("GETDEL"), key, NULL, 0, NULL);
+                k->present = k->ttl = false;
+            } else if (k->present) {
+                walk_run(h, gb_slice_cstr("GETEX"), key, "PERSIST", 7, NULL);
+                k->ttl = false;
+            }
+            break;
+        }
+        walk_check(h, k);
+    }
+    size_t present = 0;
+    for (int i = 0; i < WALK_KEYS; i++) {
+        present += keys[i].present;
+        walk_check(h, &keys[i]);
+        free(keys[i].name);
+    }
+    assert_int_equal(gb_db_size(&h->eng->dbs[0]), present);
+    harness_free(h);
+}
+
 static void set_maxmem(gb_settings *s) { s->maxmemory = 1; }
 
 static void test_maxmemory_noeviction(void **state)
@@ -275,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_maxmemory_noeviction),
         cmocka_unit_test(test_string_encodings_replace_each_other_in_place),
         cmocka_unit_test(test_keys_longer_than_the_length_field),
+        cmocka_unit_test(test_string_records_random_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
