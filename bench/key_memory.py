@@ -5,9 +5,11 @@ Issue 34's memory workloads, each on a fresh server:
   small     1M keys `key:%08d` -> 16-byte values
   small-ttl the same keys, each with an expiry (SET ... EX 100000)
   value100  1M keys `key:%08d` -> 100-byte values
-Each trial starts the server, reads INFO memory (used_memory, and the
-process's VmRSS), loads the keys with `redis-cli --pipe`, reads again, and
-divides the deltas by the key count. Servers alternate within each trial so
+Each trial starts the server (bench/socket_compare.py's Server: its own
+Unix socket and directory, pinned to SERVER_CORE, default 0), reads INFO
+memory (used_memory, and the process's VmRSS), loads the keys with
+`redis-cli --pipe` (on CLIENT_CORE, default 1), reads again, and divides
+the deltas by the key count. Servers alternate within each trial so
 that both see the same machine; the table gives the median over trials.
 
   /usr/bin/python3 bench/key_memory.py --goblin build-release/goblin-core \
@@ -18,13 +20,15 @@ measured in the same trials, for before/after comparisons.
 """
 import argparse
 import os
+import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from socket_compare import CLIENT_CORE, Server  # noqa: E402
 
 WORKLOADS = {
     "small": (16, None),
@@ -46,64 +50,21 @@ def payload(path, keys, vlen, ttl):
                 w("*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nEX\r\n$%d\r\n%s\r\n" % (len(k), k, vlen, val, len(t), t))
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def info_field(port, name):
-    out = subprocess.run(["redis-cli", "-p", str(port), "info", "memory"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if line.startswith(name + ":"):
-            return line.split(":", 1)[1].strip()
-    raise RuntimeError("no %s in INFO memory" % name)
-
-
-def rss_bytes(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
-
-
-def start(binary, port, workdir):
-    # Its own Unix socket: goblin-core listens on one by default.
-    cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir,
-           "--unixsocket", os.path.join(workdir, "sock")]
-    proc = subprocess.Popen(["taskset", "-c", "0"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
-            return proc
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("%s did not start" % binary)
-
-
-def measure(binary, load_path, keys):
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="keymem-")
-    proc = start(binary, port, workdir)
+def measure(kind, binary, load_path, keys):
+    srv = Server(binary, kind)
     try:
-        used0 = int(info_field(port, "used_memory"))
-        rss0 = rss_bytes(proc.pid)
+        used0, rss0 = srv.info("used_memory"), srv.rss()
         with open(load_path, "rb") as f:
-            subprocess.run(["taskset", "-c", "1", "redis-cli", "-p", str(port), "--pipe"], stdin=f,
+            subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-cli", "-s", srv.sock, "--pipe"], stdin=f,
                            stdout=subprocess.DEVNULL, check=True)
-        n = int(subprocess.run(["redis-cli", "-p", str(port), "dbsize"], capture_output=True, text=True).stdout)
+        n = int(srv.call(b"DBSIZE")[1:])
         if n != keys:
             raise RuntimeError("%s holds %d keys, expected %d" % (binary, n, keys))
-        used1 = int(info_field(port, "used_memory"))
-        rss1 = rss_bytes(proc.pid)
-        alloc = info_field(port, "mem_allocator")
+        used1, rss1 = srv.info("used_memory"), srv.rss()
+        alloc = re.search(r"^mem_allocator:(\S+)", srv.call(b"INFO", b"memory").decode(), re.M).group(1)
         return (used1 - used0) / keys, (rss1 - rss0) / keys, alloc
     finally:
-        proc.terminate()
-        proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+        srv.stop()
 
 
 def main():
@@ -133,7 +94,7 @@ def main():
             for t in range(args.trials):
                 order = servers if t % 2 == 0 else list(reversed(servers))
                 for label, binary in order:
-                    used, rss, alloc = measure(binary, load, args.keys)
+                    used, rss, alloc = measure("redis" if label == "redis" else "goblin", binary, load, args.keys)
                     res[label][0].append(used)
                     res[label][1].append(rss)
                     allocs[label] = alloc
