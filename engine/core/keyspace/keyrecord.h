@@ -130,11 +130,9 @@ static inline size_t gb_kv_fields_size(unsigned flags, size_t keylen)
            ((size_t)(keylen >= GB_KV_KLEN_LONG) << 3);
 }
 
-static inline size_t gb_kv_key_offset(const gb_kv *kv)
-{
-    return sizeof(gb_kv) + ((kv->flags & GB_KV_VOLATILE) << 4) + ((kv->flags & GB_KV_SLOT_LINKED) << 2) +
-           ((size_t)(kv->klen == GB_KV_KLEN_LONG) << 3);
-}
+/* klen never exceeds GB_KV_KLEN_LONG, and equals it exactly when the
+ * long-length field is present. */
+static inline size_t gb_kv_key_offset(const gb_kv *kv) { return gb_kv_fields_size(kv->flags, kv->klen); }
 
 static inline gb_kv_expiry *gb_kv_expiry_of(gb_kv *kv) { return (gb_kv_expiry *)(kv + 1); }
 

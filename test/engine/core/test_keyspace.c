@@ -296,7 +296,8 @@ static void walk_fill_value(char *out, size_t *len)
         out[i] = (char)('a' + (walk_next() % 26));
 }
 
-/* A canonical int64 in text of at most 20 bytes, as the model sees INCR's operand. */
+/* The model's value as a canonical integer of at most 7 characters (INCRBY
+ * 1000 on it then never overflows). */
 static bool walk_int(const walk_key *k, long long *v)
 {
     if (k->vlen == 0 || k->vlen > 7)
