@@ -35,6 +35,11 @@ bool gb_allocator_stats_get(gb_allocator_stats *st);
  * map, a cache miss per block on a big heap (5% of loading 1M small keys). */
 size_t gb_allocator_usable_for(size_t n);
 
+/* The bytes of the slab a small block of exactly `size` bytes (one of the
+ * allocator's size classes) is carved from, or 0 where the size is no
+ * small class or the allocator cannot say (libc). */
+size_t gb_allocator_slab_bytes(size_t size);
+
 /* MEMORY PURGE: hand unused dirty pages back to the system. */
 void gb_allocator_purge(void);
 

@@ -8,6 +8,26 @@
 
 #include "engine/base/mem.h"
 
+/* The options jemalloc starts with: it reads this symbol once, before main
+ * (MALLOC_CONF in the environment still overrides it, as jemalloc
+ * documents).
+ *
+ * slab_sizes: jemalloc carves each small size class from slabs of a few
+ * pages and keeps about 200 bytes of metadata per slab (its extent record
+ * and page-map entries). By default a power-of-two class gets one 4 KiB
+ * page, so 128-byte blocks pay ~6 bytes each of metadata, four to eight
+ * times what the 112- and 160-byte classes pay from their 7- and 5-page
+ * slabs. A key
+ * with a 100-byte value is exactly one 128-byte record (keyrecord.h), so a
+ * million of them cost 6 MB of metadata: about 5 bytes per key of RSS beyond
+ * used_memory (docs/allocator.md, "Slab sizes"). These classes get the
+ * largest slab jemalloc allows up to 8 pages (16 and 32 bytes reach their
+ * 512-block limit at 2 and 4): a power of two divides the slab exactly, so
+ * no slab ends in a gap. The other classes keep jemalloc's sizes, chosen so
+ * that their blocks fill the slab exactly. */
+const char *malloc_conf = "slab_sizes:16-16:2|32-32:4|64-64:8|128-128:8|256-256:8|512-512:8|"
+                          "1024-1024:8|2048-2048:8|4096-4096:8";
+
 /* "5.3.0-0-g54eaed1d..." -> "jemalloc-5.3.0", as Redis prints it. */
 const char *gb_allocator_name(void)
 {
@@ -39,6 +59,23 @@ bool gb_allocator_stats_get(gb_allocator_stats *st)
 }
 
 size_t gb_allocator_usable_for(size_t n) { return nallocx(n, 0); }
+
+size_t gb_allocator_slab_bytes(size_t size)
+{
+    unsigned nbins = 0;
+    size_t sz = sizeof nbins;
+    if (mallctl("arenas.nbins", &nbins, &sz, NULL, 0) != 0)
+        return 0;
+    for (unsigned i = 0; i < nbins; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "arenas.bin.%u.size", i);
+        if (read_size(name) != size)
+            continue;
+        snprintf(name, sizeof name, "arenas.bin.%u.slab_size", i);
+        return read_size(name);
+    }
+    return 0;
+}
 
 void gb_allocator_purge(void)
 {

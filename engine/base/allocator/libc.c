@@ -24,6 +24,12 @@ size_t gb_allocator_usable_for(size_t n)
     return 0;
 }
 
+size_t gb_allocator_slab_bytes(size_t size)
+{
+    (void)size;
+    return 0;
+}
+
 void gb_allocator_purge(void) { gb_plat_heap_trim(); }
 
 char *gb_allocator_report(size_t *len)

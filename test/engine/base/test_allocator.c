@@ -80,6 +80,39 @@ static void test_usable_for_matches_the_block(void **state)
     }
 }
 
+/* What jemalloc makes of a request for slabs of `pages` pages for the class
+ * of `size` bytes: at least one page, at most page/8 blocks. */
+static size_t slab_granted(size_t page, size_t size, size_t pages)
+{
+    size_t most = page / 8 * size, want = pages * page;
+    return want <= most ? want : most > page ? most : page;
+}
+
+/* The power-of-two classes come from 8-page slabs (malloc_conf in
+ * allocator/jemalloc.c; 16 and 32 bytes from as many as jemalloc allows),
+ * and the classes in between keep jemalloc's own. jemalloc's page is the
+ * 8-byte class's slab (one page, left as jemalloc sizes it): 4 KiB on
+ * x86-64, 16 or 64 KiB on some arm64 builds. */
+static void test_slab_sizes(void **state)
+{
+    (void)state;
+    if (!is_jemalloc()) {
+        assert_int_equal(gb_allocator_slab_bytes(128), 0);
+        return;
+    }
+    size_t page = gb_allocator_slab_bytes(8);
+    assert_true(page >= 4096 && (page & (page - 1)) == 0);
+    assert_int_equal(gb_allocator_slab_bytes(16), slab_granted(page, 16, 2));
+    assert_int_equal(gb_allocator_slab_bytes(32), slab_granted(page, 32, 4));
+    for (size_t size = 64; size <= 4096; size *= 2)
+        assert_int_equal(gb_allocator_slab_bytes(size), slab_granted(page, size, 8));
+    if (page == 4096)
+        assert_int_equal(gb_allocator_slab_bytes(128), 8 * 4096);
+    assert_int_equal(gb_allocator_slab_bytes(48), 3 * page);
+    assert_int_equal(gb_allocator_slab_bytes(160), 5 * page);
+    assert_int_equal(gb_allocator_slab_bytes(100), 0); /* no class of 100 bytes */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -87,6 +120,7 @@ int main(void)
         cmocka_unit_test(test_stats_follow_allocations),
         cmocka_unit_test(test_purge_and_report),
         cmocka_unit_test(test_usable_for_matches_the_block),
+        cmocka_unit_test(test_slab_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
