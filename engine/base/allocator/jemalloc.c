@@ -17,14 +17,13 @@
  * and page-map entries). By default a power-of-two class gets one 4 KiB
  * page, so 128-byte blocks pay ~6 bytes each of metadata, four to eight
  * times what the 112- and 160-byte classes pay from their 7- and 5-page
- * slabs. A key
- * with a 100-byte value is exactly one 128-byte record (keyrecord.h), so a
- * million of them cost 6 MB of metadata: about 5 bytes per key of RSS beyond
- * used_memory (docs/allocator.md, "Slab sizes"). These classes get the
- * largest slab jemalloc allows up to 8 pages (16 and 32 bytes reach their
- * 512-block limit at 2 and 4): a power of two divides the slab exactly, so
- * no slab ends in a gap. The other classes keep jemalloc's sizes, chosen so
- * that their blocks fill the slab exactly. */
+ * slabs. A key with a 100-byte value is exactly one 128-byte record
+ * (keyrecord.h), so a million of them cost 6 MB of metadata: about 5 bytes
+ * per key of RSS beyond used_memory (docs/allocator.md, "Slab sizes").
+ * These classes get the largest slab jemalloc allows up to 8 pages (16 and
+ * 32 bytes reach their 512-block limit at 2 and 4): a power of two divides
+ * the slab exactly, so no slab ends in a gap. The other classes keep
+ * jemalloc's sizes, chosen so that their blocks fill the slab exactly. */
 const char *malloc_conf = "slab_sizes:16-16:2|32-32:4|64-64:8|128-128:8|256-256:8|512-512:8|"
                           "1024-1024:8|2048-2048:8|4096-4096:8";
 
