@@ -13,12 +13,13 @@ keeps (goblin-core's io_uring receive buffers, 8 MB counted in used_memory
 from the start but not resident until requests land in them; Redis's query
 and reply buffers) is then resident before the first reading, not charged
 to the keys. It asks for MEMORY PURGE (both servers hand their free pages
-back to the system), waits --settle seconds, reads INFO memory (used_memory) and the process's VmRSS, loads the
-keys with `redis-cli --pipe` (on CLIENT_CORE, default 1), reads the RSS at
-once (printed per trial), waits --settle seconds again, reads both again,
-and divides the deltas by the key count. Servers alternate within each
-trial so that both see the same machine; the table gives the median over
-trials of the settled figures.
+back to the system), waits --settle seconds, reads INFO memory
+(used_memory) and the process's VmRSS, loads the keys with `redis-cli
+--pipe` (on CLIENT_CORE, default 1), reads the RSS at once (printed per
+trial), waits --settle seconds again, reads both again, and divides the
+deltas by the key count. Servers alternate within each trial so that both
+see the same machine; the table gives the median over trials of the
+settled figures.
 
   /usr/bin/python3 bench/key_memory.py --goblin build-release/goblin-core \
       [--goblin-base OTHER_BINARY] [--trials 3] [--keys 1000000] [--settle 12]
@@ -119,7 +120,6 @@ def main():
             payload(load, args.keys, vlen, ttl)
             warmup_payload(warm, args.keys, vlen)
             res = {s: ([], []) for s, _ in servers}
-            allocs = {}
             for t in range(args.trials):
                 order = servers if t % 2 == 0 else list(reversed(servers))
                 for label, binary in order:
@@ -127,7 +127,6 @@ def main():
                                                             load, args.keys, args.settle)
                     res[label][0].append(used)
                     res[label][1].append(rss)
-                    allocs[label] = alloc
                     print("%-10s trial %d %-12s used %6.1f B/key  rss %6.1f B/key (%.1f at once)  (%s)" %
                           (name, t + 1, label, used, rss, rss_at_once, alloc), file=sys.stderr, flush=True)
             os.unlink(load)
