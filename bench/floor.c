@@ -22,12 +22,14 @@ struct gb_floor {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     unsigned window; /* incremented to start a window (under mu) */
+    gb_floor_spin spin; /* the window's way of waiting (under mu) */
+    unsigned done;      /* windows the echo thread has left (under mu) */
     bool quit;       /* under mu */
     uint32_t stop;    /* ends the current window's echo loop (relaxed: a flag, orders nothing) */
 };
 
 /* Answers every odd value with the next even one until the window stops. */
-static void echo_window(gb_floor *f)
+static void echo_window(gb_floor *f, bool pause)
 {
     uint64_t expect = 1;
     for (;;) {
@@ -37,7 +39,8 @@ static void echo_window(gb_floor *f)
         while ((v = gb_shm_load_acquire_u64(&f->line.word)) != expect) {
             if (gb_shm_load_relaxed_u32(&f->stop))
                 return;
-            gb_cpu_relax();
+            if (pause)
+                gb_cpu_relax();
         }
         gb_shm_store_release_u64(&f->line.word, v + 1);
         expect = v + 2;
@@ -56,9 +59,12 @@ static void *echo_thread(void *p)
         if (f->quit)
             break;
         seen = f->window;
+        bool pause = f->spin == GB_FLOOR_SPIN_PAUSE;
         pthread_mutex_unlock(&f->mu);
-        echo_window(f);
+        echo_window(f, pause);
         pthread_mutex_lock(&f->mu);
+        f->done = seen;
+        pthread_cond_broadcast(&f->cv);
     }
     pthread_mutex_unlock(&f->mu);
     return NULL;
@@ -76,13 +82,15 @@ gb_floor *gb_bench_floor_start(int cpu_b)
     return f;
 }
 
-void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
+void gb_bench_floor_window(gb_floor *f, double seconds, gb_floor_spin spin, gb_hist *h)
 {
+    bool pause = spin == GB_FLOOR_SPIN_PAUSE;
     /* Before the window starts: the mutex below publishes both. */
     gb_shm_store_relaxed_u64(&f->line.word, 0);
     gb_shm_store_relaxed_u32(&f->stop, 0);
     pthread_mutex_lock(&f->mu);
     f->window++;
+    f->spin = spin;
     pthread_cond_signal(&f->cv);
     pthread_mutex_unlock(&f->mu);
     double npc = gb_bench_ns_per_cycle();
@@ -92,7 +100,8 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
         uint64_t t0 = gb_cycles_now();
         gb_shm_store_release_u64(&f->line.word, v);             /* pairs with the echo's acquire load */
         while (gb_shm_load_acquire_u64(&f->line.word) != v + 1) /* pairs with the echo's release store */
-            gb_cpu_relax();
+            if (pause)
+                gb_cpu_relax();
         uint64_t t1 = gb_cycles_now();
         v += 2;
         if (i > 10000) /* warm-up (and the echo thread's wake-up) excluded */
@@ -100,7 +109,14 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_hist *h)
         if ((i & 1023) == 0 && gb_clock_mono_ns() > end)
             break;
     }
+    /* The echo thread must have left this window before the next one resets
+     * the line and the flag: else it could miss the stop and wait forever
+     * for a value of this window. */
     gb_shm_store_relaxed_u32(&f->stop, 1);
+    pthread_mutex_lock(&f->mu);
+    while (f->done != f->window)
+        pthread_cond_wait(&f->cv, &f->mu);
+    pthread_mutex_unlock(&f->mu);
 }
 
 void gb_bench_floor_stop(gb_floor *f)
@@ -116,10 +132,16 @@ void gb_bench_floor_stop(gb_floor *f)
     free(f);
 }
 
-void gb_bench_floor(int cpu_a, int cpu_b, double seconds, gb_hist *h)
+double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double medians[2])
 {
-    gb_floor *f = gb_bench_floor_start(cpu_b);
-    gb_bench_pin(cpu_a, "floor ping thread");
-    gb_bench_floor_window(f, seconds, h);
-    gb_bench_floor_stop(f);
+    gb_hist *way[2] = {gb_hist_new(), gb_hist_new()};
+    for (int spin = GB_FLOOR_SPIN_PAUSE; spin <= GB_FLOOR_SPIN_NOPAUSE; spin++) {
+        gb_bench_floor_window(f, seconds / 2, (gb_floor_spin)spin, way[spin]);
+        medians[spin] = (double)gb_hist_quantile(way[spin], 0.5);
+    }
+    int lower = medians[GB_FLOOR_SPIN_NOPAUSE] < medians[GB_FLOOR_SPIN_PAUSE] ? GB_FLOOR_SPIN_NOPAUSE : GB_FLOOR_SPIN_PAUSE;
+    gb_hist_merge(h, way[lower]);
+    free(way[0]);
+    free(way[1]);
+    return medians[lower];
 }

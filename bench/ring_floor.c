@@ -1,6 +1,7 @@
 /*
  * ring_floor: the raw hardware floor of a shared-memory round trip on this
- * machine (two pinned threads, one 128-byte-isolated line).
+ * machine (two pinned threads, one 128-byte-isolated line), measured with a
+ * spin that executes `pause` and with one that does not (floor.h).
  *
  *   build-release/ring_floor [--seconds S] [--csv]
  *   SERVER_CORE / CLIENT_CORE choose the two CPUs (default 0 and 1).
@@ -26,18 +27,26 @@ int main(int argc, char **argv)
         }
     }
     int a = gb_bench_env_int("CLIENT_CORE", 1), b = gb_bench_env_int("SERVER_CORE", 0);
-    gb_hist *h = gb_hist_new();
-    gb_bench_floor(a, b, seconds, h);
-    gb_lat_summary s = gb_hist_summary(h);
-    if (csv) {
+    /* Both ways of spinning (floor.h), half the time each. */
+    static const char *const way[2] = {"pause", "nopause"};
+    if (csv)
         printf("operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples\n");
-        printf("ROUNDTRIP,floor,%.0f,%.0f,%.0f,%.0f,%llu\n", s.p50, s.p90, s.p99, s.min,
-               (unsigned long long)s.samples);
-    } else {
+    else
         printf("Hardware floor: cache-line ping-pong between CPU %d and CPU %d, %.1f s\n", a, b, seconds);
-        printf("  p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n", s.p50, s.p90,
-               s.p99, s.min, (unsigned long long)s.samples);
+    gb_floor *f = gb_bench_floor_start(b); /* before this thread leaves CPU b */
+    gb_bench_pin(a, "floor ping thread");
+    for (int spin = GB_FLOOR_SPIN_PAUSE; spin <= GB_FLOOR_SPIN_NOPAUSE; spin++) {
+        gb_hist *h = gb_hist_new();
+        gb_bench_floor_window(f, seconds / 2, (gb_floor_spin)spin, h);
+        gb_lat_summary s = gb_hist_summary(h);
+        if (csv)
+            printf("ROUNDTRIP,floor-%s,%.0f,%.0f,%.0f,%.0f,%llu\n", way[spin], s.p50, s.p90, s.p99, s.min,
+                   (unsigned long long)s.samples);
+        else
+            printf("  spin with %-7s p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n",
+                   way[spin], s.p50, s.p90, s.p99, s.min, (unsigned long long)s.samples);
+        free(h);
     }
-    free(h);
+    gb_bench_floor_stop(f);
     return 0;
 }

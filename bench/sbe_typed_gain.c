@@ -561,8 +561,8 @@ int main(int argc, char **argv)
             }
             gb_bench_sleep_ms(20); /* the server parks: the floor's echo thread gets its CPU */
             gb_hist_reset(win);
-            gb_bench_floor_window(fl, FLOOR_WINDOW_S, win);
-            st[k].floor[r] = (double)gb_hist_quantile(win, 0.5);
+            double ways[2];
+            st[k].floor[r] = gb_bench_floor_stricter(fl, FLOOR_WINDOW_S, win, ways);
             gb_hist_merge(floor_all, win);
             gb_hist_reset(win);
             if (run_row(rc, w, &enc[k], calls, win)) {

@@ -11,7 +11,10 @@
  * ~350 ns) while the benchmark runs, so a floor measured once, before the
  * rows, may describe another placement than the rows had. Each row's
  * "x floor" is therefore the median over rounds of (row median / the median
- * of the floor window just before it).
+ * of the floor window just before it). The floor window is measured both
+ * ways (bench/floor.h: a spin that executes `pause`, as a polite spin does,
+ * and one that does not, as the server's hot spin) and the lower median,
+ * the stricter floor, is the one each row is divided by.
  *
  *   build-release/sbe_vs_resp_ring [server-binary] [--seconds S] [--rounds R] [--csv] [--cdf FILE]
  *   SERVER_CORE (default 0) and CLIENT_CORE (default 1) choose the CPUs.
@@ -99,6 +102,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < NOPS; k++)
             all[p][k] = gb_hist_new();
     static double ratio[2][NOPS][MAX_ROUNDS], floor_round[MAX_ROUNDS * 2 * NOPS];
+    static double floor_way[2][MAX_ROUNDS * 2 * NOPS]; /* each way's median, per window (floor.h) */
     static bool shared[2][NOPS][MAX_ROUNDS];
     int nfloor = 0;
     for (int r = 0; r < rounds; r++) {
@@ -108,8 +112,10 @@ int main(int argc, char **argv)
                  * spin budget ran out) so the echo thread has its CPU. */
                 gb_bench_sleep_ms(20);
                 gb_hist_reset(win);
-                gb_bench_floor_window(fl, window / 2, win);
-                double f = (double)gb_hist_quantile(win, 0.5);
+                double ways[2];
+                double f = gb_bench_floor_stricter(fl, window / 2, win, ways);
+                floor_way[GB_FLOOR_SPIN_PAUSE][nfloor] = ways[GB_FLOOR_SPIN_PAUSE];
+                floor_way[GB_FLOOR_SPIN_NOPAUSE][nfloor] = ways[GB_FLOOR_SPIN_NOPAUSE];
                 floor_round[nfloor++] = f;
                 gb_hist_merge(floor_all, win);
                 gb_hist_reset(win);
@@ -167,7 +173,14 @@ int main(int argc, char **argv)
            seconds, rounds);
     printf("hardware floor: %.0f ns (p99 %.0f ns); floor medians before each row %.0f..%.0f ns\n", floor.p50, floor.p99, fmin,
            fmax);
-    printf("x floor = median over rounds of (row median / median of the floor measured just before it)\n\n");
+    int lower_nopause = 0;
+    for (int r = 0; r < nfloor; r++)
+        lower_nopause += floor_way[GB_FLOOR_SPIN_NOPAUSE][r] < floor_way[GB_FLOOR_SPIN_PAUSE][r];
+    printf("floor spinning with pause: median %.0f ns; without: %.0f ns (the lower of the two, each window: without "
+           "pause in %d of %d)\n",
+           gb_bench_median(floor_way[GB_FLOOR_SPIN_PAUSE], nfloor), gb_bench_median(floor_way[GB_FLOOR_SPIN_NOPAUSE], nfloor),
+           lower_nopause, nfloor);
+    printf("x floor = median over rounds of (row median / the stricter floor measured just before it)\n\n");
     printf("%-8s %12s %12s %10s %10s %9s\n", "op", "SBE p50", "RESP p50", "SBE/floor", "RESP/floor", "RESP/SBE");
     for (size_t k = 0; k < NOPS; k++) {
         gb_lat_summary *a = &res[0][k], *b = &res[1][k];
