@@ -605,10 +605,21 @@ int gb_sbe_decode_request(const uint8_t *msg, size_t len, gb_sbe_request *req, g
 
 /* ---- reply encoders -------------------------------------------------------------- */
 
+/* encode_vars for exactly one var-data field, spelled out: every status
+ * and bulk reply on a ring comes through here (the hot path of PING, GET,
+ * SET). */
 static size_t encode_text_reply(uint8_t *buf, size_t cap, uint16_t tid, const char *s, size_t len)
 {
-    gb_slice v = {s, len};
-    return encode_vars(buf, cap, tid, 1, &v);
+    if (len > GB_SBE_VAR_MAX)
+        return 0;
+    size_t n = GB_SBE_HEADER_SIZE + GB_SBE_VAR_LEN_SIZE + len;
+    if (!buf)
+        return n;
+    if (n > cap)
+        return 0;
+    gb_sbe_write_header(buf, 0, tid);
+    gb_sbe_put_var(buf + GB_SBE_HEADER_SIZE, s, len);
+    return n;
 }
 
 size_t gb_sbe_encode_status_reply(uint8_t *buf, size_t cap, const char *s, size_t len)

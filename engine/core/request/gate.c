@@ -442,6 +442,8 @@ static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd
 
 /* One call as admission judges it: a RESP call (argv) or a typed one
  * (typed, typed_args: its keys for ACL, no argument vector built). */
+#define REDIRECT_CAP 128
+
 typedef struct admission {
     gb_client *c;
     gb_command *cmd;
@@ -451,7 +453,9 @@ typedef struct admission {
     void *typed_args;
     /* the verdict's details */
     const char *why;          /* ADMIT_REJECT, ADMIT_REDIRECT: the error text */
-    char redirect[128];       /* ADMIT_REDIRECT's text is built here */
+    char *redirect;           /* ADMIT_REDIRECT's text is built here: the caller's REDIRECT_CAP bytes (a RESP
+                               * call only; a typed one is redirected in its RESP form). Not a member array:
+                               * judge() runs for every call, and the initializer would clear it each time. */
     enum gb_acl_denial denial; /* ADMIT_DENY: what ACL refused, and where */
     int argpos;
 } admission;
@@ -531,7 +535,7 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
                 return refuse(a, NULL); /* not run natively: its RESP form is judged, and redirected, in admit() */
             c->slot = -1;
             if (gb_cluster_checks_command(cmd)) {
-                a->why = gb_cluster_redirection(c, cmd, flags, a->argc, a->argv, a->redirect, sizeof a->redirect);
+                a->why = gb_cluster_redirection(c, cmd, flags, a->argc, a->argv, a->redirect, REDIRECT_CAP);
                 if (a->why)
                     return ADMIT_REDIRECT;
             }
@@ -613,7 +617,8 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         reject(c, cmd, err);
         return false;
     }
-    admission a = {.c = c, .cmd = cmd, .argc = argc, .argv = argv};
+    char redirect[REDIRECT_CAP];
+    admission a = {.c = c, .cmd = cmd, .argc = argc, .argv = argv, .redirect = redirect};
     switch (judge(&a)) {
     case ADMIT_RUN:
         return true;
