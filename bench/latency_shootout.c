@@ -5,7 +5,10 @@
  * the binary (uds/tcp) it measures Redis the same way.
  *
  *   build-release/latency_shootout <ring|uds|tcp> <server-binary> [--seconds S] [--proto sbe|resp] [--csv]
+ *                                  [--ops PING,GET,...]
  *   SERVER_CORE / CLIENT_CORE choose the CPUs (NUMA runs: put them on different nodes).
+ *   --ops: the operations to run, by name (bench_op_names: PING GET SET ZADD1
+ *   ZADD10 HSET1 HSET10); default PING, GET, SET, ZADD1, HSET1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +16,38 @@
 
 #include "ring_ops.h"
 
-static const bench_op ops[] = {OP_PING, OP_GET, OP_SET, OP_ZADD1, OP_HSET1};
+#define USAGE "usage: %s <ring|uds|tcp> <server-binary> [--seconds S] [--proto sbe|resp] [--csv] [--ops PING,GET,...]\n"
+
+/* Parses --ops into ops[]; returns how many, or 0 on an unknown name. */
+static size_t parse_ops(char *list, bench_op *ops)
+{
+    size_t n = 0;
+    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < OP_COUNT && strcmp(bench_op_names[k], name) != 0)
+            k++;
+        if (k == OP_COUNT || n == OP_COUNT) {
+            fprintf(stderr, "--ops: %s is not one of PING GET SET ZADD1 ZADD10 HSET1 HSET10 (at most %d names)\n", name,
+                    OP_COUNT);
+            return 0;
+        }
+        ops[n++] = (bench_op)k;
+    }
+    return n;
+}
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s <ring|uds|tcp> <server-binary> [--seconds S] [--proto sbe|resp] [--csv]\n",
-                argv[0]);
+        fprintf(stderr, USAGE, argv[0]);
         return 2;
     }
     const char *path = argv[1], *server = argv[2];
     double seconds = 3;
     int csv = 0;
     gb_ring_proto proto = GB_RING_SBE;
+    bench_op ops[OP_COUNT] = {OP_PING, OP_GET, OP_SET, OP_ZADD1, OP_HSET1};
+    size_t nops = 5;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
@@ -33,7 +55,10 @@ int main(int argc, char **argv)
             csv = 1;
         else if (!strcmp(argv[i], "--proto") && i + 1 < argc)
             proto = !strcmp(argv[++i], "resp") ? GB_RING_RESP : GB_RING_SBE;
-        else {
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
+            if (!(nops = parse_ops(argv[++i], ops)))
+                return 2;
+        } else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;
         }
@@ -75,7 +100,7 @@ int main(int argc, char **argv)
         printf("operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples\n");
     else if (!rcode)
         printf("%s over %s, server CPU %d, client CPU %d, %.1f s per op\n", who, label, scpu, ccpu, seconds);
-    for (size_t k = 0; !rcode && k < sizeof ops / sizeof ops[0]; k++) {
+    for (size_t k = 0; !rcode && k < nops; k++) {
         gb_hist_reset(h);
         int r = ring ? bench_ring_run(rc, ops[k], seconds, h) : bench_sock_run(&conn, ops[k], seconds, h);
         if (r != 0) {
