@@ -440,10 +440,11 @@ static bool refused_in_subscribed_mode(const gb_client *c, const gb_command *cmd
 
 /* ---- the rules: one list for RESP and typed calls ---- */
 
-/* One call as admission judges it: a RESP call (argv) or a typed one
- * (typed, typed_args: its keys for ACL, no argument vector built). */
+/* The room for a cluster redirection's text (MOVED/ASK, host and port). */
 #define REDIRECT_CAP 128
 
+/* One call as admission judges it: a RESP call (argv) or a typed one
+ * (typed, typed_args: its keys for ACL, no argument vector built). */
 typedef struct admission {
     gb_client *c;
     gb_command *cmd;
