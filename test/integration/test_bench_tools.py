@@ -1,6 +1,7 @@
 """The benchmark programs run end to end and say what docs/benchmarks.md says
 they say: sbe_vs_resp_ring's interleaved rounds (every row paired with a
-floor window, the per-placement table, its argument checks) and the list
+floor window measured both ways, the per-placement table, its argument
+checks), ring_floor's two floors, latency_shootout's --ops, and the list
 work-queue benchmark's trial rounds (CSV rows per backend, key lengths
 checked after every row), and lean_load's counts.
 
@@ -8,6 +9,7 @@ Shape only: these runs are short and the machine is shared, so no figure is
 compared with another (performance lives in bench/, never in tests).
 """
 import os
+import re
 import subprocess
 import unittest
 
@@ -45,6 +47,15 @@ class SbeVsRespRing(unittest.TestCase):
         out = p.stdout.decode()
         self.assertIn("in 2 interleaved rounds", out)
         self.assertIn("floor medians before each row", out)
+        # the floor both ways, with and without pause (bench/floor.h): each
+        # a positive median, and the count of windows where the second was
+        # the lower one out of all 20 (2 rounds x 5 rows x 2 protocols)
+        m = re.search(r"floor spinning with pause: median (\d+) ns; without: (\d+) ns .* in (\d+) of (\d+)\)", out)
+        self.assertIsNotNone(m, out)
+        self.assertGreater(int(m.group(1)), 0)
+        self.assertGreater(int(m.group(2)), 0)
+        self.assertEqual(int(m.group(4)), 20)
+        self.assertLessEqual(int(m.group(3)), 20)
         split = out.split("x floor by placement")[1].strip().splitlines()
         self.assertEqual([l.split()[0] for l in split[2:]], ["PING", "ZADD1", "ZADD10", "HSET1", "HSET10"])
         for line in split[2:]:
@@ -60,6 +71,39 @@ class SbeVsRespRing(unittest.TestCase):
         p = run([self.BIN, "--bogus"])
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"usage:", p.stderr)
+
+
+@unittest.skipIf((os.cpu_count() or 1) < 2, "the floor's two spinning threads need two CPUs")
+class RingFloor(unittest.TestCase):
+    BIN = os.path.join(BUILD, "ring_floor")
+
+    def test_both_ways(self):
+        p = run([self.BIN, "--seconds", "0.2", "--csv"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        lines = p.stdout.decode().strip().splitlines()
+        self.assertEqual(lines[0], "operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples")
+        rows = [l.split(",") for l in lines[1:]]
+        self.assertEqual([r[:2] for r in rows], [["ROUNDTRIP", "floor-pause"], ["ROUNDTRIP", "floor-nopause"]])
+        for r in rows:
+            p50, p90, p99, mn, n = (float(x) for x in r[2:])
+            self.assertGreater(n, 0, r)
+            self.assertTrue(0 < mn <= p50 <= p90 <= p99, r)
+
+
+class LatencyShootout(unittest.TestCase):
+    BIN = os.path.join(BUILD, "latency_shootout")
+
+    def test_ops_chooses_the_rows(self):
+        p = run([self.BIN, "ring", gbtest.GOBLIN, "--seconds", "0.1", "--ops", "ZADD10,PING", "--csv"])
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        lines = p.stdout.decode().strip().splitlines()
+        self.assertEqual(lines[0], "operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples")
+        self.assertEqual([l.split(",")[:2] for l in lines[1:]], [["ZADD10", "ring-sbe"], ["PING", "ring-sbe"]])
+
+    def test_unknown_op(self):
+        p = run([self.BIN, "ring", gbtest.GOBLIN, "--ops", "PING,NOPE"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"--ops: NOPE is not one of", p.stderr)
 
 
 class ListWorkQueueBenchmark(unittest.TestCase):
