@@ -42,6 +42,12 @@ typedef struct gb_ring_proto_ops {
     /* Message protocols: encodes an error reply (for a reply too large for
      * the ring) into buf; returns its length or 0. */
     size_t (*encode_error)(char *buf, size_t cap, const char *msg);
+    /* Message protocols, optional: where a one-message reply may be written
+     * straight onto the response ring while take_output is empty. begin
+     * returns room for one record of n bytes or NULL (then the reply takes
+     * take_output's path); commit publishes the record. */
+    void (*set_direct)(void *st, uint8_t *(*begin)(void *ctx, size_t n), void (*commit)(void *ctx, size_t n),
+                       void *ctx);
 } gb_ring_proto_ops;
 
 extern const gb_ring_proto_ops gb_ring_proto_resp;

@@ -66,6 +66,12 @@ static size_t sbe_encode_error(char *buf, size_t cap, const char *msg)
     return gb_sbe_encode_error_reply((uint8_t *)buf, cap, msg, strlen(msg));
 }
 
+static void sbe_set_direct(void *p, uint8_t *(*begin)(void *ctx, size_t n), void (*commit)(void *ctx, size_t n),
+                           void *ctx)
+{
+    gb_sbe_replier_set_sink(&((sbe_state *)p)->replier, (gb_sbe_sink){begin, commit, ctx});
+}
+
 const gb_ring_proto_ops gb_ring_proto_sbe = {
     .id = 1,
     .name = "sbe",
@@ -80,4 +86,5 @@ const gb_ring_proto_ops gb_ring_proto_sbe = {
     .take_output = sbe_take,
     .out_of_memory = sbe_oom,
     .encode_error = sbe_encode_error,
+    .set_direct = sbe_set_direct,
 };

@@ -641,6 +641,33 @@ static int drain_pending(ring_slot *s)
     return DRAIN_MOVED;
 }
 
+/* The protocol's direct path (ring_proto.h, set_direct): a reply written
+ * onto the ring as it is made, without the copy through take_output, and
+ * before the command's bookkeeping after it (its timing, statistics and
+ * propagation), when nothing may stand between it and the client: no
+ * replies queued for room before it. Never under appendfsync always: a
+ * reply acknowledging a write must wait for the log's sync (flush_replies
+ * holds it), and the write reaches the log only after its reply is made.
+ * (That setting is also the only one under which replies are ever held,
+ * gb_engine_replies_held: nothing else to ask here.) */
+static uint8_t *direct_begin(void *ctx, size_t n)
+{
+    ring_slot *s = ctx;
+    if (s->pending.len || n > s->wr.max_payload || s->pool->eng->cfg.appendfsync == GB_FSYNC_ALWAYS)
+        return NULL;
+    uint8_t *dst;
+    /* NOT_READY (no room) and BAD (a head the client moved wrongly) alike:
+     * the reply takes the ordinary path, which queues it or drops the slot. */
+    return gb_ring_write_begin(&s->wr, (uint32_t)n, &dst) == GB_RING_READY ? dst : NULL;
+}
+
+static void direct_commit(void *ctx, size_t n)
+{
+    ring_slot *s = ctx;
+    gb_ring_write_commit(&s->wr, (uint32_t)n);
+    wake_client(s);
+}
+
 /* Publishes whatever the protocol layer has ready for this slot. */
 static bool flush_replies(ring_slot *s)
 {
@@ -1023,6 +1050,8 @@ static void ring_claim(gb_client *c, int argc, gb_slice *argv)
     slot_prepare(pool, s, proto, key);
     s->proto = proto;
     s->proto_state = proto_state;
+    if (proto->set_direct)
+        proto->set_direct(proto_state, direct_begin, direct_commit, s);
     gb_outbuf_init(&s->pending);
     gb_client_desc d = {.fd = -1};
     if (c->hooks->describe)

@@ -112,6 +112,7 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
 }
 
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out);
+static size_t encode_scalar(const gb_sbe_reply_item *it, const char *bytes, uint8_t *p, size_t cap);
 
 /* A frame is [u32 length][message]: open leaves room for the length and
  * says where it goes (NO_FRAME: out of memory); close writes it once the
@@ -144,13 +145,24 @@ static void append_frame(const gb_sbe_reply_item *it, const char *bytes, gb_outb
 }
 
 /* A scalar reply with nothing pending is a whole message by itself: with
- * a frame buffer set, encode it there now instead of listing it as an item
- * for gb_sbe_reply_finish (the ring's hot path: PING, GET, SET, INCR ...). */
+ * a frame buffer set, encode it now instead of listing it as an item for
+ * gb_sbe_reply_finish (the ring's hot path: PING, GET, SET, INCR ...):
+ * straight into the transport's sink when it takes it and no frame waits
+ * before it, else into the frame buffer. */
 static bool direct(gb_sbe_replier *r, uint8_t kind, const char *s, size_t len, int64_t integer, double dbl)
 {
     if (!r->frames || r->head != r->nitems)
         return false;
     gb_sbe_reply_item it = {.integer = integer, .dbl = dbl, .len = len, .kind = kind};
+    if (r->sink.begin && r->frames->len == 0 && len <= GB_SBE_VAR_MAX) {
+        size_t n = encode_scalar(&it, s, NULL, 0);
+        uint8_t *p = r->sink.begin(r->sink.ctx, n);
+        if (p) {
+            encode_scalar(&it, s, p, n);
+            r->sink.commit(r->sink.ctx, n);
+            return true;
+        }
+    }
     append_frame(&it, s, r->frames);
     return true;
 }
@@ -332,6 +344,29 @@ static size_t append_error(gb_outbuf *out, const char *text)
 
 #define TOO_LARGE "ERR SBE: reply too large to encode"
 
+/* Encodes one scalar reply at p (cap bytes, enough for it), or with p NULL
+ * only sizes it; returns its size. bytes: the item's text (status, error,
+ * bulk), if any; at most GB_SBE_VAR_MAX bytes (the callers check). */
+static size_t encode_scalar(const gb_sbe_reply_item *it, const char *bytes, uint8_t *p, size_t cap)
+{
+    if (!it->len)
+        bytes = "";
+    switch (it->kind) {
+    case GB_SBE_KIND_STATUS:
+        return gb_sbe_encode_status_reply(p, cap, bytes, it->len);
+    case GB_SBE_KIND_ERROR:
+        return gb_sbe_encode_error_reply(p, cap, bytes, it->len);
+    case GB_SBE_KIND_INTEGER:
+        return gb_sbe_encode_integer_reply(p, cap, it->integer);
+    case GB_SBE_KIND_DOUBLE:
+        return gb_sbe_encode_double_reply(p, cap, it->dbl);
+    case GB_SBE_KIND_BULK:
+        return gb_sbe_encode_bulk_reply(p, cap, bytes, it->len);
+    default:
+        return gb_sbe_encode_nil_reply(p, cap);
+    }
+}
+
 /* bytes: the item's text (status, error, bulk), if any. */
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
 {
@@ -342,29 +377,7 @@ static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_o
     uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, fixed + it->len);
     if (!p)
         return 0;
-    size_t cap = fixed + it->len, n = 0;
-    if (!it->len)
-        bytes = "";
-    switch (it->kind) {
-    case GB_SBE_KIND_STATUS:
-        n = gb_sbe_encode_status_reply(p, cap, bytes, it->len);
-        break;
-    case GB_SBE_KIND_ERROR:
-        n = gb_sbe_encode_error_reply(p, cap, bytes, it->len);
-        break;
-    case GB_SBE_KIND_INTEGER:
-        n = gb_sbe_encode_integer_reply(p, cap, it->integer);
-        break;
-    case GB_SBE_KIND_DOUBLE:
-        n = gb_sbe_encode_double_reply(p, cap, it->dbl);
-        break;
-    case GB_SBE_KIND_BULK:
-        n = gb_sbe_encode_bulk_reply(p, cap, bytes, it->len);
-        break;
-    default:
-        n = gb_sbe_encode_nil_reply(p, cap);
-        break;
-    }
+    size_t n = encode_scalar(it, bytes, p, fixed + it->len);
     out->len += n;
     return n;
 }

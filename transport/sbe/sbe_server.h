@@ -32,6 +32,17 @@ struct gb_command;
 
 /* One SBE client's reply accumulator and request scratch (the reply ops'
  * ctx). Opaque to users: initialise, pass to gb_client_new, finish, free. */
+/* Where frame mode may put a scalar reply at once, skipping the frame
+ * buffer and its copy (the ring: the response ring itself). begin returns
+ * room for exactly n bytes, or NULL when the reply must take the frame
+ * buffer after all (the transport is holding or queueing replies, or has
+ * no room now); commit publishes the n bytes written there. */
+typedef struct gb_sbe_sink {
+    uint8_t *(*begin)(void *ctx, size_t n);
+    void (*commit)(void *ctx, size_t n);
+    void *ctx;
+} gb_sbe_sink;
+
 typedef struct gb_sbe_replier {
     /* The replies since the last finish, as pre-order items (the ArrayReply
      * encoding) whose bytes live in one arena; [head, nitems) are pending. */
@@ -50,6 +61,9 @@ typedef struct gb_sbe_replier {
      * frames of [u32 length, native order][message]. NULL: the caller takes
      * them one by one with gb_sbe_reply_finish. */
     gb_outbuf *frames;
+    /* Frame mode's shortcut (gb_sbe_replier_set_sink): none when begin is
+     * NULL. */
+    gb_sbe_sink sink;
     /* A reply buffer (items, bytes) could not grow: the replies given since
      * are lost, and the client must be dropped (gb_sbe_replier_oom). */
     bool oom;
@@ -82,6 +96,9 @@ size_t gb_sbe_reply_finish(gb_sbe_replier *r, gb_outbuf *out);
  * items until gb_sbe_reply_finish_frames() moves every complete reply over.
  */
 static inline void gb_sbe_replier_set_frames(gb_sbe_replier *r, gb_outbuf *frames) { r->frames = frames; }
+/* A sink for frame mode's scalar replies: used only while the frame buffer
+ * is empty, so that replies keep their order. */
+static inline void gb_sbe_replier_set_sink(gb_sbe_replier *r, gb_sbe_sink sink) { r->sink = sink; }
 void gb_sbe_reply_finish_frames(gb_sbe_replier *r);
 
 /*
