@@ -720,6 +720,30 @@ class RingTests(unittest.TestCase):
                         only_claimed_ring(srv))
         self.assertTrue(only_claimed_ring(srv).endswith("pending_bytes=0"), only_claimed_ring(srv))
 
+    def test_sbe_scalar_replies_go_straight_onto_the_ring(self):
+        """An SBE scalar reply is written onto the response ring as its
+        command makes it (INFO rings: direct_replies), an array through the
+        frame buffer; under appendfsync always never, since a write's
+        acknowledgement waits for the log's sync."""
+        commands = [("PING",), ("SET", "k", "v"), ("GET", "k"), ("RPUSH", "l", "a", "b"), ("LRANGE", "l", "0", "-1")]
+        expected = b"+PONG\r\n+OK\r\n$1\r\nv\r\n:2\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+        for always in (False, True):
+            with self.subTest(appendfsync_always=always):
+                srv = self.server("--appendonly", "yes", "--appendfsync", "always" if always else "everysec")
+                p = relay(self, srv, "sbe")
+                for c in commands:
+                    p.stdin.write(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in c))
+                p.stdin.flush()
+                got = b""
+                while len(got) < len(expected):
+                    chunk = p.stdout.read1(65536)
+                    self.assertTrue(chunk, got)
+                    got += chunk
+                self.assertEqual(got, expected)
+                line = only_claimed_ring(srv)
+                self.assertIn("requests=5,", line)
+                self.assertIn("direct_replies=%d," % (0 if always else 4), line)
+
     @unittest.skipUnless(os.path.exists("/proc/self/numa_maps"), "no /proc/<pid>/numa_maps (not Linux or no NUMA)")
     def test_placement_cpu_binds_and_verifies(self):
         cpu = 1 if os.cpu_count() and os.cpu_count() > 1 else 0

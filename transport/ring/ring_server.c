@@ -96,6 +96,7 @@ typedef struct ring_slot {
     char *inbuf;         /* private copy of the current request */
     size_t incap;
     uint64_t requests;
+    uint64_t direct_replies; /* replies written onto the ring as they were made (direct_begin; INFO) */
     uint64_t client_wakes; /* futex wake-ups sent to its parked client (INFO) */
     bool resume;         /* unblocked: continue with buffered input */
     bool held;           /* replies wait for the log's sync (appendfsync always) */
@@ -665,6 +666,7 @@ static void direct_commit(void *ctx, size_t n)
 {
     ring_slot *s = ctx;
     gb_ring_write_commit(&s->wr, (uint32_t)n);
+    s->direct_replies++;
     wake_client(s);
 }
 
@@ -1446,9 +1448,10 @@ static void info_section(void *ctx, const char *section, void (*line)(void *lctx
             uint32_t cst = gb_shm_load_relaxed_u32(&s->ctrl->client_state);
             const char *cs = cst == GB_RING_CLIENT_PARKED ? "parked" : cst == GB_RING_CLIENT_SPINNING ? "spinning" : "invalid";
             snprintf(buf, sizeof buf,
-                     "ring%d:state=%s,protocol=%s,client=%s,generation=%u,requests=%llu,violations=%llu,"
-                     "client_state=%s,client_wakes=%llu,pending_bytes=%zu",
+                     "ring%d:state=%s,protocol=%s,client=%s,generation=%u,requests=%llu,direct_replies=%llu,"
+                     "violations=%llu,client_state=%s,client_wakes=%llu,pending_bytes=%zu",
                      i, st, s->proto->name, s->owner_addr, s->generation, (unsigned long long)s->requests,
+                     (unsigned long long)s->direct_replies,
                      (unsigned long long)gb_shm_load_relaxed_u64(&s->ctrl->violations), cs,
                      (unsigned long long)s->client_wakes, s->pending.len);
         } else
