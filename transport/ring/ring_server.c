@@ -673,6 +673,15 @@ static void direct_commit(void *ctx, size_t n)
 /* Publishes whatever the protocol layer has ready for this slot. */
 static bool flush_replies(ring_slot *s)
 {
+    if (GB_UNLIKELY(s->proto->out_of_memory(s->proto_state))) {
+        slot_drop_oom(s, "reply buffer");
+        return false;
+    }
+    /* Nothing to publish: the usual case for SBE, whose replies went
+     * straight onto the ring (direct_commit). */
+    gb_outbuf *out = s->proto->take_output(s->proto_state);
+    if (!out || out->len == 0)
+        return true;
     /* appendfsync always: a reply on the ring is seen by the client at once,
      * so replies that acknowledge a write stay in the protocol's buffer until
      * the log is synced (release_held, once per pass over the rings: one
@@ -685,13 +694,6 @@ static bool flush_replies(ring_slot *s)
         }
         return true;
     }
-    if (GB_UNLIKELY(s->proto->out_of_memory(s->proto_state))) {
-        slot_drop_oom(s, "reply buffer");
-        return false;
-    }
-    gb_outbuf *out = s->proto->take_output(s->proto_state);
-    if (!out || out->len == 0)
-        return true;
     bool ok = true;
     size_t off = 0;
     if (s->proto->stream) {
