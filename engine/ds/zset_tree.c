@@ -157,8 +157,8 @@ static inline bool before(const zpred *p, double s, gb_zmember m)
 /* Binary search: how many of the n sorted entries lie before the bound.
  * Always inlined: where the bound's kind is a constant (descend_key, every
  * ZADD's and ZREM's way down the tree) the switch in before() folds away
- * instead of running at each step of the search (half of a ZADD's
- * instructions were these steps). */
+ * instead of running at each step of the search (where a compiler did not
+ * inline it, these steps were half of a ZADD's instructions). */
 static inline __attribute__((always_inline)) int count_in(const double *sc, const gb_zmember *mm, int n,
                                                           const zpred *p)
 {
