@@ -39,12 +39,12 @@ for op in $(echo "$ops" | tr , ' '); do
     # server (idle here), so the first line of each is the one. Requests:
     # the calls of the ring protocol's execute, the set-up and warm-up
     # included as they are in the counts.
-    callgrind_annotate --inclusive=yes "$dir/cg.out" 2>/dev/null | awk -v op="$op" '
+    callgrind_annotate --inclusive=yes --threshold=100 "$dir/cg.out" 2>/dev/null | awk -v op="$op" '
         function count(s) { gsub(",", "", s); return s + 0 }
         /:sbe_execute( |$)/ && !ex { ex = count($1) }
         /:flush_replies( |$)/ && !fl { fl = count($1) }
         END { print op, ex, fl }' >"$dir/sums"
-    calls=$(callgrind_annotate --tree=calling "$dir/cg.out" 2>/dev/null |
+    calls=$(callgrind_annotate --tree=calling --threshold=100 "$dir/cg.out" 2>/dev/null |
         awk '/ > +[^ ]*:sbe_execute \([0-9,]+x\)/ { s = $0; sub(/.*\(/, "", s); sub(/x\).*/, "", s); gsub(",", "", s); n += s }
              END { print n + 0 }')
     read -r name ex fl <"$dir/sums"
