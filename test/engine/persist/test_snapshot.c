@@ -804,8 +804,12 @@ static void test_a_write_error_mid_save_keeps_the_previous_snapshot(void **state
                 continue; /* no pinning here (darwin, posix): the thread case below covers the rest */
             }
             assert_true(j.compresses == (one_cpu != 0));
+            /* The save began (rc -2 is a refused start) and then failed
+             * with EFBIG, which only a write past the 1 MB limit gets: the
+             * error came part way through the file, not at its open. (How
+             * many 20 us steps that took depends on the machine's speed:
+             * at level 0 a fast, quiet one copies the 1 MB in under ten.) */
             assert_int_equal(j.rc, -1);
-            assert_true(j.steps > 10); /* the error came part way through, not at the open */
             if (!strstr(j.err, strerror(EFBIG)))
                 fail_msg("one_cpu %d level %d: the error does not name the cause: %s", one_cpu, level, j.err);
             assert_false(temporary_file_left());
