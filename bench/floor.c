@@ -132,8 +132,9 @@ void gb_bench_floor_stop(gb_floor *f)
     free(f);
 }
 
-double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double medians[2])
+double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double *medians_out)
 {
+    double medians[2];
     gb_hist *way[2] = {gb_hist_new(), gb_hist_new()};
     for (int spin = GB_FLOOR_SPIN_PAUSE; spin <= GB_FLOOR_SPIN_NOPAUSE; spin++) {
         gb_bench_floor_window(f, seconds / 2, (gb_floor_spin)spin, way[spin]);
@@ -143,5 +144,7 @@ double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double m
     gb_hist_merge(h, way[lower]);
     free(way[0]);
     free(way[1]);
+    if (medians_out)
+        memcpy(medians_out, medians, sizeof medians);
     return medians[lower];
 }

@@ -29,7 +29,8 @@ void gb_bench_floor_stop(gb_floor *f);
 
 /* The floor a ring is judged against: a window of seconds/2 each way (the
  * pausing spin first) and the lower of the two medians, which it returns.
- * h gets that window's round trips; medians[spin], each way's median. */
-double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double medians[2]);
+ * h gets that window's round trips; medians_out (NULL: not wanted) each
+ * way's median, indexed by gb_floor_spin. */
+double gb_bench_floor_stricter(gb_floor *f, double seconds, gb_hist *h, double *medians_out);
 
 #endif

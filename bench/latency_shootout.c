@@ -27,8 +27,10 @@ static size_t parse_ops(char *list, bench_op *ops)
         while (k < OP_COUNT && strcmp(bench_op_names[k], name) != 0)
             k++;
         if (k == OP_COUNT || n == OP_COUNT) {
-            fprintf(stderr, "--ops: %s is not one of PING GET SET ZADD1 ZADD10 HSET1 HSET10 (at most %d names)\n", name,
-                    OP_COUNT);
+            fprintf(stderr, "--ops: %s is not one of", name);
+            for (int j = 0; j < OP_COUNT; j++)
+                fprintf(stderr, " %s", bench_op_names[j]);
+            fprintf(stderr, " (at most %d names)\n", OP_COUNT);
             return 0;
         }
         ops[n++] = (bench_op)k;

@@ -561,8 +561,7 @@ int main(int argc, char **argv)
             }
             gb_bench_sleep_ms(20); /* the server parks: the floor's echo thread gets its CPU */
             gb_hist_reset(win);
-            double ways[2];
-            st[k].floor[r] = gb_bench_floor_stricter(fl, FLOOR_WINDOW_S, win, ways);
+            st[k].floor[r] = gb_bench_floor_stricter(fl, FLOOR_WINDOW_S, win, NULL);
             gb_hist_merge(floor_all, win);
             gb_hist_reset(win);
             if (run_row(rc, w, &enc[k], calls, win)) {
