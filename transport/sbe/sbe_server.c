@@ -111,6 +111,10 @@ static void push_bytes(gb_sbe_replier *r, gb_sbe_reply_item *it, const char *s, 
     r->nbytes += len;
 }
 
+/* Room enough for any scalar reply with len bytes of text: a header and
+ * either an 8-byte value or the text with its length (never both). */
+#define SCALAR_BOUND(len) (GB_SBE_HEADER_SIZE + 8 + GB_SBE_VAR_LEN_SIZE + (size_t)(len))
+
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out);
 static size_t encode_scalar(const gb_sbe_reply_item *it, const char *bytes, uint8_t *p, size_t cap);
 
@@ -155,11 +159,9 @@ static bool direct(gb_sbe_replier *r, uint8_t kind, const char *s, size_t len, i
         return false;
     gb_sbe_reply_item it = {.integer = integer, .dbl = dbl, .len = len, .kind = kind};
     if (r->sink.begin && r->frames->len == 0 && len <= GB_SBE_VAR_MAX) {
-        size_t n = encode_scalar(&it, s, NULL, 0);
-        uint8_t *p = r->sink.begin(r->sink.ctx, n);
+        uint8_t *p = r->sink.begin(r->sink.ctx, SCALAR_BOUND(len));
         if (p) {
-            encode_scalar(&it, s, p, n);
-            r->sink.commit(r->sink.ctx, n);
+            r->sink.commit(r->sink.ctx, encode_scalar(&it, s, p, SCALAR_BOUND(len)));
             return true;
         }
     }
@@ -344,8 +346,8 @@ static size_t append_error(gb_outbuf *out, const char *text)
 
 #define TOO_LARGE "ERR SBE: reply too large to encode"
 
-/* Encodes one scalar reply at p (cap bytes, enough for it), or with p NULL
- * only sizes it; returns its size. bytes: the item's text (status, error,
+/* Encodes one scalar reply at p (cap bytes: SCALAR_BOUND of its text's
+ * length is always enough); returns its size. bytes: the item's text (status, error,
  * bulk), if any; at most GB_SBE_VAR_MAX bytes (the callers check). */
 static size_t encode_scalar(const gb_sbe_reply_item *it, const char *bytes, uint8_t *p, size_t cap)
 {
@@ -370,14 +372,12 @@ static size_t encode_scalar(const gb_sbe_reply_item *it, const char *bytes, uint
 /* bytes: the item's text (status, error, bulk), if any. */
 static size_t append_scalar(const gb_sbe_reply_item *it, const char *bytes, gb_outbuf *out)
 {
-    /* Every scalar reply is at most header + 8 bytes or header + var-data. */
-    size_t fixed = GB_SBE_HEADER_SIZE + 8 + GB_SBE_VAR_LEN_SIZE;
     if (it->len > GB_SBE_VAR_MAX)
         return append_error(out, TOO_LARGE);
-    uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, fixed + it->len);
+    uint8_t *p = (uint8_t *)gb_outbuf_reserve(out, SCALAR_BOUND(it->len));
     if (!p)
         return 0;
-    size_t n = encode_scalar(it, bytes, p, fixed + it->len);
+    size_t n = encode_scalar(it, bytes, p, SCALAR_BOUND(it->len));
     out->len += n;
     return n;
 }

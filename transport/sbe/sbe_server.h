@@ -34,9 +34,11 @@ struct gb_command;
  * ctx). Opaque to users: initialise, pass to gb_client_new, finish, free. */
 /* Where frame mode may put a scalar reply at once, skipping the frame
  * buffer and its copy (the ring: the response ring itself). begin returns
- * room for exactly n bytes, or NULL when the reply must take the frame
- * buffer after all (the transport is holding or queueing replies, or has
- * no room now); commit publishes the n bytes written there. */
+ * room for n bytes, or NULL when the reply must take the frame buffer
+ * after all (the transport is holding or queueing replies, or has no room
+ * now); commit publishes the first m <= n bytes written there (the
+ * replier asks for a scalar reply's bound, then commits its size: one
+ * encoding, not a sizing pass and an encoding). */
 typedef struct gb_sbe_sink {
     uint8_t *(*begin)(void *ctx, size_t n);
     void (*commit)(void *ctx, size_t n);

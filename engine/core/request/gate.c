@@ -719,7 +719,7 @@ static inline bool typed_bookkeeping_in_play(const gb_client *c)
 {
     const gb_engine *eng = c->eng;
     return (c->flags & (GB_CLIENT_TRACKING | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || eng->nmonitors ||
-           gb_tracking_clients(eng);
+           (GB_UNLIKELY(eng->tracking != NULL) && gb_tracking_clients(eng));
 }
 
 void gb_gate_execute_typed(gb_client *c, gb_command *cmd, const gb_typed_call *t, void *args)

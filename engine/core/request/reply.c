@@ -31,7 +31,7 @@ const gb_reply_ops gb_reply_discard_ops = {
     .set_deferred = d_set_deferred,
 };
 
-void gb_reply_status(gb_client *c, const char *s) { c->rops->status(c->rctx, s, strlen(s)); }
+void gb_reply_status_len(gb_client *c, const char *s, size_t len) { c->rops->status(c->rctx, s, len); }
 
 void gb_reply_ok(gb_client *c) { c->rops->status(c->rctx, "OK", 2); }
 

@@ -69,7 +69,10 @@ struct gb_client;
 /* Replies that go nowhere (CLIENT REPLY OFF/SKIP, a replayed log). */
 extern const gb_reply_ops gb_reply_discard_ops;
 
-void gb_reply_status(struct gb_client *c, const char *s);
+void gb_reply_status_len(struct gb_client *c, const char *s, size_t len);
+/* Inline so that a literal's length is folded where it is written
+ * (PING's "PONG" on the ring's hot path pays no strlen). */
+static inline void gb_reply_status(struct gb_client *c, const char *s) { gb_reply_status_len(c, s, strlen(s)); }
 void gb_reply_ok(struct gb_client *c);
 /* err is the full text after '-', e.g. "ERR syntax error" or "WRONGTYPE ...".
  * CR/LF in it are replaced by spaces so the protocol stays intact. */
