@@ -212,6 +212,35 @@ static zleaf *descend_key(const gb_zset_tree *t, double s, gb_slice m, zpath *pa
     return l;
 }
 
+/* Where a key after every entry goes: the rightmost path, as descend_key
+ * would take it (every separator is an entry, so such a key is after all of
+ * them), without comparing. Scores that grow with time (timestamps, the
+ * usual sorted-set index) always insert here. */
+static zleaf *descend_last(const gb_zset_tree *t, zpath *path, int *pos)
+{
+    void *n = t->root;
+    path->depth = 0;
+    while (!is_leaf(n)) {
+        zinner *in = n;
+        int i = in->h.n - 1;
+        path->node[path->depth] = in;
+        path->idx[path->depth] = i;
+        path->depth++;
+        n = in->child[i];
+    }
+    zleaf *l = n;
+    *pos = l->h.n;
+    return l;
+}
+
+/* Whether (s, m) sorts after the last entry of a tree that is not empty
+ * (whose last leaf has entries, as every leaf between operations). */
+static inline bool after_last(const gb_zset_tree *t, double s, gb_slice m)
+{
+    const zleaf *l = t->last;
+    return l->h.n > 0 && key_cmp(l->score[l->h.n - 1], l->mem[l->h.n - 1], s, m) < 0;
+}
+
 /* rank < count. path may be NULL. */
 static zleaf *descend_rank(const gb_zset_tree *t, uint64_t rank, zpath *path, int *pos)
 {
@@ -414,7 +443,8 @@ void gb_zset_tree_insert(gb_zset_tree *t, double score, gb_zmember m)
     }
     zpath path;
     int pos;
-    zleaf *l = descend_key(t, score, gb_zmember_slice(m), &path, &pos);
+    gb_slice ms = gb_zmember_slice(m);
+    zleaf *l = after_last(t, score, ms) ? descend_last(t, &path, &pos) : descend_key(t, score, ms, &path, &pos);
     for (int d = 0; d < path.depth; d++)
         path.node[d]->cnt[path.idx[d]]++;
     /* pos == 0 only happens in the first leaf (any other leaf's first entry

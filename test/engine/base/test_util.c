@@ -39,6 +39,41 @@ static void test_ll2str(void **state)
 
 static bool g(const char *pat, const char *s) { return gb_glob_match(pat, strlen(pat), s, strlen(s), false); }
 
+/* The ordering sorted sets and SORT rely on, memcmp's on the common length
+ * then shorter first: gb_slice_cmp compares short slices word by word, so
+ * check its sign against that definition over lengths on both sides of
+ * each word boundary, with shared prefixes and bytes above 0x7f (memcmp
+ * compares them as unsigned). */
+static int reference_cmp(gb_slice a, gb_slice b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n ? memcmp(a.ptr, b.ptr, n) : 0;
+    if (c)
+        return c < 0 ? -1 : 1;
+    return a.len < b.len ? -1 : (a.len > b.len ? 1 : 0);
+}
+
+static void test_slice_cmp_matches_memcmp_order(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    char a[48], b[48];
+    for (int round = 0; round < 200000; round++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t la = x % 41, lb = (x >> 8) % 41, common = (x >> 16) % 41;
+        for (size_t i = 0; i < sizeof a; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* three byte values only, half of them above 0x7f: ties are common */
+            a[i] = (char)(0x7e + x % 3);
+            b[i] = i < common ? a[i] : (char)(0x7e + (x >> 4) % 3);
+        }
+        gb_slice sa = gb_slice_make(a, la), sb = gb_slice_make(b, lb);
+        int got = gb_slice_cmp(sa, sb);
+        assert_int_equal(got < 0 ? -1 : got > 0 ? 1 : 0, reference_cmp(sa, sb));
+        assert_int_equal(gb_slice_cmp(sb, sa) < 0 ? -1 : gb_slice_cmp(sb, sa) > 0 ? 1 : 0, reference_cmp(sb, sa));
+    }
+}
+
 static void test_glob(void **state)
 {
     (void)state;
@@ -88,6 +123,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_str2ll),
         cmocka_unit_test(test_ll2str),
+        cmocka_unit_test(test_slice_cmp_matches_memcmp_order),
         cmocka_unit_test(test_glob),
         cmocka_unit_test(test_glob_hostile_pattern_is_fast),
     };
