@@ -29,8 +29,8 @@ static int decode_text(gb_sbe_cursor *c, gb_sbe_reply_view *root, uint8_t kind)
  * elements placed so far (arrays have no bytes), and `parent` leads back up
  * when it is full. No recursion, no depth limit, one pass.
  */
-static int decode_array(gb_sbe_cursor *c, const uint8_t *block, gb_sbe_reply_view *root, gb_sbe_reply_view *nodes,
-                        size_t *nnodes)
+static __attribute__((noinline)) int decode_array(gb_sbe_cursor *c, const uint8_t *block, gb_sbe_reply_view *root,
+                                                  gb_sbe_reply_view *nodes, size_t *nnodes)
 {
     int64_t length = gb_sbe_get_i64(block + GB_SBE_ARRAY_REPLY_LENGTH_OFFSET);
     gb_sbe_group g;
@@ -108,60 +108,60 @@ static int decode_array(gb_sbe_cursor *c, const uint8_t *block, gb_sbe_reply_vie
     return 0;
 }
 
+/* A scalar reply's root block, at least min bytes; *nnodes (when given)
+ * is 0 once it is taken. */
+static inline bool take_scalar_root(gb_sbe_cursor *c, const gb_sbe_header *h, unsigned min, const uint8_t **block,
+                                    size_t *nnodes)
+{
+    if (h->block_length < min || !gb_sbe_take(c, h->block_length, block))
+        return false;
+    if (nnodes)
+        *nnodes = 0;
+    return true;
+}
+
+/* One switch, each template checking its own root block, and arrays in a
+ * function of their own: a scalar reply (every reply of the ring's
+ * request/reply calls) is decoded without the array decoder's frame. */
 int gb_sbe_decode_reply(const uint8_t *msg, size_t len, gb_sbe_reply_view *root, gb_sbe_reply_view *nodes,
                         size_t *nnodes)
 {
-    size_t zero = 0;
-    if (!nnodes)
-        nnodes = &zero;
     gb_sbe_header h;
     if (!msg || !gb_sbe_read_header(msg, len, &h) || h.schema_id != GB_SBE_SCHEMA_ID)
         return GB_EPROTO;
     gb_sbe_cursor c = {msg + GB_SBE_HEADER_SIZE, msg + len};
     const uint8_t *block;
-    unsigned min;
-    switch (h.template_id) {
-    case GB_SBE_INTEGER_REPLY:
-    case GB_SBE_DOUBLE_REPLY:
-    case GB_SBE_ARRAY_REPLY:
-        min = 8;
-        break;
-    case GB_SBE_STATUS_REPLY:
-    case GB_SBE_ERROR_REPLY:
-    case GB_SBE_BULK_REPLY:
-    case GB_SBE_NIL_REPLY:
-        min = 0;
-        break;
-    default:
-        return GB_EPROTO;
-    }
-    if (h.block_length < min || !gb_sbe_take(&c, h.block_length, &block))
-        return GB_EPROTO;
     switch (h.template_id) {
     case GB_SBE_STATUS_REPLY:
-        *nnodes = 0;
-        return decode_text(&c, root, GB_SBE_KIND_STATUS);
+        return take_scalar_root(&c, &h, 0, &block, nnodes) ? decode_text(&c, root, GB_SBE_KIND_STATUS) : GB_EPROTO;
     case GB_SBE_ERROR_REPLY:
-        *nnodes = 0;
-        return decode_text(&c, root, GB_SBE_KIND_ERROR);
+        return take_scalar_root(&c, &h, 0, &block, nnodes) ? decode_text(&c, root, GB_SBE_KIND_ERROR) : GB_EPROTO;
     case GB_SBE_BULK_REPLY:
-        *nnodes = 0;
-        return decode_text(&c, root, GB_SBE_KIND_BULK);
+        return take_scalar_root(&c, &h, 0, &block, nnodes) ? decode_text(&c, root, GB_SBE_KIND_BULK) : GB_EPROTO;
     case GB_SBE_NIL_REPLY:
-        *nnodes = 0;
+        if (!take_scalar_root(&c, &h, 0, &block, nnodes))
+            return GB_EPROTO;
         view_clear(root, GB_SBE_KIND_NIL);
         return 0;
     case GB_SBE_INTEGER_REPLY:
-        *nnodes = 0;
+        if (!take_scalar_root(&c, &h, 8, &block, nnodes))
+            return GB_EPROTO;
         view_clear(root, GB_SBE_KIND_INTEGER);
         root->integer = gb_sbe_get_i64(block + GB_SBE_INTEGER_REPLY_VALUE_OFFSET);
         return 0;
     case GB_SBE_DOUBLE_REPLY:
-        *nnodes = 0;
+        if (!take_scalar_root(&c, &h, 8, &block, nnodes))
+            return GB_EPROTO;
         view_clear(root, GB_SBE_KIND_DOUBLE);
         root->dbl = gb_sbe_get_f64(block + GB_SBE_DOUBLE_REPLY_VALUE_OFFSET);
         return 0;
+    case GB_SBE_ARRAY_REPLY: {
+        size_t zero = 0;
+        if (h.block_length < 8 || !gb_sbe_take(&c, h.block_length, &block))
+            return GB_EPROTO;
+        return decode_array(&c, block, root, nodes, nnodes ? nnodes : &zero);
+    }
     default:
-        return decode_array(&c, block, root, nodes, nnodes);
+        return GB_EPROTO;
     }
 }

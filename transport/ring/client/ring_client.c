@@ -299,7 +299,7 @@ static bool server_gone(gb_ring_client *rc)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-static void wake_server(gb_ring_client *rc)
+void gb_rc_wake_server(gb_ring_client *rc)
 {
     /* Dekker with the server's park: our record, full fence, its state
      * (relaxed: the fence orders it; the server pairs with its own fence
@@ -314,7 +314,7 @@ static void wake_server(gb_ring_client *rc)
  * replies for which our response ring had no room, the room is there now.
  * Dekker with the server's park: our response-ring head, full fence, its
  * state; it stores PARKED_FOR_ROOM, fences, then re-reads our head. Only
- * after reads that no request followed (a request's wake_server already
+ * after reads that no request followed (a request's gb_rc_wake_server already
  * looked), so a request/reply client never pays for it. */
 static void room_made(gb_ring_client *rc)
 {
@@ -326,7 +326,7 @@ static void room_made(gb_ring_client *rc)
         gb_wakefd_signal(rc->wake_fd);
 }
 
-int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf)
+int gb_rc_send_begin_wait(gb_ring_client *rc, size_t len, uint8_t **buf)
 {
     if (len > rc->wr.max_payload) {
         gb_rc_fail(rc, "message of %zu bytes exceeds the ring's limit of %u (use the socket for large values)", len,
@@ -343,7 +343,7 @@ int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf)
             return GB_EPROTO;
         }
         /* Full: the server is behind (or waits for us to read replies). */
-        wake_server(rc);
+        gb_rc_wake_server(rc);
         if (++spins % 4096 == 0) {
             if (server_gone(rc)) {
                 gb_rc_fail(rc, "the server closed the ring (it exited or dropped this client)");
@@ -355,12 +355,6 @@ int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf)
             gb_cpu_relax();
         }
     }
-}
-
-void gb_rc_send_commit(gb_ring_client *rc, size_t len)
-{
-    gb_ring_write_commit(&rc->wr, (uint32_t)len);
-    wake_server(rc);
 }
 
 int gb_ring_client_send(gb_ring_client *rc, const void *msg, size_t len)

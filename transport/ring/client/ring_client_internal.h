@@ -45,8 +45,26 @@ struct gb_ring_client {
 int gb_rc_connect_unix(const char *path, char *err, size_t errlen);
 void gb_rc_fail(gb_ring_client *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t gb_rc_resp_encode(char *buf, size_t cap, int argc, const char *const *argv, const size_t *lens);
-int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf);
-void gb_rc_send_commit(gb_ring_client *rc, size_t len);
+/* Room for a len-byte request record: 0 with *buf, or an error (too
+ * large for the ring, the server gone while the ring stayed full, a head
+ * the server moved wrongly). The usual case, room at once, is inline (it
+ * is on every request's way to the server); the rest waits in
+ * gb_rc_send_begin_wait. */
+int gb_rc_send_begin_wait(gb_ring_client *rc, size_t len, uint8_t **buf);
+static inline int gb_rc_send_begin(gb_ring_client *rc, size_t len, uint8_t **buf)
+{
+    if (__builtin_expect(len <= rc->wr.max_payload, 1) &&
+        __builtin_expect(gb_ring_write_begin(&rc->wr, (uint32_t)len, buf) == GB_RING_READY, 1))
+        return 0;
+    return gb_rc_send_begin_wait(rc, len, buf);
+}
+/* Publishes the record, then wakes the server if it sleeps. */
+void gb_rc_wake_server(gb_ring_client *rc);
+static inline void gb_rc_send_commit(gb_ring_client *rc, size_t len)
+{
+    gb_ring_write_commit(&rc->wr, (uint32_t)len);
+    gb_rc_wake_server(rc);
+}
 void gb_rc_reply_clear(gb_reply *r);
 
 /* RESP side (ring_client_resp.c) */
