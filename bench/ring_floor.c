@@ -1,7 +1,10 @@
 /*
  * ring_floor: the raw hardware floor of a shared-memory round trip on this
  * machine (two pinned threads, one 128-byte-isolated line), measured with a
- * spin that executes `pause` and with one that does not (floor.h).
+ * spin that executes `pause` and with one that does not (floor.h); then the
+ * ring's record protocol between the same two CPUs with an echo for a
+ * server (ring_echo.h, 1 MiB rings as a slot's default): what the ring's
+ * layout adds to the floor, before any server code runs.
  *
  *   build-release/ring_floor [--seconds S] [--csv]
  *   SERVER_CORE / CLIENT_CORE choose the two CPUs (default 0 and 1).
@@ -11,6 +14,7 @@
 #include <string.h>
 
 #include "floor.h"
+#include "ring_echo.h"
 
 int main(int argc, char **argv)
 {
@@ -34,6 +38,11 @@ int main(int argc, char **argv)
     else
         printf("Hardware floor: cache-line ping-pong between CPU %d and CPU %d, %.1f s\n", a, b, seconds);
     gb_floor *f = gb_bench_floor_start(b); /* before this thread leaves CPU b */
+    gb_ring_echo *echo = gb_bench_ring_echo_start(b, 1u << 20); /* likewise; sleeps until its run */
+    if (!echo) {
+        fprintf(stderr, "ring_floor: cannot set up the ring echo\n");
+        return 1;
+    }
     gb_bench_pin(a, "floor ping thread");
     for (int spin = GB_FLOOR_SPIN_PAUSE; spin <= GB_FLOOR_SPIN_NOPAUSE; spin++) {
         gb_hist *h = gb_hist_new();
@@ -48,5 +57,16 @@ int main(int argc, char **argv)
         free(h);
     }
     gb_bench_floor_stop(f);
+    gb_hist *h = gb_hist_new();
+    gb_bench_ring_echo_run(echo, seconds / 2, h);
+    gb_bench_ring_echo_stop(echo);
+    gb_lat_summary s = gb_hist_summary(h);
+    if (csv)
+        printf("ROUNDTRIP,ring-echo,%.0f,%.0f,%.0f,%.0f,%llu\n", s.p50, s.p90, s.p99, s.min,
+               (unsigned long long)s.samples);
+    else
+        printf("  ring records, echo: p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n",
+               s.p50, s.p90, s.p99, s.min, (unsigned long long)s.samples);
+    free(h);
     return 0;
 }

@@ -1,7 +1,7 @@
 """The benchmark programs run end to end and say what docs/benchmarks.md says
 they say: sbe_vs_resp_ring's interleaved rounds (every row paired with a
 floor window measured both ways, the per-placement table, its argument
-checks), ring_floor's two floors, latency_shootout's --ops, and the list
+checks), ring_floor's two floors and its ring echo, latency_shootout's --ops, and the list
 work-queue benchmark's trial rounds (CSV rows per backend, key lengths
 checked after every row), and lean_load's counts.
 
@@ -83,7 +83,8 @@ class RingFloor(unittest.TestCase):
         lines = p.stdout.decode().strip().splitlines()
         self.assertEqual(lines[0], "operation,protocol,p50_ns,p90_ns,p99_ns,min_ns,samples")
         rows = [l.split(",") for l in lines[1:]]
-        self.assertEqual([r[:2] for r in rows], [["ROUNDTRIP", "floor-pause"], ["ROUNDTRIP", "floor-nopause"]])
+        self.assertEqual([r[:2] for r in rows],
+                         [["ROUNDTRIP", "floor-pause"], ["ROUNDTRIP", "floor-nopause"], ["ROUNDTRIP", "ring-echo"]])
         for r in rows:
             p50, p90, p99, mn, n = (float(x) for x in r[2:])
             self.assertGreater(n, 0, r)
