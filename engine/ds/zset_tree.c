@@ -191,54 +191,37 @@ uint64_t gb_zset_tree_count_before(const gb_zset_tree *t, gb_zset_tree_bound kin
     return rank + (uint64_t)count_in(l->score, l->mem, l->h.n, &p);
 }
 
-/* Finds where (s, m) is or would go: inner levels take the child whose
- * separator is <= the key (an existing key may be a separator: it then lives
- * in the right child), the leaf gives the first entry >= the key. */
-static zleaf *descend_key(const gb_zset_tree *t, double s, gb_slice m, zpath *path, int *pos)
-{
-    zpred le = {GB_ZB_KEY_LE, s, m}, lt = {GB_ZB_KEY_LT, s, m};
-    void *n = t->root;
-    path->depth = 0;
-    while (!is_leaf(n)) {
-        zinner *in = n;
-        int i = count_in(in->score, in->mem, in->h.n - 1, &le);
-        path->node[path->depth] = in;
-        path->idx[path->depth] = i;
-        path->depth++;
-        n = in->child[i];
-    }
-    zleaf *l = n;
-    *pos = count_in(l->score, l->mem, l->h.n, &lt);
-    return l;
-}
-
-/* Where a key after every entry goes: the rightmost path, as descend_key
- * would take it (every separator is an entry, so such a key is after all of
- * them), without comparing. Scores that grow with time (timestamps, the
- * usual sorted-set index) always insert here. */
-static zleaf *descend_last(const gb_zset_tree *t, zpath *path, int *pos)
-{
-    void *n = t->root;
-    path->depth = 0;
-    while (!is_leaf(n)) {
-        zinner *in = n;
-        int i = in->h.n - 1;
-        path->node[path->depth] = in;
-        path->idx[path->depth] = i;
-        path->depth++;
-        n = in->child[i];
-    }
-    zleaf *l = n;
-    *pos = l->h.n;
-    return l;
-}
-
 /* Whether (s, m) sorts after the last entry of a tree that is not empty
  * (whose last leaf has entries, as every leaf between operations). */
 static inline bool after_last(const gb_zset_tree *t, double s, gb_slice m)
 {
     const zleaf *l = t->last;
     return l->h.n > 0 && key_cmp(l->score[l->h.n - 1], l->mem[l->h.n - 1], s, m) < 0;
+}
+
+/* Finds where (s, m) is or would go: inner levels take the child whose
+ * separator is <= the key (an existing key may be a separator: it then lives
+ * in the right child), the leaf gives the first entry >= the key. With
+ * `rightmost` (the caller found the key after every entry: after_last) the
+ * same path is taken without comparing, since every separator is an entry:
+ * scores that grow with time (timestamps, the usual sorted-set index)
+ * always insert there. */
+static zleaf *descend_key(const gb_zset_tree *t, double s, gb_slice m, bool rightmost, zpath *path, int *pos)
+{
+    zpred le = {GB_ZB_KEY_LE, s, m}, lt = {GB_ZB_KEY_LT, s, m};
+    void *n = t->root;
+    path->depth = 0;
+    while (!is_leaf(n)) {
+        zinner *in = n;
+        int i = rightmost ? in->h.n - 1 : count_in(in->score, in->mem, in->h.n - 1, &le);
+        path->node[path->depth] = in;
+        path->idx[path->depth] = i;
+        path->depth++;
+        n = in->child[i];
+    }
+    zleaf *l = n;
+    *pos = rightmost ? l->h.n : count_in(l->score, l->mem, l->h.n, &lt);
+    return l;
 }
 
 /* rank < count. path may be NULL. */
@@ -444,7 +427,7 @@ void gb_zset_tree_insert(gb_zset_tree *t, double score, gb_zmember m)
     zpath path;
     int pos;
     gb_slice ms = gb_zmember_slice(m);
-    zleaf *l = after_last(t, score, ms) ? descend_last(t, &path, &pos) : descend_key(t, score, ms, &path, &pos);
+    zleaf *l = descend_key(t, score, ms, after_last(t, score, ms), &path, &pos);
     for (int d = 0; d < path.depth; d++)
         path.node[d]->cnt[path.idx[d]]++;
     /* pos == 0 only happens in the first leaf (any other leaf's first entry
@@ -651,7 +634,7 @@ gb_zmember gb_zset_tree_delete(gb_zset_tree *t, double score, gb_slice member)
         return NULL;
     zpath path;
     int pos;
-    zleaf *l = descend_key(t, score, member, &path, &pos);
+    zleaf *l = descend_key(t, score, member, false, &path, &pos);
     if (pos >= l->h.n || l->score[pos] != score || !gb_slice_eq(gb_zmember_slice(l->mem[pos]), member))
         return NULL;
     gb_zmember m = l->mem[pos];
@@ -690,7 +673,7 @@ void gb_zset_tree_update(gb_zset_tree *t, double old_score, gb_zmember m, double
     gb_slice ms = gb_zmember_slice(m);
     zpath path;
     int pos;
-    zleaf *l = descend_key(t, old_score, ms, &path, &pos);
+    zleaf *l = descend_key(t, old_score, ms, false, &path, &pos);
     if (pos >= l->h.n || l->mem[pos] != m)
         return; /* not in the tree: a caller bug, nothing to do */
     /* In place when the new key still sorts between its neighbours. */
