@@ -16,6 +16,18 @@
 #include "floor.h"
 #include "ring_echo.h"
 
+/* One row: CSV (ROUNDTRIP,<protocol>,...) or a line headed by label. */
+static void print_row(int csv, const char *protocol, const char *label, gb_hist *h)
+{
+    gb_lat_summary s = gb_hist_summary(h);
+    if (csv)
+        printf("ROUNDTRIP,%s,%.0f,%.0f,%.0f,%.0f,%llu\n", protocol, s.p50, s.p90, s.p99, s.min,
+               (unsigned long long)s.samples);
+    else
+        printf("  %s p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n", label, s.p50,
+               s.p90, s.p99, s.min, (unsigned long long)s.samples);
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 3;
@@ -47,26 +59,17 @@ int main(int argc, char **argv)
     for (int spin = GB_FLOOR_SPIN_PAUSE; spin <= GB_FLOOR_SPIN_NOPAUSE; spin++) {
         gb_hist *h = gb_hist_new();
         gb_bench_floor_window(f, seconds / 2, (gb_floor_spin)spin, h);
-        gb_lat_summary s = gb_hist_summary(h);
-        if (csv)
-            printf("ROUNDTRIP,floor-%s,%.0f,%.0f,%.0f,%.0f,%llu\n", way[spin], s.p50, s.p90, s.p99, s.min,
-                   (unsigned long long)s.samples);
-        else
-            printf("  spin with %-7s p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n",
-                   way[spin], s.p50, s.p90, s.p99, s.min, (unsigned long long)s.samples);
+        char protocol[32], label[32];
+        snprintf(protocol, sizeof protocol, "floor-%s", way[spin]);
+        snprintf(label, sizeof label, "spin with %-7s", way[spin]);
+        print_row(csv, protocol, label, h);
         free(h);
     }
     gb_bench_floor_stop(f);
     gb_hist *h = gb_hist_new();
     gb_bench_ring_echo_run(echo, seconds / 2, h);
     gb_bench_ring_echo_stop(echo);
-    gb_lat_summary s = gb_hist_summary(h);
-    if (csv)
-        printf("ROUNDTRIP,ring-echo,%.0f,%.0f,%.0f,%.0f,%llu\n", s.p50, s.p90, s.p99, s.min,
-               (unsigned long long)s.samples);
-    else
-        printf("  ring records, echo: p50 %.0f ns   p90 %.0f ns   p99 %.0f ns   min %.0f ns   (%llu round trips)\n",
-               s.p50, s.p90, s.p99, s.min, (unsigned long long)s.samples);
+    print_row(csv, "ring-echo", "ring records, echo:", h);
     free(h);
     return 0;
 }
