@@ -325,7 +325,13 @@ static uint64_t time_limit_us(int tenacity)
     return UINT64_MAX;
 }
 
-static uint64_t elapsed_us(uint64_t t0_ns) { return (gb_clock_mono_ns() - t0_ns) / 1000u; }
+/* The cycle's budget is timed with the cycle counter, as Redis times it
+ * with its TSC-based monotonic clock: the clock is read once per write
+ * that must evict, and the counter costs a fraction of clock_gettime. */
+static uint64_t elapsed_us(const gb_engine *eng, uint64_t t0_cycles)
+{
+    return (uint64_t)((double)(gb_cycles_now() - t0_cycles) * eng->ns_per_cycle / 1000.0);
+}
 
 /* Redis's latencyStartMonitor: the clock is read only while the latency
  * monitor is on. Returns the start (monotonic ns), or 0 with the monitor off. */
@@ -344,11 +350,11 @@ static bool under_limit(const gb_engine *eng)
 
 /* Out of keys to evict: values still being freed in the background may
  * be enough; wait for them a little (no longer than the cycle's time). */
-static bool wait_for_lazyfree(gb_engine *eng, uint64_t t0_ns, uint64_t limit_us)
+static bool wait_for_lazyfree(gb_engine *eng, uint64_t t0_cycles, uint64_t limit_us)
 {
     uint64_t mon = monitor_start(eng);
     bool enough = false;
-    while (gb_lazyfree_pending(eng->lazyfree) && elapsed_us(t0_ns) < limit_us) {
+    while (gb_lazyfree_pending(eng->lazyfree) && elapsed_us(eng, t0_cycles) < limit_us) {
         if (under_limit(eng)) {
             enough = true;
             break;
@@ -385,7 +391,7 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
 
     size_t tofree = counted - limit, freed = 0;
     uint64_t limit_us = time_limit_us(eng->cfg.maxmemory_eviction_tenacity);
-    uint64_t t0 = gb_clock_mono_ns();
+    uint64_t t0 = gb_cycles_now();
     bool lazy = eng->cfg.lazyfree_lazy_eviction != 0;
     bool allkeys = (policy & GB_EVICT_FLAG_ALLKEYS) != 0;
     bool random = policy == GB_POLICY_ALLKEYS_RANDOM || policy == GB_POLICY_VOLATILE_RANDOM;
@@ -413,7 +419,7 @@ enum gb_evict_result gb_evict_perform(gb_engine *eng)
             /* Lazily freed values leave memory later, not in `freed`. */
             if (lazy && under_limit(eng))
                 break;
-            if (elapsed_us(t0) > limit_us) {
+            if (elapsed_us(eng, t0) > limit_us) {
                 eng->evict_pending = true; /* the loop goes on: gb_evict_background */
                 break;
             }
