@@ -72,7 +72,7 @@ hrec *gb_hbig_find(hbig *b, gb_slice f) { return (hrec *)gb_htable_find(&b->ht, 
 /* Overwrites the value of the record at *link with v (its trailer kept). */
 static hrec *hbig_overwrite(hbig *b, gb_hnode **link, gb_slice f, gb_slice v)
 {
-    hrec *r = (hrec *)*link;
+    hrec *r = (hrec *)gb_hlink_record(link);
     size_t need = hrec_size(b, f, v);
     size_t usable = gb_mem_usable(r);
     size_t off = (size_t)((const unsigned char *)hrec_field(r).ptr + f.len - (const unsigned char *)r);
@@ -87,7 +87,7 @@ static hrec *hbig_overwrite(hbig *b, gb_hnode **link, gb_slice f, gb_slice v)
         }
         b->rec_bytes -= usable;
         r = gb_realloc(r, need);
-        *link = &r->node; /* realloc copied the chain pointer */
+        gb_hlink_set(link, &r->node); /* realloc copied the chain pointer */
         b->rec_bytes += gb_mem_accounted(r);
     }
     put_bytes((unsigned char *)r + off, v);

@@ -1,5 +1,8 @@
 #include "engine/ds/htable.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -14,6 +17,80 @@
 /* Empty buckets visited per step before giving up (bounds a step's cost on
  * a sparse table, as Redis's dictRehash does). */
 #define HT_EMPTY_VISITS 10u
+
+/* ---- bucket slots (htable.h draws the layout) ---------------------------------- */
+
+#define SLOT_META_MASK (~(uintptr_t)GB_HSLOT_ADDR_MASK)
+#define SLOT_BLOOM_MASK (~(uintptr_t)0 << GB_HSLOT_BLOOM_SHIFT)
+
+static inline gb_hnode *slot_make(const gb_hnode *head, unsigned len, uintptr_t bloom)
+{
+    if (!GB_HSLOT_META)
+        return (gb_hnode *)head;
+    return (gb_hnode *)((uintptr_t)head | (uintptr_t)len << GB_HSLOT_LEN_SHIFT | bloom);
+}
+
+/* Puts n at the front of the chain in *slot; hash is n's. */
+static inline void slot_push(gb_hnode **slot, gb_hnode *n, uint64_t hash)
+{
+    if (GB_UNLIKELY((uintptr_t)n & SLOT_META_MASK)) {
+        /* Never on the platforms Goblin builds for (htable.h): say so
+         * rather than lose the key. */
+        fprintf(stderr, "goblin-core: a record at %p lies above 2^48, where bucket slots keep their metadata; "
+                        "this platform's address space is not supported\n", (void *)n);
+        abort();
+    }
+    gb_hnode *old = *slot;
+    unsigned len = gb_hslot_len(old);
+    n->next = gb_hslot_head(old);
+    *slot = slot_make(n, len < GB_HSLOT_LEN_UNKNOWN ? len + 1 : len,
+                      ((uintptr_t)old & SLOT_BLOOM_MASK) | gb_hslot_bloom_bit(hash));
+}
+
+/* After a record of the chain in *slot was unlinked: an emptied chain
+ * clears its filter; the length goes down unless it was no longer
+ * counted. */
+static inline void slot_unlinked(gb_hnode **slot)
+{
+    gb_hnode *s = *slot, *head = gb_hslot_head(s);
+    unsigned len = gb_hslot_len(s);
+    if (!head)
+        *slot = NULL;
+    else if (len < GB_HSLOT_LEN_UNKNOWN)
+        *slot = slot_make(head, len - 1, (uintptr_t)s & SLOT_BLOOM_MASK);
+}
+
+/* The chain's length, from the slot where it is counted, else by walking
+ * it (up to `enough`: callers only ask whether it passes a bound). */
+static unsigned chain_len(const gb_hnode *slot, unsigned enough)
+{
+    unsigned len = gb_hslot_len(slot);
+    if (len < GB_HSLOT_LEN_UNKNOWN)
+        return len;
+    len = 0;
+    for (const gb_hnode *e = gb_hslot_head(slot); e && len < enough; e = e->next)
+        len++;
+    return len;
+}
+
+/* Rebuilds the filter and length of the chain in *slot from its records:
+ * after a lookup walked them all for a key the filter let through, so the
+ * records are in the cache and stale bits (of records removed since) stop
+ * letting missing keys through. */
+static void slot_refilter(const gb_htable *ht, gb_hnode **slot)
+{
+    if (!GB_HSLOT_META)
+        return;
+    gb_hnode *head = gb_hslot_head(*slot);
+    uintptr_t bloom = 0;
+    unsigned len = 0;
+    for (const gb_hnode *e = head; e; e = e->next) {
+        bloom |= gb_hslot_bloom_bit(ht->type->hash(e));
+        if (len < GB_HSLOT_LEN_UNKNOWN)
+            len++;
+    }
+    *slot = slot_make(head, len, bloom);
+}
 
 /* Process-wide: every table in the process (each engine's keyspaces and
  * registries, the command table) hashes with it for as long as it exists,
@@ -85,7 +162,7 @@ bool gb_htable_clear_step(gb_htable *ht, void (*free_rec)(gb_hnode *n, void *ctx
             return false;
         uint64_t i = *cursor;
         gb_hnode **b = i < nb0 ? &ht->tab[0][i] : &ht->tab[1][i - nb0];
-        gb_hnode *n = *b;
+        gb_hnode *n = gb_hslot_head(*b);
         *b = NULL;
         while (n) {
             gb_hnode *next = n->next;
@@ -191,14 +268,14 @@ static void resize_to(gb_htable *ht, uint64_t buckets)
     prepare_step(ht, HT_PREPARE_SLICE);
 }
 
-/* Records a new head of a chain of array t: raises the array's chain bound
- * if this chain now passes it (counting stops there: only a longer chain
- * matters). */
-static inline void note_chain(gb_htable *ht, int t, const gb_hnode *head)
+/* After an insert into the chain in *slot of array t: raises the array's
+ * chain bound if this chain now passes it (from the slot's count; a chain
+ * too long to be counted there is walked, and only as far as the bound:
+ * only a longer chain matters). */
+static inline void note_chain(gb_htable *ht, int t, const gb_hnode *slot)
 {
-    unsigned bound = ht->max_chain[t], len = 0;
-    for (const gb_hnode *e = head; e && len <= bound; e = e->next)
-        len++;
+    unsigned bound = ht->max_chain[t];
+    unsigned len = chain_len(slot, bound + 1);
     if (len > bound && bound < UINT16_MAX)
         ht->max_chain[t] = (uint16_t)len;
 }
@@ -241,13 +318,13 @@ bool gb_htable_rehash_step(gb_htable *ht, size_t n)
         }
         if ((uint64_t)ht->rehash_idx >= nb0)
             break;
-        gb_hnode *e = ht->tab[0][ht->rehash_idx];
+        gb_hnode *e = gb_hslot_head(ht->tab[0][ht->rehash_idx]);
         while (e) {
             gb_hnode *next = e->next;
-            uint64_t b = ht->type->hash(e) & ht->mask[1];
-            e->next = ht->tab[1][b];
-            ht->tab[1][b] = e;
-            note_chain(ht, 1, e);
+            uint64_t h = ht->type->hash(e);
+            gb_hnode **slot = &ht->tab[1][h & ht->mask[1]];
+            slot_push(slot, e, h);
+            note_chain(ht, 1, *slot);
             ht->used[0]--;
             ht->used[1]++;
             e = next;
@@ -324,11 +401,16 @@ static gb_hnode **find_link(gb_htable *ht, const void *key, uint64_t hash, int *
         uint64_t b = hash & ht->mask[t];
         if (t == 0 && ht->rehash_idx >= 0 && b < (uint64_t)ht->rehash_idx)
             continue;
-        for (gb_hnode **link = &ht->tab[t][b]; *link; link = &(*link)->next) {
-            if (ht->type->key_eq(*link, key)) {
-                *table = t;
-                return link;
+        gb_hnode **slot = &ht->tab[t][b];
+        if (gb_hslot_may_hold(*slot, hash)) {
+            gb_hnode **link = slot;
+            for (gb_hnode *e; (e = gb_hlink_record(link)) != NULL; link = &e->next) {
+                if (ht->type->key_eq(e, key)) {
+                    *table = t;
+                    return link;
+                }
             }
+            slot_refilter(ht, slot); /* the filter let a missing key through */
         }
         if (!gb_htable_is_rehashing(ht))
             break;
@@ -346,7 +428,7 @@ gb_hnode *gb_htable_find(gb_htable *ht, const void *key, uint64_t hash)
 {
     int t;
     gb_hnode **link = find_link(ht, key, hash, &t);
-    return link ? *link : NULL;
+    return link ? gb_hlink_record(link) : NULL;
 }
 
 void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
@@ -355,18 +437,15 @@ void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
     maybe_grow(ht);
     /* While rehashing, new records go straight to the new array. */
     int t = gb_htable_is_rehashing(ht) ? 1 : 0;
-    uint64_t b = hash & ht->mask[t];
-    n->next = ht->tab[t][b];
-    ht->tab[t][b] = n;
-    note_chain(ht, t, n);
+    gb_hnode **slot = &ht->tab[t][hash & ht->mask[t]];
+    slot_push(slot, n, hash);
+    note_chain(ht, t, *slot);
     ht->used[t]++;
 }
 
 void gb_htable_insert_known(gb_htable *ht, gb_hnode *n, uint64_t hash, unsigned chain_len)
 {
-    uint64_t b = hash & ht->mask[0];
-    n->next = ht->tab[0][b];
-    ht->tab[0][b] = n;
+    slot_push(&ht->tab[0][hash & ht->mask[0]], n, hash);
     if (chain_len > ht->max_chain[0])
         ht->max_chain[0] = (uint16_t)GB_MIN(chain_len, UINT16_MAX);
     ht->used[0]++;
@@ -378,14 +457,15 @@ gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash)
     gb_hnode **link = find_link(ht, key, hash, &t);
     if (!link)
         return NULL;
-    gb_hnode *n = *link;
-    *link = n->next;
+    gb_hnode *n = gb_hlink_record(link);
+    gb_hlink_set(link, n->next);
     n->next = NULL;
+    slot_unlinked(&ht->tab[t][hash & ht->mask[t]]);
     ht->used[t]--;
     return n;
 }
 
-/* The head of a bucket chosen uniformly among the live ones: while
+/* The slot of a bucket chosen uniformly among the live ones: while
  * rehashing, tab[0]'s buckets from rehash_idx on (those below are empty)
  * and all of tab[1]'s. */
 static gb_hnode *random_bucket(const gb_htable *ht)
@@ -408,7 +488,7 @@ gb_hnode *gb_htable_random(gb_htable *ht)
      * uniform. The bound covers both arrays' chains. */
     unsigned bound = ht->max_chain[0] > ht->max_chain[1] ? ht->max_chain[0] : ht->max_chain[1];
     for (;;) {
-        gb_hnode *e = random_bucket(ht);
+        gb_hnode *e = gb_hslot_head(random_bucket(ht));
         for (uint64_t pos = gb_random_below(bound); e && pos > 0; pos--)
             e = e->next;
         if (e)
@@ -421,12 +501,11 @@ gb_hnode *gb_htable_random_cheap(gb_htable *ht)
     if (gb_htable_size(ht) == 0)
         return NULL;
     step_if_rehashing(ht);
-    gb_hnode *head;
-    while (!(head = random_bucket(ht)))
+    gb_hnode *slot;
+    while (!(slot = random_bucket(ht)))
         ;
-    unsigned len = 0;
-    for (gb_hnode *e = head; e; e = e->next)
-        len++;
+    gb_hnode *head = gb_hslot_head(slot);
+    unsigned len = chain_len(slot, UINT_MAX);
     for (uint64_t pos = gb_random_below(len); pos > 0; pos--)
         head = head->next;
     return head;
@@ -467,7 +546,7 @@ size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
             }
             if (i > ht->mask[t])
                 continue;
-            gb_hnode *e = ht->tab[t][i];
+            gb_hnode *e = gb_hslot_head(ht->tab[t][i]);
             if (!e) {
                 /* A long empty stretch: jump elsewhere, as Redis does. */
                 if (++empty_run >= 5 && empty_run > n) {
@@ -523,7 +602,7 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
     ht->pause_rehash++;
     if (!gb_htable_is_rehashing(ht)) {
         uint64_t m0 = ht->mask[0];
-        scan_bucket(ht->tab[0][v & m0], fn, ctx);
+        scan_bucket(gb_hslot_head(ht->tab[0][v & m0]), fn, ctx);
         v = next_cursor(v, m0);
     } else {
         int t0 = 0, t1 = 1;
@@ -532,10 +611,10 @@ uint64_t gb_htable_scan(gb_htable *ht, uint64_t v, gb_htable_scan_fn fn, void *c
             t1 = 0;
         }
         uint64_t m0 = ht->mask[t0], m1 = ht->mask[t1];
-        scan_bucket(ht->tab[t0][v & m0], fn, ctx);
+        scan_bucket(gb_hslot_head(ht->tab[t0][v & m0]), fn, ctx);
         /* Visit every bucket of the larger table that expands the smaller's. */
         do {
-            scan_bucket(ht->tab[t1][v & m1], fn, ctx);
+            scan_bucket(gb_hslot_head(ht->tab[t1][v & m1]), fn, ctx);
             v = next_cursor(v, m1);
         } while (v & (m0 ^ m1));
     }
@@ -572,12 +651,12 @@ static inline void prefetch_step_records(const scan_tables *t, uint64_t cursor)
 {
     uint64_t b = cursor & t->small_mask;
     if (t->small[b])
-        __builtin_prefetch(t->small[b]);
+        __builtin_prefetch(gb_hslot_head(t->small[b]));
     if (!t->large)
         return;
     for (uint64_t k = 0; k < 4 && b <= t->large_mask; k++, b += t->small_mask + 1) {
         if (t->large[b])
-            __builtin_prefetch(t->large[b]);
+            __builtin_prefetch(gb_hslot_head(t->large[b]));
     }
 }
 
@@ -613,13 +692,13 @@ uint64_t gb_htable_scan_many(gb_htable *ht, uint64_t v, unsigned buckets, gb_hta
         }
         /* as gb_htable_scan: the smaller table's bucket, then every bucket
          * of the larger one that expands it */
-        scan_bucket(t.small[v & t.small_mask], fn, ctx);
+        scan_bucket(gb_hslot_head(t.small[v & t.small_mask]), fn, ctx);
         if (!t.large) {
             v = next_cursor(v, t.small_mask);
             continue;
         }
         do {
-            scan_bucket(t.large[v & t.large_mask], fn, ctx);
+            scan_bucket(gb_hslot_head(t.large[v & t.large_mask]), fn, ctx);
             v = next_cursor(v, t.large_mask);
         } while (v & (t.small_mask ^ t.large_mask));
     } while (v && --buckets);
@@ -646,7 +725,7 @@ gb_hnode *gb_htable_iter_next(gb_htable_iter *it)
         it->table = 0;
         it->bucket = 0;
         if (ht->tab[0])
-            it->next = ht->tab[0][0];
+            it->next = gb_hslot_head(ht->tab[0][0]);
     }
     for (;;) {
         if (it->next) {
@@ -662,10 +741,10 @@ gb_hnode *gb_htable_iter_next(gb_htable_iter *it)
                 return NULL;
             it->table = 1;
             it->bucket = 0;
-            it->next = ht->tab[1][0];
+            it->next = gb_hslot_head(ht->tab[1][0]);
             continue;
         }
-        it->next = ht->tab[it->table][it->bucket];
+        it->next = gb_hslot_head(ht->tab[it->table][it->bucket]);
     }
 }
 

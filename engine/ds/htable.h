@@ -8,6 +8,34 @@
  *
  *   table[i] -> rec -> rec -> NULL        (rec = caller struct, first field gb_hnode)
  *
+ * A bucket slot holds more than its chain's first record: the record's
+ * address takes the low 48 bits (user-space addresses on the 64-bit
+ * platforms Goblin runs on stay below 2^48; an insert checks), and the 16
+ * above them say what the table knows of the chain without reading it:
+ *
+ *   bits 0..47   the first record (NULL: an empty chain)
+ *   bits 48..51  the chain's length; GB_HSLOT_LEN_UNKNOWN (15): that many
+ *                or more, or not counted since (a chain that long is
+ *                counted by walking it)
+ *   bits 52..63  a Bloom filter of the chain: each record sets one of the
+ *                12 bits, chosen by its hash's upper half. A bit is
+ *                cleared only when the chain empties or when a lookup that
+ *                walked the whole chain for nothing rebuilds the filter
+ *                from the records it read, so the filter always covers the
+ *                chain: a key whose bit is clear is surely absent.
+ *
+ * So a lookup of a missing key (a SET of a new key, a GET that misses, a
+ * write over maxmemory) reads the bucket alone in about nine cases out of
+ * ten instead of every record of the chain, each a cache miss in a big
+ * table, and an insert learns the chain's length without reading it.
+ * Records' own `next` links are plain pointers.
+ *
+ * LeakSanitizer finds a block only through a plain pointer to it, so in
+ * AddressSanitizer builds (the sanitizer suite, the fuzzers) a slot holds
+ * the address alone (GB_HSLOT_META 0): every chain may hold any key and
+ * its length is walked when asked. The other builds (the tests, TSan, the
+ * cross checks, Release) keep the metadata.
+ *
  * Sizing: bucket arrays are powers of two. The table grows to the next power
  * of two >= used when used reaches the bucket count (load factor 1) and
  * shrinks when used falls under 1/8 of it. Growing or shrinking does not
@@ -32,6 +60,65 @@ typedef struct gb_hnode {
     struct gb_hnode *next;
 } gb_hnode;
 
+/* ---- bucket slots (the layout above) ---- */
+
+_Static_assert(sizeof(uintptr_t) == 8, "bucket slots keep their chain's metadata above a 48-bit address");
+#if defined(__SANITIZE_ADDRESS__)
+#define GB_HSLOT_META 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GB_HSLOT_META 0
+#endif
+#endif
+#ifndef GB_HSLOT_META
+#define GB_HSLOT_META 1
+#endif
+#define GB_HSLOT_ADDR_BITS 48
+#define GB_HSLOT_ADDR_MASK ((UINT64_C(1) << GB_HSLOT_ADDR_BITS) - 1)
+#define GB_HSLOT_LEN_SHIFT GB_HSLOT_ADDR_BITS
+#define GB_HSLOT_LEN_UNKNOWN 15u
+#define GB_HSLOT_BLOOM_SHIFT (GB_HSLOT_LEN_SHIFT + 4)
+#define GB_HSLOT_BLOOM_BITS 12u
+
+/* The chain's first record. */
+static inline gb_hnode *gb_hslot_head(const gb_hnode *slot)
+{
+    return (gb_hnode *)((uintptr_t)slot & GB_HSLOT_ADDR_MASK);
+}
+
+static inline unsigned gb_hslot_len(const gb_hnode *slot)
+{
+    if (!GB_HSLOT_META)
+        return slot ? GB_HSLOT_LEN_UNKNOWN : 0;
+    return (unsigned)((uintptr_t)slot >> GB_HSLOT_LEN_SHIFT) & 15u;
+}
+
+/* The filter bit of a key with this hash: from the hash's upper half (the
+ * bucket index takes the lower bits), spread evenly over the 12 bits. */
+static inline uintptr_t gb_hslot_bloom_bit(uint64_t hash)
+{
+    return (uintptr_t)1 << (GB_HSLOT_BLOOM_SHIFT + (((hash >> 32) * GB_HSLOT_BLOOM_BITS) >> 32));
+}
+
+/* False when the chain surely holds no key with this hash. */
+static inline bool gb_hslot_may_hold(const gb_hnode *slot, uint64_t hash)
+{
+    if (!GB_HSLOT_META)
+        return slot != NULL;
+    return ((uintptr_t)slot & gb_hslot_bloom_bit(hash)) != 0;
+}
+
+/* The record a link points at: a bucket slot (whose metadata it drops) or
+ * a record's `next`. */
+static inline gb_hnode *gb_hlink_record(gb_hnode *const *link) { return gb_hslot_head(*link); }
+
+/* Points the link at n instead, keeping a slot's metadata (n must have the
+ * key of the record it replaces). n's own `next` is left alone. */
+static inline void gb_hlink_set(gb_hnode **link, gb_hnode *n)
+{
+    *link = (gb_hnode *)(((uintptr_t)*link & ~(uintptr_t)GB_HSLOT_ADDR_MASK) | (uintptr_t)n);
+}
+
 typedef struct gb_htable_type {
     /* Hash of the record's key (must match gb_hash_* of the lookup key). */
     uint64_t (*hash)(const gb_hnode *n);
@@ -41,7 +128,7 @@ typedef struct gb_htable_type {
 
 typedef struct gb_htable {
     const gb_htable_type *type;
-    gb_hnode **tab[2];
+    gb_hnode **tab[2]; /* bucket slots: a chain's first record and its metadata (above) */
     uint64_t mask[2];   /* bucket count - 1 (0 with tab == NULL) */
     size_t used[2];
     int64_t rehash_idx; /* next bucket of tab[0] to migrate; -1 when not rehashing */
@@ -90,7 +177,9 @@ size_t gb_htable_overhead_bytes(const gb_htable *ht);
 
 gb_hnode *gb_htable_find(gb_htable *ht, const void *key, uint64_t hash);
 /* The link that points at the record with `key` (for in-place replacement),
- * or NULL. Valid until the next mutation. */
+ * or NULL. Valid until the next mutation. Read it with gb_hlink_record,
+ * write it with gb_hlink_set or gb_htable_replace_at: a bucket slot's
+ * upper bits are not the address. */
 gb_hnode **gb_htable_find_link(gb_htable *ht, const void *key, uint64_t hash);
 /* Inserts a record whose key is not in the table (caller checked). */
 void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash);
@@ -112,8 +201,8 @@ gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash);
  * the same key (e.g. the record was reallocated). */
 static inline void gb_htable_replace_at(gb_hnode **link, gb_hnode *n)
 {
-    n->next = (*link)->next;
-    *link = n;
+    n->next = gb_hlink_record(link)->next;
+    gb_hlink_set(link, n);
 }
 
 /* A record chosen uniformly (every record equally likely, whatever the
@@ -157,9 +246,9 @@ static inline void gb_htable_prefetch_chain(const gb_htable *ht, uint64_t hash)
 {
     for (int t = 0; t < 2; t++) {
         if (ht->tab[t]) {
-            const gb_hnode *n = ht->tab[t][hash & ht->mask[t]];
-            if (n)
-                __builtin_prefetch(n);
+            const gb_hnode *slot = ht->tab[t][hash & ht->mask[t]];
+            if (gb_hslot_may_hold(slot, hash)) /* else the lookup reads no record */
+                __builtin_prefetch(gb_hslot_head(slot));
         }
     }
 }
@@ -171,8 +260,9 @@ static inline void gb_htable_prefetch_chain_next(const gb_htable *ht, uint64_t h
 {
     for (int t = 0; t < 2; t++) {
         if (ht->tab[t]) {
-            const gb_hnode *n = ht->tab[t][hash & ht->mask[t]];
-            if (n && n->next)
+            const gb_hnode *slot = ht->tab[t][hash & ht->mask[t]];
+            const gb_hnode *n = gb_hslot_head(slot);
+            if (n && n->next && gb_hslot_may_hold(slot, hash))
                 __builtin_prefetch(n->next);
         }
     }

@@ -440,7 +440,7 @@ static void install(gb_db *db, gb_kv *kv)
     uint64_t h = gb_hash_slice(key);
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, h);
     if (link) {
-        gb_kv *old = (gb_kv *)*link;
+        gb_kv *old = (gb_kv *)gb_hlink_record(link);
         before_write(db, old);
         gb_htable_replace_at(link, &kv->node);
         if (GB_UNLIKELY(db->slot_keys != NULL))
@@ -589,7 +589,7 @@ static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val,
 static gb_kv *set_string(gb_db *db, gb_slice key, gb_slice val, bool keep_ttl, enum str_mode mode)
 {
     gb_hnode **link = gb_htable_find_link(&db->keys, &key, gb_hash_slice(key));
-    return set_string_over(db, link ? (gb_kv *)*link : NULL, key, val, keep_ttl, mode);
+    return set_string_over(db, link ? (gb_kv *)gb_hlink_record(link) : NULL, key, val, keep_ttl, mode);
 }
 
 gb_kv *gb_db_set_string_found(gb_db *db, gb_kv *kv, gb_slice val, bool keep_ttl)
