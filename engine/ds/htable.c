@@ -443,14 +443,6 @@ void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash)
     ht->used[t]++;
 }
 
-void gb_htable_insert_known(gb_htable *ht, gb_hnode *n, uint64_t hash, unsigned chain_len)
-{
-    slot_push(&ht->tab[0][hash & ht->mask[0]], n, hash);
-    if (chain_len > ht->max_chain[0])
-        ht->max_chain[0] = (uint16_t)GB_MIN(chain_len, UINT16_MAX);
-    ht->used[0]++;
-}
-
 gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash)
 {
     int t;

@@ -183,18 +183,6 @@ gb_hnode *gb_htable_find(gb_htable *ht, const void *key, uint64_t hash);
 gb_hnode **gb_htable_find_link(gb_htable *ht, const void *key, uint64_t hash);
 /* Inserts a record whose key is not in the table (caller checked). */
 void gb_htable_insert(gb_htable *ht, gb_hnode *n, uint64_t hash);
-/* Whether gb_htable_insert_known can take the next record: the table is
- * settled (not rehashing) with mask + 1 buckets and room for one more
- * record before it would grow. */
-static inline bool gb_htable_settled(const gb_htable *ht, uint64_t mask)
-{
-    return ht->tab[0] && ht->rehash_idx < 0 && ht->mask[0] == mask && ht->used[0] < mask;
-}
-/* Inserts a record whose key is not in the table into a settled table
- * (gb_htable_settled), whose bucket the caller knows holds chain_len - 1
- * records: no record of the chain is read (a loader that tracks its
- * buckets, engine/persist/load_pipe.c). */
-void gb_htable_insert_known(gb_htable *ht, gb_hnode *n, uint64_t hash, unsigned chain_len);
 /* Unlinks and returns the record with `key`, or NULL. */
 gb_hnode *gb_htable_remove(gb_htable *ht, const void *key, uint64_t hash);
 /* Replaces the record at *link (from gb_htable_find_link) with n, which has

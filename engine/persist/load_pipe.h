@@ -16,13 +16,13 @@
  * still refused at its second occurrence.
  *
  * Even prefetched, reading a chain's records costs: they lie all over the
- * heap, on small pages, and each prefetch waits for its page walk. So
- * while it fills an empty, settled table the pipe also keeps two bytes
- * per bucket: how many records the chain holds and a 12-bit Bloom filter
- * of their hashes. A key whose bit is not in its bucket's filter cannot be
- * there: it goes in without a record of the chain being read (about 9 keys
- * in 10 at the table's load factor); the others are checked as before. A
- * filter has no false negatives, so a key met twice is still always found.
+ * heap, on small pages, and each prefetch waits for its page walk. The
+ * key table's bucket slots carry a 12-bit Bloom filter of their chain
+ * (engine/ds/htable.h): a key whose bit is not in its bucket's filter
+ * cannot be there, and goes in without a record of the chain being read
+ * or prefetched (about 9 keys in 10 at the table's load factor); the
+ * others are checked as before. A filter has no false negatives, so a key
+ * met twice is still always found.
  */
 #ifndef GB_ENGINE_PERSIST_LOAD_PIPE_H
 #define GB_ENGINE_PERSIST_LOAD_PIPE_H
@@ -37,17 +37,9 @@ typedef struct gb_loaded_key {
     gb_db *db;
 } gb_loaded_key;
 
-/* The per-bucket cells of one database's table (load_pipe.c). */
-typedef struct gb_load_buckets {
-    gb_db *db;      /* the table they describe (NULL: none yet) */
-    uint16_t *cell; /* NULL: not kept for db (it was not empty, or it moved) */
-    uint64_t mask;  /* the table's, when the cells were made */
-} gb_load_buckets;
-
 typedef struct gb_load_pipe {
     gb_loaded_key q[GB_LOAD_PIPE_DEPTH];
     unsigned head, n; /* the oldest entry, and how many are queued */
-    gb_load_buckets seen;
 } gb_load_pipe;
 
 /* Queues k, first adding the oldest queued key to its table when the pipe
@@ -60,8 +52,8 @@ bool gb_load_pipe_add(gb_load_pipe *p, gb_loaded_key k, gb_loaded_key *dup);
  * gb_load_pipe_add on the first key that is there already; the keys after
  * it stay queued. */
 bool gb_load_pipe_flush(gb_load_pipe *p, gb_loaded_key *dup);
-/* Frees the keys still queued (a load that failed) and the pipe's own
- * memory: once the load is over, whatever its outcome. */
+/* Frees the keys still queued (a load that failed): once the load is
+ * over, whatever its outcome. */
 void gb_load_pipe_discard(gb_load_pipe *p);
 
 #endif

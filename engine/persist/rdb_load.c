@@ -311,7 +311,7 @@ int gb_rdb_load_buffer(gb_engine *eng, const uint8_t *p, size_t len, const char 
     L.r = gb_rdb_reader_make(p, body_end);
     L.r.pos = MAGIC_LEN;
     bool loaded = load_body(&L, progress, pctx);
-    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued, and the pipe's own memory */
+    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued */
     if (!loaded)
         return GB_EPARSE;
     if (L.r.pos != body_end) {

@@ -593,7 +593,7 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
         }
     }
     gb_plat_heap_bulk_end(&heap);
-    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued, and the pipe's own memory */
+    gb_load_pipe_discard(&L.pipe); /* keys a failed load left queued */
     gb_free(L.key.p);
     gb_free(L.a.p);
     gb_free(L.b.p);

@@ -515,12 +515,6 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
     return true;
 }
 
-void gb_db_insert_loaded_known(gb_db *db, gb_kv *kv, uint64_t hash, unsigned chain_len)
-{
-    gb_htable_insert_known(&db->keys, &kv->node, hash, chain_len);
-    note_loaded(db, kv);
-}
-
 /* Overwrites a string record's value where it stands when the new value fits
  * the allocation it already has: a SET of a same-sized value (the common
  * case: counters, caches, benchmarks) then costs no malloc and no free. */

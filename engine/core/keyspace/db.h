@@ -159,10 +159,6 @@ gb_kv *gb_db_loaded_object(gb_db *db, gb_slice key, enum gb_type t, void *obj, i
 void gb_db_prefetch_chain(gb_db *db, uint64_t hash);
 void gb_db_prefetch_chain_next(gb_db *db, uint64_t hash);
 bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash);
-/* gb_db_insert_loaded without the check, for a key the loader knows is
- * absent, into a settled table (gb_htable_settled) whose bucket holds
- * chain_len - 1 records (engine/persist/load_pipe.c). */
-void gb_db_insert_loaded_known(gb_db *db, gb_kv *kv, uint64_t hash, unsigned chain_len);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);
