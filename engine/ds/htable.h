@@ -216,6 +216,16 @@ gb_hnode *gb_htable_random_cheap(gb_htable *ht);
  * (eviction), not uniform. May return fewer than n (it gives up after
  * 10 n buckets); n up to 64 (beyond, one record per bucket). */
 size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n);
+/* gb_htable_sample from bucket `start` (any number: it is masked to the
+ * table's size when the sample is taken), for a caller that chose it
+ * earlier and prefetched what the sample reads (below). */
+size_t gb_htable_sample_at(gb_htable *ht, uint64_t start, gb_hnode **out, size_t n);
+/* Starts fetching what gb_htable_sample_at(ht, start, .., n) will read,
+ * in two steps some time apart: the bucket slots from start on, then,
+ * once those are in the cache, the first records of the first n chains
+ * there. Nothing while the table rehashes (the sample reads two arrays). */
+void gb_htable_sample_prefetch_slots(const gb_htable *ht, uint64_t start);
+void gb_htable_sample_prefetch_records(const gb_htable *ht, uint64_t start, size_t n);
 
 /* Starts loading into the cache the bucket slot(s) where hash lives, for a
  * find or insert that comes a little later. */

@@ -555,6 +555,60 @@ static void test_missing_keys_read_no_records(void **state)
     gb_htable_clear(&ht, free_rec, NULL);
 }
 
+/* gb_htable_sample_at: the chains of consecutive buckets from the start
+ * it is given (masked to the table), whole chains in bucket order, the same
+ * records for the same start; the prefetches ahead of it change nothing
+ * (an empty table, a settled one, one in mid-rehash). */
+static void test_sample_from_a_chosen_start(void **state)
+{
+    (void)state;
+    gb_htable ht;
+    gb_htable_init(&ht, &T);
+    gb_hnode *out[16], *again[16];
+    gb_htable_sample_prefetch_slots(&ht, 12345);
+    gb_htable_sample_prefetch_records(&ht, 12345, 5);
+    assert_int_equal(gb_htable_sample_at(&ht, 12345, out, 5), 0);
+    enum { N = 3000 };
+    for (uint64_t k = 0; k < N; k++)
+        gb_htable_insert(&ht, &mk(k)->node, h(k));
+    while (gb_htable_is_rehashing(&ht))
+        gb_htable_rehash_step(&ht, 1000);
+    uint64_t mask = ht.mask[0];
+    unsigned checked = 0;
+    for (uint64_t start = 0; start < 5000; start += 7) {
+        /* What the sample should return: the chains from start & mask on, in
+         * bucket order, up to 5 records. A stretch of 6 empty buckets first
+         * makes the sample jump to a random place: such starts are skipped. */
+        gb_hnode *want[16];
+        size_t nwant = 0;
+        unsigned empty_run = 0;
+        for (uint64_t b = start & mask; nwant < 5 && empty_run < 6; b = (b + 1) & mask) {
+            gb_hnode *e = gb_hslot_head(ht.tab[0][b]);
+            empty_run = e ? 0 : empty_run + 1;
+            for (; e && nwant < 5; e = e->next)
+                want[nwant++] = e;
+        }
+        if (nwant < 5)
+            continue;
+        gb_htable_sample_prefetch_slots(&ht, start);
+        gb_htable_sample_prefetch_records(&ht, start, 5);
+        assert_int_equal(gb_htable_sample_at(&ht, start, out, 5), 5);
+        assert_memory_equal(out, want, 5 * sizeof out[0]);
+        assert_int_equal(gb_htable_sample_at(&ht, start + mask + 1, again, 5), 5); /* masked */
+        assert_memory_equal(again, want, 5 * sizeof out[0]);
+        checked++;
+    }
+    assert_true(checked > 600);
+    gb_htable_insert(&ht, &mk(N)->node, h(N)); /* a rehash begins: the prefetches stand aside */
+    gb_htable_insert(&ht, &mk(N + 1)->node, h(N + 1));
+    if (gb_htable_is_rehashing(&ht)) {
+        gb_htable_sample_prefetch_slots(&ht, 99);
+        gb_htable_sample_prefetch_records(&ht, 99, 5);
+    }
+    assert_int_equal(gb_htable_sample_at(&ht, 99, out, 5), 5);
+    gb_htable_clear(&ht, free_rec, NULL);
+}
+
 /* gb_htable_clear_step: a table torn down a slice at a time, in the middle of
  * a rehash (records in both arrays), frees every record exactly once, at
  * least max_nodes per call until the last, and ends with no array left. */
@@ -623,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_chain_bound_covers_longest_chain),
         cmocka_unit_test(test_clear_in_steps),
         cmocka_unit_test(test_missing_keys_read_no_records),
+        cmocka_unit_test(test_sample_from_a_chosen_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
