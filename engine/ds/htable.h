@@ -260,7 +260,7 @@ static inline void gb_htable_prefetch_chain_next(const gb_htable *ht, uint64_t h
         if (ht->tab[t]) {
             const gb_hnode *slot = ht->tab[t][hash & ht->mask[t]];
             const gb_hnode *n = gb_hslot_head(slot);
-            if (n && n->next && gb_hslot_may_hold(slot, hash))
+            if (n && gb_hslot_may_hold(slot, hash) && n->next) /* n is read only when the lookup will */
                 __builtin_prefetch(n->next);
         }
     }
