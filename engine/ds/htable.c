@@ -519,11 +519,6 @@ static size_t expand_chains(gb_hnode **out, size_t heads, size_t n)
     return got;
 }
 
-size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n)
-{
-    return gb_htable_sample_at(ht, gb_random_u64(), out, n);
-}
-
 /* The slots a sample from `start` reads first: a sample of a few records
  * finds them within a line or two of slots at the loads the table keeps. */
 #define SAMPLE_AHEAD_SLOT_LINES 2

@@ -209,16 +209,14 @@ gb_hnode *gb_htable_random(gb_htable *ht);
  * gb_htable_random may need dozens at low load factors: for eviction,
  * whose random policies need no exact uniformity. NULL when empty. */
 gb_hnode *gb_htable_random_cheap(gb_htable *ht);
-/* Up to n records, the chains of a random stretch of consecutive
- * non-empty buckets (Redis's dictGetSomeKeys): far cheaper per record than
- * n gb_htable_random calls (one random start, sequential bucket reads, the
- * chains' first records fetched together), random enough for sampling
- * (eviction), not uniform. May return fewer than n (it gives up after
- * 10 n buckets); n up to 64 (beyond, one record per bucket). */
-size_t gb_htable_sample(gb_htable *ht, gb_hnode **out, size_t n);
-/* gb_htable_sample from bucket `start` (any number: it is masked to the
- * table's size when the sample is taken), for a caller that chose it
- * earlier and prefetched what the sample reads (below). */
+/* Up to n records, the chains of a stretch of consecutive non-empty
+ * buckets from `start` (any number: the caller draws it at random, and it
+ * is masked to the table's size when the sample is taken) (Redis's
+ * dictGetSomeKeys): far cheaper per record than n gb_htable_random calls
+ * (sequential bucket reads, the chains' first records fetched together),
+ * random enough for sampling (eviction), not uniform. After a long empty
+ * stretch it jumps to a random bucket. May return fewer than n (it gives
+ * up after 10 n buckets); n up to 64 (beyond, one record per bucket). */
 size_t gb_htable_sample_at(gb_htable *ht, uint64_t start, gb_hnode **out, size_t n);
 /* Starts fetching what gb_htable_sample_at(ht, start, .., n) will read,
  * in two steps some time apart: the bucket slots from start on, then,
