@@ -313,34 +313,129 @@ static void reply_status_text(gb_client *c, lua_State *L)
     gb_free(copy);
 }
 
-static void reply_value(gb_client *c, lua_State *L, int resp);
+/* One Lua value's conversion into a reply.
+ *
+ * A table may appear in its own reply many times: {x, x} sends x twice,
+ * and a table holding itself n times sends n^depth elements down to
+ * Lua's stack limit (Redis 7.0 does the same and runs out of memory).
+ * So a reply may announce at most max(GB_LUA_REPLY_FLOOR, the script's
+ * Lua heap in bytes / 2) elements. A reply with no repeated table never
+ * reaches that: each of its elements is a table slot of 16 bytes or more
+ * in that heap.
+ *
+ * Each container is counted before it is sent, so its header goes out
+ * with its length (as Redis's deferred length reads once it is set) and
+ * nothing already written moves: a deep reply costs its size, not its
+ * size times its depth. The container that finds the budget short sends
+ * the elements that fit and then one more, the error below; from there
+ * on every element still announced goes out as a null, so the reply stays
+ * well formed and the walk ends at once. */
+#define GB_LUA_REPLY_FLOOR (1 << 20)
+#define GB_LUA_REPLY_HEAP_SHARE 2
+#define GB_LUA_REPLY_TOO_LARGE                                                                        \
+    "ERR script reply too large: it repeats its tables past half the script's memory in elements"
+
+typedef struct reply_walk {
+    gb_client *c;
+    lua_State *L;
+    int resp;
+    int64_t left; /* elements the reply may still announce */
+    bool stopped; /* the error is sent: what is left goes out as nulls */
+} reply_walk;
+
+static void reply_value(reply_walk *w);
+
+/* How many of a container's n elements (2 per pair in a map) go out
+ * before the error; n when all fit. */
+static int64_t take_budget(reply_walk *w, int64_t n)
+{
+    int64_t fit = n <= w->left ? n : w->left;
+    w->left -= fit;
+    return fit;
+}
+
+/* The error in place of the first element that did not fit, unless an
+ * element inside those that did was the one to send it. */
+static void reply_stop(reply_walk *w)
+{
+    if (w->stopped) {
+        gb_reply_nil(w->c);
+        return;
+    }
+    w->stopped = true;
+    gb_reply_error(w->c, GB_LUA_REPLY_TOO_LARGE);
+}
+
+/* The table on top's entries: pairs (with_values) or keys. */
+static int64_t count_entries(lua_State *L)
+{
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        n++;
+    }
+    return n;
+}
 
 /* map -> key, value pairs; set -> its keys: a RESP3 map or set for a
  * RESP3 caller, flat arrays for a RESP2 one (the writer's fallbacks), as
  * Redis's addReplyDeferredLen + setDeferredMapLen / setDeferredSetLen. */
-static void reply_pairs(gb_client *c, lua_State *L, int resp, bool with_values)
+static void reply_pairs(reply_walk *w, bool with_values)
 {
-    size_t handle = gb_reply_array_deferred(c);
-    int64_t n = 0;
+    lua_State *L = w->L;
+    int64_t n = count_entries(L);
+    int64_t per = with_values ? 2 : 1;
+    int64_t fit = take_budget(w, n * per) / per;
+    bool short_of = fit < n;
+    if (with_values)
+        gb_reply_map(w->c, fit + short_of);
+    else
+        gb_reply_set(w->c, fit + short_of);
     lua_pushnil(L);
-    while (lua_next(L, -2)) {
+    for (int64_t i = 0; i < fit && lua_next(L, -2); i++) {
         if (!with_values)
             lua_pop(L, 1);
         lua_pushvalue(L, with_values ? -2 : -1);
-        reply_value(c, L, resp);
+        reply_value(w);
         if (with_values)
-            reply_value(c, L, resp);
-        n++;
+            reply_value(w);
     }
-    if (with_values)
-        gb_reply_set_deferred_map(c, handle, n);
-    else
-        gb_reply_set_deferred_set(c, handle, n);
+    lua_pop(L, 1); /* the last key lua_next gave, or the nil before the first */
+    if (short_of) {
+        reply_stop(w); /* a map's error is a key, with a null value */
+        if (with_values)
+            gb_reply_nil(w->c);
+    }
+}
+
+/* The array part of the table on top, up to its first nil. */
+static void reply_array(reply_walk *w)
+{
+    lua_State *L = w->L;
+    int64_t n = 0;
+    for (;; n++) {
+        lua_rawgeti(L, -1, (int)(n + 1));
+        bool end = lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (end)
+            break;
+    }
+    int64_t fit = take_budget(w, n);
+    gb_reply_array(w->c, fit + (fit < n));
+    for (int64_t i = 1; i <= fit; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        reply_value(w);
+    }
+    if (fit < n)
+        reply_stop(w);
 }
 
 /* The table on top: an error, status, double, ... or an array. */
-static void reply_table(gb_client *c, lua_State *L, int resp)
+static void reply_table(reply_walk *w)
 {
+    gb_client *c = w->c;
+    lua_State *L = w->L;
     if (raw_field(L, "err") == LUA_TSTRING) {
         size_t len;
         const char *e = lua_tolstring(L, -1, &len);
@@ -391,29 +486,18 @@ static void reply_table(gb_client *c, lua_State *L, int resp)
     }
     lua_pop(L, 1);
     if (raw_field(L, "map") == LUA_TTABLE) {
-        reply_pairs(c, L, resp, true);
+        reply_pairs(w, true);
         lua_pop(L, 1);
         return;
     }
     lua_pop(L, 1);
     if (raw_field(L, "set") == LUA_TTABLE) {
-        reply_pairs(c, L, resp, false);
+        reply_pairs(w, false);
         lua_pop(L, 1);
         return;
     }
     lua_pop(L, 1);
-    size_t handle = gb_reply_array_deferred(c);
-    int64_t n = 0;
-    for (int i = 1;; i++) {
-        lua_rawgeti(L, -1, i);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            break;
-        }
-        reply_value(c, L, resp);
-        n++;
-    }
-    gb_reply_set_deferred(c, handle, n);
+    reply_array(w);
 }
 
 /* Redis's (long long) cast, defined where C leaves it undefined: NaN and
@@ -426,8 +510,15 @@ static int64_t number_to_integer(double d)
 }
 
 /* Replies with the value on top and pops it. */
-static void reply_value(gb_client *c, lua_State *L, int resp)
+static void reply_value(reply_walk *w)
 {
+    gb_client *c = w->c;
+    lua_State *L = w->L;
+    if (w->stopped) { /* announced before the budget ran out */
+        gb_reply_nil(c);
+        lua_pop(L, 1);
+        return;
+    }
     if (!lua_checkstack(L, 4)) {
         gb_reply_error(c, "ERR reached lua stack limit");
         lua_pop(L, 1);
@@ -441,7 +532,7 @@ static void reply_value(gb_client *c, lua_State *L, int resp)
         break;
     }
     case LUA_TBOOLEAN:
-        if (resp == 2) {
+        if (w->resp == 2) {
             if (lua_toboolean(L, -1))
                 gb_reply_int(c, 1);
             else
@@ -454,7 +545,7 @@ static void reply_value(gb_client *c, lua_State *L, int resp)
         gb_reply_int(c, number_to_integer(lua_tonumber(L, -1)));
         break;
     case LUA_TTABLE:
-        reply_table(c, L, resp);
+        reply_table(w);
         break;
     default:
         gb_reply_nil(c);
@@ -463,4 +554,12 @@ static void reply_value(gb_client *c, lua_State *L, int resp)
     lua_pop(L, 1);
 }
 
-void gb_lua_reply(gb_client *c, lua_State *L, int script_resp) { reply_value(c, L, script_resp); }
+void gb_lua_reply(gb_client *c, lua_State *L, int script_resp)
+{
+    int64_t heap = (int64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + lua_gc(L, LUA_GCCOUNTB, 0);
+    reply_walk w = {.c = c,
+                    .L = L,
+                    .resp = script_resp,
+                    .left = GB_MAX(GB_LUA_REPLY_FLOOR, heap / GB_LUA_REPLY_HEAP_SHARE)};
+    reply_value(&w);
+}

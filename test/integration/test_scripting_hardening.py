@@ -176,6 +176,32 @@ class CallsFromScripts(Differential):
                 self.assertEqual(got[0], got[1], "%r resp3=%s: goblin %d bytes, redis %d bytes" %
                                  (script, resp3, len(got[0]), len(got[1])))
 
+    def test_reply_repeating_its_tables_is_bounded(self):
+        """A table holding itself 20,000 times is 20,000^depth elements
+        down to the stack limit (found by fuzz_lua; Redis runs out of
+        memory on it): the reply stops after a million elements with one
+        error, the elements announced past it as nulls, and the server goes
+        on serving (goblin-core only)."""
+        too_large = b"ERR script reply too large: it repeats its tables past half the script's memory in elements"
+        with Raw(self.goblin, timeout=120) as c:
+            c.send_cmd("EVAL", "local t = {} for i = 0, 20000 do t[i] = t end return t", "0")
+            value, raw = c.read()
+            self.assertLess(len(raw), 16 << 20)
+            errors, elements, todo = [], 0, [value]
+            while todo:
+                v = todo.pop()
+                elements += 1
+                if isinstance(v, list):
+                    todo.extend(v)
+                elif isinstance(v, gbtest.Err):
+                    errors.append(bytes(v))
+            self.assertEqual(errors, [too_large])
+            self.assertEqual(elements, 1 + (1 << 20) + 2)
+            self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
+            # A table repeated within the budget is sent each time, as Redis does.
+            self.assertEqual(c.call("EVAL", "local x = {'a', 'b'} return {x, x, {x}}", "0"),
+                             [[b"a", b"b"], [b"a", b"b"], [[b"a", b"b"]]])
+
     def test_function_names_are_case_insensitive(self):
         for srv in (self.goblin, self.redis):
             with Raw(srv) as c:

@@ -86,6 +86,8 @@ static const gb_reply_ops resp_ops = {.status = r_status, .error = r_error, .int
                                       .set_deferred = r_set_deferred};
 
 static void r3_nil(void *ctx) { put(ctx, "_\r\n"); }
+static void r3_map(void *ctx, int64_t npairs) { put(ctx, "%%%lld\r\n", (long long)npairs); }
+static void r3_set(void *ctx, int64_t n) { put(ctx, "~%lld\r\n", (long long)n); }
 static void r3_boolean(void *ctx, bool v) { put(ctx, "#%c\r\n", v ? 't' : 'f'); }
 static void r3_big_number(void *ctx, const char *s, size_t n) { put(ctx, "(%.*s\r\n", (int)n, s); }
 static void r3_verbatim(void *ctx, const char format[3], const char *s, size_t n)
@@ -96,7 +98,7 @@ static void r3_verbatim(void *ctx, const char format[3], const char *s, size_t n
 /* A RESP3 caller: maps, sets, null, booleans, big numbers and verbatim
  * strings keep their types. */
 static const gb_reply_ops resp3_ops = {.status = r_status, .error = r_error, .integer = r_int, .dbl = r_dbl,
-                                       .bulk = r_bulk, .nil = r3_nil, .array = r_array,
+                                       .bulk = r_bulk, .nil = r3_nil, .array = r_array, .map = r3_map, .set = r3_set,
                                        .array_deferred = r_deferred, .set_deferred = r_set_deferred,
                                        .set_deferred_map = r_set_deferred_map,
                                        .set_deferred_set = r_set_deferred_set, .boolean = r3_boolean,
@@ -229,6 +231,111 @@ static void test_self_reference_ends_in_an_error(void **state)
     gb_lua_reply(&f->c, f->L, 2);
     /* Nested arrays until Lua's stack limit, then Redis's error. */
     assert_non_null(strstr(f->out.buf, "-ERR reached lua stack limit\r\n"));
+}
+
+/* A reply too large to render: its shape in counts. Every element but the
+ * top one sits in a container, so a well-formed reply has
+ * leaves + containers == 1 + the containers' element counts. */
+typedef struct tally {
+    int64_t leaves, containers, counted; /* counted: the counts the headers carry */
+    int64_t too_large, stack_limit;      /* the two errors */
+    int64_t nils;                        /* what the reply announced past its error */
+} tally;
+
+static void t_leaf(void *ctx) { ((tally *)ctx)->leaves++; }
+static void t_nil(void *ctx)
+{
+    t_leaf(ctx);
+    ((tally *)ctx)->nils++;
+}
+static void t_error(void *ctx, const char *s, size_t n)
+{
+    tally *t = ctx;
+    t->leaves++;
+    if (n > 24 && memcmp(s, "ERR script reply too large", 26) == 0)
+        t->too_large++;
+    if (n == 27 && memcmp(s, "ERR reached lua stack limit", 27) == 0)
+        t->stack_limit++;
+}
+static void t_text(void *ctx, const char *s, size_t n) { (void)s, (void)n, t_leaf(ctx); }
+static void t_int(void *ctx, int64_t v) { (void)v, t_leaf(ctx); }
+static void t_dbl(void *ctx, double v) { (void)v, t_leaf(ctx); }
+static void t_bool(void *ctx, bool v) { (void)v, t_leaf(ctx); }
+static size_t t_deferred(void *ctx)
+{
+    ((tally *)ctx)->containers++;
+    return 0;
+}
+static void t_set_deferred(void *ctx, size_t handle, int64_t n) { (void)handle, ((tally *)ctx)->counted += n; }
+static void t_set_deferred_map(void *ctx, size_t handle, int64_t npairs) { t_set_deferred(ctx, handle, 2 * npairs); }
+static void t_array(void *ctx, int64_t n)
+{
+    t_deferred(ctx);
+    ((tally *)ctx)->counted += n;
+}
+static void t_map(void *ctx, int64_t npairs) { t_array(ctx, 2 * npairs); }
+
+static const gb_reply_ops tally_ops = {.status = t_text, .error = t_error, .integer = t_int, .dbl = t_dbl,
+                                       .bulk = t_text, .nil = t_nil, .array = t_array, .map = t_map,
+                                       .set = t_array, .array_deferred = t_deferred,
+                                       .set_deferred = t_set_deferred, .set_deferred_map = t_set_deferred_map,
+                                       .set_deferred_set = t_set_deferred, .boolean = t_bool};
+
+/* Tallies the reply to the script's value, as a RESP3 caller's. */
+static tally tally_reply(fixture *f, const char *script)
+{
+    tally t = {0};
+    assert_int_equal(luaL_dostring(f->L, script), 0);
+    f->c.rops = &tally_ops;
+    f->c.rctx = &t;
+    gb_lua_reply(&f->c, f->L, 3);
+    f->c.rops = &resp_ops;
+    f->c.rctx = &f->out;
+    assert_int_equal(lua_gettop(f->L), 0);
+    assert_int_equal(t.leaves + t.containers, 1 + t.counted);
+    return t;
+}
+
+static void test_a_repeated_table_is_sent_each_time(void **state)
+{
+    fixture *f = *state;
+    /* 500 times a table of 1000: 500,000 elements, under the floor. */
+    tally t = tally_reply(f, "local x = {} for i = 1, 1000 do x[i] = i end "
+                             "local r = {} for i = 1, 500 do r[i] = x end return r");
+    assert_int_equal(t.too_large, 0);
+    assert_int_equal(t.containers, 501);
+    assert_int_equal(t.leaves, 500 * 1000);
+}
+
+static void test_a_reply_past_its_budget_stops_well_formed(void **state)
+{
+    fixture *f = *state;
+    /* A table holding itself 20,000 times: 20,000^depth elements down to
+     * the stack limit (the fuzzer's find). The reply stops after a
+     * million elements (the floor) with one error, each container sending
+     * what it announced (nulls past the error). */
+    tally t = tally_reply(f, "local t = {} for i = 0, 20000 do t[i] = t end return t");
+    assert_int_equal(t.too_large, 1);
+    assert_int_equal(t.stack_limit, 0); /* the budget ends it 52 levels down */
+    assert_true(t.nils > 0);
+    /* The top, the budget, and one error slot in each container that found
+     * it short: here the one at level 53 and its first element's. */
+    assert_int_equal(t.leaves + t.containers, 1 + (1 << 20) + 2);
+
+    /* The same through a map: the error takes a key's place, with a null. */
+    t = tally_reply(f, "local t = {} local m = {} t.map = m for i = 1, 20000 do m[i] = t end return t");
+    assert_int_equal(t.too_large, 1);
+
+    /* And through a set of distinct tables that each hold the set. */
+    t = tally_reply(f, "local t = {} local s = {} t.set = s "
+                       "for i = 1, 20000 do s[{t, t}] = true end return t");
+    assert_int_equal(t.too_large, 1);
+
+    /* A bigger heap buys a bigger budget: half its bytes, in elements. */
+    t = tally_reply(f, "local big = {} for i = 1, 400000 do big[i] = 'element ' .. i end "
+                       "local t = {big} for i = 2, 200 do t[i] = t end return t");
+    assert_int_equal(t.too_large, 1);
+    assert_true(t.leaves + t.containers > (1 << 20) + 2);
 }
 
 /* ---- reply -> Lua ----------------------------------------------------------------------- */
@@ -433,6 +540,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lua_to_resp3_scalars, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lua_to_resp3_map_and_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_reference_ends_in_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_repeated_table_is_sent_each_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_reply_past_its_budget_stops_well_formed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_to_lua, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_and_deferred_arrays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resp3_aggregates_to_lua, setup, teardown),
