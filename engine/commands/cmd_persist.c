@@ -1,18 +1,22 @@
 /*
  * Persistence commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE) and DEBUG's
  * subcommands that Redis's own test tooling relies on (RELOAD, LOADAOF,
- * SLEEP, SET-ACTIVE-EXPIRE), on top of engine/persist/persist.h.
+ * SLEEP, SET-ACTIVE-EXPIRE, OBJECT, POPULATE), on top of
+ * engine/persist/persist.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/commands/cmd_util.h"
 #include "engine/core/engine.h"
 #include "engine/persist/persist.h"
 #include "engine/types/t_keys.h"
+#include "engine/types/t_string.h"
+#include "platform/daemon.h"
 
 static void cmd_save(gb_client *c, int argc, gb_slice *argv)
 {
@@ -125,12 +129,80 @@ static void debug_object(gb_client *c, gb_slice key)
     gb_reply_status(c, line);
 }
 
+/* Redis's getPositiveLongFromObjectOrReply: one text for "not an
+ * integer" and "negative". */
+static bool arg_not_negative(gb_client *c, gb_slice arg, int64_t *out)
+{
+    return gb_arg_ll_range(c, arg, 0, INT64_MAX, "ERR value is out of range, must be positive", out);
+}
+
+/* Redis's snprintf into a 128-byte buffer: texts are cut to 127 bytes. */
+#define POPULATE_TEXT 128
+
+static size_t populate_text(char *buf, gb_slice prefix, int64_t j)
+{
+    int n = snprintf(buf, POPULATE_TEXT, "%.*s:%lld", (int)GB_MIN(prefix.len, POPULATE_TEXT), prefix.ptr,
+                     (long long)j);
+    return GB_MIN((size_t)n, POPULATE_TEXT - 1);
+}
+
+/* DEBUG POPULATE count [prefix] [size] (Redis's debug.c): the string keys
+ * "<prefix>:<j>" for j in [0, count) (prefix "key", read up to its first
+ * zero byte), each holding "value:<j>", or with size that text cut or
+ * padded with zero bytes to size bytes. A key that exists, of any type,
+ * is left as it is. As in Redis the keys are neither logged nor
+ * replicated and raise no keyspace event: DEBUG is not a write command. */
+static void debug_populate(gb_client *c, int argc, gb_slice *argv)
+{
+    int64_t count, size = 0;
+    if (!arg_not_negative(c, argv[2], &count))
+        return;
+    /* Redis first sizes its key table for count keys and answers this when
+     * the allocation fails (past a count near 2^60 it dies instead). The
+     * same bound, without the allocation: one 8-byte bucket per key more
+     * than the machine's memory. */
+    size_t machine = gb_plat_total_system_memory();
+    if ((uint64_t)count > (machine ? machine : SIZE_MAX) / sizeof(void *)) {
+        gb_reply_error(c, "ERR OOM in dictTryExpand");
+        return;
+    }
+    if (argc == 5 && !arg_not_negative(c, argv[4], &size))
+        return;
+    /* Redis allocates any size asked for, and dies when it cannot. */
+    if (size > c->eng->cfg.proto_max_bulk_len) {
+        gb_reply_error(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        return;
+    }
+    gb_slice prefix = argc >= 4 ? gb_arg_cstring(argv[3]) : gb_slice_cstr("key");
+    /* Zero bytes past the text; the texts only grow with j, so each
+     * overwrites the last. */
+    char *padded = size ? gb_calloc(1, (size_t)size) : NULL;
+    for (int64_t j = 0; j < count; j++) {
+        char key[POPULATE_TEXT], text[POPULATE_TEXT];
+        size_t klen = populate_text(key, prefix, j);
+        size_t tlen = populate_text(text, gb_slice_cstr("value"), j);
+        gb_slice value = gb_slice_make(text, tlen);
+        if (padded) {
+            memcpy(padded, text, GB_MIN((size_t)size, tlen));
+            value = gb_slice_make(padded, (size_t)size);
+        }
+        gb_string_set(c->db, gb_slice_make(key, klen), value, GB_SET_NX, -1, NULL, NULL, NULL);
+    }
+    gb_free(padded);
+    gb_reply_ok(c);
+}
+
 static const char *const debug_help[] = {
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LOADAOF",
     "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
     "OBJECT <key>",
     "    Show low level info about the <key> and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
     "RELOAD",
     "    Save the dataset to disk, empty it, and load it back from the file.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -148,6 +220,8 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
         gb_reply_help(c, debug_help, GB_ARRAY_LEN(debug_help));
     } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
         debug_sleep(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "populate") && argc >= 3 && argc <= 5) {
+        debug_populate(c, argc, argv);
     } else if (gb_slice_ieq(sub, "object") && argc == 3) {
         debug_object(c, argv[2]);
     } else if (gb_slice_ieq(sub, "set-active-expire") && argc == 3) {
@@ -184,7 +258,9 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
         gb_log(GB_LOG_WARNING, "DB reloaded by DEBUG RELOAD");
         gb_reply_ok(c);
     } else {
-        gb_reply_unknown_subcommand(c, sub, "debug");
+        /* DEBUG has no subcommand table in Redis: its addReplySubcommandSyntaxError */
+        gb_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+                        (int)GB_MIN(sub.len, 128), sub.ptr);
     }
 }
 

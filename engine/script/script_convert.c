@@ -318,20 +318,26 @@ static void reply_status_text(gb_client *c, lua_State *L)
  * A table may appear in its own reply many times: {x, x} sends x twice,
  * and a table holding itself n times sends n^depth elements down to
  * Lua's stack limit (Redis 7.0 does the same and runs out of memory).
- * So a reply may announce at most max(GB_LUA_REPLY_FLOOR, the script's
+ * So a reply may hold at most max(GB_LUA_REPLY_FLOOR, the script's
  * Lua heap in bytes / 2) elements. A reply with no repeated table never
  * reaches that: each of its elements is a table slot of 16 bytes or more
  * in that heap.
  *
- * Each container is counted before it is sent, so its header goes out
- * with its length (as Redis's deferred length reads once it is set) and
- * nothing already written moves: a deep reply costs its size, not its
- * size times its depth. The container that finds the budget short sends
- * the elements that fit and then one more, the error below; from there
- * on every element still announced goes out as a null, so the reply stays
- * well formed and the walk ends at once. */
+ * The budget is spent element by element, and where it runs out the next
+ * element is the error below; from there on nothing more is walked. An
+ * array near the top has a deferred length (the writer moves its
+ * elements once to put the header in front, cheaper than counting them
+ * first): it ends with what it sent. Deeper containers, and every map and
+ * set, are counted first and take their budget at once, so that no
+ * header moves a deep reply again and again (size x depth bytes): one
+ * that finds the budget short sends what fits and then the error, and the
+ * elements they had announced past the error go out as nulls. The reply
+ * stays well formed, and at most budget + depth elements. */
 #define GB_LUA_REPLY_FLOOR (1 << 20)
 #define GB_LUA_REPLY_HEAP_SHARE 2
+/* Arrays at depths 0 .. this - 1 (the top is 0) have deferred lengths:
+ * each byte of a reply moves at most this many times. */
+#define GB_LUA_REPLY_DEFERRED_DEPTH 8
 #define GB_LUA_REPLY_TOO_LARGE                                                                        \
     "ERR script reply too large: it repeats its tables past half the script's memory in elements"
 
@@ -339,14 +345,25 @@ typedef struct reply_walk {
     gb_client *c;
     lua_State *L;
     int resp;
-    int64_t left; /* elements the reply may still announce */
-    bool stopped; /* the error is sent: what is left goes out as nulls */
+    int64_t left; /* elements the reply may still hold */
+    int depth;    /* containers open around the value being sent */
+    bool stopped; /* the error is sent: announced elements go out as nulls */
 } reply_walk;
 
 static void reply_value(reply_walk *w);
 
-/* How many of a container's n elements (2 per pair in a map) go out
- * before the error; n when all fit. */
+/* One element from the budget, for an array that sends its length last;
+ * false when none is left. */
+static bool element_fits(reply_walk *w)
+{
+    if (w->left == 0)
+        return false;
+    w->left--;
+    return true;
+}
+
+/* How many of a counted container's n elements (2 per pair in a map) go
+ * out before the error; n when all fit. */
 static int64_t take_budget(reply_walk *w, int64_t n)
 {
     int64_t fit = n <= w->left ? n : w->left;
@@ -354,8 +371,8 @@ static int64_t take_budget(reply_walk *w, int64_t n)
     return fit;
 }
 
-/* The error in place of the first element that did not fit, unless an
- * element inside those that did was the one to send it. */
+/* The element that found the budget spent: the error, or a null where an
+ * element before it already sent the error. */
 static void reply_stop(reply_walk *w)
 {
     if (w->stopped) {
@@ -392,6 +409,7 @@ static void reply_pairs(reply_walk *w, bool with_values)
         gb_reply_map(w->c, fit + short_of);
     else
         gb_reply_set(w->c, fit + short_of);
+    w->depth++;
     lua_pushnil(L);
     for (int64_t i = 0; i < fit && lua_next(L, -2); i++) {
         if (!with_values)
@@ -402,6 +420,7 @@ static void reply_pairs(reply_walk *w, bool with_values)
             reply_value(w);
     }
     lua_pop(L, 1); /* the last key lua_next gave, or the nil before the first */
+    w->depth--;
     if (short_of) {
         reply_stop(w); /* a map's error is a key, with a null value */
         if (with_values)
@@ -409,26 +428,63 @@ static void reply_pairs(reply_walk *w, bool with_values)
     }
 }
 
-/* The array part of the table on top, up to its first nil. */
-static void reply_array(reply_walk *w)
+/* The length of the array part of the table on top: up to its first nil. */
+static int64_t array_length(lua_State *L)
 {
-    lua_State *L = w->L;
     int64_t n = 0;
     for (;; n++) {
         lua_rawgeti(L, -1, (int)(n + 1));
         bool end = lua_isnil(L, -1);
         lua_pop(L, 1);
         if (end)
-            break;
+            return n;
     }
+}
+
+/* An array deep in the reply: counted, then sent. */
+static void reply_array_counted(reply_walk *w)
+{
+    int64_t n = array_length(w->L);
     int64_t fit = take_budget(w, n);
     gb_reply_array(w->c, fit + (fit < n));
+    w->depth++;
     for (int64_t i = 1; i <= fit; i++) {
-        lua_rawgeti(L, -1, (int)i);
+        lua_rawgeti(w->L, -1, (int)i);
         reply_value(w);
     }
+    w->depth--;
     if (fit < n)
         reply_stop(w);
+}
+
+/* The array part of the table on top, up to its first nil. */
+static void reply_array(reply_walk *w)
+{
+    if (w->depth >= GB_LUA_REPLY_DEFERRED_DEPTH) {
+        reply_array_counted(w);
+        return;
+    }
+    lua_State *L = w->L;
+    size_t handle = gb_reply_array_deferred(w->c);
+    int64_t sent = 0;
+    w->depth++;
+    for (int i = 1; !w->stopped; i++) {
+        lua_rawgeti(L, -1, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!element_fits(w)) {
+            lua_pop(L, 1);
+            reply_stop(w);
+            sent++;
+            break;
+        }
+        reply_value(w);
+        sent++;
+    }
+    w->depth--;
+    gb_reply_set_deferred(w->c, handle, sent);
 }
 
 /* The table on top: an error, status, double, ... or an array. */
