@@ -396,8 +396,9 @@ static int64_t count_entries(lua_State *L)
 }
 
 /* map -> key, value pairs; set -> its keys: a RESP3 map or set for a
- * RESP3 caller, flat arrays for a RESP2 one (the writer's fallbacks), as
- * Redis's addReplyDeferredLen + setDeferredMapLen / setDeferredSetLen. */
+ * RESP3 caller, flat arrays for a RESP2 one (the writer's fallbacks).
+ * Counted first: the same bytes as Redis's addReplyDeferredLen +
+ * setDeferredMapLen / setDeferredSetLen. */
 static void reply_pairs(reply_walk *w, bool with_values)
 {
     lua_State *L = w->L;
