@@ -252,7 +252,7 @@ static void t_error(void *ctx, const char *s, size_t n)
 {
     tally *t = ctx;
     t->leaves++;
-    if (n > 24 && memcmp(s, "ERR script reply too large", 26) == 0)
+    if (n >= 26 && memcmp(s, "ERR script reply too large", 26) == 0)
         t->too_large++;
     if (n == 27 && memcmp(s, "ERR reached lua stack limit", 27) == 0)
         t->stack_limit++;
