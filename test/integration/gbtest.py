@@ -670,6 +670,34 @@ class Raw:
             self.s.settimeout(self.timeout)
         return bytes(out)
 
+    def read_through(self, marker, timeout=None):
+        """Raw bytes up to and including the first `marker`; what arrived
+        after it stays buffered for the next read. On EOF or reset, what
+        arrived plus b'<EOF>'; after `timeout`, plus b'<TIMEOUT>'."""
+        timeout = timeout or 5 * SLOW
+        deadline = time.time() + timeout
+        out = bytearray(self.buf)
+        self.buf.clear()
+        try:
+            while marker not in out:
+                left = deadline - time.time()
+                if left <= 0:
+                    return bytes(out) + b"<TIMEOUT>"
+                self.s.settimeout(left)
+                d = self.s.recv(1 << 20)
+                if not d:
+                    return bytes(out) + b"<EOF>"
+                out += d
+        except (ConnectionResetError, BrokenPipeError):
+            return bytes(out) + b"<EOF>"
+        except socket.timeout:
+            return bytes(out) + b"<TIMEOUT>"
+        finally:
+            self.s.settimeout(self.timeout)
+        end = out.index(marker) + len(marker)
+        self.buf[:0] = out[end:]
+        return bytes(out[:end])
+
     def expect_eof(self, timeout=None):
         """True if the server closes the connection (EOF or reset) within
         `timeout` seconds, after whatever replies are still pending."""
@@ -714,6 +742,24 @@ class GoblinAndRedisCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.goblin.cleanup()
         cls.redis.cleanup()
+
+
+# A keyspace channel that the differential tests' subscription pattern
+# "__key*@*__:*" matches and that names no key of theirs.
+EVENTS_MARKER_CHANNEL = b"__keyspace@0__:gbtest-events-marker"
+EVENTS_MARKER = b"gbtest-events-marker"
+
+
+def events_so_far(data, sub, timeout=None):
+    """The raw bytes `sub` (subscribed to a pattern matching
+    EVENTS_MARKER_CHANNEL) has been sent since the last call, the marker's
+    own message last. `data` PUBLISHes the marker after its commands; a
+    server delivers a subscriber's messages in the order they were
+    published, so every event its commands caused comes before the marker,
+    and the read needs no wait for a silence. The marker's message is the
+    same bytes on every server, so two servers' results compare as they are."""
+    data.call("PUBLISH", EVENTS_MARKER_CHANNEL, EVENTS_MARKER)
+    return sub.read_through(b"\r\n" + EVENTS_MARKER + b"\r\n", timeout)
 
 
 def wait_until(pred, timeout, interval=0.05):
