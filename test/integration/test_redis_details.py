@@ -164,7 +164,7 @@ class OverwriteServesWaiter(GoblinAndRedisCase):
             if not served:
                 writer.call("DEL", "dst")
                 writer.call("ZADD", "dst", "2", "n")  # a key created anew wakes either server
-                return False, waiter.read_raw_available(timeout=5 * SLOW)
+                return False, waiter.read()[1]
             return True, served
 
     def test_overwrite(self):
