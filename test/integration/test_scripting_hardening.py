@@ -9,9 +9,10 @@ bytes, in RESP2 and RESP3.
 """
 
 import random
+import time
 
 import gbtest
-from gbtest import Raw
+from gbtest import Raw, SLOW
 
 
 def lua_number(x):
@@ -329,6 +330,39 @@ class LibraryCorners(Differential):
             self.assertIn(b"not enough memory", got)
             lua = int(gbtest.parse_info(c.call("INFO", "memory"))["used_memory_lua"])
             self.assertLess(lua, 4 << 20, "the 8 MB buffer is given back at once")
+
+    def test_string_rep_as_redis(self):
+        """Goblin Core's own string.rep (engine/script/script_vm.c) answers as
+        Lua 5.1's: counts cast to an int, methods, errors and their names."""
+        scripts = [
+            "return {string.rep('ab', 3), string.rep('x', 0), string.rep('x', -5), string.rep('', 1000), "
+            "string.rep(12, 2), ('y'):rep(2.9), ('y'):rep('3'), #string.rep('x', 2^32 + 3), #string.rep('x', 2^31), "
+            "#string.rep('x', -2^31), #string.rep('abc', 333333), string.rep('ab', 1) == 'ab'}",
+            "return redis.sha1hex(string.rep('0123456789', 100001))",
+            "return string.rep('x')", "return ('x'):rep('y')", "return string.rep({}, 2)", "return string.rep()",
+            "local ok, e = pcall(string.rep, nil, 2) return e", "return string.rep == ('').rep",
+        ]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
+    def test_string_rep_past_the_bulk_limit_is_refused_at_once(self):
+        """A result over proto-max-bulk-len is refused before it is built
+        (goblin-core only: Redis builds it until memory runs out). Lua 5.1's
+        own string.rep held the engine 13-17 s in C, where SCRIPT KILL cannot
+        reach, before its 512 MB piece was refused."""
+        refused = rb"^-ERR Error running script [0-9a-f]{40}, not enough memory\r\n$"
+        with Raw(self.goblin) as c:
+            for script in ["return ('x'):rep(1e10)", "return string.rep('ab', 2^30)"]:
+                start = time.monotonic()
+                self.assertRegex(c.call_raw("EVAL", script, "0"), refused, script)
+                self.assertLess(time.monotonic() - start, 2 * SLOW, script)
+            c.call("CONFIG", "SET", "proto-max-bulk-len", "8mb")
+            try:
+                self.assertRegex(c.call_raw("EVAL", "return string.rep('x', 8 * 2^20 + 1)", "0"), refused)
+                self.assertEqual(c.call("EVAL", "return #string.rep('x', 8 * 2^20 - 1024)", "0"), 8 * 2 ** 20 - 1024)
+            finally:
+                c.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+            self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
 
     def test_struct(self):
         scripts = [
