@@ -94,7 +94,14 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_floor_spin spin, gb_h
     pthread_cond_signal(&f->cv);
     pthread_mutex_unlock(&f->mu);
     double npc = gb_bench_ns_per_cycle();
-    uint64_t end = gb_clock_mono_ns() + (uint64_t)(seconds * 1e9);
+    uint64_t start = gb_clock_mono_ns();
+    uint64_t end = start + (uint64_t)(seconds * 1e9);
+    /* The warm-up (and the echo thread's wake-up) is excluded: 10,000 round
+     * trips, a few milliseconds on an idle pair of cores, or the window's
+     * first tenth where other work shares them and a round trip can wait a
+     * time slice, so that every window keeps samples. */
+    uint64_t warm_until = start + (uint64_t)(seconds * 1e8);
+    bool warm = false;
     uint64_t v = 1;
     for (uint64_t i = 0;; i++) {
         uint64_t t0 = gb_cycles_now();
@@ -104,10 +111,14 @@ void gb_bench_floor_window(gb_floor *f, double seconds, gb_floor_spin spin, gb_h
                 gb_cpu_relax();
         uint64_t t1 = gb_cycles_now();
         v += 2;
-        if (i > 10000) /* warm-up (and the echo thread's wake-up) excluded */
+        if (warm)
             gb_hist_add(h, (uint64_t)((double)(t1 - t0) * npc));
-        if ((i & 1023) == 0 && gb_clock_mono_ns() > end)
-            break;
+        if (!warm || (i & 63) == 0) { /* the clock is read outside the timed part */
+            uint64_t now = gb_clock_mono_ns();
+            if (warm && now > end) /* a window ends with samples, even past its time */
+                break;
+            warm = i >= 10000 || now > warm_until;
+        }
     }
     /* The echo thread must have left this window before the next one resets
      * the line and the flag: else it could miss the stop and wait forever

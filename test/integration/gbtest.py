@@ -876,12 +876,18 @@ def goblin_and_redis():
     return ["goblin", "redis"] if compare_with_redis() else ["goblin"]
 
 
+# Seconds each test of this file took; the slowest are printed after the run,
+# for whoever keeps `make test` inside CI's time (docs/testing.md).
+_DURATIONS = {}
+
+
 class _CountingResult(unittest.TextTestResult):
     """Tracks the running test (for the counts above) and reports a test
     whose reference was missing as skipped even when its own half passed."""
 
     def startTest(self, test):
         _current_test[0] = test.id()
+        self._started = time.monotonic()
         if isinstance(test, GoblinAndRedisCase):
             _note_comparison()  # some talk to cls.redis by port (Node, redis-cli)
         super().startTest(test)
@@ -889,6 +895,7 @@ class _CountingResult(unittest.TextTestResult):
     def stopTest(self, test):
         super().stopTest(test)
         _current_test[0] = None
+        _DURATIONS[test.id()] = time.monotonic() - self._started
 
     def addSuccess(self, test):
         if test.id() in _MISSING:
@@ -934,4 +941,6 @@ def run_tests():
             sys.stderr.write("--- %s: %s\n%s\n" % (kind, cmd, report))
         ok = False
     _write_reference_counts(r)
+    slowest = sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:3]
+    sys.stderr.write("gbtest: slowest: %s\n" % ", ".join("%s %.1f s" % (t.split(".")[-1], d) for t, d in slowest))
     sys.exit(0 if ok else 1)
