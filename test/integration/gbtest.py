@@ -645,55 +645,44 @@ class Raw:
             self.s.settimeout(self.timeout)
         return bytes(out)
 
-    def read_until(self, suffix, timeout=None):
-        """Raw bytes up to and including `suffix`, or up to EOF/reset (then
-        b'<EOF>' is appended), or up to `timeout` (b'<TIMEOUT>' appended)."""
-        timeout = timeout or 5 * SLOW
-        deadline = time.time() + timeout
+    def _receive_until(self, done, timeout):
+        """Receives after what is buffered until done(bytes so far); returns
+        (bytes, b'') then, or (bytes, b'<EOF>') on EOF or reset, or
+        (bytes, b'<TIMEOUT>') after `timeout` (5 s x SLOW if None)."""
+        deadline = time.time() + (timeout or 5 * SLOW)
         out = bytearray(self.buf)
         self.buf.clear()
         try:
-            while not out.endswith(suffix):
+            while not done(out):
                 left = deadline - time.time()
                 if left <= 0:
-                    return bytes(out) + b"<TIMEOUT>"
+                    return out, b"<TIMEOUT>"
                 self.s.settimeout(left)
                 d = self.s.recv(1 << 20)
                 if not d:
-                    return bytes(out) + b"<EOF>"
+                    return out, b"<EOF>"
                 out += d
         except (ConnectionResetError, BrokenPipeError):
-            return bytes(out) + b"<EOF>"
+            return out, b"<EOF>"
         except socket.timeout:
-            return bytes(out) + b"<TIMEOUT>"
+            return out, b"<TIMEOUT>"
         finally:
             self.s.settimeout(self.timeout)
-        return bytes(out)
+        return out, b""
+
+    def read_until(self, suffix, timeout=None):
+        """Raw bytes up to and including `suffix`, or up to EOF/reset (then
+        b'<EOF>' is appended), or up to `timeout` (b'<TIMEOUT>' appended)."""
+        out, ended = self._receive_until(lambda b: b.endswith(suffix), timeout)
+        return bytes(out) + ended
 
     def read_through(self, marker, timeout=None):
         """Raw bytes up to and including the first `marker`; what arrived
         after it stays buffered for the next read. On EOF or reset, what
         arrived plus b'<EOF>'; after `timeout`, plus b'<TIMEOUT>'."""
-        timeout = timeout or 5 * SLOW
-        deadline = time.time() + timeout
-        out = bytearray(self.buf)
-        self.buf.clear()
-        try:
-            while marker not in out:
-                left = deadline - time.time()
-                if left <= 0:
-                    return bytes(out) + b"<TIMEOUT>"
-                self.s.settimeout(left)
-                d = self.s.recv(1 << 20)
-                if not d:
-                    return bytes(out) + b"<EOF>"
-                out += d
-        except (ConnectionResetError, BrokenPipeError):
-            return bytes(out) + b"<EOF>"
-        except socket.timeout:
-            return bytes(out) + b"<TIMEOUT>"
-        finally:
-            self.s.settimeout(self.timeout)
+        out, ended = self._receive_until(lambda b: marker in b, timeout)
+        if ended:
+            return bytes(out) + ended
         end = out.index(marker) + len(marker)
         self.buf[:0] = out[end:]
         return bytes(out[:end])
