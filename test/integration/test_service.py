@@ -133,14 +133,22 @@ def memtest_available():
 
 
 def redis_crash_log():
+    """redis-server 7.0's crash report after SIGILL. Its fast memory test
+    now and then dies before its verdict (seen once in a loaded CI run: the
+    test's header, then neither PASSED nor ERROR), so a report without a
+    verdict is taken again, up to three times in all."""
     gbtest.require_redis()
-    srv = Server("redis")
-    try:
-        os.kill(srv.pid, signal.SIGILL)
-        srv.proc.wait(10 * SLOW)
-        return srv.log()
-    finally:
-        srv.cleanup()
+    for _ in range(3):
+        srv = Server("redis")
+        try:
+            os.kill(srv.pid, signal.SIGILL)
+            srv.proc.wait(10 * SLOW)
+            log = srv.log()
+        finally:
+            srv.cleanup()
+        if memtest_lines(log)[1:]:
+            break
+    return log
 
 
 class CrashLog(unittest.TestCase):
