@@ -1472,7 +1472,7 @@ static void resize_query_buffer(conn *c, int64_t idle_ms)
             c->qbuf = NULL;
             c->qcap = 0;
         } else if (target < c->qcap) {
-            char *q = gb_try_realloc(c->qbuf, target);
+            char *q = gb_try_realloc(c->qbuf, target); /* sweep: absorbed, a refused shrink keeps the buffer */
             if (q) {
                 c->qbuf = q;
                 c->qcap = target;
