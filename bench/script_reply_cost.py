@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Server CPU per EVALSHA whose script returns a table: the cost of turning
-a Lua table into a reply (engine/script/script_convert.c), goblin-core
-against redis-server and, optionally, an older goblin-core build.
+"""Server CPU per EVALSHA of a few scripts, goblin-core against
+redis-server and, optionally, an older goblin-core build.
 
     /usr/bin/python3 bench/script_reply_cost.py --goblin build-release/goblin-core \
-        [--base /path/to/older/goblin-core] [--redis /usr/bin/redis-server] [--rounds 9] [--requests 200000]
+        [--base /path/to/older/goblin-core] [--redis /usr/bin/redis-server] [--rounds 9] [--requests 200000] \
+        [--suite reply|pattern]
 
-Two scripts: the 100 elements of LRANGE 0 99 (a list of 100 integers
-as strings), and 10 arrays of 10 numbers built in the script. Each is run
+Suite "reply" (the default): scripts that return a table, the cost of
+turning it into a reply (engine/script/script_convert.c): the 100
+elements of LRANGE 0 99 (a list of 100 integers as strings), and 10 arrays
+of 10 numbers built in the script. Suite "pattern": Lua's pattern matching
+(engine/script/lib_pattern.c) as scripts use it, each call made 10 times
+per script: a timestamp taken apart by string.match, fields read by
+string.gmatch, punctuation escaped by string.gsub, a plain string.find,
+and a gsub with a function. Each script is run
 by redis-benchmark (-P 16 -c 10) against a server pinned to core 0, the
 client on core 1; the servers alternate within every round (the order
 reverses each round), and each row is the server process's user+system
@@ -22,9 +28,23 @@ import statistics
 import subprocess
 import time
 
-SCRIPTS = {
-    "lrange100": "return redis.call('LRANGE', KEYS[1], 0, 99)",
-    "nested10x10": "local r = {} for i = 1, 10 do local t = {} for j = 1, 10 do t[j] = j end r[i] = t end return r",
+SUITES = {
+    "reply": {
+        "lrange100": "return redis.call('LRANGE', KEYS[1], 0, 99)",
+        "nested10x10": "local r = {} for i = 1, 10 do local t = {} for j = 1, 10 do t[j] = j end r[i] = t end return r",
+    },
+    "pattern": {
+        "match_date": "local y for i = 1, 10 do y = string.match('2026-12-07T04:30:00Z', "
+                      "'^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)Z$') end return y",
+        "gmatch_fields": "local n = 0 for i = 1, 10 do for k, v in string.gmatch('user=ann;role=admin;region=eu-west;"
+                         "tier=gold;since=2019', '(%w+)=([^;]+)') do n = n + 1 end end return n",
+        "gsub_escape": "local s for i = 1, 10 do s = string.gsub('job:{queue}:[42].retry(3)*high+low?', '%p', '%%%0') "
+                       "end return s",
+        "find_plain": "local a for i = 1, 10 do a = string.find('the quick brown fox jumps over the lazy dog', "
+                      "'lazy', 1, true) end return a",
+        "gsub_function": "local s for i = 1, 10 do s = string.gsub('a1 b22 c333 d4444', '%d+', "
+                         "function(d) return #d end) end return s",
+    },
 }
 PORT = 7811
 
@@ -53,12 +73,12 @@ def start(name, binary):
     raise SystemExit("%s did not start" % binary)
 
 
-def one_round(servers, order, requests, samples):
+def one_round(servers, order, scripts, requests, samples):
     for name in order:
         p = start(name, servers[name])
         try:
             cli("RPUSH", "l", *[str(i * 1000) for i in range(100)])
-            for script, body in SCRIPTS.items():
+            for script, body in scripts.items():
                 sha = cli("SCRIPT", "LOAD", body)
                 c0 = cpu_seconds(p.pid)
                 subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(PORT), "-n", str(requests),
@@ -77,7 +97,9 @@ def main():
     ap.add_argument("--redis", default="/usr/bin/redis-server", help="redis-server ('' to leave it out)")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--requests", type=int, default=200000, help="EVALSHA calls per script per server per round")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="reply", help="which scripts (see above)")
     a = ap.parse_args()
+    scripts = SUITES[a.suite]
     servers = {"goblin": a.goblin}
     if a.base:
         servers["base"] = a.base
@@ -86,9 +108,9 @@ def main():
     samples = {}
     for r in range(a.rounds):
         order = list(servers) if r % 2 == 0 else list(reversed(servers))
-        one_round(servers, order, a.requests, samples)
+        one_round(servers, order, scripts, a.requests, samples)
     print("server CPU per EVALSHA, us: min / lower quartile / median over %d rounds" % a.rounds)
-    for script in SCRIPTS:
+    for script in scripts:
         row = {}
         for name in servers:
             s = sorted(samples[(script, name)])

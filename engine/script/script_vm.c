@@ -9,6 +9,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
+#include "engine/script/lib_pattern.h"
 
 const char gb_lua_vm_key = 0;
 static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
@@ -613,6 +614,7 @@ static int vm_setup(lua_State *L)
     lua_getglobal(L, LUA_STRLIBNAME); /* also strings' __index: ("x"):rep(n) */
     lua_pushcfunction(L, safe_string_rep);
     lua_setfield(L, -2, "rep");
+    gb_lua_install_patterns(L);
     lua_pop(L, 1);
     open_lib(L, LUA_MATHLIBNAME, luaopen_math, false);
     open_lib(L, "cjson", luaopen_cjson, true);

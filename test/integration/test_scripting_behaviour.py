@@ -20,6 +20,8 @@ import gbtest
 from gbtest import Raw, Server, SLOW, wait_until, parse_info, Err
 
 LOOP = "local i = 0 while true do i = i + 1 end"
+# A pattern that fails after 2^40 steps of backtracking, all inside one C call.
+BACKTRACK = "string.find(string.rep('a', 40), string.rep('a?', 40) .. 'b')"
 
 
 def both(test):
@@ -115,6 +117,44 @@ class BusyScripts(unittest.TestCase):
         busy.close()
         self.assertIsInstance(reply, Err)
         self.assertIn(b"Script killed by user with SCRIPT KILL", reply)
+
+    def test_a_backtracking_pattern_is_busy_and_killable(self):
+        """Lua 5.1's matcher backtracks in C, where the VM's hook never
+        runs: redis-server 7.0.15 answers nobody, SCRIPT KILL included,
+        until the pattern fails, so this runs on goblin-core only. Its
+        matcher calls the hook (engine/script/lib_pattern.c): others get
+        BUSY, SCRIPT KILL and FUNCTION KILL stop it (also when the script
+        catches the error), and FUNCTION LOAD's 500 ms limit applies."""
+        srv = self.server("goblin")
+        scripts = ["return " + BACKTRACK,
+                   "while true do pcall(function() return " + BACKTRACK + " end) end",
+                   "return string.gsub(string.rep('a', 40), string.rep('a?', 40) .. 'b', 'x')",
+                   "for w in string.gmatch(string.rep('a', 40), string.rep('a?', 40) .. 'b') do end",
+                   "return string.match(string.rep('a', 40), string.rep('a?', 40) .. 'b')"]
+        for script in scripts:
+            busy = start_busy(srv, "EVAL", script, "0")
+            with Raw(srv) as other:
+                self.assertEqual(other.call("SCRIPT", "KILL"), b"OK", script)
+            reply = busy.read()[0]
+            busy.close()
+            self.assertIsInstance(reply, Err, script)
+            self.assertIn(b"Script killed by user with SCRIPT KILL", reply, script)
+        with Raw(srv) as c:
+            start = time.monotonic()
+            # The loading code has no `string` global; strings' methods work.
+            reply = c.call("FUNCTION", "LOAD", "#!lua name=atload\n('a'):rep(40):find(('a?'):rep(40) .. 'b')")
+            self.assertEqual(reply, Err(b"ERR Error registering functions: ERR FUNCTION LOAD timeout"))
+            self.assertLess(time.monotonic() - start, 5 * SLOW)
+            self.assertEqual(c.call("FUNCTION", "LOAD", "#!lua name=bt\nredis.register_function{function_name='bt', "
+                                    "callback=function() return " + BACKTRACK + " end, flags={'no-writes'}}"), b"bt")
+        busy = start_busy(srv, "FCALL", "bt", "0")
+        with Raw(srv) as other:
+            self.assertEqual(other.call("FUNCTION", "KILL"), b"OK")
+            reply = busy.read()[0]
+            busy.close()
+            self.assertIsInstance(reply, Err)
+            self.assertIn(b"Script killed by user with FUNCTION KILL", reply)
+            self.assertEqual(other.call("PING"), b"PONG")
 
     def test_shutdown_nosave_drops_the_half_run_script_from_the_log(self):
         """SHUTDOWN NOSAVE during a writing script: the server exits, and

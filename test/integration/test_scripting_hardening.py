@@ -2,7 +2,8 @@
 answer otherwise than redis-server 7.0.15: the bit library (CVE-2024-31449
 and a differential test over random and edge inputs), redis.call/pcall's
 refusals, replies Lua cannot nest, function names, and the corners of the
-cmsgpack and struct libraries and of error texts.
+cmsgpack and struct libraries, Lua's pattern matching (fixed and random
+patterns) and error texts.
 
 Every scenario runs on goblin-core and redis-server and compares the reply
 bytes, in RESP2 and RESP3.
@@ -101,6 +102,118 @@ def calls_script(calls):
         lines.append("put(pcall(bit.%s%s))" % (fn, "".join(", " + a for a in args)))
     lines.append("return r")
     return "\n".join(lines)
+
+
+# Lua 5.1 pattern matching: fixed cases (each under pcall, results and error
+# texts as strings) for engine/script/lib_pattern.c against redis-server.
+PATTERN_CASES = r"""
+local out = {}
+local function add(...)
+  local r = {}
+  for i = 1, select('#', ...) do r[#r + 1] = tostring((select(i, ...))) end
+  out[#out + 1] = table.concat(r, '|')
+end
+local function try(f, ...) add(pcall(f, ...)) end
+local function each(s, p) local r = {} for a, b in string.gmatch(s, p) do r[#r + 1] = tostring(a) .. '/' .. tostring(b) end return table.concat(r, ',') end
+try(string.find, 'hello world', 'o w') try(string.find, 'hello world', 'o', 6) try(string.find, 'hello world', 'l+')
+try(string.find, 'hello', '', 10) try(string.find, 'hello', '', -100) try(string.find, 'hello', 'l', -2)
+try(string.find, 'a.b', '.', 1, true) try(string.find, 'a.b', '.', 1, false) try(string.find, 'abc\0def', 'c\0d')
+try(string.find, 'abc\0def', 'c\0x') try(string.find, 'abc\0def', '%z') try(string.find, 'abc', '[]')
+try(string.find, 'abc', '%') try(string.find, 'abc', '(()') try(string.find, 'abc', 'a)') try(string.find, 'abc', '%1')
+try(string.find, 'abc', '(a)%2') try(string.find, 'abc', '(a%1)') try(string.find, 'abc', '%0')
+try(string.find, 'THE (quick) fox', '%((%a+)%)') try(string.find, '  x  ', '^%s*(.-)%s*$')
+try(string.match, 'key=value', '(%w+)=(%w+)') try(string.match, 'hello', '()ll()') try(string.match, 'f(a(b)c)d', '%b()')
+try(string.match, 'f(a(b c)d', '%b()') try(string.match, 'THE (quick) fox', '%f[%a]%a+', 5) try(string.match, 'abc', '%f')
+try(string.match, 'abc', '%fa') try(string.match, 'abc', '%b') try(string.match, 'abc', '%ba') try(string.match, '[]]x', '[]]+')
+try(string.match, 'a-z', '[a%-z]+') try(string.match, 'hello123', '[^%d]+') try(string.match, 'x$y', 'x$y')
+try(string.match, 'xy', 'y$') try(string.match, 'aaa', 'a-b') try(string.match, 'aaab', 'a-b') try(string.match, 'aaab', '^(a*)(.)$')
+try(string.match, '2024-01-05', '(%d+)-(%d+)-(%d+)') try(string.match, 'abcabc', '(abc)%1') try(string.match, 'x()x', '()%1')
+try(string.match, '\195\128\195\137', '%a+') try(string.match, 'a.b', '%.') try(string.match, 'a', '[a-]') try(string.match, '-', '[a-]')
+try(string.match, 'b', '[%a-z]') try(string.match, 'A1 b_', '%W+') try(string.match, '\1\2x', '%c+') try(string.match, 'Ab', '%u%l')
+try(string.match, 'f0A', '%x+') try(string.match, 'abc', '%f[%z]') try(string.match, 'abc', '.-%f[%z]') try(string.match, 'abc', '[a', 2)
+try(string.match, 'abc', '[a%') try(string.match, 'abc', '[%a') try(string.match, 'a]', '[^]]') try(string.match, 'abc', '(', 1)
+try(string.match, 'abc', 'a', 10) try(string.match, 'abc', '^b', 2) try(string.match, 'abc', '^b')
+try(string.gsub, 'hello world', 'o', '0') try(string.gsub, 'hello world', '(o)', '%1%1', 1) try(string.gsub, 'hello', '', '-')
+try(string.gsub, 'hello', 'l', '%') try(string.gsub, 'hello', 'l', '%2') try(string.gsub, 'hello', '(l)', '%2')
+try(string.gsub, 'hello', 'l', '%0%0') try(string.gsub, 'hello', 'l', '%%x%a') try(string.gsub, 'hello', 'l', 5)
+try(string.gsub, 'hello', 'l', {l = 'L'}) try(string.gsub, 'hello', 'l', {l = true}) try(string.gsub, 'hello', 'l', {l = false})
+try(string.gsub, 'hello', 'l', {l = 7}) try(string.gsub, 'hello', '(h)(e)', function(a, b) return b .. a end)
+try(string.gsub, 'hello', 'l', function() return {} end) try(string.gsub, 'hello', 'l', function() end) try(string.gsub, 'hello', 'l', nil)
+try(string.gsub, 'hello', 'l', true) try(string.gsub, 'hello', '^h', 'H') try(string.gsub, 'hello', '^', '<') try(string.gsub, 'hello', '$', '>')
+try(string.gsub, 'hello', 'l', 'L', 0) try(string.gsub, 'hello', 'l', 'L', -1) try(string.gsub, 'hello', 'l', 'L', 1.9)
+try(string.gsub, 'abc', '%w', '%0%0', '2') try(string.gsub, 'abc', '()', '%1') try(string.gsub, 123, 2, 9) try(string.gsub, 'abc', '(', 'x')
+try(string.gsub, 'abc', '', string.rep('xy', 5000)) try(string.gsub, string.rep('ab', 5000), 'b', 'cd')
+try(string.gsub, 'a\0b\0c', '%z', '.') try(string.gsub, 'hello', 'l', 'L', 'x')
+try(each, 'k1=v1, k2=v2', '(%w+)=(%w+)') try(each, 'one two  three', '%a*') try(each, '^a^b', '^.') try(each, 'abc', '()')
+try(each, 'abc', '') try(each, 'abc', '%') try(each, nil, 'x')
+add(string.gfind == string.gmatch, type(string.gfind)) try(string.find, nil, 'x') try(string.find, 'x') try(string.match, 'x', {})
+try(string.find, 'abc', 'b', '2') try(string.find, 'abc', 'b', 'z') try(string.gsub, 'x', 'x', 'y', {})
+add(('abc'):find('b'), ('abc'):match('(b)(c)'), ('abc'):gsub('b', 'B'))
+try(string.find, string.rep('a', 199), string.rep('a?', 199)) try(string.find, string.rep('a', 20), string.rep('a?', 20) .. 'b')
+try(string.find, 'abc', string.rep('(', 33)) try(string.find, 'abc', string.rep('()', 33)) try(string.find, 'abc', string.rep('()', 32))
+try(string.match, string.rep('x', 40), string.rep('()', 32))
+return out
+"""
+
+PATTERN_ATOMS = ["a", "b", "1", " ", ".", "%a", "%d", "%s", "%w", "%p", "%z", "%A", "[ab]", "[^a]", "[a-c]", "[%d%-]",
+                 "[]", "%%", "%(", "-", "$", "^", "(", ")", "()", "%b()", "%bab", "%f[%a]", "%f[%s]", "%1", "%2", "[",
+                 "%", "]", "\0"]
+PATTERN_CLASSES = ["a", "b", "1", " ", ".", "%a", "%d", "%s", "%w", "%p", "%A", "[ab]", "[^a]", "[a-c]", "[%d%-]"]
+PATTERN_QUANTIFIERS = ["*", "+", "-", "?"]
+
+# Every call on one (pattern, subject) pair from ARGV, each result or error
+# text joined by '|': find (at 1 and 3), match, gsub with a string and a
+# function (at most 2), gmatch (at most 20 matches).
+RANDOM_PATTERN_SCRIPT = r"""
+local out = {}
+for i = 1, #ARGV, 2 do
+  local p, s = ARGV[i], ARGV[i + 1]
+  local r = {}
+  local function add(ok, ...)
+    r[#r + 1] = tostring(ok)
+    for j = 1, select('#', ...) do r[#r + 1] = tostring((select(j, ...))) end
+  end
+  add(pcall(string.find, s, p))
+  add(pcall(string.find, s, p, 3))
+  add(pcall(string.match, s, p))
+  add(pcall(string.gsub, s, p, '<%0>'))
+  add(pcall(string.gsub, s, p, function(...) return select('#', ...) .. ':' .. tostring((...)) end, 2))
+  add(pcall(function()
+    local t = {}
+    for a, b in string.gmatch(s, p) do
+      t[#t + 1] = tostring(a) .. '/' .. tostring(b)
+      if #t == 20 then break end
+    end
+    return table.concat(t, ',')
+  end))
+  out[#out + 1] = table.concat(r, '|')
+end
+return out
+"""
+
+
+def random_pattern(rnd):
+    """A Lua pattern from atoms, some quantified, sometimes anchored or
+    malformed; at most four quantifiers, so that no case backtracks for
+    long on redis-server, which cannot be stopped in a pattern."""
+    items = []
+    quantified = 0
+    for _ in range(rnd.randrange(0, 7)):
+        if quantified < 4 and rnd.random() < 0.35:
+            items.append(rnd.choice(PATTERN_CLASSES) + rnd.choice(PATTERN_QUANTIFIERS))
+            quantified += 1
+        else:
+            items.append(rnd.choice(PATTERN_ATOMS))
+    p = "".join(items)
+    if rnd.random() < 0.2:
+        p = "^" + p
+    if rnd.random() < 0.2:
+        p += "$"
+    return p
+
+
+def random_subject(rnd):
+    return "".join(rnd.choice("aab1 ()-%x\0") for _ in range(rnd.randrange(0, 11)))
 
 
 class BitLibrary(Differential):
@@ -362,6 +475,36 @@ class LibraryCorners(Differential):
                 self.assertEqual(c.call("EVAL", "return #string.rep('x', 8 * 2^20 - 1024)", "0"), 8 * 2 ** 20 - 1024)
             finally:
                 c.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+            self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
+
+    def test_patterns_as_redis(self):
+        """Goblin Core's own string.find/match/gmatch/gsub
+        (engine/script/lib_pattern.c) answer as Lua 5.1's: positions,
+        captures, replacements, every error text and quirk."""
+        self.same("EVAL", PATTERN_CASES, "0")
+
+    def test_random_patterns_as_redis(self):
+        rnd = random.Random(5115)
+        for batch in range(8):
+            args = []
+            for _ in range(150):
+                args += [random_pattern(rnd), random_subject(rnd)]
+            self.same("EVAL", RANDOM_PATTERN_SCRIPT, "0", *args, label="batch %d" % batch)
+
+    def test_pattern_nesting_is_bounded(self):
+        """Lua 5.1 recurses once per quantified item without a limit:
+        'a?' 200,000 times overflows the stack (redis-server 7.0.15 dies).
+        Past 200 levels goblin-core raises Lua 5.2's "pattern too complex";
+        199 items still match (as in Redis: test_patterns_as_redis)."""
+        too_deep = rb"^-ERR user_script:1: pattern too complex script: [0-9a-f]{40}, on @user_script:1\.\r\n$"
+        with Raw(self.goblin) as c:
+            for script in ["return string.find(string.rep('a', 200000), string.rep('a?', 200000))",
+                           "return string.find(string.rep('a', 200), string.rep('a?', 200))",
+                           "return string.match(string.rep('a', 300), string.rep('a*', 300))",
+                           "return string.gsub(string.rep('a', 200000), string.rep('a*', 100000), 'x')",
+                           "for w in string.gmatch(string.rep('a', 1000), string.rep('.?', 1000)) do end"]:
+                self.assertRegex(c.call_raw("EVAL", script, "0"), too_deep, script[:60])
+            self.assertEqual(c.call("EVAL", "return string.find(string.rep('a', 199), string.rep('a?', 199))", "0"), 1)
             self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
 
     def test_struct(self):
