@@ -13,7 +13,9 @@ of 10 numbers built in the script. Suite "pattern": Lua's pattern matching
 (engine/script/lib_pattern.c) as scripts use it, each call made 10 times
 per script: a timestamp taken apart by string.match, fields read by
 string.gmatch, punctuation escaped by string.gsub, a plain string.find,
-and a gsub with a function. Each script is run
+and a gsub with a function. Suite "sort": table.sort (lib_sort.c) of 1,000
+numbers, of 300 strings, and of 300 numbers by a function (the table is
+built in the script, the same way for every server). Each script is run
 by redis-benchmark (-P 16 -c 10) against a server pinned to core 0, the
 client on core 1; the servers alternate within every round (the order
 reverses each round), and each row is the server process's user+system
@@ -44,6 +46,13 @@ SUITES = {
                       "'lazy', 1, true) end return a",
         "gsub_function": "local s for i = 1, 10 do s = string.gsub('a1 b22 c333 d4444', '%d+', "
                          "function(d) return #d end) end return s",
+    },
+    "sort": {
+        "numbers_1000": "local t = {} for i = 1, 1000 do t[i] = (i * 7919) % 1000 end table.sort(t) return t[1]",
+        "strings_300": "local t = {} for i = 1, 300 do t[i] = 'key:' .. ((i * 7919) % 300) end table.sort(t) "
+                       "return t[1]",
+        "function_300": "local t = {} for i = 1, 300 do t[i] = (i * 7919) % 300 end "
+                        "table.sort(t, function(a, b) return a > b end) return t[1]",
     },
 }
 PORT = 7811

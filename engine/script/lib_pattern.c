@@ -16,8 +16,9 @@
  *   keep the matcher busy for minutes inside one C call, where the VM's
  *   instruction-count hook never runs: busy-reply-threshold, SCRIPT KILL
  *   and FUNCTION LOAD's timeout could not reach it, and every other client
- *   would wait. Here every PATTERN_HOOK_STEPS steps of matching call the
- *   hook the VM has installed, as its own count would have.
+ *   would wait. Here the matcher counts its steps and calls the hook the
+ *   VM has installed every GB_SCRIPT_C_STEPS (script_steps.h), as the VM's
+ *   own count would have.
  *
  * Patterns are C strings (they end at their first zero byte), as in Lua
  * 5.1; subjects and replacements are Lua strings of any bytes. Character
@@ -31,15 +32,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/base/common.h"
+#include "engine/script/script_steps.h"
 
 /* Lua 5.2's limit (MAXCCALLS in lstrlib.c): deep enough for any pattern a
  * person writes, and at ~100 bytes a level far from any thread's stack. */
 #define PATTERN_MAX_DEPTH 200
-
-/* About 100 us of matching between calls to the hook on this machine:
- * the VM calls it every 100,000 instructions (GB_SCRIPT_HOOK_INSTRUCTIONS). */
-#define PATTERN_HOOK_STEPS 100000
 
 #define PATTERN_MAX_CAPTURES 32 /* LUA_MAXCAPTURES */
 #define CAPTURE_OPEN (-1)       /* a capture whose ')' is not reached yet */
@@ -51,7 +48,7 @@ typedef struct matcher {
     lua_State *L;
     const char *subject, *subject_end;
     int depth;
-    uint64_t steps, next_hook;
+    gb_script_steps steps; /* one per item tried, per byte scanned or copied */
     int captures;
     struct {
         const char *start;
@@ -65,34 +62,13 @@ static void matcher_init(matcher *m, lua_State *L, const char *subject, size_t l
     m->subject = subject;
     m->subject_end = subject + len;
     m->depth = 0;
-    m->steps = 0;
-    m->next_hook = PATTERN_HOOK_STEPS;
+    m->steps = GB_SCRIPT_STEPS_INIT;
     m->captures = 0;
 }
 
-/* Calls the hook the script runs under (which may serve other clients, or
- * raise SCRIPT KILL's error: it unwinds through the matcher, which holds
- * nothing to release). Whatever its mask: after SCRIPT KILL the hook runs
- * on every line (script_run.c), and a script that caught the error must
- * still stop. */
-static void call_hook(matcher *m)
-{
-    m->next_hook = m->steps + PATTERN_HOOK_STEPS;
-    lua_Hook hook = lua_gethook(m->L);
-    if (hook) {
-        lua_Debug ar;
-        memset(&ar, 0, sizeof ar);
-        ar.event = LUA_HOOKCOUNT;
-        hook(m->L, &ar);
-    }
-}
-
-/* Counts n steps of work; every PATTERN_HOOK_STEPS, the hook. */
 static inline void count_steps(matcher *m, uint64_t n)
 {
-    m->steps += n;
-    if (GB_UNLIKELY(m->steps >= m->next_hook))
-        call_hook(m);
+    gb_script_steps_count(m->L, &m->steps, n);
 }
 
 /* ---- one character against one class ------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
 #include "engine/script/lib_pattern.h"
+#include "engine/script/lib_sort.h"
 
 const char gb_lua_vm_key = 0;
 static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
@@ -400,7 +401,7 @@ static int safe_pairs(lua_State *L)
     return 3;
 }
 
-/* table.insert/remove/sort write with rawseti: refused on read-only
+/* table.insert/remove write with rawseti: refused on read-only
  * tables (upvalue 1: the original function). */
 static int guard_table_write(lua_State *L)
 {
@@ -410,6 +411,18 @@ static int guard_table_write(lua_State *L)
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
+}
+
+/* table.sort: Goblin Core's own (lib_sort.c), called directly so that its
+ * errors name the script's line as Redis's do. A read-only table is
+ * refused only where a sort could write to it: with fewer than two
+ * elements Redis's sorts nothing and raises nothing (the library tables
+ * and proxies scripts see all have length 0). */
+static int safe_sort(lua_State *L)
+{
+    if (lua_istable(L, 1) && lua_objlen(L, 1) > 1 && is_readonly(L, 1))
+        return raise_readonly(L);
+    return gb_lua_table_sort(L);
 }
 
 /* The metatable every proxy's metatable answers getmetatable() with: an
@@ -657,12 +670,14 @@ static int vm_setup(lua_State *L)
     lua_pushcfunction(L, gb_lua_error_handler);
     lua_setfield(L, g, "__redis__err__handler");
     lua_getfield(L, g, "table");
-    static const char *const table_writers[] = {"insert", "remove", "sort"};
+    static const char *const table_writers[] = {"insert", "remove"};
     for (size_t i = 0; i < GB_ARRAY_LEN(table_writers); i++) {
         lua_getfield(L, -1, table_writers[i]);
         lua_pushcclosure(L, guard_table_write, 1);
         lua_setfield(L, -2, table_writers[i]);
     }
+    lua_pushcfunction(L, safe_sort);
+    lua_setfield(L, -2, "sort");
     lua_pop(L, 1);
     lua_getfield(L, g, "math");
     lua_pushcfunction(L, math_random);

@@ -448,7 +448,6 @@ class Sandbox(unittest.TestCase):
         ("rawset(string, 'upper', nil)", b"Attempt to modify a readonly table"),
         ("table.insert(_G, 'leak')", b"Attempt to modify a readonly table"),
         ("table.insert(cjson, 'leak')", b"Attempt to modify a readonly table"),
-        ("table.sort(math)", b"Attempt to modify a readonly table"),
         ("coroutine.wrap(function() leak = 1 end)()", b"Attempt to modify a readonly table"),
         ("return loadstring(string.dump(function() return 1 end))()", b"attempt to call a nil value"),
         ("local s = string.dump(function() return 1 end) local done = false "

@@ -3,7 +3,7 @@ answer otherwise than redis-server 7.0.15: the bit library (CVE-2024-31449
 and a differential test over random and edge inputs), redis.call/pcall's
 refusals, replies Lua cannot nest, function names, and the corners of the
 cmsgpack and struct libraries, Lua's pattern matching (fixed and random
-patterns) and error texts.
+patterns) and table.sort, and error texts.
 
 Every scenario runs on goblin-core and redis-server and compares the reply
 bytes, in RESP2 and RESP3.
@@ -214,6 +214,45 @@ def random_pattern(rnd):
 
 def random_subject(rnd):
     return "".join(rnd.choice("aab1 ()-%x\0") for _ in range(rnd.randrange(0, 11)))
+
+
+# table.sort (engine/script/lib_sort.c) on random tables, seeded through
+# math.randomseed (Redis's rand48 in both servers): numbers with ties, -0
+# and NaN, strings, mixed types, and comparison functions that are orders,
+# are not, or raise.
+RANDOM_SORT_SCRIPT = r"""
+math.randomseed(tonumber(ARGV[1]))
+local zero = 0
+local specials = {zero, -zero, 0/0, 1, 2, 1.5, -1}
+local comps = {
+  false,
+  function(a, b) return a > b end,
+  function(a, b) return a <= b end,
+  function(a, b) return true end,
+  function(a, b) return false end,
+  function(a, b) return (a % 3) < (b % 3) end,
+  function(a, b) if a == 7 then error('seven') end return a < b end,
+}
+local out = {}
+for round = 1, 80 do
+  local n = math.random(0, 40)
+  local kind = math.random(1, 4)
+  local t = {}
+  for i = 1, n do
+    if kind == 1 then t[i] = math.random(1, 10)
+    elseif kind == 2 then t[i] = tostring(math.random(1, 30))
+    elseif kind == 3 then t[i] = specials[math.random(1, #specials)]
+    elseif math.random(1, 6) == 1 then t[i] = 'x'
+    else t[i] = math.random(1, 9) end
+  end
+  local c = comps[math.random(1, #comps)]
+  local ok, err = pcall(table.sort, t, c or nil)
+  local r = {}
+  for i = 1, n do r[i] = tostring(t[i]) end
+  out[#out + 1] = tostring(ok) .. ' ' .. tostring(err) .. ': ' .. table.concat(r, ',')
+end
+return out
+"""
 
 
 class BitLibrary(Differential):
@@ -506,6 +545,21 @@ class LibraryCorners(Differential):
                 self.assertRegex(c.call_raw("EVAL", script, "0"), too_deep, script[:60])
             self.assertEqual(c.call("EVAL", "return string.find(string.rep('a', 199), string.rep('a?', 199))", "0"), 1)
             self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
+
+    def test_table_sort_as_redis(self):
+        """Goblin Core's own table.sort (engine/script/lib_sort.c) compares
+        the same pairs in the same order as Lua 5.1's: ties, -0, NaN, mixed
+        types, inconsistent and raising comparison functions all end as in
+        Redis, error texts and their script lines included."""
+        for seed in range(1, 9):
+            self.same("EVAL", RANDOM_SORT_SCRIPT, "0", str(seed), label="seed %d" % seed)
+        scripts = ["table.sort({1, 'x', 3})", "table.sort({3, 2, 1}, 5)", "table.sort('abc')", "table.sort()",
+                   "local t = {} for i = 1, 20 do t[i] = i % 7 end table.sort(t, function(a, b) return true end)",
+                   "local t = {3, 1, 2} table.sort(t, nil) return t", "table.sort(string)", "table.sort(KEYS) return KEYS",
+                   "local t = {} for i = 1, 1000 do t[i] = (i * 7919) % 1000 end table.sort(t) "
+                   "for i = 2, 1000 do if t[i - 1] > t[i] then return 'unsorted' end end return {t[1], t[1000]}"]
+        for script in scripts:
+            self.same("EVAL", script, "2", "b", "a")
 
     def test_struct(self):
         scripts = [
