@@ -13,7 +13,7 @@ of 10 numbers built in the script. Suite "pattern": Lua's pattern matching
 (engine/script/lib_pattern.c) as scripts use it, each call made 10 times
 per script: a timestamp taken apart by string.match, fields read by
 string.gmatch, punctuation escaped by string.gsub, a plain string.find,
-and a gsub with a function. Suite "sort": table.sort (lib_sort.c) of 1,000
+and a gsub with a function. Suite "sort": table.sort (lib_table.c) of 1,000
 numbers, of 300 strings, and of 300 numbers by a function (the table is
 built in the script, the same way for every server). Each script is run
 by redis-benchmark (-P 16 -c 10) against a server pinned to core 0, the

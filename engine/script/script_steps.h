@@ -1,7 +1,7 @@
 /*
  * Work a script does inside one C function executes no Lua instruction: a
  * pattern that backtracks (lib_pattern.c) or a sort without a comparison
- * function (lib_sort.c) can run for minutes while the VM's count hook,
+ * function (lib_table.c) can run for minutes while the VM's count hook,
  * which serves busy-reply-threshold, SCRIPT KILL, FUNCTION KILL and
  * FUNCTION LOAD's timeout (script_run.c, script_func.c), never runs. Such
  * functions count their steps and call that hook themselves every

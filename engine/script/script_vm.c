@@ -10,7 +10,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
 #include "engine/script/lib_pattern.h"
-#include "engine/script/lib_sort.h"
+#include "engine/script/lib_table.h"
 
 const char gb_lua_vm_key = 0;
 static const char readonly_key = 0; /* registry: read-only proxy -> the table it shows */
@@ -246,12 +246,16 @@ static int redis_pcall(lua_State *L)
 
 /* ---- read-only proxies ---------------------------------------------------------------- */
 
-static bool is_readonly(lua_State *L, int idx)
+bool gb_lua_is_readonly(lua_State *L, int idx)
 {
     if (!lua_istable(L, idx))
         return false;
     lua_pushlightuserdata(L, (void *)&readonly_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
+    if (!lua_istable(L, -1)) { /* an interpreter that is not a vm's */
+        lua_pop(L, 1);
+        return false;
+    }
     lua_pushvalue(L, idx > 0 ? idx : idx - 1);
     lua_rawget(L, -2);
     bool ro = lua_toboolean(L, -1);
@@ -261,7 +265,7 @@ static bool is_readonly(lua_State *L, int idx)
 
 static int readonly_newindex(lua_State *L) { return luaL_error(L, "Attempt to modify a readonly table"); }
 
-static int raise_readonly(lua_State *L)
+int gb_lua_raise_readonly(lua_State *L)
 {
     lua_pushliteral(L, "Attempt to modify a readonly table");
     return lua_error(L);
@@ -272,8 +276,8 @@ static int safe_rawset(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checkany(L, 2);
     luaL_checkany(L, 3);
-    if (is_readonly(L, 1))
-        return raise_readonly(L);
+    if (gb_lua_is_readonly(L, 1))
+        return gb_lua_raise_readonly(L);
     lua_settop(L, 3);
     lua_rawset(L, 1);
     return 1;
@@ -281,8 +285,8 @@ static int safe_rawset(lua_State *L)
 
 static int safe_setmetatable(lua_State *L)
 {
-    if (is_readonly(L, 1))
-        return raise_readonly(L);
+    if (gb_lua_is_readonly(L, 1))
+        return gb_lua_raise_readonly(L);
     lua_pushvalue(L, lua_upvalueindex(1)); /* Lua's own setmetatable */
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -399,30 +403,6 @@ static int safe_pairs(lua_State *L)
     lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
-}
-
-/* table.insert/remove write with rawseti: refused on read-only
- * tables (upvalue 1: the original function). */
-static int guard_table_write(lua_State *L)
-{
-    if (is_readonly(L, 1))
-        return raise_readonly(L);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-/* table.sort: Goblin Core's own (lib_sort.c), called directly so that its
- * errors name the script's line as Redis's do. A read-only table is
- * refused only where a sort could write to it: with fewer than two
- * elements Redis's sorts nothing and raises nothing (the library tables
- * and proxies scripts see all have length 0). */
-static int safe_sort(lua_State *L)
-{
-    if (lua_istable(L, 1) && lua_objlen(L, 1) > 1 && is_readonly(L, 1))
-        return raise_readonly(L);
-    return gb_lua_table_sort(L);
 }
 
 /* The metatable every proxy's metatable answers getmetatable() with: an
@@ -669,14 +649,14 @@ static int vm_setup(lua_State *L)
     /* Redis's error handler is a global; scripts see it there. */
     lua_pushcfunction(L, gb_lua_error_handler);
     lua_setfield(L, g, "__redis__err__handler");
+    /* The table functions that write are Goblin Core's own (lib_table.c):
+     * refused on read-only tables, and a sort reachable by the hook. */
     lua_getfield(L, g, "table");
-    static const char *const table_writers[] = {"insert", "remove"};
-    for (size_t i = 0; i < GB_ARRAY_LEN(table_writers); i++) {
-        lua_getfield(L, -1, table_writers[i]);
-        lua_pushcclosure(L, guard_table_write, 1);
-        lua_setfield(L, -2, table_writers[i]);
-    }
-    lua_pushcfunction(L, safe_sort);
+    lua_pushcfunction(L, gb_lua_table_insert);
+    lua_setfield(L, -2, "insert");
+    lua_pushcfunction(L, gb_lua_table_remove);
+    lua_setfield(L, -2, "remove");
+    lua_pushcfunction(L, gb_lua_table_sort);
     lua_setfield(L, -2, "sort");
     lua_pop(L, 1);
     lua_getfield(L, g, "math");

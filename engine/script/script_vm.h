@@ -77,6 +77,14 @@ int gb_lua_vm_pcall(gb_lua_vm *vm, int nargs, int nresults, int errfunc);
 /* The vm a C function called from Lua runs in. */
 gb_lua_vm *gb_lua_vm_of(lua_State *L);
 
+/* Whether the value at idx is a read-only table (a proxy scripts see in
+ * place of a library or the globals); false in an interpreter that is not
+ * a vm's. */
+bool gb_lua_is_readonly(lua_State *L, int idx);
+
+/* Raises Redis's "Attempt to modify a readonly table". */
+int gb_lua_raise_readonly(lua_State *L);
+
 /* Pushes a read-only proxy of the table at idx (replacing nothing). */
 void gb_lua_push_readonly(lua_State *L, int idx);
 

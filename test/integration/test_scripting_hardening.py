@@ -216,7 +216,7 @@ def random_subject(rnd):
     return "".join(rnd.choice("aab1 ()-%x\0") for _ in range(rnd.randrange(0, 11)))
 
 
-# table.sort (engine/script/lib_sort.c) on random tables, seeded through
+# table.sort (engine/script/lib_table.c) on random tables, seeded through
 # math.randomseed (Redis's rand48 in both servers): numbers with ties, -0
 # and NaN, strings, mixed types, and comparison functions that are orders,
 # are not, or raise.
@@ -547,7 +547,7 @@ class LibraryCorners(Differential):
             self.assertEqual(c.call_raw("PING"), b"+PONG\r\n")
 
     def test_table_sort_as_redis(self):
-        """Goblin Core's own table.sort (engine/script/lib_sort.c) compares
+        """Goblin Core's own table.sort (engine/script/lib_table.c) compares
         the same pairs in the same order as Lua 5.1's: ties, -0, NaN, mixed
         types, inconsistent and raising comparison functions all end as in
         Redis, error texts and their script lines included."""
@@ -557,9 +557,34 @@ class LibraryCorners(Differential):
                    "local t = {} for i = 1, 20 do t[i] = i % 7 end table.sort(t, function(a, b) return true end)",
                    "local t = {3, 1, 2} table.sort(t, nil) return t", "table.sort(string)", "table.sort(KEYS) return KEYS",
                    "local t = {} for i = 1, 1000 do t[i] = (i * 7919) % 1000 end table.sort(t) "
-                   "for i = 2, 1000 do if t[i - 1] > t[i] then return 'unsorted' end end return {t[1], t[1000]}"]
+                   "for i = 2, 1000 do if t[i - 1] > t[i] then return 'unsorted' end end return {t[1], t[1000]}",
+                   "table.sort(math) return 1", "table.sort(setmetatable({}, {__index = {3, 2, 1}})) return 1"]
         for script in scripts:
             self.same("EVAL", script, "2", "b", "a")
+
+    def test_table_insert_and_remove_as_redis(self):
+        """Goblin Core's own table.insert and table.remove
+        (engine/script/lib_table.c): Lua 5.1's positions (insert does not
+        check them, remove does), errors that name the function and the
+        script's line, and read-only tables refused at the first write, so
+        a remove from an empty library table answers nothing, as in Redis."""
+        shown = "return {tostring(x), #t, tostring(t[0]), tostring(t[1]), tostring(t[2]), tostring(t[3]), tostring(t[4])}"
+        scripts = ["local t = {1, 2, 3} local x = table.remove(t, %s) " % pos + shown
+                   for pos in ["7", "0", "-1", "1", "2", "3", "4", "'2'", "nil", "2.7"]]
+        scripts += ["local x local t = {1, 2, 3} table.insert(t, %s, 'z') " % pos + shown
+                    for pos in ["0", "1", "2", "4", "5", "6", "-2", "'2'", "2.9"]]
+        scripts += ["local x local t = {1, 2, 3} table.insert(t, 'z') " + shown,
+                    "local t = {} local x = table.remove(t) " + shown,
+                    "local t = {} local x = table.remove(t, 3) " + shown,
+                    "table.insert({}, 1, 2, 3)", "table.insert({})", "table.insert(nil, 1)", "table.insert({}, 'x', 1)",
+                    "table.remove(nil)", "table.remove({1, 2}, 'x')", "table.insert(math, 1)", "table.insert(_G, 1, 2)",
+                    "table.insert(string, 'x', 1)", "return table.remove(string)", "return table.remove(math, 1)",
+                    "local ok, e = pcall(table.insert, {}, 1, 2, 3) return e",
+                    "local ok, e = pcall(table.remove, 'x') return e",
+                    "local t = {} for i = 1, 100 do table.insert(t, 1, i) end for i = 1, 50 do table.remove(t, 2) end "
+                    "return t"]
+        for script in scripts:
+            self.same("EVAL", script, "0")
 
     def test_struct(self):
         scripts = [

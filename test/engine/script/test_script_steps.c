@@ -1,7 +1,7 @@
 /*
  * The library functions Goblin Core writes itself because Lua 5.1's loop
  * in C where the script's hook never runs: pattern matching
- * (engine/script/lib_pattern.c) and table.sort (lib_sort.c), on a bare
+ * (engine/script/lib_pattern.c) and table.sort (lib_table.c), on a bare
  * interpreter. Each gives Lua 5.1's results and errors (the integration
  * tests compare many more with redis-server), the matcher bounds its
  * nesting so a long pattern stays off the end of the C stack, and both call
@@ -18,7 +18,7 @@
 #include <lualib.h>
 
 #include "engine/script/lib_pattern.h"
-#include "engine/script/lib_sort.h"
+#include "engine/script/lib_table.h"
 
 /* base, table and string, with Goblin Core's sort and patterns */
 static lua_State *new_lua(void)

@@ -1,0 +1,217 @@
+/*
+ * The functions of Lua 5.1's table library that write, written for Goblin
+ * Core: table.insert, table.remove and table.sort, with Lua 5.1's
+ * arguments, results and errors, and two things Lua 5.1's lack.
+ *
+ * Read-only tables. Scripts see the globals and the libraries through
+ * read-only proxies (script_vm.c); Redis 7.0 refuses a write to them
+ * inside the VM, so a call that would write raises "Attempt to modify a
+ * readonly table" at its first write, and one that writes nothing (a
+ * remove from an empty table, a sort of fewer than two elements) raises
+ * nothing. These functions do the same. Being called from the script
+ * directly, their other errors name the script's line and the function,
+ * as Redis's do ("user_script:1: bad argument #1 to 'insert' ...").
+ *
+ * The hook, for sort. table.sort is Lua 5.1's quicksort comparison for
+ * comparison: the same elements are compared in the same order and moved
+ * the same way, so whatever a comparison cannot decide comes out as in
+ * Redis: the order of ties (0 and -0, equal keys under a comparison
+ * function), of NaNs, which pair of mixed types raises "attempt to
+ * compare", and when an inconsistent function raises "invalid order
+ * function for sorting". Without a comparison function every comparison
+ * happens in C (lua_lessthan), so a sort of millions of elements, or of an
+ * input that drives the median-of-three pivot to its quadratic worst case,
+ * runs for seconds to hours inside one call where the VM's count hook
+ * never runs. Each comparison here is a step of script_steps.h, and every
+ * GB_SCRIPT_C_STEPS of them the hook runs: busy-reply-threshold, SCRIPT
+ * KILL and FUNCTION LOAD's timeout reach a sort as they reach a loop.
+ */
+#include "engine/script/lib_table.h"
+
+#include <lauxlib.h>
+#include <stdbool.h>
+
+#include "engine/script/script_steps.h"
+#include "engine/script/script_vm.h"
+
+/* Raises Redis's error if the table at index 1 is read-only; called just
+ * before a function's first write. */
+static void check_writable(lua_State *L)
+{
+    if (gb_lua_is_readonly(L, 1))
+        gb_lua_raise_readonly(L);
+}
+
+/* The length of the table argument (Lua 5.1's aux_getn). */
+static int table_length(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    return (int)lua_objlen(L, 1);
+}
+
+/* ---- table.insert, table.remove ------------------------------------------------------- */
+
+int gb_lua_table_insert(lua_State *L)
+{
+    int end = table_length(L) + 1; /* the first empty element */
+    int pos;
+    switch (lua_gettop(L)) {
+    case 2:
+        pos = end;
+        check_writable(L);
+        break;
+    case 3:
+        pos = luaL_checkint(L, 2);
+        if (pos > end)
+            end = pos;
+        check_writable(L);
+        for (int i = end; i > pos; i--) { /* t[pos..] up by one */
+            lua_rawgeti(L, 1, i - 1);
+            lua_rawseti(L, 1, i);
+        }
+        break;
+    default:
+        return luaL_error(L, "wrong number of arguments to 'insert'");
+    }
+    lua_rawseti(L, 1, pos);
+    return 0;
+}
+
+int gb_lua_table_remove(lua_State *L)
+{
+    int end = table_length(L);
+    int pos = luaL_optint(L, 2, end);
+    if (pos < 1 || pos > end) /* also an empty table: nothing to remove */
+        return 0;
+    check_writable(L);
+    lua_rawgeti(L, 1, pos); /* the result */
+    for (; pos < end; pos++) { /* t[pos+1..] down by one */
+        lua_rawgeti(L, 1, pos + 1);
+        lua_rawseti(L, 1, pos);
+    }
+    lua_pushnil(L);
+    lua_rawseti(L, 1, end);
+    return 1;
+}
+
+/* ---- table.sort ------------------------------------------------------------------------ */
+
+typedef struct sorter {
+    lua_State *L;
+    bool by_function; /* argument 2 is the comparison; otherwise '<' */
+    bool writable;    /* the table was checked before a first write */
+    gb_script_steps steps;
+} sorter;
+
+/* Whether the value at stack index a sorts before the one at b (both
+ * negative, relative to the top). */
+static bool sorts_before(sorter *s, int a, int b)
+{
+    lua_State *L = s->L;
+    gb_script_steps_count(L, &s->steps, 1);
+    if (!s->by_function)
+        return lua_lessthan(L, a, b) != 0;
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, a - 1); /* the function moved both down by one */
+    lua_pushvalue(L, b - 2); /* and a's copy by one more */
+    lua_call(L, 2, 1);
+    bool before = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+    return before;
+}
+
+/* Pops two values: the top into t[i], the one under it into t[j]. */
+static void store_two(sorter *s, int i, int j)
+{
+    if (!s->writable) {
+        check_writable(s->L);
+        s->writable = true;
+    }
+    lua_rawseti(s->L, 1, i);
+    lua_rawseti(s->L, 1, j);
+}
+
+static int invalid_order(lua_State *L)
+{
+    return luaL_error(L, "invalid order function for sorting");
+}
+
+/* Sorts t[lo..hi]: the median of t[lo], t[mid], t[hi] as the pivot, parked
+ * at hi - 1 during the partition; the smaller side by recursion (so the
+ * depth stays under log2 n), the larger by the loop. */
+static void sort_range(sorter *s, int lo, int hi)
+{
+    lua_State *L = s->L;
+    while (lo < hi) {
+        lua_rawgeti(L, 1, lo);
+        lua_rawgeti(L, 1, hi);
+        if (sorts_before(s, -1, -2)) /* t[hi] before t[lo]: swap them */
+            store_two(s, lo, hi);
+        else
+            lua_pop(L, 2);
+        if (hi - lo == 1)
+            return;
+        int mid = (lo + hi) / 2;
+        lua_rawgeti(L, 1, mid);
+        lua_rawgeti(L, 1, lo);
+        if (sorts_before(s, -2, -1)) { /* t[mid] before t[lo] */
+            store_two(s, mid, lo);
+        } else {
+            lua_pop(L, 1);
+            lua_rawgeti(L, 1, hi);
+            if (sorts_before(s, -1, -2)) /* t[hi] before t[mid] */
+                store_two(s, mid, hi);
+            else
+                lua_pop(L, 2);
+        }
+        if (hi - lo == 2)
+            return;
+        /* t[lo] <= pivot <= t[hi]: park the pivot at hi - 1 and keep a copy
+         * on the stack; only lo + 1 .. hi - 2 are left to partition. */
+        lua_rawgeti(L, 1, mid);
+        lua_pushvalue(L, -1);
+        lua_rawgeti(L, 1, hi - 1);
+        store_two(s, mid, hi - 1);
+        int i = lo, j = hi - 1;
+        for (;;) {
+            /* t[lo..i] <= pivot <= t[j..hi] */
+            while (lua_rawgeti(L, 1, ++i), sorts_before(s, -1, -2)) {
+                if (i > hi)
+                    invalid_order(L);
+                lua_pop(L, 1);
+            }
+            while (lua_rawgeti(L, 1, --j), sorts_before(s, -3, -1)) {
+                if (j < lo)
+                    invalid_order(L);
+                lua_pop(L, 1);
+            }
+            if (j < i) {
+                lua_pop(L, 3); /* the pivot, t[i], t[j] */
+                break;
+            }
+            store_two(s, i, j);
+        }
+        lua_rawgeti(L, 1, hi - 1);
+        lua_rawgeti(L, 1, i);
+        store_two(s, hi - 1, i); /* the pivot to its place, i */
+        if (i - lo < hi - i) {
+            sort_range(s, lo, i - 1);
+            lo = i + 1;
+        } else {
+            sort_range(s, i + 1, hi);
+            hi = i - 1;
+        }
+    }
+}
+
+int gb_lua_table_sort(lua_State *L)
+{
+    int n = table_length(L);
+    luaL_checkstack(L, 40, ""); /* as Lua 5.1: the partition's values */
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    sorter s = {.L = L, .by_function = !lua_isnil(L, 2), .writable = false, .steps = GB_SCRIPT_STEPS_INIT};
+    sort_range(&s, 1, n);
+    return 0;
+}
