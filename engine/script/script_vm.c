@@ -283,14 +283,23 @@ static int safe_rawset(lua_State *L)
     return 1;
 }
 
+/* Lua 5.1's setmetatable, written here rather than wrapped so that its
+ * errors name the script's line and the function, as Redis's do. Redis
+ * refuses a read-only table where it would set the metatable, after the
+ * argument checks; Goblin's read-only proxies carry a protected metatable
+ * of their own, so that refusal comes before the protection's. */
 static int safe_setmetatable(lua_State *L)
 {
+    int mt = lua_type(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argcheck(L, mt == LUA_TNIL || mt == LUA_TTABLE, 2, "nil or table expected");
     if (gb_lua_is_readonly(L, 1))
         return gb_lua_raise_readonly(L);
-    lua_pushvalue(L, lua_upvalueindex(1)); /* Lua's own setmetatable */
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    if (luaL_getmetafield(L, 1, "__metatable"))
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
 }
 
 /* Records the proxy at idx as read-only, showing the table at real. */
@@ -637,8 +646,7 @@ static int vm_setup(lua_State *L)
     lua_setfield(L, g, "rawget");
     lua_pushcfunction(L, safe_unpack);
     lua_setfield(L, g, "unpack");
-    lua_getfield(L, g, "setmetatable");
-    lua_pushcclosure(L, safe_setmetatable, 1);
+    lua_pushcfunction(L, safe_setmetatable);
     lua_setfield(L, g, "setmetatable");
     lua_pushcfunction(L, redis_pcall);
     lua_setfield(L, g, "pcall");

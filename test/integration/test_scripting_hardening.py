@@ -562,6 +562,21 @@ class LibraryCorners(Differential):
         for script in scripts:
             self.same("EVAL", script, "2", "b", "a")
 
+    def test_setmetatable_as_redis(self):
+        """setmetatable's errors name the function and the script's line,
+        and a read-only table is refused after the argument checks, as in
+        Redis (script_vm.c; it used to call Lua's own behind a guard)."""
+        scripts = ["setmetatable(1, {})", "setmetatable({}, 1)", "setmetatable({})",
+                   "local t = setmetatable({}, {__metatable = 1}) setmetatable(t, {})",
+                   "local t = setmetatable({}, {__metatable = false}) return tostring(pcall(setmetatable, t, {}))",
+                   "setmetatable(_G, nil)", "setmetatable(string, {})", "setmetatable(string, 1)",
+                   "local t = setmetatable({}, {__index = function(t, k) return k .. '!' end}) return t.x",
+                   "local mt = {} local t = {} return tostring(setmetatable(t, mt) == t)",
+                   "local t = setmetatable({}, {}) setmetatable(t, nil) return tostring(getmetatable(t))",
+                   "setmetatable(KEYS, {}) return 1"]
+        for script in scripts:
+            self.same("EVAL", script, "0")
+
     def test_table_insert_and_remove_as_redis(self):
         """Goblin Core's own table.insert and table.remove
         (engine/script/lib_table.c): Lua 5.1's positions (insert does not
