@@ -10,6 +10,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/engine.h"
 #include "engine/script/lib_pattern.h"
+#include "engine/script/lib_string.h"
 #include "engine/script/lib_table.h"
 
 const char gb_lua_vm_key = 0;
@@ -361,38 +362,6 @@ static int safe_unpack(lua_State *L)
     return (int)n;
 }
 
-/* string.rep(s, n) with Lua 5.1's arguments, results and errors, built
- * with memcpy into one block: Lua 5.1's copies byte by byte through 8 KB
- * buffers that it interns and merges, so ('x'):rep(1e10) spent 13-17 s of
- * the engine's time in C (where SCRIPT KILL cannot stop it) before its
- * result passed proto-max-bulk-len and was refused. Here the block of the
- * whole result is asked for first, so a result over that limit is refused
- * at once, with Lua's "not enough memory" as before. The block is garbage
- * once the string is made from it: a result needs twice its size for a
- * moment, as it did in Lua's merges. */
-static int safe_string_rep(lua_State *L)
-{
-    size_t len;
-    const char *s = luaL_checklstring(L, 1, &len);
-    int n = luaL_checkint(L, 2);
-    if (n <= 0 || len == 0) {
-        lua_pushliteral(L, "");
-        return 1;
-    }
-    /* Past SIZE_MAX / 2 the allocator refuses as surely as at the exact size. */
-    uint64_t want = (uint64_t)len * (uint64_t)n;
-    size_t total = want > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)want;
-    char *block = lua_newuserdata(L, total); /* s stays alive: it is argument 1 */
-    memcpy(block, s, len);
-    for (size_t have = len; have < total;) { /* doubling what is there */
-        size_t more = GB_MIN(have, total - have);
-        memcpy(block + have, block, more);
-        have += more;
-    }
-    lua_pushlstring(L, block, total);
-    return 1;
-}
-
 /* rawget sees through proxies too: rawget(_G, "redis") is the library, as
  * in Redis, whose _G is the globals table itself. */
 static int safe_rawget(lua_State *L)
@@ -614,8 +583,7 @@ static int vm_setup(lua_State *L)
     open_lib(L, LUA_TABLIBNAME, luaopen_table, false);
     open_lib(L, LUA_STRLIBNAME, luaopen_string, false);
     lua_getglobal(L, LUA_STRLIBNAME); /* also strings' __index: ("x"):rep(n) */
-    lua_pushcfunction(L, safe_string_rep);
-    lua_setfield(L, -2, "rep");
+    gb_lua_install_strings(L);
     gb_lua_install_patterns(L);
     lua_pop(L, 1);
     open_lib(L, LUA_MATHLIBNAME, luaopen_math, false);
@@ -658,7 +626,8 @@ static int vm_setup(lua_State *L)
     lua_pushcfunction(L, gb_lua_error_handler);
     lua_setfield(L, g, "__redis__err__handler");
     /* The table functions that write are Goblin Core's own (lib_table.c):
-     * refused on read-only tables, and a sort reachable by the hook. */
+     * refused on read-only tables, a sort reachable by the hook; and
+     * concat, built in one growing block. */
     lua_getfield(L, g, "table");
     lua_pushcfunction(L, gb_lua_table_insert);
     lua_setfield(L, -2, "insert");
@@ -666,6 +635,8 @@ static int vm_setup(lua_State *L)
     lua_setfield(L, -2, "remove");
     lua_pushcfunction(L, gb_lua_table_sort);
     lua_setfield(L, -2, "sort");
+    lua_pushcfunction(L, gb_lua_table_concat);
+    lua_setfield(L, -2, "concat");
     lua_pop(L, 1);
     lua_getfield(L, g, "math");
     lua_pushcfunction(L, math_random);
@@ -736,6 +707,12 @@ void gb_lua_vm_free(gb_lua_vm *vm)
     lua_close(vm->L);
     gb_lua_heap_release(&vm->small);
     gb_free(vm);
+}
+
+size_t gb_lua_block_limit(lua_State *L)
+{
+    gb_lua_vm *vm = gb_lua_vm_of(L);
+    return vm ? (size_t)vm->eng->cfg.proto_max_bulk_len : SIZE_MAX;
 }
 
 gb_lua_vm *gb_lua_vm_of(lua_State *L)

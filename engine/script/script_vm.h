@@ -77,6 +77,11 @@ int gb_lua_vm_pcall(gb_lua_vm *vm, int nargs, int nresults, int errfunc);
 /* The vm a C function called from Lua runs in. */
 gb_lua_vm *gb_lua_vm_of(lua_State *L);
 
+/* The largest block the interpreter of L may allocate: proto-max-bulk-len
+ * for a vm's (script_vm.c refuses larger ones with Lua's "not enough
+ * memory"), SIZE_MAX for another. */
+size_t gb_lua_block_limit(lua_State *L);
+
 /* Whether the value at idx is a read-only table (a proxy scripts see in
  * place of a library or the globals); false in an interpreter that is not
  * a vm's. */
