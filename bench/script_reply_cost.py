@@ -15,7 +15,10 @@ per script: a timestamp taken apart by string.match, fields read by
 string.gmatch, punctuation escaped by string.gsub, a plain string.find,
 and a gsub with a function. Suite "sort": table.sort (lib_table.c) of 1,000
 numbers, of 300 strings, and of 300 numbers by a function (the table is
-built in the script, the same way for every server). Each script is run
+built in the script, the same way for every server). Suite "builders":
+table.concat of 100 strings and of 100 numbers, string.upper/lower/reverse
+and string.rep of short strings (lib_string.c, lib_table.c). Each script
+is run
 by redis-benchmark (-P 16 -c 10) against a server pinned to core 0, the
 client on core 1; the servers alternate within every round (the order
 reverses each round), and each row is the server process's user+system
@@ -46,6 +49,13 @@ SUITES = {
                       "'lazy', 1, true) end return a",
         "gsub_function": "local s for i = 1, 10 do s = string.gsub('a1 b22 c333 d4444', '%d+', "
                          "function(d) return #d end) end return s",
+    },
+    "builders": {
+        "concat_100": "local t = {} for i = 1, 100 do t[i] = 'item:' .. i end return #table.concat(t, ',')",
+        "concat_numbers_100": "local t = {} for i = 1, 100 do t[i] = i * 1.5 end return #table.concat(t, ' ')",
+        "upper_lower_10": "local s = 'Job:{Queue}:Retry-Count' local n = 0 for i = 1, 10 do "
+                          "n = n + #string.upper(s) + #string.lower(s) + #string.reverse(s) end return n",
+        "rep_10": "local n = 0 for i = 1, 10 do n = n + #string.rep('ab', 20) end return n",
     },
     "sort": {
         "numbers_1000": "local t = {} for i = 1, 1000 do t[i] = (i * 7919) % 1000 end table.sort(t) return t[1]",

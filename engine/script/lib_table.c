@@ -14,7 +14,7 @@
  * directly, their other errors name the script's line and the function,
  * as Redis's do ("user_script:1: bad argument #1 to 'insert' ...").
  *
- * The hook, for sort. table.sort is Lua 5.1's quicksort comparison for
+ * The hook. table.sort is Lua 5.1's quicksort comparison for
  * comparison: the same elements are compared in the same order and moved
  * the same way, so whatever a comparison cannot decide comes out as in
  * Redis: the order of ties (0 and -0, equal keys under a comparison
@@ -27,6 +27,8 @@
  * never runs. Each comparison here is a step of script_steps.h, and every
  * GB_SCRIPT_C_STEPS of them the hook runs: busy-reply-threshold, SCRIPT
  * KILL and FUNCTION LOAD's timeout reach a sort as they reach a loop.
+ * The moves of insert and remove (2^31 of them for table.insert(t, -2^31,
+ * v), which Lua 5.1 allows) and the fields of concat count the same way.
  */
 #include "engine/script/lib_table.h"
 
@@ -63,16 +65,21 @@ int gb_lua_table_insert(lua_State *L)
         pos = end;
         check_writable(L);
         break;
-    case 3:
+    case 3: {
         pos = luaL_checkint(L, 2);
         if (pos > end)
             end = pos;
         check_writable(L);
-        for (int i = end; i > pos; i--) { /* t[pos..] up by one */
+        /* t[pos..] up by one; Lua 5.1 checks no position, so a pos of
+         * -2^31 means 2^31 moves: counted, as a sort's comparisons. */
+        gb_script_steps steps = GB_SCRIPT_STEPS_INIT;
+        for (int i = end; i > pos; i--) {
             lua_rawgeti(L, 1, i - 1);
             lua_rawseti(L, 1, i);
+            gb_script_steps_count(L, &steps, 1);
         }
         break;
+    }
     default:
         return luaL_error(L, "wrong number of arguments to 'insert'");
     }
@@ -88,9 +95,11 @@ int gb_lua_table_remove(lua_State *L)
         return 0;
     check_writable(L);
     lua_rawgeti(L, 1, pos); /* the result */
+    gb_script_steps steps = GB_SCRIPT_STEPS_INIT;
     for (; pos < end; pos++) { /* t[pos+1..] down by one */
         lua_rawgeti(L, 1, pos + 1);
         lua_rawseti(L, 1, pos);
+        gb_script_steps_count(L, &steps, 1);
     }
     lua_pushnil(L);
     lua_rawseti(L, 1, end);

@@ -1,7 +1,8 @@
 /*
  * The library functions Goblin Core writes itself because Lua 5.1's loop
  * in C where the script's hook never runs: pattern matching
- * (engine/script/lib_pattern.c) and table.sort (lib_table.c), on a bare
+ * (engine/script/lib_pattern.c), table.sort and table.insert
+ * (lib_table.c), on a bare
  * interpreter. Each gives Lua 5.1's results and errors (the integration
  * tests compare many more with redis-server), the matcher bounds its
  * nesting so a long pattern stays off the end of the C stack, and both call
@@ -31,6 +32,8 @@ static lua_State *new_lua(void)
     lua_call(L, 0, 1);
     lua_pushcfunction(L, gb_lua_table_sort);
     lua_setfield(L, -2, "sort");
+    lua_pushcfunction(L, gb_lua_table_insert);
+    lua_setfield(L, -2, "insert");
     lua_pop(L, 1);
     lua_pushcfunction(L, luaopen_string);
     lua_call(L, 0, 1);
@@ -187,6 +190,16 @@ static void test_a_long_sort_calls_the_hook(void **state)
     lua_close(L);
 }
 
+/* Lua 5.1 checks no position in table.insert: one far below the table
+ * moves every element between, 2^31 of them here, in C. */
+static void test_a_far_insert_calls_the_hook(void **state)
+{
+    (void)state;
+    lua_State *L = new_lua();
+    expect_stopped_by_the_hook(L, "local t = {1, 2, 3} return select(2, pcall(table.insert, t, -2^31, 'x'))");
+    lua_close(L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_a_backtracking_pattern_calls_the_hook),
         cmocka_unit_test(test_sorts_and_raises_as_lua_5_1),
         cmocka_unit_test(test_a_long_sort_calls_the_hook),
+        cmocka_unit_test(test_a_far_insert_calls_the_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
