@@ -2,12 +2,11 @@
  * The library functions Goblin Core writes itself because Lua 5.1's loop
  * in C where the script's hook never runs: pattern matching
  * (engine/script/lib_pattern.c), table.sort and table.insert
- * (lib_table.c), on a bare
- * interpreter. Each gives Lua 5.1's results and errors (the integration
- * tests compare many more with redis-server), the matcher bounds its
- * nesting so a long pattern stays off the end of the C stack, and both call
- * the hook while they work (script_steps.h), through which a script is
- * stopped.
+ * (lib_table.c), on a bare interpreter. Each gives Lua 5.1's results and
+ * errors (the integration tests compare many more with redis-server), the
+ * matcher bounds its nesting so a long pattern stays off the end of the C
+ * stack, and all of them call the hook while they work (script_steps.h),
+ * through which a script is stopped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
