@@ -107,16 +107,22 @@ class BusyScripts(unittest.TestCase):
         if "redis" in seen:
             self.assertEqual(g, seen["redis"])
 
+    def assert_killed(self, srv, kill, *cmd):
+        """Runs cmd until others get BUSY, stops it with kill (SCRIPT or
+        FUNCTION), and checks the caller's error: Redis's text names
+        SCRIPT KILL whichever command stopped it."""
+        busy = start_busy(srv, *cmd)
+        with Raw(srv) as other:
+            self.assertEqual(other.call(kill, "KILL"), b"OK", cmd)
+            reply = busy.read()[0]
+            busy.close()
+            self.assertIsInstance(reply, Err, cmd)
+            self.assertIn(b"Script killed by user with SCRIPT KILL", reply, cmd)
+            self.assertEqual(other.call("PING"), b"PONG")
+
     def test_pcall_cannot_swallow_a_kill(self):
         srv = self.server("goblin")
-        script = "while true do pcall(function() while true do end end) end"
-        busy = start_busy(srv, "EVAL", script, "0")
-        with Raw(srv) as other:
-            self.assertEqual(other.call("SCRIPT", "KILL"), b"OK")
-        reply = busy.read()[0]
-        busy.close()
-        self.assertIsInstance(reply, Err)
-        self.assertIn(b"Script killed by user with SCRIPT KILL", reply)
+        self.assert_killed(srv, "SCRIPT", "EVAL", "while true do pcall(function() while true do end end) end", "0")
 
     def test_a_backtracking_pattern_is_busy_and_killable(self):
         """Lua 5.1's matcher backtracks in C, where the VM's hook never
@@ -132,13 +138,7 @@ class BusyScripts(unittest.TestCase):
                    "for w in string.gmatch(string.rep('a', 40), string.rep('a?', 40) .. 'b') do end",
                    "return string.match(string.rep('a', 40), string.rep('a?', 40) .. 'b')"]
         for script in scripts:
-            busy = start_busy(srv, "EVAL", script, "0")
-            with Raw(srv) as other:
-                self.assertEqual(other.call("SCRIPT", "KILL"), b"OK", script)
-            reply = busy.read()[0]
-            busy.close()
-            self.assertIsInstance(reply, Err, script)
-            self.assertIn(b"Script killed by user with SCRIPT KILL", reply, script)
+            self.assert_killed(srv, "SCRIPT", "EVAL", script, "0")
         with Raw(srv) as c:
             start = time.monotonic()
             # The loading code has no `string` global; strings' methods work.
@@ -147,15 +147,7 @@ class BusyScripts(unittest.TestCase):
             self.assertLess(time.monotonic() - start, 5 * SLOW)
             self.assertEqual(c.call("FUNCTION", "LOAD", "#!lua name=bt\nredis.register_function{function_name='bt', "
                                     "callback=function() return " + BACKTRACK + " end, flags={'no-writes'}}"), b"bt")
-        busy = start_busy(srv, "FCALL", "bt", "0")
-        with Raw(srv) as other:
-            self.assertEqual(other.call("FUNCTION", "KILL"), b"OK")
-            reply = busy.read()[0]
-            busy.close()
-            self.assertIsInstance(reply, Err)
-            # Redis's text names SCRIPT KILL whichever command stopped it.
-            self.assertIn(b"Script killed by user with SCRIPT KILL", reply)
-            self.assertEqual(other.call("PING"), b"PONG")
+        self.assert_killed(srv, "FUNCTION", "FCALL", "bt", "0")
 
     def test_shutdown_nosave_drops_the_half_run_script_from_the_log(self):
         """SHUTDOWN NOSAVE during a writing script: the server exits, and
