@@ -23,15 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* string.rep(s, n) with Lua 5.1's arguments, results and errors, built
- * with memcpy into one block: Lua 5.1's copies byte by byte through 8 KB
- * buffers that it interns and merges, so ('x'):rep(1e10) spent 13-17 s of
- * the engine's time in C (where SCRIPT KILL cannot stop it) before its
- * result passed proto-max-bulk-len and was refused. Here the block of the
- * whole result is asked for first, so a result over that limit is refused
- * at once, with Lua's "not enough memory" as before. The block is garbage
- * once the string is made from it: a result needs twice its size for a
- * moment, as it did in Lua's merges. */
+/* string.rep(s, n): n is cast to an int as Lua 5.1 does (2^32 + 3 repeats
+ * 3 times); the block is filled by doubling what is already there. */
 static int string_rep(lua_State *L)
 {
     size_t len;
