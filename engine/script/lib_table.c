@@ -118,19 +118,21 @@ int gb_lua_table_remove(lua_State *L)
 
 typedef struct block_builder {
     lua_State *L;
-    int slot; /* the block's stack index */
+    int slot; /* the block's stack index (nil while the block is `first`) */
     char *data;
     size_t len, cap, limit;
+    char first[1024]; /* a short result is built here, on the C stack */
 } block_builder;
 
 static void builder_init(block_builder *b, lua_State *L)
 {
     b->L = L;
     b->limit = gb_lua_block_limit(L);
-    b->cap = 256;
-    b->data = lua_newuserdata(L, b->cap);
-    b->slot = lua_gettop(L);
+    b->data = b->first;
+    b->cap = sizeof b->first;
     b->len = 0;
+    lua_pushnil(L); /* the slot a grown block takes */
+    b->slot = lua_gettop(L);
 }
 
 static void builder_add(block_builder *b, const char *bytes, size_t n)
