@@ -2,8 +2,8 @@
  * The functions of Lua 5.1's table library that write, and table.concat,
  * written for Goblin Core: table.insert, table.remove, table.sort and
  * table.concat, with Lua 5.1's arguments, results and errors, and three
- * things Lua 5.1's lack (the third, concat built in one growing block, is
- * described at builder_add).
+ * things Lua 5.1's lack: Redis's read-only tables and the script's hook
+ * (below), and a concat built in one growing block (at block_builder).
  *
  * Read-only tables. Scripts see the globals and the libraries through
  * read-only proxies (script_vm.c); Redis 7.0 refuses a write to them
@@ -56,7 +56,7 @@ static int table_length(lua_State *L)
 
 /* ---- table.insert, table.remove ------------------------------------------------------- */
 
-int gb_lua_table_insert(lua_State *L)
+static int table_insert(lua_State *L)
 {
     int end = table_length(L) + 1; /* the first empty element */
     int pos;
@@ -87,7 +87,7 @@ int gb_lua_table_insert(lua_State *L)
     return 0;
 }
 
-int gb_lua_table_remove(lua_State *L)
+static int table_remove(lua_State *L)
 {
     int end = table_length(L);
     int pos = luaL_optint(L, 2, end);
@@ -168,7 +168,7 @@ static void builder_add_field(block_builder *b, int i)
     lua_pop(L, 1);
 }
 
-int gb_lua_table_concat(lua_State *L)
+static int table_concat(lua_State *L)
 {
     size_t sep_len;
     const char *sep = luaL_optlstring(L, 2, "", &sep_len);
@@ -300,7 +300,7 @@ static void sort_range(sorter *s, int lo, int hi)
     }
 }
 
-int gb_lua_table_sort(lua_State *L)
+static int table_sort(lua_State *L)
 {
     int n = table_length(L);
     luaL_checkstack(L, 40, ""); /* as Lua 5.1: the partition's values */
@@ -310,4 +310,16 @@ int gb_lua_table_sort(lua_State *L)
     sorter s = {.L = L, .by_function = !lua_isnil(L, 2), .writable = false, .steps = GB_SCRIPT_STEPS_INIT};
     sort_range(&s, 1, n);
     return 0;
+}
+
+void gb_lua_install_table(lua_State *L)
+{
+    lua_pushcfunction(L, table_insert);
+    lua_setfield(L, -2, "insert");
+    lua_pushcfunction(L, table_remove);
+    lua_setfield(L, -2, "remove");
+    lua_pushcfunction(L, table_sort);
+    lua_setfield(L, -2, "sort");
+    lua_pushcfunction(L, table_concat);
+    lua_setfield(L, -2, "concat");
 }

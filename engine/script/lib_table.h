@@ -9,16 +9,8 @@
 
 #include <lua.h>
 
-/* table.insert(t, [pos,] value) */
-int gb_lua_table_insert(lua_State *L);
-
-/* table.remove(t [, pos]) */
-int gb_lua_table_remove(lua_State *L);
-
-/* table.concat(t [, sep [, i [, j]]]) */
-int gb_lua_table_concat(lua_State *L);
-
-/* table.sort(t [, comp]) */
-int gb_lua_table_sort(lua_State *L);
+/* Replaces insert, remove, sort and concat in the table library table at
+ * the top of L's stack. */
+void gb_lua_install_table(lua_State *L);
 
 #endif

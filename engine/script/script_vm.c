@@ -629,14 +629,7 @@ static int vm_setup(lua_State *L)
      * refused on read-only tables, a sort reachable by the hook; and
      * concat, built in one growing block. */
     lua_getfield(L, g, "table");
-    lua_pushcfunction(L, gb_lua_table_insert);
-    lua_setfield(L, -2, "insert");
-    lua_pushcfunction(L, gb_lua_table_remove);
-    lua_setfield(L, -2, "remove");
-    lua_pushcfunction(L, gb_lua_table_sort);
-    lua_setfield(L, -2, "sort");
-    lua_pushcfunction(L, gb_lua_table_concat);
-    lua_setfield(L, -2, "concat");
+    gb_lua_install_table(L);
     lua_pop(L, 1);
     lua_getfield(L, g, "math");
     lua_pushcfunction(L, math_random);

@@ -20,7 +20,7 @@
 #include "engine/script/lib_pattern.h"
 #include "engine/script/lib_table.h"
 
-/* base, table and string, with Goblin Core's sort and patterns */
+/* base, table and string, with Goblin Core's table functions and patterns */
 static lua_State *new_lua(void)
 {
     lua_State *L = luaL_newstate();
@@ -29,10 +29,7 @@ static lua_State *new_lua(void)
     lua_call(L, 0, 0);
     lua_pushcfunction(L, luaopen_table);
     lua_call(L, 0, 1);
-    lua_pushcfunction(L, gb_lua_table_sort);
-    lua_setfield(L, -2, "sort");
-    lua_pushcfunction(L, gb_lua_table_insert);
-    lua_setfield(L, -2, "insert");
+    gb_lua_install_table(L);
     lua_pop(L, 1);
     lua_pushcfunction(L, luaopen_string);
     lua_call(L, 0, 1);
