@@ -178,7 +178,9 @@ class Server:
     Server(kind, args=[...]) starts it on a free port and <tmp>/x.sock;
     port=0 disables TCP, unix=False disables the socket. config=text writes a
     config file passed as the first argument (goblin-core and redis-server
-    both take one). protected=True (the default) starts both kinds with
+    both take one). pick_port: the function that picks a free port when
+    port is None (free_port by default; a cluster node's picker also wants
+    port + 10000 free), called again for each retry after a lost race. protected=True (the default) starts both kinds with
     enable-debug-command and enable-protected-configs yes, as Redis's own
     test suite does (its default.conf), since the tests use DEBUG (RELOAD,
     SLEEP, OBJECT) and CONFIG SET dir / dbfilename; protected=False keeps
@@ -188,7 +190,7 @@ class Server:
     keeps the default (a test of the defaults)."""
 
     def __init__(self, kind="goblin", args=(), port=None, unix=True, config=None, wait=True, timeout=None,
-                 env=None, unixsocket=None, dir=None, protected=True, quick_sync=True):
+                 env=None, unixsocket=None, dir=None, protected=True, quick_sync=True, pick_port=free_port):
         self.kind = kind
         # dir: run in an existing directory (its files survive the server:
         # restarts over the same snapshot or log); the caller removes it.
@@ -196,7 +198,8 @@ class Server:
         self.dir = dir or tempfile.mkdtemp(prefix="gbit-%s-" % kind)
         self.sock = (unixsocket or os.path.join(self.dir, "x.sock")) if unix else None
         self.port_chosen_here = port is None
-        self.port = free_port() if port is None else port
+        self._pick_port = pick_port
+        self.port = pick_port() if port is None else port
         self.logpath = os.path.join(self.dir, "server.log")
         self.proc = None
         exe = GOBLIN if kind == "goblin" else REDIS_SERVER
@@ -238,7 +241,7 @@ class Server:
                 except ServerError:
                     if not (attempt < 4 and self._lost_port_race()):
                         raise
-                    self.port = free_port()
+                    self.port = self._pick_port()
                     self.cmd[self._port_arg] = str(self.port)
                     self._spawn()
 
@@ -250,12 +253,13 @@ class Server:
 
     def _lost_port_race(self):
         """True when start-up failed only because another process took the
-        port free_port() picked (worth a retry on a fresh port)."""
+        port this Server picked, or its cluster bus port (port + 10000):
+        worth a retry on a fresh port."""
         if not self.port_chosen_here or self.proc.poll() is None:
             return False
         self._log.close()
         log = self.log().lower()
-        return "address already in use" in log and str(self.port) in log
+        return "address already in use" in log and (str(self.port) in log or str(self.port + 10000) in log)
 
     # -- life cycle ------------------------------------------------------------
     @property

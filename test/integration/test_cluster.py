@@ -69,8 +69,10 @@ def free_cluster_port():
 
 
 def cluster_server(kind, dir=None, port=None):
+    """A cluster node; with no port given, Server picks one with
+    free_cluster_port and picks again if a parallel test takes it first."""
     return Server(kind, args=["--cluster-enabled", "yes", "--cluster-node-timeout", "500"], dir=dir,
-                  port=port or free_cluster_port())
+                  port=port, pick_port=free_cluster_port)
 
 
 def normalise(srv, raw):

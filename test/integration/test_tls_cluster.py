@@ -28,12 +28,19 @@ TIMEOUT = 15 * gbtest.SLOW
 
 def tls_node(certs, kind, extra=()):
     """A cluster node whose bus speaks TLS: tls-port T (bus T + 10000)
-    beside a plaintext port of its own."""
-    tls_port = free_cluster_port()
-    srv = Server(kind, args=["--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
-                             "--tls-cluster", "yes"] + certs.server_args(str(tls_port)) + list(extra))
-    srv.tls_port = tls_port
-    return srv
+    beside a plaintext port of its own. A parallel test can take the TLS
+    port or its bus port between the pick and the bind: then a fresh pair."""
+    for attempt in range(5):
+        tls_port = free_cluster_port()
+        try:
+            srv = Server(kind, args=["--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
+                                     "--tls-cluster", "yes"] + certs.server_args(str(tls_port)) + list(extra))
+        except gbtest.ServerError as e:
+            if attempt == 4 or "address already in use" not in str(e).lower():
+                raise
+            continue
+        srv.tls_port = tls_port
+        return srv
 
 
 class TlsCluster(unittest.TestCase):
