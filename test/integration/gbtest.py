@@ -135,8 +135,14 @@ signal.signal(signal.SIGTERM, _on_term)
 # Listening ports come from below the kernel's ephemeral range (Linux
 # 32768-60999, macOS 49152-65535): a port bound to 0 and released is an
 # ephemeral one, which any client connection of a parallel test may take as
-# its local port before the server binds it (CI saw exactly that).
-_PORT_LOW, _PORT_HIGH = 20000, 32000
+# its local port before the server binds it (CI saw exactly that). A
+# cluster node also listens on its port + 10000 (the bus): cluster nodes
+# take their ports from 20000-21999 (test_cluster.free_cluster_port,
+# test_cluster_launch), so their bus ports, 30000-31999, stay below the
+# ephemeral range, and neither range meets the one every other server's
+# port comes from (CI saw a port taken by another test's cluster bus).
+_PORT_LOW, _PORT_HIGH = 22000, 29999
+CLUSTER_PORT_LOW, CLUSTER_PORT_HIGH = 20000, 21999
 
 
 def start_on_one_cpu(start, cpu):
@@ -152,20 +158,26 @@ def start_on_one_cpu(start, cpu):
         os.sched_setaffinity(0, mine)
 
 
-def free_port():
-    """A TCP port that nothing holds right now, outside the ephemeral range.
-    Parallel tests can still race for it: Server retries start-up on a new
-    port when the bind fails."""
+def _port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port(low=_PORT_LOW, high=_PORT_HIGH, also=0):
+    """A TCP port in low-high that nothing holds right now, outside the
+    ephemeral range; with also=N, port + N must be free too (a cluster
+    node's bus). Parallel tests can still race for it: Server retries
+    start-up on a new port when the bind fails."""
     import random
     for _ in range(200):
-        port = random.randint(_PORT_LOW, _PORT_HIGH)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        port = random.randint(low, high)
+        if _port_free(port) and (not also or _port_free(port + also)):
             return port
-    raise ServerError("no free TCP port in %d-%d" % (_PORT_LOW, _PORT_HIGH))
+    raise ServerError("no free TCP port in %d-%d" % (low, high))
 
 
 class ServerError(Exception):

@@ -53,19 +53,9 @@ TIMEOUT = 15 * gbtest.SLOW
 
 def free_cluster_port():
     """A free port whose bus port (+10000) is free too: redis-server
-    listens on both."""
-    import socket
-    for _ in range(100):
-        port = gbtest.free_port()
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port + 10000))
-                return port
-            except OSError:
-                pass
-    raise AssertionError("no free port pair")
+    listens on both. From gbtest's cluster range, so that the bus port is
+    neither ephemeral nor any other server's port."""
+    return gbtest.free_port(gbtest.CLUSTER_PORT_LOW, gbtest.CLUSTER_PORT_HIGH, also=10000)
 
 
 def cluster_server(kind, dir=None, port=None):

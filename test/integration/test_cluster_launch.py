@@ -27,9 +27,10 @@ def free_port_range(n):
     """A first port whose n ports and their bus ports (+10000) are free,
     all below the kernel's ephemeral range (32768 up): a port there that is
     free now can become another test's client socket or port-0 listener
-    before the node binds it (CI once saw a node never come up)."""
+    before the node binds it (CI once saw a node never come up). From
+    gbtest's cluster range, which no other server's port comes from."""
     for _ in range(200):
-        base = random.randrange(10000, 22768 - n)
+        base = random.randrange(gbtest.CLUSTER_PORT_LOW, gbtest.CLUSTER_PORT_HIGH + 1 - n)
         ok = True
         for p in [base + i for i in range(n)] + [base + 10000 + i for i in range(n)]:
             with socket.socket() as s:
