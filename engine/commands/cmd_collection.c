@@ -130,14 +130,7 @@ void gb_types_scan(gb_client *c, int argc, gb_slice *argv, enum gb_type t)
 
 bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out)
 {
-    if (!gb_arg_ll(c, arg, out))
-        return false;
-    if (*out == INT64_MIN) {
-        gb_reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
-                          "9223372036854775807");
-        return false;
-    }
-    return true;
+    return gb_arg_ll_within(c, arg, -INT64_MAX, INT64_MAX, out);
 }
 
 bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element)

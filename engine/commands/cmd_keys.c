@@ -231,7 +231,7 @@ static void cmd_copy(gb_client *c, int argc, gb_slice *argv)
             replace = true;
         } else if (gb_slice_ieq(argv[j], "db") && j + 1 < argc) {
             int64_t v;
-            if (!gb_arg_ll(c, argv[j + 1], &v))
+            if (!gb_arg_ll_within(c, argv[j + 1], INT32_MIN, INT32_MAX, &v))
                 return;
             if (v < 0 || v >= c->eng->ndbs) {
                 gb_reply_error(c, GB_ERR_DB_RANGE);
@@ -440,7 +440,7 @@ static void cmd_object(gb_client *c, int argc, gb_slice *argv)
     if (gb_slice_ieq(sub, "encoding"))
         gb_reply_cstr(c, info.encoding);
     else if (gb_slice_ieq(sub, "refcount"))
-        gb_reply_int(c, 1);
+        gb_reply_int(c, info.refcount);
     else if (gb_slice_ieq(sub, "idletime") && gb_policy_is_lfu(c->eng))
         gb_reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
                           "switching between policies at runtime LRU and LFU data will take some time to adjust.");

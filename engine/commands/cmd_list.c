@@ -239,19 +239,14 @@ static void cmd_lpos(gb_client *c, int argc, gb_slice *argv)
     for (int j = 3; j < argc; j++) {
         bool more = j + 1 < argc;
         if (gb_slice_ieq(argv[j], "rank") && more) {
-            if (!gb_arg_ll(c, argv[++j], &rank))
+            /* Redis 7.0 negates a RANK of LONG_MIN (undefined behaviour: it
+             * acts as RANK -1 until COUNT overflows too); 7.2 refuses it
+             * with getRangeLongFromObjectOrReply's text, as we do. */
+            if (!gb_arg_ll_within(c, argv[++j], -INT64_MAX, INT64_MAX, &rank))
                 return;
             if (rank == 0) {
                 gb_reply_error(c, "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second "
                                   "... or use negative to start from the end of the list");
-                return;
-            }
-            if (rank == INT64_MIN) {
-                /* Redis 7.0 negates LONG_MIN here (undefined behaviour: it
-                 * acts as RANK -1 until COUNT overflows too); 7.2 rejects it
-                 * with getRangeLongFromObjectOrReply's text, as we do. */
-                gb_reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
-                                  "9223372036854775807");
                 return;
             }
         } else if (gb_slice_ieq(argv[j], "count") && more) {

@@ -120,8 +120,9 @@ static void debug_object(gb_client *c, gb_slice key)
         return;
     }
     char line[256];
-    int n = snprintf(line, sizeof line, "Value at:%p refcount:1 encoding:%s lru_seconds_idle:%lld",
-                     (void *)gb_db_lookup_quiet(c->db, key), info.encoding, (long long)info.idle_s);
+    int n = snprintf(line, sizeof line, "Value at:%p refcount:%lld encoding:%s lru_seconds_idle:%lld",
+                     (void *)gb_db_lookup_quiet(c->db, key), (long long)info.refcount, info.encoding,
+                     (long long)info.idle_s);
     if (info.representation)
         snprintf(line + n, sizeof line - (size_t)n,
                  " ql_compressed:%d representation:%s compressed_segments:%zu",

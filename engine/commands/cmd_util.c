@@ -64,6 +64,17 @@ bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const
     return true;
 }
 
+bool gb_arg_ll_within(gb_client *c, gb_slice arg, int64_t min, int64_t max, int64_t *out)
+{
+    if (!gb_arg_ll(c, arg, out))
+        return false;
+    if (*out < min || *out > max) {
+        gb_reply_errorf(c, "ERR value is out of range, value must between %lld and %lld", (long long)min, (long long)max);
+        return false;
+    }
+    return true;
+}
+
 bool gb_parse_mpop_args(gb_client *c, int argc, gb_slice *argv, int numkeys_idx, const char *where0,
                         const char *where1, int64_t *numkeys, bool *is_where1, int64_t *count)
 {

@@ -90,6 +90,11 @@ bool gb_arg_ll(gb_client *c, gb_slice arg, int64_t *out);
  * [min, max], else replies msg (the same text for "not an integer" and "out
  * of range": numkeys, COUNT, LIMIT arguments) and returns false. */
 bool gb_arg_ll_range(gb_client *c, gb_slice arg, int64_t min, int64_t max, const char *msg, int64_t *out);
+/* The same without a message: "value is not an integer or out of range"
+ * for what is not an int64, "value is out of range, value must between
+ * <min> and <max>" for one outside [min, max] (Redis's texts, COPY's DB
+ * argument, a random count of INT64_MIN, LPOS's RANK). */
+bool gb_arg_ll_within(gb_client *c, gb_slice arg, int64_t min, int64_t max, int64_t *out);
 
 /* Parses "numkeys key [key ...] WHERE [COUNT count]" (LMPOP, BLMPOP, ZMPOP,
  * BZMPOP) from argv[numkeys_idx], WHERE being where0 or where1

@@ -291,6 +291,7 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
     info->compressed_segments = kv->type == GB_TYPE_LIST ? gb_list_compressed_segments(gb_kv_ptr(kv)) : 0;
     info->idle_s = (int64_t)gb_kv_idle_seconds(db->eng, kv);
     info->freq = gb_lfu_decayed(db->eng, kv);
+    info->refcount = gb_kv_refcount(kv);
     return GB_R_OK;
 }
 

@@ -108,6 +108,7 @@ typedef struct gb_object_info {
     const char *encoding; /* OBJECT ENCODING: "int", "embstr", "listpack", ... */
     int64_t idle_s;       /* OBJECT IDLETIME: seconds since the last access (LRU clock) */
     int64_t freq;         /* OBJECT FREQ: the decayed LFU counter (meaningful under an LFU policy) */
+    int64_t refcount;     /* OBJECT REFCOUNT: redis-server's for its shared integers, else 1 (gb_kv_refcount) */
     const char *representation; /* a list's representation (DEBUG OBJECT); NULL for other types */
     /* a list's list-compress-depth != 0 (Redis's ql_compressed) and the
      * segments stored compressed now */

@@ -10,7 +10,11 @@ side (skipped, saying why, without a redis-server 7.0):
 * lazy freeing: UNLINK and FLUSHDB ASYNC of a big value keep the server
   answering (the longest PING gap is measured against redis-server's);
 * a blocked BZPOPMIN served when ZUNIONSTORE/ZRANGESTORE overwrites its key
-  (a deliberate departure, asserted against redis-server's behaviour).
+  (a deliberate departure, asserted against redis-server's behaviour);
+* OBJECT REFCOUNT and DEBUG OBJECT of an integer 0..9999, which Redis holds
+  in a shared object (refcount 2147483647) unless COPY made it or an LRU/LFU
+  maxmemory policy was in force;
+* COPY's DB argument outside a 32-bit integer (Redis's range error).
 """
 
 import socket
@@ -253,6 +257,70 @@ class ConfigSet(GoblinAndRedisCase):
         for name, value in self.CASES:
             both(self, "CONFIG", "SET", name, value)
             both(self, "CONFIG", "GET", name)
+
+
+class SharedIntegers(GoblinAndRedisCase):
+    """Redis holds the integers 0..9999 of string values in shared objects
+    and says so in OBJECT REFCOUNT; goblin-core shares nothing but gives the
+    same replies (engine/core/keyspace/keyrecord.h, GB_KV_INT_SHARED)."""
+
+    STEPS = [("SET", "a", "5"), ("SET", "big", "10000"), ("SET", "neg", "-1"), ("SET", "lead", "007"),
+             ("SET", "text", "abc"), ("SET", "f", "1.5"), ("INCRBYFLOAT", "f", "0.5"), ("INCR", "neg"),
+             ("SET", "d", "9998"), ("INCR", "d"), ("COPY", "a", "copied"), ("COPY", "a", "copied2"),
+             ("RENAME", "copied2", "renamed_copy"), ("RENAME", "a", "renamed"), ("MSET", "m1", "1", "m2", "x"),
+             ("SETNX", "nx", "3"), ("GETSET", "nx", "4"), ("SET", "g", "6", "GET"), ("RPUSH", "list", "1"),
+             ("EVAL", "return redis.call('SET', KEYS[1], '42')", "1", "lua")]
+    KEYS = ["renamed", "big", "neg", "lead", "text", "f", "d", "copied", "renamed_copy", "m1", "m2", "nx", "g",
+            "list", "lua"]
+
+    def refcounts(self):
+        for k in self.KEYS:
+            both(self, "OBJECT", "REFCOUNT", k)
+            # DEBUG OBJECT's first fields (its address differs, and its
+            # serializedlength and lru are not kept here)
+            with Raw(self.goblin) as g, Raw(self.redis) as r:
+                got, want = g.call("DEBUG", "OBJECT", k), r.call("DEBUG", "OBJECT", k)
+            self.assertEqual(got.split(b" ")[2:4], want.split(b" ")[2:4], k)
+
+    def test_refcounts(self):
+        both(self, "FLUSHALL")
+        for cmd in self.STEPS:
+            both(self, *cmd)
+        self.refcounts()
+        both(self, "INCR", "d")            # 10000: an object of its own
+        both(self, "INCR", "copied")       # COPY's private 5 becomes a shared 6
+        both(self, "OBJECT", "REFCOUNT", "d")
+        both(self, "OBJECT", "REFCOUNT", "copied")
+        both(self, "DEBUG", "RELOAD")      # loading shares every small integer again
+        self.refcounts()
+
+    def test_policies(self):
+        """Under an LRU or LFU policy with maxmemory set Redis shares no
+        integer (each key needs its own access clock); the others share."""
+        both(self, "FLUSHALL")
+        try:
+            both(self, "CONFIG", "SET", "maxmemory", "1gb")
+            for policy in ("allkeys-lru", "volatile-lfu", "allkeys-random", "noeviction"):
+                both(self, "CONFIG", "SET", "maxmemory-policy", policy)
+                both(self, "SET", policy, "7")
+                both(self, "OBJECT", "REFCOUNT", policy)
+                both(self, "INCR", policy)
+                both(self, "OBJECT", "REFCOUNT", policy)
+            both(self, "CONFIG", "SET", "maxmemory", "0")
+            both(self, "OBJECT", "REFCOUNT", "allkeys-lru")   # what it was made as
+            both(self, "SET", "allkeys-lru", "7")
+            both(self, "OBJECT", "REFCOUNT", "allkeys-lru")
+        finally:
+            both(self, "CONFIG", "SET", "maxmemory", "0")
+            both(self, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
+class RangeErrors(GoblinAndRedisCase):
+    def test_copy_db(self):
+        both(self, "SET", "src", "v")
+        for db in ("9223372036854775807", "-9223372036854775808", "2147483648", "-2147483649", "2147483647",
+                   "-1", "16", "abc", "1"):
+            both(self, "COPY", "src", "dst", "DB", db, "REPLACE")
 
 
 class LazyFree(unittest.TestCase):

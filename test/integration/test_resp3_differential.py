@@ -212,7 +212,7 @@ TABLE = {
     "object|freq": ["OBJECT FREQ s"],
     "object|help": ["OBJECT HELP", "OBJECT HELP x"],
     "object|idletime": [shape(CLOCK, "OBJECT IDLETIME s"), "OBJECT IDLETIME nokey"],
-    "object|refcount": ["OBJECT REFCOUNT s", "OBJECT REFCOUNT nokey"],
+    "object|refcount": ["OBJECT REFCOUNT s", "OBJECT REFCOUNT n", "OBJECT REFCOUNT nokey"],
     "dbsize": ["DBSIZE", ("SELECT 9", "DBSIZE", "SELECT 0")],
     "flushall": ["FLUSHALL", "FLUSHALL ASYNC", "FLUSHALL BOGUS"],
     "flushdb": ["FLUSHDB", "FLUSHDB SYNC"],

@@ -178,14 +178,25 @@ static gb_kv *kv_alloc_ptr(gb_db *db, gb_slice key, bool volatile_, int64_t expi
  * its encoding, as Redis's objects do). */
 enum str_mode { STR_AUTO, STR_TEXT, STR_RAW };
 
+/* Makes kv's value the integer v, marked as redis-server would hold it
+ * now (keyrecord.h, GB_KV_INT_SHARED): shared while no LRU or LFU
+ * maxmemory policy is in force (Redis's MAXMEMORY_FLAG_NO_SHARED_INTEGERS). */
+static void set_int_value(gb_db *db, gb_kv *kv, int64_t v)
+{
+    const gb_settings *cfg = &db->eng->cfg;
+    bool shares = cfg->maxmemory == 0 || !(cfg->maxmemory_policy & (GB_EVICT_FLAG_LRU | GB_EVICT_FLAG_LFU));
+    kv->enc = GB_ENC_INT;
+    kv->vlen = shares ? GB_KV_INT_SHARED : GB_KV_INT_PRIVATE;
+    gb_kv_set_int(kv, v);
+}
+
 /* Fills a fresh record's string value from val. */
 static gb_kv *kv_new_string(gb_db *db, gb_slice key, gb_slice val, bool volatile_, int64_t expire, enum str_mode mode)
 {
     int64_t iv;
     if (mode == STR_AUTO && val.len <= 20 && gb_str2ll_canonical(val.ptr, val.len, &iv)) {
         gb_kv *kv = kv_alloc(db, key, volatile_, expire, 0);
-        kv->enc = GB_ENC_INT;
-        gb_kv_set_int(kv, iv);
+        set_int_value(db, kv, iv);
         return kv;
     }
     if (mode != STR_RAW && val.len <= GB_INLINE_MAX) {
@@ -518,7 +529,7 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash)
 /* Overwrites a string record's value where it stands when the new value fits
  * the allocation it already has: a SET of a same-sized value (the common
  * case: counters, caches, benchmarks) then costs no malloc and no free. */
-static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
+static bool overwrite_in_place(gb_db *db, gb_kv *kv, gb_slice val, enum str_mode mode)
 {
     if (kv->type != GB_TYPE_STRING)
         return false;
@@ -533,8 +544,7 @@ static bool overwrite_in_place(gb_kv *kv, gb_slice val, enum str_mode mode)
         return true;
     }
     if (as_int) {
-        kv->enc = GB_ENC_INT;
-        gb_kv_set_int(kv, iv);
+        set_int_value(db, kv, iv);
         return true;
     }
     if (val.len > GB_INLINE_MAX || gb_kv_key_end(kv) + val.len > gb_mem_usable(kv))
@@ -564,7 +574,7 @@ static gb_kv *set_string_over(gb_db *db, gb_kv *old, gb_slice key, gb_slice val,
     int64_t expire = -1;
     if (old) {
         before_write(db, old);
-        if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(old, val, mode)) {
+        if ((keep_ttl || !gb_kv_volatile(old)) && overwrite_in_place(db, old, val, mode)) {
             if (!gb_policy_is_lfu(db->eng))
                 old->lru = gb_lru_clock(db->eng);
             return old;
@@ -618,8 +628,7 @@ gb_kv *gb_db_set_int_found(gb_db *db, gb_kv *kv, int64_t v)
      * (they go with the key). */
     if (kv->enc == GB_ENC_RAW)
         gb_free(gb_kv_ptr(kv));
-    kv->enc = GB_ENC_INT;
-    gb_kv_set_int(kv, v);
+    set_int_value(db, kv, v);
     return kv;
 }
 
@@ -631,8 +640,7 @@ gb_kv *gb_db_set_int(gb_db *db, gb_slice key, int64_t v)
     if (old)
         before_write(db, old);
     gb_kv *kv = kv_alloc(db, key, false, 0, 0);
-    kv->enc = GB_ENC_INT;
-    gb_kv_set_int(kv, v);
+    set_int_value(db, kv, v);
     install(db, kv);
     return kv;
 }
@@ -691,6 +699,10 @@ gb_kv *gb_db_insert_value(gb_db *db, gb_slice key, const gb_kv *src, bool copy_v
         char buf[GB_INT_BUF];
         enum str_mode mode = src->enc == GB_ENC_INT ? STR_AUTO : src->enc == GB_ENC_RAW ? STR_RAW : STR_TEXT;
         kv = kv_new_string(db, key, gb_kv_string(src, buf), expire >= 0, expire, mode);
+        /* Redis's COPY duplicates an integer into an object of its own;
+         * RENAME and MOVE keep the object, shared or not. */
+        if (src->enc == GB_ENC_INT)
+            kv->vlen = copy_value ? GB_KV_INT_PRIVATE : src->vlen;
     } else {
         void *obj = gb_kv_ptr(src);
         kv = kv_alloc_ptr(db, key, expire >= 0, expire, src->type, src->enc,

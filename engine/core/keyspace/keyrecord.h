@@ -24,7 +24,9 @@
  *                           db.h; GB_KV_SLOT_LINKED the slot links are
  *                           present), klen (14: the key's length, or
  *                           GB_KV_KLEN_LONG when the long-length field holds
- *                           it), vlen (10: an embedded string's length)
+ *                           it), vlen (10: an embedded string's length;
+ *                           for an INT value, GB_KV_INT_SHARED or
+ *                           GB_KV_INT_PRIVATE, below)
  *   16      16    expiry    [VOLATILE only] absolute expiry in Unix ms (8),
  *                           the key's position in the db's volatile-key
  *                           array (4), 4 unused
@@ -185,6 +187,18 @@ static inline void *gb_kv_ptr(const gb_kv *kv)
 
 static inline void gb_kv_set_ptr(gb_kv *kv, const void *p) { memcpy(gb_kv_word(kv), &p, sizeof p); }
 
+/* What an INT record's vlen says: whether redis-server would hold this
+ * value in one of its shared integer objects, which OBJECT REFCOUNT and
+ * DEBUG OBJECT report as 2147483647 for integers 0..9999
+ * (gb_kv_refcount). Redis shares an integer it makes from an argument or
+ * a result (SET, INCR, loading) while no LRU or LFU maxmemory policy is
+ * in force, and never COPY's duplicate; a renamed or moved value keeps
+ * what it was. Nothing is shared here: the mark only keeps that reply. */
+#define GB_KV_INT_SHARED 0u
+#define GB_KV_INT_PRIVATE 1u
+#define GB_SHARED_INTEGERS 10000 /* Redis's OBJ_SHARED_INTEGERS */
+#define GB_SHARED_REFCOUNT 2147483647 /* Redis's OBJ_SHARED_REFCOUNT (INT_MAX) */
+
 /* GB_ENC_INT's integer. */
 static inline int64_t gb_kv_int(const gb_kv *kv)
 {
@@ -194,6 +208,15 @@ static inline int64_t gb_kv_int(const gb_kv *kv)
 }
 
 static inline void gb_kv_set_int(gb_kv *kv, int64_t i) { memcpy(gb_kv_word(kv), &i, sizeof i); }
+
+/* OBJECT REFCOUNT's reply: redis-server's for a shared integer, else 1. */
+static inline int64_t gb_kv_refcount(const gb_kv *kv)
+{
+    if (kv->type != GB_TYPE_STRING || kv->enc != GB_ENC_INT || kv->vlen != GB_KV_INT_SHARED)
+        return 1;
+    int64_t v = gb_kv_int(kv);
+    return v >= 0 && v < GB_SHARED_INTEGERS ? GB_SHARED_REFCOUNT : 1;
+}
 
 /* GB_ENC_EMBSTR's bytes. */
 static inline gb_slice gb_kv_embstr(const gb_kv *kv)

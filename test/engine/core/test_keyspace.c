@@ -193,6 +193,40 @@ static void test_string_encodings_replace_each_other_in_place(void **state)
     harness_free(h);
 }
 
+/* OBJECT REFCOUNT of integers 0..9999 (keyrecord.h, GB_KV_INT_SHARED):
+ * the mark an INT record keeps in its vlen bits survives what moves or
+ * rewrites the record (an expiry added, an in-place overwrite of an
+ * embedded string) and is set again by each new integer value. */
+static void test_shared_integer_refcount(void **state)
+{
+    (void)state;
+    harness *h = harness_new(NULL);
+    const char *shared = ":2147483647";
+    run(h, "SET k 5");
+    assert_string_equal(run(h, "OBJECT REFCOUNT k"), shared);
+    run(h, "SET k 10000");
+    assert_string_equal(run(h, "OBJECT REFCOUNT k"), ":1");
+    assert_string_equal(run(h, "DECR k"), ":9999");
+    assert_string_equal(run(h, "OBJECT REFCOUNT k"), shared);
+    /* COPY's duplicate is private; a new value makes it shared again. */
+    assert_string_equal(run(h, "COPY k c"), ":1");
+    assert_string_equal(run(h, "OBJECT REFCOUNT c"), ":1");
+    assert_string_equal(run(h, "EXPIRE c 100"), ":1"); /* the record grows an expiry field */
+    assert_string_equal(run(h, "OBJECT REFCOUNT c"), ":1");
+    assert_string_equal(run(h, "RENAME c r"), "+OK");
+    assert_string_equal(run(h, "OBJECT REFCOUNT r"), ":1");
+    assert_string_equal(run(h, "INCRBY r -9000"), ":999");
+    assert_string_equal(run(h, "OBJECT REFCOUNT r"), shared);
+    /* An embedded string of 10 bytes overwritten in place by an integer:
+     * its length must not read as the mark. */
+    run(h, "SET e abcdefghij");
+    run(h, "SET e 12");
+    assert_string_equal(run(h, "OBJECT ENCODING e"), "$int");
+    assert_string_equal(run(h, "OBJECT REFCOUNT e"), shared);
+    assert_string_equal(run(h, "OBJECT REFCOUNT nokey"), "$nil");
+    harness_free(h);
+}
+
 /* Keys of 2^14 - 1 bytes and more keep their length in a field of their own. */
 static void test_keys_longer_than_the_length_field(void **state)
 {
@@ -478,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_maxmemory_noeviction),
         cmocka_unit_test(test_string_encodings_replace_each_other_in_place),
         cmocka_unit_test(test_keys_longer_than_the_length_field),
+        cmocka_unit_test(test_shared_integer_refcount),
         cmocka_unit_test(test_string_records_random_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
