@@ -910,6 +910,61 @@ def tls_seeds():
         write("tls", name, bytes([auth]) + struct.pack("<H", seed) + body)
 
 
+# ---- luastdlib: [op][a][b][len]subject[len]pattern rest (fuzz_luastdlib.c) ----------------------
+def luastdlib_call(op, a, b, subject, pattern=b"", rest=b""):
+    return bytes([op, a & 0xFF, b & 0xFF, len(subject)]) + subject + bytes([len(pattern)]) + pattern + rest
+
+
+def luastdlib_seeds():
+    c = luastdlib_call
+    text = b"hello world, key:123 = [value] (nested (parens)) %s 0x1F"
+    seeds = {
+        "find-class": c(0, 1, -1, text, b"%d+"),
+        "find-init-negative": c(0, -10, -1, text, b"%a+"),
+        "find-plain": c(1, 2, -1, text, b"(n"),
+        "match-captures": c(2, 1, -1, text, b"(%w+):(%d+)"),
+        "match-position-capture": c(2, 1, -1, text, b"()=()"),
+        "match-balanced": c(2, 1, -1, text, b"%b()"),
+        "match-frontier": c(2, 1, -1, text, b"%f[%w]%w+"),
+        "match-back-reference": c(2, 1, -1, b"abcabc", b"(abc)%1"),
+        "match-set-ranges": c(2, 1, -1, text, b"[%a_][%w_]*"),
+        "match-anchored": c(2, 1, -1, text, b"^hello"),
+        "match-lazy": c(2, 1, -1, text, b"%[(.-)%]"),
+        "match-malformed": c(2, 1, -1, text, b"[a"),
+        "match-bad-capture": c(2, 1, -1, text, b"%2"),
+        "match-unfinished": c(2, 1, -1, text, b"(a"),
+        "match-ends-with-percent": c(2, 1, -1, text, b"a%"),
+        "match-zero-byte": c(2, 1, -1, b"a\x00b", b"a\x00c"),
+        "match-optional-run": c(2, 1, -1, b"a" * 30, b"a?" * 30 + b"a" * 30),
+        "gmatch-words": c(3, 1, -1, text, b"%a+"),
+        "gmatch-empty": c(3, 1, -1, text, b"x*"),
+        "gmatch-anchor-literal": c(3, 1, -1, b"^a^a", b"^a"),
+        "gsub-string": c(4, 1, -1, text, b"(%w+)", b"<%1>"),
+        "gsub-count": c(4, 1, 2, text, b"o", b"0"),
+        "gsub-whole-match": c(4, 1, -1, text, b"%d", b"%0%0"),
+        "gsub-percent-at-end": c(4, 1, -1, text, b"l", b"x%"),
+        "gsub-bad-index": c(4, 1, -1, text, b"l", b"%9"),
+        "gsub-table": c(5, 1, -1, b"abcxyzd", b"%a", b"aAbB"),
+        "gsub-function": c(6, 1, -1, b"a b c d e", b"(%a)( ?)", b"-"),
+        "sort-numbers": c(7, 0, -1, bytes(range(200, 0, -3))),
+        "sort-strings": c(7, 1, -1, b"the quick brown fox jumps over the lazy dog"),
+        "sort-mixed": c(7, 2, -1, bytes(range(0, 64))),
+        "sort-logged": c(8, 1, 0, b"sorting these letters"),
+        "sort-inconsistent": c(8, 1, 1, bytes(range(0, 90))),
+        "insert-middle": c(9, 3, 0, b"abcdef"),
+        "insert-far": c(9, 100, 0, b"abc"),
+        "insert-append": c(9, 1, -1, b"abc"),
+        "remove-first": c(10, 1, 0, b"abcdef"),
+        "remove-last": c(10, 0, -1, b"abcdef"),
+        "remove-empty": c(10, 0, -1, b""),
+        "concat-range": c(11, 2, 5, b"abcdefgh", b"", b", "),
+        "concat-bad-value": c(11, 0, -1, b"abcdefgh", b"", b"-"),
+        "strings": c(12, 5, -1, b"Hello, World"),
+    }
+    for name, data in sorted(seeds.items()):
+        write("luastdlib", name, data)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -923,6 +978,7 @@ def main():
     stream_seeds()
     lualib_seeds()
     lualib_regressions()
+    luastdlib_seeds()
     rdbobject_seeds()
     rdbfile_seeds()
     hll_seeds()
