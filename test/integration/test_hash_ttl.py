@@ -335,7 +335,9 @@ class ActiveExpiryAndEvents(unittest.TestCase):
     def test_many_fields_are_reclaimed(self):
         with Server("goblin") as srv, Raw(srv) as c:
             n = 20000
-            deadline = now_ms() + 1000
+            # far enough ahead that the 30,000 commands below land before
+            # it on a loaded machine under ASan (CI once took 1.04 s)
+            deadline = now_ms() + int(3000 * SLOW)
             c.send(b"".join(gbtest.encode("HSET", "h%d" % (i % 50), "f%d" % i, "v") for i in range(n)))
             [c.read() for _ in range(n)]
             c.send(b"".join(gbtest.encode("HPEXPIREAT", "h%d" % (i % 50), str(deadline), "FIELDS", "1", "f%d" % i)
