@@ -32,7 +32,7 @@ class ActiveExpiry(unittest.TestCase):
             # that writing 12,000 keys under a sanitizer build finishes before
             # it: the count below must see every key still there. The sweep
             # is timed from the deadline, not from the writes.
-            deadline = time.time() + 1.0
+            deadline = time.time() + 1.0 * SLOW
             pxat = str(int(deadline * 1000))
             pipeline(c, [("SET", "vol:%d" % i, "v", "PXAT", pxat) for i in range(n)])
             pipeline(c, [("SET", "keep:%d" % i, "v") for i in range(keep)])
