@@ -32,6 +32,7 @@
  * test/integration/test_scripting_hardening.py.
  */
 #include "fuzz_util.h"
+#include "fuzz_lua_heap.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -44,29 +45,8 @@ int luaopen_struct(lua_State *L);
 int luaopen_cmsgpack(lua_State *L);
 int luaopen_cjson(lua_State *L);
 
-#define HEAP_CAP (64u << 20)
 #define MAX_CALLS 24
 #define MAX_TABLE_DEPTH 3
-
-typedef struct capped {
-    size_t used;
-} capped;
-
-static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    capped *c = ud;
-    if (nsize == 0) {
-        free(ptr);
-        c->used -= osize;
-        return NULL;
-    }
-    if (nsize > osize && c->used + (nsize - osize) > HEAP_CAP)
-        return NULL;
-    void *q = realloc(ptr, nsize);
-    if (q)
-        c->used = c->used - osize + nsize;
-    return q;
-}
 
 static const char *const functions[] = {
     "bit.tobit",       "bit.tohex",        "bit.bnot",          "bit.band",
@@ -356,9 +336,9 @@ static void round_trip_json(state *s)
     }
 }
 
-static lua_State *new_state(capped *heap)
+static lua_State *new_state(fuzz_lua_heap *heap)
 {
-    lua_State *L = lua_newstate(capped_alloc, heap);
+    lua_State *L = lua_newstate(fuzz_lua_heap_alloc, heap);
     FUZZ_CHECK(L != NULL, "no Lua state");
     static const struct {
         const char *name;
@@ -383,7 +363,7 @@ static lua_State *new_state(capped *heap)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    capped heap = {0};
+    fuzz_lua_heap heap = {0};
     state s = {.L = new_state(&heap), .in = {data, size}, .identities_ref = LUA_NOREF};
     lua_State *L = s.L;
     lua_pushnil(L);
