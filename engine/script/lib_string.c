@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/base/common.h"
+
 /* string.rep(s, n): n is cast to an int as Lua 5.1 does (2^32 + 3 repeats
  * 3 times); the block is filled by doubling what is already there. */
 static int string_rep(lua_State *L)
@@ -40,7 +42,7 @@ static int string_rep(lua_State *L)
     char *block = lua_newuserdata(L, total); /* s stays alive: it is argument 1 */
     memcpy(block, s, len);
     for (size_t have = len; have < total;) { /* doubling what is there */
-        size_t more = (have < total - have ? have : total - have);
+        size_t more = GB_MIN(have, total - have);
         memcpy(block + have, block, more);
         have += more;
     }

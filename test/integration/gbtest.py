@@ -143,6 +143,7 @@ signal.signal(signal.SIGTERM, _on_term)
 # port comes from (CI saw a port taken by another test's cluster bus).
 _PORT_LOW, _PORT_HIGH = 22000, 29999
 CLUSTER_PORT_LOW, CLUSTER_PORT_HIGH = 20000, 21999
+BUS_PORT_OFFSET = 10000  # a cluster node's bus: its port + this
 
 
 def start_on_one_cpu(start, cpu):
@@ -158,7 +159,8 @@ def start_on_one_cpu(start, cpu):
         os.sched_setaffinity(0, mine)
 
 
-def _port_free(port):
+def port_is_free(port):
+    """Whether nothing holds TCP port on 127.0.0.1 right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind(("127.0.0.1", port))
@@ -175,7 +177,7 @@ def free_port(low=_PORT_LOW, high=_PORT_HIGH, also=0):
     import random
     for _ in range(200):
         port = random.randint(low, high)
-        if _port_free(port) and (not also or _port_free(port + also)):
+        if port_is_free(port) and (not also or port_is_free(port + also)):
             return port
     raise ServerError("no free TCP port in %d-%d" % (low, high))
 
@@ -192,7 +194,8 @@ class Server:
     config file passed as the first argument (goblin-core and redis-server
     both take one). pick_port: the function that picks a free port when
     port is None (free_port by default; a cluster node's picker also wants
-    port + 10000 free), called again for each retry after a lost race. protected=True (the default) starts both kinds with
+    its bus port free), called again for each retry after a lost race.
+    protected=True (the default) starts both kinds with
     enable-debug-command and enable-protected-configs yes, as Redis's own
     test suite does (its default.conf), since the tests use DEBUG (RELOAD,
     SLEEP, OBJECT) and CONFIG SET dir / dbfilename; protected=False keeps
@@ -271,7 +274,8 @@ class Server:
             return False
         self._log.close()
         log = self.log().lower()
-        return "address already in use" in log and (str(self.port) in log or str(self.port + 10000) in log)
+        return "address already in use" in log and (str(self.port) in log or
+                                                     str(self.port + BUS_PORT_OFFSET) in log)
 
     # -- life cycle ------------------------------------------------------------
     @property

@@ -55,7 +55,7 @@ def free_cluster_port():
     """A free port whose bus port (+10000) is free too: redis-server
     listens on both. From gbtest's cluster range, so that the bus port is
     neither ephemeral nor any other server's port."""
-    return gbtest.free_port(gbtest.CLUSTER_PORT_LOW, gbtest.CLUSTER_PORT_HIGH, also=10000)
+    return gbtest.free_port(gbtest.CLUSTER_PORT_LOW, gbtest.CLUSTER_PORT_HIGH, also=gbtest.BUS_PORT_OFFSET)
 
 
 def cluster_server(kind, dir=None, port=None):
