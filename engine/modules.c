@@ -36,6 +36,7 @@ GB_DECLARE_COMMANDS(lcs);
 GB_DECLARE_COMMANDS(lolwut);
 GB_DECLARE_COMMANDS(introspect);
 GB_DECLARE_COMMANDS(memory);
+GB_DECLARE_COMMANDS(module);
 GB_DECLARE_COMMANDS(repl);
 GB_DECLARE_COMMANDS(replica);
 GB_DECLARE_COMMANDS(cluster);
@@ -70,6 +71,7 @@ gb_engine *gb_engine_new(const gb_settings *cfg)
     REG(lolwut);
     REG(introspect);
     REG(memory);
+    REG(module);
     REG(repl);
     REG(replica);
     REG(cluster);

@@ -14,7 +14,9 @@ side (skipped, saying why, without a redis-server 7.0):
 * OBJECT REFCOUNT and DEBUG OBJECT of an integer 0..9999, which Redis holds
   in a shared object (refcount 2147483647) unless COPY made it or an LRU/LFU
   maxmemory policy was in force;
-* COPY's DB argument outside a 32-bit integer (Redis's range error).
+* COPY's DB argument outside a 32-bit integer (Redis's range error);
+* MODULE with no module loaded, under each enable-module-command setting,
+  and `loadmodule`, which stops both servers at start-up.
 """
 
 import socket
@@ -321,6 +323,66 @@ class RangeErrors(GoblinAndRedisCase):
         for db in ("9223372036854775807", "-9223372036854775808", "2147483648", "-2147483649", "2147483647",
                    "-1", "16", "abc", "1"):
             both(self, "COPY", "src", "dst", "DB", db, "REPLACE")
+
+
+class Modules(unittest.TestCase):
+    """MODULE as Redis 7.0 answers it with no module loaded. goblin-core
+    loads no Redis modules (engine/commands/cmd_module.c): LIST is empty,
+    UNLOAD finds nothing, and LOAD/LOADEX, where enable-module-command
+    admits them, fail as Redis's load of a missing file does. HELP and
+    LIST are not protected; LOAD, LOADEX and UNLOAD are."""
+
+    CASES = [("MODULE", "LIST"), ("MODULE", "HELP"), ("MODULE", "LIST", "x"), ("MODULE", "HELP", "x"),
+             ("MODULE",), ("MODULE", "NOSUCH"), ("MODULE", "LOAD"), ("MODULE", "UNLOAD"),
+             ("MODULE", "UNLOAD", "a", "b"), ("MODULE", "LOAD", "/nonexistent/mod.so"),
+             ("MODULE", "LOAD", "/nonexistent/mod.so", "arg1", "arg2"),
+             ("MODULE", "LOADEX", "/nonexistent/mod.so", "CONFIG", "name", "value", "ARGS", "a"),
+             ("MODULE", "LOADEX", "/nonexistent/mod.so", "CONFIG", "name"), ("MODULE", "UNLOAD", "ReJSON"),
+             ("EVAL", "return redis.call('MODULE', 'LIST')", "0"),
+             ("CONFIG", "SET", "enable-module-command", "yes"), ("CONFIG", "GET", "enable-module-command"),
+             ("COMMAND", "INFO", "module|list", "module|load", "module|unload")]
+
+    def compare(self, setting):
+        args = [] if setting is None else ["--enable-module-command", setting]
+        goblin, redis = Server("goblin", args=args), Server("redis", args=args)
+        try:
+            for cmd in self.CASES:
+                with Raw(goblin) as g, Raw(redis) as r:
+                    got, want = g.call(*cmd), r.call(*cmd)
+                self.assertEqual(got, want, "%s %r" % (setting, cmd))
+            if setting in ("yes", "local"):
+                self.assertIn("Module /nonexistent/mod.so failed to load: goblin-core does not load Redis modules",
+                              goblin.log())
+        finally:
+            goblin.cleanup()
+            redis.cleanup()
+
+    def test_default_refuses_load_and_unload(self):
+        self.compare(None)
+
+    def test_yes(self):
+        self.compare("yes")
+
+    def test_local(self):
+        self.compare("local")  # the Unix socket is local
+
+    def test_loadmodule_stops_start_up(self):
+        """Redis stops when a module it is told to load does not load; so
+        does goblin-core, for any module, saying why and what to do."""
+        for kind in ("goblin", "redis"):
+            for how in ("args", "config"):
+                args = ["--loadmodule", "/nonexistent/mod.so"] if how == "args" else []
+                config = "loadmodule /nonexistent/mod.so\n" if how == "config" else None
+                srv = Server(kind, args=args, config=config, wait=False)
+                try:
+                    self.assertNotEqual(srv.proc.wait(15 * SLOW), 0, (kind, how))
+                    log = srv.log()
+                    self.assertIn("/nonexistent/mod.so", log, (kind, how))
+                    if kind == "goblin":
+                        self.assertIn("loadmodule /nonexistent/mod.so: goblin-core does not load Redis modules", log)
+                        self.assertIn("remove the line to start without it", log)
+                finally:
+                    srv.cleanup()
 
 
 class LazyFree(unittest.TestCase):

@@ -280,6 +280,10 @@ static const opt options[] = {
     {"enable-debug-command", NULL, T_ENUM, OFF(enable_debug_command), 0, 0, "no", false, protected_actions,
      "Who may run DEBUG: no one (no), every client (yes), or local clients (local: Unix socket, loopback, rings).",
      NULL},
+    {"enable-module-command", NULL, T_ENUM, OFF(enable_module_command), 0, 0, "no", false, protected_actions,
+     "Who may run MODULE LOAD, LOADEX and UNLOAD: no one (no), every client (yes), or local clients (local). "
+     "Goblin Core loads no Redis modules (docs/redis-interop.md): a permitted LOAD fails as Redis's failed load "
+     "does.", NULL},
     {"aclfile", NULL, T_STRING, OFF(aclfile), 0, 0, "", false, NULL,
      "File of users (one `user <name> <rules>` per line) loaded at start-up and by ACL LOAD, written by ACL SAVE. "
      "Not together with `user` lines in the config.", NULL},
@@ -506,7 +510,6 @@ static const opt options[] = {
     NA_STRING("bgsave_cpulist", NULL, "", false, WHY_CPULIST),
     NA_STRING("bind-source-addr", NULL, "", true, "Source address of outgoing connections: Goblin Core makes none."),
     NA_INT("socket-mark-id", NULL, 0, INT32_MAX, "0", false, "SO_MARK of listening sockets: not implemented."),
-    NA_ENUM("enable-module-command", "no", false, protected_actions, "Modules: Goblin Core loads none."),
     NA_INT("active-expire-effort", NULL, 1, 10, "1", true,
            "Active expiry's effort: Goblin Core's cron gives expiry a quarter of each period."),
     NA_BOOL("activedefrag", NULL, "no", true, WHY_DEFRAG),
@@ -1224,6 +1227,17 @@ static int split_line(const char *line, char **words, int max, char *store, size
     }
 }
 
+/* `loadmodule`: Redis stops when a module it is told to load fails to load,
+ * and goblin-core loads none (a module is built against Redis's own
+ * internals), so it stops too, saying why rather than "unknown option". */
+static int refuse_module(char *err, size_t errlen, const char *where, const char *module)
+{
+    return fail(err, errlen, GB_EINVAL,
+                "%sloadmodule %s: goblin-core does not load Redis modules (docs/redis-interop.md, \"Modules\"); "
+                "remove the line to start without it",
+                where, module);
+}
+
 int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -1266,6 +1280,12 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
         if (n == 0)
             continue;
         const opt *o = find_opt(words[0]);
+        if (!o && gb_strcasecmp(words[0], "loadmodule") == 0) {
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%d: ", path, lineno);
+            rc = refuse_module(err, errlen, where, n > 1 ? words[1] : "");
+            break;
+        }
         if (!o) {
             rc = fail(err, errlen, GB_ENOENT, "%s:%d: unknown option '%s' (goblin-core --help lists them)", path,
                       lineno, words[0]);
@@ -1337,6 +1357,8 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
             continue;
         }
         const opt *o = find_opt(a + 2);
+        if (!o && gb_strcasecmp(a + 2, "loadmodule") == 0)
+            return refuse_module(err, errlen, "", i + 1 < argc ? argv[i + 1] : "");
         if (!o)
             return fail(err, errlen, GB_ENOENT, "unknown option '%s' (goblin-core --help lists them)", a);
         /* The value: every argument up to the next --option, joined by

@@ -83,10 +83,12 @@ typedef struct gb_settings {
     /* security (engine/core/acl/acl.h) */
     char *requirepass;
     int protected_mode;
-    /* Redis 7.0's enable-protected-configs / enable-debug-command: who may
-     * CONFIG SET dir and dbfilename, and run DEBUG (GB_PROTECTED_*). */
+    /* Redis 7.0's enable-protected-configs / enable-debug-command /
+     * enable-module-command: who may CONFIG SET dir and dbfilename, run
+     * DEBUG, and run MODULE LOAD/LOADEX/UNLOAD (GB_PROTECTED_*). */
     int enable_protected_configs;
     int enable_debug_command;
+    int enable_module_command;
     char *aclfile;
     long long acllog_max_len;
     int acl_pubsub_default; /* GB_ACL_PUBSUB_DEFAULT_* */

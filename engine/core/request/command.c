@@ -74,33 +74,40 @@ static int sub_cmp(const void *a, const void *b)
     return strcmp(((const gb_command *)a)->fullname, ((const gb_command *)b)->fullname);
 }
 
+/* Is name a word of list, a space-separated list? NULL lists every name. */
+static bool listed(const char *list, const char *name)
+{
+    if (!list)
+        return true;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == len && memcmp(p, name, len) == 0)
+            return true;
+        p += w + (p[w] == ' ');
+    }
+    return false;
+}
+
 /* One record per implemented subcommand of a container: the handler is the
  * container's, the arity, flags and statistics the subcommand's own. */
 static void register_subcommands(gb_engine *eng, gb_command *container)
 {
     const gb_command_meta *m = container->meta;
-    const char *list = container->def->subcommands;
+    const gb_command_def *def = container->def;
     container->subs = gb_calloc(m->nsubcommands, sizeof *container->subs);
     for (uint8_t i = 0; i < m->nsubcommands; i++) {
         const gb_command_meta *sub = &m->subcommands[i];
-        if (list) {
-            /* listed? (a word of the space-separated list) */
-            const char *name = gb_command_meta_subname(sub);
-            size_t len = strlen(name);
-            bool listed = false;
-            for (const char *p = list; *p && !listed;) {
-                size_t w = strcspn(p, " ");
-                listed = w == len && memcmp(p, name, len) == 0;
-                p += w + (p[w] == ' ');
-            }
-            if (!listed)
-                continue;
-        }
+        const char *name = gb_command_meta_subname(sub);
+        if (!listed(def->subcommands, name))
+            continue;
         gb_command *s = &container->subs[container->nsubs++];
-        s->def = container->def;
+        s->def = def;
         s->meta = sub;
         s->fullname = sub->name;
-        s->flags = engine_flags(sub, container->def);
+        s->flags = engine_flags(sub, def);
+        if (!listed(def->protected_subcommands, name))
+            s->flags &= ~(uint32_t)GB_CMD_PROTECTED;
         gb_acl_register_command(eng, s);
     }
     qsort(container->subs, container->nsubs, sizeof *container->subs, sub_cmp);

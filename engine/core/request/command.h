@@ -63,6 +63,10 @@ typedef struct gb_command_def {
     /* A container (CONFIG, CLIENT, ...): the subcommands its handler
      * implements, space-separated ("get set help"); NULL: all of Redis's. */
     const char *subcommands;
+    /* Of a GB_CMD_PROTECTED container: the subcommands the protection
+     * covers, space-separated (Redis protects MODULE LOAD, LOADEX and
+     * UNLOAD, not LIST or HELP); NULL: all of them. */
+    const char *protected_subcommands;
 } gb_command_def;
 
 typedef struct gb_command {

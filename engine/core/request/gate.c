@@ -501,6 +501,24 @@ static inline uint32_t admission_flags(admission *a)
     return a->typed ? a->cmd->flags : admitted_flags(a->c, a->cmd, a->argc, a->argv);
 }
 
+/* Redis's CMD_PROTECTED commands, DEBUG and MODULE LOAD/LOADEX/UNLOAD: the
+ * refusal when the option that admits the command does not admit c, or
+ * NULL. */
+static const char *protected_refusal(const gb_client *c, const gb_command *cmd)
+{
+    bool module = strcmp(cmd->def->name, "module") == 0;
+    int setting = module ? c->eng->cfg.enable_module_command : c->eng->cfg.enable_debug_command;
+    if (gb_client_protected_allowed(c, setting))
+        return NULL;
+    if (module)
+        return "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can "
+               "run it from a local connection, otherwise you need to set this option in the configuration file, "
+               "and then restart the server.";
+    return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+           "from a local connection, otherwise you need to set this option in the configuration file, and then "
+           "restart the server.";
+}
+
 /* Every rule a command obeys before it runs, in Redis's processCommand
  * order, for RESP and typed calls alike: admit() acts on the verdict; a
  * typed call runs natively only on ADMIT_RUN and otherwise hands its RESP
@@ -515,11 +533,11 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
     gb_client *c = a->c;
     gb_command *cmd = a->cmd;
     /* Before authentication, as Redis's processCommand. */
-    if (GB_UNLIKELY(cmd->flags & GB_CMD_PROTECTED) &&
-        !gb_client_protected_allowed(c, c->eng->cfg.enable_debug_command))
-        return refuse(a, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
-                         "can run it from a local connection, otherwise you need to set this option in the "
-                         "configuration file, and then restart the server.");
+    if (GB_UNLIKELY(cmd->flags & GB_CMD_PROTECTED)) {
+        const char *why = protected_refusal(c, cmd);
+        if (why)
+            return refuse(a, why);
+    }
     if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
         gb_acl_auth_required(c->eng))
         return refuse(a, GB_ERR_NOAUTH);

@@ -1,7 +1,10 @@
 /* engine/core/request/client.c: who is local (Redis's islocalClient: the Unix
  * socket, TCP from loopback, and here the rings, which share memory with
  * the server) and which protected actions (enable-debug-command,
- * enable-protected-configs) each setting allows. */
+ * enable-protected-configs, enable-module-command) each setting allows;
+ * the gate's refusal of DEBUG and of MODULE LOAD/LOADEX/UNLOAD (not LIST or
+ * HELP) for a client the setting does not admit. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,7 @@
 
 #include "engine/core/request/client.h"
 #include "engine/core/config/config.h"
+#include "engine_harness.h"
 
 static void test_settings_by_transport(void **state)
 {
@@ -48,6 +52,42 @@ static void test_protected_settings_are_dir_and_dbfilename(void **state)
     /* Both switches are set at start-up only, as in Redis 7.0. */
     assert_false(gb_config_is_runtime("enable-debug-command"));
     assert_false(gb_config_is_runtime("enable-protected-configs"));
+    assert_false(gb_config_is_runtime("enable-module-command"));
+}
+
+static void module_local(gb_settings *s) { s->enable_module_command = GB_PROTECTED_LOCAL; }
+static void module_yes(gb_settings *s) { s->enable_module_command = GB_PROTECTED_YES; }
+
+#define MODULE_REFUSED "-ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", " \
+                       "you can run it from a local connection, otherwise you need to set this option in the "       \
+                       "configuration file, and then restart the server."
+#define LOAD_FAILED "-ERR Error loading the extension. Please check the server logs."
+
+/* The harness's client is no Unix socket, loopback or ring: not local. */
+static void test_module_subcommands_protected(void **state)
+{
+    (void)state;
+    void (*settings[])(gb_settings *) = {NULL, module_local, module_yes};
+    for (size_t i = 0; i < 3; i++) {
+        harness *h = harness_new(settings[i]);
+        gb_command *module = gb_command_lookup(h->eng, gb_slice_cstr("module"));
+        assert_non_null(module);
+        static const char *const guarded[] = {"load", "loadex", "unload"}, *const open[] = {"list", "help"};
+        for (size_t j = 0; j < 3; j++)
+            assert_true(gb_subcommand_lookup(module, gb_slice_cstr(guarded[j]))->flags & GB_CMD_PROTECTED);
+        for (size_t j = 0; j < 2; j++)
+            assert_false(gb_subcommand_lookup(module, gb_slice_cstr(open[j]))->flags & GB_CMD_PROTECTED);
+        bool admitted = settings[i] == module_yes;
+        assert_string_equal(run(h, "MODULE LIST"), "*0");
+        assert_string_equal(run(h, "MODULE LOAD /nonexistent/mod.so"), admitted ? LOAD_FAILED : MODULE_REFUSED);
+        assert_string_equal(run(h, "MODULE LOADEX /nonexistent/mod.so ARGS"),
+                            admitted ? LOAD_FAILED : MODULE_REFUSED);
+        assert_string_equal(run(h, "MODULE UNLOAD x"),
+                            admitted ? "-ERR Error unloading module: no such module with that name" : MODULE_REFUSED);
+        /* enable-module-command says nothing of DEBUG (off by default) */
+        assert_non_null(strstr(run(h, "DEBUG HELP"), "-ERR DEBUG command not allowed."));
+        harness_free(h);
+    }
 }
 
 int main(void)
@@ -55,6 +95,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settings_by_transport),
         cmocka_unit_test(test_protected_settings_are_dir_and_dbfilename),
+        cmocka_unit_test(test_module_subcommands_protected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
