@@ -1,7 +1,7 @@
 /*
  * Persistence commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE) and DEBUG's
  * subcommands that Redis's own test tooling relies on (RELOAD, LOADAOF,
- * SLEEP, SET-ACTIVE-EXPIRE, OBJECT, POPULATE), on top of
+ * SLEEP, SET-ACTIVE-EXPIRE, OBJECT, POPULATE, DIGEST, DIGEST-VALUE), on top of
  * engine/persist/persist.h.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -12,8 +12,10 @@
 #include "engine/base/mem.h"
 #include "engine/base/score.h"
 #include "engine/commands/cmd_util.h"
+#include "engine/commands/debug_digest.h"
 #include "engine/core/engine.h"
 #include "engine/persist/persist.h"
+#include "engine/script/sha1.h"
 #include "engine/types/t_keys.h"
 #include "engine/types/t_string.h"
 #include "platform/daemon.h"
@@ -195,6 +197,10 @@ static void debug_populate(gb_client *c, int argc, gb_slice *argv)
 
 static const char *const debug_help[] = {
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     "LOADAOF",
     "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
     "OBJECT <key>",
@@ -214,11 +220,39 @@ static const char *const debug_help[] = {
     "    Prints this help.",
 };
 
+static void reply_digest(gb_client *c, const uint8_t digest[20])
+{
+    char hex[41];
+    gb_sha1_to_hex(digest, hex);
+    gb_reply_status_len(c, hex, 40);
+}
+
+/* DEBUG DIGEST-VALUE key ...: each value's digest, all zero for a missing
+ * key; a key that has expired but is still stored is digested, as Redis
+ * looks in its dict without expiring. */
+static void debug_digest_value(gb_client *c, int argc, gb_slice *argv)
+{
+    gb_reply_array(c, argc - 2);
+    for (int j = 2; j < argc; j++) {
+        uint8_t digest[20] = {0};
+        const gb_kv *kv = gb_db_find_stored(c->db, argv[j]);
+        if (kv)
+            gb_value_digest(kv, digest);
+        reply_digest(c, digest);
+    }
+}
+
 static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
 {
     gb_slice sub = argv[1];
     if (gb_slice_ieq(sub, "help") && argc == 2) {
         gb_reply_help(c, debug_help, GB_ARRAY_LEN(debug_help));
+    } else if (gb_slice_ieq(sub, "digest") && argc == 2) {
+        uint8_t digest[20];
+        gb_dataset_digest(c->eng, digest);
+        reply_digest(c, digest);
+    } else if (gb_slice_ieq(sub, "digest-value")) {
+        debug_digest_value(c, argc, argv);
     } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
         debug_sleep(c, argv[2]);
     } else if (gb_slice_ieq(sub, "populate") && argc >= 3 && argc <= 5) {

@@ -43,7 +43,7 @@ static void sha1_block(uint32_t h[5], const uint8_t *p)
     h[4] += e;
 }
 
-void gb_sha1_hex(const void *data, size_t len, char out[41])
+void gb_sha1(const void *data, size_t len, uint8_t out[20])
 {
     uint32_t h[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u};
     const uint8_t *p = data;
@@ -61,11 +61,23 @@ void gb_sha1_hex(const void *data, size_t len, char out[41])
         tail[blocks * 64 - 1 - i] = (uint8_t)(bits >> (8 * i));
     for (size_t i = 0; i < blocks; i++)
         sha1_block(h, tail + 64 * i);
+    for (int i = 0; i < 20; i++)
+        out[i] = (uint8_t)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void gb_sha1_to_hex(const uint8_t digest[20], char out[41])
+{
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 20; i++) {
-        uint8_t byte = (uint8_t)(h[i / 4] >> (24 - 8 * (i % 4)));
-        out[2 * i] = hex[byte >> 4];
-        out[2 * i + 1] = hex[byte & 15];
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 15];
     }
     out[40] = '\0';
+}
+
+void gb_sha1_hex(const void *data, size_t len, char out[41])
+{
+    uint8_t digest[20];
+    gb_sha1(data, len, digest);
+    gb_sha1_to_hex(digest, out);
 }

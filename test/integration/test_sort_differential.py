@@ -278,6 +278,8 @@ def run_stream(test, goblin, redis, seed):
             else:
                 run_sort(pair, rng, where, readonly=rng.random() < 0.15)
         pair.compare_events(label)
+        # what the STOREs and deletions left: Redis's digest of the dataset
+        pair.both([b"DEBUG", b"DIGEST"], label)
     finally:
         pair.close()
 

@@ -925,6 +925,10 @@ def run_stream(goblin, redis, seed, nops):
                        b"zset": [b"ZRANGE", k, b"0", b"-1", b"WITHSCORES"]}[t]
                 pair.run(nops, {b"hash": "pairs", b"set": "unordered", b"zset": "scores"}[t], cmd)
                 pair.run(nops, "encoding", [b"OBJECT", b"ENCODING", k])
+        # Every value, strings and lists included, bit for bit: Redis's
+        # digest of the dataset (the order of a hash, set or sorted set's
+        # elements is not part of it).
+        pair.run(nops, "exact", [b"DEBUG", b"DIGEST"])
     finally:
         pair.close()
 

@@ -91,6 +91,13 @@ gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key);
 gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key);
 /* No stats, no access-time update (internal checks, OBJECT). */
 gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key);
+/* The record as stored, even when it has expired and is not yet deleted;
+ * nothing counted, touched or deleted (DEBUG DIGEST-VALUE, as Redis's
+ * dictFind). */
+static inline gb_kv *gb_db_find_stored(gb_db *db, gb_slice key)
+{
+    return (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
+}
 
 /* Creates key -> obj (type t, GB_ENC_OBJ). The key must not exist. */
 gb_kv *gb_db_add_object(gb_db *db, gb_slice key, enum gb_type t, void *obj);
