@@ -340,7 +340,14 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
         with Raw(self.goblin) as g, Raw(self.redis) as r:
             for cmd in self.errors_and_replies():
                 with self.subTest(cmd=cmd[:2] + cmd[4:] if len(cmd) > 4 else cmd):
-                    self.assertEqual(g.call_raw(*cmd), r.call_raw(*cmd))
+                    got, want = g.call_raw(*cmd), r.call_raw(*cmd)
+                    if cmd[:2] == ("OBJECT", "IDLETIME"):
+                        # right after RESTORE ... IDLETIME 0: Redis's clock is
+                        # a cached second, which may turn in between
+                        self.assertEqual(got, b":0\r\n")
+                        self.assertIn(want, (b":0\r\n", b":1\r\n"))
+                        continue
+                    self.assertEqual(got, want)
 
     def test_idletime_and_events(self):
         good = payload(b"\x00" + rdb_str(b"val"))
@@ -373,7 +380,9 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
         self.assertEqual(got["goblin"], got["redis"])
         for _, c in self.both():
             c.restore("idle", 0, good, idletime=1)
-        self.assertEqual(self.g.object("idletime", "idle"), self.r.object("idletime", "idle"))
+        # 1 on both, or 2 on Redis when its cached second turned in between
+        self.assertEqual(self.g.object("idletime", "idle"), 1)
+        self.assertIn(self.r.object("idletime", "idle"), (1, 2))
 
     def build_stream(self, c, key):
         """A stream with deletions, a trimmed head, XSETID's max-deleted ID,

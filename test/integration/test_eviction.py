@@ -443,7 +443,10 @@ class AccessClock(gbtest.GoblinAndRedisCase):
         gb_, rb = self.both("OBJECT", "IDLETIME", "b")
         self.assertIn(ga, (2, 3))
         self.assertLessEqual(abs(ga - ra), 1)
-        self.assertEqual((gb_, rb), (0, 0))
+        # Goblin's clock ticks 64 times a second; Redis's is a second it
+        # caches, which may turn between the GET and the OBJECT
+        self.assertEqual(gb_, 0)
+        self.assertIn(rb, (0, 1))
 
     def test_new_key_starts_at_lfu_init_and_grows_logarithmically(self):
         self.both("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")

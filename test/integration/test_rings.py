@@ -594,7 +594,8 @@ class RingTests(unittest.TestCase):
         c0, t0 = gbtest.cpu_seconds_of(srv.pid), time.time()
         time.sleep(3)
         used = (gbtest.cpu_seconds_of(srv.pid) - c0) / (time.time() - t0)
-        self.assertLess(used, 0.01, "idle server used %.2f%% of a core" % (used * 100))
+        # 1% of a core: the cron's ticks, which a sanitizer slows
+        self.assertLess(used, 0.01 * gbtest.SLOW, "idle server used %.2f%% of a core" % (used * 100))
         rings = gbtest.parse_info(r.call("INFO", "rings").decode())
         self.assertEqual(rings["ring_server_parked"], "yes")
         self.assertGreaterEqual(int(rings["ring_server_parks_total"]), 1)
