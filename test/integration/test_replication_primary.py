@@ -133,6 +133,9 @@ class GoblinPrimaryRedisReplica(unittest.TestCase):
         self.assertEqual(sorted(mine), sorted(theirs))
         for k in mine:
             self.assertEqual(mine[k], theirs[k], k)
+        # and every value of every database, as Redis digests it
+        with Raw(self.goblin) as g, Raw(self.replica) as r:
+            self.assertEqual(g.call("DEBUG", "DIGEST"), r.call("DEBUG", "DIGEST"))
         self.assertEqual(self.replica.info("replication")["master_link_status"], "up")
 
     def test_2_partial_resync(self):
