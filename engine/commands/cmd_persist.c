@@ -1,7 +1,8 @@
 /*
  * Persistence commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE) and DEBUG's
  * subcommands that Redis's own test tooling relies on (RELOAD, LOADAOF,
- * SLEEP, SET-ACTIVE-EXPIRE, OBJECT, POPULATE, DIGEST, DIGEST-VALUE), on top of
+ * SLEEP, SET-ACTIVE-EXPIRE, OBJECT, POPULATE, DIGEST, DIGEST-VALUE) and
+ * client libraries' tests rely on (PROTOCOL, ERROR, LOG), on top of
  * engine/persist/persist.h.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -201,10 +202,19 @@ static const char *const debug_help[] = {
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
     "LOADAOF",
     "    Flush the append-only log to disk, empty the dataset, and load it back from the log.",
     "OBJECT <key>",
     "    Show low level info about the <key> and associated value.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -242,6 +252,74 @@ static void debug_digest_value(gb_client *c, int argc, gb_slice *argv)
     }
 }
 
+/* DEBUG PROTOCOL <type>: Redis's sample reply of each type, for client
+ * libraries' tests of their RESP2 and RESP3 parsers. */
+static void debug_protocol(gb_client *c, gb_slice type)
+{
+    if (gb_slice_ieq(type, "string")) {
+        gb_reply_cstr(c, "Hello World");
+    } else if (gb_slice_ieq(type, "integer")) {
+        gb_reply_int(c, 12345);
+    } else if (gb_slice_ieq(type, "double")) {
+        gb_reply_double(c, 3.141);
+    } else if (gb_slice_ieq(type, "bignum")) {
+        gb_reply_big_number(c, "1234567999999999999999999999999999999", 37);
+    } else if (gb_slice_ieq(type, "null")) {
+        gb_reply_nil(c);
+    } else if (gb_slice_ieq(type, "array") || gb_slice_ieq(type, "set")) {
+        if (gb_slice_ieq(type, "set"))
+            gb_reply_set(c, 3);
+        else
+            gb_reply_array(c, 3);
+        for (int j = 0; j < 3; j++)
+            gb_reply_int(c, j);
+    } else if (gb_slice_ieq(type, "map")) {
+        gb_reply_map(c, 3);
+        for (int j = 0; j < 3; j++) {
+            gb_reply_int(c, j);
+            gb_reply_bool(c, j == 1);
+        }
+    } else if (gb_slice_ieq(type, "attrib")) {
+        if (c->resp >= 3 && gb_reply_attribute(c, 1)) {
+            gb_reply_cstr(c, "key-popularity");
+            gb_reply_array(c, 2);
+            gb_reply_cstr(c, "key:123");
+            gb_reply_int(c, 90);
+        }
+        /* an attribute describes a reply: one follows */
+        gb_reply_cstr(c, "Some real reply following the attribute");
+    } else if (gb_slice_ieq(type, "push")) {
+        if (c->resp < 3) {
+            gb_reply_error(c, "ERR RESP2 is not supported by this command");
+            return;
+        }
+        gb_reply_push(c, 2);
+        gb_reply_cstr(c, "server-cpu-usage");
+        gb_reply_int(c, 42);
+        /* a push is no reply: the one a client waits for follows */
+        gb_reply_cstr(c, "Some real reply following the push reply");
+    } else if (gb_slice_ieq(type, "true") || gb_slice_ieq(type, "false")) {
+        gb_reply_bool(c, gb_slice_ieq(type, "true"));
+    } else if (gb_slice_ieq(type, "verbatim")) {
+        gb_reply_verbatim(c, "This is a verbatim\nstring", 25);
+    } else {
+        gb_reply_error(c, "ERR Wrong protocol type name. Please use one of the following: "
+                          "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+}
+
+/* DEBUG ERROR <string>: "-<string>" as it is (line breaks made spaces), not
+ * counted as an error reply, as Redis writes it past its error accounting. */
+static void debug_error(gb_client *c, gb_slice text)
+{
+    char *copy = gb_memdup(text.ptr, text.len);
+    for (size_t i = 0; i < text.len; i++)
+        if (copy[i] == '\r' || copy[i] == '\n')
+            copy[i] = ' ';
+    c->rops->error(c->rctx, copy, text.len);
+    gb_free(copy);
+}
+
 static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
 {
     gb_slice sub = argv[1];
@@ -253,6 +331,14 @@ static void cmd_debug(gb_client *c, int argc, gb_slice *argv)
         reply_digest(c, digest);
     } else if (gb_slice_ieq(sub, "digest-value")) {
         debug_digest_value(c, argc, argv);
+    } else if (gb_slice_ieq(sub, "protocol") && argc == 3) {
+        debug_protocol(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "error") && argc == 3) {
+        debug_error(c, argv[2]);
+    } else if (gb_slice_ieq(sub, "log") && argc == 3) {
+        gb_slice text = gb_arg_cstring(argv[2]); /* Redis logs it as a C string */
+        gb_log(GB_LOG_WARNING, "DEBUG LOG: %.*s", (int)GB_MIN(text.len, 4096), text.ptr);
+        gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "sleep") && argc == 3) {
         debug_sleep(c, argv[2]);
     } else if (gb_slice_ieq(sub, "populate") && argc >= 3 && argc <= 5) {

@@ -428,7 +428,11 @@ TABLE = {
     "slowlog|reset": ["SLOWLOG RESET"],
     "debug": [Case(["DEBUG HELP"], "kind", "Redis's internal test command; goblin-core has a few of its subcommands"),
               "DEBUG SLEEP 0", shape(SERVER_TEXT, "DEBUG OBJECT s"), "DEBUG OBJECT nokey", "DEBUG DIGEST",
-              "DEBUG DIGEST-VALUE s l h z set nokey", "DEBUG DIGEST-VALUE"],
+              "DEBUG DIGEST-VALUE s l h z set nokey", "DEBUG DIGEST-VALUE",
+              ("CONFIG RESETSTAT", "DEBUG ERROR MYERR_something", "INFO errorstats"), "DEBUG ERROR", "DEBUG LOG x",
+              "DEBUG PROTOCOL bogus"] + ["DEBUG PROTOCOL " + t for t in (
+                  "string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "push",
+                  "verbatim", "true", "FALSE")],
     "info": [shape(SERVER_TEXT, "INFO"), "INFO nosuch",
              Case([("PERSIST e", "INFO keyspace")], "avg_ttl", "Redis's avg_ttl is an estimate its expiry cycle updates"),
              shape("avg_ttl: Redis's is an estimate its expiry cycle updates", "INFO keyspace")],

@@ -216,6 +216,8 @@ static void w3_set(void *ctx, int64_t n) { put_prefixed_int(ctx, '~', n); }
 
 static void w3_push(void *ctx, int64_t n) { put_prefixed_int(ctx, '>', n); }
 
+static void w3_attribute(void *ctx, int64_t npairs) { put_prefixed_int(ctx, '|', npairs); }
+
 static void w3_set_deferred_map(void *ctx, size_t handle, int64_t npairs) { put_deferred(ctx, handle, '%', npairs); }
 
 static void w3_set_deferred_set(void *ctx, size_t handle, int64_t n) { put_deferred(ctx, handle, '~', n); }
@@ -272,4 +274,5 @@ const gb_reply_ops gb_resp3_reply_ops = {
     .set = w3_set,
     .set_deferred_map = w3_set_deferred_map,
     .push = w3_push,
+    .attribute = w3_attribute,
 };

@@ -131,6 +131,14 @@ void gb_reply_push(gb_client *c, int64_t n)
         c->rops->array(c->rctx, n);
 }
 
+bool gb_reply_attribute(gb_client *c, int64_t npairs)
+{
+    if (!c->rops->attribute)
+        return false;
+    c->rops->attribute(c->rctx, npairs);
+    return true;
+}
+
 static const char *const message_words[] = {NULL, "message", "pmessage", "smessage"};
 static const char *const subscription_words[] = {NULL,         "subscribe",  "unsubscribe", "psubscribe",
                                                  "punsubscribe", "ssubscribe", "sunsubscribe"};

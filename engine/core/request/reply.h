@@ -44,6 +44,11 @@ typedef struct gb_reply_ops {
     void (*set)(void *ctx, int64_t n);
     void (*set_deferred_map)(void *ctx, size_t handle, int64_t npairs);
     void (*push)(void *ctx, int64_t n);                    /* RESP3 '>' out-of-band push; NULL: array */
+    /* RESP3 '|': npairs of attributes, which describe the reply that
+     * follows them and are no reply themselves. NULL: a wire without them
+     * (RESP2, the rings' typed frames, scripts, which Redis does not show
+     * them either): gb_reply_attribute says so and the pairs are not sent. */
+    void (*attribute)(void *ctx, int64_t npairs);
     /* Pub/sub pushes as one call, for wires with a typed form (SBE's
      * Message and Subscription templates). NULL: the push of Redis's
      * elements (gb_reply_message below). kind: GB_REPLY_MSG_* / GB_REPLY_SUB_*. */
@@ -100,6 +105,10 @@ void gb_reply_set(struct gb_client *c, int64_t n);
 void gb_reply_set_deferred_map(struct gb_client *c, size_t handle, int64_t npairs);
 /* An out-of-band push of n elements (pub/sub messages, invalidations): '>' in RESP3, an array in RESP2. */
 void gb_reply_push(struct gb_client *c, int64_t n);
+/* An attribute map of npairs pairs ahead of the next reply: true when the
+ * wire has them and the caller sends the pairs, false when it has not and
+ * the caller sends nothing (Redis sends attributes to RESP3 clients only). */
+bool gb_reply_attribute(struct gb_client *c, int64_t npairs);
 
 /* A pub/sub message: [message, channel, payload], [pmessage, pattern,
  * channel, payload] or [smessage, channel, payload] as a push, or the
