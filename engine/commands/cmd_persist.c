@@ -267,10 +267,7 @@ static void debug_protocol(gb_client *c, gb_slice type)
     } else if (gb_slice_ieq(type, "null")) {
         gb_reply_nil(c);
     } else if (gb_slice_ieq(type, "array") || gb_slice_ieq(type, "set")) {
-        if (gb_slice_ieq(type, "set"))
-            gb_reply_set(c, 3);
-        else
-            gb_reply_array(c, 3);
+        (gb_slice_ieq(type, "set") ? gb_reply_set : gb_reply_array)(c, 3);
         for (int j = 0; j < 3; j++)
             gb_reply_int(c, j);
     } else if (gb_slice_ieq(type, "map")) {
@@ -280,7 +277,7 @@ static void debug_protocol(gb_client *c, gb_slice type)
             gb_reply_bool(c, j == 1);
         }
     } else if (gb_slice_ieq(type, "attrib")) {
-        if (c->resp >= 3 && gb_reply_attribute(c, 1)) {
+        if (gb_reply_attribute(c, 1)) { /* RESP3 only */
             gb_reply_cstr(c, "key-popularity");
             gb_reply_array(c, 2);
             gb_reply_cstr(c, "key:123");
