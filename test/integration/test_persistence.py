@@ -58,7 +58,9 @@ class Snapshots(Scratch):
             self.assertGreater(c.call("LASTSAVE"), before)
             self.assertEqual(info(c)["rdb_changes_since_last_save"], "0")
             self.assertTrue(os.path.exists(os.path.join(self.dir, "dump.gdb")))
+            digest = c.call("DEBUG", "DIGEST")
         with self.server("--save", "") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("DEBUG", "DIGEST"), digest)  # every value, as saved
             self.assertEqual(c.call("DBSIZE"), 305)
             self.assertEqual(c.call("GET", "k:7"), b"v7")
             self.assertEqual(c.call("LRANGE", "list", "0", "2"), [b"0", b"1", b"2"])
@@ -197,9 +199,10 @@ class Snapshots(Scratch):
     def test_debug_reload(self):
         with self.server("--save", "") as srv, Raw(srv) as c:
             fill(c)
-            digest = sorted(c.call("KEYS", "*"))
+            keys, digest = sorted(c.call("KEYS", "*")), c.call("DEBUG", "DIGEST")
             self.assertEqual(c.call("DEBUG", "RELOAD"), b"OK")
-            self.assertEqual(sorted(c.call("KEYS", "*")), digest)
+            self.assertEqual(sorted(c.call("KEYS", "*")), keys)
+            self.assertEqual(c.call("DEBUG", "DIGEST"), digest)
             self.assertEqual(c.call("HGETALL", "hash"), [b"a", b"1", b"b", b"2"])
             self.assertEqual(c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0"), b"OK")
             self.assertEqual(c.call("DEBUG", "SLEEP", "0.1"), b"OK")
@@ -283,8 +286,10 @@ class AppendOnly(Scratch):
             i = info(c)
             self.assertEqual(i["aof_enabled"], "1")
             self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+            digest = c.call("DEBUG", "DIGEST")
             srv.kill()  # SIGKILL: everything written before the replies is in the log
         with self.server("--appendonly", "yes", "--save", "") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("DEBUG", "DIGEST"), digest)  # every value, every database
             self.assertEqual(c.call("GET", "k:299"), b"v299")
             self.assertEqual(c.call("GET", "f"), b"1.5")
             c.call("SELECT", "3")
