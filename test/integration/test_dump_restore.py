@@ -241,6 +241,9 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
                     ref = read_value(self.r, "ref")
                     native = read_value(dst, "ref")
                     self.assertEqual(got, (ref[0], native[1], ref[2]))
+                    # every element, as Redis digests a value
+                    self.assertEqual(dst.execute_command("DEBUG", "DIGEST-VALUE", "k"),
+                                     src.execute_command("DEBUG", "DIGEST-VALUE", "k"))
                     if ttl > 0:
                         self.assertGreater(dst.pttl("k"), ttl - 5000)
                     else:
@@ -430,6 +433,9 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
                 c.execute_command("XADD", "big", "*", *(["a", str(i)] if i % 2 else ["b" * (1 + i % 50), "v" * i]))
         self.assertTrue(self.g.restore("big", 0, self.r.dump("big")))
         self.assertEqual(self.g.execute_command("XRANGE", "big", "-", "+"), self.r.execute_command("XRANGE", "big", "-", "+"))
+        for key in ("s", "big"):
+            self.assertEqual(self.g.execute_command("DEBUG", "DIGEST-VALUE", key),
+                             self.r.execute_command("DEBUG", "DIGEST-VALUE", key))
 
     def test_redis_6_stream_payload(self):
         # RDB_TYPE_STREAM_LISTPACKS (15) as Redis 6.2 wrote it: no first ID,
