@@ -290,6 +290,7 @@ def run_stream(test, goblin, redis, seed):
         for k in ALL_KEYS:
             pair.compare_key(k, label)
         pair.compare_events(label)
+        pair.both([b"DEBUG", b"DIGEST"], label)  # every member and score, bit for bit
     finally:
         pair.close()
 

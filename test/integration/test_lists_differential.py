@@ -364,6 +364,8 @@ class Stream:
             if rng.random() < 0.002:  # the non-list keys come back
                 self.setup()
         self.check_contents(nops)
+        # the whole dataset, on every list implementation alike
+        self.send(nops, [b"DEBUG", b"DIGEST"])
 
 
 class ListDifferentialTest(unittest.TestCase):
