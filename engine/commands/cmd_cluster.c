@@ -779,7 +779,9 @@ static void cluster_meet(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv)
             return;
         }
     } else {
-        cport = port + 10000;
+        /* any 64-bit port parses; one the handshake refuses keeps its bus
+         * port from overflowing */
+        cport = port > INT64_MAX - 10000 ? port : port + 10000;
     }
     char host[128];
     snprintf(host, sizeof host, "%.*s", (int)GB_MIN(ip.len, sizeof host - 1), ip.ptr);

@@ -6,6 +6,7 @@
 #include "engine/core/memory/client_memory.h"
 #include "engine/core/request/reply.h"
 #include "engine/base/util.h"
+#include "platform/daemon.h"
 
 /* ---- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------ */
 
@@ -133,7 +134,7 @@ bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out)
     return gb_arg_ll_within(c, arg, -INT64_MAX, INT64_MAX, out);
 }
 
-bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element)
+bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element, uint64_t element_bytes)
 {
     if (c->flags & GB_CLIENT_SCRIPT) {
         /* The reply becomes one Lua table, a 16-byte slot per element in
@@ -150,7 +151,21 @@ bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element)
     /* Each element at least an empty bulk string ("$0\r\n\r\n"). */
     uint64_t min = 6u * per_element;
     uint64_t bytes = n > UINT64_MAX / min ? UINT64_MAX : n * min;
-    return !gb_client_reply_over_limit(c, bytes);
+    if (gb_client_reply_over_limit(c, bytes))
+        return false;
+    /* The reply as the value holds its elements, whatever the limit (none
+     * with Redis's `normal 0 0 0`, or one the smallest elements pass): no
+     * machine builds a reply larger than its memory, and no client waits
+     * while it is tried. The machine is asked only past 64 MB. */
+    uint64_t each = GB_MAX(element_bytes, 1);
+    if (n > ((uint64_t)64 << 20) / each) {
+        uint64_t machine = gb_plat_total_system_memory();
+        if (machine && n > machine / each) {
+            gb_reply_error(c, "ERR the reply would take more memory than this machine has (lower the count)");
+            return false;
+        }
+    }
+    return true;
 }
 
 bool gb_types_random_pairs_ok(gb_client *c, int64_t count)

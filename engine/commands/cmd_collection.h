@@ -27,11 +27,14 @@ bool gb_types_random_count(gb_client *c, gb_slice arg, int64_t *out);
 /* For gb_sink.fits: false (and the client closed, as one over its output
  * limit) when n elements of per_element replies each cannot fit within
  * the hard limit of its client-output-buffer-limit class; for a script's
- * client, an error reply when the Lua table could not be built. A negative count
- * repeats members, so the reply's size is the client's number whatever
- * the key holds: Redis 7.0 builds SRANDMEMBER key -9223372036854775807
- * until memory runs out, every other client waiting. */
-bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element);
+ * client, an error reply when the Lua table could not be built; for any
+ * client, an error reply when n elements of about element_bytes each
+ * (what one takes in the value) would take more than the machine's
+ * memory. A negative count repeats members, so the reply's size is the
+ * client's number whatever the key holds: Redis 7.0 builds SRANDMEMBER
+ * key -9223372036854775807 until memory runs out, every other client
+ * waiting. */
+bool gb_types_reply_fits(gb_client *c, uint64_t n, unsigned per_element, uint64_t element_bytes);
 bool gb_types_random_pairs_ok(gb_client *c, int64_t count);
 
 #endif

@@ -220,10 +220,10 @@ static void cmd_hvals(gb_client *c, int argc, gb_slice *argv)
     getall_generic(c, argv[1], WANT_VALUE);
 }
 
-static bool hrandfield_fits(void *ctx, uint64_t n)
+static bool hrandfield_fits(void *ctx, uint64_t n, uint64_t element_bytes)
 {
     const emit_ctx *e = ctx;
-    return gb_types_reply_fits(e->c, n, (e->want & WANT_VALUE) ? 2 : 1);
+    return gb_types_reply_fits(e->c, n, (e->want & WANT_VALUE) ? 2 : 1, element_bytes);
 }
 
 /* HRANDFIELD key [count [WITHVALUES]] */

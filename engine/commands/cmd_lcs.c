@@ -153,7 +153,7 @@ static void lcs_reply(gb_client *c, const lcs_opts *o, gb_slice sa, gb_slice sb)
     }
     /* Redis's bound, on its 4-byte cells whatever width is used here. */
     uint64_t cells = (uint64_t)(alen + 1) * (blen + 1);
-    if (cells * 4 > (uint64_t)c->eng->cfg.proto_max_bulk_len) {
+    if (cells > (uint64_t)c->eng->cfg.proto_max_bulk_len / 4) { /* cells * 4 can wrap */
         gb_reply_error(c, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
         return;
     }

@@ -6,7 +6,9 @@
  * engine/persist/persist.h.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <math.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -95,17 +97,26 @@ static void cmd_lastsave(gb_client *c, int argc, gb_slice *argv)
 
 static void debug_sleep(gb_client *c, gb_slice arg)
 {
-    long double secs;
-    if (gb_parse_long_double(arg, &secs) != 0 || isnan(secs) || secs < 0) {
-        gb_reply_error(c, "ERR value is not a valid float");
-        return;
+    /* Redis's reading, whatever the text: strtod of its leading number (0
+     * for none), as whole microseconds in a long long; a value that is
+     * negative, or that no long long holds (NaN, inf, past 2^63 µs), sleeps
+     * not at all (Redis's nanosleep refuses what its conversion makes of
+     * them) and is answered OK like the rest. */
+    arg = gb_arg_cstring(arg);
+    char *text = gb_malloc(arg.len + 1);
+    memcpy(text, arg.ptr, arg.len);
+    text[arg.len] = '\0';
+    double usecs = strtod(text, NULL) * 1e6;
+    gb_free(text);
+    if (usecs >= 1 && usecs < 0x1p63) {
+        long long u = (long long)usecs;
+        /* The whole server sleeps: that is what the command is for (tests
+         * of timeouts and of clients that must cope with a stalled
+         * server). A signal does not cut it short. */
+        struct timespec ts = {(time_t)(u / 1000000), (long)(u % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
     }
-    /* The whole server sleeps: that is what the command is for (tests of
-     * timeouts and of clients that must cope with a stalled server). */
-    long double whole = floorl(secs);
-    struct timespec ts = {(time_t)whole, (long)((secs - whole) * 1e9L)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
     gb_engine_update_time(c->eng);
     gb_reply_ok(c);
 }
@@ -180,7 +191,7 @@ static void debug_populate(gb_client *c, int argc, gb_slice *argv)
     gb_slice prefix = argc >= 4 ? gb_arg_cstring(argv[3]) : gb_slice_cstr("key");
     /* Zero bytes past the text; the texts only grow with j, so each
      * overwrites the last. */
-    char *padded = size ? gb_calloc(1, (size_t)size) : NULL;
+    char *padded = size && count ? gb_calloc(1, (size_t)size) : NULL;
     for (int64_t j = 0; j < count; j++) {
         char key[POPULATE_TEXT], text[POPULATE_TEXT];
         size_t klen = populate_text(key, prefix, j);

@@ -188,7 +188,10 @@ static void cmd_scard(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* SRANDMEMBER key [count] */
-static bool srandmember_fits(void *ctx, uint64_t n) { return gb_types_reply_fits(ctx, n, 1); }
+static bool srandmember_fits(void *ctx, uint64_t n, uint64_t element_bytes)
+{
+    return gb_types_reply_fits(ctx, n, 1, element_bytes);
+}
 
 static void cmd_srandmember(gb_client *c, int argc, gb_slice *argv)
 {

@@ -11,6 +11,11 @@
 #include "engine/core/engine.h"
 #include "engine/core/request/propagate.h"
 
+/* Milliseconds from then to now, wrapping as Redis's subtraction does:
+ * commands keep delivery and seen times in [0, now], but a RESTOREd or
+ * loaded stream may hold any 64-bit time. */
+static inline int64_t ms_since(int64_t now, int64_t then) { return (int64_t)((uint64_t)now - (uint64_t)then); }
+
 static void reply_nogroup(gb_client *c, gb_slice key, gb_slice group)
 {
     gb_slice parts[] = {gb_slice_cstr("NOGROUP No such key '"), key, gb_slice_cstr("' or consumer group '"), group,
@@ -270,7 +275,7 @@ static void pending_range(gb_client *c, const gb_rax *pel, const pending_query *
     for (bool ok = count && gb_rax_seek(&it, GB_RAX_GE, key, sizeof key); ok && memcmp(it.key, end, sizeof end) <= 0;
          ok = count && gb_rax_next(&it)) {
         const gb_stream_nack *nack = it.value;
-        int64_t idle = now - nack->delivery_time;
+        int64_t idle = ms_since(now, nack->delivery_time);
         if (q->minidle && idle < q->minidle)
             continue;
         gb_reply_array(c, 4);
@@ -405,7 +410,7 @@ static bool parse_claim(gb_client *c, int argc, gb_slice *argv, gb_stream_id *id
             if (!gb_arg_ll_range(c, argv[++j], INT64_MIN, INT64_MAX, "ERR Invalid IDLE option argument for XCLAIM",
                                  &o->deliverytime))
                 return false;
-            o->deliverytime = (int64_t)((uint64_t)now - (uint64_t)o->deliverytime);
+            o->deliverytime = ms_since(now, o->deliverytime);
         } else if (gb_slice_ieq(opt, "time") && more) {
             if (!gb_arg_ll_range(c, argv[++j], INT64_MIN, INT64_MAX, "ERR Invalid TIME option argument for XCLAIM",
                                  &o->deliverytime))
@@ -480,7 +485,7 @@ void gb_cmd_xclaim(gb_client *c, int argc, gb_slice *argv)
         }
         if (!nack)
             continue;
-        if (nack->consumer && o.minidle && now - nack->delivery_time < o.minidle)
+        if (nack->consumer && o.minidle && ms_since(now, nack->delivery_time) < o.minidle)
             continue;
         if (!consumer)
             consumer = claimant(c, argv[1], cg, argv[3]);
@@ -591,7 +596,7 @@ static void autoclaim_scan(autoclaim *a, gb_stream_id start)
             count--;
             continue;
         }
-        if (a->minidle && now - nack->delivery_time < a->minidle)
+        if (a->minidle && ms_since(now, nack->delivery_time) < a->minidle)
             continue;
         if (!consumer)
             consumer = claimant(c, a->argv[1], a->cg, a->argv[3]);
@@ -684,7 +689,7 @@ static void reply_lag(gb_client *c, const gb_stream *s, const gb_stream_cg *cg)
     if (read == GB_STREAM_ENTRIES_READ_UNKNOWN)
         gb_reply_nil(c);
     else
-        gb_reply_int(c, (int64_t)s->entries_added - read);
+        gb_reply_int(c, (int64_t)(s->entries_added - (uint64_t)read)); /* wrapping, as Redis's */
 }
 
 static void reply_entries_read(gb_client *c, const gb_stream_cg *cg)
@@ -710,7 +715,7 @@ static void xinfo_consumers(gb_client *c, gb_slice key, const gb_stream *s, gb_s
     gb_rax_iter_init(&it, &cg->consumers);
     for (bool ok = gb_rax_seek(&it, GB_RAX_FIRST, NULL, 0); ok; ok = gb_rax_next(&it)) {
         const gb_stream_consumer *consumer = it.value;
-        int64_t idle = now - consumer->seen_time;
+        int64_t idle = ms_since(now, consumer->seen_time);
         gb_reply_map(c, 3);
         reply_field(c, "name");
         gb_reply_slice(c, gb_stream_consumer_name(consumer));

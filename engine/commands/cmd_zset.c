@@ -513,10 +513,10 @@ static void cmd_bzmpop(gb_client *c, int argc, gb_slice *argv)
 
 /* ---- random and scan ---------------------------------------------------------------------- */
 
-static bool zrandmember_fits(void *ctx, uint64_t n)
+static bool zrandmember_fits(void *ctx, uint64_t n, uint64_t element_bytes)
 {
     const emit_ctx *e = ctx;
-    return gb_types_reply_fits(e->c, n, e->withscores ? 2 : 1);
+    return gb_types_reply_fits(e->c, n, e->withscores ? 2 : 1, element_bytes);
 }
 
 /* ZRANDMEMBER key [count [WITHSCORES]] */

@@ -293,8 +293,8 @@ static bool load_group(loader *L, int rdbtype)
         entries_read = (uint64_t)gb_stream_estimate_distance(L->s, last);
     else if (ok)
         ok = read_len(L, &entries_read);
-    if (ok && (int64_t)entries_read < GB_STREAM_ENTRIES_READ_UNKNOWN)
-        ok = bad(L, "a consumer group with a negative read counter");
+    /* Any 64 bits: a counter that wrapped (t_stream.c, advance_group) is
+     * saved as it is, and Redis loads it as it is. */
     gb_stream_cg *cg = ok ? gb_stream_cg_create(L->s, gb_slice_make(name, nlen), last, (int64_t)entries_read) : NULL;
     gb_free(name);
     if (!ok)

@@ -211,9 +211,7 @@ static bool load_group(loader *L, gb_stream *s)
     int64_t entries_read;
     uint64_t nconsumers, owned = 0;
     if (!get_str(L) || !get_id(L, &last) || !gb_snap_get_svarint(L->r, &entries_read))
-        return false;
-    if (entries_read < GB_STREAM_ENTRIES_READ_UNKNOWN)
-        return bad(L, "a consumer group with a negative read counter");
+        return false; /* any 64 bits: a counter may have wrapped (rdb_stream.c) */
     gb_stream_cg *cg = gb_stream_cg_create(s, str(L), last, entries_read);
     if (!cg)
         return bad(L, "a consumer group twice");

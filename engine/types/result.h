@@ -54,12 +54,17 @@ typedef struct gb_sink {
     void (*missing)(void *ctx);                               /* HMGET, ZMSCORE, MGET: nothing there */
     void *ctx;
     /* Random members with a count: whether a reply of n elements, a number
-     * the client chose, may be built (NULL: yes). false: nothing is
-     * emitted (the caller's client is being closed for its output limit). */
-    bool (*fits)(void *ctx, uint64_t n);
+     * the client chose, may be built (NULL: yes); element_bytes is about
+     * what one element of the value takes (its memory over its length).
+     * false: nothing is emitted (the caller has answered an error, or its
+     * client is being closed for its output limit). */
+    bool (*fits)(void *ctx, uint64_t n, uint64_t element_bytes);
 } gb_sink;
 
-static inline bool gb_sink_fits(const gb_sink *s, uint64_t n) { return !s->fits || s->fits(s->ctx, n); }
+static inline bool gb_sink_fits(const gb_sink *s, uint64_t n, uint64_t element_bytes)
+{
+    return !s->fits || s->fits(s->ctx, n, element_bytes);
+}
 
 static inline void gb_sink_len(const gb_sink *s, size_t n)
 {

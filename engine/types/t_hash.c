@@ -265,7 +265,7 @@ gb_result gb_hash_hrandfield(gb_db *db, gb_slice key, int64_t count, const gb_si
         }
     }
     uint64_t n = gb_types_random_n(count, gb_hash_len(pool));
-    if (gb_sink_fits(sink, n)) {
+    if (gb_sink_fits(sink, n, gb_hash_payload_mem(pool) / GB_MAX(gb_hash_len(pool), 1))) {
         gb_sink_len(sink, (size_t)n);
         if (n)
             gb_hash_random(pool, count, sink->pair, sink->ctx);

@@ -139,7 +139,7 @@ gb_result gb_set_srandmember(gb_db *db, gb_slice key, int64_t count, const gb_si
     if (found <= 0)
         return lookup_result(found);
     uint64_t n = gb_types_random_n(count, gb_set_card(&o.o.s));
-    if (!gb_sink_fits(sink, n))
+    if (!gb_sink_fits(sink, n, gb_set_payload_mem(&o.o.s) / GB_MAX(gb_set_card(&o.o.s), 1)))
         return GB_R_OK;
     gb_sink_len(sink, (size_t)n);
     if (n)

@@ -175,11 +175,14 @@ gb_stream_consumer *gb_stream_consumer_touch(const gb_deliver *d, bool *created)
 }
 
 /* The group's read counter after it delivers id (Redis 7.0): counted on
- * while nothing deleted lies ahead, else estimated again. */
+ * while nothing deleted lies ahead, else estimated again. ENTRIESREAD and
+ * XSETID ENTRIESADDED let a client put the counters anywhere in 64 bits:
+ * they wrap past 2^63 - 1, as Redis's long long does on every machine it
+ * runs on, without the signed overflow. */
 static void advance_group(gb_stream_cg *cg, const gb_stream *s, gb_stream_id id)
 {
     if (cg->entries_read != GB_STREAM_ENTRIES_READ_UNKNOWN && !gb_stream_range_has_tombstones(s, &id, NULL))
-        cg->entries_read++;
+        cg->entries_read = (int64_t)((uint64_t)cg->entries_read + 1);
     else if (s->entries_added)
         cg->entries_read = gb_stream_estimate_distance(s, id);
     cg->last_id = id;

@@ -282,7 +282,7 @@ gb_result gb_zset_zrandmember(gb_db *db, gb_slice key, int64_t count, const gb_s
     if (found <= 0)
         return lookup_result(found);
     uint64_t n = gb_types_random_n(count, gb_zset_card(&o.o.z));
-    if (!gb_sink_fits(sink, n))
+    if (!gb_sink_fits(sink, n, gb_zset_payload_mem(&o.o.z) / GB_MAX(gb_zset_card(&o.o.z), 1)))
         return GB_R_OK;
     gb_sink_len(sink, (size_t)n);
     if (n)

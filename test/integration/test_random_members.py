@@ -383,7 +383,9 @@ class HugeNegativeCounts(unittest.TestCase):
     reply until memory runs out, every other client waiting; goblin-core
     closes the asking client at once, as one past the hard limit of its
     client-output-buffer-limit class (normal: 1gb), and refuses it to a
-    script (the Lua table could not be built)."""
+    script (the Lua table could not be built). Whatever the limit, a reply
+    whose elements, at what each takes in the value, would pass the
+    machine's memory is refused with an error."""
 
     CASES = [("HRANDFIELD", "h", HUGE), ("HRANDFIELD", "h", HUGE_PAIRS, "WITHVALUES"),
              ("SRANDMEMBER", "s", HUGE), ("ZRANDMEMBER", "z", HUGE), ("ZRANDMEMBER", "z", HUGE_PAIRS, "WITHSCORES")]
@@ -414,10 +416,36 @@ class HugeNegativeCounts(unittest.TestCase):
 
     def test_unlimited_output_keeps_redis_behaviour_for_fitting_counts(self):
         # client-output-buffer-limit normal 0 0 0 (Redis's default) disables
-        # the bound, as it does in Redis: only counts that fit are tried here
+        # the bound, as it does in Redis: counts that fit are served ...
         with Server("goblin", ["--client-output-buffer-limit", "normal 0 0 0"]) as srv, Raw(srv) as c:
             c.call("SADD", "s", "a")
             self.assertEqual(len(c.call("SRANDMEMBER", "s", "-200000")), 200000)
+            # ... and one larger than the machine's memory is refused at
+            # once, where redis-server would build it until memory ran out
+            c.call("HSET", "h", "a", "1")
+            c.call("ZADD", "z", "1", "a")
+            for cmd in self.CASES:
+                with self.subTest(cmd=" ".join(cmd)):
+                    self.assertEqual(c.call(*cmd), Err(TOO_LARGE))
+            self.assertTrue(srv.ping_ok())
+
+    def test_reply_judged_by_what_the_elements_hold(self):
+        """One member of 1 MiB repeated 2,000,000 times is 2 TB: under the
+        hard limit by its count of elements, refused by their size."""
+        with Server("goblin") as srv, Raw(srv) as c:
+            big = "x" * (1 << 20)
+            c.call("SADD", "bs", big)
+            c.call("HSET", "bh", "f", big)
+            c.call("ZADD", "bz", "1", big)
+            for cmd in (("SRANDMEMBER", "bs", "-2000000"), ("HRANDFIELD", "bh", "-2000000", "WITHVALUES"),
+                        ("ZRANDMEMBER", "bz", "-2000000")):
+                with self.subTest(cmd=cmd[0]):
+                    self.assertEqual(c.call(*cmd), Err(TOO_LARGE))
+            self.assertEqual(len(c.call("SRANDMEMBER", "bs", "-20")), 20)  # 20 MB: served
+            self.assertTrue(srv.ping_ok())
+
+
+TOO_LARGE = b"ERR the reply would take more memory than this machine has (lower the count)"
 
 
 if __name__ == "__main__":

@@ -427,7 +427,8 @@ TABLE = {
     "slowlog|len": [("SLOWLOG RESET", "SLOWLOG LEN")],
     "slowlog|reset": ["SLOWLOG RESET"],
     "debug": [Case(["DEBUG HELP"], "kind", "Redis's internal test command; goblin-core has a few of its subcommands"),
-              "DEBUG SLEEP 0", shape(SERVER_TEXT, "DEBUG OBJECT s"), "DEBUG OBJECT nokey", "DEBUG DIGEST",
+              "DEBUG SLEEP 0", "DEBUG SLEEP abc", "DEBUG SLEEP -1", "DEBUG SLEEP inf", "DEBUG SLEEP nan",
+              "DEBUG SLEEP 1e400", "DEBUG SLEEP 0.001x", shape(SERVER_TEXT, "DEBUG OBJECT s"), "DEBUG OBJECT nokey", "DEBUG DIGEST",
               "DEBUG DIGEST-VALUE s l h z set nokey", "DEBUG DIGEST-VALUE",
               ("CONFIG RESETSTAT", "DEBUG ERROR MYERR_something", "INFO errorstats"), "DEBUG ERROR", "DEBUG LOG x",
               "DEBUG PROTOCOL bogus"] + ["DEBUG PROTOCOL " + t for t in (
