@@ -8,7 +8,9 @@ against redis-server 7.0 byte for byte:
   * RESP3 reply shapes: XREAD/XREADGROUP reply a map keyed by stream, XINFO
     STREAM (both forms), GROUPS and CONSUMERS maps, inside as outside
     MULTI and after blocking;
-  * XADD "<ms>-*" once <ms>-18446744073709551615 exists: Redis's error text.
+  * XADD "<ms>-*" once <ms>-18446744073709551615 exists: Redis's error text;
+  * read and added counters set past 2^63 - 1 (ENTRIESREAD, XSETID
+    ENTRIESADDED): they wrap as Redis's, and the dataset reloads.
 
 Keyspace events of the stream commands are in test_pubsub.py (the "stream"
 family of KeyspaceNotifications).
@@ -135,6 +137,32 @@ class StreamsAgainstRedis(gbtest.GoblinAndRedisCase):
                 ("DEL", "s"), ("XADD", "s", "18446744073709551615-18446744073709551615", "a", "1"),
                 ("XADD", "s", "18446744073709551615-*", "a", "1"), ("XADD", "s", "*", "a", "1")]
         self.compare(cmds, 2)
+
+    def test_counters_past_2_63(self):
+        """ENTRIESREAD and XSETID ENTRIESADDED put a group's read counter
+        and the stream's added count anywhere in 64 bits: delivering,
+        XINFO's lag, and a reload wrap them as Redis does. (Goblin's loaders
+        once refused a counter that had wrapped, so the dataset it had
+        saved could not be loaded again, and DEBUG RELOAD emptied it.)"""
+        cmds = [("XADD", "a", "1-1", "f", "v"), ("XGROUP", "CREATE", "a", "g", "0", "ENTRIESREAD", "9223372036854775807"),
+                ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", ">"), ("XINFO", "GROUPS", "a"),
+                ("XADD", "b", "1-1", "f", "v"), ("XSETID", "b", "1-1", "ENTRIESADDED", "9223372036854775807"),
+                ("XADD", "b", "2-1", "f", "v"), ("XGROUP", "CREATE", "b", "g", "1-1"),
+                ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "b", ">"), ("XINFO", "GROUPS", "b"),
+                ("XADD", "c", "1-1", "f", "v"), ("XSETID", "c", "1-1", "ENTRIESADDED", "9223372036854775807"),
+                ("XADD", "c", "2-1", "f", "v"), ("XGROUP", "CREATE", "c", "g", "0", "ENTRIESREAD", "1"),
+                ("XINFO", "GROUPS", "c"), ("DEBUG", "DIGEST"), ("DEBUG", "RELOAD"),
+                ("XINFO", "GROUPS", "a"), ("XINFO", "GROUPS", "b"), ("XINFO", "GROUPS", "c"), ("DEBUG", "DIGEST")]
+        with Raw(self.goblin) as g, Raw(self.redis) as r:
+            g.call("FLUSHALL")
+            r.call("FLUSHALL")
+        for proto in (2, 3):
+            with self.subTest(proto=proto):
+                self.compare([("FLUSHALL",)] + cmds, proto, clockless)
+        # what Goblin saved restores into Redis as it is
+        with Raw(self.goblin) as g, Raw(self.redis) as r:
+            self.assertEqual(r.call("RESTORE", "b2", "0", g.call("DUMP", "b")), b"OK")
+            self.assertEqual(r.call("XINFO", "GROUPS", "b2"), g.call("XINFO", "GROUPS", "b"))
 
 
 if __name__ == "__main__":
