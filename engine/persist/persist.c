@@ -245,6 +245,17 @@ enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_
     return rw_start(p, err, errlen) == 0 ? GB_BGREWRITE_STARTED : GB_BGREWRITE_ERROR;
 }
 
+int gb_persist_restart_log_after_sync(gb_persist *p, char *err, size_t errlen)
+{
+    if (p->bg && p->bg_kind == BG_AOF_REWRITE)
+        bg_abandon(p, "the sync with the MASTER replaced the data set; starting a rewrite of the new one");
+    if (p->bg || sync_holds_scan(p)) {
+        p->rw_scheduled = true;
+        return 0;
+    }
+    return rw_start(p, err, errlen);
+}
+
 int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;

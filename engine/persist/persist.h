@@ -39,6 +39,13 @@ enum gb_bgrewrite_result { GB_BGREWRITE_STARTED, GB_BGREWRITE_SCHEDULED, GB_BGRE
 /* BGREWRITEAOF (also with appendonly no, as Redis: a new base only). */
 enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen);
 
+/* A replica's full sync replaced the data set: the log starts again from
+ * the new one, a rewrite giving it its base (Redis's restartAOFAfterSYNC).
+ * A rewrite already running is of the data set the sync replaced: it is
+ * abandoned for a new one; while a BGSAVE runs the rewrite is scheduled.
+ * 0 or -1 with err (logged). */
+int gb_persist_restart_log_after_sync(gb_persist *p, char *err, size_t errlen);
+
 /* CONFIG SET appendonly: starts the log (a rewrite makes its base) or
  * stops it. 0 or -1 with err. */
 int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen);

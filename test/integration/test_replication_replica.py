@@ -270,6 +270,40 @@ class ReplicaOfDisklessPrimary(ReplicaOfRedisPrimary):
     PRIMARY_ARGS = ["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"]
 
 
+class LogAfterSync(unittest.TestCase):
+    """A full sync replaces the data set while the replica's append-only log
+    is being rewritten. That rewrite is of the data the sync replaced: it
+    is abandoned for a rewrite of the new data set (Redis's
+    restartAOFAfterSYNC kills its AOF child and starts another), so the log
+    holds what the primary sent. Goblin once only logged that a rewrite was
+    already running, and the log kept the old base: a restart lost the
+    synced data (seen under ASan, where the replica's first rewrite was
+    still running when the sync ended)."""
+
+    def test_sync_during_a_rewrite(self):
+        gbtest.require_redis()
+        with Server("redis") as primary, Server("goblin", args=["--appendonly", "yes"]) as g, Raw(g) as c:
+            pr = primary.redis(tcp=True)
+            write_everything(pr, "primary")
+            rewriting = lambda: info(g, "persistence")["aof_rewrite_in_progress"] == "1"
+            self.assertTrue(wait_until(lambda: not rewriting(), TIMEOUT))
+            # a rewrite of a million keys: about half a second, a sync of
+            # the primary's few keys a few milliseconds
+            self.assertEqual(c.call("DEBUG", "POPULATE", "1000000", "old", "64"), b"OK")
+            self.assertEqual(c.call("BGREWRITEAOF"), b"Background append only file rewriting started")
+            self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(primary.port)), b"OK")
+            wait_link_up(self, g)
+            self.assertIn("Background append only file rewriting abandoned: the sync with the MASTER replaced the "
+                          "data set", g.log())
+            assert_same_data(self, primary, g)
+            self.assertTrue(wait_until(lambda: not rewriting(), TIMEOUT))
+            self.assertEqual(c.call("REPLICAOF", "NO", "ONE"), b"OK")
+            self.assertEqual(c.call("DEBUG", "LOADAOF"), b"OK")
+            self.assertEqual(c.call("DBSIZE"), pr.dbsize())
+            self.assertEqual(c.call("DEBUG", "DIGEST"), pr.execute_command("DEBUG", "DIGEST"))
+            pr.close()
+
+
 class ReadOnlyLikeRedis(unittest.TestCase):
     """A goblin replica and a redis-server replica of one primary answer
     normal clients byte for byte alike; replicaof in the configuration."""

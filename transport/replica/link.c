@@ -405,17 +405,16 @@ static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
 /* ---- the payload of a full sync --------------------------------------------- */
 
 /* The log holds the data set the sync replaced: a rewrite gives it the
- * new one as its base (Redis's restartAOFAfterSYNC), or a restart of a
- * promoted replica would replay the old data. */
+ * new one as its base, or a restart of a promoted replica would replay the
+ * old data (engine/persist/persist.h). */
 static void restart_log_after_sync(gb_engine *eng)
 {
     if (!eng->cfg.appendonly)
         return;
-    char err[256] = "";
-    enum gb_bgrewrite_result rc = gb_persist_bgrewriteaof(gb_persist_of(eng), err, sizeof err);
-    if (rc == GB_BGREWRITE_BUSY || rc == GB_BGREWRITE_ERROR)
+    char err[640] = "";
+    if (gb_persist_restart_log_after_sync(gb_persist_of(eng), err, sizeof err) != 0)
         gb_log(GB_LOG_WARNING, "The append only file could not be rewritten after the sync with the MASTER (%s): "
-               "run BGREWRITEAOF once it can", err[0] ? err : "a rewrite is in progress");
+               "run BGREWRITEAOF", err);
 }
 
 /* The payload is whole in the temporary file: replace the data set with it.
