@@ -210,10 +210,12 @@ class EvictionPolicies(unittest.TestCase):
             # (goblin's differs from Redis's, and between its I/O engines),
             # so the figure compared is the hot keys' share of what was
             # evicted, which does not: redis-server's was 0.02-0.04 in loaded
-            # runs, goblin's 0.03-0.04.
+            # runs, goblin's 0.03-0.04, and 0.064 against Redis's 0.032 once
+            # under ASan on a loaded machine (the GETs that make keys hot
+            # spread over more clock ticks). Blind eviction would give 0.2.
             self.assertGreater(g_hot, g_cold + 0.2, kept)
             self.assertLess(g_share, 0.1, (hot_share, kept))
-            self.assertLess(g_share, r_share + 0.03, (hot_share, kept))
+            self.assertLess(g_share, r_share + 0.05, (hot_share, kept))
 
     def test_lfu_keeps_frequently_used(self):
         with Pair("allkeys-lfu") as p:
