@@ -710,7 +710,10 @@ static void xread_generic(gb_client *c, int argc, gb_slice *argv, bool xreadgrou
         gb_slice idarg = argv[r.streams_arg + r.n + k];
         streams[k] = NULL;
         groups[k] = NULL;
-        int found = gb_stream_lookup(c->db, keys[k], false, &streams[k]);
+        /* XREADGROUP changes the group (its last ID, pending entries,
+         * consumers): saved first for a snapshot in progress. */
+        int found = r.group ? gb_stream_lookup_for_groups(c->db, keys[k], &streams[k])
+                            : gb_stream_lookup(c->db, keys[k], false, &streams[k]);
         if (found < 0) {
             gb_reply_error(c, GB_ERR_WRONGTYPE);
             goto done;

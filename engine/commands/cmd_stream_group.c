@@ -31,10 +31,11 @@ static void reply_no_such_group(gb_client *c, gb_slice group, gb_slice key)
 }
 
 /* The stream and group a command names, or NULL after replying (WRONGTYPE,
- * or NOGROUP for a missing key or group). */
-static gb_stream_cg *lookup_group(gb_client *c, gb_slice key, gb_slice group, gb_stream **s)
+ * or NOGROUP for a missing key or group). changes: the command may change
+ * the group (XCLAIM, XAUTOCLAIM), not only read it (XPENDING). */
+static gb_stream_cg *lookup_group(gb_client *c, gb_slice key, gb_slice group, bool changes, gb_stream **s)
 {
-    int found = gb_stream_lookup(c->db, key, false, s);
+    int found = changes ? gb_stream_lookup_for_groups(c->db, key, s) : gb_stream_lookup(c->db, key, false, s);
     if (found < 0) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return NULL;
@@ -202,7 +203,7 @@ void gb_cmd_xgroup(gb_client *c, int argc, gb_slice *argv)
 void gb_cmd_xack(gb_client *c, int argc, gb_slice *argv)
 {
     gb_stream *s;
-    int found = gb_stream_lookup(c->db, argv[1], false, &s);
+    int found = gb_stream_lookup_for_groups(c->db, argv[1], &s);
     if (found < 0) {
         gb_reply_error(c, GB_ERR_WRONGTYPE);
         return;
@@ -322,7 +323,7 @@ void gb_cmd_xpending(gb_client *c, int argc, gb_slice *argv)
         }
     }
     gb_stream *s;
-    gb_stream_cg *cg = lookup_group(c, argv[1], argv[2], &s);
+    gb_stream_cg *cg = lookup_group(c, argv[1], argv[2], false, &s);
     if (!cg)
         return;
     if (argc == 3) {
@@ -434,7 +435,7 @@ static bool parse_claim(gb_client *c, int argc, gb_slice *argv, gb_stream_id *id
 void gb_cmd_xclaim(gb_client *c, int argc, gb_slice *argv)
 {
     gb_stream *s;
-    gb_stream_cg *cg = lookup_group(c, argv[1], argv[2], &s);
+    gb_stream_cg *cg = lookup_group(c, argv[1], argv[2], true, &s);
     if (!cg)
         return;
     claim_opts o = {0, -1, -1, false, false, {0, 0}, 0};
@@ -636,7 +637,7 @@ void gb_cmd_xautoclaim(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
-    if (!(a.cg = lookup_group(c, argv[1], argv[2], &a.s)))
+    if (!(a.cg = lookup_group(c, argv[1], argv[2], true, &a.s)))
         return;
     if (a.count > AUTOCLAIM_ALLOC_LIMIT / GB_STREAM_ID_KEY) {
         gb_reply_error(c, "ERR Insufficient memory, failed allocating transient memory, COUNT too high.");

@@ -49,15 +49,24 @@ int64_t gb_stream_default_trim_limit(const gb_engine *eng)
     return limit > 1000000 ? 1000000 : limit;
 }
 
-int gb_stream_lookup(gb_db *db, gb_slice key, bool write, gb_stream **s)
+static int stream_of(gb_kv *kv, gb_stream **s)
 {
-    gb_kv *kv = write ? gb_db_lookup_write(db, key) : gb_db_lookup_read(db, key);
     if (!kv)
         return 0;
     if (kv->type != GB_TYPE_STREAM)
         return -1;
     *s = gb_kv_ptr(kv);
     return 1;
+}
+
+int gb_stream_lookup(gb_db *db, gb_slice key, bool write, gb_stream **s)
+{
+    return stream_of(write ? gb_db_lookup_write(db, key) : gb_db_lookup_read(db, key), s);
+}
+
+int gb_stream_lookup_for_groups(gb_db *db, gb_slice key, gb_stream **s)
+{
+    return stream_of(gb_db_lookup_read_changing(db, key), s);
 }
 
 gb_stream *gb_stream_add_key(gb_db *db, gb_slice key)

@@ -29,6 +29,10 @@ int64_t gb_stream_default_trim_limit(const struct gb_engine *eng);
 /* The stream under key: 1 (in *s), 0 missing, -1 another type. Writes
  * (write == true) count no keyspace hits, as in Redis. */
 int gb_stream_lookup(gb_db *db, gb_slice key, bool write, gb_stream **s);
+/* The same as a read, for a command that may then change the stream's
+ * consumer groups (gb_db_lookup_read_changing): XACK, XCLAIM, XAUTOCLAIM,
+ * XREADGROUP. */
+int gb_stream_lookup_for_groups(gb_db *db, gb_slice key, gb_stream **s);
 /* Adds key holding a new empty stream (the key must be missing). */
 gb_stream *gb_stream_add_key(gb_db *db, gb_slice key);
 

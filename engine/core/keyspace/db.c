@@ -440,6 +440,14 @@ gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key)
     return kv;
 }
 
+gb_kv *gb_db_lookup_read_changing(gb_db *db, gb_slice key)
+{
+    gb_kv *kv = lookup_read(db, key, true);
+    if (kv)
+        before_write(db, kv);
+    return kv;
+}
+
 gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key) { return lookup(db, key, false); }
 
 /* ---- insertion and replacement ----------------------------------------------- */

@@ -86,6 +86,12 @@ static inline size_t gb_db_size(const gb_db *db) { return gb_htable_size(&db->ke
  * count keyspace hits/misses; all update the access time unless told not. */
 gb_kv *gb_db_lookup_read(gb_db *db, gb_slice key);
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key);
+/* A read lookup (hits and misses counted, as Redis's lookupKeyRead) of a
+ * value the caller may then change in place: saved first for a snapshot
+ * in progress, as a write lookup's is. Redis reads a stream this way in
+ * XACK, XCLAIM, XAUTOCLAIM and XREADGROUP, which change its consumer
+ * groups. */
+gb_kv *gb_db_lookup_read_changing(gb_db *db, gb_slice key);
 /* Stats counted, the access clock not touched (Redis's LOOKUP_NOTOUCH:
  * EXISTS, TYPE, TTL and its family). */
 gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key);

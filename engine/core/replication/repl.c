@@ -56,6 +56,10 @@ static void grow_for(gb_repl_backlog *b, size_t len)
     }
     b->buf = p;
     b->cap = want;
+    /* Unwrapped, the bytes held are [0, histlen): the next byte goes after
+     * them. (An append that filled the old capacity exactly left idx at 0,
+     * which in the larger ring would write over the oldest bytes.) */
+    b->idx = b->histlen;
 }
 
 void gb_repl_backlog_append(gb_repl_backlog *b, const char *p, size_t len)

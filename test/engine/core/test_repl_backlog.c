@@ -153,6 +153,38 @@ static void test_grows_to_its_size(void **state)
     gb_repl_backlog_free(&b);
 }
 
+/* What the ring holds is the stream's tail after every append while it
+ * grows, also when an append fills its capacity exactly: the next append
+ * grows the ring, and its bytes go after the history, not over its
+ * oldest bytes (which a PSYNC from before that point would then have got
+ * as garbage). */
+static void test_growth_after_an_exact_fill(void **state)
+{
+    (void)state;
+    enum { SIZE = 100000, TOTAL = 150000 };
+    static char stream[TOTAL];
+    static char whole[SIZE];
+    for (size_t i = 0; i < TOTAL; i++)
+        stream[i] = (char)(i * 7 + i / 251);
+    /* Appends that end exactly on every capacity the ring passes through
+     * (16 KB, 32 KB, 64 KB from BACKLOG_FIRST_CAP), then odd sizes. */
+    size_t cuts[] = {23, 16384, 16394, 32768, 32795, 65536, 65537, 99999, 100000, 100001, TOTAL};
+    gb_repl_backlog b;
+    gb_repl_backlog_init(&b, SIZE, 1);
+    size_t total = 0;
+    for (size_t k = 0; k < GB_ARRAY_LEN(cuts); k++) {
+        gb_repl_backlog_append(&b, stream + total, cuts[k] - total);
+        total = cuts[k];
+        size_t held = GB_MIN(total, (size_t)SIZE);
+        assert_int_equal(b.histlen, held);
+        assert_int_equal(b.offset, (int64_t)(total - held + 1));
+        span got = {whole, 0};
+        assert_int_equal(gb_repl_backlog_copy_from(&b, b.offset, span_collect, &got), held);
+        assert_memory_equal(whole, stream + total - held, held);
+    }
+    gb_repl_backlog_free(&b);
+}
+
 /* ---- through the engine: a replica client ------------------------------------------ */
 
 typedef struct replica_sink {
@@ -374,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_offset_in_range),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_grows_to_its_size),
+        cmocka_unit_test(test_growth_after_an_exact_fill),
         cmocka_unit_test(test_full_then_stream_then_partial),
         cmocka_unit_test(test_config_set_resizes),
         cmocka_unit_test(test_following_proxies_the_primary),

@@ -233,13 +233,20 @@ static void test_expired_keys_are_not_loaded(void **state)
 /* ---- a background save is the moment it began ------------------------------------------- */
 
 static const char *const words[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"};
+static int stream_seq;    /* the last stream ID's milliseconds part handed out */
+static int stream_keys;   /* fill_many's streams: stream:0, stream:97, ... */
 
 static void random_write(gb_engine *eng)
 {
     const char *k = words[gb_random_below(GB_ARRAY_LEN(words))];
     const char *k2 = words[gb_random_below(GB_ARRAY_LEN(words))];
     int v = (int)gb_random_below(1000);
-    switch (gb_random_below(16)) {
+    char sk[32];
+    if (stream_keys && gb_random_below(2)) { /* a stream of the moment the save began */
+        snprintf(sk, sizeof sk, "stream:%d", 97 * (int)gb_random_below((uint64_t)stream_keys));
+        k = sk;
+    }
+    switch (gb_random_below(22)) {
     case 0: cmdf(eng, "SET %s v%d", k, v); break;
     case 1: cmdf(eng, "DEL %s", k); break;
     case 2: cmdf(eng, "RPUSH %s x%d y", k, v); break;
@@ -258,6 +265,16 @@ static void random_write(gb_engine *eng)
         if (gb_random_below(20) == 0)
             cmd(eng, gb_random_below(2) ? "FLUSHDB" : "SWAPDB 0 2");
         break;
+    /* Streams: the commands that change a consumer group after a read
+     * lookup (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM) must save the stream
+     * first, as writes do. IDs come from one counter, so every XADD that
+     * finds a stream appends. */
+    case 15: cmdf(eng, "XADD %s %d-1 f %d", k, ++stream_seq, v); break;
+    case 16: cmdf(eng, "XGROUP CREATE %s g 0 MKSTREAM", k); break;
+    case 17: cmdf(eng, "XREADGROUP GROUP g c%d COUNT 2 STREAMS %s %s", v % 3, k, v % 2 ? ">" : "0"); break;
+    case 18: cmdf(eng, "XACK %s g %d-1", k, (int)gb_random_below((uint64_t)stream_seq + 1)); break;
+    case 19: cmdf(eng, "XAUTOCLAIM %s g c%d 0 0-0 COUNT 2", k, v % 3); break;
+    case 20: cmdf(eng, "XCLAIM %s g c%d 0 %d-1", k, v % 3, (int)gb_random_below((uint64_t)stream_seq + 1)); break;
     default: cmdf(eng, "GETDEL %s", k); break;
     }
 }
@@ -275,6 +292,14 @@ static void fill_many(gb_engine *eng, int n)
     }
     for (int i = 0; i < (int)GB_ARRAY_LEN(words); i++)
         cmdf(eng, "SET %s seed", words[i]);
+    /* Streams with a group, some entries delivered and pending. */
+    stream_keys = 0;
+    for (int i = 0; i < n; i += 97, stream_keys++) {
+        for (int e = 0; e < 3; e++)
+            cmdf(eng, "XADD stream:%d %d-1 f %d", i, ++stream_seq, e);
+        cmdf(eng, "XGROUP CREATE stream:%d g 0", i);
+        cmdf(eng, "XREADGROUP GROUP g c1 COUNT 2 STREAMS stream:%d >", i);
+    }
 }
 
 static void test_bgsave_is_the_moment_it_began(void **state)
