@@ -169,7 +169,7 @@ static void cmd_restore(gb_client *c, int argc, gb_slice *argv)
     bool deleted = o.replace && gb_db_delete(c->db, key);
     if (ttl && !o.absttl)
         ttl = ttl > INT64_MAX - c->eng->now_ms ? INT64_MAX : ttl + c->eng->now_ms;
-    if (ttl && ttl <= c->eng->now_ms) { /* checkAlreadyExpired: the key is gone */
+    if (ttl && gb_db_already_expired(c->db, ttl)) { /* the key is gone */
         gb_rdb_value_free(&v);
         if (deleted) {
             gb_propagate_del(c, key);

@@ -219,7 +219,7 @@ static bool field_exists(const gb_hash *h, gb_slice field, int64_t when)
 
 /* Redis's hashTypeSetEx for one field: what setting its deadline to when
  * does (RES_SET: the caller sets it; RES_DELETED: the caller deletes it). */
-static int hexpire_one(const gb_hash *h, gb_slice field, int64_t when, int cond, const gb_engine *eng)
+static int hexpire_one(const gb_hash *h, gb_slice field, int64_t when, int cond, const gb_db *db)
 {
     int64_t prev = gb_hash_ttl_get(h, field);
     if (!field_exists(h, field, prev))
@@ -230,7 +230,7 @@ static int hexpire_one(const gb_hash *h, gb_slice field, int64_t when, int cond,
     } else if (cond == COND_NX || (cond == COND_GT && prev >= when) || (cond == COND_LT && prev <= when)) {
         return RES_NOT_MET;
     }
-    return (when <= eng->now_ms && !eng->loading) ? RES_DELETED : RES_SET;
+    return gb_db_already_expired(db, when) ? RES_DELETED : RES_SET;
 }
 
 static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relative, bool seconds, const char *cmd)
@@ -261,7 +261,7 @@ static void hexpire_generic(gb_client *c, int argc, gb_slice *argv, bool relativ
         gb_slice field = argv[at + 2 + i];
         /* No lazy expiry here: as in Redis 7.4 (hashTypeSetEx), a field past
          * its deadline that no one deleted yet takes the new deadline. */
-        int res = o.kv ? hexpire_one(&o.o.h, field, when, cond, c->eng) : RES_NO_FIELD;
+        int res = o.kv ? hexpire_one(&o.o.h, field, when, cond, c->db) : RES_NO_FIELD;
         if (res == RES_SET) {
             gb_hash_ttl_set(&o.o.h, field, when);
             set[nset++] = field;
@@ -351,8 +351,12 @@ static void cmd_hpersist(gb_client *c, int argc, gb_slice *argv)
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[4 + i];
         int64_t when = gb_hash_ttl_get(&o.o.h, field);
-        /* Redis 7.4 persists a field during its deadline's own ms (prevExpire < now) */
-        if (!field_exists(&o.o.h, field, when) || (when >= 0 && when < now)) {
+        /* Redis 7.4 persists a field during its deadline's own ms (prevExpire
+         * < now). Loading or on a replica, a past deadline is not acted on
+         * (gb_db_already_expired): the log or the primary persists a field
+         * it deleted no time to expire. */
+        bool past = when >= 0 && when < now && gb_db_already_expired(c->db, when);
+        if (!field_exists(&o.o.h, field, when) || past) {
             gb_reply_int(c, RES_NO_FIELD);
         } else if (when < 0) {
             gb_reply_int(c, RES_NO_TTL);
@@ -483,7 +487,7 @@ static void cmd_hgetex(gb_client *c, int argc, gb_slice *argv)
         gb_notify_key(c, GB_NOTIFY_HASH, "hpersist", key);
         gb_slice head[2] = {gb_slice_cstr("HPERSIST"), key};
         propagate_fields(c, 2, head, true, nhit, hit);
-    } else if (nhit && when <= c->eng->now_ms && !c->eng->loading) {
+    } else if (nhit && gb_db_already_expired(c->db, when)) {
         gb_hash_del(&o.o.h, nhit, hit);
         finish_deletes(c, key, &o);
         propagate_hdel(c, key, nhit, hit);
@@ -593,7 +597,7 @@ static void cmd_hsetex(gb_client *c, int argc, gb_slice *argv)
         gb_tobj_add(c->db, key, GB_TYPE_HASH, gb_hash_new(), &o);
     gb_types_config cfg = gb_types_cfg(c->eng);
     bool timed = a.unit != EX_NONE && a.unit != EX_KEEPTTL;
-    bool past = timed && a.when <= c->eng->now_ms && !c->eng->loading;
+    bool past = timed && gb_db_already_expired(c->db, a.when);
     gb_slice *fields = gb_malloc((size_t)a.n * sizeof *fields);
     for (int64_t i = 0; i < a.n; i++) {
         fields[i] = argv[a.at + 2 * i];

@@ -212,7 +212,7 @@ gb_result gb_keys_copy(gb_db *db, gb_slice src_key, gb_db *dstdb, gb_slice dst_k
 gb_expiry_change gb_keys_expire_record(gb_db *db, gb_slice key, gb_kv *kv, int64_t when_ms)
 {
     gb_expiry_change change;
-    if (when_ms <= db->eng->now_ms) {
+    if (gb_db_already_expired(db, when_ms)) {
         gb_db_delete(db, key);
         change = GB_EXPIRY_DELETED;
     } else {

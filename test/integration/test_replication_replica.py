@@ -304,6 +304,90 @@ class LogAfterSync(unittest.TestCase):
             pr.close()
 
 
+def sleep_then(srv, seconds):
+    """DEBUG SLEEP on srv from a thread (it blocks its caller): the server
+    takes nothing from its primary meanwhile, and applies it late."""
+    t = threading.Thread(target=lambda: srv.redis(tcp=True).execute_command("DEBUG", "SLEEP", seconds))
+    t.start()
+    time.sleep(0.1)
+    return t
+
+
+def wait_caught_up(test, primary, replica):
+    want = info(primary, "replication")["master_repl_offset"]
+    test.assertTrue(wait_until(lambda: info(replica, "replication")["master_repl_offset"] == want, TIMEOUT))
+
+
+class LateStream(unittest.TestCase):
+    """A replica applies its primary's stream late: the stream held through
+    a full sync, a backlog replayed after a reconnect, a replica busy for a
+    moment (DEBUG SLEEP here). "PEXPIREAT k <passed>" must then not delete k:
+    the primary's next command may be PERSIST k, and if k does expire the
+    primary's DEL follows (Redis's checkAlreadyExpired is false on a
+    replica). Goblin deleted k, the PERSIST found nothing, and the replica
+    lost a key its primary kept."""
+
+    def test_passed_deadlines_wait_for_the_primary(self):
+        gbtest.require_redis()
+        with Server("redis") as primary, Server("goblin") as g, Server("redis") as rr:
+            pr = primary.redis(tcp=True)
+            for rep in (g, rr):
+                rep.redis(tcp=True).execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                wait_link_up(self, rep)
+            payload = None
+            pr.set("src", "restored")
+            payload = pr.dump("src")
+            sleepers = [sleep_then(rep, 1) for rep in (g, rr)]
+            pr.set("kept", "v")
+            pr.pexpire("kept", 200)
+            pr.persist("kept")
+            pr.set("getex", "v")
+            pr.execute_command("GETEX", "getex", "PX", "200")
+            pr.persist("getex")
+            pr.restore("restored", 200, payload)
+            pr.persist("restored")
+            pr.set("gone", "v", px=200)
+            for t in sleepers:
+                t.join()
+            for rep in (g, rr):
+                wait_caught_up(self, primary, rep)
+            got = {}
+            for name, rep in (("goblin", g), ("redis", rr)):
+                r = rep.redis(tcp=True)
+                got[name] = [r.get(k) for k in ("kept", "getex", "restored")] + [r.pttl(k) for k in ("kept", "getex")]
+            self.assertEqual(got["goblin"], [b"v", b"v", b"restored", -1, -1])
+            self.assertEqual(got["goblin"], got["redis"])
+            # the expired key goes with the primary's DEL, on both replicas
+            for rep in (g, rr):
+                self.assertTrue(wait_until(lambda: rep.redis(tcp=True).execute_command("DBSIZE") ==
+                                           pr.dbsize(), TIMEOUT))
+
+    def test_hash_fields_wait_for_the_primary(self):
+        """The same for a hash field's deadline (Redis 7.4's HPEXPIRE,
+        goblin-core on both sides), and a field past its deadline is not
+        deleted by a replica's read: nil to its clients, still there for
+        the primary's HDEL (Redis 7.4's hashTypeGetValue)."""
+        with Server("goblin") as primary, Server("goblin") as g, Raw(primary) as p, Raw(g) as c:
+            self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(primary.port)), b"OK")
+            wait_link_up(self, g)
+            p.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            p.call("HSET", "h", "f", "1", "g", "2")
+            p.call("HSET", "h2", "a", "1", "b", "2")
+            t = sleep_then(g, 1)
+            p.call("HPEXPIRE", "h", "200", "FIELDS", "1", "f")
+            p.call("HPERSIST", "h", "FIELDS", "1", "f")
+            p.call("HPEXPIRE", "h2", "200", "FIELDS", "1", "a")
+            t.join()
+            wait_caught_up(self, primary, g)
+            self.assertEqual(c.call("HGET", "h", "f"), b"1")
+            self.assertEqual(c.call("HTTL", "h", "FIELDS", "1", "f"), [-1])
+            self.assertEqual(c.call("HGET", "h2", "a"), None)  # past its deadline
+            self.assertEqual(c.call("HLEN", "h2"), p.call("HLEN", "h2"))  # not deleted: the primary's to do
+            self.assertEqual(p.call("HLEN", "h2"), 2)
+            self.assertEqual(p.call("HGET", "h2", "a"), None)  # the primary deletes it: HDEL to the replica
+            self.assertTrue(wait_until(lambda: c.call("HLEN", "h2") == 1, TIMEOUT))
+
+
 class ReadOnlyLikeRedis(unittest.TestCase):
     """A goblin replica and a redis-server replica of one primary answer
     normal clients byte for byte alike; replicaof in the configuration."""

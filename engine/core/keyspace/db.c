@@ -761,6 +761,11 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
 
 /* ---- expiry -------------------------------------------------------------------- */
 
+bool gb_db_already_expired(const gb_db *db, int64_t when_ms)
+{
+    return when_ms <= db->eng->now_ms && !db->eng->loading && !gb_engine_is_replica(db->eng);
+}
+
 /* Rebuilds kv with or without the expiry field, keeping its table slot. */
 static gb_kv *rebuild(gb_db *db, gb_kv *kv, bool volatile_, int64_t expire)
 {

@@ -175,6 +175,13 @@ bool gb_db_insert_loaded(gb_db *db, gb_kv *kv, uint64_t hash);
 
 /* Expiry: the returned pointer replaces kv (the record may move). */
 gb_kv *gb_db_set_expire(gb_db *db, gb_kv *kv, int64_t when_ms);
+/* Whether an expiry time a command gives has passed already, so that the
+ * command deletes the key (or field) at once (Redis's checkAlreadyExpired).
+ * Never while loading or on a replica: they keep it with its past time,
+ * unseen by clients, for what comes next in the log or from the primary,
+ * which may be a PERSIST (a log holds "PEXPIREAT k <past>" then "PERSIST
+ * k" for a key that lives on) or the primary's DEL. */
+bool gb_db_already_expired(const gb_db *db, int64_t when_ms);
 gb_kv *gb_db_persist(gb_db *db, gb_kv *kv);
 /* Absolute expiry of kv in ms, or -1. */
 static inline int64_t gb_db_expire_of(const gb_kv *kv) { return gb_kv_volatile(kv) ? gb_kv_expire(kv) : -1; }
