@@ -273,5 +273,35 @@ class CoordinatedFailover(Servers):
             os.kill(replica.pid, signal.SIGCONT)
 
 
+    def test_no_ping_while_writes_wait_for_the_failover(self):
+        """While FAILOVER holds writes, the primary sends its replicas no
+        PING: the replica taking over must reach the primary's offset,
+        which a PING would move on (Redis 7.0's replicationCron; a CLUSTER
+        FAILOVER pauses the same way). goblin-core asks for no ACK in that
+        state either (redis-server sends REPLCONF GETACK a few times a
+        second), so its offset stands still, pinging every second, until
+        the failover ends."""
+        import os
+        import signal
+        primary, replica = self.start("goblin"), self.start("goblin")
+        with primary.raw() as c:
+            c.call("CONFIG", "SET", "repl-ping-replica-period", "1")
+        follow(self, replica, primary)
+        caught_up(self, primary, replica)
+        offset = lambda: int(repl(primary)["master_repl_offset"])
+        os.kill(replica.pid, signal.SIGSTOP)
+        try:
+            with primary.raw() as c:
+                self.assertEqual(c.call("SET", "k", "1"), b"OK")  # the replica is behind: the failover waits
+                self.assertEqual(c.call("FAILOVER"), b"OK")
+                held = offset()
+                time.sleep(2.5)  # two or three ping periods
+                self.assertEqual(repl(primary)["master_failover_state"], "waiting-for-sync")
+                self.assertEqual(offset(), held)
+                self.assertEqual(c.call("FAILOVER", "ABORT"), b"OK")
+                self.assertTrue(wait_until(lambda: offset() > held, TIMEOUT))  # pings again
+        finally:
+            os.kill(replica.pid, signal.SIGCONT)
+
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -163,6 +163,38 @@ class ShutdownWaitsForReplicas(unittest.TestCase):
                     self.assertTrue(p.exited(3 * SLOW), kind)
 
 
+class ShutdownOnAChainedReplica(unittest.TestCase):
+    """SHUTDOWN on a replica whose own replica lags waits as a primary's
+    does, but asks that replica for its offset without writing into the
+    stream it relays: the stream is its primary's, byte for byte, at its
+    primary's offsets. Goblin once fed its REPLCONF GETACK into it, so
+    after SHUTDOWN ABORT its offsets stood 37 bytes past its primary's (a
+    later PSYNC from its replicas, or to it once promoted, resumed mid
+    command). The middle server is goblin-core, then redis-server."""
+
+    def test_abort_leaves_the_offsets_of_the_primary(self):
+        for kind in KINDS:
+            with self.subTest(middle=kind), Server("redis", args=["--repl-diskless-sync-delay", "0"]) as top:
+                with Pair(kind, args=["--replicaof", "127.0.0.1", str(top.port)]) as p:
+                    self.assertTrue(wait_until(lambda: synced(top, p.primary), 20 * SLOW))
+                    with Raw(top) as t, Raw(p.primary) as a, Raw(p.primary) as admin:
+                        p.stop_replica()
+                        self.assertEqual(t.call("SET", "k", "v"), b"OK")
+                        self.assertTrue(wait_until(lambda: synced(top, p.primary), 20 * SLOW))
+                        a.send_cmd("SHUTDOWN")
+                        self.assertTrue(silent(a, 0.5 * SLOW), kind)
+                        self.assertEqual(admin.call_raw("SHUTDOWN", "ABORT"), b"+OK\r\n")
+                        aborted = b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+                        self.assertEqual(a.read_until(aborted, 5 * SLOW), aborted)
+                    p.resume_replica()
+                    self.assertEqual(top.redis().set("after", "1"), True)
+                    self.assertTrue(wait_until(lambda: synced(top, p.primary), 20 * SLOW))
+                    self.assertEqual(p.primary.info("replication")["master_repl_offset"],
+                                     top.info("replication")["master_repl_offset"], kind)
+                    self.assertTrue(wait_until(lambda: synced(p.primary, p.replica), 20 * SLOW), kind)
+                    self.assertEqual(p.replica.redis().get("after"), b"1")
+
+
 class ShutdownForce(unittest.TestCase):
     """A final save that fails (the dump file's name is taken by a
     directory, so the rename onto it fails) keeps the server up; FORCE exits anyway."""

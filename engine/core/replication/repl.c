@@ -382,10 +382,15 @@ static void add_command(gb_strbuf *b, int argc, const gb_slice *argv)
     }
 }
 
-/* A command into the stream as it is (PING, REPLCONF GETACK: no SELECT). */
+/* A command into the stream as it is (PING, REPLCONF GETACK: no SELECT).
+ * Not on a replica: its sub-replicas get its primary's stream byte for
+ * byte, at the primary's offsets (Redis's replicationFeedSlaves returns
+ * on a replica too). */
 static void feed_command(gb_engine *eng, int argc, const gb_slice *argv)
 {
     gb_repl *r = R(eng);
+    if (r->following)
+        return;
     gb_strbuf_reset(&r->scratch);
     add_command(&r->scratch, argc, argv);
     gb_repl_feed_stream(eng, r->scratch.p, r->scratch.len);
@@ -1062,7 +1067,11 @@ void gb_repl_cron(gb_engine *eng)
         count_replicas(eng);
         return; /* the primary's PINGs come through its stream */
     }
-    if (eng->now_ms - r->last_ping_ms >= (int64_t)eng->cfg.repl_ping_replica_period * 1000) {
+    /* No PING while writes are paused for a failover (FAILOVER, CLUSTER
+     * FAILOVER): the replica taking over waits for its offset to equal the
+     * one this primary reported, which a PING would move (Redis 7.0). */
+    if (eng->now_ms - r->last_ping_ms >= (int64_t)eng->cfg.repl_ping_replica_period * 1000 &&
+        !(eng->paused_for & GB_PAUSE_FOR_FAILOVER)) {
         gb_slice ping = gb_slice_cstr("PING");
         feed_command(eng, 1, &ping);
         r->last_ping_ms = eng->now_ms;
