@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "engine/base/crc64.h"
 #include "engine/base/mem.h"
 #include "engine/base/rdbstr.h"
+#include "engine/base/util.h"
 #include "engine/core/keyspace/db.h"
 #include "engine/core/memory/evict.h"
 #include "engine/core/request/script_state.h"
@@ -91,13 +93,24 @@ static bool read_le(loader *L, int width, uint64_t *v)
     return true;
 }
 
-static bool skip_string(loader *L)
+/* An aux field: repl-stream-db is kept (gb_rdb_load_stats), the rest are
+ * read and let go. */
+static bool load_aux(loader *L)
 {
-    char *s;
-    size_t n;
-    if (gb_rdb_read_string(&L->r, MAX_STRING, &s, &n) != 0)
+    char *name, *value;
+    size_t nlen, vlen;
+    if (gb_rdb_read_string(&L->r, MAX_STRING, &name, &nlen) != 0)
         return fail(L, "a truncated or malformed string");
-    gb_free(s);
+    if (gb_rdb_read_string(&L->r, MAX_STRING, &value, &vlen) != 0) {
+        gb_free(name);
+        return fail(L, "a truncated or malformed string");
+    }
+    int64_t db;
+    if (nlen == strlen("repl-stream-db") && memcmp(name, "repl-stream-db", nlen) == 0 &&
+        gb_slice2ll(gb_slice_make(value, vlen), &db) && db >= 0 && db < L->eng->ndbs)
+        L->st->repl_stream_db = (int)db;
+    gb_free(name);
+    gb_free(value);
     return true;
 }
 
@@ -216,7 +229,7 @@ static bool load_body(loader *L, void (*progress)(void *, uint64_t, uint64_t, co
         case OP_EOF:
             return true;
         case OP_AUX:
-            if (!skip_string(L) || !skip_string(L))
+            if (!load_aux(L))
                 return false;
             break;
         case OP_RESIZEDB: /* the table sized once, as Goblin's own snapshots do */
@@ -277,6 +290,7 @@ int gb_rdb_load_buffer(gb_engine *eng, const uint8_t *p, size_t len, const char 
                        void *pctx, char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
+    st->repl_stream_db = -1;
     st->bytes = len;
     unsigned version = 0;
     if (len < MAGIC_LEN || memcmp(p, "REDIS", 5) != 0 || sscanf((const char *)p + 5, "%4u", &version) != 1) {

@@ -6,7 +6,7 @@
  * The file, after "REDIS" and four version digits, is a sequence of
  * opcodes and keys until EOF and the CRC-64 of everything before it:
  *
- *   0xFA AUX       string name, string value (redis-ver, ctime, used-mem...; read, ignored)
+ *   0xFA AUX       string name, string value (redis-ver, ctime, used-mem...: ignored; repl-stream-db)
  *   0xFB RESIZEDB  len keys, len volatile keys (sizing hints)
  *   0xFC EXPIRE_MS 8 bytes, little-endian Unix ms, for the next key
  *   0xFD EXPIRE    4 bytes, little-endian Unix seconds, for the next key
@@ -35,6 +35,10 @@ typedef struct gb_rdb_load_stats {
     uint64_t keys, expired, functions;
     unsigned version;
     uint64_t bytes;
+    /* The aux field repl-stream-db (a full sync's RDB: the database the
+     * stream after it is in, where its first write comes without a
+     * SELECT), or -1 when the file has none or names no database here. */
+    int repl_stream_db;
 } gb_rdb_load_stats;
 
 /* Loads path into eng's databases (which must not hold its keys).

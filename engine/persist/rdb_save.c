@@ -83,7 +83,10 @@ static int file_version(gb_engine *eng)
     return GB_RDB_VERSION_WRITTEN;
 }
 
-static void put_header(writer *w, gb_engine *eng, int version)
+/* repl_stream_db >= 0: a full sync's RDB, which names the database its
+ * stream is in (Redis writes repl-stream-db with repl-id and repl-offset,
+ * which +FULLRESYNC carries here). */
+static void put_header(writer *w, gb_engine *eng, int version, int repl_stream_db)
 {
     char num[GB_INT_BUF];
     gb_strbuf_printf(&w->buf, "REDIS%04d", version);
@@ -94,6 +97,10 @@ static void put_header(writer *w, gb_engine *eng, int version)
     gb_ll2str(num, (int64_t)gb_mem_used());
     put_aux(w, "used-mem", num);
     put_aux(w, "aof-base", "0");
+    if (repl_stream_db >= 0) {
+        gb_ll2str(num, repl_stream_db);
+        put_aux(w, "repl-stream-db", num);
+    }
     if (eng->scripting)
         eng->scripting->foreach_library(eng->scripting->ctx, put_function, w);
 }
@@ -137,7 +144,7 @@ static uint64_t put_db(writer *w, gb_db *db)
 static void put_dataset(writer *w, gb_engine *eng, uint64_t *keys)
 {
     *keys = 0;
-    put_header(w, eng, file_version(eng));
+    put_header(w, eng, file_version(eng), -1);
     for (int d = 0; d < eng->ndbs; d++)
         *keys += put_db(w, &eng->dbs[d]);
     gb_strbuf_addc(&w->buf, (char)OP_EOF);
@@ -191,10 +198,10 @@ int gb_rdb_version_for(gb_engine *eng)
     return GB_RDB_VERSION_WRITTEN;
 }
 
-void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version)
+void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version, int repl_stream_db)
 {
     writer w = {.fd = -1, .buf = *b};
-    put_header(&w, eng, version);
+    put_header(&w, eng, version, repl_stream_db);
     *b = w.buf;
 }
 

@@ -28,7 +28,8 @@
  * needs now, SELECTDB + RESIZEDB, a key (its expiry first), EOF, and the
  * CRC-64 of every byte before it. */
 int gb_rdb_version_for(gb_engine *eng);
-void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version);
+/* repl_stream_db: the aux field repl-stream-db (gb_repl_stream_db). */
+void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version, int repl_stream_db);
 void gb_rdb_put_selectdb(gb_strbuf *b, gb_db *db);
 void gb_rdb_put_key(gb_strbuf *b, gb_kv *kv);
 void gb_rdb_put_eof(gb_strbuf *b);

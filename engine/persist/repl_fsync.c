@@ -229,7 +229,7 @@ static void start(gb_fullsync *f, bool disk)
     f->longest_slice_ns = 0;
     /* The moment of the RDB: the header, the scan and +FULLRESYNC's offset
      * with no command between them. */
-    gb_rdb_put_header(&f->buf, eng, gb_rdb_version_for(eng));
+    gb_rdb_put_header(&f->buf, eng, gb_rdb_version_for(eng), gb_repl_stream_db(eng));
     f->scan = gb_cow_scan_begin(eng, emit_key, f);
     size_t n = gb_repl_fsync_start(eng);
     gb_log(GB_LOG_NOTICE, "Starting a full sync for %zu replica(s), %s", n,

@@ -146,8 +146,9 @@ static int load_payload(gb_engine *eng, const gb_sync_payload *p, gb_rdb_load_st
     return gb_rdb_load_buffer(eng, p->buf, p->len, "the payload from the MASTER", st, NULL, NULL, err, errlen);
 }
 
-int64_t gb_sync_load(gb_engine *eng, const gb_sync_payload *p)
+int64_t gb_sync_load(gb_engine *eng, const gb_sync_payload *p, int *stream_db)
 {
+    *stream_db = -1;
     bool swap = !p->path && eng->cfg.repl_diskless_load == GB_DISKLESS_LOAD_SWAPDB;
     set_aside old;
     if (swap) {
@@ -176,5 +177,6 @@ int64_t gb_sync_load(gb_engine *eng, const gb_sync_payload *p)
         discard_old(eng, &old);
     }
     eng->stats.dirty++; /* Redis: "inform about db change" */
+    *stream_db = st.repl_stream_db;
     return (int64_t)st.keys;
 }

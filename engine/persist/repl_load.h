@@ -42,7 +42,9 @@ typedef struct gb_sync_payload {
 
 /* Replaces the data set with the payload, logging each step with Redis's
  * lines. Returns the keys loaded, or -1 (logged) when it does not load:
- * then the data set is empty, or with swapdb the old one again. */
-int64_t gb_sync_load(struct gb_engine *eng, const gb_sync_payload *p);
+ * then the data set is empty, or with swapdb the old one again.
+ * *stream_db: the database the stream after the payload starts in (its
+ * repl-stream-db aux field), -1 when it does not say. */
+int64_t gb_sync_load(struct gb_engine *eng, const gb_sync_payload *p, int *stream_db);
 
 #endif

@@ -121,6 +121,42 @@ class Chains(Servers):
     def test_goblin_redis_goblin(self):
         self.chain(("goblin", "redis", "goblin"))
 
+    def stream_db_after_a_chained_sync(self, kinds):
+        """The bottom syncs from the middle while the top's stream is in
+        database 5: the top sends its next write without a SELECT, and the
+        middle relays it as it came. The bottom knows where it goes only
+        from the RDB's repl-stream-db, which the middle must write and the
+        bottom must read (goblin once did neither: the write went to
+        database 0 of the bottom, for good)."""
+        top, middle, bottom = (self.start(k) for k in kinds)
+        follow(self, middle, top)
+        with top.raw() as t:
+            t.call("SELECT", "5")
+            t.call("SET", "a", "1")
+            caught_up(self, top, middle)
+            follow(self, bottom, middle)
+            caught_up(self, middle, bottom)
+            t.call("SET", "b", "2")  # the top's stream is still in 5: no SELECT
+            caught_up(self, top, middle)
+            caught_up(self, middle, bottom)
+        with bottom.raw() as c:
+            self.assertEqual(c.call("SELECT", "5"), b"OK")
+            self.assertEqual(c.call("MGET", "a", "b"), [b"1", b"2"], kinds)
+            self.assertEqual(c.call("SELECT", "0"), b"OK")
+            self.assertEqual(c.call("DBSIZE"), 0, kinds)
+
+    def test_stream_db_goblin_goblin_goblin(self):
+        self.stream_db_after_a_chained_sync(("goblin", "goblin", "goblin"))
+
+    def test_stream_db_goblin_goblin_redis(self):
+        self.stream_db_after_a_chained_sync(("goblin", "goblin", "redis"))
+
+    def test_stream_db_redis_redis_goblin(self):
+        self.stream_db_after_a_chained_sync(("redis", "redis", "goblin"))
+
+    def test_stream_db_redis_redis_redis(self):
+        self.stream_db_after_a_chained_sync(("redis", "redis", "redis"))
+
 
 class Failover(Servers):
     """A primary and two replicas; one replica is promoted; the other and

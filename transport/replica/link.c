@@ -280,15 +280,15 @@ static void master_describe(const gb_client *m, gb_client_desc *d)
 
 static const gb_client_hooks master_hooks = {.close = master_kill, .describe = master_describe};
 
-/* The master client applies the stream from now on: after a full sync
- * from database 0 (the primary's stream begins with a SELECT), after a
- * partial one in the database the last link was in. */
-static void start_stream(gb_replica_link *l, bool partial)
+/* The master client applies the stream from now on, in master_db: after a
+ * full sync the database its RDB named (0 when it named none), after a
+ * partial one the database the last link was in. */
+static void start_stream(gb_replica_link *l)
 {
     gb_replica *r = state_of(l);
     r->master = gb_client_new(l->eng, &gb_reply_discard_ops, NULL, &master_hooks, l,
                               GB_CLIENT_AUTHED | GB_CLIENT_OBEY | GB_CLIENT_MASTER);
-    if (partial && r->master_db >= 0 && r->master_db < l->eng->ndbs)
+    if (r->master_db >= 0 && r->master_db < l->eng->ndbs)
         r->master->db = &l->eng->dbs[r->master_db];
     r->state = GB_REPL_CONNECTED;
     r->down_since_s = 0;
@@ -429,7 +429,8 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     }
     gb_sync_payload p = {.path = c->in_memory ? NULL : c->tmp_path, .buf = (const uint8_t *)c->mem,
                          .len = (size_t)c->written};
-    int64_t keys = gb_sync_load(eng, &p);
+    int stream_db;
+    int64_t keys = gb_sync_load(eng, &p, &stream_db);
     drop_payload(c);
     if (keys < 0) {
         r->have_master = false;
@@ -439,6 +440,10 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     restart_log_after_sync(eng);
     r->have_master = true;
     r->read_offset = r->offset;
+    /* The stream goes on in the database the RDB names: a primary's
+     * selects again, a chained replica's (relaying its own primary's
+     * stream) does not, and Redis's replica reads repl-stream-db too. */
+    r->master_db = stream_db;
     /* The primary's replication ID and offset become ours, with an empty
      * backlog: sub-replicas and, after a promotion, our siblings continue
      * from here. */
@@ -623,7 +628,7 @@ static ssize_t payload_feed(gb_replica_link *l, const char *data, size_t n)
             link_drop(l);
             return -1;
         }
-        start_stream(l, false);
+        start_stream(l);
     }
     return (ssize_t)used;
 }
@@ -776,7 +781,7 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         gb_log(GB_LOG_NOTICE, "Successful partial resynchronization with master.");
         gb_log(GB_LOG_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         r->read_offset = r->offset;
-        start_stream(l, true);
+        start_stream(l);
         return true;
     }
     if (strncmp(line, "-NOMASTERLINK", 13) == 0 || strncmp(line, "-LOADING", 8) == 0) {

@@ -9,6 +9,7 @@
 #include "engine/base/random.h"
 #include "engine/base/strbuf.h"
 #include "engine/core/replication/failover.h"
+#include "engine/core/replication/replica.h"
 #include "engine/base/util.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/memory/client_memory.h"
@@ -237,6 +238,17 @@ bool gb_repl_following(const gb_engine *eng) { return R(eng)->following; }
 
 const char *gb_repl_id(const gb_engine *eng) { return R(eng)->replid; }
 int64_t gb_repl_offset(const gb_engine *eng) { return R(eng)->master_repl_offset; }
+
+int gb_repl_stream_db(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    if (!r->following) /* Redis's rdbPopulateSaveInfo */
+        return r->seldb < 0 ? 0 : r->seldb;
+    const gb_replica *rep = gb_replica_of(eng);
+    if (rep->master)
+        return rep->master->db->id;
+    return rep->master_db >= 0 ? rep->master_db : 0;
+}
 
 /* ---- links ------------------------------------------------------------------ */
 

@@ -114,6 +114,11 @@ bool gb_repl_following(const gb_engine *eng);
 
 const char *gb_repl_id(const gb_engine *eng);
 int64_t gb_repl_offset(const gb_engine *eng);
+/* The database the stream is in at this point, for a full sync's RDB
+ * (its repl-stream-db): what a replica's first write after the RDB
+ * applies to when no SELECT comes first. A primary's stream selects again
+ * after a sync begins; a replica relays its primary's, which does not. */
+int gb_repl_stream_db(gb_engine *eng);
 
 /* ---- the primary's protocol (engine/commands/cmd_repl.c) ---- */
 
