@@ -33,6 +33,7 @@ typedef struct gb_stats {
     uint64_t total_net_input_bytes;
     uint64_t total_net_output_bytes;
     uint64_t total_error_replies;
+    uint64_t unexpected_error_replies; /* errors to the primary, a replica or the log's replay (reply.c) */
     uint64_t client_obuf_disconnects;
     uint64_t client_qbuf_disconnects;
     uint64_t protocol_errors;

@@ -158,6 +158,42 @@ class Chains(Servers):
         self.stream_db_after_a_chained_sync(("redis", "redis", "redis"))
 
 
+class ErrorsFromTheStream(Servers):
+    def test_logged_counted_and_panic_on_replicas(self):
+        """A command of the primary's stream that fails on the replica (its
+        data set differs: here a writable replica's own SET under the
+        primary's LPUSH) is logged as Redis logs it and counted in INFO's
+        unexpected_error_replies; under propagation-error-behavior
+        panic-on-replicas a read-only replica stops. A goblin-core and a
+        redis-server replica of the same primary."""
+        primary = self.start("redis")
+        replicas = {"goblin": self.start("goblin"), "redis": self.start("redis")}
+        line = (r"== CRITICAL == This replica is sending an error to its master: '-?WRONGTYPE Operation against a "
+                r"key holding the wrong kind of value' after processing the command 'lpush'")
+        for kind, rep in replicas.items():
+            with rep.raw() as c:
+                c.call("CONFIG", "SET", "replica-read-only", "no")
+            follow(self, rep, primary)
+        with primary.raw() as p:
+            p.call("SET", "other", "1")
+            for rep in replicas.values():
+                caught_up(self, primary, rep)
+                with rep.raw() as c:
+                    c.call("SET", "k", "local")
+            p.call("LPUSH", "k", "x")
+            for kind, rep in replicas.items():
+                caught_up(self, primary, rep)
+                self.assertEqual(stats(rep)["unexpected_error_replies"], "1", kind)
+                self.assertRegex(rep.log(), line, kind)
+                with rep.raw() as c:
+                    c.call("CONFIG", "SET", "replica-read-only", "yes")
+                    c.call("CONFIG", "SET", "propagation-error-behavior", "panic-on-replicas")
+            p.call("LPUSH", "k", "y")
+            for kind, rep in replicas.items():
+                self.assertNotEqual(rep.proc.wait(TIMEOUT), 0, kind)
+                self.assertIn("This replica panicked sending an error to its master after processing the command "
+                              "'lpush'", rep.log(), kind)
+
 class Failover(Servers):
     """A primary and two replicas; one replica is promoted; the other and
     the old primary follow it and continue partially (its replid2 is the

@@ -220,7 +220,10 @@ static const opt_enum syslog_facilities[] = {{"user", 8},     {"local0", 128}, {
 static const opt_enum diskless_loads[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
 static const opt_enum sanitize_modes[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
 static const opt_enum endpoint_types[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
-static const opt_enum propagation_errors[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const opt_enum propagation_errors[] = {{"ignore", GB_PROPAGATION_ERR_IGNORE},
+                                              {"panic", GB_PROPAGATION_ERR_PANIC},
+                                              {"panic-on-replicas", GB_PROPAGATION_ERR_PANIC_ON_REPLICAS},
+                                              {NULL, 0}};
 static const opt_enum tls_auth[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 static const opt_enum tls_auth_user[] = {{"off", 0}, {"CN", 1}, {NULL, 0}};
 static const opt_enum io_engines[] = {
@@ -521,8 +524,11 @@ static const opt options[] = {
     NA_LONG("active-defrag-max-scan-fields", 1, INT64_MAX, "1000", true, WHY_DEFRAG),
     NA_ENUM("sanitize-dump-payload", "no", true, sanitize_modes, "RESTORE payloads: Goblin Core checks every payload in full before it "
            "is used (Redis's 'yes'), whatever this says."),
-    NA_ENUM("propagation-error-behavior", "ignore", true, propagation_errors,
-            "Errors in commands from a master or the AOF: none reach this server as a replica."),
+    {"propagation-error-behavior", NULL, T_ENUM, OFF(propagation_error_behavior), 0, 0, "ignore", true,
+     propagation_errors,
+     "An error answered to a command of the primary's stream or of the append-only log being loaded is logged "
+     "(== CRITICAL ==) and counted (INFO unexpected_error_replies); panic: the server also stops, on a read-only "
+     "replica and while loading the log; panic-on-replicas: on a read-only replica only.", NULL},
     {"shutdown-on-sigint", NULL, T_STRING, OFF(shutdown_on_sigint), 0, 0, "default", true, NULL,
      "SHUTDOWN's flags for SIGINT: default, or some of save, nosave, now, force.", check_shutdown_flags},
     {"shutdown-on-sigterm", NULL, T_STRING, OFF(shutdown_on_sigterm), 0, 0, "default", true, NULL,

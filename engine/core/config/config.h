@@ -69,6 +69,8 @@ typedef union gb_config_value {
 /* oom-score-adj values. */
 enum { GB_OOM_ADJ_NO = 0, GB_OOM_ADJ_YES = 1, GB_OOM_ADJ_RELATIVE = 2, GB_OOM_ADJ_ABSOLUTE = 3 };
 /* supervised: which service manager to tell that the server is ready. */
+/* propagation-error-behavior (engine/core/request/reply.c, unexpected_error). */
+enum { GB_PROPAGATION_ERR_IGNORE = 0, GB_PROPAGATION_ERR_PANIC = 1, GB_PROPAGATION_ERR_PANIC_ON_REPLICAS = 2 };
 enum { GB_SUPERVISED_NO = 0, GB_SUPERVISED_UPSTART = 1, GB_SUPERVISED_SYSTEMD = 2, GB_SUPERVISED_AUTO = 3 };
 
 typedef struct gb_settings {
@@ -225,6 +227,7 @@ typedef struct gb_settings {
     int replica_announced;
     int replica_serve_stale_data;
     int replica_read_only;
+    int propagation_error_behavior; /* GB_PROPAGATION_ERR_*: an error to the primary's or the log's command */
     int replica_priority;
     int replica_ignore_maxmemory;
     int replica_lazy_flush;         /* a full sync frees the old data set in the background */

@@ -218,6 +218,7 @@ static void section_stats(gb_engine *eng, out_ctx *o)
     emitf(o, "evicted_clients:%llu\r\n", (unsigned long long)s->evicted_clients);
     emitf(o, "keyspace_hits:%llu\r\n", (unsigned long long)s->keyspace_hits);
     emitf(o, "keyspace_misses:%llu\r\n", (unsigned long long)s->keyspace_misses);
+    emitf(o, "unexpected_error_replies:%llu\r\n", (unsigned long long)s->unexpected_error_replies);
     emitf(o, "total_error_replies:%llu\r\n", (unsigned long long)s->total_error_replies);
     emitf(o, "client_query_buffer_limit_disconnections:%llu\r\n", (unsigned long long)s->client_qbuf_disconnects);
     emitf(o, "client_output_buffer_limit_disconnections:%llu\r\n", (unsigned long long)s->client_obuf_disconnects);

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine/core/request/client.h"
 #include "engine/core/engine.h"
@@ -35,14 +36,53 @@ void gb_reply_status_len(gb_client *c, const char *s, size_t len) { c->rops->sta
 
 void gb_reply_ok(gb_client *c) { c->rops->status(c->rctx, "OK", 2); }
 
+/* An error answered to a command nobody reads the reply of: one of the
+ * primary's stream, a replica's, or the append-only log's being loaded
+ * (GB_CLIENT_OBEY, not inside a script, whose caller gets the script's
+ * own error). The data set now differs from what its source meant, so it
+ * is logged and counted as Redis's afterErrorReply does, and stops the
+ * server where propagation-error-behavior asks: for a read-only replica
+ * under panic and panic-on-replicas, for the log under panic. */
+static bool unread_reply(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_MASTER | GB_CLIENT_REPLICA)) ||
+           (c->flags & (GB_CLIENT_OBEY | GB_CLIENT_SCRIPT)) == GB_CLIENT_OBEY;
+}
+
+static void unexpected_error(gb_client *c, const char *s, size_t len)
+{
+    const gb_settings *cfg = &c->eng->cfg;
+    bool master = (c->flags & GB_CLIENT_MASTER) != 0, replica = !master && (c->flags & GB_CLIENT_REPLICA);
+    const char *from = master ? "replica" : replica ? "master" : "server";
+    const char *to = master ? "master" : replica ? "replica" : "AOF-loading-client";
+    const char *cmd = c->last_cmd ? c->last_cmd->fullname : "<unknown>";
+    gb_log(GB_LOG_WARNING, "== CRITICAL == This %s is sending an error to its %s: '%.*s' after processing the command '%s'",
+           from, to, (int)GB_MIN(len, (size_t)4096), s, cmd);
+    c->eng->stats.unexpected_error_replies++;
+    bool panic_replica = master && cfg->replica_read_only && cfg->propagation_error_behavior != GB_PROPAGATION_ERR_IGNORE;
+    bool panic_log = !master && !replica && cfg->propagation_error_behavior == GB_PROPAGATION_ERR_PANIC;
+    if (panic_replica || panic_log) {
+        gb_log(GB_LOG_WARNING, "This %s panicked sending an error to its %s after processing the command '%s'", from,
+               to, cmd);
+        abort();
+    }
+}
+
+static void count_error(gb_client *c, const char *s, size_t len)
+{
+    c->eng->stats.total_error_replies++;
+    gb_errorstats_count(&c->eng->errorstats, s, len);
+    if (GB_UNLIKELY(unread_reply(c)))
+        unexpected_error(c, s, len);
+}
+
 /* Errors must stay on one line of the protocol. */
 static void reply_error_len(gb_client *c, char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
         if (s[i] == '\r' || s[i] == '\n')
             s[i] = ' ';
-    c->eng->stats.total_error_replies++;
-    gb_errorstats_count(&c->eng->errorstats, s, len);
+    count_error(c, s, len);
     c->rops->error(c->rctx, s, len);
 }
 
@@ -50,8 +90,7 @@ void gb_reply_error(gb_client *c, const char *err)
 {
     size_t len = strlen(err);
     if (!memchr(err, '\n', len) && !memchr(err, '\r', len)) {
-        c->eng->stats.total_error_replies++;
-        gb_errorstats_count(&c->eng->errorstats, err, len);
+        count_error(c, err, len);
         c->rops->error(c->rctx, err, len);
         return;
     }
