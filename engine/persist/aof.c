@@ -398,7 +398,7 @@ static int open_incr(gb_aof *a, char *err, size_t errlen)
 
 static void attach(gb_aof *a)
 {
-    a->sink = (gb_prop_sink){sink_emit, a};
+    a->sink = (gb_prop_sink){sink_emit, a, GB_PROP_AOF};
     gb_propagate_attach(a->eng, &a->sink);
 }
 

@@ -318,8 +318,9 @@ static const char *run_command(gb_lua_vm *vm, int argc, gb_slice *argv)
     const char *err = gb_gate_script_call(sc, argc, argv, &run->calls);
     vm->in_command = false;
     run->in_call = false;
-    if (!(run->repl & GB_REPL_AOF))
-        gb_propagate_drop_since(eng, mark);
+    if (run->repl != GB_REPL_ALL) /* redis.set_repl: only where it says */
+        gb_propagate_target_since(eng, mark, (run->repl & GB_REPL_AOF ? GB_PROP_AOF : 0u) |
+                                                 (run->repl & GB_REPL_REPLICA ? GB_PROP_REPL : 0u));
     if (!err && sys->sink.values == 0)
         lua_pushboolean(vm->L, 0);
     return err;

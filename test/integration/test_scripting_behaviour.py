@@ -366,6 +366,42 @@ class Persistence(unittest.TestCase):
                              [b"a", b"1", b"1.5", b"1", None, b"1", b"1"])
             self.assertEqual(c.call("FCALL", "f", "1", "cnt"), 2)
 
+    def test_set_repl_sends_each_write_where_it_says(self):
+        """redis.set_repl(REPL_AOF) writes to the log only, REPL_REPLICA
+        (and REPL_SLAVE) to replicas only, REPL_NONE to neither, REPL_ALL to
+        both; MULTI and EXEC around the script's writes go to both. Goblin
+        once had one switch for both: REPL_REPLICA reached no replica,
+        REPL_AOF reached them. A goblin-core and a redis-server primary,
+        each with the log on and a goblin-core replica."""
+        script = ("redis.call('set', 'both', '1') "
+                  "redis.set_repl(redis.REPL_AOF) redis.call('set', 'aofonly', '1') "
+                  "redis.set_repl(redis.REPL_REPLICA) redis.call('set', 'replonly', '1') "
+                  "redis.set_repl(redis.REPL_SLAVE) redis.call('set', 'slaveonly', '1') "
+                  "redis.set_repl(redis.REPL_NONE) redis.call('set', 'nowhere', '1') "
+                  "redis.set_repl(redis.REPL_ALL) redis.call('set', 'both2', '1')")
+        keys = ("both", "aofonly", "replonly", "slaveonly", "nowhere", "both2")
+        seen = {}
+        for kind in ("goblin", "redis") if gbtest.compare_with_redis() else ("goblin",):
+            d = self.dir()
+            with Server(kind, ["--appendonly", "yes", "--appendfsync", "always", "--save", ""], dir=d) as primary, \
+                    Server("goblin") as replica, Raw(primary) as c, Raw(replica) as r:
+                self.assertTrue(wait_until(lambda: parse_info(c.call("INFO", "persistence"))
+                                           ["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+                self.assertEqual(r.call("REPLICAOF", "127.0.0.1", str(primary.port)), b"OK")
+                self.assertTrue(wait_until(lambda: parse_info(r.call("INFO", "replication"))
+                                           .get("master_link_status") == "up", 20 * SLOW))
+                c.call("EVAL", script, "0")
+                c.call("SET", "last", "1")
+                self.assertTrue(wait_until(lambda: r.call("GET", "last") == b"1", 20 * SLOW))
+                on_replica = [k for k in keys if r.call("EXISTS", k) == 1]
+                log = self.aof_text(d)
+                in_log = [k for k in keys if (b"\r\n" + k.encode() + b"\r\n") in log]
+                self.assertEqual(c.call("DBSIZE"), len(keys) + 1)  # the primary has them all
+            seen[kind] = (on_replica, in_log)
+        self.assertEqual(seen["goblin"], (["both", "replonly", "slaveonly", "both2"], ["both", "aofonly", "both2"]))
+        if "redis" in seen:
+            self.assertEqual(seen["goblin"], seen["redis"])
+
     def test_functions_survive_snapshot_rewrite_and_reload(self):
         d = self.dir()
         lib = "#!lua name=keep\nredis.register_function{function_name='kf', callback=function(k, a) return a[1] end, " \

@@ -204,7 +204,7 @@ void gb_repl_init(gb_engine *eng)
     gb_repl_random_id(r->replid);
     clear_replid2(r);
     r->seldb = -1;
-    r->sink = (gb_prop_sink){sink_emit, eng};
+    r->sink = (gb_prop_sink){sink_emit, eng, GB_PROP_REPL};
     eng->repl = r;
 }
 

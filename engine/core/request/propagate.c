@@ -51,6 +51,7 @@ void gb_propagate_record(gb_engine *eng, int dbid, int argc, const gb_slice *arg
     }
     gb_prop_effect *e = &p->pending[p->npending++];
     e->dbid = dbid;
+    e->targets = GB_PROP_ALL;
     e->argv = gb_argv_copy_make(NULL, argc, argv);
 }
 
@@ -77,17 +78,23 @@ void gb_propagate_expired(gb_db *db, gb_slice key)
 
 void gb_propagate_discard(gb_engine *eng) { drop_pending(&eng->prop); }
 
-void gb_propagate_drop_since(gb_engine *eng, size_t mark)
+void gb_propagate_target_since(gb_engine *eng, size_t mark, unsigned targets)
 {
     gb_propagation *p = &eng->prop;
-    while (p->npending > mark)
-        gb_argv_copy_free(&p->pending[--p->npending].argv);
+    if (!targets) {
+        while (p->npending > mark)
+            gb_argv_copy_free(&p->pending[--p->npending].argv);
+        return;
+    }
+    for (size_t i = mark; i < p->npending; i++)
+        p->pending[i].targets &= targets;
 }
 
-static void emit_all(gb_propagation *p, int dbid, int argc, const gb_slice *argv)
+static void emit_to(gb_propagation *p, unsigned targets, int dbid, int argc, const gb_slice *argv)
 {
     for (size_t i = 0; i < p->nsinks; i++)
-        p->sinks[i]->emit(p->sinks[i]->ctx, dbid, argc, argv);
+        if (!p->sinks[i]->target || (p->sinks[i]->target & targets))
+            p->sinks[i]->emit(p->sinks[i]->ctx, dbid, argc, argv);
 }
 
 void gb_propagate_flush(gb_engine *eng)
@@ -102,13 +109,13 @@ void gb_propagate_flush(gb_engine *eng)
     int first_db = p->pending[0].dbid;
     if (wrap) {
         gb_slice multi = gb_slice_cstr("MULTI");
-        emit_all(p, first_db, 1, &multi);
+        emit_to(p, GB_PROP_ALL, first_db, 1, &multi);
     }
     for (size_t i = 0; i < p->npending; i++)
-        emit_all(p, p->pending[i].dbid, p->pending[i].argv.argc, p->pending[i].argv.argv);
+        emit_to(p, p->pending[i].targets, p->pending[i].dbid, p->pending[i].argv.argc, p->pending[i].argv.argv);
     if (wrap) {
         gb_slice exec = gb_slice_cstr("EXEC");
-        emit_all(p, p->pending[p->npending - 1].dbid, 1, &exec);
+        emit_to(p, GB_PROP_ALL, p->pending[p->npending - 1].dbid, 1, &exec);
     }
     drop_pending(p);
     p->flushing = false;

@@ -21,6 +21,9 @@
  *     command is its own unit, after the command's.
  *   - Each effect carries the number of the database it applies to; a sink
  *     that writes a stream emits SELECT when it changes.
+ *   - An effect goes to the log and to replicas alike, unless a script
+ *     sent its commands to one of them only (redis.set_repl); a unit's
+ *     MULTI and EXEC go to both, as Redis's propagatePendingCommands.
  *   - Typed (SBE) calls propagate exactly as their RESP forms.
  *
  * With no sink attached nothing is recorded: the cost on a command is one
@@ -34,16 +37,23 @@
 struct gb_engine;
 struct gb_db;
 
+/* Where an effect goes (Redis's PROPAGATE_AOF / PROPAGATE_REPL): both,
+ * unless a script chose otherwise with redis.set_repl. */
+enum { GB_PROP_AOF = 1u, GB_PROP_REPL = 2u, GB_PROP_ALL = 3u };
+
 /* A consumer of effects. emit gets one replayable command at a time; argv
- * is valid only during the call. */
+ * is valid only during the call. target: GB_PROP_AOF or GB_PROP_REPL, the
+ * effects it gets; 0: every effect (a test's sink). */
 typedef struct gb_prop_sink {
     void (*emit)(void *ctx, int dbid, int argc, const gb_slice *argv);
     void *ctx;
+    unsigned target;
 } gb_prop_sink;
 
 /* One recorded effect, waiting for the end of its unit. */
 typedef struct gb_prop_effect {
     int dbid;
+    unsigned targets; /* GB_PROP_*: the sinks it goes to */
     gb_argv_copy argv;
 } gb_prop_effect;
 
@@ -87,9 +97,10 @@ void gb_propagate_record(struct gb_engine *eng, int dbid, int argc, const gb_sli
  * happened for the log (the server exits before its unit would end). */
 void gb_propagate_discard(struct gb_engine *eng);
 
-/* Drops the effects recorded since the unit held `mark` of them
- * (redis.set_repl(redis.REPL_NONE) for the commands after it). */
-void gb_propagate_drop_since(struct gb_engine *eng, size_t mark);
+/* The effects recorded since the unit held `mark` of them go only where
+ * targets says (GB_PROP_*; 0: nowhere, they are dropped): a script's
+ * redis.set_repl, for the commands it calls after it. */
+void gb_propagate_target_since(struct gb_engine *eng, size_t mark, unsigned targets);
 
 /* Hands the current unit to the sinks: the gate at the end of its
  * outermost call, the cron after active expiry. */
