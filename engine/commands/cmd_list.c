@@ -432,11 +432,14 @@ static void bmove_generic(gb_client *c, int argc, gb_slice *argv, gb_list_end fr
             gb_reply_result(c, r);
         if (r != GB_R_OK)
             return; /* nothing moved (the destination holds another type): nothing to replay */
-        /* Propagated as the LMOVE it was: never a blocking command. */
+        /* Propagated as the move it was, never a blocking command: BLMOVE
+         * as LMOVE, BRPOPLPUSH (argc 4) as RPOPLPUSH, as Redis 7.0 does. */
         gb_slice eff[5] = {gb_slice_cstr("LMOVE"), argv[1], argv[2],
                            gb_slice_cstr(from == GB_LIST_HEAD ? "LEFT" : "RIGHT"),
                            gb_slice_cstr(to == GB_LIST_HEAD ? "LEFT" : "RIGHT")};
-        gb_propagate_command(c, 5, eff);
+        if (argc == 4)
+            eff[0] = gb_slice_cstr("RPOPLPUSH");
+        gb_propagate_command(c, argc == 4 ? 3 : 5, eff);
         notify_move(c, argv[1], argv[2], from, to);
         return;
     }

@@ -208,6 +208,20 @@ bool gb_engine_over_maxmemory(const gb_engine *eng)
 
 static void expire_slice(gb_engine *eng);
 
+/* After work outside any command (Redis's beforeSleep): the clients whose
+ * keys it made ready are served (a stream the cron expired wakes its
+ * XREADGROUP with an error at once, not at the next client's command),
+ * and BCAST tracking clients get the keys it changed. */
+static void after_background_work(gb_engine *eng)
+{
+    if (eng->prop.depth != 0) /* the cron run by a busy script's pump: the script's command is not over */
+        return;
+    if (eng->nready && !eng->serving_ready)
+        gb_blocking_serve_ready(eng);
+    if (GB_UNLIKELY(eng->tracking != NULL))
+        gb_tracking_flush_broadcast(eng);
+}
+
 /* Between event batches: the rest of a cron period's active expiry, then
  * left-over eviction, a slice of freeing big deleted values, then the
  * service's work (a background save). */
@@ -222,6 +236,7 @@ gb_bg_state gb_engine_background_step(gb_engine *eng, uint64_t deadline_ns)
     bool freeing = gb_sliced_free_pending(eng->sliced_free) &&
                    gb_sliced_free_step(eng, gb_clock_mono_ns() + GB_SLICED_FREE_SLICE_NS);
     gb_bg_state st = eng->service ? eng->service->step(eng->service->ctx, deadline_ns) : GB_BG_IDLE;
+    after_background_work(eng);
     return evicting || expiring || freeing ? GB_BG_MORE : st;
 }
 
@@ -315,5 +330,6 @@ void gb_engine_cron(gb_engine *eng)
     (void)gb_memory_peak(eng);
     if (eng->service)
         eng->service->cron(eng->service->ctx);
+    after_background_work(eng);
 }
 

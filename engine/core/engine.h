@@ -255,11 +255,12 @@ typedef struct gb_call_stats {
     uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
     uint64_t t0;            /* cycle counter at begin, when timed */
     bool timed;             /* gb_command_timed() */
+    bool served;            /* a blocked command run again to serve it: counted when it first ran */
 } gb_call_stats;
 
 static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command *cmd)
 {
-    gb_call_stats s = {eng->stats.total_error_replies, 0, eng->time_every_call || gb_command_timed(cmd)};
+    gb_call_stats s = {eng->stats.total_error_replies, 0, eng->time_every_call || gb_command_timed(cmd), false};
     if (s.timed)
         s.t0 = gb_cycles_now();
     return s;
@@ -270,10 +271,20 @@ static inline gb_call_stats gb_call_begin(const gb_engine *eng, const gb_command
 void gb_call_observe(gb_engine *eng, gb_command *cmd, int64_t duration_us);
 
 /* Ends the accounting; returns the call's duration in microseconds when
- * every call is timed (SLOWLOG, LATENCY, latency-tracking on), else -1. */
+ * every call is timed (SLOWLOG, LATENCY, latency-tracking on), else -1.
+ * A blocked command served later is one call, as in Redis 7.0 (INFO
+ * commandstats calls, total_commands_processed): its serving adds only
+ * a failure, if it failed, and its duration for the slow log. */
 static inline int64_t gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
 {
     int64_t us = -1;
+    if (s.served) {
+        if (eng->time_every_call)
+            us = (int64_t)((double)(gb_cycles_now() - s.t0) * eng->ns_per_cycle / 1000.0);
+        if (eng->stats.total_error_replies != s.errors_before)
+            cmd->failed_calls++;
+        return us;
+    }
     if (s.timed) {
         uint64_t cycles = gb_cycles_now() - s.t0;
         cmd->cycles += cycles;

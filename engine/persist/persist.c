@@ -10,6 +10,7 @@
 
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
+#include "engine/core/pubsub/tracking.h"
 #include "engine/core/request/multi.h"
 #include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
@@ -489,13 +490,16 @@ static int load_redis_file(gb_engine *eng, const char *path, char *err, size_t e
 }
 
 /* Everything a snapshot or log replaces: the databases and the function
- * libraries (Redis's emptyData without EMPTYDB_NOFUNCTIONS). */
+ * libraries (Redis's emptyData without EMPTYDB_NOFUNCTIONS), with WATCH
+ * and tracking told as after a FLUSHALL (DEBUG RELOAD and LOADAOF: what
+ * loads back may differ, keys expired meanwhile are not loaded). */
 static void flush_all(gb_engine *eng)
 {
     for (int i = 0; i < eng->ndbs; i++) {
         gb_multi_touch_swap(&eng->dbs[i], NULL);
         gb_db_flush(&eng->dbs[i]);
     }
+    gb_tracking_invalidate_flush(eng);
     if (eng->scripting)
         eng->scripting->flush_libraries(eng->scripting->ctx);
 }

@@ -194,6 +194,8 @@ void gb_eval_command(gb_scripting *sys, gb_client *c, int argc, gb_slice *argv, 
     gb_script_run run;
     if (!gb_script_prepare(sys, &run, ec->vm, c, s->sha, s->flags, ro, true))
         return;
+    run.argc = argc;
+    run.argv = argv;
     lua_State *L = ec->vm->L;
     gb_lua_push_slices(L, argv + 3, (int)numkeys);
     gb_lua_vm_set_global(ec->vm, "KEYS");

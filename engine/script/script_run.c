@@ -192,6 +192,8 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs)
     vm->run = run;
     sys->run = run;
     eng->script.caller = run->caller;
+    eng->script.caller_argc = run->argc;
+    eng->script.caller_argv = run->argv;
     eng->script.eval = run->eval;
     eng->script.timed_out = false;
     bool hooked = eng->cfg.busy_reply_threshold_ms > 0;

@@ -328,6 +328,56 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
         # The first invalidation, spelled out.
         self.assertEqual(g[1], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n"])
 
+    def stale_cache_scenario(self, srv):
+        """Invalidations a client-side cache needs in less common places:
+        the keys a script reads (EVAL, FCALL: the keys they declare; an
+        EVAL_RO that reads nothing remembers nothing), a *STORE over a key
+        that had expired but was still stored, DEBUG RELOAD, and a BCAST
+        client's keys expired by the cron while no one sends a command.
+        goblin-core missed each of these once, and the cache kept serving
+        the old value."""
+        log = []
+        with self.conn(srv) as t, self.conn(srv) as w, self.conn(srv) as b:
+            w.call(b"FLUSHALL")
+            w.call(b"FUNCTION", b"FLUSH")
+            w.call(b"FUNCTION", b"LOAD", b"#!lua name=trk\nredis.register_function('rd', "
+                                       b"function(k) return redis.call('get', k[1]) end)")
+            for k in (b"s1", b"s2", b"s3"):
+                w.call(b"SET", k, b"1")
+            t.call(b"CLIENT", b"TRACKING", b"on")
+            t.call(b"EVAL", b"return redis.call('get', KEYS[1])", b"1", b"s1")
+            t.call(b"FCALL", b"rd", b"1", b"s2")
+            t.call(b"EVAL_RO", b"return 1", b"1", b"s3")
+            w.call(b"MSET", b"s1", b"2", b"s2", b"2", b"s3", b"2")
+            log.append(sorted(self.pushes(t)))
+            # a STORE over a key past its deadline, not yet deleted
+            w.call(b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0")
+            w.call(b"SET", b"e", b"v", b"PX", b"100")
+            t.call(b"GET", b"e")
+            time.sleep(0.2)
+            log.append(w.call(b"SUNIONSTORE", b"e", b"nokey").raw)
+            log.append(self.pushes(t))
+            w.call(b"DEBUG", b"SET-ACTIVE-EXPIRE", b"1")
+            # DEBUG RELOAD: everything may have changed
+            t.call(b"GET", b"s1")
+            log.append(w.call(b"DEBUG", b"RELOAD").raw)
+            log.append(self.pushes(t))
+            # BCAST: keys the cron expires, no command in between
+            log.append(b.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"x:").raw)
+            w.call(b"SET", b"x:1", b"v", b"PX", b"100")
+            self.pushes(b, 0.05)  # the SET's own broadcast
+            log.append(self.pushes(b, 1.0))
+        return log
+
+    def test_stale_cache_cases(self):
+        g = self.stale_cache_scenario(self.goblin)
+        r = self.stale_cache_scenario(self.redis)
+        self.assertEqual(g, r)
+        self.assertEqual(g[0], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\ns1\r\n",
+                                b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\ns2\r\n"])
+        self.assertEqual(g[2], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n"])
+        self.assertEqual(g[-1], [b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nx:1\r\n"])
+
     def resp2_redirect_scenario(self, srv):
         """RESP2 client-side caching as redis-py 4 and Lettuce do it: the
         tracking connection redirects to a RESP2 connection subscribed to

@@ -18,6 +18,7 @@ non-empty at once.
 """
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -116,6 +117,93 @@ class BlockingTest(unittest.TestCase):
                                    [b"*2\r\n$1\r\nq\r\n$1\r\nc\r\n"]])
             return out
         self.run_everywhere(sc)
+
+    def test_a_client_killed_before_the_push_takes_nothing(self):
+        """CLIENT KILL of a waiter and the push that would serve it in one
+        EXEC: Redis frees the killed client at once and the next waiter
+        gets the element. Goblin closes clients at the end of the loop's
+        pass and once served the killed one there, whose reply went
+        nowhere: the job was lost. Likewise a write held by CLIENT PAUSE
+        whose client is killed just before CLIENT UNPAUSE never runs."""
+        def sc(srv):
+            out = []
+            a = Raw(srv)
+            aid = a.call("CLIENT", "ID")
+            a.send_cmd("BLPOP", "q", 0)
+            wait_blocked(srv, 1)
+            b = waiter(srv, "BLPOP", "q", 0)
+            with Raw(srv) as p:
+                p.call("MULTI")
+                p.call("CLIENT", "KILL", "ID", aid)
+                p.call("RPUSH", "q", "job")
+                out.append(p.call("EXEC"))
+                out.append(b.read()[0])
+                out.append(a.expect_eof())
+                out.append(p.call("LLEN", "q"))
+                # a held write, its client killed in the same pipeline as the UNPAUSE
+                out.append(p.call("CLIENT", "PAUSE", 10000, "WRITE"))
+                w = Raw(srv)
+                wid = w.call("CLIENT", "ID")
+                w.send_cmd("SET", "held", "1")
+                wait_blocked(srv, 1)
+                p.send(gbtest.encode("CLIENT", "KILL", "ID", wid) + gbtest.encode("CLIENT", "UNPAUSE"))
+                out.append([p.read()[0], p.read()[0]])
+                out.append(w.expect_eof())
+                out.append(p.call("GET", "held"))
+            for c in (a, b, w):
+                c.close()
+            self.assertEqual(out, [[1, 1], [b"q", b"job"], True, 0, b"OK", [1, b"OK"], True, None])
+            return out
+        self.run_everywhere(sc)
+
+    def test_a_served_command_is_one_call(self):
+        """A BLPOP or BRPOPLPUSH that blocks and is served later is one call
+        in INFO commandstats, as in Redis 7.0: goblin-core counted it when
+        it blocked and again when it was served."""
+        def sc(srv):
+            out = []
+            with Raw(srv) as p:
+                p.call("CONFIG", "RESETSTAT")
+                for cmd in (("BLPOP", "q", 0), ("BRPOPLPUSH", "q", "d", 0)):
+                    w = waiter(srv, *cmd)
+                    p.call("LPUSH", "q", "x")
+                    w.read()
+                    w.close()
+                stats = p.call("INFO", "commandstats").decode()
+                for name in ("blpop", "brpoplpush"):
+                    out.append(re.search(r"cmdstat_%s:(calls=\d+)" % name, stats).group(1))
+            self.assertEqual(out, ["calls=1", "calls=1"])
+            return out
+        self.run_everywhere(sc)
+
+    def test_brpoplpush_is_logged_as_rpoplpush(self):
+        """A BRPOPLPUSH goes to the append-only log (and to replicas) as the
+        RPOPLPUSH it was, BLMOVE as LMOVE, as Redis 7.0 writes them."""
+        logs = {}
+        for kind in ("goblin", "redis") if gbtest.compare_with_redis() else ("goblin",):
+            srv = Server(kind, args=["--appendonly", "yes", "--appendfsync", "always", "--save", ""])
+            try:
+                with Raw(srv) as p:
+                    self.assertTrue(wait_until(lambda: b"aof_rewrite_in_progress:0" in p.call("INFO", "persistence"),
+                                               10 * SLOW))
+                    p.call("RPUSH", "src", "a", "b")
+                    p.call("BRPOPLPUSH", "src", "dst", 0)
+                    p.call("BLMOVE", "src", "dst", "LEFT", "RIGHT", 0)
+                    w = waiter(srv, "BRPOPLPUSH", "q", "dst", 0)
+                    p.call("LPUSH", "q", "x")
+                    w.read()
+                    w.close()
+                log = b""
+                for name in sorted(os.listdir(os.path.join(srv.dir, "appendonlydir"))):
+                    if name.endswith(".incr.aof"):
+                        with open(os.path.join(srv.dir, "appendonlydir", name), "rb") as f:
+                            log += f.read()
+                logs[kind] = [m.upper() for m in re.findall(rb"\r\n(B?RPOPLPUSH|B?LMOVE)\r\n", log, re.I)]
+            finally:
+                srv.cleanup()
+        self.assertEqual(logs["goblin"], [b"RPOPLPUSH", b"LMOVE", b"RPOPLPUSH"])
+        if "redis" in logs:
+            self.assertEqual(logs["goblin"], logs["redis"])
 
     def test_one_push_wakes_three_waiters_in_order(self):
         def sc(srv):

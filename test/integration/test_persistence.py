@@ -335,6 +335,7 @@ class AppendOnly(Scratch):
                     time.sleep(0.6)  # every deadline above has passed
                     srv.kill()
                 with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
+                    self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))  # PING answers sooner
                     got = [c.call("GET", k) for k in ("kept", "getex", "restored", "gone", "gone2")]
                     got += [c.call("PTTL", k) for k in ("kept", "getex", "restored")]
                     results[kind] = got
@@ -372,6 +373,7 @@ class AppendOnly(Scratch):
                 with open(incr[-1], "ab") as f:
                     f.write(lpush)
                 with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
+                    self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))
                     self.assertEqual(c.call("GET", "k"), b"v", kind)
                     self.assertEqual(info(c, "stats")["unexpected_error_replies"], "1", kind)
                     self.assertRegex(srv.log(), want_log, kind)

@@ -13,6 +13,7 @@ Waiters are confirmed blocked (INFO blocked_clients) before anything else
 happens, so the order is deterministic.
 """
 
+import time
 import unittest
 
 import gbtest
@@ -200,6 +201,26 @@ class StreamBlockingTest(unittest.TestCase):
             self.assertTrue(out[2].startswith(b"-UNBLOCKED"), out[2])
             return out
         self.everywhere(sc)
+
+    def test_a_stream_the_cron_expires_wakes_its_waiter_at_once(self):
+        """A stream that expires by the cron's active expiry while an
+        XREADGROUP waits on it, no client sending anything: Redis answers
+        the waiter at once (its beforeSleep serves the keys the cron made
+        ready). goblin-core served it only at some client's next command,
+        which in a quiet system could be never."""
+        def sc(srv):
+            with Raw(srv) as p:
+                p.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+                p.call("PEXPIRE", "s", 300)
+                w = waiter(srv, "XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">")
+                t0 = time.time()
+                got = w.read()[1]  # nothing else is sent meanwhile
+                waited = time.time() - t0
+                w.close()
+            self.assertLess(waited, 5 * SLOW)
+            return got
+        got = self.everywhere(sc)
+        self.assertEqual(got, b"-UNBLOCKED the stream key no longer exists\r\n")
 
     def test_timeouts_and_count(self):
         def sc(srv):

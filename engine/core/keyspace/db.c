@@ -396,7 +396,7 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
     gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", k, db->id);
     gb_multi_touch_key(db, k);
     if (GB_UNLIKELY(db->eng->tracking != NULL))
-        gb_tracking_invalidate_key(db->eng, k);
+        gb_tracking_invalidate_expired(db->eng, k);
     gb_propagate_expired(db, k);
     db->eng->stats.expired_keys++;
     if (kcopy != stackbuf)
@@ -748,10 +748,15 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     if (kv->type == GB_TYPE_STREAM)
         gb_blocking_signal_key(db, key);
     if (expired) {
-        /* Found expired by the deletion itself: an expiry, propagated as
-         * such (the key bytes are still valid until the free below). */
+        /* Found expired by the deletion itself: an expiry, signalled and
+         * propagated as such (the key bytes are still valid until the free
+         * below). The caller sees no deletion and signals nothing, so WATCH
+         * and tracking hear of it here, as from expire_if_needed. */
         db->eng->stats.expired_keys++;
         gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", key, db->id);
+        gb_multi_touch_key(db, key);
+        if (GB_UNLIKELY(db->eng->tracking != NULL))
+            gb_tracking_invalidate_expired(db->eng, key);
         gb_propagate_expired(db, key);
     }
     release(db, kv, lazy);

@@ -327,7 +327,7 @@ static size_t evict_key(gb_engine *eng, gb_db *db, gb_slice key)
         eng->stats.evicted_keys++;
         gb_multi_touch_key(db, key);
         if (GB_UNLIKELY(eng->tracking != NULL))
-            gb_tracking_invalidate_key(eng, key);
+            gb_tracking_invalidate_expired(eng, key);
         gb_notify_keyspace_event(eng, GB_NOTIFY_EVICTED, "evicted", key, db->id);
         propagate_eviction(db, key, lazy);
     }

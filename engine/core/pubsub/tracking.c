@@ -232,7 +232,7 @@ static bool has_prefix(gb_slice key, const trk_prefix *p)
     return p->len <= key.len && (p->len == 0 || memcmp(key.ptr, p->p, p->len) == 0);
 }
 
-static void bcast_collect(gb_tracking *t, gb_slice key)
+static void bcast_collect(gb_tracking *t, gb_slice key, gb_client *by)
 {
     for (size_t i = 0; i < t->nprefixes; i++) {
         trk_prefix *p = &t->prefixes[i];
@@ -251,7 +251,7 @@ static void bcast_collect(gb_tracking *t, gb_slice key)
             found = &p->keys[p->nkeys++];
             found->key = gb_slice_make(gb_memdup(key.ptr, key.len), key.len);
         }
-        found->by = t->current; /* the last modifier, as Redis's rax value */
+        found->by = by; /* the last modifier, as Redis's rax value */
     }
 }
 
@@ -278,15 +278,24 @@ static void invalidate_readers(gb_engine *eng, gb_tracking *t, gb_slice key)
     free_key(&k->node, NULL);
 }
 
-void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
+static void invalidate_key_by(gb_engine *eng, gb_slice key, gb_client *by)
 {
     gb_tracking *t = eng->tracking;
     if (!t)
         return;
     if (t->nprefixes)
-        bcast_collect(t, key);
+        bcast_collect(t, key, by);
     invalidate_readers(eng, t, key);
 }
+
+void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
+{
+    if (eng->tracking)
+        invalidate_key_by(eng, key, eng->tracking->current);
+}
+
+void gb_tracking_invalidate_expired(gb_engine *eng, gb_slice key) { invalidate_key_by(eng, key, NULL); }
+
 
 void gb_tracking_invalidate_flush(gb_engine *eng)
 {
@@ -370,6 +379,13 @@ static void broadcast(gb_tracking *t)
             gb_free((void *)p->keys[j].key.ptr);
         p->nkeys = 0;
     }
+}
+
+void gb_tracking_flush_broadcast(gb_engine *eng)
+{
+    gb_tracking *t = eng->tracking;
+    if (t && t->bcast_due && !t->in_command)
+        broadcast(t);
 }
 
 void gb_tracking_set_current(gb_engine *eng, gb_client *c)

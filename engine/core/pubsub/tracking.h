@@ -73,6 +73,13 @@ void gb_tracking_set_current(struct gb_engine *eng, gb_client *c);
 
 /* key was modified in some database. */
 void gb_tracking_invalidate_key(struct gb_engine *eng, gb_slice key);
+/* key expired or was evicted: a change no client made (Redis's
+ * signalModifiedKey(NULL, ...)), so a BCAST NOLOOP client gets it even
+ * when its own command found the key expired. */
+void gb_tracking_invalidate_expired(struct gb_engine *eng, gb_slice key);
+/* Outside commands (the cron, background work): the broadcast batches
+ * that work collected go out (Redis sends them before the loop sleeps). */
+void gb_tracking_flush_broadcast(struct gb_engine *eng);
 /* FLUSHDB / FLUSHALL: every tracking client gets ["invalidate", null]. */
 void gb_tracking_invalidate_flush(struct gb_engine *eng);
 /* After the outermost command: the current client's own invalidations and

@@ -497,6 +497,11 @@ static enum gb_wake wake_for(gb_client *c, gb_slice key, const gb_kv *kv, struct
                              const char **err)
 {
     const gb_blocked *b = c->blocked;
+    /* A client being closed (CLIENT KILL, an output limit) in this pass of
+     * the loop is gone for Redis, which frees it at once: served, it would
+     * take the element with it and its reply would be dropped. */
+    if (c->flags & GB_CLIENT_CLOSE_ASAP)
+        return GB_WAKE_SKIP;
     if (b->check)
         return b->check->ready(c, b->check_ctx, key, kv, serve, err);
     return kv && kv->type == b->wait_type ? GB_WAKE_SERVE : GB_WAKE_SKIP;
@@ -675,7 +680,8 @@ void gb_pause_resume(gb_engine *eng)
     while (n-- > 0 && eng->npostponed && eng->pause_type == GB_PAUSE_NONE) {
         gb_client *c = eng->postponed[0];
         captured k = detach(c);
-        gb_gate_execute(c, k.cmd.argc, k.cmd.argv);
+        if (!(c->flags & GB_CLIENT_CLOSE_ASAP)) /* killed meanwhile: its command never runs, as in Redis */
+            gb_gate_execute(c, k.cmd.argc, k.cmd.argv);
         captured_free(&k);
         if (c->hooks && c->hooks->flush)
             c->hooks->flush(c);

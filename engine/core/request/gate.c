@@ -91,6 +91,7 @@ static inline call_frame frame_open(gb_client *c, gb_command *cmd)
 {
     gb_engine *eng = c->eng;
     call_frame f = {gb_call_begin(eng, cmd), eng->stats.dirty, eng->prop.explicit_effect};
+    f.stats.served = (c->flags & GB_CLIENT_REEXEC) != 0;
     eng->prop.explicit_effect = false;
     /* CLIENT LIST's cmd= names what the client sent: not the commands its
      * EXEC runs (Redis's lastcmd stays "exec"). */
@@ -172,13 +173,24 @@ static inline void frame_close(gb_client *c, gb_command *cmd, call_frame f, cons
 
 /* What happens after a command ran, besides its effects: MONITOR's line
  * (not for a command re-run after a wake-up, shown when it first ran),
- * and the keys a tracking client read. */
+ * and the keys a tracking client read. As in Redis's call(): a read-only
+ * command a script runs counts for the script's caller, with the keys
+ * the caller's EVAL or FCALL declares; EVAL_RO, EVALSHA_RO and FCALL_RO
+ * count only through the commands their script runs. */
 static void after_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 {
-    if (c->eng->nmonitors && !(c->flags & GB_CLIENT_REEXEC))
+    gb_engine *eng = c->eng;
+    if (eng->nmonitors && !(c->flags & GB_CLIENT_REEXEC))
         gb_monitor_feed(c, cmd, argc, argv);
-    if ((c->flags & GB_CLIENT_TRACKING) && (cmd->flags & GB_CMD_READONLY))
+    if ((cmd->flags & (GB_CMD_READONLY | GB_CMD_RUNS_SCRIPT)) != GB_CMD_READONLY)
+        return;
+    if (c->flags & GB_CLIENT_TRACKING) {
         gb_tracking_remember(c, cmd, argc, argv);
+    } else if ((c->flags & GB_CLIENT_SCRIPT) && eng->script.caller && (eng->script.caller->flags & GB_CLIENT_TRACKING) &&
+               eng->script.caller->last_cmd) {
+        gb_client *caller = eng->script.caller;
+        gb_tracking_remember(caller, caller->last_cmd, eng->script.caller_argc, eng->script.caller_argv);
+    }
 }
 
 void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -189,7 +201,8 @@ void gb_gate_call(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
     cmd->def->proc(c, argc, argv);
     if (wants_default_effect(c->eng, cmd, f))
         gb_propagate_record(c->eng, c->db->id, argc, argv);
-    if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING)))
+    if (GB_UNLIKELY(c->eng->nmonitors || (c->flags & GB_CLIENT_TRACKING) ||
+                    ((c->flags & GB_CLIENT_SCRIPT) && c->eng->tracking)))
         after_call(c, cmd, argc, argv);
     call_args a = {argc, argv, NULL, NULL};
     frame_close(c, cmd, f, &a);

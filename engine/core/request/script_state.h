@@ -27,6 +27,11 @@ typedef struct gb_script_state {
      * command. Not const: the commands a script runs are the caller's
      * (ACL checks, ACL LOG entries of context "lua"). */
     struct gb_client *caller;
+    /* The caller's EVAL/FCALL arguments: the keys it declares are the ones
+     * its tracking client reads when the script runs a read-only command
+     * (Redis's trackingRememberKeys(script_caller)). */
+    int caller_argc;
+    const gb_slice *caller_argv;
     bool timed_out;  /* past busy-reply-threshold: others get BUSY */
     bool eval;       /* an EVAL (SCRIPT KILL applies) rather than an FCALL (FUNCTION KILL) */
 } gb_script_state;
