@@ -315,23 +315,21 @@ class AppendOnly(Scratch):
                 args = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
                 with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
                     self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
-                    c.call("SET", "kept", "v")
-                    c.call("PEXPIRE", "kept", "300")
-                    c.call("PERSIST", "kept")
-                    c.call("SET", "getex", "v")
-                    c.call("GETEX", "getex", "PX", "300")
-                    c.call("PERSIST", "getex")
                     c.call("SET", "src", "restored")
                     payload = payload or c.call("DUMP", "src")
-                    c.call("RESTORE", "restored", "300", payload)
-                    c.call("PERSIST", "restored")
-                    c.call("SET", "gone", "v", "PX", "300")
-                    c.call("SET", "gone2", "v")
-                    c.call("PEXPIRE", "gone2", "300")
+                    # each deadline and what undoes it in one transaction: a
+                    # stall of the machine between them cannot expire the key
+                    pairs = [("SET", "kept", "v"), ("PEXPIRE", "kept", "300"), ("PERSIST", "kept"),
+                             ("SET", "getex", "v"), ("GETEX", "getex", "PX", "300"), ("PERSIST", "getex"),
+                             ("RESTORE", "restored", "300", payload), ("PERSIST", "restored"),
+                             ("SET", "gone", "v", "PX", "300"), ("SET", "gone2", "v"), ("PEXPIRE", "gone2", "300")]
                     if kind == "goblin":
-                        c.call("HSET", "h", "f", "1", "g", "2")
-                        c.call("HPEXPIRE", "h", "300", "FIELDS", "1", "f")
-                        c.call("HPERSIST", "h", "FIELDS", "1", "f")
+                        pairs += [("HSET", "h", "f", "1", "g", "2"), ("HPEXPIRE", "h", "300", "FIELDS", "1", "f"),
+                                  ("HPERSIST", "h", "FIELDS", "1", "f")]
+                    c.call("MULTI")
+                    for cmd in pairs:
+                        c.call(*cmd)
+                    self.assertNotIsInstance(c.call("EXEC"), Err)
                     time.sleep(0.6)  # every deadline above has passed
                     srv.kill()
                 with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
