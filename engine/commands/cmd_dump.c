@@ -390,9 +390,13 @@ static size_t build_migration(gb_client *c, const migrate_opts *o, gb_slice *arg
 enum migrate_outcome { MIGRATED, TARGET_ERROR, WRITE_FAILED, READ_FAILED };
 
 /* One attempt over conn: sends, reads every reply, deletes what the target
- * took (without COPY). *acked counts the RESTOREs acknowledged. */
+ * took (without COPY), each key by its own reply as Redis's migrateCommand
+ * does: a key refused (BUSYKEY) does not keep the ones after it that the
+ * target took (they would then be on both sides). *acked counts the
+ * RESTOREs acknowledged; *broken: a reply did not come (the connection is
+ * out of step with its replies and must not be used again). */
 static enum migrate_outcome migrate_once(gb_client *c, const migrate_opts *o, gb_slice *argv, migrate_conn *conn,
-                                         int *sent, gb_slice *dels, int *ndel, size_t *acked, char *err,
+                                         int *sent, gb_slice *dels, int *ndel, size_t *acked, bool *broken, char *err,
                                          size_t errlen)
 {
     int timeout = (int)o->timeout_ms;
@@ -406,13 +410,17 @@ static enum migrate_outcome migrate_once(gb_client *c, const migrate_opts *o, gb
     size_t before = (o->password.ptr ? 1 : 0) + (select ? 1 : 0);
     char line[1024];
     err[0] = '\0';
+    bool refused_all = false; /* AUTH or SELECT failed: no RESTORE took */
     for (size_t i = 0; i < before + nsent; i++) {
-        if (gb_plat_sync_readline(conn->fd, &conn->replies, line, sizeof line, timeout) < 0)
+        if (gb_plat_sync_readline(conn->fd, &conn->replies, line, sizeof line, timeout) < 0) {
+            *broken = true;
             return err[0] ? TARGET_ERROR : READ_FAILED;
+        }
         if (line[0] == '-') {
             if (!err[0])
                 snprintf(err, errlen, "%s", line + 1);
-        } else if (i >= before && !err[0]) {
+            refused_all |= i < before;
+        } else if (i >= before && !refused_all) {
             (*acked)++;
             if (!o->copy) {
                 gb_slice key = argv[sent[i - before]];
@@ -463,11 +471,14 @@ static void cmd_migrate(gb_client *c, int argc, gb_slice *argv)
             goto done;
         }
         size_t acked = 0;
+        bool broken = false;
         /* A refused connection is where Redis, whose blocking connect does
          * not look at the socket's error, fails its first write. */
-        out = conn ? migrate_once(c, &o, argv, conn, sent, dels, &ndel, &acked, err, sizeof err) : WRITE_FAILED;
-        if (conn && (out == MIGRATED || out == TARGET_ERROR) && gb_plat_line_reader_pending(&conn->replies))
-            migrate_conn_close(conn); /* more replies than commands: the next MIGRATE would misread them */
+        out = conn ? migrate_once(c, &o, argv, conn, sent, dels, &ndel, &acked, &broken, err, sizeof err)
+                   : WRITE_FAILED;
+        if (conn && (broken || ((out == MIGRATED || out == TARGET_ERROR) &&
+                                gb_plat_line_reader_pending(&conn->replies))))
+            migrate_conn_close(conn); /* replies out of step with commands: the next MIGRATE would misread them */
         else if (conn && out == TARGET_ERROR)
             conn->last_dbid = -1; /* the connection stays (and stays authenticated), as Redis's does */
         else if (conn && out != MIGRATED)

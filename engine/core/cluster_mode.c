@@ -165,9 +165,13 @@ static bool is_shard_pubsub(const gb_command *cmd)
     return strcmp(n, "spublish") == 0 || strcmp(n, "ssubscribe") == 0 || strcmp(n, "sunsubscribe") == 0;
 }
 
+/* Whether key is there for a migration's question, expired or not
+ * deleted by asking (Redis's LOOKUP_NOEXPIRE): a command refused with ASK
+ * or TRYAGAIN changes nothing. */
 static bool key_present(gb_engine *eng, gb_slice key)
 {
-    return gb_db_lookup_quiet(&eng->dbs[0], key) != NULL;
+    gb_kv *kv = gb_db_find_stored(&eng->dbs[0], key);
+    return kv && !(gb_kv_volatile(kv) && gb_kv_expire(kv) <= eng->now_ms);
 }
 
 /* One command's keys into q; REDIR_NONE or the error found. */
@@ -315,6 +319,27 @@ const char *gb_cluster_mode_endpoint(const gb_engine *eng, const gb_cluster_node
     default:
         return n->ip;
     }
+}
+
+const char *gb_cluster_blocked_redirection(gb_client *c, gb_slice key, bool writes, char *buf, size_t buflen)
+{
+    gb_cluster *cl = c->eng->cluster;
+    /* Down: a write that would serve the client may never come, even where
+     * reads are allowed when down. */
+    if (cl->state != GB_CLUSTER_OK)
+        return "CLUSTERDOWN The cluster is down";
+    int slot = (int)gb_keyslot(key.ptr, key.len);
+    gb_cluster_node *owner = cl->slots[slot], *me = cl->myself;
+    if ((c->flags & GB_CLIENT_READONLY) && !writes && owner && (me->flags & GB_CNODE_SLAVE) &&
+        strcmp(me->replica_of, owner->name) == 0)
+        owner = me; /* a READONLY reader of this replica's primary's slot */
+    if (owner == me || cl->importing_from[slot])
+        return NULL;
+    if (!owner)
+        return "CLUSTERDOWN Hash slot not served";
+    snprintf(buf, buflen, "MOVED %d %s:%d", slot, gb_cluster_mode_endpoint(c->eng, owner),
+             gb_cluster_mode_client_port(c, owner));
+    return buf;
 }
 
 const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,

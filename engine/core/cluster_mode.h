@@ -61,6 +61,13 @@ const char *gb_cluster_mode_endpoint(const struct gb_engine *eng, const gb_clust
 const char *gb_cluster_redirection(gb_client *c, const gb_command *cmd, uint32_t flags, int argc, gb_slice *argv,
                                    char *buf, size_t buflen);
 
+/* Redis's clusterRedirectBlockedClientIfNeeded for c, blocked on key (a
+ * list, sorted set or stream; writes: its command writes): the error that
+ * ends its wait now, the cluster being down or the key's slot served by
+ * another node and not imported here (-MOVED there, or -CLUSTERDOWN when
+ * no node serves it); NULL while it may wait on. buf holds a MOVED. */
+const char *gb_cluster_blocked_redirection(gb_client *c, gb_slice key, bool writes, char *buf, size_t buflen);
+
 /* Redis's scriptVerifyClusterState for a command a script runs on c, its
  * client, for caller: NULL when it may run here, else the error
  * ("ERR Script attempted to ..."). *slot: the slot the script's keys hash

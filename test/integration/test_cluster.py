@@ -542,6 +542,43 @@ class Formed(unittest.TestCase):
         gbtest.require_redis()
         self.use(self.form(["redis", "redis", "goblin"]))
 
+    def test_a_waiter_follows_its_slot(self):
+        """A client blocked on a key whose slot moves to another node gets
+        -MOVED to it (Redis's clusterRedirectBlockedClientIfNeeded, from its
+        clients cron), so a cluster client re-blocks on the new owner;
+        goblin-core once kept it waiting for a push that could never come.
+        From a goblin-core node and from a redis-server node of one cluster."""
+        gbtest.require_redis()
+        servers = self.form(["goblin", "redis", "goblin"])
+        ids = {s: call(s, "CLUSTER", "MYID") for s in servers}
+
+        def owned_slot(srv):
+            for start, end, *_ in call(srv, "CLUSTER", "SLOTS"):
+                owner = _[0]
+                if owner[1] == srv.port:
+                    return start
+            raise AssertionError("%s owns no slot" % srv.kind)
+
+        def move(slot, src, dst):
+            self.assertEqual(call(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src]), b"OK")
+            self.assertEqual(call(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst]), b"OK")
+            for s in (src, dst):
+                self.assertEqual(call(s, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst]), b"OK")
+
+        got = {}
+        for src, dst in ((servers[0], servers[2]), (servers[1], servers[0])):
+            slot = owned_slot(src)
+            key = key_in_slot(slot, b"queue")
+            w = Raw(src)
+            try:
+                w.send_cmd("BLPOP", key, 0)
+                self.assertTrue(wait_until(lambda: int(src.info("clients")["blocked_clients"]) == 1, TIMEOUT))
+                move(slot, src, dst)
+                got[src.kind] = w.read_until(b"\r\n", TIMEOUT)
+            finally:
+                w.close()
+            self.assertEqual(got[src.kind], b"-MOVED %d 127.0.0.1:%d\r\n" % (slot, dst.port), src.kind)
+
     def reshard(self, servers, src, dst, nslots):
         ids = {}
         for s in (src, dst):

@@ -622,6 +622,28 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
             self.assertEqual(out[0], out[1])
             self.assertTrue(out[0].startswith(b"-IOERR"), out[0])
 
+    def test_migrate_keys_after_a_refused_one_leave_the_source(self):
+        """MIGRATE ... KEYS busy k1 k2 where the target already holds busy:
+        the reply is the target's BUSYKEY, and the keys it did take leave
+        the source (Redis's migrateCommand reads each RESTORE's reply on its
+        own). Goblin once kept every key after the first refusal, so they
+        were on both sides."""
+        with gbtest.Server("redis") as target:
+            got = {}
+            for name, c in self.both():
+                t = target.redis()
+                t.flushall()
+                t.set("busy", "target")
+                c.flushall()
+                c.mset({"busy": "source", "k1": "1", "k2": "2"})
+                with Raw(self.goblin if name == "goblin" else self.redis) as raw:
+                    reply = raw.call_raw("MIGRATE", "127.0.0.1", str(target.port), "", "0", "1000",
+                                         "KEYS", "busy", "k1", "k2")
+                got[name] = (reply, sorted(c.keys()), sorted(t.keys()), t.get("busy"))
+            self.assertEqual(got["goblin"], got["redis"])
+            self.assertEqual(got["goblin"][1:], ([b"busy"], [b"busy", b"k1", b"k2"], b"target"))
+            self.assertTrue(got["goblin"][0].startswith(b"-ERR Target instance replied with error: BUSYKEY"))
+
     def test_migrate_times_out_on_a_silent_target(self):
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "engine/core/cluster_mode.h"
 #include "engine/core/engine.h"
 #include "engine/core/request/gate.h"
 #include "engine/core/replication/repl.h"
@@ -433,9 +434,36 @@ size_t gb_blocking_expire(gb_engine *eng)
     return n;
 }
 
+/* In cluster mode, from the cron as Redis's clients cron does: a client
+ * waiting for keys whose slot went to another node, or whose cluster is
+ * down, gets the error its command would get now (-MOVED, -CLUSTERDOWN)
+ * rather than wait here for a push that will never come; cluster clients
+ * follow the MOVED and block again on the new owner. */
+static void redirect_blocked(gb_engine *eng)
+{
+    for (gb_client *c = eng->clients; c; c = c->next) {
+        gb_blocked *b = c->blocked;
+        if (!(c->flags & GB_CLIENT_BLOCKED) || !b || b->postponed || b->nkeys == 0)
+            continue;
+        char buf[320];
+        bool writes = b->cmd.cmd && (b->cmd.cmd->flags & GB_CMD_WRITE);
+        const char *err = gb_cluster_blocked_redirection(c, b->keys[0], writes, buf, sizeof buf);
+        if (!err)
+            continue;
+        captured k = detach(c);
+        captured_free(&k);
+        gb_reply_error(c, err);
+        gb_client_command_done(c);
+        if (c->hooks && c->hooks->flush)
+            c->hooks->flush(c);
+    }
+}
+
 void gb_blocking_cron(gb_engine *eng)
 {
     gb_blocking_expire(eng);
+    if (GB_UNLIKELY(eng->cluster != NULL))
+        redirect_blocked(eng);
     gb_pause_check(eng);
     gb_pause_resume(eng);
 }
