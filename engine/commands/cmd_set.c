@@ -60,12 +60,14 @@ static void cmd_smove(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     int64_t n;
-    gb_result r = gb_set_smove(c->db, argv[1], argv[2], argv[3], &n);
+    bool added;
+    gb_result r = gb_set_smove(c->db, argv[1], argv[2], argv[3], &n, &added);
     gb_reply_int_result(c, r, n);
     if (r == GB_R_OK && n > 0 && !gb_slice_eq(argv[1], argv[2])) {
         gb_notify_key(c, GB_NOTIFY_SET, "srem", argv[1]);
         gb_notify_del_if_gone(c, argv[1]);
-        gb_notify_key(c, GB_NOTIFY_SET, "sadd", argv[2]);
+        if (added) /* a member the destination had already: no sadd (Redis 7.0) */
+            gb_notify_key(c, GB_NOTIFY_SET, "sadd", argv[2]);
     }
 }
 

@@ -43,9 +43,12 @@ gb_result gb_set_srem(gb_db *db, gb_slice key, size_t n, const gb_slice *members
     return GB_R_OK;
 }
 
-gb_result gb_set_smove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_slice member, int64_t *moved)
+gb_result gb_set_smove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_slice member, int64_t *moved,
+                       bool *dst_added)
 {
     *moved = 0;
+    if (dst_added)
+        *dst_added = false;
     gb_tobj os, od;
     int found_src = gb_tobj_lookup(db, src_key, GB_TYPE_SET, true, &os);
     int found_dst = gb_tobj_lookup(db, dst_key, GB_TYPE_SET, true, &od);
@@ -75,6 +78,8 @@ gb_result gb_set_smove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_slice m
     gb_engine_key_modified(db, src_key);
     if (after != before)
         gb_engine_key_modified(db, dst_key);
+    if (dst_added)
+        *dst_added = after != before;
     *moved = 1;
     return GB_R_OK;
 }

@@ -20,7 +20,9 @@ gb_result gb_set_srem(gb_db *db, gb_slice key, size_t n, const gb_slice *members
  * and destination being one key, is a member), else 0. Both keys are looked
  * up first; a missing source is *moved 0 whatever the destination holds,
  * then either key of another type is GB_R_WRONGTYPE. */
-gb_result gb_set_smove(gb_db *db, gb_slice src, gb_slice dst, gb_slice member, int64_t *moved);
+/* *moved: 1 when member left src for dst; *dst_added (may be NULL): dst
+ * did not hold it before (Redis fires sadd and signals dst only then). */
+gb_result gb_set_smove(gb_db *db, gb_slice src, gb_slice dst, gb_slice member, int64_t *moved, bool *dst_added);
 /* SPOP: removes min(count, size) random members: *card receives the set's
  * size before the pop and sink->len how many go (0 for count 0, which
  * changes nothing), then sink->value each. GB_R_NOTFOUND: no such key. */

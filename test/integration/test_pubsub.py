@@ -233,6 +233,7 @@ NOTIFY_STREAMS = {
              ("hdel", "h", "nope"), ("hdel", "h", "a", "b"), ("hdel", "h", "c", "d", "n", "f"), ("hget", "h", "a")],
     "set": [("sadd", "s", "a", "b", "c"), ("sadd", "s", "a"), ("srem", "s", "zz"), ("srem", "s", "a"),
             ("smove", "s", "t", "b"), ("smove", "s", "t", "nope"), ("smove", "s", "s", "c"), ("smove", "s", "t", "c"),
+            ("sadd", "s", "b"), ("smove", "s", "t", "b"),  # t holds b already: srem, del, no sadd
             ("sadd", "u", "1"), ("spop", "u"), ("sadd", "u", "1", "2", "3"), ("spop", "u", "0"), ("spop", "u", "5"),
             ("spop", "nokey"), ("sadd", "v", "1"), ("spop", "v", "1"),
             ("sadd", "p", "1", "2"), ("sadd", "q", "2", "3"), ("sinterstore", "d", "p", "q"),

@@ -149,6 +149,26 @@ class WatchExpired(GoblinAndRedisCase):
         self.assertEqual(self.run_case(self.goblin, cases["read"]), [b"OK"])
         self.assertEqual(self.run_case(self.goblin, cases["recreated"]), None)
 
+    def test_a_key_that_expires_after_its_watch_fails_exec(self):
+        """A watched key that expires after WATCH, reclaimed or not, makes
+        EXEC fail as a change would (Redis 7.0's isWatchedKeyExpired);
+        goblin-core once committed such a transaction unless active expiry
+        happened to have deleted the key first."""
+        got = {}
+        for name, srv in (("goblin", self.goblin), ("redis", self.redis)):
+            with Raw(srv) as c:
+                c.call("FLUSHALL")
+                c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+                c.call("SET", "k", "v", "PX", "100")
+                self.assertEqual(c.call("WATCH", "k"), b"OK")
+                time.sleep(0.2)  # expired, not reclaimed
+                c.call("MULTI")
+                c.call("SET", "done", "1")
+                got[name] = (c.call("EXEC"), c.call("EXISTS", "done"))
+                c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        self.assertEqual(got["goblin"], got["redis"])
+        self.assertEqual(got["goblin"], (None, 0))
+
 
 class OverwriteServesWaiter(GoblinAndRedisCase):
     """A deliberate departure (docs/types.md): a client blocked in BZPOPMIN

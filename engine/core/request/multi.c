@@ -171,6 +171,26 @@ void gb_multi_unwatch_all(gb_client *c)
     c->flags &= ~GB_CLIENT_DIRTY_CAS;
 }
 
+/* Whether one of c's watched keys has expired since it was watched:
+ * still in its table, past its time, and not already so when WATCH ran
+ * (Redis 7.0's isWatchedKeyExpired). EXEC then fails as after a change,
+ * whether or not expiry has deleted the key yet. */
+static bool watched_key_expired(gb_client *c)
+{
+    for (int i = 0; i < c->nwatched; i++) {
+        gb_db *db = &c->eng->dbs[c->watched[i].dbid];
+        gb_slice key = c->watched[i].key;
+        uint64_t h = gb_hash_slice(key);
+        if (!key_is_expired(db, key, h))
+            continue;
+        const watch_rec *r = (const watch_rec *)gb_htable_find(&db->watched, &key, h);
+        for (uint32_t j = 0; r && j < r->n; j++)
+            if (r->clients[j].c == c && !r->clients[j].expired)
+                return true;
+    }
+    return false;
+}
+
 /* ---- the queue ------------------------------------------------------------------ */
 
 void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
@@ -213,6 +233,8 @@ void gb_multi_exec_proc(gb_client *c, int argc, gb_slice *argv)
         gb_multi_unwatch_all(c);
         return;
     }
+    if (c->nwatched && watched_key_expired(c))
+        c->flags |= GB_CLIENT_DIRTY_CAS;
     if (c->flags & GB_CLIENT_DIRTY_CAS) {
         gb_reply_nil_array(c);
         gb_multi_discard(c);

@@ -80,21 +80,21 @@ static void test_smove(void **state)
     int64_t moved = -1;
     put_list(f->db, "l");
     /* a missing source answers 0 before the destination's type is looked at */
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("l"), S("a"), &moved), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("l"), S("a"), &moved, NULL), GB_R_OK);
     assert_int_equal(moved, 0);
     sadd3(f->db, "src", "a", "b", "c");
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("l"), S("a"), &moved), GB_R_WRONGTYPE);
-    assert_int_equal(gb_set_smove(f->db, S("l"), S("src"), S("a"), &moved), GB_R_WRONGTYPE);
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("src"), S("a"), &moved), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("l"), S("a"), &moved, NULL), GB_R_WRONGTYPE);
+    assert_int_equal(gb_set_smove(f->db, S("l"), S("src"), S("a"), &moved, NULL), GB_R_WRONGTYPE);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("src"), S("a"), &moved, NULL), GB_R_OK);
     assert_int_equal(moved, 1); /* one key: membership */
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("z"), &moved), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("z"), &moved, NULL), GB_R_OK);
     assert_int_equal(moved, 0);
     assert_int_equal(key_type(f->db, "dst"), -1);
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("a"), &moved), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("a"), &moved, NULL), GB_R_OK);
     assert_int_equal(moved, 1);
     assert_int_equal(key_type(f->db, "dst"), GB_TYPE_SET); /* created */
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("b"), &moved), GB_R_OK);
-    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("c"), &moved), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("b"), &moved, NULL), GB_R_OK);
+    assert_int_equal(gb_set_smove(f->db, S("src"), S("dst"), S("c"), &moved, NULL), GB_R_OK);
     assert_int_equal(key_type(f->db, "src"), -1); /* emptied: deleted */
     int64_t n;
     assert_int_equal(gb_set_scard(f->db, S("dst"), &n), GB_R_OK);
