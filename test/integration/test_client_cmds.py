@@ -352,9 +352,9 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
             log.append(sorted(self.pushes(t)))
             # a STORE over a key past its deadline, not yet deleted
             w.call(b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0")
-            w.call(b"SET", b"e", b"v", b"PX", b"100")
+            w.call(b"SET", b"e", b"v", b"PX", b"1000")  # long enough for the GET to find it on a loaded machine
             t.call(b"GET", b"e")
-            time.sleep(0.2)
+            time.sleep(1.2)
             log.append(w.call(b"SUNIONSTORE", b"e", b"nokey").raw)
             log.append(self.pushes(t))
             w.call(b"DEBUG", b"SET-ACTIVE-EXPIRE", b"1")
@@ -364,9 +364,9 @@ class ClientCmdsTest(gbtest.GoblinAndRedisCase):
             log.append(self.pushes(t))
             # BCAST: keys the cron expires, no command in between
             log.append(b.call(b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"x:").raw)
-            w.call(b"SET", b"x:1", b"v", b"PX", b"100")
-            self.pushes(b, 0.05)  # the SET's own broadcast
-            log.append(self.pushes(b, 1.0))
+            w.call(b"SET", b"x:1", b"v", b"PX", b"300")
+            log.append(b.read().raw)  # the SET's own broadcast, then the expiry's alone
+            log.append(self.pushes(b, 2.0))
         return log
 
     def test_stale_cache_cases(self):
