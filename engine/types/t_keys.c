@@ -92,7 +92,8 @@ gb_result gb_keys_keys(gb_db *db, gb_slice pattern, const gb_sink *sink, size_t 
 }
 
 /* The keys a SCAN batch visited, by reference: nothing changes the table
- * until they are streamed (expired keys are filtered, not deleted). */
+ * until they are streamed (an expired key is deleted then, after its
+ * visit: the others' records stay where they are). */
 typedef struct scan_refs {
     gb_slice *keys;
     size_t n, cap;
@@ -123,12 +124,21 @@ gb_result gb_keys_scan(gb_db *db, uint64_t cursor, const gb_keys_scan_opts *opts
     for (size_t i = 0; i < st.n; i++) {
         gb_slice k = st.keys[i];
         gb_kv *kv = (gb_kv *)gb_htable_find(&db->keys, &k, gb_hash_slice(k));
-        if (!kv || !key_live(db, kv))
+        if (!kv || (opts->use_pattern && !pattern_matches(opts->pattern, k)))
             continue;
-        if (opts->use_pattern && !pattern_matches(opts->pattern, k))
+        /* A key that passes the pattern and is past its time is deleted
+         * here, an expiry like any other (notified, propagated), as Redis's
+         * SCAN does (expireIfNeeded; with TYPE, a read lookup, which also
+         * counts a keyspace hit or miss). Its bytes go with it: nothing
+         * below reads k then. */
+        if (opts->type >= 0) {
+            kv = gb_db_lookup_read_notouch(db, k);
+            if (!kv || kv->type != opts->type)
+                continue;
+        } else if (!key_live(db, kv)) {
+            gb_db_lookup_quiet(db, k);
             continue;
-        if (opts->type >= 0 && kv->type != opts->type)
-            continue;
+        }
         sink->value(sink->ctx, k);
         (*n)++;
     }
