@@ -298,6 +298,22 @@ class AppendOnly(Scratch):
             manifest = glob.glob(os.path.join(self.dir, "appendonlydir", "*.manifest"))
             self.assertEqual(len(manifest), 1)
 
+    def logged_dirs(self):
+        """(kind, directory, arguments): redis-server where it is here, then
+        goblin-core, each in a fresh directory with the log on, synced at
+        every write."""
+        for kind in ("redis", "goblin") if gbtest.compare_with_redis() else ("goblin",):
+            d = tempfile.mkdtemp(prefix="gbit-persist-%s-" % kind)
+            self.addCleanup(shutil.rmtree, d, True)
+            yield kind, d, ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+
+    def logged_server(self, kind, args, d):
+        """A server of logged_dirs whose first log rewrite is done."""
+        srv = Server(kind, args=args, dir=d)
+        with Raw(srv) as c:
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+        return srv
+
     def test_deadlines_passed_by_the_restart_keep_what_followed(self):
         """The log holds "PEXPIREAT k <deadline>" and then "PERSIST k" for a
         key that lives on. Replayed after the deadline, the PEXPIREAT must
@@ -309,40 +325,34 @@ class AppendOnly(Scratch):
         7.4's) with goblin-core alone."""
         payload = None
         results = {}
-        for kind in ("redis", "goblin") if gbtest.compare_with_redis() else ("goblin",):
-            d = tempfile.mkdtemp(prefix="gbit-persist-%s-" % kind)
-            try:
-                args = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
-                with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
-                    self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
-                    c.call("SET", "src", "restored")
-                    payload = payload or c.call("DUMP", "src")
-                    # each deadline and what undoes it in one transaction: a
-                    # stall of the machine between them cannot expire the key
-                    pairs = [("SET", "kept", "v"), ("PEXPIRE", "kept", "300"), ("PERSIST", "kept"),
-                             ("SET", "getex", "v"), ("GETEX", "getex", "PX", "300"), ("PERSIST", "getex"),
-                             ("RESTORE", "restored", "300", payload), ("PERSIST", "restored"),
-                             ("SET", "gone", "v", "PX", "300"), ("SET", "gone2", "v"), ("PEXPIRE", "gone2", "300")]
-                    if kind == "goblin":
-                        pairs += [("HSET", "h", "f", "1", "g", "2"), ("HPEXPIRE", "h", "300", "FIELDS", "1", "f"),
-                                  ("HPERSIST", "h", "FIELDS", "1", "f")]
-                    c.call("MULTI")
-                    for cmd in pairs:
-                        c.call(*cmd)
-                    self.assertNotIsInstance(c.call("EXEC"), Err)
-                    time.sleep(0.6)  # every deadline above has passed
-                    srv.kill()
-                with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
-                    self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))  # PING answers sooner
-                    got = [c.call("GET", k) for k in ("kept", "getex", "restored", "gone", "gone2")]
-                    got += [c.call("PTTL", k) for k in ("kept", "getex", "restored")]
-                    results[kind] = got
-                    if kind == "goblin":
-                        fields = c.call("HGETALL", "h")
-                        self.assertEqual(dict(zip(fields[::2], fields[1::2])), {b"f": b"1", b"g": b"2"})
-                        self.assertEqual(c.call("HTTL", "h", "FIELDS", "1", "f"), [-1])
-            finally:
-                shutil.rmtree(d, ignore_errors=True)
+        for kind, d, args in self.logged_dirs():
+            with self.logged_server(kind, args, d) as srv, Raw(srv) as c:
+                c.call("SET", "src", "restored")
+                payload = payload or c.call("DUMP", "src")
+                # each deadline and what undoes it in one transaction: a
+                # stall of the machine between them cannot expire the key
+                pairs = [("SET", "kept", "v"), ("PEXPIRE", "kept", "300"), ("PERSIST", "kept"),
+                         ("SET", "getex", "v"), ("GETEX", "getex", "PX", "300"), ("PERSIST", "getex"),
+                         ("RESTORE", "restored", "300", payload), ("PERSIST", "restored"),
+                         ("SET", "gone", "v", "PX", "300"), ("SET", "gone2", "v"), ("PEXPIRE", "gone2", "300")]
+                if kind == "goblin":
+                    pairs += [("HSET", "h", "f", "1", "g", "2"), ("HPEXPIRE", "h", "300", "FIELDS", "1", "f"),
+                              ("HPERSIST", "h", "FIELDS", "1", "f")]
+                c.call("MULTI")
+                for cmd in pairs:
+                    c.call(*cmd)
+                self.assertNotIsInstance(c.call("EXEC"), Err)
+                time.sleep(0.6)  # every deadline above has passed
+                srv.kill()
+            with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
+                self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))  # PING answers sooner
+                got = [c.call("GET", k) for k in ("kept", "getex", "restored", "gone", "gone2")]
+                got += [c.call("PTTL", k) for k in ("kept", "getex", "restored")]
+                results[kind] = got
+                if kind == "goblin":
+                    fields = c.call("HGETALL", "h")
+                    self.assertEqual(dict(zip(fields[::2], fields[1::2])), {b"f": b"1", b"g": b"2"})
+                    self.assertEqual(c.call("HTTL", "h", "FIELDS", "1", "f"), [-1])
         self.assertEqual(results["goblin"], [b"v", b"v", b"restored", None, None, -1, -1, -1])
         if "redis" in results:
             self.assertEqual(results["goblin"], results["redis"])
@@ -359,31 +369,25 @@ class AppendOnly(Scratch):
         want_log = re.compile(r"== CRITICAL == This server is sending an error to its AOF-loading-client: "
                               r"'-?WRONGTYPE Operation against a key holding the wrong kind of value' after "
                               r"processing the command 'lpush'")
-        for kind in ("redis", "goblin") if gbtest.compare_with_redis() else ("goblin",):
-            d = tempfile.mkdtemp(prefix="gbit-persist-%s-" % kind)
+        for kind, d, args in self.logged_dirs():
+            with self.logged_server(kind, args, d) as srv, Raw(srv) as c:
+                c.call("SET", "k", "v")
+                srv.kill()
+            incr = sorted(glob.glob(os.path.join(d, "appendonlydir", "*.incr.aof")))
+            with open(incr[-1], "ab") as f:
+                f.write(lpush)
+            with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
+                self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))
+                self.assertEqual(c.call("GET", "k"), b"v", kind)
+                self.assertEqual(info(c, "stats")["unexpected_error_replies"], "1", kind)
+                self.assertRegex(srv.log(), want_log, kind)
+            srv = Server(kind, args=args + ["--propagation-error-behavior", "panic"], dir=d, wait=False)
             try:
-                args = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
-                with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
-                    self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
-                    c.call("SET", "k", "v")
-                    srv.kill()
-                incr = sorted(glob.glob(os.path.join(d, "appendonlydir", "*.incr.aof")))
-                with open(incr[-1], "ab") as f:
-                    f.write(lpush)
-                with Server(kind, args=args, dir=d) as srv, Raw(srv) as c:
-                    self.assertTrue(wait_until(lambda: info(c)["loading"] == "0", 10 * SLOW))
-                    self.assertEqual(c.call("GET", "k"), b"v", kind)
-                    self.assertEqual(info(c, "stats")["unexpected_error_replies"], "1", kind)
-                    self.assertRegex(srv.log(), want_log, kind)
-                srv = Server(kind, args=args + ["--propagation-error-behavior", "panic"], dir=d, wait=False)
-                try:
-                    self.assertNotEqual(srv.proc.wait(15 * SLOW), 0, kind)
-                    self.assertIn("This server panicked sending an error to its AOF-loading-client after processing "
-                                  "the command 'lpush'", srv.log(), kind)
-                finally:
-                    srv.cleanup()
+                self.assertNotEqual(srv.proc.wait(15 * SLOW), 0, kind)
+                self.assertIn("This server panicked sending an error to its AOF-loading-client after processing "
+                              "the command 'lpush'", srv.log(), kind)
             finally:
-                shutil.rmtree(d, ignore_errors=True)
+                srv.cleanup()
 
     def test_empty_flushes_reach_the_log(self):
         """FLUSHDB and FLUSHALL of nothing change no counter, yet are logged
