@@ -53,6 +53,8 @@ class Pair:
             self.close()
             raise
         self.conns = [Raw(s) for s in self.servers]
+        for r, s in zip(self.conns, self.servers):
+            r.kind = s.kind  # named in a failed write's message
         for r in self.conns:
             base = int(info(r, "memory")["used_memory"])
             r.call("CONFIG", "SET", "maxmemory", str(base + budget))
@@ -81,7 +83,10 @@ def write_keys(r, keys, ttl=None):
     for i in range(0, len(keys), 500):
         cmds = [("SET", k, VALUE) + (("EX", ttl(k)) if ttl else ()) for k in keys[i:i + 500]]
         for reply in pipeline(r, cmds):
-            assert reply == b"OK", reply
+            if reply != b"OK":
+                raise AssertionError("%s: %r at key %d of %d; %s" % (getattr(r, "kind", "?"), reply, i, len(keys), {
+                    k: v for k, v in info(r, "memory").items() if k in ("used_memory", "maxmemory")}) +
+                    " keys=%s" % r.call("DBSIZE"))
 
 
 def fill_until_evicting(r, prefix):
