@@ -277,26 +277,19 @@ void gb_call_observe(gb_engine *eng, gb_command *cmd, int64_t duration_us);
  * a failure, if it failed, and its duration for the slow log. */
 static inline int64_t gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats s)
 {
-    int64_t us = -1;
-    if (s.served) {
-        if (eng->time_every_call)
-            us = (int64_t)((double)(gb_cycles_now() - s.t0) * eng->ns_per_cycle / 1000.0);
-        if (eng->stats.total_error_replies != s.errors_before)
-            cmd->failed_calls++;
-        return us;
-    }
-    if (s.timed) {
-        uint64_t cycles = gb_cycles_now() - s.t0;
-        cmd->cycles += cycles;
-        cmd->timed_calls++;
-        if (eng->time_every_call) {
-            us = (int64_t)((double)cycles * eng->ns_per_cycle / 1000.0);
-            gb_call_observe(eng, cmd, us);
-        }
-    }
-    cmd->calls++;
+    uint64_t cycles = s.timed ? gb_cycles_now() - s.t0 : 0;
+    int64_t us = eng->time_every_call ? (int64_t)((double)cycles * eng->ns_per_cycle / 1000.0) : -1;
     if (eng->stats.total_error_replies != s.errors_before)
         cmd->failed_calls++;
+    if (s.served)
+        return us;
+    if (s.timed) {
+        cmd->cycles += cycles;
+        cmd->timed_calls++;
+        if (eng->time_every_call)
+            gb_call_observe(eng, cmd, us);
+    }
+    cmd->calls++;
     eng->stats.total_commands_processed++;
     return us;
 }

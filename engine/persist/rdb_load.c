@@ -106,7 +106,7 @@ static bool load_aux(loader *L)
         return fail(L, "a truncated or malformed string");
     }
     int64_t db;
-    if (nlen == strlen("repl-stream-db") && memcmp(name, "repl-stream-db", nlen) == 0 &&
+    if (gb_slice_eq(gb_slice_make(name, nlen), gb_slice_cstr("repl-stream-db")) &&
         gb_slice2ll(gb_slice_make(value, vlen), &db) && db >= 0 && db < L->eng->ndbs)
         L->st->repl_stream_db = (int)db;
     gb_free(name);

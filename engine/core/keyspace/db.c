@@ -368,6 +368,21 @@ static void unlink_and_free(gb_db *db, gb_kv *kv)
     release(db, kv, db->eng->cfg.lazyfree_lazy_expire);
 }
 
+/* What every expiry tells the rest of the engine, once the key is out of
+ * its table (its bytes still valid): the event, WATCH, tracking (a change
+ * no client made), the DEL to the log and replicas, the count. It is not a
+ * change a command made: dirty does not move (the gate would take the
+ * command for a write). */
+static void signal_expiry(gb_db *db, gb_slice key)
+{
+    gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", key, db->id);
+    gb_multi_touch_key(db, key);
+    if (GB_UNLIKELY(db->eng->tracking != NULL))
+        gb_tracking_invalidate_expired(db->eng, key);
+    gb_propagate_expired(db, key);
+    db->eng->stats.expired_keys++;
+}
+
 /* Deletes kv if its time has come; returns true if it did. */
 static bool expire_if_needed(gb_db *db, gb_kv *kv)
 {
@@ -384,21 +399,12 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
         return true;
     before_write(db, kv);
     gb_slice key = gb_kv_key(kv);
-    /* WATCH sees an expired key as modified (Redis 7 semantics); the
-     * deletion is propagated as DEL. It is not a change a command made:
-     * dirty does not move (the gate would take the command for a write).
-     * Copy the key: the record is freed below. */
+    /* Copy the key: the record is freed below. */
     char stackbuf[128];
     char *kcopy = key.len <= sizeof stackbuf ? stackbuf : gb_malloc(key.len);
     memcpy(kcopy, key.ptr, key.len);
     unlink_and_free(db, kv);
-    gb_slice k = gb_slice_make(kcopy, key.len);
-    gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", k, db->id);
-    gb_multi_touch_key(db, k);
-    if (GB_UNLIKELY(db->eng->tracking != NULL))
-        gb_tracking_invalidate_expired(db->eng, k);
-    gb_propagate_expired(db, k);
-    db->eng->stats.expired_keys++;
+    signal_expiry(db, gb_slice_make(kcopy, key.len));
     if (kcopy != stackbuf)
         gb_free(kcopy);
     return true;
@@ -747,18 +753,8 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
         vol_remove(db, kv);
     if (kv->type == GB_TYPE_STREAM)
         gb_blocking_signal_key(db, key);
-    if (expired) {
-        /* Found expired by the deletion itself: an expiry, signalled and
-         * propagated as such (the key bytes are still valid until the free
-         * below). The caller sees no deletion and signals nothing, so WATCH
-         * and tracking hear of it here, as from expire_if_needed. */
-        db->eng->stats.expired_keys++;
-        gb_notify_keyspace_event(db->eng, GB_NOTIFY_EXPIRED, "expired", key, db->id);
-        gb_multi_touch_key(db, key);
-        if (GB_UNLIKELY(db->eng->tracking != NULL))
-            gb_tracking_invalidate_expired(db->eng, key);
-        gb_propagate_expired(db, key);
-    }
+    if (expired) /* found expired by the deletion itself: the caller sees no deletion and signals nothing */
+        signal_expiry(db, key); /* the key's bytes are valid until the free below */
     release(db, kv, lazy);
     gb_htable_maybe_shrink(&db->keys);
     return !expired;

@@ -290,12 +290,10 @@ static void invalidate_key_by(gb_engine *eng, gb_slice key, gb_client *by)
 
 void gb_tracking_invalidate_key(gb_engine *eng, gb_slice key)
 {
-    if (eng->tracking)
-        invalidate_key_by(eng, key, eng->tracking->current);
+    invalidate_key_by(eng, key, eng->tracking ? eng->tracking->current : NULL);
 }
 
 void gb_tracking_invalidate_expired(gb_engine *eng, gb_slice key) { invalidate_key_by(eng, key, NULL); }
-
 
 void gb_tracking_invalidate_flush(gb_engine *eng)
 {

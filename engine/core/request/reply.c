@@ -36,19 +36,20 @@ void gb_reply_status_len(gb_client *c, const char *s, size_t len) { c->rops->sta
 
 void gb_reply_ok(gb_client *c) { c->rops->status(c->rctx, "OK", 2); }
 
-/* An error answered to a command nobody reads the reply of: one of the
- * primary's stream, a replica's, or the append-only log's being loaded
- * (GB_CLIENT_OBEY, not inside a script, whose caller gets the script's
- * own error). The data set now differs from what its source meant, so it
- * is logged and counted as Redis's afterErrorReply does, and stops the
- * server where propagation-error-behavior asks: for a read-only replica
- * under panic and panic-on-replicas, for the log under panic. */
+/* Whether nobody reads c's replies: the primary's stream, a replica, or
+ * the append-only log being loaded (GB_CLIENT_OBEY, not inside a script,
+ * whose caller gets the script's own error). */
 static bool unread_reply(const gb_client *c)
 {
     return (c->flags & (GB_CLIENT_MASTER | GB_CLIENT_REPLICA)) ||
            (c->flags & (GB_CLIENT_OBEY | GB_CLIENT_SCRIPT)) == GB_CLIENT_OBEY;
 }
 
+/* An error such a client got: the data set now differs from what its
+ * source meant, so it is logged and counted as Redis's afterErrorReply
+ * does, and stops the server where propagation-error-behavior asks: a
+ * read-only replica under panic and panic-on-replicas, the log under
+ * panic. */
 static void unexpected_error(gb_client *c, const char *s, size_t len)
 {
     const gb_settings *cfg = &c->eng->cfg;
