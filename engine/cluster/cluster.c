@@ -122,11 +122,22 @@ bool gb_cluster_add_slot(gb_cluster *cl, gb_cluster_node *n, unsigned slot)
     return true;
 }
 
+/* Whether this node serves n's slots: it is n or n's replica (Redis's
+ * clusterGetNodesServingMySlots(n) holding myself). */
+static bool serves_slots_of(const gb_cluster *cl, const gb_cluster_node *n)
+{
+    return n == cl->myself || memcmp(cl->myself->replica_of, n->name, GB_CLUSTER_NAMELEN) == 0;
+}
+
 bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot)
 {
     gb_cluster_node *n = cl->slots[slot];
     if (!n)
         return false;
+    if (cl->myself && serves_slots_of(cl, n)) {
+        cl->shard_slots_lost[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+        cl->any_shard_slot_lost = true;
+    }
     n->slots[slot >> 3] &= (uint8_t)~(1u << (slot & 7));
     n->nslots--;
     cl->slots[slot] = NULL;

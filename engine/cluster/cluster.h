@@ -94,6 +94,12 @@ typedef struct gb_cluster {
     /* slots whose owner's messages stopped claiming them (Redis 7.0's
      * owner_not_claiming_slot): another node may take them at any epoch */
     uint8_t not_claimed[GB_CLUSTER_SLOTS / 8];
+    /* Slots deleted from this node or from its primary since the engine
+     * last looked (gb_cluster_del_slot sets them): their shard channels'
+     * subscribers are to be unsubscribed (Redis 7.0's removeChannelsInSlot
+     * in clusterDelSlot). any_shard_slot_lost: some bit is set. */
+    uint8_t shard_slots_lost[GB_CLUSTER_SLOTS / 8];
+    bool any_shard_slot_lost;
     uint64_t current_epoch, last_vote_epoch;
     int state;                 /* enum gb_cluster_health */
     int size;                  /* primaries serving slots, as the last health check counted them (1 at first) */
@@ -177,7 +183,7 @@ void gb_cluster_close_open_slots(gb_cluster *cl);
 /* Gives slot to n; false when it already had an owner. */
 bool gb_cluster_add_slot(gb_cluster *cl, gb_cluster_node *n, unsigned slot);
 /* Takes slot from its owner; false when it had none. */
-bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot);
+bool gb_cluster_del_slot(gb_cluster *cl, unsigned slot); /* (marks shard_slots_lost) */
 
 /* Redis's clusterUpdateState: OK when every slot is served (or
  * cluster-require-full-coverage is no) by a node not marked failing, and

@@ -316,7 +316,7 @@ static void httl_generic(gb_client *c, int argc, gb_slice *argv, bool relative, 
     for (int64_t i = 0; i < n; i++) {
         gb_slice field = argv[4 + i];
         int64_t when = gb_hash_ttl_get(&o.o.h, field);
-        if (!field_exists(&o.o.h, field, when) || (when >= 0 && when <= now))
+        if (!field_exists(&o.o.h, field, when) || (when >= 0 && when < now)) /* (as gb_hash_field_expired) */
             gb_reply_int(c, RES_NO_FIELD);
         else if (when < 0)
             gb_reply_int(c, RES_NO_TTL);

@@ -5,6 +5,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/keyspace/db.h"
+#include "engine/core/pubsub/pubsub.h"
 #include "engine/core/engine.h"
 #include "engine/core/request/multi.h"
 
@@ -126,6 +127,11 @@ void gb_cluster_mode_changed_durably(gb_engine *eng)
 void gb_cluster_mode_before_replies(gb_engine *eng)
 {
     gb_cluster *cl = eng->cluster;
+    if (cl->any_shard_slot_lost) {
+        cl->any_shard_slot_lost = false;
+        gb_pubsub_drop_shard_slots(eng, cl->shard_slots_lost);
+        memset(cl->shard_slots_lost, 0, sizeof cl->shard_slots_lost);
+    }
     if (!cl->save_owed)
         return;
     bool durable = (cl->save_owed & GB_CLUSTER_SAVE_DURABLE) != 0;
@@ -171,7 +177,7 @@ static bool is_shard_pubsub(const gb_command *cmd)
 static bool key_present(gb_engine *eng, gb_slice key)
 {
     gb_kv *kv = gb_db_find_stored(&eng->dbs[0], key);
-    return kv && !(gb_kv_volatile(kv) && gb_kv_expire(kv) <= eng->now_ms);
+    return kv && !gb_kv_expired_at(kv, eng->now_ms);
 }
 
 /* One command's keys into q; REDIR_NONE or the error found. */

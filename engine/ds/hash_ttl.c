@@ -109,11 +109,11 @@ void gb_hbig_moved(hbig *b, hrec *r)
         b->heap[slot] = r;
 }
 
-/* How many heap entries from slot i down are due at now_ms (only the due
+/* How many heap entries from slot i down are past at now_ms (only the due
  * part of the heap is visited). */
 static size_t heap_count_due(const hbig *b, uint32_t i, int64_t now_ms)
 {
-    if (i >= b->nheap || heap_when(b, i) > now_ms)
+    if (i >= b->nheap || heap_when(b, i) >= now_ms)
         return 0;
     return 1 + heap_count_due(b, 2 * i + 1, now_ms) + heap_count_due(b, 2 * i + 2, now_ms);
 }
@@ -367,7 +367,7 @@ size_t gb_hash_ttl_expired_count(const gb_hash *h, int64_t now_ms)
 {
     if (h->enc != GB_HASH_TTL)
         return 0;
-    return fields_in_table(h) ? heap_count_due(table_of(h), 0, now_ms) : dl_bound(ex_of(h), now_ms, true);
+    return fields_in_table(h) ? heap_count_due(table_of(h), 0, now_ms) : dl_bound(ex_of(h), now_ms, false);
 }
 
 typedef struct timed_rec {

@@ -74,20 +74,22 @@ void gb_hash_ttl_load(gb_hash *h, gb_slice field, int64_t when_ms);
 /* How many fields have a deadline; the earliest one (-1: none). */
 size_t gb_hash_ttl_count(const gb_hash *h);
 int64_t gb_hash_ttl_min(const gb_hash *h);
-/* Whether the field has a deadline at or before now_ms. */
+/* Whether the field's deadline has passed at now_ms: a field lives through
+ * the millisecond of its deadline, as a key does (Redis's hashTypeIsExpired:
+ * when < now). */
 static inline bool gb_hash_field_expired(const gb_hash *h, gb_slice field, int64_t now_ms)
 {
     if (h->enc != GB_HASH_TTL)
         return false;
     int64_t when = gb_hash_ttl_get(h, field);
-    return when >= 0 && when <= now_ms;
+    return when >= 0 && when < now_ms;
 }
-/* Whether any field's deadline is at or before now_ms (one look at the
- * earliest), and how many fields are. */
+/* Whether any field's deadline has passed at now_ms (one look at the
+ * earliest), and how many fields' have. */
 static inline bool gb_hash_ttl_any_expired(const gb_hash *h, int64_t now_ms)
 {
     int64_t min = h->enc == GB_HASH_TTL ? gb_hash_ttl_min(h) : -1;
-    return min >= 0 && min <= now_ms;
+    return min >= 0 && min < now_ms;
 }
 size_t gb_hash_ttl_expired_count(const gb_hash *h, int64_t now_ms);
 
@@ -99,7 +101,7 @@ void gb_hash_ttl_each(const gb_hash *h, gb_hash_ttl_emit_fn emit, void *ctx);
 /* Receives a field about to be deleted because its deadline passed (bytes
  * valid during the call). */
 typedef void (*gb_hash_field_fn)(void *ctx, gb_slice field);
-/* Deletes at most max fields whose deadline is at or before now_ms, the
+/* Deletes at most max fields whose deadline has passed at now_ms, the
  * earliest first, telling each to gone() before it goes; returns how many. */
 size_t gb_hash_ttl_expire(gb_hash *h, int64_t now_ms, size_t max, gb_hash_field_fn gone, void *ctx);
 

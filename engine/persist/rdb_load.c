@@ -189,7 +189,7 @@ static bool load_key(loader *L, int rdbtype, int64_t expire_ms, int64_t idle_s, 
     }
     gb_slice k = gb_slice_make(key, klen);
     bool ok = true;
-    if (expire_ms >= 0 && expire_ms <= L->eng->now_ms && !gb_engine_is_replica(L->eng)) {
+    if (expire_ms >= 0 && expire_ms < L->eng->now_ms && !gb_engine_is_replica(L->eng)) {
         /* already expired: not loaded (Redis's primary skips them too; a
          * replica keeps them for its primary's DEL) */
         gb_rdb_value_free(&v);

@@ -131,7 +131,7 @@ static uint64_t put_db(writer *w, gb_db *db)
     gb_htable_iter_init(&it, &db->keys);
     for (gb_hnode *node; (node = gb_htable_iter_next(&it)) != NULL;) {
         gb_kv *kv = (gb_kv *)node;
-        if (gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms)
+        if (gb_kv_expired_at(kv, db->eng->now_ms))
             continue; /* expired, not yet reaped: Redis would not load it either */
         put_key(w, kv);
         keys++;

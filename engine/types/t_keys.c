@@ -62,7 +62,7 @@ gb_result gb_keys_type(gb_db *db, gb_slice key, const char **name)
  * deleting them, which would change the table under the iterator. */
 static bool key_live(const gb_db *db, const gb_kv *kv)
 {
-    return !gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms;
+    return !gb_kv_expired_at(kv, db->eng->now_ms);
 }
 
 static bool pattern_matches(gb_slice pattern, gb_slice key)

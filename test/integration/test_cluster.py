@@ -547,6 +547,8 @@ class Formed(unittest.TestCase):
         -MOVED to it (Redis's clusterRedirectBlockedClientIfNeeded, from its
         clients cron), so a cluster client re-blocks on the new owner;
         goblin-core once kept it waiting for a push that could never come.
+        A shard channel's subscriber is unsubscribed (it once stayed
+        subscribed to a channel the node no longer served).
         From a goblin-core node and from a redis-server node of one cluster."""
         gbtest.require_redis()
         servers = self.form(["goblin", "redis", "goblin"])
@@ -568,16 +570,24 @@ class Formed(unittest.TestCase):
         got = {}
         for src, dst in ((servers[0], servers[2]), (servers[1], servers[0])):
             slot = owned_slot(src)
-            key = key_in_slot(slot, b"queue")
-            w = Raw(src)
+            key, chan = key_in_slot(slot, b"queue"), key_in_slot(slot, b"chan")
+            w, sub = Raw(src), Raw(src)
             try:
                 w.send_cmd("BLPOP", key, 0)
                 self.assertTrue(wait_until(lambda: int(src.info("clients")["blocked_clients"]) == 1, TIMEOUT))
+                self.assertEqual(sub.call("SSUBSCRIBE", chan), [b"ssubscribe", chan, 1])
                 move(slot, src, dst)
                 got[src.kind] = w.read_until(b"\r\n", TIMEOUT)
+                # A shard channel's subscribers are unsubscribed when its
+                # slot leaves (Redis 7.0's removeChannelsInSlot), told as if
+                # they had sent SUNSUBSCRIBE.
+                got[src.kind + " subscriber"] = sub.read()[0]
+                self.assertEqual(call(src, "PUBSUB", "SHARDNUMSUB", chan), [chan, 0], src.kind)
             finally:
                 w.close()
+                sub.close()
             self.assertEqual(got[src.kind], b"-MOVED %d 127.0.0.1:%d\r\n" % (slot, dst.port), src.kind)
+            self.assertEqual(got[src.kind + " subscriber"], [b"sunsubscribe", chan, 0], src.kind)
 
     def reshard(self, servers, src, dst, nslots):
         ids = {}

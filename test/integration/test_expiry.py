@@ -187,6 +187,31 @@ class LazyAndCommands(unittest.TestCase):
                 c.call("SET", "r", "v", "PX", "1500")
                 self.assertIn(c.call("TTL", "r"), (1, 2))  # rounded like Redis: (ms+500)/1000
 
+    def test_a_key_lives_through_its_deadline_millisecond(self):
+        """Redis's keyIsExpired is now > when: in the millisecond of its
+        deadline a key is still there and PTTL reads 0, not -2; it is gone
+        after. PTTL is polled until the key goes, so some poll lands in
+        that millisecond (a few keys, in case a stall skips one)."""
+        for s in self.servers():
+            with self.subTest(server=s.kind), Raw(s) as c:
+                c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # only this client's reads expire it
+                try:
+                    last_live = []
+                    for _ in range(30):
+                        c.call("SET", "edge", "v", "PX", "20")
+                        live = None
+                        while True:
+                            r = c.call("PTTL", "edge")
+                            if r == -2:
+                                break
+                            live = r
+                        last_live.append(live)
+                        if 0 in last_live:
+                            break
+                    self.assertIn(0, last_live, "the last PTTL before -2 of each key: never 0")
+                finally:
+                    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
     def test_expire_in_the_past_deletes(self):
         for s in self.servers():
             with self.subTest(server=s.kind), Raw(s) as c:

@@ -104,6 +104,31 @@ class Commands(unittest.TestCase):
             self.assertEqual(C(cmd, "h", "FIELDS", "2", "plain", "nosuch"), [-1, -2], cmd)
             self.assertEqual(C(cmd, "nokey", "FIELDS", "1", "a"), [-2], cmd)
 
+    def test_a_field_lives_through_its_deadline_millisecond(self):
+        """Redis 7.4's hashTypeIsExpired is when < now: in the millisecond
+        of its deadline a field is there and HPTTL reads 0; after it, -2
+        (polled until then, a few fields in case a stall skips one)."""
+        self.C("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        try:
+            last_live = []
+            for _ in range(30):
+                self.C("HSET", "h", "f", "v", "g", "w")
+                self.C("HPEXPIRE", "h", "20", "FIELDS", "1", "f")
+                live = None
+                while True:
+                    r = self.C("HPTTL", "h", "FIELDS", "1", "f")[0]
+                    if r == -2:
+                        break
+                    live = r
+                    if r == 0:
+                        self.assertEqual(self.C("HGET", "h", "f"), b"v")
+                last_live.append(live)
+                if 0 in last_live:
+                    break
+            self.assertIn(0, last_live, "the last HPTTL before -2 of each field: never 0")
+        finally:
+            self.C("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
     def test_hpersist(self):
         C = self.C
         C("HSET", "h", "a", "1", "b", "2")

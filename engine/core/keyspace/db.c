@@ -386,7 +386,7 @@ static void signal_expiry(gb_db *db, gb_slice key)
 /* Deletes kv if its time has come; returns true if it did. */
 static bool expire_if_needed(gb_db *db, gb_kv *kv)
 {
-    if (!gb_kv_volatile(kv) || gb_kv_expire(kv) > db->eng->now_ms || db->eng->loading)
+    if (!gb_kv_expired_at(kv, db->eng->now_ms) || db->eng->loading)
         return false;
     /* A replica leaves the key to the primary's DEL: absent to its
      * clients, still there for the primary's own commands (Redis 7.0). */
@@ -747,7 +747,7 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     before_write(db, kv);
     /* A replica's deletions are its primary's: an expiry is counted and
      * propagated there. */
-    bool expired = gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms && !db->eng->loading &&
+    bool expired = gb_kv_expired_at(kv, db->eng->now_ms) && !db->eng->loading &&
                    !gb_engine_is_replica(db->eng);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);

@@ -193,7 +193,7 @@ static int expire_round(gb_db *db, uint64_t deadline_ns, size_t *total)
         gb_zset_range_rank(db->hfe, 0, 0, false, take_first, &e);
         if (!e.found)
             break;
-        if (e.when > db->eng->now_ms) {
+        if (e.when >= db->eng->now_ms) { /* due after its millisecond, as gb_hash_field_expired */
             gb_free(e.key);
             break;
         }

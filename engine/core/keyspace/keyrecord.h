@@ -158,6 +158,15 @@ static inline gb_slice gb_kv_key(const gb_kv *kv) { return gb_slice_make(gb_kv_k
 
 static inline int64_t gb_kv_expire(const gb_kv *kv) { return ((const gb_kv_expiry *)(kv + 1))->at_ms; }
 
+/* Whether kv's deadline has passed at now_ms. A key lives through the
+ * millisecond of its deadline and is gone after it, as Redis's keyIsExpired
+ * (now > when): in that millisecond PTTL reads 0, not -2. A deadline a
+ * command gives is judged differently (gb_db_already_expired: when <= now). */
+static inline bool gb_kv_expired_at(const gb_kv *kv, int64_t now_ms)
+{
+    return gb_kv_volatile(kv) && gb_kv_expire(kv) < now_ms;
+}
+
 /* Where the key ends, from the record's start: an embedded string's bytes
  * begin there. Every field before the key is a multiple of 8 bytes, so the
  * key's end is as aligned as its length, whatever the flags. */

@@ -4,6 +4,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
+#include "engine/cluster/keyslot.h"
 #include "engine/core/acl/acl.h"
 #include "engine/core/engine.h"
 
@@ -240,6 +241,53 @@ void gb_pubsub_unsubscribe(gb_client *c, enum gb_pubsub_kind kind, int n, const 
         }
     }
     maybe_release(c);
+}
+
+void gb_pubsub_drop_shard_slots(gb_engine *eng, const uint8_t *slots)
+{
+    gb_htable *all = &eng->pubsub->tab[GB_PUBSUB_SHARD];
+    if (gb_htable_size(all) == 0)
+        return;
+    /* The names first: unsubscribing the last client frees an entry, and
+     * the table changes under an iterator. */
+    size_t n = 0, cap = 0;
+    char **names = NULL;
+    gb_htable_iter it;
+    gb_htable_iter_init(&it, all);
+    for (gb_hnode *node; (node = gb_htable_iter_next(&it));) {
+        const ps_entry *e = (const ps_entry *)node;
+        unsigned slot = gb_keyslot(e->name, e->len);
+        if (!(slots[slot >> 3] & (1u << (slot & 7))))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            names = gb_realloc(names, cap * sizeof *names);
+        }
+        names[n] = gb_malloc(sizeof(uint32_t) + e->len);
+        memcpy(names[n], &e->len, sizeof(uint32_t));
+        memcpy(names[n] + sizeof(uint32_t), e->name, e->len);
+        n++;
+    }
+    gb_htable_iter_done(&it);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        memcpy(&len, names[i], sizeof len);
+        gb_slice name = gb_slice_make(names[i] + sizeof len, len);
+        ps_entry *e;
+        /* each subscriber in subscription order, as Redis walks its list */
+        while ((e = (ps_entry *)gb_htable_find(all, &name, gb_hash_slice(name))) != NULL) {
+            gb_client *c = e->subs[0];
+            remove_one(c, GB_PUBSUB_SHARD, name);
+            if (!(c->flags & GB_CLIENT_CLOSE_ASAP)) {
+                confirm(c, unsub_kind(GB_PUBSUB_SHARD), &name, confirm_count(c, GB_PUBSUB_SHARD));
+                if (c->hooks && c->hooks->flush)
+                    c->hooks->flush(c);
+            }
+            maybe_release(c);
+        }
+        gb_free(names[i]);
+    }
+    gb_free(names);
 }
 
 void gb_pubsub_client_free(gb_client *c)

@@ -60,6 +60,13 @@ size_t gb_pubsub_numsub(struct gb_engine *eng, enum gb_pubsub_kind kind, gb_slic
 /* Active channels (patterns) of a kind: PUBSUB NUMPAT, INFO stats. */
 size_t gb_pubsub_count(const struct gb_engine *eng, enum gb_pubsub_kind kind);
 
+/* The cluster took slots away from this node or its primary: every shard
+ * channel hashing to a slot set in the bitmap slots (16384 bits) loses its
+ * subscribers, each told by an sunsubscribe confirmation as if it had
+ * unsubscribed (Redis 7.0's removeChannelsInSlot); clients follow with a
+ * new SSUBSCRIBE, which the new owner serves. */
+void gb_pubsub_drop_shard_slots(struct gb_engine *eng, const uint8_t *slots);
+
 /* ACL SETUSER / ACL LOAD changed u's rules: its clients subscribed to a
  * channel or pattern it may no longer use are closed (Redis 7.0's
  * ACLKillPubsubClientsIfNeeded); current is closed after its reply. */

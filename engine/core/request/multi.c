@@ -58,7 +58,7 @@ void gb_multi_db_destroy(gb_db *db) { gb_htable_clear(&db->watched, free_wr, NUL
 static bool key_is_expired(gb_db *db, gb_slice key, uint64_t h)
 {
     const gb_kv *kv = (const gb_kv *)gb_htable_find(&db->keys, &key, h);
-    return kv && gb_kv_volatile(kv) && gb_kv_expire(kv) <= db->eng->now_ms;
+    return kv && gb_kv_expired_at(kv, db->eng->now_ms);
 }
 
 void gb_multi_touch_key(gb_db *db, gb_slice key)
