@@ -830,10 +830,13 @@ void gb_cluster_set_primary(gb_cluster_node *n)
 void gb_cluster_set_replica_of(gb_cluster *cl, gb_cluster_node *n, const char *primary_name)
 {
     if (n->flags & GB_CNODE_MASTER) {
-        /* a primary turned replica serves nothing any more */
+        /* a primary turned replica serves nothing any more, and this node
+         * then neither imports nor migrates (Redis's clusterSetMaster) */
         for (unsigned j = 0; j < GB_CLUSTER_SLOTS; j++)
             if (cl->slots[j] == n)
                 gb_cluster_del_slot(cl, j);
+        if (n == cl->myself)
+            gb_cluster_close_open_slots(cl);
     }
     n->flags = (n->flags & ~(uint32_t)GB_CNODE_MASTER) | GB_CNODE_SLAVE;
     memcpy(n->replica_of, primary_name, GB_CLUSTER_NAMELEN);

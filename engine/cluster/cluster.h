@@ -250,7 +250,8 @@ void gb_cluster_reset(gb_cluster *cl, bool hard);
 /* A node learnt under a handshake name takes its real one. */
 void gb_cluster_rename_node(gb_cluster_node *n, const char *name);
 /* n's role as its messages say: a primary, or a replica of primary_name
- * (40 bytes). */
+ * (40 bytes). A primary turned replica loses its slots; when it is this
+ * node, its open slots close too. */
 void gb_cluster_set_primary(gb_cluster_node *n);
 void gb_cluster_set_replica_of(gb_cluster *cl, gb_cluster_node *n, const char *primary_name);
 /* Redis's clusterUpdateSlotsConfigWith: every slot sender claims that is

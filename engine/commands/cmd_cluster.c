@@ -673,9 +673,6 @@ static void cluster_replicate(gb_client *c, gb_cluster *cl, gb_slice name)
         gb_reply_error(c, "ERR To set a master the node must be empty and without assigned slots.");
         return;
     }
-    if (!is_replica(me)) {
-        gb_cluster_close_open_slots(cl);
-    }
     gb_cluster_set_replica_of(cl, me, n->name);
     me->flags &= ~(uint32_t)GB_CNODE_MIGRATE_TO;
     gb_replica_set_master(c->eng, n->ip, n->port);

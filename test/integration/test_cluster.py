@@ -628,6 +628,33 @@ class Formed(unittest.TestCase):
         self.assertTrue(wait_until(lambda: converged(servers), TIMEOUT), [nodes_view(s) for s in servers])
 
 
+class PrimaryLeftWithoutSlots(unittest.TestCase):
+    """CLUSTER SETSLOT <slot> NODE <other> that takes a primary's last slot
+    makes it a replica of that node (cluster-allow-replica-migration), and
+    a replica imports and migrates nothing: its open slots close (Redis's
+    clusterSetMaster). goblin-core once kept an IMPORTING slot open there.
+    Two nodes of one kind, for each kind."""
+
+    def test_its_open_slots_close(self):
+        for kind in ["goblin"] + (["redis"] if gbtest.compare_with_redis() else []):
+            with self.subTest(server=kind):
+                a, b = cluster_server(kind), cluster_server(kind)
+                self.addCleanup(a.cleanup)
+                self.addCleanup(b.cleanup)
+                self.assertEqual(call(a, "CLUSTER", "ADDSLOTS", 0), b"OK")
+                self.assertEqual(call(b, "CLUSTER", "ADDSLOTSRANGE", 1, 16383), b"OK")
+                self.assertEqual(call(a, "CLUSTER", "MEET", "127.0.0.1", b.port), b"OK")
+                self.assertTrue(wait_until(lambda: converged([a, b]), TIMEOUT), [nodes_view(s) for s in (a, b)])
+                bid = call(b, "CLUSTER", "MYID")
+                self.assertEqual(call(a, "CLUSTER", "SETSLOT", 5, "IMPORTING", bid), b"OK")
+                self.assertIn(b"[5-<-" + bid + b"]", call(a, "CLUSTER", "NODES"))
+                self.assertEqual(call(a, "CLUSTER", "SETSLOT", 0, "NODE", bid), b"OK")
+                mine = [l for l in call(a, "CLUSTER", "NODES").split(b"\n") if b"myself" in l][0]
+                self.assertIn(b"slave", mine.split(b" ")[2])
+                self.assertEqual(mine.split(b" ")[3], bid)
+                self.assertNotIn(b"[", mine, "an open slot left on a replica")
+
+
 class Replicas(unittest.TestCase):
     """redis-cli --cluster create --cluster-replicas 1 over goblin and
     redis-server nodes: replicas of either kind behind primaries of either

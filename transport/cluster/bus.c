@@ -563,7 +563,6 @@ static void follow(gb_cluster_bus *bus, gb_cluster_node *primary)
     gb_cluster *cl = state(bus);
     gb_log(GB_LOG_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s",
            primary->name);
-    gb_cluster_close_open_slots(cl);
     gb_cluster_set_replica_of(cl, cl->myself, primary->name);
     gb_replica_set_master(bus->eng, primary->ip, primary->port);
     end_manual_failover(bus);
