@@ -3,6 +3,7 @@
 #include "engine/core/memory/client_memory.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <stdio.h>
 
@@ -94,6 +95,14 @@ void gb_client_set_resp(gb_client *c, int ver)
         c->wire_rops = ops;
     c->resp = ver;
     gb_client_update_reply(c);
+}
+
+void gb_client_asking_done(gb_client *c)
+{
+    /* Kept inside MULTI (for the EXEC) and after ASKING itself; an
+     * unknown command (no last_cmd) ends it, as in Redis. */
+    if (!(c->flags & GB_CLIENT_MULTI) && !(c->last_cmd && strcmp(c->last_cmd->fullname, "asking") == 0))
+        c->flags &= ~(uint32_t)GB_CLIENT_ASKING;
 }
 
 void gb_client_update_reply(gb_client *c)

@@ -176,10 +176,16 @@ void gb_client_set_resp(gb_client *c, int ver);
 
 /* After a change to GB_CLIENT_REPLY_*: replies go to the wire or nowhere. */
 void gb_client_update_reply(gb_client *c);
-/* Called after each command a client sends (the gate): CLIENT REPLY
- * SKIP's one-command window opens or closes. */
+/* The ASKING part of gb_client_command_done (out of line: rare). */
+void gb_client_asking_done(gb_client *c);
+/* Redis's resetClient, once a command a client sent is done (a blocked
+ * or postponed one when it is served, times out or is redirected):
+ * CLIENT REPLY SKIP's window moves on, and ASKING, which lasts the one
+ * command after it outside MULTI, ends. */
 static inline void gb_client_command_done(gb_client *c)
 {
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_ASKING))
+        gb_client_asking_done(c);
     if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT))) {
         bool next = (c->flags & GB_CLIENT_REPLY_SKIP_NEXT) != 0;
         c->flags &= ~(GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT);

@@ -677,7 +677,8 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
 }
 
 /* Redis's resetClient, after each command a client sent (not while it is
- * blocked: then when it is served): CLIENT REPLY SKIP's window and CLIENT
+ * blocked or held by a pause: then when it is served, so a held command
+ * keeps its ASKING): CLIENT REPLY SKIP's window, ASKING and CLIENT
  * CACHING's. */
 static inline void command_done(gb_client *c, const gb_command *cmd)
 {
@@ -722,11 +723,8 @@ void gb_gate_execute(gb_client *c, int argc, gb_slice *argv)
     if (argc == 0)
         return;
     gb_command *cmd = execute(c, argc, argv);
-    /* ASKING lasts one command (outside MULTI), as Redis's resetClient. */
-    if (GB_UNLIKELY(c->flags & GB_CLIENT_ASKING) && !(c->flags & GB_CLIENT_MULTI) &&
-        !(cmd && strcmp(cmd->fullname, "asking") == 0))
-        c->flags &= ~(uint32_t)GB_CLIENT_ASKING;
-    if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT)) || GB_UNLIKELY(c->tracking != NULL))
+    if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT | GB_CLIENT_ASKING)) ||
+        GB_UNLIKELY(c->tracking != NULL))
         command_done(c, cmd);
     /* A rejected command opened no call frame: its (empty) round of
      * invalidations closes here. */
