@@ -64,6 +64,10 @@ class SlowlogTest(gbtest.GoblinAndRedisCase):
             c.call("AUTH", "someone", "wrongpass")
             c.call("CONFIG", "SET", "requirepass", "")
             other.call("HELLO", "2", "AUTH", "default", "wrong")
+            c.call("ACL", "SETUSER", "mu", "on", ">secret", "+@all")
+            c.call("ACL", "DELUSER", "mu")
+            c.call("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "COPY", "AUTH", "pw")  # (refused: nothing listens)
+            c.call("MIGRATE", "127.0.0.1", "1", "", "0", "10", "AUTH2", "u", "pw", "KEYS", "k")
             c.call("MULTI")
             c.call("INCR", "n")
             c.call("GET", "k")
@@ -95,6 +99,10 @@ class SlowlogTest(gbtest.GoblinAndRedisCase):
         argvs = [e[0] for e in entries]
         self.assertIn([b"AUTH", b"(redacted)"], argvs)
         self.assertIn([b"CONFIG", b"SET", b"requirepass", b"(redacted)"], argvs)
+        self.assertIn([b"ACL", b"SETUSER"] + [b"(redacted)"] * 4, argvs)
+        self.assertIn([b"MIGRATE", b"127.0.0.1", b"1", b"k", b"0", b"10", b"COPY", b"AUTH", b"(redacted)"], argvs)
+        self.assertIn([b"MIGRATE", b"127.0.0.1", b"1", b"", b"0", b"10", b"AUTH2", b"(redacted)", b"(redacted)",
+                       b"KEYS", b"k"], argvs)
         self.assertIn([b"SET", b"big", b"x" * 128 + b"... (72 more bytes)"], argvs)
         self.assertIn([b"set", b"k2", b"w"], argvs)  # the script's call, on the script's client
         rpush = [a for a in argvs if a[0] == b"RPUSH"][0]

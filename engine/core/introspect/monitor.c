@@ -78,13 +78,36 @@ static void put_repr(line *l, gb_slice a)
     put(l, "\"", 1);
 }
 
+/* Whether argument i of MIGRATE is the password of its AUTH option or the
+ * user or password of AUTH2, reading the options from the sixth as
+ * migrateCommand does: up to KEYS, or to the first it does not know. */
+static bool migrate_secret(int argc, const gb_slice *argv, int i)
+{
+    for (int j = 6; j < argc; j++) {
+        if (gb_slice_ieq(argv[j], "copy") || gb_slice_ieq(argv[j], "replace"))
+            continue;
+        int secrets = gb_slice_ieq(argv[j], "auth") ? 1 : gb_slice_ieq(argv[j], "auth2") ? 2 : 0;
+        if (secrets == 0 || j + secrets >= argc)
+            return false; /* KEYS, an unknown option or one missing its arguments: nothing after is secret */
+        if (i > j && i <= j + secrets)
+            return true;
+        j += secrets;
+    }
+    return false;
+}
+
 /* The arguments that carry secrets: everything after AUTH, the user and
  * password of HELLO's AUTH option, the value CONFIG SET gives a password
- * setting (Redis's redactClientCommandArgument). */
+ * setting, every argument of ACL SETUSER from the user name on, MIGRATE's
+ * AUTH and AUTH2 credentials (Redis 7.0's redactClientCommandArgument). */
 bool gb_command_arg_redacted(const gb_command *cmd, int argc, const gb_slice *argv, int i)
 {
     if (strcmp(cmd->fullname, "auth") == 0)
         return i >= 1;
+    if (strcmp(cmd->fullname, "acl|setuser") == 0)
+        return i >= 2;
+    if (strcmp(cmd->fullname, "migrate") == 0)
+        return migrate_secret(argc, argv, i);
     if (strcmp(cmd->fullname, "config|set") == 0)
         return i >= 3 && i % 2 == 1 &&
                (gb_slice_ieq(argv[i - 1], "requirepass") || gb_slice_ieq(argv[i - 1], "masterauth") ||
