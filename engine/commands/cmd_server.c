@@ -86,12 +86,13 @@ static void cmd_auth(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
 {
-    /* Redis 7.0's order: version (not an integer; NOPROTO unless 2 or 3),
-     * options (syntax), AUTH (WRONGPASS), the NOAUTH check, then SETNAME's
-     * validation, then the switch. A transport without RESP3 (an SBE ring)
-     * refuses it only once all of that passed, so an unauthenticated
-     * "HELLO 3" gets NOAUTH as from Redis, and a valid "HELLO 3 AUTH ..."
-     * does not authenticate a connection it refuses. */
+    /* Redis 7.0's order: the version (not an integer; NOPROTO unless 2 or
+     * 3), then the options left to right, each acting as it is read (AUTH
+     * logs in or stops with WRONGPASS, SETNAME names or stops with the
+     * name's error, anything else is a syntax error, after what came
+     * before it took effect), then the NOAUTH check. A transport without
+     * RESP3 (an SBE ring) refuses it only then, so an unauthenticated
+     * "HELLO 3" gets NOAUTH as from Redis. */
     int64_t ver = 0;
     int j = 1;
     if (argc >= 2) {
@@ -105,18 +106,22 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
-    gb_slice user = {0}, pass = {0}, name = {0};
-    bool have_auth = false, have_name = false;
     for (; j < argc; j++) {
         int more = argc - 1 - j;
         if (gb_slice_ieq(argv[j], "auth") && more >= 2) {
-            user = argv[j + 1];
-            pass = argv[j + 2];
-            have_auth = true;
+            const gb_acl_user *as = gb_acl_check_credentials(c, argv[j + 1], argv[j + 2], argv[0]);
+            if (!as) {
+                gb_reply_error(c, GB_ERR_WRONGPASS);
+                return;
+            }
+            gb_acl_login(c, as);
             j += 2;
         } else if (gb_slice_ieq(argv[j], "setname") && more >= 1) {
-            name = argv[j + 1];
-            have_name = true;
+            if (!gb_client_name_valid(argv[j + 1])) {
+                gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+            gb_client_name_set(c, argv[j + 1]);
             j++;
         } else {
             gb_reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)GB_MIN(argv[j].len, 128),
@@ -124,17 +129,7 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
             return;
         }
     }
-    bool authed = (c->flags & GB_CLIENT_AUTHED) != 0;
-    const gb_acl_user *as = NULL;
-    if (have_auth) {
-        as = gb_acl_check_credentials(c, user, pass, argv[0]);
-        if (!as) {
-            gb_reply_error(c, GB_ERR_WRONGPASS);
-            return;
-        }
-        authed = true;
-    }
-    if (!authed) {
+    if (!(c->flags & GB_CLIENT_AUTHED)) {
         /* Redis 7.0.15's text, word for word. */
         gb_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
                           "AUTH <user> <pass> option can be used to authenticate the client and select the "
@@ -146,14 +141,6 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
                           "(RESP3 needs a socket or a RESP ring)");
         return;
     }
-    if (as)
-        gb_acl_login(c, as);
-    if (have_name && !gb_client_name_valid(name)) {
-        gb_reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
-        return;
-    }
-    if (have_name)
-        gb_client_name_set(c, name);
     /* The reply is already in the new protocol (a map in RESP3). */
     if (ver)
         gb_client_set_resp(c, (int)ver);

@@ -277,6 +277,37 @@ class AclDifferential(GoblinAndRedisCase):
         for cmd in (["AUTH", "x"], ["AUTH", "nosuch", "x"], ["AUTH", "a", "b", "c"], ["HELLO", "2", "AUTH", "x", "y"]):
             self.both(*cmd)
 
+    def test_hello_options_act_as_read(self):
+        """HELLO's AUTH and SETNAME act left to right as Redis 7.0 reads
+        them: what came before a bad option has taken effect, the first
+        failure answers; the NOAUTH check comes after them all. goblin-core
+        once read every option first, then authenticated, then named."""
+        cases = [["HELLO", "2", "AUTH", "hu", "pw", "FOO"], ["HELLO", "2", "AUTH", "hu", "wrong", "FOO"],
+                 ["HELLO", "2", "SETNAME", "x", "FOO"], ["HELLO", "2", "SETNAME", "a b", "AUTH", "hu", "wrong"],
+                 ["HELLO", "2", "AUTH", "hu", "pw", "AUTH", "hv", "wrong"], ["HELLO", "2", "SETNAME", "nm"],
+                 ["HELLO", "2", "SETNAME", "a b"]]
+        for srv in (self.goblin, self.redis):
+            with Raw(srv) as c:
+                c.call("ACL", "SETUSER", "hu", "on", ">pw", "+@all", "~*")
+                c.call("ACL", "SETUSER", "hv", "on", ">pw2", "+@all", "~*")
+                c.call("ACL", "LOG", "RESET")
+        for cmd in cases:
+            for locked in (False, True):  # the default user needs a password
+                got = []
+                for srv in (self.goblin, self.redis):
+                    with Raw(srv) as admin, Raw(srv) as c:
+                        admin.call("ACL", "SETUSER", "default", "resetpass", ">dp" if locked else "nopass")
+                        r = c.call(*cmd)
+                        out = [b"<hello reply>" if isinstance(r, list) and r[:1] == [b"server"] else r]
+                        admin.call("AUTH", "dp") if locked else None
+                        c.call("AUTH", "default", "dp") if locked else None
+                        out += [c.call("ACL", "WHOAMI"), c.call("CLIENT", "GETNAME")]
+                        out.append([e[e.index(b"reason") + 1] for e in admin.call("ACL", "LOG")])
+                        admin.call("ACL", "LOG", "RESET")
+                        admin.call("ACL", "SETUSER", "default", "nopass")
+                    got.append(out)
+                self.assertEqual(got[0], got[1], (cmd, "default locked" if locked else ""))
+
 
 if __name__ == "__main__":
     import gbtest
