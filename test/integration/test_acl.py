@@ -11,6 +11,7 @@ them with a live redis-server.
 """
 
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -18,7 +19,7 @@ import time
 import unittest
 
 import gbtest
-from gbtest import Raw, Err, Server, SLOW, REDIS_CLI, REDIS_BENCHMARK
+from gbtest import Raw, Err, Server, SLOW, REDIS_CLI, REDIS_BENCHMARK, encode
 
 NOPERM_KEY = b"NOPERM this user has no permissions to access one of the keys used as arguments"
 
@@ -306,20 +307,66 @@ class Files(unittest.TestCase):
                 with open(path, "a") as f:
                     f.write("user carol on +nosuch\n")
                 err = c.call("ACL", "LOAD")
-                self.assertEqual(err, Err(("ERR %s:4: Unknown command or category name in ACL. WARNING: ACL errors "
-                                           "detected, no change to the previously active ACL rules was performed"
-                                           % path).encode()))
+                self.assertEqual(err, Err(("ERR %s:4: Error in applying operation '+nosuch': Unknown command or "
+                                           "category name in ACL. WARNING: ACL errors detected, no change to the "
+                                           "previously active ACL rules was performed" % path).encode()))
         # a bad file stops the server at start-up, naming the line
         proc = subprocess.run([gbtest.GOBLIN, "--port", "0", "--unixsocket", os.path.join(d, "s.sock"), "--aclfile",
                                path], capture_output=True, text=True, timeout=30 * SLOW)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("%s:4: Unknown command or category name in ACL" % path, proc.stdout + proc.stderr)
+        self.assertIn("%s:4: Error in applying operation '+nosuch': Unknown command or category name in ACL" % path,
+                      proc.stdout + proc.stderr)
         os.unlink(path)
         proc = subprocess.run([gbtest.GOBLIN, "--port", "0", "--unixsocket", os.path.join(d, "s.sock"), "--aclfile",
                                path], capture_output=True, text=True, timeout=30 * SLOW)
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("Error loading ACLs, opening file '%s'" % path, proc.stdout + proc.stderr)
         subprocess.run(["rm", "-rf", d])
+
+    def acl_load_scenario(self, kind, d):
+        """Redis 7.0's ACL LOAD replaces every user but default: the
+        clients of any other user are closed, even one the file keeps as
+        it was (the one asking gets its +OK first); default's stay, and no
+        subscription is checked. Then the error texts of a bad file."""
+        path = os.path.join(d, kind + ".acl")
+        with open(path, "w") as f:
+            f.write("user alice on nopass ~* +@all\nuser bob on nopass ~* &* +@all\n"
+                    "user default on nopass ~* &* +@all\n")
+        out = []
+        with Server(kind, args=["--aclfile", path], dir=d) as srv:
+            c1, c2, c3, c4 = Raw(srv), Raw(srv), Raw(srv), Raw(srv)
+            try:
+                out += [c1.call("AUTH", "alice", "x"), c2.call("AUTH", "bob", "x"), c2.call("SUBSCRIBE", "ch"),
+                        c3.call("SUBSCRIBE", "x"), c4.call("AUTH", "alice", "x")]
+                with open(path, "w") as f:
+                    f.write("user alice on nopass ~* +@all\nuser bob on nopass ~* &* +@all\n"
+                            "user default on nopass ~* resetchannels &y +@all\n")
+                out.append(c4.call("ACL", "LOAD"))
+                for c in (c1, c2, c3, c4):
+                    try:
+                        c.send(encode("PING"))
+                        out.append(c.read()[0])
+                    except (ConnectionError, OSError, EOFError) as e:
+                        out.append("closed")
+            finally:
+                for c in (c1, c2, c3, c4):
+                    c.close()
+            with Raw(srv) as c:
+                with open(path, "w") as f:
+                    f.write("user alice on >pw ~a:* +@read +nosuch1 +nosuch2 bogus1 bogus2\n"
+                            "user bob &* &x <nope\nuser carol on +config|get|x +config|\n")
+                out.append(c.call("ACL", "LOAD").replace(path.encode(), b"PATH"))
+        return out
+
+    def test_acl_load_as_redis(self):
+        gbtest.require_redis()
+        d = tempfile.mkdtemp(prefix="gbit-acl-")
+        try:
+            got, want = self.acl_load_scenario("goblin", d), self.acl_load_scenario("redis", d)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        self.assertEqual(got, want)
+        self.assertEqual(got[6:10], ["closed", "closed", [b"pong", b""], "closed"])
 
     def test_config_user_lines(self):
         conf = 'user alice on ">p w" ~a:* +get\nuser default on nopass -@all +ping +acl\n'

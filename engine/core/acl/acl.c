@@ -207,24 +207,25 @@ void gb_acl_replace_users(gb_engine *eng, gb_acl_user **users, size_t n, gb_clie
     acl->nusers = acl->cap = n;
     if (!gb_acl_find_user(eng, gb_slice_cstr("default")))
         insert_user(acl, new_default_user(&env));
-    /* Users that survive keep their identity (their clients stay logged
-     * in with the new rules); the others' clients are logged out. */
+    /* As Redis 7.0's ACLLoadFromFile: the default user keeps its identity
+     * and its clients, with the file's rules (or a fresh default's); every
+     * other user is a new one, and the clients logged in as any old one
+     * are logged out and closed, even where the file holds that user with
+     * the same rules. Nobody's subscriptions are checked. */
+    bool found;
+    size_t at = user_slot(acl, gb_slice_cstr("default"), &found);
     for (size_t i = 0; i < nold; i++) {
-        gb_slice name = gb_slice_make(old[i]->name, old[i]->namelen);
-        bool found;
-        size_t at = user_slot(acl, name, &found);
-        if (found) {
+        if (old[i] == acl->default_user) {
             gb_acl_user_copy_rules(old[i], acl->users[at]);
             gb_acl_user_free(acl->users[at]);
             acl->users[at] = old[i];
-            gb_pubsub_kill_denied(eng, old[i], current);
         } else {
             log_out_clients_of(eng, old[i], current);
             gb_acl_user_free(old[i]);
         }
     }
     gb_free(old);
-    acl->default_user = gb_acl_find_user(eng, gb_slice_cstr("default"));
+    acl->default_user = acl->users[at];
 }
 
 void gb_acl_requirepass_changed(gb_engine *eng)

@@ -128,10 +128,20 @@ static void load_line(gb_engine *eng, user_set *set, gb_slice line, int linenum,
         gb_strbuf_printf(errors, "%s:%d: Unmatched parenthesis in selector definition.", file, linenum);
         goto out;
     }
+    /* Redis 7.0.3+'s texts: an unknown command or category is named, each
+     * time; of the other errors only a line's first is told, since it may
+     * be what made the rest fail. */
+    bool told_other = false;
     for (int j = 0; j < n; j++) {
-        enum gb_acl_rule_error e = gb_acl_user_apply(u, &env, trim(rules[j], "\t\r\n"));
-        if (e)
+        gb_slice rule = trim(rules[j], "\t\r\n");
+        enum gb_acl_rule_error e = gb_acl_user_apply(u, &env, rule);
+        if (e == GB_ACL_RULE_UNKNOWN) {
+            gb_strbuf_printf(errors, "%s:%d: Error in applying operation '%.*s': %s. ", file, linenum,
+                             (int)rule.len, rule.ptr, gb_acl_rule_error_text(e));
+        } else if (e && !told_other) {
             gb_strbuf_printf(errors, "%s:%d: %s. ", file, linenum, gb_acl_rule_error_text(e));
+            told_other = true;
+        }
     }
     gb_acl_user_refresh(u, env.cmds);
     gb_free(rules);
