@@ -132,7 +132,7 @@ static bool client_more(gb_client *c, int argc, gb_slice *argv)
 
 /* Redis 7.0's clearClientConnectionState: out of MONITOR, tracking off,
  * every subscription dropped silently, database 0, RESP2, the default user (authenticated if it needs no
- * password), no transaction or WATCH, no name, replies on. */
+ * password), no transaction or WATCH, no name, replies on, cluster READONLY and ASKING off. */
 static void cmd_reset(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
@@ -144,7 +144,8 @@ static void cmd_reset(gb_client *c, int argc, gb_slice *argv)
     c->db = &eng->dbs[0];
     gb_multi_discard(c);
     gb_multi_unwatch_all(c);
-    c->flags &= ~(GB_CLIENT_AUTHED | GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT);
+    c->flags &= ~(GB_CLIENT_AUTHED | GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP | GB_CLIENT_REPLY_SKIP_NEXT |
+                  GB_CLIENT_READONLY | GB_CLIENT_ASKING);
     c->user = eng->acl->default_user;
     if (gb_acl_user_is_open(c->user))
         c->flags |= GB_CLIENT_AUTHED;
@@ -210,13 +211,6 @@ static void add_client_line(gb_strbuf *b, const gb_client *x)
     gb_free(line);
 }
 
-static gb_client *client_by_id(gb_engine *eng, uint64_t id)
-{
-    for (gb_client *x = eng->clients; x; x = x->next)
-        if (x->id == id)
-            return x;
-    return NULL;
-}
 
 enum client_type { CLIENT_TYPE_ANY, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_REPLICA, CLIENT_TYPE_MASTER };
 
@@ -281,7 +275,7 @@ static void client_list(gb_client *c, int argc, gb_slice *argv)
     gb_strbuf b = {0};
     if (ids) {
         for (int i = 0; i < nids; i++) {
-            gb_client *x = ids[i] > 0 ? client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
+            gb_client *x = ids[i] > 0 ? gb_client_by_id(c->eng, (uint64_t)ids[i]) : NULL;
             if (x)
                 add_client_line(&b, x);
         }
@@ -291,7 +285,7 @@ static void client_list(gb_client *c, int argc, gb_slice *argv)
         while (oldest && oldest->next)
             oldest = oldest->next;
         for (gb_client *x = oldest; x; x = x->prev)
-            if (client_is_type(x, type))
+            if (client_is_type(x, type) && !gb_client_gone(x))
                 add_client_line(&b, x);
     }
     gb_reply_verbatim(c, b.p ? b.p : "", b.len);
@@ -305,9 +299,7 @@ static void kill_client(gb_client *self, gb_client *victim)
         self->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
         return;
     }
-    victim->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (victim->hooks && victim->hooks->close)
-        victim->hooks->close(victim);
+    gb_client_kill(victim);
 }
 
 static void client_kill(gb_client *c, int argc, gb_slice *argv)
@@ -315,6 +307,8 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     if (argc == 3) {
         /* Old form: CLIENT KILL addr:port */
         for (gb_client *x = c->eng->clients; x; x = x->next) {
+            if (gb_client_gone(x))
+                continue;
             gb_client_desc d = {.fd = -1};
             if (x->hooks && x->hooks->describe)
                 x->hooks->describe(x, &d);
@@ -376,7 +370,7 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
     }
     int64_t killed = 0;
     for (gb_client *x = c->eng->clients; x; x = x->next) {
-        if (id > 0 && x->id != (uint64_t)id)
+        if ((id > 0 && x->id != (uint64_t)id) || gb_client_gone(x))
             continue;
         if ((skipme && x == c) || (user && x->user != user) || !client_is_type(x, type))
             continue;
@@ -436,7 +430,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         }
-        gb_client *x = id > 0 ? client_by_id(c->eng, (uint64_t)id) : NULL;
+        gb_client *x = id > 0 ? gb_client_by_id(c->eng, (uint64_t)id) : NULL;
         if (x && (x->flags & GB_CLIENT_BLOCKED) && !gb_pause_is_postponed(x)) {
             gb_blocking_unblock(x, as_error ? GB_UNBLOCK_ERROR : GB_UNBLOCK_TIMEOUT);
             gb_reply_int(c, 1);
@@ -512,5 +506,5 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(client,
     {"client", cmd_client, 0, "caching getname getredir help id info kill list no-evict pause reply setname tracking trackinginfo unblock "
      "unpause"},
-    {"reset", cmd_reset, GB_CMD_NOMULTI},
+    {"reset", cmd_reset, GB_CMD_NOT_QUEUED},
     {"monitor", cmd_monitor});

@@ -50,8 +50,8 @@ static void cmd_unwatch(gb_client *c, int argc, gb_slice *argv)
 }
 
 GB_DEFINE_COMMANDS(multi,
-    {"multi", cmd_multi, GB_CMD_NOMULTI},
-    {"exec", gb_multi_exec_proc, GB_CMD_NOMULTI},
-    {"discard", cmd_discard, GB_CMD_NOMULTI},
-    {"watch", cmd_watch, GB_CMD_NOMULTI},
+    {"multi", cmd_multi, GB_CMD_NOT_QUEUED},
+    {"exec", gb_multi_exec_proc, GB_CMD_NOT_QUEUED},
+    {"discard", cmd_discard, GB_CMD_NOT_QUEUED},
+    {"watch", cmd_watch, GB_CMD_NOT_QUEUED},
     {"unwatch", cmd_unwatch});

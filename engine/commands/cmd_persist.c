@@ -48,7 +48,8 @@ static void cmd_bgsave(gb_client *c, int argc, gb_slice *argv)
         }
     }
     char err[640];
-    switch (gb_persist_bgsave(gb_persist_of(c->eng), schedule, err, sizeof err)) {
+    bool in_exec = (c->flags & GB_CLIENT_IN_EXEC) != 0;
+    switch (gb_persist_bgsave(gb_persist_of(c->eng), schedule, in_exec, err, sizeof err)) {
     case GB_BGSAVE_STARTED:
         gb_reply_status(c, "Background saving started");
         break;
@@ -69,7 +70,8 @@ static void cmd_bgrewriteaof(gb_client *c, int argc, gb_slice *argv)
     (void)argc;
     (void)argv;
     char err[640];
-    switch (gb_persist_bgrewriteaof(gb_persist_of(c->eng), err, sizeof err)) {
+    bool in_exec = (c->flags & GB_CLIENT_IN_EXEC) != 0;
+    switch (gb_persist_bgrewriteaof(gb_persist_of(c->eng), in_exec, err, sizeof err)) {
     case GB_BGREWRITE_STARTED:
         gb_reply_status(c, "Background append only file rewriting started");
         break;

@@ -24,6 +24,12 @@ static void cmd_psubscribe(gb_client *c, int argc, gb_slice *argv)
 
 static void cmd_ssubscribe(gb_client *c, int argc, gb_slice *argv)
 {
+    /* Redis 7.0 refuses it to a client that may not block, EXEC's (where
+     * SUBSCRIBE and PSUBSCRIBE have an exception SSUBSCRIBE lacks) */
+    if (c->flags & GB_CLIENT_IN_EXEC) {
+        gb_reply_error(c, "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
     gb_pubsub_subscribe(c, GB_PUBSUB_SHARD, argc - 1, argv + 1);
 }
 

@@ -232,13 +232,15 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
 }
 
 /* GB_CMD_RUNS_SCRIPT (the engine's own) makes admission ask the
- * script's declared flags. */
+ * script's declared flags. EVAL, EVALSHA and FCALL may replicate (Redis's
+ * MAY_REPLICATE: CLIENT PAUSE WRITE holds them, MONITOR may not run
+ * them) unless their script declares flags, which then say. */
 GB_DEFINE_COMMANDS(script,
-    {"eval", cmd_eval, GB_CMD_RUNS_SCRIPT},
+    {"eval", cmd_eval, GB_CMD_RUNS_SCRIPT | GB_CMD_MAY_REPLICATE},
     {"eval_ro", cmd_eval_ro, GB_CMD_RUNS_SCRIPT},
-    {"evalsha", cmd_evalsha, GB_CMD_RUNS_SCRIPT},
+    {"evalsha", cmd_evalsha, GB_CMD_RUNS_SCRIPT | GB_CMD_MAY_REPLICATE},
     {"evalsha_ro", cmd_evalsha_ro, GB_CMD_RUNS_SCRIPT},
     {"script", cmd_script, 0, "debug exists flush help kill load"},
-    {"fcall", cmd_fcall, GB_CMD_RUNS_SCRIPT},
+    {"fcall", cmd_fcall, GB_CMD_RUNS_SCRIPT | GB_CMD_MAY_REPLICATE},
     {"fcall_ro", cmd_fcall_ro, GB_CMD_RUNS_SCRIPT},
     {"function", cmd_function, 0, "delete dump flush help kill list load restore stats"});

@@ -13,6 +13,7 @@
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
+#include "engine/core/replication/replica.h"
 #include "engine/core/memory/evict.h"
 #include "engine/base/mem.h"
 #include "engine/base/strbuf.h"
@@ -156,7 +157,7 @@ static void cmd_hello(gb_client *c, int argc, gb_slice *argv)
     gb_reply_cstr(c, "mode");
     gb_reply_cstr(c, c->eng->cluster ? "cluster" : "standalone");
     gb_reply_cstr(c, "role");
-    gb_reply_cstr(c, "master");
+    gb_reply_cstr(c, gb_engine_is_replica(c->eng) ? "replica" : "master");
     gb_reply_cstr(c, "modules");
     gb_reply_array(c, 0);
 }
@@ -567,7 +568,7 @@ static void cmd_shutdown(gb_client *c, int argc, gb_slice *argv)
 GB_DEFINE_COMMANDS(server,
     {"ping", cmd_ping},
     {"echo", cmd_echo},
-    {"quit", cmd_quit, GB_CMD_NOMULTI},
+    {"quit", cmd_quit, GB_CMD_NOT_QUEUED},
     {"auth", cmd_auth},
     {"hello", cmd_hello},
     {"info", cmd_info},

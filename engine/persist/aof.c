@@ -668,14 +668,14 @@ static void out(void (*line)(void *, const char *), void *lctx, const char *fmt,
 
 size_t gb_aof_buffer_bytes(const gb_aof *a) { return a->buf ? gb_mem_accounted(a->buf) : 0; }
 
-void gb_aof_info(const gb_aof *a, void (*line)(void *lctx, const char *text), void *lctx)
+void gb_aof_info(const gb_aof *a, bool rewrite_pending, void (*line)(void *lctx, const char *text), void *lctx)
 {
     out(line, lctx, "aof_last_write_status:%s", a->write_failed ? "err" : "ok");
     if (a->state == AOF_OFF)
         return;
     out(line, lctx, "aof_current_size:%llu", (unsigned long long)gb_aof_size(a));
     out(line, lctx, "aof_base_size:%llu", (unsigned long long)a->base_size);
-    out(line, lctx, "aof_pending_rewrite:0");
+    out(line, lctx, "aof_pending_rewrite:%d", rewrite_pending ? 1 : 0);
     out(line, lctx, "aof_buffer_length:%zu", a->len);
     out(line, lctx, "aof_pending_bio_fsync:%d", a->sy.busy ? 1 : 0);
     out(line, lctx, "aof_delayed_fsync:%llu", (unsigned long long)a->delayed_fsync);

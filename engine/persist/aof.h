@@ -87,6 +87,6 @@ const char *gb_aof_write_refusal(const gb_aof *a);
 /* Bytes held by commands not yet written (maxmemory leaves them out, as
  * Redis leaves out its aof_buf). */
 size_t gb_aof_buffer_bytes(const gb_aof *a);
-void gb_aof_info(const gb_aof *a, void (*line)(void *lctx, const char *text), void *lctx);
+void gb_aof_info(const gb_aof *a, bool rewrite_pending, void (*line)(void *lctx, const char *text), void *lctx);
 
 #endif

@@ -174,6 +174,7 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     p->dirty_at_save = dirty;
     p->lastsave_s = eng->now_ms / 1000;
     p->saves++;
+    p->last_bg_ok = true; /* a good save lifts MISCONF, as Redis's rdbSave */
     double secs = (double)(gb_clock_mono_ns() - t0) / 1e9;
     gb_log(GB_LOG_NOTICE, "DB saved on disk: %llu keys, %.1f MB in %.3f s", (unsigned long long)keys,
            (double)bytes / 1e6, secs);
@@ -233,13 +234,13 @@ static int rw_start(gb_persist *p, char *err, size_t errlen)
     return 0;
 }
 
-enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen)
+enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, bool in_exec, char *err, size_t errlen)
 {
     if (p->bg && p->bg_kind == BG_AOF_REWRITE) {
         snprintf(err, errlen, "Background append only file rewriting already in progress");
         return GB_BGREWRITE_BUSY;
     }
-    if (p->bg || sync_holds_scan(p)) {
+    if (p->bg || sync_holds_scan(p) || in_exec) {
         p->rw_scheduled = true;
         return GB_BGREWRITE_SCHEDULED;
     }
@@ -284,23 +285,22 @@ int gb_persist_appendonly_changed(gb_persist *p, char *err, size_t errlen)
     return 0;
 }
 
-enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err, size_t errlen)
+enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, bool in_exec, char *err, size_t errlen)
 {
-    if (p->bg && p->bg_kind == BG_AOF_REWRITE && !schedule) {
-        snprintf(err, errlen, "An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order "
-                              "to schedule a BGSAVE whenever possible.");
-        return GB_BGSAVE_BUSY;
-    }
-    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves, SCHEDULE or not */
+    /* Redis 7.0's bgsaveCommand: a save running (a replication's too),
+     * SCHEDULE or not, is an error; a rewrite running or a transaction
+     * in progress schedule one, or refuse without SCHEDULE. */
+    if ((p->bg && p->bg_kind == BG_RDB) || sync_holds_scan(p)) {
         snprintf(err, errlen, "Background save already in progress");
         return GB_BGSAVE_BUSY;
     }
-    if (p->bg) {
-        if (schedule) {
+    if (p->bg || in_exec) {
+        if (schedule || in_exec) {
             p->bg_scheduled = true;
             return GB_BGSAVE_SCHEDULED;
         }
-        snprintf(err, errlen, "Background save already in progress");
+        snprintf(err, errlen, "Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE "
+                              "in order to schedule a BGSAVE whenever possible.");
         return GB_BGSAVE_BUSY;
     }
     return bg_start(p, err, errlen);
@@ -316,7 +316,7 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
     if (p->bg_kind == BG_AOF_REWRITE) {
         gb_aof_rewrite_end(p->aof, ok);
         p->last_rw_ok = ok;
-        p->last_rw_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+        p->last_rw_secs = (eng->now_ms - p->bg_start_ms) / 1000;
         if (ok) {
             p->rewrites++;
             gb_log(GB_LOG_NOTICE, "Background AOF rewrite finished successfully: a %.1f MB base of %llu keys",
@@ -327,11 +327,12 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
         return;
     }
     p->last_bg_ok = ok;
-    p->last_bg_secs = (eng->now_ms - p->bg_start_ms + 999) / 1000;
+    p->last_bg_secs = (eng->now_ms - p->bg_start_ms) / 1000;
     p->last_bg_end_ms = eng->now_ms;
     if (ok) {
+        /* changes since the start are still unsaved; LASTSAVE is the end */
         p->dirty_at_save = p->bg_dirty_at_start;
-        p->lastsave_s = p->bg_start_ms / 1000;
+        p->lastsave_s = eng->now_ms / 1000;
         p->saves++;
         gb_log(GB_LOG_NOTICE, "Background saving terminated with success: %llu keys, %.1f MB",
                (unsigned long long)keys, (double)bytes / 1e6);
@@ -752,7 +753,7 @@ static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void 
     line(out, octx, "aof_current_rewrite_time_sec:%lld", rw ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
     line(out, octx, "aof_last_bgrewrite_status:%s", p->last_rw_ok ? "ok" : "err");
     line(out, octx, "aof_rewrites:%llu", (unsigned long long)p->rewrites);
-    gb_aof_info(p->aof, out, octx);
+    gb_aof_info(p->aof, p->rw_scheduled, out, octx);
     line(out, octx, "module_fork_in_progress:0");
     line(out, octx, "module_fork_last_cow_size:0");
 }

@@ -32,12 +32,15 @@ int gb_persist_load_redis_rdb(gb_engine *eng, const char *path, char *err, size_
 int gb_persist_save(gb_persist *p, char *err, size_t errlen);
 
 enum gb_bgsave_result { GB_BGSAVE_STARTED, GB_BGSAVE_SCHEDULED, GB_BGSAVE_BUSY, GB_BGSAVE_ERROR };
-/* BGSAVE [SCHEDULE]. */
-enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, char *err, size_t errlen);
+/* BGSAVE [SCHEDULE]. in_exec: inside a transaction, which a snapshot must
+ * not cut in two: the save is scheduled for after it (Redis's in_exec). */
+enum gb_bgsave_result gb_persist_bgsave(gb_persist *p, bool schedule, bool in_exec, char *err, size_t errlen);
 
 enum gb_bgrewrite_result { GB_BGREWRITE_STARTED, GB_BGREWRITE_SCHEDULED, GB_BGREWRITE_BUSY, GB_BGREWRITE_ERROR };
-/* BGREWRITEAOF (also with appendonly no, as Redis: a new base only). */
-enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, char *err, size_t errlen);
+/* BGREWRITEAOF (also with appendonly no, as Redis: a new base only);
+ * in_exec as for gb_persist_bgsave (the rest of the transaction would go
+ * both into the new base and into the new log). */
+enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, bool in_exec, char *err, size_t errlen);
 
 /* A replica's full sync replaced the data set: the log starts again from
  * the new one, a rewrite giving it its base (Redis's restartAOFAfterSYNC).

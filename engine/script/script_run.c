@@ -35,7 +35,8 @@ uint32_t gb_script_cmd_flags(uint32_t cmd_flags, uint32_t script_flags)
         cmd_flags |= GB_CMD_WRITE;
     if (script_flags & GB_SFLAG_ALLOW_STALE)
         cmd_flags |= GB_CMD_STALE;
-    return cmd_flags;
+    /* declared flags say whether it writes: no guess that it may */
+    return cmd_flags & ~(uint32_t)GB_CMD_MAY_REPLICATE;
 }
 
 /* ---- preparing and running ------------------------------------------------------------------ */

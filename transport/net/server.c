@@ -14,6 +14,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/acl/acl.h"
 #include "engine/core/memory/client_memory.h"
+#include "engine/core/pubsub/pubsub.h"
 #include "platform/shm.h"
 #include "platform/uring.h"
 #include "transport/loop/loop.h"
@@ -1523,7 +1524,9 @@ static void resize_buffers(gb_engine *eng)
 }
 
 /* Each cron tick, after the engine's: buffers trimmed, idle clients
- * closed (never blocked ones, as in Redis). */
+ * closed (Redis's clientsCronHandleTimeout: never blocked ones,
+ * subscribers, MONITORs, replicas or the primary's link, which wait by
+ * nature). */
 static void net_cron(void *ctx)
 {
     gb_net_server *srv = ctx;
@@ -1534,9 +1537,10 @@ static void net_cron(void *ctx)
     if (eng->cfg.timeout_s > 0) {
         int64_t limit = (int64_t)eng->cfg.timeout_s * 1000;
         for (gb_client *gc = eng->clients; gc; gc = gc->next) {
-            /* A replica is never idle-closed (Redis's rule: SYNC's old
-             * protocol sends no ACKs). */
-            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_REPLICA)) || !is_conn_client(gc))
+            /* (A replica: SYNC's old protocol sends no ACKs.) */
+            if ((gc->flags & (GB_CLIENT_BLOCKED | GB_CLIENT_RING | GB_CLIENT_REPLICA | GB_CLIENT_MONITOR |
+                              GB_CLIENT_OBEY)) ||
+                gb_pubsub_client_subscribed(gc) || !is_conn_client(gc))
                 continue;
             if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
                 hook_close(gc);

@@ -141,9 +141,7 @@ static void log_out(gb_client *c, gb_client *current)
         c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
         return;
     }
-    c->flags |= GB_CLIENT_CLOSE_ASAP;
-    if (c->hooks && c->hooks->close)
-        c->hooks->close(c);
+    gb_client_kill(c);
 }
 
 static void log_out_clients_of(gb_engine *eng, const gb_acl_user *u, gb_client *current)

@@ -394,9 +394,7 @@ void gb_pubsub_kill_denied(gb_engine *eng, const struct gb_acl_user *u, gb_clien
             c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             continue;
         }
-        c->flags |= GB_CLIENT_CLOSE_ASAP;
-        if (c->hooks && c->hooks->close)
-            c->hooks->close(c);
+        gb_client_kill(c);
     }
 }
 

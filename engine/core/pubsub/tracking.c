@@ -108,13 +108,6 @@ void gb_tracking_engine_free(gb_engine *eng)
     eng->tracking = NULL;
 }
 
-static gb_client *client_by_id(gb_engine *eng, uint64_t id)
-{
-    for (gb_client *x = eng->clients; x; x = x->next)
-        if (x->id == id)
-            return x;
-    return NULL;
-}
 
 static uint32_t tflags(const gb_client *c) { return c->tracking ? c->tracking->flags : 0; }
 
@@ -143,28 +136,31 @@ static void send_message(gb_client *c, const gb_slice *keys, int64_t n)
     gb_client *to = c;
     bool redirected = false;
     if (t && t->redirect) {
-        to = client_by_id(c->eng, t->redirect);
+        to = gb_client_by_id(c->eng, t->redirect);
         if (!to) {
             t->flags |= GB_TRACK_BROKEN_REDIR;
             if (c->resp > 2) {
+                const gb_reply_ops *was = gb_client_push_begin(c);
                 gb_reply_push(c, 2);
                 gb_reply_bulk(c, "tracking-redir-broken", 21);
                 gb_reply_int(c, (int64_t)t->redirect);
+                gb_client_push_end(c, was);
                 notify(c);
             }
             return;
         }
         redirected = true;
     }
+    if (to->resp <= 2 && !(redirected && client_subscribed(to)))
+        return;
+    const gb_reply_ops *was = gb_client_push_begin(to);
     if (to->resp > 2) {
         gb_reply_push(to, 2);
         gb_reply_bulk(to, "invalidate", 10);
-    } else if (redirected && client_subscribed(to)) {
+    } else {
         gb_reply_push(to, 3);
         gb_reply_bulk(to, "message", 7);
         gb_reply_bulk(to, "__redis__:invalidate", 20);
-    } else {
-        return;
     }
     if (n < 0) {
         gb_reply_nil(to);
@@ -173,6 +169,7 @@ static void send_message(gb_client *c, const gb_slice *keys, int64_t n)
         for (int64_t i = 0; i < n; i++)
             gb_reply_slice(to, keys[i]);
     }
+    gb_client_push_end(to, was);
     notify(to);
 }
 
@@ -264,7 +261,7 @@ static void invalidate_readers(gb_engine *eng, gb_tracking *t, gb_slice key)
         return;
     t->nitems -= k->n;
     for (uint32_t i = 0; i < k->n; i++) {
-        gb_client *target = client_by_id(eng, k->ids[i]);
+        gb_client *target = gb_client_by_id(eng, k->ids[i]);
         uint32_t f = target ? tflags(target) : 0;
         if (!target || !(target->flags & GB_CLIENT_TRACKING) || (f & GB_TRACK_BCAST))
             continue;
@@ -603,7 +600,7 @@ void gb_tracking_cmd_tracking(gb_client *c, int argc, gb_slice *argv)
                 gb_reply_error(c, GB_ERR_NOT_INT);
                 goto out;
             }
-            if (redir <= 0 || !client_by_id(c->eng, (uint64_t)redir)) {
+            if (redir <= 0 || !gb_client_by_id(c->eng, (uint64_t)redir)) {
                 gb_reply_error(c, "ERR The client ID you want redirect to does not exist");
                 goto out;
             }

@@ -667,7 +667,7 @@ void gb_pause_for(gb_engine *eng, unsigned purpose, bool on)
         gb_pause_start(eng, type, end); /* the client's pause goes on alone */
 }
 
-bool gb_pause_postpones(gb_client *c, const gb_command *cmd)
+bool gb_pause_postpones(gb_client *c, const gb_command *cmd, uint32_t flags)
 {
     /* A replica's ACKs go on during a pause (Redis never postpones a
      * replica's commands). */
@@ -677,7 +677,7 @@ bool gb_pause_postpones(gb_client *c, const gb_command *cmd)
         return true;
     /* Redis's is_may_replicate_command: a write, PUBLISH-like commands,
      * and an EXEC whose queue holds one of those. */
-    uint32_t f = cmd->flags;
+    uint32_t f = flags;
     if (cmd->def->proc == gb_multi_exec_proc)
         f |= c->mcmd_flags;
     return (f & (GB_CMD_WRITE | GB_CMD_MAY_REPLICATE)) != 0;

@@ -147,8 +147,9 @@ enum { GB_PAUSE_FOR_FAILOVER = 1u << 0, GB_PAUSE_FOR_SHUTDOWN = 1u << 1 };
 void gb_pause_for(struct gb_engine *eng, unsigned purpose, bool on);
 /* The pause in force (GB_PAUSE_*), lifting one whose deadline passed. */
 int gb_pause_check(struct gb_engine *eng);
-/* Whether cmd from c waits for the pause to end. */
-bool gb_pause_postpones(gb_client *c, const struct gb_command *cmd);
+/* Whether cmd from c, admitted with flags (its script's for a script
+ * runner), waits for the pause to end. */
+bool gb_pause_postpones(gb_client *c, const struct gb_command *cmd, uint32_t flags);
 /* Blocks c until the pause ends; its command (argv) runs then. */
 void gb_pause_postpone(gb_client *c, int argc, const gb_slice *argv);
 bool gb_pause_is_postponed(const gb_client *c);

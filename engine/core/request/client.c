@@ -13,6 +13,7 @@
 #include "engine/base/mem.h"
 #include "engine/core/introspect/monitor.h"
 #include "engine/core/request/multi.h"
+#include "engine/core/pubsub/pubsub.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/core/pubsub/pubsub.h"
 #include "engine/core/replication/repl.h"
@@ -97,6 +98,22 @@ void gb_client_set_resp(gb_client *c, int ver)
     gb_client_update_reply(c);
 }
 
+gb_client *gb_client_by_id(gb_engine *eng, uint64_t id)
+{
+    for (gb_client *x = eng->clients; x; x = x->next)
+        if (x->id == id)
+            return gb_client_gone(x) ? NULL : x;
+    return NULL;
+}
+
+void gb_client_kill(gb_client *victim)
+{
+    victim->flags |= GB_CLIENT_CLOSE_ASAP;
+    gb_pubsub_client_free(victim);
+    if (victim->hooks && victim->hooks->close)
+        victim->hooks->close(victim);
+}
+
 void gb_client_asking_done(gb_client *c)
 {
     /* Kept inside MULTI (for the EXEC) and after ASKING itself; an
@@ -145,10 +162,10 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
         flags[nf++] = 'S';
     if (c->flags & GB_CLIENT_MASTER)
         flags[nf++] = 'M';
-    if (c->flags & GB_CLIENT_MULTI)
-        flags[nf++] = 'x';
     if (c->pubsub)
         flags[nf++] = 'P';
+    if (c->flags & GB_CLIENT_MULTI)
+        flags[nf++] = 'x';
     if (c->flags & GB_CLIENT_BLOCKED)
         flags[nf++] = 'b';
     if (c->flags & GB_CLIENT_TRACKING)
@@ -165,6 +182,8 @@ size_t gb_client_info(const gb_client *c, char *buf, size_t cap)
         flags[nf++] = 'A';
     if (c->flags & GB_CLIENT_UNIX)
         flags[nf++] = 'U';
+    if (c->flags & GB_CLIENT_READONLY)
+        flags[nf++] = 'r';
     if (c->flags & GB_CLIENT_NO_EVICT)
         flags[nf++] = 'e';
     if (nf == 0)

@@ -176,6 +176,30 @@ void gb_client_set_resp(gb_client *c, int ver);
 
 /* After a change to GB_CLIENT_REPLY_*: replies go to the wire or nowhere. */
 void gb_client_update_reply(gb_client *c);
+/* A push (a pub/sub message or confirmation, a tracking invalidation)
+ * reaches the client whatever CLIENT REPLY says, as Redis's
+ * CLIENT_PUSHING: its writer is the wire's for the push's span (a
+ * replica's stays nowhere). Returns the writer to give back to
+ * gb_client_push_end. */
+static inline const gb_reply_ops *gb_client_push_begin(gb_client *c)
+{
+    const gb_reply_ops *was = c->rops;
+    if (GB_UNLIKELY(c->flags & (GB_CLIENT_REPLY_OFF | GB_CLIENT_REPLY_SKIP)) && !(c->flags & GB_CLIENT_REPLICA))
+        c->rops = c->wire_rops;
+    return was;
+}
+static inline void gb_client_push_end(gb_client *c, const gb_reply_ops *was) { c->rops = was; }
+
+/* Closes another client (CLIENT KILL, a user logged out or denied its
+ * channels) at once for everyone else, as Redis's freeClient: its
+ * subscriptions go now (PUBLISH and NUMSUB no longer count it) and the
+ * client lists skip it (gb_client_gone); its connection closes at the end
+ * of the loop's pass. */
+void gb_client_kill(gb_client *victim);
+static inline bool gb_client_gone(const gb_client *c) { return (c->flags & GB_CLIENT_CLOSE_ASAP) != 0; }
+/* The client with that id, NULL when none or gone. */
+gb_client *gb_client_by_id(struct gb_engine *eng, uint64_t id);
+
 /* The ASKING part of gb_client_command_done (out of line: rare). */
 void gb_client_asking_done(gb_client *c);
 /* Redis's resetClient, once a command a client sent is done (a blocked

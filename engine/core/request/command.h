@@ -27,7 +27,10 @@ enum {
     GB_CMD_DENYOOM = 1u << 2,  /* may grow memory: refused over maxmemory */
     GB_CMD_ADMIN = 1u << 3,
     GB_CMD_NOAUTH = 1u << 4,   /* allowed before AUTH (AUTH, HELLO, QUIT) */
-    GB_CMD_NOMULTI = 1u << 5,  /* executes immediately even inside MULTI */
+    /* executes at once even inside MULTI (MULTI, EXEC, DISCARD, WATCH, QUIT,
+     * RESET: processCommand's exceptions); not Redis's no-multi flag
+     * (GB_CMDF_NO_MULTI: refused inside MULTI) */
+    GB_CMD_NOT_QUEUED = 1u << 5,
     GB_CMD_FAST = 1u << 6,
     GB_CMD_BLOCKING = 1u << 7,
     GB_CMD_MOVABLEKEYS = 1u << 8,
@@ -49,7 +52,7 @@ enum {
  * exceptions, getCommandFlags' script runners), and MAY_REPLICATE, which
  * Redis's description has but COMMAND INFO, the table's source, does not
  * show (PFCOUNT). */
-#define GB_CMD_ENGINE_OWN (GB_CMD_NOMULTI | GB_CMD_RUNS_SCRIPT | GB_CMD_PROTECTED | GB_CMD_MAY_REPLICATE)
+#define GB_CMD_ENGINE_OWN (GB_CMD_NOT_QUEUED | GB_CMD_RUNS_SCRIPT | GB_CMD_PROTECTED | GB_CMD_MAY_REPLICATE)
 
 typedef void gb_cmd_proc(gb_client *c, int argc, gb_slice *argv);
 

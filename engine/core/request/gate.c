@@ -259,15 +259,18 @@ static void reject_unknown(gb_client *c, int argc, gb_slice *argv)
 /* Redis 7.0's memory rule (processCommand): with maxmemory set, every
  * command first evicts what the policy allows (engine/core/memory/evict.h); still
  * over the limit, refuse a command that may grow memory; inside MULTI
- * refuse everything but EXEC, DISCARD and QUIT, because queueing itself
- * consumes memory; refuse an EXEC whose transaction holds a command that
- * may grow memory. */
+ * refuse everything but EXEC, DISCARD, QUIT and RESET (a nested MULTI or
+ * a WATCH too), because queueing itself consumes memory; refuse an EXEC
+ * whose transaction holds a command that may grow memory. */
 static bool refused_for_memory(const gb_client *c, const gb_command *cmd, uint32_t flags)
 {
     if (gb_evict_perform(c->eng) != GB_EVICT_FAIL)
         return false;
-    return (flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)) ||
-           ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI));
+    if ((flags & GB_CMD_DENYOOM) || (is_exec(cmd) && (c->mcmd_flags & GB_CMD_DENYOOM)))
+        return true;
+    const char *name = cmd->def->name;
+    return (c->flags & GB_CLIENT_MULTI) && !is_exec(cmd) && strcmp(name, "discard") != 0 &&
+           strcmp(name, "quit") != 0 && strcmp(name, "reset") != 0;
 }
 
 /* Redis 7.0's disk-error rule: while persistence refuses writes (MISCONF),
@@ -554,6 +557,10 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
     if (GB_UNLIKELY(!(c->flags & GB_CLIENT_AUTHED)) && !(cmd->flags & GB_CMD_NOAUTH) &&
         gb_acl_auth_required(c->eng))
         return refuse(a, GB_ERR_NOAUTH);
+    /* Redis's no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC) are refused
+     * in a transaction, and the refusal dooms it. */
+    if (GB_UNLIKELY(c->flags & GB_CLIENT_MULTI) && (cmd->meta->flags & GB_CMDF_NO_MULTI))
+        return refuse(a, "ERR Command not allowed inside a transaction");
     if (GB_UNLIKELY(!admission_permitted(a)))
         return ADMIT_DENY;
     /* A log being replayed already happened: it is obeyed (Redis's
@@ -601,14 +608,14 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
         return refuse(a, gb_script_busy_error(&c->eng->script));
     /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */
     if (GB_UNLIKELY(c->flags & GB_CLIENT_MONITOR) &&
-        (cmd->flags & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE)))
+        (admission_flags(a) & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE)))
         return refuse(a, "ERR Replica can't interact with the keyspace");
     /* CLIENT PAUSE: last, as in Redis's processCommand, so that what would
      * be refused is refused now and only what would run (or be queued)
      * waits. */
-    if (GB_UNLIKELY(c->eng->pause_type != GB_PAUSE_NONE) && gb_pause_postpones(c, cmd))
+    if (GB_UNLIKELY(c->eng->pause_type != GB_PAUSE_NONE) && gb_pause_postpones(c, cmd, admission_flags(a)))
         return ADMIT_POSTPONE;
-    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOMULTI))
+    if ((c->flags & GB_CLIENT_MULTI) && !(cmd->flags & GB_CMD_NOT_QUEUED))
         return ADMIT_QUEUE;
     return ADMIT_RUN;
 }
@@ -667,7 +674,7 @@ static bool admit(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
         gb_pause_postpone(c, argc, argv);
         return false;
     case ADMIT_QUEUE:
-        gb_multi_queue(c, cmd, argc, argv);
+        gb_multi_queue(c, cmd, admission_flags(&a), argc, argv);
         return false;
     case ADMIT_REDIRECT:
         reject_for_cluster(c, cmd, a.why);

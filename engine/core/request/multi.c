@@ -193,15 +193,19 @@ static bool watched_key_expired(gb_client *c)
 
 /* ---- the queue ------------------------------------------------------------------ */
 
-void gb_multi_queue(gb_client *c, gb_command *cmd, int argc, gb_slice *argv)
+void gb_multi_queue(gb_client *c, gb_command *cmd, uint32_t flags, int argc, gb_slice *argv)
 {
+    if (c->flags & (GB_CLIENT_DIRTY_EXEC | GB_CLIENT_DIRTY_CAS)) { /* EXEC will run none of it */
+        gb_reply_status(c, "QUEUED");
+        return;
+    }
     if (c->mcount == c->mcap) {
         c->mcap = c->mcap ? c->mcap * 2 : 8;
         c->mqueue = gb_realloc(c->mqueue, (size_t)c->mcap * sizeof *c->mqueue);
     }
     c->mqueue[c->mcount] = gb_argv_copy_make(cmd, argc, argv);
     c->mbytes += gb_argv_copy_bytes(&c->mqueue[c->mcount++]);
-    c->mcmd_flags |= cmd->flags;
+    c->mcmd_flags |= flags;
     gb_reply_status(c, "QUEUED");
 }
 

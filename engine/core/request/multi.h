@@ -22,7 +22,10 @@ void gb_multi_touch_swap(gb_db *emptied, gb_db *replaced_with);
 struct gb_command;
 /* WATCH of one key in the client's database (no-op if already watched). */
 void gb_multi_watch_key(gb_client *c, gb_slice key);
-void gb_multi_queue(gb_client *c, struct gb_command *cmd, int argc, gb_slice *argv);
+/* Queues cmd, admitted with flags (its script's for a script runner),
+ * and answers QUEUED; a doomed transaction keeps nothing (Redis's
+ * queueMultiCommand). */
+void gb_multi_queue(gb_client *c, struct gb_command *cmd, uint32_t flags, int argc, gb_slice *argv);
 void gb_multi_discard(gb_client *c);
 void gb_multi_unwatch_all(gb_client *c);
 /* EXEC's handler (the engine recognises EXEC by it when rejecting). */

@@ -249,7 +249,7 @@ void gb_reply_flush_deferred_pushes(gb_client *c, bool send)
     }
 }
 
-void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
+static void write_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
 {
     if (c->rops->message) {
         if (GB_UNLIKELY(!typed_push_allowed(c)))
@@ -266,7 +266,14 @@ void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_s
     gb_reply_slice(c, payload);
 }
 
-void gb_reply_subscription(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
+void gb_reply_message(gb_client *c, unsigned kind, const gb_slice *pattern, gb_slice channel, gb_slice payload)
+{
+    const gb_reply_ops *was = gb_client_push_begin(c);
+    write_message(c, kind, pattern, channel, payload);
+    gb_client_push_end(c, was);
+}
+
+static void write_subscription(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
 {
     if (c->rops->subscription && typed_push_allowed(c)) {
         c->rops->subscription(c->rctx, kind, name, count);
@@ -279,6 +286,13 @@ void gb_reply_subscription(gb_client *c, unsigned kind, const gb_slice *name, in
     else
         gb_reply_nil(c);
     gb_reply_int(c, count);
+}
+
+void gb_reply_subscription(gb_client *c, unsigned kind, const gb_slice *name, int64_t count)
+{
+    const gb_reply_ops *was = gb_client_push_begin(c);
+    write_subscription(c, kind, name, count);
+    gb_client_push_end(c, was);
 }
 
 void gb_reply_set_deferred_set(gb_client *c, size_t handle, int64_t n)

@@ -145,7 +145,7 @@ static void test_log_replays_across_rewrites(void **state)
         for (int i = 0; i < 3000; i++) {
             random_write(a, i);
             if (i % 700 == 350) {
-                assert_int_equal(gb_persist_bgrewriteaof(gb_persist_of(a), err, sizeof err), GB_BGREWRITE_STARTED);
+                assert_int_equal(gb_persist_bgrewriteaof(gb_persist_of(a), false, err, sizeof err), GB_BGREWRITE_STARTED);
                 /* writes while the rewrite's snapshot is being taken */
                 for (int j = 0; j < 50; j++) {
                     random_write(a, i);

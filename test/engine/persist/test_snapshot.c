@@ -312,7 +312,7 @@ static void test_bgsave_is_the_moment_it_began(void **state)
         char *want = dump_dataset(eng);
         char err[640];
         gb_persist *p = gb_persist_of(eng);
-        assert_int_equal(gb_persist_bgsave(p, false, err, sizeof err), GB_BGSAVE_STARTED);
+        assert_int_equal(gb_persist_bgsave(p, false, false, err, sizeof err), GB_BGSAVE_STARTED);
         int steps = 0;
         while (gb_persist_bg_in_progress(p)) {
             random_write(eng);
@@ -423,7 +423,7 @@ static void test_abandoned_bgsave_leaves_marks_even(void **state)
     fill_many(eng, 3000);
     char err[640];
     gb_persist *p = gb_persist_of(eng);
-    assert_int_equal(gb_persist_bgsave(p, false, err, sizeof err), GB_BGSAVE_STARTED);
+    assert_int_equal(gb_persist_bgsave(p, false, false, err, sizeof err), GB_BGSAVE_STARTED);
     gb_engine_background_step(eng, gb_clock_mono_ns() + 10000);
     cmd(eng, "SET new-key 1");
     char *before = dump_dataset(eng);

@@ -1,0 +1,211 @@
+"""Connection-level rules of Redis 7.0's processCommand and client code,
+each scenario run on goblin-core and redis-server and compared (a read-only
+audit of the client, MULTI and pub/sub paths found each of these
+differing):
+
+  * no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC) refused inside MULTI,
+    which dooms the transaction (goblin-core queued them: EXEC ran the
+    SHUTDOWN);
+  * CLIENT PAUSE WRITE holds EVAL, EVALSHA and FCALL unless their script
+    declares no writes, and a MONITOR client may not run them;
+  * `timeout` closes no subscriber and no MONITOR;
+  * CLIENT REPLY OFF / SKIP silence replies, not pushes (messages,
+    subscription confirmations, tracking invalidations);
+  * a client killed by CLIENT KILL is gone at once: not counted by PUBLISH
+    or NUMSUB, not killed twice, not listed;
+  * HELLO's role on a replica; SSUBSCRIBE refused inside EXEC; a nested
+    MULTI or a WATCH refused for memory inside MULTI; CLIENT INFO's flag
+    letters (P before x, r for READONLY); a doomed transaction keeps
+    nothing queued.
+"""
+
+import re
+import time
+
+import gbtest
+import resp3
+from gbtest import Raw, encode, wait_until
+
+
+def both(test):
+    return ((test.goblin, "goblin"), (test.redis, "redis"))
+
+
+def masked(b):
+    return re.sub(rb"\b(id|addr|laddr|fd|age|idle|qbuf|qbuf-free|argv-mem|multi-mem|rbs|rbp|obl|oll|omem|tot-mem|"
+                  rb"redir)=[^ \n]*", rb"\1=*", b)
+
+
+class ConnectionRules(gbtest.GoblinAndRedisCase):
+    def setUp(self):
+        for srv, _ in both(self):
+            with Raw(srv) as c:
+                c.call("FLUSHALL")
+                c.call("CONFIG", "SET", "maxmemory", "0")
+                c.call("CONFIG", "SET", "timeout", "0")
+
+    def same(self, scenario):
+        got = {name: scenario(srv) for srv, name in both(self)}
+        self.assertEqual(got["goblin"], got["redis"])
+        return got["goblin"]
+
+    def test_no_multi_commands_doom_the_transaction(self):
+        def scenario(srv):
+            out = []
+            for cmd in (["SHUTDOWN"], ["SAVE"], ["SYNC"], ["PSYNC", "?", "-1"]):
+                with Raw(srv) as c:
+                    c.send(encode("MULTI") + encode(*cmd) + encode("EXEC"))
+                    out.append([c.read()[1] for _ in range(3)])
+            with Raw(srv) as c:
+                out.append(c.call("PING"))  # still serving
+            return out
+        out = self.same(scenario)
+        self.assertEqual(out[0][1], b"-ERR Command not allowed inside a transaction\r\n")
+
+    def test_a_write_pause_holds_scripts_that_may_write(self):
+        scripts = [("EVAL", "return redis.call('set','k','v')", "0"), ("EVAL", "return 1", "0"),
+                   ("EVAL", "#!lua\nreturn redis.call('set','k','v2')", "0"), ("FCALL", "wf", "0"),
+                   ("EVALSHA", "SHA", "0")]
+        free = [("EVAL", "#!lua flags=no-writes\nreturn 2", "0"), ("EVAL_RO", "return 3", "0")]
+
+        def scenario(srv):
+            with Raw(srv) as admin:
+                admin.call("FUNCTION", "LOAD", "REPLACE",
+                           "#!lua name=wl\nredis.register_function('wf', function() return redis.call('set','f','1') end)")
+                sha = admin.call("SCRIPT", "LOAD", "return redis.call('incr','n')")
+                out = []
+                for cmd in scripts + free:
+                    cmd = tuple(sha.decode() if a == "SHA" else a for a in cmd)
+                    with Raw(srv) as c:
+                        admin.call("CLIENT", "PAUSE", "100000", "WRITE")
+                        c.send(encode(*cmd))
+                        held = c.read_raw_available(0.3)
+                        admin.call("CLIENT", "UNPAUSE")
+                        out.append((cmd[0], held, c.read_raw_available(0.5) if not held else b""))
+                with Raw(srv) as m:
+                    m.call("MONITOR")
+                    out.append(m.call_raw("EVAL", "return 1", "0"))
+                return out
+        out = self.same(scenario)
+        self.assertEqual([o[1] for o in out[:len(scripts)]], [b""] * len(scripts), "held while paused")
+        self.assertTrue(all(o[1] for o in out[len(scripts):-1]), "no-writes scripts run during the pause")
+
+    def test_timeout_spares_subscribers_and_monitors(self):
+        def scenario(srv):
+            with Raw(srv) as admin:
+                admin.call("CONFIG", "SET", "timeout", "1")
+            try:
+                sub, psub, mon, idle = Raw(srv), Raw(srv), Raw(srv), Raw(srv)
+                sub.call("SUBSCRIBE", "ch")
+                psub.call("PSUBSCRIBE", "c*")
+                mon.call("MONITOR")
+                idle.call("PING")
+                time.sleep(3.5 * gbtest.SLOW)
+                with Raw(srv) as p:
+                    out = [p.call("PUBLISH", "ch", "x")]
+                out.append(sub.read()[0])
+                out.append(psub.read()[0])
+                try:
+                    idle.send(encode("PING"))
+                    out.append(idle.read_raw_available(1.0))
+                except (BrokenPipeError, ConnectionResetError):
+                    out.append(b"")
+                for c in (sub, psub, mon, idle):
+                    c.close()
+                return out
+            finally:
+                with Raw(srv) as admin:
+                    admin.call("CONFIG", "SET", "timeout", "0")
+        out = self.same(scenario)
+        self.assertEqual(out[0], 2)
+        self.assertEqual(out[3], b"")  # the idle plain client was closed
+
+    def test_reply_off_still_gets_pushes(self):
+        def scenario(srv):
+            out = []
+            with Raw(srv) as c, Raw(srv) as pub:
+                c.send(encode("CLIENT", "REPLY", "OFF") + encode("SUBSCRIBE", "ch"))
+                time.sleep(0.1)
+                pub.call("PUBLISH", "ch", "m")
+                c.send(encode("UNSUBSCRIBE", "ch"))
+                out.append(c.read_raw_available(0.5))
+            with Raw(srv) as c:
+                c.send(encode("CLIENT", "REPLY", "SKIP") + encode("SUBSCRIBE", "ch2") + encode("PING"))
+                out.append(c.read_raw_available(0.5))
+            with resp3.Conn(srv) as c, Raw(srv) as w:
+                c.call(b"CLIENT", b"TRACKING", b"on")
+                c.call(b"GET", b"tk")
+                c.send(b"CLIENT", b"REPLY", b"OFF")
+                time.sleep(0.1)
+                w.call("SET", "tk", "1")
+                out.append(resp3.plain(c.read()))
+            return out
+        self.same(scenario)
+
+    def test_a_killed_client_is_gone_at_once(self):
+        def scenario(srv):
+            with Raw(srv) as a, Raw(srv) as b, Raw(srv) as d:
+                b.call("SUBSCRIBE", "ch")
+                bid = b"%d" % int(re.search(rb"id=(\d+)", a.call("CLIENT", "LIST")
+                                            .split(b"\n")[[i for i, l in enumerate(a.call("CLIENT", "LIST").split(b"\n"))
+                                                           if b"cmd=subscribe" in l][0]]).group(1))
+                a.send(encode("MULTI") + encode("CLIENT", "KILL", "ID", bid) + encode("PUBLISH", "ch", "m")
+                       + encode("CLIENT", "KILL", "TYPE", "pubsub") + encode("PUBSUB", "NUMSUB", "ch")
+                       + encode("EXEC"))
+                out = [a.read()[1] for _ in range(6)]
+                did = d.call("CLIENT", "ID")
+                a.send(encode("CLIENT", "KILL", "ID", did) + encode("CLIENT", "KILL", "ID", did)
+                       + encode("CLIENT", "LIST", "ID", did) + encode("CLIENT", "UNBLOCK", did))
+                out += [a.read()[1] for _ in range(4)]
+                return out
+        out = self.same(scenario)
+        self.assertEqual(out[5], b"*4\r\n:1\r\n:0\r\n:0\r\n*2\r\n$2\r\nch\r\n:0\r\n")
+
+    def test_hello_role_on_a_replica(self):
+        def scenario(srv):
+            with Raw(srv) as c:
+                c.call("REPLICAOF", "127.0.0.1", "1")
+                try:
+                    hello = c.call("HELLO", "2")
+                    return hello[hello.index(b"role") + 1]
+                finally:
+                    c.call("REPLICAOF", "NO", "ONE")
+        self.assertEqual(self.same(scenario), b"replica")
+
+    def test_transaction_edges(self):
+        def scenario(srv):
+            out = []
+            with Raw(srv) as c:
+                c.send(encode("MULTI") + encode("SSUBSCRIBE", "s") + encode("SUBSCRIBE", "a")
+                       + encode("PSUBSCRIBE", "p") + encode("EXEC") + encode("RESET"))
+                out.append([c.read()[1] for _ in range(6)])
+            with Raw(srv) as c, Raw(srv) as admin:
+                c.send(encode("MULTI") + encode("SET", "x") + encode("GET", "a") + encode("GET", "b"))
+                out.append([c.read()[1] for _ in range(4)])
+                mine = [l for l in admin.call("CLIENT", "LIST").split(b"\n") if b"cmd=get" in l][0]
+                out.append(re.search(rb"multi=\S+", mine).group(0))
+                out.append(c.call_raw("EXEC"))
+            with resp3.Conn(srv) as c, Raw(srv) as admin:
+                c.call(b"SUBSCRIBE", b"z")
+                c.call(b"MULTI")
+                mine = [l for l in admin.call("CLIENT", "LIST").split(b"\n") if b"cmd=multi" in l][0]
+                out.append(re.search(rb"flags=\S+", mine).group(0))
+                c.call(b"DISCARD")
+            with Raw(srv) as admin, Raw(srv) as c:
+                admin.call("CONFIG", "SET", "maxmemory", "1")
+                try:
+                    for second in (["MULTI"], ["WATCH", "x"]):
+                        c.send(encode("MULTI") + encode(*second) + encode("EXEC"))
+                        out.append([c.read()[1] for _ in range(3)])
+                finally:
+                    admin.call("CONFIG", "SET", "maxmemory", "0")
+            return out
+        out = self.same(scenario)
+        self.assertEqual(out[0][4][:4], b"*3\r\n")
+        self.assertEqual(out[2], b"multi=0")
+        self.assertEqual(out[4], b"flags=PxU")  # (a Unix-socket client)
+        self.assertEqual(out[5][2], b"-EXECABORT Transaction discarded because of previous errors.\r\n")
+
+
+if __name__ == "__main__":
+    gbtest.run_tests()
