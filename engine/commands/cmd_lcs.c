@@ -176,9 +176,11 @@ static void lcs_reply(gb_client *c, const lcs_opts *o, gb_slice sa, gb_slice sb)
         gb_reply_cstr(c, "matches");
         size_t handle = gb_reply_array_deferred(c);
         uint32_t ranges = walk_back(c, o, &t, a, b, out);
+        /* closed before its sibling: a script's reply converter builds
+         * nested tables and needs the deferred one done first */
+        gb_reply_set_deferred(c, handle, ranges);
         gb_reply_cstr(c, "len");
         gb_reply_int(c, total);
-        gb_reply_set_deferred(c, handle, ranges);
     } else if (o->len) {
         gb_reply_int(c, total);
     } else {

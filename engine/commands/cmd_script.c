@@ -116,11 +116,17 @@ static void function_list(gb_client *c, int argc, gb_slice *argv)
     gb_functions_list(sys_of(c), c, with_code, pattern);
 }
 
+/* Redis's addReplySubcommandSyntaxError for a FUNCTION subcommand. */
+static void reply_function_syntax(gb_client *c, gb_slice sub)
+{
+    gb_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try FUNCTION HELP.",
+                    (int)GB_MIN(sub.len, 128), sub.ptr);
+}
+
 static void function_restore(gb_client *c, int argc, gb_slice *argv)
 {
     if (argc > 4) {
-        gb_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try FUNCTION HELP.",
-                        (int)GB_MIN(argv[1].len, 128), argv[1].ptr);
+        reply_function_syntax(c, argv[1]);
         return;
     }
     char policy = 'A';
@@ -194,10 +200,14 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
     gb_scripting *sys = sys_of(c);
     gb_slice n = argv[1];
     if (gb_slice_ieq(n, "load")) {
-        bool replace = argc == 4 && gb_slice_ieq(argv[2], "replace");
-        if (argc > 4 || (argc == 4 && !replace)) {
-            gb_reply_errorf(c, "ERR Unknown option given: %.*s", (int)GB_MIN(argv[2].len, 128), argv[2].ptr);
-            return;
+        /* every argument before the code an option: REPLACE, as often as given */
+        bool replace = false;
+        for (int i = 2; i < argc - 1; i++) {
+            if (!gb_slice_ieq(argv[i], "replace")) {
+                gb_reply_errorf(c, "ERR Unknown option given: %.*s", (int)GB_MIN(argv[i].len, 128), argv[i].ptr);
+                return;
+            }
+            replace = true;
         }
         if (gb_functions_load_command(sys, c, argv[argc - 1], replace))
             libraries_changed(c, argc, argv);
@@ -209,7 +219,11 @@ static void cmd_function(gb_client *c, int argc, gb_slice *argv)
         gb_reply_ok(c);
         libraries_changed(c, argc, argv);
     } else if (gb_slice_ieq(n, "flush")) {
-        if (argc > 3 || !flush_mode_ok(argc, argv)) {
+        if (argc > 3) {
+            reply_function_syntax(c, argv[1]);
+            return;
+        }
+        if (!flush_mode_ok(argc, argv)) {
             gb_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
             return;
         }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/splitargs.h"
 #include "engine/base/util.h"
 #include "engine/ds/htable.h"
 #include "engine/script/script_run.h"
@@ -39,7 +40,7 @@ gb_eval_cache *gb_eval_cache_new(gb_engine *eng, uint64_t *rand_state)
     gb_eval_cache *ec = gb_calloc(1, sizeof *ec);
     ec->eng = eng;
     ec->rand_state = rand_state;
-    ec->vm = gb_lua_vm_new(eng, rand_state, gb_script_api_register);
+    ec->vm = gb_lua_vm_new(eng, rand_state, gb_script_eval_api_register);
     gb_htable_init(&ec->scripts, &script_type);
     return ec;
 }
@@ -74,10 +75,12 @@ static eval_script *find_sha(gb_eval_cache *ec, gb_slice sha)
 
 /* ---- the shebang ---------------------------------------------------------------------- */
 
-/* Redis's evalExtractShebangFlags: "#!lua [flags=a,b]" on the first line.
- * Sets *flags and *skip (bytes before the code Lua compiles: the line
- * without its newline, so line numbers stay the user's). Returns false
- * with Redis's error in err. */
+/* Redis 7.0's evalExtractShebangFlags: "#!lua [flags=a,b]" on the first
+ * line, split as sdssplitargs splits (any blank, a CR included, and
+ * quotes), every word after the engine a "flags=" list whose names are
+ * matched exactly, an empty one included. Sets *flags and *skip (bytes
+ * before the code Lua compiles: the line without its newline, so line
+ * numbers stay the user's). Returns false with Redis's error in err. */
 static bool parse_shebang(gb_slice body, uint32_t *flags, size_t *skip, char *err, size_t errlen)
 {
     *flags = GB_SFLAG_EVAL_COMPAT;
@@ -85,46 +88,51 @@ static bool parse_shebang(gb_slice body, uint32_t *flags, size_t *skip, char *er
     if (body.len < 2 || memcmp(body.ptr, "#!", 2) != 0)
         return true;
     const char *nl = memchr(body.ptr, '\n', body.len);
-    size_t linelen = nl ? (size_t)(nl - body.ptr) : body.len;
-    *skip = linelen;
+    if (!nl || memchr(body.ptr, '\0', (size_t)(nl - body.ptr))) { /* (Redis reads a C string) */
+        snprintf(err, errlen, "ERR Invalid script shebang");
+        return false;
+    }
+    *skip = (size_t)(nl - body.ptr);
+    gb_slice *parts;
+    int nparts = gb_split_args(body.ptr, *skip, &parts);
+    if (nparts <= 0) {
+        snprintf(err, errlen, "ERR Invalid engine in script shebang");
+        gb_split_args_free(parts);
+        return false;
+    }
+    bool ok = true;
+    if (!gb_slice_eq(parts[0], gb_slice_cstr("#!lua"))) {
+        snprintf(err, errlen, "ERR Unexpected engine in script shebang: %.*s", (int)GB_MIN(parts[0].len, 200),
+                 parts[0].ptr);
+        ok = false;
+    }
     *flags = 0;
-    size_t pos = 0;
-    for (int part = 0;; part++) {
-        while (pos < linelen && (body.ptr[pos] == ' ' || body.ptr[pos] == '\t'))
-            pos++;
-        if (pos == linelen) {
-            if (part == 0)
-                snprintf(err, errlen, "ERR Invalid engine in script shebang");
-            return part > 0;
+    for (int j = 1; ok && j < nparts; j++) {
+        gb_slice w = parts[j];
+        if (w.len < 6 || memcmp(w.ptr, "flags=", 6) != 0) {
+            snprintf(err, errlen, "ERR Unknown lua shebang option: %.*s", (int)GB_MIN(w.len, 200), w.ptr);
+            ok = false;
+            break;
         }
-        size_t start = pos;
-        while (pos < linelen && body.ptr[pos] != ' ' && body.ptr[pos] != '\t')
-            pos++;
-        const char *w = body.ptr + start;
-        size_t wlen = pos - start;
-        if (part == 0) {
-            if (wlen != 5 || memcmp(w, "#!lua", 5) != 0) {
-                snprintf(err, errlen, "ERR Unexpected engine in script shebang: %.*s", (int)GB_MIN(wlen, 200), w);
-                return false;
-            }
-            continue;
-        }
-        if (wlen < 6 || !gb_slice_ieq(gb_slice_make(w, 6), "flags=")) {
-            snprintf(err, errlen, "ERR Unknown lua shebang option: %.*s", (int)GB_MIN(wlen, 200), w);
-            return false;
-        }
-        for (size_t i = 6; i < wlen;) {
-            const char *comma = memchr(w + i, ',', wlen - i);
-            size_t flen = comma ? (size_t)(comma - (w + i)) : wlen - i;
-            uint32_t f = gb_script_flag_parse(w + i, flen);
+        /* "a,b" is two names, "a," two (the second empty), "" none */
+        for (size_t i = 6; ok && i < w.len;) {
+            const char *comma = memchr(w.ptr + i, ',', w.len - i);
+            size_t flen = comma ? (size_t)(comma - (w.ptr + i)) : w.len - i;
+            uint32_t f = gb_script_flag_parse(w.ptr + i, flen);
             if (!f) {
-                snprintf(err, errlen, "ERR Unexpected flag in script shebang: %.*s", (int)GB_MIN(flen, 200), w + i);
-                return false;
+                snprintf(err, errlen, "ERR Unexpected flag in script shebang: %.*s", (int)GB_MIN(flen, 200), w.ptr + i);
+                ok = false;
             }
             *flags |= f;
             i += flen + 1;
+            if (comma && i == w.len && ok) { /* a trailing comma: an empty last name */
+                snprintf(err, errlen, "ERR Unexpected flag in script shebang: ");
+                ok = false;
+            }
         }
     }
+    gb_split_args_free(parts);
+    return ok;
 }
 
 /* ---- compiling ----------------------------------------------------------------------------- */

@@ -540,6 +540,27 @@ static void set_number(lua_State *L, const char *name, lua_Number v)
     lua_setfield(L, -2, name);
 }
 
+static void add_api(lua_State *L, gb_lua_vm *vm, const luaL_Reg *fns, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        lua_pushlightuserdata(L, vm);
+        lua_pushcclosure(L, fns[i].func, 1);
+        lua_setfield(L, -2, fns[i].name);
+    }
+}
+
+void gb_script_eval_api_register(lua_State *L, gb_lua_vm *vm)
+{
+    /* EVAL's own (Redis 7.0's scriptingInit): functions never see them */
+    static const luaL_Reg fns[] = {
+        {"replicate_commands", api_replicate_commands},
+        {"breakpoint", api_breakpoint},
+        {"debug", api_debug},
+    };
+    gb_script_api_register(L, vm);
+    add_api(L, vm, fns, GB_ARRAY_LEN(fns));
+}
+
 void gb_script_api_register(lua_State *L, gb_lua_vm *vm)
 {
     static const luaL_Reg fns[] = {
@@ -551,16 +572,9 @@ void gb_script_api_register(lua_State *L, gb_lua_vm *vm)
         {"log", api_log},
         {"setresp", api_setresp},
         {"set_repl", api_set_repl},
-        {"replicate_commands", api_replicate_commands},
-        {"breakpoint", api_breakpoint},
-        {"debug", api_debug},
         {"acl_check_cmd", api_acl_check_cmd},
     };
-    for (size_t i = 0; i < GB_ARRAY_LEN(fns); i++) {
-        lua_pushlightuserdata(L, vm);
-        lua_pushcclosure(L, fns[i].func, 1);
-        lua_setfield(L, -2, fns[i].name);
-    }
+    add_api(L, vm, fns, GB_ARRAY_LEN(fns));
     set_number(L, "LOG_DEBUG", GB_LOG_DEBUG);
     set_number(L, "LOG_VERBOSE", GB_LOG_VERBOSE);
     set_number(L, "LOG_NOTICE", GB_LOG_NOTICE);

@@ -92,8 +92,11 @@ void gb_script_call(gb_scripting *sys, gb_script_run *run, int nargs);
 /* SCRIPT KILL (eval) / FUNCTION KILL: replies to c. */
 void gb_script_kill(gb_scripting *sys, gb_client *c, bool eval);
 
-/* Adds the redis.* API of running scripts to the table on top of L. */
+/* Adds the redis.* API of running scripts to the table on top of L:
+ * functions' (FCALL), and EVAL's, which adds replicate_commands,
+ * breakpoint and debug. */
 void gb_script_api_register(lua_State *L, gb_lua_vm *vm);
+void gb_script_eval_api_register(lua_State *L, gb_lua_vm *vm);
 
 /* Pushes a Lua array of the slices. */
 void gb_lua_push_slices(lua_State *L, const gb_slice *v, int n);

@@ -17,7 +17,7 @@ import time
 import unittest
 
 import gbtest
-from gbtest import Raw, Server, SLOW, wait_until, parse_info, Err
+from gbtest import Raw, Server, SLOW, wait_until, parse_info, Err, encode
 
 LOOP = "local i = 0 while true do i = i + 1 end"
 # A pattern that fails after 2^40 steps of backtracking, all inside one C call.
@@ -74,6 +74,39 @@ class BusyScripts(unittest.TestCase):
         self.assertEqual(g[0], b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n")
         self.assertEqual(g[-3], b"+OK\r\n")
         self.assertEqual(g[-1], b"+PONG\r\n")
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
+
+    def test_the_caller_leaving_during_its_script(self):
+        """The caller closes its connection while its script runs (alone,
+        and inside a transaction): the script runs on for everyone else as
+        before (BUSY, then SCRIPT KILL), nobody receives its reply, and the
+        transaction's rest never runs. goblin-core on io_uring once freed
+        the caller at the close: the next connection took its place, hung,
+        then got the script's error, and EXEC read its freed queue."""
+        seen = {}
+        for kind in both(self):
+            srv = self.server(kind)
+            r = []
+            for cmds in ([("EVAL", LOOP, "0")], [("MULTI",), ("EVAL", LOOP, "0"), ("SET", "after", "1"), ("EXEC",)]):
+                busy = start_busy(srv, *cmds[-1]) if len(cmds) == 1 else None
+                if busy is None:
+                    busy = Raw(srv)
+                    busy.send(b"".join(encode(*c) for c in cmds))
+                    with Raw(srv) as probe:
+                        self.assertTrue(wait_until(lambda: probe.call_raw("PING").startswith(b"-BUSY"), 10 * SLOW))
+                busy.close()
+                time.sleep(0.2)
+                with Raw(srv) as late, Raw(srv) as other:
+                    r.append(late.call_raw("PING"))
+                    r.append(other.call_raw("SCRIPT", "KILL"))
+                    r.append(late.read_raw_available(0.3))  # nothing of the script's
+                    self.assertTrue(wait_until(lambda: other.call_raw("PING") == b"+PONG\r\n", 10 * SLOW))
+                    r.append(other.call_raw("EXISTS", "after"))
+            seen[kind] = r
+        g = seen["goblin"]
+        self.assertTrue(g[0].startswith(b"-BUSY"), g)
+        self.assertEqual(g[3], b":0\r\n")
         if "redis" in seen:
             self.assertEqual(g, seen["redis"])
 
@@ -450,6 +483,55 @@ class Persistence(unittest.TestCase):
             self.assertEqual(cb.call("FCALL", "d2f", "0"), 2)
             # A payload cut inside its first string is refused the same way.
             self.assertEqual(cb.call("FUNCTION", "RESTORE", b"\xf5\xc3@\xad@\xe9\x1f#!lua"), bad)
+
+
+class RepliesAsRedis(unittest.TestCase):
+    """Reply bytes of scripts and FUNCTION beside redis-server 7.0 (a
+    read-only audit found each differing): LCS IDX through redis.call, EVAL
+    shebangs split as sdssplitargs splits them (CRLF files, quotes, FLAGS=,
+    a trailing comma, no newline), EVAL's own API (replicate_commands,
+    breakpoint, debug) absent from functions, FUNCTION LOAD's repeated
+    REPLACE and FUNCTION FLUSH's arity error."""
+
+    CASES = [
+        ("EVAL", "return redis.call('lcs','la','lb','idx')", "0"),
+        ("EVAL", "local r = redis.call('lcs','la','lb','idx') return type(r)", "0"),
+        ("EVAL", "redis.setresp(3) return redis.call('lcs','la','lb','idx','withmatchlen')", "0"),
+        ("EVAL", "#!lua\r\nreturn 1", "0"),
+        ("EVAL", "#!lua flags=no-writes\r\nreturn 1", "0"),
+        ("EVAL", "#!lua FLAGS=no-writes\nreturn 1", "0"),
+        ("EVAL", "#!lua flags=no-writes,\nreturn 1", "0"),
+        ("EVAL", "#!lua \"flags=no-writes\"\nreturn 1", "0"),
+        ("EVAL", "#!lua 'flags=no-writes\nreturn 1", "0"),
+        ("EVAL", "#!lua", "0"),
+        ("EVAL", "#!", "0"),
+        ("EVAL", "#!lua flags=\nreturn 2", "0"),
+        ("EVAL", "return {type(redis.breakpoint), type(redis.debug), type(redis.replicate_commands)}", "0"),
+        ("FUNCTION", "LOAD", "REPLACE", "REPLACE",
+         "#!lua name=t1\nredis.register_function('api', function() return {type(redis.breakpoint), "
+         "type(redis.debug), type(redis.replicate_commands), type(redis.call)} end)"),
+        ("FCALL", "api", "0"),
+        ("FUNCTION", "LOAD", "REPLACE", "BOGUS", "#!lua name=t2\nredis.register_function('x', function() end)"),
+        ("FUNCTION", "FLUSH", "SYNC", "x"),
+        ("FUNCTION", "FLUSH", "x"),
+    ]
+
+    def test_replies(self):
+        seen = {}
+        for kind in both(self):
+            srv = Server(kind)
+            self.addCleanup(srv.cleanup)
+            with Raw(srv) as c:
+                c.call("SET", "la", "ohmytext")
+                c.call("SET", "lb", "mynewtext")
+                seen[kind] = [c.call_raw(*cmd) for cmd in self.CASES]
+        g = seen["goblin"]
+        self.assertEqual(g[0], b"*4\r\n$7\r\nmatches\r\n*2\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n"
+                               b"*2\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n$3\r\nlen\r\n:6\r\n")
+        self.assertEqual(g[3], b":1\r\n")  # a CRLF file
+        if "redis" in seen:
+            for cmd, got, want in zip(self.CASES, g, seen["redis"]):
+                self.assertEqual(got, want, cmd)
 
 
 class Sandbox(unittest.TestCase):

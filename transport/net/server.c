@@ -930,6 +930,16 @@ static void uring_received(conn *c, const gb_uring_event *ev)
         if (!ev->data || !uring_take_input(c, ev->data, (size_t)ev->res))
             return;
     } else if (ev->res != -ENOBUFS) { /* 0: the peer closed; else an error */
+        /* The client whose script is running (the busy pump reaps its
+         * events meanwhile) outlives the script, as Redis protects it: it
+         * closes when it is resumed after (drain_resumes). Freed now, the
+         * script would write its reply, and EXEC read its queue, through
+         * a client that is gone. */
+        if (c->client && c->client == c->srv->eng->script.caller) {
+            c->client->flags |= GB_CLIENT_CLOSE_ASAP;
+            queue_resume(c);
+            return;
+        }
         conn_close(c);
         return;
     }
