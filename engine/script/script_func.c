@@ -612,6 +612,10 @@ void gb_functions_stats(gb_scripting *sys, gb_client *c)
 {
     gb_functions *fns = sys->fns;
     gb_script_run *run = sys->run;
+    if (run && run->eval) { /* an EVAL holds the server: Redis answers as its busy error */
+        gb_reply_error(c, GB_ERR_BUSY_EVAL);
+        return;
+    }
     gb_reply_map(c, 2);
     gb_reply_cstr(c, "running_script");
     if (!run || run->eval) {

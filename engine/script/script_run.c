@@ -7,6 +7,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/core/acl/acl.h"
+#include "engine/core/request/gate.h"
 #include "engine/core/request/propagate.h"
 #include "engine/script/sha1.h"
 
@@ -60,6 +61,20 @@ bool gb_script_prepare(gb_scripting *sys, gb_script_run *run, gb_lua_vm *vm, gb_
     if (!compat && (script_flags & GB_SFLAG_NO_CLUSTER) && eng->cluster) {
         gb_reply_error(caller, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
         return false;
+    }
+    /* A replica serving no stale data while its link is down (Redis's
+     * running_stale): a script without flags is refused as a command is;
+     * one with flags runs only if it allows stale data. */
+    if (!(caller->flags & GB_CLIENT_OBEY) && gb_gate_stale_refused(caller)) {
+        if (compat) {
+            gb_reply_error(caller, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+            return false;
+        }
+        if (!(script_flags & GB_SFLAG_ALLOW_STALE)) {
+            gb_reply_error(caller, "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and "
+                                   "'allow-stale' flag is not set");
+            return false;
+        }
     }
     if (!compat && !(caller->flags & GB_CLIENT_OBEY)) {
         /* no-writes implies allow-oom */

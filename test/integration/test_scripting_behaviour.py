@@ -62,7 +62,8 @@ class BusyScripts(unittest.TestCase):
                 with Raw(srv) as late:  # connected while the script runs
                     r = [other.call_raw("GET", "k"), late.call_raw("PING"), other.call_raw("SCRIPT", "LOAD", "return 1"),
                          other.call_raw("FUNCTION", "KILL"), other.call_raw("SHUTDOWN"),
-                         other.call_raw("MULTI"), other.call_raw("GET", "k"), other.call_raw("DISCARD")]
+                         other.call_raw("MULTI"), other.call_raw("GET", "k"), other.call_raw("DISCARD"),
+                         other.call_raw("FUNCTION", "STATS")]  # BUSY during an EVAL
                     r.append(late.call_raw("SCRIPT", "KILL"))
                 killed = busy.read()[1]
                 sha = other.call("SCRIPT", "LOAD", LOOP).decode()
@@ -532,6 +533,31 @@ class RepliesAsRedis(unittest.TestCase):
         if "redis" in seen:
             for cmd, got, want in zip(self.CASES, g, seen["redis"]):
                 self.assertEqual(got, want, cmd)
+
+
+    def test_a_stale_replica(self):
+        """replica-serve-stale-data no and the link down: a script without
+        flags gets MASTERDOWN, one with flags must allow stale data, and
+        inside it only stale-safe commands run (goblin-core ran them all)."""
+        cases = [("EVAL", "return 1", "0"), ("EVAL_RO", "return 1", "0"),
+                 ("EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+                 ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('get','x')", "0"),
+                 ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('ping')", "0"),
+                 ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn type(redis.call('time'))", "0")]
+        seen = {}
+        for kind in both(self):
+            srv = Server(kind)
+            self.addCleanup(srv.cleanup)
+            with Raw(srv) as c:
+                c.call("REPLICAOF", "127.0.0.1", "1")
+                c.call("CONFIG", "SET", "replica-serve-stale-data", "no")
+                seen[kind] = [c.call_raw(*cmd) for cmd in cases]
+                c.call("REPLICAOF", "NO", "ONE")
+        g = seen["goblin"]
+        self.assertTrue(g[0].startswith(b"-MASTERDOWN"), g[0])
+        self.assertTrue(g[3].startswith(b"-ERR Can not execute the command on a stale replica"), g[3])
+        if "redis" in seen:
+            self.assertEqual(g, seen["redis"])
 
 
 class Sandbox(unittest.TestCase):

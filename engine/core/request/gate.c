@@ -599,9 +599,11 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
     if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd)))
         return refuse(a, NULL); /* admit() writes the text, which names the command */
     /* A replica whose link is down, with replica-serve-stale-data no. */
-    const char *stale = refused_on_replica(c, false, (cmd->flags & GB_CMD_STALE) != 0);
-    if (stale)
-        return refuse(a, stale);
+    if (GB_UNLIKELY(c->eng->replica != NULL)) { /* (a script's declared flags say whether it is stale-safe) */
+        const char *stale = refused_on_replica(c, false, (admission_flags(a) & GB_CMD_STALE) != 0);
+        if (stale)
+            return refuse(a, stale);
+    }
     /* A script past busy-reply-threshold holds the engine: the busy pump
      * (engine/core/request/script_state.h) serves others only what may run beside it. */
     if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY))
@@ -820,6 +822,8 @@ static const char *script_refuses_missing(int argc, const gb_slice *argv)
     return "ERR Unknown Redis command called from script";
 }
 
+bool gb_gate_stale_refused(const gb_client *c) { return refused_on_replica(c, false, false) != NULL; }
+
 /* Redis's scriptCall: the same command, with the checks a script's call
  * gets instead of a client's (authentication and MULTI belong to the
  * caller, already admitted), in Redis's order and with its texts. */
@@ -875,6 +879,10 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         if (where)
             return where;
     }
+    /* A replica serving no stale data while its link is down (Redis's
+     * scriptVerifyAllowStale): only the commands marked stale-safe run. */
+    if (!(f & GB_CMD_STALE) && refused_on_replica(c, false, false))
+        return "ERR Can not execute the command on a stale replica";
     gb_gate_call(c, cmd, argc, argv);
     return NULL;
 }

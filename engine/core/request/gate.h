@@ -148,5 +148,8 @@ typedef struct gb_script_call_state {
  * the caller's user as gb_gate_script_permits words it), and nothing ran
  * or replied. The error lives until the next call with st. */
 const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st);
+/* Whether c is on a replica that serves no stale data while its link is
+ * down (replica-serve-stale-data no): what a script may then run. */
+bool gb_gate_stale_refused(const gb_client *c);
 
 #endif
