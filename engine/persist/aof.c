@@ -561,13 +561,47 @@ static int load_base(gb_aof *a, const char *name, char *err, size_t errlen)
 }
 
 /* Keeps the manifest and the files it names. */
-static bool named_or_manifest(void *ctx, const char *name)
+/* Whether s is "<digits>" then what follows (advanced past both). */
+static bool skip_number_then(const char **s, const char *then)
+{
+    const char *p = *s;
+    if (*p < '0' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    size_t n = strlen(then);
+    if (strncmp(p, then, n) != 0)
+        return false;
+    *s = p + n;
+    return true;
+}
+
+/* Whether name (after appendfilename) is one this log writes: a base or an
+ * incremental file "<n>.base.gdb" / "<n>.incr.aof", a snapshot's
+ * temporary "<n>.base.gdb.tmp-<pid>", or the manifest's "manifest.tmp-<pid>".
+ * Nothing else in the directory is the log's to delete (an operator's
+ * "appendonly.aof.manifest.bak" stays). */
+static bool own_form(const char *rest)
+{
+    if (*rest++ != '.')
+        return false;
+    const char *p = rest;
+    if (strncmp(p, "manifest.tmp-", 13) == 0) {
+        p += 13;
+        return skip_number_then(&p, "") && *p == '\0';
+    }
+    if (!skip_number_then(&p, ".base.gdb") && !skip_number_then(&p, ".incr.aof"))
+        return false;
+    if (*p == '\0')
+        return true;
+    return strncmp(p, ".tmp-", 5) == 0 && (p += 5, skip_number_then(&p, "")) && *p == '\0';
+}
+
+static bool named_or_foreign(void *ctx, const char *name)
 {
     const gb_aof *a = ctx;
-    char mname[300];
-    snprintf(mname, sizeof mname, "%s.manifest", a->eng->cfg.appendfilename);
-    if (strcmp(name, mname) == 0)
-        return true;
+    if (!own_form(name + strlen(a->eng->cfg.appendfilename)))
+        return true; /* not one of this log's forms: kept */
     for (size_t i = 0; i < a->man.n; i++)
         if (strcmp(a->man.files[i].name, name) == 0)
             return true;
@@ -587,7 +621,7 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen)
         return rc;
     /* Files of this log the manifest does not name are leftovers of a
      * rewrite or a manifest switch a crash interrupted. */
-    int removed = gb_remove_prefixed(a->dir, eng->cfg.appendfilename, named_or_manifest, a);
+    int removed = gb_remove_prefixed(a->dir, eng->cfg.appendfilename, named_or_foreign, a);
     if (removed)
         gb_log(GB_LOG_NOTICE, "Removed %d append-only file(s) no manifest names (an interrupted rewrite)", removed);
     uint64_t t0 = gb_clock_mono_ns();

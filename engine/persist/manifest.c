@@ -112,6 +112,20 @@ int gb_manifest_read(gb_manifest *m, const char *path, char *err, size_t errlen)
             rc = bad(err, errlen, path, lineno, "too many files");
             break;
         }
+        /* each incremental file once, in the order written (Redis refuses
+         * the same): replayed twice or out of order, its commands would
+         * be applied twice or in the wrong order */
+        if (type[0] == 'i' && m->n && m->files[m->n - 1].type == 'i' && seq <= m->files[m->n - 1].seq) {
+            rc = bad(err, errlen, path, lineno, "Found a non-monotonic sequence number");
+            break;
+        }
+        bool named = false;
+        for (size_t i = 0; i < m->n && !named; i++)
+            named = strcmp(m->files[i].name, name) == 0;
+        if (named) {
+            rc = bad(err, errlen, path, lineno, "the file is named twice");
+            break;
+        }
         gb_manifest_add(m, name, seq, type[0]);
     }
     if (rc == 0 && ferror(f))

@@ -291,6 +291,40 @@ class Snapshots(Scratch):
 
 
 class AppendOnly(Scratch):
+    def test_start_up_removes_only_its_own_leftovers(self):
+        """Start-up deletes the log's files the manifest does not name (an
+        interrupted rewrite's), and nothing else: an operator's copy of the
+        manifest or of a log file stays (goblin-core once deleted every file
+        whose name began with appendfilename); a manifest naming a file
+        twice is refused, as Redis refuses it."""
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+            c.call("INCR", "n")
+            c.call("INCR", "n")
+        logdir = os.path.join(self.dir, "appendonlydir")
+        manifest = os.path.join(logdir, "appendonly.aof.manifest")
+        incr = [f for f in os.listdir(logdir) if f.endswith(".incr.aof")][0]
+        shutil.copy(manifest, manifest + ".bak")
+        shutil.copy(os.path.join(logdir, incr), os.path.join(logdir, incr + ".orig"))
+        open(os.path.join(logdir, "appendonly.aof.99.incr.aof"), "w").close()
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("GET", "n"), b"2")
+        left = sorted(os.listdir(logdir))
+        self.assertNotIn("appendonly.aof.99.incr.aof", left)
+        self.assertIn("appendonly.aof.manifest.bak", left)
+        self.assertIn(incr + ".orig", left)
+        with open(manifest) as f:
+            text = f.read()
+        line = [l for l in text.splitlines() if " type i" in l][-1]
+        with open(manifest, "a") as f:
+            f.write(line + "\n")
+        srv = Server("goblin", args=["--save", "", "--appendonly", "yes"], dir=self.dir, wait=False)
+        rc = srv.proc.wait(10 * SLOW)
+        log = srv.log()
+        srv.cleanup()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("Found a non-monotonic sequence number", log)
+
     def test_shutdown_during_the_first_base_keeps_the_log(self):
         """appendonly on at start-up over a snapshot: the log's first base is
         still being written when SHUTDOWN comes, and what was written

@@ -890,7 +890,7 @@ static int set_save(gb_settings *s, const char *value, char *err, size_t errlen)
         memcpy(word, p, k);
         word[k] = '\0';
         p += k;
-        if (!parse_int(word, &v[n]) || v[n] < 0)
+        if (!parse_int(word, &v[n]) || v[n] < (n % 2 == 0 ? 1 : 0)) /* seconds >= 1, changes >= 0 */
             return fail(err, errlen, GB_EINVAL, "Invalid save parameters");
         n++;
     }
@@ -1395,6 +1395,17 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
             value = joined;
         }
         i = end - 1;
+        /* Redis reads its command line as more of its config file: "save"
+         * after "save" (the file's or an earlier --save) adds up */
+        char *saves = NULL;
+        if (o->type == T_SAVE && s->given[opt_index(o)] && value[0]) {
+            char now[4096];
+            format_opt(s, o, now, sizeof now);
+            size_t len = strlen(now) + strlen(value) + 2;
+            saves = gb_malloc(len);
+            snprintf(saves, len, "%s%s%s", now, now[0] ? " " : "", value);
+            value = saves;
+        }
         char why[256];
         /* Redis reads its command line as config-file text: a list's words
          * are split on any run of blanks. */
@@ -1404,9 +1415,11 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         if (rc != 0) {
             rc = fail(err, errlen, GB_EINVAL, "bad value '%s' for '%s': %s", value, a, why);
             gb_free(joined);
+            gb_free(saves);
             return rc;
         }
         gb_free(joined);
+        gb_free(saves);
         s->given[opt_index(o)] = 1;
     }
     return 0;

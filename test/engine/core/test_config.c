@@ -67,15 +67,21 @@ static void test_config_file(void **state)
                        "\n"
                        "   requirepass \"se cret\"\n"
                        "bind 127.0.0.1 ::1\n"
-                       "hash-max-ziplist-entries 64\n";
+                       "hash-max-ziplist-entries 64\n"
+                       "save 900 1\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     gb_settings s;
     gb_settings_defaults(&s);
     char err[256];
-    char *argv[] = {path, "--port", "8888"};
-    assert_int_equal(gb_config_parse_args(&s, 3, argv, err, sizeof err), 0);
+    char *argv[] = {path, "--port", "8888", "--save", "300", "10", "--save", "60 10000"};
+    assert_int_equal(gb_config_parse_args(&s, 8, argv, err, sizeof err), 0);
     assert_int_equal(s.port, 8888); /* the flag wins over the file */
+    /* save points add up, the file's and the command line's, as in Redis */
+    assert_int_equal(s.save_n, 3);
+    assert_int_equal(s.save_seconds[0], 900);
+    assert_int_equal(s.save_seconds[2], 60);
+    assert_int_equal(s.save_changes[2], 10000);
     assert_string_equal(s.requirepass, "se cret");
     assert_string_equal(s.bind, "127.0.0.1 ::1");
     assert_int_equal(s.hash_max_listpack_entries, 64); /* Redis's old name is accepted */
@@ -98,6 +104,17 @@ static void test_config_set_get(void **state)
     (void)state;
     harness *h = harness_new(NULL);
     assert_string_equal(run(h, "CONFIG SET maxmemory 10mb hz 20"), "+OK");
+    /* a save point's seconds are at least 1 (Redis's check) */
+    const char *saves[] = {"0 1", "1 0"};
+    for (int i = 0; i < 2; i++) {
+        gb_slice argv[] = {gb_slice_cstr("CONFIG"), gb_slice_cstr("SET"), gb_slice_cstr("save"), gb_slice_cstr(saves[i])};
+        h->out.len = 0;
+        h->out.buf[0] = '\0';
+        gb_gate_execute(h->c, 4, argv);
+        assert_string_equal(h->out.buf, i == 0 ? "-ERR CONFIG SET failed (possibly related to argument 'save') - "
+                                                 "Invalid save parameters"
+                                               : "+OK");
+    }
     assert_int_equal(h->eng->cfg.maxmemory, 10 * 1024 * 1024);
     assert_string_equal(run(h, "CONFIG GET maxmemory"), "*2 $maxmemory $10485760");
     assert_string_equal(run(h, "CONFIG SET databases 4"),

@@ -283,6 +283,9 @@ static void test_manifest_checks(void **state)
         {"file ../etc/passwd seq 1 type i\n", "plain name"},
         {"file a seq 0 type i\n", "positive"},
         {"file a seq 1 type i\nfile b seq 2 type b\n", "base file must come first"},
+        {"file b seq 1 type b\nfile i seq 2 type i\nfile i seq 2 type i\n", "non-monotonic"},
+        {"file b seq 1 type b\nfile i3 seq 3 type i\nfile i2 seq 2 type i\n", "non-monotonic"},
+        {"file b seq 1 type b\nfile i seq 2 type i\nfile i seq 3 type i\n", "named twice"},
         {"garbage\n", "expected 'file"},
         {"", "names no file"},
     };
