@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@ typedef struct syncer {
     bool busy;
     int64_t busy_since_ms;
     bool stop;
+    /* the errno of the last everysec sync, 0 when it worked (Redis's
+     * aof_bio_fsync_status): written by the thread, read by the engine */
+    _Atomic int sync_errno;
 } syncer;
 
 struct gb_aof {
@@ -70,6 +74,8 @@ struct gb_aof {
     bool write_failed;
     int write_errno;
     char refusal[256];
+    bool sync_failed;       /* the background sync's last try failed (check_background_sync) */
+    char sync_refusal[256];
     uint64_t delayed_fsync;
     syncer sy;
 
@@ -116,6 +122,15 @@ static uint64_t size_of(const gb_aof *a, const char *name)
 
 /* ---- the syncing thread ------------------------------------------------------------------ */
 
+/* An everysec sync, its outcome kept for the engine (check_background_sync).
+ * EBADF and EINVAL (a file closed meanwhile, or one that cannot sync) are
+ * not failures, as Redis ignores them. */
+static void sync_and_record(syncer *s, int fd)
+{
+    int rc = gb_file_sync_fd(fd);
+    atomic_store(&s->sync_errno, rc != 0 && errno != EBADF && errno != EINVAL ? errno : 0);
+}
+
 static void *syncer_main(void *arg)
 {
     gb_aof *a = arg;
@@ -128,7 +143,7 @@ static void *syncer_main(void *arg)
             int fd = s->sync_fd;
             s->sync_fd = -1;
             pthread_mutex_unlock(&s->mu);
-            gb_file_sync_fd(fd);
+            sync_and_record(s, fd);
             pthread_mutex_lock(&s->mu);
         } else if (s->nclose) {
             int fd = s->close_fds[--s->nclose];
@@ -174,7 +189,7 @@ static bool syncer_request(gb_aof *a, int fd)
 {
     syncer *s = &a->sy;
     if (!s->started) {
-        gb_file_sync_fd(fd);
+        sync_and_record(s, fd);
         return true;
     }
     pthread_mutex_lock(&s->mu);
@@ -344,10 +359,27 @@ bool gb_aof_unsynced(const gb_aof *a)
     return a->state != AOF_OFF && a->unsynced && a->eng->cfg.appendfsync == GB_FSYNC_ALWAYS;
 }
 
+/* An everysec sync that failed refuses writes (MISCONF) until one works,
+ * as Redis does; the change is logged once each way. */
+static void check_background_sync(gb_aof *a)
+{
+    int e = atomic_load(&a->sy.sync_errno);
+    if (e && !a->sync_failed) {
+        gb_log(GB_LOG_WARNING, "Fail to fsync the AOF file: %s", strerror(e));
+        snprintf(a->sync_refusal, sizeof a->sync_refusal, "MISCONF Errors writing to the AOF file: %s", strerror(e));
+    } else if (!e && a->sync_failed) {
+        gb_log(GB_LOG_NOTICE, "AOF fsync is now working again");
+    }
+    a->sync_failed = e != 0;
+    if (a->sync_failed)
+        a->unsynced = true; /* tried again each second: a sync that works lifts the refusal */
+}
+
 void gb_aof_cron(gb_aof *a)
 {
     if (a->state == AOF_OFF)
         return;
+    check_background_sync(a);
     gb_aof_flush(a, a->eng->cfg.appendfsync == GB_FSYNC_ALWAYS);
     if (a->eng->cfg.appendfsync != GB_FSYNC_EVERYSEC || !a->unsynced || a->len)
         return;
@@ -442,6 +474,8 @@ void gb_aof_disable(gb_aof *a)
     a->state = AOF_OFF;
     a->rewriting = false;
     a->write_failed = false;
+    a->sync_failed = false;
+    atomic_store(&a->sy.sync_errno, 0);
 }
 
 static void remove_file(gb_aof *a, const char *name)
@@ -687,7 +721,10 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen)
 uint64_t gb_aof_size(const gb_aof *a) { return a->chain_size + a->cur_size + a->len; }
 uint64_t gb_aof_base_size(const gb_aof *a) { return a->base_size; }
 
-const char *gb_aof_write_refusal(const gb_aof *a) { return a->write_failed ? a->refusal : NULL; }
+const char *gb_aof_write_refusal(const gb_aof *a)
+{
+    return a->write_failed ? a->refusal : a->sync_failed && a->state != AOF_OFF ? a->sync_refusal : NULL;
+}
 
 static void out(void (*line)(void *, const char *), void *lctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void out(void (*line)(void *, const char *), void *lctx, const char *fmt, ...)
@@ -704,7 +741,7 @@ size_t gb_aof_buffer_bytes(const gb_aof *a) { return a->buf ? gb_mem_accounted(a
 
 void gb_aof_info(const gb_aof *a, bool rewrite_pending, void (*line)(void *lctx, const char *text), void *lctx)
 {
-    out(line, lctx, "aof_last_write_status:%s", a->write_failed ? "err" : "ok");
+    out(line, lctx, "aof_last_write_status:%s", a->write_failed || a->sync_failed ? "err" : "ok");
     if (a->state == AOF_OFF)
         return;
     out(line, lctx, "aof_current_size:%llu", (unsigned long long)gb_aof_size(a));

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "engine/persist/manifest.h"
 #include "engine/persist/persist.h"
 #include "platform/clock.h"
+#include "platform/syscalls.h"
 
 static char dir[256];
 
@@ -373,6 +375,48 @@ static void test_damaged_logs_never_crash(void **state)
 
 /* CONFIG SET appendonly yes on a server with data: the log starts with a
  * base of that data. */
+static int failing_sync(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+/* Runs the cron until the log's refusal is (or is not) there, or 5 s. */
+static bool refusal_becomes(gb_engine *eng, bool present)
+{
+    for (int i = 0; i < 500; i++) {
+        gb_engine_cron(eng);
+        if ((gb_persist_write_refusal(gb_persist_of(eng)) != NULL) == present)
+            return true;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* appendfsync everysec: a background sync that fails refuses writes with
+ * MISCONF until one works again, as Redis's aof_bio_fsync_status (the
+ * error was dropped: writes went on being acknowledged). */
+static void test_everysec_sync_failure_refuses_writes(void **state)
+{
+    (void)state;
+    clean_dir();
+    gb_engine *eng = engine_with_aof(false, "everysec");
+    eng->cfg.appendonly = 1;
+    char err[640];
+    assert_int_equal(gb_persist_appendonly_changed(gb_persist_of(eng), err, sizeof err), 0);
+    settle(eng);
+    GB_SYSCALL_OVERRIDE(file_sync, failing_sync);
+    cmd(eng, "SET a 1");
+    assert_true(refusal_becomes(eng, true));
+    assert_string_equal(gb_persist_write_refusal(gb_persist_of(eng)),
+                        "MISCONF Errors writing to the AOF file: Input/output error");
+    gb_syscalls_override("file_sync", NULL);
+    assert_true(refusal_becomes(eng, false));
+    gb_engine_free(eng);
+}
+
 static void test_enabling_at_runtime(void **state)
 {
     (void)state;
@@ -417,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_log_replays_across_rewrites), cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_damage_in_the_middle),        cmocka_unit_test(test_manifest_checks),
         cmocka_unit_test(test_damaged_logs_never_crash),    cmocka_unit_test(test_enabling_at_runtime),
+        cmocka_unit_test(test_everysec_sync_failure_refuses_writes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
