@@ -396,7 +396,9 @@ void gb_aof_cron(gb_aof *a)
 
 /* Opens a new incremental file with the next sequence number; writes from
  * now go there. The previous one is flushed and handed to the thread. */
-static int open_incr(gb_aof *a, char *err, size_t errlen)
+/* A new incremental file: the next sequence number, its name and fd
+ * (created, not yet written to). -1 with err. */
+static int create_incr(gb_aof *a, int64_t *seq_out, char *name, size_t namecap, char *err, size_t errlen)
 {
     int64_t seq = gb_manifest_max_seq(&a->man);
     if (a->cur_seq > seq)
@@ -404,8 +406,8 @@ static int open_incr(gb_aof *a, char *err, size_t errlen)
     if (a->rw_base_seq > seq)
         seq = a->rw_base_seq;
     seq++;
-    char name[GB_MANIFEST_NAME_MAX + 1], path[4400];
-    name_of(a, seq, false, name, sizeof name);
+    char path[4400];
+    name_of(a, seq, false, name, namecap);
     file_path(a, name, path, sizeof path);
     int fd = gb_plat_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -413,6 +415,14 @@ static int open_incr(gb_aof *a, char *err, size_t errlen)
         return -1;
     }
     gb_sync_parent_dir(path);
+    *seq_out = seq;
+    return fd;
+}
+
+/* Writes go to fd (seq, name) from now; the previous file is flushed and
+ * handed to the thread. */
+static void switch_incr(gb_aof *a, int fd, int64_t seq, const char *name)
+{
     if (a->fd >= 0) {
         gb_aof_flush(a, false);
         a->chain_size += a->cur_size;
@@ -423,6 +433,16 @@ static int open_incr(gb_aof *a, char *err, size_t errlen)
     snprintf(a->cur_name, sizeof a->cur_name, "%s", name);
     a->cur_size = 0;
     a->db = -1;
+}
+
+static int open_incr(gb_aof *a, char *err, size_t errlen)
+{
+    char name[GB_MANIFEST_NAME_MAX + 1];
+    int64_t seq;
+    int fd = create_incr(a, &seq, name, sizeof name, err, errlen);
+    if (fd < 0)
+        return -1;
+    switch_incr(a, fd, seq, name);
     return 0;
 }
 
@@ -507,25 +527,32 @@ int gb_aof_rewrite_begin(gb_aof *a, char *base_path, size_t cap, char *err, size
         a->rewriting = true;
         return 0;
     }
-    char orphan[GB_MANIFEST_NAME_MAX + 1];
+    char orphan[GB_MANIFEST_NAME_MAX + 1], name[GB_MANIFEST_NAME_MAX + 1];
     snprintf(orphan, sizeof orphan, "%s", a->cur_name);
-    if (open_incr(a, err, errlen) != 0)
+    int64_t seq;
+    int fd = create_incr(a, &seq, name, sizeof name, err, errlen);
+    if (fd < 0)
         return -1;
-    if (a->state == AOF_WAIT_REWRITE && orphan[0]) {
-        /* Logged while waiting for a base no manifest names yet: the base
-         * begun now contains all of it. */
-        remove_file(a, orphan);
-    }
     if (a->state == AOF_ON) {
-        /* The new file joins the chain now: a crash before the rewrite ends
-         * still finds every write in the old chain plus this file. */
-        gb_manifest_add(&a->man, a->cur_name, a->cur_seq, 'i');
+        /* The new file joins the chain before any write goes there (Redis's
+         * openNewIncrAofForAppend): a crash before the rewrite ends finds
+         * every write in the old chain plus this file, and a manifest that
+         * cannot be written leaves the writes going where it names. */
+        gb_manifest_add(&a->man, name, seq, 'i');
         char mpath[4400];
         manifest_path(a, mpath, sizeof mpath);
         if (gb_manifest_write(&a->man, mpath, err, errlen) != 0) {
             a->man.n--;
+            gb_plat_close(fd);
+            remove_file(a, name);
             return -1;
         }
+    }
+    switch_incr(a, fd, seq, name);
+    if (a->state == AOF_WAIT_REWRITE && orphan[0]) {
+        /* Logged while waiting for a base no manifest names yet: the base
+         * begun now contains all of it. */
+        remove_file(a, orphan);
     }
     a->rw_base_seq = a->cur_seq; /* the base of the moment this file starts */
     name_of(a, a->rw_base_seq, true, a->rw_base_name, sizeof a->rw_base_name);

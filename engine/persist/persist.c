@@ -66,6 +66,11 @@ struct gb_persist {
     bool last_rw_ok;
     int64_t last_rw_secs;    /* -1: none yet */
     uint64_t rewrites;
+    /* Redis's aofRewriteLimited: after 3 failures in a row a rewrite is
+     * tried again only after 1 minute, then 2, 4 ... up to 60 */
+    uint64_t rw_failures;    /* in a row (INFO aof_rewrites_consecutive_failures) */
+    int rw_delay_min;
+    int64_t rw_next_ms;      /* 0: no wait running */
 
     /* results */
     uint64_t dirty_at_save;  /* stats.dirty when the last save began */
@@ -207,6 +212,38 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
 
 /* ---- append-only log rewrites ------------------------------------------------------------- */
 
+/* Whether a rewrite must wait (Redis's aofRewriteLimited): never before
+ * 3 failures in a row; then a wait of 1 minute, doubling to at most 60,
+ * each time one is due. */
+static bool rewrite_limited(gb_persist *p)
+{
+    int64_t now = p->eng->now_ms;
+    if (p->rw_failures < 3) {
+        p->rw_delay_min = 0;
+        p->rw_next_ms = 0;
+        return false;
+    }
+    if (p->rw_next_ms != 0) {
+        if (now < p->rw_next_ms)
+            return true;
+        p->rw_next_ms = 0;
+        return false;
+    }
+    p->rw_delay_min = p->rw_delay_min ? GB_MIN(p->rw_delay_min * 2, 60) : 1;
+    p->rw_next_ms = now + (int64_t)p->rw_delay_min * 60000;
+    gb_log(GB_LOG_WARNING,
+           "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %d minutes",
+           p->rw_delay_min);
+    return true;
+}
+
+static void rw_failed(gb_persist *p, const char *err)
+{
+    p->last_rw_ok = false;
+    p->rw_failures++;
+    gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+}
+
 static int rw_start(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
@@ -215,15 +252,13 @@ static int rw_start(gb_persist *p, char *err, size_t errlen)
     /* The new incremental file and the snapshot begin at the same moment:
      * no command runs between them. */
     if (gb_aof_rewrite_begin(p->aof, base, sizeof base, err, errlen) != 0) {
-        p->last_rw_ok = false;
-        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        rw_failed(p, err);
         return -1;
     }
     p->bg = gb_snapshot_begin(eng, base, level_of(eng), true, err, errlen);
     if (!p->bg) {
         gb_aof_rewrite_end(p->aof, false);
-        p->last_rw_ok = false;
-        gb_log(GB_LOG_WARNING, "Can't rewrite append only file in background: %s", err);
+        rw_failed(p, err);
         return -1;
     }
     p->bg_kind = BG_AOF_REWRITE;
@@ -240,6 +275,7 @@ enum gb_bgrewrite_result gb_persist_bgrewriteaof(gb_persist *p, bool in_exec, ch
         snprintf(err, errlen, "Background append only file rewriting already in progress");
         return GB_BGREWRITE_BUSY;
     }
+    p->rw_failures = 0; /* asked for: not held back by earlier failures (Redis) */
     if (p->bg || sync_holds_scan(p) || in_exec) {
         p->rw_scheduled = true;
         return GB_BGREWRITE_SCHEDULED;
@@ -319,10 +355,16 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
         p->last_rw_secs = (eng->now_ms - p->bg_start_ms) / 1000;
         if (ok) {
             p->rewrites++;
+            p->rw_failures = 0;
             gb_log(GB_LOG_NOTICE, "Background AOF rewrite finished successfully: a %.1f MB base of %llu keys",
                    (double)bytes / 1e6, (unsigned long long)keys);
         } else {
+            p->rw_failures++;
             gb_log(GB_LOG_WARNING, "Background AOF rewrite failed: %s", err);
+            /* A log still waiting for its first base is no log: try again
+             * (Redis reschedules in AOF_WAIT_REWRITE), within the limit. */
+            if (gb_aof_waits_for_base(p->aof))
+                p->rw_scheduled = true;
         }
         return;
     }
@@ -374,7 +416,8 @@ static void policy_check(gb_persist *p)
         return;
     char err[640];
     if (p->rw_scheduled) {
-        rw_start(p, err, sizeof err);
+        if (!rewrite_limited(p))
+            rw_start(p, err, sizeof err);
         return;
     }
     if (p->bg_scheduled) {
@@ -388,7 +431,7 @@ static void policy_check(gb_persist *p)
     if (gb_aof_on(p->aof) && cfg->auto_aof_rewrite_percentage > 0 && size > (uint64_t)cfg->auto_aof_rewrite_min_size &&
         (p->last_rw_ok || eng->now_ms - p->last_rw_try_ms > BGSAVE_RETRY_DELAY_MS)) {
         uint64_t grown = base ? (size - (size > base ? base : size)) * 100 / base : UINT64_MAX;
-        if (size > base && grown >= (uint64_t)cfg->auto_aof_rewrite_percentage) {
+        if (size > base && grown >= (uint64_t)cfg->auto_aof_rewrite_percentage && !rewrite_limited(p)) {
             gb_log(GB_LOG_NOTICE, "Starting automatic rewriting of AOF on %llu%% growth", (unsigned long long)grown);
             rw_start(p, err, sizeof err);
             return;
@@ -753,6 +796,7 @@ static void svc_info(void *ctx, void (*out)(void *lctx, const char *text), void 
     line(out, octx, "aof_current_rewrite_time_sec:%lld", rw ? (long long)((eng->now_ms - p->bg_start_ms) / 1000) : -1LL);
     line(out, octx, "aof_last_bgrewrite_status:%s", p->last_rw_ok ? "ok" : "err");
     line(out, octx, "aof_rewrites:%llu", (unsigned long long)p->rewrites);
+    line(out, octx, "aof_rewrites_consecutive_failures:%llu", (unsigned long long)p->rw_failures);
     gb_aof_info(p->aof, p->rw_scheduled, out, octx);
     line(out, octx, "module_fork_in_progress:0");
     line(out, octx, "module_fork_last_cow_size:0");

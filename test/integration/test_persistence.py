@@ -291,6 +291,26 @@ class Snapshots(Scratch):
 
 
 class AppendOnly(Scratch):
+    def test_a_failed_first_base_is_tried_again(self):
+        """CONFIG SET appendonly yes whose first base cannot be written (a
+        directory stands where it goes): the rewrite is tried again at once
+        and the log works, as Redis reschedules a log still waiting for its
+        base (goblin-core gave up, and a restart came up empty); three
+        failures in a row make it wait a minute, then longer."""
+        os.makedirs(os.path.join(self.dir, "appendonlydir", "appendonly.aof.2.base.gdb"))
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            c.call("SET", "before", "1")
+            self.assertEqual(c.call("CONFIG", "SET", "appendonly", "yes"), b"OK")
+            c.call("SET", "after", "1")
+            self.assertTrue(wait_until(lambda: info(c)["aof_last_bgrewrite_status"] == "ok" and
+                                       info(c)["aof_rewrite_in_progress"] == "0" and
+                                       info(c)["aof_rewrite_scheduled"] == "0", 10 * SLOW), info(c))
+            self.assertIn("Background AOF rewrite failed", srv.log())
+            self.assertEqual(info(c)["aof_rewrites_consecutive_failures"], "0")
+            c.call("SET", "later", "1")
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertEqual(sorted(c.call("KEYS", "*")), [b"after", b"before", b"later"])
+
     def test_start_up_removes_only_its_own_leftovers(self):
         """Start-up deletes the log's files the manifest does not name (an
         interrupted rewrite's), and nothing else: an operator's copy of the
