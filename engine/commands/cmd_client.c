@@ -321,16 +321,18 @@ static void client_kill(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, "ERR No such client");
         return;
     }
-    if ((argc - 2) % 2 != 0) {
-        gb_reply_error(c, GB_ERR_SYNTAX);
-        return;
-    }
     int64_t id = -1;
     enum client_type type = CLIENT_TYPE_ANY;
     gb_slice addr = {0}, laddr = {0};
     bool skipme = true, have_addr = false, have_laddr = false;
     const gb_acl_user *user = NULL;
+    /* pairs read left to right, each checked as it comes (Redis's order:
+     * a bad value before a missing one is what is reported) */
     for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc) {
+            gb_reply_error(c, GB_ERR_SYNTAX);
+            return;
+        }
         gb_slice k = argv[i], v = argv[i + 1];
         if (gb_slice_ieq(k, "id")) {
             if (!gb_slice2ll(v, &id) || id <= 0) {
@@ -418,9 +420,7 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
     } else if (gb_slice_ieq(sub, "kill") && argc >= 3) {
         client_kill(c, argc, argv);
     } else if (gb_slice_ieq(sub, "unblock") && (argc == 3 || argc == 4)) {
-        int64_t id;
-        if (!gb_arg_ll(c, argv[2], &id))
-            return;
+        /* the reason before the id, as Redis reads them */
         bool as_error = false;
         if (argc == 4) {
             if (gb_slice_ieq(argv[3], "error"))
@@ -430,6 +430,9 @@ static void cmd_client(gb_client *c, int argc, gb_slice *argv)
                 return;
             }
         }
+        int64_t id;
+        if (!gb_arg_ll(c, argv[2], &id))
+            return;
         gb_client *x = id > 0 ? gb_client_by_id(c->eng, (uint64_t)id) : NULL;
         if (x && (x->flags & GB_CLIENT_BLOCKED) && !gb_pause_is_postponed(x)) {
             gb_blocking_unblock(x, as_error ? GB_UNBLOCK_ERROR : GB_UNBLOCK_TIMEOUT);

@@ -122,7 +122,7 @@ def run_case(test, srv, transport, cls, limit):
             lines = [line for line in f.read().splitlines() if b"overcoming of output buffer limits" in line]
         test.assertEqual(len(lines), 1, lines)
         test.assertIn(b"name=stalled", lines[0])
-        test.assertIn(b"%s limit of client-output-buffer-limit %s;" % (limit.encode(), cls.encode()), lines[0])
+        test.assertIn(b"%s limit of client-output-buffer-limit %s)" % (limit.encode(), cls.encode()), lines[0])
         test.assertIn(b"addr=ring:" if transport == "ring" else b"addr=%s" % srv.sock.encode(), lines[0])
 
 

@@ -161,6 +161,17 @@ class ConnectionRules(gbtest.GoblinAndRedisCase):
         out = self.same(scenario)
         self.assertEqual(out[5], b"*4\r\n:1\r\n:0\r\n:0\r\n*2\r\n$2\r\nch\r\n:0\r\n")
 
+    def test_argument_errors_in_redis_order(self):
+        cases = [("CLIENT", "KILL", "TYPE", "foo", "x"), ("CLIENT", "KILL", "TYPE", "foo", "SKIPME"),
+                 ("CLIENT", "KILL", "ID", "x", "SKIPME"), ("CLIENT", "KILL", "ID", "999999", "SKIPME"),
+                 ("CLIENT", "KILL", "SKIPME", "maybe", "ID"), ("CLIENT", "UNBLOCK", "abc", "foo"),
+                 ("CLIENT", "UNBLOCK", "abc", "error")]
+
+        def scenario(srv):
+            with Raw(srv) as c:
+                return [c.call_raw(*cmd) for cmd in cases]
+        self.same(scenario)
+
     def test_hello_role_on_a_replica(self):
         def scenario(srv):
             with Raw(srv) as c:

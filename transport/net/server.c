@@ -812,8 +812,13 @@ static void input_arrived(conn *c)
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
     if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
-        gb_log(GB_LOG_WARNING, "Client %s closed: query buffer of %zu bytes exceeds client-query-buffer-limit %lld",
-               c->addr, c->qlen, eng->cfg.client_qbuf_limit);
+        /* Redis's line, with the client's info and the buffer's size and limit */
+        char info[1024] = "";
+        if (c->client)
+            gb_client_info(c->client, info, sizeof info);
+        gb_log(GB_LOG_WARNING,
+               "Closing client that reached max query buffer length: %s (%zu bytes, client-query-buffer-limit %lld)",
+               info[0] ? info : c->addr, c->qlen, eng->cfg.client_qbuf_limit);
         eng->stats.client_qbuf_disconnects++;
         conn_close(c);
         return;

@@ -84,9 +84,10 @@ bool gb_client_obuf_enforce(gb_client *c, size_t pending)
     }
     char info[1024];
     gb_client_info(c, info, sizeof info);
+    /* Redis's line, then what was over which limit */
     gb_log(GB_LOG_WARNING,
-           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits (%zu bytes pending, %s "
-           "limit of client-output-buffer-limit %s; the client is not reading).",
+           "Client %s scheduled to be closed ASAP for overcoming of output buffer limits. (%zu bytes pending, over "
+           "the %s limit of client-output-buffer-limit %s)",
            info, pending, v == GB_OBUF_OVER_HARD ? "hard" : "soft", gb_client_class_name(gb_client_obuf_class(c)));
     close_over_limit(c);
     return true;

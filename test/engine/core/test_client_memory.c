@@ -145,8 +145,8 @@ static void test_enforce_closes_once_through_the_transport(void **state)
     size_t n = fread(text, 1, sizeof text - 1, log);
     text[n] = '\0';
     fclose(log);
-    assert_non_null(strstr(text, "scheduled to be closed ASAP for overcoming of output buffer limits (4097 bytes "
-                                 "pending, hard limit of client-output-buffer-limit pubsub;"));
+    assert_non_null(strstr(text, "scheduled to be closed ASAP for overcoming of output buffer limits. (4097 bytes "
+                                 "pending, over the hard limit of client-output-buffer-limit pubsub)"));
     assert_non_null(strstr(text, "Client id="));
     gb_client_free(c);
     harness_free(h);
