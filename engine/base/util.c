@@ -1,6 +1,10 @@
 /* Small helpers shared across the engine. */
 #include "engine/base/common.h"
 
+#include <stdio.h>
+
+#include "engine/base/util.h"
+
 bool gb_slice_ieq(gb_slice a, const char *lit)
 {
     size_t i = 0;
@@ -202,4 +206,18 @@ int gb_strcasecmp(const char *a, const char *b)
         if (x != y || x == 0)
             return x - y;
     }
+}
+
+void gb_human_bytes(char *buf, size_t cap, double n)
+{
+    const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) {
+        n /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0fB", n);
+    else
+        snprintf(buf, cap, "%.2f%c", n, units[u]);
 }

@@ -63,4 +63,7 @@ bool gb_ascii_lower(char *dst, size_t cap, gb_slice s);
 /* ASCII case-insensitive comparison of C strings (locale-independent). */
 int gb_strcasecmp(const char *a, const char *b);
 
+/* Redis's bytesToHuman: "512B", "1.50K", "2.00M" ... (INFO's *_human). */
+void gb_human_bytes(char *buf, size_t cap, double n);
+
 #endif

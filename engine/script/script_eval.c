@@ -178,6 +178,10 @@ static eval_script *find_or_compile(gb_eval_cache *ec, gb_client *c, gb_slice bo
 void gb_eval_command(gb_scripting *sys, gb_client *c, int argc, gb_slice *argv, bool by_sha, bool ro)
 {
     gb_eval_cache *ec = sys->eval;
+    if (by_sha && argv[1].len != 40) { /* no sha at all: Redis says so before reading numkeys */
+        gb_reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        return;
+    }
     int64_t numkeys;
     if (!gb_slice2ll(argv[2], &numkeys)) {
         gb_reply_error(c, GB_ERR_NOT_INT);

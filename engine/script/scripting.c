@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "engine/base/mem.h"
+#include "engine/base/util.h"
 #include "engine/script/script_eval.h"
 #include "engine/script/script_func.h"
 #include "engine/script/script_run.h"
@@ -29,14 +30,14 @@ static void hook_info_memory(void *ctx, void (*line)(void *lctx, const char *tex
     size_t vm_functions = gb_functions_vm_bytes(sys->fns);
     size_t scripts = gb_eval_cache_bytes(sys->eval) + gb_functions_code_bytes(sys->fns);
     size_t nlibs, nfns = gb_functions_count(sys->fns, &nlibs);
-    char buf[96];
+    char buf[96], human[32];
+    /* Redis 7.0's fields, in its order */
     snprintf(buf, sizeof buf, "used_memory_lua:%zu", lua);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "used_memory_vm_eval:%zu", lua);
     line(lctx, buf);
-    snprintf(buf, sizeof buf, "used_memory_vm_functions:%zu", vm_functions);
-    line(lctx, buf);
-    snprintf(buf, sizeof buf, "used_memory_vm_total:%zu", lua + vm_functions);
+    gb_human_bytes(human, sizeof human, (double)lua);
+    snprintf(buf, sizeof buf, "used_memory_lua_human:%s", human);
     line(lctx, buf);
     snprintf(buf, sizeof buf, "used_memory_scripts_eval:%zu", gb_eval_cache_bytes(sys->eval));
     line(lctx, buf);
@@ -46,7 +47,19 @@ static void hook_info_memory(void *ctx, void (*line)(void *lctx, const char *tex
     line(lctx, buf);
     snprintf(buf, sizeof buf, "number_of_libraries:%zu", nlibs);
     line(lctx, buf);
+    snprintf(buf, sizeof buf, "used_memory_vm_functions:%zu", vm_functions);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "used_memory_vm_total:%zu", lua + vm_functions);
+    line(lctx, buf);
+    gb_human_bytes(human, sizeof human, (double)(lua + vm_functions));
+    snprintf(buf, sizeof buf, "used_memory_vm_total_human:%s", human);
+    line(lctx, buf);
+    snprintf(buf, sizeof buf, "used_memory_functions:%zu", gb_functions_code_bytes(sys->fns));
+    line(lctx, buf);
     snprintf(buf, sizeof buf, "used_memory_scripts:%zu", scripts);
+    line(lctx, buf);
+    gb_human_bytes(human, sizeof human, (double)scripts);
+    snprintf(buf, sizeof buf, "used_memory_scripts_human:%s", human);
     line(lctx, buf);
 }
 

@@ -515,6 +515,7 @@ class RepliesAsRedis(unittest.TestCase):
         ("FUNCTION", "LOAD", "REPLACE", "BOGUS", "#!lua name=t2\nredis.register_function('x', function() end)"),
         ("FUNCTION", "FLUSH", "SYNC", "x"),
         ("FUNCTION", "FLUSH", "x"),
+        ("EVALSHA", "nosuch", "x"), ("EVALSHA", "nosuch", "5"), ("EVALSHA", "a" * 40, "x"),
     ]
 
     def test_replies(self):
@@ -526,6 +527,10 @@ class RepliesAsRedis(unittest.TestCase):
                 c.call("SET", "la", "ohmytext")
                 c.call("SET", "lb", "mynewtext")
                 seen[kind] = [c.call_raw(*cmd) for cmd in self.CASES]
+                # INFO memory's scripting fields, names in Redis 7.0's order
+                fields = [l.split(b":")[0] for l in c.call("INFO", "memory").split(b"\r\n")
+                          if b"lua" in l or b"script" in l or b"function" in l or b"librar" in l or b"_vm_" in l]
+                seen[kind].append(fields)
         g = seen["goblin"]
         self.assertEqual(g[0], b"*4\r\n$7\r\nmatches\r\n*2\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n"
                                b"*2\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n$3\r\nlen\r\n:6\r\n")

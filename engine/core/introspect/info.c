@@ -46,20 +46,6 @@ static void emitf(out_ctx *o, const char *fmt, ...)
     o->out(o->ctx, buf, (size_t)n);
 }
 
-static void human_bytes(char *buf, size_t cap, double n)
-{
-    const char *units = "BKMGTP";
-    int u = 0;
-    while (n >= 1024 && u < 5) {
-        n /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, cap, "%.0fB", n);
-    else
-        snprintf(buf, cap, "%.2f%c", n, units[u]);
-}
-
 static void section_server(gb_engine *eng, out_ctx *o)
 {
     struct utsname un;
@@ -137,10 +123,10 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     size_t rss = gb_plat_rss_bytes();
     size_t peak_memory = gb_memory_peak(eng);
     char h1[32], h2[32], h3[32], h4[32];
-    human_bytes(h1, sizeof h1, (double)used);
-    human_bytes(h2, sizeof h2, (double)rss);
-    human_bytes(h3, sizeof h3, (double)peak_memory);
-    human_bytes(h4, sizeof h4, (double)eng->cfg.maxmemory);
+    gb_human_bytes(h1, sizeof h1, (double)used);
+    gb_human_bytes(h2, sizeof h2, (double)rss);
+    gb_human_bytes(h3, sizeof h3, (double)peak_memory);
+    gb_human_bytes(h4, sizeof h4, (double)eng->cfg.maxmemory);
     emitf(o, "# Memory\r\n");
     emitf(o, "used_memory:%zu\r\n", used);
     emitf(o, "used_memory_human:%s\r\n", h1);
@@ -157,7 +143,7 @@ static void section_memory(gb_engine *eng, out_ctx *o)
     emitf(o, "allocator_resident:%zu\r\n", al.resident);
     size_t total = gb_plat_total_system_memory();
     char h5[32];
-    human_bytes(h5, sizeof h5, (double)total);
+    gb_human_bytes(h5, sizeof h5, (double)total);
     emitf(o, "total_system_memory:%zu\r\n", total);
     emitf(o, "total_system_memory_human:%s\r\n", h5);
     /* used_memory_lua, used_memory_scripts, ... (Redis's names). */
