@@ -33,6 +33,11 @@ typedef struct gb_stats {
     uint64_t total_net_input_bytes;
     uint64_t total_net_output_bytes;
     uint64_t total_error_replies;
+    /* total_error_replies when the last call ended, nested ones included
+     * (Redis's prev_err_count): a call failed if errors came after both its
+     * start and the end of the last call inside it, so a script is not
+     * failed by a command's error it caught */
+    uint64_t errors_at_call_end;
     uint64_t unexpected_error_replies; /* errors to the primary, a replica or the log's replay (reply.c) */
     uint64_t client_obuf_disconnects;
     uint64_t client_qbuf_disconnects;
@@ -252,7 +257,7 @@ static inline uint64_t gb_engine_uptime_ms(const gb_engine *eng) { return eng->n
  * (engine/core/request/gate.c) begins right before a command runs and ends once it
  * ran (a call abandoned in between is not counted). */
 typedef struct gb_call_stats {
-    uint64_t errors_before; /* total_error_replies at begin: failed if it moved */
+    uint64_t errors_before; /* total_error_replies at begin: failed if it grew (errors_at_call_end) */
     uint64_t t0;            /* cycle counter at begin, when timed */
     bool timed;             /* gb_command_timed() */
     bool served;            /* a blocked command run again to serve it: counted when it first ran */
@@ -279,8 +284,10 @@ static inline int64_t gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats
 {
     uint64_t cycles = s.timed ? gb_cycles_now() - s.t0 : 0;
     int64_t us = eng->time_every_call ? (int64_t)((double)cycles * eng->ns_per_cycle / 1000.0) : -1;
-    if (eng->stats.total_error_replies != s.errors_before)
+    uint64_t since = GB_MAX(s.errors_before, eng->stats.errors_at_call_end);
+    if (eng->stats.total_error_replies > since) /* (not after CONFIG RESETSTAT zeroed it) */
         cmd->failed_calls++;
+    eng->stats.errors_at_call_end = eng->stats.total_error_replies;
     if (s.served)
         return us;
     if (s.timed) {

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
+#include "platform/shm_atomic.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/engine.h"
@@ -47,7 +47,7 @@ typedef struct syncer {
     bool stop;
     /* the errno of the last everysec sync, 0 when it worked (Redis's
      * aof_bio_fsync_status): written by the thread, read by the engine */
-    _Atomic int sync_errno;
+    uint32_t sync_errno;
 } syncer;
 
 struct gb_aof {
@@ -128,7 +128,7 @@ static uint64_t size_of(const gb_aof *a, const char *name)
 static void sync_and_record(syncer *s, int fd)
 {
     int rc = gb_file_sync_fd(fd);
-    atomic_store(&s->sync_errno, rc != 0 && errno != EBADF && errno != EINVAL ? errno : 0);
+    gb_shm_store_release_u32(&s->sync_errno, rc != 0 && errno != EBADF && errno != EINVAL ? (uint32_t)errno : 0);
 }
 
 static void *syncer_main(void *arg)
@@ -363,7 +363,7 @@ bool gb_aof_unsynced(const gb_aof *a)
  * as Redis does; the change is logged once each way. */
 static void check_background_sync(gb_aof *a)
 {
-    int e = atomic_load(&a->sy.sync_errno);
+    int e = (int)gb_shm_load_acquire_u32(&a->sy.sync_errno);
     if (e && !a->sync_failed) {
         gb_log(GB_LOG_WARNING, "Fail to fsync the AOF file: %s", strerror(e));
         snprintf(a->sync_refusal, sizeof a->sync_refusal, "MISCONF Errors writing to the AOF file: %s", strerror(e));
@@ -495,7 +495,7 @@ void gb_aof_disable(gb_aof *a)
     a->rewriting = false;
     a->write_failed = false;
     a->sync_failed = false;
-    atomic_store(&a->sy.sync_errno, 0);
+    gb_shm_store_release_u32(&a->sy.sync_errno, 0);
 }
 
 static void remove_file(gb_aof *a, const char *name)

@@ -501,9 +501,15 @@ static void reply_table(reply_walk *w)
         while (len && (e[len - 1] == '\r' || e[len - 1] == '\n'))
             len--;
         char *msg = gb_memdup(e, len);
-        gb_reply_error(c, msg);
-        gb_free(msg);
         lua_pop(L, 1);
+        /* a redis.pcall result passed on was counted when it arose */
+        bool counted = raw_field(L, "ignore_error_stats_update") != LUA_TNIL && lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (counted)
+            gb_reply_error_counted_already(c, msg);
+        else
+            gb_reply_error(c, msg);
+        gb_free(msg);
         return;
     }
     lua_pop(L, 1);

@@ -166,6 +166,11 @@ static void reply_script_error(gb_client *c, lua_State *L, const char *name)
         gb_reply_errorf(c, "ERR Error running script %s, %.100s", name, msg);
         return;
     }
+    /* the error of a command the script called was counted when it arose */
+    lua_getfield(L, -1, "ignore_error_stats_update");
+    bool counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    void (*reply)(gb_client *, const char *) = counted ? gb_reply_error_counted_already : gb_reply_error;
     lua_getfield(L, -1, "err");
     lua_getfield(L, -2, "source");
     lua_getfield(L, -3, "line");
@@ -175,10 +180,10 @@ static void reply_script_error(gb_client *c, lua_State *L, const char *name)
         size_t n = strlen(err) + strlen(name) + strlen(src) + strlen(line) + 32;
         char *msg = gb_malloc(n);
         snprintf(msg, n, "%s script: %s, on %s:%s.", err, name, src, line);
-        gb_reply_error(c, msg);
+        reply(c, msg);
         gb_free(msg);
     } else {
-        gb_reply_error(c, err);
+        reply(c, err);
     }
     lua_pop(L, 3);
 }

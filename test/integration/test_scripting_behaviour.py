@@ -540,6 +540,53 @@ class RepliesAsRedis(unittest.TestCase):
                 self.assertEqual(got, want, cmd)
 
 
+    def test_error_statistics(self):
+        """What scripts' errors count (INFO errorstats, total_error_replies,
+        commandstats failed_calls and rejected_calls) as in Redis 7.0: a
+        command's error once, where it arose, not again when the script
+        raises or returns it; a script is not failed by an error it caught;
+        a command refused inside a script is a rejected call."""
+        scenarios = [
+            "redis.call('set','s1','x') return redis.call('incr','s1')",
+            "redis.call('set','s1','x') return redis.pcall('incr','s1')",
+            "redis.call('set','s1','x') local ok = pcall(redis.call,'incr','s1') return 1",
+            "return redis.call('get')",
+            "return redis.call('blpop','x','0')",
+            "#!lua flags=no-writes\nreturn redis.pcall('set','a','b')",
+            "return redis.call('nosuchcommand')",
+            "error('plain')",
+            "return {err='MYERR custom'}",
+        ]
+
+        def stats(c):
+            out = {}
+            for section in ("errorstats", "stats", "commandstats"):
+                for line in c.call("INFO", section).decode().splitlines():
+                    if line.startswith(("errorstat_", "total_error_replies", "cmdstat_")):
+                        k, v = line.split(":", 1)
+                        if k.startswith("cmdstat_"):
+                            v = ",".join(f for f in v.split(",") if f.startswith(("calls=", "rejected", "failed")))
+                        out[k] = v
+            out.pop("cmdstat_config|resetstat", None)
+            out.pop("cmdstat_info", None)
+            return out
+
+        seen = {}
+        for kind in both(self):
+            srv = Server(kind)
+            self.addCleanup(srv.cleanup)
+            with Raw(srv) as c:
+                got = []
+                for body in scenarios:
+                    c.call("CONFIG", "RESETSTAT")
+                    got.append((body, c.call_raw("EVAL", body, "0"), stats(c)))
+                seen[kind] = got
+        g = seen["goblin"]
+        self.assertEqual(g[0][2]["total_error_replies"], "1", g[0])
+        if "redis" in seen:
+            for got, want in zip(g, seen["redis"]):
+                self.assertEqual(got, want)
+
     def test_a_stale_replica(self):
         """replica-serve-stale-data no and the link down: a script without
         flags gets MASTERDOWN, one with flags must allow stale data, and

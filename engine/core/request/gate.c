@@ -826,14 +826,16 @@ bool gb_gate_stale_refused(const gb_client *c) { return refused_on_replica(c, fa
 
 /* Redis's scriptCall: the same command, with the checks a script's call
  * gets instead of a client's (authentication and MULTI belong to the
- * caller, already admitted), in Redis's order and with its texts. */
-const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st)
+ * caller, already admitted), in Redis's order and with its texts. Runs
+ * it, or returns why not (*found: the command, if there is one). */
+static const char *script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st, gb_command **found)
 {
     gb_command *cmd = gb_command_lookup(c->eng, argv[0]);
     /* Redis 7's lookupCommand: a container with a subcommand is that
      * subcommand, and one it does not know is no command at all. */
     if (cmd && gb_command_is_container(cmd) && argc >= 2)
         cmd = gb_subcommand_lookup(cmd, argv[1]);
+    *found = cmd;
     if (!cmd)
         return script_refuses_missing(argc, argv);
     uint32_t f = cmd->flags;
@@ -885,4 +887,20 @@ const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_scrip
         return "ERR Can not execute the command on a stale replica";
     gb_gate_call(c, cmd, argc, argv);
     return NULL;
+}
+
+const char *gb_gate_script_call(gb_client *c, int argc, gb_slice *argv, gb_script_call_state *st)
+{
+    gb_command *cmd = NULL;
+    const char *refused = script_call(c, argc, argv, st, &cmd);
+    if (refused) {
+        /* an error reply of the script's client and a rejected call (Redis's
+         * scriptCall: afterErrorReply, incrCommandStatsOnError(REJECTED));
+         * the script raises it marked as counted */
+        gb_reply_count_error(c, refused);
+        if (cmd)
+            cmd->rejected_calls++;
+        c->eng->stats.errors_at_call_end = c->eng->stats.total_error_replies; /* (as a call's end) */
+    }
+    return refused;
 }

@@ -77,27 +77,42 @@ static void count_error(gb_client *c, const char *s, size_t len)
         unexpected_error(c, s, len);
 }
 
+void gb_reply_count_error(gb_client *c, const char *err) { count_error(c, err, strlen(err)); }
+
 /* Errors must stay on one line of the protocol. */
-static void reply_error_len(gb_client *c, char *s, size_t len)
+static void reply_error_len(gb_client *c, char *s, size_t len, bool counted)
 {
     for (size_t i = 0; i < len; i++)
         if (s[i] == '\r' || s[i] == '\n')
             s[i] = ' ';
-    count_error(c, s, len);
+    if (counted)
+        count_error(c, s, len);
     c->rops->error(c->rctx, s, len);
 }
 
-void gb_reply_error(gb_client *c, const char *err)
+static void reply_error(gb_client *c, const char *err, bool counted)
 {
     size_t len = strlen(err);
     if (!memchr(err, '\n', len) && !memchr(err, '\r', len)) {
-        count_error(c, err, len);
+        if (counted)
+            count_error(c, err, len);
         c->rops->error(c->rctx, err, len);
         return;
     }
     char *copy = gb_memdup(err, len);
-    reply_error_len(c, copy, len);
+    reply_error_len(c, copy, len, counted);
     gb_free(copy);
+}
+
+void gb_reply_error(gb_client *c, const char *err) { reply_error(c, err, true); }
+
+void gb_reply_error_counted_already(gb_client *c, const char *err)
+{
+    /* not counted again, but the command answering it failed (Redis's
+     * afterErrorReply with ERR_REPLY_FLAG_NO_STATS_UPDATE) */
+    if (c->last_cmd)
+        ((gb_command *)c->last_cmd)->failed_calls++;
+    reply_error(c, err, false);
 }
 
 void gb_reply_errorf(gb_client *c, const char *fmt, ...)
@@ -111,7 +126,7 @@ void gb_reply_errorf(gb_client *c, const char *fmt, ...)
         n = 0;
     if ((size_t)n >= sizeof buf)
         n = sizeof buf - 1;
-    reply_error_len(c, buf, (size_t)n);
+    reply_error_len(c, buf, (size_t)n, true);
 }
 
 void gb_reply_int(gb_client *c, int64_t v) { c->rops->integer(c->rctx, v); }

@@ -82,6 +82,14 @@ void gb_reply_ok(struct gb_client *c);
 /* err is the full text after '-', e.g. "ERR syntax error" or "WRONGTYPE ...".
  * CR/LF in it are replaced by spaces so the protocol stays intact. */
 void gb_reply_error(struct gb_client *c, const char *err);
+/* An error already counted where it arose (Redis's
+ * ERR_REPLY_FLAG_NO_STATS_UPDATE): a script passing on the error of a
+ * command it called. */
+void gb_reply_error_counted_already(struct gb_client *c, const char *err);
+/* Counts an error (total_error_replies, errorstats) that is not written as
+ * a reply here: a command refused inside a script, which the script then
+ * raises. */
+void gb_reply_count_error(struct gb_client *c, const char *err);
 void gb_reply_errorf(struct gb_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb_reply_int(struct gb_client *c, int64_t v);
 void gb_reply_double(struct gb_client *c, double v);
