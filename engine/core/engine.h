@@ -38,6 +38,9 @@ typedef struct gb_stats {
      * start and the end of the last call inside it, so a script is not
      * failed by a command's error it caught */
     uint64_t errors_at_call_end;
+    /* the running call answered an error counted where it arose
+     * (gb_reply_error_counted_already): it failed all the same */
+    bool uncounted_error;
     uint64_t unexpected_error_replies; /* errors to the primary, a replica or the log's replay (reply.c) */
     uint64_t client_obuf_disconnects;
     uint64_t client_qbuf_disconnects;
@@ -285,8 +288,9 @@ static inline int64_t gb_call_end(gb_engine *eng, gb_command *cmd, gb_call_stats
     uint64_t cycles = s.timed ? gb_cycles_now() - s.t0 : 0;
     int64_t us = eng->time_every_call ? (int64_t)((double)cycles * eng->ns_per_cycle / 1000.0) : -1;
     uint64_t since = GB_MAX(s.errors_before, eng->stats.errors_at_call_end);
-    if (eng->stats.total_error_replies > since) /* (not after CONFIG RESETSTAT zeroed it) */
+    if (eng->stats.total_error_replies > since || eng->stats.uncounted_error) /* (> : not after a RESETSTAT) */
         cmd->failed_calls++;
+    eng->stats.uncounted_error = false;
     eng->stats.errors_at_call_end = eng->stats.total_error_replies;
     if (s.served)
         return us;

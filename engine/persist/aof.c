@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "engine/base/helper_thread.h"
-#include "platform/shm_atomic.h"
 #include "engine/base/mem.h"
 #include "engine/base/util.h"
 #include "engine/core/engine.h"
@@ -25,6 +24,7 @@
 #include "engine/persist/snapread.h"
 #include "platform/clock.h"
 #include "platform/file.h"
+#include "platform/shm_atomic.h"
 
 enum aof_state {
     AOF_OFF,

@@ -7,6 +7,7 @@
 #include "engine/base/crc64.h"
 #include "engine/base/mem.h"
 #include "engine/base/rdbstr.h"
+#include "engine/base/splitargs.h"
 #include "engine/base/strbuf.h"
 #include "engine/base/util.h"
 #include "engine/ds/htable.h"
@@ -327,10 +328,15 @@ static void build_load_api(gb_functions *fns)
 
 /* ---- loading --------------------------------------------------------------------------- */
 
-/* Redis's functionExtractLibMetaData: "#!<engine> name=<library>" on the
- * first line. On success sets the engine word, the name and *skip. */
-static bool parse_metadata(gb_slice code, gb_slice *engine, gb_slice *name, size_t *skip, char *err, size_t errlen)
+/* Redis 7.0's functionExtractLibMetaData: "#!<engine> name=<library>" on
+ * the first line, split as sdssplitargs splits it (any blank, a CR
+ * included, and quotes). On success *words holds the line's words, which
+ * *engine and *name point into (free it with gb_split_args_free), and
+ * *skip the line's length. */
+static bool parse_metadata(gb_slice code, gb_slice **words, gb_slice *engine, gb_slice *name, size_t *skip, char *err,
+                           size_t errlen)
 {
+    *words = NULL;
     if (code.len < 2 || memcmp(code.ptr, "#!", 2) != 0) {
         snprintf(err, errlen, "ERR Missing library metadata");
         return false;
@@ -340,38 +346,26 @@ static bool parse_metadata(gb_slice code, gb_slice *engine, gb_slice *name, size
         snprintf(err, errlen, "ERR Invalid library metadata");
         return false;
     }
-    size_t linelen = (size_t)(nl - code.ptr);
-    *skip = linelen;
-    *name = gb_slice_make(NULL, 0);
-    size_t pos = 2;
+    *skip = (size_t)(nl - code.ptr);
+    int n = gb_split_args(code.ptr, *skip, words);
+    if (n <= 0) {
+        snprintf(err, errlen, "ERR Invalid library metadata");
+        return false;
+    }
+    gb_slice *w = *words;
+    *engine = gb_slice_make(w[0].ptr + 2, w[0].len - 2); /* the first word after its "#!" */
     bool have_name = false;
-    for (int part = 0;; part++) {
-        while (pos < linelen && (code.ptr[pos] == ' ' || code.ptr[pos] == '\t'))
-            pos++;
-        if (pos == linelen)
-            break;
-        size_t start = pos;
-        while (pos < linelen && code.ptr[pos] != ' ' && code.ptr[pos] != '\t')
-            pos++;
-        gb_slice w = gb_slice_make(code.ptr + start, pos - start);
-        if (part == 0) {
-            *engine = w;
-            continue;
-        }
-        if (w.len >= 5 && gb_slice_ieq(gb_slice_make(w.ptr, 5), "name=")) {
+    for (int i = 1; i < n; i++) {
+        if (w[i].len >= 5 && gb_slice_ieq(gb_slice_make(w[i].ptr, 5), "name=")) {
             if (have_name) {
                 snprintf(err, errlen, "ERR Invalid metadata value, name argument was given multiple times");
                 return false;
             }
-            *name = gb_slice_make(w.ptr + 5, w.len - 5);
+            *name = gb_slice_make(w[i].ptr + 5, w[i].len - 5);
             have_name = true;
             continue;
         }
-        snprintf(err, errlen, "ERR Invalid metadata value given: %.*s", (int)GB_MIN(w.len, 200), w.ptr);
-        return false;
-    }
-    if (pos == 2 && linelen == 2) {
-        snprintf(err, errlen, "ERR Invalid library metadata");
+        snprintf(err, errlen, "ERR Invalid metadata value given: %.*s", (int)GB_MIN(w[i].len, 200), w[i].ptr);
         return false;
     }
     if (!have_name) {
@@ -432,26 +426,30 @@ static bool run_library_code(gb_functions *fns, fn_lib *lib, size_t skip, char *
  * then the library replaces its old version. */
 static bool load_library(gb_functions *fns, gb_slice code, bool replace, gb_slice *libname, char *err, size_t errlen)
 {
-    gb_slice engine, name;
+    gb_slice engine, name, *words;
     size_t skip;
-    if (!parse_metadata(code, &engine, &name, &skip, err, errlen))
-        return false;
-    if (!(engine.len == 3 && gb_slice_ieq(engine, "lua"))) {
-        snprintf(err, errlen, "ERR Engine '%.*s' not found", (int)GB_MIN(engine.len, 200), engine.ptr);
-        return false;
-    }
-    if (!name_ok(name.ptr, name.len)) {
+    bool ok = parse_metadata(code, &words, &engine, &name, &skip, err, errlen);
+    /* the name's rule, then the engine, as Redis checks them */
+    if (ok && !name_ok(name.ptr, name.len)) {
         snprintf(err, errlen, "ERR " ERR_NAME);
-        return false;
+        ok = false;
+    }
+    if (ok && !(engine.len == 3 && gb_slice_ieq(engine, "lua"))) {
+        snprintf(err, errlen, "ERR Engine '%.*s' not found", (int)GB_MIN(engine.len, 200), engine.ptr);
+        ok = false;
     }
     size_t oldpos = 0;
-    fn_lib *old = find_lib(fns, name, &oldpos);
+    fn_lib *old = ok ? find_lib(fns, name, &oldpos) : NULL;
     if (old && !replace) {
         snprintf(err, errlen, "ERR Library '%.*s' already exists", (int)GB_MIN(name.len, 200), name.ptr);
-        return false;
+        ok = false;
     }
+    char *libname_copy = ok ? gb_memdup(name.ptr, name.len) : NULL;
+    gb_split_args_free(words);
+    if (!ok)
+        return false;
     fn_lib *lib = gb_calloc(1, sizeof *lib);
-    lib->name = gb_memdup(name.ptr, name.len);
+    lib->name = libname_copy;
     lib->code = gb_memdup(code.ptr, code.len);
     lib->code_len = code.len;
     if (!run_library_code(fns, lib, skip, err, errlen))

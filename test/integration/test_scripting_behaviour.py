@@ -516,6 +516,13 @@ class RepliesAsRedis(unittest.TestCase):
         ("FUNCTION", "FLUSH", "SYNC", "x"),
         ("FUNCTION", "FLUSH", "x"),
         ("EVALSHA", "nosuch", "x"), ("EVALSHA", "nosuch", "5"), ("EVALSHA", "a" * 40, "x"),
+        # FUNCTION LOAD's first line, split as sdssplitargs; the name's rule before the engine
+        ("FUNCTION", "LOAD", "#!lua name=t8\r\nredis.register_function('t8', function() end)"),
+        ("FUNCTION", "LOAD", "#! lua name=t7\nredis.register_function('t7', function() end)"),
+        ("FUNCTION", "LOAD", "#!\nredis.register_function('t6', function() end)"),
+        ("FUNCTION", "LOAD", "#!foo name=a-b\nredis.register_function('t5', function() end)"),
+        ("FUNCTION", "LOAD", "#!lua \"name=t10\"\nredis.register_function('t10', function() end)"),
+        ("FUNCTION", "LOAD", "#!lua name=t11 'x\nredis.register_function('t11', function() end)"),
     ]
 
     def test_replies(self):
@@ -580,6 +587,10 @@ class RepliesAsRedis(unittest.TestCase):
                 for body in scenarios:
                     c.call("CONFIG", "RESETSTAT")
                     got.append((body, c.call_raw("EVAL", body, "0"), stats(c)))
+                # inside EXEC the failure is the EVAL's, not the EXEC's
+                c.call("CONFIG", "RESETSTAT")
+                c.send(gbtest.encode("MULTI") + gbtest.encode("EVAL", scenarios[0], "0") + gbtest.encode("EXEC"))
+                got.append(("in EXEC", [c.read()[1] for _ in range(3)], stats(c)))
                 seen[kind] = got
         g = seen["goblin"]
         self.assertEqual(g[0][2]["total_error_replies"], "1", g[0])

@@ -13,7 +13,6 @@
 #include "engine/base/mem.h"
 #include "engine/core/introspect/monitor.h"
 #include "engine/core/request/multi.h"
-#include "engine/core/pubsub/pubsub.h"
 #include "engine/core/pubsub/tracking.h"
 #include "engine/core/pubsub/pubsub.h"
 #include "engine/core/replication/repl.h"

@@ -108,10 +108,9 @@ void gb_reply_error(gb_client *c, const char *err) { reply_error(c, err, true); 
 
 void gb_reply_error_counted_already(gb_client *c, const char *err)
 {
-    /* not counted again, but the command answering it failed (Redis's
-     * afterErrorReply with ERR_REPLY_FLAG_NO_STATS_UPDATE) */
-    if (c->last_cmd)
-        ((gb_command *)c->last_cmd)->failed_calls++;
+    /* not counted again, but the call answering it failed (Redis's
+     * afterErrorReply with ERR_REPLY_FLAG_NO_STATS_UPDATE): gb_call_end */
+    c->eng->stats.uncounted_error = true;
     reply_error(c, err, false);
 }
 
