@@ -494,6 +494,13 @@ class RepliesAsRedis(unittest.TestCase):
     breakpoint, debug) absent from functions, FUNCTION LOAD's repeated
     REPLACE and FUNCTION FLUSH's arity error."""
 
+    def servers(self):
+        """(kind, server) for goblin-core and redis-server, each fresh."""
+        for kind in both(self):
+            srv = Server(kind)
+            self.addCleanup(srv.cleanup)
+            yield kind, srv
+
     CASES = [
         ("EVAL", "return redis.call('lcs','la','lb','idx')", "0"),
         ("EVAL", "local r = redis.call('lcs','la','lb','idx') return type(r)", "0"),
@@ -527,9 +534,7 @@ class RepliesAsRedis(unittest.TestCase):
 
     def test_replies(self):
         seen = {}
-        for kind in both(self):
-            srv = Server(kind)
-            self.addCleanup(srv.cleanup)
+        for kind, srv in self.servers():
             with Raw(srv) as c:
                 c.call("SET", "la", "ohmytext")
                 c.call("SET", "lb", "mynewtext")
@@ -579,9 +584,7 @@ class RepliesAsRedis(unittest.TestCase):
             return out
 
         seen = {}
-        for kind in both(self):
-            srv = Server(kind)
-            self.addCleanup(srv.cleanup)
+        for kind, srv in self.servers():
             with Raw(srv) as c:
                 got = []
                 for body in scenarios:
@@ -608,9 +611,7 @@ class RepliesAsRedis(unittest.TestCase):
                  ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('ping')", "0"),
                  ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn type(redis.call('time'))", "0")]
         seen = {}
-        for kind in both(self):
-            srv = Server(kind)
-            self.addCleanup(srv.cleanup)
+        for kind, srv in self.servers():
             with Raw(srv) as c:
                 c.call("REPLICAOF", "127.0.0.1", "1")
                 c.call("CONFIG", "SET", "replica-serve-stale-data", "no")
