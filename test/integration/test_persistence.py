@@ -48,6 +48,16 @@ class Scratch(unittest.TestCase):
     def server(self, *args, **kw):
         return Server("goblin", args=list(args), dir=self.dir, **kw)
 
+    def refused_start(self, *args):
+        """Starts goblin-core on self.dir expecting it to refuse to start:
+        asserts a failing exit status and returns its log."""
+        srv = Server("goblin", args=list(args), dir=self.dir, wait=False)
+        rc = srv.proc.wait(10 * SLOW)
+        log = srv.log()
+        srv.cleanup()
+        self.assertNotEqual(rc, 0)
+        return log
+
 
 class Snapshots(Scratch):
     def test_save_and_restart(self):
@@ -258,22 +268,14 @@ class Snapshots(Scratch):
             b = f.read(1)
             f.seek(200)
             f.write(bytes([b[0] ^ 0x40]))
-        srv = Server("goblin", args=["--save", ""], dir=self.dir, wait=False)
-        rc = srv.proc.wait(10 * SLOW)
-        log = srv.log()
-        srv.cleanup()
-        self.assertNotEqual(rc, 0)
+        log = self.refused_start("--save", "")
         self.assertIn("dump.gdb", log)
         self.assertIn("at offset", log)
         self.assertIn("checksum", log)
         # cut short: refused too
         with open(path, "r+b") as f:
             f.truncate(100)
-        srv = Server("goblin", args=["--save", ""], dir=self.dir, wait=False)
-        rc = srv.proc.wait(10 * SLOW)
-        log = srv.log()
-        srv.cleanup()
-        self.assertNotEqual(rc, 0)
+        log = self.refused_start("--save", "")
         self.assertIn("truncated", log)
 
     def test_progress_line_for_a_large_load(self):
@@ -338,11 +340,7 @@ class AppendOnly(Scratch):
         line = [l for l in text.splitlines() if " type i" in l][-1]
         with open(manifest, "a") as f:
             f.write(line + "\n")
-        srv = Server("goblin", args=["--save", "", "--appendonly", "yes"], dir=self.dir, wait=False)
-        rc = srv.proc.wait(10 * SLOW)
-        log = srv.log()
-        srv.cleanup()
-        self.assertNotEqual(rc, 0)
+        log = self.refused_start("--save", "", "--appendonly", "yes")
         self.assertIn("Found a non-monotonic sequence number", log)
 
     def test_shutdown_during_the_first_base_keeps_the_log(self):
@@ -575,11 +573,7 @@ class AppendOnly(Scratch):
             data = f.read()
         with open(incr, "wb") as f:
             f.write(data[:5] + b"#" + data[6:])
-        srv = Server("goblin", args=["--appendonly", "yes", "--save", ""], dir=self.dir, wait=False)
-        rc = srv.proc.wait(10 * SLOW)
-        log = srv.log()
-        srv.cleanup()
-        self.assertNotEqual(rc, 0)
+        log = self.refused_start("--appendonly", "yes", "--save", "")
         self.assertIn("Bad file format reading the append only file", log)
         self.assertIn("at offset", log)
 
