@@ -146,15 +146,13 @@ static void log_compression_place(const gb_snapshot *s)
                               "the compression off it)");
 }
 
-int gb_persist_save(gb_persist *p, char *err, size_t errlen)
+/* Saves the dataset now, whatever else runs but a BGSAVE (which writes
+ * the same file): a log rewrite or a replica's sync in progress goes on
+ * beside it (the foreground snapshot leaves their copy-on-write alone). */
+static int save_now(gb_persist *p, char *err, size_t errlen)
 {
     gb_engine *eng = p->eng;
-    if (p->bg) {
-        snprintf(err, errlen, p->bg_kind == BG_RDB ? "Background save already in progress"
-                                                   : "Background append only file rewriting in progress");
-        return -1;
-    }
-    if (sync_holds_scan(p)) { /* Redis's answer while a replication child saves */
+    if (p->bg && p->bg_kind == BG_RDB) {
         snprintf(err, errlen, "Background save already in progress");
         return -1;
     }
@@ -184,6 +182,17 @@ int gb_persist_save(gb_persist *p, char *err, size_t errlen)
     gb_log(GB_LOG_NOTICE, "DB saved on disk: %llu keys, %.1f MB in %.3f s", (unsigned long long)keys,
            (double)bytes / 1e6, secs);
     return 0;
+}
+
+int gb_persist_save(gb_persist *p, char *err, size_t errlen)
+{
+    /* Redis's SAVE runs beside an AOF rewrite's child, not beside an RDB
+     * child (a BGSAVE's, or a diskless sync's) */
+    if (sync_holds_scan(p)) {
+        snprintf(err, errlen, "Background save already in progress");
+        return -1;
+    }
+    return save_now(p, err, errlen);
 }
 
 /* ---- background save --------------------------------------------------------------------- */
@@ -724,7 +733,8 @@ static int svc_shutdown(void *ctx, bool save, bool nosave)
         return 0;
     gb_log(GB_LOG_NOTICE, "Saving the final snapshot before exiting.");
     char err[640];
-    if (gb_persist_save(p, err, sizeof err) != 0)
+    /* a replica's full sync in progress does not stop it (Redis kills its child) */
+    if (save_now(p, err, sizeof err) != 0)
         return GB_EIO; /* the shutdown says whether it exits anyway (engine/core/shutdown.c) */
     return 0;
 }
@@ -744,15 +754,17 @@ static void svc_before_flushall(void *ctx)
         bg_abandon(p, "FLUSHALL");
 }
 
+/* With save points, the emptied dataset is saved at once (Redis's
+ * flushAllDataAndResetRDB), a log rewrite or a replica's sync in progress
+ * notwithstanding: a restart must not bring the flushed keys back from
+ * the last dump. */
 static void svc_after_flushall(void *ctx)
 {
     gb_persist *p = ctx;
     if (p->eng->cfg.save_n == 0)
         return;
     char err[640];
-    /* a log rewrite or a replica's full sync holds the snapshot machinery */
-    if (gb_persist_save(p, err, sizeof err) != 0 && (p->bg || sync_holds_scan(p)))
-        gb_log(GB_LOG_NOTICE, "FLUSHALL: the empty dataset is not saved now (%s); the save points will save it", err);
+    save_now(p, err, sizeof err);
 }
 
 static void svc_destroy(void *ctx) { gb_persist_free(ctx); }

@@ -20,7 +20,15 @@
 struct gb_snapshot {
     gb_engine *eng;
     gb_snap_writer *w;
-    gb_cow_scan *scan; /* NULL once abandoned */
+    gb_cow_scan *scan; /* a background snapshot's; NULL once abandoned */
+    /* A foreground snapshot (SAVE, shutdown) blocks the engine: nothing
+     * changes while it runs, so it walks the tables with an iterator and
+     * leaves the copy-on-write marks alone, free for a log rewrite or a
+     * replica's sync in progress (Redis saves in the foreground beside an
+     * AOF rewrite's child too). */
+    bool walking;       /* the iterator below is live */
+    int walk_db;        /* the database it is in */
+    gb_htable_iter walk;
     int stream_db;     /* the database of the last KEY record */
     uint64_t keys;
     bool scanned;      /* every key serialised, the stream closed */
@@ -45,7 +53,7 @@ static void save(void *ctx, gb_db *db, gb_kv *kv)
 gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool background, char *err,
                                size_t errlen)
 {
-    if (eng->cow.active) {
+    if (background && eng->cow.active) {
         snprintf(err, errlen, "a snapshot is already in progress");
         return NULL;
     }
@@ -61,9 +69,21 @@ gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool
     s->w = w;
     s->stream_db = -1;
     gb_snap_write_header_records(w, eng);
-    /* The moment of the snapshot: every key present now becomes pending. */
-    s->scan = gb_cow_scan_begin(eng, save, s);
+    if (background) {
+        /* The moment of the snapshot: every key present now becomes pending. */
+        s->scan = gb_cow_scan_begin(eng, save, s);
+    } else {
+        s->walking = true;
+        gb_htable_iter_init(&s->walk, &eng->dbs[0].keys);
+    }
     return s;
+}
+
+static void end_walk(gb_snapshot *s)
+{
+    if (s->walking)
+        gb_htable_iter_done(&s->walk);
+    s->walking = false;
 }
 
 /* A write error: the scan stops (the keys not reached are marked), the
@@ -72,6 +92,7 @@ static void abandon_stream(gb_snapshot *s)
 {
     gb_cow_scan_free(s->scan);
     s->scan = NULL;
+    end_walk(s);
     gb_snap_put_u8(s->w, GB_SNAP_OP_EOF);
     gb_snap_writer_close(s->w, s->keys);
     s->scanned = true;
@@ -86,10 +107,32 @@ static void finish_stream(gb_snapshot *s)
     s->scanned = true;
 }
 
-/* The next 64 buckets of the scan; the stream closed after the last. */
+/* The next 64 keys of a foreground walk: true once every database is done. */
+static bool walk_some(gb_snapshot *s)
+{
+    gb_engine *eng = s->eng;
+    for (int n = 0; n < 64;) {
+        gb_hnode *node = gb_htable_iter_next(&s->walk);
+        if (node) {
+            save(s, &eng->dbs[s->walk_db], (gb_kv *)node);
+            n++;
+            continue;
+        }
+        gb_htable_iter_done(&s->walk);
+        if (++s->walk_db >= eng->ndbs) {
+            s->walking = false;
+            return true;
+        }
+        gb_htable_iter_init(&s->walk, &eng->dbs[s->walk_db].keys);
+    }
+    return false;
+}
+
+/* The next 64 buckets of the scan (64 keys of a walk); the stream closed
+ * after the last. */
 static void scan_some(gb_snapshot *s)
 {
-    if (gb_cow_scan_some(s->scan))
+    if (s->scan ? gb_cow_scan_some(s->scan) : walk_some(s))
         finish_stream(s);
 }
 
@@ -183,6 +226,7 @@ void gb_snapshot_free(gb_snapshot *s)
     if (!s)
         return;
     gb_cow_scan_free(s->scan);
+    end_walk(s);
     gb_snap_writer_free(s->w);
     gb_free(s);
 }

@@ -26,7 +26,10 @@ typedef struct gb_snapshot gb_snapshot;
  * stepped between event batches (BGSAVE, a log rewrite), not run to its
  * end (SAVE); where its writer thread would share the engine's CPU, the
  * steps then also compress and write (snapwrite.c explains). NULL with
- * err set when the file cannot be started. Only one at a time per engine. */
+ * err set when the file cannot be started. One background snapshot at a
+ * time per engine (it holds the copy-on-write); a foreground one, which
+ * walks the tables while the engine waits, may run beside it, into
+ * another path. */
 gb_snapshot *gb_snapshot_begin(gb_engine *eng, const char *path, int level, bool background, char *err,
                                size_t errlen);
 

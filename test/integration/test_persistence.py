@@ -293,6 +293,39 @@ class Snapshots(Scratch):
 
 
 class AppendOnly(Scratch):
+    def test_save_and_flushall_beside_a_rewrite(self):
+        """SAVE and FLUSHALL's save while a log rewrite runs: Redis saves in
+        the foreground beside its rewrite child, and FLUSHALL with save
+        points saves the emptied dataset at once. goblin-core refused the
+        SAVE, and left the last dump in place after the FLUSHALL, so a
+        restart without the log brought the flushed keys back."""
+        with self.server("--save", "3600 1", "--appendonly", "yes", "--auto-aof-rewrite-percentage", "0") as srv, \
+                Raw(srv) as c:
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+            for i in range(16):  # 64 MB that zstd cannot shrink: a rewrite that takes many steps
+                c.call("SET", "big:%d" % i, os.urandom(4 << 20))
+            self.assertEqual(c.call("SAVE"), b"OK")
+            c.send(gbtest.encode("BGREWRITEAOF") + gbtest.encode("INFO", "persistence") +
+                   gbtest.encode("FLUSHALL") + gbtest.encode("SET", "after", "1") + gbtest.encode("SAVE") +
+                   gbtest.encode("INFO", "persistence"))
+            self.assertEqual(c.read()[0], b"Background append only file rewriting started")
+            self.assertEqual(parse_info(c.read()[0])["aof_rewrite_in_progress"], "1")
+            self.assertEqual(c.read()[0], b"OK")
+            self.assertEqual(c.read()[0], b"OK")
+            self.assertEqual(c.read()[0], b"OK", "SAVE beside the rewrite")
+            self.assertEqual(parse_info(c.read()[0])["rdb_changes_since_last_save"], "0")
+            self.assertIn("DB saved on disk: 0 keys", srv.log())
+            self.assertIn("DB saved on disk: 1 keys", srv.log())
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 20 * SLOW))
+            self.assertEqual(info(c)["aof_last_bgrewrite_status"], "ok")
+            srv.proc.kill()
+            srv.proc.wait()
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("KEYS", "*"), [b"after"], "the log")
+        shutil.rmtree(os.path.join(self.dir, "appendonlydir"))
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("KEYS", "*"), [b"after"], "the dump")
+
     def test_a_failed_first_base_is_tried_again(self):
         """CONFIG SET appendonly yes whose first base cannot be written (a
         directory stands where it goes): the rewrite is tried again at once
