@@ -20,6 +20,7 @@
 #include "engine/persist/aof_reader.h"
 #include "engine/persist/fileio.h"
 #include "engine/persist/manifest.h"
+#include "engine/persist/rdb_load.h"
 #include "engine/persist/serialize.h"
 #include "engine/persist/snapread.h"
 #include "platform/clock.h"
@@ -602,10 +603,41 @@ void gb_aof_rewrite_end(gb_aof *a, bool ok)
 
 /* ---- loading --------------------------------------------------------------------------------- */
 
+/* Whether name ends with suffix. */
+static bool ends_with(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* A log Redis 7 wrote: its base is a Redis RDB ("<n>.base.rdb", with
+ * aof-use-rdb-preamble yes, the default) or commands ("<n>.base.aof").
+ * Both load; the next rewrite replaces the base with Goblin's format. */
+static int load_redis_base(gb_aof *a, const char *name, const char *path, char *err, size_t errlen)
+{
+    if (ends_with(name, ".base.aof")) {
+        gb_aof_read_result res;
+        int rc = gb_aof_replay(a->eng, path, false, &res, err, errlen);
+        if (rc == 0)
+            gb_log(GB_LOG_NOTICE, "Loaded the Redis AOF base '%s': %llu commands", name,
+                   (unsigned long long)res.commands);
+        return rc;
+    }
+    gb_rdb_load_stats st;
+    int rc = gb_rdb_load_file(a->eng, path, &st, NULL, NULL, err, errlen);
+    if (rc == 0)
+        gb_log(GB_LOG_NOTICE, "Loaded the Redis AOF base '%s' (RDB version %u): %llu keys (%llu expired, not "
+               "loaded), %llu function libraries", name, st.version, (unsigned long long)st.keys,
+               (unsigned long long)st.expired, (unsigned long long)st.functions);
+    return rc;
+}
+
 static int load_base(gb_aof *a, const char *name, char *err, size_t errlen)
 {
     char path[4400];
     file_path(a, name, path, sizeof path);
+    if (ends_with(name, ".base.aof") || gb_rdb_file_is_redis(path))
+        return load_redis_base(a, name, path, err, errlen);
     gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
     if (!r)
         return GB_EIO;

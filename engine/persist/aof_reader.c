@@ -91,6 +91,26 @@ int gb_aof_parse_command(const char *buf, size_t len, gb_slice **argv, int *cap,
     return 1;
 }
 
+/* Redis 7's annotations (aof-timestamp-enabled writes "#TS:<unix seconds>"
+ * lines between commands): lines beginning with '#', skipped as Redis's
+ * loader skips them. Longer than any Redis writes is not an annotation. */
+#define ANNOTATION_MAX 1024
+
+/* An annotation line at buf (buf[0] == '#'): 1 with the bytes it takes
+ * in used, 0 if more bytes are needed, -1 if it is too long. */
+static int annotation(const char *buf, size_t len, size_t *used, const char **why)
+{
+    const char *nl = memchr(buf, '\n', GB_MIN(len, (size_t)ANNOTATION_MAX));
+    if (nl) {
+        *used = (size_t)(nl - buf) + 1;
+        return 1;
+    }
+    if (len < ANNOTATION_MAX)
+        return 0;
+    *why = "an annotation ('#') line longer than 1024 bytes";
+    return -1;
+}
+
 int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv, int64_t offset), void *ctx,
                 int64_t *end, const char **why)
 {
@@ -109,7 +129,16 @@ int gb_aof_walk(const char *path, bool (*fn)(void *ctx, int argc, gb_slice *argv
         size_t used;
         /* Nothing buffered: read first (buf is still NULL before the first
          * read, and arithmetic on a null pointer is undefined behaviour). */
-        int p = pos < len ? gb_aof_parse_command(buf + pos, len - pos, &argv, &argcap, &argc, &used, why) : 0;
+        int p = 0;
+        if (pos < len && buf[pos] == '#') {
+            p = annotation(buf + pos, len - pos, &used, why);
+            if (p == 1) {
+                pos += used;
+                continue;
+            }
+        } else if (pos < len) {
+            p = gb_aof_parse_command(buf + pos, len - pos, &argv, &argcap, &argc, &used, why);
+        }
         if (p == 1) {
             if (!fn(ctx, argc, argv, base + (int64_t)pos)) {
                 *end = base + (int64_t)pos;

@@ -1,7 +1,8 @@
 /*
  * Reading an append-only log's incremental file: RESP multibulk commands,
- * as the log writes them, and nothing else (no inline commands: a log is
- * not a terminal). The reader is strict about the format and says where it
+ * as the log writes them, and the annotation lines ('#') Redis 7 writes
+ * between them, skipped as Redis skips them; nothing else (no inline
+ * commands: a log is not a terminal). The reader is strict about the format and says where it
  * broke; it grows its buffer with the bytes the file really has, never by
  * a length the file claims.
  *

@@ -28,6 +28,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 
 import gbtest
 from gbtest import Server
@@ -135,6 +136,47 @@ class RdbImport(gbtest.GoblinAndRedisCase):
                     self.assertEqual(r.get("after"), b"1")
                     r.delete("after")
                     self.assertEqual(snapshot_of(r), want)
+
+    def test_start_up_on_redis_aof(self):
+        """A Redis 7.0 append-only directory, its base an RDB (the default
+        aof-use-rdb-preamble yes) or commands, its incremental file with
+        the "#TS:" annotations aof-timestamp-enabled writes: goblin-core
+        loads it to the same dataset (it refused both bases and the
+        annotations), and its own first rewrite replaces the Redis base."""
+        for preamble in ("yes", "no"):
+            with self.subTest(aof_use_rdb_preamble=preamble):
+                d = tempfile.mkdtemp(dir=self.work)
+                with Server("redis", args=["--dir", d, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble,
+                                           "--aof-timestamp-enabled", "yes"]) as srv:
+                    r = srv.redis()
+                    build_dataset(r)
+                    r.execute_command("BGREWRITEAOF")
+                    self.assertTrue(gbtest.wait_until(
+                        lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0 and
+                        r.info("persistence")["aof_rewrite_scheduled"] == 0, 30))
+                    time.sleep(1.1)  # Redis annotates the first write of a new second
+                    r.incr("int")
+                    r.execute_command("SELECT", "2")
+                    r.append("db2key", "!")
+                    r.execute_command("SELECT", "0")
+                    want = snapshot_of(r)
+                logdir = os.path.join(d, "appendonlydir")
+                base = "appendonly.aof.2.base." + ("rdb" if preamble == "yes" else "aof")
+                self.assertIn(base, os.listdir(logdir))
+                with open(os.path.join(logdir, "appendonly.aof.2.incr.aof"), "rb") as f:
+                    head = f.read()
+                    self.assertIn(b"#TS:", head, head[:200])
+                with Server("goblin", args=["--dir", d, "--appendonly", "yes"], dir=d) as g:
+                    r = g.redis()
+                    self.assertEqual(snapshot_of(r), want)
+                    self.assertEqual(r.execute_command("FCALL", "answer", "0"), 42)
+                    self.assertIn("Loaded the Redis AOF base '%s'" % base, g.log())
+                    r.execute_command("BGREWRITEAOF")
+                    self.assertTrue(gbtest.wait_until(
+                        lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0, 30))
+                    self.assertNotIn(base, os.listdir(logdir))
+                with Server("goblin", args=["--dir", d, "--appendonly", "yes"], dir=d) as g:
+                    self.assertEqual(snapshot_of(g.redis()), want)
 
     def test_import_tool(self):
         path, want = redis_rdb(self.work)

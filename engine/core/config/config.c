@@ -544,7 +544,7 @@ static const opt options[] = {
                                                                 "rewrite syncs once, at the end."),
     NA_BOOL("aof-use-rdb-preamble", NULL, "yes", true, "An RDB preamble in the AOF: Goblin Core's base file is "
                                                        "its own snapshot format."),
-    NA_BOOL("aof-timestamp-enabled", NULL, "no", true, "Timestamp annotations in the AOF: not written."),
+    NA_BOOL("aof-timestamp-enabled", NULL, "no", true, "Timestamp annotations in the AOF: not written (a Redis log's are read and skipped)."),
     NA_BOOL("aof-disable-auto-gc", NULL, "no", true, "Keeping old AOF history files: Goblin Core removes them."),
     NA_BOOL("no-appendfsync-on-rewrite", NULL, "no", true, "Goblin Core's AOF rewrite runs in a thread without "
                                                            "fsync contention: appendfsync always holds."),
