@@ -400,6 +400,89 @@ class RingTests(unittest.TestCase):
                 self.assertEqual(out, b"+OK\r\n")
                 self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0", 2 * gbtest.SLOW))
 
+    def test_quit_after_replies_waiting_for_room(self):
+        """QUIT behind replies that wait for room in the response ring: every
+        reply reaches the client, then +OK, then the ring closes (Redis
+        writes everything before a CLIENT_CLOSE_AFTER_REPLY close). The
+        replies still queued were thrown away: 786,432 of 1.6 MB came."""
+        srv = self.server()
+        value = b"v" * 200000
+        with Raw(srv) as r:
+            r.call("SET", "big", value)
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                p = relay(self, srv, proto)
+                p.stdin.write(gbtest.encode("GET", "big") * 8 + gbtest.encode("QUIT"))
+                p.stdin.flush()
+                out, deadline = b"", time.time() + 20 * gbtest.SLOW
+                while time.time() < deadline and select.select([p.stdout], [], [], deadline - time.time())[0]:
+                    d = os.read(p.stdout.fileno(), 1 << 16)
+                    if not d:
+                        break
+                    out += d
+                self.assertEqual(out, (b"$200000\r\n" + value + b"\r\n") * 8 + b"+OK\r\n")
+                self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0", 2 * gbtest.SLOW))
+
+    def test_requests_published_before_the_close_are_served(self):
+        """A client that submits writes and closes at once (ring_tool relay:
+        stdin ends, it closes without reading): what it published is
+        served, as a socket's bytes before its EOF are. The slot was
+        released at the control connection's close, dropping some (4 in
+        100 on the libuv engine, whose socket reads come first)."""
+        srv = self.server("--io-engine", "libuv")
+        for round in range(10):
+            for proto in PROTOCOLS:
+                p = subprocess.Popen([RING_TOOL, srv.sock, proto, "relay"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                p.communicate(b"".join(gbtest.encode("SET", "k:%s:%d:%d" % (proto, round, i), "v")
+                                       for i in range(50)), timeout=30 * gbtest.SLOW)
+        with Raw(srv) as r:
+            self.assertTrue(wait_until(lambda: r.call("DBSIZE") == 500 * len(PROTOCOLS), 5 * gbtest.SLOW),
+                            r.call("DBSIZE"))
+
+    def test_client_gone_during_its_busy_script(self):
+        """A ring client whose process dies while its script runs past
+        busy-reply-threshold: the busy pump reads its control connection's
+        EOF, and the slot's client was freed under the running script, so
+        SCRIPT KILL crashed the server. It now goes once the script ends."""
+        srv = self.server("--busy-reply-threshold", "100")
+        for proto in PROTOCOLS:
+            with self.subTest(proto=proto):
+                p = relay(self, srv, proto)
+                p.stdin.write(gbtest.encode("EVAL", "while true do end", "0"))
+                p.stdin.flush()
+                with Raw(srv) as r:
+                    self.assertTrue(wait_until(lambda: isinstance(r.call("PING"), gbtest.Err), 5 * gbtest.SLOW))
+                    p.kill()
+                    p.wait()
+                    time.sleep(0.3)  # the busy pump sees the EOF
+                    self.assertEqual(r.call("SCRIPT", "KILL"), b"OK")
+                    self.assertTrue(wait_until(lambda: r.call("PING") == b"PONG", 5 * gbtest.SLOW))
+                    self.assertTrue(wait_until(lambda: srv.info("rings")["ring_slots_claimed"] == "0",
+                                               2 * gbtest.SLOW))
+
+    def test_timeout_spares_a_ring_in_use(self):
+        """`timeout` closes an idle client, not one whose traffic goes over
+        its ring: the control connection is quiet after RING CLAIM, and an
+        active ring client was cut off after `timeout` seconds."""
+        srv = self.server("--timeout", "1")
+        p = relay(self, srv, "resp")
+        replies = b""
+        for i in range(8):  # 2.4 s of INCRs, one every 0.3 s
+            p.stdin.write(gbtest.encode("INCR", "n"))
+            p.stdin.flush()
+            time.sleep(0.3)
+        p.stdin.write(gbtest.encode("GET", "n"))
+        p.stdin.flush()
+        deadline = time.time() + 5 * gbtest.SLOW
+        while not replies.endswith(b"$1\r\n8\r\n") and time.time() < deadline and \
+                select.select([p.stdout], [], [], deadline - time.time())[0]:
+            d = os.read(p.stdout.fileno(), 4096)
+            if not d:
+                break
+            replies += d
+        self.assertEqual(replies, b"".join(b":%d\r\n" % i for i in range(1, 9)) + b"$1\r\n8\r\n")
+
     def test_hostile_scribbler(self):
         for proto in PROTOCOLS:
             with self.subTest(proto=proto):

@@ -91,7 +91,12 @@ typedef struct ring_slot {
     const gb_ring_proto_ops *proto;
     void *proto_state;   /* the protocol's per-slot state (reply writer ...) */
     gb_client *exec;     /* engine client that runs this ring's commands */
-    gb_client *owner;    /* the control connection that claimed the slot */
+    gb_client *owner;    /* the control connection that claimed the slot; NULL once it is gone */
+    /* The control connection went away: what the client published before
+     * that is served (as a socket's bytes are read before its EOF), at
+     * most one request ring's worth more, then the slot is released. */
+    bool owner_gone;
+    uint64_t gone_budget; /* request bytes still served after that */
     gb_outbuf pending;   /* framed replies ([u32 len][bytes]) the ring had no room for */
     char *inbuf;         /* private copy of the current request */
     size_t incap;
@@ -555,6 +560,8 @@ static void wake_client(ring_slot *s)
 
 static void slot_violation(ring_slot *s, const char *why);
 static void slot_drop_oom(ring_slot *s, const char *which);
+static bool slot_closing(const ring_slot *s);
+static void slot_close_later(ring_slot *s);
 
 /* The client is not reading: its replies wait in `pending`, bounded by
  * client-output-buffer-limit as a socket's are (the engine's policy, one
@@ -575,7 +582,7 @@ static bool queue_pending(ring_slot *s, const char *data, size_t len)
             gb_log(GB_LOG_WARNING,
                    "Ring slot %d (client %s) closed: out of memory for its buffers (pending messages)", s->id,
                    s->owner_addr);
-            s->exec->flags |= GB_CLIENT_CLOSE_ASAP;
+            slot_close_later(s);
             return true;
         }
         slot_drop_oom(s, "pending replies");
@@ -654,7 +661,8 @@ static int drain_pending(ring_slot *s)
 static uint8_t *direct_begin(void *ctx, size_t n)
 {
     ring_slot *s = ctx;
-    if (s->pending.len || n > s->wr.max_payload || s->pool->eng->cfg.appendfsync == GB_FSYNC_ALWAYS)
+    if (s->pending.len || n > s->wr.max_payload || s->pool->eng->cfg.appendfsync == GB_FSYNC_ALWAYS ||
+        slot_closing(s))
         return NULL;
     uint8_t *dst;
     /* NOT_READY (no room) and BAD (a head the client moved wrongly) alike:
@@ -673,6 +681,8 @@ static void direct_commit(void *ctx, size_t n)
 /* Publishes whatever the protocol layer has ready for this slot. */
 static bool flush_replies(ring_slot *s)
 {
+    if (GB_UNLIKELY(slot_closing(s)))
+        return false;
     if (GB_UNLIKELY(s->proto->out_of_memory(s->proto_state))) {
         slot_drop_oom(s, "reply buffer");
         return false;
@@ -773,15 +783,27 @@ static const gb_client_hooks exec_hooks = {exec_flush, exec_close, exec_describe
 
 /* ---- claim / release --------------------------------------------------------------- */
 
+/* Whether the slot is marked for release (slot_close_later, exec_close):
+ * nothing more is read from or written to its rings. */
+static bool slot_closing(const ring_slot *s) { return (s->exec->flags & GB_CLIENT_CLOSE_ASAP) != 0; }
+
+/* Marks the slot for release by serve_slot, its next look at the slot
+ * (the client sees its control link close). Never released on the spot:
+ * the engine may be iterating its client (PUBLISH over the subscribers,
+ * MONITOR, tracking, serving waiters), running its script, or in the
+ * middle of its command, and releasing frees it, as Redis frees such a
+ * client asynchronously. */
+static void slot_close_later(ring_slot *s) { s->exec->flags |= GB_CLIENT_CLOSE_ASAP; }
+
 static void slot_violation(ring_slot *s, const char *why)
 {
-    if (s->state != SLOT_ATTACHED)
+    if (s->state != SLOT_ATTACHED || slot_closing(s))
         return;
     gb_shm_fetch_add_relaxed_u64(&s->ctrl->violations, 1); /* diagnostics for the client; orders nothing */
     s->pool->violations++;
     gb_log(GB_LOG_WARNING, "Ring slot %d (client %s): %s; slot reset and client disconnected", s->id, s->owner_addr,
            why);
-    release_slot(s, true, true);
+    slot_close_later(s);
 }
 
 /* A buffer of the slot's could not grow: the client's reply stream has a
@@ -790,11 +812,11 @@ static void slot_violation(ring_slot *s, const char *why)
  * violation: the client did nothing wrong. */
 static void slot_drop_oom(ring_slot *s, const char *which)
 {
-    if (s->state != SLOT_ATTACHED)
+    if (s->state != SLOT_ATTACHED || slot_closing(s))
         return;
     gb_log(GB_LOG_WARNING, "Ring slot %d (client %s) closed: out of memory for its buffers (%s); slot reset and "
                            "client disconnected", s->id, s->owner_addr, which);
-    release_slot(s, true, true);
+    slot_close_later(s);
 }
 
 static void wake_closed(uv_handle_t *h) { gb_free(h->data); }
@@ -821,6 +843,7 @@ static void release_slot(ring_slot *s, bool close_owner, bool refill)
         return;
     gb_ring_pool *pool = s->pool;
     s->state = SLOT_FREE;
+    s->owner_gone = false;
     if (s->held) {
         s->held = false;
         pool->nheld--;
@@ -914,15 +937,24 @@ static void wake_cb(uv_poll_t *h, int status, int events)
         slot_mute(s);
 }
 
-/* A control connection (or any client) went away: free the slot it owns. */
+/* A control connection (or any client) went away: the slot it owns is
+ * released by serve_slot once the requests published before are served
+ * (owner_gone). Not here: its ring client may be the caller of the script
+ * running now (the busy pump reads the sockets), or in the middle of a
+ * command. */
 static void on_client_free(void *ctx, gb_client *c)
 {
     gb_ring_pool *pool = ctx;
     if (pool->nattached == 0 || (c->flags & GB_CLIENT_RING))
         return;
-    for (int i = 0; i < pool->nslots; i++)
-        if (pool->slots[i].state == SLOT_ATTACHED && pool->slots[i].owner == c)
-            release_slot(&pool->slots[i], false, true);
+    for (int i = 0; i < pool->nslots; i++) {
+        ring_slot *s = &pool->slots[i];
+        if (s->state == SLOT_ATTACHED && s->owner == c) {
+            s->owner = NULL;
+            s->owner_gone = true;
+            s->gone_budget = s->rd.cap;
+        }
+    }
 }
 
 static ring_slot *slot_of_owner(gb_ring_pool *pool, const gb_client *c)
@@ -1135,6 +1167,36 @@ static const gb_command_def ring_commands[] = {
 
 /* ---- serving a slot ------------------------------------------------------------------- */
 
+/* A slot whose client is leaving: killed or dropped (slot_closing:
+ * released now), after QUIT (once its replies are on the ring: Redis
+ * writes everything before closing), or with its control connection gone
+ * (once the requests published before are served). True when released. */
+static bool serve_leaving(ring_slot *s, bool *worked)
+{
+    gb_client *exec = s->exec;
+    if (slot_closing(s)) {
+        release_slot(s, !s->owner_gone, true);
+        *worked = true;
+        return true;
+    }
+    if (exec->flags & GB_CLIENT_CLOSE_AFTER_REPLY) {
+        int drained = s->pending.len ? drain_pending(s) : DRAIN_STUCK;
+        if (drained == DRAIN_MOVED)
+            *worked = true;
+        if (drained == DRAIN_DROPPED || s->owner_gone || (s->pending.len == 0 && !s->held)) {
+            release_slot(s, !s->owner_gone, true);
+            *worked = true;
+        }
+        return true; /* nothing more is read from its ring */
+    }
+    if (s->owner_gone && ((exec->flags & GB_CLIENT_BLOCKED) || s->gone_budget == 0)) {
+        release_slot(s, false, true);
+        *worked = true;
+        return true;
+    }
+    return false;
+}
+
 /* Handles up to BATCH_PER_SLOT requests of one slot. Returns true if it did
  * anything. */
 static bool serve_slot(ring_slot *s)
@@ -1144,13 +1206,10 @@ static bool serve_slot(ring_slot *s)
      * that request and waits for it to end. */
     if (GB_UNLIKELY(s->exec == s->pool->eng->script.caller))
         return false;
-    if (GB_UNLIKELY(s->exec->flags & GB_CLIENT_CLOSE_ASAP)) {
-        /* Killed (exec_close), or over its output limit (queue_pending):
-         * its client sees the control link close. */
-        release_slot(s, true, true);
-        return true;
-    }
     bool worked = false;
+    if (GB_UNLIKELY((s->exec->flags & (GB_CLIENT_CLOSE_ASAP | GB_CLIENT_CLOSE_AFTER_REPLY)) || s->owner_gone) &&
+        serve_leaving(s, &worked))
+        return worked;
     if (s->pending.len) {
         /* Requests are served all the same, their replies queued behind
          * these, as a socket client's are: a client may send a pipeline of
@@ -1165,18 +1224,21 @@ static bool serve_slot(ring_slot *s)
     if (s->resume && !(s->exec->flags & GB_CLIENT_BLOCKED)) {
         s->resume = false;
         s->proto->execute(s->proto_state, s->exec, NULL, 0);
-        if (s->state != SLOT_ATTACHED || !flush_replies(s))
+        if (!flush_replies(s))
             return true;
         worked = true;
     }
     for (int n = 0; n < BATCH_PER_SLOT; n++) {
-        if (s->state != SLOT_ATTACHED || (s->exec->flags & GB_CLIENT_BLOCKED))
+        if (s->exec->flags & GB_CLIENT_BLOCKED)
             break;
         const uint8_t *payload;
         uint32_t len;
         int rc = gb_ring_read_peek(&s->rd, &payload, &len);
-        if (rc == GB_RING_EMPTY)
+        if (rc == GB_RING_EMPTY) {
+            if (s->owner_gone)
+                s->gone_budget = 0; /* all it published is served */
             break;
+        }
         if (rc == GB_RING_BAD) {
             slot_violation(s, "malformed request record (bad length or padding)");
             return true;
@@ -1194,14 +1256,14 @@ static bool serve_slot(ring_slot *s)
         }
         memcpy(s->inbuf, payload, len);
         gb_ring_read_consume(&s->rd, len);
+        if (GB_UNLIKELY(s->owner_gone))
+            s->gone_budget -= GB_MIN(s->gone_budget, (uint64_t)len);
         s->requests++;
         worked = true;
         s->idle_wakes = 0; /* its wake-ups are followed by requests: not a flood */
         if (s->muted)
             slot_unmute(s);
         rc = s->proto->execute(s->proto_state, s->exec, s->inbuf, len);
-        if (s->state != SLOT_ATTACHED)
-            return true; /* the command released the slot (CLIENT KILL on itself) */
         s->proto->finish(s->proto_state);
         if (rc == GB_ENOMEM) {
             slot_drop_oom(s, "request buffer");
@@ -1212,14 +1274,17 @@ static bool serve_slot(ring_slot *s)
                                               : "request rejected");
             return true;
         }
-        if (s->exec->flags & (GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP)) {
-            flush_replies(s);
-            release_slot(s, true, true);
-            return true;
-        }
         if (!flush_replies(s))
             return true;
+        if (s->exec->flags & (GB_CLIENT_CLOSE_AFTER_REPLY | GB_CLIENT_CLOSE_ASAP))
+            return true; /* released by serve_leaving, at once or once its replies are on the ring */
+        if (GB_UNLIKELY(s->owner_gone && s->gone_budget == 0))
+            break;
     }
+    /* The ring is the client's traffic: its control connection is not idle
+     * for `timeout` while the ring serves requests. */
+    if (worked && s->owner)
+        s->owner->last_ms = s->exec->last_ms;
     return worked;
 }
 
@@ -1366,7 +1431,9 @@ static bool pool_prepare_sleep(void *ctx)
     gb_shm_fence_full();
     for (int i = 0; i < pool->nattached; i++) {
         ring_slot *s = pool->active[i];
-        if (s->exec->flags & GB_CLIENT_CLOSE_ASAP)
+        /* a slot to release at the next pass (serve_leaving) */
+        if ((s->exec->flags & GB_CLIENT_CLOSE_ASAP) || s->owner_gone ||
+            ((s->exec->flags & GB_CLIENT_CLOSE_AFTER_REPLY) && !s->pending.len && !s->held))
             goto stay_awake;
         /* Replies waiting for room: sleep unless the client made some
          * meanwhile. A client that stops reading costs nothing. */
