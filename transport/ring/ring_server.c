@@ -35,9 +35,13 @@
  * event loop look at the sockets (one non-blocking epoll/kqueue call), so
  * socket clients wait at most this long while rings are busy. */
 #define POLL_SLICE_US 100
-/* Records handled per slot per pass, so one busy client cannot starve the
- * others. */
+/* Records handled per slot per pass, and request bytes (a record may hold
+ * a RESP pipeline of up to max_payload bytes, tens of thousands of
+ * commands): past either the pass moves on, so one busy client cannot
+ * starve the others, nor the sockets past a slice (a client that kept its
+ * ring full of 256 KiB records of PINGs held a socket PING for 4 s). */
 #define BATCH_PER_SLOT 32
+#define BATCH_BYTES_PER_SLOT (64u << 10)
 /* For this many passes after a request the poller spins without `pause`.
  * A synchronous client's next request usually follows within a round trip,
  * and x86 `pause` alone delays noticing it by up to ~25 ns on AMD Zen (the
@@ -124,6 +128,7 @@ struct gb_ring_pool {
     bool require_seals;   /* memfd platforms: a slot whose size is not sealed is never handed out */
     int nmuted;           /* attached slots whose wake descriptor is unwatched */
     int nheld;            /* attached slots with replies held for the log's sync */
+    uint64_t bytes_since_clock; /* request bytes served since pool_poll last read the clock */
     unsigned long guard_faults_seen; /* gb_shm_guard_faults() when last checked */
     uv_loop_t *loop;
     /* The refill thread: a released slot's memory is unmapped, and fresh
@@ -1228,7 +1233,8 @@ static bool serve_slot(ring_slot *s)
             return true;
         worked = true;
     }
-    for (int n = 0; n < BATCH_PER_SLOT; n++) {
+    size_t batch_bytes = 0;
+    for (int n = 0; n < BATCH_PER_SLOT && batch_bytes < BATCH_BYTES_PER_SLOT; n++) {
         if (s->exec->flags & GB_CLIENT_BLOCKED)
             break;
         const uint8_t *payload;
@@ -1256,6 +1262,8 @@ static bool serve_slot(ring_slot *s)
         }
         memcpy(s->inbuf, payload, len);
         gb_ring_read_consume(&s->rd, len);
+        batch_bytes += len;
+        s->pool->bytes_since_clock += len;
         if (GB_UNLIKELY(s->owner_gone))
             s->gone_budget -= GB_MIN(s->gone_budget, (uint64_t)len);
         s->requests++;
@@ -1387,10 +1395,12 @@ static bool pool_poll(void *ctx)
         } else if (++idle_passes > HOT_PASSES) {
             gb_cpu_relax();
         }
-        /* The clock (about 10 ns) is read every 16 passes only, never
-         * between a request and the next poll. */
-        if (iter & 15)
+        /* The clock (about 10 ns) is read every 16 passes, never between a
+         * request and the next poll, unless the passes since served so
+         * many request bytes (pipelines) that they may have taken long. */
+        if ((iter & 15) && pool->bytes_since_clock < BATCH_BYTES_PER_SLOT)
             continue;
+        pool->bytes_since_clock = 0;
         now = gb_cycles_now();
         if (gb_shm_guard_faults() != pool->guard_faults_seen)
             drop_faulted(pool);
