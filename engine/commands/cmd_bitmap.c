@@ -17,7 +17,7 @@
 static bool arg_is(gb_slice arg, const char *word) { return gb_slice_ieq(gb_arg_cstring(arg), word); }
 
 /* Redis's getBitOffsetFromArgument: a bit offset below proto-max-bulk-len
- * bytes; with bits > 0 (BITFIELD) "#N" means N * bits, multiplied with
+ * bytes (any for the log or the primary: gb_client_must_obey); with bits > 0 (BITFIELD) "#N" means N * bits, multiplied with
  * Redis's wrap-around. */
 static bool parse_bit_offset(gb_client *c, gb_slice arg, unsigned bits, uint64_t *out)
 {
@@ -29,7 +29,7 @@ static bool parse_bit_offset(gb_client *c, gb_slice arg, unsigned bits, uint64_t
     }
     if (hash)
         v = (int64_t)((uint64_t)v * bits);
-    if (v < 0 || (uint64_t)(v >> 3) >= (uint64_t)c->eng->cfg.proto_max_bulk_len) {
+    if (v < 0 || (!gb_client_must_obey(c) && (uint64_t)(v >> 3) >= (uint64_t)c->eng->cfg.proto_max_bulk_len)) {
         gb_reply_error(c, ERR_BIT_OFFSET);
         return false;
     }

@@ -474,7 +474,12 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         }
     } else if (gb_slice_ieq(sub, "resetstat") && argc == 2) {
         gb_engine *eng = c->eng;
+        /* dirty is not a statistic: the save points count it (Redis's
+         * resetServerStats leaves server.dirty alone); zeroed, changes
+         * made before were never saved by them. */
+        uint64_t dirty = eng->stats.dirty;
         memset(&eng->stats, 0, sizeof eng->stats);
+        eng->stats.dirty = dirty;
         eng->stats.ops_sample_last_ms = eng->now_mono_ms;
         gb_commands_reset_stats(eng);
         gb_errorstats_reset(&eng->errorstats);

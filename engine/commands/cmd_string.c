@@ -9,7 +9,11 @@
 #include "engine/types/t_string.h"
 #include "engine/base/util.h"
 
-static size_t max_len(gb_client *c) { return (size_t)c->eng->cfg.proto_max_bulk_len; }
+/* The longest string APPEND and SETRANGE may make (Redis's checkStringLength). */
+static size_t max_len(gb_client *c)
+{
+    return gb_client_must_obey(c) ? SIZE_MAX : (size_t)c->eng->cfg.proto_max_bulk_len;
+}
 
 static void cmd_get(gb_client *c, int argc, gb_slice *argv)
 {

@@ -292,7 +292,43 @@ class Snapshots(Scratch):
             self.assertRegex(srv.log(), r"Loading: \d+ keys, \d+ of \d+ MB \(\d+%\), \d+ MB/s")
 
 
+    def test_resetstat_keeps_the_changes_to_save(self):
+        """CONFIG RESETSTAT leaves the count of unsaved changes alone, as
+        Redis does: it zeroed it, so the save points never saved the writes
+        before it (and after a save, rdb_changes_since_last_save read
+        18446744073709551615)."""
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            c.call("SET", "a", "1")
+            self.assertEqual(c.call("SAVE"), b"OK")
+            c.call("SET", "b", "1")
+            c.call("SET", "c", "1")
+            self.assertEqual(c.call("CONFIG", "RESETSTAT"), b"OK")
+            self.assertEqual(info(c)["rdb_changes_since_last_save"], "2")
+            self.assertEqual(c.call("CONFIG", "SET", "save", "1 1"), b"OK")
+            self.assertTrue(wait_until(lambda: info(c)["rdb_changes_since_last_save"] == "0", 5 * SLOW))
+        with self.server("--save", "") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("DBSIZE"), 3)
+
+
 class AppendOnly(Scratch):
+    def test_a_lower_proto_max_bulk_len_keeps_what_the_log_holds(self):
+        """The log replays past proto-max-bulk-len, as Redis's does (its
+        mustObeyClient): started again with a lower limit, APPEND and
+        SETRANGE results and SETBIT offsets beyond it were refused on
+        replay, and the keys came back short or missing, silently."""
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            for _ in range(3):
+                c.call("APPEND", "big", "x" * 600000)
+            c.call("SETRANGE", "range", "1500000", "end")
+            c.call("SETBIT", "bits", "12000000", "1")
+        with self.server("--save", "", "--appendonly", "yes", "--proto-max-bulk-len", "1mb") as srv, \
+                Raw(srv) as c:
+            self.assertEqual(c.call("STRLEN", "big"), 1800000)
+            self.assertEqual(c.call("GETRANGE", "range", "1500000", "-1"), b"end")
+            self.assertEqual((c.call("STRLEN", "bits"), c.call("BITCOUNT", "bits")), (1500001, 1))
+            self.assertEqual(c.call("APPEND", "big", "y"),
+                             Err(b"ERR string exceeds maximum allowed size (proto-max-bulk-len)"))
+
     def test_save_and_flushall_beside_a_rewrite(self):
         """SAVE and FLUSHALL's save while a log rewrite runs: Redis saves in
         the foreground beside its rewrite child, and FLUSHALL with save

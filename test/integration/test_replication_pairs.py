@@ -286,6 +286,29 @@ class CoordinatedFailover(Servers):
             got += [c.call_raw("PSYNC", "0" * 40, "1", "FAILOVER")]
         return got
 
+    def test_a_replica_with_a_lower_proto_max_bulk_len(self):
+        """A replica applies its primary's stream past its own
+        proto-max-bulk-len, as Redis's master client does: a 2 MB SET
+        broke the link ("invalid bulk length", at every resync), and
+        APPEND, SETRANGE and SETBIT results beyond the limit were dropped,
+        the replica silently holding other data."""
+        primary = self.start("goblin")
+        replica = self.start("goblin")
+        with replica.raw() as c:
+            self.assertEqual(c.call("CONFIG", "SET", "proto-max-bulk-len", "1mb"), b"OK")
+        follow(self, replica, primary)
+        with primary.raw() as c:
+            c.call("SET", "big", "x" * (2 << 20))
+            for _ in range(3):
+                c.call("APPEND", "appended", "y" * 600000)
+            c.call("SETRANGE", "range", "1500000", "end")
+            c.call("SETBIT", "bits", "12000000", "1")
+        caught_up(self, primary, replica)
+        with replica.raw() as c:
+            self.assertEqual([c.call("STRLEN", k) for k in ("big", "appended", "range", "bits")],
+                             [2 << 20, 1800000, 1500003, 1500001])
+        self.assertEqual(repl(replica)["master_link_status"], "up")
+
     def test_refusals_as_redis(self):
         got = self.refusals("goblin")
         self.assertEqual(got[0], b"-ERR FAILOVER requires connected replicas.\r\n")

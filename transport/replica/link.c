@@ -1027,7 +1027,10 @@ static void resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     link_conn *c = gb_calloc(1, sizeof *c);
     c->link = l;
     c->fd = -1;
-    gb_resp_parser_init(&c->parser, l->eng->cfg.proto_max_bulk_len);
+    /* No bulk limit on the primary's stream, as Redis's for its master:
+     * the primary accepted these writes under its own limit (the parser
+     * grows with the bytes that come, never by a claimed length). */
+    gb_resp_parser_init(&c->parser, INT64_MAX);
     uv_tcp_init(gb_loop_uv(l->loop), &c->tcp);
     c->tcp.data = c;
     c->creq.data = c;

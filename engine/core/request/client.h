@@ -197,6 +197,16 @@ static inline void gb_client_push_end(gb_client *c, const gb_reply_ops *was) { c
  * of the loop's pass. */
 void gb_client_kill(gb_client *victim);
 static inline bool gb_client_gone(const gb_client *c) { return (c->flags & GB_CLIENT_CLOSE_ASAP) != 0; }
+
+/* Whether c's commands were acknowledged elsewhere and must apply as they
+ * come: the append-only log being loaded, and on a replica its primary's
+ * stream (Redis's mustObeyClient). Client limits such as
+ * proto-max-bulk-len do not apply to them: a lower limit here than where
+ * the write was accepted would drop it silently. */
+static inline bool gb_client_must_obey(const gb_client *c)
+{
+    return (c->flags & (GB_CLIENT_OBEY | GB_CLIENT_MASTER)) != 0;
+}
 /* The client with that id, NULL when none or gone. */
 gb_client *gb_client_by_id(struct gb_engine *eng, uint64_t id);
 
