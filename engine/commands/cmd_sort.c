@@ -103,9 +103,15 @@ typedef struct sort_opts {
 } sort_opts;
 
 /* Whether BY (with a real pattern) and GET may read keys named by the data:
- * only for a user who may read every key (Redis 7.0; no cluster here). */
+ * not in cluster mode, and only for a user who may read every key (Redis
+ * 7.0). */
 static bool may_read_any_key(gb_client *c, int argc, gb_slice *argv, const char *option)
 {
+    /* In cluster mode the keys a pattern names may live on other nodes. */
+    if (c->eng->cluster) {
+        gb_reply_errorf(c, "ERR %s option of SORT denied in Cluster mode.", option);
+        return false;
+    }
     /* The command by its name: last_cmd is EXEC's inside a transaction. */
     const gb_command *self = gb_command_lookup(c->eng, argv[0]);
     if (!self || gb_acl_unrestricted_keys(c, self, argc, argv, GB_KS_ACCESS))

@@ -155,6 +155,11 @@ class SingleNode(unittest.TestCase):
         self.same("SET", "{t}a", "1")
         self.same("SET", "{t}b", "2")
         self.same("MGET", "{t}a", "{t}b")
+        self.same("RPUSH", "{t}l", "2", "1")
+        self.same("SORT", "{t}l", "BY", "w_*")  # keys the data names may live elsewhere: refused
+        self.same("SORT", "{t}l", "GET", "#")
+        self.same("SORT", "{t}l", "BY", "constant")
+        self.same("DEL", "{t}l")
         self.same("MGET", "a", "b")  # CROSSSLOT
         self.same("MSET", "a", "1", "a", "2")  # the same key twice: one slot
         self.same("CLUSTER", "COUNTKEYSINSLOT", str(keyslot(b"t")))

@@ -128,6 +128,28 @@ class LazyAndCommands(unittest.TestCase):
                 c.call("FLUSHALL")
                 c.call("CONFIG", "RESETSTAT")
 
+    def test_randomkey_past_many_expired_and_expiretime_rounding(self):
+        """RANDOMKEY deletes expired keys it draws until it finds a live one
+        (goblin-core gave up after 100 and answered nil beside a live key);
+        EXPIRETIME rounds to the nearest second (it truncated). The same
+        replies from redis-server."""
+        for s in self.servers():
+            with Raw(s) as c:
+                c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+                try:
+                    c.send(b"".join(gbtest.encode("SET", "gone:%d" % i, "v", "PX", "1") for i in range(2000)))
+                    for _ in range(2000):
+                        c.read()
+                    c.call("SET", "live", "v")
+                    c.call("SET", "at", "v", "PXAT", "4000000000500")
+                    c.call("SET", "at2", "v", "PXAT", "4000000000499")
+                    time.sleep(0.05)
+                    self.assertEqual(c.call("RANDOMKEY") in (b"live", b"at", b"at2"), True, s.kind)
+                    self.assertEqual((c.call("EXPIRETIME", "at"), c.call("EXPIRETIME", "at2")),
+                                     (4000000001, 4000000000), s.kind)
+                finally:
+                    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
     def test_expired_keys_are_invisible(self):
         """Logically expired keys, whether or not the sweep has reclaimed
         them yet, are invisible to every read."""

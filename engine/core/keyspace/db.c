@@ -849,14 +849,25 @@ size_t gb_db_active_expire(gb_db *db, uint64_t deadline_ns)
 
 gb_kv *gb_db_random(gb_db *db)
 {
-    /* Bounded retries: a db whose keys are all expired-but-not-yet-collected
-     * must not spin forever (Redis gives up the same way). */
-    for (int tries = 0; tries < 100 && gb_db_size(db) > 0; tries++) {
+    /* An expired key drawn is deleted and another drawn, however many it
+     * takes, as Redis's dbRandomKey: a live key is found while there is
+     * one (giving up after 100 answered nil beside a live key). Where
+     * expired keys stay (a replica, a pause), 100 draws that found only
+     * them end it: with the last one drawn when every key has a deadline,
+     * as Redis's replica answers, else nil. */
+    bool all_volatile = db->nvol == gb_db_size(db);
+    int kept = 0;
+    while (gb_db_size(db) > 0) {
         gb_kv *kv = (gb_kv *)gb_htable_random(&db->keys);
         if (!kv)
             return NULL;
+        size_t before = gb_db_size(db);
         if (!expire_if_needed(db, kv))
             return kv;
+        if (gb_db_size(db) < before)
+            continue;
+        if (++kept == 100)
+            return all_volatile ? kv : NULL;
     }
     return NULL;
 }
