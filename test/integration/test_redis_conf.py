@@ -210,5 +210,36 @@ class ConfigRewriteTest(gbtest.GoblinAndRedisCase):
             redis.cleanup()
 
 
+    def test_long_lines_and_many_words_round_trip(self):
+        """What CONFIG REWRITE writes, start-up reads: a `user` line of 5 KB
+        (300 key patterns) and `bind` with 8 addresses made a file
+        goblin-core refused to start from (a 4,094-byte line limit, 8 words
+        at most). A Redis file with the three output-buffer classes on one
+        line (13 words) starts too."""
+        text = "port 0\nclient-output-buffer-limit normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\n"
+        goblin = Server("goblin", config=text, args=["--pidfile", ""])
+        try:
+            binds = " ".join("127.0.0.%d" % i for i in range(1, 9))
+            patterns = ["~pattern:%04d:*" % i for i in range(300)]
+            with Raw(goblin) as c:
+                self.assertEqual(config_get(goblin, "client-output-buffer-limit"),
+                                 "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60")
+                self.assertEqual(c.call("ACL", "SETUSER", "big", "on", ">pw", *patterns, "+get"), b"OK")
+                self.assertEqual(c.call("CONFIG", "SET", "bind", binds), b"OK")
+                self.assertEqual(c.call("CONFIG", "REWRITE"), b"OK")
+            goblin.stop()
+            again = Restarted(goblin)
+            try:
+                self.assertEqual(config_get(again, "bind"), binds)
+                with Raw(again) as c:
+                    rules = c.call("ACL", "GETUSER", "big")
+                    keys = rules[rules.index(b"keys") + 1].split()
+                    self.assertEqual(len(keys), 300)
+            finally:
+                again.cleanup()
+        finally:
+            goblin.cleanup()
+
+
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -1244,20 +1244,31 @@ static int refuse_module(char *err, size_t errlen, const char *where, const char
                 where, module);
 }
 
+/* The longest line and the most words a config file line may have. Redis
+ * has no limit; these are far above what a file needs (a `user` line with
+ * hundreds of key patterns, `bind` with 16 addresses, the three classes of
+ * client-output-buffer-limit on one line) and what CONFIG REWRITE writes,
+ * and bound what a hostile file makes the server allocate. */
+#define CONFIG_LINE_MAX (1u << 20)
+#define CONFIG_WORDS_MAX 64
+
 int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return fail(err, errlen, GB_ENOENT, "cannot open config file '%s': %s", path, strerror(errno));
-    char line[4096];
+    char *line = NULL, *store = NULL, *value = NULL;
+    size_t linecap = 0;
+    ssize_t got;
     int lineno = 0;
     int rc = 0;
     int saves_seen = 0;
-    while (fgets(line, sizeof line, f)) {
+    while ((got = getline(&line, &linecap, f)) >= 0) {
         lineno++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
-            rc = fail(err, errlen, GB_EPARSE, "%s:%d: line longer than %zu bytes", path, lineno, sizeof line - 2);
+        size_t len = (size_t)got;
+        if (len > CONFIG_LINE_MAX || memchr(line, '\0', len)) {
+            rc = fail(err, errlen, GB_EPARSE, "%s:%d: %s", path, lineno,
+                      len > CONFIG_LINE_MAX ? "line longer than 1 MiB" : "a NUL byte in the line");
             break;
         }
         char *p = line;
@@ -1276,11 +1287,13 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
             add_user_line(s, p + 5, n, origin);
             continue;
         }
-        char *words[8];
-        char store[4096 + 16];
-        int n = split_line(p, words, 8, store, sizeof store);
+        char *words[CONFIG_WORDS_MAX];
+        gb_free(store);
+        store = gb_malloc(len + 16);
+        int n = split_line(p, words, CONFIG_WORDS_MAX, store, len + 16);
         if (n < 0) {
-            rc = fail(err, errlen, GB_EPARSE, "%s:%d: unbalanced quotes or too many words", path, lineno);
+            rc = fail(err, errlen, GB_EPARSE, "%s:%d: %s", path, lineno,
+                      n == -1 ? "unbalanced quotes" : "more than 64 words");
             break;
         }
         if (n == 0)
@@ -1297,12 +1310,16 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
                       lineno, words[0]);
             break;
         }
-        /* Multi-word values (bind, client-output-buffer-limit) are rejoined. */
-        char value[4096] = "";
+        /* Multi-word values (bind, client-output-buffer-limit) are rejoined
+         * (never longer than the line). */
+        gb_free(value);
+        size_t vcap = len + 1 + 4096; /* + the save points already seen, below */
+        value = gb_malloc(vcap);
+        value[0] = '\0';
         for (int i = 1; i < n; i++) {
             if (i > 1)
-                strncat(value, " ", sizeof value - strlen(value) - 1);
-            strncat(value, words[i], sizeof value - strlen(value) - 1);
+                strncat(value, " ", vcap - strlen(value) - 1);
+            strncat(value, words[i], vcap - strlen(value) - 1);
         }
         if (n < 2 && o->type != T_STRING) {
             rc = fail(err, errlen, GB_EPARSE, "%s:%d: option '%s' needs a value", path, lineno, o->name);
@@ -1314,7 +1331,7 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
             format_opt(s, o, both, sizeof both);
             size_t bl = strlen(both);
             snprintf(both + bl, sizeof both - bl, "%s%s", bl ? " " : "", value);
-            snprintf(value, sizeof value, "%s", both);
+            snprintf(value, vcap, "%s", both);
         }
         char why[256];
         if (set_opt(s, o, value, why, sizeof why) != 0) {
@@ -1324,6 +1341,9 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
         }
         s->given[opt_index(o)] = 1;
     }
+    free(line); /* getline's malloc */
+    gb_free(store);
+    gb_free(value);
     fclose(f);
     return rc;
 }
@@ -1546,18 +1566,21 @@ static int rw_read(rewrite_state *st, const char *path, char *err, size_t errlen
             rw_append(st, line, -1);
             continue;
         }
-        char *words[8];
-        char store[4096 + 16];
-        int n = strlen(line) < 4096 ? split_line(line, words, 8, store, sizeof store) : -1;
+        char *words[CONFIG_WORDS_MAX];
+        size_t scap = strlen(line) + 16;
+        char *store = gb_malloc(scap);
+        int n = split_line(line, words, CONFIG_WORDS_MAX, store, scap);
         const opt *o = n > 0 ? find_opt(words[0]) : NULL;
-        if (n == -2 && !o && strlen(line) < 4096) { /* many words: look at the first */
+        if (n == -2 && !o) { /* many words: look at the first */
             size_t k = strcspn(line, " \t");
             char first[128];
             snprintf(first, sizeof first, "%.*s", (int)GB_MIN(k, sizeof first - 1), line);
             o = find_opt(first);
             n = o || is_file_directive(first) ? 1 : -1;
         }
-        if (n <= 0 || (!o && !is_file_directive(words[0]))) {
+        bool known = n > 0 && (o || is_file_directive(words[0]));
+        gb_free(store);
+        if (!known) {
             size_t len = strlen(line) + 7;
             char *c = gb_malloc(len);
             snprintf(c, len, "# ??? %s", line);
