@@ -241,5 +241,48 @@ class ConfigRewriteTest(gbtest.GoblinAndRedisCase):
             goblin.cleanup()
 
 
+class IncludeTest(gbtest.GoblinAndRedisCase):
+    def test_include_and_deprecated_directives_as_redis(self):
+        """`include` of a file and of a glob pattern (read where the line
+        stands, later lines winning) and the deprecated directives Redis 7.0
+        reads and ignores: both servers start on the same file with the
+        same values (goblin-core refused every one with "unknown option").
+        rename-command is refused with a way to do the same by ACL."""
+        inc = tempfile.mkdtemp(prefix="gb-include-")
+        os.makedirs(os.path.join(inc, "conf.d"))
+        with open(os.path.join(inc, "one.conf"), "w") as f:
+            f.write("maxmemory-samples 7\nhz 20\nsave 100 1\n")
+        for name, body in (("a.conf", "maxclients 900\n"), ("b.conf", "maxclients 901\ntimeout 33\n")):
+            with open(os.path.join(inc, "conf.d", name), "w") as f:
+                f.write(body)
+        text = ("list-max-ziplist-entries 512\nlist-max-ziplist-value 64\nlua-replicate-commands yes\n"
+                "include %s\nhz 15\ninclude %s/conf.d/*.conf\ninclude %s/none-*.conf\nsave 200 2\n"
+                % (os.path.join(inc, "one.conf"), inc, inc))
+        got = {}
+        for kind in ("goblin", "redis"):
+            srv = Server(kind, config=text, args=["--pidfile", ""])
+            try:
+                got[kind] = [config_get(srv, k) for k in ("maxmemory-samples", "hz", "maxclients", "timeout", "save")]
+            finally:
+                srv.cleanup()
+        self.assertEqual(got["goblin"], ["7", "15", "901", "33", "100 1 200 2"])
+        self.assertEqual(got["goblin"][:4], got["redis"][:4])  # (the harness gives redis-server --save "")
+        srv = Server("goblin", config="rename-command FLUSHALL \"\"\n", wait=False)
+        try:
+            self.assertNotEqual(srv.proc.wait(10 * gbtest.SLOW), 0)
+            self.assertIn("rename-command is not supported by goblin-core; to keep clients from a command, deny it "
+                          "by ACL instead", srv.log())
+        finally:
+            srv.cleanup()
+
+    def test_save_alone_on_the_command_line(self):
+        """`--save` with no value is `save ""`, as Redis 7.0 reads it."""
+        srv = Server("goblin", args=["--save"])
+        try:
+            self.assertEqual(config_get(srv, "save"), "")
+        finally:
+            srv.cleanup()
+
+
 if __name__ == "__main__":
     gbtest.run_tests()

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -1252,7 +1253,54 @@ static int refuse_module(char *err, size_t errlen, const char *where, const char
 #define CONFIG_LINE_MAX (1u << 20)
 #define CONFIG_WORDS_MAX 64
 
+/* `include` depth: files including each other would otherwise recurse
+ * until the stack ends. */
+#define CONFIG_INCLUDE_DEPTH_MAX 16
+
+/* Directives Redis 7.0 reads and ignores (its deprecated_configs): files
+ * from Redis 3 to 6 have them. */
+static bool deprecated_directive(const char *w)
+{
+    static const char *words[] = {"list-max-ziplist-entries", "list-max-ziplist-value", "lua-replicate-commands"};
+    for (size_t i = 0; i < GB_ARRAY_LEN(words); i++)
+        if (gb_strcasecmp(w, words[i]) == 0)
+            return true;
+    return false;
+}
+
+static int load_file(gb_settings *s, const char *path, int depth, int *saves_seen, char *err, size_t errlen);
+
+/* `include <path or glob pattern>`: each file it names, in name order,
+ * read where the line stands (Redis 7.0; a pattern matching nothing is
+ * fine, a plain path that cannot be opened is not). */
+static int load_include(gb_settings *s, const char *where, const char *pattern, int depth, int *saves_seen,
+                        char *err, size_t errlen)
+{
+    if (depth >= CONFIG_INCLUDE_DEPTH_MAX)
+        return fail(err, errlen, GB_EPARSE, "%s: include nested more than %d deep (files including each other?)",
+                    where, CONFIG_INCLUDE_DEPTH_MAX);
+    if (!strpbrk(pattern, "*?["))
+        return load_file(s, pattern, depth + 1, saves_seen, err, errlen);
+    glob_t g;
+    int grc = glob(pattern, 0, NULL, &g);
+    if (grc == GLOB_NOMATCH)
+        return 0;
+    if (grc != 0)
+        return fail(err, errlen, GB_EIO, "%s: include '%s': the pattern could not be read", where, pattern);
+    int rc = 0;
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+        rc = load_file(s, g.gl_pathv[i], depth + 1, saves_seen, err, errlen);
+    globfree(&g);
+    return rc;
+}
+
 int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errlen)
+{
+    int saves_seen = 0;
+    return load_file(s, path, 0, &saves_seen, err, errlen);
+}
+
+static int load_file(gb_settings *s, const char *path, int depth, int *saves_seen, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -1262,7 +1310,6 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
     ssize_t got;
     int lineno = 0;
     int rc = 0;
-    int saves_seen = 0;
     while ((got = getline(&line, &linecap, f)) >= 0) {
         lineno++;
         size_t len = (size_t)got;
@@ -1299,6 +1346,27 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
         if (n == 0)
             continue;
         const opt *o = find_opt(words[0]);
+        if (!o && deprecated_directive(words[0]))
+            continue;
+        if (!o && gb_strcasecmp(words[0], "include") == 0) {
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%d", path, lineno);
+            if (n != 2) {
+                rc = fail(err, errlen, GB_EPARSE, "%s: include takes one file name or pattern", where);
+                break;
+            }
+            rc = load_include(s, where, words[1], depth, saves_seen, err, errlen);
+            if (rc != 0)
+                break;
+            continue;
+        }
+        if (!o && gb_strcasecmp(words[0], "rename-command") == 0) {
+            rc = fail(err, errlen, GB_EINVAL,
+                      "%s:%d: rename-command is not supported by goblin-core; to keep clients from a command, "
+                      "deny it by ACL instead (e.g. `user default on nopass ~* &* +@all -%s`, docs/acl.md)",
+                      path, lineno, n > 1 ? words[1] : "flushall");
+            break;
+        }
         if (!o && gb_strcasecmp(words[0], "loadmodule") == 0) {
             char where[4200];
             snprintf(where, sizeof where, "%s:%d: ", path, lineno);
@@ -1326,7 +1394,7 @@ int gb_config_load_file(gb_settings *s, const char *path, char *err, size_t errl
             break;
         }
         /* Redis: several "save" lines in a file add up ("save ''" resets). */
-        if (o->type == T_SAVE && saves_seen++ > 0 && value[0]) {
+        if (o->type == T_SAVE && (*saves_seen)++ > 0 && value[0]) {
             char both[4096];
             format_opt(s, o, both, sizeof both);
             size_t bl = strlen(both);
@@ -1382,9 +1450,23 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
             add_user_line(s, argv[i], strlen(argv[i]), "--user");
             continue;
         }
+        if (strcmp(a, "--include") == 0) {
+            if (i + 1 >= argc)
+                return fail(err, errlen, GB_EINVAL, "option '--include' needs a file name or pattern (see --help)");
+            int saves_seen = s->given[opt_index(find_opt("save"))];
+            int rc = load_include(s, "--include", argv[++i], 0, &saves_seen, err, errlen);
+            if (rc)
+                return rc;
+            continue;
+        }
         const opt *o = find_opt(a + 2);
         if (!o && gb_strcasecmp(a + 2, "loadmodule") == 0)
             return refuse_module(err, errlen, "", i + 1 < argc ? argv[i + 1] : "");
+        if (!o && gb_strcasecmp(a + 2, "rename-command") == 0)
+            return fail(err, errlen, GB_EINVAL,
+                        "--rename-command is not supported by goblin-core; to keep clients from a command, deny "
+                        "it by ACL instead (e.g. --user \"default on nopass ~* &* +@all -%s\", docs/acl.md)",
+                        i + 1 < argc ? argv[i + 1] : "flushall");
         if (!o)
             return fail(err, errlen, GB_ENOENT, "unknown option '%s' (goblin-core --help lists them)", a);
         /* The value: every argument up to the next --option, joined by
@@ -1396,9 +1478,12 @@ int gb_config_parse_args(gb_settings *s, int argc, char **argv, char *err, size_
         char *joined = NULL;
         const char *value;
         if (end == first) {
-            if (o->type != T_BOOL)
+            if (o->type == T_SAVE)
+                value = ""; /* "--save" alone: no save points, as Redis 7.0 reads it */
+            else if (o->type != T_BOOL)
                 return fail(err, errlen, GB_EINVAL, "option '%s' needs a value (see --help)", a);
-            value = "yes"; /* "--numa-arena" alone means yes */
+            else
+                value = "yes"; /* "--numa-arena" alone means yes */
         } else if (end == first + 1) {
             value = argv[first];
         } else {
@@ -1487,6 +1572,8 @@ void gb_config_print_help(FILE *out, const char *prog)
     }
     fprintf(out, "  --user \"NAME RULES...\"\n      A user, as a `user NAME RULES...` line of the config file "
                  "(several allowed; docs/acl.md).\n");
+    fprintf(out, "  --include PATH|PATTERN\n      Reads a config file (or each file a glob pattern matches, in "
+                 "name order) here,\n      as an `include` line of the config file does.\n");
     fprintf(out, "\nMemory sizes accept k, kb, m, mb, g, gb (k = 1000, kb = 1024).\n");
     fprintf(out, "\nFor tests only: GOBLIN_FAULT_ALLOC=N in the environment makes the Nth allocation of a client's\n"
                  "buffers fail (N+: that one and every one after; N@file:line: the Nth one made at that source\n"
