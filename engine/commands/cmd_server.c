@@ -169,21 +169,11 @@ static void info_out(void *ctx, const char *s, size_t n) { gb_strbuf_add(ctx, s,
 static void cmd_info(gb_client *c, int argc, gb_slice *argv)
 {
     gb_strbuf b = {0};
-    if (argc == 1) {
-        gb_engine_info(c->eng, "default", info_out, &b);
-    } else {
-        for (int i = 1; i < argc; i++) {
-            char sec[32];
-            if (!gb_ascii_lower(sec, sizeof sec, argv[i]))
-                continue;
-            size_t before = b.len;
-            if (b.len)
-                gb_strbuf_add(&b, "\r\n", 2);
-            gb_engine_info(c->eng, sec, info_out, &b);
-            if (b.len == before + (before ? 2 : 0))
-                b.len = before; /* unknown section: nothing, like Redis */
-        }
-    }
+    gb_slice dflt = gb_slice_cstr("default");
+    if (argc == 1)
+        gb_engine_info(c->eng, 1, &dflt, info_out, &b);
+    else
+        gb_engine_info(c->eng, argc - 1, argv + 1, info_out, &b);
     gb_reply_verbatim(c, b.p ? b.p : "", b.len);
     gb_free(b.p);
 }

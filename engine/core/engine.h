@@ -339,9 +339,11 @@ void gb_engine_key_modified(gb_db *db, gb_slice key);
 /* Whether used memory (as maxmemory counts it) is over maxmemory. */
 bool gb_engine_over_maxmemory(const gb_engine *eng);
 
-/* Appends the INFO text for `section` ("default", "all", "server", ...) to
- * the callback. */
-void gb_engine_info(gb_engine *eng, const char *section, void (*out)(void *ctx, const char *s, size_t n), void *ctx);
+/* Appends the INFO text for the n sections named ("default", "all",
+ * "server", ...; none is not "default": pass it) to the callback, each
+ * once, in Redis's order. */
+void gb_engine_info(gb_engine *eng, int n, const gb_slice *names, void (*out)(void *ctx, const char *s, size_t n),
+                    void *ctx);
 
 /* Logging, with the level filter from the settings. */
 void gb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

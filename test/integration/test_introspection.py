@@ -379,6 +379,19 @@ class InfoTest(gbtest.GoblinAndRedisCase):
         self.assertEqual(gi["Cluster"], ri["Cluster"])
         self.assertEqual(gi["Modules"], ri["Modules"])
 
+    def test_several_sections_once_each_in_redis_order(self):
+        """INFO with several sections prints each once, in Redis's order
+        whatever the order asked (goblin-core printed them as asked, twice
+        when named twice or within `all`)."""
+        for which in (("keyspace", "server"), ("server", "server"), ("all", "commandstats"),
+                      ("default", "commandstats"), ("cpu", "bogus", "memory"), ("bogus",)):
+            heads = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    text = c.call("INFO", *which).decode()
+                    heads.append([l[2:] for l in text.split("\r\n") if l.startswith("# ") and l != "# Rings"])
+            self.assertEqual(heads[0], heads[1], which)
+
     def test_errorstats_latencystats_and_resetstat(self):
         got = []
         for srv in (self.goblin, self.redis):

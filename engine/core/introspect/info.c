@@ -398,26 +398,36 @@ static const section_def sections[] = {
     {"keyspace", section_keyspace, true},
 };
 
-void gb_engine_info(gb_engine *eng, const char *which, void (*out)(void *ctx, const char *s, size_t n), void *ctx)
+void gb_engine_info(gb_engine *eng, int n, const gb_slice *names, void (*out)(void *ctx, const char *s, size_t n),
+                    void *ctx)
 {
+    /* The sections asked for, as a set: printed once each, in Redis's
+     * order whatever the order asked (Redis 7.0's genInfoSectionDict);
+     * unknown names add nothing. The transport's (rings) come last. */
+    enum { RINGS = GB_ARRAY_LEN(sections) };
+    bool want[GB_ARRAY_LEN(sections) + 1] = {false};
+    for (int k = 0; k < n; k++) {
+        bool all = gb_slice_ieq(names[k], "all") || gb_slice_ieq(names[k], "everything");
+        bool dflt = gb_slice_ieq(names[k], "default");
+        for (size_t i = 0; i < GB_ARRAY_LEN(sections); i++)
+            if (all || (dflt && sections[i].in_default) || gb_slice_ieq(names[k], sections[i].name))
+                want[i] = true;
+        if (all || dflt || gb_slice_ieq(names[k], "rings"))
+            want[RINGS] = true;
+    }
     out_ctx o = {out, ctx};
-    bool all = gb_strcasecmp(which, "all") == 0 || gb_strcasecmp(which, "everything") == 0;
-    bool dflt = gb_strcasecmp(which, "default") == 0;
     bool first = true;
     for (size_t i = 0; i < GB_ARRAY_LEN(sections); i++) {
-        if (!(all || (dflt && sections[i].in_default) || gb_strcasecmp(which, sections[i].name) == 0))
+        if (!want[i])
             continue;
         if (!first)
             out(ctx, "\r\n", 2);
         first = false;
         sections[i].fn(eng, &o);
     }
-    /* Transport sections (the ring pool) are part of the default set. */
-    if (all || dflt || gb_strcasecmp(which, "rings") == 0) {
-        if (eng->info_provider.section) {
-            if (!first)
-                out(ctx, "\r\n", 2);
-            section_provided(eng, "rings", &o);
-        }
+    if (want[RINGS] && eng->info_provider.section) {
+        if (!first)
+            out(ctx, "\r\n", 2);
+        section_provided(eng, "rings", &o);
     }
 }
