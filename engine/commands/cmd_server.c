@@ -13,6 +13,7 @@
 #include "engine/commands/typed.h"
 #include "engine/persist/persist.h"
 #include "engine/core/engine.h"
+#include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
 #include "engine/core/memory/evict.h"
 #include "engine/base/mem.h"
@@ -475,6 +476,9 @@ static void cmd_config(gb_client *c, int argc, gb_slice *argv)
         gb_errorstats_reset(&eng->errorstats);
         eng->expire_cycle_us = 0;
         gb_lazyfree_reset_stats(eng->lazyfree);
+        gb_repl_reset_stats(eng);
+        if (eng->service && eng->service->reset_stats)
+            eng->service->reset_stats(eng->service->ctx);
         gb_reply_ok(c);
     } else if (gb_slice_ieq(sub, "help") && argc == 2) {
         static const char *lines[] = {

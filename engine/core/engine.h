@@ -105,6 +105,10 @@ typedef struct gb_service {
      * the empty dataset is saved at once (Redis 7.0), so a restart cannot
      * bring the flushed keys back. */
     void (*after_flushall)(void *ctx);
+    /* CONFIG RESETSTAT: its counters in INFO start again from zero
+     * (rdb_saves, aof_rewrites, aof_delayed_fsync, as Redis's
+     * resetServerStats). */
+    void (*reset_stats)(void *ctx);
     /* INFO persistence's fields after "loading": one "name:value" each. */
     void (*info)(void *ctx, void (*line)(void *lctx, const char *text), void *lctx);
     /* Bytes of used memory that maxmemory does not count (Redis leaves out

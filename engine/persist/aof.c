@@ -777,6 +777,8 @@ int gb_aof_load(gb_aof *a, char *err, size_t errlen)
 
 /* ---- reporting ---------------------------------------------------------------------------------- */
 
+void gb_aof_reset_stats(gb_aof *a) { a->delayed_fsync = 0; }
+
 uint64_t gb_aof_size(const gb_aof *a) { return a->chain_size + a->cur_size + a->len; }
 uint64_t gb_aof_base_size(const gb_aof *a) { return a->base_size; }
 

@@ -75,6 +75,9 @@ bool gb_aof_unsynced(const gb_aof *a);
 /* Once per cron tick: everysec syncs, retries after a write error. */
 void gb_aof_cron(gb_aof *a);
 
+/* CONFIG RESETSTAT: aof_delayed_fsync from zero. */
+void gb_aof_reset_stats(gb_aof *a);
+
 /* Sizes: the log as a whole, and what it was after the last rewrite
  * (auto-aof-rewrite-percentage compares them). */
 uint64_t gb_aof_size(const gb_aof *a);

@@ -176,7 +176,6 @@ static int save_now(gb_persist *p, char *err, size_t errlen)
     }
     p->dirty_at_save = dirty;
     p->lastsave_s = eng->now_ms / 1000;
-    p->saves++;
     p->last_bg_ok = true; /* a good save lifts MISCONF, as Redis's rdbSave */
     double secs = (double)(gb_clock_mono_ns() - t0) / 1e9;
     gb_log(GB_LOG_NOTICE, "DB saved on disk: %llu keys, %.1f MB in %.3f s", (unsigned long long)keys,
@@ -184,15 +183,25 @@ static int save_now(gb_persist *p, char *err, size_t errlen)
     return 0;
 }
 
-int gb_persist_save(gb_persist *p, char *err, size_t errlen)
+/* Redis's SAVE runs beside an AOF rewrite's child, not beside an RDB
+ * child (a BGSAVE's, or a diskless sync's). */
+static int save_unless_syncing(gb_persist *p, char *err, size_t errlen)
 {
-    /* Redis's SAVE runs beside an AOF rewrite's child, not beside an RDB
-     * child (a BGSAVE's, or a diskless sync's) */
     if (sync_holds_scan(p)) {
         snprintf(err, errlen, "Background save already in progress");
         return -1;
     }
     return save_now(p, err, errlen);
+}
+
+int gb_persist_save(gb_persist *p, char *err, size_t errlen)
+{
+    if (p->bg && p->bg_kind == BG_RDB) {
+        snprintf(err, errlen, "Background save already in progress");
+        return -1;
+    }
+    p->saves++; /* INFO rdb_saves: SAVE and BGSAVE as they start, as Redis counts them */
+    return save_unless_syncing(p, err, errlen);
 }
 
 /* ---- background save --------------------------------------------------------------------- */
@@ -211,6 +220,7 @@ static enum gb_bgsave_result bg_start(gb_persist *p, char *err, size_t errlen)
         return GB_BGSAVE_ERROR;
     }
     p->bg_kind = BG_RDB;
+    p->saves++;
     p->bg_start_ms = eng->now_ms;
     p->bg_dirty_at_start = eng->stats.dirty;
     p->bg_scheduled = false;
@@ -384,7 +394,6 @@ static void bg_done(gb_persist *p, bool ok, const char *err)
         /* changes since the start are still unsaved; LASTSAVE is the end */
         p->dirty_at_save = p->bg_dirty_at_start;
         p->lastsave_s = eng->now_ms / 1000;
-        p->saves++;
         gb_log(GB_LOG_NOTICE, "Background saving terminated with success: %llu keys, %.1f MB",
                (unsigned long long)keys, (double)bytes / 1e6);
     } else {
@@ -616,7 +625,7 @@ int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
 {
     if (p->bg)
         bg_abandon(p, "DEBUG RELOAD saves now");
-    if (gb_persist_save(p, err, errlen) != 0)
+    if (save_unless_syncing(p, err, errlen) != 0)
         return GB_EIO;
     gb_engine *eng = p->eng;
     flush_all(eng);
@@ -767,6 +776,14 @@ static void svc_after_flushall(void *ctx)
     save_now(p, err, sizeof err);
 }
 
+static void svc_reset_stats(void *ctx)
+{
+    gb_persist *p = ctx;
+    p->saves = 0;
+    p->rewrites = 0;
+    gb_aof_reset_stats(p->aof);
+}
+
 static void svc_destroy(void *ctx) { gb_persist_free(ctx); }
 
 static void line(void (*out)(void *, const char *), void *octx, const char *fmt, ...)
@@ -837,6 +854,7 @@ gb_persist *gb_persist_new(gb_engine *eng)
                               .before_flushall = svc_before_flushall,
                               .after_flushall = svc_after_flushall,
                               .info = svc_info,
+                              .reset_stats = svc_reset_stats,
                               .uncounted_memory = svc_uncounted_memory,
                               .destroy = svc_destroy,
                               .ctx = p};

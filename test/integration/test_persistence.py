@@ -310,6 +310,30 @@ class Snapshots(Scratch):
             self.assertEqual(c.call("DBSIZE"), 3)
 
 
+    def test_rdb_saves_and_resetstat_as_redis(self):
+        """rdb_saves counts SAVE and BGSAVE (not DEBUG RELOAD's save), and
+        CONFIG RESETSTAT zeroes it and aof_rewrites (aof_delayed_fsync and
+        the sync_* counters too), as
+        Redis's resetServerStats (goblin-core kept them, and counted DEBUG
+        RELOAD)."""
+        got = {}
+        for kind in ("goblin", "redis"):
+            with Server(kind, args=["--save", ""], dir=tempfile.mkdtemp(dir=self.dir)) as srv, Raw(srv) as c:
+                c.call("SET", "k", "v")
+                seen = [c.call("SAVE"), c.call("DEBUG", "RELOAD")]
+                seen.append(info(c)["rdb_saves"])
+                c.call("BGREWRITEAOF")
+                self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0" and
+                                           info(c)["aof_rewrite_scheduled"] == "0", 10 * SLOW))
+                seen.append(info(c)["aof_rewrites"])
+                c.call("CONFIG", "RESETSTAT")
+                i = info(c)
+                seen += [i["rdb_saves"], i["aof_rewrites"]]
+                got[kind] = seen
+        self.assertEqual(got["goblin"], [b"OK", b"OK", "1", "1", "0", "0"])
+        self.assertEqual(got["goblin"], got["redis"])
+
+
 class AppendOnly(Scratch):
     def test_a_lower_proto_max_bulk_len_keeps_what_the_log_holds(self):
         """The log replays past proto-max-bulk-len, as Redis's does (its

@@ -181,6 +181,13 @@ typedef struct gb_repl {
 
 static gb_repl *R(const gb_engine *eng) { return eng->repl; }
 
+void gb_repl_reset_stats(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    if (r)
+        r->sync_full = r->sync_partial_ok = r->sync_partial_err = 0;
+}
+
 void gb_repl_random_id(char *out)
 {
     static const char hex[] = "0123456789abcdef";

@@ -81,6 +81,8 @@ void gb_repl_backlog_resize(gb_repl_backlog *b, size_t size);
 /* Creates / frees eng->repl (gb_engine_create, gb_engine_free). */
 void gb_repl_init(gb_engine *eng);
 void gb_repl_destroy(gb_engine *eng);
+/* CONFIG RESETSTAT: sync_full and sync_partial_ok/_err from zero. */
+void gb_repl_reset_stats(gb_engine *eng);
 
 /* Appends bytes to the stream: the backlog, every online replica's output,
  * master_repl_offset += len. */
