@@ -124,6 +124,35 @@ class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
         for srv in (self.goblin, self.redis):
             self.assertEqual(config_all(srv)["dir"], os.path.realpath(srv.dir), srv.kind)
 
+    def test_listpack_value_limits_are_sizes(self):
+        """hash-max-listpack-value and zset-max-listpack-value (and their
+        ziplist names) are memory configs in Redis 7.0: 1k, 01 and "" are
+        sizes there; goblin-core read them as integers and refused them."""
+        for name in ("hash-max-listpack-value", "zset-max-ziplist-value"):
+            for value in ("1k", "01", "", "2kb", "abc", "-1"):
+                replies = []
+                for srv in (self.goblin, self.redis):
+                    with Raw(srv) as c:
+                        replies.append((c.call_raw("CONFIG", "SET", name, value), c.call_raw("CONFIG", "GET", name)))
+                        c.call("CONFIG", "SET", name, "64")
+                self.assertEqual(replies[0], replies[1], (name, value))
+
+    def test_memory_and_integer_values_read_as_redis(self):
+        """Memory values as Redis's memtoull reads them ("" is 0, no sign,
+        digits past 64 bits are the largest value, then out of range) and
+        integers as its string2ll (no '+')."""
+        cases = [("maxmemory", "+10"), ("timeout", "+5"), ("stream-node-max-bytes", ""),
+                 ("proto-max-bulk-len", "9223372036854775808"), ("hll-sparse-max-bytes", "99999999999999999999999"),
+                 ("stream-node-max-bytes", "4k"), ("stream-node-max-bytes", " 4k"), ("stream-node-max-bytes", "4 k")]
+        for name, value in cases:
+            replies = []
+            for srv in (self.goblin, self.redis):
+                with Raw(srv) as c:
+                    before = c.call("CONFIG", "GET", name)[1]
+                    replies.append((c.call_raw("CONFIG", "SET", name, value), c.call_raw("CONFIG", "GET", name)))
+                    c.call("CONFIG", "SET", name, before)
+            self.assertEqual(replies[0], replies[1], (name, value))
+
     def test_hash_encoding_follows_the_default(self):
         # 512 fields stay a listpack, the 513th converts it, on both.
         for srv in (self.goblin, self.redis):

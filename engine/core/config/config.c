@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -357,7 +358,7 @@ static const opt options[] = {
      "Large-list representation: segmented (bounded leaves + count index) or pma (adaptive packed-memory array).", NULL},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LONG, OFF(hash_max_listpack_entries), 0, INT64_MAX,
      "512", true, NULL, "Hashes with more fields use a hash table.", NULL},
-    {"hash-max-listpack-value", "hash-max-ziplist-value", T_LONG, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
+    {"hash-max-listpack-value", "hash-max-ziplist-value", T_MEMORY, OFF(hash_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Hashes with a longer field or value use a hash table.", NULL},
     {"set-max-intset-entries", NULL, T_LONG, OFF(set_max_intset_entries), 0, INT64_MAX, "512", true, NULL,
      "Integer-only sets up to this size use the sorted integer array.", NULL},
@@ -367,7 +368,7 @@ static const opt options[] = {
      "Sets with a longer member use a hash table.", NULL},
     {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_LONG, OFF(zset_max_listpack_entries), 0, INT64_MAX,
      "128", true, NULL, "Sorted sets with more members use the B+tree.", NULL},
-    {"zset-max-listpack-value", "zset-max-ziplist-value", T_LONG, OFF(zset_max_listpack_value), 0, INT64_MAX, "64",
+    {"zset-max-listpack-value", "zset-max-ziplist-value", T_MEMORY, OFF(zset_max_listpack_value), 0, INT64_MAX, "64",
      true, NULL, "Sorted sets with a longer member use the B+tree.", NULL},
     {"stream-node-max-bytes", NULL, T_MEMORY, OFF(stream_node_max_bytes), 0, INT64_MAX, "4096", true, NULL,
      "A stream node takes entries until Redis's listpack for them would reach this size (0: 1 GiB).", NULL},
@@ -777,43 +778,52 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 
 /* Redis's memtoull: digits with an optional b/k/kb/m/mb/g/gb suffix
  * (k = 1000, kb = 1024 ...), case-insensitive. */
+/* Redis's memtoull: digits (none is 0) then an optional unit (b, k, kb, m,
+ * mb, g, gb, any case); no sign, no blanks. Digits past what 64 bits hold
+ * read as the largest value, as strtoull gives Redis (a config's range
+ * then refuses it). */
+static bool parse_memory_u(const char *v, unsigned long long *out)
+{
+    if (*v == '-')
+        return false;
+    size_t digits = 0;
+    while (v[digits] >= '0' && v[digits] <= '9')
+        digits++;
+    static const struct {
+        const char *suf;
+        unsigned long long mul;
+    } sufs[] = {{"", 1}, {"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000000}, {"mb", 1024 * 1024},
+                {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
+    unsigned long long mul = 0;
+    for (size_t i = 0; i < sizeof sufs / sizeof sufs[0]; i++)
+        if (gb_strcasecmp(v + digits, sufs[i].suf) == 0)
+            mul = sufs[i].mul;
+    if (!mul || digits >= 128)
+        return false;
+    char buf[128];
+    memcpy(buf, v, digits);
+    buf[digits] = '\0';
+    unsigned long long n = strtoull(buf, NULL, 10); /* ULLONG_MAX when too long, as Redis reads it */
+    if (n > ULLONG_MAX / mul)
+        return false;
+    *out = n * mul;
+    return true;
+}
+
+/* The same, for a value that must fit a long long (client-output-buffer-limit's). */
 static bool parse_memory(const char *v, long long *out)
 {
-    char *end;
-    errno = 0;
-    if (!*v || *v == '-' || isspace((unsigned char)*v))
+    unsigned long long n;
+    if (!parse_memory_u(v, &n) || n > (unsigned long long)INT64_MAX)
         return false;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v)
-        return false;
-    unsigned long long mul = 1;
-    if (*end) {
-        static const struct {
-            const char *suf;
-            unsigned long long mul;
-        } sufs[] = {{"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000000}, {"mb", 1024 * 1024},
-                    {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
-        bool found = false;
-        for (size_t i = 0; i < sizeof sufs / sizeof sufs[0]; i++)
-            if (gb_strcasecmp(end, sufs[i].suf) == 0) {
-                mul = sufs[i].mul;
-                found = true;
-            }
-        if (!found)
-            return false;
-    }
-    if (n > (unsigned long long)INT64_MAX / mul)
-        return false;
-    *out = (long long)(n * mul);
+    *out = (long long)n;
     return true;
 }
 
 static bool parse_int(const char *v, long long *out)
 {
     int64_t x;
-    /* Accept Redis's strict integer form, plus a leading '+'. */
-    if (*v == '+')
-        v++;
+    /* Redis's strict integer form (string2ll: no '+', no blanks) */
     if (!gb_str2ll(v, strlen(v), &x))
         return false;
     *out = x;
@@ -908,6 +918,7 @@ static int set_save(gb_settings *s, const char *value, char *err, size_t errlen)
 static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, size_t errlen)
 {
     long long n;
+    unsigned long long un;
     switch (o->type) {
     case T_INT:
         if (!parse_int(value, &n))
@@ -943,18 +954,18 @@ static int set_opt(gb_settings *s, const opt *o, const char *value, char *err, s
             *(long long *)field(s, o) = -n;
             return 0;
         }
-        if (!parse_memory(value, &n))
+        if (!parse_memory_u(value, &un))
             return fail(err, errlen, GB_EINVAL, "argument must be a memory or percent value");
-        if (n < 0 || n > o->max)
+        if (un > (unsigned long long)o->max)
             return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
-        *(long long *)field(s, o) = n;
+        *(long long *)field(s, o) = (long long)un;
         return 0;
     case T_MEMORY:
-        if (!parse_memory(value, &n))
+        if (!parse_memory_u(value, &un))
             return fail(err, errlen, GB_EINVAL, "argument must be a memory value");
-        if (n < o->min || n > o->max)
+        if (un < (unsigned long long)o->min || un > (unsigned long long)o->max)
             return fail(err, errlen, GB_ERANGE, "argument must be between %lld and %lld inclusive", o->min, o->max);
-        *(long long *)field(s, o) = n;
+        *(long long *)field(s, o) = (long long)un;
         return 0;
     case T_BOOL:
         if (gb_strcasecmp(value, "yes") == 0)
