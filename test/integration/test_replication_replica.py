@@ -462,7 +462,22 @@ class ReadOnlyLikeRedis(unittest.TestCase):
                 self.assertTrue(wait_until(lambda: gr.dbsize() == pr.dbsize(), TIMEOUT))
                 self.assertEqual(gr.get("k"), b"v")
                 self.assertEqual(int(info(g, "stats")["evicted_keys"]), 0)
+                # replica-ignore-maxmemory no: the primary's writes make it
+                # evict, as Redis's processCommand does before the master's
+                # commands too (it grew past maxmemory: nothing evicted)
                 with Raw(g) as c:
+                    c.call("CONFIG", "SET", "replica-ignore-maxmemory", "no")
+                    limit = g.used_memory() + (1 << 20)
+                    c.call("CONFIG", "SET", "maxmemory", str(limit))
+                for i in range(40):
+                    pr.set("more:%d" % i, "x" * 100000)
+                wait_acked(self, primary)  # applied, with no command of a client here meanwhile
+                time.sleep(0.3)  # the cron notes the peak
+                self.assertLess(int(info(g, "memory")["used_memory_peak"]), limit + (1 << 20))
+                self.assertGreater(int(info(g, "stats")["evicted_keys"]), 0)
+                self.assertLess(gr.dbsize(), pr.dbsize())
+                with Raw(g) as c:
+                    c.call("CONFIG", "SET", "replica-ignore-maxmemory", "yes")
                     c.call("CONFIG", "SET", "maxmemory", "0")
                     self.assertEqual(c.call("CONFIG", "GET", "replica-read-only"), [b"replica-read-only", b"yes"])
                     c.call("CONFIG", "SET", "replica-read-only", "no")

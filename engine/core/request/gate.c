@@ -594,6 +594,12 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
         if (ro)
             return refuse(a, ro);
     } else if (GB_UNLIKELY(c->flags & GB_CLIENT_MASTER)) {
+        /* Never refused for memory, but a replica that does not ignore
+         * maxmemory evicts before its primary's commands as before anyone
+         * else's (Redis's processCommand): its primary's writes are most of
+         * what it gets, and without this it grew past maxmemory. */
+        if (c->eng->cfg.maxmemory > 0)
+            (void)gb_evict_perform(c->eng);
         primary_write_despite_disk(c, cmd, admission_flags(a));
     }
     if (GB_UNLIKELY(refused_in_subscribed_mode(c, cmd)))
