@@ -287,6 +287,28 @@ class EvictionEffects(unittest.TestCase):
                     lambda: "the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory "
                             "usage" % limit in s.log(), 5), s.kind)
 
+    def test_expired_victim_counts_as_evicted(self):
+        """A victim already past its deadline (active expiry off, not yet
+        collected) is evicted as any other: counted in evicted_keys, not
+        expired_keys, as Redis 7.0's performEvictions counts it."""
+        got = {}
+        for kind in ("goblin", "redis"):
+            if kind == "redis":
+                gbtest.require_redis()
+            with Server(kind) as s, Raw(s) as r:
+                r.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+                r.call("CONFIG", "SET", "maxmemory-policy", "volatile-ttl")
+                for i in range(50):
+                    r.call("SET", "gone:%d" % i, "x" * 20000, "PX", "1")
+                time.sleep(0.05)
+                used = int(info(r, "memory")["used_memory"])
+                r.call("CONFIG", "SET", "maxmemory", str(used - (300 << 10)))
+                r.call("SET", "after", "x")  # any write evicts first
+                st = info(r, "stats")
+                got[kind] = (st["expired_keys"], int(st["evicted_keys"]) > 0)
+        self.assertEqual(got["goblin"], ("0", True))
+        self.assertEqual(got["goblin"], got["redis"])
+
     def test_latency_monitor_records_eviction_events(self):
         """Evicting one large set takes milliseconds: LATENCY LATEST names
         eviction-del and eviction-cycle on both servers (Redis's events)."""

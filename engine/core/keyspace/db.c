@@ -738,7 +738,9 @@ void gb_db_steal_value(gb_kv *kv)
 
 bool gb_db_delete(gb_db *db, gb_slice key) { return gb_db_delete_lazy(db, key, db->eng->cfg.lazyfree_lazy_server_del); }
 
-bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
+/* Removes key; with expiring, one found past its deadline goes as an
+ * expiry (signalled here, false returned). */
+static bool delete_stored(gb_db *db, gb_slice key, bool lazy, bool expiring)
 {
     gb_kv *kv = (gb_kv *)gb_htable_remove(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
@@ -747,7 +749,7 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     before_write(db, kv);
     /* A replica's deletions are its primary's: an expiry is counted and
      * propagated there. */
-    bool expired = gb_kv_expired_at(kv, db->eng->now_ms) && !db->eng->loading &&
+    bool expired = expiring && gb_kv_expired_at(kv, db->eng->now_ms) && !db->eng->loading &&
                    !gb_engine_is_replica(db->eng);
     if (gb_kv_volatile(kv))
         vol_remove(db, kv);
@@ -759,6 +761,10 @@ bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy)
     gb_htable_maybe_shrink(&db->keys);
     return !expired;
 }
+
+bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy) { return delete_stored(db, key, lazy, true); }
+
+bool gb_db_delete_evicted(gb_db *db, gb_slice key, bool lazy) { return delete_stored(db, key, lazy, false); }
 
 /* ---- expiry -------------------------------------------------------------------- */
 

@@ -153,6 +153,9 @@ void gb_db_steal_value(gb_kv *kv);
  * lazyfree-lazy-server-del is on (an implicit deletion), or when lazy. */
 bool gb_db_delete(gb_db *db, gb_slice key);
 bool gb_db_delete_lazy(gb_db *db, gb_slice key, bool lazy);
+/* The same for eviction's victim: deleted as stored, past its deadline or
+ * not (Redis counts and signals an expired victim as evicted). */
+bool gb_db_delete_evicted(gb_db *db, gb_slice key, bool lazy);
 
 /* Loading a snapshot, where the key table's cache misses are most of the
  * cost of adding a key (perf, 2 GB load: 15%), so they are started early

@@ -310,13 +310,13 @@ static void propagate_eviction(gb_db *db, gb_slice key, bool lazy)
 }
 
 /* Deletes key through the normal path; returns the bytes that freed now.
- * A key found already expired goes as an expiry (its event and DEL), not
- * as an eviction. */
+ * A key already past its deadline goes as an eviction too (its event, its
+ * count), as in Redis 7.0's performEvictions. */
 static size_t evict_key(gb_engine *eng, gb_db *db, gb_slice key)
 {
     bool lazy = eng->cfg.lazyfree_lazy_eviction != 0;
     size_t before = gb_mem_used();
-    bool deleted = gb_db_delete_lazy(db, key, lazy);
+    bool deleted = gb_db_delete_evicted(db, key, lazy);
     /* Eviction frees to get under the limit now: a big value it deleted
      * without lazy freeing is freed before the next victim is picked, as
      * Redis frees it, not left to the loop's slices. */
