@@ -162,6 +162,19 @@ class ProtocolErrors(unittest.TestCase):
         after = int(self.goblin.info("stats")["protocol_errors"])
         self.assertGreaterEqual(after - before, 2 * sum(1 for c in ERROR_CASES))
 
+    def test_replies_reach_a_client_that_half_closes(self):
+        """A client that sends its requests and shuts its writing side
+        (`printf 'PING\\r\\n' | nc -N`) gets every reply, then the close,
+        as from Redis. On io_uring the end of input closed the connection
+        with the replies unwritten (the commands had run)."""
+        for tcp in (False, True):
+            for srv in [self.goblin] + ([self.redis] if self.redis and not tcp else []):
+                with self.subTest(kind=srv.kind, tcp=tcp), Raw(srv, tcp=tcp) as c:
+                    c.send(b"PING\r\n" + gbtest.encode("SET", "half", "closed") + gbtest.encode("GET", "half"))
+                    c.s.shutdown(socket.SHUT_WR)
+                    got = c.read_until(b"\x00\xff-never-\xff\x00", timeout=10 * SLOW)
+                    self.assertEqual(got, b"+PONG\r\n+OK\r\n$6\r\nclosed\r\n<EOF>")
+
     def test_incomplete_requests_wait(self):
         for name, data in WAITING_CASES:
             with self.subTest(case=name):

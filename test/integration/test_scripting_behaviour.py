@@ -111,6 +111,33 @@ class BusyScripts(unittest.TestCase):
         if "redis" in seen:
             self.assertEqual(g, seen["redis"])
 
+    def test_the_caller_sending_more_during_its_script(self):
+        """The script's own client sends more while the script runs: its
+        bytes wait, and the running command's arguments stay as they were
+        (SLOWLOG shows them). On io_uring the bytes were taken into the
+        query buffer, whose growth moved it under the command's arguments:
+        SLOWLOG showed freed memory."""
+        for kind in both(self):
+            srv = self.server(kind)
+            marker = "ARGUMENT-MARKER-" + "m" * 40
+            timed = ("local s = redis.call('TIME') local t0 = s[1] * 1000000 + s[2] "
+                     "while true do local t = redis.call('TIME') "
+                     "if t[1] * 1000000 + t[2] - t0 > 800000 then break end end return 1")
+            with Raw(srv) as other:
+                other.call("SLOWLOG", "RESET")
+                busy = start_busy(srv, "EVAL", timed, "0", marker)
+                busy.send(b"PING\r\n" * 30000)
+                for _ in range(4):  # new connections meanwhile: their buffers take freed memory
+                    with Raw(srv) as late:
+                        self.assertTrue(late.call_raw("ECHO", "x" * 3000).startswith(b"-BUSY"))
+                self.assertEqual(busy.read()[0], 1)
+                for _ in range(30000):
+                    self.assertEqual(busy.read()[0], b"PONG")
+                busy.close()
+                entry = [e for e in other.call("SLOWLOG", "GET", "10") if e[3][0].upper() == b"EVAL"][0]
+                self.assertEqual(entry[3][2:], [b"0", marker.encode()], kind)
+                self.assertTrue(entry[3][1].startswith(timed[:100].encode()), kind)  # (SLOWLOG cuts it at 128)
+
     def test_function_kill_stats_and_unkillable(self):
         seen = {}
         lib = "#!lua name=busy\nredis.register_function{function_name='spin', callback=function() %s end, " \

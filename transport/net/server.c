@@ -45,6 +45,11 @@
 #define URING_PUMP_ROUNDS 4
 #define URING_BUF_SIZE READ_CHUNK
 
+/* The most one write or ring send hands the kernel: a send's length is
+ * 32 bits in a uv_buf_t and an io_uring request (and its result an int),
+ * so a reply buffer past 4 GiB goes in pieces. */
+#define WRITE_BUF_MAX ((size_t)1 << 30)
+
 typedef struct conn conn;
 
 typedef struct write_req {
@@ -90,6 +95,11 @@ struct conn {
     unsigned uring_ops;     /* ring requests naming c, not yet completed */
     gb_outbuf sending;
     size_t send_off;        /* how much of sending the kernel has taken */
+    /* What arrived while this connection's own script ran (a busy script's
+     * pump reaps its receives): the running command's arguments point into
+     * qbuf, which taking the bytes could move, so they wait here until the
+     * command has ended (drain_resumes). */
+    gb_outbuf parked;
     char addr[64];
     char laddr[64];
     conn *next_resume;
@@ -179,6 +189,7 @@ static void conn_free(conn *c)
     gb_free(c->qbuf);
     gb_outbuf_free(&c->out);
     gb_outbuf_free(&c->sending);
+    gb_outbuf_free(&c->parked);
     gb_free(c);
 }
 
@@ -569,8 +580,21 @@ static void conn_write_out(conn *c)
     c->out_peak = 0; /* the peak was that buffer's */
     c->inflight += w->len;
     eng->stats.total_net_output_bytes += w->len;
-    uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
-    if (uv_write(&w->req, &c->h.stream, &b, 1, write_done) != 0) {
+    /* A uv_buf_t's length is 32 bits: a reply buffer past 4 GiB (a normal
+     * client without an output limit, Redis's default) goes as several
+     * (it was cut to its low 32 bits, and the client waited for ever). */
+    size_t nbufs = w->len ? (w->len + WRITE_BUF_MAX - 1) / WRITE_BUF_MAX : 1;
+    uv_buf_t one, *bufs = nbufs <= 1 ? &one : gb_try_calloc(nbufs, sizeof *bufs);
+    int rc = bufs ? 0 : UV_ENOMEM;
+    for (size_t i = 0; bufs && i < nbufs; i++) {
+        size_t off = i * WRITE_BUF_MAX;
+        bufs[i] = uv_buf_init(w->data + off, (unsigned)GB_MIN(w->len - off, WRITE_BUF_MAX));
+    }
+    if (rc == 0) /* libuv keeps its own copy of the array */
+        rc = uv_write(&w->req, &c->h.stream, bufs, (unsigned)nbufs, write_done);
+    if (bufs != &one)
+        gb_free(bufs);
+    if (rc != 0) {
         c->inflight -= w->len;
         gb_free(w->data);
         gb_free(w);
@@ -855,8 +879,8 @@ static void uring_send_rest(conn *c)
     uv_os_fd_t fd;
     int rc = uv_fileno(&c->h.handle, &fd);
     if (rc == 0)
-        rc = gb_uring_send(c->srv->uring, (int)fd, c->sending.data + c->send_off, c->sending.len - c->send_off,
-                           uring_tag(c, URING_SEND));
+        rc = gb_uring_send(c->srv->uring, (int)fd, c->sending.data + c->send_off,
+                           GB_MIN(c->sending.len - c->send_off, WRITE_BUF_MAX), uring_tag(c, URING_SEND));
     if (rc != 0) {
         conn_close(c);
         return;
@@ -912,6 +936,18 @@ static void uring_sent(conn *c, int res)
  * them for when its command has finished. False if c was closed. */
 static bool uring_take_input(conn *c, const char *data, size_t n)
 {
+    gb_engine *eng = c->srv->eng;
+    if (c->client && c->client == eng->script.caller) {
+        gb_outbuf_append(&c->parked, data, n);
+        eng->stats.total_net_input_bytes += (uint64_t)n;
+        if (gb_outbuf_oom(&c->parked) || c->parked.len + c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
+            gb_log(GB_LOG_WARNING, "Closing client that reached max query buffer length (%s): once its script "
+                   "has ended", gb_outbuf_oom(&c->parked) ? "out of memory" : "client-query-buffer-limit");
+            c->client->flags |= GB_CLIENT_CLOSE_ASAP;
+        }
+        queue_resume(c);
+        return true;
+    }
     char *room;
     size_t cap;
     if (!query_room(c, &room, &cap)) {
@@ -919,13 +955,9 @@ static bool uring_take_input(conn *c, const char *data, size_t n)
         return false;
     }
     memcpy(room, data, GB_MIN(n, cap));
-    gb_engine *eng = c->srv->eng;
     gb_engine_update_time(eng);
     count_input(c, GB_MIN(n, cap));
-    if (c->client && c->client == eng->script.caller)
-        queue_resume(c);
-    else
-        input_arrived(c);
+    input_arrived(c);
     return !c->closing;
 }
 
@@ -943,6 +975,14 @@ static void uring_received(conn *c, const gb_uring_event *ev)
         if (c->client && c->client == c->srv->eng->script.caller) {
             c->client->flags |= GB_CLIENT_CLOSE_ASAP;
             queue_resume(c);
+            return;
+        }
+        /* The peer closed its side after requests whose replies are not
+         * written yet (`printf 'PING\r\n' | nc -N`): they are written,
+         * then the connection closes, as Redis (and the libuv engine) see
+         * the end only after writing them. Nothing more is read. */
+        if (ev->res == 0 && c->client && (c->out.len || c->inflight || c->reply_queued)) {
+            c->client->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
             return;
         }
         conn_close(c);
@@ -1563,6 +1603,25 @@ static void net_cron(void *ctx)
     }
 }
 
+/* The bytes parked while c's script ran join its query buffer. False if
+ * c was closed (no memory for them). */
+static bool unpark(conn *c)
+{
+    if (c->qcap - c->qlen < c->parked.len) {
+        char *q = gb_try_realloc(c->qbuf, c->qlen + c->parked.len);
+        if (!q) {
+            close_for_oom(c, "query buffer", true);
+            return false;
+        }
+        c->qbuf = q;
+        c->qcap = c->qlen + c->parked.len;
+    }
+    memcpy(c->qbuf + c->qlen, c->parked.data, c->parked.len);
+    c->qlen += c->parked.len;
+    gb_outbuf_free(&c->parked);
+    return true;
+}
+
 static void drain_resumes(void *ctx)
 {
     gb_net_server *srv = ctx;
@@ -1576,6 +1635,8 @@ static void drain_resumes(void *ctx)
             conn_close(c);
             continue;
         }
+        if (c->parked.len && !unpark(c))
+            continue;
         gb_engine_update_time(srv->eng);
         conn_process(c);
     }
