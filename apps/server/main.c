@@ -338,6 +338,8 @@ int main(int argc, char **argv)
     write_pidfile(&p);
     log_supervisor(&p);
     apply_process_settings(cfg);
+    if (gb_fd_limit_apply(cfg, true, err, sizeof err) != 0)
+        return teardown(&p, fatal(p.logf, err));
 
     if ((cfg->import_rdb && cfg->import_rdb[0]) || (cfg->export_rdb && cfg->export_rdb[0])) {
         /* a conversion: no rings, nothing listens */

@@ -231,6 +231,14 @@ static const char *config_apply(gb_engine *eng, const char *name)
             return "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - failed to set "
                    "process title";
     }
+    if (strcmp(name, "maxclients") == 0) {
+        static char msg[320];
+        char why[200];
+        if (gb_fd_limit_apply(&eng->cfg, false, why, sizeof why) != 0) {
+            snprintf(msg, sizeof msg, "ERR CONFIG SET failed (possibly related to argument 'maxclients') - %s", why);
+            return msg;
+        }
+    }
     if (strcmp(name, "crash-log-enabled") == 0 || strcmp(name, "crash-memcheck-enabled") == 0)
         gb_crash_log_apply(&eng->cfg);
     if (strcmp(name, "jemalloc-bg-thread") == 0)

@@ -19,8 +19,11 @@ differing):
     nothing queued.
 """
 
+import os
 import re
+import resource
 import time
+import unittest
 
 import gbtest
 import resp3
@@ -216,6 +219,60 @@ class ConnectionRules(gbtest.GoblinAndRedisCase):
         self.assertEqual(out[2], b"multi=0")
         self.assertEqual(out[4], b"flags=PxU")  # (a Unix-socket client)
         self.assertEqual(out[5][2], b"-EXECABORT Transaction discarded because of previous errors.\r\n")
+
+
+class OpenFileLimit(unittest.TestCase):
+    """maxclients against the open-file limit, as Redis's
+    adjustOpenFilesLimit: a soft limit of 200 (systemd gives 1024) is
+    raised at start-up, so 400 clients are served (goblin-core served 170
+    and reset the rest, silently); a CONFIG SET maxclients past what the
+    system grants is refused with Redis's text; a maxclients past the hard
+    limit at start-up is lowered, logged with Redis's lines."""
+
+    def test_raised_at_start_up_and_clients_served(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard < 1000:
+            self.skipTest("the hard open-file limit here is %d" % hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
+        try:
+            srv = gbtest.Server("goblin", args=["--maxclients", "500"])
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        try:
+            self.assertIn("Increased maximum number of open files to %d (it was originally set to 200)." %
+                          (500 + 32 + 2 * 16), srv.log())
+            conns = [Raw(srv) for _ in range(400)]
+            try:
+                for c in conns:
+                    c.send(b"PING\r\n")
+                self.assertEqual({c.read()[0] for c in conns}, {b"PONG"})
+            finally:
+                for c in conns:
+                    c.close()
+        finally:
+            srv.cleanup()
+
+    def test_past_the_hard_limit(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or hard > 10 ** 8:
+            self.skipTest("no hard open-file limit here")
+        srv = gbtest.Server("goblin", args=["--maxclients", str(hard + 1000)])
+        try:
+            granted = hard  # what the server could raise its soft limit to; Linux tells it exactly
+            if os.path.exists("/proc/%d/limits" % srv.proc.pid):
+                with open("/proc/%d/limits" % srv.proc.pid) as f:
+                    granted = int(f.read().split("Max open files")[1].split()[0])
+            fits = granted - (32 + 2 * 16)
+            with Raw(srv) as c:
+                self.assertEqual(c.call("CONFIG", "GET", "maxclients"), [b"maxclients", str(fits).encode()])
+                self.assertEqual(c.call_raw("CONFIG", "SET", "maxclients", str(granted * 2)),
+                                 b"-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating "
+                                 b"system is not able to handle the specified number of clients, try with %d\r\n"
+                                 % fits)
+                self.assertEqual(c.call("CONFIG", "GET", "maxclients"), [b"maxclients", str(fits).encode()])
+            self.assertIn("maxclients has been reduced to %d to compensate for low ulimit." % fits, srv.log())
+        finally:
+            srv.cleanup()
 
 
 if __name__ == "__main__":

@@ -247,6 +247,14 @@ class Listeners(unittest.TestCase):
                     self.assertEqual(stat.S_IMODE(os.stat(srv.sock).st_mode), mode)
         with Server("goblin") as srv:
             self.assertEqual(stat.S_IMODE(os.stat(srv.sock).st_mode), 0o700, "default must be 700")
+        # 0: no chmod, the umask's mode, as Redis (it made the mode 000)
+        umask = os.umask(0o022)
+        try:
+            with Server("goblin", args=["--unixsocketperm", "0"]) as srv:
+                self.assertEqual(stat.S_IMODE(os.stat(srv.sock).st_mode), 0o755)
+                self.assertTrue(srv.ping_ok())
+        finally:
+            os.umask(umask)
 
     def test_port_0_disables_tcp(self):
         with Server("goblin", port=0) as srv:

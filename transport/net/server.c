@@ -1902,8 +1902,10 @@ static int listen_unix(gb_net_server *srv, const char *path, int perm, char *err
     l->h.handle.data = l;
     int rc = uv_pipe_bind(&l->h.pipe, path);
     if (rc == 0) {
-        /* Permissions before listen(): until then nobody can connect. */
-        if (chmod(path, (mode_t)perm) != 0) {
+        /* Permissions before listen(): until then nobody can connect. 0
+         * leaves the mode the umask gave, as Redis reads it (a redis.conf's
+         * `unixsocketperm 0` made the socket mode 000, for root only). */
+        if (perm != 0 && chmod(path, (mode_t)perm) != 0) {
             snprintf(err, errlen, "cannot set permissions %o on %s: %s", (unsigned)perm, path, strerror(errno));
             uv_close(&l->h.handle, reject_close_cb);
             unlink(path);

@@ -14,6 +14,7 @@
 #include "platform/proctitle.h"
 #include "platform/service.h"
 #include "platform/errmsg.h"
+#include "platform/fdlimit.h"
 
 int gb_oom_score_apply(const gb_settings *cfg)
 {
@@ -165,5 +166,39 @@ int gb_proc_title_apply(const gb_settings *cfg)
         gb_log(GB_LOG_WARNING, "set-proc-title: %s", gb_plat_last_error());
         return -1;
     }
+    return 0;
+}
+
+uint64_t gb_fd_reserved(const gb_settings *cfg) { return 32 + 2 * (uint64_t)(cfg->rings > 0 ? cfg->rings : 0); }
+
+int gb_fd_limit_apply(gb_settings *cfg, bool starting, char *err, size_t errlen)
+{
+    uint64_t reserved = gb_fd_reserved(cfg), wanted = (uint64_t)cfg->maxclients + reserved, was, now;
+    int rc = gb_plat_fd_limit_raise(wanted, &was, &now);
+    if (rc == 0) {
+        if (now > was)
+            gb_log(GB_LOG_NOTICE, "Increased maximum number of open files to %llu (it was originally set to %llu).",
+                   (unsigned long long)now, (unsigned long long)was);
+        return 0;
+    }
+    long long fits = now > reserved ? (long long)(now - reserved) : 0;
+    if (!starting) {
+        snprintf(err, errlen, "The operating system is not able to handle the specified number of clients, try "
+                 "with %lld", fits);
+        return -1;
+    }
+    if (fits < 1) {
+        snprintf(err, errlen, "Your current 'ulimit -n' of %llu is not enough for the server to start. Please "
+                 "increase your open file limit to at least %llu. Exiting.", (unsigned long long)was,
+                 (unsigned long long)wanted);
+        return -1;
+    }
+    gb_log(GB_LOG_WARNING, "You requested maxclients of %lld requiring at least %llu max file descriptors.",
+           cfg->maxclients, (unsigned long long)wanted);
+    gb_log(GB_LOG_WARNING, "Server can't set maximum open files to %llu because of OS error: %s.",
+           (unsigned long long)wanted, rc > 0 ? strerror(rc) : "the limit could not be read");
+    gb_log(GB_LOG_WARNING, "Current maximum open files is %llu. maxclients has been reduced to %lld to compensate "
+           "for low ulimit. If you need higher maxclients increase 'ulimit -n'.", (unsigned long long)now, fits);
+    cfg->maxclients = fits;
     return 0;
 }

@@ -37,4 +37,17 @@ void gb_crash_log_apply(const gb_settings *cfg);
  * once where the allocator has none). */
 void gb_allocator_bg_thread_apply(const gb_settings *cfg);
 
+/* Descriptors the server keeps for itself beside its clients' (Redis's
+ * CONFIG_MIN_RESERVED_FDS, 32: listeners, the log, files being written),
+ * and two per ring slot (its memory and its wake descriptor). */
+uint64_t gb_fd_reserved(const gb_settings *cfg);
+
+/* maxclients against the open-file limit (Redis's adjustOpenFilesLimit):
+ * the limit is raised to maxclients + gb_fd_reserved where the system
+ * allows. At start-up (starting) what cannot be had lowers maxclients,
+ * logged with Redis's lines, and -1 means too few descriptors to start
+ * (err says so); on CONFIG SET maxclients it is refused with Redis's text
+ * in err (-1), maxclients left to the caller's rollback. */
+int gb_fd_limit_apply(gb_settings *cfg, bool starting, char *err, size_t errlen);
+
 #endif
