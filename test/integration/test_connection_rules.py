@@ -22,6 +22,7 @@ differing):
 import os
 import re
 import resource
+import socket
 import time
 import unittest
 
@@ -122,6 +123,60 @@ class ConnectionRules(gbtest.GoblinAndRedisCase):
         out = self.same(scenario)
         self.assertEqual(out[0], 2)
         self.assertEqual(out[3], b"")  # the idle plain client was closed
+
+    def test_timeout_spares_a_client_sending_or_reading(self):
+        """`timeout` counts every byte read or written as activity (Redis's
+        lastinteraction): a request typed slowly and a big reply read
+        steadily outlive it. goblin-core counted only commands and closed
+        both."""
+        def scenario(srv):
+            with Raw(srv) as admin:
+                admin.call("CONFIG", "SET", "timeout", "1")
+                admin.call("SET", "big", "v" * (4 << 20))
+            try:
+                out = []
+                with Raw(srv) as slow:
+                    request = encode("SET", "s", "t")
+                    for i in range(len(request)):  # one byte each 0.12 s: 3 s in all
+                        slow.send(request[i:i + 1])
+                        time.sleep(0.12)
+                    out.append(slow.read()[0])
+                with Raw(srv) as reader:
+                    reader.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+                    reader.send(encode("GET", "big") + encode("PING"))
+                    got, deadline = 0, time.time() + 30
+                    while time.time() < deadline:  # 256 KB each 0.1 s: about 1.6 s for the 4 MB
+                        d = reader.s.recv(256 << 10)
+                        if not d:
+                            break
+                        got += len(d)
+                        if got >= (4 << 20) + 20:
+                            break
+                        time.sleep(0.1)
+                    out.append(got)
+                return out
+            finally:
+                with Raw(srv) as admin:
+                    admin.call("CONFIG", "SET", "timeout", "0")
+        out = self.same(scenario)
+        self.assertEqual(out, [b"OK", (4 << 20) + len(b"$4194304\r\n\r\n+PONG\r\n")])
+
+    def test_query_buffer_limit_counts_what_is_not_parsed(self):
+        """client-query-buffer-limit counts the bytes not yet parsed into
+        arguments, as Redis counts its query buffer: with a 1 MB limit an
+        MSET of two 600 KB values is served (goblin-core counted the
+        request's first value too and closed the client)."""
+        def scenario(srv):
+            with Raw(srv) as admin:
+                admin.call("CONFIG", "SET", "client-query-buffer-limit", "1mb")
+            try:
+                with Raw(srv) as c:
+                    c.send(encode("MSET", "k1", "a" * 600000, "k2", "b" * 600000) + encode("STRLEN", "k2"))
+                    return [c.read()[0], c.read()[0]]
+            finally:
+                with Raw(srv) as admin:
+                    admin.call("CONFIG", "SET", "client-query-buffer-limit", "1gb")
+        self.assertEqual(self.same(scenario), [b"OK", 600000])
 
     def test_reply_off_still_gets_pushes(self):
         def scenario(srv):

@@ -73,6 +73,8 @@ struct conn {
     size_t qlen, qcap;
     size_t qpeak;           /* most input held since the last resize check (Redis's querybuf_peak) */
     int64_t last_read_ms;   /* monotonic; with the client's last command, its last interaction */
+    int64_t last_write_ms;  /* monotonic: the last write that made progress (timeout counts it, as Redis) */
+    size_t write_queue_seen; /* libuv's write queue at the last cron: less now is progress mid-write */
     gb_outbuf out;
     size_t out_peak;        /* most replies the buffer held since out_peak_since (Redis's buf_peak) */
     int64_t out_peak_since;
@@ -400,6 +402,7 @@ static void write_done(uv_write_t *req, int status)
     write_req *w = (write_req *)req;
     conn *c = w->c;
     c->inflight -= w->len;
+    c->last_write_ms = (int64_t)c->srv->eng->now_mono_ms;
     gb_free(w->data);
     gb_free(w);
     if (c->closing)
@@ -835,7 +838,11 @@ static void input_arrived(conn *c)
     c->last_read_ms = (int64_t)eng->now_mono_ms;
     if (c->qlen > c->qpeak)
         c->qpeak = c->qlen;
-    if (c->qlen > (size_t)eng->cfg.client_qbuf_limit) {
+    /* The bytes not yet parsed into arguments, as Redis counts its query
+     * buffer: the arguments of a request in progress (kept in place until
+     * it is whole) are not (a 1 MB limit closed an MSET of two 600 KB
+     * values, which Redis serves). */
+    if (c->qlen - gb_resp_args_bytes(&c->parser) > (size_t)eng->cfg.client_qbuf_limit) {
         /* Redis's line, with the client's info and the buffer's size and limit */
         char info[1024] = "";
         if (c->client)
@@ -917,6 +924,8 @@ static void uring_sent(conn *c, int res)
     }
     c->send_off += (size_t)res;
     c->inflight = c->sending.len - c->send_off;
+    if (res > 0)
+        c->last_write_ms = (int64_t)c->srv->eng->now_mono_ms;
     if (c->inflight) { /* a short send: the rest follows */
         uring_send_rest(c);
         return;
@@ -1597,7 +1606,18 @@ static void net_cron(void *ctx)
                               GB_CLIENT_OBEY)) ||
                 gb_pubsub_client_subscribed(gc) || !is_conn_client(gc))
                 continue;
-            if ((int64_t)eng->now_mono_ms - gc->last_ms > limit)
+            /* idle: no command, and no byte read or written (Redis's
+             * lastinteraction): a request sent slowly, or a big reply read
+             * steadily, is not idle */
+            conn *c = gc->conn;
+            if (!c->on_uring) { /* libuv calls back once a write is whole: its queue shrinking is progress */
+                size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
+                if (queued < c->write_queue_seen)
+                    c->last_write_ms = (int64_t)eng->now_mono_ms;
+                c->write_queue_seen = queued;
+            }
+            int64_t last = GB_MAX(gc->last_ms, GB_MAX(c->last_read_ms, c->last_write_ms));
+            if ((int64_t)eng->now_mono_ms - last > limit)
                 hook_close(gc);
         }
     }
