@@ -178,6 +178,32 @@ class ConnectionRules(gbtest.GoblinAndRedisCase):
                     admin.call("CONFIG", "SET", "client-query-buffer-limit", "1gb")
         self.assertEqual(self.same(scenario), [b"OK", 600000])
 
+    def test_output_limit_spares_the_first_16kb(self):
+        """client-output-buffer-limit counts what is past the client's first
+        16 KB of replies (Redis's reply list; its own buffer is not
+        counted): under `normal 1kb 0 0` a 5000-byte GET and 300 pipelined
+        PINGs are served, a 20000-byte one closes the client."""
+        def scenario(srv):
+            with Raw(srv) as admin:
+                before = admin.call("CONFIG", "GET", "client-output-buffer-limit")[1]
+                admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1kb 0 0")
+                admin.call("SET", "k5", "v" * 5000)
+                admin.call("SET", "k20", "v" * 20000)
+            try:
+                out = []
+                with Raw(srv) as c:
+                    c.send(encode("GET", "k5") + encode("PING") + encode("PING") * 300)
+                    out.append(len(c.read()[0]))
+                    out.append({c.read()[0] for _ in range(301)})
+                with Raw(srv) as c:
+                    c.send(encode("GET", "k20"))
+                    out.append(c.read_raw_available(1.0))
+                return out
+            finally:
+                with Raw(srv) as admin:
+                    admin.call("CONFIG", "SET", "client-output-buffer-limit", before)
+        self.assertEqual(self.same(scenario), [5000, {b"PONG"}, b""])
+
     def test_reply_off_still_gets_pushes(self):
         def scenario(srv):
             out = []
