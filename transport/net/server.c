@@ -16,6 +16,7 @@
 #include "engine/core/memory/client_memory.h"
 #include "engine/core/pubsub/pubsub.h"
 #include "platform/shm.h"
+#include "platform/sockopt.h"
 #include "platform/uring.h"
 #include "transport/loop/loop.h"
 #include "transport/resp/resp_parser.h"
@@ -1218,8 +1219,9 @@ static bool conn_admit(gb_net_server *srv, conn *c, bool *loopback)
         snprintf(c->laddr, sizeof c->laddr, "%s:0", srv->unix_path);
     } else {
         uv_tcp_nodelay(&c->h.tcp, 1);
-        if (eng->cfg.tcp_keepalive > 0) /* Redis's anetKeepAlive, per connection as it is accepted */
-            uv_tcp_keepalive(&c->h.tcp, 1, (unsigned)eng->cfg.tcp_keepalive);
+        uv_os_fd_t kfd;
+        if (eng->cfg.tcp_keepalive > 0 && uv_fileno(&c->h.handle, &kfd) == 0) /* per connection as it is accepted */
+            (void)gb_plat_tcp_keepalive((int)kfd, (int)eng->cfg.tcp_keepalive);
         describe_tcp_peer(&c->h.tcp, c->addr, sizeof c->addr, c->laddr, sizeof c->laddr);
         *loopback = peer_is_loopback(&c->h.tcp);
     }
