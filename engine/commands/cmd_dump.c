@@ -167,8 +167,11 @@ static void cmd_restore(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     bool deleted = o.replace && gb_db_delete(c->db, key);
+    /* A relative TTL past what 64 bits hold wraps to a time in the past,
+     * as Redis's addition does: the key is already expired (with REPLACE
+     * the old one is deleted). Capped, it lived for ever. */
     if (ttl && !o.absttl)
-        ttl = ttl > INT64_MAX - c->eng->now_ms ? INT64_MAX : ttl + c->eng->now_ms;
+        ttl = (int64_t)((uint64_t)ttl + (uint64_t)c->eng->now_ms);
     if (ttl && gb_db_already_expired(c->db, ttl)) { /* the key is gone */
         gb_rdb_value_free(&v);
         if (deleted) {

@@ -324,6 +324,8 @@ class DumpRestore(gbtest.GoblinAndRedisCase):
             ("EXISTS", "k"),
             ("RESTORE", "k", "99999999999999", good, "ABSTTL"),
             ("PEXPIRETIME", "k"),
+            ("RESTORE", "k", "9223372036854775000", good, "REPLACE"),  # wraps to the past: deleted
+            ("EXISTS", "k"),
             ("RESTORE", "k", "0", good, "REPLACE", "IDLETIME", "0"),
             ("OBJECT", "IDLETIME", "k"),
             ("DUMP", "nokey"),
