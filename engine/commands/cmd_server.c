@@ -231,6 +231,9 @@ static const char *config_apply(gb_engine *eng, const char *name)
             return "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - failed to set "
                    "process title";
     }
+    /* Redis's resizeReplicationBacklog: never under 16 KiB */
+    if (strcmp(name, "repl-backlog-size") == 0 && eng->cfg.repl_backlog_size < 16 * 1024)
+        eng->cfg.repl_backlog_size = 16 * 1024;
     if (strcmp(name, "maxclients") == 0) {
         static char msg[320];
         char why[200];

@@ -142,6 +142,7 @@ class ConfigDefaultsTest(gbtest.GoblinAndRedisCase):
         digits past 64 bits are the largest value, then out of range) and
         integers as its string2ll (no '+')."""
         cases = [("maxmemory", "+10"), ("timeout", "+5"), ("stream-node-max-bytes", ""),
+                 ("appendfsync", "sometimes"), ("repl-backlog-size", "1"), ("repl-backlog-size", "16383"),
                  ("proto-max-bulk-len", "9223372036854775808"), ("hll-sparse-max-bytes", "99999999999999999999999"),
                  ("stream-node-max-bytes", "4k"), ("stream-node-max-bytes", " 4k"), ("stream-node-max-bytes", "4 k")]
         for name, value in cases:

@@ -67,8 +67,9 @@ static const opt_enum policies[] = {{"volatile-lru", GB_POLICY_VOLATILE_LRU},
 static const opt_enum list_impls[] = {{"segmented", GB_LISTIMPL_SEGMENTED}, {"pma", GB_LISTIMPL_PMA}, {NULL, 0}};
 static const opt_enum protected_actions[] = {
     {"no", GB_PROTECTED_NO}, {"yes", GB_PROTECTED_YES}, {"local", GB_PROTECTED_LOCAL}, {NULL, 0}};
+/* (Redis's order: its error lists the choices so) */
 static const opt_enum fsyncs[] = {
-    {"always", GB_FSYNC_ALWAYS}, {"everysec", GB_FSYNC_EVERYSEC}, {"no", GB_FSYNC_NO}, {NULL, 0}};
+    {"everysec", GB_FSYNC_EVERYSEC}, {"always", GB_FSYNC_ALWAYS}, {"no", GB_FSYNC_NO}, {NULL, 0}};
 
 /* Redis's checks: a file name is a name, not a path (persistence builds
  * the path from `dir`). */
