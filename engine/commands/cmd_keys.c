@@ -353,8 +353,8 @@ static void ttl_generic(gb_client *c, gb_slice key, enum ttl_kind kind)
     case TTL_MS:
         gb_reply_int(c, left);
         break;
-    case AT_S: /* rounded, as Redis's ttlGenericCommand */
-        gb_reply_int(c, (at + 500) / 1000);
+    case AT_S: /* rounded, as Redis's ttlGenericCommand: its sum wraps for a deadline near the end of time */
+        gb_reply_int(c, (int64_t)((uint64_t)at + 500) / 1000);
         break;
     case AT_MS:
         gb_reply_int(c, at);
