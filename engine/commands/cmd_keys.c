@@ -353,8 +353,9 @@ static void ttl_generic(gb_client *c, gb_slice key, enum ttl_kind kind)
     case TTL_MS:
         gb_reply_int(c, left);
         break;
-    case AT_S: /* rounded, as Redis's ttlGenericCommand: its sum wraps for a deadline near the end of time */
-        gb_reply_int(c, (int64_t)((uint64_t)at + 500) / 1000);
+    case AT_S: /* rounded, as Redis's ttlGenericCommand; unsigned, as its optimised sum gives for a deadline
+                * near INT64_MAX (9223372036854776) without overflowing */
+        gb_reply_int(c, (int64_t)(((uint64_t)at + 500) / 1000));
         break;
     case AT_MS:
         gb_reply_int(c, at);
