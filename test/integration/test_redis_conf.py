@@ -275,6 +275,22 @@ class IncludeTest(gbtest.GoblinAndRedisCase):
         finally:
             srv.cleanup()
 
+    def test_include_and_rename_command_on_the_command_line(self):
+        """`--include FILE` reads the file where it stands on the command
+        line; `--rename-command` stops with the ACL way instead."""
+        inc = tempfile.mkdtemp(prefix="gb-include-")
+        with open(os.path.join(inc, "extra.conf"), "w") as f:
+            f.write("hz 25\nmaxclients 777\n")
+        srv = Server("goblin", args=["--include", os.path.join(inc, "extra.conf"), "--hz", "30"])
+        try:
+            self.assertEqual([config_get(srv, "hz"), config_get(srv, "maxclients")], ["30", "777"])
+        finally:
+            srv.cleanup()
+        proc = subprocess.run([gbtest.GOBLIN, "--port", "0", "--rename-command", "flushall", ""],
+                              capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--rename-command is not supported by goblin-core", proc.stdout + proc.stderr)
+
     def test_save_alone_on_the_command_line(self):
         """`--save` with no value is `save ""`, as Redis 7.0 reads it."""
         srv = Server("goblin", args=["--save"])
