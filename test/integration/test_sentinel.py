@@ -24,6 +24,18 @@ TIMEOUT = 60 * SLOW
 NAME = "gbmaster"
 
 
+def repl_during_reconfiguration(srv):
+    """INFO replication of a server the sentinels may be reconfiguring, or
+    {} when the connection closed first. Sentinel repoints an instance with
+    MULTI, REPLICAOF, CONFIG REWRITE, CLIENT KILL TYPE normal, EXEC: the kill
+    closes every normal connection, ours included when it lands between our
+    connect and the reply (redis-server behaves the same)."""
+    try:
+        return repl(srv)
+    except (EOFError, ConnectionError):
+        return {}
+
+
 class Sentinel:
     def __init__(self, primary_port, quorum=2):
         self.dir = tempfile.mkdtemp(prefix="gbit-sentinel-")
@@ -119,12 +131,12 @@ class SentinelFailover(unittest.TestCase):
         port = ports.pop()
         live = [s for s in self.servers if s.alive()]
         primary = next((s for s in live if s.port == port), None)
-        if primary is None or repl(primary).get("role") != "master":
+        if primary is None or repl_during_reconfiguration(primary).get("role") != "master":
             return None
         for r in live:
             if r is primary:
                 continue
-            info = repl(r)
+            info = repl_during_reconfiguration(r)
             if info.get("master_port") != str(port) or info.get("master_link_status") != "up":
                 return None
         return primary
@@ -228,7 +240,7 @@ class SentinelFailover(unittest.TestCase):
 
         def rejoined():
             current = self.sentinels[0].master_port()
-            r = repl(back)
+            r = repl_during_reconfiguration(back)
             return (current not in (None, old_port) and r.get("role") == "slave" and
                     r.get("master_port") == str(current) and r.get("master_link_status") == "up")
         self.assertTrue(wait_until(rejoined, TIMEOUT),
