@@ -168,7 +168,9 @@ static size_t populate_text(char *buf, gb_slice prefix, int64_t j)
  * zero byte), each holding "value:<j>", or with size that text cut or
  * padded with zero bytes to size bytes. A key that exists, of any type,
  * is left as it is. As in Redis the keys are neither logged nor
- * replicated and raise no keyspace event: DEBUG is not a write command. */
+ * replicated and raise no keyspace event: DEBUG is not a write command;
+ * nor do they count as changes for the save points (Redis adds them with
+ * dbAdd, which leaves server.dirty alone). */
 static void debug_populate(gb_client *c, int argc, gb_slice *argv)
 {
     int64_t count, size = 0;
@@ -194,6 +196,7 @@ static void debug_populate(gb_client *c, int argc, gb_slice *argv)
     /* Zero bytes past the text; the texts only grow with j, so each
      * overwrites the last. */
     char *padded = size && count ? gb_calloc(1, (size_t)size) : NULL;
+    uint64_t dirty = c->eng->stats.dirty;
     for (int64_t j = 0; j < count; j++) {
         char key[POPULATE_TEXT], text[POPULATE_TEXT];
         size_t klen = populate_text(key, prefix, j);
@@ -206,6 +209,7 @@ static void debug_populate(gb_client *c, int argc, gb_slice *argv)
         gb_string_set(c->db, gb_slice_make(key, klen), value, GB_SET_NX, -1, NULL, NULL, NULL);
     }
     gb_free(padded);
+    c->eng->stats.dirty = dirty;
     gb_reply_ok(c);
 }
 

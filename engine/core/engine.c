@@ -192,9 +192,9 @@ static int effective_hz(const gb_engine *eng)
 
 /* ---- change notification ------------------------------------------------------ */
 
-void gb_engine_key_modified(gb_db *db, gb_slice key)
+void gb_engine_key_changed(gb_db *db, gb_slice key, uint64_t changes)
 {
-    db->eng->stats.dirty++;
+    db->eng->stats.dirty += changes;
     gb_multi_touch_key(db, key);
     if (GB_UNLIKELY(db->eng->tracking != NULL))
         gb_tracking_invalidate_key(db->eng, key);

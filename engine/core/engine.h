@@ -336,9 +336,16 @@ static inline void gb_engine_before_replies(gb_engine *eng)
 }
 
 
-/* A key's value changed: invalidates WATCHers, bumps the dirty counter
- * (which is how the gate knows a command changed the dataset). */
-void gb_engine_key_modified(gb_db *db, gb_slice key);
+/* A key's value changed: invalidates WATCHers and tracking clients (Redis's
+ * signalModifiedKey) and adds `changes` to the count of changes since the
+ * last save (server.dirty, which the save points read and by which the gate
+ * knows a command changed the dataset). Redis counts one change per element
+ * pushed, added, removed or stored, and a command that moves a value between
+ * two keys (RENAME, MOVE, LMOVE, SMOVE) once: its second key passes 0. */
+void gb_engine_key_changed(gb_db *db, gb_slice key, uint64_t changes);
+
+/* One change to a key: SET, LSET, ... */
+static inline void gb_engine_key_modified(gb_db *db, gb_slice key) { gb_engine_key_changed(db, key, 1); }
 
 /* Whether used memory (as maxmemory counts it) is over maxmemory. */
 bool gb_engine_over_maxmemory(const gb_engine *eng);

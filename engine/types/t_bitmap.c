@@ -159,7 +159,7 @@ gb_result gb_bitmap_bitfield(gb_db *db, gb_slice key, const gb_bitfield_op *ops,
      * refused (OVERFLOW FAIL): it is propagated, unlike in Redis, whose log
      * then lacks a key its memory has; the event stays Redis's. */
     if (*changes || grown)
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, *changes ? *changes : 1); /* Redis: one per field written */
     return GB_R_OK;
 }
 

@@ -220,5 +220,6 @@ void gb_geo_store(gb_db *db, gb_slice dst, const gb_geo_points *pts, size_t n, b
         gb_zadd_result res;
         gb_zset_add_many(z, &cfg, 0, 1, &score, &m, &res);
     }
-    gb_types_store(db, dst, GB_TYPE_ZSET, z);
+    gb_types_store(db, dst, GB_TYPE_ZSET, z); /* one change... */
+    db->eng->stats.dirty += n - 1;            /* ...Redis counts one per member stored */
 }

@@ -48,7 +48,7 @@ gb_result gb_hash_hset(gb_db *db, gb_slice key, size_t n, const gb_slice *fields
     gb_types_config cfg = gb_types_cfg(db->eng);
     *added = (int64_t)gb_hash_set_many(&o.o.h, &cfg, n, fields, values);
     gb_tobj_sync(&o);
-    gb_engine_key_modified(db, key);
+    gb_engine_key_changed(db, key, n); /* Redis counts every pair, new or not */
     return GB_R_OK;
 }
 
@@ -77,7 +77,7 @@ gb_result gb_hash_hdel(gb_db *db, gb_slice key, size_t n, const gb_slice *fields
     *removed = (int64_t)gb_hash_del(&o.o.h, n, fields);
     if (*removed) {
         gb_tobj_sync_or_delete(db, key, &o);
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)*removed);
     }
     return GB_R_OK;
 }

@@ -180,7 +180,7 @@ gb_result gb_keys_rename(gb_db *db, gb_slice src_key, gb_slice dst_key, bool nx,
     gb_db_steal_value(src);
     gb_db_delete(db, src_key);
     gb_engine_key_modified(db, src_key);
-    gb_engine_key_modified(db, dst_key);
+    gb_engine_key_changed(db, dst_key, 0); /* Redis counts a rename once */
     *renamed = 1;
     return GB_R_OK;
 }
@@ -195,7 +195,7 @@ gb_result gb_keys_move(gb_db *db, gb_slice key, gb_db *dstdb, int64_t *moved)
     gb_db_steal_value(src);
     gb_db_delete(db, key);
     gb_engine_key_modified(db, key);
-    gb_engine_key_modified(dstdb, key);
+    gb_engine_key_changed(dstdb, key, 0); /* Redis counts a move once */
     *moved = 1;
     return GB_R_OK;
 }
@@ -309,12 +309,12 @@ gb_result gb_keys_object(gb_db *db, gb_slice key, gb_object_info *info)
 
 gb_result gb_keys_swapdb(gb_db *a, gb_db *b)
 {
+    a->eng->stats.dirty++; /* SWAPDB n n too: Redis counts (and so logs) it */
     if (a == b)
         return GB_R_OK;
     gb_multi_touch_swap(a, b);
     gb_multi_touch_swap(b, a);
     gb_db_swap_data(a, b);
-    a->eng->stats.dirty++;
     /* Waiters on either database may now find their key. */
     gb_blocking_signal_db(a);
     gb_blocking_signal_db(b);

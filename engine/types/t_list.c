@@ -91,7 +91,7 @@ static void push_into(gb_db *db, gb_slice key, gb_list *l, gb_list_end end, size
                       int64_t *len)
 {
     *len = (int64_t)gb_list_push(l, end, vals, n);
-    gb_engine_key_modified(db, key);
+    gb_engine_key_changed(db, key, n);
     gb_blocking_signal_key(db, key);
 }
 
@@ -124,9 +124,11 @@ static void pop_n(gb_db *db, gb_slice key, gb_list *l, gb_list_end end, size_t n
     gb_sink_len(sink, n);
     if (n == 0)
         return;
+    size_t before = gb_list_len(l);
     gb_list_pop(l, end, n, sink->value, sink->ctx);
+    size_t popped = before - gb_list_len(l);
     delete_if_empty(db, key, l);
-    gb_engine_key_modified(db, key);
+    gb_engine_key_changed(db, key, popped);
 }
 
 gb_result gb_list_lpop(gb_db *db, gb_slice key, gb_list_end end, size_t count, const gb_sink *sink)
@@ -171,7 +173,7 @@ gb_result gb_list_lmove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_list_e
         return GB_R_WRONGTYPE;
     gb_list_move(src, from, dst, to, sink->value, sink->ctx);
     gb_engine_key_modified(db, src_key);
-    gb_engine_key_modified(db, dst_key);
+    gb_engine_key_changed(db, dst_key, 0); /* Redis counts a move once */
     if (src != dst)
         delete_if_empty(db, src_key, src);
     gb_blocking_signal_key(db, dst_key);
@@ -255,16 +257,11 @@ gb_result gb_list_ltrim(gb_db *db, gb_slice key, int64_t start, int64_t stop)
         return found < 0 ? GB_R_WRONGTYPE : GB_R_OK;
     size_t before = gb_list_len(l);
     gb_list_trim(l, start, stop);
-    bool trimmed = gb_list_len(l) != before;
+    size_t trimmed = before - gb_list_len(l);
     delete_if_empty(db, key, l);
     /* WATCH sees every LTRIM of an existing list (Redis signals the key
-     * either way); only one that removed something is a change. */
-    if (trimmed) {
-        gb_engine_key_modified(db, key);
-    } else {
-        gb_multi_touch_key(db, key);
-        gb_tracking_invalidate_key(db->eng, key);
-    }
+     * either way); each element removed is a change. */
+    gb_engine_key_changed(db, key, trimmed);
     return GB_R_OK;
 }
 
@@ -278,7 +275,7 @@ gb_result gb_list_lrem(gb_db *db, gb_slice key, int64_t count, gb_slice v, int64
     *removed = (int64_t)gb_list_remove(l, v, count);
     if (*removed) {
         delete_if_empty(db, key, l);
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)*removed);
     }
     return GB_R_OK;
 }

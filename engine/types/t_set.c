@@ -24,7 +24,7 @@ gb_result gb_set_sadd(gb_db *db, gb_slice key, size_t n, const gb_slice *members
     *added = (int64_t)gb_set_add_many(&o.o.s, &cfg, n, members);
     gb_tobj_sync(&o);
     if (*added)
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)*added);
     return GB_R_OK;
 }
 
@@ -38,7 +38,7 @@ gb_result gb_set_srem(gb_db *db, gb_slice key, size_t n, const gb_slice *members
     *removed = (int64_t)gb_set_remove_many(&o.o.s, n, members);
     if (*removed) {
         gb_tobj_sync_or_delete(db, key, &o);
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)*removed);
     }
     return GB_R_OK;
 }
@@ -75,9 +75,10 @@ gb_result gb_set_smove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_slice m
     gb_tobj_sync_or_delete(db, src_key, &os);
     if (fresh)
         gb_tobj_add(db, dst_key, GB_TYPE_SET, fresh, &od);
+    /* Redis signals both keys and counts the removal, and the addition
+     * when the destination did not hold the member yet. */
     gb_engine_key_modified(db, src_key);
-    if (after != before)
-        gb_engine_key_modified(db, dst_key);
+    gb_engine_key_changed(db, dst_key, after != before);
     if (dst_added)
         *dst_added = after != before;
     *moved = 1;
@@ -99,7 +100,7 @@ gb_result gb_set_spop(gb_db *db, gb_slice key, size_t count, const gb_sink *sink
     gb_types_config cfg = gb_types_cfg(db->eng);
     gb_set_pop(&o.o.s, &cfg, count, sink->value, sink->ctx);
     gb_tobj_sync_or_delete(db, key, &o);
-    gb_engine_key_modified(db, key);
+    gb_engine_key_changed(db, key, n);
     return GB_R_OK;
 }
 

@@ -44,7 +44,7 @@ gb_result gb_zset_zadd(gb_db *db, gb_slice key, int flags, size_t n, const doubl
     }
     int rc = gb_zset_add_many(&o.o.z, &cfg, flags & ~GB_ZADD_CH, n, scores, members, res);
     if (res->added || res->updated) {
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)(res->added + res->updated));
         if (res->added)
             gb_blocking_signal_key(db, key);
     }
@@ -209,7 +209,7 @@ gb_result gb_zset_zrem(gb_db *db, gb_slice key, size_t n, const gb_slice *member
     *removed = (int64_t)gb_zset_remove(&o.o.z, n, members);
     if (*removed) {
         gb_tobj_sync_or_delete(db, key, &o);
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, (uint64_t)*removed);
     }
     return GB_R_OK;
 }
@@ -231,7 +231,7 @@ gb_result gb_zset_zremrange(gb_db *db, gb_slice key, const gb_zrange *range, int
         n = gb_zset_remrange_lex(z, &range->lex);
     if (n) {
         gb_tobj_sync_or_delete(db, key, &o);
-        gb_engine_key_modified(db, key);
+        gb_engine_key_changed(db, key, n);
     }
     *removed = (int64_t)n;
     return GB_R_OK;
@@ -245,7 +245,7 @@ static void pop_from(gb_db *db, gb_slice key, gb_tobj *o, bool max, size_t count
         return;
     gb_zset_pop(&o->o.z, max, n, sink->scored, sink->ctx);
     gb_tobj_sync_or_delete(db, key, o);
-    gb_engine_key_modified(db, key);
+    gb_engine_key_changed(db, key, n);
 }
 
 gb_result gb_zset_zpopmin(gb_db *db, gb_slice key, bool max, size_t count, const gb_sink *sink)
