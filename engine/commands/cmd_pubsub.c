@@ -58,8 +58,7 @@ static void cmd_spublish(gb_client *c, int argc, gb_slice *argv)
 {
     (void)argc;
     gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_SHARD, argv[1], argv[2]));
-    if (GB_UNLIKELY(c->eng->cluster != NULL))
-        gb_cmd_publish_to_cluster(c, true, argv[1], argv[2]);
+    gb_cmd_publish_delivered(c, true, argv[1], argv[2]);
 }
 
 /* ---- PUBSUB ---- */

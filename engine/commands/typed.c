@@ -273,18 +273,34 @@ void gb_cmd_pop(gb_client *c, gb_slice key, bool tail) { pop_one(c, key, tail ? 
 
 /* ---- pub/sub -------------------------------------------------------------------------------- */
 
-void gb_cmd_publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message)
+static void publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message)
 {
     gb_cluster *cl = c->eng->cluster;
     if (cl && cl->publish)
         cl->publish(cl->hook_ctx, shard, channel.ptr, channel.len, message.ptr, message.len);
 }
 
+void gb_cmd_publish_delivered(gb_client *c, bool shard, gb_slice channel, gb_slice message)
+{
+    gb_engine *eng = c->eng;
+    if (GB_UNLIKELY(eng->cluster != NULL)) {
+        publish_to_cluster(c, shard, channel, message);
+        return;
+    }
+    /* Redis's forceCommandPropagation(c, PROPAGATE_REPL): the replicas'
+     * subscribers get the message too; the log does not keep it. */
+    if (!gb_propagating(&eng->prop))
+        return;
+    size_t mark = eng->prop.npending;
+    gb_slice argv[3] = {gb_slice_cstr(shard ? "SPUBLISH" : "PUBLISH"), channel, message};
+    gb_propagate_command(c, 3, argv);
+    gb_propagate_target_since(eng, mark, GB_PROP_REPL);
+}
+
 void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message)
 {
     gb_reply_int(c, (int64_t)gb_pubsub_publish(c->eng, GB_PUBSUB_CHANNEL, channel, message));
-    if (GB_UNLIKELY(c->eng->cluster != NULL))
-        gb_cmd_publish_to_cluster(c, false, channel, message);
+    gb_cmd_publish_delivered(c, false, channel, message);
 }
 
 /* ---- streams -------------------------------------------------------------------------------- */

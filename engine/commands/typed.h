@@ -67,9 +67,11 @@ void gb_cmd_zscore(gb_client *c, gb_slice key, gb_slice member);
 /* PUBLISH channel message: replies the number of clients that received it
  * (here; in cluster mode the other nodes get it over the bus too). */
 void gb_cmd_publish(gb_client *c, gb_slice channel, gb_slice message);
-/* Cluster mode: PUBLISH / SPUBLISH carried to the other nodes (Redis's
- * clusterPropagatePublish); nothing outside cluster mode. */
-void gb_cmd_publish_to_cluster(gb_client *c, bool shard, gb_slice channel, gb_slice message);
+/* After PUBLISH / SPUBLISH delivered a message here: in cluster mode it is
+ * carried to the other nodes (Redis's clusterPropagatePublish), otherwise
+ * to the replicas, and not to the log (Redis's forceCommandPropagation
+ * with PROPAGATE_REPL). */
+void gb_cmd_publish_delivered(gb_client *c, bool shard, gb_slice channel, gb_slice message);
 
 /* LPUSH/RPUSH key value [value ...] (n >= 1). */
 void gb_cmd_push(gb_client *c, gb_slice key, bool tail, size_t n, const gb_slice *vals);

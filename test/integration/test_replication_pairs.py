@@ -5,6 +5,7 @@ goblin-core -> redis-server, goblin -> goblin -> goblin), and failovers by
 promotion where the siblings and the old primary continue with a partial
 resync from the promoted one's secondary replication ID (Redis's PSYNC2),
 goblin and redis-server on either side."""
+import os
 import threading
 import time
 import unittest
@@ -156,6 +157,56 @@ class Chains(Servers):
 
     def test_stream_db_redis_redis_redis(self):
         self.stream_db_after_a_chained_sync(("redis", "redis", "redis"))
+
+
+class PublishReachesReplicas(Servers):
+    """PUBLISH and SPUBLISH on a primary, from a client or a script, reach
+    the subscribers of its replicas (Redis 7.0 propagates them to replicas,
+    forceCommandPropagation with PROPAGATE_REPL) and stay out of its
+    append-only log. A goblin-core primary and a redis-server primary, each
+    with a goblin-core and a redis-server replica, must deliver the same
+    messages."""
+
+    PUBLISHES = [("PUBLISH", "feed", "hello"), ("SPUBLISH", "sh", "x"),
+                 ("EVAL", "redis.call('set', 'k', 'v') return redis.call('publish', 'feed', 'fromlua')", "0")]
+
+    def deliveries(self, primary_kind):
+        primary = Server(primary_kind, args=["--appendonly", "yes"] +
+                         (["--repl-diskless-sync-delay", "0"] if primary_kind == "redis" else []))
+        self.servers.append(primary)
+        replicas = [self.start("goblin"), self.start("redis")]
+        for r in replicas:
+            follow(self, r, primary)
+        subs = []
+        for r in replicas:
+            s = gbtest.Raw(r)
+            s.call("SUBSCRIBE", "feed")
+            s.call("PSUBSCRIBE", "f*")
+            s.call("SSUBSCRIBE", "sh")
+            subs.append(s)
+        with primary.raw() as c:
+            for cmd in self.PUBLISHES:
+                c.call(*cmd)
+            c.call("SET", "marker", "1")
+        caught_up(self, primary, *replicas)
+        got = []
+        for s in subs:
+            with s:
+                got.append(s.read_raw_available(1.0))
+        aof = b"".join(open(os.path.join(d, f), "rb").read()
+                       for d, _, files in os.walk(primary.dir) for f in files if ".aof" in f)
+        return got, aof
+
+    def test_goblin_primary_delivers_as_redis(self):
+        want, redis_aof = self.deliveries("redis")
+        got, goblin_aof = self.deliveries("goblin")
+        self.assertIn(b"hello", want[0])
+        self.assertEqual(got, want)
+        self.assertEqual(got[0], got[1])
+        for aof in (goblin_aof, redis_aof):
+            self.assertIn(b"marker", aof)
+            self.assertNotIn(b"hello", aof)
+            self.assertNotIn(b"fromlua", aof)
 
 
 class ErrorsFromTheStream(Servers):
