@@ -2,6 +2,7 @@
  * MOVE, the EXPIRE family, OBJECT, and the database-level SELECT, SWAPDB,
  * DBSIZE, FLUSHDB, FLUSHALL: the arguments, the replies and the propagated
  * effects around engine/types/t_keys.h (the work on the keys). */
+#include <limits.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -179,14 +180,14 @@ static void cmd_renamenx(gb_client *c, int argc, gb_slice *argv)
     rename_generic(c, argv, true);
 }
 
-/* Parses a database index the way SELECT/MOVE do. */
-static bool parse_dbid(gb_client *c, gb_slice arg, const char *not_int_err, int *out)
+/* Parses a database index the way SELECT/MOVE do: Redis's
+ * getIntFromObjectOrReply, so an index outside int32 gets the "value is out
+ * of range, value must between ..." text. */
+static bool parse_dbid(gb_client *c, gb_slice arg, int *out)
 {
     int64_t v;
-    if (!gb_slice2ll(arg, &v) || v < INT32_MIN || v > INT32_MAX) {
-        gb_reply_error(c, not_int_err ? not_int_err : GB_ERR_NOT_INT);
+    if (!gb_arg_ll_within(c, arg, INT32_MIN, INT32_MAX, &v))
         return false;
-    }
     if (v < 0 || v >= c->eng->ndbs) {
         gb_reply_error(c, GB_ERR_DB_RANGE);
         return false;
@@ -206,7 +207,7 @@ static void cmd_move(gb_client *c, int argc, gb_slice *argv)
         return;
     }
     int dbid;
-    if (!parse_dbid(c, argv[2], NULL, &dbid))
+    if (!parse_dbid(c, argv[2], &dbid))
         return;
     gb_db *dst = &c->eng->dbs[dbid];
     if (dst == c->db) {
@@ -274,7 +275,8 @@ static void expire_generic(gb_client *c, int argc, gb_slice *argv, int64_t base,
         else if (gb_slice_ieq(argv[j], "lt"))
             flags |= GB_EXPIRE_LT;
         else {
-            gb_reply_errorf(c, "ERR Unsupported option %.*s", (int)GB_MIN(argv[j].len, 128), argv[j].ptr);
+            /* Whole, as Redis's "%s" (which stops at a NUL, as %.*s does). */
+            gb_reply_errorf(c, "ERR Unsupported option %.*s", (int)GB_MIN(argv[j].len, INT_MAX), argv[j].ptr);
             return;
         }
     }
@@ -467,7 +469,7 @@ static void cmd_select(gb_client *c, int argc, gb_slice *argv)
         gb_reply_error(c, ERR_CLUSTER_DB("SELECT"));
         return;
     }
-    if (!parse_dbid(c, argv[1], NULL, &id))
+    if (!parse_dbid(c, argv[1], &id))
         return;
     c->db = &c->eng->dbs[id];
     gb_reply_ok(c);

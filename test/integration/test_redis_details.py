@@ -14,7 +14,8 @@ side (skipped, saying why, without a redis-server 7.0):
 * OBJECT REFCOUNT and DEBUG OBJECT of an integer 0..9999, which Redis holds
   in a shared object (refcount 2147483647) unless COPY made it or an LRU/LFU
   maxmemory policy was in force;
-* COPY's DB argument outside a 32-bit integer (Redis's range error);
+* COPY's, MOVE's and SELECT's DB argument outside a 32-bit integer (Redis's
+  range error), and EXPIRE's unknown option echoed whole in its error;
 * MODULE with no module loaded, under each enable-module-command setting,
   and `loadmodule`, which stops both servers at start-up.
 """
@@ -370,6 +371,18 @@ class RangeErrors(GoblinAndRedisCase):
         for db in ("9223372036854775807", "-9223372036854775808", "2147483648", "-2147483649", "2147483647",
                    "-1", "16", "abc", "1"):
             both(self, "COPY", "src", "dst", "DB", db, "REPLACE")
+
+    def test_move_and_select_db(self):
+        both(self, "SET", "k", "v")
+        for db in ("2147483648", "-2147483649", "99999999999", "abc", "16", "-1"):
+            both(self, "MOVE", "k", db)
+            both(self, "SELECT", db)
+
+    def test_expire_option_echoed_whole(self):
+        # Redis prints an unknown option whole, up to its first NUL.
+        both(self, "SET", "k", "v")
+        for opt in ("x" * 3000, "ab\x00cd" + "y" * 200):
+            both(self, "EXPIRE", "k", "10", opt)
 
 
 class Modules(unittest.TestCase):

@@ -116,16 +116,26 @@ void gb_reply_error_counted_already(gb_client *c, const char *err)
 
 void gb_reply_errorf(gb_client *c, const char *fmt, ...)
 {
+    /* Most errors fit the stack buffer; one that echoes a long argument
+     * (Redis prints "Unsupported option %s" whole) is formatted again into
+     * a buffer of its size. */
     char buf[1024];
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n < 0)
         n = 0;
-    if ((size_t)n >= sizeof buf)
-        n = sizeof buf - 1;
-    reply_error_len(c, buf, (size_t)n, true);
+    if ((size_t)n < sizeof buf) {
+        reply_error_len(c, buf, (size_t)n, true);
+    } else {
+        char *big = gb_malloc((size_t)n + 1);
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        reply_error_len(c, big, (size_t)n, true);
+        gb_free(big);
+    }
+    va_end(again);
 }
 
 void gb_reply_int(gb_client *c, int64_t v) { c->rops->integer(c->rctx, v); }
