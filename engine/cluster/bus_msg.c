@@ -58,7 +58,7 @@ static void copy_text(char *dst, const uint8_t *src, size_t n)
 bool gb_bus_check_prefix(const uint8_t *p, uint32_t *totlen)
 {
     *totlen = get32(p + OFF_TOTLEN);
-    return memcmp(p, "RCmb", 4) == 0 && *totlen >= GB_BUS_HEADER_LEN && *totlen <= GB_BUS_MAX_LEN;
+    return memcmp(p, "RCmb", 4) == 0 && *totlen >= GB_BUS_HEADER_LEN;
 }
 
 /* PING/PONG/MEET: the gossip, then the extensions, which must end exactly

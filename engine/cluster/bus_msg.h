@@ -34,10 +34,6 @@
 #define GB_BUS_GOSSIP_LEN 104u
 #define GB_BUS_FAIL_LEN (GB_BUS_HEADER_LEN + GB_CLUSTER_NAMELEN)
 #define GB_BUS_UPDATE_LEN (GB_BUS_HEADER_LEN + 8u + GB_CLUSTER_NAMELEN + GB_CLUSTER_SLOTS / 8)
-/* The most this node accepts in one message: a header, 65535 gossip
- * entries and room for extensions and a PUBLISH. A length above it ends
- * the link, as a bad signature does. */
-#define GB_BUS_MAX_LEN (16u << 20)
 
 enum gb_bus_type {
     GB_BUS_PING = 0,
@@ -89,8 +85,10 @@ typedef struct gb_bus_msg {
 } gb_bus_msg;
 
 /* The first 8 bytes of a message: whether they start one this node will
- * read (the signature, and a length from the header's to GB_BUS_MAX_LEN).
- * *totlen: the message's whole length. */
+ * read (the signature, and a length of at least a header). As in Redis no
+ * other bound: a PUBLISH may carry a message of proto-max-bulk-len, and the
+ * reader's buffer grows only as the bytes arrive, so a claimed length
+ * costs nothing until it is sent. *totlen: the message's whole length. */
 bool gb_bus_check_prefix(const uint8_t *p, uint32_t *totlen);
 
 /* Parses the len bytes of one whole message (len == its totlen), as

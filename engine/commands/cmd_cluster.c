@@ -18,6 +18,8 @@
 #include "engine/core/keyspace/slot_list.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
+#include "engine/core/pubsub/tracking.h"
+#include "engine/types/t_keys.h"
 
 #define ERR_DISABLED "ERR This instance has cluster support disabled"
 
@@ -644,10 +646,23 @@ static void cluster_reset(gb_client *c, gb_cluster *cl, int argc, gb_slice *argv
             return;
         }
     }
+    gb_engine *eng = c->eng;
     if (!is_replica(cl->myself) && gb_db_size(c->db) != 0) {
         gb_reply_error(c, "ERR CLUSTER RESET can't be called with master nodes containing keys");
         return;
     }
+    if (is_replica(cl->myself)) {
+        /* Redis's clusterReset: a replica becomes an empty primary (its
+         * emptyData counts no change and propagates nothing). */
+        gb_cluster_set_primary(cl->myself);
+        gb_replica_unset_master(eng);
+        uint64_t dirty = eng->stats.dirty;
+        for (int i = 0; i < eng->ndbs; i++)
+            gb_keys_flushdb(&eng->dbs[i], false);
+        eng->stats.dirty = dirty;
+        gb_tracking_invalidate_flush(eng);
+    }
+    gb_cluster_mode_end_manual_failover(eng);
     gb_cluster_reset(cl, hard);
     gb_cluster_mode_changed_durably(c->eng);
     gb_reply_ok(c);

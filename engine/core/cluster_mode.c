@@ -7,6 +7,7 @@
 #include "engine/core/keyspace/db.h"
 #include "engine/core/pubsub/pubsub.h"
 #include "engine/core/engine.h"
+#include "engine/core/request/blocking.h"
 #include "engine/core/request/multi.h"
 
 /* ---- life ---- */
@@ -122,6 +123,17 @@ void gb_cluster_mode_changed_durably(gb_engine *eng)
 {
     gb_cluster_mode_changed(eng);
     eng->cluster->save_owed |= GB_CLUSTER_SAVE_DURABLE;
+}
+
+void gb_cluster_mode_end_manual_failover(gb_engine *eng)
+{
+    gb_cluster *cl = eng->cluster;
+    if (cl->mf_replica[0])
+        gb_pause_for(eng, GB_PAUSE_FOR_FAILOVER, false);
+    cl->mf_end = 0;
+    cl->mf_can_start = cl->mf_takeover = false;
+    cl->mf_primary_offset = -1;
+    cl->mf_replica[0] = '\0';
 }
 
 void gb_cluster_mode_before_replies(gb_engine *eng)

@@ -29,6 +29,10 @@ void gb_cluster_mode_cron(struct gb_engine *eng);
  * crash (epochs, votes, a primary that became a replica). */
 void gb_cluster_mode_changed(struct gb_engine *eng);
 void gb_cluster_mode_changed_durably(struct gb_engine *eng);
+
+/* Redis's resetManualFailover: a CLUSTER FAILOVER under way ends, and a
+ * primary's pause for it too. */
+void gb_cluster_mode_end_manual_failover(struct gb_engine *eng);
 /* The owed save, if any (the loop's check phase, before the replies). */
 void gb_cluster_mode_before_replies(struct gb_engine *eng);
 /* This node's address as the settings announce it (cluster-announce-*,

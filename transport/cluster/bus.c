@@ -545,17 +545,7 @@ static void drop_keys_in_slots(gb_cluster_bus *bus, const uint16_t *lost, int nl
     gb_log(GB_LOG_WARNING, "Deleted %zu keys of %d slots another node now serves", n, nlost);
 }
 
-/* Redis's resetManualFailover: a primary's pause for it ends too. */
-static void end_manual_failover(gb_cluster_bus *bus)
-{
-    gb_cluster *cl = state(bus);
-    if (cl->mf_replica[0])
-        gb_pause_for(bus->eng, GB_PAUSE_FOR_FAILOVER, false);
-    cl->mf_end = 0;
-    cl->mf_can_start = cl->mf_takeover = false;
-    cl->mf_primary_offset = -1;
-    cl->mf_replica[0] = '\0';
-}
+static void end_manual_failover(gb_cluster_bus *bus) { gb_cluster_mode_end_manual_failover(bus->eng); }
 
 /* This node follows primary from now (Redis's clusterSetMaster). */
 static void follow(gb_cluster_bus *bus, gb_cluster_node *primary)
@@ -645,6 +635,14 @@ static void process_sender_state(bus_link *l, gb_cluster_node *sender, const gb_
     }
 }
 
+/* A message that names this node as its sender: CLUSTER MEET of this
+ * node's own address (or a peer claiming its name). process_message has
+ * cleared sender for it, so no state of "another" node is taken from it. */
+static bool claims_myself(const gb_cluster *cl, const gb_bus_msg *m)
+{
+    return memcmp(m->sender, cl->myself->name, GB_CLUSTER_NAMELEN) == 0;
+}
+
 /* Returns false when the link was closed. */
 static bool process_ping_family(bus_link *l, gb_cluster_node *sender, const gb_bus_msg *m)
 {
@@ -654,7 +652,7 @@ static bool process_ping_family(bus_link *l, gb_cluster_node *sender, const gb_b
     if (m->type == GB_BUS_PING || m->type == GB_BUS_MEET) {
         if ((m->type == GB_BUS_MEET || !cl->myself->ip[0]) && !(cfg->cluster_announce_ip && cfg->cluster_announce_ip[0]))
             learn_my_ip(l);
-        if (!sender && m->type == GB_BUS_MEET) {
+        if (!sender && m->type == GB_BUS_MEET && !claims_myself(cl, m)) {
             char ip[GB_CLUSTER_IPLEN];
             peer_ip(l, m->myip, ip);
             bool invalid;
@@ -671,9 +669,12 @@ static bool process_ping_family(bus_link *l, gb_cluster_node *sender, const gb_b
     if (!l->inbound && l->node) {
         gb_cluster_node *n = l->node;
         if (n->flags & GB_CNODE_HANDSHAKE) {
-            if (sender) {
-                /* met under another address: keep the node known by name */
-                update_address(l, sender, m);
+            if (sender || claims_myself(cl, m)) {
+                /* met under another address: keep the node known by name;
+                 * met this node itself: nothing to add (Redis deletes the
+                 * handshake node the same way) */
+                if (sender)
+                    update_address(l, sender, m);
                 del_node(bus, n);
                 return false;
             }
@@ -915,7 +916,14 @@ static void consume(bus_link *l, const uint8_t *p, size_t left)
         size_t need = l->want ? l->want - l->in_len : 8 - l->in_len;
         size_t take = left < need ? left : need;
         if (l->in_len + take > l->in_cap) {
-            l->in_cap = l->want ? l->want : 8;
+            /* Grown as the bytes arrive (Redis's clusterReadHandler:
+             * doubled below 1 MiB, then 1 MiB at a time), never to the
+             * length a peer claims before sending it. */
+            size_t cap = l->in_cap ? l->in_cap : 8;
+            while (cap < l->in_len + take)
+                cap = cap < (1u << 20) ? cap * 2 : cap + (1u << 20);
+            size_t whole = l->want ? l->want : 8;
+            l->in_cap = cap < whole ? cap : whole;
             l->in = gb_realloc(l->in, l->in_cap);
         }
         memcpy(l->in + l->in_len, p, take);
@@ -929,7 +937,7 @@ static void consume(bus_link *l, const uint8_t *p, size_t left)
                 link_free(l);
                 return;
             }
-            l->want = totlen; /* bounded by GB_BUS_MAX_LEN */
+            l->want = totlen;
         }
         if (l->want && l->in_len == l->want) {
             bool open = process_message(l, l->in, l->in_len);
