@@ -44,9 +44,11 @@ gb_obuf_limit gb_client_obuf_limit(const gb_client *c)
 gb_obuf_verdict gb_client_obuf_check(gb_client *c, size_t pending, int64_t now_ms)
 {
     gb_obuf_limit lim = gb_client_obuf_limit(c);
-    if (lim.hard > 0 && pending > (size_t)lim.hard)
+    /* Redis's checkClientOutputBufferLimits: a limit is reached at its
+     * value, and the soft one counts whole seconds of its clock. */
+    if (lim.hard > 0 && pending >= (size_t)lim.hard)
         return GB_OBUF_OVER_HARD;
-    if (lim.soft <= 0 || pending <= (size_t)lim.soft) {
+    if (lim.soft <= 0 || pending < (size_t)lim.soft) {
         c->obuf_soft_since_ms = 0;
         return GB_OBUF_WITHIN;
     }
@@ -56,7 +58,8 @@ gb_obuf_verdict gb_client_obuf_check(gb_client *c, size_t pending, int64_t now_m
         c->obuf_soft_since_ms = now_ms > 0 ? now_ms : 1;
         return GB_OBUF_WITHIN;
     }
-    return now_ms - c->obuf_soft_since_ms > (int64_t)lim.soft_seconds * 1000 ? GB_OBUF_OVER_SOFT : GB_OBUF_WITHIN;
+    int64_t elapsed_s = now_ms / 1000 - c->obuf_soft_since_ms / 1000;
+    return elapsed_s > (int64_t)lim.soft_seconds ? GB_OBUF_OVER_SOFT : GB_OBUF_WITHIN;
 }
 
 /* Marked and handed to the transport, which closes it at its next chance. */

@@ -19,19 +19,25 @@ typedef struct ps_entry {
     char name[];
 } ps_entry;
 
-/* One subscription of a client: the server's entry (which holds the name). */
+/* One subscription of a client: the server's entry (which holds the name),
+ * linked in the order the client subscribed. */
 typedef struct ps_sub {
     gb_hnode node;
     ps_entry *e;
+    struct ps_sub *prev, *next;
 } ps_sub;
 
 struct gb_pubsub {
     gb_htable tab[GB_PUBSUB_KINDS];
 };
 
-/* A client's subscriptions (gb_client.pubsub), allocated at its first one. */
+/* A client's subscriptions (gb_client.pubsub), allocated at its first one:
+ * a table per kind to find one, and a list per kind in subscription order,
+ * which PUNSUBSCRIBE with no argument confirms in (Redis 7.0 keeps a
+ * client's patterns in a list). */
 struct gb_pubsub_client {
     gb_htable tab[GB_PUBSUB_KINDS];
+    ps_sub *first[GB_PUBSUB_KINDS], *last[GB_PUBSUB_KINDS];
 };
 
 static uint64_t entry_hash(const gb_hnode *n)
@@ -149,6 +155,13 @@ static bool add(gb_client *c, enum gb_pubsub_kind kind, gb_slice name)
     e->subs[e->n++] = c;
     ps_sub *s = gb_malloc(sizeof *s);
     s->e = e;
+    s->next = NULL;
+    s->prev = c->pubsub->last[kind];
+    if (s->prev)
+        s->prev->next = s;
+    else
+        c->pubsub->first[kind] = s;
+    c->pubsub->last[kind] = s;
     gb_htable_insert(mine, &s->node, h);
     return true;
 }
@@ -157,6 +170,14 @@ static bool add(gb_client *c, enum gb_pubsub_kind kind, gb_slice name)
  * from the client's table); the entry goes when nobody is left. */
 static void drop(gb_client *c, enum gb_pubsub_kind kind, ps_sub *s)
 {
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        c->pubsub->first[kind] = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else
+        c->pubsub->last[kind] = s->prev;
     ps_entry *e = s->e;
     for (uint32_t i = 0; i < e->n; i++)
         if (e->subs[i] == c) {
@@ -211,21 +232,16 @@ static size_t remove_all(gb_client *c, enum gb_pubsub_kind kind, bool reply)
     if (!c->pubsub)
         return 0;
     gb_htable *mine = &c->pubsub->tab[kind];
-    /* The name lives in the entry, which drop() may free: copy it out for
-     * the confirmation first. */
-    gb_htable_iter it;
-    gb_htable_iter_init(&it, mine);
-    for (gb_hnode *n; (n = gb_htable_iter_next(&it));) {
-        ps_sub *s = (ps_sub *)n;
+    /* In subscription order; the confirmation is written before drop()
+     * may free the entry that holds the name. */
+    for (ps_sub *s; (s = c->pubsub->first[kind]);) {
         gb_slice name = entry_name(s->e);
         gb_htable_remove(mine, &name, gb_hash_slice(name));
-        if (reply) {
+        if (reply)
             confirm(c, unsub_kind(kind), &name, confirm_count(c, kind));
-        }
         drop(c, kind, s);
         count++;
     }
-    gb_htable_iter_done(&it);
     return count;
 }
 

@@ -96,14 +96,16 @@ static void test_hard_and_soft_decisions(void **state)
     assert_string_equal(set_limits(h, "normal 1000 500 2"), "+OK");
     harness_out out = {0};
     gb_client *c = transport_client(h, &out);
-    assert_int_equal(gb_client_obuf_check(c, 500, 10000), GB_OBUF_WITHIN); /* at the limit is within */
+    /* a limit is reached at its value, as Redis's >= */
+    assert_int_equal(gb_client_obuf_check(c, 499, 10000), GB_OBUF_WITHIN);
     assert_int_equal(c->obuf_soft_since_ms, 0);
-    assert_int_equal(gb_client_obuf_check(c, 1001, 10000), GB_OBUF_OVER_HARD);
-    /* over soft: the clock starts, and runs while the client stays over */
-    assert_int_equal(gb_client_obuf_check(c, 600, 10000), GB_OBUF_WITHIN);
-    assert_int_equal(c->obuf_soft_since_ms, 10000);
-    assert_int_equal(gb_client_obuf_check(c, 700, 12000), GB_OBUF_WITHIN); /* not past 2 s yet */
-    assert_int_equal(gb_client_obuf_check(c, 700, 12001), GB_OBUF_OVER_SOFT);
+    assert_int_equal(gb_client_obuf_check(c, 1000, 10000), GB_OBUF_OVER_HARD);
+    /* over soft: the clock starts, and runs while the client stays over,
+     * in whole seconds as Redis's unixtime (past 2 s: in second 13) */
+    assert_int_equal(gb_client_obuf_check(c, 500, 10500), GB_OBUF_WITHIN);
+    assert_int_equal(c->obuf_soft_since_ms, 10500);
+    assert_int_equal(gb_client_obuf_check(c, 700, 12999), GB_OBUF_WITHIN); /* not past 2 s yet */
+    assert_int_equal(gb_client_obuf_check(c, 700, 13000), GB_OBUF_OVER_SOFT);
     /* back under: forgotten, and a later excursion starts afresh */
     assert_int_equal(gb_client_obuf_check(c, 100, 13000), GB_OBUF_WITHIN);
     assert_int_equal(c->obuf_soft_since_ms, 0);
@@ -129,9 +131,9 @@ static void test_enforce_closes_once_through_the_transport(void **state)
     gb_slice feed = gb_slice_cstr("feed");
     gb_pubsub_subscribe(c, GB_PUBSUB_CHANNEL, 1, &feed);
     uint64_t before = h->eng->stats.client_obuf_disconnects;
-    assert_false(gb_client_obuf_enforce(c, 4096));
+    assert_false(gb_client_obuf_enforce(c, 4095));
     assert_int_equal(closes, 0);
-    assert_true(gb_client_obuf_enforce(c, 4097));
+    assert_true(gb_client_obuf_enforce(c, 4096));
     assert_true(c->flags & GB_CLIENT_CLOSE_ASAP);
     assert_int_equal(closes, 1);
     assert_int_equal(h->eng->stats.client_obuf_disconnects, before + 1);
@@ -145,7 +147,7 @@ static void test_enforce_closes_once_through_the_transport(void **state)
     size_t n = fread(text, 1, sizeof text - 1, log);
     text[n] = '\0';
     fclose(log);
-    assert_non_null(strstr(text, "scheduled to be closed ASAP for overcoming of output buffer limits. (4097 bytes "
+    assert_non_null(strstr(text, "scheduled to be closed ASAP for overcoming of output buffer limits. (4096 bytes "
                                  "pending, over the hard limit of client-output-buffer-limit pubsub)"));
     assert_non_null(strstr(text, "Client id="));
     gb_client_free(c);
