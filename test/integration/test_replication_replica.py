@@ -488,6 +488,94 @@ class ReadOnlyLikeRedis(unittest.TestCase):
                     self.assertEqual(c.call("SET", "local", "1"), b"OK")
 
 
+class ReplicaRulesLikeRedis(unittest.TestCase):
+    """Rules of the replication link that goblin-core once broke, each run
+    on a goblin-core pair and a redis-server pair with the same outcome:
+    a writable replica's INCR of a key past its deadline makes a new key
+    (goblin-core wrote into the expired record, where the write stayed
+    invisible); a replica's link may not touch the primary's keyspace (it
+    is exempt from CLIENT PAUSE); a replica without capa psync2 reads a
+    bare +CONTINUE."""
+
+    def kinds(self):
+        return ["goblin"] + (["redis"] if gbtest.compare_with_redis() else [])
+
+    def pair(self, kind):
+        args = ["--repl-diskless-sync-delay", "0"] if kind == "redis" else []
+        primary, replica = Server(kind, args=args), Server(kind)
+        self.addCleanup(primary.cleanup)
+        self.addCleanup(replica.cleanup)
+        with Raw(replica) as c:
+            self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(primary.port)), b"OK")
+        wait_link_up(self, replica)
+        return primary, replica
+
+    def test_writable_replica_writes_over_an_expired_key(self):
+        results = []
+        for kind in self.kinds():
+            primary, replica = self.pair(kind)
+            with Raw(primary) as p:
+                p.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+                for k in ("f1", "f2"):
+                    p.call("SET", k, "5", "PX", "300")
+                p.call("ZADD", "fz", "1", "m")
+                p.call("PEXPIRE", "fz", "300")
+                p.call("SET", "marker", "1")
+            self.assertTrue(wait_until(lambda: replica.redis(tcp=True).get("marker") == b"1", TIMEOUT))
+            time.sleep(0.6)
+            with Raw(replica) as c:
+                c.call("CONFIG", "SET", "replica-read-only", "no")
+                results.append([c.call(*cmd) for cmd in (
+                    ("INCRBYFLOAT", "f1", "1.5"), ("GET", "f1"), ("TTL", "f1"), ("DECR", "f2"), ("GET", "f2"),
+                    ("ZINCRBY", "fz", "1", "m"), ("ZSCORE", "fz", "m"))])
+        self.assertEqual(results[0], [b"1.5", b"1.5", -1, -1, b"-1", b"1", b"1"])
+        self.assertEqual(len(set(map(repr, results))), 1, results)
+
+    def test_a_replica_link_cannot_write(self):
+        for kind in self.kinds():
+            with Server(kind) as primary, Raw(primary) as link, Raw(primary) as admin:
+                link.send_cmd("PSYNC", "?", "-1")
+                link.send_cmd("SET", "hacked", "1")
+                link.send_cmd("INCR", "hackctr")
+                link.send_cmd("GET", "secret")
+                time.sleep(0.5)
+                self.assertEqual(admin.call("EXISTS", "hacked", "hackctr"), 0, kind)
+                self.assertNotIn(b"interact", link.read_raw_available(0.5), kind)  # refused silently
+
+    def test_a_transaction_past_the_replicas_query_buffer_limit(self):
+        """The primary's stream is held to no client-query-buffer-limit
+        (Redis exempts its master client): goblin-core once dropped the
+        link at a transaction bigger than the limit, resumed before its
+        MULTI and dropped again, for ever."""
+        for kind in self.kinds():
+            primary, replica = self.pair(kind)
+            with Raw(replica) as c:
+                self.assertEqual(c.call("CONFIG", "SET", "client-query-buffer-limit", "1mb"), b"OK")
+            with Raw(primary) as p:
+                p.call("CONFIG", "SET", "repl-backlog-size", "20mb")
+            with Raw(primary) as p:
+                p.send(gbtest.encode("MULTI") + b"".join(gbtest.encode("SET", "big%d" % i, "x" * 100000)
+                                                         for i in range(30)) + gbtest.encode("EXEC"))
+                for _ in range(32):
+                    p.read()
+                p.call("SET", "after", "1")
+            self.assertTrue(wait_until(lambda: replica.redis(tcp=True).get("after") == b"1", TIMEOUT), kind)
+            self.assertEqual(replica.redis(tcp=True).dbsize(), 31)
+
+    def test_bare_continue_without_psync2(self):
+        for kind in self.kinds():
+            primary, replica = self.pair(kind)
+            r = info(primary, "replication")
+            for capa, want in ((("capa", "eof"), b"+CONTINUE\r\n"),
+                               (("capa", "eof", "capa", "psync2"),
+                                b"+CONTINUE " + r["master_replid"].encode() + b"\r\n")):
+                with Raw(primary) as c:
+                    self.assertEqual(c.call("REPLCONF", *capa), b"OK")
+                    c.send_cmd("PSYNC", r["master_replid"], str(int(r["master_repl_offset"]) + 1))
+                    got = c.read_raw_available(1.0)
+                    self.assertTrue(got.startswith(want), (kind, capa, got[:60]))
+
+
 # ---- a hostile primary -------------------------------------------------------------
 
 def read_command(f):

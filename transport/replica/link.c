@@ -323,16 +323,18 @@ static void stream_run(gb_replica_link *l, int argc, gb_slice *argv)
         gb_blocking_unblock(r->master, GB_UNBLOCK_DISCONNECT);
 }
 
-static bool stream_grow(link_conn *c, size_t more, size_t limit)
+/* Room for more bytes of the stream. No client-query-buffer-limit: the
+ * buffer keeps a whole transaction (from its MULTI, to resume before it if
+ * the link drops), and Redis exempts its master client from the limit; a
+ * replica refusing a big transaction would drop and resume into the same
+ * one for ever. */
+static void stream_grow(link_conn *c, size_t more)
 {
     if (c->in_len + more <= c->in_cap)
-        return true;
+        return;
     size_t want = GB_MAX(c->in_cap * 2, c->in_len + more);
-    if (want > limit)
-        return false;
     c->in = gb_realloc(c->in, want);
     c->in_cap = want;
-    return true;
 }
 
 static void stream_compact(link_conn *c)
@@ -391,12 +393,7 @@ static bool stream_feed(gb_replica_link *l, const char *data, size_t n)
 {
     link_conn *c = l->conn;
     state_of(l)->read_offset += (int64_t)n;
-    size_t limit = (size_t)GB_MAX(l->eng->cfg.client_qbuf_limit, READ_CHUNK * 2);
-    if (!stream_grow(c, n, limit)) {
-        gb_log(GB_LOG_WARNING, "The MASTER's stream holds a command over client-query-buffer-limit: closing the link");
-        link_drop(l);
-        return false;
-    }
+    stream_grow(c, n);
     memcpy(c->in + c->in_len, data, n);
     c->in_len += n;
     return stream_process(l);
@@ -751,8 +748,12 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
     gb_replica *r = state_of(l);
     /* A FAILOVER under way ends with any answer that starts a sync, and is
      * aborted by any other (engine/core/replication/failover.h). */
-    gb_failover_psync_answered(l->eng, strncmp(line, "+FULLRESYNC ", 12) == 0 ||
-                                           (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master));
+    if (!gb_failover_psync_answered(l->eng, strncmp(line, "+FULLRESYNC ", 12) == 0 ||
+                                                (strncmp(line, "+CONTINUE", 9) == 0 && r->have_master)))
+        return false;
+    /* A primary that refused PSYNC before may accept it now: ACKs resume
+     * (Redis's CLIENT_PRE_PSYNC belongs to one connection's master client). */
+    l->pre_psync = false;
     if (strncmp(line, "+FULLRESYNC ", 12) == 0) {
         const char *id = line + 12, *sp = strchr(id, ' ');
         char *end;
@@ -764,7 +765,6 @@ static bool psync_reply(gb_replica_link *l, link_conn *c, const char *line)
         memcpy(r->replid, id, 40);
         r->replid[40] = '\0';
         r->offset = off;
-        l->pre_psync = false;
         gb_log(GB_LOG_NOTICE, "Full resync from master: %s:%lld", r->replid, off);
         expect_payload(l, c);
         return true;

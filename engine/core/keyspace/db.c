@@ -383,15 +383,19 @@ static void signal_expiry(gb_db *db, gb_slice key)
     db->eng->stats.expired_keys++;
 }
 
-/* Deletes kv if its time has come; returns true if it did. */
-static bool expire_if_needed(gb_db *db, gb_kv *kv)
+/* Deletes kv if its time has come; returns true if it did (or, on a
+ * replica, if it reads as gone). for_write: a write command's lookup, which
+ * on a writable replica deletes the expired key before the write makes a
+ * new one (Redis 7.0's LOOKUP_WRITE, EXPIRE_FORCE_DELETE_EXPIRED); else
+ * the write would land in the expired record and stay invisible. */
+static bool expire_if_needed(gb_db *db, gb_kv *kv, bool for_write)
 {
     if (!gb_kv_expired_at(kv, db->eng->now_ms) || db->eng->loading)
         return false;
     /* A replica leaves the key to the primary's DEL: absent to its
      * clients, still there for the primary's own commands (Redis 7.0). */
     bool present;
-    if (GB_UNLIKELY(gb_replica_keeps_expired(db->eng, &present)))
+    if (GB_UNLIKELY(gb_replica_keeps_expired(db->eng, &present)) && (present || !for_write))
         return !present;
     /* Under CLIENT PAUSE nothing is deleted (Redis 7.0's expireIfNeeded):
      * the key reads as gone, its deletion waits for the pause to end. */
@@ -410,12 +414,12 @@ static bool expire_if_needed(gb_db *db, gb_kv *kv)
     return true;
 }
 
-static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
+static gb_kv *lookup(gb_db *db, gb_slice key, bool touch, bool for_write)
 {
     gb_kv *kv = (gb_kv *)gb_htable_find(&db->keys, &key, gb_hash_slice(key));
     if (!kv)
         return NULL;
-    if (expire_if_needed(db, kv))
+    if (expire_if_needed(db, kv, for_write))
         return NULL;
     if (touch)
         gb_kv_clock_touch(db->eng, kv);
@@ -424,7 +428,7 @@ static gb_kv *lookup(gb_db *db, gb_slice key, bool touch)
 
 static gb_kv *lookup_read(gb_db *db, gb_slice key, bool touch)
 {
-    gb_kv *kv = lookup(db, key, touch);
+    gb_kv *kv = lookup(db, key, touch, false);
     if (kv) {
         db->eng->stats.keyspace_hits++;
     } else {
@@ -440,7 +444,7 @@ gb_kv *gb_db_lookup_read_notouch(gb_db *db, gb_slice key) { return lookup_read(d
 
 gb_kv *gb_db_lookup_write(gb_db *db, gb_slice key)
 {
-    gb_kv *kv = lookup(db, key, true);
+    gb_kv *kv = lookup(db, key, true, true);
     if (kv)
         before_write(db, kv); /* the caller may change it */
     return kv;
@@ -454,7 +458,7 @@ gb_kv *gb_db_lookup_read_changing(gb_db *db, gb_slice key)
     return kv;
 }
 
-gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key) { return lookup(db, key, false); }
+gb_kv *gb_db_lookup_quiet(gb_db *db, gb_slice key) { return lookup(db, key, false, false); }
 
 /* ---- insertion and replacement ----------------------------------------------- */
 
@@ -574,7 +578,7 @@ static inline void keep_clock(gb_kv *kv, const gb_kv *old) { kv->lru = old->lru;
 
 gb_kv *gb_db_set_object(gb_db *db, gb_slice key, enum gb_type t, void *obj)
 {
-    gb_kv *old = lookup(db, key, false); /* an expired key goes first, as in Redis's lookupKeyWrite */
+    gb_kv *old = lookup(db, key, false, true); /* an expired key goes first, as in Redis's lookupKeyWrite */
     gb_kv *kv = kv_alloc_ptr(db, key, false, 0, t, GB_ENC_OBJ, obj);
     if (old && gb_policy_is_lfu(db->eng))
         keep_clock(kv, old); /* Redis's dbOverwrite */
@@ -839,7 +843,7 @@ size_t gb_db_active_expire(gb_db *db, uint64_t deadline_ns)
         for (int i = 0; i < ACTIVE_EXPIRE_KEYS && db->nvol > 0; i++) {
             gb_kv *kv = db->vol[gb_random_below(db->nvol)];
             sampled++;
-            if (expire_if_needed(db, kv))
+            if (expire_if_needed(db, kv, false))
                 expired++;
         }
         deleted += expired;
@@ -868,7 +872,7 @@ gb_kv *gb_db_random(gb_db *db)
         if (!kv)
             return NULL;
         size_t before = gb_db_size(db);
-        if (!expire_if_needed(db, kv))
+        if (!expire_if_needed(db, kv, false))
             return kv;
         if (gb_db_size(db) < before)
             continue;

@@ -125,14 +125,16 @@ void gb_failover_cron(gb_engine *eng)
     begin(eng);
 }
 
-void gb_failover_psync_answered(gb_engine *eng, bool accepted)
+bool gb_failover_psync_answered(gb_engine *eng, bool accepted)
 {
     if (gb_failover_state_of(eng) != GB_FAILOVER_IN_PROGRESS)
-        return;
-    if (accepted)
+        return true;
+    if (accepted) {
         clear(eng);
-    else
-        abort_failover(eng, "Failover target rejected psync request");
+        return true;
+    }
+    abort_failover(eng, "Failover target rejected psync request");
+    return false;
 }
 
 void gb_failover_command(gb_client *c, int argc, const gb_slice *argv)

@@ -46,8 +46,10 @@ gb_failover_state gb_failover_state_of(const struct gb_engine *eng);
 const char *gb_failover_state_name(const struct gb_engine *eng);
 
 /* The replica link's PSYNC to the target was answered: accepted (a
- * +CONTINUE or +FULLRESYNC) ends the failover, refused aborts it. */
-void gb_failover_psync_answered(struct gb_engine *eng, bool accepted);
+ * +CONTINUE or +FULLRESYNC) ends the failover, refused aborts it. False
+ * when it aborted: this server is a primary again, and the link asks the
+ * target for nothing more (Redis's syncWithMaster returns). */
+bool gb_failover_psync_answered(struct gb_engine *eng, bool accepted);
 
 void gb_failover_destroy(struct gb_engine *eng);
 

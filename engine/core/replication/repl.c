@@ -147,6 +147,7 @@ typedef struct repl_link {
     uint64_t rdb_end;
     bool psync;           /* a full sync asked by PSYNC: +FULLRESYNC goes first (SYNC: nothing) */
     bool eof_capa;        /* REPLCONF capa eof: it takes an RDB of unknown length ($EOF:<mark>) */
+    bool psync2_capa;     /* REPLCONF capa psync2: +CONTINUE names the replication ID */
     int64_t wait_since_ms;/* wall clock it began to wait for a scan */
     gb_strbuf held;       /* the stream since its RDB's moment, sent after the RDB */
 } repl_link;
@@ -551,7 +552,10 @@ bool gb_repl_try_partial(gb_client *c, gb_slice replid, int64_t offset)
     }
     repl_link *l = attach_replica(c);
     char line[128];
-    int n = snprintf(line, sizeof line, "+CONTINUE %s\r\n", r->replid);
+    /* A replica older than PSYNC2 reads a bare +CONTINUE (Redis's test of
+     * SLAVE_CAPA_PSYNC2). */
+    int n = l->psync2_capa ? snprintf(line, sizeof line, "+CONTINUE %s\r\n", r->replid)
+                           : snprintf(line, sizeof line, "+CONTINUE\r\n");
     write_raw(l, line, (size_t)n);
     size_t sent = gb_repl_backlog_copy_from(&r->backlog, offset, write_raw_cb, l);
     put_online(c, l);
@@ -765,9 +769,11 @@ void gb_repl_replconf(gb_client *c, int argc, const gb_slice *argv)
             l->ip[val.len] = '\0';
         } else if (gb_slice_ieq(opt, "capa")) {
             /* eof: the replica takes a diskless RDB ($EOF:<mark>); psync2:
-             * this primary always answers +CONTINUE with its replid. */
+             * it reads the replication ID after +CONTINUE. */
             if (gb_slice_ieq(val, "eof"))
                 link_of(r, c)->eof_capa = true;
+            else if (gb_slice_ieq(val, "psync2"))
+                link_of(r, c)->psync2_capa = true;
         } else if (gb_slice_ieq(opt, "ack")) {
             /* No reply, ever (the replica reads none). */
             repl_link *l = find_link(r, c);

@@ -614,8 +614,10 @@ static inline __attribute__((always_inline)) enum admit_verdict judge(admission 
      * (engine/core/request/script_state.h) serves others only what may run beside it. */
     if (GB_UNLIKELY(c->eng->script.timed_out) && !(cmd->flags & GB_CMD_ALLOW_BUSY))
         return refuse(a, gb_script_busy_error(&c->eng->script));
-    /* A MONITOR client is a replica to Redis: it may not touch the keyspace. */
-    if (GB_UNLIKELY(c->flags & GB_CLIENT_MONITOR) &&
+    /* A replica's link may not touch the keyspace (replicas are exempt from
+     * CLIENT PAUSE, so a write from one would slip past it), nor may a
+     * MONITOR client, which is a replica to Redis. */
+    if (GB_UNLIKELY(c->flags & (GB_CLIENT_MONITOR | GB_CLIENT_REPLICA)) &&
         (admission_flags(a) & (GB_CMD_WRITE | GB_CMD_READONLY | GB_CMD_MAY_REPLICATE)))
         return refuse(a, "ERR Replica can't interact with the keyspace");
     /* CLIENT PAUSE: last, as in Redis's processCommand, so that what would
