@@ -562,6 +562,34 @@ class ReplicaRulesLikeRedis(unittest.TestCase):
             self.assertTrue(wait_until(lambda: replica.redis(tcp=True).get("after") == b"1", TIMEOUT), kind)
             self.assertEqual(replica.redis(tcp=True).dbsize(), 31)
 
+    def test_a_replica_that_stops_reading_or_acking_is_dropped(self):
+        """repl-timeout on the primary's side (Redis's replicationCron): a
+        replica that stops reading during its full sync, and one that
+        reads its stream but never ACKs, are disconnected with Redis's log
+        line; goblin-core once kept both for ever, and the first held every
+        later full sync and BGSAVE."""
+        for kind in self.kinds():
+            with Server(kind, args=["--repl-timeout", "2", "--repl-diskless-sync", "yes",
+                                    "--repl-diskless-sync-delay", "0"]) as primary:
+                with Raw(primary) as admin:
+                    admin.call("DEBUG", "POPULATE", "300000", "key", "100")
+                    stuck = Raw(primary)
+                    self.addCleanup(stuck.close)
+                    stuck.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    stuck.call("REPLCONF", "capa", "eof", "capa", "psync2")
+                    stuck.send_cmd("PSYNC", "?", "-1")  # and never reads
+                    self.assertTrue(wait_until(
+                        lambda: "Disconnecting timedout replica (full sync)" in primary.log(), 20 * SLOW), kind)
+                    self.assertTrue(wait_until(lambda: admin.call("BGSAVE") in (b"Background saving started", b"Background saving scheduled"), 10 * SLOW))
+                    quiet = Raw(primary)
+                    self.addCleanup(quiet.close)
+                    quiet.call("REPLCONF", "capa", "eof", "capa", "psync2")
+                    quiet.send_cmd("PSYNC", "?", "-1")
+                    stop = time.time() + 20 * SLOW
+                    while "Disconnecting timedout replica (streaming sync)" not in primary.log() and time.time() < stop:
+                        quiet.read_raw_available(0.2)  # reads all it is sent, ACKs nothing
+                    self.assertIn("Disconnecting timedout replica (streaming sync)", primary.log(), kind)
+
     def test_bare_continue_without_psync2(self):
         for kind in self.kinds():
             primary, replica = self.pair(kind)

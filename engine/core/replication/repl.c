@@ -148,6 +148,9 @@ typedef struct repl_link {
     bool psync;           /* a full sync asked by PSYNC: +FULLRESYNC goes first (SYNC: nothing) */
     bool eof_capa;        /* REPLCONF capa eof: it takes an RDB of unknown length ($EOF:<mark>) */
     bool psync2_capa;     /* REPLCONF capa psync2: +CONTINUE names the replication ID */
+    bool sync_only;       /* it asked with SYNC: a replica from before PSYNC, which sends no ACK */
+    uint64_t sent_seen;   /* during the transfer: bytes its transport had sent at the last look */
+    int64_t stuck_since_ms; /* ...and since when that has not moved with bytes pending (0: moving) */
     int64_t wait_since_ms;/* wall clock it began to wait for a scan */
     gb_strbuf held;       /* the stream since its RDB's moment, sent after the RDB */
 } repl_link;
@@ -577,6 +580,7 @@ void gb_repl_full_begin(gb_client *c, bool psync)
     repl_link *l = attach_replica(c);
     l->state = REPLICA_WAIT_SCAN;
     l->psync = psync;
+    l->sync_only = !psync;
     l->wait_since_ms = c->eng->now_ms;
 }
 
@@ -693,6 +697,7 @@ void gb_repl_fsync_done(gb_engine *eng, bool until_ack)
             continue;
         if (until_ack) {
             l->state = REPLICA_WAIT_ACK;
+            l->ack_time_ms = eng->now_ms; /* online to Redis from here: repl-timeout counts */
             gb_log(GB_LOG_NOTICE, "Streamed RDB transfer with replica succeeded (socket). Waiting for REPLCONF ACK "
                    "from replica to enable streaming");
             continue;
@@ -1071,6 +1076,49 @@ void gb_repl_client_gone(gb_client *c)
     count_replicas(eng);
 }
 
+/* Whether a replica stopped taking what it is sent for repl-timeout
+ * (Redis's replicationCron): online, no ACK for that long (a replica that
+ * asked with SYNC sends none and is exempt); in a full sync, bytes pending
+ * that its transport did not move for that long (Redis's
+ * repl_last_partial_write). One stuck replica would otherwise hold the
+ * full sync, and every later one and BGSAVE, for ever. */
+static const char *replica_timed_out(gb_engine *eng, repl_link *l)
+{
+    int64_t timeout_ms = eng->cfg.repl_timeout * 1000;
+    if (l->state == REPLICA_ONLINE || l->state == REPLICA_WAIT_ACK)
+        return !l->sync_only && eng->now_ms - l->ack_time_ms > timeout_ms ? "streaming sync" : NULL;
+    if (l->state != REPLICA_TRANSFER)
+        return NULL;
+    gb_client_desc d = {.fd = -1};
+    l->c->hooks->describe(l->c, &d);
+    uint64_t sent = l->appended - d.obuf;
+    if (d.obuf == 0 || sent != l->sent_seen) {
+        l->sent_seen = sent;
+        l->stuck_since_ms = 0;
+        return NULL;
+    }
+    if (l->stuck_since_ms == 0)
+        l->stuck_since_ms = eng->now_ms;
+    return eng->now_ms - l->stuck_since_ms > timeout_ms ? "full sync" : NULL;
+}
+
+static void disconnect_timed_out_replicas(gb_engine *eng)
+{
+    gb_repl *r = R(eng);
+    for (size_t i = 0; i < r->nlinks; i++) {
+        repl_link *l = &r->links[i];
+        if (!(l->c->flags & GB_CLIENT_REPLICA) || (l->c->flags & GB_CLIENT_CLOSE_ASAP))
+            continue;
+        const char *phase = replica_timed_out(eng, l);
+        if (!phase)
+            continue;
+        char ip[sizeof l->ip];
+        replica_ip(l, ip, sizeof ip);
+        gb_log(GB_LOG_WARNING, "Disconnecting timedout replica (%s): %s:%d", phase, ip, l->listening_port);
+        close_client(l->c);
+    }
+}
+
 void gb_repl_cron(gb_engine *eng)
 {
     gb_repl *r = R(eng);
@@ -1088,6 +1136,7 @@ void gb_repl_cron(gb_engine *eng)
         }
         return;
     }
+    disconnect_timed_out_replicas(eng);
     if (r->following) {
         count_replicas(eng);
         return; /* the primary's PINGs come through its stream */
