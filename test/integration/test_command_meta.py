@@ -108,7 +108,7 @@ class CommandMeta(GoblinAndRedisCase):
     def test_getkeys_random(self):
         rng = random.Random(7)
         words = ["k1", "k2", "k3", "0", "1", "2", "-1", "STORE", "GET", "BY", "LIMIT", "STREAMS", "WEIGHTS",
-                 "AGGREGATE", "SUM", "LEFT", "RIGHT", "COUNT", "WITHSCORES", "NX", "KEEPTTL"]
+                 "AGGREGATE", "SUM", "LEFT", "RIGHT", "COUNT", "WITHSCORES", "NX", "KEEPTTL", "KEYS", "", "AUTH2"]
         checked = 0
         with Raw(self.goblin) as g, Raw(self.redis) as r:
             for name in self.names:
@@ -136,6 +136,16 @@ class CommandMeta(GoblinAndRedisCase):
                         self.assertEqual(got, want, "COMMAND %s %r" % (sub, argv))
                         checked += 1
         self.assertGreater(checked, 5000)
+
+    def test_getkeys_of_migrate(self):
+        # KEYS in the last place is never found by Redis's keyword spec
+        # (searched from the one before last): argv[3] is the key.
+        with Raw(self.goblin) as g, Raw(self.redis) as r:
+            for argv in (["migrate", "h", "1", "", "0", "5", "KEYS"], ["migrate", "AUTH2", "RIGHT", "2", "-1", "k1", "BY", "KEYS"],
+                         ["migrate", "h", "1", "", "0", "5", "KEYS", "a", "b"], ["migrate", "h", "1", "k", "0", "5", "KEYS", "a"],
+                         ["migrate", "h", "1", "", "0", "5", "AUTH", "KEYS", "KEYS", "x"]):
+                for sub in ("GETKEYS", "GETKEYSANDFLAGS"):
+                    self.assertEqual(g.call("COMMAND", sub, *argv), r.call("COMMAND", sub, *argv), argv)
 
     def test_acl_categories_of_the_newer_commands(self):
         """ACL CAT lists the Redis 7.4/8.0 commands in their categories

@@ -155,11 +155,21 @@ static int sort_keys(int argc, const gb_slice *argv, gb_keys_result *r, bool may
 static int sort_rw_keys(int argc, const gb_slice *argv, gb_keys_result *r) { return sort_keys(argc, argv, r, true); }
 static int sort_ro_keys(int argc, const gb_slice *argv, gb_keys_result *r) { return sort_keys(argc, argv, r, false); }
 
-/* MIGRATE (Redis's migrateGetKeys): argv[3], or with KEYS every argument
- * after it (none when argv[3] is not empty: the command itself refuses
- * that); COPY, REPLACE, AUTH <pw>, AUTH2 <user> <pw> are skipped. */
+/* MIGRATE as Redis 7.0 finds its keys: its key specs first, argv[3] and
+ * the arguments after a KEYS searched backwards from the one before last;
+ * that second spec is incomplete, so when it finds KEYS migrateGetKeys
+ * decides: every argument after KEYS (none when argv[3] is not empty: the
+ * command itself refuses that), COPY, REPLACE, AUTH <pw> and AUTH2 <user>
+ * <pw> skipped. A KEYS only in the last place is never found: argv[3]. */
 static int migrate_keys(int argc, const gb_slice *argv, gb_keys_result *r)
 {
+    bool keyword = false;
+    for (int i = argc - 2; i >= 1 && !keyword; i--)
+        keyword = arg_is(argv[i], "keys");
+    if (!keyword) {
+        keys_add(r, 3, GB_KS_RW | GB_KS_ACCESS | GB_KS_DELETE);
+        return r->n;
+    }
     int first = 3, num = 1;
     for (int i = 6; i < argc; i++) {
         if (arg_is(argv[i], "keys")) {
