@@ -11,6 +11,8 @@
 #include "engine/base/helper_thread.h"
 #include "engine/base/mem.h"
 #include "engine/core/pubsub/tracking.h"
+#include "engine/core/replication/repl.h"
+#include "engine/core/replication/replica.h"
 #include "engine/core/request/multi.h"
 #include "engine/persist/aof.h"
 #include "engine/persist/fileio.h"
@@ -96,7 +98,8 @@ static void snapshot_path(const gb_persist *p, char *out, size_t cap)
  * file as <dbfilename>.redis (the snapshot then replaces dbfilename by a
  * rename, as always), so going back to redis-server stays possible and no
  * moment exists with neither file in place. */
-static int load_redis_file(gb_engine *eng, const char *path, char *err, size_t errlen);
+static int load_redis_file(gb_engine *eng, const char *path, gb_repl_saved_history *history, char *err,
+                           size_t errlen);
 
 static void keep_redis_original(gb_persist *p, const char *path)
 {
@@ -493,9 +496,11 @@ static void log_progress(void *ctx, const gb_snap_reader *r, const gb_snap_load_
            total, total > 0 ? 100 * mb / total : 100.0, secs > 0 ? mb / secs : 0.0);
 }
 
-/* Loads a snapshot file into the (empty) databases. 0, GB_ENOENT when the
+/* Loads a snapshot file into the (empty) databases; history, when not
+ * NULL, gets the replication history it recorded. 0, GB_ENOENT when the
  * file does not exist, or GB_EPARSE with the reason in err. */
-static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_t errlen)
+static int load_snapshot_file(gb_engine *eng, const char *path, gb_repl_saved_history *history, char *err,
+                              size_t errlen)
 {
     gb_snap_reader *r = gb_snap_reader_open(path, err, errlen);
     if (!r)
@@ -519,6 +524,8 @@ static int load_snapshot_file(gb_engine *eng, const char *path, char *err, size_
     gb_log(GB_LOG_NOTICE, "DB loaded from disk: %llu keys (%llu expired, not loaded), %.1f MB in %.3f s (%.0f MB/s)",
            (unsigned long long)st.keys, (unsigned long long)st.expired, mb, secs, secs > 0 ? mb / secs : 0.0);
     gb_snap_reader_free(r);
+    if (history)
+        *history = st.history;
     return 0;
 }
 
@@ -533,17 +540,20 @@ static void log_rdb_progress(void *ctx, uint64_t done, uint64_t total, const gb_
 
 int gb_persist_load_redis_rdb(gb_engine *eng, const char *path, char *err, size_t errlen)
 {
-    return load_redis_file(eng, path, err, errlen);
+    return load_redis_file(eng, path, NULL, err, errlen);
 }
 
 /* Loads a Redis dump.rdb (engine/persist/rdb_load.h) into the databases. */
-static int load_redis_file(gb_engine *eng, const char *path, char *err, size_t errlen)
+static int load_redis_file(gb_engine *eng, const char *path, gb_repl_saved_history *history, char *err,
+                           size_t errlen)
 {
     load_progress lp = {gb_clock_mono_ns()};
     gb_rdb_load_stats st;
     int rc = gb_rdb_load_file(eng, path, &st, log_rdb_progress, &lp, err, errlen);
     if (rc != 0)
         return rc;
+    if (history)
+        *history = st.history;
     double secs = (double)(gb_clock_mono_ns() - lp.t0) / 1e9, mb = (double)st.bytes / 1e6;
     gb_log(GB_LOG_NOTICE, "DB loaded from a Redis RDB file (version %u): %llu keys (%llu expired, not loaded), "
            "%llu function libraries, %.1f MB in %.3f s (%.0f MB/s)", st.version, (unsigned long long)st.keys,
@@ -584,16 +594,22 @@ int gb_persist_load(gb_persist *p, char *err, size_t errlen)
     char path[4096];
     snapshot_path(p, path, sizeof path);
     int rc;
+    gb_repl_saved_history history = {.have = 0};
     if (gb_rdb_file_is_redis(path)) {
-        rc = load_redis_file(eng, path, err, errlen);
+        rc = load_redis_file(eng, path, &history, err, errlen);
         p->redis_original = rc == 0;
     } else {
-        rc = load_snapshot_file(eng, path, err, errlen);
+        rc = load_snapshot_file(eng, path, &history, err, errlen);
     }
     if (rc == 0)
         p->lastsave_s = eng->now_ms / 1000;
     else if (rc != GB_ENOENT)
         return rc;
+    /* The history the file recorded, continued (Redis's loadDataFromDisk;
+     * not from the log, whose base records none, as in Redis). */
+    if (rc == 0 && history.have == GB_REPL_SAVED_ALL)
+        gb_repl_restore_history(eng, history.replid, history.offset, history.stream_db,
+                                gb_replica_configured(eng));
     /* appendonly yes without a log yet: start one, its base the dataset
      * just loaded (or nothing). */
     if (eng->cfg.appendonly && gb_persist_appendonly_changed(p, err, errlen) != 0)
@@ -633,10 +649,10 @@ int gb_persist_debug_reload(gb_persist *p, char *err, size_t errlen)
     snapshot_path(p, path, sizeof path);
     int rc;
     if (gb_rdb_file_is_redis(path)) {
-        rc = load_redis_file(eng, path, err, errlen);
+        rc = load_redis_file(eng, path, NULL, err, errlen);
         p->redis_original = rc == 0;
     } else {
-        rc = load_snapshot_file(eng, path, err, errlen);
+        rc = load_snapshot_file(eng, path, NULL, err, errlen);
     }
     if (rc != 0) {
         /* Never a half-loaded dataset: empty is what the log says. */

@@ -93,8 +93,8 @@ static bool read_le(loader *L, int width, uint64_t *v)
     return true;
 }
 
-/* An aux field: repl-stream-db is kept (gb_rdb_load_stats), the rest are
- * read and let go. */
+/* An aux field: the replication history (repl-stream-db, repl-id,
+ * repl-offset) is kept (gb_rdb_load_stats), the rest are read and let go. */
 static bool load_aux(loader *L)
 {
     char *name, *value;
@@ -109,6 +109,7 @@ static bool load_aux(loader *L)
     if (gb_slice_eq(gb_slice_make(name, nlen), gb_slice_cstr("repl-stream-db")) &&
         gb_slice2ll(gb_slice_make(value, vlen), &db) && db >= 0 && db < L->eng->ndbs)
         L->st->repl_stream_db = (int)db;
+    gb_repl_history_aux(&L->st->history, gb_slice_make(name, nlen), gb_slice_make(value, vlen));
     gb_free(name);
     gb_free(value);
     return true;

@@ -27,6 +27,7 @@
 #define GB_ENGINE_PERSIST_RDB_LOAD_H
 
 #include "engine/core/engine.h"
+#include "engine/core/replication/repl.h"
 
 /* Whether the file at path starts with Redis's magic ("REDIS"). */
 bool gb_rdb_file_is_redis(const char *path);
@@ -39,6 +40,7 @@ typedef struct gb_rdb_load_stats {
      * stream after it is in, where its first write comes without a
      * SELECT), or -1 when the file has none or names no database here. */
     int repl_stream_db;
+    gb_repl_saved_history history; /* repl-id, repl-offset, repl-stream-db */
 } gb_rdb_load_stats;
 
 /* Loads path into eng's databases (which must not hold its keys).

@@ -169,12 +169,24 @@ static void put_function(void *ctx, gb_slice code)
     gb_snap_put_str(ctx, code.ptr, code.len);
 }
 
-void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng)
+void gb_snap_write_header_records(gb_snap_writer *w, gb_engine *eng)
 {
     char t[32];
     gb_ll2str(t, eng->now_ms / 1000);
     put_aux(w, "goblin-ver", GOBLIN_VERSION);
     put_aux(w, "ctime", t);
+    /* The replication history at this moment, which a restart continues
+     * (Redis's repl-stream-db, repl-id, repl-offset aux fields). */
+    char replid[GB_REPL_ID_LEN + 1];
+    int64_t offset;
+    int stream_db;
+    if (gb_repl_history(eng, replid, &offset, &stream_db)) {
+        gb_ll2str(t, stream_db);
+        put_aux(w, "repl-stream-db", t);
+        put_aux(w, "repl-id", replid);
+        gb_ll2str(t, offset);
+        put_aux(w, "repl-offset", t);
+    }
     /* The function libraries: they are part of the dataset (Redis keeps
      * them in the RDB file too). */
     if (eng->scripting)
@@ -527,10 +539,15 @@ static bool load_function(loader *L)
     return true;
 }
 
-static bool load_aux(loader *L)
+/* An aux field: the replication history is kept (gb_snap_load_stats), the
+ * rest are read and checked for form; nothing in them changes the dataset. */
+static bool load_aux(loader *L, gb_snap_load_stats *st)
 {
-    /* Read and checked for form; nothing in them changes the dataset. */
-    return get_s(L->r, &L->a) && get_s(L->r, &L->b);
+    if (!get_s(L->r, &L->a) || !get_s(L->r, &L->b))
+        return false;
+    gb_slice name = gb_slice_make(L->a.p, L->a.len), value = gb_slice_make(L->b.p, L->b.len);
+    gb_repl_history_aux(&st->history, name, value);
+    return true;
 }
 
 bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
@@ -567,7 +584,7 @@ bool gb_snap_load(gb_engine *eng, gb_snap_reader *r, gb_snap_load_stats *st,
             if (!load_dbsize(&L))
                 break;
         } else if (op == GB_SNAP_OP_AUX) {
-            if (!load_aux(&L))
+            if (!load_aux(&L, st))
                 break;
         } else if (op == GB_SNAP_OP_FUNCTION) {
             if (!load_function(&L))

@@ -6,20 +6,23 @@
 #define GB_ENGINE_PERSIST_SERIALIZE_H
 
 #include "engine/core/engine.h"
+#include "engine/core/replication/repl.h"
 #include "engine/persist/snapread.h"
 #include "engine/persist/snapwrite.h"
 
 /* One KEY record: kv's type, expiry, key and value as it is now. */
 void gb_snap_write_key(gb_snap_writer *w, const gb_kv *kv);
 
-/* The records every snapshot starts with: AUX (version, creation time)
- * and each database's key count (the loader sizes its table once). */
-void gb_snap_write_header_records(gb_snap_writer *w, const gb_engine *eng);
+/* The records every snapshot starts with: AUX (version, creation time,
+ * the replication history) and each database's key count (the loader
+ * sizes its table once). */
+void gb_snap_write_header_records(gb_snap_writer *w, gb_engine *eng);
 
 /* What a load read. */
 typedef struct gb_snap_load_stats {
     uint64_t keys;         /* loaded */
     uint64_t expired;      /* records skipped: already expired */
+    gb_repl_saved_history history; /* the repl-* aux fields, if the file has them */
 } gb_snap_load_stats;
 
 /* Loads every record of r into eng's databases, which must not hold the

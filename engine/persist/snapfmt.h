@@ -37,7 +37,9 @@
  * signed integers zigzag varints ("svarint"), a "str" is varint length
  * then bytes.
  *
- *   AUX      0xFA  str name, str value            (goblin-ver, ctime)
+ *   AUX      0xFA  str name, str value            (goblin-ver, ctime; repl-stream-db, repl-id,
+ *                                                   repl-offset where there is a replication
+ *                                                   history to continue: docs/replication.md)
  *   FUNCTION 0xF5  str code                       (a function library's source, as
  *                                                   FUNCTION LOAD took it; after the AUX
  *                                                   records, one per library; version 3)

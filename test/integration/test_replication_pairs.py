@@ -6,6 +6,7 @@ promotion where the siblings and the old primary continue with a partial
 resync from the promoted one's secondary replication ID (Redis's PSYNC2),
 goblin and redis-server on either side."""
 import os
+import shutil
 import threading
 import time
 import unittest
@@ -207,6 +208,72 @@ class PublishReachesReplicas(Servers):
             self.assertIn(b"marker", aof)
             self.assertNotIn(b"hello", aof)
             self.assertNotIn(b"fromlua", aof)
+
+
+class RestartContinues(Servers):
+    """A snapshot records the replication history (Redis's repl-id,
+    repl-offset and repl-stream-db aux fields): a replica restarted on it
+    continues its primary's stream with a partial resync, and so do the
+    replicas of a primary restarted on it (its old ID kept as the second
+    one). goblin-core once started every restart with a full sync. Each
+    runs on a goblin-core pair and a redis-server pair alike."""
+
+    def kinds(self):
+        return ["goblin"] + (["redis"] if gbtest.compare_with_redis() else [])
+
+    def test_replica_restarts(self):
+        for kind in self.kinds():
+            primary, replica = self.start(kind), self.start(kind)
+            follow(self, replica, primary)
+            with primary.raw() as c:
+                c.call("SELECT", "3")
+                c.call("SET", "before", "1")
+            caught_up(self, primary, replica)
+            with replica.raw() as c:
+                self.assertEqual(c.call("SAVE"), b"OK")
+            port, d = replica.port, replica.dir
+            replica.own_dir = False  # kept for the restart
+            self.addCleanup(shutil.rmtree, d, True)
+            replica.stop()
+            with primary.raw() as c:
+                c.call("SELECT", "3")
+                c.call("SET", "after", "1")  # no SELECT in the stream: the restarted replica must be in db 3
+            again = Server(kind, port=port, dir=d, args=["--replicaof", "127.0.0.1 %d" % primary.port]
+                           if kind == "goblin" else ["--replicaof", "127.0.0.1", str(primary.port)])
+            self.servers.append(again)
+            wait_link_up(self, again)
+            caught_up(self, primary, again)
+            self.assertEqual(stats(primary)["sync_partial_ok"], "1", kind)
+            self.assertEqual(stats(primary)["sync_full"], "1", kind)
+            with again.raw() as c:
+                c.call("SELECT", "3")
+                self.assertEqual([c.call("GET", "before"), c.call("GET", "after")], [b"1", b"1"], kind)
+
+    def test_primary_restarts(self):
+        for kind in self.kinds():
+            primary, replica = self.start(kind), self.start(kind)
+            follow(self, replica, primary)
+            with primary.raw() as c:
+                c.call("SET", "before", "1")
+            caught_up(self, primary, replica)
+            old_id = repl(primary)["master_replid"]
+            port, d = primary.port, primary.dir
+            primary.own_dir = False  # kept for the restart
+            self.addCleanup(shutil.rmtree, d, True)
+            with primary.raw() as c:
+                c.send_cmd("SHUTDOWN", "SAVE")
+            primary.proc.wait(30)
+            again = Server(kind, port=port, dir=d)
+            self.servers.append(again)
+            r = repl(again)
+            self.assertEqual(r["master_replid2"], old_id, kind)
+            self.assertTrue(wait_until(lambda: repl(again).get("connected_slaves") == "1", TIMEOUT), kind)
+            self.assertEqual(stats(again)["sync_partial_ok"], "1", kind)
+            self.assertEqual(stats(again)["sync_full"], "0", kind)
+            with again.raw() as c:
+                c.call("SET", "after", "1")
+            caught_up(self, again, replica)
+            self.assertEqual(replica.redis(tcp=True).get("after"), b"1")
 
 
 class ErrorsFromTheStream(Servers):

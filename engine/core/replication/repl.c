@@ -457,6 +457,63 @@ void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset)
     create_backlog(eng);
 }
 
+void gb_repl_history_aux(gb_repl_saved_history *h, gb_slice name, gb_slice value)
+{
+    int64_t v;
+    if (gb_slice_eq(name, gb_slice_cstr("repl-id"))) {
+        if (value.len != GB_REPL_ID_LEN)
+            return;
+        memcpy(h->replid, value.ptr, GB_REPL_ID_LEN);
+        h->replid[GB_REPL_ID_LEN] = '\0';
+        h->have |= 1u;
+    } else if (gb_slice_eq(name, gb_slice_cstr("repl-offset"))) {
+        if (gb_slice2ll(value, &v) && v >= 0) {
+            h->offset = v;
+            h->have |= 2u;
+        }
+    } else if (gb_slice_eq(name, gb_slice_cstr("repl-stream-db"))) {
+        if (gb_slice2ll(value, &v) && v >= 0 && v <= INT32_MAX) {
+            h->stream_db = (int)v;
+            h->have |= 4u;
+        }
+    }
+}
+
+bool gb_repl_history(gb_engine *eng, char *replid, int64_t *offset, int *stream_db)
+{
+    gb_repl *r = R(eng);
+    if (r->following ? !gb_replica_of(eng)->have_master : !r->backlog.buf)
+        return false;
+    memcpy(replid, r->replid, GB_REPL_ID_LEN + 1);
+    *offset = r->master_repl_offset;
+    *stream_db = gb_repl_stream_db(eng);
+    return true;
+}
+
+void gb_repl_restore_history(gb_engine *eng, const char *replid, int64_t offset, int stream_db, bool as_replica)
+{
+    gb_repl *r = R(eng);
+    if (as_replica) {
+        gb_repl_adopt(eng, replid, offset);
+        gb_replica_of(eng)->resume_db = stream_db;
+        gb_log(GB_LOG_NOTICE, "Replication history restored from the snapshot: %s up to offset %lld", r->replid,
+               (long long)offset);
+        return;
+    }
+    snprintf(r->replid2, sizeof r->replid2, "%.*s", GB_REPL_ID_LEN, replid);
+    r->second_replid_offset = offset + 1;
+    r->master_repl_offset = offset;
+    r->seldb = -1;
+    if (r->backlog.buf) {
+        gb_propagate_detach(eng, &r->sink);
+        gb_repl_backlog_free(&r->backlog);
+    }
+    create_backlog(eng);
+    r->no_replicas_since_ms = eng->now_ms;
+    gb_log(GB_LOG_NOTICE, "Replication history restored from the snapshot as the secondary ID %s, valid up to "
+           "offset %lld", r->replid2, (long long)r->second_replid_offset);
+}
+
 void gb_repl_shift_replid(gb_engine *eng)
 {
     gb_repl *r = R(eng);

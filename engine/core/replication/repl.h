@@ -102,6 +102,33 @@ void gb_repl_shift_replid(gb_engine *eng);
  * master_repl_offset + 1, and our replicas reconnect to learn it
  * (Redis's slaveTryPartialResynchronization). */
 void gb_repl_continue_as(gb_engine *eng, const char *replid);
+/* The repl-* aux fields a snapshot or RDB file holds, as a load reads them
+ * (all three, or the file recorded no history). */
+typedef struct gb_repl_saved_history {
+    char replid[GB_REPL_ID_LEN + 1];
+    int64_t offset;
+    int stream_db;
+    unsigned have; /* bits: 1 repl-id, 2 repl-offset, 4 repl-stream-db */
+} gb_repl_saved_history;
+#define GB_REPL_SAVED_ALL 7u
+
+/* Takes one aux field into h if it is one of the three (well formed). */
+void gb_repl_history_aux(gb_repl_saved_history *h, gb_slice name, gb_slice value);
+
+/* What a snapshot records of the replication history, to be continued
+ * after a restart (Redis's rdbPopulateSaveInfo: repl-id, repl-offset,
+ * repl-stream-db): the replication ID, the offset of the data set's last
+ * byte of stream, and the database the stream is in. False when there is
+ * nothing to continue: a primary that never made a backlog, a replica that
+ * never synced. */
+bool gb_repl_history(struct gb_engine *eng, char *replid, int64_t *offset, int *stream_db);
+/* At start-up, the history the loaded snapshot recorded (Redis's
+ * loadDataFromDisk). A replica (replicaof, or a cluster replica) takes it
+ * as its primary's, so that its first PSYNC continues it; a primary keeps
+ * it as its second ID, valid up to offset + 1, with an empty backlog from
+ * there, so that its replicas continue with PSYNC after it restarted. */
+void gb_repl_restore_history(struct gb_engine *eng, const char *replid, int64_t offset, int stream_db, bool as_replica);
+
 /* Drops every attached replica (they resync). */
 void gb_repl_disconnect_replicas(gb_engine *eng);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "engine/base/mem.h"
+#include "engine/cluster/cluster.h"
 #include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
 
@@ -61,6 +62,14 @@ static void disconnect_blocked_clients(gb_engine *eng)
     }
 }
 
+bool gb_replica_configured(const gb_engine *eng)
+{
+    const char *v = eng->cfg.replicaof;
+    if (v && *v && !gb_slice_ieq(gb_slice_cstr(v), "no one"))
+        return true;
+    return eng->cluster && (eng->cluster->myself->flags & GB_CNODE_SLAVE);
+}
+
 void gb_replica_set_master(gb_engine *eng, const char *host, int port)
 {
     gb_replica *r = gb_replica_of(eng);
@@ -82,7 +91,8 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
         r->have_master = true;
         snprintf(r->replid, sizeof r->replid, "%s", gb_repl_id(eng));
         r->offset = r->read_offset = gb_repl_offset(eng);
-        r->master_db = -1;
+        r->master_db = r->resume_db > 0 ? r->resume_db : -1;
+        r->resume_db = 0;
     }
     record_setting(eng, host, port);
 }

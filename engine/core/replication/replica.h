@@ -46,12 +46,21 @@ typedef struct gb_replica {
      * still there for the primary's commands. */
     gb_client *master;
     int master_db; /* the database the last master client had selected */
+    /* A replica restarted from a snapshot that recorded its primary's
+     * history resumes the stream in this database (repl-stream-db); read
+     * by the first REPLICAOF after start-up, which continues that history. */
+    int resume_db;
     bool applying;
     uint64_t last_io_ms;   /* monotonic: last bytes from the primary */
     uint64_t down_since_s; /* Unix seconds the link went down; 0: never up */
     int64_t transfer_size, transfer_read; /* a full sync's payload: -1 size while unknown (EOF mark) */
     uint64_t transfer_last_io_ms;
 } gb_replica;
+
+/* Whether the settings make this server a replica from start-up
+ * (replicaof, or a replica in the cluster's nodes.conf): a snapshot's
+ * replication history is then its primary's to continue. */
+bool gb_replica_configured(const struct gb_engine *eng);
 
 /* The engine's replica state (created on first use). */
 gb_replica *gb_replica_of(struct gb_engine *eng);
