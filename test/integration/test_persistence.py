@@ -406,6 +406,22 @@ class AppendOnly(Scratch):
         with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
             self.assertEqual(sorted(c.call("KEYS", "*")), [b"after", b"before", b"later"])
 
+    def test_a_blocking_command_in_the_log_does_not_block(self):
+        """A BLPOP found in a log (written by hand or another tool: neither
+        server logs one) answers at once on replay, as Redis's replay
+        client never blocks; goblin-core's replay client once blocked, and
+        the RPUSH after it fed the waiter: k held [b], where Redis loads
+        [a, b]."""
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertTrue(wait_until(lambda: info(c)["aof_rewrite_in_progress"] == "0", 10 * SLOW))
+            c.call("SET", "x", "1")
+        logdir = os.path.join(self.dir, "appendonlydir")
+        incr = [f for f in os.listdir(logdir) if f.endswith(".incr.aof")][0]
+        with open(os.path.join(logdir, incr), "ab") as f:
+            f.write(gbtest.encode("BLPOP", "k", "0") + gbtest.encode("RPUSH", "k", "a", "b"))
+        with self.server("--save", "", "--appendonly", "yes") as srv, Raw(srv) as c:
+            self.assertEqual(c.call("LRANGE", "k", "0", "-1"), [b"a", b"b"])
+
     def test_start_up_removes_only_its_own_leftovers(self):
         """Start-up deletes the log's files the manifest does not name (an
         interrupted rewrite's), and nothing else: an operator's copy of the

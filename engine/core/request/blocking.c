@@ -189,7 +189,9 @@ uint64_t gb_blocking_next_deadline(const gb_engine *eng)
 
 bool gb_blocking_allowed(const gb_client *c)
 {
-    return !(c->flags & (GB_CLIENT_IN_EXEC | GB_CLIENT_MULTI | GB_CLIENT_SCRIPT));
+    /* Nor the log's replay (an OBEY client, as Redis's AOF client is a fake
+     * one that never blocks): a BLPOP found in a log answers at once. */
+    return !(c->flags & (GB_CLIENT_IN_EXEC | GB_CLIENT_MULTI | GB_CLIENT_SCRIPT | GB_CLIENT_OBEY));
 }
 
 bool gb_blocking_parse_timeout(gb_client *c, gb_slice arg, uint64_t *deadline_ms)
@@ -306,14 +308,14 @@ static void block_generic(gb_client *c, const gb_slice *keys, int nkeys, uint64_
 
     for (int i = 0; i < nkeys; i++) {
         gb_slice key = keys[i];
-        bool dup = false;
-        for (int j = 0; j < b->nkeys; j++)
-            if (gb_slice_eq(b->keys[j], key))
-                dup = true;
-        if (dup)
-            continue;
         uint64_t h = gb_hash_slice(key);
         wait_queue *w = (wait_queue *)gb_htable_find(&c->db->blocking, &key, h);
+        /* A key named twice: c was not blocked before this loop, so if it
+         * waits on this key already it is the queue's last, put there by
+         * this loop (a constant-time check: comparing with every key so far
+         * made BLPOP of 100,000 keys hold the server for 12 s). */
+        if (w && w->n > 0 && w->q[w->n - 1] == c)
+            continue;
         if (!w) {
             w = gb_malloc(sizeof *w + key.len);
             memset(w, 0, sizeof *w);
