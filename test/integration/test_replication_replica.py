@@ -590,6 +590,15 @@ class ReplicaRulesLikeRedis(unittest.TestCase):
                         quiet.read_raw_available(0.2)  # reads all it is sent, ACKs nothing
                     self.assertIn("Disconnecting timedout replica (streaming sync)", primary.log(), kind)
 
+    def test_link_down_since_after_moving_to_another_primary(self):
+        dead = gbtest.free_port()
+        for kind in self.kinds():
+            primary, replica = self.pair(kind)
+            with Raw(replica) as c:
+                self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(dead)), b"OK")
+            time.sleep(1.2)
+            self.assertNotEqual(info(replica, "replication")["master_link_down_since_seconds"], "-1", kind)
+
     def test_bare_continue_without_psync2(self):
         for kind in self.kinds():
             primary, replica = self.pair(kind)
@@ -756,6 +765,35 @@ class HostilePrimary(unittest.TestCase):
         self.assertEqual(fake.seen[:6], [
             [b"PING"], [b"AUTH", b"repl", b"secret"], [b"REPLCONF", b"listening-port", str(g.port).encode()],
             [b"REPLCONF", b"ip-address", b"10.1.2.3"], [b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"], first])
+
+    def test_a_ping_answered_with_garbage_ends_the_handshake(self):
+        """Only +PONG or an authentication refusal lets the handshake go on,
+        as in Redis's syncWithMaster: a peer that is no Redis primary (an
+        HTTP proxy answered one) is told nothing, masterauth least of all."""
+        class GarblingPrimary(FakePrimary):
+            def handle(self, conn):
+                f = conn.makefile("rb")
+                conn.settimeout(5)
+                while True:
+                    cmd = read_command(f)
+                    if cmd is None:
+                        return
+                    self.seen.append(cmd)
+                    conn.sendall(b"\x00\x01 garbage\r\n" if cmd[0].upper() == b"PING" else b"+OK\r\n")
+
+        fake = GarblingPrimary(b"")
+        g = self.goblin
+        try:
+            with Raw(g) as c:
+                c.call("CONFIG", "SET", "masterauth", "secret")
+                c.call("REPLICAOF", "127.0.0.1", str(fake.port))
+                self.assertTrue(wait_until(lambda: fake.connections >= 2, TIMEOUT))
+                c.call("REPLICAOF", "NO", "ONE")
+                c.call("CONFIG", "SET", "masterauth", "")
+        finally:
+            fake.close()
+        self.assertEqual({cmd[0] for cmd in fake.seen}, {b"PING"})
+        self.assertIn("Error reply to PING from master", g.log())
 
     def test_garbage_instead_of_fullresync(self):
         self.survive(b"HELLO I am not a primary\r\n", "Unexpected reply to PSYNC from master")

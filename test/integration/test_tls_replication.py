@@ -38,8 +38,8 @@ class TlsReplication(unittest.TestCase):
         self.addCleanup(srv.cleanup)
         return srv, port
 
-    def replica(self, kind, tls_port, ca="ca.crt", client_cert=None):
-        args = ["--tls-replication", "yes", "--tls-cert-file", self.certs.path("server.crt"),
+    def replica(self, kind, tls_port, ca="ca.crt", client_cert=None, extra=()):
+        args = list(extra) + ["--tls-replication", "yes", "--tls-cert-file", self.certs.path("server.crt"),
                 "--tls-key-file", self.certs.path("server.key"), "--tls-ca-cert-file", self.certs.path(ca),
                 "--replicaof", "127.0.0.1", str(tls_port)]
         if client_cert:
@@ -70,6 +70,19 @@ class TlsReplication(unittest.TestCase):
                     self.assertEqual(primary.info("replication")["connected_slaves"], "1")
                     primary.cleanup()
                     replica.cleanup()
+
+    def test_a_replica_announces_its_tls_port(self):
+        """Under tls-replication a replica with a tls-port announces it
+        (REPLCONF listening-port), as Redis 7.0's syncWithMaster: its
+        primary's INFO and ROLE, and FAILOVER TO, name the port it serves
+        TLS on."""
+        for rkind in ("goblin", "redis"):
+            with self.subTest(replica=rkind):
+                primary, tls_port = self.primary("goblin")
+                own = free_port()
+                replica = self.replica(rkind, tls_port, extra=["--tls-port", str(own)])
+                self.assertTrue(wait_until(lambda: link_up(replica), 20 * SLOW), replica.log()[-2000:])
+                self.assertIn("port=%d," % own, primary.info("replication")["slave0"])
 
     def test_untrusted_primary_is_refused(self):
         for pkind, rkind in PAIRS:

@@ -672,7 +672,12 @@ static void handshake_next(gb_replica_link *l, link_conn *c, hs_step done)
         /* fall through */
     case HS_AUTH: {
         char port[16];
-        snprintf(port, sizeof port, "%d", cfg->replica_announce_port ? cfg->replica_announce_port : cfg->port);
+        /* Redis's order: replica-announce-port, tls-port under
+         * tls-replication, port. */
+        int announced = cfg->replica_announce_port          ? cfg->replica_announce_port
+                        : cfg->tls_replication && cfg->tls_port ? cfg->tls_port
+                                                              : cfg->port;
+        snprintf(port, sizeof port, "%d", announced);
         c->step = HS_PORT;
         send_command(c, 3, (const char *[]){"REPLCONF", "listening-port", port});
         return;
@@ -798,8 +803,9 @@ static bool handshake_reply(gb_replica_link *l, link_conn *c, const char *line)
     bool err = line[0] == '-';
     switch (c->step) {
     case HS_PING:
-        /* Only a refusal for want of authentication is acceptable (AUTH follows). */
-        if (err && strncmp(line, "-NOAUTH", 7) != 0 && strncmp(line, "-NOPERM", 7) != 0 &&
+        /* +PONG, or a refusal for want of authentication (AUTH follows);
+         * anything else is no Redis primary, which gets no masterauth. */
+        if (line[0] != '+' && strncmp(line, "-NOAUTH", 7) != 0 && strncmp(line, "-NOPERM", 7) != 0 &&
             strncmp(line, "-ERR operation not permitted", 28) != 0) {
             gb_log(GB_LOG_WARNING, "Error reply to PING from master: '%.200s'", line);
             return false;

@@ -78,6 +78,11 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
     r->host = gb_strdup(host);
     r->port = port;
     disconnect_blocked_clients(eng);
+    /* The link to the old primary ends here for INFO (Redis sets
+     * repl_down_since as it frees the old master client), though the
+     * transport closes it at its next look. */
+    if (r->state == GB_REPL_CONNECTED)
+        r->down_since_s = (uint64_t)time(NULL);
     r->state = GB_REPL_CONNECT;
     r->epoch++;
     /* Our replicas resync with us (they learn our new history). */
