@@ -276,6 +276,32 @@ class RestartContinues(Servers):
             self.assertEqual(replica.redis(tcp=True).get("after"), b"1")
 
 
+class SubReplicasStay(Servers):
+    """REPLICAOF to another address of the same primary keeps the
+    sub-replicas attached (Redis 7.0 does not disconnect them: they may
+    continue with us); goblin-core once dropped them at once and they
+    resynced. goblin-core and redis-server in the middle alike."""
+
+    def test_replicaof_keeps_sub_replicas(self):
+        for middle_kind in ["goblin"] + (["redis"] if gbtest.compare_with_redis() else []):
+            top, middle, bottom = self.start("goblin"), self.start(middle_kind), self.start("goblin")
+            follow(self, middle, top)
+            follow(self, bottom, middle)
+            with top.raw() as c:
+                c.call("SET", "k", "1")
+            caught_up(self, top, middle, bottom)
+            with middle.raw() as c:
+                self.assertEqual(c.call("REPLICAOF", "localhost", str(top.port)), b"OK")
+            wait_link_up(self, middle)
+            with top.raw() as c:
+                c.call("SET", "k2", "1")
+            caught_up(self, top, middle, bottom)
+            self.assertEqual(repl(middle)["connected_slaves"], "1", middle_kind)
+            self.assertEqual(stats(middle)["sync_full"], "1", middle_kind)
+            self.assertEqual(stats(middle)["sync_partial_ok"], "0", middle_kind)
+            self.assertEqual(bottom.redis(tcp=True).get("k2"), b"1")
+
+
 class ErrorsFromTheStream(Servers):
     def test_logged_counted_and_panic_on_replicas(self):
         """A command of the primary's stream that fails on the replica (its

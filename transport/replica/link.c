@@ -427,6 +427,10 @@ static bool payload_load(gb_replica_link *l, link_conn *c)
     gb_sync_payload p = {.path = c->in_memory ? NULL : c->tmp_path, .buf = (const uint8_t *)c->mem,
                          .len = (size_t)c->written};
     int stream_db;
+    /* Our replicas follow another history from here: they resync. Not
+     * before the payload is here, as Redis 7.0 (replicationAttachToNewMaster
+     * as the load begins): they keep their link meanwhile. */
+    gb_repl_disconnect_replicas(eng);
     int64_t keys = gb_sync_load(eng, &p, &stream_db);
     drop_payload(c);
     if (keys < 0) {
@@ -717,8 +721,6 @@ static void expect_payload(gb_replica_link *l, link_conn *c)
 {
     gb_replica *r = state_of(l);
     r->have_master = false; /* until the payload loads */
-    /* Our replicas follow another history from here: they resync. */
-    gb_repl_disconnect_replicas(l->eng);
     r->state = GB_REPL_TRANSFER;
     r->transfer_size = -1;
     r->transfer_read = 0;

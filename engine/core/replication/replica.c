@@ -85,8 +85,9 @@ void gb_replica_set_master(gb_engine *eng, const char *host, int port)
         r->down_since_s = (uint64_t)time(NULL);
     r->state = GB_REPL_CONNECT;
     r->epoch++;
-    /* Our replicas resync with us (they learn our new history). */
-    gb_repl_disconnect_replicas(eng);
+    /* Our replicas stay (Redis 7.0: "they may hopefully be able to
+     * partially resync with us"); a new history, from a +CONTINUE with
+     * another ID or a full sync's payload, disconnects them then. */
     gb_repl_set_following(eng, true);
     if (!was_replica) {
         /* A primary until now: its own history is what it asks the new
