@@ -8,6 +8,7 @@
 #include "engine/core/replication/failover.h"
 #include "engine/core/replication/repl.h"
 #include "engine/core/replication/replica.h"
+#include "engine/persist/rdb_save.h"
 
 /* A full sync: c waits for the background scan that makes the RDB
  * (engine/persist/repl_fsync.h: several replicas share one; +FULLRESYNC
@@ -18,6 +19,14 @@ static void full_sync(gb_client *c, bool psync)
 {
     if (c->eng->cfg.repl_disable_tcp_nodelay && c->hooks->set_nodelay)
         c->hooks->set_nodelay(c, false);
+    bool functions;
+    if (gb_repl_rdb_filtered(c, &functions)) { /* redis-cli --functions-rdb: no keys, no scan */
+        gb_strbuf rdb = {0};
+        gb_rdb_put_without_data(&rdb, c->eng, functions);
+        gb_repl_full_send_now(c, psync, rdb.p, rdb.len);
+        gb_strbuf_free(&rdb);
+        return;
+    }
     gb_repl_full_begin(c, psync);
 }
 

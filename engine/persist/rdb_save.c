@@ -86,7 +86,7 @@ static int file_version(gb_engine *eng)
 /* repl_stream_db >= 0: a full sync's RDB, which names the database its
  * stream is in (Redis writes repl-stream-db with repl-id and repl-offset,
  * which +FULLRESYNC carries here). */
-static void put_header(writer *w, gb_engine *eng, int version, int repl_stream_db)
+static void put_header(writer *w, gb_engine *eng, int version, int repl_stream_db, bool functions)
 {
     char num[GB_INT_BUF];
     gb_strbuf_printf(&w->buf, "REDIS%04d", version);
@@ -101,7 +101,7 @@ static void put_header(writer *w, gb_engine *eng, int version, int repl_stream_d
         gb_ll2str(num, repl_stream_db);
         put_aux(w, "repl-stream-db", num);
     }
-    if (eng->scripting)
+    if (functions && eng->scripting)
         eng->scripting->foreach_library(eng->scripting->ctx, put_function, w);
 }
 
@@ -144,7 +144,7 @@ static uint64_t put_db(writer *w, gb_db *db)
 static void put_dataset(writer *w, gb_engine *eng, uint64_t *keys)
 {
     *keys = 0;
-    put_header(w, eng, file_version(eng), -1);
+    put_header(w, eng, file_version(eng), -1, true);
     for (int d = 0; d < eng->ndbs; d++)
         *keys += put_db(w, &eng->dbs[d]);
     gb_strbuf_addc(&w->buf, (char)OP_EOF);
@@ -201,8 +201,18 @@ int gb_rdb_version_for(gb_engine *eng)
 void gb_rdb_put_header(gb_strbuf *b, gb_engine *eng, int version, int repl_stream_db)
 {
     writer w = {.fd = -1, .buf = *b};
-    put_header(&w, eng, version, repl_stream_db);
+    put_header(&w, eng, version, repl_stream_db, true);
     *b = w.buf;
+}
+
+void gb_rdb_put_without_data(gb_strbuf *b, gb_engine *eng, bool functions)
+{
+    size_t start = b->len;
+    writer w = {.fd = -1, .buf = *b};
+    put_header(&w, eng, gb_rdb_version_for(eng), -1, functions);
+    *b = w.buf;
+    gb_rdb_put_eof(b);
+    gb_rdb_put_crc(b, gb_crc64(0, b->p + start, b->len - start));
 }
 
 void gb_rdb_put_selectdb(gb_strbuf *b, gb_db *db)

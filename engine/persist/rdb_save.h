@@ -35,6 +35,11 @@ void gb_rdb_put_key(gb_strbuf *b, gb_kv *kv);
 void gb_rdb_put_eof(gb_strbuf *b);
 void gb_rdb_put_crc(gb_strbuf *b, uint64_t crc);
 
+/* A whole RDB without keys, for REPLCONF rdb-filter-only (redis-cli
+ * --functions-rdb): the header, the function libraries when functions,
+ * EOF and the CRC-64, appended to b. */
+void gb_rdb_put_without_data(gb_strbuf *b, gb_engine *eng, bool functions);
+
 /* Returns 0 with *keys set, or -1 with the reason in err. */
 int gb_rdb_save_file(gb_engine *eng, const char *path, uint64_t *keys, char *err, size_t errlen);
 

@@ -7,6 +7,7 @@ a hostile fake primary that must never crash it."""
 import glob
 import os
 import socket
+import subprocess
 import threading
 import time
 import unittest
@@ -598,6 +599,34 @@ class ReplicaRulesLikeRedis(unittest.TestCase):
                 self.assertEqual(c.call("REPLICAOF", "127.0.0.1", str(dead)), b"OK")
             time.sleep(1.2)
             self.assertNotEqual(info(replica, "replication")["master_link_down_since_seconds"], "-1", kind)
+
+    def test_rdb_only_and_functions_rdb(self):
+        """redis-cli --functions-rdb (REPLCONF rdb-only 1 and rdb-filter-only
+        functions) gets an RDB with the function libraries and no keys, and
+        an rdb-only replica is closed after its RDB, never streamed to
+        (goblin-core refused rdb-filter-only and kept rdb-only replicas)."""
+        lib = "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)"
+        for kind in self.kinds():
+            with Server(kind, args=["--repl-diskless-sync-delay", "0"]) as srv:
+                with Raw(srv) as c:
+                    self.assertEqual(c.call("FUNCTION", "LOAD", lib), b"mylib")
+                    c.call("SET", "secretkey", "v")
+                path = os.path.join(srv.dir, "f.rdb")
+                out = subprocess.run([gbtest.REDIS_CLI, "-p", str(srv.port), "--functions-rdb", path],
+                                     capture_output=True, timeout=30 * SLOW)
+                self.assertEqual(out.returncode, 0, (kind, out.stderr))
+                rdb = open(path, "rb").read()
+                self.assertTrue(rdb.startswith(b"REDIS0010"), kind)
+                self.assertIn(b"register_function", rdb)
+                self.assertNotIn(b"secretkey", rdb)
+                with Raw(srv) as c, Raw(srv) as admin:
+                    self.assertEqual(c.call("REPLCONF", "capa", "eof", "rdb-only", "1"), b"OK")
+                    c.send_cmd("SYNC")
+                    self.assertTrue(wait_until(lambda: b"secretkey" in (c.buf + c.read_raw_available(0.2)), TIMEOUT))
+                    c.expect_eof()
+                    self.assertEqual(info(srv, "replication")["connected_slaves"], "0", kind)
+                    self.assertEqual(admin.call("REPLCONF", "rdb-filter-only", "keys"),
+                                     gbtest.Err(b"ERR Unsupported rdb-filter-only option: keys"))
 
     def test_bare_continue_without_psync2(self):
         for kind in self.kinds():

@@ -7,6 +7,7 @@
 
 #include "engine/base/mem.h"
 #include "engine/base/random.h"
+#include "engine/base/splitargs.h"
 #include "engine/base/strbuf.h"
 #include "engine/core/replication/failover.h"
 #include "engine/core/replication/replica.h"
@@ -149,6 +150,11 @@ typedef struct repl_link {
     bool eof_capa;        /* REPLCONF capa eof: it takes an RDB of unknown length ($EOF:<mark>) */
     bool psync2_capa;     /* REPLCONF capa psync2: +CONTINUE names the replication ID */
     bool sync_only;       /* it asked with SYNC: a replica from before PSYNC, which sends no ACK */
+    /* REPLCONF rdb-only 1: it wants the RDB and no stream, and is closed
+     * after it (redis-cli --rdb); rdb-filter-only: the RDB holds no keys,
+     * and the function libraries only when "functions" was named
+     * (redis-cli --functions-rdb). */
+    bool rdb_only, exclude_data, exclude_functions;
     uint64_t sent_seen;   /* during the transfer: bytes its transport had sent at the last look */
     int64_t stuck_since_ms; /* ...and since when that has not moved with bytes pending (0: moving) */
     int64_t wait_since_ms;/* wall clock it began to wait for a scan */
@@ -630,6 +636,35 @@ full:
     return false;
 }
 
+static void finish_rdb(gb_client *c, repl_link *l);
+
+bool gb_repl_rdb_filtered(gb_client *c, bool *functions)
+{
+    const repl_link *l = find_link(R(c->eng), c);
+    if (!l || !l->exclude_data)
+        return false;
+    *functions = !l->exclude_functions;
+    return true;
+}
+
+void gb_repl_full_send_now(gb_client *c, bool psync, const char *rdb, size_t len)
+{
+    gb_repl *r = R(c->eng);
+    r->sync_full++;
+    repl_link *l = attach_replica(c);
+    ensure_backlog(c->eng);
+    gb_strbuf b = {0};
+    if (psync)
+        gb_strbuf_printf(&b, "+FULLRESYNC %s %lld\r\n", r->replid, (long long)r->master_repl_offset);
+    gb_strbuf_printf(&b, "$%zu\r\n", len);
+    gb_strbuf_add(&b, rdb, len);
+    write_raw(l, b.p, b.len);
+    l->rdb_end = l->appended;
+    gb_strbuf_free(&b);
+    gb_log(GB_LOG_NOTICE, "Replica asked for an RDB without keys (rdb-filter-only): %zu bytes sent at once", len);
+    finish_rdb(c, l);
+}
+
 void gb_repl_full_begin(gb_client *c, bool psync)
 {
     gb_repl *r = R(c->eng);
@@ -730,6 +765,28 @@ static void stream_from_now(repl_link *l)
     l->c->hooks->flush(l->c);
 }
 
+/* An rdb-only replica has its RDB: it gets no stream, and its connection
+ * closes once the RDB has left (Redis closes such a replica then). */
+static void rdb_only_done(repl_link *l)
+{
+    gb_strbuf_free(&l->held);
+    l->state = REPLICA_NONE;
+    l->c->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+    l->c->hooks->flush(l->c);
+    gb_log(GB_LOG_NOTICE, "Streamed RDB transfer with replica (rdb-only) succeeded: closing the connection");
+}
+
+/* After an RDB made at once (filtered_sync): closed or online. */
+static void finish_rdb(gb_client *c, repl_link *l)
+{
+    if (l->rdb_only) {
+        rdb_only_done(l);
+        return;
+    }
+    put_online(c, l);
+    c->hooks->flush(c);
+}
+
 void gb_repl_fsync_keepalive(gb_engine *eng, bool receivers_too)
 {
     gb_repl *r = R(eng);
@@ -752,6 +809,10 @@ void gb_repl_fsync_done(gb_engine *eng, bool until_ack)
         repl_link *l = &r->links[i];
         if (!in_state(l, REPLICA_TRANSFER))
             continue;
+        if (l->rdb_only) {
+            rdb_only_done(l);
+            continue;
+        }
         if (until_ack) {
             l->state = REPLICA_WAIT_ACK;
             l->ack_time_ms = eng->now_ms; /* online to Redis from here: repl-timeout counts */
@@ -801,6 +862,33 @@ size_t gb_repl_limited_output(const gb_client *c, size_t pending)
 }
 
 /* ---- REPLCONF ------------------------------------------------------------------- */
+
+/* REPLCONF rdb-filter-only "<filter> ...": the RDB leaves out everything
+ * but what the filters name, and Redis 7.0 knows one, "functions". False
+ * (replied) for an unknown filter or a value that does not split. */
+static bool rdb_filter(gb_client *c, repl_link *l, gb_slice val)
+{
+    gb_slice *filters;
+    int n = gb_split_args(val.ptr, val.len, &filters);
+    if (n < 0) {
+        gb_reply_error(c, "ERR Missing rdb-filter-only values");
+        return false;
+    }
+    bool functions = false;
+    for (int i = 0; i < n; i++) {
+        if (gb_slice_ieq(filters[i], "functions")) {
+            functions = true;
+        } else {
+            gb_reply_errorf(c, "ERR Unsupported rdb-filter-only option: %.*s", (int)filters[i].len, filters[i].ptr);
+            gb_split_args_free(filters);
+            return false;
+        }
+    }
+    gb_split_args_free(filters);
+    l->exclude_data = true;
+    l->exclude_functions = !functions;
+    return true;
+}
 
 static void serve_waiters(gb_engine *eng);
 
@@ -863,6 +951,10 @@ void gb_repl_replconf(gb_client *c, int argc, const gb_slice *argv)
                 gb_reply_error(c, "ERR value is out of range, value must between 0 and 1");
                 return;
             }
+            link_of(r, c)->rdb_only = v == 1;
+        } else if (gb_slice_ieq(opt, "rdb-filter-only")) {
+            if (!rdb_filter(c, link_of(r, c), val))
+                return;
         } else {
             gb_reply_errorf(c, "ERR Unrecognized REPLCONF option: %.*s", (int)GB_MIN(opt.len, 128), opt.ptr);
             return;

@@ -165,6 +165,11 @@ bool gb_repl_try_partial(gb_client *c, gb_slice replid, int64_t offset);
  * c becomes a replica waiting for the next scan (psync false: SYNC's old
  * protocol, no +FULLRESYNC line). */
 void gb_repl_full_begin(gb_client *c, bool psync);
+/* Whether c asked for an RDB without keys (REPLCONF rdb-filter-only;
+ * *functions: with the function libraries). Such an RDB is made at once
+ * and handed to gb_repl_full_send_now instead of waiting for a scan. */
+bool gb_repl_rdb_filtered(gb_client *c, bool *functions);
+void gb_repl_full_send_now(gb_client *c, bool psync, const char *rdb, size_t len);
 
 /* The transfer, as engine/persist/repl_fsync.c drives it. */
 /* Replicas waiting for a scan; with at least one, *oldest_ms is when the
