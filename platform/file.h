@@ -22,6 +22,14 @@ int gb_plat_ftruncate(int fd, int64_t len);
 int gb_plat_rename(const char *from, const char *to);
 int gb_plat_unlink(const char *path);
 
+/* Takes an exclusive advisory lock on fd's file without waiting (flock
+ * LOCK_EX | LOCK_NB on every POSIX system: it belongs to the open file,
+ * held until its last descriptor closes, and a second process is refused
+ * it whatever the first does with other descriptors of the same file).
+ * 0, GB_EBUSY when another open file holds it, or another negative GB_E*
+ * code (errno as the call left it). */
+int gb_plat_file_try_lock(int fd);
+
 /* Makes fd's data and size durable. Linux: fdatasync (the size is part of
  * the data it syncs). macOS: fcntl(F_FULLFSYNC), because fsync there only
  * hands the data to the drive, whose cache may lose it on power loss;

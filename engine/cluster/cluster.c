@@ -73,6 +73,7 @@ gb_cluster *gb_cluster_new(int port, int cport, const char *config_path)
     add_node(cl, cl->myself);
     cl->config_path = gb_strdup(config_path);
     cl->config_fd = -1;
+    cl->lock_fd = -1;
     cl->require_full_coverage = true;
     cl->state = GB_CLUSTER_FAIL;
     cl->size = 1;
@@ -98,6 +99,8 @@ void gb_cluster_free(gb_cluster *cl)
     gb_free(cl->nodes);
     gb_free(cl->forgotten);
     close_config_fd(cl);
+    if (cl->lock_fd >= 0)
+        close(cl->lock_fd);
     gb_free(cl->config_path);
     gb_free(cl);
 }
@@ -681,6 +684,28 @@ static int save_in_place(gb_cluster *cl, gb_strbuf *b, char *err, size_t errlen)
     return rc;
 }
 
+int gb_cluster_lock_config(gb_cluster *cl, char *err, size_t errlen)
+{
+    int fd = open(cl->config_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "Can't open %s in order to acquire a lock: %s", cl->config_path, strerror(errno));
+        return -1;
+    }
+    int rc = gb_plat_file_try_lock(fd);
+    if (rc != 0) {
+        if (rc == GB_EBUSY)
+            snprintf(err, errlen, "Sorry, the cluster configuration file %s is already used by a different Redis "
+                     "Cluster node. Please make sure that different nodes use different cluster configuration "
+                     "files.", cl->config_path);
+        else
+            snprintf(err, errlen, "Impossible to lock %s: %s", cl->config_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    cl->lock_fd = fd;
+    return 0;
+}
+
 int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errlen)
 {
     gb_strbuf b = {0};
@@ -714,12 +739,21 @@ int gb_cluster_save_config(gb_cluster *cl, bool durable, char *err, size_t errle
     }
     bool written = off == b.len && (!durable || gb_plat_file_sync(fd) == 0);
     int saved_errno = errno;
-    close(fd);
+    /* The file taking nodes.conf's name takes its lock too: the lock is
+     * the file's, and the old one leaves with its name. */
+    bool locked = cl->lock_fd >= 0 && written && gb_plat_file_try_lock(fd) == 0;
     close_config_fd(cl); /* names the file being replaced */
     if (!written || rename(tmp, cl->config_path) != 0) {
         snprintf(err, errlen, "Could not write %s: %s", cl->config_path, strerror(written ? errno : saved_errno));
+        close(fd);
         unlink(tmp);
         goto out;
+    }
+    if (locked) {
+        close(cl->lock_fd);
+        cl->lock_fd = fd;
+    } else {
+        close(fd);
     }
     if (!durable) {
         rc = 0;

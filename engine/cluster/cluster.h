@@ -109,6 +109,7 @@ typedef struct gb_cluster {
     uint64_t links_buffer_limit_exceeded; /* links closed for cluster-link-sendbuf-limit */
     char *config_path;         /* nodes.conf: the directory joined with cluster-config-file */
     int config_fd;             /* config_path kept open for in-place saves; -1: not open */
+    int lock_fd;               /* holds the lock on nodes.conf (gb_cluster_lock_config); -1: none */
     /* A save of nodes.conf owed before this loop iteration's replies
      * (Redis's clusterDoBeforeSleep): GB_CLUSTER_SAVE_*. */
     uint8_t save_owed;
@@ -152,6 +153,12 @@ void gb_cluster_free(gb_cluster *cl);
  * empty (a new node: the caller saves), -1 when it is unreadable or
  * malformed (err says what; Redis then refuses to start). */
 int gb_cluster_load_config(gb_cluster *cl, char *err, size_t errlen);
+/* Locks nodes.conf for this process (creating it empty when missing), as
+ * Redis 7.0's clusterLockConfig, so that two nodes never share one file
+ * and so one node ID. A durable save's file, renamed into place, is locked
+ * before the rename. 0, or -1 with Redis's text in err when another
+ * process holds it. */
+int gb_cluster_lock_config(gb_cluster *cl, char *err, size_t errlen);
 /* Writes the file: a temporary file in the same directory renamed over
  * the old one, so a crash of the process leaves one or the other whole.
  * durable: the file and then its directory are fsynced too, so that a

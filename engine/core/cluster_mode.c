@@ -81,6 +81,8 @@ int gb_cluster_mode_start(gb_engine *eng, char *err, size_t errlen)
     char *path = config_path(cfg);
     eng->cluster = gb_cluster_new(gb_cluster_mode_base_port(cfg), gb_cluster_mode_base_port(cfg) + 10000, path);
     gb_free(path);
+    if (gb_cluster_lock_config(eng->cluster, err, errlen) != 0)
+        return -1;
     int loaded = gb_cluster_load_config(eng->cluster, err, errlen);
     if (loaded < 0)
         return -1;

@@ -406,6 +406,24 @@ class NodesConf(unittest.TestCase):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
+    def test_a_second_node_on_the_same_file_is_refused(self):
+        """Two processes on one nodes.conf would be one node ID twice: the
+        second is refused with Redis's text (clusterLockConfig), also after
+        the first made a durable save (a file renamed into place: the lock
+        moves with the name)."""
+        for kind in ["goblin"] + (["redis"] if gbtest.compare_with_redis() else []):
+            d = tempfile.mkdtemp(prefix="gbit-cluster-")
+            self.addCleanup(shutil.rmtree, d, True)
+            first = cluster_server(kind, dir=d)
+            self.addCleanup(first.cleanup)
+            self.assertEqual(call(first, "CLUSTER", "SET-CONFIG-EPOCH", "5"), b"OK")  # a durable save
+            second = Server(kind, args=["--cluster-enabled", "yes"], dir=d, wait=False, unix=False)
+            self.addCleanup(second.cleanup)
+            self.assertNotEqual(second.proc.wait(10 * gbtest.SLOW), 0, kind)
+            self.assertIn("is already used by a different Redis Cluster node. Please make sure that different nodes "
+                          "use different cluster configuration files.", second.log(), kind)
+            self.assertEqual(call(first, "PING"), b"PONG")
+
     def test_corrupt_file_refused(self):
         d = tempfile.mkdtemp(prefix="gbit-cluster-")
         try:
@@ -1087,7 +1105,11 @@ class MeetAndReset(unittest.TestCase):
         """A PUBLISH of 17 MiB reaches the other node's subscriber (Redis
         bounds a bus message by its 32-bit length only; goblin-core once
         closed the link at 16 MiB and lost the message)."""
-        a, b = cluster_server("goblin"), cluster_server("goblin")
+        # A node timeout longer than the transfer: with 500 ms, a loaded
+        # machine could see the link to a node busy receiving 17 MiB as
+        # silent and replace it, message and all (as Redis would).
+        a, b = [Server("goblin", args=["--cluster-enabled", "yes", "--cluster-node-timeout", "15000"],
+                       pick_port=free_cluster_port) for _ in range(2)]
         self.addCleanup(a.cleanup)
         self.addCleanup(b.cleanup)
         self.assertEqual(call(a, "CLUSTER", "ADDSLOTSRANGE", 0, 16383), b"OK")
