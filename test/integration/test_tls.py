@@ -28,7 +28,7 @@ import time
 import unittest
 
 import gbtest
-from gbtest import Raw, Server, free_port, REDIS_CLI
+from gbtest import Raw, Server, encode, free_port, REDIS_CLI
 
 import redis as redispy
 
@@ -171,6 +171,44 @@ class TlsCase(unittest.TestCase):
             return r.call_raw("CONFIG", "SET", *args)
 
     # -- replies -------------------------------------------------------------------------
+    def test_requests_before_close_notify_run(self):
+        """A client's last requests and its close_notify in one segment (a
+        piped `openssl s_client` does it): the requests run, as on Redis,
+        which reads one record at a time; goblin-core once closed at the
+        close_notify without running what it had decrypted before it."""
+        def send_and_close(kind, key):
+            sock = socket.create_connection(("127.0.0.1", self.tls[kind]), timeout=10)
+            inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+            obj = self.certs.context().wrap_bio(inc, out, server_hostname="127.0.0.1")
+            try:
+                while True:
+                    try:
+                        obj.do_handshake()
+                        break
+                    except ssl.SSLWantReadError:
+                        sock.sendall(out.read())
+                        data = sock.recv(65536)
+                        if not data:
+                            raise EOFError("closed during the handshake")
+                        inc.write(data)
+                obj.write(encode("SET", key, "v") + encode("INCR", key + ":n"))
+                try:
+                    obj.unwrap()
+                except ssl.SSLWantReadError:
+                    pass
+                sock.sendall(out.read())  # the Finished, the requests and the close_notify together
+                while sock.recv(65536):
+                    pass
+            finally:
+                sock.close()
+
+        def run(kind):
+            for i in range(5):
+                send_and_close(kind, "cn%d" % i)
+            with Raw(self.servers[kind]) as r:
+                return [r.call("EXISTS", "cn%d" % i) for i in range(5)]
+        self.assertEqual(self.assertSame(self.both(run)), [1] * 5)
+
     def test_command_mix_byte_for_byte(self):
         big = os.urandom(512 * 1024).hex().encode()  # 1 MB
         cmds = [("SET", "k", "v"), ("GET", "k"), ("INCR", "n"), ("INCRBY", "n", "41"), ("LPUSH", "l", "a", "b", "c"),

@@ -85,6 +85,7 @@ struct conn {
     bool reply_queued;      /* in srv->reply_head: its replies leave at the end of this iteration */
     bool is_unix;
     bool is_tls;            /* accepted on the TLS port: every byte goes through tls */
+    bool tls_peer_done;     /* the peer's close_notify (or a bad record) came after requests still to run */
     gb_tls_session *tls;
     size_t tls_off;         /* how much of out is encrypted and sent or in flight */
     bool tls_user_checked;  /* tls-auth-clients-user was applied once the handshake was done */
@@ -727,10 +728,31 @@ static bool tls_input(conn *c, const char *data, size_t len)
         if (n == GB_TLS_FAILED)
             gb_log(GB_LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s laddr=%s)", err, c->addr,
                    c->laddr);
-        if (tls_send(c)) /* the alert that says why, when there is one */
-            conn_close(c);
+        if (!tls_send(c)) /* the alert that says why, when there is one */
+            return false;
+        /* Requests decrypted before the close_notify (or a bad record)
+         * came in the same read: they run first, and the connection
+         * closes once their replies are written, as Redis, reading one
+         * record at a time, sees the end only after running them. */
+        if (c->qlen > 0 && c->client) {
+            c->tls_peer_done = true; /* tls_end_after_input closes */
+            return true;
+        }
+        conn_close(c);
         return false;
     }
+}
+
+/* After the requests that came before a TLS peer's close ran: the
+ * connection closes once their replies are written, or now if there are
+ * none. */
+static void tls_end_after_input(conn *c)
+{
+    if (c->closing || !c->tls_peer_done)
+        return;
+    c->client->flags |= GB_CLIENT_CLOSE_AFTER_REPLY;
+    if (c->out.len == 0 && c->inflight == 0 && !c->reply_queued)
+        conn_close(c);
 }
 
 static void protocol_error(conn *c, const char *err)
@@ -836,6 +858,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     } else
         count_input(c, (size_t)nread);
     input_arrived(c);
+    if (c->is_tls)
+        tls_end_after_input(c);
 }
 
 /* New bytes are in c's query buffer: the limits, then the requests. */
@@ -1362,8 +1386,10 @@ static void adopt_established(gb_net_server *srv, gb_tls_handoff *d)
     snprintf(c->laddr, sizeof c->laddr, "%s", d->laddr);
     conn_start(srv, c, peer_is_loopback(&c->h.tcp));
     tls_login_by_certificate(c);
-    if (!c->closing && c->client && tls_input(c, NULL, 0))
+    if (!c->closing && c->client && tls_input(c, NULL, 0)) {
         input_arrived(c);
+        tls_end_after_input(c);
+    }
 }
 
 static void on_handshakes_done(uv_async_t *a)
