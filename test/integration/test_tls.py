@@ -469,6 +469,9 @@ class TlsCase(unittest.TestCase):
 
         def run(kind):
             port = self.tls[kind]
+            # empty words (Redis splits on every space) are unknown words
+            out = [self.config_set(kind, "tls-protocols", v) for v in (" ", "TLSv1.2 ", "TLSv1.2  TLSv1.3")]
+            self.assertTrue(all(b"Unable to update TLS configuration" in o for o in out), out)
             out = [self.config_set(kind, "tls-protocols", "TLSv9"),
                    self.config_set(kind, "tls-ciphers", "NO-SUCH-CIPHER"),
                    self.config_set(kind, "tls-ciphersuites", "NO_SUCH_SUITE"),

@@ -59,8 +59,10 @@ static int parse_protocols(const char *text)
         const char *word;
         int bit;
     } names[] = {{"tlsv1", PROTO_V1}, {"tlsv1.1", PROTO_V1_1}, {"tlsv1.2", PROTO_V1_2}, {"tlsv1.3", PROTO_V1_3}};
+    /* Split on every space as Redis's sdssplitlen does: an empty word (two
+     * spaces, a leading or trailing one, " ") is an unknown one. */
     int protocols = 0;
-    for (const char *p = text; *p;) {
+    for (const char *p = text;; p++) {
         size_t n = strcspn(p, " ");
         bool known = false;
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -68,11 +70,12 @@ static int parse_protocols(const char *text)
                 protocols |= names[i].bit;
                 known = true;
             }
-        if (!known && n > 0) /* Redis's split keeps empty words and ignores nothing else */
+        if (!known)
             return -1;
-        p += n + (p[n] == ' ');
+        p += n;
+        if (*p == '\0')
+            return protocols;
     }
-    return protocols;
 }
 
 static void limit_protocols(SSL_CTX *ctx, int protocols)
