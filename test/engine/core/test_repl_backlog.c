@@ -300,7 +300,9 @@ static void test_full_then_stream_then_partial(void **state)
     gb_client_free(r);
     sink.len = 0;
     r = replica_client(h, &rout);
+    exec_on(r, 5, (const char *[]){"REPLCONF", "capa", "eof", "capa", "psync2"});
     exec_on(r, 3, (const char *[]){"PSYNC", gb_repl_id(h->eng), "24"});
+    /* it said capa psync2: the ID follows +CONTINUE (a bare one otherwise) */
     snprintf(expect, sizeof expect, "+CONTINUE %s\r\n%s", gb_repl_id(h->eng), first + 23);
     assert_int_equal(sink.len, strlen(expect));
     assert_memory_equal(sink.buf, expect, sink.len);
