@@ -446,21 +446,30 @@ static void sink_emit(void *ctx, int dbid, int argc, const gb_slice *argv)
 
 /* ---- identity ------------------------------------------------------------------ */
 
-void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset)
+/* The stream stands at offset, with an empty backlog whose next byte is
+ * offset + 1 (the old one, if any, goes); the next effect selects its
+ * database. */
+static void empty_backlog_at(gb_engine *eng, int64_t offset)
 {
     gb_repl *r = R(eng);
-    snprintf(r->replid, sizeof r->replid, "%.*s", GB_REPL_ID_LEN, replid);
-    clear_replid2(r);
     r->master_repl_offset = offset;
     r->seldb = -1;
-    /* An empty backlog from here, made if there was none (as Redis does
-     * after a sync), so that after a promotion our replicas can continue
-     * this history with PSYNC. */
     if (r->backlog.buf) {
         gb_propagate_detach(eng, &r->sink);
         gb_repl_backlog_free(&r->backlog);
     }
     create_backlog(eng);
+}
+
+void gb_repl_adopt(gb_engine *eng, const char *replid, int64_t offset)
+{
+    gb_repl *r = R(eng);
+    snprintf(r->replid, sizeof r->replid, "%.*s", GB_REPL_ID_LEN, replid);
+    clear_replid2(r);
+    /* An empty backlog from here, made if there was none (as Redis does
+     * after a sync), so that after a promotion our replicas can continue
+     * this history with PSYNC. */
+    empty_backlog_at(eng, offset);
 }
 
 void gb_repl_history_aux(gb_repl_saved_history *h, gb_slice name, gb_slice value)
@@ -508,13 +517,7 @@ void gb_repl_restore_history(gb_engine *eng, const char *replid, int64_t offset,
     }
     snprintf(r->replid2, sizeof r->replid2, "%.*s", GB_REPL_ID_LEN, replid);
     r->second_replid_offset = offset + 1;
-    r->master_repl_offset = offset;
-    r->seldb = -1;
-    if (r->backlog.buf) {
-        gb_propagate_detach(eng, &r->sink);
-        gb_repl_backlog_free(&r->backlog);
-    }
-    create_backlog(eng);
+    empty_backlog_at(eng, offset);
     r->no_replicas_since_ms = eng->now_ms;
     gb_log(GB_LOG_NOTICE, "Replication history restored from the snapshot as the secondary ID %s, valid up to "
            "offset %lld", r->replid2, (long long)r->second_replid_offset);
