@@ -651,7 +651,9 @@ class RingTests(unittest.TestCase):
         self.assertIn("hostile die done", out)
         cpu = engine_cpu() - cpu0
         conns = int(srv.info("stats")["total_connections_received"]) - conns0
-        self.assertGreater(conns, 50, "the neighbour churned: " + out)
+        # Each churn is a fork, a claim and a death: under a sanitizer (SLOW)
+        # a fork costs several times more, and 2 s hold fewer of them.
+        self.assertGreater(conns, 50 / gbtest.SLOW, "the neighbour churned: " + out)
         per_conn_ms = cpu * 1e3 / conns
         print("\nclaim churn: %d connections in 2 s, engine thread %.2f s of CPU, %.3f ms per connection"
               % (conns, cpu, per_conn_ms))
