@@ -75,10 +75,11 @@ gb_result gb_set_smove(gb_db *db, gb_slice src_key, gb_slice dst_key, gb_slice m
     gb_tobj_sync_or_delete(db, src_key, &os);
     if (fresh)
         gb_tobj_add(db, dst_key, GB_TYPE_SET, fresh, &od);
-    /* Redis signals both keys and counts the removal, and the addition
-     * when the destination did not hold the member yet. */
+    /* Redis counts and signals the removal, and the destination only when
+     * it did not hold the member yet (a WATCH on it stays intact). */
     gb_engine_key_modified(db, src_key);
-    gb_engine_key_changed(db, dst_key, after != before);
+    if (after != before)
+        gb_engine_key_modified(db, dst_key);
     if (dst_added)
         *dst_added = after != before;
     *moved = 1;
