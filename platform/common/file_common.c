@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,17 +28,6 @@ ssize_t gb_plat_write(int fd, const void *buf, size_t n) { return gb__sys.file_w
 int gb_plat_ftruncate(int fd, int64_t len) { return gb__sys.ftruncate(fd, (off_t)len); }
 
 int gb_plat_rename(const char *from, const char *to) { return gb__sys.file_rename(from, to); }
-
-int gb_plat_file_try_lock(int fd)
-{
-    int rc;
-    do
-        rc = flock(fd, LOCK_EX | LOCK_NB);
-    while (rc != 0 && errno == EINTR);
-    if (rc == 0)
-        return 0;
-    return errno == EWOULDBLOCK || errno == EAGAIN ? GB_EBUSY : gb__errno_code(errno);
-}
 
 int gb_plat_unlink(const char *path) { return gb__sys.file_unlink(path); }
 
