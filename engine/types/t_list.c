@@ -6,8 +6,6 @@
 
 #include "engine/core/request/blocking.h"
 #include "engine/core/engine.h"
-#include "engine/core/request/multi.h"
-#include "engine/core/pubsub/tracking.h"
 
 /* ---- the type --------------------------------------------------------------- */
 
